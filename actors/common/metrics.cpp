@@ -1,0 +1,83 @@
+#include "actors/common/metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace engram::actors {
+
+struct metrics::impl {
+  prometheus::Registry registry;
+  prometheus::Family<prometheus::Counter>& records =
+      prometheus::BuildCounter()
+          .Name("engram_log_records_total")
+          .Help("engram-log records handled by the store, by outcome")
+          .Register(registry);
+  prometheus::Counter& applied = records.Add({{"outcome", "applied"}});
+  prometheus::Counter& duplicates = records.Add({{"outcome", "duplicate"}});
+  prometheus::Counter& skipped = records.Add({{"outcome", "skipped"}});
+  prometheus::Family<prometheus::Counter>& dlq =
+      prometheus::BuildCounter()
+          .Name("engram_dead_letter_total")
+          .Help("Inbound events sent to the dead-letter topic, by reason kind")
+          .Register(registry);
+  prometheus::Counter& sequenced = prometheus::BuildCounter()
+                                       .Name("engram_sequenced_total")
+                                       .Help("Inbound events appended to engram-log by the sequencer")
+                                       .Register(registry)
+                                       .Add({});
+  prometheus::Histogram& latency =
+      prometheus::BuildHistogram()
+          .Name("engram_apply_latency_seconds")
+          .Help("From receipt off engram-log to durable in RocksDB")
+          .Register(registry)
+          .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                           0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
+  prometheus::Family<prometheus::Gauge>& lag =
+      prometheus::BuildGauge()
+          .Name("engram_log_lag")
+          .Help("engram-log records not yet applied, by partition")
+          .Register(registry);
+  prometheus::Gauge& ready =
+      prometheus::BuildGauge().Name("engram_ready").Help("1 once caught up at start").Register(registry).Add({});
+  std::atomic<std::uint64_t> applied_total{0};
+  std::atomic<std::uint64_t> dlq_total{0};
+  // Family::Add is thread-safe, but keeping label sets stable is simpler under one lock.
+  std::mutex mutex;
+};
+
+metrics::metrics() : impl_(std::make_unique<impl>()) {}
+metrics::~metrics() = default;
+
+void metrics::count_applied(std::uint64_t n) {
+  impl_->applied.Increment(static_cast<double>(n));
+  impl_->applied_total += n;
+}
+void metrics::count_duplicates(std::uint64_t n) { impl_->duplicates.Increment(static_cast<double>(n)); }
+void metrics::count_skipped(std::uint64_t n) { impl_->skipped.Increment(static_cast<double>(n)); }
+void metrics::count_dead_letter(std::string_view kind) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->dlq.Add({{"reason", std::string(kind)}}).Increment();
+  ++impl_->dlq_total;
+}
+void metrics::count_sequenced(std::uint64_t n) { impl_->sequenced.Increment(static_cast<double>(n)); }
+void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
+void metrics::set_lag(std::int32_t partition, std::int64_t lag) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->lag.Add({{"partition", std::to_string(partition)}}).Set(static_cast<double>(lag));
+}
+void metrics::set_ready(bool ready) { impl_->ready.Set(ready ? 1 : 0); }
+std::uint64_t metrics::applied() const { return impl_->applied_total.load(); }
+std::uint64_t metrics::dead_lettered() const { return impl_->dlq_total.load(); }
+
+std::string metrics::render() const {
+  return prometheus::TextSerializer().Serialize(impl_->registry.Collect());
+}
+
+}  // namespace engram::actors

@@ -1,0 +1,43 @@
+#pragma once
+// Prometheus metrics of one engramd. Thread-safe: every actor and thread may update it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace engram::actors {
+
+class metrics {
+public:
+  metrics();
+  ~metrics();
+  metrics(const metrics&) = delete;
+  metrics& operator=(const metrics&) = delete;
+
+  /// Counts store outcomes of engram-log records.
+  void count_applied(std::uint64_t n);
+  void count_duplicates(std::uint64_t n);
+  void count_skipped(std::uint64_t n);
+  /// Counts an inbound event sent to the dead-letter topic; `kind` is the decode error kind.
+  void count_dead_letter(std::string_view kind);
+  /// Counts inbound events appended to engram-log by the sequencer.
+  void count_sequenced(std::uint64_t n);
+  /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.
+  void observe_apply_latency(double seconds);
+  /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).
+  void set_lag(std::int32_t partition, std::int64_t lag);
+  void set_ready(bool ready);
+
+  [[nodiscard]] std::uint64_t applied() const;
+  [[nodiscard]] std::uint64_t dead_lettered() const;
+
+  /// The Prometheus text exposition format (version 0.0.4).
+  [[nodiscard]] std::string render() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace engram::actors

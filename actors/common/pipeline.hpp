@@ -1,0 +1,63 @@
+#pragma once
+// The message that flows through the actor pipeline (ingest -> extractor -> dedup ->
+// contradiction -> branch -> store), and the handle every stage shares.
+//
+// Order: CAF delivers messages between two actors in the order they were sent, and each
+// stage forwards batches in the order it received them, so per-partition order of
+// engram-log holds end to end as long as every stage handles one batch at a time.
+
+#include "schemas/inbound_message.hpp"
+#include "storage/graph_store.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/replies_to.hpp>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace engram::actors {
+
+/// One engram-log record on its way to the store.
+struct log_record {
+  storage::log_position position;
+  /// Null when the record could not be decoded: the store only advances the offset.
+  std::shared_ptr<const schemas::inbound_message> message;
+  /// Why `message` is null.
+  std::string rejection;
+  /// When the consumer received it (apply-latency metric; never stored).
+  std::chrono::steady_clock::time_point received_at;
+};
+
+/// What the store reports for one batch.
+struct batch_result {
+  storage::errc error = storage::errc::ok;
+  /// Records handled before `error` (all of them on success), in order.
+  std::size_t done = 0;
+  std::size_t applied = 0;
+  std::size_t duplicates = 0;
+  std::size_t skipped = 0;
+};
+
+/// A batch of consecutive engram-log records. The store fulfils `done` once every record
+/// is durable (or at the first failure).
+struct event_batch {
+  std::vector<log_record> records;
+  std::shared_ptr<std::promise<batch_result>> done;
+};
+
+}  // namespace engram::actors
+
+// Local-only message: it carries pointers and a promise, and never crosses a process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(engram::actors::event_batch)
+
+namespace engram::actors {
+
+/// Every pipeline stage takes a batch and hands it to the next stage (or, for the store,
+/// applies it).
+using stage_actor = caf::typed_actor<caf::reacts_to<event_batch>>;
+
+}  // namespace engram::actors

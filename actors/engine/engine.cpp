@@ -1,0 +1,209 @@
+#include "actors/engine/engine.hpp"
+
+#include "actors/engine/pipeline.hpp"
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/log_consumer.hpp"
+#include "actors/ingest/producer.hpp"
+#include "actors/mcp/http.hpp"
+
+#include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <set>
+
+namespace engram::engine {
+namespace {
+
+using json = nlohmann::json;
+
+/// Partitions of each topic the embedded broker creates.
+constexpr int embedded_partitions = 4;
+
+}  // namespace
+
+struct engine::impl {
+  config::engram_config cfg;
+  std::string brokers;
+  std::unique_ptr<ingest::embedded_broker> broker;
+  std::shared_ptr<storage::graph_store> store;
+  actors::metrics metrics;
+  actors::ingest_status status;
+  caf::actor_system_config caf_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  actors::pipeline pipeline;
+  std::unique_ptr<ingest::log_consumer> consumer;
+  std::unique_ptr<ingest::sequencer> sequencer;
+  std::unique_ptr<http::server> http;
+  bool stopped = false;
+
+  void route(const http::request& req, http::responder respond);
+  std::string stats();
+};
+
+void engine::impl::route(const http::request& req, http::responder respond) {
+  auto path = req.target.substr(0, req.target.find('?'));
+  auto reply = [&](int status, const json& body) { respond(http::response{status, "application/json", body.dump(), {}}); };
+  static const std::set<std::string> known{"/healthz", "/readyz", "/metrics", "/v1/stats"};
+  if (!known.count(path))
+    return reply(404, {{"error", "no such endpoint: " + path}});
+  if (req.method != "GET" && req.method != "HEAD")
+    return respond(http::response{405, "application/json", json{{"error", "method not allowed"}}.dump(), {{"Allow", "GET"}}});
+  if (path == "/healthz")
+    return reply(200, {{"status", "ok"}});
+  if (path == "/readyz") {
+    bool ready = status.ready();
+    metrics.set_ready(ready);
+    if (ready)
+      return reply(200, {{"ready", true}});
+    return reply(503, {{"ready", false}, {"reason", status.not_ready_reason()}});
+  }
+  if (path == "/metrics") {
+    metrics.set_ready(status.ready());
+    return respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
+  }
+  respond(http::response{200, "application/json", stats(), {}});
+}
+
+std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_options opts, std::string* error) {
+  std::unique_ptr<engine> e(new engine());
+  e->impl_ = std::make_unique<impl>();
+  auto& m = *e->impl_;
+  m.cfg = cfg;
+
+  storage::open_options so;
+  so.path = cfg.storage.path;
+  auto store = storage::open_graph_store(so, error);
+  if (!store)
+    return nullptr;
+  m.store = std::move(store);
+  spdlog::info("store: {} ({} organisations)", cfg.storage.path, m.store->stats().size());
+
+  if (cfg.kafka.embedded()) {
+    const auto& t = cfg.kafka.topics;
+    m.broker = ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter}, embedded_partitions, error);
+    if (!m.broker)
+      return nullptr;
+    m.brokers = m.broker->bootstrap();
+    spdlog::info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
+                 "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
+                 m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
+  } else {
+    m.brokers = cfg.kafka.brokers;
+  }
+
+  m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
+  m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
+  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics);
+
+  http::server_options ho;
+  ho.listen = cfg.http.listen;
+  auto* raw = &m;
+  m.http = http::server::start(ho, [raw](const http::request& r, http::responder respond) { raw->route(r, std::move(respond)); },
+                               error);
+  if (!m.http) {
+    e->stop();
+    return nullptr;
+  }
+  spdlog::info("http: listening on {} (port {}): /healthz /readyz /metrics /v1/stats", cfg.http.listen, m.http->port());
+
+  m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
+  if (!m.consumer) {
+    e->stop();
+    return nullptr;
+  }
+  m.sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer), error);
+  if (!m.sequencer) {
+    e->stop();
+    return nullptr;
+  }
+
+  if (cfg.samples.load) {
+    std::ifstream in(cfg.samples.path);
+    if (!in) {
+      *error = "samples.load: cannot read '" + cfg.samples.path + "' (relative paths start at the working directory)";
+      e->stop();
+      return nullptr;
+    }
+    auto producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
+    if (!producer) {
+      e->stop();
+      return nullptr;
+    }
+    auto report = ingest::produce_events(*producer, cfg.kafka.topics.inbound, in, cfg.ingest.max_event_bytes);
+    for (const auto& p : report.problems)
+      spdlog::warn("samples: {}: {}", cfg.samples.path, p);
+    if (!report.error.empty()) {
+      *error = "samples.load: " + report.error;
+      e->stop();
+      return nullptr;
+    }
+    spdlog::info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
+  }
+  return e;
+}
+
+engine::~engine() { stop(); }
+
+void engine::stop() {
+  if (!impl_ || impl_->stopped)
+    return;
+  auto& m = *impl_;
+  m.stopped = true;
+  if (m.sequencer)
+    m.sequencer->stop();
+  if (m.consumer)
+    m.consumer->stop();  // waits until the batches in flight are durable
+  if (m.http)
+    m.http->stop();
+  for (auto& s : m.pipeline.stages)
+    caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+  m.pipeline = {};
+  m.sys.reset();  // joins the actors
+  m.sequencer.reset();
+  m.consumer.reset();
+  m.broker.reset();
+  m.store.reset();
+  spdlog::info("engine: stopped");
+}
+
+bool engine::failed() const { return impl_->consumer && impl_->consumer->failed(); }
+const std::string& engine::brokers() const { return impl_->brokers; }
+std::uint16_t engine::http_port() const { return impl_->http ? impl_->http->port() : 0; }
+const storage::graph_store& engine::store() const { return *impl_->store; }
+actors::metrics& engine::metrics() { return impl_->metrics; }
+actors::ingest_status& engine::status() { return impl_->status; }
+
+std::string engine::stats_json() { return impl_->stats(); }
+
+std::string engine::impl::stats() {
+  auto& m = *this;
+  json orgs = json::array();
+  for (const auto& s : m.store->stats())
+    orgs.push_back({{"organizationId", s.organization_id},
+                    {"events", s.events},
+                    {"contacts", s.contacts},
+                    {"entries", s.entries},
+                    {"relations", s.relations}});
+  json parts = json::array();
+  auto live = m.status.partitions();
+  for (const auto& [p, off] : m.store->offsets(m.cfg.kafka.topics.log)) {
+    json row{{"topic", m.cfg.kafka.topics.log}, {"partition", p}, {"appliedOffset", off.next_offset}};
+    if (auto it = live.find(p); it != live.end()) {
+      row["highWatermark"] = it->second.high_watermark;
+      row["lag"] = std::max<std::int64_t>(0, it->second.high_watermark - off.next_offset);
+    }
+    parts.push_back(std::move(row));
+  }
+  auto [dups, skipped] = m.store->redelivery_counts();
+  json doc{{"organizations", orgs},
+           {"partitions", parts},
+           {"duplicatesSkipped", dups},
+           {"recordsSkipped", skipped},
+           {"deadLettered", m.metrics.dead_lettered()},
+           {"ready", m.status.ready()}};
+  return doc.dump();
+}
+
+}  // namespace engram::engine

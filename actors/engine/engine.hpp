@@ -1,0 +1,51 @@
+#pragma once
+// engramd as a library: opens the store, starts the embedded broker when asked, the actor
+// pipeline, the engram-log consumer, the sequencer and the HTTP server; stops them in
+// reverse order. Tests run it in-process; engramd's main() is a thin shell around it.
+
+#include "actors/common/metrics.hpp"
+#include "actors/common/status.hpp"
+#include "actors/ingest/sequencer.hpp"
+#include "config/config.hpp"
+#include "storage/graph_store.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace engram::engine {
+
+struct engine_options {
+  ingest::sequencer_options sequencer;
+};
+
+class engine {
+public:
+  /// Starts everything; returns null and sets `error` (naming what failed) otherwise.
+  static std::unique_ptr<engine> start(const config::engram_config& cfg, engine_options opts,
+                                       std::string* error);
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// Stops the sequencer, drains the pipeline, stops the HTTP server and the actors. Idempotent.
+  void stop();
+  /// True when a component failed for good (the store refused a write): exit and restart.
+  [[nodiscard]] bool failed() const;
+
+  /// The bootstrap servers in use (the embedded broker's address when embedded).
+  [[nodiscard]] const std::string& brokers() const;
+  [[nodiscard]] std::uint16_t http_port() const;
+  [[nodiscard]] const storage::graph_store& store() const;
+  [[nodiscard]] actors::metrics& metrics();
+  [[nodiscard]] actors::ingest_status& status();
+  /// The /v1/stats document.
+  [[nodiscard]] std::string stats_json();
+
+private:
+  engine() = default;
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace engram::engine

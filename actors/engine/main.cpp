@@ -1,0 +1,59 @@
+// engramd: engramd --config config/engram.yaml [--set a.b=c]...
+#include "actors/engine/engine.hpp"
+#include "config/config.hpp"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <ctime>
+
+extern char** environ;
+
+int main(int argc, char** argv) {
+  CLI::App app{"engramd: Engram's knowledge engine"};
+  std::string config_path = "config/engram.yaml";
+  std::vector<std::string> overrides;
+  app.add_option("--config", config_path, "YAML configuration file")->capture_default_str();
+  app.add_option("--set", overrides, "Override a config key: --set kafka.brokers=host:9092 (repeatable)");
+  CLI11_PARSE(app, argc, argv);
+
+  // Every thread started from here on inherits the blocked set; main waits for the signal.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto loaded = engram::config::load(config_path, overrides, environ);
+  if (!loaded.ok()) {
+    spdlog::error("{}", loaded.error);
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(loaded.config.log.level));
+  for (const auto& w : loaded.warnings)
+    spdlog::warn("{}", w);
+
+  std::string error;
+  auto engine = engram::engine::engine::start(loaded.config, {}, &error);
+  if (!engine) {
+    spdlog::error("engramd: {}", error);
+    return 1;
+  }
+  spdlog::info("engramd: running (SIGTERM or Ctrl-C stops it)");
+  timespec tick{0, 200'000'000};
+  while (true) {
+    int sig = sigtimedwait(&signals, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("engramd: {} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      break;
+    }
+    if (engine->failed()) {
+      spdlog::error("engramd: the pipeline failed; exiting so a restart resumes from the stored offsets");
+      engine->stop();
+      return 1;
+    }
+  }
+  engine->stop();
+  return 0;
+}

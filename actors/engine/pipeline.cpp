@@ -1,0 +1,31 @@
+#include "actors/engine/pipeline.hpp"
+
+#include "actors/store/store_writer.hpp"
+
+#include <caf/all.hpp>
+
+namespace engram::actors {
+namespace {
+
+/// A stage whose logic has not landed yet: forwards each batch, in order.
+stage_actor::behavior_type pass_through(stage_actor::pointer self, stage_actor next) {
+  return {[self, next](event_batch& batch) { self->send(next, std::move(batch)); }};
+}
+
+}  // namespace
+
+pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store, metrics& m) {
+  pipeline p;
+  // RocksDB writes block: the store gets its own thread.
+  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), &m);
+  p.stages.push_back(next);
+  for (const char* stage : {"branch", "contradiction", "dedup", "extractor"}) {
+    (void)stage;  // named for the reader: each becomes its own actor with its issue
+    next = sys.spawn(pass_through, next);
+    p.stages.insert(p.stages.begin(), next);
+  }
+  p.head = next;
+  return p;
+}
+
+}  // namespace engram::actors

@@ -1,0 +1,26 @@
+#pragma once
+// Spawns the actor pipeline: extractor -> dedup -> contradiction -> branch -> store.
+// Stages whose issue has not landed pass batches through unchanged, in order.
+
+#include "actors/common/metrics.hpp"
+#include "actors/common/pipeline.hpp"
+#include "storage/graph_store.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace engram::actors {
+
+struct pipeline {
+  /// Where the engram-log consumer sends batches.
+  stage_actor head;
+  /// Every stage, head first, for shutdown.
+  std::vector<stage_actor> stages;
+};
+
+[[nodiscard]] pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
+                                      metrics& m);
+
+}  // namespace engram::actors

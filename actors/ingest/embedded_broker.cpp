@@ -1,0 +1,50 @@
+#include "actors/ingest/embedded_broker.hpp"
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+namespace engram::ingest {
+
+struct embedded_broker::handles {
+  rd_kafka_t* rk = nullptr;
+  rd_kafka_mock_cluster_t* cluster = nullptr;
+  ~handles() {
+    if (cluster)
+      rd_kafka_mock_cluster_destroy(cluster);
+    if (rk)
+      rd_kafka_destroy(rk);
+  }
+};
+
+std::unique_ptr<embedded_broker> embedded_broker::start(const std::vector<std::string>& topics,
+                                                        int partitions, std::string* error) {
+  std::unique_ptr<embedded_broker> b(new embedded_broker());
+  b->h_ = std::make_unique<handles>();
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  // The handle only hosts the cluster; it never connects anywhere.
+  rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof errstr);
+  b->h_->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  if (!b->h_->rk) {
+    rd_kafka_conf_destroy(conf);
+    *error = std::string("embedded broker: ") + errstr;
+    return nullptr;
+  }
+  b->h_->cluster = rd_kafka_mock_cluster_new(b->h_->rk, 1);
+  if (!b->h_->cluster) {
+    *error = "embedded broker: rd_kafka_mock_cluster_new failed";
+    return nullptr;
+  }
+  for (const auto& t : topics) {
+    if (auto err = rd_kafka_mock_topic_create(b->h_->cluster, t.c_str(), partitions, 1); err) {
+      *error = "embedded broker: cannot create topic '" + t + "': " + rd_kafka_err2str(err);
+      return nullptr;
+    }
+  }
+  b->bootstrap_ = rd_kafka_mock_cluster_bootstraps(b->h_->cluster);
+  return b;
+}
+
+embedded_broker::~embedded_broker() = default;
+
+}  // namespace engram::ingest

@@ -1,0 +1,236 @@
+#include "actors/ingest/log_consumer.hpp"
+
+#include "actors/ingest/internal/kafka.hpp"
+#include "actors/ingest/producer.hpp"
+#include "actors/ingest/sequencer.hpp"
+
+#include <caf/send.hpp>
+#include <spdlog/spdlog.h>
+
+#include <deque>
+
+namespace engram::ingest {
+namespace {
+
+/// Most batches between the consumer and the store at once.
+constexpr std::size_t max_in_flight = 4;
+
+}  // namespace
+
+struct log_consumer::impl : RdKafka::RebalanceCb {
+  config::engram_config cfg;
+  std::string brokers;
+  std::shared_ptr<const storage::graph_store> store;
+  actors::stage_actor head;
+  actors::metrics* metrics = nullptr;
+  actors::ingest_status* status = nullptr;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer;
+  std::unique_ptr<kafka_producer> dlq;  // made on first use
+  std::deque<std::pair<std::vector<std::pair<std::int32_t, std::int64_t>>,
+                       std::future<actors::batch_result>>>
+      in_flight;
+  std::atomic<bool>* failed = nullptr;
+
+  /// Waits for the oldest batch and records its outcome. Returns false on a store failure.
+  bool complete_oldest() {
+    auto [positions, fut] = std::move(in_flight.front());
+    in_flight.pop_front();
+    auto r = fut.get();
+    std::map<std::int32_t, std::int64_t> next;
+    for (std::size_t i = 0; i < r.done && i < positions.size(); ++i)
+      next[positions[i].first] = positions[i].second + 1;
+    for (const auto& [p, o] : next)
+      status->applied(p, o);
+    if (r.error != storage::errc::ok) {
+      spdlog::error("ingest: the store failed ({}) after {} of {} records: stopping; the stored offsets "
+                    "are where a restart resumes",
+                    storage::to_string(r.error), r.done, positions.size());
+      failed->store(true);
+      return false;
+    }
+    return true;
+  }
+
+  bool drain() {
+    bool ok = true;
+    while (!in_flight.empty())
+      ok &= complete_oldest();
+    return ok;
+  }
+
+  void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
+                    std::vector<RdKafka::TopicPartition*>& partitions) override {
+    const auto& topic = cfg.kafka.topics.log;
+    drain();  // nothing of the old assignment may still be on its way
+    if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
+      status->revoked_all();
+      c->unassign();
+      spdlog::info("ingest: {} partitions revoked", topic);
+      return;
+    }
+    std::string cluster = c->clusterid(5000);
+    auto stored = store->offsets(topic);
+    for (auto* tp : partitions) {
+      std::int64_t lo = 0, hi = 0;
+      if (auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000); e != RdKafka::ERR_NO_ERROR)
+        spdlog::warn("ingest: {}/{}: cannot read watermarks: {}", topic, tp->partition(), RdKafka::err2str(e));
+      auto it = stored.find(tp->partition());
+      std::int64_t start = lo;
+      if (it == stored.end()) {
+        spdlog::info("ingest: {}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(), lo);
+      } else if (it->second.cluster_id != cluster) {
+        spdlog::warn("ingest: {}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
+                     "from offset {}; events applied before are skipped by eventId",
+                     topic, tp->partition(), it->second.cluster_id, cluster, lo);
+      } else if (it->second.next_offset > hi) {
+        spdlog::warn("ingest: {}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
+                     "from offset {}; events applied before are skipped by eventId",
+                     topic, tp->partition(), it->second.next_offset, hi, lo);
+      } else if (it->second.next_offset < lo) {
+        spdlog::error("ingest: {}/{}: offsets {}..{} were deleted from the log before they were applied "
+                      "(engram-log needs unlimited retention); resuming at {}",
+                      topic, tp->partition(), it->second.next_offset, lo - 1, lo);
+      } else {
+        start = it->second.next_offset;
+        spdlog::info("ingest: {}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
+                     start, hi);
+      }
+      tp->set_offset(start);
+      status->assigned(tp->partition(), start, hi);
+    }
+    if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
+      spdlog::error("ingest: assign failed: {}", RdKafka::err2str(e));
+  }
+
+  void dead_letter(const RdKafka::Message& msg, const std::string& reason, std::string_view kind) {
+    std::string error;
+    if (!dlq && !(dlq = kafka_producer::create(brokers, cfg.kafka.rdkafka, &error))) {
+      spdlog::error("ingest: cannot create the dead-letter producer: {}", error);
+      return;
+    }
+    std::string key = msg.key() ? *msg.key() : std::string();
+    (void)dlq->produce(cfg.kafka.topics.dead_letter, key,
+                       std::string_view(static_cast<const char*>(msg.payload()), msg.len()),
+                       {{reason_header, reason},
+                        {"reason-kind", std::string(kind)},
+                        {"source-topic", cfg.kafka.topics.log},
+                        {"source-partition", std::to_string(msg.partition())},
+                        {"source-offset", std::to_string(msg.offset())}});
+    metrics->count_dead_letter(kind);
+  }
+};
+
+std::unique_ptr<log_consumer> log_consumer::start(const config::engram_config& cfg, const std::string& brokers,
+                                                  std::shared_ptr<const storage::graph_store> store,
+                                                  actors::stage_actor head, actors::metrics& metrics,
+                                                  actors::ingest_status& status, std::string* error) {
+  std::unique_ptr<log_consumer> lc(new log_consumer());
+  lc->impl_ = std::make_unique<impl>();
+  auto& m = *lc->impl_;
+  m.cfg = cfg;
+  m.brokers = brokers;
+  m.store = std::move(store);
+  m.head = std::move(head);
+  m.metrics = &metrics;
+  m.status = &status;
+  m.failed = &lc->failed_;
+  auto conf = detail::make_conf(brokers, cfg.kafka.rdkafka,
+                                {{"group.id", cfg.kafka.group_id},
+                                 {"enable.auto.commit", "false"},
+                                 {"enable.auto.offset.store", "false"},
+                                 {"auto.offset.reset", "earliest"},
+                                 {"enable.partition.eof", "false"}},
+                                error);
+  if (!conf)
+    return nullptr;
+  std::string err;
+  if (conf->set("rebalance_cb", static_cast<RdKafka::RebalanceCb*>(&m), err) != RdKafka::Conf::CONF_OK) {
+    *error = "ingest: " + err;
+    return nullptr;
+  }
+  m.consumer.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (!m.consumer) {
+    *error = "ingest consumer: " + err;
+    return nullptr;
+  }
+  if (auto e = m.consumer->subscribe({cfg.kafka.topics.log}); e != RdKafka::ERR_NO_ERROR) {
+    *error = "ingest: cannot subscribe to " + cfg.kafka.topics.log + ": " + RdKafka::err2str(e);
+    return nullptr;
+  }
+  lc->thread_ = std::thread([p = lc.get()] { p->run(); });
+  return lc;
+}
+
+log_consumer::~log_consumer() { stop(); }
+
+void log_consumer::stop() {
+  stop_ = true;
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void log_consumer::run() {
+  auto& m = *impl_;
+  const auto& topic = m.cfg.kafka.topics.log;
+  schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
+  std::string cluster = m.consumer->clusterid(5000);
+  spdlog::info("ingest: consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
+  while (!stop_ && !failed_) {
+    // Record finished batches without blocking, so status and lag stay current.
+    while (!m.in_flight.empty() &&
+           m.in_flight.front().second.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      if (!m.complete_oldest())
+        break;
+    auto msgs = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
+                                      "ingest");
+    if (msgs.empty()) {
+      for (const auto& [p, s] : m.status->partitions()) {
+        std::int64_t lo = 0, hi = -1;
+        if (m.consumer->get_watermark_offsets(topic, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0) {
+          m.status->watermark(p, hi);
+          m.metrics->set_lag(p, std::max<std::int64_t>(0, hi - s.next_offset));
+        }
+      }
+      continue;
+    }
+    actors::event_batch batch;
+    batch.done = std::make_shared<std::promise<actors::batch_result>>();
+    std::vector<std::pair<std::int32_t, std::int64_t>> positions;
+    auto now = std::chrono::steady_clock::now();
+    for (const auto& msg : msgs) {
+      actors::log_record rec;
+      rec.position = storage::log_position{topic, msg->partition(), msg->offset(), cluster};
+      rec.received_at = now;
+      auto kind = detail::header(*msg, kind_header);
+      std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
+      if (!kind.empty() && kind != kind_inbound_message) {
+        rec.rejection = "unknown record kind '" + kind + "'";
+        m.dead_letter(*msg, rec.rejection, "unknown_kind");
+      } else {
+        auto ev = std::make_shared<schemas::inbound_message>();
+        if (auto bad = schemas::decode(bytes, limits, *ev)) {
+          rec.rejection = bad->to_string();
+          m.dead_letter(*msg, rec.rejection, schemas::to_string(bad->what));
+        } else {
+          rec.message = std::move(ev);
+        }
+      }
+      if (!rec.message)
+        spdlog::warn("ingest: {}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
+      positions.emplace_back(msg->partition(), msg->offset());
+      batch.records.push_back(std::move(rec));
+    }
+    m.in_flight.emplace_back(std::move(positions), batch.done->get_future());
+    caf::anon_send(m.head, std::move(batch));
+    while (m.in_flight.size() >= max_in_flight && !failed_)
+      if (!m.complete_oldest())
+        break;
+  }
+  m.drain();
+  if (m.dlq && !m.dlq->flush(std::chrono::seconds(5)))
+    spdlog::warn("ingest: dead letters not acknowledged: {}", m.dlq->last_error());
+  m.consumer->close();
+  spdlog::info("ingest: stopped");
+}
+
+}  // namespace engram::ingest

@@ -1,0 +1,44 @@
+#pragma once
+// The engram-log consumer: the head of the pipeline. Reads engram-log in consumer group
+// kafka.group_id, seeks each assigned partition to the offset stored in RocksDB (the
+// store, not Kafka, holds the truth), decodes records and hands them in batches to the
+// first stage. A bounded number of batches is in flight; on revocation it waits for them.
+
+#include "actors/common/metrics.hpp"
+#include "actors/common/pipeline.hpp"
+#include "actors/common/status.hpp"
+#include "config/config.hpp"
+#include "storage/graph_store.hpp"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace engram::ingest {
+
+class log_consumer {
+public:
+  /// Starts the consumer thread. `store` is only read (stored offsets) from this thread.
+  static std::unique_ptr<log_consumer> start(const config::engram_config& cfg, const std::string& brokers,
+                                             std::shared_ptr<const storage::graph_store> store,
+                                             actors::stage_actor head, actors::metrics& metrics,
+                                             actors::ingest_status& status, std::string* error);
+  ~log_consumer();
+  /// Stops after the batches in flight are applied; leaves the consumer group.
+  void stop();
+  /// Set when the store failed to apply a batch: the consumer stopped, engramd must exit
+  /// (nothing is lost: the stored offsets did not advance past the failure).
+  [[nodiscard]] bool failed() const { return failed_; }
+
+private:
+  log_consumer() = default;
+  void run();
+  struct impl;
+  std::unique_ptr<impl> impl_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::thread thread_;
+};
+
+}  // namespace engram::ingest

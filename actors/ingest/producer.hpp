@@ -1,0 +1,69 @@
+#pragma once
+// A Kafka producer for Engram's own appends (engram-log, engram-dlq) and for tools:
+// idempotent, acks=all, with delivery tracked between flushes.
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace engram::ingest {
+
+using headers = std::vector<std::pair<std::string, std::string>>;
+
+class kafka_producer {
+public:
+  /// `rdkafka` holds user properties (kafka.rdkafka); idempotence and acks=all are forced.
+  /// Returns null and sets `error`.
+  static std::unique_ptr<kafka_producer> create(const std::string& brokers,
+                                                const std::map<std::string, std::string>& rdkafka,
+                                                std::string* error);
+  ~kafka_producer();
+  kafka_producer(const kafka_producer&) = delete;
+  kafka_producer& operator=(const kafka_producer&) = delete;
+
+  /// Queues one message (partition chosen from the key). Waits while the local queue is
+  /// full. Returns false, with the reason in last_error(), if librdkafka refused it.
+  [[nodiscard]] bool produce(const std::string& topic, std::string_view key, std::string_view value,
+                             const headers& hs = {});
+
+  /// Waits until every queued message is delivered or failed, up to `timeout`. Returns true
+  /// when all messages produced since the previous flush() were acknowledged; else
+  /// last_error() says why. Resets the failure count either way.
+  [[nodiscard]] bool flush(std::chrono::milliseconds timeout);
+
+  [[nodiscard]] const std::string& last_error() const { return last_error_; }
+
+private:
+  kafka_producer() = default;
+  struct impl;
+  std::unique_ptr<impl> impl_;
+  std::string last_error_;
+};
+
+}  // namespace engram::ingest
+
+namespace engram::ingest {
+
+/// What produce_events() did.
+struct produce_report {
+  std::size_t produced = 0;
+  std::size_t rejected = 0;
+  /// "line N: field: reason" for each rejected line (at most 100 kept).
+  std::vector<std::string> problems;
+  /// Set when delivery failed; then nothing can be assumed delivered.
+  std::string error;
+};
+
+/// Validates each line of a JSONL stream as an inbound event and produces the valid ones
+/// to `topic` with key = organizationId, then flushes. Blank lines are ignored; invalid
+/// lines are reported with their line number and never produced.
+[[nodiscard]] produce_report produce_events(kafka_producer& producer, const std::string& topic, std::istream& in,
+                                            std::uint64_t max_event_bytes);
+
+}  // namespace engram::ingest

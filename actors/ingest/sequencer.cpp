@@ -1,0 +1,134 @@
+#include "actors/ingest/sequencer.hpp"
+
+#include "actors/ingest/internal/kafka.hpp"
+#include "actors/ingest/producer.hpp"
+#include "schemas/inbound_message.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+namespace engram::ingest {
+
+struct sequencer::impl {
+  config::engram_config cfg;
+  actors::metrics* metrics = nullptr;
+  sequencer_options opts;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer;
+  std::unique_ptr<kafka_producer> producer;
+};
+
+std::unique_ptr<sequencer> sequencer::start(const config::engram_config& cfg, const std::string& brokers,
+                                            actors::metrics& metrics, sequencer_options opts,
+                                            std::string* error) {
+  std::unique_ptr<sequencer> s(new sequencer());
+  s->impl_ = std::make_unique<impl>();
+  auto& m = *s->impl_;
+  m.cfg = cfg;
+  m.metrics = &metrics;
+  m.opts = std::move(opts);
+  auto conf = detail::make_conf(brokers, cfg.kafka.rdkafka,
+                                {{"group.id", cfg.kafka.group_id + "-sequencer"},
+                                 {"enable.auto.commit", "false"},
+                                 {"auto.offset.reset", "earliest"},
+                                 {"enable.partition.eof", "false"}},
+                                error);
+  if (!conf)
+    return nullptr;
+  std::string err;
+  m.consumer.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (!m.consumer) {
+    *error = "sequencer consumer: " + err;
+    return nullptr;
+  }
+  m.producer = kafka_producer::create(brokers, cfg.kafka.rdkafka, error);
+  if (!m.producer)
+    return nullptr;
+  if (auto e = m.consumer->subscribe({cfg.kafka.topics.inbound}); e != RdKafka::ERR_NO_ERROR) {
+    *error = "sequencer: cannot subscribe to " + cfg.kafka.topics.inbound + ": " + RdKafka::err2str(e);
+    return nullptr;
+  }
+  s->running_ = true;
+  s->thread_ = std::thread([p = s.get()] { p->run(); });
+  return s;
+}
+
+sequencer::~sequencer() { stop(); }
+
+void sequencer::stop() {
+  stop_ = true;
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void sequencer::run() {
+  auto& m = *impl_;
+  const auto& topics = m.cfg.kafka.topics;
+  schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
+  spdlog::info("sequencer: {} -> {} (dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
+               topics.dead_letter, m.cfg.kafka.group_id);
+  bool crashed = false;
+  while (!stop_) {
+    auto batch = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
+                                       "sequencer");
+    if (batch.empty())
+      continue;
+    // First and next offset per partition of this batch.
+    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> range;
+    std::size_t good = 0;
+    bool queued = true;
+    for (const auto& msg : batch) {
+      auto [it, fresh] = range.try_emplace(msg->partition(), msg->offset(), msg->offset() + 1);
+      it->second.second = msg->offset() + 1;
+      std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
+      schemas::inbound_message ev;
+      if (auto bad = schemas::decode(bytes, limits, ev)) {
+        auto reason = bad->to_string();
+        spdlog::warn("sequencer: {}/{}@{} to {}: {}", topics.inbound, msg->partition(), msg->offset(),
+                     topics.dead_letter, reason);
+        std::string key = msg->key() ? *msg->key() : std::string();
+        queued &= m.producer->produce(topics.dead_letter, key, bytes,
+                                      {{reason_header, reason},
+                                       {"reason-kind", std::string(schemas::to_string(bad->what))},
+                                       {"source-topic", topics.inbound},
+                                       {"source-partition", std::to_string(msg->partition())},
+                                       {"source-offset", std::to_string(msg->offset())}});
+        m.metrics->count_dead_letter(schemas::to_string(bad->what));
+      } else {
+        queued &= m.producer->produce(topics.log, ev.organization_id, bytes,
+                                      {{kind_header, kind_inbound_message}});
+        ++good;
+      }
+    }
+    if (!queued || !m.producer->flush(std::chrono::seconds(30))) {
+      // Not acknowledged: read the batch again; whatever did reach engram-log is a
+      // duplicate there, and duplicates are no-ops when applied.
+      spdlog::error("sequencer: appends not acknowledged ({}); retrying the batch", m.producer->last_error());
+      for (const auto& [p, r] : range) {
+        std::unique_ptr<RdKafka::TopicPartition> tp(
+            RdKafka::TopicPartition::create(topics.inbound, p, r.first));
+        (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
+    m.metrics->count_sequenced(good);
+    if (m.opts.before_commit && !m.opts.before_commit()) {
+      spdlog::warn("sequencer: stopping before commit (test seam)");
+      crashed = true;
+      break;
+    }
+    std::vector<RdKafka::TopicPartition*> offsets;
+    for (const auto& [p, r] : range)
+      offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
+    if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
+      spdlog::warn("sequencer: commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
+    RdKafka::TopicPartition::destroy(offsets);
+  }
+  if (!crashed)
+    m.consumer->close();
+  running_ = false;
+  spdlog::info("sequencer: stopped");
+}
+
+}  // namespace engram::ingest

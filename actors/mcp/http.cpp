@@ -1,0 +1,258 @@
+// The one translation unit that includes Boost.Beast (it dominates build time).
+#include "actors/mcp/http.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <thread>
+
+namespace engram::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+struct endpoint_parts {
+  std::string host;
+  std::string port;
+};
+
+std::optional<endpoint_parts> split_host_port(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return std::nullopt;
+  auto host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return endpoint_parts{host, s.substr(colon + 1)};
+}
+
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(tcp::socket socket, std::shared_ptr<net::io_context> ioc, const handler& h, const server_options& o)
+    : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o) {}
+
+  void run() {
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::do_read, shared_from_this()));
+  }
+
+private:
+  void do_read() {
+    parser_.emplace();
+    parser_->body_limit(opts_.body_limit);
+    stream_.expires_after(opts_.read_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&session::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, std::size_t) {
+    if (ec == bhttp::error::end_of_stream)
+      return do_close();
+    if (ec == bhttp::error::body_limit) {
+      keep_alive_ = false;
+      return do_write(response{413, "application/json",
+                               R"({"error":"request body larger than )" + std::to_string(opts_.body_limit) +
+                                   R"( bytes"})",
+                               {}});
+    }
+    if (ec)
+      return;  // timeout, reset or garbage: drop the connection
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    version_ = req.version();
+    request r;
+    r.method = std::string(req.method_string());
+    r.target = std::string(req.target());
+    for (const auto& f : req) {
+      std::string name(f.name_string());
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      r.headers[name] = std::string(f.value());
+    }
+    r.body = std::move(req.body());
+    stream_.expires_never();  // the handler may take its time; the response write re-arms
+    auto self = shared_from_this();
+    handler_(r, [self](response res) {
+      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
+    });
+  }
+
+  void do_write(response r) {
+    res_ = {};
+    res_.version(version_);
+    res_.result(static_cast<unsigned>(r.status));
+    res_.set(bhttp::field::server, "engramd");
+    res_.set(bhttp::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers)
+      res_.set(k, v);
+    res_.keep_alive(keep_alive_);
+    res_.body() = std::move(r.body);
+    res_.prepare_payload();
+    stream_.expires_after(opts_.read_timeout);
+    bhttp::async_write(stream_, res_, beast::bind_front_handler(&session::on_write, shared_from_this()));
+  }
+
+  void on_write(beast::error_code ec, std::size_t) {
+    if (ec)
+      return;
+    if (!keep_alive_)
+      return do_close();
+    do_read();
+  }
+
+  void do_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);  // the peer may be gone already
+  }
+
+  std::shared_ptr<net::io_context> ioc_;  // outlives every session that may still be posted to
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bhttp::response<bhttp::string_body> res_;
+  const handler& handler_;
+  const server_options& opts_;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+};
+
+class beast_server final : public server {
+public:
+  beast_server(server_options opts, handler h)
+    : opts_(std::move(opts)), handler_(std::move(h)), ioc_(std::make_shared<net::io_context>(1)),
+      acceptor_(net::make_strand(*ioc_)) {}
+
+  ~beast_server() override { stop(); }
+
+  bool listen(std::string* error) {
+    auto parts = split_host_port(opts_.listen);
+    if (!parts) {
+      *error = "http.listen: expected host:port, got '" + opts_.listen + "'";
+      return false;
+    }
+    beast::error_code ec;
+    auto addr = net::ip::make_address(parts->host, ec);
+    if (ec) {
+      *error = "http.listen: '" + parts->host + "' is not an IP address";
+      return false;
+    }
+    tcp::endpoint ep(addr, static_cast<unsigned short>(std::stoul(parts->port)));
+    acceptor_.open(ep.protocol(), ec);
+    if (!ec)
+      acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec)
+      acceptor_.bind(ep, ec);
+    if (!ec)
+      acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) {
+      *error = "http: cannot listen on " + opts_.listen + ": " + ec.message();
+      return false;
+    }
+    port_ = acceptor_.local_endpoint().port();
+    do_accept();
+    thread_ = std::thread([this] { ioc_->run(); });
+    return true;
+  }
+
+  void stop() override {
+    if (stopped_.exchange(true))
+      return;
+    net::post(acceptor_.get_executor(), [this] {
+      beast::error_code ec;
+      acceptor_.close(ec);
+    });
+    ioc_->stop();
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  std::uint16_t port() const override { return port_; }
+
+private:
+  void do_accept() {
+    acceptor_.async_accept(net::make_strand(*ioc_), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec) {
+        if (ec != net::error::operation_aborted)
+          spdlog::warn("http: accept failed: {}", ec.message());
+        if (!acceptor_.is_open())
+          return;
+      } else {
+        std::make_shared<session>(std::move(socket), ioc_, handler_, opts_)->run();
+      }
+      do_accept();
+    });
+  }
+
+  server_options opts_;
+  handler handler_;
+  std::shared_ptr<net::io_context> ioc_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stopped_{false};
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<server> server::start(const server_options& opts, handler h, std::string* error) {
+  auto s = std::make_unique<beast_server>(opts, std::move(h));
+  if (!s->listen(error))
+    return nullptr;
+  return s;
+}
+
+client_result fetch(const std::string& method, const std::string& url, const std::string& body,
+                    const std::map<std::string, std::string>& headers, std::chrono::milliseconds timeout) {
+  client_result out;
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) {
+    out.error = "only http:// URLs are supported: " + url;
+    return out;
+  }
+  auto rest = url.substr(scheme.size());
+  auto slash = rest.find('/');
+  auto hostport = rest.substr(0, slash);
+  std::string target = slash == std::string::npos ? "/" : rest.substr(slash);
+  auto parts = split_host_port(hostport);
+  if (!parts) {
+    parts = endpoint_parts{hostport, "80"};
+  }
+  try {
+    net::io_context ioc;
+    tcp::resolver resolver(ioc);
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(timeout);
+    stream.connect(resolver.resolve(parts->host, parts->port));
+    bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
+    req.set(bhttp::field::host, hostport);
+    req.set(bhttp::field::user_agent, "engramctl");
+    for (const auto& [k, v] : headers)
+      req.set(k, v);
+    req.body() = body;
+    req.prepare_payload();
+    stream.expires_after(timeout);
+    bhttp::write(stream, req);
+    beast::flat_buffer buffer;
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(64u << 20);
+    stream.expires_after(timeout);
+    bhttp::read(stream, buffer, parser);
+    auto& res = parser.get();
+    out.status = static_cast<int>(res.result_int());
+    out.body = std::move(res.body());
+    out.content_type = std::string(res[bhttp::field::content_type]);
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);  // best effort
+  } catch (const std::exception& e) {
+    out.error = std::string(method) + " " + url + ": " + e.what();
+  }
+  return out;
+}
+
+}  // namespace engram::http

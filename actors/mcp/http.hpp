@@ -1,0 +1,68 @@
+#pragma once
+// HTTP/1.1 over Boost.Beast, behind plain structs: nothing outside actors/mcp sees Beast.
+// The server runs one I/O thread; a handler may answer later, from any thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace engram::http {
+
+struct request {
+  std::string method;
+  /// Path and query, as sent.
+  std::string target;
+  /// Header names lower-cased.
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+struct response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+/// Sends the response; call exactly once, from any thread.
+using responder = std::function<void(response)>;
+using handler = std::function<void(const request&, responder)>;
+
+struct server_options {
+  /// "host:port"; port 0 picks a free one (see port()).
+  std::string listen = "127.0.0.1:8700";
+  /// Larger request bodies get 413. Default: 4 MiB.
+  std::size_t body_limit = 4u << 20;
+  /// A request must arrive within this time. Default: 30 s.
+  std::chrono::seconds read_timeout{30};
+};
+
+class server {
+public:
+  /// Binds and starts serving. Returns null and sets `error` when it cannot bind.
+  static std::unique_ptr<server> start(const server_options& opts, handler h, std::string* error);
+  virtual ~server() = default;
+  /// Stops accepting, closes connections and joins the I/O thread. Idempotent.
+  virtual void stop() = 0;
+  [[nodiscard]] virtual std::uint16_t port() const = 0;
+};
+
+struct client_result {
+  /// 0 when no response arrived; then `error` says why.
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string error;
+};
+
+/// A blocking HTTP/1.1 request to "http://host:port/path" (tools and tests).
+[[nodiscard]] client_result fetch(const std::string& method, const std::string& url, const std::string& body = {},
+                                  const std::map<std::string, std::string>& headers = {},
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+}  // namespace engram::http

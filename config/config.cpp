@@ -1,0 +1,270 @@
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+namespace engram::config {
+namespace {
+
+/// A problem in the configuration, carrying the dotted key it concerns.
+struct config_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string& key, const std::string& reason) {
+  throw config_error("config key '" + key + "': " + reason);
+}
+
+std::string join(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
+
+std::string scalar(const YAML::Node& n, const std::string& key) {
+  if (!n.IsScalar())
+    fail(key, "must be a scalar");
+  return n.Scalar();
+}
+
+std::string as_string(const YAML::Node& n, const std::string& key) {
+  if (n.IsNull())
+    fail(key, "must not be empty");
+  return scalar(n, key);
+}
+
+bool as_bool(const YAML::Node& n, const std::string& key) {
+  auto s = scalar(n, key);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (s == "true" || s == "yes" || s == "on" || s == "1")
+    return true;
+  if (s == "false" || s == "no" || s == "off" || s == "0")
+    return false;
+  fail(key, "must be true or false, got '" + n.Scalar() + "'");
+}
+
+std::uint64_t as_uint(const YAML::Node& n, const std::string& key, std::uint64_t lo,
+                      std::uint64_t hi) {
+  auto s = scalar(n, key);
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size())
+    fail(key, "must be a non-negative integer, got '" + s + "'");
+  if (v < lo || v > hi)
+    fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                  s);
+  return v;
+}
+
+/// Walks one YAML mapping, dispatching each known key and rejecting unknown ones.
+void each_key(const YAML::Node& map, const std::string& prefix,
+              const std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>>&
+                  fields) {
+  if (map.IsNull())
+    return;
+  if (!map.IsMap())
+    fail(prefix, "must be a mapping");
+  for (const auto& kv : map) {
+    auto name = kv.first.as<std::string>();
+    auto key = join(prefix, name);
+    auto it = fields.find(name);
+    if (it == fields.end())
+      throw config_error("unknown config key '" + key + "'");
+    it->second(kv.second, key);
+  }
+}
+
+void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>& warnings) {
+  each_key(root, "", {
+    {"kafka", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"brokers", [&](auto& v, auto& k) { cfg.kafka.brokers = as_string(v, k); }},
+         {"group_id", [&](auto& v, auto& k) { cfg.kafka.group_id = as_string(v, k); }},
+         {"rdkafka", [&](const YAML::Node& v, const std::string& k) {
+            if (v.IsNull())
+              return;
+            if (!v.IsMap())
+              fail(k, "must be a mapping of librdkafka properties");
+            for (const auto& prop : v)
+              cfg.kafka.rdkafka[prop.first.as<std::string>()] =
+                  scalar(prop.second, join(k, prop.first.as<std::string>()));
+          }},
+         {"topics", [&](const YAML::Node& v, const std::string& k) {
+            auto& t = cfg.kafka.topics;
+            each_key(v, k, {
+              {"inbound", [&](auto& x, auto& kk) { t.inbound = as_string(x, kk); }},
+              {"log", [&](auto& x, auto& kk) { t.log = as_string(x, kk); }},
+              {"reminders", [&](auto& x, auto& kk) { t.reminders = as_string(x, kk); }},
+              {"dead_letter", [&](auto& x, auto& kk) { t.dead_letter = as_string(x, kk); }},
+            });
+          }},
+       });
+     }},
+    {"storage", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"path", [&](auto& v, auto& k) { cfg.storage.path = as_string(v, k); }}});
+     }},
+    {"http", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"listen", [&](auto& v, auto& k) { cfg.http.listen = as_string(v, k); }}});
+     }},
+    {"samples", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"load", [&](auto& v, auto& k) { cfg.samples.load = as_bool(v, k); }},
+         {"path", [&](auto& v, auto& k) { cfg.samples.path = as_string(v, k); }},
+       });
+     }},
+    {"ingest", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"max_event_bytes",
+          [&](auto& v, auto& k) { cfg.ingest.max_event_bytes = as_uint(v, k, 1024, 64u << 20); }},
+         {"batch_size", [&](auto& v, auto& k) {
+            cfg.ingest.batch_size = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000));
+          }},
+       });
+     }},
+    {"log", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"level", [&](auto& v, auto& k) {
+                          static const std::set<std::string> levels{"trace", "debug", "info",
+                                                                    "warn", "error", "off"};
+                          cfg.log.level = as_string(v, k);
+                          if (!levels.count(cfg.log.level))
+                            fail(k, "must be one of trace, debug, info, warn, error, off");
+                        }}});
+     }},
+    // Keys of DESIGN.md §3 whose feature lands with a later issue: accepted, ignored.
+    {"auth", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"tokens", [&](const YAML::Node& v, const std::string& k) {
+            if (!v.IsNull() && !v.IsSequence())
+              fail(k, "must be a list of {token, organization_id, scopes}");
+            warnings.push_back("config key '" + k + "' is accepted but not used yet (MCP auth has not landed)");
+          }},
+         {"anonymous_organization", [&](const YAML::Node&, const std::string& k) {
+            warnings.push_back("config key '" + k + "' is accepted but not used yet (MCP auth has not landed)");
+          }},
+       });
+     }},
+  });
+}
+
+/// Sets `root[path...] = value`, creating mappings on the way. Under kafka.rdkafka the rest
+/// of the key is one librdkafka property name, dots included.
+void set_path(YAML::Node root, const std::string& dotted, const std::string& value,
+              const std::string& origin) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto dot = dotted.find('.', start);
+    if (parts.size() == 2 && parts[0] == "kafka" && parts[1] == "rdkafka") {
+      parts.push_back(dotted.substr(start));
+      break;
+    }
+    parts.push_back(dotted.substr(start, dot - start));
+    if (dot == std::string::npos)
+      break;
+    start = dot + 1;
+  }
+  for (const auto& p : parts)
+    if (p.empty())
+      throw config_error(origin + ": '" + dotted + "' is not a valid key");
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw config_error(origin + ": value of '" + dotted + "' is not valid YAML: " + e.what());
+  }
+  if (parts.size() == 3 && parts[0] == "kafka" && parts[1] == "rdkafka")
+    parsed = YAML::Node(value);  // librdkafka wants the text as written
+  // YAML::Node is a handle: walk with fresh handles, never by assigning to `node`.
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node cur = chain.back();
+    if (!cur[parts[i]] || !cur[parts[i]].IsMap())
+      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    chain.push_back(cur[parts[i]]);
+  }
+  chain.back()[parts.back()] = parsed;
+}
+
+}  // namespace
+
+load_result load(const std::string& path, const std::vector<std::string>& overrides, char** env) {
+  load_result out;
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+      out.error = "cannot read config file '" + path + "'";
+      return out;
+    } catch (const YAML::Exception& e) {
+      out.error = "config file '" + path + "' is not valid YAML: " + e.what();
+      return out;
+    }
+    if (root.IsNull())
+      root = YAML::Node(YAML::NodeType::Map);
+    if (!root.IsMap()) {
+      out.error = "config file '" + path + "' must hold a mapping";
+      return out;
+    }
+    for (char** e = env; e && *e; ++e) {
+      std::string kv = *e;
+      if (kv.rfind("ENGRAM_", 0) != 0)
+        continue;
+      auto eq = kv.find('=');
+      if (eq == std::string::npos)
+        continue;
+      std::string name = kv.substr(7, eq - 7);
+      std::string dotted;
+      for (std::size_t i = 0; i < name.size(); ++i) {
+        if (name.compare(i, 2, "__") == 0) {
+          dotted += '.';
+          ++i;
+        } else {
+          dotted += static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+        }
+      }
+      // librdkafka properties are dotted and never contain '_': ENGRAM_KAFKA__RDKAFKA__SESSION_TIMEOUT_MS.
+      if (dotted.rfind("kafka.rdkafka.", 0) == 0)
+        std::replace(dotted.begin() + 14, dotted.end(), '_', '.');
+      set_path(root, dotted, kv.substr(eq + 1), "environment variable ENGRAM_" + name);
+    }
+    for (const auto& o : overrides) {
+      auto eq = o.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw config_error("--set '" + o + "': expected key=value");
+      set_path(root, o.substr(0, eq), o.substr(eq + 1), "--set " + o.substr(0, eq));
+    }
+    decode(root, out.config, out.warnings);
+    out.error = validate(out.config);
+  } catch (const config_error& e) {
+    out.error = e.what();
+  } catch (const YAML::Exception& e) {
+    out.error = std::string("config: ") + e.what();
+  }
+  return out;
+}
+
+std::string validate(const engram_config& cfg) {
+  const auto& t = cfg.kafka.topics;
+  std::set<std::string> names{t.inbound, t.log, t.reminders, t.dead_letter};
+  if (names.size() != 4)
+    return "config key 'kafka.topics': the four topics must have distinct names";
+  const auto& listen = cfg.http.listen;
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size())
+    return "config key 'http.listen': expected host:port, got '" + listen + "'";
+  auto port = listen.substr(colon + 1);
+  if (!std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); }) ||
+      std::stoul(port) > 65535)
+    return "config key 'http.listen': port must be a number 0..65535, got '" + port + "'";
+  if (cfg.kafka.group_id.empty())
+    return "config key 'kafka.group_id': must not be empty";
+  return {};
+}
+
+}  // namespace engram::config

@@ -1,0 +1,100 @@
+#pragma once
+// Engram's configuration: plain structs with their defaults, loaded once by engramd
+// from YAML (config/engram.yaml) plus overrides, validated, then handed to constructors.
+// This module depends on no other module of the project.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace engram::config {
+
+/// Kafka topic names. Other programs depend on the defaults (DESIGN.md §3).
+struct topics_config {
+  /// Upstream topic the bus writes messages to. Default: "inbound-messages".
+  std::string inbound = "inbound-messages";
+  /// Engram's log of record; the store is built from this topic alone. Default: "engram-log".
+  std::string log = "engram-log";
+  /// Action-item reminders (a later issue). Default: "engram-reminders".
+  std::string reminders = "engram-reminders";
+  /// Poison events, with the original bytes and a `reason` header. Default: "engram-dlq".
+  std::string dead_letter = "engram-dlq";
+};
+
+struct kafka_config {
+  /// Bootstrap servers, or "embedded" to start librdkafka's mock cluster inside engramd.
+  /// Default: "embedded".
+  std::string brokers = "embedded";
+  /// Consumer group of the engram-log pipeline; the sequencer uses `<group_id>-sequencer`.
+  /// Default: "engram".
+  std::string group_id = "engram";
+  /// librdkafka properties passed through unchanged to every client. Default: none.
+  std::map<std::string, std::string> rdkafka;
+  topics_config topics;
+  /// True when `brokers` asks for the in-process mock cluster.
+  [[nodiscard]] bool embedded() const { return brokers == "embedded"; }
+};
+
+struct storage_config {
+  /// RocksDB directory. Default: "./data/engram".
+  std::string path = "./data/engram";
+};
+
+struct http_config {
+  /// Address the HTTP server binds, "host:port". Default: "127.0.0.1:8700" (loopback only).
+  std::string listen = "127.0.0.1:8700";
+};
+
+struct samples_config {
+  /// Produce the demo stream into the inbound topic at start. Default: true (the embedded default).
+  bool load = true;
+  /// JSONL file of inbound events, relative to the working directory.
+  /// Default: "tools/samples/demo-stream.jsonl".
+  std::string path = "tools/samples/demo-stream.jsonl";
+};
+
+struct ingest_config {
+  /// Larger inbound events go to the dead-letter topic. Default: 1 MiB.
+  std::uint64_t max_event_bytes = 1048576;
+  /// Most records the engram-log consumer hands to the pipeline at once. Default: 500.
+  std::uint32_t batch_size = 500;
+};
+
+struct log_config {
+  /// spdlog level: trace, debug, info, warn, error. Default: "info".
+  std::string level = "info";
+};
+
+/// The whole configuration of engramd.
+struct engram_config {
+  kafka_config kafka;
+  storage_config storage;
+  http_config http;
+  samples_config samples;
+  ingest_config ingest;
+  log_config log;
+};
+
+/// What load() found: the configuration, or the first error; warnings either way.
+struct load_result {
+  engram_config config;
+  /// Empty on success; otherwise names the key (or file) and the reason.
+  std::string error;
+  /// Accepted keys whose feature has not landed yet, and other non-fatal notes.
+  std::vector<std::string> warnings;
+  [[nodiscard]] bool ok() const { return error.empty(); }
+};
+
+/// Loads `path` (YAML), then applies `ENGRAM_A__B=c` variables from `env` (a
+/// null-terminated environ array, may be null), then `overrides` ("a.b=c", later wins).
+/// Values of overrides are parsed as YAML scalars or flow collections. An unknown key is
+/// an error that names it. Never throws.
+[[nodiscard]] load_result load(const std::string& path, const std::vector<std::string>& overrides,
+                               char** env);
+
+/// Checks cross-field rules; returns the first problem found, or an empty string.
+[[nodiscard]] std::string validate(const engram_config& cfg);
+
+}  // namespace engram::config

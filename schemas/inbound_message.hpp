@@ -1,0 +1,83 @@
+#pragma once
+// The inbound event (DESIGN.md §3, schemas/inbound-message.schema.json) as a C++ value,
+// and its decoder. Pure functions: no I/O, no globals, thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::schemas {
+
+enum class source_type : std::uint8_t { email, chat };
+
+[[nodiscard]] std::string_view to_string(source_type t);
+
+/// A sender or recipient: an email address or a chat handle, with an optional name.
+struct participant {
+  std::string name;
+  std::string address;
+  /// The upstream CRM contact id, empty when the bus gave none.
+  std::string contact_id;
+};
+
+/// One decoded, validated inbound message.
+struct inbound_message {
+  std::string event_id;
+  std::string organization_id;
+  source_type source = source_type::email;
+  std::string source_id;
+  /// The thread the message belongs to; empty when the bus gave none.
+  std::string thread_id;
+  /// As written by the bus (RFC 3339).
+  std::string sent_at;
+  /// sent_at as milliseconds since the Unix epoch, UTC.
+  std::int64_t sent_at_ms = 0;
+  participant from;
+  std::vector<participant> to;
+  std::vector<participant> cc;
+  std::string subject;
+  std::string body;
+  std::vector<std::string> contact_ids;
+
+  /// threadId, or the eventId for a message that starts no known thread.
+  [[nodiscard]] const std::string& thread_or_event() const {
+    return thread_id.empty() ? event_id : thread_id;
+  }
+};
+
+/// Why an event was refused: the JSON pointer of the field ("" for the whole event) and
+/// the reason, both meant for people.
+struct decode_error {
+  enum class kind : std::uint8_t { too_large, invalid_utf8, invalid_json, schema };
+  kind what = kind::schema;
+  std::string field;
+  std::string reason;
+  /// "field: reason", or the reason alone when it concerns the whole event.
+  [[nodiscard]] std::string to_string() const;
+};
+
+[[nodiscard]] std::string_view to_string(decode_error::kind k);
+
+struct decode_limits {
+  /// Larger events are refused (kind too_large). Default: 1 MiB (ingest.max_event_bytes).
+  std::uint64_t max_event_bytes = 1048576;
+};
+
+/// Decodes and validates one event. Returns the first problem found, or nullopt with
+/// `out` filled in.
+[[nodiscard]] std::optional<decode_error> decode(std::string_view bytes, const decode_limits& limits,
+                                                 inbound_message& out);
+
+/// The event as canonical JSON (fixed key order, empty optional fields left out): what the
+/// store keeps as the message's provenance.
+[[nodiscard]] std::string to_json(const inbound_message& m);
+
+/// Returns the byte offset of the first invalid UTF-8 sequence, or nullopt.
+[[nodiscard]] std::optional<std::size_t> find_invalid_utf8(std::string_view s);
+
+/// Parses an RFC 3339 date-time into milliseconds since the epoch, UTC.
+[[nodiscard]] std::optional<std::int64_t> parse_rfc3339(std::string_view s);
+
+}  // namespace engram::schemas

@@ -1,0 +1,429 @@
+// RocksDB-backed graph store.
+//
+// Key layout (parts joined by '\0'; ids never contain '\0': the decoder refuses control
+// characters). Every key starts with the organizationId, so a tenant is one contiguous range.
+//
+//   messages      org \0 eventId                               -> canonical event JSON
+//   entities      org \0 entityId                              -> entity JSON
+//   entity_names  org \0 normalisedName \0 entityId            -> ""   (names and addresses)
+//   links         org \0 entityId \0 kind \0 targetId          -> role (kind: message | thread)
+//   by_thread     org \0 threadId \0 "message" \0 eventId      -> sentAt
+//   by_contact    org \0 contactId \0 "message" \0 eventId     -> ""
+//   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
+//                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...)
+//                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
+//                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
+//                 "v"                                          -> layout version
+//
+// "o", "d" and "r" are physical (they depend on how the log was delivered) and stay out of
+// the digest; everything else is logical.
+
+#include "storage/graph_store.hpp"
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+
+namespace engram::storage {
+namespace {
+
+using json = nlohmann::json;
+
+enum cf : std::size_t {
+  cf_default,
+  cf_messages,
+  cf_entities,
+  cf_entity_names,
+  cf_links,
+  cf_by_thread,
+  cf_by_contact,
+  cf_meta,
+  cf_count
+};
+
+constexpr std::array<const char*, cf_count> cf_names{
+    "default", "messages", "entities", "entity_names", "links", "by_thread", "by_contact", "meta"};
+
+constexpr const char* layout_version = "1";
+
+errc to_errc(const rocksdb::Status& s) {
+  if (s.ok())
+    return errc::ok;
+  if (s.IsNotFound())
+    return errc::not_found;
+  if (s.IsCorruption())
+    return errc::corruption;
+  if (s.IsInvalidArgument() || s.IsNotSupported())
+    return errc::invalid_argument;
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut())
+    return errc::busy;
+  return errc::io_error;
+}
+
+/// Joins key parts with '\0'.
+template <class... Parts>
+std::string key(const Parts&... parts) {
+  std::string out;
+  for (std::string_view part : {std::string_view(parts)...}) {
+    out.push_back('\0');
+    out.append(part);
+  }
+  out.erase(0, 1);  // no separator before the first part
+  return out;
+}
+
+std::string encode_u64(std::uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8)
+    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
+  return out;
+}
+
+std::uint64_t decode_u64(std::string_view s) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < s.size(); ++i)
+    v = (v << 8) | static_cast<unsigned char>(s[i]);
+  return v;
+}
+
+std::string encode_u32(std::uint32_t v) {
+  std::string out(4, '\0');
+  for (int i = 3; i >= 0; --i, v >>= 8)
+    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
+  return out;
+}
+
+std::string lower_ascii(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+/// Lower-cased, whitespace collapsed and trimmed: the exact-lookup form of a name.
+std::string normalise_name(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (unsigned char c : s) {
+    if (std::isspace(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+
+std::string person_id(const std::string& address) {
+  return "person:" + lower_ascii(address);
+}
+
+class rocks_graph_store final : public graph_store {
+public:
+  rocks_graph_store(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs,
+                    bool sync)
+    : db_(std::move(db)), cfs_(std::move(cfs)) {
+    write_opts_.sync = sync;
+  }
+
+  ~rocks_graph_store() override {
+    for (auto* h : cfs_)
+      db_->DestroyColumnFamilyHandle(h);
+    db_->Close();
+  }
+
+  errc apply(const log_position& pos, const schemas::inbound_message* m,
+             apply_outcome* outcome) override {
+    rocksdb::WriteBatch batch;
+    apply_outcome result;
+    if (!m) {
+      result = apply_outcome::skipped;
+      if (auto e = bump(batch, key("r", pos.topic), 1); e != errc::ok)
+        return e;
+    } else {
+      std::string ignored;
+      auto seen = key("s", m->organization_id, m->event_id);
+      auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &ignored);
+      if (st.ok()) {
+        result = apply_outcome::duplicate;
+        if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+          return e;
+      } else if (!st.IsNotFound()) {
+        return to_errc(st);
+      } else {
+        result = apply_outcome::applied;
+        batch.Put(cfs_[cf_meta], seen, "");
+        if (auto e = put_message(batch, *m); e != errc::ok)
+          return e;
+      }
+    }
+    std::string offset_value = encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id;
+    batch.Put(cfs_[cf_meta], key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
+              offset_value);
+    if (auto e = to_errc(db_->Write(write_opts_, &batch)); e != errc::ok)
+      return e;
+    if (outcome)
+      *outcome = result;
+    return errc::ok;
+  }
+
+  std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override {
+    std::map<std::int32_t, stored_offset> out;
+    auto prefix = key("o", topic, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto k = it->key().ToStringView().substr(prefix.size());
+      if (k.size() != 4)
+        continue;
+      auto partition = static_cast<std::int32_t>(decode_u64(std::string(4, '\0').append(k)));
+      auto v = it->value().ToStringView();
+      out[partition] = stored_offset{static_cast<std::int64_t>(decode_u64(v)),
+                                     std::string(v.size() > 8 ? v.substr(8) : std::string_view{})};
+    }
+    return out;
+  }
+
+  std::vector<organization_stats> stats() const override {
+    std::map<std::string, organization_stats> by_org;
+    std::string prefix("n\0", 2);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto k = it->key().ToStringView().substr(prefix.size());
+      auto sep = k.find('\0');
+      if (sep == std::string_view::npos)
+        continue;
+      std::string org(k.substr(0, sep));
+      auto counter = k.substr(sep + 1);
+      auto& s = by_org[org];
+      s.organization_id = org;
+      auto v = decode_u64(it->value().ToStringView());
+      if (counter == "events")
+        s.events = v;
+      else if (counter == "contacts")
+        s.contacts = v;
+      else if (counter == "entries")
+        s.entries = v;
+      else if (counter == "relations")
+        s.relations = v;
+    }
+    std::vector<organization_stats> out;
+    for (auto& [_, s] : by_org)
+      out.push_back(std::move(s));
+    return out;
+  }
+
+  std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const override {
+    return {sum_prefix(std::string("d\0", 2)), sum_prefix(std::string("r\0", 2))};
+  }
+
+  errc get_message(const std::string& org, const std::string& event_id, std::string* out) const override {
+    return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_messages], key(org, event_id), out));
+  }
+
+  errc get_contact(const std::string& org, const std::string& address, std::string* out) const override {
+    return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, person_id(address)), out));
+  }
+
+  std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override {
+    std::vector<std::string> out;
+    auto prefix = key(org, thread, "message", "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_by_thread]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+      out.emplace_back(it->key().ToStringView().substr(prefix.size()));
+    return out;
+  }
+
+  std::string digest() const override {
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+    EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+    auto feed = [&](std::string_view s) {
+      auto len = encode_u64(s.size());
+      EVP_DigestUpdate(ctx.get(), len.data(), len.size());
+      EVP_DigestUpdate(ctx.get(), s.data(), s.size());
+    };
+    // A snapshot makes the digest consistent even while the writer keeps applying.
+    const rocksdb::Snapshot* snap = db_->GetSnapshot();
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snap;
+    for (std::size_t c = cf_messages; c < cf_count; ++c) {
+      feed(cf_names[c]);
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[c]));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        auto k = it->key().ToStringView();
+        if (c == cf_meta && k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r'))
+          continue;
+        feed(k);
+        feed(it->value().ToStringView());
+      }
+    }
+    db_->ReleaseSnapshot(snap);
+    std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx.get(), md.data(), &len);
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned i = 0; i < len; ++i) {
+      out += hex[md[i] >> 4];
+      out += hex[md[i] & 15];
+    }
+    return out;
+  }
+
+  errc init_layout() {
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], "v", &v);
+    if (st.IsNotFound())
+      return to_errc(db_->Put(write_opts_, cfs_[cf_meta], "v", layout_version));
+    if (!st.ok())
+      return to_errc(st);
+    return v == layout_version ? errc::ok : errc::invalid_argument;
+  }
+
+private:
+  /// Adds `delta` to a u64 counter in meta; the read sees every earlier applied event
+  /// because the store has one writer and each event's batch is written before the next.
+  errc bump(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta) {
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], k, &v);
+    if (!st.ok() && !st.IsNotFound())
+      return to_errc(st);
+    batch.Put(cfs_[cf_meta], k, encode_u64(decode_u64(v) + delta));
+    return errc::ok;
+  }
+
+  std::uint64_t sum_prefix(const std::string& prefix) const {
+    std::uint64_t total = 0;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+      total += decode_u64(it->value().ToStringView());
+    return total;
+  }
+
+  errc put_message(rocksdb::WriteBatch& batch, const schemas::inbound_message& m) {
+    const auto& org = m.organization_id;
+    batch.Put(cfs_[cf_messages], key(org, m.event_id), schemas::to_json(m));
+    const auto& thread = m.thread_or_event();
+    batch.Put(cfs_[cf_by_thread], key(org, thread, "message", m.event_id), m.sent_at);
+
+    // Each address once per message; the first role (from, to, cc) wins.
+    std::vector<std::pair<const schemas::participant*, const char*>> people;
+    std::set<std::string> addresses;
+    auto add = [&](const schemas::participant& p, const char* role) {
+      if (addresses.insert(lower_ascii(p.address)).second)
+        people.emplace_back(&p, role);
+    };
+    add(m.from, "from");
+    for (const auto& p : m.to)
+      add(p, "to");
+    for (const auto& p : m.cc)
+      add(p, "cc");
+
+    std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
+    std::uint64_t new_contacts = 0;
+    for (const auto& [p, role] : people) {
+      auto id = person_id(p->address);
+      std::string existing;
+      auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), &existing);
+      if (!st.ok() && !st.IsNotFound())
+        return to_errc(st);
+      json e;
+      if (st.IsNotFound()) {
+        ++new_contacts;
+        e = {{"id", id}, {"kind", "person"}, {"address", lower_ascii(p->address)},
+             {"name", p->name}, {"aliases", json::array()}, {"firstSeenAt", m.sent_at},
+             {"messages", 0}};
+        batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
+      } else {
+        e = json::parse(existing, nullptr, false);
+        if (e.is_discarded())
+          return errc::corruption;
+      }
+      if (!p->name.empty()) {
+        if (e["name"].get<std::string>().empty()) {
+          e["name"] = p->name;
+        } else if (e["name"] != p->name) {
+          auto& aliases = e["aliases"];
+          if (std::find(aliases.begin(), aliases.end(), p->name) == aliases.end())
+            aliases.push_back(p->name);
+        }
+        batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
+      }
+      if (!p->contact_id.empty()) {
+        e["contactId"] = p->contact_id;
+        contact_ids.insert(p->contact_id);
+      }
+      e["lastSeenAt"] = m.sent_at;
+      e["messages"] = e["messages"].get<std::uint64_t>() + 1;
+      batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+      batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), role);
+      batch.Put(cfs_[cf_links], key(org, id, "thread", thread), "");
+    }
+    for (const auto& c : contact_ids)
+      batch.Put(cfs_[cf_by_contact], key(org, c, "message", m.event_id), "");
+
+    if (auto e = bump(batch, key("n", org, "events"), 1); e != errc::ok)
+      return e;
+    if (new_contacts)
+      if (auto e = bump(batch, key("n", org, "contacts"), new_contacts); e != errc::ok)
+        return e;
+    return errc::ok;
+  }
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+  rocksdb::WriteOptions write_opts_;
+};
+
+}  // namespace
+
+std::string to_string(errc e) {
+  switch (e) {
+    case errc::ok: return "ok";
+    case errc::not_found: return "not_found";
+    case errc::corruption: return "corruption";
+    case errc::io_error: return "io_error";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::busy: return "busy";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error) {
+  rocksdb::DBOptions db_opts;
+  db_opts.create_if_missing = !opts.read_only;
+  db_opts.create_missing_column_families = !opts.read_only;
+  rocksdb::ColumnFamilyOptions cf_opts;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto* name : cf_names)
+    descs.emplace_back(name, cf_opts);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto st = opts.read_only
+                ? rocksdb::DB::OpenForReadOnly(db_opts, opts.path, descs, &handles, &raw)
+                : rocksdb::DB::Open(db_opts, opts.path, descs, &handles, &raw);
+  if (!st.ok()) {
+    if (error)
+      *error = "cannot open store at '" + opts.path + "': " + st.ToString();
+    return nullptr;
+  }
+  auto store = std::make_unique<rocks_graph_store>(std::unique_ptr<rocksdb::DB>(raw), std::move(handles),
+                                                   opts.sync_writes);
+  if (!opts.read_only) {
+    if (auto e = store->init_layout(); e != errc::ok) {
+      if (error)
+        *error = "store at '" + opts.path + "' has an unknown layout version (" + to_string(e) + ")";
+      return nullptr;
+    }
+  }
+  return store;
+}
+
+}  // namespace engram::storage

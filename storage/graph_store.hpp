@@ -1,0 +1,102 @@
+#pragma once
+// The graph store: a materialised view of engram-log in RocksDB. Nothing outside storage/
+// sees RocksDB; errors leave as values (errc), never as exceptions.
+
+#include "schemas/inbound_message.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace engram::storage {
+
+enum class errc : std::uint8_t { ok = 0, not_found, corruption, io_error, invalid_argument, busy };
+
+[[nodiscard]] std::string to_string(errc e);
+
+/// Where a record sits on a Kafka topic, plus the cluster it was read from: an offset is
+/// only meaningful on the cluster that assigned it.
+struct log_position {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;
+  std::string cluster_id;
+};
+
+/// The next offset to read of one partition, as last stored.
+struct stored_offset {
+  std::int64_t next_offset = 0;
+  std::string cluster_id;
+};
+
+enum class apply_outcome : std::uint8_t {
+  applied,    ///< new event: its mutations and the offset advance were written
+  duplicate,  ///< eventId seen before: only the offset advanced
+  skipped,    ///< undecodable record: only the offset advanced
+};
+
+/// Per-organisation counts, kept in the same WriteBatch as the data they count.
+struct organization_stats {
+  std::string organization_id;
+  std::uint64_t events = 0;
+  std::uint64_t contacts = 0;
+  std::uint64_t entries = 0;
+  std::uint64_t relations = 0;
+};
+
+struct open_options {
+  std::string path;
+  /// Open without the write lock and refuse writes (engramctl digest beside a running engramd).
+  bool read_only = false;
+  /// fsync the WAL on every write. Default: false (a kill -9 loses nothing; a power cut may).
+  bool sync_writes = false;
+};
+
+/// Persistent knowledge graph. Reads are thread-safe; writes (apply) must come from one
+/// thread at a time: the store actor owns them.
+class graph_store {
+public:
+  virtual ~graph_store() = default;
+
+  /// Applies one engram-log record in ONE WriteBatch: the message, its contacts, their
+  /// links and indexes, the counters, the seen eventId and the offset advance. `message`
+  /// null means the record could not be decoded: only the offset advances. Returns
+  /// io_error (nothing written) when RocksDB fails.
+  [[nodiscard]] virtual errc apply(const log_position& pos, const schemas::inbound_message* message,
+                                   apply_outcome* outcome) = 0;
+
+  /// Offsets stored for `topic`, by partition.
+  [[nodiscard]] virtual std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const = 0;
+
+  /// Counts per organisation, sorted by organization id.
+  [[nodiscard]] virtual std::vector<organization_stats> stats() const = 0;
+
+  /// Records skipped as duplicates and as undecodable since the store was created (physical
+  /// counts: they depend on how often the log was re-delivered, so the digest leaves them out).
+  [[nodiscard]] virtual std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const = 0;
+
+  /// The stored message of (organization, eventId) as canonical JSON, or not_found.
+  [[nodiscard]] virtual errc get_message(const std::string& organization_id, const std::string& event_id,
+                                         std::string* json) const = 0;
+
+  /// The contact entity of an address (person), as JSON, or not_found.
+  [[nodiscard]] virtual errc get_contact(const std::string& organization_id, const std::string& address,
+                                         std::string* json) const = 0;
+
+  /// EventIds of a thread's messages, in key order.
+  [[nodiscard]] virtual std::vector<std::string> thread_messages(const std::string& organization_id,
+                                                                 const std::string& thread_id) const = 0;
+
+  /// SHA-256 (hex) of the logical content: every column family in a fixed order, key and
+  /// value, leaving out what depends on delivery (offsets, redelivery counts). Independent
+  /// of RocksDB's physical layout and of wall-clock time.
+  [[nodiscard]] virtual std::string digest() const = 0;
+};
+
+/// Opens (creating if needed) the store at opts.path. On failure returns null and sets `error`.
+[[nodiscard]] std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error);
+
+}  // namespace engram::storage
