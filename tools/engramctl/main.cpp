@@ -1,1 +1,144 @@
-int main() { return 0; }
+// engramctl: operations and development commands for Engram.
+//   devbroker  a standalone Kafka mock cluster (librdkafka), for tests and local runs
+//   produce    validate a JSONL file of inbound events and produce it (key = organizationId)
+//   digest     a stable hash of a store's logical content
+//   stats      engramd's /v1/stats
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/producer.hpp"
+#include "actors/mcp/http.hpp"
+#include "storage/graph_store.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+int devbroker(int partitions, const std::string& bootstrap_file, const std::vector<std::string>& topics) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::string error;
+  auto broker = engram::ingest::embedded_broker::start(topics, partitions, &error);
+  if (!broker) {
+    std::cerr << "devbroker: " << error << "\n";
+    return 1;
+  }
+  if (!bootstrap_file.empty()) {
+    // Written whole, then renamed: a reader never sees half an address.
+    auto tmp = bootstrap_file + ".tmp";
+    std::ofstream(tmp) << broker->bootstrap() << "\n";
+    if (std::rename(tmp.c_str(), bootstrap_file.c_str()) != 0) {
+      std::cerr << "devbroker: cannot write " << bootstrap_file << "\n";
+      return 1;
+    }
+  }
+  std::cout << broker->bootstrap() << std::endl;
+  std::cerr << "devbroker: " << partitions << " partitions per topic; stop with SIGTERM or Ctrl-C\n";
+  int sig = 0;
+  sigwait(&signals, &sig);
+  return 0;
+}
+
+int produce(const std::string& brokers, const std::string& topic, const std::string& file, std::uint64_t max_bytes) {
+  std::string error;
+  auto producer = engram::ingest::kafka_producer::create(brokers, {}, &error);
+  if (!producer) {
+    std::cerr << "produce: " << error << "\n";
+    return 1;
+  }
+  std::ifstream f;
+  std::istream* in = &std::cin;
+  if (file != "-") {
+    f.open(file);
+    if (!f) {
+      std::cerr << "produce: cannot read " << file << "\n";
+      return 1;
+    }
+    in = &f;
+  }
+  auto report = engram::ingest::produce_events(*producer, topic, *in, max_bytes);
+  for (const auto& p : report.problems)
+    std::cerr << file << ": " << p << "\n";
+  if (!report.error.empty()) {
+    std::cerr << "produce: " << report.error << "\n";
+    return 1;
+  }
+  std::cout << "produced " << report.produced << " events to " << topic << ", rejected " << report.rejected << "\n";
+  return report.rejected ? 1 : 0;
+}
+
+int digest(const std::string& dir) {
+  std::string error;
+  auto store = engram::storage::open_graph_store({dir, /*read_only=*/true}, &error);
+  if (!store) {
+    std::cerr << "digest: " << error << "\n";
+    return 1;
+  }
+  std::cout << store->digest() << "\n";
+  return 0;
+}
+
+int stats(std::string url) {
+  if (url.find("/v1/stats") == std::string::npos) {
+    while (!url.empty() && url.back() == '/')
+      url.pop_back();
+    url += "/v1/stats";
+  }
+  auto res = engram::http::fetch("GET", url);
+  if (res.status == 0) {
+    std::cerr << "stats: " << res.error << "\n";
+    return 1;
+  }
+  auto doc = nlohmann::json::parse(res.body, nullptr, false);
+  std::cout << (doc.is_discarded() ? res.body : doc.dump(2)) << "\n";
+  return res.status == 200 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  CLI::App app{"engramctl: operate Engram"};
+  app.require_subcommand(1);
+
+  auto* db = app.add_subcommand("devbroker", "Run a standalone Kafka mock cluster until SIGTERM");
+  int partitions = 4;
+  std::string bootstrap_file;
+  std::vector<std::string> topics{"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"};
+  db->add_option("--partitions", partitions, "Partitions per topic")->capture_default_str()->check(CLI::Range(1, 64));
+  db->add_option("--bootstrap-file", bootstrap_file, "Write the bootstrap address to this file");
+  db->add_option("--topics", topics, "Topics to create")->capture_default_str()->delimiter(',');
+
+  auto* pr = app.add_subcommand("produce", "Validate inbound events (JSONL) and produce them, key = organizationId");
+  std::string brokers, topic = "inbound-messages", file;
+  std::uint64_t max_bytes = 1048576;
+  pr->add_option("--brokers", brokers, "Bootstrap servers")->required();
+  pr->add_option("--topic", topic, "Topic")->capture_default_str();
+  pr->add_option("--max-event-bytes", max_bytes, "Refuse larger events")->capture_default_str();
+  pr->add_option("file", file, "JSONL file, or - for stdin")->required();
+
+  auto* dg = app.add_subcommand("digest", "Print the hash of a store's logical content");
+  std::string data_dir;
+  dg->add_option("--data-dir", data_dir, "The store's directory (storage.path)")->required();
+
+  auto* st = app.add_subcommand("stats", "Print engramd's /v1/stats");
+  std::string url = "http://127.0.0.1:8700";
+  st->add_option("--url", url, "engramd's base URL")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  if (*db)
+    return devbroker(partitions, bootstrap_file, topics);
+  if (*pr)
+    return produce(brokers, topic, file, max_bytes);
+  if (*dg)
+    return digest(data_dir);
+  return stats(url);
+}

@@ -1,0 +1,107 @@
+#include "config/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+using engram::config::load;
+
+class ConfigTest : public ::testing::Test {
+protected:
+  std::string write(const std::string& yaml) {
+    path_ = std::filesystem::temp_directory_path() / ("engram-config-" + std::to_string(::getpid()) + "-" +
+                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                                                      ".yaml");
+    std::ofstream(path_) << yaml;
+    return path_.string();
+  }
+  ~ConfigTest() override { std::filesystem::remove(path_); }
+  std::filesystem::path path_;
+};
+
+TEST_F(ConfigTest, EmbeddedDefaultFileLoadsWithDesignDefaults) {
+  auto r = load(std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.config.kafka.embedded());
+  EXPECT_EQ(r.config.kafka.group_id, "engram");
+  EXPECT_EQ(r.config.kafka.topics.inbound, "inbound-messages");
+  EXPECT_EQ(r.config.kafka.topics.log, "engram-log");
+  EXPECT_EQ(r.config.kafka.topics.reminders, "engram-reminders");
+  EXPECT_EQ(r.config.kafka.topics.dead_letter, "engram-dlq");
+  EXPECT_EQ(r.config.storage.path, "./data/engram");
+  EXPECT_EQ(r.config.http.listen, "127.0.0.1:8700");
+  EXPECT_TRUE(r.config.samples.load);
+  EXPECT_EQ(r.config.ingest.max_event_bytes, 1048576u);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST_F(ConfigTest, EmptyFileGivesDefaults) {
+  auto r = load(write(""), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.kafka.brokers, "embedded");
+}
+
+TEST_F(ConfigTest, UnknownKeyIsAnErrorThatNamesIt) {
+  auto r = load(write("kafka:\n  brokerz: x\n"), {}, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("'kafka.brokerz'"), std::string::npos) << r.error;
+  auto top = load(write("nonsense: 1\n"), {}, nullptr);
+  EXPECT_NE(top.error.find("'nonsense'"), std::string::npos) << top.error;
+}
+
+TEST_F(ConfigTest, SetOverridesWinOverFileAndEnvironment) {
+  std::string env_brokers = "ENGRAM_KAFKA__BROKERS=env:9092";
+  std::string env_group = "ENGRAM_KAFKA__GROUP_ID=from-env";
+  char* env[] = {env_brokers.data(), env_group.data(), nullptr};
+  auto r = load(write("kafka:\n  brokers: file:9092\n"), {"kafka.brokers=cli:9092", "samples.load=false"}, env);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.kafka.brokers, "cli:9092");
+  EXPECT_EQ(r.config.kafka.group_id, "from-env");
+  EXPECT_FALSE(r.config.samples.load);
+}
+
+TEST_F(ConfigTest, RdkafkaPropertiesKeepTheirDots) {
+  std::string env_prop = "ENGRAM_KAFKA__RDKAFKA__FETCH_WAIT_MAX_MS=50";
+  char* env[] = {env_prop.data(), nullptr};
+  auto r = load(write("kafka:\n  rdkafka:\n    socket.timeout.ms: 1000\n"), {"kafka.rdkafka.session.timeout.ms=6000"},
+                env);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.kafka.rdkafka.at("session.timeout.ms"), "6000");
+  EXPECT_EQ(r.config.kafka.rdkafka.at("socket.timeout.ms"), "1000");
+  EXPECT_EQ(r.config.kafka.rdkafka.at("fetch.wait.max.ms"), "50");
+}
+
+TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
+  auto r = load(write("samples:\n  load: maybe\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'samples.load'"), std::string::npos) << r.error;
+  r = load(write("ingest:\n  max_event_bytes: -5\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'ingest.max_event_bytes'"), std::string::npos) << r.error;
+  r = load(write("ingest:\n  max_event_bytes: 10\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("between 1024"), std::string::npos) << r.error;
+  r = load(write("http:\n  listen: nowhere\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'http.listen'"), std::string::npos) << r.error;
+  r = load(write("kafka:\n  topics:\n    log: same\n    inbound: same\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("distinct"), std::string::npos) << r.error;
+}
+
+TEST_F(ConfigTest, KeysOfFeaturesNotLandedAreAcceptedWithAWarning) {
+  auto r = load(write("auth:\n  tokens: []\n  anonymous_organization: null\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("auth.tokens"), std::string::npos);
+}
+
+TEST_F(ConfigTest, MissingFileAndBadOverrideAreClearErrors) {
+  auto r = load("/nonexistent/engram.yaml", {}, nullptr);
+  EXPECT_NE(r.error.find("cannot read config file '/nonexistent/engram.yaml'"), std::string::npos);
+  r = load(write(""), {"kafka.brokers"}, nullptr);
+  EXPECT_NE(r.error.find("expected key=value"), std::string::npos) << r.error;
+  r = load(write(""), {"kafka..brokers=x"}, nullptr);
+  EXPECT_NE(r.error.find("not a valid key"), std::string::npos) << r.error;
+}
+
+}  // namespace

@@ -1,0 +1,211 @@
+#include "storage/graph_store.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace {
+
+using namespace engram;
+using json = nlohmann::json;
+
+schemas::inbound_message message(const std::string& org, const std::string& id, const std::string& thread = "thr-1") {
+  schemas::inbound_message m;
+  m.event_id = id;
+  m.organization_id = org;
+  m.thread_id = thread;
+  m.sent_at = "2026-03-05T10:00:00Z";
+  m.sent_at_ms = 1772704800000;
+  m.from = {"Sarah Lee", "Sarah@Acme.example", "c-17"};
+  m.to = {{"Bob", "bob@ourco.example", ""}};
+  m.cc = {{"", "sarah@acme.example", ""}};  // the sender again, differently cased
+  m.subject = "Trial extension";
+  m.body = "We extend the trial to March 20.";
+  m.contact_ids = {"c-17"};
+  return m;
+}
+
+class GraphStoreTest : public ::testing::Test {
+protected:
+  GraphStoreTest() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("engram-store-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    reopen();
+  }
+  ~GraphStoreTest() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+    for (auto& d : extra_)
+      std::filesystem::remove_all(d);
+  }
+
+  void reopen() {
+    store_.reset();
+    std::string error;
+    store_ = storage::open_graph_store({dir_.string()}, &error);
+    ASSERT_TRUE(store_) << error;
+  }
+
+  std::unique_ptr<storage::graph_store> other_store(const std::string& suffix) {
+    auto d = dir_.string() + "-" + suffix;
+    std::filesystem::remove_all(d);
+    extra_.push_back(d);
+    std::string error;
+    auto s = storage::open_graph_store({d}, &error);
+    EXPECT_TRUE(s) << error;
+    return s;
+  }
+
+  static storage::apply_outcome apply(storage::graph_store& s, const schemas::inbound_message* m, std::int64_t offset,
+                                      std::int32_t partition = 0) {
+    storage::apply_outcome out{};
+    auto e = s.apply({"engram-log", partition, offset, "cluster-a"}, m, &out);
+    EXPECT_EQ(e, storage::errc::ok);
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::vector<std::string> extra_;
+  std::unique_ptr<storage::graph_store> store_;
+};
+
+TEST_F(GraphStoreTest, AppliedEventWritesMessageContactsThreadCountersAndOffsetTogether) {
+  auto m = message("acme", "evt-1");
+  EXPECT_EQ(apply(*store_, &m, 41), storage::apply_outcome::applied);
+
+  std::string msg;
+  ASSERT_EQ(store_->get_message("acme", "evt-1", &msg), storage::errc::ok);
+  EXPECT_EQ(json::parse(msg)["body"], "We extend the trial to March 20.");
+
+  std::string contact;
+  ASSERT_EQ(store_->get_contact("acme", "sarah@acme.example", &contact), storage::errc::ok);
+  auto c = json::parse(contact);
+  EXPECT_EQ(c["name"], "Sarah Lee");
+  EXPECT_EQ(c["contactId"], "c-17");
+  EXPECT_EQ(c["address"], "sarah@acme.example");
+  EXPECT_EQ(c["messages"], 1);  // from and cc of one message count once
+
+  EXPECT_EQ(store_->thread_messages("acme", "thr-1"), std::vector<std::string>{"evt-1"});
+  auto offsets = store_->offsets("engram-log");
+  ASSERT_EQ(offsets.size(), 1u);
+  EXPECT_EQ(offsets[0].next_offset, 42);
+  EXPECT_EQ(offsets[0].cluster_id, "cluster-a");
+  auto stats = store_->stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].events, 1u);
+  EXPECT_EQ(stats[0].contacts, 2u);  // Sarah and Bob
+}
+
+TEST_F(GraphStoreTest, RedeliveredEventIsANoOpBeyondTheOffset) {
+  auto m = message("acme", "evt-1");
+  apply(*store_, &m, 0);
+  auto before = store_->digest();
+  auto changed = m;
+  changed.body = "a different body under the same eventId";
+  EXPECT_EQ(apply(*store_, &changed, 7), storage::apply_outcome::duplicate);
+  EXPECT_EQ(store_->digest(), before);
+  EXPECT_EQ(store_->stats()[0].events, 1u);
+  EXPECT_EQ(store_->offsets("engram-log")[0].next_offset, 8);
+  EXPECT_EQ(store_->redelivery_counts().first, 1u);
+  std::string msg;
+  ASSERT_EQ(store_->get_message("acme", "evt-1", &msg), storage::errc::ok);
+  EXPECT_EQ(json::parse(msg)["body"], "We extend the trial to March 20.");
+}
+
+TEST_F(GraphStoreTest, EverythingSurvivesReopen) {
+  auto m1 = message("acme", "evt-1");
+  auto m2 = message("acme", "evt-2", "thr-2");
+  apply(*store_, &m1, 0);
+  apply(*store_, &m2, 1, 3);
+  auto digest = store_->digest();
+  reopen();
+  EXPECT_EQ(store_->digest(), digest);
+  EXPECT_EQ(store_->stats()[0].events, 2u);
+  EXPECT_EQ(store_->offsets("engram-log")[3].next_offset, 2);
+  EXPECT_EQ(apply(*store_, &m2, 2, 3), storage::apply_outcome::duplicate);
+}
+
+TEST_F(GraphStoreTest, UndecodableRecordOnlyAdvancesTheOffset) {
+  auto before = store_->digest();
+  EXPECT_EQ(apply(*store_, nullptr, 5), storage::apply_outcome::skipped);
+  EXPECT_EQ(store_->digest(), before);
+  EXPECT_EQ(store_->offsets("engram-log")[0].next_offset, 6);
+  EXPECT_EQ(store_->redelivery_counts().second, 1u);
+}
+
+TEST_F(GraphStoreTest, ContactKeepsFirstNameAndCollectsAliases) {
+  auto m1 = message("acme", "evt-1");
+  auto m2 = message("acme", "evt-2");
+  m2.from.name = "S. Lee";
+  apply(*store_, &m1, 0);
+  apply(*store_, &m2, 1);
+  std::string contact;
+  ASSERT_EQ(store_->get_contact("acme", "SARAH@acme.example", &contact), storage::errc::ok);
+  auto c = json::parse(contact);
+  EXPECT_EQ(c["name"], "Sarah Lee");
+  EXPECT_EQ(c["aliases"], json::array({"S. Lee"}));
+  EXPECT_EQ(c["messages"], 2);
+  EXPECT_EQ(store_->stats()[0].contacts, 2u);
+}
+
+TEST_F(GraphStoreTest, OrganisationsNeverShareData) {
+  auto a = message("acme", "evt-1");
+  auto b = message("northwind", "evt-1");  // same eventId, other tenant: a different event
+  EXPECT_EQ(apply(*store_, &a, 0), storage::apply_outcome::applied);
+  EXPECT_EQ(apply(*store_, &b, 1), storage::apply_outcome::applied);
+  auto stats = store_->stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].organization_id, "acme");
+  EXPECT_EQ(stats[1].organization_id, "northwind");
+  std::string out;
+  EXPECT_EQ(store_->get_message("globex", "evt-1", &out), storage::errc::not_found);
+}
+
+TEST_F(GraphStoreTest, DigestIgnoresOffsetsClusterAndRedeliveryButNotContent) {
+  auto m1 = message("acme", "evt-1");
+  auto m2 = message("acme", "evt-2");
+  apply(*store_, &m1, 0);
+  apply(*store_, &m2, 1);
+
+  auto other = other_store("b");
+  storage::apply_outcome out{};
+  ASSERT_EQ(other->apply({"engram-log", 2, 100, "cluster-b"}, &m1, &out), storage::errc::ok);
+  ASSERT_EQ(other->apply({"engram-log", 2, 101, "cluster-b"}, nullptr, &out), storage::errc::ok);
+  ASSERT_EQ(other->apply({"engram-log", 2, 102, "cluster-b"}, &m1, &out), storage::errc::ok);
+  ASSERT_EQ(other->apply({"engram-log", 2, 103, "cluster-b"}, &m2, &out), storage::errc::ok);
+  EXPECT_EQ(other->digest(), store_->digest());
+
+  auto third = other_store("c");
+  auto m2b = m2;
+  m2b.subject = "Trial extension (2)";
+  ASSERT_EQ(third->apply({"engram-log", 0, 0, "cluster-a"}, &m1, &out), storage::errc::ok);
+  ASSERT_EQ(third->apply({"engram-log", 0, 1, "cluster-a"}, &m2b, &out), storage::errc::ok);
+  EXPECT_NE(third->digest(), store_->digest());
+  EXPECT_EQ(store_->digest().size(), 64u);
+}
+
+TEST_F(GraphStoreTest, ReadOnlyStoreRefusesWritesAndChangesNothing) {
+  auto m1 = message("acme", "evt-1");
+  apply(*store_, &m1, 0);
+  auto digest = store_->digest();
+  std::string error;
+  auto ro = storage::open_graph_store({dir_.string(), /*read_only=*/true}, &error);
+  ASSERT_TRUE(ro) << error;
+  auto m2 = message("acme", "evt-2");
+  storage::apply_outcome out{};
+  EXPECT_NE(ro->apply({"engram-log", 0, 1, "cluster-a"}, &m2, &out), storage::errc::ok);
+  EXPECT_EQ(ro->digest(), digest);
+  EXPECT_EQ(ro->offsets("engram-log")[0].next_offset, 1);
+}
+
+TEST_F(GraphStoreTest, OpeningANonDirectoryFailsWithAClearError) {
+  std::string error;
+  auto s = storage::open_graph_store({"/proc/version/x"}, &error);
+  EXPECT_FALSE(s);
+  EXPECT_NE(error.find("cannot open store at '/proc/version/x'"), std::string::npos) << error;
+}
+
+}  // namespace

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Engram's developer entry point.
+#   tools/dev.sh setup   install every Debian package the project needs (idempotent; root)
+#   tools/dev.sh build   Release build into build/ (binaries in build/bin/)
+#   tools/dev.sh run     setup + build + start engramd on the embedded default
+#   tools/dev.sh test    setup + build + the whole test suite (ctest)
+#   tools/dev.sh bench   setup + build + the benchmarks (figures for README)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build"
+jobs="${ENGRAM_JOBS:-2}"
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache git ca-certificates
+  libcaf-dev librocksdb-dev libhnswlib-dev nlohmann-json3-dev libboost-dev
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
+  libyaml-cpp-dev libcli11-dev prometheus-cpp-dev
+  kcat curl
+)
+
+setup() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup: all ${#packages[@]} packages present"
+    return
+  fi
+  echo "setup: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j "$jobs"
+}
+
+case "${1:-}" in
+  setup) setup ;;
+  build) build ;;
+  run)
+    setup
+    build
+    cd "$root"
+    shift
+    exec "$build/bin/engramd" --config config/engram.yaml "$@"
+    ;;
+  test)
+    setup
+    build
+    cd "$build"
+    ctest --output-on-failure --timeout 600 -j "$jobs" "${@:2}"
+    ;;
+  bench)
+    setup
+    build
+    cd "$root"
+    "$build/bin/engram_bench" "${@:2}"
+    ;;
+  *)
+    echo "usage: tools/dev.sh setup|build|run|test|bench" >&2
+    exit 2
+    ;;
+esac
