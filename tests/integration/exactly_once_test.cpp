@@ -1,0 +1,183 @@
+// Exactly-once under kill -9: engramd runs as a child process against a broker in this
+// process and is killed at random moments while events keep arriving; at the end every
+// event is applied exactly once and the store's digest equals that of an uninterrupted run.
+#include "actors/mcp/http.hpp"
+#include "storage/graph_store.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+namespace {
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+constexpr std::size_t total_events = 2000;
+
+std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port) {
+  return {ENGRAMD_PATH,
+          "--config",
+          std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml",
+          "--set", "kafka.brokers=" + brokers,
+          "--set", "storage.path=" + data_dir,
+          "--set", "samples.load=false",
+          "--set", "http.listen=127.0.0.1:" + std::to_string(port),
+          // A killed member stays in its group until its session times out; keep that short.
+          "--set", "kafka.rdkafka.session.timeout.ms=3000",
+          "--set", "kafka.rdkafka.heartbeat.interval.ms=300"};
+}
+
+/// True once engramd reports live engram-log partitions (assigned to it).
+bool assigned(std::uint16_t port) {
+  auto doc = json::parse(test::get(port, "/v1/stats"), nullptr, false);
+  if (doc.is_discarded())
+    return false;
+  for (const auto& p : doc["partitions"])
+    if (p.contains("lag"))
+      return true;
+  return false;
+}
+
+/// Events applied according to /v1/stats, or -1 when engramd does not answer.
+long applied(std::uint16_t port) {
+  auto body = test::get(port, "/v1/stats");
+  auto doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded())
+    return -1;
+  long n = 0;
+  for (const auto& o : doc["organizations"])
+    n += o["events"].get<long>();
+  return n;
+}
+
+void produce(const std::string& brokers, const std::vector<std::string>& evs, std::size_t from, std::size_t to) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (std::size_t i = from; i < to; ++i)
+    kv.emplace_back(test::org_of(evs[i]), evs[i]);
+  test::produce_raw(brokers, "inbound-messages", kv);
+}
+
+std::string digest_of(const std::string& data_dir) {
+  std::string error;
+  auto store = storage::open_graph_store({data_dir, /*read_only=*/true}, &error);
+  EXPECT_TRUE(store) << error;
+  return store ? store->digest() : std::string();
+}
+
+/// engramctl digest, to check the tool agrees with the library.
+std::string engramctl_digest(const std::string& data_dir) {
+  std::string cmd = std::string(ENGRAMD_PATH);
+  cmd = cmd.substr(0, cmd.rfind('/')) + "/engramctl digest --data-dir " + data_dir;
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p))
+      out += buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
+}
+
+TEST(ExactlyOnce, KillNineAtRandomMomentsAppliesEveryEventOnceAndMatchesAnUninterruptedRun) {
+  auto events = test::make_events(total_events);
+  unsigned seed = std::random_device{}();
+  if (const char* s = std::getenv("EXACTLY_ONCE_SEED"))
+    seed = static_cast<unsigned>(std::stoul(s));
+  std::printf("seed %u (EXACTLY_ONCE_SEED reproduces the kill moments)\n", seed);
+  std::mt19937 rng(seed);
+
+  test::temp_dir dir("exactly-once");
+  auto log = dir.sub("engramd.log");
+  auto broker = test::start_broker();
+  auto port = test::free_port();
+
+  // Events keep arriving, in bursts, while engramd is killed and restarted.
+  std::atomic<bool> producing{true};
+  std::thread producer([&] {
+    for (std::size_t i = 0; i < total_events; i += 100) {
+      produce(broker->bootstrap(), events, i, std::min(total_events, i + 100));
+      std::this_thread::sleep_for(2500ms);
+    }
+    producing = false;
+  });
+
+  int kills = 0;
+  std::vector<long> applied_at_kill;
+  std::uniform_int_distribution<int> moment_ms(0, 1500);
+  while (kills < 6 || (producing && kills < 12)) {
+    test::child engramd(engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
+    // Kill once it owns its partitions (rejoining takes seconds), at a random moment after.
+    ASSERT_TRUE(test::wait_until([&] { return assigned(port); }, 30s)) << test::tail(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(moment_ms(rng)));
+    applied_at_kill.push_back(applied(port));
+    ASSERT_TRUE(engramd.alive()) << test::tail(log);
+    engramd.kill9();
+    ++kills;
+  }
+  producer.join();
+  std::string progress;
+  for (auto a : applied_at_kill)
+    progress += std::to_string(a) + " ";
+  std::printf("killed %d times; events applied at each kill: %s\n", kills, progress.c_str());
+  // Kills must have landed while work was going on, not all before or after it.
+  EXPECT_TRUE(std::any_of(applied_at_kill.begin(), applied_at_kill.end(),
+                          [](long a) { return a > 0 && a < long(total_events); }))
+      << progress;
+
+  {
+    test::child engramd(engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
+    ASSERT_TRUE(test::wait_until([&] { return applied(port) == long(total_events); }, 120s))
+        << applied(port) << "\n" << test::tail(log);
+    int status = 0;
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+          test::get(port, "/readyz", &status);
+          return status == 200;
+        },
+        30s));
+    std::this_thread::sleep_for(1s);  // nothing more may arrive: exactly once, not at least once
+    EXPECT_EQ(applied(port), long(total_events));
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(engramd.terminate(5s), 0) << "SIGTERM must stop engramd cleanly within 5 s\n" << test::tail(log);
+    std::printf("clean shutdown took %lld ms\n",
+                static_cast<long long>(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+                        .count()));
+  }
+
+  // The same events, uninterrupted, on a broker of their own.
+  auto control_broker = test::start_broker();
+  produce(control_broker->bootstrap(), events, 0, total_events);
+  {
+    test::child engramd(engramd_args(control_broker->bootstrap(), dir.sub("control"), port), log);
+    ASSERT_TRUE(test::wait_until([&] { return applied(port) == long(total_events); }, 120s)) << test::tail(log);
+    EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
+  }
+
+  if (std::getenv("EXACTLY_ONCE_VERBOSE"))
+    std::printf("%s", test::tail(log, 400).c_str());
+  auto killed = digest_of(dir.sub("killed"));
+  auto control = digest_of(dir.sub("control"));
+  EXPECT_EQ(killed, control);
+  EXPECT_EQ(engramctl_digest(dir.sub("killed")), killed);
+  std::string error;
+  auto store = storage::open_graph_store({dir.sub("killed"), true}, &error);
+  ASSERT_TRUE(store) << error;
+  std::uint64_t sum = 0;
+  for (const auto& s : store->stats())
+    sum += s.events;
+  EXPECT_EQ(sum, total_events);
+  std::printf("duplicates skipped after kills: %llu\n",
+              static_cast<unsigned long long>(store->redelivery_counts().first));
+}
+
+}  // namespace

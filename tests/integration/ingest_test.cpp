@@ -1,0 +1,222 @@
+// Ingestion end to end, in-process: a real Kafka-protocol broker (librdkafka's mock
+// cluster), the real sequencer, pipeline and RocksDB store, HTTP over a real socket.
+#include "actors/engine/engine.hpp"
+#include "actors/ingest/sequencer.hpp"
+#include "actors/mcp/http.hpp"
+#include "storage/graph_store.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace {
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+class IngestTest : public ::testing::Test {
+protected:
+  IngestTest() : dir_("ingest"), broker_(test::start_broker()) {}
+
+  std::unique_ptr<engine::engine> start(config::engram_config cfg, engine::engine_options opts = {}) {
+    std::string error;
+    auto e = engine::engine::start(cfg, std::move(opts), &error);
+    EXPECT_TRUE(e) << error;
+    return e;
+  }
+
+  config::engram_config cfg() { return test::test_config(broker_->bootstrap(), dir_.sub("store")); }
+
+  static std::uint64_t events(engine::engine& e) {
+    std::uint64_t n = 0;
+    for (const auto& s : e.store().stats())
+      n += s.events;
+    return n;
+  }
+
+  static void produce_events(const std::string& brokers, const std::vector<std::string>& evs) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (const auto& e : evs)
+      kv.emplace_back(test::org_of(e), e);
+    test::produce_raw(brokers, "inbound-messages", kv);
+  }
+
+  test::temp_dir dir_;
+  std::unique_ptr<ingest::embedded_broker> broker_;
+};
+
+TEST_F(IngestTest, PoisonEventsGoToDeadLetterWithReasonAndTheRestApplies) {
+  auto good = test::make_events(60);
+  json missing = json::parse(good[0]);
+  missing.erase("from");
+  missing["eventId"] = "poison-missing";
+  json wrong_type = json::parse(good[1]);
+  wrong_type["sentAt"] = 1772704800;
+  json huge = json::parse(good[2]);
+  huge["eventId"] = "poison-huge";
+  huge["body"] = std::string(2u << 20, 'x');
+  std::string bad_utf8 = good[3];
+  bad_utf8.replace(bad_utf8.find("Message"), 1, "\xC3\x28");
+  // Bad events interleaved with good ones on the same partition (key acme).
+  struct poison {
+    std::string bytes;
+    std::string reason;
+  };
+  std::vector<poison> poisons{
+      {"{\"eventId\": \"broken\", ", "invalid JSON"},
+      {missing.dump(), "/from: required field is missing"},
+      {wrong_type.dump(), "/sentAt: must be a string, got number"},
+      {huge.dump(), "larger than ingest.max_event_bytes (1048576)"},
+      {bad_utf8, "invalid UTF-8 at byte"},
+  };
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (std::size_t i = 0; i < 30; ++i) {
+    kv.emplace_back(test::org_of(good[i]), good[i]);
+    if (i % 6 == 5)
+      kv.emplace_back("acme", poisons[i / 6].bytes);
+  }
+  test::produce_raw(broker_->bootstrap(), "inbound-messages", kv);
+
+  auto e = start(cfg());
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == 30; }, 60s)) << events(*e);
+  // Nothing stalls: events produced after the poison ones are applied too.
+  produce_events(broker_->bootstrap(), {good.begin() + 30, good.end()});
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == 60; }, 60s)) << events(*e);
+
+  auto dlq = test::consume_all(broker_->bootstrap(), "engram-dlq", poisons.size(), 30s);
+  ASSERT_EQ(dlq.size(), poisons.size());
+  for (const auto& p : poisons) {
+    auto it = std::find_if(dlq.begin(), dlq.end(), [&](const auto& r) { return r.value == p.bytes; });
+    ASSERT_NE(it, dlq.end()) << "not dead-lettered with its original bytes: " << p.reason;
+    EXPECT_NE(it->headers["reason"].find(p.reason), std::string::npos) << it->headers["reason"];
+    EXPECT_EQ(it->headers["source-topic"], "inbound-messages");
+    EXPECT_FALSE(it->headers["source-offset"].empty());
+  }
+  EXPECT_EQ(e->metrics().dead_lettered(), poisons.size());
+  // Only good events reached engram-log.
+  EXPECT_EQ(test::topic_size(broker_->bootstrap(), "engram-log"), 60);
+  auto m = e->metrics().render();
+  EXPECT_NE(m.find("engram_dead_letter_total{reason=\"too_large\"} 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("engram_dead_letter_total{reason=\"schema\"} 2"), std::string::npos) << m;
+}
+
+TEST_F(IngestTest, SequencerCrashBetweenAppendAndCommitLeavesNoDuplicateInTheStore) {
+  auto evs = test::make_events(90);
+  produce_events(broker_->bootstrap(), evs);
+
+  // First sequencer: appends everything it reads, then "crashes" before committing.
+  actors::metrics metrics;
+  std::string error;
+  std::atomic<bool> crashed{false};
+  ingest::sequencer_options crash;
+  crash.before_commit = [&] {
+    crashed = true;
+    return false;
+  };
+  auto first = ingest::sequencer::start(cfg(), broker_->bootstrap(), metrics, crash, &error);
+  ASSERT_TRUE(first) << error;
+  ASSERT_TRUE(test::wait_until([&] { return !first->running(); }, 60s));
+  ASSERT_TRUE(crashed);
+  auto appended = test::topic_size(broker_->bootstrap(), "engram-log");
+  ASSERT_GT(appended, 0);
+  first.reset();
+
+  // The engine's sequencer (same group) finds nothing committed and appends again.
+  auto e = start(cfg());
+  ASSERT_TRUE(test::wait_until([&] { return test::topic_size(broker_->bootstrap(), "engram-log") == appended + 90; },
+                               60s));
+  ASSERT_TRUE(test::wait_until([&] { return e->store().redelivery_counts().first == std::uint64_t(appended); }, 60s))
+      << e->store().redelivery_counts().first;
+  EXPECT_EQ(events(*e), 90u);
+  for (const auto& s : e->store().stats())
+    EXPECT_EQ(s.events, 30u) << s.organization_id;
+}
+
+TEST_F(IngestTest, RestartResumesAtStoredOffsetsWithoutRereading) {
+  auto evs = test::make_events(120);
+  produce_events(broker_->bootstrap(), {evs.begin(), evs.begin() + 60});
+  {
+    auto e = start(cfg());
+    ASSERT_TRUE(test::wait_until([&] { return events(*e) == 60; }, 60s));
+    e->stop();
+  }
+  produce_events(broker_->bootstrap(), {evs.begin() + 60, evs.end()});
+  auto e = start(cfg());
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == 120; }, 60s)) << events(*e);
+  EXPECT_EQ(e->store().redelivery_counts().first, 0u);  // resumed where it stopped
+  auto offsets = e->store().offsets("engram-log");
+  std::int64_t sum = 0;
+  for (const auto& [p, o] : offsets)
+    sum += o.next_offset;
+  EXPECT_EQ(sum, 120);
+}
+
+TEST_F(IngestTest, HttpEndpointsAnswerOverARealSocket) {
+  auto evs = test::make_events(30);
+  produce_events(broker_->bootstrap(), evs);
+  auto e = start(cfg());
+  auto port = e->http_port();
+  ASSERT_NE(port, 0);
+  int status = 0;
+  EXPECT_EQ(json::parse(test::get(port, "/healthz", &status))["status"], "ok");
+  EXPECT_EQ(status, 200);
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == 30; }, 60s));
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        test::get(port, "/readyz", &status);
+        return status == 200;
+      },
+      30s));
+  auto stats = json::parse(test::get(port, "/v1/stats", &status));
+  EXPECT_EQ(status, 200);
+  ASSERT_EQ(stats["organizations"].size(), 3u);
+  EXPECT_EQ(stats["organizations"][0]["organizationId"], "acme");
+  EXPECT_EQ(stats["organizations"][0]["events"], 10);
+  EXPECT_GT(stats["organizations"][0]["contacts"], 0);
+  std::int64_t applied = 0;
+  for (const auto& p : stats["partitions"]) {
+    applied += p["appliedOffset"].get<std::int64_t>();
+    EXPECT_EQ(p["lag"], 0);
+  }
+  EXPECT_EQ(applied, 30);
+  auto metrics = test::get(port, "/metrics", &status);
+  EXPECT_NE(metrics.find("engram_log_records_total{outcome=\"applied\"} 30"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("engram_apply_latency_seconds_count 30"), std::string::npos);
+  EXPECT_NE(metrics.find("engram_log_lag{partition="), std::string::npos);
+  test::get(port, "/nope", &status);
+  EXPECT_EQ(status, 404);
+  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/v1/stats", "{}");
+  EXPECT_EQ(r.status, 405);
+}
+
+TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {
+  auto c = cfg();
+  c.kafka.brokers = "embedded";
+  c.samples.load = true;
+  c.samples.path = std::string(ENGRAM_SOURCE_DIR) + "/tools/samples/demo-stream.jsonl";
+  std::string first_digest;
+  std::vector<storage::organization_stats> first_stats;
+  {
+    auto e = start(c);
+    ASSERT_TRUE(test::wait_until([&] { return events(*e) >= 60 && e->status().ready(); }, 60s));
+    ASSERT_TRUE(test::wait_until([&] { return e->store().stats().size() == 2 && events(*e) == 91; }, 30s))
+        << events(*e);
+    first_digest = e->store().digest();
+    first_stats = e->store().stats();
+    e->stop();
+  }
+  // A new embedded broker starts empty; the samples are loaded again and must be no-ops.
+  auto e = start(c);
+  ASSERT_TRUE(test::wait_until([&] { return e->store().redelivery_counts().first == 91; }, 60s))
+      << e->store().redelivery_counts().first;
+  EXPECT_EQ(events(*e), 91u);
+  EXPECT_EQ(e->store().digest(), first_digest);
+  ASSERT_EQ(e->store().stats().size(), first_stats.size());
+  for (std::size_t i = 0; i < first_stats.size(); ++i)
+    EXPECT_EQ(e->store().stats()[i].contacts, first_stats[i].contacts);
+}
+
+}  // namespace

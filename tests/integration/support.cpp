@@ -1,0 +1,282 @@
+#include "tests/integration/support.hpp"
+
+#include "actors/ingest/producer.hpp"
+#include "actors/mcp/http.hpp"
+
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafkacpp.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace engram::test {
+
+using json = nlohmann::json;
+
+temp_dir::temp_dir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  path_ = (std::filesystem::temp_directory_path() /
+           ("engram-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+              .string();
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);  // best effort
+}
+
+std::unique_ptr<ingest::embedded_broker> start_broker() {
+  std::string error;
+  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4,
+                                          &error);
+  EXPECT_TRUE(b) << error;
+  return b;
+}
+
+void produce_raw(const std::string& brokers, const std::string& topic,
+                 const std::vector<std::pair<std::string, std::string>>& key_values) {
+  std::string error;
+  auto p = ingest::kafka_producer::create(brokers, {}, &error);
+  ASSERT_TRUE(p) << error;
+  for (const auto& [k, v] : key_values)
+    ASSERT_TRUE(p->produce(topic, k, v)) << p->last_error();
+  ASSERT_TRUE(p->flush(std::chrono::seconds(30))) << p->last_error();
+}
+
+namespace {
+
+std::unique_ptr<RdKafka::KafkaConsumer> reader(const std::string& brokers) {
+  static std::atomic<int> counter{0};
+  std::string err;
+  std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  conf->set("bootstrap.servers", brokers, err);
+  conf->set("group.id", "test-reader-" + std::to_string(::getpid()) + "-" + std::to_string(counter++), err);
+  conf->set("enable.auto.commit", "false", err);
+  conf->set("enable.partition.eof", "false", err);
+  std::unique_ptr<RdKafka::KafkaConsumer> c(RdKafka::KafkaConsumer::create(conf.get(), err));
+  EXPECT_TRUE(c) << err;
+  return c;
+}
+
+std::vector<std::int32_t> partitions_of(RdKafka::KafkaConsumer& c, const std::string& topic) {
+  std::string err;
+  std::unique_ptr<RdKafka::Topic> t(RdKafka::Topic::create(&c, topic, nullptr, err));
+  RdKafka::Metadata* md = nullptr;
+  std::vector<std::int32_t> out;
+  if (c.metadata(false, t.get(), &md, 5000) != RdKafka::ERR_NO_ERROR)
+    return out;
+  for (const auto* tm : *md->topics())
+    for (const auto* pm : *tm->partitions())
+      out.push_back(pm->id());
+  delete md;
+  return out;
+}
+
+}  // namespace
+
+std::vector<record> consume_all(const std::string& brokers, const std::string& topic, std::size_t expected,
+                                std::chrono::milliseconds timeout) {
+  auto c = reader(brokers);
+  std::vector<RdKafka::TopicPartition*> tps;
+  for (auto p : partitions_of(*c, topic))
+    tps.push_back(RdKafka::TopicPartition::create(topic, p, RdKafka::Topic::OFFSET_BEGINNING));
+  c->assign(tps);
+  RdKafka::TopicPartition::destroy(tps);
+  std::vector<record> out;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out.size() < expected && std::chrono::steady_clock::now() < deadline) {
+    std::unique_ptr<RdKafka::Message> msg(c->consume(100));
+    if (msg->err() != RdKafka::ERR_NO_ERROR)
+      continue;
+    record r;
+    r.partition = msg->partition();
+    r.offset = msg->offset();
+    if (msg->key())
+      r.key = *msg->key();
+    r.value.assign(static_cast<const char*>(msg->payload()), msg->len());
+    if (auto* hs = msg->headers())
+      for (const auto& h : hs->get_all())
+        r.headers[h.key()] = std::string(static_cast<const char*>(h.value()), h.value_size());
+    out.push_back(std::move(r));
+  }
+  c->close();
+  return out;
+}
+
+std::int64_t topic_size(const std::string& brokers, const std::string& topic) {
+  auto c = reader(brokers);
+  std::int64_t total = 0;
+  for (auto p : partitions_of(*c, topic)) {
+    std::int64_t lo = 0, hi = 0;
+    if (c->query_watermark_offsets(topic, p, &lo, &hi, 5000) == RdKafka::ERR_NO_ERROR)
+      total += hi;
+  }
+  c->close();
+  return total;
+}
+
+std::vector<std::string> make_events(std::size_t n, std::size_t body_bytes) {
+  static const std::vector<std::string> orgs{"acme", "globex", "initech"};
+  static const std::vector<std::string> people{"Sarah Lee", "Bob Martin", "Dana Kim", "Priya Shah", "Tom Berg",
+                                               "Lena Ortiz", "Ken Ito", "Mia Novak"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& org = orgs[i % orgs.size()];
+    const auto& sender = people[(i * 7) % people.size()];
+    const auto& rcpt = people[(i * 3 + 1) % people.size()];
+    auto address = [&](const std::string& name) {
+      std::string local;
+      for (char c : name)
+        if (c != ' ')
+          local += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return local + "@" + org + ".example";
+    };
+    std::string body = "Message " + std::to_string(i) + ": we agreed on item " + std::to_string(i % 17) + ". ";
+    while (body.size() < body_bytes)
+      body += "More detail about the plan and its next steps. ";
+    char sent[32];
+    std::snprintf(sent, sizeof sent, "2026-03-%02zuT%02zu:%02zu:00Z", 1 + (i / 1440) % 28, (i / 60) % 24, i % 60);
+    json e{{"eventId", "evt-" + std::to_string(i)},
+           {"organizationId", org},
+           {"sourceType", i % 4 == 0 ? "chat" : "email"},
+           {"threadId", org + "-thr-" + std::to_string(i % 23)},
+           {"sentAt", sent},
+           {"from", {{"name", sender}, {"address", address(sender)}, {"contactId", "c-" + std::to_string(i % 11)}}},
+           {"to", json::array({{{"name", rcpt}, {"address", address(rcpt)}}})},
+           {"cc", json::array()},
+           {"subject", "Topic " + std::to_string(i % 23)},
+           {"body", body},
+           {"contactIds", json::array({"c-" + std::to_string(i % 11)})}};
+    out.push_back(e.dump());
+  }
+  return out;
+}
+
+std::string org_of(const std::string& event_json) {
+  return json::parse(event_json)["organizationId"].get<std::string>();
+}
+
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (pred())
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+config::engram_config test_config(const std::string& brokers, const std::string& data_dir, std::uint16_t port) {
+  config::engram_config cfg;
+  cfg.kafka.brokers = brokers;
+  cfg.kafka.rdkafka["session.timeout.ms"] = "6000";
+  cfg.kafka.rdkafka["heartbeat.interval.ms"] = "500";
+  cfg.storage.path = data_dir;
+  cfg.samples.load = false;
+  cfg.http.listen = "127.0.0.1:" + std::to_string(port);
+  return cfg;
+}
+
+std::string get(std::uint16_t port, const std::string& path, int* status) {
+  auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + path, {}, {}, std::chrono::seconds(5));
+  if (status)
+    *status = r.status;
+  return r.status ? r.body : std::string();
+}
+
+child::child(const std::vector<std::string>& argv, const std::string& log_file) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+}
+
+child::~child() {
+  if (alive())
+    kill9();
+}
+
+void child::kill9() {
+  ::kill(pid_, SIGKILL);
+  int st = 0;
+  ::waitpid(pid_, &st, 0);
+  reaped_ = true;
+}
+
+int child::terminate(std::chrono::milliseconds timeout) {
+  ::kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+      reaped_ = true;
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+bool child::alive() {
+  if (reaped_ || pid_ <= 0)
+    return false;
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+    reaped_ = true;
+    return false;
+  }
+  return true;
+}
+
+std::string tail(const std::string& file, std::size_t lines) {
+  std::ifstream in(file);
+  std::deque<std::string> last;
+  std::string line;
+  while (std::getline(in, line)) {
+    last.push_back(line);
+    if (last.size() > lines)
+      last.pop_front();
+  }
+  std::string out;
+  for (const auto& l : last)
+    out += l + "\n";
+  return out;
+}
+
+}  // namespace engram::test

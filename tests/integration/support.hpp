@@ -1,0 +1,93 @@
+#pragma once
+// Helpers for integration tests: temporary directories, a real Kafka-protocol broker
+// (librdkafka's mock cluster), raw produce/consume, child processes, HTTP polling.
+
+#include "actors/ingest/embedded_broker.hpp"
+#include "config/config.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace engram::test {
+
+/// A fresh directory, removed on destruction.
+class temp_dir {
+public:
+  explicit temp_dir(const std::string& tag);
+  ~temp_dir();
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string sub(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+/// The four default topics with 4 partitions each.
+std::unique_ptr<ingest::embedded_broker> start_broker();
+
+struct record {
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;
+  std::string key;
+  std::string value;
+  std::map<std::string, std::string> headers;
+};
+
+/// Produces raw values (key each) and waits for acknowledgement; fails the test otherwise.
+void produce_raw(const std::string& brokers, const std::string& topic,
+                 const std::vector<std::pair<std::string, std::string>>& key_values);
+
+/// Reads every partition of `topic` from the beginning until `expected` records arrived
+/// or `timeout` passed; returns what arrived.
+std::vector<record> consume_all(const std::string& brokers, const std::string& topic, std::size_t expected,
+                                std::chrono::milliseconds timeout);
+
+/// Sum of the high-water marks of a topic's partitions.
+std::int64_t topic_size(const std::string& brokers, const std::string& topic);
+
+/// `n` deterministic, valid inbound events of organisations "acme", "globex", "initech",
+/// each JSON on one line, in production order.
+std::vector<std::string> make_events(std::size_t n, std::size_t body_bytes = 200);
+
+/// The organizationId of a JSON event (test data only).
+std::string org_of(const std::string& event_json);
+
+/// Polls `pred` every 50 ms until true or `timeout`; returns the last value.
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+
+/// A TCP port that was free a moment ago on 127.0.0.1.
+std::uint16_t free_port();
+
+/// Config for an engine against `brokers`, store in `data_dir`, samples off, short
+/// session timeout (fast rejoin after a kill), HTTP on `port` (0 = any).
+config::engram_config test_config(const std::string& brokers, const std::string& data_dir, std::uint16_t port = 0);
+
+/// GET http://127.0.0.1:port/path; returns the JSON body, or null when unreachable.
+std::string get(std::uint16_t port, const std::string& path, int* status = nullptr);
+
+/// A child process, with stdout and stderr appended to a log file.
+class child {
+public:
+  child(const std::vector<std::string>& argv, const std::string& log_file);
+  ~child();
+  void kill9();
+  /// Sends SIGTERM and waits up to `timeout`; returns the exit status, or -1 on timeout.
+  int terminate(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool alive();
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+/// The last `lines` lines of a file, for failure messages.
+std::string tail(const std::string& file, std::size_t lines = 40);
+
+}  // namespace engram::test
