@@ -23,7 +23,9 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -143,6 +145,7 @@ public:
   errc apply(const log_position& pos, const schemas::inbound_message* m,
              apply_outcome* outcome) override {
     rocksdb::WriteBatch batch;
+    pending_.clear();
     apply_outcome result;
     if (!m) {
       result = apply_outcome::skipped;
@@ -168,7 +171,7 @@ public:
     std::string offset_value = encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id;
     batch.Put(cfs_[cf_meta], key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
               offset_value);
-    if (auto e = to_errc(db_->Write(write_opts_, &batch)); e != errc::ok)
+    if (auto e = commit(batch); e != errc::ok)
       return e;
     if (outcome)
       *outcome = result;
@@ -288,15 +291,35 @@ public:
   }
 
 private:
-  /// Adds `delta` to a u64 counter in meta; the read sees every earlier applied event
-  /// because the store has one writer and each event's batch is written before the next.
+  /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
+  /// cached once read; the new value reaches the cache only when its batch is written.
   errc bump(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta) {
-    std::string v;
-    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], k, &v);
-    if (!st.ok() && !st.IsNotFound())
-      return to_errc(st);
-    batch.Put(cfs_[cf_meta], k, encode_u64(decode_u64(v) + delta));
+    auto pending = pending_.find(k);
+    std::uint64_t current = 0;
+    if (pending != pending_.end()) {
+      current = pending->second;
+    } else if (auto cached = counters_.find(k); cached != counters_.end()) {
+      current = cached->second;
+    } else {
+      std::string v;
+      auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], k, &v);
+      if (!st.ok() && !st.IsNotFound())
+        return to_errc(st);
+      current = decode_u64(v);
+    }
+    pending_[k] = current + delta;
+    batch.Put(cfs_[cf_meta], k, encode_u64(current + delta));
     return errc::ok;
+  }
+
+  /// Writes the batch; on success the counters it changed enter the cache.
+  errc commit(rocksdb::WriteBatch& batch) {
+    auto e = to_errc(db_->Write(write_opts_, &batch));
+    if (e == errc::ok)
+      for (auto& [k, v] : pending_)
+        counters_[k] = v;
+    pending_.clear();
+    return e;
   }
 
   std::uint64_t sum_prefix(const std::string& prefix) const {
@@ -347,14 +370,14 @@ private:
           return errc::corruption;
       }
       if (!p->name.empty()) {
-        if (e["name"].get<std::string>().empty()) {
+        auto& aliases = e["aliases"];
+        bool known = e["name"] == p->name || std::find(aliases.begin(), aliases.end(), p->name) != aliases.end();
+        if (e["name"].get<std::string>().empty())
           e["name"] = p->name;
-        } else if (e["name"] != p->name) {
-          auto& aliases = e["aliases"];
-          if (std::find(aliases.begin(), aliases.end(), p->name) == aliases.end())
-            aliases.push_back(p->name);
-        }
-        batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
+        else if (!known)
+          aliases.push_back(p->name);
+        if (!known)  // a known name is indexed already
+          batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
       }
       if (!p->contact_id.empty()) {
         e["contactId"] = p->contact_id;
@@ -380,6 +403,10 @@ private:
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
   rocksdb::WriteOptions write_opts_;
+  /// Counter values as of the last written batch (meta key -> value). Writer thread only.
+  std::map<std::string, std::uint64_t> counters_;
+  /// Counter values of the batch being built.
+  std::map<std::string, std::uint64_t> pending_;
 };
 
 }  // namespace
@@ -401,6 +428,11 @@ std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::str
   db_opts.create_if_missing = !opts.read_only;
   db_opts.create_missing_column_families = !opts.read_only;
   rocksdb::ColumnFamilyOptions cf_opts;
+  // Most point lookups are for keys that do not exist yet (seen eventIds, new contacts):
+  // bloom filters in the tables answer those without reading data blocks.
+  rocksdb::BlockBasedTableOptions table_opts;
+  table_opts.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  cf_opts.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   for (const auto* name : cf_names)
     descs.emplace_back(name, cf_opts);

@@ -4,6 +4,7 @@
 
 #include "actors/ingest/embedded_broker.hpp"
 #include "config/config.hpp"
+#include "tools/bench/synthetic.hpp"
 
 #include <chrono>
 #include <functional>
@@ -51,12 +52,9 @@ std::vector<record> consume_all(const std::string& brokers, const std::string& t
 /// Sum of the high-water marks of a topic's partitions.
 std::int64_t topic_size(const std::string& brokers, const std::string& topic);
 
-/// `n` deterministic, valid inbound events of organisations "acme", "globex", "initech",
-/// each JSON on one line, in production order.
-std::vector<std::string> make_events(std::size_t n, std::size_t body_bytes = 200);
-
-/// The organizationId of a JSON event (test data only).
-std::string org_of(const std::string& event_json);
+/// `n` deterministic, valid inbound events of organisations "acme", "globex", "initech".
+inline std::vector<std::string> make_events(std::size_t n) { return synthetic::events(n); }
+inline std::string org_of(const std::string& event_json) { return synthetic::organization_of(event_json); }
 
 /// Polls `pred` every 50 ms until true or `timeout`; returns the last value.
 bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
