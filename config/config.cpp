@@ -219,6 +219,10 @@ load_result load(const std::string& path, const std::vector<std::string>& overri
       if (eq == std::string::npos)
         continue;
       std::string name = kv.substr(7, eq - 7);
+      // Every config key has at least two levels: a variable without "__" is not config
+      // (ENGRAM_JOBS and the like belong to scripts).
+      if (name.find("__") == std::string::npos)
+        continue;
       std::string dotted;
       for (std::size_t i = 0; i < name.size(); ++i) {
         if (name.compare(i, 2, "__") == 0) {

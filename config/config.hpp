@@ -88,7 +88,7 @@ struct load_result {
 };
 
 /// Loads `path` (YAML), then applies `ENGRAM_A__B=c` variables from `env` (a
-/// null-terminated environ array, may be null), then `overrides` ("a.b=c", later wins).
+/// null-terminated environ array, may be null; variables without "__" are not config), then `overrides` ("a.b=c", later wins).
 /// Values of overrides are parsed as YAML scalars or flow collections. An unknown key is
 /// an error that names it. Never throws.
 [[nodiscard]] load_result load(const std::string& path, const std::vector<std::string>& overrides,

@@ -183,16 +183,14 @@ void log_consumer::run() {
         break;
     auto msgs = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
                                       "ingest");
-    if (msgs.empty()) {
-      for (const auto& [p, s] : m.status->partitions()) {
-        std::int64_t lo = 0, hi = -1;
-        if (m.consumer->get_watermark_offsets(topic, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0) {
-          m.status->watermark(p, hi);
-          m.metrics->set_lag(p, std::max<std::int64_t>(0, hi - s.next_offset));
-        }
-      }
-      continue;
+    // The high-water marks librdkafka learnt with its last fetch (no broker round trip).
+    for (const auto& [p, s] : m.status->partitions()) {
+      std::int64_t lo = 0, hi = -1;
+      if (m.consumer->get_watermark_offsets(topic, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0)
+        m.status->watermark(p, hi);
     }
+    if (msgs.empty())
+      continue;
     actors::event_batch batch;
     batch.done = std::make_shared<std::promise<actors::batch_result>>();
     std::vector<std::pair<std::int32_t, std::int64_t>> positions;

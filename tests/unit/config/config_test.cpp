@@ -56,7 +56,8 @@ TEST_F(ConfigTest, UnknownKeyIsAnErrorThatNamesIt) {
 TEST_F(ConfigTest, SetOverridesWinOverFileAndEnvironment) {
   std::string env_brokers = "ENGRAM_KAFKA__BROKERS=env:9092";
   std::string env_group = "ENGRAM_KAFKA__GROUP_ID=from-env";
-  char* env[] = {env_brokers.data(), env_group.data(), nullptr};
+  std::string env_script = "ENGRAM_JOBS=4";  // not config: no "__"
+  char* env[] = {env_brokers.data(), env_group.data(), env_script.data(), nullptr};
   auto r = load(write("kafka:\n  brokers: file:9092\n"), {"kafka.brokers=cli:9092", "samples.load=false"}, env);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.config.kafka.brokers, "cli:9092");
@@ -73,6 +74,14 @@ TEST_F(ConfigTest, RdkafkaPropertiesKeepTheirDots) {
   EXPECT_EQ(r.config.kafka.rdkafka.at("session.timeout.ms"), "6000");
   EXPECT_EQ(r.config.kafka.rdkafka.at("socket.timeout.ms"), "1000");
   EXPECT_EQ(r.config.kafka.rdkafka.at("fetch.wait.max.ms"), "50");
+}
+
+TEST_F(ConfigTest, UnknownKeyFromEnvironmentNamesTheVariable) {
+  std::string env_bad = "ENGRAM_KAFKA__BROKERZ=x";
+  char* env[] = {env_bad.data(), nullptr};
+  auto r = load(write(""), {}, env);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("'kafka.brokerz'"), std::string::npos) << r.error;
 }
 
 TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
