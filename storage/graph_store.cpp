@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <filesystem>
 #include <set>
 
 namespace engram::storage {
@@ -424,6 +425,15 @@ std::string to_string(errc e) {
 }
 
 std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error) {
+  if (!opts.read_only) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.path, ec);  // RocksDB makes only the last level
+    if (ec) {
+      if (error)
+        *error = "cannot open store at '" + opts.path + "': " + ec.message();
+      return nullptr;
+    }
+  }
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !opts.read_only;
   db_opts.create_missing_column_families = !opts.read_only;

@@ -188,13 +188,22 @@ std::string engine::impl::stats() {
                     {"contacts", s.contacts},
                     {"entries", s.entries},
                     {"relations", s.relations}});
+  // Every partition with a stored offset or assigned now.
   json parts = json::array();
   auto live = m.status.partitions();
-  for (const auto& [p, off] : m.store->offsets(m.cfg.kafka.topics.log)) {
-    json row{{"topic", m.cfg.kafka.topics.log}, {"partition", p}, {"appliedOffset", off.next_offset}};
+  auto stored = m.store->offsets(m.cfg.kafka.topics.log);
+  std::set<std::int32_t> ids;
+  for (const auto& [p, _] : stored)
+    ids.insert(p);
+  for (const auto& [p, _] : live)
+    ids.insert(p);
+  for (auto p : ids) {
+    auto st = stored.find(p);
+    std::int64_t applied = st != stored.end() ? st->second.next_offset : 0;
+    json row{{"topic", m.cfg.kafka.topics.log}, {"partition", p}, {"appliedOffset", applied}};
     if (auto it = live.find(p); it != live.end()) {
       row["highWatermark"] = it->second.high_watermark;
-      row["lag"] = std::max<std::int64_t>(0, it->second.high_watermark - off.next_offset);
+      row["lag"] = std::max<std::int64_t>(0, it->second.high_watermark - applied);
     }
     parts.push_back(std::move(row));
   }

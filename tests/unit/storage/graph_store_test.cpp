@@ -201,6 +201,16 @@ TEST_F(GraphStoreTest, ReadOnlyStoreRefusesWritesAndChangesNothing) {
   EXPECT_EQ(ro->offsets("engram-log")[0].next_offset, 1);
 }
 
+TEST_F(GraphStoreTest, MissingParentDirectoriesAreCreated) {
+  auto nested = dir_.string() + "-nested/a/b";
+  extra_.push_back(dir_.string() + "-nested");
+  std::string error;
+  auto s = storage::open_graph_store({nested}, &error);
+  ASSERT_TRUE(s) << error;
+  auto m = message("acme", "evt-1");
+  EXPECT_EQ(apply(*s, &m, 0), storage::apply_outcome::applied);
+}
+
 TEST_F(GraphStoreTest, OpeningANonDirectoryFailsWithAClearError) {
   std::string error;
   auto s = storage::open_graph_store({"/proc/version/x"}, &error);
