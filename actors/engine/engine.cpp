@@ -198,10 +198,15 @@ std::string engine::impl::stats() {
   for (const auto& [p, _] : live)
     ids.insert(p);
   for (auto p : ids) {
+    // While assigned, the consumer's view is current (a stored offset may be from another
+    // cluster); otherwise the stored one.
     auto st = stored.find(p);
-    std::int64_t applied = st != stored.end() ? st->second.next_offset : 0;
+    auto it = live.find(p);
+    std::int64_t applied = it != live.end() ? it->second.next_offset
+                           : st != stored.end() ? st->second.next_offset
+                                                : 0;
     json row{{"topic", m.cfg.kafka.topics.log}, {"partition", p}, {"appliedOffset", applied}};
-    if (auto it = live.find(p); it != live.end()) {
+    if (it != live.end()) {
       row["highWatermark"] = it->second.high_watermark;
       row["lag"] = std::max<std::int64_t>(0, it->second.high_watermark - applied);
     }
