@@ -97,7 +97,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
-  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics);
+  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics, m.status);
 
   http::server_options ho;
   ho.listen = cfg.http.listen;

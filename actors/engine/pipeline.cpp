@@ -14,10 +14,11 @@ stage_actor::behavior_type pass_through(stage_actor::pointer self, stage_actor n
 
 }  // namespace
 
-pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store, metrics& m) {
+pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store, metrics& m,
+                        ingest_status& status) {
   pipeline p;
   // RocksDB writes block: the store gets its own thread.
-  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), &m);
+  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), &m, &status);
   p.stages.push_back(next);
   for (const char* stage : {"branch", "contradiction", "dedup", "extractor"}) {
     (void)stage;  // named for the reader: each becomes its own actor with its issue

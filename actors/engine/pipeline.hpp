@@ -4,6 +4,7 @@
 
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
+#include "actors/common/status.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/fwd.hpp>
@@ -21,6 +22,6 @@ struct pipeline {
 };
 
 [[nodiscard]] pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
-                                      metrics& m);
+                                      metrics& m, ingest_status& status);
 
 }  // namespace engram::actors

@@ -26,25 +26,19 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   actors::ingest_status* status = nullptr;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<kafka_producer> dlq;  // made on first use
-  std::deque<std::pair<std::vector<std::pair<std::int32_t, std::int64_t>>,
-                       std::future<actors::batch_result>>>
-      in_flight;
+  /// Batches sent to the pipeline, oldest first: (records, completion).
+  std::deque<std::pair<std::size_t, std::future<actors::batch_result>>> in_flight;
   std::atomic<bool>* failed = nullptr;
 
   /// Waits for the oldest batch and records its outcome. Returns false on a store failure.
   bool complete_oldest() {
-    auto [positions, fut] = std::move(in_flight.front());
+    auto [records, fut] = std::move(in_flight.front());
     in_flight.pop_front();
-    auto r = fut.get();
-    std::map<std::int32_t, std::int64_t> next;
-    for (std::size_t i = 0; i < r.done && i < positions.size(); ++i)
-      next[positions[i].first] = positions[i].second + 1;
-    for (const auto& [p, o] : next)
-      status->applied(p, o);
+    auto r = fut.get();  // the store told `status` each applied offset already
     if (r.error != storage::errc::ok) {
       spdlog::error("ingest: the store failed ({}) after {} of {} records: stopping; the stored offsets "
                     "are where a restart resumes",
-                    storage::to_string(r.error), r.done, positions.size());
+                    storage::to_string(r.error), r.done, records);
       failed->store(true);
       return false;
     }
@@ -193,7 +187,6 @@ void log_consumer::run() {
       continue;
     actors::event_batch batch;
     batch.done = std::make_shared<std::promise<actors::batch_result>>();
-    std::vector<std::pair<std::int32_t, std::int64_t>> positions;
     auto now = std::chrono::steady_clock::now();
     for (const auto& msg : msgs) {
       actors::log_record rec;
@@ -215,10 +208,9 @@ void log_consumer::run() {
       }
       if (!rec.message)
         spdlog::warn("ingest: {}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
-      positions.emplace_back(msg->partition(), msg->offset());
       batch.records.push_back(std::move(rec));
     }
-    m.in_flight.emplace_back(std::move(positions), batch.done->get_future());
+    m.in_flight.emplace_back(batch.records.size(), batch.done->get_future());
     caf::anon_send(m.head, std::move(batch));
     while (m.in_flight.size() >= max_in_flight && !failed_)
       if (!m.complete_oldest())

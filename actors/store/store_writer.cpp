@@ -5,9 +5,11 @@
 namespace engram::actors {
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
-                                        std::shared_ptr<storage::graph_store> store, metrics* m) {
+                                        std::shared_ptr<storage::graph_store> store, metrics* m,
+                                        ingest_status* status) {
   self->state.store = std::move(store);
   self->state.counters = m;
+  self->state.status = status;
   return {
       [self](event_batch& batch) {
         auto& st = self->state;
@@ -18,6 +20,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
           if (r.error != storage::errc::ok)
             break;  // the consumer stops; nothing after the failure is applied
           ++r.done;
+          st.status->applied(rec.position.partition, rec.position.offset + 1);
           switch (outcome) {
             case storage::apply_outcome::applied: ++r.applied; break;
             case storage::apply_outcome::duplicate: ++r.duplicates; break;

@@ -5,6 +5,7 @@
 
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
+#include "actors/common/status.hpp"
 #include "storage/graph_store.hpp"
 
 #include <memory>
@@ -15,9 +16,12 @@ struct store_writer_state {
   static inline const char* name = "store";
   std::shared_ptr<storage::graph_store> store;
   actors::metrics* counters = nullptr;
+  /// Told each partition's next offset as soon as it is durable.
+  ingest_status* status = nullptr;
 };
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
-                                        std::shared_ptr<storage::graph_store> store, metrics* m);
+                                        std::shared_ptr<storage::graph_store> store, metrics* m,
+                                        ingest_status* status);
 
 }  // namespace engram::actors
