@@ -1,10 +1,49 @@
 #include "actors/ingest/internal/kafka.hpp"
 
+#include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 namespace engram::ingest::detail {
 
-std::unique_ptr<RdKafka::Conf> make_conf(const std::string& brokers, const properties& user,
+namespace {
+
+/// Property name -> 'C' (consumer only), 'P' (producer only) or '*', read once from
+/// librdkafka's own table of properties.
+const std::map<std::string, char>& property_scopes() {
+  static const std::map<std::string, char> scopes = [] {
+    std::map<std::string, char> out;
+    char* buf = nullptr;
+    std::size_t len = 0;
+    FILE* f = open_memstream(&buf, &len);
+    if (!f)
+      return out;
+    rd_kafka_conf_properties_show(f);
+    std::fclose(f);
+    std::istringstream in(std::string(buf, len));
+    std::free(buf);
+    std::string line;
+    while (std::getline(in, line)) {
+      // "name                 |  C  | range | default | importance | description"
+      auto bar = line.find('|');
+      if (bar == std::string::npos || bar + 4 > line.size())
+        continue;
+      auto name = line.substr(0, line.find(' '));
+      char scope = line[bar + 3];
+      if (!name.empty() && (scope == 'C' || scope == 'P' || scope == '*'))
+        out.emplace(name, scope);
+    }
+    return out;
+  }();
+  return scopes;
+}
+
+}  // namespace
+
+std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& brokers, const properties& user,
                                          const properties& required, std::string* error) {
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string err;
@@ -17,9 +56,13 @@ std::unique_ptr<RdKafka::Conf> make_conf(const std::string& brokers, const prope
   };
   if (!set("bootstrap.servers", brokers, "kafka.brokers:"))
     return nullptr;
-  for (const auto& [k, v] : user)
+  const char other = role == client_role::consumer ? 'P' : 'C';
+  for (const auto& [k, v] : user) {
+    if (auto it = property_scopes().find(k); it != property_scopes().end() && it->second == other)
+      continue;  // meant for the other kind of client
     if (!set(k, v, "kafka.rdkafka:"))
       return nullptr;
+  }
   for (const auto& [k, v] : required)
     if (!set(k, v, "engram:"))
       return nullptr;

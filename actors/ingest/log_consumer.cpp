@@ -128,7 +128,7 @@ std::unique_ptr<log_consumer> log_consumer::start(const config::engram_config& c
   m.metrics = &metrics;
   m.status = &status;
   m.failed = &lc->failed_;
-  auto conf = detail::make_conf(brokers, cfg.kafka.rdkafka,
+  auto conf = detail::make_conf(detail::client_role::consumer, brokers, cfg.kafka.rdkafka,
                                 {{"group.id", cfg.kafka.group_id},
                                  {"enable.auto.commit", "false"},
                                  {"enable.auto.offset.store", "false"},

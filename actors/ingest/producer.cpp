@@ -28,7 +28,7 @@ std::unique_ptr<kafka_producer> kafka_producer::create(const std::string& broker
                                                        std::string* error) {
   std::unique_ptr<kafka_producer> p(new kafka_producer());
   p->impl_ = std::make_unique<impl>();
-  auto conf = detail::make_conf(brokers, rdkafka,
+  auto conf = detail::make_conf(detail::client_role::producer, brokers, rdkafka,
                                 {{"enable.idempotence", "true"},
                                  {"acks", "all"},
                                  // Dead letters carry the original bytes, which may exceed the

@@ -27,7 +27,7 @@ std::unique_ptr<sequencer> sequencer::start(const config::engram_config& cfg, co
   m.cfg = cfg;
   m.metrics = &metrics;
   m.opts = std::move(opts);
-  auto conf = detail::make_conf(brokers, cfg.kafka.rdkafka,
+  auto conf = detail::make_conf(detail::client_role::consumer, brokers, cfg.kafka.rdkafka,
                                 {{"group.id", cfg.kafka.group_id + "-sequencer"},
                                  {"enable.auto.commit", "false"},
                                  {"auto.offset.reset", "earliest"},

@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafkacpp.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,9 +15,14 @@ namespace engram::ingest::detail {
 
 using properties = std::map<std::string, std::string>;
 
+enum class client_role : std::uint8_t { consumer, producer };
+
 /// Builds a client configuration: `user` (kafka.rdkafka) first, then `required`, which
-/// correctness depends on and the user cannot override. Returns null and sets `error`.
-std::unique_ptr<RdKafka::Conf> make_conf(const std::string& brokers, const properties& user,
+/// correctness depends on and the user cannot override. User properties that librdkafka
+/// documents for the other role only (session.timeout.ms for a producer, acks for a
+/// consumer) are left out, so kafka.rdkafka can hold both kinds without warnings.
+/// Returns null and sets `error`.
+std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& brokers, const properties& user,
                                          const properties& required, std::string* error);
 
 /// Polls up to `max` messages: waits up to `wait` for the first, then takes what is ready.

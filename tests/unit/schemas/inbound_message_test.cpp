@@ -54,10 +54,6 @@ TEST(InboundMessage, OnlyRequiredFieldsIsEnough) {
   EXPECT_EQ(m.sent_at_ms, 1772697600000);
 }
 
-struct missing_case {
-  const char* pointer;
-};
-
 class RequiredField : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RequiredField, MissingIsNamedWithReason) {
@@ -127,7 +123,14 @@ INSTANTIATE_TEST_SUITE_P(
         wrong_case{"/subject", 3, "must be a string, got number"},
         wrong_case{"/body", json::array({"a"}), "must be a string, got array"},
         wrong_case{"/contactIds", "c-17", "must be an array, got string"},
-        wrong_case{"/contactIds/0", 17, "must be a string, got number"}));
+        wrong_case{"/contactIds/0", 17, "must be a string, got number"}),
+    [](const ::testing::TestParamInfo<wrong_case>& info) {
+      std::string name = std::to_string(info.index) + "_";
+      for (char c : std::string(info.param.pointer))
+        if (std::isalnum(static_cast<unsigned char>(c)))
+          name += c;
+      return name;
+    });
 
 TEST(InboundMessage, MissingParticipantAddressInListIsNamed) {
   json j = valid_event();
