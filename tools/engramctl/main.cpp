@@ -2,7 +2,9 @@
 //   devbroker  a standalone Kafka mock cluster (librdkafka), for tests and local runs
 //   produce    validate a JSONL file of inbound events and produce it (key = organizationId)
 //   digest     a stable hash of a store's logical content
+//   extract    what extraction reads from inbound events, without broker or store
 //   stats      engramd's /v1/stats
+#include "actors/extractor/extract.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/mcp/http.hpp"
@@ -75,6 +77,45 @@ int produce(const std::string& brokers, const std::string& topic, const std::str
   return report.rejected ? 1 : 0;
 }
 
+/// One JSON line per event: its ids and what extraction read. Invalid lines are reported
+/// on stderr with their line number and skipped.
+int extract(const std::string& file, double threshold) {
+  std::ifstream f;
+  std::istream* in = &std::cin;
+  if (file != "-") {
+    f.open(file);
+    if (!f) {
+      std::cerr << "extract: cannot read " << file << "\n";
+      return 1;
+    }
+    in = &f;
+  }
+  engram::extractor::validator_options opts;
+  opts.confidence_threshold = threshold;
+  std::string line;
+  std::size_t lineno = 0, bad = 0;
+  while (std::getline(*in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    engram::schemas::inbound_message m;
+    if (auto err = engram::schemas::decode(line, {}, m)) {
+      std::cerr << file << ": line " << lineno << ": " << err->to_string() << "\n";
+      ++bad;
+      continue;
+    }
+    engram::extractor::validation_report report;
+    auto x = engram::extractor::extract_validated(m, opts, &report);
+    auto doc = nlohmann::json::parse(engram::schemas::to_json(x));
+    nlohmann::json out{{"eventId", m.event_id}, {"organizationId", m.organization_id}};
+    out.update(doc);
+    if (!report.injection_signals.empty())
+      out["injectionSignals"] = report.injection_signals;
+    std::cout << out.dump() << "\n";
+  }
+  return bad ? 1 : 0;
+}
+
 int digest(const std::string& dir) {
   std::string error;
   auto store = engram::storage::open_graph_store({dir, /*read_only=*/true}, &error);
@@ -129,6 +170,12 @@ int main(int argc, char** argv) {
   std::string data_dir;
   dg->add_option("--data-dir", data_dir, "The store's directory (storage.path)")->required();
 
+  auto* ex = app.add_subcommand("extract", "Print what extraction reads from inbound events (JSONL), one JSON line each");
+  std::string extract_file = "-";
+  double threshold = 0.6;
+  ex->add_option("file", extract_file, "JSONL file, or - for stdin")->capture_default_str();
+  ex->add_option("--confidence-threshold", threshold, "Drop entries below")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+
   auto* st = app.add_subcommand("stats", "Print engramd's /v1/stats");
   std::string url = "http://127.0.0.1:8700";
   st->add_option("--url", url, "engramd's base URL")->capture_default_str();
@@ -140,5 +187,7 @@ int main(int argc, char** argv) {
     return produce(brokers, topic, file, max_bytes);
   if (*dg)
     return digest(data_dir);
+  if (*ex)
+    return extract(extract_file, threshold);
   return stats(url);
 }

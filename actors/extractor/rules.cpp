@@ -1,0 +1,665 @@
+#include "actors/extractor/rules.hpp"
+
+#include "actors/extractor/amounts.hpp"
+#include "actors/extractor/cleaner.hpp"
+#include "actors/extractor/dates.hpp"
+#include "actors/extractor/lexicon.hpp"
+#include "actors/extractor/text.hpp"
+#include "actors/extractor/validator.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace engram::extractor {
+namespace {
+
+using schemas::entity_kind;
+using schemas::entity_mention;
+using schemas::entry_type;
+using text::has_any;
+using text::has_word;
+
+// ---------------------------------------------------------------------------------------
+// Sentences
+
+bool is_abbreviation(std::string_view before) {
+  auto w = text::lower(before.substr(before.rfind(' ') == std::string_view::npos ? 0 : before.rfind(' ') + 1));
+  static const std::set<std::string> abbrev{"e.g", "i.e", "mr", "mrs", "ms", "dr", "inc", "ltd", "co", "corp",
+                                            "vs", "etc", "approx", "no", "st", "jr", "sr", "a.m", "p.m", "jan", "feb",
+                                            "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+                                            "est", "fig", "u.s", "dept", "min", "max", "avg", "ext", "(e.g", "(i.e"};
+  if (abbrev.count(w))
+    return true;
+  return w.size() == 1 && text::is_alpha(w[0]) && text::is_upper(before.back());  // an initial
+}
+
+bool is_bullet(std::string_view line) {
+  auto t = text::trim(line);
+  if (t.empty())
+    return false;
+  if (t[0] == '-' || t[0] == '*' || t.substr(0, 3) == "\xE2\x80\xA2")
+    return true;
+  std::size_t i = 0;
+  while (i < t.size() && text::is_digit(t[i]))
+    ++i;
+  return i > 0 && i < t.size() && (t[i] == '.' || t[i] == ')');
+}
+
+std::string strip_bullet(std::string_view line) {
+  auto t = text::trim(line);
+  if (t.substr(0, 3) == "\xE2\x80\xA2")
+    t.remove_prefix(3);
+  else if (!t.empty() && (t[0] == '-' || t[0] == '*'))
+    t.remove_prefix(1);
+  else {
+    std::size_t i = 0;
+    while (i < t.size() && text::is_digit(t[i]))
+      ++i;
+    if (i > 0 && i < t.size() && (t[i] == '.' || t[i] == ')'))
+      t.remove_prefix(i + 1);
+  }
+  return std::string(text::trim(t));
+}
+
+/// Splits a sentence into clauses at ';' and at ", and"/", but"/" and" before a new subject.
+void split_clauses(std::string_view s, std::vector<std::string>& out) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ';') {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(s.substr(start));
+  for (auto part : parts) {
+    part = text::trim(part);
+    std::size_t from = 0;
+    for (std::string_view conj : {", and ", ", but ", " and ", ", so "}) {
+      std::size_t pos = part.find(conj, from);
+      while (pos != std::string_view::npos) {
+        auto rest = part.substr(pos + conj.size());
+        auto next = text::words(rest);
+        auto left_words = text::words(part.substr(from, pos - from)).size();
+        bool new_subject = !next.empty() && next.size() >= 3 && left_words >= 4 &&
+                           (has_any(text::lower(next[0]), {"i", "we", "you", "they", "he", "she", "i'll", "we'll",
+                                                           "we've", "i've", "they'll", "she'll", "he'll", "please"}) ||
+                            (text::is_upper(next[0][0]) && lexicon::is_first_name(text::lower(text::strip_punct(next[0])))));
+        if (new_subject) {
+          out.emplace_back(text::trim(part.substr(from, pos - from)));
+          from = pos + conj.size();
+        }
+        pos = part.find(conj, pos + conj.size());
+      }
+    }
+    auto last = text::trim(part.substr(from));
+    if (!last.empty())
+      out.emplace_back(last);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> split_sentences(std::string_view body) {
+  // Paragraphs: blank lines, bullets and short salutation lines end them.
+  std::vector<std::string> paragraphs;
+  std::string cur;
+  auto flush = [&] {
+    auto t = text::trim(cur);
+    if (!t.empty())
+      paragraphs.emplace_back(t);
+    cur.clear();
+  };
+  for (auto line : text::lines(body)) {
+    auto t = text::trim(line);
+    if (t.empty()) {
+      flush();
+      continue;
+    }
+    if (is_bullet(t)) {
+      flush();
+      cur = strip_bullet(t);
+      flush();
+      continue;
+    }
+    bool salutation = t.size() < 40 && (t.back() == ',' || t.back() == ':' || t.back() == '!');
+    if (salutation) {
+      flush();
+      cur = std::string(t);
+      flush();
+      continue;
+    }
+    if (!cur.empty())
+      cur += ' ';
+    cur += t;
+    // A chat line or a line ending a sentence on its own is one paragraph per line when
+    // the next line starts a new thought; joining is for wrapped lines only.
+    if (t.back() == '.' || t.back() == '!' || t.back() == '?')
+      flush();
+  }
+  flush();
+
+  std::vector<std::string> out;
+  for (const auto& p : paragraphs) {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      char c = p[i];
+      if (c != '.' && c != '!' && c != '?')
+        continue;
+      std::size_t j = i;
+      while (j + 1 < p.size() && (p[j + 1] == '.' || p[j + 1] == '!' || p[j + 1] == '?' || p[j + 1] == '"' || p[j + 1] == ')'))
+        ++j;
+      bool end = j + 1 >= p.size() || (p[j + 1] == ' ' && j + 2 < p.size() &&
+                                       (text::is_upper(p[j + 2]) || text::is_digit(p[j + 2]) || p[j + 2] == '"' ||
+                                        p[j + 2] == '@' || static_cast<unsigned char>(p[j + 2]) >= 0x80 ||
+                                        p[j + 2] == '(' || p[j + 2] == '*'));
+      if (!end)
+        continue;
+      if (c == '.' && is_abbreviation(std::string_view(p).substr(start, i - start)))
+        continue;
+      if (c == '.' && i > 0 && text::is_digit(p[i - 1]) && j + 1 < p.size() && text::is_digit(p[j + 1]))
+        continue;
+      split_clauses(std::string_view(p).substr(start, j + 1 - start), out);
+      start = j + 1;
+    }
+    if (start < p.size())
+      split_clauses(std::string_view(p).substr(start), out);
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& s) { return text::trim(s).empty(); }),
+            out.end());
+  return out;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Classification
+
+struct verdict {
+  entry_type type;
+  double confidence;
+};
+
+bool is_junk(const std::string& l, std::size_t nwords) {
+  auto starts = [&](std::string_view p) { return l.rfind(p, 0) == 0; };
+  if (nwords <= 6 && (starts("hi") || starts("hello") || starts("hey") || starts("dear") || starts("good morning") ||
+                      starts("good afternoon") || starts("good evening") || starts("morning")))
+    return true;
+  if (nwords <= 3)
+    return true;
+  if ((starts("thanks") || starts("thank you") || starts("thx") || starts("many thanks") || starts("much appreciated") ||
+       starts("appreciate")) &&
+      !has_any(l, {"decided", "agreed", "approved", "will", "please", "prefer"}))
+    return true;
+  if (has_any(l, {"hope you", "hope all", "hope everyone", "hope this finds", "have a great", "have a good",
+                  "have a nice", "enjoy the", "enjoy your", "how are you", "how was your", "how's it going",
+                  "nice to meet", "great to meet", "good to hear", "great to hear", "congrats", "congratulations",
+                  "happy friday", "happy monday", "welcome back", "sorry for the delay", "apologies for the delay",
+                  "sorry for the late", "talk soon", "speak soon", "see you", "looking forward", "let me know if you have",
+                  "let me know what you think", "let me know if", "any questions", "feel free", "ping me", "shout if",
+                  "let me check my calendar", "check my calendar", "calendar invite", "send an invite", "sent an invite",
+                  "send over an invite", "are you free", "are you available", "does that work", "does this work",
+                  "would that work", "works for me", "work for you", "quick call", "quick chat", "hop on a call",
+                  "jump on a call", "catch up", "hope that helps", "hope this helps", "have a lovely", "good luck",
+                  "fingers crossed", "just checking in", "just following up", "following up on", "circling back",
+                  "gentle reminder", "sounds good", "sounds great", "got it", "makes sense", "no worries", "no problem",
+                  "will do", "noted", "on my way", "running late", "be there", "out of office", "ooo", "lunch",
+                  "coffee", "weekend", "vacation", "holiday"}))
+    return true;
+  return false;
+}
+
+bool is_injection_sentence(const std::string& l) {
+  return has_any(l, {"ignore previous", "ignore all previous", "ignore the previous", "ignore prior", "ignore all prior",
+                     "ignore the above", "disregard previous", "disregard all", "disregard the above",
+                     "forget your instructions", "forget all previous", "you are now", "system prompt", "new instructions",
+                     "admin mode", "developer mode", "jailbreak", "act as", "pretend to be"}) ||
+         l.find("<system") != std::string::npos || l.find("</system") != std::string::npos ||
+         l.find("[system") != std::string::npos || l.find("### system") != std::string::npos ||
+         l.find("<|") != std::string::npos || l.find("assistant:") != std::string::npos;
+}
+
+bool first_word_is(const std::string& l, std::initializer_list<std::string_view> ws) {
+  auto sp = l.find(' ');
+  auto first = l.substr(0, sp);
+  while (!first.empty() && (first.back() == ',' || first.back() == ':'))
+    first.pop_back();
+  return std::find(ws.begin(), ws.end(), first) != ws.end();
+}
+
+const std::set<std::string_view> task_verbs = {
+    "send", "share", "review", "submit", "sign", "prepare", "draft", "update", "confirm", "finalize", "finalise",
+    "check", "book", "call", "email", "forward", "provide", "complete", "fix", "upload", "approve", "file", "pay",
+    "order", "ship", "deliver", "schedule", "arrange", "set", "follow", "get", "loop", "reach", "ping", "chase",
+    "add", "remove", "create", "write", "compile", "put", "make", "ask", "collect", "circulate", "invoice", "renew",
+    "cancel", "look", "double-check", "validate", "test", "run", "organize", "organise", "coordinate", "return",
+    "escalate", "contact", "notify", "publish", "post", "reply", "respond", "clarify", "investigate", "confirm"};
+
+std::optional<verdict> classify(const std::string& s, bool has_date, bool has_amount, bool has_number,
+                                bool has_entity, bool starts_with_name) {
+  const std::string l = text::lower(s);
+  const auto nwords = text::words(s).size();
+  if (is_injection_sentence(l))
+    return std::nullopt;  // an instruction aimed at a model is not knowledge
+  bool question = !s.empty() && s.back() == '?';
+  if (is_junk(l, nwords) && !(has_amount && !question))
+    return std::nullopt;
+
+  // Requests and commitments.
+  bool request = first_word_is(l, {"please", "pls", "kindly"}) || has_any(l, {"can you", "could you", "would you",
+      "will you", "can someone", "could someone", "would you mind", "need you to", "make sure", "don't forget",
+      "do not forget", "remember to", "please make sure", "please send", "please review", "please confirm",
+      "please share", "please update", "please sign", "please submit", "please prepare", "action item", "action:",
+      "todo", "to-do", "can we get", "could we get", "i need you", "we need you"});
+  bool commitment = has_any(l, {"i'll", "i will", "i'm going to", "i am going to", "i can send", "i can share",
+      "i'll make sure", "we'll send", "we will send", "we'll share", "we will share", "we'll prepare", "we'll get",
+      "we will get", "we'll update", "we will update", "let me send", "let me get", "let me share", "i need to",
+      "we need to", "i have to", "we have to", "we must", "you need to", "you must", "i'll get", "i'll have",
+      "we'll have", "i'm on it", "we will prepare", "will follow up", "will send", "will share", "will review",
+      "will prepare", "will update", "will confirm", "will submit", "will sign", "will deliver", "will provide",
+      "will check", "will draft", "will circulate", "is going to send", "to send", "owes us"});
+  bool name_to_verb = false;
+  if (starts_with_name) {
+    auto ws = text::words(l);
+    for (std::size_t k = 1; k + 1 < ws.size() && k <= 3; ++k)
+      if ((ws[k] == "to" || ws[k] == "will" || ws[k] == "needs" || ws[k] == "should") &&
+          task_verbs.count(text::strip_punct(ws[k + 1]))) {
+        name_to_verb = true;
+        break;
+      }
+  }
+  bool imperative = task_verbs.count(text::strip_punct(l.substr(0, l.find(' ')))) && !question;
+
+  // Decisions first: "we'll go with the annual plan" is a decision, not a task.
+  bool decision = has_any(l, {"decided", "decision is", "decision was", "final decision", "we've agreed",
+      "we have agreed", "we agreed", "agreed to", "agreed that", "agreed on", "it's agreed", "approved", "signed off",
+      "sign-off on", "go with", "going with", "went with", "we chose", "we've chosen", "have chosen", "opted",
+      "settled on", "green light", "green-lit", "greenlit", "go ahead with", "going ahead", "proceed with",
+      "will proceed", "we're proceeding", "postponed", "postpone", "pushed back", "push the", "moved the", "moving the",
+      "move the launch", "cancelled", "canceled", "we're cancelling", "we are cancelling", "dropped the", "rejected",
+      "declined", "not renewing", "won't renew", "will not renew", "switching to", "switch to", "we'll switch",
+      "we will switch", "chosen", "selected", "we're going to use", "we will use", "we'll use", "locked in",
+      "confirmed that we", "we confirm", "is confirmed", "are confirmed", "has been confirmed", "final call",
+      "from now on", "effective immediately", "effective from", "starting next", "new policy", "we're moving",
+      "we are moving", "will be moved", "has been moved", "was moved", "has been pushed", "was pushed",
+      "has been postponed", "was postponed", "has been cancelled", "was cancelled", "approve", "sign off on"});
+  bool preference = has_any(l, {"prefer", "prefers", "preferred", "preference", "would rather", "'d rather",
+      "rather have", "rather not", "likes to", "like to receive", "like to get", "doesn't like", "does not like",
+      "don't like", "dislikes", "hates", "loves", "favourite", "favorite", "is keen on", "are keen on",
+      "not a fan", "big fan", "works best for", "always wants", "wants everything", "wants all", "only wants",
+      "no calls", "no meetings", "avoid", "allergic"});
+  bool goal = has_any(l, {"goal", "goals", "target", "targets", "targeting", "aim to", "aims to", "aiming", "aim is",
+      "objective", "objectives", "okr", "okrs", "kpi", "ambition", "we want to reach", "want to hit", "hope to reach",
+      "plan to reach", "plan to hit", "on track to", "strive", "mission is", "north star"});
+  bool relationship = has_any(l, {"reports to", "report to", "reporting to", "works for", "works at", "works with",
+      "is our contact", "is our new", "is the new", "is now the", "will be the new", "will be our", "has joined",
+      "joined", "took over", "taking over", "is replacing", "will replace", "replaces", "account manager for",
+      "account manager at", "customer of", "client of", "partner of", "partnered with", "partnership with",
+      "subsidiary of", "parent company", "owned by", "owns", "acquired", "acquisition of", "reseller", "distributor",
+      "supplier to", "supplier for", "vendor for", "is a customer", "are a customer", "is our customer",
+      "is our supplier", "is our partner", "is a partner", "point of contact", "main contact", "manages the",
+      "is managed by", "managed by", "in charge of", "responsible for", "leads the", "heads up", "heads the",
+      "introduced me", "is the ceo", "is the cto", "is the cfo", "is the head", "is head of", "is the owner",
+      "sister company", "spun off", "merged with", "works closely with", "is the decision maker", "sponsor",
+      "champion", "is the lead", "our contact at", "contact at", "is married", "is related"});
+  bool event = has_any(l, {"took place", "happened", "occurred", "was held", "were held", "went live", "go-live",
+      "launched", "kicked off", "kick-off", "outage", "incident", "went down", "was down", "was delivered",
+      "were delivered", "arrived", "we had a", "we held", "completed", "was completed", "finished", "shipped",
+      "was shipped", "closed the", "hired", "visited", "met with", "attended", "presented", "passed the",
+      "failed", "broke down", "was signed", "were signed", "signed the", "signed yesterday", "signed today",
+      "signed last", "signed on", "has signed", "have signed", "was released", "released", "was audited",
+      "the audit", "inspection", "was damaged", "got damaged", "were damaged", "delayed by", "was delayed",
+      "were delayed", "breach", "recall", "strike", "went through", "received", "paid the", "was paid",
+      "were paid", "announced", "resigned", "left the company", "was promoted", "promoted", "crashed"});
+
+  double hedge = has_any(l, {"maybe", "might", "perhaps", "possibly", "probably", "i think", "not sure", "i guess",
+                             "tentatively", "if possible", "could be", "i believe", "likely"})
+                     ? 0.12
+                     : 0.0;
+  auto make = [&](entry_type t, double c) { return verdict{t, std::max(0.0, c - hedge)}; };
+
+  if (question && !request && !(has_word(l, "could") && has_word(l, "you")))
+    return std::nullopt;  // a question that asks for nothing records nothing
+  if (decision && !request && !question)
+    return make(entry_type::decision, 0.85);
+  if (preference && !question)
+    return make(entry_type::preference, 0.85);
+  if (goal && !request)
+    return make(entry_type::goal, 0.82);
+  if (request || name_to_verb || imperative)
+    return make(entry_type::action_item, request || name_to_verb ? 0.85 : 0.72);
+  if (commitment)
+    return make(entry_type::action_item, 0.8);
+  if (relationship && (has_entity || starts_with_name))
+    return make(entry_type::relationship, 0.8);
+  if (event && (has_date || has_entity || has_number))
+    return make(entry_type::event, 0.8);
+  if (event)
+    return make(entry_type::event, 0.68);
+  if (relationship)
+    return make(entry_type::relationship, 0.66);
+  bool stative = has_any(l, {"is", "are", "was", "were", "has", "have", "costs", "cost", "renews", "expires",
+                             "includes", "include", "runs", "covers", "remains", "stands at", "totals", "comes to",
+                             "will be", "starts", "ends", "is due", "are due", "contains", "holds", "uses", "use",
+                             "requires", "take", "takes", "charges", "pay", "pays", "offers", "supports", "allows",
+                             "ships", "closes", "opens", "needs", "need", "operates", "employs", "serves"});
+  if (stative && (has_amount || has_number || has_date))
+    return make(entry_type::fact, 0.75);
+  if (stative && has_entity && nwords >= 5)
+    return make(entry_type::fact, 0.66);
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------
+// Entities
+
+struct span_mention {
+  std::size_t begin, end;
+  entity_mention m;
+};
+
+std::string capitalise(std::string_view s) {
+  std::string out(s);
+  if (!out.empty())
+    out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  return out;
+}
+
+bool is_capitalised(std::string_view w) { return !w.empty() && text::is_upper(w[0]); }
+
+bool is_legal_suffix(std::string_view w) {
+  static const std::set<std::string_view> s{"inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "ag", "s.a.", "sa", "plc",
+                                            "corp", "corp.", "corporation", "co.", "bv", "b.v.", "nv", "n.v.", "pty",
+                                            "se", "sas", "sarl", "limited", "llp", "oy", "ab", "as", "kg", "spa"};
+  return s.count(text::lower(w)) != 0;
+}
+
+bool is_org_word(std::string_view w) {
+  static const std::set<std::string_view> s{
+      "traders", "logistics", "systems", "labs", "technologies", "technology", "solutions", "partners", "bank",
+      "industries", "consulting", "software", "networks", "foods", "motors", "pharma", "capital", "media", "health",
+      "energy", "airlines", "freight", "shipping", "group", "holdings", "ventures", "analytics", "robotics",
+      "dynamics", "manufacturing", "insurance", "retail", "electronics", "telecom", "transport", "consultancy",
+      "associates", "agency", "studios", "university", "institute", "foundation", "hospital", "council", "ministry"};
+  return s.count(text::lower(w)) != 0;
+}
+
+/// An organisation name derived from an e-mail domain ("ops@globex.example" -> "Globex").
+std::string org_from_address(std::string_view address) {
+  auto at = address.find('@');
+  if (at == std::string_view::npos)
+    return {};
+  auto domain = text::lower(address.substr(at + 1));
+  auto dot = domain.find('.');
+  auto label = domain.substr(0, dot);
+  if (label.empty() || lexicon::is_generic_domain(label))
+    return {};
+  return capitalise(label);
+}
+
+struct message_context {
+  std::set<std::string> first_names;                // lower-case, of participants
+  std::map<std::string, std::string> person_by_first;  // lower first name -> full name
+  std::set<std::string> known_people;               // lower full names
+  std::map<std::string, std::string> known_orgs;    // lower -> as written
+};
+
+void find_people_and_orgs(const std::string& s, std::size_t sentence_start, const message_context& ctx,
+                          std::vector<span_mention>& out) {
+  auto ws = text::words(s);
+  auto offset = [&](std::string_view w) { return static_cast<std::size_t>(w.data() - s.data()); };
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    auto w = text::strip_punct(ws[i]);
+    if (!is_capitalised(w) || w.size() < 2)
+      continue;
+    auto lw = text::lower(w);
+    // Organisation names known from the message (domains, signature) or with a suffix.
+    if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
+      entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      continue;
+    }
+    // "Contoso Ltd", "Northwind Traders", "Acme Corp."
+    std::size_t j = i;
+    std::vector<std::string_view> caps;
+    while (j < ws.size() && is_capitalised(text::strip_punct(ws[j])) && caps.size() < 4) {
+      caps.push_back(text::strip_punct(ws[j]));
+      bool ends = ws[j].back() == ',' || ws[j].back() == '.' || ws[j].back() == ';';
+      ++j;
+      if (ends && !is_legal_suffix(ws[j - 1]))
+        break;
+    }
+    if (caps.size() >= 2 && (is_legal_suffix(ws[i + caps.size() - 1]) || is_org_word(caps.back())) &&
+        !lexicon::is_stop_capital(lw)) {
+      std::string written;
+      for (std::size_t k = 0; k < caps.size(); ++k)
+        written += (k ? " " : "") + std::string(caps[k]);
+      std::string name;
+      for (std::size_t k = 0; k < caps.size(); ++k)
+        if (!(k + 1 == caps.size() && is_legal_suffix(ws[i + k])))
+          name += (name.empty() ? "" : " ") + std::string(caps[k]);
+      auto b = offset(caps.front());
+      entity_mention m{entity_kind::organization, written, name, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + b, sentence_start + offset(caps.back()) + caps.back().size(), m});
+      i += caps.size() - 1;
+      continue;
+    }
+    // People: a known first name, optionally followed by a capitalised surname.
+    bool first = lexicon::is_first_name(lw) || ctx.first_names.count(lw);
+    if (first && !lexicon::is_stop_capital(lw)) {
+      std::string name(w);
+      auto end_word = w;
+      if (i + 1 < ws.size()) {
+        auto next = text::strip_punct(ws[i + 1]);
+        bool joined = ws[i].back() != ',' && ws[i].back() != '.';
+        if (joined && is_capitalised(next) && !lexicon::is_stop_capital(text::lower(next)) &&
+            !ctx.known_orgs.count(text::lower(next)) && !lexicon::is_first_name(text::lower(next))) {
+          name += " " + std::string(next);
+          end_word = next;
+          ++i;
+        }
+      }
+      std::string value = name;
+      if (name.find(' ') == std::string::npos)
+        if (auto it = ctx.person_by_first.find(lw); it != ctx.person_by_first.end())
+          value = it->second;
+      entity_mention m{entity_kind::person, name, value, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + offset(w), sentence_start + offset(end_word) + end_word.size(), m});
+      continue;
+    }
+    // "subsidiary of Contoso", "joined Fabrikam", "at Initech": a capitalised word after an
+    // organisation cue.
+    if (i > 0 && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw)) {
+      auto prev = text::lower(text::strip_punct(ws[i - 1]));
+      bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
+                 prev == "for" || prev == "from";
+      bool strong_cue = prev == "joined" || prev == "acquired" ||
+                        (i > 1 && has_any(text::lower(ws[i - 2]), {"subsidiary", "customer", "client", "partner",
+                                                                  "supplier", "vendor", "reseller", "distributor",
+                                                                  "competitor", "manager", "contact", "ceo", "cto",
+                                                                  "head", "owner", "contract", "deal", "account"}));
+      bool single = i + 1 >= ws.size() || !is_capitalised(text::strip_punct(ws[i + 1]));
+      if (cue && strong_cue && single && w.size() >= 3) {
+        entity_mention m{entity_kind::organization, std::string(w), std::string(w), {}, {}, {}, {}, {}};
+        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      }
+    }
+  }
+}
+
+std::string title_of(std::string_view content) {
+  constexpr std::size_t max_chars = 80;
+  std::size_t chars = 0, cut = content.size();
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    if ((static_cast<unsigned char>(content[i]) & 0xC0) != 0x80) {
+      if (chars == max_chars - 1) {
+        cut = i;
+        break;
+      }
+      ++chars;
+    }
+  }
+  if (cut == content.size())
+    return std::string(content);
+  auto space = content.substr(0, cut).rfind(' ');
+  if (space != std::string_view::npos && space > 40)
+    cut = space;
+  return std::string(text::trim(content.substr(0, cut))) + "\xE2\x80\xA6";
+}
+
+std::string slot_of(const std::string& l, entry_type t) {
+  static const std::vector<std::pair<std::initializer_list<std::string_view>, const char*>> slots{
+      {{"price", "pricing", "cost", "costs", "fee", "fees", "rate", "quote", "quoted", "discount"}, "price"},
+      {{"budget"}, "budget"},
+      {{"seats", "licenses", "licences", "users", "headcount"}, "seats"},
+      {{"payment terms", "net 30", "net 45", "net 60", "net 90"}, "payment_terms"},
+      {{"launch", "go-live", "go live"}, "launch_date"},
+      {{"renewal", "renews", "renew"}, "renewal_date"},
+      {{"start date", "starts", "start on", "begins"}, "start_date"},
+      {{"deadline", "due"}, "deadline"},
+      {{"invoice", "invoices", "invoicing", "billing"}, "invoicing"},
+      {{"support", "helpdesk", "support line"}, "support"},
+      {{"contract", "agreement", "sow", "msa"}, "contract"},
+      {{"delivery", "deliveries", "shipment", "shipments"}, "delivery"},
+      {{"meeting", "call", "calls"}, "meetings"},
+      {{"account manager", "point of contact", "contact"}, "contact"},
+  };
+  for (const auto& [words, slot] : slots)
+    if (has_any(l, words))
+      return slot;
+  return t == entry_type::preference ? "preference" : "";
+}
+
+}  // namespace
+
+schemas::extraction extract_rules(const schemas::inbound_message& m) {
+  schemas::extraction x;
+  x.extractor = "rules";
+  auto cleaned = clean(m.body, m.from.name);
+  const std::int64_t sent_day = m.sent_at_ms >= 0 ? m.sent_at_ms / 86400000 : (m.sent_at_ms - 86399999) / 86400000;
+
+  message_context ctx;
+  std::map<std::pair<entity_kind, std::string>, std::size_t> index;  // (kind, lower value) -> mention
+  auto add_mention = [&](entity_mention em) -> std::size_t {
+    auto key = std::make_pair(em.kind, text::lower(em.value));
+    if (auto it = index.find(key); it != index.end()) {
+      auto& have = x.mentions[it->second];
+      if (have.address.empty())
+        have.address = em.address;
+      return it->second;
+    }
+    x.mentions.push_back(std::move(em));
+    index.emplace(key, x.mentions.size() - 1);
+    return x.mentions.size() - 1;
+  };
+
+  // Participants: people of the headers, organisations of their domains (as a lexicon).
+  std::vector<const schemas::participant*> people{&m.from};
+  for (const auto& p : m.to)
+    people.push_back(&p);
+  for (const auto& p : m.cc)
+    people.push_back(&p);
+  for (const auto* p : people) {
+    auto org = org_from_address(p->address);
+    if (!org.empty() && text::lower(org) != text::lower(m.organization_id))
+      ctx.known_orgs.emplace(text::lower(org), org);
+    auto name = std::string(text::trim(p->name));
+    if (name.empty() || name.find('@') != std::string::npos)
+      continue;
+    auto first = text::lower(name.substr(0, name.find(' ')));
+    ctx.first_names.insert(first);
+    ctx.person_by_first.emplace(first, name);
+    ctx.known_people.insert(text::lower(name));
+    entity_mention em{entity_kind::person, name, name, {}, p->address, {}, {}, {}};
+    add_mention(std::move(em));
+  }
+  if (cleaned.sig) {
+    auto& sig = *cleaned.sig;
+    entity_mention em{entity_kind::person, sig.name.empty() ? m.from.name : sig.name,
+                      sig.name.empty() ? m.from.name : sig.name, {}, m.from.address, sig.role, sig.company, sig.phone};
+    if (em.value.empty())
+      em.value = em.text = m.from.address;
+    x.sender_signature = em;
+    auto idx = add_mention(em);
+    x.mentions[idx].role = sig.role;
+    x.mentions[idx].company = sig.company;
+    x.mentions[idx].phone = sig.phone;
+    if (!sig.company.empty()) {
+      std::string company = sig.company;
+      auto ws = text::words(company);
+      if (ws.size() >= 2 && is_legal_suffix(ws.back()))
+        company = std::string(company, 0, static_cast<std::size_t>(ws.back().data() - company.data()));
+      company = std::string(text::trim(company));
+      while (!company.empty() && company.back() == ',')
+        company.pop_back();
+      ctx.known_orgs.emplace(text::lower(company), company);
+      add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
+    }
+  }
+
+  const std::string& body = cleaned.text;
+  for (auto& sentence : split_sentences(body)) {
+    std::vector<span_mention> spans;
+    for (auto& d : find_dates(sentence, sent_day))
+      spans.push_back({d.begin, d.end,
+                       {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
+    for (auto& a : find_amounts(sentence))
+      spans.push_back({a.begin, a.end,
+                       {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {},
+                        {}}});
+    find_people_and_orgs(sentence, 0, ctx, spans);
+    bool has_date = false, has_amount = false, has_entity = false;
+    for (const auto& sp : spans) {
+      has_date |= sp.m.kind == entity_kind::date;
+      has_amount |= sp.m.kind == entity_kind::amount;
+      has_entity |= sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization;
+    }
+    bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
+    auto first_word = text::words(sentence);
+    bool starts_with_name = !spans.empty() && std::any_of(spans.begin(), spans.end(), [](const span_mention& sp) {
+      return sp.begin == 0 && (sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization);
+    });
+    std::vector<std::size_t> ids;
+    for (auto& sp : spans)
+      ids.push_back(add_mention(sp.m));
+    auto v = classify(sentence, has_date, has_amount, has_number, has_entity, starts_with_name);
+    if (!v)
+      continue;
+    schemas::entry e;
+    e.type = v->type;
+    e.confidence = v->confidence;
+    e.content = sentence;
+    e.title = title_of(sentence);
+    e.mentions = ids;
+    std::sort(e.mentions.begin(), e.mentions.end());
+    e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+    auto l = text::lower(sentence);
+    e.positive = !has_any(l, {"not", "no longer", "never", "don't", "doesn't", "didn't", "won't", "isn't", "aren't",
+                              "wasn't", "cannot", "can't", "no"});
+    // Subject: the first organisation, else the first person, else the sender's company.
+    for (auto kind : {entity_kind::organization, entity_kind::person})
+      for (const auto& sp : spans)
+        if (e.subject.empty() && sp.m.kind == kind)
+          e.subject = sp.m.value;
+    if (e.subject.empty() && cleaned.sig && !cleaned.sig->company.empty())
+      e.subject = cleaned.sig->company;
+    e.slot = slot_of(l, e.type);
+    for (auto kind : {entity_kind::amount, entity_kind::date})
+      for (const auto& sp : spans)
+        if (e.value.empty() && sp.m.kind == kind)
+          e.value = sp.m.kind == entity_kind::amount ? sp.m.value + " " + sp.m.currency : sp.m.value;
+    if (e.type == entry_type::action_item)
+      for (const auto& sp : spans)
+        if (sp.m.kind == entity_kind::date) {
+          auto slash = sp.m.value.find('/');
+          e.due_at = slash == std::string::npos ? sp.m.value : sp.m.value.substr(slash + 1);
+          break;
+        }
+    x.entries.push_back(std::move(e));
+  }
+  return x;
+}
+
+}  // namespace engram::extractor

@@ -1,0 +1,128 @@
+#include "actors/extractor/text.hpp"
+
+namespace engram::extractor::text {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size())
+    return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    char a = s[i], b = prefix[i];
+    if (a >= 'A' && a <= 'Z')
+      a = static_cast<char>(a - 'A' + 'a');
+    if (b >= 'A' && b <= 'Z')
+      b = static_cast<char>(b - 'A' + 'a');
+    if (a != b)
+      return false;
+  }
+  return true;
+}
+
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+namespace {
+bool word_char(char c) { return is_alpha(c) || is_digit(c) || c == '\'' || static_cast<unsigned char>(c) >= 0x80; }
+}  // namespace
+
+bool has_word(std::string_view lowered, std::string_view word) {
+  std::size_t pos = 0;
+  while ((pos = lowered.find(word, pos)) != std::string_view::npos) {
+    bool left = pos == 0 || !word_char(lowered[pos - 1]);
+    std::size_t end = pos + word.size();
+    bool right = end >= lowered.size() || !word_char(lowered[end]) || !word_char(word.back());
+    if (left && right)
+      return true;
+    ++pos;
+  }
+  return false;
+}
+
+bool has_any(std::string_view lowered, std::initializer_list<std::string_view> phrases) {
+  for (auto p : phrases)
+    if (has_word(lowered, p))
+      return true;
+  return false;
+}
+
+std::vector<std::string_view> lines(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto nl = s.find('\n', start);
+    if (nl == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      break;
+    }
+    auto line = s.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    out.push_back(line);
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+      ++i;
+    std::size_t start = i;
+    while (i < s.size() && !(s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+      ++i;
+    if (i > start)
+      out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+std::string_view strip_punct(std::string_view w) {
+  auto punct = [](char c) {
+    return c == ',' || c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '(' || c == ')' ||
+           c == '"' || c == '\'' || c == '[' || c == ']' || c == '*' || c == '<' || c == '>';
+  };
+  while (!w.empty() && punct(w.front()))
+    w.remove_prefix(1);
+  while (!w.empty() && punct(w.back()))
+    w.remove_suffix(1);
+  if (w.size() > 2 && w.substr(w.size() - 2) == "'s")
+    w.remove_suffix(2);
+  return w;
+}
+
+std::string squash(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace engram::extractor::text

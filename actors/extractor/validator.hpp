@@ -1,0 +1,42 @@
+#pragma once
+// The validator, applied to every extractor's output (rules or LLM) before anything is
+// stored: confidence threshold, length limits, and prompt-injection screening of the
+// source text. Pure functions.
+
+#include "schemas/knowledge.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::extractor {
+
+struct validator_options {
+  /// Entries below are dropped (and counted). Default 0.6 (extraction.confidence_threshold).
+  double confidence_threshold = 0.6;
+  /// Longer content is cut at a character boundary. Default 2,000 characters.
+  std::size_t max_content_chars = 2000;
+  /// Mentions with longer names are dropped. Default 120 characters.
+  std::size_t max_entity_chars = 120;
+  /// Confidence taken off entries of a message that looks like a prompt injection.
+  double suspicious_penalty = 0.3;
+};
+
+struct validation_report {
+  std::size_t dropped_low_confidence = 0;
+  std::size_t dropped_invalid = 0;
+  /// Why the source text looks like a prompt injection (empty when it does not).
+  std::vector<std::string> injection_signals;
+};
+
+/// Finds prompt-injection patterns: instruction overrides, fake role or system tags,
+/// delimiter breaking, Unicode obfuscation (invisible or bidi characters, mixed scripts).
+[[nodiscard]] std::vector<std::string> injection_signals(std::string_view source);
+
+/// Validates `x` in place against `source` (the message text the entries came from).
+validation_report validate(schemas::extraction& x, std::string_view source, const validator_options& opts);
+
+/// Characters of a UTF-8 string.
+[[nodiscard]] std::size_t utf8_chars(std::string_view s);
+
+}  // namespace engram::extractor
