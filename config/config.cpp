@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -58,6 +59,17 @@ std::uint64_t as_uint(const YAML::Node& n, const std::string& key, std::uint64_t
   if (v < lo || v > hi)
     fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
                   s);
+  return v;
+}
+
+double as_double(const YAML::Node& n, const std::string& key, double lo, double hi) {
+  auto s = scalar(n, key);
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size())
+    fail(key, "must be a number, got '" + s + "'");
+  if (v < lo || v > hi)
+    fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + s);
   return v;
 }
 
@@ -125,6 +137,11 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
             cfg.ingest.batch_size = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000));
           }},
        });
+     }},
+    {"extraction", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"confidence_threshold", [&](auto& v, auto& k) {
+                          cfg.extraction.confidence_threshold = as_double(v, k, 0.0, 1.0);
+                        }}});
      }},
     {"log", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"level", [&](auto& v, auto& k) {

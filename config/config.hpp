@@ -62,6 +62,11 @@ struct ingest_config {
   std::uint32_t batch_size = 500;
 };
 
+struct extraction_config {
+  /// Entries read with less confidence are dropped (and counted in /metrics). Default: 0.6.
+  double confidence_threshold = 0.6;
+};
+
 struct log_config {
   /// spdlog level: trace, debug, info, warn, error. Default: "info".
   std::string level = "info";
@@ -74,6 +79,7 @@ struct engram_config {
   http_config http;
   samples_config samples;
   ingest_config ingest;
+  extraction_config extraction;
   log_config log;
 };
 

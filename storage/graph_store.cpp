@@ -9,6 +9,11 @@
 //   links         org \0 entityId \0 kind \0 targetId          -> role (kind: message | thread)
 //   by_thread     org \0 threadId \0 "message" \0 eventId      -> sentAt
 //   by_contact    org \0 contactId \0 "message" \0 eventId     -> ""
+//                 org \0 contactId \0 "entry" \0 entryId       -> ""
+//   entries       org \0 entryId                               -> entry JSON (DESIGN.md §3)
+//   by_type       org \0 type \0 createdAt \0 entryId           -> ""
+//   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
+//   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...)
 //                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
@@ -48,11 +53,13 @@ enum cf : std::size_t {
   cf_by_thread,
   cf_by_contact,
   cf_meta,
+  cf_entries,
+  cf_by_type,
   cf_count
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
-    "default", "messages", "entities", "entity_names", "links", "by_thread", "by_contact", "meta"};
+    "default", "messages", "entities", "entity_names", "links", "by_thread", "by_contact", "meta", "entries", "by_type"};
 
 constexpr const char* layout_version = "1";
 
@@ -143,10 +150,12 @@ public:
     db_->Close();
   }
 
-  errc apply(const log_position& pos, const schemas::inbound_message* m,
+  errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
              apply_outcome* outcome) override {
     rocksdb::WriteBatch batch;
     pending_.clear();
+    batch_entities_.clear();
+    batch_names_.clear();
     apply_outcome result;
     if (!m) {
       result = apply_outcome::skipped;
@@ -167,6 +176,9 @@ public:
         batch.Put(cfs_[cf_meta], seen, "");
         if (auto e = put_message(batch, *m); e != errc::ok)
           return e;
+        if (knowledge)
+          if (auto e = put_knowledge(batch, *m, *knowledge); e != errc::ok)
+            return e;
       }
     }
     std::string offset_value = encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id;
@@ -215,6 +227,8 @@ public:
         s.contacts = v;
       else if (counter == "entries")
         s.entries = v;
+      else if (counter == "entities")
+        s.entities = v;
       else if (counter == "relations")
         s.relations = v;
     }
@@ -243,6 +257,28 @@ public:
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
       out.emplace_back(it->key().ToStringView().substr(prefix.size()));
     return out;
+  }
+
+  errc get_entry(const std::string& org, const std::string& id, std::string* out) const override {
+    return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entries], key(org, id), out));
+  }
+
+  std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override {
+    std::vector<std::string> out;
+    auto prefix = key(org, std::string(schemas::to_string(type)), "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_by_type]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto rest = it->key().ToStringView().substr(prefix.size());
+      out.emplace_back(rest.substr(rest.find('\0') + 1));
+    }
+    return out;
+  }
+
+  errc find_entity(const std::string& org, const std::string& name, std::string* out) const override {
+    auto id = resolve_name(org, normalise_name(name), "");
+    if (id.empty())
+      return errc::not_found;
+    return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), out));
   }
 
   std::string digest() const override {
@@ -354,21 +390,16 @@ private:
     std::uint64_t new_contacts = 0;
     for (const auto& [p, role] : people) {
       auto id = person_id(p->address);
-      std::string existing;
-      auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), &existing);
-      if (!st.ok() && !st.IsNotFound())
-        return to_errc(st);
       json e;
-      if (st.IsNotFound()) {
+      bool exists = false;
+      if (auto err = load_entity(org, id, &e, &exists); err != errc::ok)
+        return err;
+      if (!exists) {
         ++new_contacts;
         e = {{"id", id}, {"kind", "person"}, {"address", lower_ascii(p->address)},
              {"name", p->name}, {"aliases", json::array()}, {"firstSeenAt", m.sent_at},
              {"messages", 0}};
         batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
-      } else {
-        e = json::parse(existing, nullptr, false);
-        if (e.is_discarded())
-          return errc::corruption;
       }
       if (!p->name.empty()) {
         auto& aliases = e["aliases"];
@@ -379,6 +410,7 @@ private:
           aliases.push_back(p->name);
         if (!known)  // a known name is indexed already
           batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
+        batch_names_[key(org, normalise_name(p->name))] = id;
       }
       if (!p->contact_id.empty()) {
         e["contactId"] = p->contact_id;
@@ -387,6 +419,7 @@ private:
       e["lastSeenAt"] = m.sent_at;
       e["messages"] = e["messages"].get<std::uint64_t>() + 1;
       batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+      batch_entities_[id] = e;
       batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), role);
       batch.Put(cfs_[cf_links], key(org, id, "thread", thread), "");
     }
@@ -396,14 +429,195 @@ private:
     if (auto e = bump(batch, key("n", org, "events"), 1); e != errc::ok)
       return e;
     if (new_contacts)
-      if (auto e = bump(batch, key("n", org, "contacts"), new_contacts); e != errc::ok)
+      for (const char* counter : {"contacts", "entities"})
+        if (auto e = bump(batch, key("n", org, counter), new_contacts); e != errc::ok)
+          return e;
+    return errc::ok;
+  }
+
+  /// The entity id an exact normalised name (or address) resolves to, preferring ids that
+  /// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
+  /// seen through `batch_names_`.
+  std::string resolve_name(const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
+    if (auto it = batch_names_.find(key(org, norm)); it != batch_names_.end())
+      if (kind_prefix.empty() || it->second.rfind(kind_prefix, 0) == 0)
+        return it->second;
+    auto prefix = key(org, norm, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_entity_names]));
+    std::string any;
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      std::string id(it->key().ToStringView().substr(prefix.size()));
+      if (kind_prefix.empty() || id.rfind(kind_prefix, 0) == 0)
+        return id;
+      if (any.empty())
+        any = id;
+    }
+    return kind_prefix.empty() ? any : std::string();
+  }
+
+  /// Loads an entity as JSON: from this batch if written in it, else from the store.
+  errc load_entity(const std::string& org, const std::string& id, json* out, bool* exists) {
+    if (auto it = batch_entities_.find(id); it != batch_entities_.end()) {
+      *out = it->second;
+      *exists = true;
+      return errc::ok;
+    }
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), &v);
+    if (st.IsNotFound()) {
+      *exists = false;
+      return errc::ok;
+    }
+    if (!st.ok())
+      return to_errc(st);
+    *out = json::parse(v, nullptr, false);
+    *exists = !out->is_discarded();
+    return out->is_discarded() ? errc::corruption : errc::ok;
+  }
+
+  /// Stores entries, their indexes, and the people and organisations they mention.
+  errc put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x) {
+    const auto& org = m.organization_id;
+    std::uint64_t new_entities = 0;
+    // Mentions of people and organisations -> entity ids (created when unknown).
+    std::vector<std::string> entity_of(x.mentions.size());
+    for (std::size_t i = 0; i < x.mentions.size(); ++i) {
+      const auto& mention = x.mentions[i];
+      bool person = mention.kind == schemas::entity_kind::person;
+      if (!person && mention.kind != schemas::entity_kind::organization)
+        continue;
+      auto norm = normalise_name(mention.value);
+      std::string id;
+      if (person && !mention.address.empty())
+        id = person_id(mention.address);
+      if (id.empty())
+        id = resolve_name(org, norm, person ? "person:" : "org:");
+      if (id.empty())
+        id = (person ? "person:~" : "org:") + norm;
+      json e;
+      bool exists = false;
+      if (auto err = load_entity(org, id, &e, &exists); err != errc::ok)
+        return err;
+      if (!exists) {
+        ++new_entities;
+        e = {{"id", id}, {"kind", person ? "person" : "organization"}, {"name", mention.value},
+             {"aliases", json::array()}, {"firstSeenAt", m.sent_at}, {"messages", 0}};
+        if (person && !mention.address.empty())
+          e["address"] = lower_ascii(mention.address);
+      }
+      auto& aliases = e["aliases"];
+      for (const auto* alias : {&mention.value, &mention.text}) {
+        if (alias->empty() || normalise_name(*alias) == normalise_name(e["name"].get<std::string>()))
+          continue;
+        if (std::find(aliases.begin(), aliases.end(), *alias) == aliases.end())
+          aliases.push_back(*alias);
+        batch.Put(cfs_[cf_entity_names], key(org, normalise_name(*alias), id), "");
+        batch_names_[key(org, normalise_name(*alias))] = id;
+      }
+      batch.Put(cfs_[cf_entity_names], key(org, norm, id), "");
+      batch_names_[key(org, norm)] = id;
+      for (const char* attr : {"role", "company", "phone"}) {
+        const std::string& v = attr[0] == 'r' ? mention.role : attr[0] == 'c' ? mention.company : mention.phone;
+        if (!v.empty())
+          e[attr] = v;
+      }
+      batch_entities_[id] = e;
+      entity_of[i] = id;
+      batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), "mention");
+    }
+    for (auto& [id, e] : batch_entities_)
+      batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+
+    // Entries: ids derived from (organisation, eventId, index), never random.
+    std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
+    if (!m.from.contact_id.empty())
+      contact_ids.insert(m.from.contact_id);
+    const auto& thread = m.thread_or_event();
+    for (std::size_t i = 0; i < x.entries.size(); ++i) {
+      const auto& en = x.entries[i];
+      auto id = entry_id(org, m.event_id, i);
+      json ents = json::array();
+      for (auto mi : en.mentions) {
+        if (mi >= x.mentions.size())
+          continue;
+        const auto& mention = x.mentions[mi];
+        json j{{"kind", schemas::to_string(mention.kind)}, {"text", mention.text}, {"value", mention.value}};
+        if (!mention.currency.empty())
+          j["currency"] = mention.currency;
+        if (!entity_of[mi].empty()) {
+          j["entityId"] = entity_of[mi];
+          batch.Put(cfs_[cf_links], key(org, entity_of[mi], "entry", id), "mention");
+        }
+        ents.push_back(std::move(j));
+      }
+      json doc{{"id", id},
+               {"organizationId", org},
+               {"entryType", schemas::to_string(en.type)},
+               {"title", en.title},
+               {"content", en.content},
+               {"sourceType", schemas::to_string(m.source)},
+               {"sourceId", m.source_id.empty() ? m.event_id : m.source_id},
+               {"eventId", m.event_id},
+               {"contactIds", json(std::vector<std::string>(contact_ids.begin(), contact_ids.end()))},
+               {"threadId", thread},
+               {"confidence", en.confidence},
+               {"lastValidatedAt", m.sent_at},
+               {"expiresAt", nullptr},
+               {"dueAt", en.due_at.empty() ? json(nullptr) : json(en.due_at)},
+               {"tags", json::array()},
+               {"entities", ents},
+               {"relations", json::array()},
+               {"status", "active"},
+               {"suspicious", en.suspicious},
+               {"subject", en.subject},
+               {"slot", en.slot},
+               {"value", en.value},
+               {"polarity", en.positive ? "positive" : "negative"},
+               {"extractor", x.extractor},
+               {"createdAt", m.sent_at},
+               {"updatedAt", m.sent_at}};
+      batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
+      batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+      batch.Put(cfs_[cf_by_thread], key(org, thread, "entry", id), "");
+      for (const auto& c : contact_ids)
+        batch.Put(cfs_[cf_by_contact], key(org, c, "entry", id), "");
+    }
+    if (!x.entries.empty())
+      if (auto e = bump(batch, key("n", org, "entries"), x.entries.size()); e != errc::ok)
+        return e;
+    if (new_entities)
+      if (auto e = bump(batch, key("n", org, "entities"), new_entities); e != errc::ok)
         return e;
     return errc::ok;
+  }
+
+  /// "e-" + 16 hex digits of FNV-1a over (organisation, eventId, index): stable everywhere.
+  static std::string entry_id(const std::string& org, const std::string& event_id, std::size_t index) {
+    std::uint64_t h = 1469598103934665603ull;
+    auto mix = [&](std::string_view s) {
+      for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+      }
+      h ^= 0xff;  // separator
+      h *= 1099511628211ull;
+    };
+    mix(org);
+    mix(event_id);
+    mix(std::to_string(index));
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out = "e-";
+    for (int i = 60; i >= 0; i -= 4)
+      out += hex[(h >> i) & 15];
+    return out;
   }
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
   rocksdb::WriteOptions write_opts_;
+  /// Entities and names written by the batch being built (writer thread only).
+  std::map<std::string, json> batch_entities_;
+  std::map<std::string, std::string> batch_names_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;
   /// Counter values of the batch being built.

@@ -3,6 +3,7 @@
 // sees RocksDB; errors leave as values (errc), never as exceptions.
 
 #include "schemas/inbound_message.hpp"
+#include "schemas/knowledge.hpp"
 
 #include <cstdint>
 #include <map>
@@ -44,6 +45,7 @@ struct organization_stats {
   std::uint64_t events = 0;
   std::uint64_t contacts = 0;
   std::uint64_t entries = 0;
+  std::uint64_t entities = 0;
   std::uint64_t relations = 0;
 };
 
@@ -61,12 +63,30 @@ class graph_store {
 public:
   virtual ~graph_store() = default;
 
-  /// Applies one engram-log record in ONE WriteBatch: the message, its contacts, their
-  /// links and indexes, the counters, the seen eventId and the offset advance. `message`
-  /// null means the record could not be decoded: only the offset advances. Returns
-  /// io_error (nothing written) when RocksDB fails.
+  /// Applies one engram-log record in ONE WriteBatch: the message, its contacts, what
+  /// extraction read (entries, entities, their links and indexes), the counters, the seen
+  /// eventId and the offset advance. `message` null means the record could not be
+  /// decoded: only the offset advances. `knowledge` may be null (nothing extracted).
+  /// Returns io_error (nothing written) when RocksDB fails.
   [[nodiscard]] virtual errc apply(const log_position& pos, const schemas::inbound_message* message,
-                                   apply_outcome* outcome) = 0;
+                                   const schemas::extraction* knowledge, apply_outcome* outcome) = 0;
+
+  /// apply() without extracted knowledge.
+  [[nodiscard]] errc apply(const log_position& pos, const schemas::inbound_message* message, apply_outcome* outcome) {
+    return apply(pos, message, nullptr, outcome);
+  }
+
+  /// A stored entry as JSON (DESIGN.md §3 fields), or not_found.
+  [[nodiscard]] virtual errc get_entry(const std::string& organization_id, const std::string& entry_id,
+                                       std::string* json) const = 0;
+
+  /// Ids of an organisation's entries of one type, oldest first.
+  [[nodiscard]] virtual std::vector<std::string> entries_of_type(const std::string& organization_id,
+                                                                 schemas::entry_type type) const = 0;
+
+  /// The entity (person or organisation) an exact normalised name resolves to, as JSON, or not_found.
+  [[nodiscard]] virtual errc find_entity(const std::string& organization_id, const std::string& name,
+                                         std::string* json) const = 0;
 
   /// Offsets stored for `topic`, by partition.
   [[nodiscard]] virtual std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const = 0;

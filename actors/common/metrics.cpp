@@ -46,6 +46,14 @@ struct metrics::impl {
           .Register(registry);
   prometheus::Gauge& ready =
       prometheus::BuildGauge().Name("engram_ready").Help("1 once caught up at start").Register(registry).Add({});
+  prometheus::Family<prometheus::Counter>& extraction =
+      prometheus::BuildCounter()
+          .Name("engram_extraction_entries_total")
+          .Help("Entries read by extraction, by outcome (kept, dropped_low_confidence, suspicious)")
+          .Register(registry);
+  prometheus::Counter& kept = extraction.Add({{"outcome", "kept"}});
+  prometheus::Counter& dropped = extraction.Add({{"outcome", "dropped_low_confidence"}});
+  prometheus::Counter& suspicious = extraction.Add({{"outcome", "suspicious"}});
   std::atomic<std::uint64_t> applied_total{0};
   std::atomic<std::uint64_t> dlq_total{0};
   // Family::Add is thread-safe, but keeping label sets stable is simpler under one lock.
@@ -67,6 +75,11 @@ void metrics::count_dead_letter(std::string_view kind) {
   ++impl_->dlq_total;
 }
 void metrics::count_sequenced(std::uint64_t n) { impl_->sequenced.Increment(static_cast<double>(n)); }
+void metrics::count_extraction(std::uint64_t entries, std::uint64_t dropped, std::uint64_t suspicious) {
+  impl_->kept.Increment(static_cast<double>(entries));
+  impl_->dropped.Increment(static_cast<double>(dropped));
+  impl_->suspicious.Increment(static_cast<double>(suspicious));
+}
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
 void metrics::set_lag(std::int32_t partition, std::int64_t lag) {
   std::lock_guard lock(impl_->mutex);

@@ -23,6 +23,9 @@ public:
   void count_dead_letter(std::string_view kind);
   /// Counts inbound events appended to engram-log by the sequencer.
   void count_sequenced(std::uint64_t n);
+  /// Counts what extraction kept, dropped below extraction.confidence_threshold, and
+  /// marked suspicious (prompt-injection patterns in the source).
+  void count_extraction(std::uint64_t entries, std::uint64_t dropped_low_confidence, std::uint64_t suspicious);
   /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.
   void observe_apply_latency(double seconds);
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).

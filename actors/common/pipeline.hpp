@@ -7,6 +7,7 @@
 // engram-log holds end to end as long as every stage handles one batch at a time.
 
 #include "schemas/inbound_message.hpp"
+#include "schemas/knowledge.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -28,6 +29,8 @@ struct log_record {
   std::shared_ptr<const schemas::inbound_message> message;
   /// Why `message` is null.
   std::string rejection;
+  /// What the extractor stage read from `message` (null before it, or when not extracted).
+  std::shared_ptr<const schemas::extraction> knowledge;
   /// When the consumer received it (apply-latency metric; never stored).
   std::chrono::steady_clock::time_point received_at;
 };

@@ -21,6 +21,12 @@ using json = nlohmann::json;
 /// Partitions of each topic the embedded broker creates.
 constexpr int embedded_partitions = 4;
 
+extractor::validator_options validator_options_of(const config::engram_config& cfg) {
+  extractor::validator_options o;
+  o.confidence_threshold = cfg.extraction.confidence_threshold;
+  return o;
+}
+
 }  // namespace
 
 struct engine::impl {
@@ -97,7 +103,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
-  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics, m.status);
+  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics, m.status, validator_options_of(cfg));
 
   http::server_options ho;
   ho.listen = cfg.http.listen;
@@ -186,6 +192,7 @@ std::string engine::impl::stats() {
     orgs.push_back({{"organizationId", s.organization_id},
                     {"events", s.events},
                     {"contacts", s.contacts},
+                    {"entities", s.entities},
                     {"entries", s.entries},
                     {"relations", s.relations}});
   // Every partition with a stored offset or assigned now.

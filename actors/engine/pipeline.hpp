@@ -5,6 +5,7 @@
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
+#include "actors/extractor/validator.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/fwd.hpp>
@@ -22,6 +23,7 @@ struct pipeline {
 };
 
 [[nodiscard]] pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
-                                      metrics& m, ingest_status& status);
+                                      metrics& m, ingest_status& status,
+                                      const extractor::validator_options& options);
 
 }  // namespace engram::actors

@@ -270,6 +270,28 @@ cleaned_message clean(std::string_view body, std::string_view sender_name) {
       }
     }
   }
+  // A trailing block after a blank line: a name line, then a few short lines.
+  if (!sig_start && !body_end) {
+    std::size_t last = kept.size();
+    while (last > 0 && trim(kept[last - 1]).empty())
+      --last;
+    std::size_t first = last;
+    while (first > 0 && !trim(kept[first - 1]).empty())
+      --first;
+    std::size_t n = last - first;
+    if (first > 0 && n >= 1 && n <= 5) {
+      auto name = trim(kept[first]);
+      bool named = looks_like_name(name) || (!sender_name.empty() && lower(name) == lower(sender_name)) ||
+                   (!sender_name.empty() && lower(name) == lower(sender_name.substr(0, sender_name.find(' '))));
+      bool short_lines = true;
+      for (std::size_t k = first; k < last; ++k)
+        short_lines &= trim(kept[k]).size() <= 60 && trim(kept[k]).find(". ") == std::string_view::npos;
+      if (named && short_lines && name.size() <= 40) {
+        sig_start = first;
+        body_end = first;
+      }
+    }
+  }
   // A last line "Sarah Lee | VP Sales, Acme" with nothing after it.
   if (!sig_start && !body_end) {
     for (std::size_t i = kept.size(); i-- > 0;) {

@@ -296,11 +296,8 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
       continue;
     }
     // "March 5", "Mar 5th", "March 5, 2026", "5 March", "5th of March", "March" (a period)
-    if (auto m = month_of(w); m && (w.size() > 3 || std::isupper(static_cast<unsigned char>(s[toks[i].begin])))) {
-      if (w == "may" && !std::isupper(static_cast<unsigned char>(s[toks[i].begin]))) {
-        ++i;
-        continue;  // the verb
-      }
+    // Month names count only capitalised: "march on", "may need" are not dates.
+    if (auto m = month_of(w); m && std::isupper(static_cast<unsigned char>(s[toks[i].begin]))) {
       if (auto d = day_number(tok(i + 1))) {
         std::size_t last = i + 1;
         std::int64_t day;
@@ -329,7 +326,7 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
       std::size_t k = i + 1;
       if (tok(k) == "of")
         ++k;
-      if (auto m = month_of(tok(k))) {
+      if (auto m = month_of(tok(k)); m && k < toks.size() && std::isupper(static_cast<unsigned char>(s[toks[k].begin]))) {
         add(i, k, format_day(nearest(sent, *m, *d)), false);
         i = k + 1;
         continue;

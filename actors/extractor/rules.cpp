@@ -25,12 +25,16 @@ using text::has_word;
 // Sentences
 
 bool is_abbreviation(std::string_view before) {
-  auto w = text::lower(before.substr(before.rfind(' ') == std::string_view::npos ? 0 : before.rfind(' ') + 1));
-  static const std::set<std::string> abbrev{"e.g", "i.e", "mr", "mrs", "ms", "dr", "inc", "ltd", "co", "corp",
-                                            "vs", "etc", "approx", "no", "st", "jr", "sr", "a.m", "p.m", "jan", "feb",
-                                            "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-                                            "est", "fig", "u.s", "dept", "min", "max", "avg", "ext", "(e.g", "(i.e"};
+  auto raw = before.substr(before.rfind(' ') == std::string_view::npos ? 0 : before.rfind(' ') + 1);
+  auto w = text::lower(raw);
+  static const std::set<std::string> abbrev{"e.g", "i.e", "inc", "ltd", "corp", "vs", "etc", "approx", "a.m", "p.m",
+                                            "u.s", "dept", "ext", "(e.g", "(i.e", "cf", "incl", "esp"};
+  // Titles and month abbreviations only when capitalised: "ms" after a number is a unit.
+  static const std::set<std::string> titled{"mr", "mrs", "ms", "dr", "st", "jr", "sr", "no", "co", "jan", "feb", "mar",
+                                            "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "fig"};
   if (abbrev.count(w))
+    return true;
+  if (!raw.empty() && text::is_upper(raw[0]) && titled.count(w))
     return true;
   return w.size() == 1 && text::is_alpha(w[0]) && text::is_upper(before.back());  // an initial
 }
@@ -85,7 +89,10 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
         auto left_words = text::words(part.substr(from, pos - from)).size();
         bool new_subject = !next.empty() && next.size() >= 3 && left_words >= 4 &&
                            (has_any(text::lower(next[0]), {"i", "we", "you", "they", "he", "she", "i'll", "we'll",
-                                                           "we've", "i've", "they'll", "she'll", "he'll", "please"}) ||
+                                                           "we've", "i've", "they'll", "she'll", "he'll", "please",
+                                                           "could", "can", "would", "let's", "pls", "i'd", "we'd",
+                                                           "they'd", "it's", "there's", "everyone", "the", "our",
+                                                           "their", "his", "her", "its", "my", "your"}) ||
                             (text::is_upper(next[0][0]) && lexicon::is_first_name(text::lower(text::strip_punct(next[0])))));
         if (new_subject) {
           out.emplace_back(text::trim(part.substr(from, pos - from)));
@@ -146,6 +153,14 @@ std::vector<std::string> split_sentences(std::string_view body) {
     std::size_t start = 0;
     for (std::size_t i = 0; i < p.size(); ++i) {
       char c = p[i];
+      if ((static_cast<unsigned char>(c) & 0xF8) == 0xF0 && i + 4 < p.size() && p[i + 4] == ' ' &&
+          text::words(std::string_view(p).substr(start, i - start)).size() >= 3) {
+        // An emoji followed by a space ends a chat sentence.
+        split_clauses(std::string_view(p).substr(start, i + 4 - start), out);
+        start = i + 5;
+        i += 3;
+        continue;
+      }
       if (c != '.' && c != '!' && c != '?')
         continue;
       std::size_t j = i;
@@ -155,6 +170,11 @@ std::vector<std::string> split_sentences(std::string_view body) {
                                        (text::is_upper(p[j + 2]) || text::is_digit(p[j + 2]) || p[j + 2] == '"' ||
                                         p[j + 2] == '@' || static_cast<unsigned char>(p[j + 2]) >= 0x80 ||
                                         p[j + 2] == '(' || p[j + 2] == '*'));
+      // Chat writes sentences in lower case: ". it's" ends one when both sides are long enough.
+      if (!end && j + 2 < p.size() && p[j + 1] == ' ' && text::is_alpha(p[j + 2]) &&
+          text::words(std::string_view(p).substr(start, i - start)).size() >= 3 &&
+          text::words(std::string_view(p).substr(j + 2)).size() >= 3)
+        end = true;
       if (!end)
         continue;
       if (c == '.' && is_abbreviation(std::string_view(p).substr(start, i - start)))
@@ -206,7 +226,7 @@ bool is_junk(const std::string& l, std::size_t nwords) {
                   "fingers crossed", "just checking in", "just following up", "following up on", "circling back",
                   "gentle reminder", "sounds good", "sounds great", "got it", "makes sense", "no worries", "no problem",
                   "will do", "noted", "on my way", "running late", "be there", "out of office", "ooo", "lunch",
-                  "coffee", "weekend", "vacation", "holiday"}))
+                  "enjoy the weekend", "enjoy your weekend", "nice weekend", "good weekend"}))
     return true;
   return false;
 }
@@ -235,7 +255,13 @@ const std::set<std::string_view> task_verbs = {
     "order", "ship", "deliver", "schedule", "arrange", "set", "follow", "get", "loop", "reach", "ping", "chase",
     "add", "remove", "create", "write", "compile", "put", "make", "ask", "collect", "circulate", "invoice", "renew",
     "cancel", "look", "double-check", "validate", "test", "run", "organize", "organise", "coordinate", "return",
-    "escalate", "contact", "notify", "publish", "post", "reply", "respond", "clarify", "investigate", "confirm"};
+    "escalate", "contact", "notify", "publish", "post", "reply", "respond", "clarify", "investigate", "confirm",
+    "tell", "settle", "go", "bring", "let", "kindly", "pack", "move", "talk", "sort", "keep", "hold", "draft"};
+
+/// "Approve ..." or "Cancel ..." at the start reads as a decision when it is past tense.
+bool decision_word_first(const std::string& l) {
+  return l.rfind("approved", 0) == 0 || l.rfind("decided", 0) == 0 || l.rfind("agreed", 0) == 0;
+}
 
 std::optional<verdict> classify(const std::string& s, bool has_date, bool has_amount, bool has_number,
                                 bool has_entity, bool starts_with_name) {
@@ -259,7 +285,26 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
       "we need to", "i have to", "we have to", "we must", "you need to", "you must", "i'll get", "i'll have",
       "we'll have", "i'm on it", "we will prepare", "will follow up", "will send", "will share", "will review",
       "will prepare", "will update", "will confirm", "will submit", "will sign", "will deliver", "will provide",
-      "will check", "will draft", "will circulate", "is going to send", "to send", "owes us"});
+      "will check", "will draft", "will circulate", "is going to send", "to send", "owes us", "i need the",
+      "i need a", "we need the", "i'm drafting", "i am drafting", "i'm preparing", "i'm sending", "i'll be sending",
+      "pls", "plz", "i want an", "i want a", "i want the", "i want you", "i'd like you to", "we'd like you to",
+      "i'd like a", "we'd like a", "i expect", "get me", "i need your", "we need your", "should send",
+      "should share", "should review", "should submit", "should prepare", "should update", "should confirm"});
+  // "<someone> will|'ll <task verb>": she'll countersign, Ines will brief.
+  if (!commitment) {
+    auto ws = text::words(l);
+    for (std::size_t k = 0; k + 1 < ws.size(); ++k) {
+      auto w0 = text::strip_punct(ws[k]);
+      bool will = w0 == "will" || (w0.size() > 3 && w0.substr(w0.size() - 3) == "'ll");
+      if (will && (task_verbs.count(text::strip_punct(ws[k + 1])) ||
+                   has_any(text::strip_punct(ws[k + 1]), {"countersign", "brief", "handle", "draft", "present",
+                                                          "demo", "book", "host", "bring", "train", "migrate",
+                                                          "install", "configure", "deploy", "send"}))) {
+        commitment = true;
+        break;
+      }
+    }
+  }
   bool name_to_verb = false;
   if (starts_with_name) {
     auto ws = text::words(l);
@@ -283,16 +328,28 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
       "we will switch", "chosen", "selected", "we're going to use", "we will use", "we'll use", "locked in",
       "confirmed that we", "we confirm", "is confirmed", "are confirmed", "has been confirmed", "final call",
       "from now on", "effective immediately", "effective from", "starting next", "new policy", "we're moving",
+      "we'll take", "we will take", "we're opening", "we are opening", "standardising on", "standardizing on",
+      "won't be renewed", "will not be renewed", "hard no", "we can accept", "we accept", "accepted", "approved by",
+      "we're keeping", "we'll keep", "we will keep", "we're dropping", "dropping the", "we're going", "we'll go",
+      "no more", "we're renting", "we are renting", "we're adding", "we'll add", "we're switching",
+      "we're not", "we won't", "we will not", "we've chosen", "we've picked", "we picked", "we're picking",
+      "decision:", "we're consolidating", "we're retiring", "retire the", "sunset", "we're extending", "extended the",
+      "we'll extend", "we will extend", "we're raising", "we're lowering", "we're holding", "hold the price",
       "we are moving", "will be moved", "has been moved", "was moved", "has been pushed", "was pushed",
       "has been postponed", "was postponed", "has been cancelled", "was cancelled", "approve", "sign off on"});
   bool preference = has_any(l, {"prefer", "prefers", "preferred", "preference", "would rather", "'d rather",
       "rather have", "rather not", "likes to", "like to receive", "like to get", "doesn't like", "does not like",
       "don't like", "dislikes", "hates", "loves", "favourite", "favorite", "is keen on", "are keen on",
       "not a fan", "big fan", "works best for", "always wants", "wants everything", "wants all", "only wants",
-      "no calls", "no meetings", "avoid", "allergic"});
+      "no calls", "no meetings", "allergic", "no longer want", "no longer wants", "don't want", "do not want", "doesn't want", "does not want",
+      "want to keep", "wants to keep", "wants the", "want the", "insist on", "insists on", "insist that",
+      "insists that", "rather than", "rather pay", "rather sign", "rather keep", "rather handle", "prefer to",
+      "happier with", "would like us", "they'd like", "she'd like", "he'd like", "is fussy", "particular about"});
   bool goal = has_any(l, {"goal", "goals", "target", "targets", "targeting", "aim to", "aims to", "aiming", "aim is",
       "objective", "objectives", "okr", "okrs", "kpi", "ambition", "we want to reach", "want to hit", "hope to reach",
-      "plan to reach", "plan to hit", "on track to", "strive", "mission is", "north star"});
+      "plan to reach", "plan to hit", "on track to", "strive", "mission is", "north star", "aiming for",
+      "want to be live", "want to be at", "want to get to", "want to reach", "hoping to", "we'd want to",
+      "ambitious", "push for", "the plan is to", "by year end", "by end of year"});
   bool relationship = has_any(l, {"reports to", "report to", "reporting to", "works for", "works at", "works with",
       "is our contact", "is our new", "is the new", "is now the", "will be the new", "will be our", "has joined",
       "joined", "took over", "taking over", "is replacing", "will replace", "replaces", "account manager for",
@@ -300,10 +357,15 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
       "subsidiary of", "parent company", "owned by", "owns", "acquired", "acquisition of", "reseller", "distributor",
       "supplier to", "supplier for", "vendor for", "is a customer", "are a customer", "is our customer",
       "is our supplier", "is our partner", "is a partner", "point of contact", "main contact", "manages the",
+      "now a customer", "a new customer", "became a customer", "is now a", "signed on as",
       "is managed by", "managed by", "in charge of", "responsible for", "leads the", "heads up", "heads the",
       "introduced me", "is the ceo", "is the cto", "is the cfo", "is the head", "is head of", "is the owner",
       "sister company", "spun off", "merged with", "works closely with", "is the decision maker", "sponsor",
-      "champion", "is the lead", "our contact at", "contact at", "is married", "is related"});
+      "champion", "is the lead", "our contact at", "contact at", "is married", "is related", "looks after",
+      "now leads", "leads all", "will be your", "is your", "replacement is", "work with", "we currently use",
+      "currently use", "budget owner", "owner for", "head of", "is our head", "reports directly", "works under",
+      "is in the", "belongs to", "sits in", "is part of", "part of the", "runs the", "runs our", "now runs",
+      "new owner", "took over from", "handed over", "moved to the", "introduced", "is the main", "their new"});
   bool event = has_any(l, {"took place", "happened", "occurred", "was held", "were held", "went live", "go-live",
       "launched", "kicked off", "kick-off", "outage", "incident", "went down", "was down", "was delivered",
       "were delivered", "arrived", "we had a", "we held", "completed", "was completed", "finished", "shipped",
@@ -312,7 +374,18 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
       "signed last", "signed on", "has signed", "have signed", "was released", "released", "was audited",
       "the audit", "inspection", "was damaged", "got damaged", "were damaged", "delayed by", "was delayed",
       "were delayed", "breach", "recall", "strike", "went through", "received", "paid the", "was paid",
-      "were paid", "announced", "resigned", "left the company", "was promoted", "promoted", "crashed"});
+      "were paid", "announced", "resigned", "left the company", "was promoted", "promoted", "crashed",
+      "delivered", "escalated", "changed", "asked again", "ordered", "booked", "countersigned", "placed",
+      "placing", "failed", "expired", "launches", "meets on", "cutover", "lands", "land in", "arrives",
+      "arriving", "leaving", "departs", "kicks off", "is scheduled", "scheduled for", "takes place",
+      "will take place", "went", "came in", "showed up", "broke", "was hit", "were hit", "spiked", "dropped to",
+      "rose to", "fell to", "came back", "reopened", "restarted", "rolled out", "rolled back", "deployed",
+      "migrated", "migration finished", "went out", "sent out", "signed a", "renewed", "churned", "cancelled their",
+      "got approved", "passed", "won", "lost", "filed", "was fined", "stopped", "started", "cuts over", "cut over",
+      "starts on", "start on", "is set for", "set for", "happens", "happening", "is leaving", "leaving",
+      "confirmed yesterday", "confirmed today", "confirmed this morning", "eta", "reached", "cut all", "closed its",
+      "closed a", "closed our", "delivered to", "scheduled delivery", "next delivery", "ships on", "sailing",
+      "was locked", "were locked", "come thursday", "come monday", "come friday"});
 
   double hedge = has_any(l, {"maybe", "might", "perhaps", "possibly", "probably", "i think", "not sure", "i guess",
                              "tentatively", "if possible", "could be", "i believe", "likely"})
@@ -322,9 +395,18 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
 
   if (question && !request && !(has_word(l, "could") && has_word(l, "you")))
     return std::nullopt;  // a question that asks for nothing records nothing
+  // "Please find attached ..." announces a document; what it says decides the type.
+  if (has_any(l, {"please find attached", "please find enclosed", "attached is", "attached are",
+                  "attached you'll find"})) {
+    request = false;
+    imperative = false;
+  }
+  bool first_person_commitment = has_any(l, {"i'll", "i will", "we'll send", "i'm drafting", "i am drafting"});
+  if (imperative && !decision_word_first(l))
+    return make(entry_type::action_item, 0.78);
   if (decision && !request && !question)
     return make(entry_type::decision, 0.85);
-  if (preference && !question)
+  if (preference && !question && !first_person_commitment)
     return make(entry_type::preference, 0.85);
   if (goal && !request)
     return make(entry_type::goal, 0.82);
@@ -341,6 +423,9 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
   if (relationship)
     return make(entry_type::relationship, 0.66);
   bool stative = has_any(l, {"is", "are", "was", "were", "has", "have", "costs", "cost", "renews", "expires",
+                             "we're", "they're", "it's", "there's", "that's", "stays", "stay", "charge", "charges",
+                             "quoted", "currently", "gets", "get", "helps", "handle", "handles", "now", "'s",
+                             "means", "sits", "lives", "works", "work", "runs at", "averages", "grew", "grows",
                              "includes", "include", "runs", "covers", "remains", "stands at", "totals", "comes to",
                              "will be", "starts", "ends", "is due", "are due", "contains", "holds", "uses", "use",
                              "requires", "take", "takes", "charges", "pay", "pays", "offers", "supports", "allows",
@@ -349,6 +434,9 @@ std::optional<verdict> classify(const std::string& s, bool has_date, bool has_am
     return make(entry_type::fact, 0.75);
   if (stative && has_entity && nwords >= 5)
     return make(entry_type::fact, 0.66);
+  // A plain statement about a thing ("the cold room compressor is making noise again").
+  if (stative && nwords >= 6 && !has_any(l, {"i", "you", "me"}))
+    return make(entry_type::fact, 0.62);
   return std::nullopt;
 }
 
@@ -489,6 +577,31 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
   }
 }
 
+/// "@dana pls send ..." -> "pls send ..."; "Dana, please ..." -> "please ...": the words
+/// that address someone say nothing about the type of the sentence.
+std::string strip_vocative(const std::string& s, const message_context& ctx) {
+  std::string_view v = s;
+  while (!v.empty() && v[0] == '@') {
+    auto sp = v.find(' ');
+    if (sp == std::string_view::npos)
+      return s;
+    v = text::trim(v.substr(sp + 1));
+  }
+  auto comma = v.find(", ");
+  if (comma != std::string_view::npos && comma < 30) {
+    auto head = text::words(v.substr(0, comma));
+    bool names = !head.empty() && head.size() <= 3;
+    for (auto w : head) {
+      auto lw = text::lower(text::strip_punct(w));
+      names &= text::is_upper(w[0]) &&
+               (lexicon::is_first_name(lw) || ctx.first_names.count(lw) || lw == "team" || lw == "all" || lw == "folks");
+    }
+    if (names)
+      v = text::trim(v.substr(comma + 2));
+  }
+  return std::string(v);
+}
+
 std::string title_of(std::string_view content) {
   constexpr std::size_t max_chars = 80;
   std::size_t chars = 0, cut = content.size();
@@ -510,7 +623,7 @@ std::string title_of(std::string_view content) {
 }
 
 std::string slot_of(const std::string& l, entry_type t) {
-  static const std::vector<std::pair<std::initializer_list<std::string_view>, const char*>> slots{
+  static const std::vector<std::pair<std::vector<std::string_view>, const char*>> slots{
       {{"price", "pricing", "cost", "costs", "fee", "fees", "rate", "quote", "quoted", "discount"}, "price"},
       {{"budget"}, "budget"},
       {{"seats", "licenses", "licences", "users", "headcount"}, "seats"},
@@ -527,8 +640,9 @@ std::string slot_of(const std::string& l, entry_type t) {
       {{"account manager", "point of contact", "contact"}, "contact"},
   };
   for (const auto& [words, slot] : slots)
-    if (has_any(l, words))
-      return slot;
+    for (auto w : words)
+      if (has_word(l, w))
+        return slot;
   return t == entry_type::preference ? "preference" : "";
 }
 
@@ -624,7 +738,8 @@ schemas::extraction extract_rules(const schemas::inbound_message& m) {
     std::vector<std::size_t> ids;
     for (auto& sp : spans)
       ids.push_back(add_mention(sp.m));
-    auto v = classify(sentence, has_date, has_amount, has_number, has_entity, starts_with_name);
+    auto v = classify(strip_vocative(sentence, ctx), has_date, has_amount, has_number, has_entity,
+                      starts_with_name);
     if (!v)
       continue;
     schemas::entry e;

@@ -45,7 +45,8 @@ bool word_char(char c) { return is_alpha(c) || is_digit(c) || c == '\'' || stati
 bool has_word(std::string_view lowered, std::string_view word) {
   std::size_t pos = 0;
   while ((pos = lowered.find(word, pos)) != std::string_view::npos) {
-    bool left = pos == 0 || !word_char(lowered[pos - 1]);
+    // A phrase starting with an apostrophe ("'d rather") ends a word: no left boundary.
+    bool left = pos == 0 || !word_char(lowered[pos - 1]) || !word_char(word.front()) || word.front() == '\'';
     std::size_t end = pos + word.size();
     bool right = end >= lowered.size() || !word_char(lowered[end]) || !word_char(word.back());
     if (left && right)

@@ -192,6 +192,53 @@ TEST_F(IngestTest, HttpEndpointsAnswerOverARealSocket) {
   EXPECT_EQ(r.status, 405);
 }
 
+TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
+  json ev{{"eventId", "k-1"}, {"organizationId", "acme"}, {"sourceType", "email"}, {"threadId", "t-9"},
+          {"sentAt", "2026-03-04T10:00:00Z"},
+          {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}, {"contactId", "c-17"}}},
+          {"to", json::array({{{"name", "Bob Martin"}, {"address", "bob@globex.example"}}})},
+          {"subject", "Renewal"},
+          {"body", "Hi Bob,\n\nWe decided to hold the Globex price at $42 per seat. Please send the signed order "
+                   "form by next Friday. Thanks!\n\n--\nSarah Lee | VP Sales, Acme\n+1 415 555 0137"},
+          {"contactIds", json::array({"c-17"})}};
+  produce_events(broker_->bootstrap(), {ev.dump()});
+  auto e = start(cfg());
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == 1; }, 60s));
+  const auto& store = e->store();
+  auto stats = store.stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].entries, 2u);
+  auto decisions = store.entries_of_type("acme", schemas::entry_type::decision);
+  ASSERT_EQ(decisions.size(), 1u);
+  std::string entry;
+  ASSERT_EQ(store.get_entry("acme", decisions[0], &entry), storage::errc::ok);
+  auto doc = json::parse(entry);
+  EXPECT_EQ(doc["entryType"], "decision");
+  EXPECT_EQ(doc["threadId"], "t-9");
+  EXPECT_EQ(doc["sourceType"], "email");
+  EXPECT_EQ(doc["contactIds"], json::array({"c-17"}));
+  EXPECT_EQ(doc["slot"], "price");
+  EXPECT_EQ(doc["value"], "42 USD");
+  EXPECT_EQ(doc["subject"], "Globex");
+  auto actions = store.entries_of_type("acme", schemas::entry_type::action_item);
+  ASSERT_EQ(actions.size(), 1u);
+  ASSERT_EQ(store.get_entry("acme", actions[0], &entry), storage::errc::ok);
+  EXPECT_EQ(json::parse(entry)["dueAt"], "2026-03-06");
+  // Entities once per organisation, found by normalised name, with signature facts.
+  std::string entity;
+  ASSERT_EQ(store.find_entity("acme", "  GLOBEX ", &entity), storage::errc::ok);
+  EXPECT_EQ(json::parse(entity)["kind"], "organization");
+  ASSERT_EQ(store.find_entity("acme", "sarah lee", &entity), storage::errc::ok);
+  auto sarah = json::parse(entity);
+  EXPECT_EQ(sarah["role"], "VP Sales");
+  EXPECT_EQ(sarah["phone"], "+1 415 555 0137");
+  EXPECT_EQ(store.find_entity("northwind", "globex", &entity), storage::errc::not_found);
+  auto thread = store.thread_messages("acme", "t-9");
+  EXPECT_EQ(thread, std::vector<std::string>{"k-1"});
+  auto m = e->metrics().render();
+  EXPECT_NE(m.find("engram_extraction_entries_total{outcome=\"kept\"} 2"), std::string::npos) << m;
+}
+
 TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {
   auto c = cfg();
   c.kafka.brokers = "embedded";
@@ -204,6 +251,8 @@ TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {
     ASSERT_TRUE(test::wait_until([&] { return events(*e) >= 60 && e->status().ready(); }, 60s));
     ASSERT_TRUE(test::wait_until([&] { return e->store().stats().size() == 2 && events(*e) == 91; }, 30s))
         << events(*e);
+    for (const auto& s : e->store().stats())
+      EXPECT_GT(s.entries, 20u) << s.organization_id;  // the demo stream carries knowledge
     first_digest = e->store().digest();
     first_stats = e->store().stats();
     e->stop();

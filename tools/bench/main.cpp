@@ -4,6 +4,7 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
+#include "tools/bench/evaluation.hpp"
 #include "tools/bench/synthetic.hpp"
 
 #include <CLI/CLI.hpp>
@@ -130,6 +131,14 @@ int bench_store(std::size_t n, int runs) {
   return 0;
 }
 
+int bench_extraction() {
+  auto r = evaluation::evaluate("tests/data/extraction/labelled.jsonl", {});
+  if (!r.error.empty())
+    throw std::runtime_error(r.error);
+  std::printf("extraction quality on tests/data/extraction/labelled.jsonl (rules + validator):\n%s", r.table().c_str());
+  return 0;
+}
+
 int bench_ingest(std::size_t n, int runs) {
   std::vector<double> log_rates, e2e_rates;
   for (int i = 0; i < runs; ++i) {
@@ -154,6 +163,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   auto* ingest = app.add_subcommand("ingest", "Events/s from Kafka to RocksDB through the pipeline");
   auto* store = app.add_subcommand("store", "Events/s applied to RocksDB by the store alone");
+  auto* quality = app.add_subcommand("extraction", "Extraction quality on the labelled set (run from the source root)");
   std::size_t events = 5000;
   int runs = 5;
   for (auto* sc : {ingest, store}) {
@@ -165,8 +175,11 @@ int main(int argc, char** argv) {
   try {
     if (*store)
       return bench_store(events, runs);
+    if (*quality)
+      return bench_extraction();
     if (*ingest)
       return bench_ingest(events, runs);
+    bench_extraction();
     bench_store(events, runs);
     return bench_ingest(events, runs);
   } catch (const std::exception& e) {

@@ -4,7 +4,9 @@
 //   digest     a stable hash of a store's logical content
 //   extract    what extraction reads from inbound events, without broker or store
 //   stats      engramd's /v1/stats
+#include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/extract.hpp"
+#include "actors/extractor/rules.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/mcp/http.hpp"
@@ -79,7 +81,7 @@ int produce(const std::string& brokers, const std::string& topic, const std::str
 
 /// One JSON line per event: its ids and what extraction read. Invalid lines are reported
 /// on stderr with their line number and skipped.
-int extract(const std::string& file, double threshold) {
+int extract(const std::string& file, double threshold, bool explain) {
   std::ifstream f;
   std::istream* in = &std::cin;
   if (file != "-") {
@@ -111,6 +113,11 @@ int extract(const std::string& file, double threshold) {
     out.update(doc);
     if (!report.injection_signals.empty())
       out["injectionSignals"] = report.injection_signals;
+    if (explain) {
+      auto cleaned = engram::extractor::clean(m.body, m.from.name);
+      out["cleanedText"] = cleaned.text;
+      out["sentences"] = engram::extractor::split_sentences(cleaned.text);
+    }
     std::cout << out.dump() << "\n";
   }
   return bad ? 1 : 0;
@@ -175,6 +182,8 @@ int main(int argc, char** argv) {
   double threshold = 0.6;
   ex->add_option("file", extract_file, "JSONL file, or - for stdin")->capture_default_str();
   ex->add_option("--confidence-threshold", threshold, "Drop entries below")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  bool explain = false;
+  ex->add_flag("--explain", explain, "Also print the cleaned text and its sentences");
 
   auto* st = app.add_subcommand("stats", "Print engramd's /v1/stats");
   std::string url = "http://127.0.0.1:8700";
@@ -188,6 +197,6 @@ int main(int argc, char** argv) {
   if (*dg)
     return digest(data_dir);
   if (*ex)
-    return extract(extract_file, threshold);
+    return extract(extract_file, threshold, explain);
   return stats(url);
 }

@@ -1,0 +1,31 @@
+#include "actors/extractor/extractor_actor.hpp"
+
+#include "actors/extractor/extract.hpp"
+
+#include <caf/all.hpp>
+
+namespace engram::actors {
+
+stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
+                                           extractor::validator_options options, metrics* m) {
+  self->state.next = std::move(next);
+  self->state.options = options;
+  self->state.counters = m;
+  return {
+      [self](event_batch& batch) {
+        auto& st = self->state;
+        for (auto& rec : batch.records) {
+          if (!rec.message)
+            continue;
+          extractor::validation_report report;
+          auto x = std::make_shared<schemas::extraction>(extractor::extract_validated(*rec.message, st.options, &report));
+          st.counters->count_extraction(x->entries.size(), report.dropped_low_confidence,
+                                        report.injection_signals.empty() ? 0 : x->entries.size());
+          rec.knowledge = std::move(x);
+        }
+        self->send(st.next, std::move(batch));
+      },
+  };
+}
+
+}  // namespace engram::actors

@@ -1,0 +1,237 @@
+#include "tools/bench/evaluation.hpp"
+
+#include "actors/extractor/extract.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+namespace engram::evaluation {
+namespace {
+
+using json = nlohmann::json;
+
+/// Lower-case, letters and digits only, single spaces: the form texts are compared in.
+std::string norm(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c >= 0x80) {
+      if (space && !out.empty())
+        out += ' ';
+      space = false;
+      out += static_cast<char>(std::tolower(c));
+    } else {
+      space = true;
+    }
+  }
+  return out;
+}
+
+bool overlaps(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty())
+    return false;
+  return a.find(b) != std::string::npos || b.find(a) != std::string::npos;
+}
+
+/// "priya" matches "priya shah"; "northwind" matches "northwind traders".
+bool same_name(const std::string& gold, const std::string& pred) {
+  if (gold == pred)
+    return true;
+  auto prefix = [](const std::string& shorter, const std::string& longer) {
+    return longer.rfind(shorter + " ", 0) == 0;
+  };
+  return prefix(gold, pred) || prefix(pred, gold);
+}
+
+std::size_t type_index(schemas::entry_type t) {
+  for (std::size_t i = 0; i < 7; ++i)
+    if (schemas::all_entry_types[i] == t)
+      return i;
+  return 0;
+}
+
+}  // namespace
+
+double report::macro_f1() const {
+  double sum = 0;
+  for (const auto& c : types)
+    sum += c.f1();
+  return sum / static_cast<double>(types.size());
+}
+
+counts report::entities_total() const {
+  counts t;
+  for (const auto& c : entities) {
+    t.tp += c.tp;
+    t.fp += c.fp;
+    t.fn += c.fn;
+  }
+  return t;
+}
+
+report evaluate(const std::string& path, const extractor::validator_options& opts) {
+  report r;
+  std::ifstream in(path);
+  if (!in) {
+    r.error = "cannot read " + path;
+    return r;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty())
+      continue;
+    json doc = json::parse(line, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("labels")) {
+      r.error = "not a labelled event: " + line.substr(0, 80);
+      return r;
+    }
+    json labels = doc["labels"];
+    doc.erase("labels");
+    schemas::inbound_message m;
+    if (auto err = schemas::decode(doc.dump(), {}, m)) {
+      r.error = doc.value("eventId", "?") + ": " + err->to_string();
+      return r;
+    }
+    ++r.messages;
+    extractor::validation_report vr;
+    auto x = extractor::extract_validated(m, opts, &vr);
+    if (labels.value("injection", false)) {
+      ++r.injection_messages;
+      if (!vr.injection_signals.empty())
+        ++r.injection_messages_flagged;
+    }
+
+    // Entries: greedy matching of gold sentences to extracted entries by text overlap,
+    // same type first.
+    std::vector<bool> used(x.entries.size(), false);
+    std::vector<std::string> pred_norm;
+    for (const auto& e : x.entries)
+      pred_norm.push_back(norm(e.content));
+    r.predicted_entries += x.entries.size();
+    for (const auto& g : labels["entries"]) {
+      ++r.gold_entries;
+      auto gt = schemas::parse_entry_type(g["type"].get<std::string>());
+      auto gi = type_index(gt.value_or(schemas::entry_type::fact));
+      auto gn = norm(g["text"].get<std::string>());
+      std::optional<std::size_t> match;
+      for (int pass = 0; pass < 2 && !match; ++pass)
+        for (std::size_t i = 0; i < x.entries.size(); ++i)
+          if (!used[i] && overlaps(gn, pred_norm[i]) && (pass == 1 || x.entries[i].type == gt)) {
+            match = i;
+            break;
+          }
+      if (!match) {
+        ++r.types[gi].fn;
+        continue;
+      }
+      used[*match] = true;
+      auto pi = type_index(x.entries[*match].type);
+      if (pi == gi) {
+        ++r.types[gi].tp;
+      } else {
+        ++r.types[gi].fn;
+        ++r.types[pi].fp;
+      }
+    }
+    for (std::size_t i = 0; i < x.entries.size(); ++i) {
+      if (used[i])
+        continue;
+      ++r.types[type_index(x.entries[i].type)].fp;
+      for (const auto& j : labels["junk"])
+        if (overlaps(norm(j.get<std::string>()), pred_norm[i])) {
+          ++r.junk_entries;
+          break;
+        }
+    }
+
+    // Entities, kind by kind.
+    const auto& ents = labels["entities"];
+    auto score = [&](std::size_t k, schemas::entity_kind kind, const json& gold, auto same) {
+      std::vector<bool> taken(x.mentions.size(), false);
+      for (const auto& g : gold) {
+        bool found = false;
+        for (std::size_t i = 0; i < x.mentions.size(); ++i)
+          if (!taken[i] && x.mentions[i].kind == kind && same(g, x.mentions[i])) {
+            taken[i] = found = true;
+            break;
+          }
+        found ? ++r.entities[k].tp : ++r.entities[k].fn;
+      }
+      for (std::size_t i = 0; i < x.mentions.size(); ++i)
+        if (!taken[i] && x.mentions[i].kind == kind) {
+          // A second mention of something already matched is not a new false positive.
+          bool dup = false;
+          for (std::size_t j = 0; j < x.mentions.size(); ++j)
+            if (taken[j] && x.mentions[j].kind == kind && same_name(norm(x.mentions[j].value), norm(x.mentions[i].value)))
+              dup = true;
+          if (!dup)
+            ++r.entities[k].fp;
+        }
+    };
+    auto name_match = [](const json& g, const schemas::entity_mention& p) {
+      auto gn = norm(g.get<std::string>());
+      return same_name(gn, norm(p.value)) || same_name(gn, norm(p.text));
+    };
+    score(0, schemas::entity_kind::person, ents.value("people", json::array()), name_match);
+    score(1, schemas::entity_kind::organization, ents.value("organizations", json::array()), name_match);
+    score(2, schemas::entity_kind::amount, ents.value("amounts", json::array()),
+          [](const json& g, const schemas::entity_mention& p) {
+            return std::abs(g["value"].get<double>() - std::strtod(p.value.c_str(), nullptr)) < 0.005 &&
+                   g["currency"].get<std::string>() == p.currency;
+          });
+    score(3, schemas::entity_kind::date, ents.value("dates", json::array()),
+          [](const json& g, const schemas::entity_mention& p) {
+            return overlaps(norm(g["text"].get<std::string>()), norm(p.text)) &&
+                   g["resolved"].get<std::string>() == p.value;
+          });
+    for (const auto& g : ents.value("dates", json::array())) {
+      ++r.dates;
+      for (const auto& p : x.mentions)
+        if (p.kind == schemas::entity_kind::date && overlaps(norm(g["text"].get<std::string>()), norm(p.text))) {
+          r.dates_correct += g["resolved"].get<std::string>() == p.value;
+          break;
+        }
+    }
+  }
+  return r;
+}
+
+std::string report::table() const {
+  std::string out;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%zu messages, %zu labelled entries, %zu extracted\n\n", messages, gold_entries,
+                predicted_entries);
+  out += buf;
+  out += "| entry type | precision | recall | F1 | TP | FP | FN |\n|---|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < 7; ++i) {
+    const auto& c = types[i];
+    std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2f | %.2f | %zu | %zu | %zu |\n",
+                  std::string(schemas::to_string(schemas::all_entry_types[i])).c_str(), c.precision(), c.recall(),
+                  c.f1(), c.tp, c.fp, c.fn);
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "| **macro** | | | **%.2f** | | | |\n\n", macro_f1());
+  out += buf;
+  out += "| entity kind | precision | recall | F1 |\n|---|---|---|---|\n";
+  static constexpr const char* kinds[] = {"person", "organization", "amount", "date"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2f | %.2f |\n", kinds[i], entities[i].precision(),
+                  entities[i].recall(), entities[i].f1());
+    out += buf;
+  }
+  auto t = entities_total();
+  std::snprintf(buf, sizeof buf, "| **all** | %.2f | %.2f | **%.2f** |\n\n", t.precision(), t.recall(), t.f1());
+  out += buf;
+  std::snprintf(buf, sizeof buf,
+                "date resolution: %zu of %zu correct (%.2f); entries from junk sentences: %zu; injection messages "
+                "flagged: %zu of %zu\n",
+                dates_correct, dates, date_accuracy(), junk_entries, injection_messages_flagged, injection_messages);
+  out += buf;
+  return out;
+}
+
+}  // namespace engram::evaluation

@@ -1,0 +1,49 @@
+#pragma once
+// Scores the extractor against the labelled set (tests/data/extraction/labelled.jsonl):
+// per-type precision/recall/F1 of entries, entity F1 and date-resolution accuracy.
+// Shared by the evaluation test (which asserts the floors) and the bench (which prints).
+
+#include "actors/extractor/validator.hpp"
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+namespace engram::evaluation {
+
+struct counts {
+  std::size_t tp = 0, fp = 0, fn = 0;
+  [[nodiscard]] double precision() const { return tp + fp ? double(tp) / double(tp + fp) : 1.0; }
+  [[nodiscard]] double recall() const { return tp + fn ? double(tp) / double(tp + fn) : 1.0; }
+  [[nodiscard]] double f1() const {
+    return 2 * tp + fp + fn ? 2.0 * double(tp) / double(2 * tp + fp + fn) : 1.0;
+  }
+};
+
+struct report {
+  std::size_t messages = 0;
+  std::size_t gold_entries = 0;
+  std::size_t predicted_entries = 0;
+  /// Per entry type, in schemas::all_entry_types order.
+  std::array<counts, 7> types{};
+  /// People, organisations, amounts, dates.
+  std::array<counts, 4> entities{};
+  std::size_t dates = 0;
+  std::size_t dates_correct = 0;
+  /// Entries read from sentences labelled junk.
+  std::size_t junk_entries = 0;
+  std::size_t injection_messages = 0;
+  std::size_t injection_messages_flagged = 0;
+  /// Set when the file could not be read or parsed.
+  std::string error;
+
+  [[nodiscard]] double macro_f1() const;
+  [[nodiscard]] counts entities_total() const;
+  [[nodiscard]] double date_accuracy() const { return dates ? double(dates_correct) / double(dates) : 1.0; }
+  /// A Markdown table of everything above.
+  [[nodiscard]] std::string table() const;
+};
+
+[[nodiscard]] report evaluate(const std::string& labelled_jsonl, const extractor::validator_options& opts);
+
+}  // namespace engram::evaluation
