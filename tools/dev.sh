@@ -15,7 +15,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache git ca-certificates
   libcaf-dev librocksdb-dev libhnswlib-dev nlohmann-json3-dev libboost-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
-  libyaml-cpp-dev libcli11-dev prometheus-cpp-dev
+  libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
   kcat curl
 )
 

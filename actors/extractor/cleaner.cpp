@@ -45,11 +45,20 @@ bool is_footer_start(std::string_view line) {
       "the information contained in this", "this message contains confidential", "privileged and confidential",
       "you received this message because", "you are receiving this", "to unsubscribe", "unsubscribe:",
       "this email was sent to", "sent from my iphone", "sent from my android", "sent from my mobile",
-      "get outlook for", "notice: this"};
+      "get outlook for", "notice: this", "you have received this message because", "this sf.net email is sponsored",
+      "your use of yahoo! groups", "to post a message", "to unsubscribe from this group"};
   for (auto s : starts)
     if (l.rfind(s, 0) == 0)
       return true;
-  return false;
+  return l.find("yahoo! groups sponsor") != std::string::npos || l.find("mailing list") != std::string::npos ||
+         l.find("listinfo/") != std::string::npos;
+}
+
+/// "_____", "-----", "=====" or "*****" on a line of its own.
+bool is_separator(std::string_view line) {
+  auto t = trim(line);
+  return t.size() >= 10 && t.find_first_not_of(t[0]) == std::string_view::npos &&
+         (t[0] == '_' || t[0] == '-' || t[0] == '=' || t[0] == '*');
 }
 
 bool is_sign_off(std::string_view line) {
@@ -224,6 +233,13 @@ cleaned_message clean(std::string_view body, std::string_view sender_name) {
   }
   // 2. Disclaimers and list footers end it too (with a "--" or "__" line before them).
   for (std::size_t i = 0; i < kept.size(); ++i) {
+    bool separated_footer = is_separator(kept[i]) && i + 1 < kept.size() &&
+                            (is_footer_start(kept[i + 1]) || (i + 2 < kept.size() && is_footer_start(kept[i + 2])));
+    if (separated_footer) {
+      out.disclaimer = true;
+      kept.resize(i);
+      break;
+    }
     if (is_footer_start(kept[i])) {
       out.disclaimer = true;
       std::size_t cut = i;

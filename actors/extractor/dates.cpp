@@ -41,19 +41,20 @@ int weekday(std::int64_t day) { return static_cast<int>(((day + 3) % 7 + 7) % 7)
 std::string period(std::int64_t a, std::int64_t b) { return format_day(a) + "/" + format_day(b); }
 
 struct token {
-  std::string lower;
+  std::string_view lower;  // a view into the lower-cased sentence
   std::size_t begin, end;
 };
 
-std::vector<token> tokenize(std::string_view s) {
+/// Words and numbers of `lowered` (the sentence lower-cased, same offsets).
+std::vector<token> tokenize(std::string_view lowered) {
   std::vector<token> out;
   std::size_t i = 0;
-  while (i < s.size()) {
-    if (text::is_alpha(s[i]) || text::is_digit(s[i])) {
+  while (i < lowered.size()) {
+    if (text::is_alpha(lowered[i]) || text::is_digit(lowered[i])) {
       std::size_t b = i;
-      while (i < s.size() && (text::is_alpha(s[i]) || text::is_digit(s[i])))
+      while (i < lowered.size() && (text::is_alpha(lowered[i]) || text::is_digit(lowered[i])))
         ++i;
-      out.push_back({text::lower(s.substr(b, i - b)), b, i});
+      out.push_back({lowered.substr(b, i - b), b, i});
     } else {
       ++i;
     }
@@ -142,10 +143,11 @@ std::string format_day(std::int64_t day) {
 
 std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
   std::vector<date_match> out;
-  auto toks = tokenize(s);
+  const std::string lowered = text::lower(s);
+  auto toks = tokenize(lowered);
   const auto sent_c = civil_from_days(sent);
   const int sent_wd = weekday(sent);
-  auto tok = [&](std::size_t i) -> std::string_view { return i < toks.size() ? std::string_view(toks[i].lower) : ""; };
+  auto tok = [&](std::size_t i) -> std::string_view { return i < toks.size() ? toks[i].lower : std::string_view(); };
   auto add = [&](std::size_t first, std::size_t last, std::string resolved, bool relative) {
     out.push_back({toks[first].begin, toks[last].end, std::move(resolved), relative});
   };

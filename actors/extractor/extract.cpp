@@ -6,8 +6,11 @@ namespace engram::extractor {
 
 schemas::extraction extract_validated(const schemas::inbound_message& m, const validator_options& opts,
                                       validation_report* report) {
-  auto x = extract_rules(m);
-  auto r = validate(x, m.subject + "\n" + m.body, opts);
+  // The source the validator screens is what the entries were read from: subject and new
+  // text. Quoted parts never reach an extractor (rules or LLM).
+  std::string cleaned;
+  auto x = extract_rules(m, &cleaned);
+  auto r = validate(x, m.subject + "\n" + cleaned, opts);
   if (report)
     *report = std::move(r);
   return x;

@@ -11,8 +11,9 @@
 
 namespace engram::extractor {
 
-/// Reads an inbound message. Pure and thread-safe.
-[[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m);
+/// Reads an inbound message. Pure and thread-safe. `cleaned`, when given, receives the text
+/// the entries were read from (the message without quotes, signature and footers).
+[[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned = nullptr);
 
 /// Splits cleaned text into sentences and clauses (exposed for tests).
 [[nodiscard]] std::vector<std::string> split_sentences(std::string_view text);

@@ -1,5 +1,6 @@
 #include "actors/extractor/validator.hpp"
 
+#include "actors/extractor/phrases.hpp"
 #include "actors/extractor/text.hpp"
 
 #include <algorithm>
@@ -26,6 +27,14 @@ std::string cut_chars(std::string_view s, std::size_t max) {
   return std::string(s);
 }
 
+/// Cheap prefilters (one tokenising pass) before the searches that name a pattern.
+const phrase_set override_phrases{"ignore previous", "ignore all previous", "ignore the previous", "ignore prior",
+                                  "ignore all prior", "ignore the above", "ignore your instructions",
+                                  "disregard previous", "disregard all", "disregard the above",
+                                  "forget your instructions", "forget all previous", "new instructions",
+                                  "you are now", "from now on you", "system prompt", "developer mode", "admin mode",
+                                  "jailbreak", "do anything now", "act as an", "act as a", "pretend to be"};
+const phrase_set role_word_phrases{"system", "assistant", "inst", "sys", "instructions", "im_start", "im_end"};
 }  // namespace
 
 std::size_t utf8_chars(std::string_view s) {
@@ -37,27 +46,34 @@ std::size_t utf8_chars(std::string_view s) {
 
 std::vector<std::string> injection_signals(std::string_view source) {
   std::vector<std::string> out;
-  auto l = text::lower(source);
-  for (std::string_view p : {"ignore previous instructions", "ignore all previous", "ignore the previous",
-                             "ignore prior instructions", "ignore all prior", "ignore the above", "ignore your instructions",
-                             "disregard previous", "disregard all previous", "disregard the above",
-                             "forget your instructions", "forget all previous", "new instructions:", "you are now",
-                             "from now on you", "system prompt", "developer mode", "admin mode", "jailbreak",
-                             "do anything now", "act as an", "act as a", "pretend to be"})
-    if (l.find(p) != std::string::npos)
-      out.push_back("instruction override: \"" + std::string(p) + "\"");
-  for (std::string_view p : {"<system", "</system", "[system]", "[/system]", "### system", "system:", "assistant:",
-                             "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]", "<<sys>>", "<instructions>"})
-    if (l.find(p) != std::string::npos)
-      out.push_back("role or system tag: \"" + std::string(p) + "\"");
-  for (std::string_view p : {"<<<end", "end of message>>>", "<<<message", "message>>>", "```system", "---end---",
-                             "</message>", "<message>", "</document>", "end_of_text"})
-    if (l.find(p) != std::string::npos)
-      out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
+  // One tokenising pass decides whether the slower searches that name the pattern run.
+  const token_view tv(source);
+  const auto& l = tv.lower;
+  if (override_phrases.any(tv))
+    for (std::string_view p : {"ignore previous instructions", "ignore all previous", "ignore the previous",
+                               "ignore prior instructions", "ignore all prior", "ignore the above", "ignore your instructions",
+                               "disregard previous", "disregard all", "disregard the above",
+                               "forget your instructions", "forget all previous", "new instructions", "you are now",
+                               "from now on you", "system prompt", "developer mode", "admin mode", "jailbreak",
+                               "do anything now", "act as an", "act as a", "pretend to be"})
+      if (l.find(p) != std::string::npos)
+        out.push_back("instruction override: \"" + std::string(p) + "\"");
+  if (role_word_phrases.any(tv))
+    for (std::string_view p : {"<system", "</system", "[system]", "[/system]", "### system", "system:", "assistant:",
+                               "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]", "<<sys>>", "<instructions>"})
+      if (l.find(p) != std::string::npos)
+        out.push_back("role or system tag: \"" + std::string(p) + "\"");
+  if (l.find('<') != std::string::npos || l.find(">>>") != std::string::npos || l.find("```") != std::string::npos ||
+      l.find("---end") != std::string::npos || l.find("end_of_text") != std::string::npos)
+    for (std::string_view p : {"<<<end", "end of message>>>", "<<<message", "message>>>", "```system", "---end---",
+                               "</message>", "<message>", "</document>", "end_of_text"})
+      if (l.find(p) != std::string::npos)
+        out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
   // Unicode obfuscation: invisible or direction-changing characters, and words that mix
   // Latin with Cyrillic or Greek letters (look-alikes).
   bool invisible = false, bidi = false, mixed = false;
-  std::size_t i = 0;
+  bool ascii = std::all_of(source.begin(), source.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  std::size_t i = ascii ? source.size() : 0;  // only non-ASCII text can hide characters
   bool word_latin = false, word_other = false;
   while (i < source.size()) {
     auto cp = next_cp(source, i);

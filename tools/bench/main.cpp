@@ -1,6 +1,7 @@
 // engram_bench: Engram's benchmarks. They print figures; nothing here asserts a speed.
 //   engram_bench [ingest|store] [--events N] [--runs R]   (no subcommand: all of them)
 #include "actors/engine/engine.hpp"
+#include "actors/extractor/extract.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace {
@@ -131,6 +133,32 @@ int bench_store(std::size_t n, int runs) {
   return 0;
 }
 
+/// Rules extraction + validation over a JSONL file of inbound events, one thread.
+int bench_extract_speed(const std::string& path, int runs) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::vector<schemas::inbound_message> msgs;
+  std::string line;
+  while (std::getline(in, line)) {
+    schemas::inbound_message m;
+    if (!schemas::decode(line, {}, m))
+      msgs.push_back(std::move(m));
+  }
+  std::vector<double> rates;
+  std::size_t entries = 0;
+  for (int r = 0; r < runs; ++r) {
+    entries = 0;
+    auto t0 = clock_type::now();
+    for (const auto& m : msgs)
+      entries += extractor::extract_validated(m, {}).entries.size();
+    rates.push_back(static_cast<double>(msgs.size()) / std::chrono::duration<double>(clock_type::now() - t0).count());
+  }
+  std::printf("rules extraction on %s: %zu messages, %.2f entries/message, %.0f messages/s on 1 core (median of %d)\n",
+              path.c_str(), msgs.size(), msgs.empty() ? 0.0 : double(entries) / double(msgs.size()), median(rates), runs);
+  return 0;
+}
+
 int bench_extraction() {
   auto r = evaluation::evaluate("tests/data/extraction/labelled.jsonl", {});
   if (!r.error.empty())
@@ -164,9 +192,12 @@ int main(int argc, char** argv) {
   auto* ingest = app.add_subcommand("ingest", "Events/s from Kafka to RocksDB through the pipeline");
   auto* store = app.add_subcommand("store", "Events/s applied to RocksDB by the store alone");
   auto* quality = app.add_subcommand("extraction", "Extraction quality on the labelled set (run from the source root)");
+  auto* speed = app.add_subcommand("extract-speed", "Rules extraction messages/s over a JSONL file of inbound events");
+  std::string speed_file;
+  speed->add_option("file", speed_file, "JSONL of inbound events")->required();
   std::size_t events = 5000;
   int runs = 5;
-  for (auto* sc : {ingest, store}) {
+  for (auto* sc : {ingest, store, speed}) {
     sc->add_option("--events", events, "Events per run (the mock broker keeps ~5 MiB per partition)")
         ->capture_default_str();
     sc->add_option("--runs", runs, "Runs; the median is reported")->capture_default_str();
@@ -177,6 +208,8 @@ int main(int argc, char** argv) {
       return bench_store(events, runs);
     if (*quality)
       return bench_extraction();
+    if (*speed)
+      return bench_extract_speed(speed_file, runs);
     if (*ingest)
       return bench_ingest(events, runs);
     bench_extraction();

@@ -3,6 +3,7 @@
 //   produce    validate a JSONL file of inbound events and produce it (key = organizationId)
 //   digest     a stable hash of a store's logical content
 //   extract    what extraction reads from inbound events, without broker or store
+//   import     e-mail files (.eml, mbox, maildir) to inbound events
 //   stats      engramd's /v1/stats
 #include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/extract.hpp"
@@ -11,12 +12,15 @@
 #include "actors/ingest/producer.hpp"
 #include "actors/mcp/http.hpp"
 #include "storage/graph_store.hpp"
+#include "tools/mail/mail_reader.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <csignal>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -123,6 +127,92 @@ int extract(const std::string& file, double threshold, bool explain) {
   return bad ? 1 : 0;
 }
 
+/// Reads e-mail files and produces one inbound event per message (or writes them as JSONL).
+int import(const std::string& brokers, const std::string& output, const std::string& organization,
+           const std::string& topic, const std::vector<std::string>& paths) {
+  {
+    engram::schemas::inbound_message probe;
+    std::string doc = R"({"eventId":"x","organizationId":")" + organization +
+                      R"(","sourceType":"email","sentAt":"2026-01-01T00:00:00Z","from":{"address":"a@b"},"body":""})";
+    if (auto err = engram::schemas::decode(doc, {}, probe)) {
+      std::cerr << "import: --organization: " << err->reason << "\n";
+      return 2;
+    }
+  }
+  std::string error;
+  auto files = engram::mail::list_files(paths, &error);
+  if (!error.empty()) {
+    std::cerr << "import: " << error << "\n";
+    return 1;
+  }
+  std::unique_ptr<engram::ingest::kafka_producer> producer;
+  std::ofstream out;
+  if (!brokers.empty()) {
+    producer = engram::ingest::kafka_producer::create(brokers, {}, &error);
+    if (!producer) {
+      std::cerr << "import: " << error << "\n";
+      return 1;
+    }
+  } else {
+    out.open(output);
+    if (!out) {
+      std::cerr << "import: cannot write " << output << "\n";
+      return 1;
+    }
+  }
+  const bool tty = ::isatty(2);
+  std::size_t done_files = 0, events = 0, malformed = 0;
+  auto last = std::chrono::steady_clock::now();
+  auto progress = [&](bool final) {
+    if (!tty)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    if (!final && now - last < std::chrono::milliseconds(100))
+      return;
+    last = now;
+    constexpr int width = 30;
+    int filled = files.empty() ? width : static_cast<int>(width * done_files / files.size());
+    std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '=') << std::string(static_cast<std::size_t>(width - filled), ' ')
+              << "] " << done_files << "/" << files.size() << " files, " << events << " events, " << malformed
+              << " malformed" << std::flush;
+    if (final)
+      std::cerr << "\n";
+  };
+  engram::mail::read_options opts;
+  opts.organization_id = organization;
+  for (const auto& f : files) {
+    engram::mail::read_file(f, opts, [&](engram::mail::mail_result r) {
+      if (!r.error.empty()) {
+        ++malformed;
+        if (tty)
+          std::cerr << "\r\033[K";
+        std::cerr << r.source << ": " << r.error << "\n";
+        return;
+      }
+      if (producer) {
+        auto org_key = organization;
+        if (!producer->produce(topic, org_key, r.event_json)) {
+          std::cerr << "import: " << producer->last_error() << "\n";
+          return;
+        }
+      } else {
+        out << r.event_json << "\n";
+      }
+      ++events;
+    });
+    ++done_files;
+    progress(false);
+  }
+  progress(true);
+  if (producer && !producer->flush(std::chrono::seconds(60))) {
+    std::cerr << "import: " << producer->last_error() << "\n";
+    return 1;
+  }
+  std::cout << "imported " << events << " events from " << files.size() << " files"
+            << (producer ? " to " + topic : " to " + output) << ", " << malformed << " malformed\n";
+  return 0;
+}
+
 int digest(const std::string& dir) {
   std::string error;
   auto store = engram::storage::open_graph_store({dir, /*read_only=*/true}, &error);
@@ -185,6 +275,16 @@ int main(int argc, char** argv) {
   bool explain = false;
   ex->add_flag("--explain", explain, "Also print the cleaned text and its sentences");
 
+  auto* im = app.add_subcommand("import", "Read .eml, mbox and maildir and produce inbound events");
+  std::string import_brokers, import_output, organization, import_topic = "inbound-messages";
+  std::vector<std::string> import_paths;
+  auto* ib = im->add_option("--brokers", import_brokers, "Bootstrap servers to produce to");
+  auto* io = im->add_option("--output", import_output, "Write JSONL here instead of producing");
+  ib->excludes(io);
+  im->add_option("--organization", organization, "organizationId of every event")->required();
+  im->add_option("--topic", import_topic, "Topic")->capture_default_str();
+  im->add_option("paths", import_paths, "Files and folders")->required();
+
   auto* st = app.add_subcommand("stats", "Print engramd's /v1/stats");
   std::string url = "http://127.0.0.1:8700";
   st->add_option("--url", url, "engramd's base URL")->capture_default_str();
@@ -198,5 +298,12 @@ int main(int argc, char** argv) {
     return digest(data_dir);
   if (*ex)
     return extract(extract_file, threshold, explain);
+  if (*im) {
+    if (import_brokers.empty() && import_output.empty()) {
+      std::cerr << "import: give --brokers ADDR (produce) or --output FILE (JSONL)\n";
+      return 2;
+    }
+    return import(import_brokers, import_output, organization, import_topic, import_paths);
+  }
   return stats(url);
 }
