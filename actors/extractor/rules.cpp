@@ -220,9 +220,9 @@ const phrase_set small_talk_phrases{"hope you", "hope all", "hope everyone", "ho
                   "will do", "noted", "on my way", "running late", "be there", "out of office", "ooo", "lunch",
                   "enjoy the weekend", "enjoy your weekend", "nice weekend", "good weekend"};
 const phrase_set injection_phrases{"ignore previous", "ignore all previous", "ignore the previous", "ignore prior", "ignore all prior",
-                     "ignore the above", "disregard previous", "disregard all", "disregard the above",
-                     "forget your instructions", "forget all previous", "you are now", "system prompt", "new instructions",
-                     "admin mode", "developer mode", "jailbreak", "act as", "pretend to be"};
+                     "ignore the above", "disregard previous", "disregard all previous", "disregard the above",
+                     "forget your instructions", "forget all previous", "system prompt", "new instructions:",
+                     "admin mode", "developer mode", "jailbreak", "pretend to be"};
 const phrase_set request_cue_phrases{"can you", "could you", "would you",
       "will you", "can someone", "could someone", "would you mind", "need you to", "make sure", "don't forget",
       "do not forget", "remember to", "please make sure", "please send", "please review", "please confirm",

@@ -30,10 +30,10 @@ std::string cut_chars(std::string_view s, std::size_t max) {
 /// Cheap prefilters (one tokenising pass) before the searches that name a pattern.
 const phrase_set override_phrases{"ignore previous", "ignore all previous", "ignore the previous", "ignore prior",
                                   "ignore all prior", "ignore the above", "ignore your instructions",
-                                  "disregard previous", "disregard all", "disregard the above",
-                                  "forget your instructions", "forget all previous", "new instructions",
-                                  "you are now", "from now on you", "system prompt", "developer mode", "admin mode",
-                                  "jailbreak", "do anything now", "act as an", "act as a", "pretend to be"};
+                                  "disregard previous", "disregard all previous", "disregard the above",
+                                  "forget your instructions", "forget all previous", "new instructions:",
+                                  "from now on you", "system prompt", "developer mode", "admin mode",
+                                  "jailbreak", "do anything now", "pretend to be"};
 const phrase_set role_word_phrases{"system", "assistant", "inst", "sys", "instructions", "im_start", "im_end"};
 }  // namespace
 
@@ -52,10 +52,10 @@ std::vector<std::string> injection_signals(std::string_view source) {
   if (override_phrases.any(tv))
     for (std::string_view p : {"ignore previous instructions", "ignore all previous", "ignore the previous",
                                "ignore prior instructions", "ignore all prior", "ignore the above", "ignore your instructions",
-                               "disregard previous", "disregard all", "disregard the above",
-                               "forget your instructions", "forget all previous", "new instructions", "you are now",
+                               "disregard previous", "disregard all previous", "disregard the above",
+                               "forget your instructions", "forget all previous", "new instructions:",
                                "from now on you", "system prompt", "developer mode", "admin mode", "jailbreak",
-                               "do anything now", "act as an", "act as a", "pretend to be"})
+                               "do anything now", "pretend to be"})
       if (l.find(p) != std::string::npos)
         out.push_back("instruction override: \"" + std::string(p) + "\"");
   if (role_word_phrases.any(tv))

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <fstream>
 #include <thread>
 
@@ -85,6 +87,91 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
   EXPECT_NE(out.find("cannot read /nonexistent.jsonl"), std::string::npos) << out;
   EXPECT_EQ(run(engramctl() + " digest --data-dir " + dir.sub("nowhere"), &out), 1);
   EXPECT_NE(out.find("cannot open store"), std::string::npos) << out;
+}
+
+TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
+  test::temp_dir dir("import");
+  auto mail = std::string(ENGRAM_SOURCE_DIR) + "/tests/data/mail";
+  std::string out;
+  ASSERT_EQ(run(engramctl() + " import --output " + dir.sub("events.jsonl") + " --organization acme " + mail, &out), 0)
+      << out;
+  EXPECT_NE(out.find("imported 6 events from 7 files"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 malformed"), std::string::npos) << out;
+  EXPECT_NE(out.find("no-from.eml: no From address"), std::string::npos) << out;
+  EXPECT_NE(out.find("garbage.eml: not a parsable e-mail message"), std::string::npos) << out;
+  EXPECT_EQ(out.find("partial"), std::string::npos) << "maildir tmp/ must be skipped: " << out;
+
+  std::map<std::string, json> by_subject;
+  std::ifstream in(dir.sub("events.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto ev = json::parse(line);
+    EXPECT_EQ(ev["organizationId"], "acme");
+    by_subject[ev["subject"].get<std::string>()] = ev;
+  }
+  ASSERT_EQ(by_subject.size(), 6u);
+  // multipart/alternative, quoted-printable, RFC 2047 subject: the plain part wins.
+  auto renewal = by_subject.at("Renewal \xE2\x80\x93 pricing");
+  EXPECT_EQ(renewal["eventId"], "renewal-1@acme.example");
+  EXPECT_EQ(renewal["sentAt"], "2026-03-04T09:15:00Z");
+  EXPECT_NE(renewal["body"].get<std::string>().find("\xE2\x82\xAC" "42 per seat"), std::string::npos);
+  EXPECT_NE(renewal["body"].get<std::string>().find("Please send the signed"), std::string::npos);
+  EXPECT_EQ(renewal["body"].get<std::string>().find("HTML version"), std::string::npos);
+  EXPECT_EQ(renewal["cc"][0]["address"], "dana@acme.example");
+  // base64 HTML-only body in ISO-8859-1: converted to UTF-8 text; thread from References.
+  auto order = by_subject.at("Order");
+  EXPECT_EQ(order["threadId"], "thread-root@northwind.example");
+  auto body = order["body"].get<std::string>();
+  EXPECT_NE(body.find("Gr\xC3\xBC\xC3\x9F" "e"), std::string::npos) << body;
+  EXPECT_NE(body.find("ships on March 12 & costs \xE2\x82\xAC" "900."), std::string::npos) << body;
+  EXPECT_EQ(body.find("color:red"), std::string::npos) << body;
+  EXPECT_EQ(body.find('<'), std::string::npos) << body;
+  // mbox: two messages; the reply has no Message-ID (content hash) and threads by In-Reply-To.
+  auto reply = by_subject.at("Re: first");
+  EXPECT_EQ(reply["eventId"].get<std::string>().rfind("sha256-", 0), 0u);
+  EXPECT_EQ(reply["threadId"], "m1@acme.example");
+  // Import is deterministic: the same files give the same event ids.
+  ASSERT_EQ(run(engramctl() + " import --output " + dir.sub("again.jsonl") + " --organization acme " + mail, &out), 0);
+  std::ifstream a(dir.sub("events.jsonl")), b(dir.sub("again.jsonl"));
+  std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(sa, sb);
+
+  // To a broker: key = organizationId.
+  auto broker = test::start_broker();
+  ASSERT_EQ(run(engramctl() + " import --brokers " + broker->bootstrap() + " --organization acme " + mail, &out), 0)
+      << out;
+  auto records = test::consume_all(broker->bootstrap(), "inbound-messages", 6, 30s);
+  ASSERT_EQ(records.size(), 6u);
+  for (const auto& r : records)
+    EXPECT_EQ(r.key, "acme");
+
+  EXPECT_EQ(run(engramctl() + " import --output x.jsonl --organization 'bad org' " + mail, &out), 2);
+  EXPECT_NE(out.find("--organization"), std::string::npos) << out;
+  EXPECT_EQ(run(engramctl() + " import --output x.jsonl --organization acme /nonexistent", &out), 1);
+  EXPECT_NE(out.find("no such file or folder: /nonexistent"), std::string::npos) << out;
+}
+
+TEST(Engramctl, ExtractPrintsOneLinePerEventWithEntitiesAndEntries) {
+  std::string out;
+  ASSERT_EQ(run(engramctl() + " extract " + std::string(ENGRAM_SOURCE_DIR) + "/tools/samples/demo-stream.jsonl", &out), 0);
+  std::istringstream lines(out);
+  std::string line;
+  std::size_t n = 0, entries = 0;
+  while (std::getline(lines, line)) {
+    auto doc = json::parse(line);
+    ASSERT_TRUE(doc.contains("eventId"));
+    ASSERT_TRUE(doc["entities"].is_array());
+    for (const auto& e : doc["entries"]) {
+      ++entries;
+      EXPECT_LE(e["title"].get<std::string>().size(), 80u * 4);
+      EXPECT_GE(e["confidence"].get<double>(), 0.6);
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, 91u);
+  EXPECT_GT(entries, 60u);
+  EXPECT_EQ(run("printf '{\"eventId\": 1}\\n' | " + engramctl() + " extract -", &out), 1);
+  EXPECT_NE(out.find("line 1: /eventId: must be a string"), std::string::npos) << out;
 }
 
 }  // namespace

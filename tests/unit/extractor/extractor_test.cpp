@@ -171,6 +171,14 @@ TEST(Validator, DetectsTagsDelimitersAndUnicodeObfuscation) {
   EXPECT_TRUE(injection_signals("Plain text, caf\xC3\xA9 and \xD0\x9C\xD0\xBE\xD1\x81\xD0\xBA\xD0\xB2\xD0\xB0.").empty());
 }
 
+TEST(Validator, OrdinaryBusinessLanguageIsNotAnInjection) {
+  EXPECT_TRUE(injection_signals("You are now the owner of the Globex account.").empty());
+  EXPECT_TRUE(injection_signals("Priya will act as a liaison with the warehouse team.").empty());
+  EXPECT_TRUE(injection_signals("Please disregard my last email, the date was wrong.").empty());
+  EXPECT_TRUE(injection_signals("New instructions for the night shift are attached.").empty());
+  EXPECT_TRUE(injection_signals("The system is down; the assistant manager will call you.").empty());
+}
+
 TEST(Validator, ThresholdCapsAndLimits) {
   schemas::extraction x;
   x.mentions.push_back({schemas::entity_kind::person, std::string(200, 'a'), std::string(200, 'a'), {}, {}, {}, {}, {}});
