@@ -61,6 +61,7 @@ case "${1:-}" in
     setup
     build
     cd "$root"
+    tools/fetch-data.sh spamassassin >/dev/null
     "$build/bin/engram_bench" "${@:2}"
     ;;
   *)

@@ -343,7 +343,11 @@ bool is_junk(const token_view& tv, std::size_t nwords) {
 
 bool is_injection_sentence(const token_view& tv) {
   const std::string& l = tv.lower;
-  return injection_phrases.any(tv) ||
+  if (injection_phrases.any(tv))
+    return true;
+  if (l.find_first_of("<[#:") == std::string::npos)
+    return false;  // no tag can be there
+  return
          l.find("<system") != std::string::npos || l.find("</system") != std::string::npos ||
          l.find("[system") != std::string::npos || l.find("### system") != std::string::npos ||
          l.find("<|") != std::string::npos || l.find("assistant:") != std::string::npos;
@@ -599,6 +603,25 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
   }
 }
 
+/// Text no one writes as a sentence: ASCII art, link lists, navigation bars, code, and
+/// run-on blocks far longer than any sentence.
+bool is_noise(std::string_view s) {
+  if (s.size() > 600)
+    return true;
+  std::size_t letters = 0, visible = 0;
+  for (char c : s) {
+    if (c == ' ')
+      continue;
+    ++visible;
+    letters += text::is_alpha(c) || text::is_digit(c) || static_cast<unsigned char>(c) >= 0x80;
+  }
+  if (visible == 0 || letters * 10 < visible * 6)
+    return true;  // under 60% letters and digits
+  return (s.find("http://") != std::string_view::npos || s.find("https://") != std::string_view::npos ||
+          s.find("www.") != std::string_view::npos) &&
+         text::words(s).size() < 8;
+}
+
 /// "@dana pls send ..." -> "pls send ..."; "Dana, please ..." -> "please ...": the words
 /// that address someone say nothing about the type of the sentence.
 std::string strip_vocative(const std::string& s, const message_context& ctx) {
@@ -744,6 +767,8 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
 
   const std::string& body = cleaned.text;
   for (auto& sentence : split_sentences(body)) {
+    if (is_noise(sentence))
+      continue;
     std::vector<span_mention> spans;
     for (auto& d : find_dates(sentence, sent_day))
       spans.push_back({d.begin, d.end,

@@ -46,10 +46,19 @@ std::size_t utf8_chars(std::string_view s) {
 
 std::vector<std::string> injection_signals(std::string_view source) {
   std::vector<std::string> out;
-  // One tokenising pass decides whether the slower searches that name the pattern run.
-  const token_view tv(source);
-  const auto& l = tv.lower;
-  if (override_phrases.any(tv))
+  // Anchor words decide whether the slower searches that name the pattern run.
+  const auto l = text::lower(source);
+  bool anchored = false;
+  for (std::string_view a : {"ignore", "disregard", "forget", "system", "developer mode", "admin mode", "jailbreak",
+                             "do anything", "pretend", "instructions", "from now on", "inst]", "im_start", "im_end",
+                             "<<", ">>>", "```", "---end", "end_of", "message>", "<message", "</document", "assistant",
+                             "prompt"})
+    if (l.find(a) != std::string::npos) {
+      anchored = true;
+      break;
+    }
+  const token_view tv(anchored ? std::string_view(source) : std::string_view());
+  if (anchored && override_phrases.any(tv))
     for (std::string_view p : {"ignore previous instructions", "ignore all previous", "ignore the previous",
                                "ignore prior instructions", "ignore all prior", "ignore the above", "ignore your instructions",
                                "disregard previous", "disregard all previous", "disregard the above",
@@ -58,13 +67,21 @@ std::vector<std::string> injection_signals(std::string_view source) {
                                "do anything now", "pretend to be"})
       if (l.find(p) != std::string::npos)
         out.push_back("instruction override: \"" + std::string(p) + "\"");
-  if (role_word_phrases.any(tv))
+  if (anchored && role_word_phrases.any(tv))
     for (std::string_view p : {"<system", "</system", "[system]", "[/system]", "### system", "system:", "assistant:",
-                               "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]", "<<sys>>", "<instructions>"})
-      if (l.find(p) != std::string::npos)
-        out.push_back("role or system tag: \"" + std::string(p) + "\"");
-  if (l.find('<') != std::string::npos || l.find(">>>") != std::string::npos || l.find("```") != std::string::npos ||
-      l.find("---end") != std::string::npos || l.find("end_of_text") != std::string::npos)
+                               "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]", "<<sys>>", "<instructions>"}) {
+      // "system:" and "assistant:" count only at the start of a line ("Operating system:
+      // Linux" is not a role tag).
+      bool role_prefix = p == "system:" || p == "assistant:";
+      for (auto pos = l.find(p); pos != std::string::npos; pos = l.find(p, pos + 1)) {
+        auto line_start = l.find_last_not_of(" \t>", pos == 0 ? 0 : pos - 1);
+        if (!role_prefix || pos == 0 || line_start == std::string::npos || l[line_start] == '\n') {
+          out.push_back("role or system tag: \"" + std::string(p) + "\"");
+          break;
+        }
+      }
+    }
+  if (anchored)
     for (std::string_view p : {"<<<end", "end of message>>>", "<<<message", "message>>>", "```system", "---end---",
                                "</message>", "<message>", "</document>", "end_of_text"})
       if (l.find(p) != std::string::npos)
@@ -77,7 +94,7 @@ std::vector<std::string> injection_signals(std::string_view source) {
   bool word_latin = false, word_other = false;
   while (i < source.size()) {
     auto cp = next_cp(source, i);
-    if (cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF || cp == 0x00AD)
+    if (cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF)  // not U+00AD: typography
       invisible = true;
     if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))
       bidi = true;
