@@ -143,6 +143,30 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
                           cfg.extraction.confidence_threshold = as_double(v, k, 0.0, 1.0);
                         }}});
      }},
+    {"extractor", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"kind", [&](auto& v, auto& k) {
+            cfg.extractor.kind = as_string(v, k);
+            if (cfg.extractor.kind != "rules" && cfg.extractor.kind != "llm")
+              fail(k, "must be rules or llm, got '" + cfg.extractor.kind + "'");
+          }},
+         {"llm", [&](const YAML::Node& v, const std::string& k) {
+            auto& l = cfg.extractor.llm;
+            each_key(v, k, {
+              {"base_url", [&](auto& x, auto& kk) {
+                 l.base_url = as_string(x, kk);
+                 if (l.base_url.rfind("http://", 0) != 0)
+                   fail(kk, "must be an http:// URL, got '" + l.base_url + "'");
+               }},
+              {"model", [&](auto& x, auto& kk) { l.model = as_string(x, kk); }},
+              {"api_key", [&](auto& x, auto& kk) { l.api_key = as_string(x, kk); }},
+              {"timeout_ms", [&](auto& x, auto& kk) {
+                 l.timeout_ms = static_cast<std::uint32_t>(as_uint(x, kk, 100, 600000));
+               }},
+            });
+          }},
+       });
+     }},
     {"log", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"level", [&](auto& v, auto& k) {
                           static const std::set<std::string> levels{"trace", "debug", "info",

@@ -67,6 +67,23 @@ struct extraction_config {
   double confidence_threshold = 0.6;
 };
 
+struct llm_config {
+  /// OpenAI-compatible API base URL. Default: "http://127.0.0.1:11434/v1" (a local Ollama).
+  std::string base_url = "http://127.0.0.1:11434/v1";
+  /// Default: "llama3.1".
+  std::string model = "llama3.1";
+  /// Bearer token for the endpoint; never logged. Default: none.
+  std::string api_key;
+  /// Default: 20,000 ms; a slower answer falls back to the rules.
+  std::uint32_t timeout_ms = 20000;
+};
+
+struct extractor_config {
+  /// "rules" (deterministic, the default) or "llm" (falls back to the rules per message).
+  std::string kind = "rules";
+  llm_config llm;
+};
+
 struct log_config {
   /// spdlog level: trace, debug, info, warn, error. Default: "info".
   std::string level = "info";
@@ -80,6 +97,7 @@ struct engram_config {
   samples_config samples;
   ingest_config ingest;
   extraction_config extraction;
+  extractor_config extractor;
   log_config log;
 };
 

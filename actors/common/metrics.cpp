@@ -54,6 +54,11 @@ struct metrics::impl {
   prometheus::Counter& kept = extraction.Add({{"outcome", "kept"}});
   prometheus::Counter& dropped = extraction.Add({{"outcome", "dropped_low_confidence"}});
   prometheus::Counter& suspicious = extraction.Add({{"outcome", "suspicious"}});
+  prometheus::Family<prometheus::Counter>& llm_fallback =
+      prometheus::BuildCounter()
+          .Name("engram_llm_fallback_total")
+          .Help("Messages the LLM extractor could not read, by reason; the rules read them instead")
+          .Register(registry);
   std::atomic<std::uint64_t> applied_total{0};
   std::atomic<std::uint64_t> dlq_total{0};
   // Family::Add is thread-safe, but keeping label sets stable is simpler under one lock.
@@ -79,6 +84,10 @@ void metrics::count_extraction(std::uint64_t entries, std::uint64_t dropped, std
   impl_->kept.Increment(static_cast<double>(entries));
   impl_->dropped.Increment(static_cast<double>(dropped));
   impl_->suspicious.Increment(static_cast<double>(suspicious));
+}
+void metrics::count_llm_fallback(std::string_view reason) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->llm_fallback.Add({{"reason", std::string(reason)}}).Increment();
 }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
 void metrics::set_lag(std::int32_t partition, std::int64_t lag) {

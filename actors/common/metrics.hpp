@@ -26,6 +26,8 @@ public:
   /// Counts what extraction kept, dropped below extraction.confidence_threshold, and
   /// marked suspicious (prompt-injection patterns in the source).
   void count_extraction(std::uint64_t entries, std::uint64_t dropped_low_confidence, std::uint64_t suspicious);
+  /// Counts a message the LLM extractor could not read (the rules read it instead).
+  void count_llm_fallback(std::string_view reason);
   /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.
   void observe_apply_latency(double seconds);
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).

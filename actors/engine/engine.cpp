@@ -21,9 +21,14 @@ using json = nlohmann::json;
 /// Partitions of each topic the embedded broker creates.
 constexpr int embedded_partitions = 4;
 
-extractor::validator_options validator_options_of(const config::engram_config& cfg) {
-  extractor::validator_options o;
-  o.confidence_threshold = cfg.extraction.confidence_threshold;
+extractor::extractor_options extractor_options_of(const config::engram_config& cfg) {
+  extractor::extractor_options o;
+  o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
+  o.kind = cfg.extractor.kind == "llm" ? extractor::extractor_kind::llm : extractor::extractor_kind::rules;
+  o.llm.base_url = cfg.extractor.llm.base_url;
+  o.llm.model = cfg.extractor.llm.model;
+  o.llm.api_key = cfg.extractor.llm.api_key;
+  o.llm.timeout = std::chrono::milliseconds(cfg.extractor.llm.timeout_ms);
   return o;
 }
 
@@ -103,7 +108,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
-  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics, m.status, validator_options_of(cfg));
+  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics, m.status, extractor_options_of(cfg));
 
   http::server_options ho;
   ho.listen = cfg.http.listen;
@@ -165,12 +170,14 @@ void engine::stop() {
     m.consumer->stop();  // waits until the batches in flight are durable
   if (m.http)
     m.http->stop();
+  // Every handle to an actor must be gone before the actor system joins its detached
+  // threads: the consumer holds the pipeline's head.
+  m.sequencer.reset();
+  m.consumer.reset();
   for (auto& s : m.pipeline.stages)
     caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
   m.pipeline = {};
   m.sys.reset();  // joins the actors
-  m.sequencer.reset();
-  m.consumer.reset();
   m.broker.reset();
   m.store.reset();
   spdlog::info("engine: stopped");

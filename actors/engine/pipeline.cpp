@@ -16,7 +16,7 @@ stage_actor::behavior_type pass_through(stage_actor::pointer self, stage_actor n
 }  // namespace
 
 pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store, metrics& m,
-                        ingest_status& status, const extractor::validator_options& options) {
+                        ingest_status& status, const extractor::extractor_options& options) {
   pipeline p;
   // RocksDB writes block: the store gets its own thread.
   stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), &m, &status);
@@ -26,7 +26,9 @@ pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_s
     next = sys.spawn(pass_through, next);
     p.stages.insert(p.stages.begin(), next);
   }
-  next = sys.spawn(extractor_stage, next, options, &m);
+  // An LLM call blocks for up to its timeout: that stage gets its own thread.
+  next = options.kind == extractor::extractor_kind::llm ? sys.spawn<caf::detached>(extractor_stage, next, options, &m)
+                                                        : sys.spawn(extractor_stage, next, options, &m);
   p.stages.insert(p.stages.begin(), next);
   p.head = next;
   return p;

@@ -5,7 +5,7 @@
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
-#include "actors/extractor/validator.hpp"
+#include "actors/extractor/extract.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/fwd.hpp>
@@ -24,6 +24,6 @@ struct pipeline {
 
 [[nodiscard]] pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
                                       metrics& m, ingest_status& status,
-                                      const extractor::validator_options& options);
+                                      const extractor::extractor_options& options);
 
 }  // namespace engram::actors

@@ -1,5 +1,6 @@
 #include "actors/extractor/extract.hpp"
 
+#include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/rules.hpp"
 
 namespace engram::extractor {
@@ -14,6 +15,24 @@ schemas::extraction extract_validated(const schemas::inbound_message& m, const v
   if (report)
     *report = std::move(r);
   return x;
+}
+
+schemas::extraction extract_message(const schemas::inbound_message& m, const extractor_options& opts,
+                                    validation_report* report, llm_failure* fallback) {
+  if (fallback)
+    *fallback = llm_failure::none;
+  if (opts.kind == extractor_kind::llm) {
+    llm_failure failure = llm_failure::none;
+    if (auto x = extract_llm(m, opts.llm, &failure)) {
+      auto r = validate(*x, m.subject + "\n" + clean(m.body, m.from.name).text, opts.validator);
+      if (report)
+        *report = std::move(r);
+      return std::move(*x);
+    }
+    if (fallback)
+      *fallback = failure;
+  }
+  return extract_validated(m, opts.validator, report);
 }
 
 }  // namespace engram::extractor

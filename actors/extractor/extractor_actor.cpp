@@ -7,7 +7,7 @@
 namespace engram::actors {
 
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
-                                           extractor::validator_options options, metrics* m) {
+                                           extractor::extractor_options options, metrics* m) {
   self->state.next = std::move(next);
   self->state.options = options;
   self->state.counters = m;
@@ -18,7 +18,11 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
           if (!rec.message)
             continue;
           extractor::validation_report report;
-          auto x = std::make_shared<schemas::extraction>(extractor::extract_validated(*rec.message, st.options, &report));
+          extractor::llm_failure fallback = extractor::llm_failure::none;
+          auto x = std::make_shared<schemas::extraction>(
+              extractor::extract_message(*rec.message, st.options, &report, &fallback));
+          if (fallback != extractor::llm_failure::none)
+            st.counters->count_llm_fallback(extractor::to_string(fallback));
           st.counters->count_extraction(x->entries.size(), report.dropped_low_confidence,
                                         report.injection_signals.empty() ? 0 : x->entries.size());
           rec.knowledge = std::move(x);

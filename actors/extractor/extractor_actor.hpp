@@ -4,18 +4,18 @@
 
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
-#include "actors/extractor/validator.hpp"
+#include "actors/extractor/extract.hpp"
 
 namespace engram::actors {
 
 struct extractor_state {
   static inline const char* name = "extractor";
   stage_actor next;
-  extractor::validator_options options;
+  extractor::extractor_options options;
   metrics* counters = nullptr;
 };
 
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
-                                           extractor::validator_options options, metrics* m);
+                                           extractor::extractor_options options, metrics* m);
 
 }  // namespace engram::actors

@@ -220,38 +220,53 @@ client_result fetch(const std::string& method, const std::string& url, const std
   auto hostport = rest.substr(0, slash);
   std::string target = slash == std::string::npos ? "/" : rest.substr(slash);
   auto parts = split_host_port(hostport);
-  if (!parts) {
+  if (!parts)
     parts = endpoint_parts{hostport, "80"};
+  // Asynchronous operations, because beast::tcp_stream's timeouts apply to those only.
+  net::io_context ioc;
+  tcp::resolver resolver(ioc);
+  beast::tcp_stream stream(ioc);
+  beast::flat_buffer buffer;
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
+  req.set(bhttp::field::host, hostport);
+  req.set(bhttp::field::user_agent, "engram");
+  for (const auto& [k, v] : headers)
+    req.set(k, v);
+  req.body() = body;
+  req.prepare_payload();
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(64u << 20);
+  auto fail = [&](const char* what, beast::error_code ec) {
+    out.error = method + " " + url + ": " + what + ": " + ec.message();
+  };
+  beast::error_code rec;
+  auto endpoints = resolver.resolve(parts->host, parts->port, rec);
+  if (rec) {
+    fail("resolve", rec);
+    return out;
   }
-  try {
-    net::io_context ioc;
-    tcp::resolver resolver(ioc);
-    beast::tcp_stream stream(ioc);
+  stream.expires_after(timeout);
+  stream.async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) {
+    if (ec)
+      return fail("connect", ec);
     stream.expires_after(timeout);
-    stream.connect(resolver.resolve(parts->host, parts->port));
-    bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
-    req.set(bhttp::field::host, hostport);
-    req.set(bhttp::field::user_agent, "engramctl");
-    for (const auto& [k, v] : headers)
-      req.set(k, v);
-    req.body() = body;
-    req.prepare_payload();
-    stream.expires_after(timeout);
-    bhttp::write(stream, req);
-    beast::flat_buffer buffer;
-    bhttp::response_parser<bhttp::string_body> parser;
-    parser.body_limit(64u << 20);
-    stream.expires_after(timeout);
-    bhttp::read(stream, buffer, parser);
-    auto& res = parser.get();
-    out.status = static_cast<int>(res.result_int());
-    out.body = std::move(res.body());
-    out.content_type = std::string(res[bhttp::field::content_type]);
-    beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ec);  // best effort
-  } catch (const std::exception& e) {
-    out.error = std::string(method) + " " + url + ": " + e.what();
-  }
+    bhttp::async_write(stream, req, [&](beast::error_code ec, std::size_t) {
+      if (ec)
+        return fail("write", ec);
+      stream.expires_after(timeout);
+      bhttp::async_read(stream, buffer, parser, [&](beast::error_code ec, std::size_t) {
+        if (ec)
+          return fail("read", ec);
+        auto& res = parser.get();
+        out.status = static_cast<int>(res.result_int());
+        out.body = std::move(res.body());
+        out.content_type = std::string(res[bhttp::field::content_type]);
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);  // best effort
+      });
+    });
+  });
+  ioc.run();
   return out;
 }
 
