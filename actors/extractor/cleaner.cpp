@@ -3,6 +3,7 @@
 #include "actors/extractor/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace engram::extractor {
@@ -14,13 +15,13 @@ using text::trim;
 
 bool is_quote_header(const std::vector<std::string_view>& ls, std::size_t i) {
   auto t = trim(ls[i]);
-  auto l = lower(t);
-  if (starts_with_ci(t, "On ") && (l.find("wrote:") != std::string::npos ||
-                                   (i + 1 < ls.size() && lower(trim(ls[i + 1])).find("wrote:") != std::string::npos)))
+  if (t.empty())
+    return false;
+  if (starts_with_ci(t, "On ") && (text::contains_ci(t, "wrote:") ||
+                                   (i + 1 < ls.size() && text::contains_ci(ls[i + 1], "wrote:"))))
     return true;
-  if (l.find("original message") != std::string::npos && l.find("--") != std::string::npos)
-    return true;
-  if (l.find("forwarded message") != std::string::npos && l.find("--") != std::string::npos)
+  if (t.find("--") != std::string_view::npos &&
+      (text::contains_ci(t, "original message") || text::contains_ci(t, "forwarded message")))
     return true;
   if (starts_with_ci(t, "Begin forwarded message"))
     return true;
@@ -38,7 +39,15 @@ bool is_quote_header(const std::vector<std::string_view>& ls, std::size_t i) {
 }
 
 bool is_footer_start(std::string_view line) {
-  auto l = lower(trim(line));
+  auto t = trim(line);
+  if (t.size() < 8)
+    return false;
+  // Every pattern starts with one of these letters or holds "list"/"yahoo": skip the rest.
+  char c0 = static_cast<char>(std::tolower(static_cast<unsigned char>(t[0])));
+  if (std::string_view("cdtpynusg").find(c0) == std::string_view::npos && !text::contains_ci(t, "list") &&
+      !text::contains_ci(t, "yahoo"))
+    return false;
+  auto l = lower(t);
   static constexpr std::string_view starts[] = {
       "confidentiality notice", "confidential:", "disclaimer:", "disclaimer -", "this email and any",
       "this e-mail and any", "this message and any", "this email is confidential", "this e-mail is confidential",

@@ -34,6 +34,20 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
   return true;
 }
 
+bool contains_ci(std::string_view s, std::string_view needle) {
+  if (needle.empty())
+    return true;
+  char first = needle[0];
+  char first_upper = first >= 'a' && first <= 'z' ? static_cast<char>(first - 'a' + 'A') : first;
+  for (std::size_t i = 0; i + needle.size() <= s.size(); ++i) {
+    if (s[i] != first && s[i] != first_upper)
+      continue;
+    if (starts_with_ci(s.substr(i), needle))
+      return true;
+  }
+  return false;
+}
+
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -11,6 +11,8 @@ namespace engram::extractor::text {
 [[nodiscard]] std::string lower(std::string_view s);
 [[nodiscard]] std::string_view trim(std::string_view s);
 [[nodiscard]] bool starts_with_ci(std::string_view s, std::string_view prefix);
+/// Case-insensitive (ASCII) search for a lower-case `needle`, without allocating.
+[[nodiscard]] bool contains_ci(std::string_view s, std::string_view lower_needle);
 /// True when `word` occurs in `lowered` at word boundaries (`lowered` is lower-case).
 [[nodiscard]] bool has_word(std::string_view lowered, std::string_view word);
 /// True when any of `phrases` occurs at word boundaries in `lowered`.
