@@ -9,6 +9,7 @@
 #include "actors/extractor/validator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -68,6 +69,22 @@ std::string strip_bullet(std::string_view line) {
   return std::string(text::trim(t));
 }
 
+/// Up to `n` whitespace-separated words of `s`, without scanning further.
+std::vector<std::string_view> first_words(std::string_view s, std::size_t n) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size() && out.size() < n) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n'))
+      ++i;
+    std::size_t b = i;
+    while (i < s.size() && !(s[i] == ' ' || s[i] == '\t' || s[i] == '\n'))
+      ++i;
+    if (i > b)
+      out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
 /// Splits a sentence into clauses at ';' and at ", and"/", but"/" and" before a new subject.
 void split_clauses(std::string_view s, std::vector<std::string>& out) {
   std::vector<std::string_view> parts;
@@ -86,9 +103,9 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
       std::size_t pos = part.find(conj, from);
       while (pos != std::string_view::npos) {
         auto rest = part.substr(pos + conj.size());
-        auto next = text::words(rest);
-        auto left_words = text::words(part.substr(from, pos - from)).size();
-        bool new_subject = !next.empty() && next.size() >= 3 && left_words >= 4 &&
+        auto next = first_words(rest, 3);
+        auto left_words = first_words(part.substr(from, pos - from), 4).size();
+        bool new_subject = next.size() >= 3 && left_words >= 4 &&
                            (has_any(text::lower(next[0]), {"i", "we", "you", "they", "he", "she", "i'll", "we'll",
                                                            "we've", "i've", "they'll", "she'll", "he'll", "please",
                                                            "could", "can", "would", "let's", "pls", "i'd", "we'd",
@@ -155,7 +172,7 @@ std::vector<std::string> split_sentences(std::string_view body) {
     for (std::size_t i = 0; i < p.size(); ++i) {
       char c = p[i];
       if ((static_cast<unsigned char>(c) & 0xF8) == 0xF0 && i + 4 < p.size() && p[i + 4] == ' ' &&
-          text::words(std::string_view(p).substr(start, i - start)).size() >= 3) {
+          first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3) {
         // An emoji followed by a space ends a chat sentence.
         split_clauses(std::string_view(p).substr(start, i + 4 - start), out);
         start = i + 5;
@@ -173,8 +190,8 @@ std::vector<std::string> split_sentences(std::string_view body) {
                                         p[j + 2] == '(' || p[j + 2] == '*'));
       // Chat writes sentences in lower case: ". it's" ends one when both sides are long enough.
       if (!end && j + 2 < p.size() && p[j + 1] == ' ' && text::is_alpha(p[j + 2]) &&
-          text::words(std::string_view(p).substr(start, i - start)).size() >= 3 &&
-          text::words(std::string_view(p).substr(j + 2)).size() >= 3)
+          first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3 &&
+          first_words(std::string_view(p).substr(j + 2), 3).size() >= 3)
         end = true;
       if (!end)
         continue;
@@ -537,16 +554,19 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
     }
     // "Contoso Ltd", "Northwind Traders", "Acme Corp."
     std::size_t j = i;
-    std::vector<std::string_view> caps;
-    while (j < ws.size() && is_capitalised(text::strip_punct(ws[j])) && caps.size() < 4) {
-      caps.push_back(text::strip_punct(ws[j]));
+    std::array<std::string_view, 4> run{};
+    std::size_t n = 0;
+    while (j < ws.size() && n < run.size() && is_capitalised(text::strip_punct(ws[j]))) {
+      run[n++] = text::strip_punct(ws[j]);
       bool ends = ws[j].back() == ',' || ws[j].back() == '.' || ws[j].back() == ';';
       ++j;
       if (ends && !is_legal_suffix(ws[j - 1]))
         break;
     }
-    if (caps.size() >= 2 && (is_legal_suffix(ws[i + caps.size() - 1]) || is_org_word(caps.back())) &&
-        !lexicon::is_stop_capital(lw)) {
+    std::vector<std::string_view> caps;
+    if (n >= 2 && (is_legal_suffix(ws[i + n - 1]) || is_org_word(run[n - 1])))
+      caps.assign(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(n));
+    if (caps.size() >= 2 && !lexicon::is_stop_capital(lw)) {
       std::string written;
       for (std::size_t k = 0; k < caps.size(); ++k)
         written += (k ? " " : "") + std::string(caps[k]);
@@ -589,13 +609,15 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
       auto prev = text::lower(text::strip_punct(ws[i - 1]));
       bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
                  prev == "for" || prev == "from";
+      if (!cue)
+        continue;
       bool strong_cue = prev == "joined" || prev == "acquired" ||
                         (i > 1 && has_any(text::lower(ws[i - 2]), {"subsidiary", "customer", "client", "partner",
                                                                   "supplier", "vendor", "reseller", "distributor",
                                                                   "competitor", "manager", "contact", "ceo", "cto",
                                                                   "head", "owner", "contract", "deal", "account"}));
       bool single = i + 1 >= ws.size() || !is_capitalised(text::strip_punct(ws[i + 1]));
-      if (cue && strong_cue && single && w.size() >= 3) {
+      if (strong_cue && single && w.size() >= 3) {
         entity_mention m{entity_kind::organization, std::string(w), std::string(w), {}, {}, {}, {}, {}};
         out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
       }
@@ -770,10 +792,12 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
     if (is_noise(sentence))
       continue;
     std::vector<span_mention> spans;
+    const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
     for (auto& d : find_dates(sentence, sent_day))
       spans.push_back({d.begin, d.end,
                        {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
-    for (auto& a : find_amounts(sentence))
+    if (has_number)  // every amount has a digit
+      for (auto& a : find_amounts(sentence))
       spans.push_back({a.begin, a.end,
                        {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {},
                         {}}});
@@ -784,7 +808,6 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
       has_amount |= sp.m.kind == entity_kind::amount;
       has_entity |= sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization;
     }
-    bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
     bool starts_with_name = !spans.empty() && std::any_of(spans.begin(), spans.end(), [](const span_mention& sp) {
       return sp.begin == 0 && (sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization);
     });

@@ -1,9 +1,9 @@
 #include "actors/extractor/validator.hpp"
 
-#include "actors/extractor/phrases.hpp"
 #include "actors/extractor/text.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace engram::extractor {
 namespace {
@@ -27,14 +27,6 @@ std::string cut_chars(std::string_view s, std::size_t max) {
   return std::string(s);
 }
 
-/// Cheap prefilters (one tokenising pass) before the searches that name a pattern.
-const phrase_set override_phrases{"ignore previous", "ignore all previous", "ignore the previous", "ignore prior",
-                                  "ignore all prior", "ignore the above", "ignore your instructions",
-                                  "disregard previous", "disregard all previous", "disregard the above",
-                                  "forget your instructions", "forget all previous", "new instructions:",
-                                  "from now on you", "system prompt", "developer mode", "admin mode",
-                                  "jailbreak", "do anything now", "pretend to be"};
-const phrase_set role_word_phrases{"system", "assistant", "inst", "sys", "instructions", "im_start", "im_end"};
 }  // namespace
 
 std::size_t utf8_chars(std::string_view s) {
@@ -46,46 +38,82 @@ std::size_t utf8_chars(std::string_view s) {
 
 std::vector<std::string> injection_signals(std::string_view source) {
   std::vector<std::string> out;
-  // Anchor words decide whether the slower searches that name the pattern run.
-  const auto l = text::lower(source);
+  // The patterns, by what they try. One pass over the text finds whether any occurs (most
+  // messages have none); only then is each named.
+  static constexpr std::string_view overrides[] = {
+      "ignore previous instructions", "ignore all previous", "ignore the previous", "ignore prior instructions",
+      "ignore all prior", "ignore the above", "ignore your instructions", "disregard previous", "disregard all previous",
+      "disregard the above", "forget your instructions", "forget all previous", "new instructions:", "from now on you",
+      "system prompt", "developer mode", "admin mode", "jailbreak", "do anything now", "pretend to be"};
+  static constexpr std::string_view tags[] = {"<system", "</system", "[system]", "[/system]", "### system", "system:",
+                                              "assistant:", "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]",
+                                              "<<sys>>", "<instructions>"};
+  static constexpr std::string_view delimiters[] = {"<<<end", "end of message>>>", "<<<message", "message>>>",
+                                                    "```system", "---end---", "</message>", "<message>",
+                                                    "</document>", "end_of_text"};
+  // A pattern can start at i only if its first three (lower-case) characters are there: a
+  // bigram table rules out nearly every position, a trigram list most of the rest.
+  static const auto filters = [] {
+    std::pair<std::vector<bool>, std::vector<std::uint32_t>> f{std::vector<bool>(1u << 16, false), {}};
+    auto add = [&](std::string_view a) {
+      auto c = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(a[k])); };
+      f.first[c(0) << 8 | c(1)] = true;
+      f.second.push_back(c(0) << 16 | c(1) << 8 | c(2));
+    };
+    for (auto a : overrides)
+      add(a);
+    for (auto a : tags)
+      add(a);
+    for (auto a : delimiters)
+      add(a);
+    return f;
+  }();
+  auto lower_char = [](char c) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+  };
+  auto starts_here = [&](std::size_t i) {
+    auto rest = source.substr(i);
+    for (auto a : overrides)
+      if (text::starts_with_ci(rest, a))
+        return true;
+    for (auto a : tags)
+      if (text::starts_with_ci(rest, a))
+        return true;
+    for (auto a : delimiters)
+      if (text::starts_with_ci(rest, a))
+        return true;
+    return false;
+  };
   bool anchored = false;
-  for (std::string_view a : {"ignore", "disregard", "forget", "system", "developer mode", "admin mode", "jailbreak",
-                             "do anything", "pretend", "instructions", "from now on", "inst]", "im_start", "im_end",
-                             "<<", ">>>", "```", "---end", "end_of", "message>", "<message", "</document", "assistant",
-                             "prompt"})
-    if (l.find(a) != std::string::npos) {
-      anchored = true;
-      break;
-    }
-  const token_view tv(anchored ? std::string_view(source) : std::string_view());
-  if (anchored && override_phrases.any(tv))
-    for (std::string_view p : {"ignore previous instructions", "ignore all previous", "ignore the previous",
-                               "ignore prior instructions", "ignore all prior", "ignore the above", "ignore your instructions",
-                               "disregard previous", "disregard all previous", "disregard the above",
-                               "forget your instructions", "forget all previous", "new instructions:",
-                               "from now on you", "system prompt", "developer mode", "admin mode", "jailbreak",
-                               "do anything now", "pretend to be"})
+  for (std::size_t i = 0; i + 2 < source.size() && !anchored; ++i) {
+    std::uint32_t a = lower_char(source[i]), b = lower_char(source[i + 1]);
+    if (!filters.first[a << 8 | b])
+      continue;
+    std::uint32_t tri = a << 16 | b << 8 | lower_char(source[i + 2]);
+    if (std::find(filters.second.begin(), filters.second.end(), tri) != filters.second.end())
+      anchored = starts_here(i);
+  }
+  if (anchored) {
+    const std::string l = text::lower(source);
+    for (auto p : overrides)
       if (l.find(p) != std::string::npos)
         out.push_back("instruction override: \"" + std::string(p) + "\"");
-  if (anchored && role_word_phrases.any(tv))
-    for (std::string_view p : {"<system", "</system", "[system]", "[/system]", "### system", "system:", "assistant:",
-                               "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]", "<<sys>>", "<instructions>"}) {
+    for (auto p : tags) {
       // "system:" and "assistant:" count only at the start of a line ("Operating system:
       // Linux" is not a role tag).
       bool role_prefix = p == "system:" || p == "assistant:";
       for (auto pos = l.find(p); pos != std::string::npos; pos = l.find(p, pos + 1)) {
-        auto line_start = l.find_last_not_of(" \t>", pos == 0 ? 0 : pos - 1);
-        if (!role_prefix || pos == 0 || line_start == std::string::npos || l[line_start] == '\n') {
+        auto line_start = pos == 0 ? std::string::npos : l.find_last_not_of(" \t>", pos - 1);
+        if (!role_prefix || line_start == std::string::npos || l[line_start] == '\n') {
           out.push_back("role or system tag: \"" + std::string(p) + "\"");
           break;
         }
       }
     }
-  if (anchored)
-    for (std::string_view p : {"<<<end", "end of message>>>", "<<<message", "message>>>", "```system", "---end---",
-                               "</message>", "<message>", "</document>", "end_of_text"})
+    for (auto p : delimiters)
       if (l.find(p) != std::string::npos)
         out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
+  }
   // Unicode obfuscation: invisible or direction-changing characters, and words that mix
   // Latin with Cyrillic or Greek letters (look-alikes).
   bool invisible = false, bidi = false, mixed = false;
@@ -93,6 +121,18 @@ std::vector<std::string> injection_signals(std::string_view source) {
   std::size_t i = ascii ? source.size() : 0;  // only non-ASCII text can hide characters
   bool word_latin = false, word_other = false;
   while (i < source.size()) {
+    auto byte = static_cast<unsigned char>(source[i]);
+    if (byte < 0x80) {  // ASCII: only the word state changes
+      ++i;
+      bool latin = (byte | 0x20) >= 'a' && (byte | 0x20) <= 'z';
+      if (latin) {
+        word_latin = true;
+        mixed |= word_other;
+      } else {
+        word_latin = word_other = false;
+      }
+      continue;
+    }
     auto cp = next_cp(source, i);
     if (cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF)  // not U+00AD: typography
       invisible = true;
