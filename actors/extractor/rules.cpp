@@ -220,6 +220,14 @@ struct verdict {
   double confidence;
 };
 
+// Words without which a sentence holds no date (the date finder's prefilter).
+const phrase_set date_word_phrases{
+    "today", "tonight", "tomorrow", "yesterday", "eod", "eow", "eom", "cob", "end", "close", "week", "weeks", "day",
+    "days", "month", "months", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon",
+    "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "january", "february", "march", "april", "may",
+    "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul",
+    "aug", "sep", "sept", "oct", "nov", "dec", "q1", "q2", "q3", "q4", "h1", "h2"};
+
 // Cue phrases of the classifier (lower-case, matched at word boundaries).
 const phrase_set thanks_exceptions_phrases{"decided", "agreed", "approved", "will", "please", "prefer"};
 const phrase_set small_talk_phrases{"hope you", "hope all", "hope everyone", "hope this finds", "have a great", "have a good",
@@ -792,10 +800,14 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
     if (is_noise(sentence))
       continue;
     std::vector<span_mention> spans;
+    const std::string core = strip_vocative(sentence, ctx);
+    const token_view tv(core);
     const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
-    for (auto& d : find_dates(sentence, sent_day))
-      spans.push_back({d.begin, d.end,
-                       {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
+    // Every date has a digit or one of these words; most sentences have neither.
+    if (has_number || date_word_phrases.any(tv))
+      for (auto& d : find_dates(sentence, sent_day))
+        spans.push_back({d.begin, d.end,
+                         {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
     if (has_number)  // every amount has a digit
       for (auto& a : find_amounts(sentence))
       spans.push_back({a.begin, a.end,
@@ -814,8 +826,6 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
     std::vector<std::size_t> ids;
     for (auto& sp : spans)
       ids.push_back(add_mention(sp.m));
-    const std::string core = strip_vocative(sentence, ctx);
-    const token_view tv(core);
     auto v = classify(core, tv, has_date, has_amount, has_number, has_entity, starts_with_name);
     if (!v)
       continue;
