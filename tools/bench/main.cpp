@@ -278,7 +278,7 @@ int bench_ingest(std::size_t n, int runs) {
     std::printf("  run %d: engram-log -> RocksDB %.0f events/s; inbound -> sequencer -> engram-log -> RocksDB %.0f events/s\n",
                 i + 1, r.log_to_store, r.end_to_end);
   }
-  std::printf("ingest (pass-through pipeline, %zu events of ~%zu bytes, %u cores, median of %d runs):\n", n,
+  std::printf("ingest (pipeline with rules extraction, %zu events of ~%zu bytes, %u cores, median of %d runs):\n", n,
               synthetic::events(1, 200, orgs)[0].size(), std::thread::hardware_concurrency(), runs);
   std::printf("  engram-log -> RocksDB:                          %.0f events/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f events/s\n", median(e2e_rates));
