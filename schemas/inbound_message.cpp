@@ -129,7 +129,8 @@ bool valid_org_id(std::string_view s) {
   return true;
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+}  // namespace
+
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
   const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -138,8 +139,6 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
-
-}  // namespace
 
 std::string_view to_string(source_type t) {
   return t == source_type::email ? "email" : "chat";

@@ -77,6 +77,9 @@ struct decode_limits {
 /// Returns the byte offset of the first invalid UTF-8 sequence, or nullopt.
 [[nodiscard]] std::optional<std::size_t> find_invalid_utf8(std::string_view s);
 
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+[[nodiscard]] std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);
+
 /// Parses an RFC 3339 date-time into milliseconds since the epoch, UTC.
 [[nodiscard]] std::optional<std::int64_t> parse_rfc3339(std::string_view s);
 

@@ -125,15 +125,6 @@ std::int64_t nearest(std::int64_t sent, unsigned m, unsigned d) {
 
 }  // namespace
 
-std::int64_t days_from_civil(int y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
 std::string format_day(std::int64_t day) {
   auto c = civil_from_days(day);
   char buf[16];

@@ -2,6 +2,8 @@
 // Date expressions in text ("next Friday", "March 5", "by EOD", "in two weeks", "Q3"),
 // resolved against the message's sentAt (UTC). Conventions are in README ("Extraction").
 
+#include "schemas/inbound_message.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,8 +23,8 @@ struct date_match {
 /// Finds date expressions in `s`. `sent_day` is sentAt as days since 1970-01-01 (UTC).
 [[nodiscard]] std::vector<date_match> find_dates(std::string_view s, std::int64_t sent_day);
 
-/// Days since 1970-01-01 of a civil date, and back.
-[[nodiscard]] std::int64_t days_from_civil(int y, unsigned m, unsigned d);
+/// Days since 1970-01-01 of a civil date (from schemas), and back as "YYYY-MM-DD".
+using schemas::days_from_civil;
 [[nodiscard]] std::string format_day(std::int64_t day);
 
 }  // namespace engram::extractor

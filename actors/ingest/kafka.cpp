@@ -1,5 +1,7 @@
 #include "actors/ingest/internal/kafka.hpp"
 
+#include "actors/ingest/sequencer.hpp"
+
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
@@ -67,6 +69,45 @@ std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& br
     if (!set(k, v, "engram:"))
       return nullptr;
   return conf;
+}
+
+std::unique_ptr<RdKafka::KafkaConsumer> make_consumer(const std::string& brokers, const properties& user,
+                                                      const std::string& group, const std::string& topic,
+                                                      RdKafka::RebalanceCb* rebalance, const char* who,
+                                                      std::string* error) {
+  auto conf = make_conf(client_role::consumer, brokers, user,
+                        {{"group.id", group},
+                         {"enable.auto.commit", "false"},
+                         {"enable.auto.offset.store", "false"},
+                         {"auto.offset.reset", "earliest"},
+                         {"enable.partition.eof", "false"}},
+                        error);
+  if (!conf)
+    return nullptr;
+  std::string err;
+  if (rebalance && conf->set("rebalance_cb", rebalance, err) != RdKafka::Conf::CONF_OK) {
+    *error = std::string(who) + ": " + err;
+    return nullptr;
+  }
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (!consumer) {
+    *error = std::string(who) + " consumer: " + err;
+    return nullptr;
+  }
+  if (auto e = consumer->subscribe({topic}); e != RdKafka::ERR_NO_ERROR) {
+    *error = std::string(who) + ": cannot subscribe to " + topic + ": " + RdKafka::err2str(e);
+    return nullptr;
+  }
+  return consumer;
+}
+
+std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::string& reason, std::string_view kind,
+                                                                     const RdKafka::Message& msg) {
+  return {{reason_header, reason},
+          {"reason-kind", std::string(kind)},
+          {"source-topic", msg.topic_name()},
+          {"source-partition", std::to_string(msg.partition())},
+          {"source-offset", std::to_string(msg.offset())}};
 }
 
 std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(RdKafka::KafkaConsumer& consumer,

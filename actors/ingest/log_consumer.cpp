@@ -105,11 +105,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     std::string key = msg.key() ? *msg.key() : std::string();
     (void)dlq->produce(cfg.kafka.topics.dead_letter, key,
                        std::string_view(static_cast<const char*>(msg.payload()), msg.len()),
-                       {{reason_header, reason},
-                        {"reason-kind", std::string(kind)},
-                        {"source-topic", cfg.kafka.topics.log},
-                        {"source-partition", std::to_string(msg.partition())},
-                        {"source-offset", std::to_string(msg.offset())}});
+                       detail::dead_letter_headers(reason, kind, msg));  // at least once, like the sequencer
     metrics->count_dead_letter(kind);
   }
 };
@@ -128,29 +124,10 @@ std::unique_ptr<log_consumer> log_consumer::start(const config::engram_config& c
   m.metrics = &metrics;
   m.status = &status;
   m.failed = &lc->failed_;
-  auto conf = detail::make_conf(detail::client_role::consumer, brokers, cfg.kafka.rdkafka,
-                                {{"group.id", cfg.kafka.group_id},
-                                 {"enable.auto.commit", "false"},
-                                 {"enable.auto.offset.store", "false"},
-                                 {"auto.offset.reset", "earliest"},
-                                 {"enable.partition.eof", "false"}},
-                                error);
-  if (!conf)
+  m.consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id, cfg.kafka.topics.log, &m,
+                                     "ingest", error);
+  if (!m.consumer)
     return nullptr;
-  std::string err;
-  if (conf->set("rebalance_cb", static_cast<RdKafka::RebalanceCb*>(&m), err) != RdKafka::Conf::CONF_OK) {
-    *error = "ingest: " + err;
-    return nullptr;
-  }
-  m.consumer.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
-  if (!m.consumer) {
-    *error = "ingest consumer: " + err;
-    return nullptr;
-  }
-  if (auto e = m.consumer->subscribe({cfg.kafka.topics.log}); e != RdKafka::ERR_NO_ERROR) {
-    *error = "ingest: cannot subscribe to " + cfg.kafka.topics.log + ": " + RdKafka::err2str(e);
-    return nullptr;
-  }
   lc->thread_ = std::thread([p = lc.get()] { p->run(); });
   return lc;
 }

@@ -27,27 +27,13 @@ std::unique_ptr<sequencer> sequencer::start(const config::engram_config& cfg, co
   m.cfg = cfg;
   m.metrics = &metrics;
   m.opts = std::move(opts);
-  auto conf = detail::make_conf(detail::client_role::consumer, brokers, cfg.kafka.rdkafka,
-                                {{"group.id", cfg.kafka.group_id + "-sequencer"},
-                                 {"enable.auto.commit", "false"},
-                                 {"auto.offset.reset", "earliest"},
-                                 {"enable.partition.eof", "false"}},
-                                error);
-  if (!conf)
+  m.consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-sequencer",
+                                     cfg.kafka.topics.inbound, nullptr, "sequencer", error);
+  if (!m.consumer)
     return nullptr;
-  std::string err;
-  m.consumer.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
-  if (!m.consumer) {
-    *error = "sequencer consumer: " + err;
-    return nullptr;
-  }
   m.producer = kafka_producer::create(brokers, cfg.kafka.rdkafka, error);
   if (!m.producer)
     return nullptr;
-  if (auto e = m.consumer->subscribe({cfg.kafka.topics.inbound}); e != RdKafka::ERR_NO_ERROR) {
-    *error = "sequencer: cannot subscribe to " + cfg.kafka.topics.inbound + ": " + RdKafka::err2str(e);
-    return nullptr;
-  }
   s->running_ = true;
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;
@@ -88,11 +74,7 @@ void sequencer::run() {
                      topics.dead_letter, reason);
         std::string key = msg->key() ? *msg->key() : std::string();
         queued &= m.producer->produce(topics.dead_letter, key, bytes,
-                                      {{reason_header, reason},
-                                       {"reason-kind", std::string(schemas::to_string(bad->what))},
-                                       {"source-topic", topics.inbound},
-                                       {"source-partition", std::to_string(msg->partition())},
-                                       {"source-offset", std::to_string(msg->offset())}});
+                                      detail::dead_letter_headers(reason, schemas::to_string(bad->what), *msg));
         m.metrics->count_dead_letter(schemas::to_string(bad->what));
       } else {
         queued &= m.producer->produce(topics.log, ev.organization_id, bytes,

@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace engram::ingest::detail {
@@ -24,6 +26,18 @@ enum class client_role : std::uint8_t { consumer, producer };
 /// Returns null and sets `error`.
 std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& brokers, const properties& user,
                                          const properties& required, std::string* error);
+
+/// A KafkaConsumer in consumer group `group`, subscribed to `topic`, never committing on its
+/// own. `rebalance` may be null (librdkafka assigns the committed offsets). Returns null
+/// and sets `error`, naming `who`.
+std::unique_ptr<RdKafka::KafkaConsumer> make_consumer(const std::string& brokers, const properties& user,
+                                                      const std::string& group, const std::string& topic,
+                                                      RdKafka::RebalanceCb* rebalance, const char* who,
+                                                      std::string* error);
+
+/// Headers of a dead letter: the reason ("field: reason"), its kind and where the record was.
+std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::string& reason, std::string_view kind,
+                                                                     const RdKafka::Message& msg);
 
 /// Polls up to `max` messages: waits up to `wait` for the first, then takes what is ready.
 /// Errors other than timeouts are logged and dropped from the result.
