@@ -138,6 +138,8 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
   auto toks = tokenize(lowered);
   const auto sent_c = civil_from_days(sent);
   const int sent_wd = weekday(sent);
+  // "end of week": that week's Friday, or the next one when it is already past.
+  const std::int64_t end_of_week = sent - sent_wd + 4 < sent ? sent - sent_wd + 11 : sent - sent_wd + 4;
   auto tok = [&](std::size_t i) -> std::string_view { return i < toks.size() ? toks[i].lower : std::string_view(); };
   auto add = [&](std::size_t first, std::size_t last, std::string resolved, bool relative) {
     out.push_back({toks[first].begin, toks[last].end, std::move(resolved), relative});
@@ -169,10 +171,7 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
         continue;
       }
       if (x == "week") {
-        std::int64_t fri = sent - sent_wd + 4;
-        if (fri < sent)
-          fri += 7;
-        add(i, k, format_day(fri), true);
+        add(i, k, format_day(end_of_week), true);
         i = k + 1;
         continue;
       }
@@ -200,10 +199,7 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
       continue;
     }
     if (w == "eow") {
-      std::int64_t fri = sent - sent_wd + 4;
-      if (fri < sent)
-        fri += 7;
-      add(i, i, format_day(fri), true);
+      add(i, i, format_day(end_of_week), true);
       ++i;
       continue;
     }

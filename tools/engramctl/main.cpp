@@ -55,6 +55,18 @@ int devbroker(int partitions, const std::string& bootstrap_file, const std::vect
   return 0;
 }
 
+/// stdin for "-", else `file` opened into `f`; null (reported) when it cannot be read.
+std::istream* open_input(const std::string& file, std::ifstream& f, const char* who) {
+  if (file == "-")
+    return &std::cin;
+  f.open(file);
+  if (!f) {
+    std::cerr << who << ": cannot read " << file << "\n";
+    return nullptr;
+  }
+  return &f;
+}
+
 int produce(const std::string& brokers, const std::string& topic, const std::string& file, std::uint64_t max_bytes) {
   std::string error;
   auto producer = engram::ingest::kafka_producer::create(brokers, {}, &error);
@@ -63,15 +75,9 @@ int produce(const std::string& brokers, const std::string& topic, const std::str
     return 1;
   }
   std::ifstream f;
-  std::istream* in = &std::cin;
-  if (file != "-") {
-    f.open(file);
-    if (!f) {
-      std::cerr << "produce: cannot read " << file << "\n";
-      return 1;
-    }
-    in = &f;
-  }
+  std::istream* in = open_input(file, f, "produce");
+  if (!in)
+    return 1;
   auto report = engram::ingest::produce_events(*producer, topic, *in, max_bytes);
   for (const auto& p : report.problems)
     std::cerr << file << ": " << p << "\n";
@@ -87,15 +93,9 @@ int produce(const std::string& brokers, const std::string& topic, const std::str
 /// on stderr with their line number and skipped.
 int extract(const std::string& file, double threshold, bool explain) {
   std::ifstream f;
-  std::istream* in = &std::cin;
-  if (file != "-") {
-    f.open(file);
-    if (!f) {
-      std::cerr << "extract: cannot read " << file << "\n";
-      return 1;
-    }
-    in = &f;
-  }
+  std::istream* in = open_input(file, f, "extract");
+  if (!in)
+    return 1;
   engram::extractor::validator_options opts;
   opts.confidence_threshold = threshold;
   std::string line;
