@@ -611,24 +611,34 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
       out.push_back({sentence_start + offset(w), sentence_start + offset(end_word) + end_word.size(), m});
       continue;
     }
-    // "subsidiary of Contoso", "joined Fabrikam", "at Initech": a capitalised word after an
-    // organisation cue.
-    if (i > 0 && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw)) {
+    // "subsidiary of Contoso", "joined Fabrikam", "at Initech", "with Coho Winery",
+    // "Globex's team": a capitalised name (up to three words) after an organisation cue, or
+    // in the possessive, that is no one's first name.
+    if (i > 0 && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) && !ctx.first_names.count(lw) &&
+        w.size() >= 3) {
       auto prev = text::lower(text::strip_punct(ws[i - 1]));
       bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
-                 prev == "for" || prev == "from";
-      if (!cue)
+                 prev == "for" || prev == "from" || prev == "by" || prev == "to" || prev == "via" || prev == "and";
+      bool possessive = ws[i].size() > 2 && (ws[i].find("'s") != std::string_view::npos ||
+                                             ws[i].find("\xE2\x80\x99s") != std::string_view::npos);
+      if (!cue && !possessive)
         continue;
-      bool strong_cue = prev == "joined" || prev == "acquired" ||
-                        (i > 1 && has_any(text::lower(ws[i - 2]), {"subsidiary", "customer", "client", "partner",
-                                                                  "supplier", "vendor", "reseller", "distributor",
-                                                                  "competitor", "manager", "contact", "ceo", "cto",
-                                                                  "head", "owner", "contract", "deal", "account"}));
-      bool single = i + 1 >= ws.size() || !is_capitalised(text::strip_punct(ws[i + 1]));
-      if (strong_cue && single && w.size() >= 3) {
-        entity_mention m{entity_kind::organization, std::string(w), std::string(w), {}, {}, {}, {}, {}};
-        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      std::size_t n = 1;
+      while (!possessive && n < 3 && i + n < ws.size() && ws[i + n - 1].back() != ',' &&
+             ws[i + n - 1].back() != '.') {
+        auto next = text::strip_punct(ws[i + n]);
+        auto ln = text::lower(next);
+        if (!is_capitalised(next) || lexicon::is_stop_capital(ln) || lexicon::is_first_name(ln))
+          break;
+        ++n;
       }
+      auto last = text::strip_punct(ws[i + n - 1]);
+      std::string name(s.substr(offset(w), offset(last) + last.size() - offset(w)));
+      if (prev == "and" && out.empty())
+        continue;  // "and X" counts only next to another name
+      entity_mention m{entity_kind::organization, name, name, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + offset(w), sentence_start + offset(last) + last.size(), m});
+      i += n - 1;
     }
   }
 }
