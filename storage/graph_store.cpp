@@ -132,6 +132,12 @@ std::string normalise_name(std::string_view s) {
   return out;
 }
 
+/// A person or organisation seen for the first time.
+json new_entity(const std::string& id, const char* kind, const std::string& name, const std::string& first_seen) {
+  return {{"id", id},           {"kind", kind},         {"name", name}, {"aliases", json::array()},
+          {"firstSeenAt", first_seen}, {"messages", 0}};
+}
+
 std::string person_id(const std::string& address) {
   return "person:" + lower_ascii(address);
 }
@@ -396,9 +402,8 @@ private:
         return err;
       if (!exists) {
         ++new_contacts;
-        e = {{"id", id}, {"kind", "person"}, {"address", lower_ascii(p->address)},
-             {"name", p->name}, {"aliases", json::array()}, {"firstSeenAt", m.sent_at},
-             {"messages", 0}};
+        e = new_entity(id, "person", p->name, m.sent_at);
+        e["address"] = lower_ascii(p->address);
         batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
       }
       if (!p->name.empty()) {
@@ -500,8 +505,7 @@ private:
         return err;
       if (!exists) {
         ++new_entities;
-        e = {{"id", id}, {"kind", person ? "person" : "organization"}, {"name", mention.value},
-             {"aliases", json::array()}, {"firstSeenAt", m.sent_at}, {"messages", 0}};
+        e = new_entity(id, person ? "person" : "organization", mention.value, m.sent_at);
         if (person && !mention.address.empty())
           e["address"] = lower_ascii(mention.address);
       }

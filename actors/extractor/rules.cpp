@@ -539,10 +539,10 @@ std::string org_from_address(std::string_view address) {
 }
 
 struct message_context {
-  std::set<std::string> first_names;                // lower-case, of participants
-  std::map<std::string, std::string> person_by_first;  // lower first name -> full name
-  std::set<std::string> known_people;               // lower full names
-  std::map<std::string, std::string> known_orgs;    // lower -> as written
+  /// Participants by lower-case first name -> full name.
+  std::map<std::string, std::string> person_by_first;
+  /// Organisations the message itself names (domains, signature): lower-case -> as written.
+  std::map<std::string, std::string> known_orgs;
 };
 
 void find_people_and_orgs(const std::string& s, std::size_t sentence_start, const message_context& ctx,
@@ -589,7 +589,7 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
       continue;
     }
     // People: a known first name, optionally followed by a capitalised surname.
-    bool first = lexicon::is_first_name(lw) || ctx.first_names.count(lw);
+    bool first = lexicon::is_first_name(lw) || ctx.person_by_first.count(lw);
     if (first && !lexicon::is_stop_capital(lw)) {
       std::string name(w);
       auto end_word = w;
@@ -614,7 +614,7 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
     // "subsidiary of Contoso", "joined Fabrikam", "at Initech", "with Coho Winery",
     // "Globex's team": a capitalised name (up to three words) after an organisation cue, or
     // in the possessive, that is no one's first name.
-    if (i > 0 && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) && !ctx.first_names.count(lw) &&
+    if (i > 0 && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) && !ctx.person_by_first.count(lw) &&
         w.size() >= 3) {
       auto prev = text::lower(text::strip_punct(ws[i - 1]));
       bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
@@ -679,7 +679,7 @@ std::string strip_vocative(const std::string& s, const message_context& ctx) {
     for (auto w : head) {
       auto lw = text::lower(text::strip_punct(w));
       names &= text::is_upper(w[0]) &&
-               (lexicon::is_first_name(lw) || ctx.first_names.count(lw) || lw == "team" || lw == "all" || lw == "folks");
+               (lexicon::is_first_name(lw) || ctx.person_by_first.count(lw) || lw == "team" || lw == "all" || lw == "folks");
     }
     if (names)
       v = text::trim(v.substr(comma + 2));
@@ -775,9 +775,7 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
     if (name.empty() || name.find('@') != std::string::npos)
       continue;
     auto first = text::lower(name.substr(0, name.find(' ')));
-    ctx.first_names.insert(first);
     ctx.person_by_first.emplace(first, name);
-    ctx.known_people.insert(text::lower(name));
     entity_mention em{entity_kind::person, name, name, {}, p->address, {}, {}, {}};
     add_mention(std::move(em));
   }

@@ -124,20 +124,4 @@ std::string_view strip_punct(std::string_view w) {
   return w;
 }
 
-std::string squash(std::string_view s) {
-  std::string out;
-  bool space = false;
-  for (char c : s) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      space = !out.empty();
-      continue;
-    }
-    if (space)
-      out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
 }  // namespace engram::extractor::text

@@ -25,7 +25,5 @@ namespace engram::extractor::text {
 [[nodiscard]] std::vector<std::string_view> words(std::string_view s);
 /// Strips surrounding punctuation from a word ("(Globex)," -> "Globex").
 [[nodiscard]] std::string_view strip_punct(std::string_view w);
-/// Collapses whitespace runs to one space and trims.
-[[nodiscard]] std::string squash(std::string_view s);
 
 }  // namespace engram::extractor::text
