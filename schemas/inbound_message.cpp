@@ -141,7 +141,12 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 }
 
 std::string_view to_string(source_type t) {
-  return t == source_type::email ? "email" : "chat";
+  switch (t) {
+    case source_type::email: return "email";
+    case source_type::chat: return "chat";
+    case source_type::manual: return "manual";
+  }
+  return {};
 }
 
 std::string_view to_string(decode_error::kind k) {

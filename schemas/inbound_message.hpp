@@ -10,7 +10,10 @@
 
 namespace engram::schemas {
 
-enum class source_type : std::uint8_t { email, chat };
+/// Where a statement came from. Inbound events are email or chat; `manual` is knowledge an
+/// agent or a person saved deliberately (save_knowledge), which outranks what was read
+/// from a message when statements disagree.
+enum class source_type : std::uint8_t { email, chat, manual };
 
 [[nodiscard]] std::string_view to_string(source_type t);
 

@@ -34,6 +34,73 @@ std::string_view to_string(entity_kind k) {
   return {};
 }
 
+std::string entry_id(std::string_view org, std::string_view event_id, std::size_t index) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // separator
+    h *= 1099511628211ull;
+  };
+  mix(org);
+  mix(event_id);
+  mix(std::to_string(index));
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out = "e-";
+  for (int i = 60; i >= 0; i -= 4)
+    out += hex[(h >> i) & 15];
+  return out;
+}
+
+std::string normal_form(std::string_view s) {
+  std::string out;
+  bool gap = false;
+  for (unsigned char c : s) {
+    bool keep = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+    if (!keep) {
+      gap = !out.empty();
+      continue;
+    }
+    if (gap)
+      out += ' ';
+    gap = false;
+    out += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  }
+  return out;
+}
+
+std::string_view to_string(relation_type t) {
+  switch (t) {
+    case relation_type::supports: return "supports";
+    case relation_type::contradicts: return "contradicts";
+    case relation_type::supersedes: return "supersedes";
+    case relation_type::relates_to: return "relates_to";
+    case relation_type::causes: return "causes";
+    case relation_type::blocks: return "blocks";
+  }
+  return {};
+}
+
+std::optional<relation_type> parse_relation_type(std::string_view s) {
+  for (auto t : {relation_type::supports, relation_type::contradicts, relation_type::supersedes,
+                 relation_type::relates_to, relation_type::causes, relation_type::blocks})
+    if (to_string(t) == s)
+      return t;
+  return std::nullopt;
+}
+
+std::string_view to_string(save_outcome o) {
+  switch (o) {
+    case save_outcome::created: return "created";
+    case save_outcome::merged: return "merged";
+    case save_outcome::linked: return "linked";
+    case save_outcome::superseded: return "superseded";
+  }
+  return {};
+}
+
 namespace {
 
 nlohmann::json mention_json(const entity_mention& m) {

@@ -45,6 +45,22 @@ struct entity_mention {
   std::string phone;
 };
 
+/// What must agree for two statements to say the same thing (DESIGN.md §5), read once
+/// when the statement is extracted and stored with the entry (merges never change it).
+/// Every list is sorted and unique.
+struct signature {
+  /// Numbers outside dates and amounts ("180", "3").
+  std::vector<std::string> numbers;
+  /// Resolved dates and periods ("2026-06-30", "2026-07-01/2026-09-30").
+  std::vector<std::string> dates;
+  /// Amounts with currency ("50000 USD").
+  std::vector<std::string> amounts;
+  /// Normal forms of the people and organisations named.
+  std::vector<std::string> entities;
+  /// The statement's normal form with every token holding a digit written '#'.
+  std::string words;
+};
+
 /// One knowledge entry read from one sentence or clause.
 struct entry {
   entry_type type = entry_type::fact;
@@ -65,6 +81,11 @@ struct entry {
   bool suspicious = false;
   /// Indexes into extraction::mentions of what this entry mentions.
   std::vector<std::size_t> mentions;
+  /// Filled by the extractor after validation.
+  signature sig;
+  /// The content's sentence embedding (unit length), set by the extractor stage; empty
+  /// when no embedder ran. Stored in the `vectors` column family, not in the entry.
+  std::vector<float> embedding;
 };
 
 /// What an extractor read from one message.
@@ -77,6 +98,53 @@ struct extraction {
   std::size_t dropped_low_confidence = 0;
   /// "rules" or "llm".
   std::string extractor = "rules";
+};
+
+/// The id of the index-th entry read from an event: "e-" + 16 hex digits of FNV-1a over
+/// (organisation, eventId, index). Derived, never random: the same everywhere.
+[[nodiscard]] std::string entry_id(std::string_view organization_id, std::string_view event_id, std::size_t index);
+
+/// Lower-case ASCII letters and digits, every other run of bytes one space, trimmed: the
+/// exact-match form of titles and subjects ("Re: The Q3 budget!" -> "re the q3 budget").
+/// Non-ASCII bytes are kept as they are.
+[[nodiscard]] std::string normal_form(std::string_view s);
+
+/// Relations between entries (DESIGN.md §3), stored in both directions.
+enum class relation_type : std::uint8_t { supports, contradicts, supersedes, relates_to, causes, blocks };
+
+[[nodiscard]] std::string_view to_string(relation_type t);
+[[nodiscard]] std::optional<relation_type> parse_relation_type(std::string_view s);
+
+/// What became of a new entry (save_knowledge's `outcome`).
+enum class save_outcome : std::uint8_t { created, merged, linked, superseded };
+
+[[nodiscard]] std::string_view to_string(save_outcome o);
+
+struct relation_edge {
+  relation_type type = relation_type::relates_to;
+  /// The other entry's id.
+  std::string to;
+  /// Why, in words ("cosine 0.95, same numbers, dates, amounts, entities and polarity").
+  std::string reason;
+};
+
+/// What the dedup and contradiction stages decided for one new entry. The decision names
+/// entries; the store combines their fields when it applies the event, so a decision stays
+/// valid whatever was applied just before it.
+struct resolution {
+  save_outcome outcome = save_outcome::created;
+  /// merged: the entry this one was merged into (the new entry is not stored on its own).
+  std::string merged_into;
+  /// Why this outcome.
+  std::string reason;
+  /// Edges from the new entry (from merged_into when merged) to older entries.
+  std::vector<relation_edge> relations;
+  /// Older entries this one supersedes (their status becomes superseded).
+  std::vector<std::string> superseded;
+  /// Older entries that now contradict a newer one and wait for review (status flagged).
+  std::vector<std::string> flagged;
+  /// The organisation's vector sequence number of the new entry's embedding (0: none).
+  std::uint64_t vector_seq = 0;
 };
 
 /// JSON of an extraction (engramctl extract's output, minus the event fields).

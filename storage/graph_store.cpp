@@ -14,8 +14,16 @@
 //   by_type       org \0 type \0 createdAt \0 entryId           -> ""
 //   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
+//   titles        org \0 type \0 normalisedTitle \0 entryId        -> ""   exact-match dedup
+//   by_slot       org \0 normalisedSubject \0 slot \0 entryId     -> ""   contradiction candidates
+//   relations     org \0 fromId \0 relationType \0 toId            -> reason
+//   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
+//   vectors       org \0 "q" \0 seq(u64 BE) -> entryId \0 float32[dim] (little endian)
+//                 org \0 "e" \0 entryId     -> seq(u64 BE)
+//                 (the per-organisation HNSW index is derived from these, in seq order)
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
-//                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...)
+//                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...,
+//                                                                 vectors = the last vector seq)
 //                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
 //                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
 //                 "v"                                          -> layout version
@@ -36,6 +44,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -55,13 +65,19 @@ enum cf : std::size_t {
   cf_meta,
   cf_entries,
   cf_by_type,
+  cf_titles,
+  cf_by_slot,
+  cf_relations,
+  cf_relations_in,
+  cf_vectors,
   cf_count
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
-    "default", "messages", "entities", "entity_names", "links", "by_thread", "by_contact", "meta", "entries", "by_type"};
+    "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
+    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors"};
 
-constexpr const char* layout_version = "1";
+constexpr const char* layout_version = "2";
 
 errc to_errc(const rocksdb::Status& s) {
   if (s.ok())
@@ -157,11 +173,12 @@ public:
   }
 
   errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
-             apply_outcome* outcome) override {
+             const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override {
     rocksdb::WriteBatch batch;
     pending_.clear();
     batch_entities_.clear();
     batch_names_.clear();
+    batch_entries_.clear();
     apply_outcome result;
     if (!m) {
       result = apply_outcome::skipped;
@@ -183,7 +200,7 @@ public:
         if (auto e = put_message(batch, *m); e != errc::ok)
           return e;
         if (knowledge)
-          if (auto e = put_knowledge(batch, *m, *knowledge); e != errc::ok)
+          if (auto e = put_knowledge(batch, *m, *knowledge, resolutions); e != errc::ok)
             return e;
       }
     }
@@ -280,6 +297,57 @@ public:
     return out;
   }
 
+  std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
+                                              const std::string& title) const override {
+    return ids_under(cf_titles, key(org, std::string(schemas::to_string(type)), title, ""));
+  }
+
+  std::vector<std::string> entries_with_slot(const std::string& org, const std::string& subject,
+                                             const std::string& slot) const override {
+    return ids_under(cf_by_slot, key(org, subject, slot, ""));
+  }
+
+  std::string identity() const override {
+    std::string id;
+    if (!db_->GetDbIdentity(id).ok())
+      return "unknown";
+    id.erase(std::remove_if(id.begin(), id.end(), [](unsigned char c) { return std::isspace(c); }), id.end());
+    return id;
+  }
+
+  std::map<std::string, std::uint64_t> vector_sequences() const override {
+    std::map<std::string, std::uint64_t> out;
+    std::string prefix("n\0", 2);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto k = it->key().ToStringView().substr(prefix.size());
+      auto sep = k.find('\0');
+      if (sep != std::string_view::npos && k.substr(sep + 1) == "vectors")
+        out[std::string(k.substr(0, sep))] = decode_u64(it->value().ToStringView());
+    }
+    return out;
+  }
+
+  errc scan_vectors(const std::string& org, std::uint64_t after,
+                    const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn)
+      const override {
+    auto prefix = key(org, "q", "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_vectors]));
+    std::vector<float> v;
+    for (it->Seek(prefix + encode_u64(after + 1)); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto seq = decode_u64(it->key().ToStringView().substr(prefix.size()));
+      auto value = it->value().ToStringView();
+      auto sep = value.find('\0');
+      if (sep == std::string_view::npos || (value.size() - sep - 1) % sizeof(float) != 0)
+        return errc::corruption;
+      v.resize((value.size() - sep - 1) / sizeof(float));
+      std::memcpy(v.data(), value.data() + sep + 1, v.size() * sizeof(float));
+      if (!fn(seq, value.substr(0, sep), v))
+        break;
+    }
+    return to_errc(it->status());
+  }
+
   errc find_entity(const std::string& org, const std::string& name, std::string* out) const override {
     auto id = resolve_name(org, normalise_name(name), "");
     if (id.empty())
@@ -355,6 +423,19 @@ private:
     return errc::ok;
   }
 
+  /// Sets a u64 counter in meta to `value` if that is higher (a sequence's high mark).
+  errc set_counter(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t value) {
+    std::uint64_t current = 0;
+    if (auto e = bump(batch, k, 0); e != errc::ok)
+      return e;
+    current = pending_[k];
+    if (value > current) {
+      pending_[k] = value;
+      batch.Put(cfs_[cf_meta], k, encode_u64(value));
+    }
+    return errc::ok;
+  }
+
   /// Writes the batch; on success the counters it changed enter the cache.
   errc commit(rocksdb::WriteBatch& batch) {
     auto e = to_errc(db_->Write(write_opts_, &batch));
@@ -363,6 +444,15 @@ private:
         counters_[k] = v;
     pending_.clear();
     return e;
+  }
+
+  /// The last key part of every key under `prefix` (an index's entry ids).
+  std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const {
+    std::vector<std::string> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[family]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+      out.emplace_back(it->key().ToStringView().substr(prefix.size()));
+    return out;
   }
 
   std::uint64_t sum_prefix(const std::string& prefix) const {
@@ -481,7 +571,8 @@ private:
   }
 
   /// Stores entries, their indexes, and the people and organisations they mention.
-  errc put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x) {
+  errc put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x,
+                     const std::vector<schemas::resolution>* resolutions) {
     const auto& org = m.organization_id;
     std::uint64_t new_entities = 0;
     // Mentions of people and organisations -> entity ids (created when unknown).
@@ -537,9 +628,16 @@ private:
     if (!m.from.contact_id.empty())
       contact_ids.insert(m.from.contact_id);
     const auto& thread = m.thread_or_event();
+    const json source{{"sourceType", schemas::to_string(m.source)},
+                      {"sourceId", m.source_id.empty() ? m.event_id : m.source_id},
+                      {"eventId", m.event_id},
+                      {"author", lower_ascii(m.from.address)}};
+    std::uint64_t created = 0, relations = 0, vectors = 0;
     for (std::size_t i = 0; i < x.entries.size(); ++i) {
       const auto& en = x.entries[i];
-      auto id = entry_id(org, m.event_id, i);
+      const schemas::resolution* r = resolutions && i < resolutions->size() ? &(*resolutions)[i] : nullptr;
+      const bool merged = r && r->outcome == schemas::save_outcome::merged;
+      const auto id = merged ? r->merged_into : schemas::entry_id(org, m.event_id, i);
       json ents = json::array();
       for (auto mi : en.mentions) {
         if (mi >= x.mentions.size())
@@ -554,40 +652,105 @@ private:
         }
         ents.push_back(std::move(j));
       }
-      json doc{{"id", id},
-               {"organizationId", org},
-               {"entryType", schemas::to_string(en.type)},
-               {"title", en.title},
-               {"content", en.content},
-               {"sourceType", schemas::to_string(m.source)},
-               {"sourceId", m.source_id.empty() ? m.event_id : m.source_id},
-               {"eventId", m.event_id},
-               {"contactIds", json(std::vector<std::string>(contact_ids.begin(), contact_ids.end()))},
-               {"threadId", thread},
-               {"confidence", en.confidence},
-               {"lastValidatedAt", m.sent_at},
-               {"expiresAt", nullptr},
-               {"dueAt", en.due_at.empty() ? json(nullptr) : json(en.due_at)},
-               {"tags", json::array()},
-               {"entities", ents},
-               {"relations", json::array()},
-               {"status", "active"},
-               {"suspicious", en.suspicious},
-               {"subject", en.subject},
-               {"slot", en.slot},
-               {"value", en.value},
-               {"polarity", en.positive ? "positive" : "negative"},
-               {"extractor", x.extractor},
-               {"createdAt", m.sent_at},
-               {"updatedAt", m.sent_at}};
-      batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
-      batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+      json* doc = nullptr;
+      if (merged) {
+        if (auto e = load_entry(org, id, &doc); e != errc::ok)
+          return e;
+        merge_into(*doc, en, ents, source, contact_ids, m.sent_at, r->reason);
+      } else {
+        json fresh{{"id", id},
+                   {"organizationId", org},
+                   {"entryType", schemas::to_string(en.type)},
+                   {"title", en.title},
+                   {"content", en.content},
+                   {"sourceType", source["sourceType"]},
+                   {"sourceId", source["sourceId"]},
+                   {"eventId", m.event_id},
+                   {"author", source["author"]},
+                   {"sources", json::array({source})},
+                   {"contactIds", json(std::vector<std::string>(contact_ids.begin(), contact_ids.end()))},
+                   {"threadId", thread},
+                   {"confidence", en.confidence},
+                   {"lastValidatedAt", m.sent_at},
+                   {"expiresAt", nullptr},
+                   {"dueAt", en.due_at.empty() ? json(nullptr) : json(en.due_at)},
+                   {"tags", json::array()},
+                   {"entities", ents},
+                   {"relations", json::array()},
+                   {"status", "active"},
+                   {"suspicious", en.suspicious},
+                   {"subject", en.subject},
+                   {"slot", en.slot},
+                   {"value", en.value},
+                   {"polarity", en.positive ? "positive" : "negative"},
+                   {"signature", {{"numbers", en.sig.numbers}, {"dates", en.sig.dates}, {"amounts", en.sig.amounts},
+                                  {"entities", en.sig.entities}, {"words", en.sig.words}}},
+                   {"extractor", x.extractor},
+                   {"outcome", schemas::to_string(r ? r->outcome : schemas::save_outcome::created)},
+                   {"createdAt", m.sent_at},
+                   {"updatedAt", m.sent_at}};
+        if (r && !r->reason.empty())
+          fresh["outcomeReason"] = r->reason;
+        doc = &(batch_entries_[id] = std::move(fresh));
+        ++created;
+        batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+        batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), schemas::normal_form(en.title), id),
+                  "");
+        if (!en.subject.empty() && !en.slot.empty())
+          batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
+        if (r && r->vector_seq && !en.embedding.empty()) {
+          auto seq = encode_u64(r->vector_seq);
+          std::string value = id;
+          value.push_back('\0');
+          value.append(reinterpret_cast<const char*>(en.embedding.data()), en.embedding.size() * sizeof(float));
+          batch.Put(cfs_[cf_vectors], key(org, "q", seq), value);
+          batch.Put(cfs_[cf_vectors], key(org, "e", id), seq);
+          vectors = std::max(vectors, r->vector_seq);
+        }
+      }
       batch.Put(cfs_[cf_by_thread], key(org, thread, "entry", id), "");
       for (const auto& c : contact_ids)
         batch.Put(cfs_[cf_by_contact], key(org, c, "entry", id), "");
+      if (!r)
+        continue;
+      for (const auto& edge : r->relations) {
+        json* other = nullptr;
+        if (auto e = load_entry(org, edge.to, &other); e != errc::ok)
+          return e;
+        auto type = std::string(schemas::to_string(edge.type));
+        batch.Put(cfs_[cf_relations], key(org, id, type, edge.to), edge.reason);
+        batch.Put(cfs_[cf_relations_in], key(org, edge.to, type, id), edge.reason);
+        (*doc)["relations"].push_back({{"relationType", type}, {"toId", edge.to}, {"reason", edge.reason}});
+        (*other)["relations"].push_back({{"relationType", type}, {"fromId", id}, {"reason", edge.reason}});
+        ++relations;
+      }
+      for (const auto& old : r->superseded) {
+        json* other = nullptr;
+        if (auto e = load_entry(org, old, &other); e != errc::ok)
+          return e;
+        (*other)["status"] = "superseded";
+        (*other)["supersededBy"] = id;
+        (*other)["updatedAt"] = std::max((*other)["updatedAt"].get<std::string>(), m.sent_at);
+      }
+      for (const auto& old : r->flagged) {
+        json* other = nullptr;
+        if (auto e = load_entry(org, old, &other); e != errc::ok)
+          return e;
+        if ((*other)["status"] == "active")
+          (*other)["status"] = "flagged";
+        (*other)["review"] = {{"contradictedBy", id}, {"reason", r->reason}};
+      }
     }
-    if (!x.entries.empty())
-      if (auto e = bump(batch, key("n", org, "entries"), x.entries.size()); e != errc::ok)
+    for (const auto& [eid, doc] : batch_entries_)
+      batch.Put(cfs_[cf_entries], key(org, eid), doc.dump());
+    if (created)
+      if (auto e = bump(batch, key("n", org, "entries"), created); e != errc::ok)
+        return e;
+    if (relations)
+      if (auto e = bump(batch, key("n", org, "relations"), relations); e != errc::ok)
+        return e;
+    if (vectors)
+      if (auto e = set_counter(batch, key("n", org, "vectors"), vectors); e != errc::ok)
         return e;
     if (new_entities)
       if (auto e = bump(batch, key("n", org, "entities"), new_entities); e != errc::ok)
@@ -595,25 +758,52 @@ private:
     return errc::ok;
   }
 
-  /// "e-" + 16 hex digits of FNV-1a over (organisation, eventId, index): stable everywhere.
-  static std::string entry_id(const std::string& org, const std::string& event_id, std::size_t index) {
-    std::uint64_t h = 1469598103934665603ull;
-    auto mix = [&](std::string_view s) {
-      for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-      }
-      h ^= 0xff;  // separator
-      h *= 1099511628211ull;
-    };
-    mix(org);
-    mix(event_id);
-    mix(std::to_string(index));
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out = "e-";
-    for (int i = 60; i >= 0; i -= 4)
-      out += hex[(h >> i) & 15];
-    return out;
+  /// Loads an entry for update: from this batch if written in it, else from the store.
+  /// The pointer stays valid until the batch is written (std::map nodes do not move).
+  errc load_entry(const std::string& org, const std::string& id, json** out) {
+    if (auto it = batch_entries_.find(id); it != batch_entries_.end()) {
+      *out = &it->second;
+      return errc::ok;
+    }
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entries], key(org, id), &v);
+    if (!st.ok())
+      return st.IsNotFound() ? errc::invalid_argument : to_errc(st);  // a decision named an unknown entry
+    auto doc = json::parse(v, nullptr, false);
+    if (doc.is_discarded())
+      return errc::corruption;
+    *out = &(batch_entries_[id] = std::move(doc));
+    return errc::ok;
+  }
+
+  /// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
+  /// confidence raised by noisy-or, contacts, sources and entities united, the newer
+  /// timestamp kept.
+  static void merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
+                         const std::set<std::string>& contact_ids, const std::string& sent_at,
+                         const std::string& reason) {
+    constexpr std::size_t max_content = 4000;
+    auto content = doc["content"].get<std::string>();
+    if (schemas::normal_form(content).find(schemas::normal_form(en.content)) == std::string::npos &&
+        content.size() + en.content.size() + 1 <= max_content)
+      doc["content"] = content + "\n" + en.content;
+    double a = doc["confidence"].get<double>(), b = en.confidence;
+    doc["confidence"] = std::round((1.0 - (1.0 - a) * (1.0 - b)) * 1e6) / 1e6;
+    std::set<std::string> contacts = doc["contactIds"].get<std::set<std::string>>();
+    contacts.insert(contact_ids.begin(), contact_ids.end());
+    doc["contactIds"] = std::vector<std::string>(contacts.begin(), contacts.end());
+    doc["sources"].push_back(source);
+    auto& have = doc["entities"];
+    for (const auto& e : ents)
+      if (std::none_of(have.begin(), have.end(),
+                       [&](const json& h) { return h["kind"] == e["kind"] && h["value"] == e["value"]; }))
+        have.push_back(e);
+    if (doc["dueAt"].is_null() && !en.due_at.empty())
+      doc["dueAt"] = en.due_at;
+    for (const char* field : {"updatedAt", "lastValidatedAt"})
+      doc[field] = std::max(doc[field].get<std::string>(), sent_at);
+    doc["merges"] = doc.value("merges", 0) + 1;
+    doc["lastMergeReason"] = reason;
   }
 
   std::unique_ptr<rocksdb::DB> db_;
@@ -622,6 +812,8 @@ private:
   /// Entities and names written by the batch being built (writer thread only).
   std::map<std::string, json> batch_entities_;
   std::map<std::string, std::string> batch_names_;
+  /// Entries created or changed by the batch being built, written once at its end.
+  std::map<std::string, json> batch_entries_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;
   /// Counter values of the batch being built.

@@ -6,6 +6,8 @@
 #include "schemas/knowledge.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,17 +66,44 @@ public:
   virtual ~graph_store() = default;
 
   /// Applies one engram-log record in ONE WriteBatch: the message, its contacts, what
-  /// extraction read (entries, entities, their links and indexes), the counters, the seen
-  /// eventId and the offset advance. `message` null means the record could not be
-  /// decoded: only the offset advances. `knowledge` may be null (nothing extracted).
-  /// Returns io_error (nothing written) when RocksDB fails.
+  /// extraction read (entries, entities, their links and indexes, embeddings), what dedup
+  /// and contradiction decided for each entry (merges, relations in both directions,
+  /// superseded and flagged entries), the counters, the seen eventId and the offset
+  /// advance. `message` null means the record could not be decoded: only the offset
+  /// advances. `knowledge` may be null (nothing extracted); `resolutions` null means every
+  /// entry is created as is. Returns io_error (nothing written) when RocksDB fails.
   [[nodiscard]] virtual errc apply(const log_position& pos, const schemas::inbound_message* message,
-                                   const schemas::extraction* knowledge, apply_outcome* outcome) = 0;
+                                   const schemas::extraction* knowledge,
+                                   const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) = 0;
 
   /// apply() without extracted knowledge.
   [[nodiscard]] errc apply(const log_position& pos, const schemas::inbound_message* message, apply_outcome* outcome) {
-    return apply(pos, message, nullptr, outcome);
+    return apply(pos, message, nullptr, nullptr, outcome);
   }
+
+  /// Ids of an organisation's entries of one type whose normalised title is `title`
+  /// (schemas::normal_form), oldest first.
+  [[nodiscard]] virtual std::vector<std::string> entries_with_title(const std::string& organization_id,
+                                                                    schemas::entry_type type,
+                                                                    const std::string& title) const = 0;
+
+  /// Ids of an organisation's entries about `subject` (normalised) and attribute `slot`.
+  [[nodiscard]] virtual std::vector<std::string> entries_with_slot(const std::string& organization_id,
+                                                                   const std::string& subject,
+                                                                   const std::string& slot) const = 0;
+
+  /// RocksDB's identity of this database (stable for its life; a new store gets a new one):
+  /// what derived files such as index snapshots are checked against.
+  [[nodiscard]] virtual std::string identity() const = 0;
+
+  /// Organisations that have stored vectors, with their highest vector sequence number.
+  [[nodiscard]] virtual std::map<std::string, std::uint64_t> vector_sequences() const = 0;
+
+  /// Calls `fn(seq, entryId, vector)` for an organisation's vectors with sequence number
+  /// > `after`, in sequence order (the order they were applied) until it returns false.
+  [[nodiscard]] virtual errc scan_vectors(
+      const std::string& organization_id, std::uint64_t after,
+      const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn) const = 0;
 
   /// A stored entry as JSON (DESIGN.md §3 fields), or not_found.
   [[nodiscard]] virtual errc get_entry(const std::string& organization_id, const std::string& entry_id,

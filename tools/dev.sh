@@ -16,6 +16,7 @@ packages=(
   libcaf-dev librocksdb-dev libhnswlib-dev nlohmann-json3-dev libboost-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
+  libeigen3-dev libicu-dev libstemmer-dev
   kcat curl
 )
 

@@ -29,8 +29,11 @@ struct log_record {
   std::shared_ptr<const schemas::inbound_message> message;
   /// Why `message` is null.
   std::string rejection;
-  /// What the extractor stage read from `message` (null before it, or when not extracted).
+  /// What the extractor stage read from `message` (null before it, or when not extracted),
+  /// with an embedding per entry.
   std::shared_ptr<const schemas::extraction> knowledge;
+  /// What dedup and contradiction decided, one per entry of `knowledge` (null before dedup).
+  std::shared_ptr<std::vector<schemas::resolution>> resolutions;
   /// When the consumer received it (apply-latency metric; never stored).
   std::chrono::steady_clock::time_point received_at;
 };

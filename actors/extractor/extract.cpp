@@ -2,6 +2,7 @@
 
 #include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/rules.hpp"
+#include "actors/extractor/signature.hpp"
 
 namespace engram::extractor {
 
@@ -14,6 +15,7 @@ schemas::extraction extract_validated(const schemas::inbound_message& m, const v
   auto r = validate(x, m.subject + "\n" + cleaned, opts);
   if (report)
     *report = std::move(r);
+  sign(x);
   return x;
 }
 
@@ -27,6 +29,7 @@ schemas::extraction extract_message(const schemas::inbound_message& m, const ext
       auto r = validate(*x, m.subject + "\n" + clean(m.body, m.from.name).text, opts.validator);
       if (report)
         *report = std::move(r);
+      sign(*x);
       return std::move(*x);
     }
     if (fallback)

@@ -1,4 +1,5 @@
 #include "actors/extractor/rules.hpp"
+#include "actors/extractor/signature.hpp"
 
 #include "actors/extractor/amounts.hpp"
 #include "actors/extractor/cleaner.hpp"
@@ -738,10 +739,23 @@ std::string slot_of(const token_view& tv, entry_type t) {
 
 }  // namespace
 
-schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned_text) {
+namespace {
+
+/// What read_statement asks of extract: the body is one statement of a given type.
+struct statement_mode {
+  entry_type type;
+  std::string_view title;
+  double confidence;
+};
+
+schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st) {
   schemas::extraction x;
-  x.extractor = "rules";
-  auto cleaned = clean(m.body, m.from.name);
+  x.extractor = st ? "agent" : "rules";
+  cleaned_message cleaned;
+  if (st)
+    cleaned.text = std::string(text::trim(m.body));
+  else
+    cleaned = clean(m.body, m.from.name);
   if (cleaned_text)
     *cleaned_text = cleaned.text;
   const std::int64_t sent_day = m.sent_at_ms >= 0 ? m.sent_at_ms / 86400000 : (m.sent_at_ms - 86399999) / 86400000;
@@ -804,8 +818,8 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
   }
 
   const std::string& body = cleaned.text;
-  for (auto& sentence : split_sentences(body)) {
-    if (is_noise(sentence))
+  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
+    if (!st && is_noise(sentence))
       continue;
     std::vector<span_mention> spans;
     const std::string core = strip_vocative(sentence, ctx);
@@ -834,14 +848,15 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
     std::vector<std::size_t> ids;
     for (auto& sp : spans)
       ids.push_back(add_mention(sp.m));
-    auto v = classify(core, tv, has_date, has_amount, has_number, has_entity, starts_with_name);
+    auto v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
+                : classify(core, tv, has_date, has_amount, has_number, has_entity, starts_with_name);
     if (!v)
       continue;
     schemas::entry e;
     e.type = v->type;
     e.confidence = v->confidence;
     e.content = sentence;
-    e.title = title_of(sentence);
+    e.title = st ? std::string(st->title) : title_of(sentence);
     e.mentions = ids;
     std::sort(e.mentions.begin(), e.mentions.end());
     e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
@@ -867,6 +882,20 @@ schemas::extraction extract_rules(const schemas::inbound_message& m, std::string
         }
     x.entries.push_back(std::move(e));
   }
+  return x;
+}
+
+}  // namespace
+
+schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned_text) {
+  return extract(m, cleaned_text, nullptr);
+}
+
+schemas::extraction read_statement(const schemas::inbound_message& m, entry_type type, std::string_view title,
+                                   double confidence) {
+  statement_mode st{type, title, confidence};
+  auto x = extract(m, nullptr, &st);
+  sign(x);
   return x;
 }
 

@@ -15,6 +15,13 @@ namespace engram::extractor {
 /// the entries were read from (the message without quotes, signature and footers).
 [[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned = nullptr);
 
+/// Reads one statement an agent saves (save_knowledge): `m.body` is its content, taken as
+/// one entry of `type` with the given title and confidence; its entities, subject, slot,
+/// value and polarity are read as for a sentence of a message. Always exactly one entry
+/// (none when the content is empty). extractor = "agent".
+[[nodiscard]] schemas::extraction read_statement(const schemas::inbound_message& m, schemas::entry_type type,
+                                                 std::string_view title, double confidence);
+
 /// Splits cleaned text into sentences and clauses (exposed for tests).
 [[nodiscard]] std::vector<std::string> split_sentences(std::string_view text);
 

@@ -16,7 +16,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
         batch_result r;
         for (const auto& rec : batch.records) {
           storage::apply_outcome outcome{};
-          r.error = st.store->apply(rec.position, rec.message.get(), rec.knowledge.get(), &outcome);
+          r.error = st.store->apply(rec.position, rec.message.get(), rec.knowledge.get(), rec.resolutions.get(), &outcome);
           if (r.error != storage::errc::ok)
             break;  // the consumer stops; nothing after the failure is applied
           ++r.done;

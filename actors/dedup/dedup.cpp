@@ -1,0 +1,301 @@
+#include "actors/dedup/dedup.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <unordered_set>
+
+namespace engram::dedup {
+
+namespace {
+
+/// Words that carry no fact of their own: articles, auxiliaries, pronouns, greetings and
+/// fillers, polarity words (the signature compares polarity) and calendar words (the
+/// signature compares dates).
+const std::unordered_set<std::string_view>& filler_words() {
+  static const std::unordered_set<std::string_view> words{
+      "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "will", "would", "shall",
+      "should", "can", "could", "may", "might", "must", "do", "does", "did", "has", "have", "had", "to", "of",
+      "it", "its", "this", "that", "these", "those", "we", "our", "us", "you", "your", "they", "their", "them",
+      "i", "me", "my", "he", "she", "his", "her", "just", "please", "note", "fyi", "re", "fw", "fwd", "hi",
+      "hello", "hey", "team", "all", "thanks", "thank", "so", "also", "and", "ll", "ve", "d", "s", "t", "m",
+      "not", "no", "never", "now", "confirm", "confirmed", "confirming", "reminder", "update", "quick", "as",
+      "per", "on", "in", "at", "january", "february", "march", "april", "may", "june", "july", "august",
+      "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+      "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+      "sunday", "q1", "q2", "q3", "q4", "usd", "eur", "gbp", "#"};
+  return words;
+}
+
+std::vector<std::string_view> content_words(std::string_view words) {
+  std::vector<std::string_view> out;
+  const auto& filler = filler_words();
+  for (std::size_t b = 0; b < words.size();) {
+    auto sp = std::min(words.find(' ', b), words.size());
+    auto w = words.substr(b, sp - b);
+    if (!w.empty() && !filler.count(w))
+      out.push_back(w);
+    b = sp + 1;
+  }
+  return out;
+}
+
+bool is_subsequence(const std::vector<std::string_view>& small, const std::vector<std::string_view>& big) {
+  std::size_t j = 0;
+  for (auto w : big)
+    if (j < small.size() && small[j] == w)
+      ++j;
+  return j == small.size();
+}
+
+/// Each list equal, or one of the two empty (one statement leaves out what the other says).
+bool complementary(const schemas::signature& a, const schemas::signature& b) {
+  auto fits = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
+    return x == y || x.empty() || y.empty();
+  };
+  return fits(a.numbers, b.numbers) && fits(a.dates, b.dates) && fits(a.amounts, b.amounts) &&
+         fits(a.entities, b.entities);
+}
+
+std::string percent(float similarity) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(similarity));
+  return buf;
+}
+
+/// Snapshot file names: the organisation id hex-encoded (ids may hold any printable byte).
+std::string snapshot_name(const std::string& org) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : org) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out + ".hnsw";
+}
+
+}  // namespace
+
+bool same_values(const schemas::signature& a, const schemas::signature& b) {
+  return a.numbers == b.numbers && a.dates == b.dates && a.amounts == b.amounts && a.entities == b.entities;
+}
+
+bool same_wording(const std::string& words_a, const std::string& words_b) {
+  auto a = content_words(words_a), b = content_words(words_b);
+  return a.size() <= b.size() ? is_subsequence(a, b) : is_subsequence(b, a);
+}
+
+struct deduplicator::org_index {
+  std::unique_ptr<storage::vector_index> index;
+  /// Entry id by vector sequence number (the index label).
+  std::map<std::uint64_t, std::string> ids;
+  std::uint64_t last_seq = 0;
+};
+
+deduplicator::deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts)
+  : store_(std::move(store)), opts_(opts) {}
+
+deduplicator::~deduplicator() = default;
+
+deduplicator::org_index& deduplicator::index_of(const std::string& org) {
+  auto& slot = orgs_[org];
+  if (!slot) {
+    slot = std::make_unique<org_index>();
+    slot->index = std::make_unique<storage::vector_index>(opts_.dim, opts_.index);
+  }
+  return *slot;
+}
+
+std::size_t deduplicator::size(const std::string& org) const {
+  auto it = orgs_.find(org);
+  return it == orgs_.end() ? 0 : it->second->index->size();
+}
+
+storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* stats, std::string* error) {
+  orgs_.clear();
+  poisoned_ = false;
+  index_stats st;
+  const auto identity = store_->identity();
+  for (const auto& [org, last] : store_->vector_sequences()) {
+    auto oi = std::make_unique<org_index>();
+    if (!snapshot_dir.empty()) {
+      // A snapshot: <name> (hnswlib), <name>.sum (its checksum), <name>.ids (the store's
+      // identity, the last seq covered, then "seq id" lines).
+      auto base = snapshot_dir + "/" + snapshot_name(org);
+      std::ifstream ids(base + ".ids");
+      std::string snap_identity;
+      std::uint64_t covered = 0;
+      if (ids >> snap_identity >> covered && snap_identity == identity && covered <= last) {
+        std::string why;
+        if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index, &why)) {
+          std::uint64_t seq;
+          std::string id;
+          while (ids >> seq >> id)
+            oi->ids.emplace(seq, id);
+          if (oi->ids.size() >= loaded->size()) {
+            oi->index = std::move(loaded);
+            oi->last_seq = covered;
+            ++st.loaded;
+          } else {
+            oi->ids.clear();
+          }
+        }
+      }
+    }
+    if (!oi->index) {
+      oi->index = std::make_unique<storage::vector_index>(opts_.dim, opts_.index);
+      ++st.rebuilt;
+    }
+    // The vectors applied after the snapshot (all of them on a rebuild), in apply order.
+    bool bad_dim = false;
+    auto e = store_->scan_vectors(org, oi->last_seq, [&](std::uint64_t seq, std::string_view id,
+                                                         std::span<const float> v) {
+      if (v.size() != opts_.dim) {
+        bad_dim = true;
+        return false;
+      }
+      oi->index->add(seq, v);
+      oi->ids.emplace(seq, std::string(id));
+      oi->last_seq = seq;
+      return true;
+    });
+    if (bad_dim) {
+      if (error)
+        *error = "the store's vectors of organisation '" + org + "' do not have " + std::to_string(opts_.dim) +
+                 " dimensions: the embedder changed; rebuild the store with engramctl replay";
+      return storage::errc::invalid_argument;
+    }
+    if (e != storage::errc::ok) {
+      if (error)
+        *error = "cannot read the vectors of organisation '" + org + "': " + storage::to_string(e);
+      return e;
+    }
+    st.vectors += oi->index->size();
+    orgs_[org] = std::move(oi);
+  }
+  st.organizations = orgs_.size();
+  if (stats)
+    *stats = st;
+  return storage::errc::ok;
+}
+
+bool deduplicator::save(const std::string& snapshot_dir, std::string* error) const {
+  if (poisoned_) {
+    if (error)
+      *error = "the index holds vectors the store failed to write; not saved (it is rebuilt at start)";
+    return false;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(snapshot_dir, ec);
+  if (ec) {
+    if (error)
+      *error = "cannot create '" + snapshot_dir + "': " + ec.message();
+    return false;
+  }
+  const auto identity = store_->identity();
+  for (const auto& [org, oi] : orgs_) {
+    auto base = snapshot_dir + "/" + snapshot_name(org);
+    if (!oi->index->save(base, error))
+      return false;
+    std::ofstream ids(base + ".ids.tmp", std::ios::trunc);
+    ids << identity << ' ' << oi->last_seq << '\n';
+    for (const auto& [seq, id] : oi->ids)
+      ids << seq << ' ' << id << '\n';
+    if (!ids.flush()) {
+      if (error)
+        *error = "cannot write '" + base + ".ids.tmp'";
+      return false;
+    }
+    ids.close();
+    std::filesystem::rename(base + ".ids.tmp", base + ".ids", ec);
+    if (ec) {
+      if (error)
+        *error = "cannot install '" + base + ".ids': " + ec.message();
+      return false;
+    }
+  }
+  return true;
+}
+
+void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,
+                           std::vector<schemas::resolution>& out, std::vector<std::vector<near_conflict>>& near,
+                           event_overlay& overlay) {
+  const auto& org = m.organization_id;
+  out.assign(x.entries.size(), {});
+  near.assign(x.entries.size(), {});
+  overlay.clear();
+  for (std::size_t i = 0; i < x.entries.size(); ++i) {
+    const auto& en = x.entries[i];
+    auto& r = out[i];
+    auto f = facts_of(m, en, i);
+    auto candidate = [&](const std::string& id) -> std::optional<facts> {
+      auto c = load_facts(*store_, overlay, org, id);
+      if (!c || c->type != f.type || c->status == "superseded" || c->id == f.id)
+        return std::nullopt;
+      return c;
+    };
+    auto duplicate = [&](const facts& c) {
+      return c.positive == f.positive && same_values(c.sig, f.sig) && same_wording(c.sig.words, f.sig.words);
+    };
+    // 1. Exact normalised title, before any vector search.
+    std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);
+    for (const auto& [id, c] : overlay)
+      if (c.type == f.type && c.title == f.title)
+        same_title.push_back(id);
+    for (const auto& id : same_title)
+      if (auto c = candidate(id); c && duplicate(*c)) {
+        r.outcome = schemas::save_outcome::merged;
+        r.merged_into = c->id;
+        r.reason = "same title; same numbers, dates, amounts, entities and polarity";
+        break;
+      }
+    // 2. Neighbours above the threshold in the organisation's index.
+    if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
+      auto it = orgs_.find(org);
+      if (it != orgs_.end())
+        for (const auto& hit : it->second->index->search(en.embedding, opts_.neighbours)) {
+          if (hit.similarity <= opts_.threshold)
+            break;
+          auto id = it->second->ids.find(hit.label);
+          if (id == it->second->ids.end())
+            continue;
+          auto c = candidate(id->second);
+          if (!c)
+            continue;
+          const auto sim = "cosine " + percent(hit.similarity);
+          if (duplicate(*c)) {
+            r.outcome = schemas::save_outcome::merged;
+            r.merged_into = c->id;
+            r.reason = sim + "; same numbers, dates, amounts, entities and polarity";
+            r.relations.clear();
+            break;
+          }
+          if (c->positive == f.positive && complementary(c->sig, f.sig) && same_wording(c->sig.words, f.sig.words)) {
+            r.outcome = schemas::save_outcome::linked;
+            r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
+          } else {
+            near[i].push_back({c->id, hit.similarity});
+          }
+        }
+    }
+    if (r.outcome == schemas::save_outcome::merged) {
+      near[i].clear();
+      continue;
+    }
+    if (r.outcome == schemas::save_outcome::linked)
+      r.reason = "complements " + std::to_string(r.relations.size()) + " entr" + (r.relations.size() == 1 ? "y" : "ies");
+    if (en.embedding.size() == opts_.dim) {
+      auto& oi = index_of(org);
+      r.vector_seq = ++oi.last_seq;
+      oi.index->add(r.vector_seq, en.embedding);
+      oi.ids.emplace(r.vector_seq, f.id);
+    }
+    overlay.emplace(f.id, std::move(f));
+  }
+}
+
+}  // namespace engram::dedup

@@ -1,0 +1,51 @@
+#pragma once
+// What dedup and contradiction read of an entry: its type, subject, slot, signature,
+// polarity, source and status. Built the same way from a new entry and from a stored one,
+// and never from anything a merge changes, so a decision does not depend on how earlier
+// events were batched.
+
+#include "schemas/inbound_message.hpp"
+#include "schemas/knowledge.hpp"
+#include "storage/graph_store.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace engram::dedup {
+
+struct facts {
+  std::string id;
+  schemas::entry_type type = schemas::entry_type::fact;
+  /// Normal form of the title.
+  std::string title;
+  /// Normal form (schemas::normal_form); empty when unknown.
+  std::string subject;
+  std::string slot;
+  schemas::signature sig;
+  bool positive = true;
+  /// Lower-case sender address of the statement's source.
+  std::string author;
+  schemas::source_type source = schemas::source_type::email;
+  /// "active", "flagged" or "superseded".
+  std::string status = "active";
+};
+
+/// Facts of the index-th entry of an event about to be applied.
+[[nodiscard]] facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::size_t index);
+
+/// Facts of a stored entry (its JSON), or nullopt when the JSON lacks them.
+[[nodiscard]] std::optional<facts> facts_of(const std::string& entry_json);
+
+/// Ranks sources when statements disagree: manual saves outrank messages.
+[[nodiscard]] int authority(schemas::source_type s);
+
+/// Entries created by the event being resolved, by id: candidates for the event's later
+/// entries before the event is written.
+using event_overlay = std::map<std::string, facts>;
+
+/// Reads a candidate: from the overlay, else from the store (nullopt when missing).
+[[nodiscard]] std::optional<facts> load_facts(const storage::graph_store& store, const event_overlay& overlay,
+                                              const std::string& org, const std::string& id);
+
+}  // namespace engram::dedup

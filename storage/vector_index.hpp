@@ -1,0 +1,73 @@
+#pragma once
+// One organisation's approximate nearest-neighbour index over unit vectors (hnswlib HNSW,
+// inner product). Derived state: the `vectors` column family is the truth, and the index
+// can always be rebuilt from it (DESIGN.md §4).
+//
+// hnswlib 0.6.2 defines non-inline functions in its headers, so it is included by
+// vector_index.cpp alone; nothing else sees it.
+//
+// Determinism: hnswlib draws node levels from a generator with a fixed seed, so the same
+// vectors added in the same order give the same graph. The engine adds vectors in the
+// order their events are applied (the label is the organisation's vector sequence number),
+// and rebuilds and snapshots keep that order: a restarted or replayed engine searches the
+// same graph as the live one did.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace engram::storage {
+
+struct vector_hit {
+  std::uint64_t label = 0;
+  /// Inner product with the query (cosine for unit vectors).
+  float similarity = 0;
+};
+
+struct vector_index_options {
+  /// Links per node (hnswlib M).
+  std::size_t m = 16;
+  std::size_t ef_construction = 200;
+  /// Candidate list size at query time (at least k).
+  std::size_t ef_search = 64;
+};
+
+class vector_index {
+public:
+  vector_index(std::size_t dim, vector_index_options opts = {});
+  ~vector_index();
+  vector_index(const vector_index&) = delete;
+  vector_index& operator=(const vector_index&) = delete;
+
+  [[nodiscard]] std::size_t dim() const noexcept;
+  /// Vectors searchable (added minus removed).
+  [[nodiscard]] std::size_t size() const noexcept;
+
+  /// Adds (or replaces) the vector of `label`. `v.size()` must equal dim().
+  void add(std::uint64_t label, std::span<const float> v);
+  /// Hides `label` from searches (hnswlib markDelete); unknown labels are ignored.
+  void remove(std::uint64_t label);
+  /// Up to k nearest labels, most similar first (ties by label).
+  [[nodiscard]] std::vector<vector_hit> search(std::span<const float> query, std::size_t k) const;
+
+  /// Writes the index to `path` (atomically: a temporary file, then rename).
+  [[nodiscard]] bool save(const std::string& path, std::string* error) const;
+  /// Reads an index written by save(); null with `error` when the file is missing,
+  /// truncated or for another dimension.
+  [[nodiscard]] static std::unique_ptr<vector_index> load(const std::string& path, std::size_t dim,
+                                                          vector_index_options opts, std::string* error);
+
+private:
+  struct impl;
+  explicit vector_index(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> p_;
+};
+
+/// Inner product, summed in a fixed order (the exact similarity every decision uses; the
+/// index only proposes candidates).
+[[nodiscard]] float dot(std::span<const float> a, std::span<const float> b) noexcept;
+
+}  // namespace engram::storage

@@ -1,0 +1,98 @@
+// The C++ USE Lite against vectors the package's own JavaScript computed
+// (tests/data/embedder/reference.jsonl; README there says how).
+
+#include "actors/extractor/embedder.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+using namespace engram;
+
+namespace {
+
+struct reference {
+  std::string text;
+  std::vector<std::int32_t> tokens;
+  std::vector<float> vector;
+};
+
+std::vector<reference> load_references() {
+  std::vector<reference> out;
+  std::ifstream in(ENGRAM_SOURCE_DIR "/tests/data/embedder/reference.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    out.push_back({j["text"], j["tokens"].get<std::vector<std::int32_t>>(), j["vector"].get<std::vector<float>>()});
+  }
+  return out;
+}
+
+class UseLite : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    model_ = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH, &error).release();
+    ASSERT_NE(model_, nullptr) << error;
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    model_ = nullptr;
+  }
+  static extractor::use_lite_embedder* model_;
+};
+
+extractor::use_lite_embedder* UseLite::model_ = nullptr;
+
+TEST_F(UseLite, TokensMatchTheJavaScriptTokenizer) {
+  auto refs = load_references();
+  ASSERT_GE(refs.size(), 40u);
+  for (const auto& r : refs)
+    EXPECT_EQ(model_->tokenize(r.text), r.tokens) << r.text;
+}
+
+TEST_F(UseLite, VectorsMatchTheJavaScriptWithin1e5PerComponent) {
+  auto refs = load_references();
+  std::vector<std::string_view> texts;
+  for (const auto& r : refs)
+    texts.push_back(r.text);
+  // One at a time and all together (stacked rows) must both match.
+  std::vector<std::vector<float>> batch;
+  std::string error;
+  ASSERT_TRUE(model_->embed(texts, batch, &error)) << error;
+  float worst = 0;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    std::vector<std::vector<float>> one;
+    ASSERT_TRUE(model_->embed(std::span(&texts[i], 1), one, &error));
+    ASSERT_EQ(one[0].size(), 512u);
+    for (std::size_t j = 0; j < 512; ++j) {
+      worst = std::max({worst, std::abs(one[0][j] - refs[i].vector[j]), std::abs(batch[i][j] - refs[i].vector[j])});
+      ASSERT_NEAR(one[0][j], refs[i].vector[j], 1e-5f) << refs[i].text << " component " << j;
+      ASSERT_NEAR(batch[i][j], refs[i].vector[j], 1e-5f) << refs[i].text << " component " << j << " (batched)";
+    }
+  }
+  std::cout << "[ figures  ] largest difference from the JavaScript: " << worst << "\n";
+}
+
+TEST_F(UseLite, EmptyTextEmbedsAsTheZeroTokenOutputAndIsUnitLength) {
+  std::vector<std::string_view> texts{"", "The Q3 budget is $50,000."};
+  std::vector<std::vector<float>> out;
+  std::string error;
+  ASSERT_TRUE(model_->embed(texts, out, &error));
+  double ss = 0;
+  for (float c : out[0])
+    ss += double(c) * c;
+  EXPECT_NEAR(ss, 1.0, 1e-5);
+  EXPECT_NE(out[0], out[1]);
+}
+
+TEST(UseLiteLoad, MissingWeightsAreAClearError) {
+  std::string error;
+  EXPECT_EQ(extractor::use_lite_embedder::load("/nonexistent/use-lite-en.bin", &error), nullptr);
+  EXPECT_NE(error.find("/nonexistent/use-lite-en.bin"), std::string::npos) << error;
+  EXPECT_NE(error.find("tools/dev.sh setup"), std::string::npos) << error;
+}
+
+}  // namespace
