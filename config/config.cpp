@@ -167,6 +167,37 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
           }},
        });
      }},
+    {"embedder", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"kind", [&](auto& v, auto& k) {
+            cfg.embedder.kind = as_string(v, k);
+            if (cfg.embedder.kind != "use-lite" && cfg.embedder.kind != "openai")
+              fail(k, "must be use-lite or openai, got '" + cfg.embedder.kind + "'");
+          }},
+         {"model_path", [&](auto& v, auto& k) { cfg.embedder.model_path = as_string(v, k); }},
+         {"openai", [&](const YAML::Node& v, const std::string& k) {
+            auto& o = cfg.embedder.openai;
+            each_key(v, k, {
+              {"base_url", [&](auto& x, auto& kk) {
+                 o.base_url = as_string(x, kk);
+                 if (o.base_url.rfind("http://", 0) != 0)
+                   fail(kk, "must be an http:// URL, got '" + o.base_url + "'");
+               }},
+              {"model", [&](auto& x, auto& kk) { o.model = as_string(x, kk); }},
+              {"api_key", [&](auto& x, auto& kk) { o.api_key = as_string(x, kk); }},
+              {"dimension", [&](auto& x, auto& kk) {
+                 o.dimension = static_cast<std::uint32_t>(as_uint(x, kk, 1, 65536));
+               }},
+              {"timeout_ms", [&](auto& x, auto& kk) {
+                 o.timeout_ms = static_cast<std::uint32_t>(as_uint(x, kk, 100, 600000));
+               }},
+            });
+          }},
+       });
+     }},
+    {"dedup", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"threshold", [&](auto& v, auto& k) { cfg.dedup.threshold = as_double(v, k, 0.5, 1.0); }}});
+     }},
     {"log", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"level", [&](auto& v, auto& k) {
                           static const std::set<std::string> levels{"trace", "debug", "info",
@@ -309,6 +340,15 @@ std::string validate(const engram_config& cfg) {
     return "config key 'http.listen': port must be a number 0..65535, got '" + port + "'";
   if (cfg.kafka.group_id.empty())
     return "config key 'kafka.group_id': must not be empty";
+  if (cfg.embedder.kind == "openai") {
+    const auto& o = cfg.embedder.openai;
+    if (o.base_url.empty())
+      return "config key 'embedder.openai.base_url': required when embedder.kind is openai";
+    if (o.model.empty())
+      return "config key 'embedder.openai.model': required when embedder.kind is openai";
+    if (o.dimension == 0)
+      return "config key 'embedder.openai.dimension': required when embedder.kind is openai";
+  }
   return {};
 }
 

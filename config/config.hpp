@@ -84,6 +84,33 @@ struct extractor_config {
   llm_config llm;
 };
 
+struct openai_embedder_config {
+  /// OpenAI-compatible endpoint (…/v1); /embeddings is appended. Default: none.
+  std::string base_url;
+  std::string model;
+  /// Bearer token; never logged. Default: none.
+  std::string api_key;
+  /// Dimension of the endpoint's vectors (required with kind openai).
+  std::uint32_t dimension = 0;
+  /// Default: 10,000 ms.
+  std::uint32_t timeout_ms = 10000;
+};
+
+struct embedder_config {
+  /// use-lite (in-process Universal Sentence Encoder Lite, the default) or openai.
+  std::string kind = "use-lite";
+  /// The converted USE Lite weights (tools/dev.sh setup writes them). Default:
+  /// .cache/models/use-lite-en.bin (relative to the working directory).
+  std::string model_path = ".cache/models/use-lite-en.bin";
+  openai_embedder_config openai;
+};
+
+struct dedup_config {
+  /// Cosine above which two statements may be duplicates (the structure must agree too).
+  /// Default: 0.92.
+  double threshold = 0.92;
+};
+
 struct log_config {
   /// spdlog level: trace, debug, info, warn, error. Default: "info".
   std::string level = "info";
@@ -98,6 +125,8 @@ struct engram_config {
   ingest_config ingest;
   extraction_config extraction;
   extractor_config extractor;
+  embedder_config embedder;
+  dedup_config dedup;
   log_config log;
 };
 

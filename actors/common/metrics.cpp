@@ -59,6 +59,26 @@ struct metrics::impl {
           .Name("engram_llm_fallback_total")
           .Help("Messages the LLM extractor could not read, by reason; the rules read them instead")
           .Register(registry);
+  prometheus::Counter& embedding_failures = prometheus::BuildCounter()
+                                                .Name("engram_embedding_failures_total")
+                                                .Help("Batches whose entries could not be embedded")
+                                                .Register(registry)
+                                                .Add({});
+  prometheus::Family<prometheus::Counter>& resolutions =
+      prometheus::BuildCounter()
+          .Name("engram_dedup_outcomes_total")
+          .Help("New entries by dedup/contradiction outcome (created, merged, linked, superseded)")
+          .Register(registry);
+  prometheus::Counter& contradictions = prometheus::BuildCounter()
+                                            .Name("engram_contradictions_total")
+                                            .Help("contradicts relations raised (older entry flagged for review)")
+                                            .Register(registry)
+                                            .Add({});
+  prometheus::Gauge& index_size = prometheus::BuildGauge()
+                                      .Name("engram_vector_index_size")
+                                      .Help("Vectors searchable in the per-organisation HNSW indexes")
+                                      .Register(registry)
+                                      .Add({});
   std::atomic<std::uint64_t> applied_total{0};
   std::atomic<std::uint64_t> dlq_total{0};
   // Family::Add is thread-safe, but keeping label sets stable is simpler under one lock.
@@ -89,6 +109,15 @@ void metrics::count_llm_fallback(std::string_view reason) {
   std::lock_guard lock(impl_->mutex);
   impl_->llm_fallback.Add({{"reason", std::string(reason)}}).Increment();
 }
+void metrics::count_embedding_failure() { impl_->embedding_failures.Increment(); }
+void metrics::count_resolution(std::string_view outcome, std::uint64_t contradictions) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->resolutions.Add({{"outcome", std::string(outcome)}}).Increment();
+  }
+  impl_->contradictions.Increment(static_cast<double>(contradictions));
+}
+void metrics::set_index_size(std::uint64_t vectors) { impl_->index_size.Set(static_cast<double>(vectors)); }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
 void metrics::set_lag(std::int32_t partition, std::int64_t lag) {
   std::lock_guard lock(impl_->mutex);

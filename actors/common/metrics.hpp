@@ -28,6 +28,13 @@ public:
   void count_extraction(std::uint64_t entries, std::uint64_t dropped_low_confidence, std::uint64_t suspicious);
   /// Counts a message the LLM extractor could not read (the rules read it instead).
   void count_llm_fallback(std::string_view reason);
+  /// Counts a batch whose entries could not be embedded (stored without vectors).
+  void count_embedding_failure();
+  /// Counts what dedup and contradiction decided for a new entry: outcome is created,
+  /// merged, linked or superseded; `contradictions` new contradicts relations.
+  void count_resolution(std::string_view outcome, std::uint64_t contradictions);
+  /// Vectors searchable in the per-organisation indexes.
+  void set_index_size(std::uint64_t vectors);
   /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.
   void observe_apply_latency(double seconds);
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).

@@ -65,19 +65,24 @@ void contradiction_finder::resolve(const schemas::inbound_message& m, const sche
                                    const std::vector<std::vector<dedup::near_conflict>>& near,
                                    const dedup::event_overlay& overlay) const {
   const auto& org = m.organization_id;
+  // Entries of this event created before the i-th: the only ones of the event it may name
+  // (the store writes the event's entries in order).
+  std::vector<const dedup::facts*> earlier;
   for (std::size_t i = 0; i < x.entries.size() && i < out.size(); ++i) {
     auto& r = out[i];
     if (r.outcome == schemas::save_outcome::merged)
       continue;
     const auto f = dedup::facts_of(m, x.entries[i], i);
+    if (auto it = overlay.find(f.id); it != overlay.end())
+      earlier.push_back(&it->second);
     if (f.subject.empty())
       continue;  // nothing to compare against without knowing what it is about
     std::vector<std::string> ids;
     if (!f.slot.empty())
       ids = store_->entries_with_slot(org, f.subject, f.slot);
-    for (const auto& [id, c] : overlay)
-      if (c.subject == f.subject && c.slot == f.slot && !f.slot.empty())
-        ids.push_back(id);
+    for (const auto* c : earlier)
+      if (c->subject == f.subject && c->slot == f.slot && !f.slot.empty())
+        ids.push_back(c->id);
     if (i < near.size())
       for (const auto& n : near[i])
         ids.push_back(n.id);

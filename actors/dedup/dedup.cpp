@@ -115,6 +115,13 @@ std::size_t deduplicator::size(const std::string& org) const {
   return it == orgs_.end() ? 0 : it->second->index->size();
 }
 
+std::size_t deduplicator::total_size() const {
+  std::size_t n = 0;
+  for (const auto& [_, oi] : orgs_)
+    n += oi->index->size();
+  return n;
+}
+
 storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* stats, std::string* error) {
   orgs_.clear();
   poisoned_ = false;

@@ -76,6 +76,8 @@ public:
 
   /// Searchable vectors in one organisation's index.
   [[nodiscard]] std::size_t size(const std::string& organization_id) const;
+  /// Searchable vectors in all indexes.
+  [[nodiscard]] std::size_t total_size() const;
 
 private:
   struct org_index;

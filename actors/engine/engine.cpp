@@ -106,9 +106,32 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     m.brokers = cfg.kafka.brokers;
   }
 
+  std::shared_ptr<const extractor::embedder> embedder = extractor::make_embedder(cfg.embedder, error);
+  if (!embedder)
+    return nullptr;
+  auto resolve = std::make_shared<actors::resolver>();
+  {
+    dedup::dedup_options dopts;
+    dopts.threshold = cfg.dedup.threshold;
+    dopts.dim = embedder->dim();
+    resolve->dedup = std::make_unique<dedup::deduplicator>(m.store, dopts);
+    resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(m.store);
+    resolve->snapshot_dir = cfg.storage.path + "/vector-index";
+    dedup::index_stats st;
+    auto t0 = std::chrono::steady_clock::now();
+    if (resolve->dedup->open(resolve->snapshot_dir, &st, error) != storage::errc::ok)
+      return nullptr;
+    spdlog::info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
+                 "snapshots, {} rebuilt) in {} ms",
+                 embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+    m.metrics.set_index_size(st.vectors);
+  }
+
   m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
-  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, m.metrics, m.status, extractor_options_of(cfg));
+  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
+                                      extractor_options_of(cfg));
 
   http::server_options ho;
   ho.listen = cfg.http.listen;

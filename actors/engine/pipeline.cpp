@@ -15,20 +15,19 @@ stage_actor::behavior_type pass_through(stage_actor::pointer self, stage_actor n
 
 }  // namespace
 
-pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store, metrics& m,
-                        ingest_status& status, const extractor::extractor_options& options) {
+pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
+                        std::shared_ptr<resolver> resolve, std::shared_ptr<const extractor::embedder> embedder,
+                        metrics& m, ingest_status& status, const extractor::extractor_options& options) {
   pipeline p;
-  // RocksDB writes block: the store gets its own thread.
-  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), &m, &status);
+  // RocksDB writes block: the store gets its own thread. Dedup and contradiction run in it,
+  // just before each record is applied, so every decision sees every earlier record.
+  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), std::move(resolve), &m, &status);
   p.stages.push_back(next);
-  for (const char* stage : {"branch", "contradiction", "dedup"}) {
-    (void)stage;  // named for the reader: each becomes its own actor with its issue
-    next = sys.spawn(pass_through, next);
-    p.stages.insert(p.stages.begin(), next);
-  }
-  // An LLM call blocks for up to its timeout: that stage gets its own thread.
-  next = options.kind == extractor::extractor_kind::llm ? sys.spawn<caf::detached>(extractor_stage, next, options, &m)
-                                                        : sys.spawn(extractor_stage, next, options, &m);
+  next = sys.spawn(pass_through, next);  // branch: its own actor with its issue
+  p.stages.insert(p.stages.begin(), next);
+  // The encoder runs for milliseconds per batch, and an LLM call blocks for up to its
+  // timeout: the extractor gets its own thread.
+  next = sys.spawn<caf::detached>(extractor_stage, next, options, std::move(embedder), &m);
   p.stages.insert(p.stages.begin(), next);
   p.head = next;
   return p;

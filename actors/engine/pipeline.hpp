@@ -1,11 +1,13 @@
 #pragma once
-// Spawns the actor pipeline: extractor -> dedup -> contradiction -> branch -> store.
-// Stages whose issue has not landed pass batches through unchanged, in order.
+// Spawns the actor pipeline: extractor (+ embeddings) -> branch -> store (dedup,
+// contradiction, apply). Stages whose issue has not landed pass batches through unchanged.
 
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
+#include "actors/extractor/embedder.hpp"
 #include "actors/extractor/extract.hpp"
+#include "actors/store/store_writer.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/fwd.hpp>
@@ -23,7 +25,8 @@ struct pipeline {
 };
 
 [[nodiscard]] pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
-                                      metrics& m, ingest_status& status,
-                                      const extractor::extractor_options& options);
+                                      std::shared_ptr<resolver> resolve,
+                                      std::shared_ptr<const extractor::embedder> embedder, metrics& m,
+                                      ingest_status& status, const extractor::extractor_options& options);
 
 }  // namespace engram::actors

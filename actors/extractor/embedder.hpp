@@ -4,6 +4,8 @@
 // converted by tools/embedder/convert-use.js at setup. Optional: an OpenAI-compatible
 // /v1/embeddings endpoint. Missing weights are an error at start, never a silent fallback.
 
+#include "config/config.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -62,5 +64,9 @@ struct openai_embedder_options {
 /// An OpenAI-compatible /v1/embeddings endpoint. Vectors are L2-normalised on arrival; a
 /// vector of another dimension than configured is an error.
 [[nodiscard]] std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& opts, std::string* error);
+
+/// The embedder the configuration names (embedder.kind), or null with `error`: missing
+/// weights and incomplete endpoint settings are errors, never a silent fallback.
+[[nodiscard]] std::unique_ptr<embedder> make_embedder(const config::embedder_config& cfg, std::string* error);
 
 }  // namespace engram::extractor

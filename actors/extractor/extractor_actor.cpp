@@ -3,17 +3,42 @@
 #include "actors/extractor/extract.hpp"
 
 #include <caf/all.hpp>
+#include <spdlog/spdlog.h>
 
 namespace engram::actors {
 
+bool embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs, std::string* error) {
+  constexpr std::size_t run = 64;
+  std::vector<schemas::entry*> entries;
+  for (auto* x : xs)
+    for (auto& en : x->entries)
+      entries.push_back(&en);
+  std::vector<std::string_view> texts;
+  std::vector<std::vector<float>> vectors;
+  for (std::size_t b = 0; b < entries.size(); b += run) {
+    auto n = std::min(run, entries.size() - b);
+    texts.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      texts.push_back(entries[b + i]->content);
+    if (!e.embed(texts, vectors, error))
+      return false;
+    for (std::size_t i = 0; i < n; ++i)
+      entries[b + i]->embedding = std::move(vectors[i]);
+  }
+  return true;
+}
+
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
-                                           extractor::extractor_options options, metrics* m) {
+                                           extractor::extractor_options options,
+                                           std::shared_ptr<const extractor::embedder> embedder, metrics* m) {
   self->state.next = std::move(next);
   self->state.options = options;
+  self->state.embedder = std::move(embedder);
   self->state.counters = m;
   return {
       [self](event_batch& batch) {
         auto& st = self->state;
+        std::vector<std::shared_ptr<schemas::extraction>> read;
         for (auto& rec : batch.records) {
           if (!rec.message)
             continue;
@@ -25,7 +50,22 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
             st.counters->count_llm_fallback(extractor::to_string(fallback));
           st.counters->count_extraction(x->entries.size(), report.dropped_low_confidence,
                                         report.injection_signals.empty() ? 0 : x->entries.size());
+          read.push_back(x);
           rec.knowledge = std::move(x);
+        }
+        if (st.embedder) {
+          std::vector<schemas::extraction*> xs;
+          for (auto& x : read)
+            xs.push_back(x.get());
+          std::string error;
+          if (!embed_entries(*st.embedder, xs, &error)) {
+            // Entries keep no vector: dedup falls back to exact titles for them. Counted.
+            spdlog::warn("extractor: embedding failed, entries of this batch are stored without vectors: {}", error);
+            st.counters->count_embedding_failure();
+            for (auto* x : xs)
+              for (auto& en : x->entries)
+                en.embedding.clear();
+          }
         }
         self->send(st.next, std::move(batch));
       },

@@ -100,4 +100,17 @@ std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& op
   return std::make_unique<openai_embedder>(opts);
 }
 
+std::unique_ptr<embedder> make_embedder(const config::embedder_config& cfg, std::string* error) {
+  if (cfg.kind == "openai") {
+    openai_embedder_options o;
+    o.base_url = cfg.openai.base_url;
+    o.model = cfg.openai.model;
+    o.api_key = cfg.openai.api_key;
+    o.dimension = cfg.openai.dimension;
+    o.timeout_ms = static_cast<int>(cfg.openai.timeout_ms);
+    return make_openai_embedder(o, error);
+  }
+  return use_lite_embedder::load(cfg.model_path, error);
+}
+
 }  // namespace engram::extractor

@@ -1,27 +1,48 @@
 #pragma once
-// The store stage: the only actor that writes the graph store. Applies each record of a
-// batch in its own WriteBatch (mutations + offset advance), in order, then fulfils the
-// batch's promise. Spawn it detached: RocksDB writes block.
+// The store stage: the only actor that writes the graph store. For each record of a batch,
+// in order: dedup and contradiction decide what the record's entries are (against the
+// store with every earlier record applied: the same decisions live, after a restart and in
+// a replay), then the store applies the record in its own WriteBatch (mutations, decisions
+// and offset advance). Then the batch's promise is fulfilled. Spawn it detached: RocksDB
+// writes block.
 
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
+#include "actors/contradiction/contradiction.hpp"
+#include "actors/dedup/dedup.hpp"
 #include "storage/graph_store.hpp"
 
 #include <memory>
 
 namespace engram::actors {
 
+/// Dedup and contradiction, as the store stage runs them.
+struct resolver {
+  std::unique_ptr<dedup::deduplicator> dedup;
+  std::unique_ptr<contradiction::contradiction_finder> contradiction;
+  /// Where the vector index snapshots are written when the stage stops ("" = never).
+  std::string snapshot_dir;
+};
+
 struct store_writer_state {
   static inline const char* name = "store";
+  ~store_writer_state();
   std::shared_ptr<storage::graph_store> store;
+  std::shared_ptr<resolver> resolve;
   actors::metrics* counters = nullptr;
   /// Told each partition's next offset as soon as it is durable.
   ingest_status* status = nullptr;
 };
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
-                                        std::shared_ptr<storage::graph_store> store, metrics* m,
-                                        ingest_status* status);
+                                        std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
+                                        metrics* m, ingest_status* status);
+
+/// Resolves (when `r` is given) and applies one record; what the store stage does per
+/// record, exposed for tools and tests that apply records without a pipeline.
+[[nodiscard]] storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
+                                              storage::apply_outcome* outcome,
+                                              std::vector<schemas::resolution>* decided = nullptr);
 
 }  // namespace engram::actors

@@ -28,6 +28,7 @@ std::vector<std::string> engramd_args(const std::string& brokers, const std::str
           "--set", "kafka.brokers=" + brokers,
           "--set", "storage.path=" + data_dir,
           "--set", "samples.load=false",
+          "--set", std::string("embedder.model_path=") + test::model_path,
           "--set", "http.listen=127.0.0.1:" + std::to_string(port),
           // A killed member stays in its group until its session times out; keep that short.
           "--set", "kafka.rdkafka.session.timeout.ms=3000",

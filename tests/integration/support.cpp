@@ -160,6 +160,7 @@ config::engram_config test_config(const std::string& brokers, const std::string&
   cfg.kafka.rdkafka["heartbeat.interval.ms"] = "500";
   cfg.storage.path = data_dir;
   cfg.samples.load = false;
+  cfg.embedder.model_path = model_path;
   cfg.http.listen = "127.0.0.1:" + std::to_string(port);
   return cfg;
 }

@@ -64,6 +64,9 @@ std::uint16_t free_port();
 
 /// Config for an engine against `brokers`, store in `data_dir`, samples off, short
 /// session timeout (fast rejoin after a kill), HTTP on `port` (0 = any).
+/// The converted sentence encoder tools/dev.sh setup installs.
+inline constexpr const char* model_path = ENGRAM_SOURCE_DIR "/.cache/models/use-lite-en.bin";
+
 config::engram_config test_config(const std::string& brokers, const std::string& data_dir, std::uint16_t port = 0);
 
 /// GET http://127.0.0.1:port/path; returns the JSON body, or null when unreachable.

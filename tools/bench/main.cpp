@@ -27,6 +27,9 @@ namespace {
 using namespace engram;
 using clock_type = std::chrono::steady_clock;
 
+/// The converted sentence encoder (tools/dev.sh setup); benches run from the source root.
+std::string model_path = ".cache/models/use-lite-en.bin";
+
 /// Organisation ids chosen so that keys spread over all 4 partitions.
 const std::vector<std::string> orgs{"acme", "globex", "initech", "umbrella", "hooli", "vandelay", "stark", "wayne"};
 
@@ -72,6 +75,7 @@ run_result run_once(std::size_t n, int run) {
   cfg.kafka.brokers = broker->bootstrap();
   cfg.storage.path = dir.string();
   cfg.samples.load = false;
+  cfg.embedder.model_path = model_path;
   cfg.http.listen = "127.0.0.1:0";
   auto producer = ingest::kafka_producer::create(broker->bootstrap(), {}, &error);
   if (!producer)

@@ -1,0 +1,241 @@
+#include "tools/bench/semantic.hpp"
+
+#include "actors/extractor/extractor_actor.hpp"
+#include "actors/extractor/rules.hpp"
+#include "actors/store/store_writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace engram::evaluation {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// A store and the resolver the store stage would use, in a fresh directory.
+struct bench_store {
+  std::shared_ptr<storage::graph_store> store;
+  actors::resolver resolve;
+  std::int64_t offset = 0;
+
+  bench_store(const std::string& dir, std::size_t dim, double threshold, std::string* error) {
+    std::filesystem::remove_all(dir);
+    storage::open_options o;
+    o.path = dir;
+    store = storage::open_graph_store(o, error);
+    if (!store)
+      return;
+    dedup::dedup_options d;
+    d.dim = dim;
+    d.threshold = threshold;
+    resolve.dedup = std::make_unique<dedup::deduplicator>(store, d);
+    resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(store);
+    if (resolve.dedup->open("", nullptr, error) != storage::errc::ok)
+      store.reset();
+  }
+
+  /// Saves one statement as the given source; returns what was decided for it.
+  bool save(const extractor::embedder& e, const std::string& org, const std::string& event_id,
+            const std::string& type, const std::string& text, const std::string& from, const std::string& source,
+            int hour, schemas::resolution* decided, std::string* error) {
+    auto m = std::make_shared<schemas::inbound_message>();
+    m->event_id = event_id;
+    m->organization_id = org;
+    m->source = source == "manual" ? schemas::source_type::manual
+                : source == "chat"  ? schemas::source_type::chat
+                                    : schemas::source_type::email;
+    m->from.address = from;
+    char sent[32];
+    std::snprintf(sent, sizeof sent, "2026-03-05T%02d:00:00Z", hour);
+    m->sent_at = sent;
+    m->sent_at_ms = 1772668800000 + std::int64_t(hour) * 3600000;  // 2026-03-05T00:00:00Z + hours
+    m->body = text;
+    auto t = schemas::parse_entry_type(type);
+    if (!t) {
+      *error = "unknown entry type '" + type + "' in " + event_id;
+      return false;
+    }
+    auto x = std::make_shared<schemas::extraction>(extractor::read_statement(*m, *t, text, 0.8));
+    schemas::extraction* xs[] = {x.get()};
+    if (!actors::embed_entries(e, xs, error))
+      return false;
+    actors::log_record rec;
+    rec.position = {"engram-log", 0, offset++, "bench"};
+    rec.message = m;
+    rec.knowledge = x;
+    storage::apply_outcome outcome{};
+    std::vector<schemas::resolution> res;
+    if (auto err = actors::resolve_and_apply(*store, &resolve, rec, &outcome, &res); err != storage::errc::ok) {
+      *error = "apply failed: " + storage::to_string(err);
+      return false;
+    }
+    if (res.size() != 1) {
+      *error = "statement " + event_id + " gave " + std::to_string(res.size()) + " entries";
+      return false;
+    }
+    *decided = res[0];
+    return true;
+  }
+};
+
+std::vector<json> read_jsonl(const std::string& path, std::string* error) {
+  std::vector<json> out;
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read " + path;
+    return out;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty())
+      continue;
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      *error = path + ": line " + std::to_string(out.size() + 1) + " is not JSON";
+      return {};
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string fixed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+double dedup_report::precision() const {
+  std::size_t all = 0, right = 0;
+  for (const auto& [kind, n] : merged) {
+    all += n;
+    if (kind == "near_duplicate" || kind == "paraphrase")
+      right += n;
+  }
+  return all ? double(right) / double(all) : 1.0;
+}
+
+double dedup_report::recall() const {
+  auto p = pairs.find("near_duplicate");
+  if (p == pairs.end() || p->second == 0)
+    return 1.0;
+  auto m = merged.find("near_duplicate");
+  return double(m == merged.end() ? 0 : m->second) / double(p->second);
+}
+
+std::string dedup_report::table() const {
+  std::string out = "| pair kind | pairs | merged | expected |\n|---|---:|---:|---|\n";
+  for (const auto& [kind, n] : pairs) {
+    auto m = merged.count(kind) ? merged.at(kind) : 0;
+    const char* want = kind == "near_duplicate" ? "all" : kind == "paraphrase" ? "either" : "none";
+    out += "| " + kind + " | " + std::to_string(n) + " | " + std::to_string(m) + " | " + want + " |\n";
+  }
+  out += "\nmerge precision " + fixed(precision()) + ", near-duplicate recall " + fixed(recall()) + "\n";
+  if (!wrong.empty()) {
+    out += "decided against the label:";
+    for (const auto& w : wrong)
+      out += " " + w;
+    out += "\n";
+  }
+  return out;
+}
+
+std::string contradiction_report::table() const {
+  std::string out = "| case kind | cases | decided as labelled |\n|---|---:|---:|\n";
+  for (const auto& [kind, n] : per_kind)
+    out += "| " + kind + " | " + std::to_string(n) + " | " +
+           std::to_string(per_kind_correct.count(kind) ? per_kind_correct.at(kind) : 0) + " |\n";
+  out += "\nprecision " + fixed(precision()) + ", recall " + fixed(recall()) + " (" + std::to_string(correct) + " of " +
+         std::to_string(expected) + " expected conflicts, " + std::to_string(raised) +
+         " raised); raised between different subjects: " + std::to_string(cross_subject) + "\n";
+  if (!wrong.empty()) {
+    out += "decided against the label:";
+    for (const auto& w : wrong)
+      out += " " + w;
+    out += "\n";
+  }
+  return out;
+}
+
+dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::embedder& e, const std::string& work_dir,
+                            double threshold) {
+  dedup_report r;
+  auto pairs = read_jsonl(pairs_jsonl, &r.error);
+  if (!r.error.empty())
+    return r;
+  bench_store bs(work_dir, e.dim(), threshold, &r.error);
+  if (!bs.store)
+    return r;
+  for (const auto& p : pairs) {
+    const auto id = p.value("id", ""), kind = p.value("kind", ""), type = p.value("type", "fact");
+    const auto org = "pair-" + id;
+    schemas::resolution a, b;
+    if (!bs.save(e, org, id + "-a", type, p.value("a", ""), "sarah@northwind.example", "email", 9, &a, &r.error) ||
+        !bs.save(e, org, id + "-b", type, p.value("b", ""), "sarah@northwind.example", "email", 10, &b, &r.error))
+      return r;
+    ++r.pairs[kind];
+    bool merged = b.outcome == schemas::save_outcome::merged;
+    if (merged)
+      ++r.merged[kind];
+    bool want = kind == "near_duplicate";
+    if (kind != "paraphrase" && merged != want)
+      r.wrong.push_back(id);
+  }
+  return r;
+}
+
+contradiction_report evaluate_contradictions(const std::string& cases_jsonl, const extractor::embedder& e,
+                                             const std::string& work_dir, double threshold) {
+  contradiction_report r;
+  auto cases = read_jsonl(cases_jsonl, &r.error);
+  if (!r.error.empty())
+    return r;
+  bench_store bs(work_dir, e.dim(), threshold, &r.error);
+  if (!bs.store)
+    return r;
+  for (const auto& c : cases) {
+    const auto id = c.value("id", ""), kind = c.value("kind", ""), type = c.value("type", "fact");
+    const auto expect = c.value("expect", "none");
+    const auto org = "case-" + id;
+    const auto& older = c["older"];
+    const auto& newer = c["newer"];
+    schemas::resolution o, n;
+    if (!bs.save(e, org, id + "-older", type, older.value("text", ""), older.value("from", ""),
+                 older.value("sourceType", "email"), 9, &o, &r.error) ||
+        !bs.save(e, org, id + "-newer", type, newer.value("text", ""), newer.value("from", ""),
+                 newer.value("sourceType", "email"), 10, &n, &r.error))
+      return r;
+    const auto older_id = schemas::entry_id(org, id + "-older", 0);
+    std::string got = "none";
+    for (const auto& edge : n.relations)
+      if (edge.to == older_id && (edge.type == schemas::relation_type::supersedes ||
+                                  edge.type == schemas::relation_type::contradicts))
+        got = std::string(schemas::to_string(edge.type));
+    ++r.cases;
+    ++r.per_kind[kind];
+    if (expect != "none")
+      ++r.expected;
+    if (got != "none") {
+      ++r.raised;
+      if (kind == "different_subject")
+        ++r.cross_subject;
+    }
+    if (got == expect) {
+      ++r.per_kind_correct[kind];
+      if (expect != "none")
+        ++r.correct;
+    } else {
+      r.wrong.push_back(id + "(" + got + ")");
+    }
+  }
+  return r;
+}
+
+}  // namespace engram::evaluation
