@@ -57,8 +57,19 @@ std::string entry_id(std::string_view org, std::string_view event_id, std::size_
 std::string normal_form(std::string_view s) {
   std::string out;
   bool gap = false;
-  for (unsigned char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
     bool keep = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+    // Typographic punctuation is punctuation: quotes, dashes, ellipsis (U+2010..U+2026)
+    // and the no-break space.
+    if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        static_cast<unsigned char>(s[i + 2]) >= 0x90 && static_cast<unsigned char>(s[i + 2]) <= 0xA6) {
+      keep = false;
+      i += 2;
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xA0) {
+      keep = false;
+      i += 1;
+    }
     if (!keep) {
       gap = !out.empty();
       continue;

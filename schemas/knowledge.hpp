@@ -57,8 +57,12 @@ struct signature {
   std::vector<std::string> amounts;
   /// Normal forms of the people and organisations named.
   std::vector<std::string> entities;
-  /// The statement's normal form with every token holding a digit written '#'.
+  /// The statement's content words, stemmed, in order: no fillers (articles, auxiliaries,
+  /// greetings, negations: polarity is compared apart), no numbers or calendar words
+  /// (compared above). "Hi team, the Q3 budget was approved" -> "budget approv".
   std::string words;
+  /// The title's content words the same way: the exact-match key of dedup.
+  std::string key;
 };
 
 /// One knowledge entry read from one sentence or clause.

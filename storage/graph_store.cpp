@@ -14,7 +14,7 @@
 //   by_type       org \0 type \0 createdAt \0 entryId           -> ""
 //   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
-//   titles        org \0 type \0 normalisedTitle \0 entryId        -> ""   exact-match dedup
+//   titles        org \0 type \0 titleKey \0 entryId              -> ""   exact-match dedup (signature key)
 //   by_slot       org \0 normalisedSubject \0 slot \0 entryId     -> ""   contradiction candidates
 //   relations     org \0 fromId \0 relationType \0 toId            -> reason
 //   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
@@ -684,7 +684,7 @@ private:
                    {"value", en.value},
                    {"polarity", en.positive ? "positive" : "negative"},
                    {"signature", {{"numbers", en.sig.numbers}, {"dates", en.sig.dates}, {"amounts", en.sig.amounts},
-                                  {"entities", en.sig.entities}, {"words", en.sig.words}}},
+                                  {"entities", en.sig.entities}, {"words", en.sig.words}, {"key", en.sig.key}}},
                    {"extractor", x.extractor},
                    {"outcome", schemas::to_string(r ? r->outcome : schemas::save_outcome::created)},
                    {"createdAt", m.sent_at},
@@ -694,8 +694,8 @@ private:
         doc = &(batch_entries_[id] = std::move(fresh));
         ++created;
         batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
-        batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), schemas::normal_form(en.title), id),
-                  "");
+        if (!en.sig.key.empty())
+          batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
         if (!en.subject.empty() && !en.slot.empty())
           batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
         if (r && r->vector_seq && !en.embedding.empty()) {

@@ -81,8 +81,8 @@ public:
     return apply(pos, message, nullptr, nullptr, outcome);
   }
 
-  /// Ids of an organisation's entries of one type whose normalised title is `title`
-  /// (schemas::normal_form), oldest first.
+  /// Ids of an organisation's entries of one type whose title key (schemas::signature::key)
+  /// is `title`, oldest first.
   [[nodiscard]] virtual std::vector<std::string> entries_with_title(const std::string& organization_id,
                                                                     schemas::entry_type type,
                                                                     const std::string& title) const = 0;

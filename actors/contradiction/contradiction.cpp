@@ -1,6 +1,7 @@
 #include "actors/contradiction/contradiction.hpp"
 
 #include <algorithm>
+#include <string>
 #include <set>
 
 namespace engram::contradiction {
@@ -19,20 +20,51 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 /// What a statement says (its values) and what it is about besides its subject (its
-/// qualifiers: the dates of a value that is not itself a date).
+/// qualifiers). A date-valued slot's value is its date, and any number names which one
+/// ("phase 2 go-live"). Otherwise amounts and numbers are values; dates are values when
+/// nothing else is ("delivery on August 17"), and periods ("Q3") always qualify.
 void split(const dedup::facts& f, std::vector<std::string>& values, std::vector<std::string>& qualifiers) {
-  std::set<std::string> v;
+  std::set<std::string> v, q;
   if (date_valued(f.slot)) {
     v.insert(f.sig.dates.begin(), f.sig.dates.end());
+    q.insert(f.sig.amounts.begin(), f.sig.amounts.end());
+    q.insert(f.sig.numbers.begin(), f.sig.numbers.end());
   } else {
     v.insert(f.sig.amounts.begin(), f.sig.amounts.end());
     v.insert(f.sig.numbers.begin(), f.sig.numbers.end());
-    qualifiers = f.sig.dates;
+    const bool dates_are_values = v.empty();
+    for (const auto& d : f.sig.dates)
+      (dates_are_values && d.find('/') == std::string::npos ? v : q).insert(d);
   }
   for (const auto& e : f.sig.entities)
     if (e != f.subject)
       v.insert(e);
   values.assign(v.begin(), v.end());
+  qualifiers.assign(q.begin(), q.end());
+}
+
+/// Content words minus the words of named entities (compared as values): what the wording
+/// rules look at. Stems are prefixes of their words ("acme" -> "acm").
+std::vector<std::string> plain_words(const dedup::facts& f) {
+  std::vector<std::string> names;
+  for (const auto& e : f.sig.entities)
+    for (std::size_t b = 0; b < e.size();) {
+      auto sp = std::min(e.find(' ', b), e.size());
+      if (sp > b)
+        names.push_back(e.substr(b, sp - b));
+      b = sp + 1;
+    }
+  std::vector<std::string> out;
+  const auto& words = f.sig.words;
+  for (std::size_t b = 0; b < words.size();) {
+    auto sp = std::min(words.find(' ', b), words.size());
+    auto w = words.substr(b, sp - b);
+    b = sp + 1;
+    if (w.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(w, 0) == 0; }))
+      continue;
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 }  // namespace
@@ -45,16 +77,53 @@ conflict compare(const dedup::facts& newer, const dedup::facts& older, std::stri
   split(older, ov, oq);
   if (nq != oq)
     return conflict::none;  // about another period or date: both can hold
+  // Wording: the same words (or one adds some) say "the same thing, another value"; words
+  // swapped for others name another item ("Pro plan" / "Enterprise plan").
+  const auto nw = plain_words(newer), ow = plain_words(older);
+  auto subsequence = [](const std::vector<std::string>& small, const std::vector<std::string>& big) {
+    std::size_t j = 0;
+    for (const auto& w : big)
+      if (j < small.size() && small[j] == w)
+        ++j;
+    return j == small.size();
+  };
+  const bool same_words = nw.size() <= ow.size() ? subsequence(nw, ow) : subsequence(ow, nw);
+  std::multiset<std::string> only_new(nw.begin(), nw.end()), only_old;
+  for (const auto& w : ow)
+    if (auto it = only_new.find(w); it != only_new.end())
+      only_new.erase(it);
+    else
+      only_old.insert(w);
+  const std::size_t shared = nw.size() - only_new.size();
   const auto what = newer.slot.empty() ? std::string("statement") : newer.slot;
-  if (newer.positive != older.positive && (nv == ov || nv.empty() || ov.empty())) {
-    if (why)
-      *why = what + " of " + newer.subject + ": " + (newer.positive ? "affirmed" : "negated") + " after being " +
-             (older.positive ? "affirmed" : "negated");
-    return conflict::negation;
+  const auto said = [](const std::multiset<std::string>& ws) {
+    std::string out;
+    for (const auto& w : ws)
+      out += (out.empty() ? "" : " ") + w;
+    return out;
+  };
+  if (newer.positive != older.positive) {
+    // "prefers paper invoices" / "does not want paper invoices": one verb for another.
+    const bool small_swap = only_new.size() <= 1 && only_old.size() <= 1 && shared >= 2;
+    if ((nv == ov || nv.empty() || ov.empty()) && (same_words || small_swap)) {
+      if (why)
+        *why = what + " of " + newer.subject + ": " + (newer.positive ? "affirmed" : "negated") + " after being " +
+               (older.positive ? "affirmed" : "negated");
+      return conflict::negation;
+    }
+    return conflict::none;
   }
-  if (newer.positive == older.positive && !nv.empty() && !ov.empty() && nv != ov) {
+  if (!nv.empty() && !ov.empty() && nv != ov) {
+    if (!same_words)
+      return conflict::none;  // another value of another item
     if (why)
       *why = what + " of " + newer.subject + ": " + join(ov) + " -> " + join(nv);
+    return conflict::value;
+  }
+  if (nv == ov && !only_new.empty() && !only_old.empty() && only_new.size() <= 3 && only_old.size() <= 3 &&
+      shared >= 2) {
+    if (why)
+      *why = what + " of " + newer.subject + ": " + said(only_old) + " -> " + said(only_new);
     return conflict::value;
   }
   return conflict::none;

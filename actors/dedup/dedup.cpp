@@ -13,32 +13,12 @@ namespace engram::dedup {
 
 namespace {
 
-/// Words that carry no fact of their own: articles, auxiliaries, pronouns, greetings and
-/// fillers, polarity words (the signature compares polarity) and calendar words (the
-/// signature compares dates).
-const std::unordered_set<std::string_view>& filler_words() {
-  static const std::unordered_set<std::string_view> words{
-      "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "will", "would", "shall",
-      "should", "can", "could", "may", "might", "must", "do", "does", "did", "has", "have", "had", "to", "of",
-      "it", "its", "this", "that", "these", "those", "we", "our", "us", "you", "your", "they", "their", "them",
-      "i", "me", "my", "he", "she", "his", "her", "just", "please", "note", "fyi", "re", "fw", "fwd", "hi",
-      "hello", "hey", "team", "all", "thanks", "thank", "so", "also", "and", "ll", "ve", "d", "s", "t", "m",
-      "not", "no", "never", "now", "confirm", "confirmed", "confirming", "reminder", "update", "quick", "as",
-      "per", "on", "in", "at", "january", "february", "march", "april", "may", "june", "july", "august",
-      "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
-      "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-      "sunday", "q1", "q2", "q3", "q4", "usd", "eur", "gbp", "#"};
-  return words;
-}
-
-std::vector<std::string_view> content_words(std::string_view words) {
+std::vector<std::string_view> split_words(std::string_view words) {
   std::vector<std::string_view> out;
-  const auto& filler = filler_words();
   for (std::size_t b = 0; b < words.size();) {
     auto sp = std::min(words.find(' ', b), words.size());
-    auto w = words.substr(b, sp - b);
-    if (!w.empty() && !filler.count(w))
-      out.push_back(w);
+    if (sp > b)
+      out.push_back(words.substr(b, sp - b));
     b = sp + 1;
   }
   return out;
@@ -50,6 +30,11 @@ bool is_subsequence(const std::vector<std::string_view>& small, const std::vecto
     if (j < small.size() && small[j] == w)
       ++j;
   return j == small.size();
+}
+
+/// One list contains the other (the extra names are detail one statement adds).
+bool nested(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return std::includes(a.begin(), a.end(), b.begin(), b.end()) || std::includes(b.begin(), b.end(), a.begin(), a.end());
 }
 
 /// Each list equal, or one of the two empty (one statement leaves out what the other says).
@@ -81,11 +66,13 @@ std::string snapshot_name(const std::string& org) {
 }  // namespace
 
 bool same_values(const schemas::signature& a, const schemas::signature& b) {
-  return a.numbers == b.numbers && a.dates == b.dates && a.amounts == b.amounts && a.entities == b.entities;
+  // Named entities are read by capitalisation and lexicons: one statement may name a
+  // company the reader missed in the other. The wording check sees real differences.
+  return a.numbers == b.numbers && a.dates == b.dates && a.amounts == b.amounts && nested(a.entities, b.entities);
 }
 
 bool same_wording(const std::string& words_a, const std::string& words_b) {
-  auto a = content_words(words_a), b = content_words(words_b);
+  auto a = split_words(words_a), b = split_words(words_b);
   return a.size() <= b.size() ? is_subsequence(a, b) : is_subsequence(b, a);
 }
 
@@ -250,14 +237,16 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     };
     // 1. Exact normalised title, before any vector search.
     std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);
+    if (f.title.empty())
+      same_title.clear();  // a title of fillers only says nothing to match on
     for (const auto& [id, c] : overlay)
-      if (c.type == f.type && c.title == f.title)
+      if (c.type == f.type && c.title == f.title && !f.title.empty())
         same_title.push_back(id);
     for (const auto& id : same_title)
       if (auto c = candidate(id); c && duplicate(*c)) {
         r.outcome = schemas::save_outcome::merged;
         r.merged_into = c->id;
-        r.reason = "same title; same numbers, dates, amounts, entities and polarity";
+        r.reason = "same title words; same numbers, dates, amounts, entities and polarity";
         break;
       }
     // 2. Neighbours above the threshold in the organisation's index.

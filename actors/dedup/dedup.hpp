@@ -92,8 +92,9 @@ private:
 /// True when two signatures name the same numbers, dates, amounts and entities.
 [[nodiscard]] bool same_values(const schemas::signature& a, const schemas::signature& b);
 
-/// Wording check of a merge: one statement's words are the other's plus additions, in the
-/// same order (swapped or substituted words mean another statement).
+/// Wording check of a merge: one statement's content words (schemas::signature::words)
+/// are the other's plus additions, in the same order (swapped or substituted words mean
+/// another statement).
 [[nodiscard]] bool same_wording(const std::string& words_a, const std::string& words_b);
 
 }  // namespace engram::dedup

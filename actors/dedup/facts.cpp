@@ -19,7 +19,7 @@ facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::
   facts f;
   f.id = schemas::entry_id(m.organization_id, m.event_id, index);
   f.type = e.type;
-  f.title = schemas::normal_form(e.title);
+  f.title = e.sig.key;
   f.subject = schemas::normal_form(e.subject);
   f.slot = e.slot;
   f.sig = e.sig;
@@ -40,13 +40,13 @@ std::optional<facts> facts_of(const std::string& entry_json) {
     if (!type)
       return std::nullopt;
     f.type = *type;
-    f.title = schemas::normal_form(doc.value("title", ""));
     f.subject = schemas::normal_form(doc.value("subject", ""));
     f.slot = doc.value("slot", "");
     const auto& s = doc.at("signature");
     f.sig = {s.at("numbers").get<std::vector<std::string>>(), s.at("dates").get<std::vector<std::string>>(),
              s.at("amounts").get<std::vector<std::string>>(), s.at("entities").get<std::vector<std::string>>(),
-             s.at("words").get<std::string>()};
+             s.at("words").get<std::string>(), s.value("key", "")};
+    f.title = f.sig.key;
     f.positive = doc.value("polarity", "positive") == "positive";
     f.author = doc.value("author", "");
     auto source = doc.value("sourceType", "email");

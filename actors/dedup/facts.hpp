@@ -17,7 +17,7 @@ namespace engram::dedup {
 struct facts {
   std::string id;
   schemas::entry_type type = schemas::entry_type::fact;
-  /// Normal form of the title.
+  /// The title's content words (signature key): what exact-title dedup compares.
   std::string title;
   /// Normal form (schemas::normal_form); empty when unknown.
   std::string subject;

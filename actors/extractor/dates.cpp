@@ -316,6 +316,12 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
       if (tok(k) == "of")
         ++k;
       if (auto m = month_of(tok(k)); m && k < toks.size() && std::isupper(static_cast<unsigned char>(s[toks[k].begin]))) {
+        // "30 June 2027": a year after the month is the date's.
+        if (tok(k + 1).size() == 4 && text::is_digit(tok(k + 1)[0]) && text::is_digit(tok(k + 1)[3])) {
+          add(i, k + 1, format_day(month_day(std::stoi(std::string(tok(k + 1))), *m, *d)), false);
+          i = k + 2;
+          continue;
+        }
         add(i, k, format_day(nearest(sent, *m, *d)), false);
         i = k + 1;
         continue;

@@ -615,13 +615,14 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
     // "subsidiary of Contoso", "joined Fabrikam", "at Initech", "with Coho Winery",
     // "Globex's team": a capitalised name (up to three words) after an organisation cue, or
     // in the possessive, that is no one's first name.
-    if (i > 0 && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) && !ctx.person_by_first.count(lw) &&
-        w.size() >= 3) {
-      auto prev = text::lower(text::strip_punct(ws[i - 1]));
+    const bool possessive_word = ws[i].size() > 2 && (ws[i].find("'s") != std::string_view::npos ||
+                                                      ws[i].find("\xE2\x80\x99s") != std::string_view::npos);
+    if ((i > 0 || possessive_word) && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) &&
+        !ctx.person_by_first.count(lw) && w.size() >= 3) {
+      auto prev = i > 0 ? text::lower(text::strip_punct(ws[i - 1])) : std::string();
       bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
                  prev == "for" || prev == "from" || prev == "by" || prev == "to" || prev == "via" || prev == "and";
-      bool possessive = ws[i].size() > 2 && (ws[i].find("'s") != std::string_view::npos ||
-                                             ws[i].find("\xE2\x80\x99s") != std::string_view::npos);
+      bool possessive = possessive_word;
       if (!cue && !possessive)
         continue;
       std::size_t n = 1;
@@ -868,6 +869,17 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
           e.subject = sp.m.value;
     if (e.subject.empty() && cleaned.sig && !cleaned.sig->company.empty())
       e.subject = cleaned.sig->company;
+    // A saved statement names what it is about first: "Contoso has 150 seats".
+    if (e.subject.empty() && st) {
+      auto ws = text::words(core);
+      if (!ws.empty()) {
+        auto w = text::strip_punct(ws[0]);
+        auto lw = text::lower(w);
+        if (w.size() >= 3 && is_capitalised(w) && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) &&
+            std::all_of(w.begin(), w.end(), [](char c) { return text::is_alpha(c) || c == '-'; }))
+          e.subject = std::string(w);
+      }
+    }
     e.slot = slot_of(tv, e.type);
     for (auto kind : {entity_kind::amount, entity_kind::date})
       for (const auto& sp : spans)

@@ -121,6 +121,8 @@ std::string_view strip_punct(std::string_view w) {
     w.remove_suffix(1);
   if (w.size() > 2 && w.substr(w.size() - 2) == "'s")
     w.remove_suffix(2);
+  else if (w.size() > 4 && w.substr(w.size() - 4) == "\xE2\x80\x99s")  // typographic apostrophe
+    w.remove_suffix(4);
   return w;
 }
 

@@ -6,7 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "storage/vector_index.hpp"
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -185,8 +188,22 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
     if (merged)
       ++r.merged[kind];
     bool want = kind == "near_duplicate";
-    if (kind != "paraphrase" && merged != want)
+    if (kind != "paraphrase" && merged != want) {
       r.wrong.push_back(id);
+      if (std::getenv("ENGRAM_EVAL_EXPLAIN")) {
+        std::string ja, jb;
+        bs.store->get_entry(org, schemas::entry_id(org, id + "-a", 0), &ja);
+        bs.store->get_entry(org, schemas::entry_id(org, id + "-b", 0), &jb);
+        std::vector<std::string_view> texts{p.value("a", ""), p.value("b", "")};
+        std::vector<std::vector<float>> v;
+        std::string err;
+        (void)e.embed(texts, v, &err);
+        std::fprintf(stderr, "%s %s cos=%.4f outcome=%s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
+                     storage::dot(v[0], v[1]), std::string(schemas::to_string(b.outcome)).c_str(),
+                     json::parse(ja)["signature"].dump().c_str(),
+                     jb.empty() ? "(merged)" : json::parse(jb)["signature"].dump().c_str());
+      }
+    }
   }
   return r;
 }
@@ -226,6 +243,20 @@ contradiction_report evaluate_contradictions(const std::string& cases_jsonl, con
       ++r.raised;
       if (kind == "different_subject")
         ++r.cross_subject;
+    }
+    if (got != expect && std::getenv("ENGRAM_EVAL_EXPLAIN")) {
+      std::string jo, jn;
+      bs.store->get_entry(org, older_id, &jo);
+      bs.store->get_entry(org, schemas::entry_id(org, id + "-newer", 0), &jn);
+      auto brief = [](const std::string& j) {
+        if (j.empty())
+          return std::string("(merged)");
+        auto d = json::parse(j);
+        return d["subject"].dump() + " " + d["slot"].dump() + " " + d["polarity"].dump() + " " + d["signature"].dump();
+      };
+      std::fprintf(stderr, "%s %s expect=%s got=%s outcome=%s\n  O %s\n  N %s\n", id.c_str(), kind.c_str(),
+                   expect.c_str(), got.c_str(), std::string(schemas::to_string(n.outcome)).c_str(), brief(jo).c_str(),
+                   brief(jn).c_str());
     }
     if (got == expect) {
       ++r.per_kind_correct[kind];
