@@ -1,0 +1,141 @@
+// The hnswlib wrapper: search quality against brute force, removal, snapshots (including
+// hnswlib 0.6.2's uninitialised num_deleted_ on load), refusal of damaged files.
+
+#include "storage/vector_index.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <unistd.h>
+
+using namespace engram;
+
+namespace {
+
+std::vector<std::vector<float>> unit_vectors(std::size_t n, std::size_t dim, unsigned seed) {
+  // Clustered, like sentence embeddings: 50 centres, points scattered around them.
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0, 1);
+  std::vector<std::vector<float>> centres(50, std::vector<float>(dim));
+  for (auto& c : centres)
+    for (auto& x : c)
+      x = g(rng);
+  std::vector<std::vector<float>> out(n, std::vector<float>(dim));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& c = centres[i % centres.size()];
+    double ss = 0;
+    for (std::size_t j = 0; j < dim; ++j) {
+      out[i][j] = c[j] + 0.8f * g(rng);
+      ss += double(out[i][j]) * out[i][j];
+    }
+    for (auto& x : out[i])
+      x = static_cast<float>(x / std::sqrt(ss));
+  }
+  return out;
+}
+
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("engram-vi-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+TEST(VectorIndex, RecallAt10AgainstBruteForce) {
+  const std::size_t dim = 64, n = 5000, queries = 200;
+  auto data = unit_vectors(n + queries, dim, 7);
+  storage::vector_index index(dim);
+  for (std::size_t i = 0; i < n; ++i)
+    index.add(i + 1, data[i]);
+  EXPECT_EQ(index.size(), n);
+  std::size_t found = 0;
+  for (std::size_t q = n; q < n + queries; ++q) {
+    std::vector<std::pair<float, std::uint64_t>> exact;
+    for (std::size_t i = 0; i < n; ++i)
+      exact.emplace_back(-storage::dot(data[q], data[i]), i + 1);
+    std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
+    std::set<std::uint64_t> truth;
+    for (int k = 0; k < 10; ++k)
+      truth.insert(exact[static_cast<std::size_t>(k)].second);
+    auto hits = index.search(data[q], 10);
+    ASSERT_EQ(hits.size(), 10u);
+    for (std::size_t k = 1; k < hits.size(); ++k)
+      EXPECT_GE(hits[k - 1].similarity, hits[k].similarity);
+    for (const auto& h : hits)
+      found += truth.count(h.label);
+  }
+  EXPECT_GE(double(found) / double(queries * 10), 0.95);
+}
+
+TEST(VectorIndex, RemovedLabelsAreNotFoundAndComeBackWhenAddedAgain) {
+  auto data = unit_vectors(100, 16, 3);
+  storage::vector_index index(16);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    index.add(i + 1, data[i]);
+  index.remove(5);
+  index.remove(5);    // twice: no effect
+  index.remove(999);  // unknown: no effect
+  EXPECT_EQ(index.size(), 99u);
+  for (const auto& h : index.search(data[4], 10))
+    EXPECT_NE(h.label, 5u);
+  index.add(5, data[4]);
+  EXPECT_EQ(index.size(), 100u);
+  EXPECT_EQ(index.search(data[4], 1).at(0).label, 5u);
+}
+
+TEST(VectorIndex, GrowsPastItsInitialCapacity) {
+  auto data = unit_vectors(3000, 8, 11);
+  storage::vector_index index(8);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    index.add(i + 1, data[i]);
+  EXPECT_EQ(index.size(), 3000u);
+  EXPECT_NEAR(index.search(data[2999], 1).at(0).similarity, 1.0f, 1e-5f);
+}
+
+TEST(VectorIndex, SnapshotRoundTripKeepsResultsAndDeletions) {
+  auto data = unit_vectors(2000, 32, 5);
+  storage::vector_index index(32);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    index.add(i + 1, data[i]);
+  for (std::uint64_t l : {3u, 30u, 300u})
+    index.remove(l);
+  auto path = temp("snap");
+  std::string error;
+  ASSERT_TRUE(index.save(path, &error)) << error;
+  auto loaded = storage::vector_index::load(path, 32, {}, &error);
+  ASSERT_TRUE(loaded) << error;
+  // hnswlib 0.6.2 leaves num_deleted_ uninitialised on load: the count must be exact.
+  EXPECT_EQ(loaded->size(), index.size());
+  for (std::size_t q = 0; q < 50; ++q) {
+    auto a = index.search(data[q * 7], 10), b = loaded->search(data[q * 7], 10);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k)
+      EXPECT_EQ(a[k].label, b[k].label);
+  }
+  // Adding after a load works like before it.
+  loaded->add(5000, data[0]);
+  EXPECT_EQ(loaded->size(), index.size() + 1);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".sum");
+}
+
+TEST(VectorIndex, DamagedOrForeignSnapshotsAreRefused) {
+  auto data = unit_vectors(200, 16, 9);
+  storage::vector_index index(16);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    index.add(i + 1, data[i]);
+  auto path = temp("damaged");
+  std::string error;
+  ASSERT_TRUE(index.save(path, &error)) << error;
+  EXPECT_FALSE(storage::vector_index::load(path, 32, {}, &error));
+  EXPECT_NE(error.find("dimension"), std::string::npos) << error;
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  EXPECT_FALSE(storage::vector_index::load(path, 16, {}, &error));
+  EXPECT_NE(error.find("checksum"), std::string::npos) << error;
+  EXPECT_FALSE(storage::vector_index::load(temp("missing"), 16, {}, &error));
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".sum");
+}
+
+}  // namespace
