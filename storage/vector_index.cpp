@@ -86,6 +86,10 @@ void vector_index::remove(std::uint64_t label) {
   h.markDelete(static_cast<hnswlib::labeltype>(label));
 }
 
+void vector_index::set_ef(std::size_t ef) noexcept {
+  p_->opts.ef_search = ef;
+}
+
 std::vector<vector_hit> vector_index::search(std::span<const float> query, std::size_t k) const {
   std::vector<vector_hit> out;
   auto& h = *p_->hnsw;

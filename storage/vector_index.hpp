@@ -32,7 +32,7 @@ struct vector_index_options {
   std::size_t m = 16;
   std::size_t ef_construction = 200;
   /// Candidate list size at query time (at least k).
-  std::size_t ef_search = 64;
+  std::size_t ef_search = 128;
 };
 
 class vector_index {
@@ -50,6 +50,8 @@ public:
   void add(std::uint64_t label, std::span<const float> v);
   /// Hides `label` from searches (hnswlib markDelete); unknown labels are ignored.
   void remove(std::uint64_t label);
+  /// Candidate list size of later searches (hnswlib ef; at least k is used).
+  void set_ef(std::size_t ef) noexcept;
   /// Up to k nearest labels, most similar first (ties by label).
   [[nodiscard]] std::vector<vector_hit> search(std::span<const float> query, std::size_t k) const;
 

@@ -70,6 +70,7 @@ case "${1:-}" in
     build
     cd "$root"
     tools/fetch-data.sh spamassassin >/dev/null
+    tools/fetch-data.sh glove >/dev/null
     "$build/bin/engram_bench" "${@:2}"
     ;;
   *)

