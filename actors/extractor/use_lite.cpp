@@ -15,6 +15,7 @@
 #include "actors/extractor/embedder.hpp"
 
 #include <Eigen/Dense>
+#include <immintrin.h>
 #include <unicode/normalizer2.h>
 #include <unicode/unistr.h>
 
@@ -29,19 +30,11 @@ namespace engram::extractor {
 namespace {
 
 using row_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using const_map = Eigen::Map<const row_matrix>;
-using const_vec = Eigen::Map<const Eigen::RowVectorXf>;
 
 constexpr std::size_t max_tokens = 128;
 constexpr std::size_t max_piece = 16;  // code points of the longest piece
 constexpr int heads = 4;
 
-struct layer {
-  const float *ln1_scale, *ln1_bias, *qkv_w, *qkv_b, *out_w, *out_b, *res_w = nullptr, *res_b = nullptr;
-  const float *ln2_scale, *ln2_bias, *ffn1_w, *ffn1_b, *ffn2_w, *ffn2_b;
-  float q_scale;
-  int in, width;  // input width; attention width (256 in layer 0, 512 in layer 1)
-};
 
 /// y = (scale * r) * (x - mean) + bias per row, r = 1/sqrt(var + eps): the graph's order.
 void layer_norm(const row_matrix& x, const float* scale, const float* bias, float eps, row_matrix& y) {
@@ -64,11 +57,78 @@ void layer_norm(const row_matrix& x, const float* scale, const float* bias, floa
   }
 }
 
-/// x . W + b with W [in, out] row-major.
-void dense(const row_matrix& x, const float* w, const float* b, int out, row_matrix& y) {
-  y.noalias() = x * const_map(w, x.cols(), out);
-  y.rowwise() += const_vec(b, out);
+/// A weight matrix [in, out] repacked in strips of 16 columns ([strip][in][16]), so the
+/// kernel below streams it.
+struct packed {
+  int in = 0, out = 0;
+  std::vector<float> data;
+  packed() = default;
+  packed(const float* w, int in_, int out_) : in(in_), out(out_), data(std::size_t(in_) * out_) {
+    for (int s = 0; s < out / 16; ++s)
+      for (int i = 0; i < in; ++i)
+        for (int c = 0; c < 16; ++c)
+          data[(std::size_t(s) * in + i) * 16 + c] = w[std::size_t(i) * out + s * 16 + c];
+  }
+};
+
+constexpr int row_tile = 8;
+
+/// y = x . W + b for x [rows, in] (rows a multiple of row_tile). Every output is summed over
+/// i in ascending order in one accumulator, whatever the number of rows: a sentence embeds
+/// to the same bits alone or in any batch (replays cut batches differently; the vectors
+/// are part of the store's digest). Eigen's GEMM picks its blocking from the matrix sizes,
+/// so its sums depend on the batch.
+void dense(const row_matrix& x, const packed& w, const float* b, row_matrix& y) {
+  const int rows = static_cast<int>(x.rows()), in = w.in, out = w.out;
+  y.resize(rows, out);
+  const float* X = x.data();
+  float* Y = y.data();
+#if defined(__AVX512F__)
+  for (int s = 0; s < out / 16; s += 2) {
+    const float* w0 = w.data.data() + std::size_t(s) * in * 16;
+    const float* w1 = w0 + std::size_t(in) * 16;
+    const __m512 b0 = _mm512_loadu_ps(b + s * 16), b1 = _mm512_loadu_ps(b + s * 16 + 16);
+    for (int r0 = 0; r0 < rows; r0 += row_tile) {
+      __m512 acc0[row_tile], acc1[row_tile];
+      for (int r = 0; r < row_tile; ++r)
+        acc0[r] = acc1[r] = _mm512_setzero_ps();
+      const float* xr = X + std::size_t(r0) * in;
+      for (int i = 0; i < in; ++i) {
+        const __m512 a = _mm512_loadu_ps(w0 + i * 16), c = _mm512_loadu_ps(w1 + i * 16);
+        for (int r = 0; r < row_tile; ++r) {
+          const __m512 v = _mm512_set1_ps(xr[std::size_t(r) * in + i]);
+          acc0[r] = _mm512_fmadd_ps(v, a, acc0[r]);
+          acc1[r] = _mm512_fmadd_ps(v, c, acc1[r]);
+        }
+      }
+      for (int r = 0; r < row_tile; ++r) {
+        float* yr = Y + std::size_t(r0 + r) * out + s * 16;
+        _mm512_storeu_ps(yr, _mm512_add_ps(acc0[r], b0));
+        _mm512_storeu_ps(yr + 16, _mm512_add_ps(acc1[r], b1));
+      }
+    }
+  }
+#else
+  for (int s = 0; s < out / 16; ++s)
+    for (int r = 0; r < rows; ++r) {
+      float acc[16] = {};
+      const float* ws = w.data.data() + std::size_t(s) * in * 16;
+      for (int i = 0; i < in; ++i)
+        for (int c = 0; c < 16; ++c)
+          acc[c] += X[std::size_t(r) * in + i] * ws[i * 16 + c];
+      for (int c = 0; c < 16; ++c)
+        Y[std::size_t(r) * out + s * 16 + c] = acc[c] + b[s * 16 + c];
+    }
+#endif
 }
+
+struct layer {
+  const float *ln1_scale, *ln1_bias, *qkv_w, *qkv_b, *out_w, *out_b, *res_w = nullptr, *res_b = nullptr;
+  const float *ln2_scale, *ln2_bias, *ffn1_w, *ffn1_b, *ffn2_w, *ffn2_b;
+  packed qkv, attn_out, res, ffn1, ffn2;
+  float q_scale;
+  int in, width;  // input width; attention width (256 in layer 0, 512 in layer 1)
+};
 
 }  // namespace
 
@@ -79,6 +139,7 @@ struct use_lite_embedder::model {
   const float* timing_inv = nullptr;
   const float* tanh_w = nullptr;
   const float* tanh_b = nullptr;
+  packed tanh;
   float ln_eps = 1e-6f, l2_eps = 1e-12f;
   layer layers[2];
   const icu::Normalizer2* nfkc = nullptr;
@@ -188,6 +249,15 @@ std::unique_ptr<use_lite_embedder> use_lite_embedder::load(const std::string& pa
     return fail("missing or misshapen tensors: " + missing);
   m->ln_eps = *ln_eps;
   m->l2_eps = *l2_eps;
+  m->tanh = packed(m->tanh_w, 512, 512);
+  for (auto& L : m->layers) {
+    L.qkv = packed(L.qkv_w, L.in, 3 * L.width);
+    L.attn_out = packed(L.out_w, L.width, 512);
+    if (L.res_w)
+      L.res = packed(L.res_w, 256, 512);
+    L.ffn1 = packed(L.ffn1_w, 512, 1536);
+    L.ffn2 = packed(L.ffn2_w, 1536, 512);
+  }
   return std::unique_ptr<use_lite_embedder>(new use_lite_embedder(std::move(m)));
 }
 
@@ -259,7 +329,8 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
     len[s] = static_cast<Eigen::Index>(ids[s].size());
     rows += len[s];
   }
-  row_matrix x(rows, 256);
+  const Eigen::Index padded = (rows + row_tile - 1) / row_tile * row_tile;  // the kernel's tiles
+  row_matrix x = row_matrix::Zero(padded, 256);
   for (std::size_t s = 0; s < texts.size(); ++s)
     for (Eigen::Index t = 0; t < len[s]; ++t) {
       const float* e = M.embeddings + std::size_t(ids[s][t]) * 256;
@@ -270,20 +341,22 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
         row[128 + k] = e[128 + k] + (e[128 + k] + std::cos(a));
       }
     }
-  row_matrix n, qkv, attn(rows, 512), o, h, f, res;
+  row_matrix n, qkv, attn, o, h, f, res;
   for (const auto& L : M.layers) {
     layer_norm(x, L.ln1_scale, L.ln1_bias, M.ln_eps, n);
-    dense(n, L.qkv_w, L.qkv_b, 3 * L.width, qkv);
+    dense(n, L.qkv, L.qkv_b, qkv);
     const int dh = L.width / heads;
-    o.resize(rows, L.width);
+    o = row_matrix::Zero(padded, L.width);
     for (std::size_t s = 0; s < texts.size(); ++s) {
       const auto T = len[s];
       if (T == 0)
         continue;
       for (int hd = 0; hd < heads; ++hd) {
         row_matrix q = qkv.block(start[s], hd * dh, T, dh) * L.q_scale;
-        auto k = qkv.block(start[s], L.width + hd * dh, T, dh);
-        auto v = qkv.block(start[s], 2 * L.width + hd * dh, T, dh);
+        // Fresh copies: a product over a block inside the stacked rows would be summed with
+        // a head that depends on where the sentence sits (its alignment), so on the batch.
+        row_matrix k = qkv.block(start[s], L.width + hd * dh, T, dh);
+        row_matrix v = qkv.block(start[s], 2 * L.width + hd * dh, T, dh);
         row_matrix w = q * k.transpose();
         for (Eigen::Index i = 0; i < T; ++i) {
           auto r = w.row(i);
@@ -293,27 +366,34 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
         o.block(start[s], hd * dh, T, dh).noalias() = w * v;
       }
     }
-    dense(o, L.out_w, L.out_b, 512, attn);
+    dense(o, L.attn_out, L.out_b, attn);
     if (L.res_w) {
-      dense(x, L.res_w, L.res_b, 512, res);
+      dense(x, L.res, L.res_b, res);
       h = attn + res;
     } else {
       h = attn + x;
     }
     layer_norm(h, L.ln2_scale, L.ln2_bias, M.ln_eps, n);
-    dense(n, L.ffn1_w, L.ffn1_b, 1536, f);
+    dense(n, L.ffn1, L.ffn1_b, f);
     f = f.cwiseMax(0.0f);
-    dense(f, L.ffn2_w, L.ffn2_b, 512, x);
+    dense(f, L.ffn2, L.ffn2_b, x);
     x += h;
   }
-  row_matrix pooled = row_matrix::Zero(static_cast<Eigen::Index>(texts.size()), 512);
+  const auto sentences = static_cast<Eigen::Index>((texts.size() + row_tile - 1) / row_tile * row_tile);
+  row_matrix pooled = row_matrix::Zero(sentences, 512);
   for (std::size_t s = 0; s < texts.size(); ++s) {
-    if (len[s] > 0)
-      pooled.row(static_cast<Eigen::Index>(s)) = x.block(start[s], 0, len[s], 512).colwise().sum();
-    pooled.row(static_cast<Eigen::Index>(s)) /= static_cast<float>(std::max<Eigen::Index>(len[s], 1));
+    float* p = pooled.data() + s * 512;
+    for (Eigen::Index t = 0; t < len[s]; ++t) {
+      const float* r = x.data() + (start[s] + t) * 512;
+      for (int j = 0; j < 512; ++j)
+        p[j] += r[j];
+    }
+    const float count = static_cast<float>(std::max<Eigen::Index>(len[s], 1));
+    for (int j = 0; j < 512; ++j)
+      p[j] /= count;
   }
   row_matrix y;
-  dense(pooled, M.tanh_w, M.tanh_b, 512, y);
+  dense(pooled, M.tanh, M.tanh_b, y);
   y = y.array().tanh().matrix();
   for (std::size_t s = 0; s < texts.size(); ++s) {
     auto r = y.row(static_cast<Eigen::Index>(s));

@@ -247,6 +247,69 @@ TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
   EXPECT_NE(m.find("engram_extraction_entries_total{outcome=\"kept\"} 2"), std::string::npos) << m;
 }
 
+TEST_F(IngestTest, DuplicatesMergeAndUpdatesSupersedeWithinOneOrganisationOnly) {
+  auto ev = [](const std::string& id, const std::string& org, const std::string& from, const std::string& at,
+               const std::string& body) {
+    return json{{"eventId", id},  {"organizationId", org},           {"sourceType", "email"},
+                {"sentAt", at},   {"from", {{"address", from}}},    {"subject", "budget"},
+                {"body", body}}
+        .dump();
+  };
+  // acme: a fact, its restatement, then its update by the same sender. globex: the same
+  // text as acme's first statement, and a different value from another sender.
+  produce_events(broker_->bootstrap(),
+                 {ev("a-1", "acme", "sarah@acme.example", "2026-03-02T09:00:00Z", "Northwind's Q3 budget is $50,000."),
+                  ev("g-1", "globex", "bob@globex.example", "2026-03-02T09:30:00Z", "Northwind's Q3 budget is $50,000."),
+                  ev("a-2", "acme", "sarah@acme.example", "2026-03-03T09:00:00Z",
+                     "Hi team, just to confirm: Northwind's Q3 budget is $50k."),
+                  ev("a-3", "acme", "sarah@acme.example", "2026-03-04T09:00:00Z", "Northwind's Q3 budget is $65,000."),
+                  ev("g-2", "globex", "carol@globex.example", "2026-03-05T09:00:00Z",
+                     "Northwind's Q3 budget is $80,000.")});
+  auto e = start(cfg());
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == 5; }, 60s));
+  const auto& store = e->store();
+  auto facts = [&](const std::string& org) {
+    std::vector<json> out;
+    for (const auto& id : store.entries_of_type(org, schemas::entry_type::fact)) {
+      std::string doc;
+      EXPECT_EQ(store.get_entry(org, id, &doc), storage::errc::ok);
+      out.push_back(json::parse(doc));
+    }
+    return out;
+  };
+  auto acme = facts("acme");
+  ASSERT_EQ(acme.size(), 2u) << "the restatement merges into the first entry";
+  EXPECT_EQ(acme[0]["sources"].size(), 2u);
+  EXPECT_EQ(acme[0]["status"], "superseded");
+  EXPECT_EQ(acme[0]["supersededBy"], acme[1]["id"]);
+  EXPECT_GT(acme[0]["confidence"].get<double>(), 0.0);
+  EXPECT_EQ(acme[1]["relations"][0]["relationType"], "supersedes");
+  EXPECT_EQ(acme[1]["relations"][0]["toId"], acme[0]["id"]);
+  EXPECT_EQ(acme[0]["relations"][0]["fromId"], acme[1]["id"]);
+  auto globex = facts("globex");
+  ASSERT_EQ(globex.size(), 2u) << "nothing merges across organisations";
+  EXPECT_EQ(globex[0]["sources"].size(), 1u);
+  EXPECT_EQ(globex[0]["status"], "flagged") << "another sender's newer value contradicts, the older waits for review";
+  EXPECT_EQ(globex[1]["relations"][0]["relationType"], "contradicts");
+  for (const auto& doc : globex)
+    for (const auto& rel : doc["relations"])
+      for (const auto& a : acme)
+        EXPECT_NE(rel.value("toId", rel.value("fromId", "")), a["id"]);
+  auto m = e->metrics().render();
+  EXPECT_NE(m.find("engram_dedup_outcomes_total{outcome=\"merged\"} 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("engram_contradictions_total 1"), std::string::npos) << m;
+}
+
+TEST_F(IngestTest, MissingEmbedderWeightsStopTheStartWithTheFix) {
+  auto c = cfg();
+  c.embedder.model_path = dir_.sub("no-such-model.bin");
+  std::string error;
+  auto e = engine::engine::start(c, {}, &error);
+  EXPECT_FALSE(e);
+  EXPECT_NE(error.find("no-such-model.bin"), std::string::npos) << error;
+  EXPECT_NE(error.find("tools/dev.sh setup"), std::string::npos) << error;
+}
+
 TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {
   auto c = cfg();
   c.kafka.brokers = "embedded";

@@ -101,8 +101,9 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
     throw std::runtime_error("nothing applied");
   auto t0 = clock_type::now();
   auto first = e->metrics().applied();
-  if (!wait_applied(*e, n, std::chrono::seconds(300)))
-    throw std::runtime_error("log phase did not finish");
+  if (!wait_applied(*e, n, std::chrono::seconds(1800)))
+    throw std::runtime_error("log phase did not finish: " + std::to_string(e->metrics().applied()) + " of " +
+                             std::to_string(n) + " applied");
   r.log_to_store = static_cast<double>(n - first) / std::chrono::duration<double>(clock_type::now() - t0).count();
 
   // Phase 2: wait until the sequencer owns inbound (one warm-up event), then the whole path.
@@ -113,7 +114,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   for (std::size_t i = 1; i <= n; ++i)
     if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[i]), in_events[i]))
       throw std::runtime_error(producer->last_error());
-  if (!producer->flush(std::chrono::seconds(60)) || !wait_applied(*e, 2 * n + 1, std::chrono::seconds(300)))
+  if (!producer->flush(std::chrono::seconds(60)) || !wait_applied(*e, 2 * n + 1, std::chrono::seconds(1800)))
     throw std::runtime_error("end-to-end phase did not finish");
   r.end_to_end = static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t1).count();
   e->stop();
@@ -218,9 +219,13 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
 
 /// End to end on real mail: the ham corpus through inbound-messages, the sequencer,
 /// engram-log, extraction, embeddings, dedup and contradiction into RocksDB.
-int bench_ingest_ham(const std::string& data_dir, int runs) {
+int bench_ingest_ham(const std::string& data_dir, int runs, std::size_t limit) {
   auto log_msgs = ham_messages(data_dir, "ham-log");
   auto in_msgs = ham_messages(data_dir, "ham-inbound");
+  if (log_msgs.size() > limit) {
+    log_msgs.resize(limit);
+    in_msgs.resize(limit);
+  }
   std::vector<std::string> log_events, in_events;
   for (const auto& m : log_msgs)
     log_events.push_back(schemas::to_json(m));
@@ -382,6 +387,8 @@ int main(int argc, char** argv) {
   index->add_option("--size", index_size, "Vectors in the index")->capture_default_str();
   auto* semantic = app.add_subcommand("semantic", "Dedup and contradiction tables on the labelled and held-out sets");
   auto* ingest_ham = app.add_subcommand("ingest-ham", "End-to-end ingest of the ham corpus with embeddings");
+  std::size_t ham_limit = 1000;
+  ingest_ham->add_option("--messages", ham_limit, "Messages of the corpus per phase")->capture_default_str();
   for (auto* sc : {embed, ingest_ham})
     sc->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
@@ -415,13 +422,13 @@ int main(int argc, char** argv) {
     if (*semantic)
       return bench::semantic(model_path);
     if (*ingest_ham)
-      return bench_ingest_ham(ham_dir, runs);
+      return bench_ingest_ham(ham_dir, runs, ham_limit);
     bench_extraction();
     bench::semantic(model_path);
     bench::embed(model_path, labelled_sentences(), 3);
     bench::embed(model_path, ham_sentences(ham_dir, 2000), 3);
     bench::index(glove, index_size, 1000);
-    bench_ingest_ham(ham_dir, 3);
+    bench_ingest_ham(ham_dir, 3, ham_limit);
     bench_ham(ham_dir);
     bench_store(events, runs);
     return bench_ingest(events, runs);

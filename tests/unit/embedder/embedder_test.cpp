@@ -70,8 +70,10 @@ TEST_F(UseLite, VectorsMatchTheJavaScriptWithin1e5PerComponent) {
     for (std::size_t j = 0; j < 512; ++j) {
       worst = std::max({worst, std::abs(one[0][j] - refs[i].vector[j]), std::abs(batch[i][j] - refs[i].vector[j])});
       ASSERT_NEAR(one[0][j], refs[i].vector[j], 1e-5f) << refs[i].text << " component " << j;
-      ASSERT_NEAR(batch[i][j], refs[i].vector[j], 1e-5f) << refs[i].text << " component " << j << " (batched)";
     }
+    // Bit for bit: the stored vectors are part of the digest, and a replay cuts batches
+    // differently from the live run.
+    ASSERT_EQ(batch[i], one[0]) << refs[i].text << ": batched and alone differ";
   }
   std::cout << "[ figures  ] largest difference from the JavaScript: " << worst << "\n";
 }
