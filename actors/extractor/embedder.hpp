@@ -42,6 +42,10 @@ public:
   [[nodiscard]] bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
                            std::string* error) const override;
 
+  /// Whether large batches split their matrix products over two threads (default: when
+  /// the machine has two cores or more). Results are the same bits either way.
+  void set_two_threads(bool on) noexcept;
+
   /// The token ids the model reads for `text` (NFKC, SentencePiece unigram), unclipped.
   [[nodiscard]] std::vector<std::int32_t> tokenize(std::string_view text) const;
 

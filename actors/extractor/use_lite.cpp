@@ -22,6 +22,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <map>
 #include <unordered_map>
 
@@ -78,13 +80,13 @@ constexpr int row_tile = 8;
 /// to the same bits alone or in any batch (replays cut batches differently; the vectors
 /// are part of the store's digest). Eigen's GEMM picks its blocking from the matrix sizes,
 /// so its sums depend on the batch.
-void dense(const row_matrix& x, const packed& w, const float* b, row_matrix& y) {
+/// Output columns [col_begin, col_end) (multiples of 32) of y = x . W + b.
+void dense_columns(const row_matrix& x, const packed& w, const float* b, row_matrix& y, int col_begin, int col_end) {
   const int rows = static_cast<int>(x.rows()), in = w.in, out = w.out;
-  y.resize(rows, out);
   const float* X = x.data();
   float* Y = y.data();
 #if defined(__AVX512F__)
-  for (int s = 0; s < out / 16; s += 2) {
+  for (int s = col_begin / 16; s < col_end / 16; s += 2) {
     const float* w0 = w.data.data() + std::size_t(s) * in * 16;
     const float* w1 = w0 + std::size_t(in) * 16;
     const __m512 b0 = _mm512_loadu_ps(b + s * 16), b1 = _mm512_loadu_ps(b + s * 16 + 16);
@@ -109,7 +111,7 @@ void dense(const row_matrix& x, const packed& w, const float* b, row_matrix& y) 
     }
   }
 #else
-  for (int s = 0; s < out / 16; ++s)
+  for (int s = col_begin / 16; s < col_end / 16; ++s)
     for (int r = 0; r < rows; ++r) {
       float acc[16] = {};
       const float* ws = w.data.data() + std::size_t(s) * in * 16;
@@ -120,6 +122,24 @@ void dense(const row_matrix& x, const packed& w, const float* b, row_matrix& y) 
         Y[std::size_t(r) * out + s * 16 + c] = acc[c] + b[s * 16 + c];
     }
 #endif
+}
+
+/// y = x . W + b for x [rows, in] (rows a multiple of row_tile). Every output is summed over
+/// i in ascending order in one accumulator, whatever the number of rows and threads: a
+/// sentence embeds to the same bits alone or in any batch (replays cut batches
+/// differently; the vectors are part of the store's digest). Eigen's GEMM picks its
+/// blocking from the matrix sizes, so its sums depend on the batch. Large products are
+/// split by columns over two threads.
+void dense(const row_matrix& x, const packed& w, const float* b, row_matrix& y, bool two_threads) {
+  y.resize(x.rows(), w.out);
+  if (!two_threads || x.rows() < 64) {
+    dense_columns(x, w, b, y, 0, w.out);
+    return;
+  }
+  const int half = w.out / 64 * 32;
+  auto other = std::async(std::launch::async, [&] { dense_columns(x, w, b, y, half, w.out); });
+  dense_columns(x, w, b, y, 0, half);
+  other.get();
 }
 
 struct layer {
@@ -140,6 +160,8 @@ struct use_lite_embedder::model {
   const float* tanh_w = nullptr;
   const float* tanh_b = nullptr;
   packed tanh;
+  /// Split large products over two threads (the machine has two cores or more).
+  bool two_threads = std::thread::hardware_concurrency() >= 2;
   float ln_eps = 1e-6f, l2_eps = 1e-12f;
   layer layers[2];
   const icu::Normalizer2* nfkc = nullptr;
@@ -261,6 +283,10 @@ std::unique_ptr<use_lite_embedder> use_lite_embedder::load(const std::string& pa
   return std::unique_ptr<use_lite_embedder>(new use_lite_embedder(std::move(m)));
 }
 
+void use_lite_embedder::set_two_threads(bool on) noexcept {
+  m_->two_threads = on;
+}
+
 std::vector<std::int32_t> use_lite_embedder::tokenize(std::string_view text) const {
   UErrorCode status = U_ZERO_ERROR;
   auto normalised = m_->nfkc->normalize(icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(),
@@ -316,6 +342,7 @@ std::vector<std::int32_t> use_lite_embedder::tokenize(std::string_view text) con
 bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
                               std::string* error) const {
   const auto& M = *m_;
+  const bool threads = M.two_threads;
   out.assign(texts.size(), std::vector<float>(512));
   // Token rows of every sentence, stacked: sentence s owns rows [start[s], start[s] + len[s]).
   std::vector<std::vector<std::int32_t>> ids(texts.size());
@@ -344,7 +371,7 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
   row_matrix n, qkv, attn, o, h, f, res;
   for (const auto& L : M.layers) {
     layer_norm(x, L.ln1_scale, L.ln1_bias, M.ln_eps, n);
-    dense(n, L.qkv, L.qkv_b, qkv);
+    dense(n, L.qkv, L.qkv_b, qkv, threads);
     const int dh = L.width / heads;
     o = row_matrix::Zero(padded, L.width);
     for (std::size_t s = 0; s < texts.size(); ++s) {
@@ -366,17 +393,17 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
         o.block(start[s], hd * dh, T, dh).noalias() = w * v;
       }
     }
-    dense(o, L.attn_out, L.out_b, attn);
+    dense(o, L.attn_out, L.out_b, attn, threads);
     if (L.res_w) {
-      dense(x, L.res, L.res_b, res);
+      dense(x, L.res, L.res_b, res, threads);
       h = attn + res;
     } else {
       h = attn + x;
     }
     layer_norm(h, L.ln2_scale, L.ln2_bias, M.ln_eps, n);
-    dense(n, L.ffn1, L.ffn1_b, f);
+    dense(n, L.ffn1, L.ffn1_b, f, threads);
     f = f.cwiseMax(0.0f);
-    dense(f, L.ffn2, L.ffn2_b, x);
+    dense(f, L.ffn2, L.ffn2_b, x, threads);
     x += h;
   }
   const auto sentences = static_cast<Eigen::Index>((texts.size() + row_tile - 1) / row_tile * row_tile);
@@ -393,7 +420,7 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
       p[j] /= count;
   }
   row_matrix y;
-  dense(pooled, M.tanh, M.tanh_b, y);
+  dense(pooled, M.tanh, M.tanh_b, y, threads);
   y = y.array().tanh().matrix();
   for (std::size_t s = 0; s < texts.size(); ++s) {
     auto r = y.row(static_cast<Eigen::Index>(s));

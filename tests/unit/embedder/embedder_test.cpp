@@ -75,6 +75,12 @@ TEST_F(UseLite, VectorsMatchTheJavaScriptWithin1e5PerComponent) {
     // differently from the live run.
     ASSERT_EQ(batch[i], one[0]) << refs[i].text << ": batched and alone differ";
   }
+  // And with the products on one thread.
+  model_->set_two_threads(false);
+  std::vector<std::vector<float>> serial;
+  ASSERT_TRUE(model_->embed(texts, serial, &error)) << error;
+  model_->set_two_threads(true);
+  EXPECT_EQ(serial, batch);
   std::cout << "[ figures  ] largest difference from the JavaScript: " << worst << "\n";
 }
 
