@@ -169,8 +169,9 @@ TEST_F(ReplayTest, RestartFromSnapshotOrRebuildGivesTheSameDigest) {
       apply(*more, half, half + 25);
     }
     auto second = open(path, snaps);
-    if (snapshot)
+    if (snapshot) {
       EXPECT_GT(second->resolve.dedup->total_size(), 0u);
+    }
     apply(*second, half + 25, stream_->size());
     EXPECT_EQ(second->store->digest(), want) << (snapshot ? "from a snapshot" : "rebuilt");
   }
