@@ -175,6 +175,9 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
               fail(k, "must be use-lite or openai, got '" + cfg.embedder.kind + "'");
           }},
          {"model_path", [&](auto& v, auto& k) { cfg.embedder.model_path = as_string(v, k); }},
+         {"cache_size", [&](auto& v, auto& k) {
+            cfg.embedder.cache_size = static_cast<std::uint32_t>(as_uint(v, k, 0, 10000000));
+          }},
          {"openai", [&](const YAML::Node& v, const std::string& k) {
             auto& o = cfg.embedder.openai;
             each_key(v, k, {

@@ -102,6 +102,9 @@ struct embedder_config {
   /// The converted USE Lite weights (tools/dev.sh setup writes them). Default:
   /// .cache/models/use-lite-en.bin (relative to the working directory).
   std::string model_path = ".cache/models/use-lite-en.bin";
+  /// Vectors of the most recent distinct texts kept (2 KiB each at 512-d); 0 turns the
+  /// cache off. Default: 20,000.
+  std::uint32_t cache_size = 20000;
   openai_embedder_config openai;
 };
 

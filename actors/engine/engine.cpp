@@ -109,6 +109,8 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   std::shared_ptr<const extractor::embedder> embedder = extractor::make_embedder(cfg.embedder, error);
   if (!embedder)
     return nullptr;
+  if (cfg.embedder.cache_size > 0)
+    embedder = std::make_shared<extractor::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
   auto resolve = std::make_shared<actors::resolver>();
   {
     dedup::dedup_options dopts;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,6 +69,26 @@ struct openai_embedder_options {
 /// An OpenAI-compatible /v1/embeddings endpoint. Vectors are L2-normalised on arrival; a
 /// vector of another dimension than configured is an error.
 [[nodiscard]] std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& opts, std::string* error);
+
+/// Remembers the vectors of the last `capacity` distinct texts (least recently used out):
+/// mail repeats itself (boilerplate, restatements, quoted facts), and a vector is a pure
+/// function of its text, so a hit returns the very bits a computation would. Thread-safe.
+class cached_embedder final : public embedder {
+public:
+  cached_embedder(std::shared_ptr<const embedder> inner, std::size_t capacity);
+  ~cached_embedder() override;
+  [[nodiscard]] std::size_t dim() const noexcept override { return inner_->dim(); }
+  [[nodiscard]] std::string name() const override { return inner_->name(); }
+  [[nodiscard]] bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
+                           std::string* error) const override;
+  /// Texts answered from the cache / computed, since construction.
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> hits_and_misses() const;
+
+private:
+  struct state;
+  std::shared_ptr<const embedder> inner_;
+  std::unique_ptr<state> st_;
+};
 
 /// The embedder the configuration names (embedder.kind), or null with `error`: missing
 /// weights and incomplete endpoint settings are errors, never a silent fallback.

@@ -6,7 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <list>
+#include <mutex>
+#include <unordered_map>
 
 namespace engram::extractor {
 
@@ -98,6 +102,67 @@ std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& op
   if (opts.dimension == 0)
     return fail("embedder.openai.dimension must be > 0");
   return std::make_unique<openai_embedder>(opts);
+}
+
+struct cached_embedder::state {
+  std::size_t capacity;
+  mutable std::mutex mutex;
+  /// Most recently used first.
+  std::list<std::pair<std::string, std::vector<float>>> lru;
+  std::unordered_map<std::string_view, decltype(lru)::iterator> index;
+  std::uint64_t hits = 0, misses = 0;
+};
+
+cached_embedder::cached_embedder(std::shared_ptr<const embedder> inner, std::size_t capacity)
+  : inner_(std::move(inner)), st_(std::make_unique<state>()) {
+  st_->capacity = std::max<std::size_t>(capacity, 1);
+}
+
+cached_embedder::~cached_embedder() = default;
+
+bool cached_embedder::embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
+                            std::string* error) const {
+  auto& st = *st_;
+  out.assign(texts.size(), {});
+  std::vector<std::string_view> missing;
+  std::vector<std::size_t> where;
+  {
+    std::lock_guard lock(st.mutex);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      if (auto it = st.index.find(texts[i]); it != st.index.end()) {
+        st.lru.splice(st.lru.begin(), st.lru, it->second);
+        out[i] = it->second->second;
+        ++st.hits;
+      } else {
+        missing.push_back(texts[i]);
+        where.push_back(i);
+      }
+    }
+  }
+  if (missing.empty())
+    return true;
+  std::vector<std::vector<float>> computed;
+  if (!inner_->embed(missing, computed, error))
+    return false;
+  std::lock_guard lock(st.mutex);
+  st.misses += missing.size();
+  for (std::size_t k = 0; k < missing.size(); ++k) {
+    out[where[k]] = computed[k];
+    if (st.index.count(missing[k]))
+      continue;  // the same text twice in one call
+    st.lru.emplace_front(std::string(missing[k]), std::move(computed[k]));
+    st.index.emplace(st.lru.front().first, st.lru.begin());
+    if (st.lru.size() > st.capacity) {
+      st.index.erase(st.lru.back().first);
+      st.lru.pop_back();
+    }
+  }
+  return true;
+}
+
+std::pair<std::uint64_t, std::uint64_t> cached_embedder::hits_and_misses() const {
+  std::lock_guard lock(st_->mutex);
+  return {st_->hits, st_->misses};
 }
 
 std::unique_ptr<embedder> make_embedder(const config::embedder_config& cfg, std::string* error) {

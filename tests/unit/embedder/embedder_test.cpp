@@ -104,3 +104,47 @@ TEST(UseLiteLoad, MissingWeightsAreAClearError) {
 }
 
 }  // namespace
+
+namespace {
+
+/// Counts what reaches it.
+class counting_embedder final : public extractor::embedder {
+public:
+  std::size_t dim() const noexcept override { return 2; }
+  std::string name() const override { return "counting"; }
+  bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
+             std::string*) const override {
+    out.clear();
+    for (auto t : texts) {
+      ++computed;
+      out.push_back({static_cast<float>(t.size()), 1.0f});
+    }
+    return true;
+  }
+  mutable std::size_t computed = 0;
+};
+
+TEST(CachedEmbedder, RepeatedTextsAreComputedOnceAndTheOldestGoFirst) {
+  auto inner = std::make_shared<counting_embedder>();
+  extractor::cached_embedder cache(inner, 2);
+  std::vector<std::vector<float>> out;
+  std::string error;
+  std::vector<std::string_view> first{"a", "bb", "a"};
+  ASSERT_TRUE(cache.embed(first, out, &error));
+  EXPECT_EQ(inner->computed, 3u);  // "a" twice in one call reaches the model twice, is kept once
+  EXPECT_EQ(out[0], out[2]);
+  std::vector<std::string_view> again{"bb", "a"};
+  ASSERT_TRUE(cache.embed(again, out, &error));
+  EXPECT_EQ(inner->computed, 3u);
+  EXPECT_EQ(out[0], (std::vector<float>{2, 1}));
+  std::vector<std::string_view> third{"ccc"};  // evicts the least recently used: "bb"
+  ASSERT_TRUE(cache.embed(third, out, &error));
+  std::vector<std::string_view> bb{"bb"}, a{"a"};
+  ASSERT_TRUE(cache.embed(a, out, &error));
+  EXPECT_EQ(inner->computed, 4u);
+  ASSERT_TRUE(cache.embed(bb, out, &error));
+  EXPECT_EQ(inner->computed, 5u);
+  EXPECT_EQ(cache.hits_and_misses(), (std::pair<std::uint64_t, std::uint64_t>{3, 5}));
+}
+
+}  // namespace
