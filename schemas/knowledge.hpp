@@ -87,6 +87,9 @@ struct entry {
   std::vector<std::size_t> mentions;
   /// Filled by the extractor after validation.
   signature sig;
+  /// Set by an agent's save: its tags and when it expires (RFC 3339; empty: never).
+  std::vector<std::string> tags;
+  std::string expires_at;
   /// The content's sentence embedding (unit length), set by the extractor stage; empty
   /// when no embedder ran. Stored in the `vectors` column family, not in the entry.
   std::vector<float> embedding;

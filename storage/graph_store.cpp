@@ -18,6 +18,7 @@
 //   by_slot       org \0 normalisedSubject \0 slot \0 entryId     -> ""   contradiction candidates
 //   relations     org \0 fromId \0 relationType \0 toId            -> reason
 //   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
+//   text          org \0 term \0 entryId          -> tf(u32 BE) + document length(u32 BE)   BM25
 //   vectors       org \0 "q" \0 seq(u64 BE) -> entryId \0 float32[dim] (little endian)
 //                 org \0 "e" \0 entryId     -> seq(u64 BE)
 //                 (the per-organisation HNSW index is derived from these, in seq order)
@@ -70,14 +71,15 @@ enum cf : std::size_t {
   cf_relations,
   cf_relations_in,
   cf_vectors,
+  cf_text,
   cf_count
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
     "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
-    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors"};
+    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text"};
 
-constexpr const char* layout_version = "2";
+constexpr const char* layout_version = "3";
 
 errc to_errc(const rocksdb::Status& s) {
   if (s.ok())
@@ -307,6 +309,48 @@ public:
     return ids_under(cf_by_slot, key(org, subject, slot, ""));
   }
 
+  std::vector<std::pair<std::string, double>> search_text(const std::string& org,
+                                                          const std::vector<std::string>& terms,
+                                                          std::size_t limit) const override {
+    std::string v;
+    double docs = 0, total = 0;
+    if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("n", org, "text_docs"), &v).ok())
+      docs = static_cast<double>(decode_u64(v));
+    if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("n", org, "text_length"), &v).ok())
+      total = static_cast<double>(decode_u64(v));
+    std::map<std::string, double> scores;
+    if (docs == 0)
+      return {};
+    const double avgdl = total / docs, k1 = 1.2, b = 0.75;
+    std::set<std::string> seen;
+    for (const auto& term : terms) {
+      if (term.empty() || !seen.insert(term).second)
+        continue;
+      auto prefix = key(org, term, "");
+      std::vector<std::pair<std::string, std::pair<double, double>>> postings;
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_text]));
+      for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+        auto val = it->value().ToStringView();
+        postings.emplace_back(std::string(it->key().ToStringView().substr(prefix.size())),
+                              std::make_pair(double(decode_u64(std::string(4, '\0').append(val.substr(0, 4)))),
+                                             double(decode_u64(std::string(4, '\0').append(val.substr(4, 4))))));
+      }
+      const double df = static_cast<double>(postings.size());
+      const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
+      for (const auto& [id, p] : postings) {
+        const auto [f, dl] = p;
+        scores[id] += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
+      }
+    }
+    std::vector<std::pair<std::string, double>> out(scores.begin(), scores.end());
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+    if (out.size() > limit)
+      out.resize(limit);
+    return out;
+  }
+
   std::string identity() const override {
     std::string id;
     if (!db_->GetDbIdentity(id).ok())
@@ -476,7 +520,8 @@ private:
       if (addresses.insert(lower_ascii(p.address)).second)
         people.emplace_back(&p, role);
     };
-    add(m.from, "from");
+    if (m.source != schemas::source_type::manual)  // an agent's save names no mail participants
+      add(m.from, "from");
     for (const auto& p : m.to)
       add(p, "to");
     for (const auto& p : m.cc)
@@ -672,9 +717,9 @@ private:
                    {"threadId", thread},
                    {"confidence", en.confidence},
                    {"lastValidatedAt", m.sent_at},
-                   {"expiresAt", nullptr},
+                   {"expiresAt", en.expires_at.empty() ? json(nullptr) : json(en.expires_at)},
                    {"dueAt", en.due_at.empty() ? json(nullptr) : json(en.due_at)},
-                   {"tags", json::array()},
+                   {"tags", en.tags},
                    {"entities", ents},
                    {"relations", json::array()},
                    {"status", "active"},
@@ -698,6 +743,8 @@ private:
           batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
         if (!en.subject.empty() && !en.slot.empty())
           batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
+        if (auto e = put_text(batch, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
+          return e;
         if (r && r->vector_seq && !en.embedding.empty()) {
           auto seq = encode_u64(r->vector_seq);
           std::string value = id;
@@ -756,6 +803,28 @@ private:
       if (auto e = bump(batch, key("n", org, "entities"), new_entities); e != errc::ok)
         return e;
     return errc::ok;
+  }
+
+  /// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
+  /// document count and total length (meta counters text_docs, text_length).
+  errc put_text(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, const std::string& words) {
+    std::map<std::string, std::uint32_t> tf;
+    std::uint32_t length = 0;
+    for (std::size_t b = 0; b < words.size();) {
+      auto sp = std::min(words.find(' ', b), words.size());
+      if (sp > b) {
+        ++tf[words.substr(b, sp - b)];
+        ++length;
+      }
+      b = sp + 1;
+    }
+    if (tf.empty())
+      return errc::ok;
+    for (const auto& [term, n] : tf)
+      batch.Put(cfs_[cf_text], key(org, term, id), encode_u32(n) + encode_u32(length));
+    if (auto e = bump(batch, key("n", org, "text_docs"), 1); e != errc::ok)
+      return e;
+    return bump(batch, key("n", org, "text_length"), length);
   }
 
   /// Loads an entry for update: from this batch if written in it, else from the store.

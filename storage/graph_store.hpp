@@ -92,6 +92,11 @@ public:
                                                                    const std::string& subject,
                                                                    const std::string& slot) const = 0;
 
+  /// Full-text search (BM25, k1 1.2, b 0.75) over an organisation's entries: `terms` are
+  /// stemmed content words (extractor::content_words). Best first, at most `limit`.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, double>> search_text(
+      const std::string& organization_id, const std::vector<std::string>& terms, std::size_t limit) const = 0;
+
   /// RocksDB's identity of this database (stable for its life; a new store gets a new one):
   /// what derived files such as index snapshots are checked against.
   [[nodiscard]] virtual std::string identity() const = 0;

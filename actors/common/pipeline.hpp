@@ -8,6 +8,7 @@
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
+#include "schemas/knowledge_save.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -29,6 +30,9 @@ struct log_record {
   std::shared_ptr<const schemas::inbound_message> message;
   /// Why `message` is null.
   std::string rejection;
+  /// Set when the record is an agent's save: `message` is then its as_message() form and
+  /// the extractor reads the statement as given instead of extracting.
+  std::shared_ptr<const schemas::knowledge_save> save;
   /// What the extractor stage read from `message` (null before it, or when not extracted),
   /// with an embedding per entry.
   std::shared_ptr<const schemas::extraction> knowledge;

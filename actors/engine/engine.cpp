@@ -41,6 +41,9 @@ struct engine::impl {
   std::shared_ptr<storage::graph_store> store;
   actors::metrics metrics;
   actors::ingest_status status;
+  actors::apply_notifier notifier;
+  std::shared_ptr<const extractor::embedder> embedder;
+  std::shared_ptr<actors::resolver> resolve;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
   actors::pipeline pipeline;
@@ -132,8 +135,10 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
+  m.embedder = embedder;
+  m.resolve = resolve;
   m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
-                                      extractor_options_of(cfg));
+                                      &m.notifier, extractor_options_of(cfg));
 
   http::server_options ho;
   ho.listen = cfg.http.listen;

@@ -17,11 +17,12 @@ stage_actor::behavior_type pass_through(stage_actor::pointer self, stage_actor n
 
 pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
                         std::shared_ptr<resolver> resolve, std::shared_ptr<const extractor::embedder> embedder,
-                        metrics& m, ingest_status& status, const extractor::extractor_options& options) {
+                        metrics& m, ingest_status& status, apply_notifier* notifier,
+                        const extractor::extractor_options& options) {
   pipeline p;
   // RocksDB writes block: the store gets its own thread. Dedup and contradiction run in it,
   // just before each record is applied, so every decision sees every earlier record.
-  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), std::move(resolve), &m, &status);
+  stage_actor next = sys.spawn<caf::detached>(store_writer, std::move(store), std::move(resolve), &m, &status, notifier);
   p.stages.push_back(next);
   next = sys.spawn(pass_through, next);  // branch: its own actor with its issue
   p.stages.insert(p.stages.begin(), next);

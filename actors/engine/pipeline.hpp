@@ -27,6 +27,7 @@ struct pipeline {
 [[nodiscard]] pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
                                       std::shared_ptr<resolver> resolve,
                                       std::shared_ptr<const extractor::embedder> embedder, metrics& m,
-                                      ingest_status& status, const extractor::extractor_options& options);
+                                      ingest_status& status, apply_notifier* notifier,
+                                      const extractor::extractor_options& options);
 
 }  // namespace engram::actors

@@ -1,6 +1,7 @@
 #include "actors/extractor/extractor_actor.hpp"
 
 #include "actors/extractor/extract.hpp"
+#include "actors/extractor/rules.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -42,6 +43,18 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
         for (auto& rec : batch.records) {
           if (!rec.message)
             continue;
+          if (rec.save) {
+            // An agent's statement is taken as given: its type, title and confidence.
+            auto x = std::make_shared<schemas::extraction>(
+                extractor::read_statement(*rec.message, rec.save->type, rec.save->title, rec.save->confidence));
+            for (auto& en : x->entries) {
+              en.tags = rec.save->tags;
+              en.expires_at = rec.save->expires_at;
+            }
+            read.push_back(x);
+            rec.knowledge = std::move(x);
+            continue;
+          }
           extractor::validation_report report;
           extractor::llm_failure fallback = extractor::llm_failure::none;
           auto x = std::make_shared<schemas::extraction>(

@@ -171,7 +171,16 @@ void log_consumer::run() {
       rec.received_at = now;
       auto kind = detail::header(*msg, kind_header);
       std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
-      if (!kind.empty() && kind != kind_inbound_message) {
+      if (kind == schemas::kind_knowledge_save) {
+        auto save = std::make_shared<schemas::knowledge_save>();
+        if (auto bad = schemas::decode(bytes, *save)) {
+          rec.rejection = "knowledge-save " + *bad;
+          m.dead_letter(*msg, rec.rejection, "schema");
+        } else {
+          rec.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*save));
+          rec.save = std::move(save);
+        }
+      } else if (!kind.empty() && kind != kind_inbound_message) {
         rec.rejection = "unknown record kind '" + kind + "'";
         m.dead_letter(*msg, rec.rejection, "unknown_kind");
       } else {

@@ -45,7 +45,8 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
-                                        metrics* m, ingest_status* status) {
+                                        metrics* m, ingest_status* status, apply_notifier* notifier) {
+  self->state.notifier = notifier;
   self->state.store = std::move(store);
   self->state.resolve = std::move(resolve);
   self->state.counters = m;
@@ -69,6 +70,9 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
           }
           for (const auto& d : decided)
             st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
+          if (st.notifier && rec.message)
+            st.notifier->applied(rec.message->organization_id, rec.message->event_id,
+                                 {storage::errc::ok, outcome == storage::apply_outcome::duplicate, decided});
         }
         st.counters->count_applied(r.applied);
         st.counters->count_duplicates(r.duplicates);

@@ -7,6 +7,7 @@
 // writes block.
 
 #include "actors/common/metrics.hpp"
+#include "actors/common/notifier.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
 #include "actors/contradiction/contradiction.hpp"
@@ -33,11 +34,13 @@ struct store_writer_state {
   actors::metrics* counters = nullptr;
   /// Told each partition's next offset as soon as it is durable.
   ingest_status* status = nullptr;
+  /// Told every applied event (read-your-writes for MCP saves); may be null.
+  apply_notifier* notifier = nullptr;
 };
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
-                                        metrics* m, ingest_status* status);
+                                        metrics* m, ingest_status* status, apply_notifier* notifier);
 
 /// Resolves (when `r` is given) and applies one record; what the store stage does per
 /// record, exposed for tools and tests that apply records without a pipeline.

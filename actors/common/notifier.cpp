@@ -1,0 +1,37 @@
+#include "actors/common/notifier.hpp"
+
+namespace engram::actors {
+
+namespace {
+std::string waiter_key(const std::string& org, const std::string& id) {
+  return org + '\0' + id;
+}
+}  // namespace
+
+std::future<applied_event> apply_notifier::expect(const std::string& org, const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto& p = waiting_[waiter_key(org, id)];
+  p = std::promise<applied_event>();
+  count_ = waiting_.size();
+  return p.get_future();
+}
+
+void apply_notifier::forget(const std::string& org, const std::string& id) {
+  std::lock_guard lock(mutex_);
+  waiting_.erase(waiter_key(org, id));
+  count_ = waiting_.size();
+}
+
+void apply_notifier::applied(const std::string& org, const std::string& id, applied_event what) {
+  if (count_.load() == 0)
+    return;
+  std::lock_guard lock(mutex_);
+  auto it = waiting_.find(waiter_key(org, id));
+  if (it == waiting_.end())
+    return;
+  it->second.set_value(std::move(what));
+  waiting_.erase(it);
+  count_ = waiting_.size();
+}
+
+}  // namespace engram::actors

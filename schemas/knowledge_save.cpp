@@ -1,0 +1,93 @@
+#include "schemas/knowledge_save.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace engram::schemas {
+
+std::string to_json(const knowledge_save& s) {
+  nlohmann::ordered_json j;
+  j["eventId"] = s.event_id;
+  j["organizationId"] = s.organization_id;
+  j["savedAt"] = s.saved_at;
+  j["savedBy"] = s.saved_by;
+  j["type"] = to_string(s.type);
+  j["title"] = s.title;
+  j["content"] = s.content;
+  j["confidence"] = s.confidence;
+  if (!s.contact_id.empty())
+    j["contactId"] = s.contact_id;
+  if (!s.expires_at.empty())
+    j["expiresAt"] = s.expires_at;
+  j["tags"] = s.tags;
+  return j.dump();
+}
+
+std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
+  auto j = nlohmann::json::parse(bytes, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return std::string("not a JSON object");
+  auto str = [&](const char* k, std::string& dst, bool required) -> std::optional<std::string> {
+    if (!j.contains(k)) {
+      if (required)
+        return std::string("/") + k + ": required";
+      return std::nullopt;
+    }
+    if (!j[k].is_string())
+      return std::string("/") + k + ": must be a string";
+    dst = j[k].get<std::string>();
+    if (required && dst.empty())
+      return std::string("/") + k + ": must not be empty";
+    return std::nullopt;
+  };
+  std::string type;
+  for (auto [k, dst, req] : {std::tuple{"eventId", &out.event_id, true}, {"organizationId", &out.organization_id, true},
+                             {"savedAt", &out.saved_at, true}, {"savedBy", &out.saved_by, false},
+                             {"type", &type, true}, {"title", &out.title, true}, {"content", &out.content, true},
+                             {"contactId", &out.contact_id, false}, {"expiresAt", &out.expires_at, false}})
+    if (auto e = str(k, *dst, req))
+      return e;
+  auto t = parse_entry_type(type);
+  if (!t)
+    return "/type: unknown entry type '" + type + "'";
+  out.type = *t;
+  auto ms = parse_rfc3339(out.saved_at);
+  if (!ms)
+    return std::string("/savedAt: not an RFC 3339 time");
+  out.saved_at_ms = *ms;
+  if (!out.expires_at.empty() && !parse_rfc3339(out.expires_at))
+    return std::string("/expiresAt: not an RFC 3339 time");
+  if (!j.contains("confidence") || !j["confidence"].is_number())
+    return std::string("/confidence: required number");
+  out.confidence = j["confidence"].get<double>();
+  if (!(out.confidence >= 0 && out.confidence <= 1))
+    return std::string("/confidence: must be within 0..1");
+  if (j.contains("tags")) {
+    if (!j["tags"].is_array())
+      return std::string("/tags: must be an array of strings");
+    for (const auto& t : j["tags"]) {
+      if (!t.is_string())
+        return std::string("/tags: must be an array of strings");
+      out.tags.push_back(t.get<std::string>());
+    }
+  }
+  return std::nullopt;
+}
+
+inbound_message as_message(const knowledge_save& s) {
+  inbound_message m;
+  m.event_id = s.event_id;
+  m.organization_id = s.organization_id;
+  m.source = source_type::manual;
+  m.source_id = s.event_id;
+  m.sent_at = s.saved_at;
+  m.sent_at_ms = s.saved_at_ms;
+  m.from.address = "agent:" + (s.saved_by.empty() ? std::string("anonymous") : s.saved_by);
+  m.from.contact_id = s.contact_id;
+  if (!s.contact_id.empty())
+    m.contact_ids.push_back(s.contact_id);
+  m.subject = s.title;
+  m.body = s.content;
+  return m;
+}
+
+}  // namespace engram::schemas
