@@ -88,6 +88,7 @@ void vector_index::remove(std::uint64_t label) {
 
 void vector_index::set_ef(std::size_t ef) noexcept {
   p_->opts.ef_search = ef;
+  p_->hnsw->setEf(ef);
 }
 
 std::vector<vector_hit> vector_index::search(std::span<const float> query, std::size_t k) const {
@@ -95,7 +96,8 @@ std::vector<vector_hit> vector_index::search(std::span<const float> query, std::
   auto& h = *p_->hnsw;
   if (k == 0 || size() == 0)
     return out;
-  h.setEf(std::max(p_->opts.ef_search, k));
+  // ef is set once (constructor, set_ef): searches only read the index, so readers may run
+  // together. hnswlib searches with max(ef, k).
   auto result = h.searchKnn(query.data(), k);
   out.reserve(result.size());
   while (!result.empty()) {

@@ -50,9 +50,11 @@ public:
   void add(std::uint64_t label, std::span<const float> v);
   /// Hides `label` from searches (hnswlib markDelete); unknown labels are ignored.
   void remove(std::uint64_t label);
-  /// Candidate list size of later searches (hnswlib ef; at least k is used).
+  /// Candidate list size of later searches (hnswlib ef; at least k is used). Not while
+  /// other threads search.
   void set_ef(std::size_t ef) noexcept;
-  /// Up to k nearest labels, most similar first (ties by label).
+  /// Up to k nearest labels, most similar first (ties by label). Concurrent searches are
+  /// safe; add and remove need the caller's exclusion.
   [[nodiscard]] std::vector<vector_hit> search(std::span<const float> query, std::size_t k) const;
 
   /// Writes the index to `path` (atomically: a temporary file, then rename).

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -98,18 +99,34 @@ deduplicator::org_index& deduplicator::index_of(const std::string& org) {
 }
 
 std::size_t deduplicator::size(const std::string& org) const {
+  std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
   return it == orgs_.end() ? 0 : it->second->index->size();
 }
 
 std::size_t deduplicator::total_size() const {
+  std::shared_lock lock(mutex_);
   std::size_t n = 0;
   for (const auto& [_, oi] : orgs_)
     n += oi->index->size();
   return n;
 }
 
+std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org, std::span<const float> query,
+                                                                 std::size_t k) const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::pair<std::string, float>> out;
+  auto it = orgs_.find(org);
+  if (it == orgs_.end() || query.size() != opts_.dim)
+    return out;
+  for (const auto& hit : it->second->index->search(query, k))
+    if (auto id = it->second->ids.find(hit.label); id != it->second->ids.end())
+      out.emplace_back(id->second, hit.similarity);
+  return out;
+}
+
 storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* stats, std::string* error) {
+  std::unique_lock lock(mutex_);
   orgs_.clear();
   poisoned_ = false;
   index_stats st;
@@ -285,6 +302,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     if (r.outcome == schemas::save_outcome::linked)
       r.reason = "complements " + std::to_string(r.relations.size()) + " entr" + (r.relations.size() == 1 ? "y" : "ies");
     if (en.embedding.size() == opts_.dim) {
+      std::unique_lock lock(mutex_);
       auto& oi = index_of(org);
       r.vector_seq = ++oi.last_seq;
       oi.index->add(r.vector_seq, en.embedding);

@@ -19,6 +19,8 @@
 #include "storage/vector_index.hpp"
 
 #include <map>
+#include <shared_mutex>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +81,11 @@ public:
   /// Searchable vectors in all indexes.
   [[nodiscard]] std::size_t total_size() const;
 
+  /// The `k` entries of one organisation nearest to `query` (unit vector), most similar
+  /// first: recall's vector side. Safe to call from any thread while events are resolved.
+  [[nodiscard]] std::vector<std::pair<std::string, float>> nearest(const std::string& organization_id,
+                                                                   std::span<const float> query, std::size_t k) const;
+
 private:
   struct org_index;
   org_index& index_of(const std::string& org);
@@ -87,6 +94,8 @@ private:
   dedup_options opts_;
   std::map<std::string, std::unique_ptr<org_index>> orgs_;
   bool poisoned_ = false;
+  /// Readers (nearest) share it; resolve and open take it alone while they change indexes.
+  mutable std::shared_mutex mutex_;
 };
 
 /// True when two signatures name the same numbers, dates, amounts and entities.
