@@ -210,17 +210,42 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
                             fail(k, "must be one of trace, debug, info, warn, error, off");
                         }}});
      }},
-    // Keys of DESIGN.md §3 whose feature lands with a later issue: accepted, ignored.
     {"auth", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {
          {"tokens", [&](const YAML::Node& v, const std::string& k) {
-            if (!v.IsNull() && !v.IsSequence())
-              fail(k, "must be a list of {token, organization_id, scopes}");
-            warnings.push_back("config key '" + k + "' is accepted but not used yet (MCP auth has not landed)");
+            if (v.IsNull())
+              return;
+            if (!v.IsSequence())
+              fail(k, "must be a list of {token, organization_id, scopes, name}");
+            for (std::size_t i = 0; i < v.size(); ++i) {
+              token_config t;
+              const auto at = k + "[" + std::to_string(i) + "]";
+              each_key(v[i], at, {
+                {"token", [&](auto& x, auto& kk) { t.token = as_string(x, kk); }},
+                {"organization_id", [&](auto& x, auto& kk) { t.organization_id = as_string(x, kk); }},
+                {"name", [&](auto& x, auto& kk) { t.name = as_string(x, kk); }},
+                {"scopes", [&](const YAML::Node& x, const std::string& kk) {
+                   if (!x.IsSequence())
+                     fail(kk, "must be a list of read, write, admin");
+                   for (const auto& sc : x) {
+                     auto scope = as_string(sc, kk);
+                     if (scope != "read" && scope != "write" && scope != "admin")
+                       fail(kk, "unknown scope '" + scope + "' (read, write, admin)");
+                     t.scopes.push_back(scope);
+                   }
+                 }},
+              });
+              if (t.token.size() < 16)
+                fail(at + ".token", "must be at least 16 characters");
+              if (t.organization_id.empty())
+                fail(at + ".organization_id", "required");
+              cfg.auth.tokens.push_back(std::move(t));
+            }
           }},
-         {"anonymous_organization", [&](const YAML::Node&, const std::string& k) {
-            warnings.push_back("config key '" + k + "' is accepted but not used yet (MCP auth has not landed)");
+         {"anonymous_organization", [&](const YAML::Node& v, const std::string& k) {
+            cfg.auth.anonymous_organization = v.IsNull() ? std::string() : as_string(v, k);
           }},
+         {"dev_organization", [&](auto& v, auto& k) { cfg.auth.dev_organization = as_string(v, k); }},
        });
      }},
   });
@@ -343,6 +368,12 @@ std::string validate(const engram_config& cfg) {
     return "config key 'http.listen': port must be a number 0..65535, got '" + port + "'";
   if (cfg.kafka.group_id.empty())
     return "config key 'kafka.group_id': must not be empty";
+  if (!cfg.auth.anonymous_organization.empty()) {
+    auto host = listen.substr(0, colon);
+    if (host != "127.0.0.1" && host != "localhost" && host != "[::1]" && host != "::1")
+      return "config key 'auth.anonymous_organization': only allowed when http.listen is a loopback address, got '" +
+             listen + "'";
+  }
   if (cfg.embedder.kind == "openai") {
     const auto& o = cfg.embedder.openai;
     if (o.base_url.empty())

@@ -114,6 +114,27 @@ struct dedup_config {
   double threshold = 0.92;
 };
 
+struct token_config {
+  /// The bearer token; never logged.
+  std::string token;
+  std::string organization_id;
+  /// Any of read, write, admin.
+  std::vector<std::string> scopes;
+  /// Who saves with it (recorded as the author of saved knowledge). Default: "agent".
+  std::string name = "agent";
+};
+
+struct auth_config {
+  /// Tokens and the one organisation each may see. Default: none (a dev token is made at
+  /// first start, see engine).
+  std::vector<token_config> tokens;
+  /// Serves requests without a token as this organisation (read, write); only allowed when
+  /// http.listen is a loopback address. Default: off.
+  std::string anonymous_organization;
+  /// The organisation of the dev token generated when no tokens are configured. Default: acme.
+  std::string dev_organization = "acme";
+};
+
 struct log_config {
   /// spdlog level: trace, debug, info, warn, error. Default: "info".
   std::string level = "info";
@@ -130,6 +151,7 @@ struct engram_config {
   extractor_config extractor;
   embedder_config embedder;
   dedup_config dedup;
+  auth_config auth;
   log_config log;
 };
 

@@ -97,11 +97,23 @@ TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   EXPECT_NE(r.error.find("distinct"), std::string::npos) << r.error;
 }
 
-TEST_F(ConfigTest, KeysOfFeaturesNotLandedAreAcceptedWithAWarning) {
-  auto r = load(write("auth:\n  tokens: []\n  anonymous_organization: null\n"), {}, nullptr);
+TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
+  auto r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [read]}\n"
+                      "  anonymous_organization: null\n"),
+                {}, nullptr);
   ASSERT_TRUE(r.ok()) << r.error;
-  ASSERT_EQ(r.warnings.size(), 2u);
-  EXPECT_NE(r.warnings[0].find("auth.tokens"), std::string::npos);
+  ASSERT_EQ(r.config.auth.tokens.size(), 1u);
+  EXPECT_EQ(r.config.auth.tokens[0].organization_id, "acme");
+  EXPECT_EQ(r.config.auth.tokens[0].scopes, std::vector<std::string>{"read"});
+  r = load(write("auth:\n  tokens:\n    - {token: short, organization_id: acme, scopes: [read]}\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("auth.tokens[0].token"), std::string::npos) << r.error;
+  r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [root]}\n"),
+           {}, nullptr);
+  EXPECT_NE(r.error.find("unknown scope 'root'"), std::string::npos) << r.error;
+  r = load(write("http:\n  listen: 0.0.0.0:8700\nauth:\n  anonymous_organization: acme\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("auth.anonymous_organization"), std::string::npos) << r.error;
+  r = load(write("auth:\n  anonymous_organization: acme\n"), {}, nullptr);
+  EXPECT_TRUE(r.ok()) << r.error;
 }
 
 TEST_F(ConfigTest, MissingFileAndBadOverrideAreClearErrors) {
