@@ -5,12 +5,18 @@
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/mcp/http.hpp"
+#include "actors/mcp/mcp.hpp"
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 
 namespace engram::engine {
@@ -42,6 +48,8 @@ struct engine::impl {
   actors::metrics metrics;
   actors::ingest_status status;
   actors::apply_notifier notifier;
+  std::unique_ptr<ingest::kafka_producer> log_producer;
+  std::unique_ptr<mcp::service> mcp;
   std::shared_ptr<const extractor::embedder> embedder;
   std::shared_ptr<actors::resolver> resolve;
   caf::actor_system_config caf_cfg;
@@ -59,6 +67,11 @@ struct engine::impl {
 void engine::impl::route(const http::request& req, http::responder respond) {
   auto path = req.target.substr(0, req.target.find('?'));
   auto reply = [&](int status, const json& body) { respond(http::response{status, "application/json", body.dump(), {}}); };
+  if (path == "/mcp") {
+    if (!mcp)
+      return reply(503, {{"error", "MCP is not ready"}});
+    return mcp->handle(req, std::move(respond));
+  }
   static const std::set<std::string> known{"/healthz", "/readyz", "/metrics", "/v1/stats"};
   if (!known.count(path))
     return reply(404, {{"error", "no such endpoint: " + path}});
@@ -80,6 +93,71 @@ void engine::impl::route(const http::request& req, http::responder respond) {
     return respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   }
   respond(http::response{200, "application/json", stats(), {}});
+}
+
+namespace {
+
+/// The dev token: made once into the data directory (mode 0600) when no token is configured.
+std::string dev_token(const std::string& dir, std::string* error) {
+  auto path = std::filesystem::path(dir) / "dev-token";
+  std::ifstream in(path);
+  std::string token;
+  if (in >> token && token.size() >= 32)
+    return token;
+  std::random_device rd;
+  static constexpr char hex[] = "0123456789abcdef";
+  token.clear();
+  for (int i = 0; i < 40; ++i)
+    token += hex[rd() & 15];
+  std::string tmp = path.string() + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0 || ::write(fd, token.data(), token.size()) != static_cast<ssize_t>(token.size()) || ::close(fd) != 0) {
+    *error = "cannot write the dev token to " + tmp;
+    return {};
+  }
+  std::filesystem::rename(tmp, path);
+  return token;
+}
+
+}  // namespace
+
+bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* error) {
+  mcp::mcp_options o;
+  for (const auto& t : cfg.auth.tokens)
+    o.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name};
+  o.anonymous_organization = cfg.auth.anonymous_organization;
+  if (o.tokens.empty() && o.anonymous_organization.empty()) {
+    auto token = dev_token(cfg.storage.path, error);
+    if (token.empty())
+      return false;
+    o.tokens[token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
+    spdlog::info("mcp: no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
+                 cfg.auth.dev_organization, cfg.storage.path, token);
+  }
+  if (!o.anonymous_organization.empty())
+    spdlog::warn("mcp: requests without a token are served as organisation '{}' (auth.anonymous_organization)",
+                 o.anonymous_organization);
+  m.log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
+  if (!m.log_producer)
+    return false;
+  mcp::mcp_dependencies d;
+  d.store = m.store;
+  d.index = std::shared_ptr<const dedup::deduplicator>(m.resolve, m.resolve->dedup.get());
+  d.embedder = m.embedder;
+  d.notifier = &m.notifier;
+  auto* producer = m.log_producer.get();
+  auto topic = cfg.kafka.topics.log;
+  d.append = [producer, topic](const std::string& key, const std::string& value, const std::string& kind,
+                               std::string* err) {
+    if (!producer->produce(topic, key, value, {{ingest::kind_header, kind}}) ||
+        !producer->flush(std::chrono::seconds(10))) {
+      *err = producer->last_error();
+      return false;
+    }
+    return true;
+  };
+  m.mcp = std::make_unique<mcp::service>(std::move(d), std::move(o));
+  return true;
 }
 
 std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_options opts, std::string* error) {
@@ -139,6 +217,11 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   m.resolve = resolve;
   m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
                                       &m.notifier, extractor_options_of(cfg));
+
+  if (!start_mcp(m, cfg, error)) {
+    e->stop();
+    return nullptr;
+  }
 
   http::server_options ho;
   ho.listen = cfg.http.listen;
@@ -200,6 +283,8 @@ void engine::stop() {
     m.consumer->stop();  // waits until the batches in flight are durable
   if (m.http)
     m.http->stop();
+  m.mcp.reset();  // waits for saves still waiting for the store
+  m.log_producer.reset();
   // Every handle to an actor must be gone before the actor system joins its detached
   // threads: the consumer holds the pipeline's head.
   m.sequencer.reset();

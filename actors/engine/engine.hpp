@@ -45,6 +45,7 @@ public:
 private:
   engine() = default;
   struct impl;
+  static bool start_mcp(impl& m, const config::engram_config& cfg, std::string* error);
   std::unique_ptr<impl> impl_;
 };
 

@@ -1,0 +1,67 @@
+#pragma once
+// MCP over Streamable HTTP on POST /mcp (protocol 2025-11-25; 2025-06-18 and 2025-03-26
+// accepted): JSON-RPC, bearer-token auth, Origin validation, and the knowledge tools. No
+// Beast here: it answers http::request with http::response. Every tool call is scoped to
+// the token's organisation: the organisation is a key prefix of every store read, the
+// vector index is the organisation's own, and no tool takes an organisation argument.
+
+#include "actors/common/notifier.hpp"
+#include "actors/dedup/dedup.hpp"
+#include "actors/extractor/embedder.hpp"
+#include "actors/mcp/http.hpp"
+#include "storage/graph_store.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace engram::mcp {
+
+struct grant {
+  std::string organization_id;
+  std::set<std::string> scopes;
+  /// Recorded as the author of what it saves.
+  std::string name;
+};
+
+struct mcp_options {
+  /// Bearer token -> grant.
+  std::map<std::string, grant> tokens;
+  /// Serves token-less requests as this organisation (read, write); empty: off.
+  std::string anonymous_organization;
+  /// A save is answered once applied, or after this with isError (it stays on the log).
+  std::chrono::milliseconds save_timeout{10000};
+  /// Largest tool answer, in bytes of JSON; larger result lists are cut.
+  std::size_t max_response_bytes = 256 * 1024;
+};
+
+struct mcp_dependencies {
+  std::shared_ptr<const storage::graph_store> store;
+  std::shared_ptr<const dedup::deduplicator> index;
+  std::shared_ptr<const extractor::embedder> embedder;
+  actors::apply_notifier* notifier = nullptr;
+  /// Appends one record to engram-log (key, value, kind header); false with `error`.
+  std::function<bool(const std::string& key, const std::string& value, const std::string& kind, std::string* error)>
+      append;
+};
+
+class service {
+public:
+  service(mcp_dependencies deps, mcp_options opts);
+  ~service();
+  /// Answers one request to /mcp (any method).
+  void handle(const http::request& req, http::responder respond);
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Newest protocol first.
+inline constexpr const char* protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+}  // namespace engram::mcp

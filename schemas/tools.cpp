@@ -1,0 +1,71 @@
+#include "schemas/tools.hpp"
+
+namespace engram::schemas {
+
+namespace {
+
+// An entry as the tools return it (DESIGN.md §3).
+#define ENGRAM_ENTRY_SCHEMA                                                                                     \
+  R"({"type": "object", "required": ["id", "entryType", "title", "content", "confidence", "status"],)"          \
+  R"( "properties": {"id": {"type": "string"}, "organizationId": {"type": "string"},)"                          \
+  R"( "entryType": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},)"             \
+  R"( "sourceType": {"type": "string"}, "sourceId": {"type": "string"},)"                                       \
+  R"( "contactIds": {"type": "array", "items": {"type": "string"}}, "threadId": {"type": "string"},)"           \
+  R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"},)"                            \
+  R"( "lastValidatedAt": {"type": "string"}, "expiresAt": {"type": ["string", "null"]},)"                       \
+  R"( "dueAt": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},)"          \
+  R"( "entities": {"type": "array"}, "relations": {"type": "array"}, "status": {"type": "string"},)"            \
+  R"( "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}, "score": {"type": "number"}}})"
+
+constexpr std::string_view definitions = R"([
+{"name": "save_knowledge",
+ "description": "Save a piece of knowledge for this organisation. It goes through the same dedup and contradiction checks as knowledge read from mail, and the answer says whether it was created, merged into an existing entry, linked to one, or superseded one.",
+ "inputSchema": {"type": "object", "additionalProperties": false,
+   "required": ["type", "title", "content", "confidence"],
+   "properties": {
+     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"]},
+     "title": {"type": "string", "minLength": 1, "maxLength": 200},
+     "content": {"type": "string", "minLength": 1, "maxLength": 8000},
+     "contactId": {"type": "string", "minLength": 1, "maxLength": 256},
+     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+     "expiresInDays": {"type": "integer", "exclusiveMinimum": 0, "maximum": 36500},
+     "tags": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 64}}}},
+ "outputSchema": {"type": "object", "required": ["id", "outcome", "relatedIds", "contradictions"],
+   "properties": {"id": {"type": "string"},
+     "outcome": {"type": "string", "enum": ["created", "merged", "linked", "superseded"]},
+     "relatedIds": {"type": "array", "items": {"type": "string"}},
+     "contradictions": {"type": "array", "items": {"type": "string"}}}}},
+{"name": "recall_knowledge",
+ "description": "Recall the knowledge most relevant to a query: meaning (sentence embeddings) and words (BM25) fused, organisation-wide knowledge plus the contact's (weighted up), optionally one entry type.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
+   "properties": {
+     "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+     "contactId": {"type": "string", "minLength": 1, "maxLength": 256},
+     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"]},
+     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5}}},
+ "outputSchema": {"type": "object", "required": ["results"],
+   "properties": {"results": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}},
+{"name": "get_knowledge",
+ "description": "One knowledge entry by id, with its relations and the message or save it came from.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["id"],
+   "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 256}}},
+ "outputSchema": {"type": "object", "required": ["entry"],
+   "properties": {"entry": )" ENGRAM_ENTRY_SCHEMA R"(, "source": {"type": ["object", "null"]}}}},
+{"name": "search_knowledge",
+ "description": "Full-text search (BM25 over stemmed words of title and content) of this organisation's knowledge.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
+   "properties": {
+     "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"]},
+     "limit": {"type": "integer", "minimum": 1, "maximum": 25, "default": 10}}},
+ "outputSchema": {"type": "object", "required": ["results"],
+   "properties": {"results": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}}
+])";
+
+}  // namespace
+
+std::string_view tool_definitions() {
+  return definitions;
+}
+
+}  // namespace engram::schemas

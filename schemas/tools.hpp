@@ -1,0 +1,16 @@
+#pragma once
+// The MCP tools' definitions (name, description, inputSchema, outputSchema) as JSON:
+// tools/list answers with them, and the server validates arguments against the same limits.
+
+#include <string_view>
+
+namespace engram::schemas {
+
+/// A JSON array of tool definitions (MCP Tool objects).
+[[nodiscard]] std::string_view tool_definitions();
+
+/// Limits the schemas state and the server enforces.
+inline constexpr std::size_t max_title = 200, max_content = 8000, max_query = 2000, max_tags = 20, max_tag = 64,
+                             max_id = 256, max_recall = 50, max_search = 25, max_expires_days = 36500;
+
+}  // namespace engram::schemas
