@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <optional>
 #include <thread>
 
@@ -57,6 +58,7 @@ private:
       return do_close();
     if (ec == bhttp::error::body_limit) {
       keep_alive_ = false;
+      draining_ = true;
       return do_write(response{413, "application/json",
                                R"({"error":"request body larger than )" + std::to_string(opts_.body_limit) +
                                    R"( bytes"})",
@@ -101,9 +103,33 @@ private:
   void on_write(beast::error_code ec, std::size_t) {
     if (ec)
       return;
+    if (draining_)
+      return do_drain();
     if (!keep_alive_)
       return do_close();
     do_read();
+  }
+
+  /// After refusing a body: stop sending, then read and drop what the client still sends
+  /// (bounded in time and bytes), so closing does not reset the connection before the client
+  /// has read the answer.
+  void do_drain() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(5));
+    drain_step();
+  }
+
+  void drain_step() {
+    stream_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > (64u << 20)) {
+        beast::error_code ignored;
+        self->stream_.socket().close(ignored);
+        return;
+      }
+      self->drain_step();
+    });
   }
 
   void do_close() {
@@ -118,6 +144,9 @@ private:
   bhttp::response<bhttp::string_body> res_;
   const handler& handler_;
   const server_options& opts_;
+  bool draining_ = false;
+  std::size_t drained_ = 0;
+  std::array<char, 16384> scratch_{};
   bool keep_alive_ = true;
   unsigned version_ = 11;
 };

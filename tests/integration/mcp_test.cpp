@@ -1,0 +1,202 @@
+// MCP over a real socket against the in-process engine: the protocol, bad input (the right
+// HTTP status or JSON-RPC error, never a crash, never a 500), scopes, and tenant isolation
+// (two organisations with overlapping contact ids and near-identical content).
+
+#include "actors/engine/engine.hpp"
+#include "actors/mcp/http.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string acme_token = "acme-token-0123456789abcdef";
+const std::string globex_token = "globex-token-0123456789abcdef";
+const std::string reader_token = "acme-reader-0123456789abcdef";
+
+class McpTest : public ::testing::Test {
+protected:
+  McpTest() : dir_("mcp"), broker_(test::start_broker()) {}
+
+  void SetUp() override {
+    auto c = test::test_config(broker_->bootstrap(), dir_.sub("store"));
+    c.auth.tokens = {{acme_token, "acme", {"read", "write"}, "agent-a"},
+                     {globex_token, "globex", {"read", "write"}, "agent-g"},
+                     {reader_token, "acme", {"read"}, "reader"}};
+    std::string error;
+    engine_ = engine::engine::start(c, {}, &error);
+    ASSERT_TRUE(engine_) << error;
+    ASSERT_TRUE(test::wait_until([&] { return engine_->status().ready(); }, 60s));
+  }
+
+  http::client_result post(const std::string& body, const std::string& token,
+                           std::map<std::string, std::string> headers = {}) {
+    headers.emplace("Content-Type", "application/json");
+    headers.emplace("Accept", "application/json, text/event-stream");
+    if (!token.empty())
+      headers.emplace("Authorization", "Bearer " + token);
+    return http::fetch("POST", url(), body, headers, 20s);
+  }
+  std::string url() { return "http://127.0.0.1:" + std::to_string(engine_->http_port()) + "/mcp"; }
+
+  json call(const std::string& token, const std::string& tool, const json& args) {
+    auto r = post(json{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
+                       {"params", {{"name", tool}, {"arguments", args}}}}
+                      .dump(),
+                  token);
+    EXPECT_EQ(r.status, 200) << r.body;
+    auto j = json::parse(r.body, nullptr, false);
+    EXPECT_TRUE(j.contains("result")) << r.body;
+    return j.value("result", json::object());
+  }
+
+  test::temp_dir dir_;
+  std::unique_ptr<ingest::embedded_broker> broker_;
+  std::unique_ptr<engine::engine> engine_;
+};
+
+TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
+  for (const char* v : {"2025-11-25", "2025-06-18", "2025-03-26"}) {
+    auto r = post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+                       {"params", {{"protocolVersion", v}, {"capabilities", json::object()},
+                                   {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}}
+                      .dump(),
+                  acme_token);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["result"]["protocolVersion"], v);
+  }
+  EXPECT_EQ(post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", acme_token).status, 202);
+  auto r = post(R"({"jsonrpc":"2.0","id":"p","method":"ping"})", acme_token);
+  EXPECT_EQ(json::parse(r.body)["result"], json::object());
+  r = post(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", acme_token);
+  auto tools = json::parse(r.body)["result"]["tools"];
+  std::set<std::string> names;
+  for (const auto& t : tools) {
+    names.insert(t["name"]);
+    EXPECT_TRUE(t["inputSchema"].is_object()) << t["name"];
+    EXPECT_TRUE(t["outputSchema"].is_object()) << t["name"];
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"save_knowledge", "recall_knowledge", "get_knowledge", "search_knowledge"}));
+  EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
+}
+
+TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
+  struct row {
+    const char* what;
+    std::string body;
+    std::string token;
+    std::map<std::string, std::string> headers;
+    int status;
+    int rpc_code;       // 0: none expected
+    bool tool_error;    // result.isError
+  };
+  auto callj = [](const std::string& tool, const json& args) {
+    return json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
+        .dump();
+  };
+  const json good{{"type", "fact"}, {"title", "t"}, {"content", "c"}, {"confidence", 0.5}};
+  auto with = [&](const char* k, json v) {
+    json j = good;
+    j[k] = std::move(v);
+    return j;
+  };
+  std::vector<row> rows{
+      {"malformed JSON", "{\"jsonrpc\":", acme_token, {}, 400, -32700, false},
+      {"batch array", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", acme_token, {}, 400, -32600, false},
+      {"not JSON-RPC", R"({"id":1,"method":"ping"})", acme_token, {}, 400, -32600, false},
+      {"unknown method", R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})", acme_token, {}, 200, -32601, false},
+      {"params not an object", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]})", acme_token, {}, 200,
+       -32602, false},
+      {"unknown tool", callj("drop_database", json::object()), acme_token, {}, 200, -32602, false},
+      {"arguments not an object", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_knowledge","arguments":"x"}})",
+       acme_token, {}, 200, -32602, false},
+      {"limit out of range", callj("recall_knowledge", {{"query", "x"}, {"limit", 51}}), acme_token, {}, 200, 0, true},
+      {"limit wrong type", callj("recall_knowledge", {{"query", "x"}, {"limit", "five"}}), acme_token, {}, 200, 0, true},
+      {"query missing", callj("recall_knowledge", json::object()), acme_token, {}, 200, 0, true},
+      {"search limit over 25", callj("search_knowledge", {{"query", "x"}, {"limit", 26}}), acme_token, {}, 200, 0, true},
+      {"confidence over 1", callj("save_knowledge", with("confidence", 1.5)), acme_token, {}, 200, 0, true},
+      {"confidence missing", callj("save_knowledge", json{{"type", "fact"}, {"title", "t"}, {"content", "c"}}), acme_token,
+       {}, 200, 0, true},
+      {"unknown type", callj("save_knowledge", with("type", "rumour")), acme_token, {}, 200, 0, true},
+      {"expiresInDays 0", callj("save_knowledge", with("expiresInDays", 0)), acme_token, {}, 200, 0, true},
+      {"unknown argument", callj("save_knowledge", with("organizationId", "globex")), acme_token, {}, 200,
+       0, true},
+      {"missing token", callj("recall_knowledge", {{"query", "x"}}), "", {}, 401, 0, false},
+      {"wrong token", callj("recall_knowledge", {{"query", "x"}}), "nope-0123456789abcdef", {}, 401, 0, false},
+      {"read-only token saves", callj("save_knowledge", good), reader_token, {}, 403, 0, false},
+      {"foreign Origin", callj("recall_knowledge", {{"query", "x"}}), acme_token, {{"Origin", "http://evil.example"}}, 403, 0,
+       false},
+      {"unsupported protocol header", R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token,
+       {{"MCP-Protocol-Version", "1999-01-01"}}, 400, 0, false},
+      {"another organisation's entry id", callj("get_knowledge", {{"id", "e-0000000000000000"}}), globex_token, {}, 200, 0,
+       true},
+  };
+  for (const auto& r : rows) {
+    auto res = post(r.body, r.token, r.headers);
+    EXPECT_EQ(res.status, r.status) << r.what << ": " << res.body;
+    EXPECT_NE(res.status, 500) << r.what;
+    if (r.status == 401)
+      EXPECT_NE(res.body.find("error"), std::string::npos) << r.what;
+    auto j = json::parse(res.body, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.what << ": " << res.body;
+    if (r.rpc_code)
+      EXPECT_EQ(j["error"]["code"], r.rpc_code) << r.what << ": " << res.body;
+    if (r.tool_error) {
+      EXPECT_EQ(j["result"]["isError"], true) << r.what << ": " << res.body;
+      EXPECT_FALSE(j["result"]["content"][0]["text"].get<std::string>().empty()) << r.what;
+    }
+  }
+  // An oversized body is refused by the HTTP layer.
+  auto big = post(std::string(5u << 20, 'x'), acme_token);
+  EXPECT_EQ(big.status, 413);
+  // The server is still fine.
+  EXPECT_EQ(post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token).status, 200);
+}
+
+TEST_F(McpTest, SaveIsAnsweredOnceAppliedAndEachOrganisationSeesOnlyItsOwn) {
+  auto save = [&](const std::string& token, const std::string& content) {
+    auto r = call(token, "save_knowledge",
+                  {{"type", "fact"}, {"title", content}, {"content", content}, {"confidence", 0.8},
+                   {"contactId", "c-1"}, {"tags", {"t"}}});
+    EXPECT_EQ(r["isError"], false) << r.dump();
+    return r["structuredContent"];
+  };
+  auto a = save(acme_token, "Initech's support plan covers weekends.");
+  auto g = save(globex_token, "Initech's support plan covers weekends and holidays.");
+  EXPECT_EQ(a["outcome"], "created");
+  EXPECT_EQ(g["outcome"], "created") << "globex's near-identical statement is not merged into acme's";
+  // Read-your-writes: the save is visible at once, to its organisation only.
+  auto got = call(acme_token, "get_knowledge", {{"id", a["id"]}});
+  EXPECT_EQ(got["structuredContent"]["entry"]["organizationId"], "acme");
+  EXPECT_EQ(got["structuredContent"]["entry"]["tags"], json::array({"t"}));
+  EXPECT_EQ(call(globex_token, "get_knowledge", {{"id", a["id"]}})["isError"], true);
+  EXPECT_EQ(call(acme_token, "get_knowledge", {{"id", g["id"]}})["isError"], true);
+  for (const auto& [token, own, other] :
+       {std::tuple{acme_token, a["id"], g["id"]}, std::tuple{globex_token, g["id"], a["id"]}}) {
+    for (const char* tool : {"recall_knowledge", "search_knowledge"}) {
+      auto r = call(token, tool, {{"query", "Initech support weekends"}});
+      auto results = r["structuredContent"]["results"];
+      ASSERT_FALSE(results.empty()) << tool;
+      EXPECT_EQ(results[0]["id"], own) << tool;
+      for (const auto& e : results)
+        EXPECT_NE(e["id"], other) << tool << " showed another organisation's entry";
+    }
+    auto scoped = call(token, "recall_knowledge", {{"query", "Initech support"}, {"contactId", "c-1"}});
+    for (const auto& e : scoped["structuredContent"]["results"])
+      EXPECT_NE(e["id"], other);
+  }
+  // A restatement merges; an update by the same agent supersedes.
+  auto again = save(acme_token, "FYI, Initech's support plan covers weekends.");
+  EXPECT_EQ(again["outcome"], "merged");
+  EXPECT_EQ(again["id"], a["id"]);
+  auto update = save(acme_token, "Initech's support plan no longer covers weekends.");
+  EXPECT_EQ(update["outcome"], "superseded") << update.dump();
+  EXPECT_EQ(update["relatedIds"], json::array({a["id"]}));
+}
+
+}  // namespace
