@@ -75,7 +75,12 @@ std::unique_ptr<RdKafka::KafkaConsumer> make_consumer(const std::string& brokers
                                                       const std::string& group, const std::string& topic,
                                                       RdKafka::RebalanceCb* rebalance, const char* who,
                                                       std::string* error) {
-  auto conf = make_conf(client_role::consumer, brokers, user,
+  // Latency default (kafka.rdkafka may override it): a fetch waits at most 10 ms for data,
+  // not librdkafka's 500 ms. The mock broker answers a waiting fetch only at the deadline,
+  // and an agent's save waits for the pipeline to read it back (read-your-writes).
+  properties tuned = user;
+  tuned.emplace("fetch.wait.max.ms", "10");
+  auto conf = make_conf(client_role::consumer, brokers, tuned,
                         {{"group.id", group},
                          {"enable.auto.commit", "false"},
                          {"enable.auto.offset.store", "false"},

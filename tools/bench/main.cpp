@@ -1,7 +1,10 @@
 // engram_bench: Engram's benchmarks. They print figures; nothing here asserts a speed.
 //   engram_bench [ingest|store] [--events N] [--runs R]   (no subcommand: all of them)
 #include "actors/engine/engine.hpp"
+#include "actors/extractor/embedder.hpp"
 #include "actors/extractor/extract.hpp"
+#include "actors/mcp/http.hpp"
+#include "actors/extractor/rules.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
@@ -20,6 +23,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <atomic>
+#include <cmath>
+#include <random>
 #include <thread>
 
 #include <time.h>
@@ -271,6 +277,153 @@ std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t 
   return out;
 }
 
+/// At most `n` bytes of `s`, never cutting a UTF-8 sequence.
+std::string utf8_prefix(const std::string& s, std::size_t n) {
+  if (s.size() <= n)
+    return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
+    --n;
+  return s.substr(0, n);
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+/// recall_knowledge and save_knowledge over HTTP on loopback against an engine whose
+/// organisation holds `n` entries. Entries: the ham corpus's extracted sentences with real
+/// USE Lite vectors; beyond those, the same sentences numbered, with their vectors moved by
+/// a little noise (a realistic spread for the index at 100k without 100k encoder runs).
+int bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries) {
+  const auto sentences = ham_sentences(data_dir, 12000);
+  if (sentences.size() < 2000)
+    throw std::runtime_error("too few ham sentences");
+  std::string error;
+  auto model = extractor::use_lite_embedder::load(model_path, &error);
+  if (!model)
+    throw std::runtime_error(error);
+  // Queries: sentences kept out of the store, so neither the store nor the cache has them.
+  const std::size_t held_out = std::min<std::size_t>(queries, 1000);
+  const std::size_t base = sentences.size() - held_out;
+  std::vector<std::vector<float>> vectors;
+  {
+    std::vector<std::string_view> texts(sentences.begin(), sentences.begin() + static_cast<std::ptrdiff_t>(base));
+    if (!model->embed(texts, vectors, &error))
+      throw std::runtime_error(error);
+  }
+  auto dir = std::filesystem::temp_directory_path() / ("engram-bench-recall-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    auto store = storage::open_graph_store({dir.string()}, &error);
+    if (!store)
+      throw std::runtime_error(error);
+    std::mt19937 rng(42);
+    std::normal_distribution<float> noise(0, 0.02f);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& text = sentences[i % base];
+      schemas::inbound_message m;
+      m.event_id = "fill-" + std::to_string(i);
+      m.organization_id = "bench";
+      m.sent_at = "2026-03-05T10:00:00Z";
+      m.sent_at_ms = 1772704800000;
+      m.from.address = "fill@bench.example";
+      m.body = i < base ? text : text + " (" + std::to_string(i / base) + ")";
+      auto x = extractor::read_statement(m, schemas::entry_type::fact, utf8_prefix(m.body, 80), 0.8);
+      if (x.entries.empty())
+        continue;
+      auto v = vectors[i % base];
+      if (i >= base) {
+        double ss = 0;
+        for (auto& c : v) {
+          c += noise(rng);
+          ss += double(c) * c;
+        }
+        for (auto& c : v)
+          c = static_cast<float>(c / std::sqrt(ss));
+      }
+      x.entries[0].embedding = std::move(v);
+      std::vector<schemas::resolution> res(1);
+      res[0].vector_seq = i + 1;
+      storage::apply_outcome out{};
+      if (store->apply({"fill", 0, static_cast<std::int64_t>(i), "bench"}, &m, &x, &res, &out) != storage::errc::ok)
+        throw std::runtime_error("fill failed");
+    }
+  }
+  auto broker = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4,
+                                               &error);
+  if (!broker)
+    throw std::runtime_error(error);
+  config::engram_config cfg;
+  cfg.kafka.brokers = broker->bootstrap();
+  cfg.storage.path = dir.string();
+  cfg.samples.load = false;
+  cfg.embedder.model_path = model_path;
+  cfg.http.listen = "127.0.0.1:0";
+  const std::string token = "bench-token-0123456789abcdef";
+  cfg.auth.tokens = {{token, "bench", {"read", "write"}, "bench"}};
+  auto t0 = clock_type::now();
+  auto e = engine::engine::start(cfg, {}, &error);
+  if (!e)
+    throw std::runtime_error(error);
+  const double open_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+  const std::string url = "http://127.0.0.1:" + std::to_string(e->http_port()) + "/mcp";
+  const std::map<std::string, std::string> headers{{"Authorization", "Bearer " + token},
+                                                   {"Content-Type", "application/json"}};
+  auto recall = [&](const std::string& q) {
+    nlohmann::json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                       {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", q}, {"limit", 5}}}}}};
+    auto t = clock_type::now();
+    auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
+    if (r.status != 200 || r.body.find("\"isError\":false") == std::string::npos)
+      throw std::runtime_error("recall failed: " + r.body.substr(0, 200));
+    return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+  };
+  std::vector<double> ms;
+  for (std::size_t i = 0; i < held_out; ++i)
+    ms.push_back(recall(utf8_prefix(sentences[base + i], 200)));
+  // Throughput: two clients at once, other queries (numbered, so the cache misses).
+  std::atomic<std::size_t> done{0};
+  auto t1 = clock_type::now();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 2; ++c)
+    clients.emplace_back([&, c] {
+      for (std::size_t i = c; i < held_out; i += 2) {
+        recall("#" + std::to_string(i) + " " + utf8_prefix(sentences[base + i], 200));
+        ++done;
+      }
+    });
+  for (auto& t : clients)
+    t.join();
+  const double rate = double(done) / std::chrono::duration<double>(clock_type::now() - t1).count();
+  std::vector<double> save_ms;
+  for (std::size_t i = 0; i < 100; ++i) {
+    nlohmann::json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                       {"params", {{"name", "save_knowledge"},
+                                   {"arguments", {{"type", "fact"}, {"title", "bench save " + std::to_string(i)},
+                                                  {"content", "Bench account " + std::to_string(i) +
+                                                                  " renews its contract on June 30, 2027."},
+                                                  {"confidence", 0.7}}}}}};
+    auto t = clock_type::now();
+    auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
+    if (r.status != 200 || r.body.find("\"isError\":false") == std::string::npos)
+      throw std::runtime_error("save failed: " + r.body.substr(0, 200));
+    save_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
+  }
+  e->stop();
+  e.reset();
+  std::filesystem::remove_all(dir);
+  std::printf("MCP over HTTP on loopback, one organisation of %zu entries (engramd start with the index rebuilt: %.1f s), "
+              "%u cores:\n",
+              n, open_s, std::thread::hardware_concurrency());
+  std::printf("  recall_knowledge (query embedding included, %zu distinct queries, 1 client): p50 %.2f ms, p99 %.2f ms\n",
+              ms.size(), percentile(ms, 0.5), percentile(ms, 0.99));
+  std::printf("  recall_knowledge, 2 clients: %.0f recalls/s\n", rate);
+  std::printf("  save_knowledge round trip (engram-log, pipeline, applied): p50 %.1f ms, p99 %.1f ms\n",
+              percentile(save_ms, 0.5), percentile(save_ms, 0.99));
+  return 0;
+}
+
 /// The SpamAssassin ham corpus (real mail from 2002) through import and rules extraction:
 /// no crash, no entry over the caps, and the figures (entries per message, messages/s,
 /// the most frequent titles, so junk shows).
@@ -380,6 +533,10 @@ int main(int argc, char** argv) {
   std::size_t index_size = 100000;
   index->add_option("--data", glove, "tools/fetch-data.sh glove")->capture_default_str();
   index->add_option("--size", index_size, "Vectors in the index")->capture_default_str();
+  auto* recall = app.add_subcommand("recall", "MCP recall and save latency over HTTP at N entries");
+  std::size_t recall_entries = 10000;
+  recall->add_option("--entries", recall_entries, "Entries in the organisation")->capture_default_str();
+  recall->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   auto* semantic = app.add_subcommand("semantic", "Dedup and contradiction tables on the labelled and held-out sets");
   auto* ingest_ham = app.add_subcommand("ingest-ham", "End-to-end ingest of the ham corpus with embeddings");
   std::size_t ham_limit = 1000;
@@ -416,6 +573,8 @@ int main(int argc, char** argv) {
       return bench::index(glove, index_size, 1000);
     if (*semantic)
       return bench::semantic(model_path);
+    if (*recall)
+      return bench_recall(ham_dir, recall_entries, 1000);
     if (*ingest_ham)
       return bench_ingest_ham(ham_dir, runs, ham_limit);
     bench_extraction();
@@ -424,6 +583,8 @@ int main(int argc, char** argv) {
     bench::embed(model_path, ham_sentences(ham_dir, 2000), 3);
     bench::index(glove, index_size, 1000);
     bench_ingest_ham(ham_dir, 3, ham_limit);
+    bench_recall(ham_dir, 10000, 1000);
+    bench_recall(ham_dir, 100000, 1000);
     bench_ham(ham_dir);
     bench_store(events, runs);
     return bench_ingest(events, runs);
