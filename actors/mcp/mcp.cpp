@@ -229,8 +229,16 @@ struct service::impl {
       spdlog::warn("mcp: recall without vectors (embedding failed): {}", error);
     }
     const auto now = rfc3339(now_ms());
+    // Entries are read in fused order, at most 8 × limit of them: parsing every candidate
+    // dominated. The type and contact filters may then leave fewer than `limit`.
+    std::vector<std::pair<std::string, double>> order(fused.begin(), fused.end());
+    std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+    if (order.size() > static_cast<std::size_t>(limit) * 8)
+      order.resize(static_cast<std::size_t>(limit) * 8);
     std::vector<std::pair<double, json>> scored;
-    for (const auto& [id, rrf] : fused) {
+    for (const auto& [id, rrf] : order) {
       auto doc = load(org, id);
       if (!doc || !visible(*doc, now))
         continue;
