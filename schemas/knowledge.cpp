@@ -82,6 +82,17 @@ std::string normal_form(std::string_view s) {
   return out;
 }
 
+std::vector<std::string_view> split_words(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (std::size_t b = 0; b < s.size();) {
+    auto sp = std::min(s.find(' ', b), s.size());
+    if (sp > b)
+      out.push_back(s.substr(b, sp - b));
+    b = sp + 1;
+  }
+  return out;
+}
+
 std::string_view to_string(relation_type t) {
   switch (t) {
     case relation_type::supports: return "supports";

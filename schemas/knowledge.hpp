@@ -116,6 +116,10 @@ struct extraction {
 /// Non-ASCII bytes are kept as they are.
 [[nodiscard]] std::string normal_form(std::string_view s);
 
+/// The space-separated words of `s` (normal forms and signature words), empty ones skipped.
+/// The views point into `s`.
+[[nodiscard]] std::vector<std::string_view> split_words(std::string_view s);
+
 /// Relations between entries (DESIGN.md §3), stored in both directions.
 enum class relation_type : std::uint8_t { supports, contradicts, supersedes, relates_to, causes, blocks };
 

@@ -810,13 +810,9 @@ private:
   errc put_text(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, const std::string& words) {
     std::map<std::string, std::uint32_t> tf;
     std::uint32_t length = 0;
-    for (std::size_t b = 0; b < words.size();) {
-      auto sp = std::min(words.find(' ', b), words.size());
-      if (sp > b) {
-        ++tf[words.substr(b, sp - b)];
-        ++length;
-      }
-      b = sp + 1;
+    for (auto w : schemas::split_words(words)) {
+      ++tf.try_emplace(std::string(w.begin(), w.end())).first->second;
+      ++length;
     }
     if (tf.empty())
       return errc::ok;

@@ -46,24 +46,14 @@ void split(const dedup::facts& f, std::vector<std::string>& values, std::vector<
 /// Content words minus the words of named entities (compared as values): what the wording
 /// rules look at. Stems are prefixes of their words ("acme" -> "acm").
 std::vector<std::string> plain_words(const dedup::facts& f) {
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   for (const auto& e : f.sig.entities)
-    for (std::size_t b = 0; b < e.size();) {
-      auto sp = std::min(e.find(' ', b), e.size());
-      if (sp > b)
-        names.push_back(e.substr(b, sp - b));
-      b = sp + 1;
-    }
+    for (auto n : schemas::split_words(e))
+      names.push_back(n);
   std::vector<std::string> out;
-  const auto& words = f.sig.words;
-  for (std::size_t b = 0; b < words.size();) {
-    auto sp = std::min(words.find(' ', b), words.size());
-    auto w = words.substr(b, sp - b);
-    b = sp + 1;
-    if (w.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(w, 0) == 0; }))
-      continue;
-    out.push_back(std::move(w));
-  }
+  for (auto w : schemas::split_words(f.sig.words))
+    if (std::none_of(names.begin(), names.end(), [&](std::string_view n) { return n.starts_with(w); }))
+      out.emplace_back(w);
   return out;
 }
 

@@ -14,17 +14,6 @@ namespace engram::dedup {
 
 namespace {
 
-std::vector<std::string_view> split_words(std::string_view words) {
-  std::vector<std::string_view> out;
-  for (std::size_t b = 0; b < words.size();) {
-    auto sp = std::min(words.find(' ', b), words.size());
-    if (sp > b)
-      out.push_back(words.substr(b, sp - b));
-    b = sp + 1;
-  }
-  return out;
-}
-
 bool is_subsequence(const std::vector<std::string_view>& small, const std::vector<std::string_view>& big) {
   std::size_t j = 0;
   for (auto w : big)
@@ -73,7 +62,7 @@ bool same_values(const schemas::signature& a, const schemas::signature& b) {
 }
 
 bool same_wording(const std::string& words_a, const std::string& words_b) {
-  auto a = split_words(words_a), b = split_words(words_b);
+  auto a = schemas::split_words(words_a), b = schemas::split_words(words_b);
   return a.size() <= b.size() ? is_subsequence(a, b) : is_subsequence(b, a);
 }
 

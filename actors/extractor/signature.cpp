@@ -67,14 +67,8 @@ std::string stem(std::string_view w) {
 std::string content_words(std::string_view text) {
   const auto& filler = filler_words();
   std::string out;
-  auto nf = schemas::normal_form(text);
-  std::vector<std::string_view> ws;
-  for (std::size_t b = 0; b < nf.size();) {
-    auto sp = std::min(nf.find(' ', b), nf.size());
-    if (sp > b)
-      ws.push_back(std::string_view(nf).substr(b, sp - b));
-    b = sp + 1;
-  }
+  const auto nf = schemas::normal_form(text);
+  const auto ws = schemas::split_words(nf);
   for (std::size_t i = 0; i < ws.size(); ++i) {
     auto w = ws[i];
     if (has_digit(w) || filler.count(w))

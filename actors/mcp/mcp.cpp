@@ -61,7 +61,7 @@ std::string rfc3339(std::int64_t ms) {
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[40];
+  char buf[64];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
   return buf;
@@ -193,19 +193,13 @@ struct service::impl {
   }
 
   static std::vector<std::string> terms_of(const std::string& text) {
-    std::vector<std::string> out;
-    auto words = extractor::content_words(text);
-    for (std::size_t b = 0; b < words.size();) {
-      auto sp = std::min(words.find(' ', b), words.size());
-      if (sp > b)
-        out.push_back(words.substr(b, sp - b));
-      b = sp + 1;
-    }
-    return out;
+    const auto words = extractor::content_words(text);
+    const auto ws = schemas::split_words(words);
+    return {ws.begin(), ws.end()};
   }
 
   json recall(const grant& g, const json& a) {
-    args v{a};
+    args v{a, {}};
     v.unknown_keys({"query", "contactId", "type", "limit"});
     auto query = v.str("query", true, schemas::max_query);
     auto contact = v.str("contactId", false, schemas::max_id);
@@ -268,7 +262,7 @@ struct service::impl {
   }
 
   json search(const grant& g, const json& a) {
-    args v{a};
+    args v{a, {}};
     v.unknown_keys({"query", "type", "limit"});
     auto query = v.str("query", true, schemas::max_query);
     auto type = v.type("type", false);
@@ -291,7 +285,7 @@ struct service::impl {
   }
 
   json get(const grant& g, const json& a) {
-    args v{a};
+    args v{a, {}};
     v.unknown_keys({"id"});
     auto id = v.str("id", true, schemas::max_id);
     if (!v.error.empty())
@@ -310,7 +304,7 @@ struct service::impl {
 
   /// Validates, appends to engram-log and answers once applied (or times out).
   void save(const grant& g, const json& a, const json& id, http::responder respond) {
-    args v{a};
+    args v{a, {}};
     v.unknown_keys({"type", "title", "content", "contactId", "confidence", "expiresInDays", "tags"});
     schemas::knowledge_save s;
     auto type = v.type("type", true);

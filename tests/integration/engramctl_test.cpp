@@ -25,18 +25,7 @@ std::string engramctl() {
   return d.substr(0, d.rfind('/')) + "/engramctl";
 }
 
-/// Runs a shell command; returns its exit status and combined output.
-int run(const std::string& cmd, std::string* out) {
-  out->clear();
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p)
-    return -1;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p))
-    *out += buf;
-  int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using test::run;
 
 TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
   test::temp_dir dir("engramctl");

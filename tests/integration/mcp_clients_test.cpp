@@ -16,17 +16,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int run(const std::string& cmd, std::string* out) {
-  out->clear();
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p)
-    return -1;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p))
-    *out += buf;
-  int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using test::run;
 
 TEST(McpClients, TheOfficialTypeScriptSdkClientConnectsSavesRecallsAndGets) {
   test::temp_dir dir("mcp-sdk");

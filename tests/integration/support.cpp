@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstdio>
+#include <sys/wait.h>
 #include <csignal>
 #include <deque>
 #include <filesystem>
@@ -151,6 +153,18 @@ std::uint16_t free_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   ::close(fd);
   return ntohs(addr.sin_port);
+}
+
+int run(const std::string& cmd, std::string* out) {
+  out->clear();
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p)
+    return -1;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p))
+    *out += buf;
+  int st = ::pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 config::engram_config test_config(const std::string& brokers, const std::string& data_dir, std::uint16_t port) {

@@ -67,6 +67,9 @@ std::uint16_t free_port();
 /// The converted sentence encoder tools/dev.sh setup installs.
 inline constexpr const char* model_path = ENGRAM_SOURCE_DIR "/.cache/models/use-lite-en.bin";
 
+/// Runs a shell command; returns its exit status and combined output.
+int run(const std::string& cmd, std::string* out);
+
 config::engram_config test_config(const std::string& brokers, const std::string& data_dir, std::uint16_t port = 0);
 
 /// GET http://127.0.0.1:port/path; returns the JSON body, or null when unreachable.
