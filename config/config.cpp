@@ -198,6 +198,35 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
           }},
        });
      }},
+    {"decay", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"hide_below", [&](auto& v, auto& k) { cfg.decay.hide_below = as_double(v, k, 0.0, 1.0); }},
+         {"half_life_days", [&](const YAML::Node& v, const std::string& k) {
+            static const char* types[] = {"fact", "decision", "event", "preference", "goal", "relationship",
+                                          "action_item"};
+            std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>> fields;
+            for (std::size_t i = 0; i < 7; ++i)
+              fields[types[i]] = [&, i](const YAML::Node& x, const std::string& kk) {
+                cfg.decay.half_life_days[i] = as_double(x, kk, 0.0, 100000.0);
+              };
+            each_key(v, k, fields);
+          }},
+       });
+     }},
+    {"branches", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"ttl_ms", [&](auto& v, auto& k) { cfg.branches.ttl_ms = as_uint(v, k, 1000, 365ull * 86400000); }}});
+     }},
+    {"reminders", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"lead_ms", [&](auto& v, auto& k) { cfg.reminders.lead_ms = as_uint(v, k, 0, 365ull * 86400000); }}});
+     }},
+    {"timers", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {
+         {"interval_ms", [&](auto& v, auto& k) { cfg.timers.interval_ms = as_uint(v, k, 10, 86400000); }},
+         {"expiry_batch", [&](auto& v, auto& k) {
+            cfg.timers.expiry_batch = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000));
+          }},
+       });
+     }},
     {"dedup", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"threshold", [&](auto& v, auto& k) { cfg.dedup.threshold = as_double(v, k, 0.5, 1.0); }}});
      }},

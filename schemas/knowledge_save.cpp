@@ -19,6 +19,10 @@ std::string to_json(const knowledge_save& s) {
   if (!s.expires_at.empty())
     j["expiresAt"] = s.expires_at;
   j["tags"] = s.tags;
+  if (!s.branch_id.empty()) {
+    j["branchId"] = s.branch_id;
+    j["branchTtlMs"] = s.branch_ttl_ms;
+  }
   return j.dump();
 }
 
@@ -43,7 +47,8 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
   for (auto [k, dst, req] : {std::tuple{"eventId", &out.event_id, true}, {"organizationId", &out.organization_id, true},
                              {"savedAt", &out.saved_at, true}, {"savedBy", &out.saved_by, false},
                              {"type", &type, true}, {"title", &out.title, true}, {"content", &out.content, true},
-                             {"contactId", &out.contact_id, false}, {"expiresAt", &out.expires_at, false}})
+                             {"contactId", &out.contact_id, false}, {"expiresAt", &out.expires_at, false},
+                             {"branchId", &out.branch_id, false}})
     if (auto e = str(k, *dst, req))
       return e;
   auto t = parse_entry_type(type);
@@ -61,6 +66,11 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
   out.confidence = j["confidence"].get<double>();
   if (!(out.confidence >= 0 && out.confidence <= 1))
     return std::string("/confidence: must be within 0..1");
+  if (!out.branch_id.empty()) {
+    if (!j.contains("branchTtlMs") || !j["branchTtlMs"].is_number_integer() || j["branchTtlMs"].get<std::int64_t>() <= 0)
+      return std::string("/branchTtlMs: required positive integer with branchId");
+    out.branch_ttl_ms = j["branchTtlMs"].get<std::int64_t>();
+  }
   if (j.contains("tags")) {
     if (!j["tags"].is_array())
       return std::string("/tags: must be an array of strings");
@@ -88,6 +98,21 @@ inbound_message as_message(const knowledge_save& s) {
   m.subject = s.title;
   m.body = s.content;
   return m;
+}
+
+std::string save_answer_json(const std::string& org, const std::string& event_id, const resolution& r) {
+  nlohmann::ordered_json related = nlohmann::ordered_json::array(), contradictions = nlohmann::ordered_json::array();
+  for (const auto& e : r.relations) {
+    related.push_back(e.to);
+    if (e.type == relation_type::contradicts)
+      contradictions.push_back(e.to);
+  }
+  nlohmann::ordered_json j;
+  j["id"] = r.outcome == save_outcome::merged ? r.merged_into : entry_id(org, event_id, 0);
+  j["outcome"] = to_string(r.outcome);
+  j["relatedIds"] = related;
+  j["contradictions"] = contradictions;
+  return j.dump();
 }
 
 }  // namespace engram::schemas

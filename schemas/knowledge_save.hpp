@@ -6,7 +6,8 @@
 //
 //   {"eventId": "save-…", "organizationId": "acme", "savedAt": "2026-03-05T10:00:00Z",
 //    "savedBy": "agent-1", "type": "fact", "title": "…", "content": "…", "confidence": 0.8,
-//    "contactId": "c-17", "expiresAt": "2026-04-04T10:00:00Z", "tags": ["pricing"]}
+//    "contactId": "c-17", "expiresAt": "2026-04-04T10:00:00Z", "tags": ["pricing"],
+//    "branchId": "b-1", "branchTtlMs": 86400000}          (the last two only for a branch save)
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
@@ -35,6 +36,9 @@ struct knowledge_save {
   /// RFC 3339, or empty for never.
   std::string expires_at;
   std::vector<std::string> tags;
+  /// Set when saved into a branch (speculative): the branch's time to live, fixed at save.
+  std::string branch_id;
+  std::int64_t branch_ttl_ms = 0;
 };
 
 /// The record's JSON (canonical key order).
@@ -46,5 +50,10 @@ struct knowledge_save {
 /// The save as the message the pipeline applies: source manual, from "agent:<savedBy>",
 /// body = content, contactIds = [contactId].
 [[nodiscard]] inbound_message as_message(const knowledge_save& s);
+
+/// What save_knowledge answers for an applied save (also each save of a branch merge):
+/// {"id", "outcome", "relatedIds", "contradictions"} as JSON text.
+[[nodiscard]] std::string save_answer_json(const std::string& organization_id, const std::string& event_id,
+                                           const resolution& r);
 
 }  // namespace engram::schemas

@@ -22,7 +22,15 @@
 //   vectors       org \0 "q" \0 seq(u64 BE) -> entryId \0 float32[dim] (little endian)
 //                 org \0 "e" \0 entryId     -> seq(u64 BE)
 //                 (the per-organisation HNSW index is derived from these, in seq order)
+//   branches      org \0 branchId \0 seq(u64 BE)   -> u32 BE length + knowledge-save JSON + float32[dim]
+//   expiry        org \0 expiresAtMs(u64 BE) \0 entryId       -> ""   what an expire command removes
+//   due           org \0 dueMs(u64 BE) \0 entryId              -> ""   action items awaiting their reminder
+//   review        org \0 flaggedEntryId                         -> the contradicting entry's id
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
+//                 "S" \0 org \0 eventId                        -> ""   seen branch saves
+//                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
+//                 "t" \0 org \0 term                           -> u64 BE document frequency (BM25)
+//                 "m" \0 partition(u32 BE)                      -> next engram-reminders offset recorded
 //                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...,
 //                                                                 vectors = the last vector seq)
 //                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
@@ -49,6 +57,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 namespace engram::storage {
 namespace {
@@ -72,14 +81,23 @@ enum cf : std::size_t {
   cf_relations_in,
   cf_vectors,
   cf_text,
+  cf_branches,
+  cf_expiry,
+  cf_due,
+  cf_review,
   cf_count
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
     "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
-    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text"};
+    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
+    "branches", "expiry",   "due",      "review"};
 
-constexpr const char* layout_version = "3";
+constexpr const char* layout_version = "4";
+
+/// validate_knowledge: approved moves confidence half way to 1 (c + (1 - c) * 0.5) and
+/// resets lastValidatedAt; rejected halves it.
+constexpr double validation_boost = 0.5, validation_penalty = 0.5;
 
 errc to_errc(const rocksdb::Status& s) {
   if (s.ok())
@@ -119,6 +137,11 @@ std::uint64_t decode_u64(std::string_view s) {
   for (std::size_t i = 0; i < 8 && i < s.size(); ++i)
     v = (v << 8) | static_cast<unsigned char>(s[i]);
   return v;
+}
+
+/// Reads a big-endian u32 (the first 4 bytes of `s`).
+std::uint32_t decode_u32(std::string_view s) {
+  return static_cast<std::uint32_t>(decode_u64(s.substr(0, 4)));
 }
 
 std::string encode_u32(std::uint32_t v) {
@@ -206,9 +229,7 @@ public:
             return e;
       }
     }
-    std::string offset_value = encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id;
-    batch.Put(cfs_[cf_meta], key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
-              offset_value);
+    put_offset(batch, pos);
     if (auto e = commit(batch); e != errc::ok)
       return e;
     if (outcome)
@@ -318,34 +339,73 @@ public:
       docs = static_cast<double>(decode_u64(v));
     if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("n", org, "text_length"), &v).ok())
       total = static_cast<double>(decode_u64(v));
-    std::map<std::string, double> scores;
-    if (docs == 0)
+    if (docs == 0 || limit == 0)
       return {};
     const double avgdl = total / docs, k1 = 1.2, b = 0.75;
+    struct term_df {
+      std::string term;
+      double df, idf;
+    };
+    std::vector<term_df> query;
     std::set<std::string> seen;
     for (const auto& term : terms) {
       if (term.empty() || !seen.insert(term).second)
         continue;
-      auto prefix = key(org, term, "");
-      std::vector<std::pair<std::string, std::pair<double, double>>> postings;
+      if (!db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("t", org, term), &v).ok())
+        continue;  // no entry has the term
+      const double df = static_cast<double>(decode_u64(v));
+      query.push_back({term, df, std::log(1.0 + (docs - df + 0.5) / (df + 0.5))});
+    }
+    std::sort(query.begin(), query.end(),
+              [](const auto& x, const auto& y) { return x.df != y.df ? x.df < y.df : x.term < y.term; });
+    auto term_score = [&](const term_df& t, std::string_view posting) {
+      const double f = decode_u32(posting.substr(0, 4)), dl = decode_u32(posting.substr(4, 4));
+      return t.idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
+    };
+    // Terms with short posting lists are read whole; the common ones (in more than
+    // `full_scan_df` entries, so of low idf) only score the best candidates found by the
+    // rarer terms, by point lookups (the MaxScore idea). An entry that matches the query
+    // only by common terms is then not found, unless every term of the query is common:
+    // the rarest is read whole then.
+    constexpr double full_scan_df = 2000;
+    std::unordered_map<std::string, double> scores;
+    std::size_t scanned = 0;
+    for (const auto& t : query) {
+      if (t.df > full_scan_df && scanned > 0)
+        break;
+      ++scanned;
+      const auto prefix = key(org, t.term, "");
       std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_text]));
-      for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-        auto val = it->value().ToStringView();
-        postings.emplace_back(std::string(it->key().ToStringView().substr(prefix.size())),
-                              std::make_pair(double(decode_u64(std::string(4, '\0').append(val.substr(0, 4)))),
-                                             double(decode_u64(std::string(4, '\0').append(val.substr(4, 4))))));
-      }
-      const double df = static_cast<double>(postings.size());
-      const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
-      for (const auto& [id, p] : postings) {
-        const auto [f, dl] = p;
-        scores[id] += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
-      }
+      for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+        scores[std::string(it->key().ToStringView().substr(prefix.size()))] += term_score(t, it->value().ToStringView());
     }
     std::vector<std::pair<std::string, double>> out(scores.begin(), scores.end());
-    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    auto best_first = [](const auto& x, const auto& y) {
       return x.second != y.second ? x.second > y.second : x.first < y.first;
-    });
+    };
+    const std::size_t pool = std::max<std::size_t>(limit, 200);
+    if (scanned < query.size()) {
+      if (out.size() > pool) {
+        std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(pool), out.end(), best_first);
+        out.resize(pool);
+      }
+      std::sort(out.begin(), out.end());  // key order: MultiGet reads sorted keys fastest
+      for (std::size_t i = scanned; i < query.size(); ++i) {
+        std::vector<std::string> keys;
+        keys.reserve(out.size());
+        for (const auto& [id, score] : out)
+          keys.push_back(key(org, query[i].term, id));
+        std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+        std::vector<rocksdb::PinnableSlice> values(keys.size());
+        std::vector<rocksdb::Status> statuses(keys.size());
+        db_->MultiGet(rocksdb::ReadOptions(), cfs_[cf_text], slices.size(), slices.data(), values.data(),
+                      statuses.data(), true);
+        for (std::size_t j = 0; j < out.size(); ++j)
+          if (statuses[j].ok())
+            out[j].second += term_score(query[i], values[j].ToStringView());
+      }
+    }
+    std::sort(out.begin(), out.end(), best_first);
     if (out.size() > limit)
       out.resize(limit);
     return out;
@@ -444,6 +504,185 @@ public:
       return to_errc(st);
     return v == layout_version ? errc::ok : errc::invalid_argument;
   }
+
+  errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
+                         apply_outcome* outcome) override {
+    rocksdb::WriteBatch batch;
+    pending_.clear();
+    const auto& org = s.organization_id;
+    apply_outcome result = apply_outcome::applied;
+    std::string v;
+    const auto seen = key("S", org, s.event_id);
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
+    if (st.ok()) {
+      result = apply_outcome::duplicate;
+      if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+        return e;
+    } else if (!st.IsNotFound()) {
+      return to_errc(st);
+    } else {
+      batch.Put(cfs_[cf_meta], seen, "");
+      const auto state_key = key("b", org, s.branch_id);
+      std::uint64_t seq = 0;
+      st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], state_key, &v);
+      if (!st.ok() && !st.IsNotFound())
+        return to_errc(st);
+      if (st.ok()) {
+        seq = decode_u64(v);
+        const auto last = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
+        if (last + s.branch_ttl_ms < s.saved_at_ms) {  // abandoned: its saves are gone, a new life starts
+          std::size_t dropped = 0;
+          if (auto e = drop_branch(batch, org, s.branch_id, &dropped); e != errc::ok)
+            return e;
+        }
+      }
+      ++seq;
+      const auto doc = schemas::to_json(s);
+      std::string value = encode_u32(static_cast<std::uint32_t>(doc.size())) + doc;
+      value.append(reinterpret_cast<const char*>(embedding.data()), embedding.size() * sizeof(float));
+      batch.Put(cfs_[cf_branches], key(org, s.branch_id, encode_u64(seq)), value);
+      batch.Put(cfs_[cf_meta], state_key, encode_u64(seq) + encode_u64(static_cast<std::uint64_t>(s.saved_at_ms)));
+    }
+    put_offset(batch, pos);
+    if (auto e = commit(batch); e != errc::ok)
+      return e;
+    if (outcome)
+      *outcome = result;
+    return errc::ok;
+  }
+
+  std::vector<branch_save> branch_saves(const std::string& org, const std::string& branch,
+                                        std::int64_t* last_save_ms) const override {
+    std::vector<branch_save> out;
+    std::string v;
+    *last_save_ms = 0;
+    if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("b", org, branch), &v).ok() && v.size() >= 16)
+      *last_save_ms = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
+    const auto prefix = key(org, branch, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_branches]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto val = it->value().ToStringView();
+      branch_save b;
+      b.seq = decode_u64(it->key().ToStringView().substr(prefix.size()));
+      const auto n = decode_u32(val);
+      b.save_json = std::string(val.substr(4, n));
+      auto rest = val.substr(4 + n);
+      b.embedding.resize(rest.size() / sizeof(float));
+      std::memcpy(b.embedding.data(), rest.data(), b.embedding.size() * sizeof(float));
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
+
+  errc apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+                     apply_outcome* outcome) override {
+    rocksdb::WriteBatch batch;
+    pending_.clear();
+    batch_entries_.clear();
+    batch_removed_.clear();
+    command_result r;
+    apply_outcome how = apply_outcome::applied;
+    std::string v;
+    const auto& org = c.organization_id;
+    const auto seen = key("s", org, c.event_id);
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
+    if (st.ok()) {
+      how = apply_outcome::duplicate;
+      if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+        return e;
+    } else if (!st.IsNotFound()) {
+      return to_errc(st);
+    } else {
+      batch.Put(cfs_[cf_meta], seen, "");
+      errc e = errc::ok;
+      switch (c.op) {
+        case schemas::command_op::validate: e = validate(batch, c, r); break;
+        case schemas::command_op::resolve_review: e = resolve_review(batch, c, r); break;
+        case schemas::command_op::merge_branch:
+        case schemas::command_op::discard_branch: e = drop_branch(batch, org, c.branch_id, &r.dropped_saves); break;
+        case schemas::command_op::expire: e = expire(batch, c, r); break;
+        case schemas::command_op::reminder_sent: e = reminder_sent(batch, c, r); break;
+      }
+      if (e != errc::ok)
+        return e;
+      if (!r.error.empty()) {  // nothing changes but the seen eventId and the offset
+        batch.Clear();
+        pending_.clear();
+        batch_entries_.clear();
+        batch.Put(cfs_[cf_meta], seen, "");
+      }
+      for (const auto& [id, doc] : batch_entries_) {
+        batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
+        r.entries.push_back(doc.dump());
+      }
+    }
+    put_offset(batch, pos);
+    if (auto e = commit(batch); e != errc::ok)
+      return e;
+    if (result)
+      *result = std::move(r);
+    if (outcome)
+      *outcome = how;
+    return errc::ok;
+  }
+
+  std::vector<std::pair<std::string, std::string>> review_queue(const std::string& org,
+                                                                std::size_t limit) const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto prefix = key(org, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_review]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && out.size() < limit; it->Next())
+      out.emplace_back(std::string(it->key().ToStringView().substr(prefix.size())), it->value().ToString());
+    return out;
+  }
+
+  std::vector<due_item> due_reminders(std::int64_t until_ms, std::size_t limit) const override {
+    std::vector<due_item> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_due]));
+    for (it->SeekToFirst(); it->Valid() && out.size() < limit; it->Next()) {
+      auto k = it->key().ToStringView();
+      auto a = k.find('\0');
+      if (a == std::string_view::npos || k.size() < a + 1 + 8 + 1)
+        continue;
+      const auto org = std::string(k.substr(0, a));
+      const auto ms = static_cast<std::int64_t>(decode_u64(k.substr(a + 1, 8)));
+      if (ms > until_ms) {  // the rest of this organisation is later: skip to the next one
+        it->Seek(org + '\x01');
+        if (!it->Valid())
+          break;
+        it->Prev();
+        continue;
+      }
+      out.push_back({org, std::string(k.substr(a + 1 + 8 + 1)), ms});
+    }
+    return out;
+  }
+
+  bool has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const override {
+    const auto prefix = key(org, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_expiry]));
+    it->Seek(prefix);
+    if (it->Valid() && it->key().starts_with(prefix) &&
+        static_cast<std::int64_t>(decode_u64(it->key().ToStringView().substr(prefix.size(), 8))) <= now_ms)
+      return true;
+    const auto branches = key("b", org, "");
+    std::unique_ptr<rocksdb::Iterator> b(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (b->Seek(branches); b->Valid() && b->key().starts_with(branches); b->Next())
+      if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + ttl_ms < now_ms)
+        return true;
+    return false;
+  }
+
+  std::map<std::int32_t, std::int64_t> reminder_marks() const override {
+    std::map<std::int32_t, std::int64_t> out;
+    const std::string prefix("m\0", 2);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+      out[static_cast<std::int32_t>(decode_u32(it->key().ToStringView().substr(prefix.size())))] =
+          static_cast<std::int64_t>(decode_u64(it->value().ToStringView()));
+    return out;
+  }
+
 
 private:
   /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
@@ -738,6 +977,12 @@ private:
           fresh["outcomeReason"] = r->reason;
         doc = &(batch_entries_[id] = std::move(fresh));
         ++created;
+        if (!en.expires_at.empty())
+          if (auto ms = due_ms(en.expires_at))
+            batch.Put(cfs_[cf_expiry], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+        if (en.type == schemas::entry_type::action_item && !en.due_at.empty())
+          if (auto ms = due_ms(en.due_at))
+            batch.Put(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
         batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
         if (!en.sig.key.empty())
           batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
@@ -777,6 +1022,10 @@ private:
           return e;
         (*other)["status"] = "superseded";
         (*other)["supersededBy"] = id;
+        batch.Delete(cfs_[cf_review], key(org, old));
+        if (!(*other)["dueAt"].is_null())
+          if (auto ms = due_ms((*other)["dueAt"].get<std::string>()))
+            batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
         (*other)["updatedAt"] = std::max((*other)["updatedAt"].get<std::string>(), m.sent_at);
       }
       for (const auto& old : r->flagged) {
@@ -786,6 +1035,8 @@ private:
         if ((*other)["status"] == "active")
           (*other)["status"] = "flagged";
         (*other)["review"] = {{"contradictedBy", id}, {"reason", r->reason}};
+        if ((*other)["status"] == "flagged")
+          batch.Put(cfs_[cf_review], key(org, old), id);
       }
     }
     for (const auto& [eid, doc] : batch_entries_)
@@ -816,8 +1067,11 @@ private:
     }
     if (tf.empty())
       return errc::ok;
-    for (const auto& [term, n] : tf)
+    for (const auto& [term, n] : tf) {
       batch.Put(cfs_[cf_text], key(org, term, id), encode_u32(n) + encode_u32(length));
+      if (auto e = bump(batch, key("t", org, term), 1); e != errc::ok)  // the term's document frequency
+        return e;
+    }
     if (auto e = bump(batch, key("n", org, "text_docs"), 1); e != errc::ok)
       return e;
     return bump(batch, key("n", org, "text_length"), length);
@@ -844,6 +1098,257 @@ private:
   /// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
   /// confidence raised by noisy-or, contacts, sources and entities united, the newer
   /// timestamp kept.
+  void put_offset(rocksdb::WriteBatch& batch, const log_position& pos) {
+    if (!pos.advance)
+      return;
+    batch.Put(cfs_[cf_meta], key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
+              encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id);
+  }
+
+  /// Subtracts `delta` from a u64 counter (never below 0).
+  errc drop(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta) {
+    if (auto e = bump(batch, k, 0); e != errc::ok)
+      return e;
+    auto& current = pending_[k];
+    current = current > delta ? current - delta : 0;
+    batch.Put(cfs_[cf_meta], k, encode_u64(current));
+    return errc::ok;
+  }
+
+  /// Deletes a branch's saves and its state.
+  errc drop_branch(rocksdb::WriteBatch& batch, const std::string& org, const std::string& branch, std::size_t* n) {
+    const auto prefix = key(org, branch, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_branches]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      batch.Delete(cfs_[cf_branches], it->key());
+      ++*n;
+    }
+    batch.Delete(cfs_[cf_meta], key("b", org, branch));
+    return to_errc(it->status());
+  }
+
+  errc validate(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+    (void)batch;
+    json* doc = nullptr;
+    if (auto e = load_entry(c.organization_id, c.id, &doc); e != errc::ok)
+      return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
+    const double before = doc->value("confidence", 0.0);
+    double after = before;
+    if (c.outcome == "approved") {
+      after = before + (1.0 - before) * validation_boost;
+      (*doc)["lastValidatedAt"] = c.issued_at;
+    } else {
+      after = before * (1.0 - validation_penalty);
+    }
+    (*doc)["confidence"] = std::round(after * 1e6) / 1e6;
+    (*doc)["updatedAt"] = std::max(doc->value("updatedAt", std::string()), c.issued_at);
+    if (!doc->contains("validations"))
+      (*doc)["validations"] = json::array();
+    (*doc)["validations"].push_back({{"at", c.issued_at}, {"outcome", c.outcome}, {"by", c.issued_by}});
+    return errc::ok;
+  }
+
+  errc resolve_review(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+    const auto& org = c.organization_id;
+    json* older = nullptr;
+    if (auto e = load_entry(org, c.id, &older); e != errc::ok)
+      return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
+    if (older->value("status", "") != "flagged" || !older->contains("review") ||
+        !(*older)["review"].contains("contradictedBy")) {
+      r.error = "id: entry '" + c.id + "' is not awaiting review";
+      return errc::ok;
+    }
+    const auto newer_id = (*older)["review"]["contradictedBy"].get<std::string>();
+    json* newer = nullptr;
+    if (auto e = load_entry(org, newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
+      return e;
+    older = &batch_entries_.at(c.id);  // load_entry may have added to the map: re-fetch (nodes do not move)
+    batch.Delete(cfs_[cf_review], key(org, c.id));
+    (*older)["review"]["resolved"] = c.keep;
+    (*older)["review"]["resolvedAt"] = c.issued_at;
+    (*older)["review"]["resolvedBy"] = c.issued_by;
+    (*older)["updatedAt"] = c.issued_at;
+    auto supersede = [&](json& loser, const std::string& winner) {
+      loser["status"] = "superseded";
+      loser["supersededBy"] = winner;
+      loser["updatedAt"] = c.issued_at;
+      if (!loser["dueAt"].is_null())
+        if (auto ms = due_ms(loser["dueAt"].get<std::string>()))
+          batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
+    };
+    if (c.keep == "newer") {
+      supersede(*older, newer_id);
+    } else {
+      (*older)["status"] = "active";
+      if (c.keep == "older" && newer)
+        supersede(*newer, c.id);
+    }
+    return errc::ok;
+  }
+
+  errc reminder_sent(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+    const auto& org = c.organization_id;
+    if (c.reminder_offset >= 0) {
+      const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
+      std::string v;
+      std::uint64_t have = 0;
+      if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], mark, &v).ok())
+        have = decode_u64(v);
+      if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
+        batch.Put(cfs_[cf_meta], mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
+    }
+    json* doc = nullptr;
+    if (auto e = load_entry(org, c.id, &doc); e != errc::ok)
+      return e == errc::invalid_argument ? errc::ok : e;  // removed since: the mark is all that is left to record
+    if (doc->contains("reminderId"))
+      return errc::ok;  // recorded before (a recovered reminder recorded twice)
+    (*doc)["reminderId"] = c.reminder_id;
+    (*doc)["reminderSentAt"] = c.issued_at;
+    if (!(*doc)["dueAt"].is_null())
+      if (auto ms = due_ms((*doc)["dueAt"].get<std::string>()))
+        batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
+    (void)r;
+    return errc::ok;
+  }
+
+  /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
+  /// and the saves of branches idle since before issuedAt - ttlMs.
+  errc expire(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+    const auto& org = c.organization_id;
+    const auto prefix = key(org, "");
+    std::vector<std::string> ids;
+    {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_expiry]));
+      for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) &&
+                             ids.size() < static_cast<std::size_t>(c.limit);
+           it->Next()) {
+        auto k = it->key().ToStringView().substr(prefix.size());
+        if (static_cast<std::int64_t>(decode_u64(k.substr(0, 8))) > c.issued_at_ms)
+          break;
+        ids.emplace_back(k.substr(9));
+        batch.Delete(cfs_[cf_expiry], it->key());
+      }
+    }
+    std::uint64_t relation_count = 0;
+    for (const auto& id : ids) {
+      std::uint64_t seq = 0;
+      if (auto e = remove_entry(batch, org, id, &seq, &relation_count); e != errc::ok)
+        return e;
+      r.removed.emplace_back(id, seq);
+    }
+    if (!ids.empty())
+      if (auto e = drop(batch, key("n", org, "entries"), ids.size()); e != errc::ok)
+        return e;
+    if (relation_count)
+      if (auto e = drop(batch, key("n", org, "relations"), relation_count); e != errc::ok)
+        return e;
+    std::vector<std::string> idle;
+    const auto branches = key("b", org, "");
+    std::unique_ptr<rocksdb::Iterator> b(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+    for (b->Seek(branches); b->Valid() && b->key().starts_with(branches); b->Next())
+      if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + c.ttl_ms < c.issued_at_ms)
+        idle.emplace_back(b->key().ToStringView().substr(branches.size()));
+    for (const auto& branch : idle)
+      if (auto e = drop_branch(batch, org, branch, &r.dropped_saves); e != errc::ok)
+        return e;
+    return errc::ok;
+  }
+
+  /// Deletes an entry and every row that indexes it; other entries' references to it go too.
+  errc remove_entry(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, std::uint64_t* seq,
+                    std::uint64_t* relation_count) {
+    json* doc = nullptr;
+    if (auto e = load_entry(org, id, &doc); e != errc::ok)
+      return e == errc::invalid_argument ? errc::ok : e;  // gone already
+    const json d = *doc;
+    batch_entries_.erase(id);
+    batch_removed_.insert(id);
+    batch.Delete(cfs_[cf_entries], key(org, id));
+    const auto type = d.value("entryType", "");
+    batch.Delete(cfs_[cf_by_type], key(org, type, d.value("createdAt", ""), id));
+    const auto& sig = d["signature"];
+    const auto title_key = sig.value("key", "");
+    if (!title_key.empty())
+      batch.Delete(cfs_[cf_titles], key(org, type, title_key, id));
+    if (!d.value("subject", "").empty() && !d.value("slot", "").empty())
+      batch.Delete(cfs_[cf_by_slot], key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
+    batch.Delete(cfs_[cf_by_thread], key(org, d.value("threadId", ""), "entry", id));
+    for (const auto& contact : d["contactIds"])
+      batch.Delete(cfs_[cf_by_contact], key(org, contact.get<std::string>(), "entry", id));
+    for (const auto& e : d["entities"])
+      if (e.contains("entityId"))
+        batch.Delete(cfs_[cf_links], key(org, e["entityId"].get<std::string>(), "entry", id));
+    batch.Delete(cfs_[cf_review], key(org, id));
+    if (!d["dueAt"].is_null())
+      if (auto ms = due_ms(d["dueAt"].get<std::string>()))
+        batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
+    // Relations both ways, and the other ends' references.
+    std::set<std::string> others;
+    for (auto [family, reverse] : {std::pair{cf_relations, cf_relations_in}, {cf_relations_in, cf_relations}}) {
+      const auto prefix = key(org, id, "");
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[family]));
+      for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+        auto rest = it->key().ToStringView().substr(prefix.size());  // type \0 other
+        auto sep = rest.find('\0');
+        const std::string rtype(rest.substr(0, sep)), other(rest.substr(sep + 1));
+        batch.Delete(cfs_[family], it->key());
+        batch.Delete(cfs_[reverse], key(org, other, rtype, id));
+        others.insert(other);
+        ++*relation_count;
+      }
+    }
+    for (const auto& other : others) {
+      if (batch_removed_.count(other))
+        continue;
+      json* o = nullptr;
+      if (auto e = load_entry(org, other, &o); e != errc::ok) {
+        if (e == errc::invalid_argument)
+          continue;
+        return e;
+      }
+      auto& rels = (*o)["relations"];
+      json kept = json::array();
+      for (auto& rel : rels)
+        if (rel.value("toId", "") != id && rel.value("fromId", "") != id)
+          kept.push_back(rel);
+      rels = kept;
+    }
+    // Full text: the postings, the terms' document frequencies, the organisation's totals.
+    std::map<std::string, std::uint32_t> tf;
+    std::uint32_t length = 0;
+    for (auto w : schemas::split_words(title_key + " " + sig.value("words", ""))) {
+      ++tf[std::string(w.begin(), w.end())];
+      ++length;
+    }
+    for (const auto& [term, n] : tf) {
+      batch.Delete(cfs_[cf_text], key(org, term, id));
+      if (auto e = drop(batch, key("t", org, term), 1); e != errc::ok)
+        return e;
+    }
+    if (!tf.empty()) {
+      if (auto e = drop(batch, key("n", org, "text_docs"), 1); e != errc::ok)
+        return e;
+      if (auto e = drop(batch, key("n", org, "text_length"), length); e != errc::ok)
+        return e;
+    }
+    // The vector.
+    std::string v;
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_vectors], key(org, "e", id), &v);
+    if (st.ok()) {
+      *seq = decode_u64(v);
+      batch.Delete(cfs_[cf_vectors], key(org, "e", id));
+      batch.Delete(cfs_[cf_vectors], key(org, "q", v));
+    } else if (!st.IsNotFound()) {
+      return to_errc(st);
+    }
+    return errc::ok;
+  }
+
+  /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
+  static std::optional<std::int64_t> due_ms(const std::string& s) {
+    return schemas::parse_rfc3339(s.size() == 10 ? s + "T00:00:00Z" : s);
+  }
+
   static void merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
                          const std::set<std::string>& contact_ids, const std::string& sent_at,
                          const std::string& reason) {
@@ -883,6 +1388,8 @@ private:
   std::map<std::string, std::uint64_t> counters_;
   /// Counter values of the batch being built.
   std::map<std::string, std::uint64_t> pending_;
+  /// Entries removed by the command being built (never written back).
+  std::set<std::string> batch_removed_;
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 // sees RocksDB; errors leave as values (errc), never as exceptions.
 
 #include "schemas/inbound_message.hpp"
+#include "schemas/knowledge_command.hpp"
+#include "schemas/knowledge_save.hpp"
 #include "schemas/knowledge.hpp"
 
 #include <cstdint>
@@ -27,6 +29,10 @@ struct log_position {
   std::int32_t partition = 0;
   std::int64_t offset = 0;
   std::string cluster_id;
+  /// False for all but the last of several writes one record causes (a branch merge
+  /// applies each save on its own): the offset advances only with the last, so a crash in
+  /// between re-delivers the record and the writes already made are skipped by eventId.
+  bool advance = true;
 };
 
 /// The next offset to read of one partition, as last stored.
@@ -49,6 +55,35 @@ struct organization_stats {
   std::uint64_t entries = 0;
   std::uint64_t entities = 0;
   std::uint64_t relations = 0;
+};
+
+/// A save kept in its branch until the branch is merged or discarded.
+struct branch_save {
+  std::uint64_t seq = 0;
+  /// The knowledge-save record (schemas/knowledge_save.hpp).
+  std::string save_json;
+  /// Its content's embedding (empty when none was computed).
+  std::vector<float> embedding;
+};
+
+/// What a knowledge command did (apply_command).
+struct command_result {
+  /// Empty on success; else why nothing changed ("id: no entry 'x' in this organisation").
+  std::string error;
+  /// The entries the command changed, as stored JSON, in a stable order.
+  std::vector<std::string> entries;
+  /// Entries physically removed (expire), with the vector sequence each had (0 = none).
+  std::vector<std::pair<std::string, std::uint64_t>> removed;
+  /// Branch saves dropped (discard_branch, expire).
+  std::size_t dropped_saves = 0;
+};
+
+/// An action item whose reminder has not been recorded as sent.
+struct due_item {
+  std::string organization_id;
+  std::string entry_id;
+  /// dueAt as milliseconds (the start of the due day, UTC).
+  std::int64_t due_ms = 0;
 };
 
 struct open_options {
@@ -75,6 +110,41 @@ public:
   [[nodiscard]] virtual errc apply(const log_position& pos, const schemas::inbound_message* message,
                                    const schemas::extraction* knowledge,
                                    const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) = 0;
+
+  /// Applies an agent's save into its branch (s.branch_id non-empty): kept apart from the
+  /// graph, visible only to recalls of that branch, until merged or discarded. A save to a
+  /// branch idle for longer than s.branch_ttl_ms first drops the branch's older saves.
+  [[nodiscard]] virtual errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s,
+                                               std::span<const float> embedding, apply_outcome* outcome) = 0;
+
+  /// Applies a knowledge command (validate, resolve_review, discard_branch, expire,
+  /// reminder_sent, and the last step of merge_branch: dropping the merged saves) in one
+  /// WriteBatch with the offset advance. A command that cannot apply (unknown id, entry not
+  /// flagged) changes nothing but the offset and says why in result->error.
+  [[nodiscard]] virtual errc apply_command(const log_position& pos, const schemas::knowledge_command& c,
+                                           command_result* result, apply_outcome* outcome) = 0;
+
+  /// A branch's saves in save order, and when the last was made (0: no saves).
+  [[nodiscard]] virtual std::vector<branch_save> branch_saves(const std::string& organization_id,
+                                                              const std::string& branch_id,
+                                                              std::int64_t* last_save_ms) const = 0;
+
+  /// Flagged entries awaiting review, oldest flag first: (flagged id, contradicting id).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> review_queue(
+      const std::string& organization_id, std::size_t limit) const = 0;
+
+  /// Action items due at or before `until_ms` whose reminder is not recorded, any
+  /// organisation, at most `limit`.
+  [[nodiscard]] virtual std::vector<due_item> due_reminders(std::int64_t until_ms, std::size_t limit) const = 0;
+
+  /// True when the organisation has an entry with expiresAt <= now_ms, or a branch idle
+  /// since before now_ms - ttl_ms (work for an expire command).
+  [[nodiscard]] virtual bool has_expired(const std::string& organization_id, std::int64_t now_ms,
+                                         std::int64_t ttl_ms) const = 0;
+
+  /// The next offset of each partition of the reminders topic that reminder_sent commands
+  /// have recorded (a reminder found past it was sent but not recorded).
+  [[nodiscard]] virtual std::map<std::int32_t, std::int64_t> reminder_marks() const = 0;
 
   /// apply() without extracted knowledge.
   [[nodiscard]] errc apply(const log_position& pos, const schemas::inbound_message* message, apply_outcome* outcome) {

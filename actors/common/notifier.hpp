@@ -19,6 +19,9 @@ struct applied_event {
   /// True when the eventId had been applied before (a redelivery).
   bool duplicate = false;
   std::vector<schemas::resolution> resolutions;
+  /// A command's answer (JSON), or why it did not apply (`rejected`).
+  std::string result;
+  std::string rejected;
 };
 
 class apply_notifier {

@@ -8,6 +8,7 @@
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
+#include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 #include "storage/graph_store.hpp"
 
@@ -33,6 +34,8 @@ struct log_record {
   /// Set when the record is an agent's save: `message` is then its as_message() form and
   /// the extractor reads the statement as given instead of extracting.
   std::shared_ptr<const schemas::knowledge_save> save;
+  /// Set when the record is a knowledge command (`message` is then null).
+  std::shared_ptr<const schemas::knowledge_command> command;
   /// What the extractor stage read from `message` (null before it, or when not extracted),
   /// with an embedding per entry.
   std::shared_ptr<const schemas::extraction> knowledge;

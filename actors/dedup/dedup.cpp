@@ -87,6 +87,14 @@ deduplicator::org_index& deduplicator::index_of(const std::string& org) {
   return *slot;
 }
 
+void deduplicator::forget(const std::string& org, std::uint64_t seq) {
+  std::unique_lock lock(mutex_);
+  auto it = orgs_.find(org);
+  if (it == orgs_.end() || !it->second->ids.erase(seq))
+    return;
+  it->second->index->remove(seq);
+}
+
 std::size_t deduplicator::size(const std::string& org) const {
   std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
@@ -140,6 +148,17 @@ storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* s
             oi->index = std::move(loaded);
             oi->last_seq = covered;
             ++st.loaded;
+            // Entries removed (expired) after the snapshot was written: hidden as the live
+            // index hid them (hnswlib keeps a removed vector in the graph either way).
+            std::string ignored;
+            for (auto it = oi->ids.begin(); it != oi->ids.end();) {
+              if (store_->get_entry(org, it->second, &ignored) == storage::errc::not_found) {
+                oi->index->remove(it->first);
+                it = oi->ids.erase(it);
+              } else {
+                ++it;
+              }
+            }
           } else {
             oi->ids.clear();
           }
@@ -163,6 +182,9 @@ storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* s
       oi->last_seq = seq;
       return true;
     });
+    // The highest sequence handed out, even when its vector was removed since: the next
+    // vector gets the number it got live.
+    oi->last_seq = std::max(oi->last_seq, last);
     if (bad_dim) {
       if (error)
         *error = "the store's vectors of organisation '" + org + "' do not have " + std::to_string(opts_.dim) +

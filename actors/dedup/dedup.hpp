@@ -69,6 +69,9 @@ public:
   void resolve(const schemas::inbound_message& m, const schemas::extraction& x, std::vector<schemas::resolution>& out,
                std::vector<std::vector<near_conflict>>& near, event_overlay& overlay);
 
+  /// Hides a removed entry's vector (label `seq`) from every later search.
+  void forget(const std::string& organization_id, std::uint64_t seq);
+
   /// The store failed to apply the last resolved event: the index may hold vectors the
   /// store does not, so no snapshot is written from it.
   void poisoned() noexcept { poisoned_ = true; }

@@ -45,12 +45,7 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
             continue;
           if (rec.save) {
             // An agent's statement is taken as given: its type, title and confidence.
-            auto x = std::make_shared<schemas::extraction>(
-                extractor::read_statement(*rec.message, rec.save->type, rec.save->title, rec.save->confidence));
-            for (auto& en : x->entries) {
-              en.tags = rec.save->tags;
-              en.expires_at = rec.save->expires_at;
-            }
+            auto x = std::make_shared<schemas::extraction>(extractor::read_save(*rec.save));
             read.push_back(x);
             rec.knowledge = std::move(x);
             continue;

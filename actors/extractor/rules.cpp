@@ -911,4 +911,13 @@ schemas::extraction read_statement(const schemas::inbound_message& m, entry_type
   return x;
 }
 
+schemas::extraction read_save(const schemas::knowledge_save& s) {
+  auto x = read_statement(schemas::as_message(s), s.type, s.title, s.confidence);
+  for (auto& en : x.entries) {
+    en.tags = s.tags;
+    en.expires_at = s.expires_at;
+  }
+  return x;
+}
+
 }  // namespace engram::extractor

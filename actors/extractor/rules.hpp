@@ -4,6 +4,7 @@
 // entry per knowledge-bearing sentence or clause. The validator runs after it.
 
 #include "schemas/knowledge.hpp"
+#include "schemas/knowledge_save.hpp"
 
 #include <string>
 #include <string_view>
@@ -21,6 +22,11 @@ namespace engram::extractor {
 /// (none when the content is empty). extractor = "agent".
 [[nodiscard]] schemas::extraction read_statement(const schemas::inbound_message& m, schemas::entry_type type,
                                                  std::string_view title, double confidence);
+
+/// An agent's save read as its one entry (read_statement of its message form, with the
+/// save's tags and expiry): what the extractor stage does with a save, and what a branch
+/// merge does again with each of the branch's saves.
+[[nodiscard]] schemas::extraction read_save(const schemas::knowledge_save& s);
 
 /// Splits cleaned text into sentences and clauses (exposed for tests).
 [[nodiscard]] std::vector<std::string> split_sentences(std::string_view text);

@@ -180,6 +180,14 @@ void log_consumer::run() {
           rec.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*save));
           rec.save = std::move(save);
         }
+      } else if (kind == schemas::kind_knowledge_command) {
+        auto cmd = std::make_shared<schemas::knowledge_command>();
+        if (auto bad = schemas::decode(bytes, *cmd)) {
+          rec.rejection = "knowledge-command " + *bad;
+          m.dead_letter(*msg, rec.rejection, "schema");
+        } else {
+          rec.command = std::move(cmd);
+        }
       } else if (!kind.empty() && kind != kind_inbound_message) {
         rec.rejection = "unknown record kind '" + kind + "'";
         m.dead_letter(*msg, rec.rejection, "unknown_kind");
@@ -192,7 +200,7 @@ void log_consumer::run() {
           rec.message = std::move(ev);
         }
       }
-      if (!rec.message)
+      if (!rec.message && !rec.command)
         spdlog::warn("ingest: {}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
       batch.records.push_back(std::move(rec));
     }

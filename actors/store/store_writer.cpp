@@ -1,6 +1,9 @@
 #include "actors/store/store_writer.hpp"
 
+#include "actors/extractor/rules.hpp"
+
 #include <caf/all.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 namespace engram::actors {
@@ -15,8 +18,11 @@ store_writer_state::~store_writer_state() {
     spdlog::warn("store: vector index snapshots not written: {}", error);
 }
 
-storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
-                                storage::apply_outcome* outcome, std::vector<schemas::resolution>* decided) {
+namespace {
+
+/// Dedup and contradiction for one message-like record, then its apply.
+storage::errc resolve_message(storage::graph_store& store, resolver* r, const log_record& rec,
+                              storage::apply_outcome* outcome, applied_event* answer) {
   std::vector<schemas::resolution> resolutions;
   const bool resolve = r && r->dedup && rec.message && rec.knowledge && !rec.knowledge->entries.empty();
   if (resolve) {
@@ -24,6 +30,7 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     std::string ignored;
     auto seen = store.get_message(rec.message->organization_id, rec.message->event_id, &ignored);
     if (seen == storage::errc::ok) {
+      answer->duplicate = true;
       return store.apply(rec.position, rec.message.get(), rec.knowledge.get(), nullptr, outcome);
     }
     if (seen != storage::errc::not_found)
@@ -38,9 +45,108 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
                        outcome);
   if (e != storage::errc::ok && resolve)
     r->dedup->poisoned();
-  if (decided)
-    *decided = std::move(resolutions);
+  answer->duplicate = answer->duplicate || *outcome == storage::apply_outcome::duplicate;
+  answer->resolutions = std::move(resolutions);
   return e;
+}
+
+/// merge_branch: each of the branch's saves, in save order, through dedup and
+/// contradiction like any save (the offset does not advance with them), then the command
+/// drops the saves and advances the offset. After a crash in between, the redelivered
+/// command skips the saves already applied (by eventId) and goes on.
+storage::errc merge_branch(storage::graph_store& store, resolver* r, const log_record& rec,
+                           storage::apply_outcome* outcome, applied_event* answer) {
+  const auto& c = *rec.command;
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  std::int64_t last = 0;
+  auto saves = store.branch_saves(c.organization_id, c.branch_id, &last);
+  if (saves.empty()) {
+    answer->rejected = "branchId: no saves in branch '" + c.branch_id + "' (never used, merged, discarded or expired)";
+  } else if (last + c.ttl_ms < c.issued_at_ms) {
+    answer->rejected = "branchId: branch '" + c.branch_id + "' expired (no save for longer than its time to live)";
+  } else {
+    for (const auto& b : saves) {
+      auto s = std::make_shared<schemas::knowledge_save>();
+      if (auto bad = schemas::decode(b.save_json, *s)) {
+        spdlog::error("store: branch '{}' holds an undecodable save ({}): skipped", c.branch_id, *bad);
+        continue;
+      }
+      s->branch_id.clear();
+      log_record sub;
+      sub.position = rec.position;
+      sub.position.advance = false;
+      sub.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*s));
+      auto x = std::make_shared<schemas::extraction>(extractor::read_save(*s));
+      for (auto& en : x->entries)
+        en.embedding = b.embedding;
+      sub.knowledge = std::move(x);
+      sub.save = s;
+      storage::apply_outcome sub_outcome{};
+      applied_event sub_answer;
+      if (auto e = resolve_message(store, r, sub, &sub_outcome, &sub_answer); e != storage::errc::ok)
+        return e;
+      auto one = nlohmann::ordered_json::object();
+      one["saveId"] = s->event_id;
+      if (sub_answer.duplicate || sub_answer.resolutions.empty()) {
+        one["id"] = schemas::entry_id(s->organization_id, s->event_id, 0);
+        one["outcome"] = "applied before";
+      } else {
+        auto a = nlohmann::ordered_json::parse(schemas::save_answer_json(s->organization_id, s->event_id,
+                                                                         sub_answer.resolutions[0]));
+        for (auto& [k, v] : a.items())
+          one[k] = v;
+      }
+      results.push_back(std::move(one));
+      for (auto& res : sub_answer.resolutions)
+        answer->resolutions.push_back(std::move(res));
+    }
+  }
+  storage::command_result cr;
+  auto e = store.apply_command(rec.position, c, &cr, outcome);
+  if (e == storage::errc::ok && answer->rejected.empty())
+    answer->result = nlohmann::ordered_json{{"branchId", c.branch_id}, {"merged", results}}.dump();
+  return e;
+}
+
+}  // namespace
+
+storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
+                                storage::apply_outcome* outcome, applied_event* answer) {
+  applied_event ignored;
+  if (!answer)
+    answer = &ignored;
+  if (rec.command) {
+    if (rec.command->op == schemas::command_op::merge_branch)
+      return merge_branch(store, r, rec, outcome, answer);
+    storage::command_result cr;
+    auto e = store.apply_command(rec.position, *rec.command, &cr, outcome);
+    if (e != storage::errc::ok)
+      return e;
+    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+    answer->rejected = cr.error;
+    if (r && r->dedup)
+      for (const auto& [id, seq] : cr.removed)
+        if (seq)
+          r->dedup->forget(rec.command->organization_id, seq);
+    auto j = nlohmann::ordered_json::object();
+    j["entries"] = nlohmann::ordered_json::array();
+    for (const auto& doc : cr.entries)
+      j["entries"].push_back(nlohmann::ordered_json::parse(doc));
+    j["removed"] = cr.removed.size();
+    j["droppedSaves"] = cr.dropped_saves;
+    answer->result = j.dump();
+    return e;
+  }
+  if (rec.save && !rec.save->branch_id.empty()) {
+    std::span<const float> v;
+    if (rec.knowledge && !rec.knowledge->entries.empty())
+      v = rec.knowledge->entries[0].embedding;
+    auto e = store.apply_branch_save(rec.position, *rec.save, v, outcome);
+    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+    answer->result = schemas::save_answer_json(rec.save->organization_id, rec.save->event_id, {});
+    return e;
+  }
+  return resolve_message(store, r, rec, outcome, answer);
 }
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
@@ -55,10 +161,10 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
       [self](event_batch& batch) {
         auto& st = self->state;
         batch_result r;
-        std::vector<schemas::resolution> decided;
         for (const auto& rec : batch.records) {
           storage::apply_outcome outcome{};
-          r.error = resolve_and_apply(*st.store, st.resolve.get(), rec, &outcome, &decided);
+          applied_event answer;
+          r.error = resolve_and_apply(*st.store, st.resolve.get(), rec, &outcome, &answer);
           if (r.error != storage::errc::ok)
             break;  // the consumer stops; nothing after the failure is applied
           ++r.done;
@@ -68,11 +174,12 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
             case storage::apply_outcome::duplicate: ++r.duplicates; break;
             case storage::apply_outcome::skipped: ++r.skipped; break;
           }
-          for (const auto& d : decided)
+          for (const auto& d : answer.resolutions)
             st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
           if (st.notifier && rec.message)
-            st.notifier->applied(rec.message->organization_id, rec.message->event_id,
-                                 {storage::errc::ok, outcome == storage::apply_outcome::duplicate, decided});
+            st.notifier->applied(rec.message->organization_id, rec.message->event_id, std::move(answer));
+          else if (st.notifier && rec.command)
+            st.notifier->applied(rec.command->organization_id, rec.command->event_id, std::move(answer));
         }
         st.counters->count_applied(r.applied);
         st.counters->count_duplicates(r.duplicates);

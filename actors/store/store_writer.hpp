@@ -42,10 +42,12 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
                                         metrics* m, ingest_status* status, apply_notifier* notifier);
 
-/// Resolves (when `r` is given) and applies one record; what the store stage does per
-/// record, exposed for tools and tests that apply records without a pipeline.
+/// Resolves (when `r` is given) and applies one record: a message or save through dedup
+/// and contradiction, a branch save into its branch, a knowledge command (a merge applies
+/// the branch's saves first). What the store stage does per record, exposed for tools and
+/// tests that apply records without a pipeline. `answer` (optional) gets what a waiting
+/// caller is told.
 [[nodiscard]] storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
-                                              storage::apply_outcome* outcome,
-                                              std::vector<schemas::resolution>* decided = nullptr);
+                                              storage::apply_outcome* outcome, applied_event* answer = nullptr);
 
 }  // namespace engram::actors

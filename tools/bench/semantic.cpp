@@ -72,16 +72,16 @@ struct bench_store {
     rec.message = m;
     rec.knowledge = x;
     storage::apply_outcome outcome{};
-    std::vector<schemas::resolution> res;
-    if (auto err = actors::resolve_and_apply(*store, &resolve, rec, &outcome, &res); err != storage::errc::ok) {
+    actors::applied_event answer;
+    if (auto err = actors::resolve_and_apply(*store, &resolve, rec, &outcome, &answer); err != storage::errc::ok) {
       *error = "apply failed: " + storage::to_string(err);
       return false;
     }
-    if (res.size() != 1) {
-      *error = "statement " + event_id + " gave " + std::to_string(res.size()) + " entries";
+    if (answer.resolutions.size() != 1) {
+      *error = "statement " + event_id + " gave " + std::to_string(answer.resolutions.size()) + " entries";
       return false;
     }
-    *decided = res[0];
+    *decided = answer.resolutions[0];
     return true;
   }
 };

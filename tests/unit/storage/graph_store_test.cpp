@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 
 namespace {
@@ -162,6 +163,56 @@ TEST_F(GraphStoreTest, OrganisationsNeverShareData) {
   EXPECT_EQ(stats[1].organization_id, "northwind");
   std::string out;
   EXPECT_EQ(store_->get_message("globex", "evt-1", &out), storage::errc::not_found);
+}
+
+/// One event with one fact whose stemmed words are `words`; returns the entry's id.
+std::string apply_words(storage::graph_store& s, const std::string& org, std::int64_t offset,
+                        const std::string& words) {
+  auto m = message(org, "evt-" + std::to_string(offset));
+  schemas::extraction x;
+  x.entries.emplace_back();
+  x.entries[0].title = words;
+  x.entries[0].content = words;
+  x.entries[0].confidence = 0.8;
+  x.entries[0].sig.words = words;
+  storage::apply_outcome out{};
+  EXPECT_EQ(s.apply({"engram-log", 0, offset, "c"}, &m, &x, nullptr, &out), storage::errc::ok);
+  return schemas::entry_id(org, m.event_id, 0);
+}
+
+TEST_F(GraphStoreTest, FullTextRanksByBm25AndCommonTermsOnlyRescoreRareTermCandidates) {
+  // 2,100 entries share "renew" (a common term: its postings are not read whole once
+  // the query has a rarer term); a few carry rarer words.
+  std::int64_t offset = 0;
+  for (int i = 0; i < 2100; ++i)
+    apply_words(*store_, "acme", offset++, "renew filler" + std::to_string(i % 7) + " word");
+  const auto both = apply_words(*store_, "acme", offset++, "renew contract");
+  const auto rare_only = apply_words(*store_, "acme", offset++, "contract contract signatur");
+  const auto other_org = apply_words(*store_, "northwind", offset++, "renew contract");
+
+  auto hits = store_->search_text("acme", {"renew", "contract"}, 10);
+  ASSERT_EQ(hits.size(), 2u);  // only entries with the rare term are candidates
+  EXPECT_EQ(hits[0].first, rare_only);  // tf 2 of the rare term beats one common match
+  EXPECT_EQ(hits[1].first, both);
+  EXPECT_GT(hits[1].second, 0);
+
+  // BM25 by hand: docs 2102, avgdl (2100*3 + 2 + 3) / 2102.
+  const double docs = 2102, avgdl = (2100.0 * 3 + 2 + 3) / docs, k1 = 1.2, b = 0.75;
+  auto part = [&](double df, double f, double dl) {
+    return std::log(1 + (docs - df + 0.5) / (df + 0.5)) * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
+  };
+  EXPECT_NEAR(hits[1].second, part(2, 1, 2) + part(2101, 1, 2), 1e-9);
+  EXPECT_NEAR(hits[0].second, part(2, 2, 3), 1e-9);
+
+  // Only common terms: the rarest is read whole, best first, capped at the limit.
+  hits = store_->search_text("acme", {"renew"}, 5);
+  ASSERT_EQ(hits.size(), 5u);
+  EXPECT_EQ(hits[0].first, both);  // the shortest document with the term
+  hits = store_->search_text("acme", {"unknown", "words"}, 5);
+  EXPECT_TRUE(hits.empty());
+  for (const auto& [id, score] : store_->search_text("northwind", {"renew", "contract", "signatur"}, 10))
+    EXPECT_EQ(id, other_org);
+  EXPECT_EQ(store_->search_text("northwind", {"renew", "contract"}, 10).size(), 1u);
 }
 
 TEST_F(GraphStoreTest, DigestIgnoresOffsetsClusterAndRedeliveryButNotContent) {

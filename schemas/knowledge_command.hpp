@@ -1,0 +1,66 @@
+#pragma once
+// A change to knowledge that is not a message or a save, as it travels on engram-log:
+// record kind "knowledge-command", key = organizationId. Agents' validations, branch merges
+// and discards and review resolutions, and the timers' expiry sweeps and sent reminders.
+// Everything the store derives from a command is fixed in it when it is made (issuedAt),
+// so a replay applies exactly what the live engine applied.
+//
+//   {"eventId": "cmd-…", "organizationId": "acme", "issuedAt": "2026-03-05T10:00:00.000Z",
+//    "issuedBy": "agent-1", "op": "validate", "id": "e-…", "outcome": "approved"}
+//
+//   op               fields
+//   validate         id, outcome (approved | rejected)
+//   resolve_review   id (the flagged entry), keep (newer | older | both)
+//   merge_branch     branchId
+//   discard_branch   branchId
+//   expire           limit: removes up to `limit` entries whose expiresAt <= issuedAt, and
+//                    branch saves older than issuedAt - branches.ttl (given as ttlMs)
+//   reminder_sent    id (the action item), reminderId, partition, offset: the reminder is on
+//                    engram-reminders at that position
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace engram::schemas {
+
+inline constexpr const char* kind_knowledge_command = "knowledge-command";
+
+enum class command_op : std::uint8_t { validate, resolve_review, merge_branch, discard_branch, expire, reminder_sent };
+
+[[nodiscard]] std::string_view to_string(command_op op);
+[[nodiscard]] std::optional<command_op> parse_command_op(std::string_view s);
+
+struct knowledge_command {
+  std::string event_id;
+  std::string organization_id;
+  std::string issued_at;
+  std::int64_t issued_at_ms = 0;
+  std::string issued_by;
+  command_op op = command_op::validate;
+  /// validate, resolve_review, reminder_sent: the entry.
+  std::string id;
+  /// validate: "approved" | "rejected".
+  std::string outcome;
+  /// resolve_review: "newer" | "older" | "both".
+  std::string keep;
+  /// merge_branch, discard_branch.
+  std::string branch_id;
+  /// expire: most entries removed by this command; ttlMs: the branches' time to live.
+  std::int64_t limit = 0;
+  std::int64_t ttl_ms = 0;
+  /// reminder_sent: the reminder's id and where it landed on engram-reminders (offset -1:
+  /// unknown).
+  std::string reminder_id;
+  std::int32_t reminder_partition = 0;
+  std::int64_t reminder_offset = -1;
+};
+
+/// The record's JSON (canonical key order, only the op's fields).
+[[nodiscard]] std::string to_json(const knowledge_command& c);
+
+/// Decodes and checks a record (the op's fields present and valid); "/field: reason" on failure.
+[[nodiscard]] std::optional<std::string> decode(std::string_view bytes, knowledge_command& out);
+
+}  // namespace engram::schemas
