@@ -1,5 +1,7 @@
 #include "schemas/knowledge.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace engram::schemas {
@@ -172,6 +174,14 @@ std::string to_json(const extraction& x) {
   if (x.sender_signature)
     out["senderSignature"] = mention_json(*x.sender_signature);
   return out.dump();
+}
+
+double effective_confidence(double confidence, std::int64_t last_validated_ms, std::int64_t now_ms,
+                            double half_life_days) {
+  if (half_life_days <= 0 || now_ms <= last_validated_ms)
+    return confidence;
+  const double days = static_cast<double>(now_ms - last_validated_ms) / 86400000.0;
+  return confidence * std::exp2(-days / half_life_days);
 }
 
 }  // namespace engram::schemas

@@ -161,4 +161,9 @@ struct resolution {
 /// JSON of an extraction (engramctl extract's output, minus the event fields).
 [[nodiscard]] std::string to_json(const extraction& x);
 
+/// Decay (DESIGN.md §5), evaluated at read time: confidence × 0.5^(age / half-life), age
+/// the days from lastValidatedAt to now (never negative); a half-life of 0 means no decay.
+[[nodiscard]] double effective_confidence(double confidence, std::int64_t last_validated_ms, std::int64_t now_ms,
+                                          double half_life_days);
+
 }  // namespace engram::schemas

@@ -58,6 +58,9 @@ struct engine::impl {
   std::unique_ptr<ingest::log_consumer> consumer;
   std::unique_ptr<ingest::sequencer> sequencer;
   std::unique_ptr<http::server> http;
+  std::shared_ptr<const actors::clock> clock;
+  std::unique_ptr<actors::timers> timers;
+  actors::timers::append_fn append;
   bool stopped = false;
 
   void route(const http::request& req, http::responder respond);
@@ -126,6 +129,9 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   for (const auto& t : cfg.auth.tokens)
     o.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name};
   o.anonymous_organization = cfg.auth.anonymous_organization;
+  o.half_life_days = cfg.decay.half_life_days;
+  o.hide_below = cfg.decay.hide_below;
+  o.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
   if (o.tokens.empty() && o.anonymous_organization.empty()) {
     auto token = dev_token(cfg.storage.path, error);
     if (token.empty())
@@ -145,6 +151,7 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   d.index = std::shared_ptr<const dedup::deduplicator>(m.resolve, m.resolve->dedup.get());
   d.embedder = m.embedder;
   d.notifier = &m.notifier;
+  d.clock = m.clock;
   auto* producer = m.log_producer.get();
   auto topic = cfg.kafka.topics.log;
   d.append = [producer, topic](const std::string& key, const std::string& value, const std::string& kind,
@@ -156,6 +163,7 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
     }
     return true;
   };
+  m.append = d.append;
   m.mcp = std::make_unique<mcp::service>(std::move(d), std::move(o));
   return true;
 }
@@ -165,6 +173,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   e->impl_ = std::make_unique<impl>();
   auto& m = *e->impl_;
   m.cfg = cfg;
+  m.clock = opts.clock ? opts.clock : std::make_shared<actors::system_clock>();
 
   storage::open_options so;
   so.path = cfg.storage.path;
@@ -245,6 +254,23 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     return nullptr;
   }
 
+  {
+    auto channel = ingest::reminder_channel::create(m.brokers, cfg.kafka.rdkafka, cfg.kafka.topics.reminders, error);
+    if (!channel) {
+      e->stop();
+      return nullptr;
+    }
+    actors::timers_options to;
+    to.interval = std::chrono::milliseconds(cfg.timers.interval_ms);
+    to.expiry_batch = cfg.timers.expiry_batch;
+    to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
+    to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
+    m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,
+                                                [raw] { return raw->status.ready(); }, std::move(channel));
+    if (opts.timers_thread)
+      m.timers->start();
+  }
+
   if (cfg.samples.load) {
     std::ifstream in(cfg.samples.path);
     if (!in) {
@@ -270,6 +296,12 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   return e;
 }
 
+actors::timers_round engine::tick_timers() {
+  if (!impl_ || !impl_->timers)
+    return {0, 0, 0, 0, 0, "the timers are not running"};
+  return impl_->timers->tick();
+}
+
 engine::~engine() { stop(); }
 
 void engine::stop() {
@@ -277,6 +309,8 @@ void engine::stop() {
     return;
   auto& m = *impl_;
   m.stopped = true;
+  if (m.timers)
+    m.timers->stop();  // its commands need the pipeline: first
   if (m.sequencer)
     m.sequencer->stop();
   if (m.consumer)
@@ -284,6 +318,7 @@ void engine::stop() {
   if (m.http)
     m.http->stop();
   m.mcp.reset();  // waits for saves still waiting for the store
+  m.timers.reset();
   m.log_producer.reset();
   // Every handle to an actor must be gone before the actor system joins its detached
   // threads: the consumer holds the pipeline's head.

@@ -3,6 +3,8 @@
 // pipeline, the engram-log consumer, the sequencer and the HTTP server; stops them in
 // reverse order. Tests run it in-process; engramd's main() is a thin shell around it.
 
+#include "actors/common/clock.hpp"
+#include "actors/timers/timers.hpp"
 #include "actors/common/metrics.hpp"
 #include "actors/common/status.hpp"
 #include "actors/ingest/sequencer.hpp"
@@ -17,6 +19,10 @@ namespace engram::engine {
 
 struct engine_options {
   ingest::sequencer_options sequencer;
+  /// "Now" for MCP and the timers (null: the system clock).
+  std::shared_ptr<const actors::clock> clock;
+  /// Run the timers on their own thread every timers.interval_ms; false: only tick_timers().
+  bool timers_thread = true;
 };
 
 class engine {
@@ -27,6 +33,9 @@ public:
   ~engine();
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
+
+  /// One round of the timers now (expiry sweeps, reminders), on the caller's thread.
+  actors::timers_round tick_timers();
 
   /// Stops the sequencer, drains the pipeline, stops the HTTP server and the actors. Idempotent.
   void stop();

@@ -1,7 +1,9 @@
 #include "actors/mcp/mcp.hpp"
 
 #include "actors/extractor/signature.hpp"
+#include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
+#include "storage/vector_index.hpp"
 #include "schemas/tools.hpp"
 
 #include <nlohmann/json.hpp>
@@ -141,24 +143,38 @@ struct service::impl {
     wait_cv.wait(lock, [&] { return waiting == 0; });
   }
 
-  std::string new_event_id() {
+  std::string new_event_id(const char* prefix = "save-") {
     std::lock_guard lock(rng_mutex);
     char buf[40];
-    std::snprintf(buf, sizeof buf, "save-%016llx", static_cast<unsigned long long>(rng()));
+    std::snprintf(buf, sizeof buf, "%s%016llx", prefix, static_cast<unsigned long long>(rng()));
     return buf;
   }
 
-  /// An entry as tools return it: the stored JSON minus internals, content capped.
-  static json present(const json& doc) {
+  std::int64_t now() const { return deps.clock ? deps.clock->now_ms() : now_ms(); }
+
+  /// Decayed confidence of a stored entry at `at` (ms).
+  double effective(const json& doc, std::int64_t at) const {
+    const double c = doc.value("confidence", 0.0);
+    auto type = schemas::parse_entry_type(doc.value("entryType", ""));
+    auto validated = schemas::parse_rfc3339(doc.value("lastValidatedAt", ""));
+    if (!type || !validated)
+      return c;
+    return schemas::effective_confidence(c, *validated, at, opts.half_life_days[static_cast<std::size_t>(*type)]);
+  }
+
+  /// An entry as tools return it: the stored JSON minus internals, content capped, with its
+  /// confidence decayed to `at`.
+  json present(const json& doc, std::int64_t at) const {
     json e = json::object();
     for (const char* k : {"id", "organizationId", "entryType", "title", "content", "sourceType", "sourceId", "contactIds",
                           "threadId", "confidence", "lastValidatedAt", "expiresAt", "dueAt", "tags", "entities",
-                          "relations", "status", "createdAt", "updatedAt"})
+                          "relations", "status", "createdAt", "updatedAt", "branchId", "review", "supersededBy",
+                          "reminderSentAt"})
       if (doc.contains(k))
         e[k] = doc[k];
     if (e.contains("content") && e["content"].is_string() && e["content"].get<std::string>().size() > 2000)
       e["content"] = e["content"].get<std::string>().substr(0, 2000);
-    e["effectiveConfidence"] = doc.value("confidence", 0.0);  // decay arrives with its issue
+    e["effectiveConfidence"] = std::round(effective(doc, at) * 1e6) / 1e6;
     return e;
   }
 
@@ -200,9 +216,10 @@ struct service::impl {
 
   json recall(const grant& g, const json& a) {
     args v{a, {}};
-    v.unknown_keys({"query", "contactId", "type", "limit"});
+    v.unknown_keys({"query", "contactId", "type", "limit", "branchId"});
     auto query = v.str("query", true, schemas::max_query);
     auto contact = v.str("contactId", false, schemas::max_id);
+    auto branch = v.str("branchId", false, schemas::max_id);
     auto type = v.type("type", false);
     auto limit = v.integer("limit", 5, 1, schemas::max_recall);
     if (!v.error.empty())
@@ -222,7 +239,11 @@ struct service::impl {
     } else if (!error.empty()) {
       spdlog::warn("mcp: recall without vectors (embedding failed): {}", error);
     }
-    const auto now = rfc3339(now_ms());
+    const auto at = now();
+    const auto now = rfc3339(at);
+    std::map<std::string, json> branch_docs;  // the branch's own saves, seen only here
+    if (!branch.empty())
+      add_branch(org, branch, at, query, qv.empty() ? nullptr : &qv[0], fused, branch_docs);
     // Entries are read in fused order, at most 8 × limit of them: parsing every candidate
     // dominated. The type and contact filters may then leave fewer than `limit`.
     std::vector<std::pair<std::string, double>> order(fused.begin(), fused.end());
@@ -233,8 +254,9 @@ struct service::impl {
       order.resize(static_cast<std::size_t>(limit) * 8);
     std::vector<std::pair<double, json>> scored;
     for (const auto& [id, rrf] : order) {
-      auto doc = load(org, id);
-      if (!doc || !visible(*doc, now))
+      auto overlaid = branch_docs.find(id);
+      auto doc = overlaid != branch_docs.end() ? std::optional<json>(overlaid->second) : load(org, id);
+      if (!doc || !visible(*doc, now) || effective(*doc, at) < opts.hide_below)
         continue;
       if (type && doc->value("entryType", "") != schemas::to_string(*type))
         continue;
@@ -247,8 +269,8 @@ struct service::impl {
         else if (!contacts.empty())
           continue;  // another contact's: not in this contact's scope
       }
-      double score = rrf * weight * std::max(0.05, doc->value("confidence", 0.0));
-      auto e = present(*doc);
+      double score = rrf * weight * std::max(0.05, effective(*doc, at));
+      auto e = present(*doc, at);
       e["score"] = score;
       scored.emplace_back(score, std::move(e));
     }
@@ -269,15 +291,17 @@ struct service::impl {
     auto limit = v.integer("limit", 10, 1, schemas::max_search);
     if (!v.error.empty())
       return tool_error(v.error);
-    const auto now = rfc3339(now_ms());
+    const auto at = now();
+    const auto now = rfc3339(at);
     std::vector<json> results;
     for (const auto& [id, score] : deps.store->search_text(g.organization_id, terms_of(query), 200)) {
       if (results.size() == static_cast<std::size_t>(limit))
         break;
       auto doc = load(g.organization_id, id);
-      if (!doc || !visible(*doc, now) || (type && doc->value("entryType", "") != schemas::to_string(*type)))
+      if (!doc || !visible(*doc, now) || effective(*doc, at) < opts.hide_below ||
+          (type && doc->value("entryType", "") != schemas::to_string(*type)))
         continue;
-      auto e = present(*doc);
+      auto e = present(*doc, at);
       e["score"] = score;
       results.push_back(std::move(e));
     }
@@ -299,17 +323,20 @@ struct service::impl {
       source = json::parse(raw, nullptr, false);
     if (source.is_discarded())
       source = nullptr;
-    return tool_result({{"entry", present(*doc)}, {"source", source}});
+    return tool_result({{"entry", present(*doc, now())}, {"source", source}});
   }
 
   /// Validates, appends to engram-log and answers once applied (or times out).
   void save(const grant& g, const json& a, const json& id, http::responder respond) {
     args v{a, {}};
-    v.unknown_keys({"type", "title", "content", "contactId", "confidence", "expiresInDays", "tags"});
+    v.unknown_keys({"type", "title", "content", "contactId", "confidence", "expiresInDays", "tags", "branchId"});
     schemas::knowledge_save s;
     auto type = v.type("type", true);
     s.title = v.str("title", true, schemas::max_title);
     s.content = v.str("content", true, schemas::max_content);
+    s.branch_id = v.str("branchId", false, schemas::max_id);
+    if (!s.branch_id.empty())
+      s.branch_ttl_ms = opts.branch_ttl_ms;
     s.contact_id = v.str("contactId", false, schemas::max_id);
     if (v.error.empty()) {
       if (!a.contains("confidence"))
@@ -337,23 +364,48 @@ struct service::impl {
     s.type = *type;
     s.event_id = new_event_id();
     s.organization_id = g.organization_id;
-    s.saved_at_ms = now_ms();
+    s.saved_at_ms = now();
     s.saved_at = rfc3339(s.saved_at_ms);
     s.saved_by = g.name;
     if (days > 0)
       s.expires_at = rfc3339(s.saved_at_ms + days * 86400000);
-    auto applied = deps.notifier->expect(s.organization_id, s.event_id);
+    append_and_answer(s.organization_id, s.event_id, schemas::to_json(s), schemas::kind_knowledge_save, id,
+                      std::move(respond), [s](const actors::applied_event& what) {
+                        if (what.error != storage::errc::ok)
+                          return tool_error("the store failed to apply the save");
+                        if (what.duplicate)
+                          return tool_error("already saved");
+                        if (!s.branch_id.empty()) {
+                          auto j = json::parse(what.result);
+                          j["branchId"] = s.branch_id;
+                          return tool_result(j);
+                        }
+                        if (what.resolutions.empty())
+                          return tool_error("the store failed to apply the save");
+                        return tool_result(json::parse(schemas::save_answer_json(s.organization_id, s.event_id,
+                                                                                 what.resolutions[0])));
+                      });
+  }
+
+  /// Appends one record to engram-log and answers once the store has applied it (read your
+  /// writes), with `answer(what the store said)`, or after opts.save_timeout with isError
+  /// (the record stays on the log and will be applied).
+  void append_and_answer(const std::string& org, const std::string& event_id, const std::string& value,
+                         const std::string& kind, const json& id, http::responder respond,
+                         std::function<json(const actors::applied_event&)> answer) {
+    auto applied = deps.notifier->expect(org, event_id);
     std::string error;
-    if (!deps.append(s.organization_id, schemas::to_json(s), schemas::kind_knowledge_save, &error)) {
-      deps.notifier->forget(s.organization_id, s.event_id);
-      return respond(json_response(200, rpc_result(id, tool_error("not saved: engram-log refused the record: " + error))));
+    if (!deps.append(org, value, kind, &error)) {
+      deps.notifier->forget(org, event_id);
+      return respond(json_response(200, rpc_result(id, tool_error("not done: engram-log refused the record: " + error))));
     }
     // Wait off the I/O thread; the answer goes out from here.
     {
       std::lock_guard lock(wait_mutex);
       ++waiting;
     }
-    std::thread([this, s, id, respond = std::move(respond), applied = std::move(applied)]() mutable {
+    std::thread([this, org, event_id, id, respond = std::move(respond), applied = std::move(applied),
+                 answer = std::move(answer)]() mutable {
       struct done_guard {
         impl* self;
         ~done_guard() {
@@ -363,32 +415,188 @@ struct service::impl {
         }
       } guard{this};
       if (applied.wait_for(opts.save_timeout) != std::future_status::ready) {
-        deps.notifier->forget(s.organization_id, s.event_id);
+        deps.notifier->forget(org, event_id);
         respond(json_response(
-            200, rpc_result(id, tool_error("saved to engram-log as " + s.event_id + " but not applied within " +
+            200, rpc_result(id, tool_error("written to engram-log as " + event_id + " but not applied within " +
                                            std::to_string(opts.save_timeout.count()) +
-                                           " ms; it will be applied (nothing is lost), recall it later"))));
+                                           " ms; it will be applied (nothing is lost), check again later"))));
         return;
       }
       auto what = applied.get();
-      if (what.error != storage::errc::ok || what.resolutions.empty()) {
-        respond(json_response(200, rpc_result(id, tool_error(what.duplicate ? "already saved" : "the store failed to apply the save"))));
-        return;
-      }
-      const auto& r = what.resolutions[0];
-      std::string entry = r.outcome == schemas::save_outcome::merged ? r.merged_into
-                                                                     : schemas::entry_id(s.organization_id, s.event_id, 0);
-      json related = json::array(), contradictions = json::array();
-      for (const auto& e : r.relations) {
-        related.push_back(e.to);
-        if (e.type == schemas::relation_type::contradicts)
-          contradictions.push_back(e.to);
-      }
-      respond(json_response(200, rpc_result(id, tool_result({{"id", entry},
-                                                             {"outcome", schemas::to_string(r.outcome)},
-                                                             {"relatedIds", related},
-                                                             {"contradictions", contradictions}}))));
+      if (!what.rejected.empty())
+        return respond(json_response(200, rpc_result(id, tool_error(what.rejected))));
+      respond(json_response(200, rpc_result(id, answer(what))));
     }).detach();
+  }
+
+  /// A knowledge command from an agent: checked, appended, answered once applied.
+  void command(const grant& g, schemas::knowledge_command c, const json& id, http::responder respond,
+               std::function<json(const json& result)> answer) {
+    c.organization_id = g.organization_id;
+    c.event_id = new_event_id("cmd-");
+    const auto at = now();
+    c.issued_at_ms = at;
+    c.issued_at = rfc3339(at);
+    c.issued_by = g.name;
+    append_and_answer(c.organization_id, c.event_id, schemas::to_json(c), schemas::kind_knowledge_command, id,
+                      std::move(respond), [answer = std::move(answer)](const actors::applied_event& what) {
+                        if (what.error != storage::errc::ok)
+                          return tool_error("the store failed to apply the command");
+                        if (what.duplicate)
+                          return tool_error("already applied");
+                        return answer(json::parse(what.result));
+                      });
+  }
+
+  void validate(const grant& g, const json& a, const json& id, http::responder respond) {
+    args v{a, {}};
+    v.unknown_keys({"id", "outcome"});
+    schemas::knowledge_command c;
+    c.op = schemas::command_op::validate;
+    c.id = v.str("id", true, schemas::max_id);
+    c.outcome = v.str("outcome", true, 16);
+    if (v.error.empty() && c.outcome != "approved" && c.outcome != "rejected")
+      v.error = "outcome: must be approved or rejected";
+    if (v.error.empty() && !load(g.organization_id, c.id))
+      v.error = "id: no entry '" + c.id + "' in this organisation";
+    if (!v.error.empty())
+      return respond(json_response(200, rpc_result(id, tool_error(v.error))));
+    command(g, c, id, std::move(respond), [this, c](const json& r) {
+      if (r["entries"].empty())
+        return tool_error("id: no entry '" + c.id + "' in this organisation");
+      auto e = present(r["entries"][0], now());
+      return tool_result({{"id", c.id},
+                          {"outcome", c.outcome},
+                          {"confidence", e["confidence"]},
+                          {"effectiveConfidence", e["effectiveConfidence"]},
+                          {"lastValidatedAt", e["lastValidatedAt"]}});
+    });
+  }
+
+  void branch_op(const grant& g, const json& a, const json& id, http::responder respond, bool merge) {
+    args v{a, {}};
+    v.unknown_keys({"branchId"});
+    schemas::knowledge_command c;
+    c.op = merge ? schemas::command_op::merge_branch : schemas::command_op::discard_branch;
+    c.branch_id = v.str("branchId", true, schemas::max_id);
+    c.ttl_ms = opts.branch_ttl_ms;
+    std::int64_t last = 0;
+    if (v.error.empty() && (deps.store->branch_saves(g.organization_id, c.branch_id, &last).empty() ||
+                            last + opts.branch_ttl_ms < now()))
+      v.error = "branchId: no saves in branch '" + c.branch_id + "' (never used, merged, discarded or expired)";
+    if (!v.error.empty())
+      return respond(json_response(200, rpc_result(id, tool_error(v.error))));
+    command(g, c, id, std::move(respond), [c, merge](const json& r) {
+      if (merge)
+        return tool_result(r);
+      return tool_result({{"branchId", c.branch_id}, {"discarded", r["droppedSaves"]}});
+    });
+  }
+
+  json review_queue(const grant& g, const json& a) {
+    args v{a, {}};
+    v.unknown_keys({"limit"});
+    auto limit = v.integer("limit", 10, 1, 50);
+    if (!v.error.empty())
+      return tool_error(v.error);
+    const auto at = now();
+    json items = json::array();
+    for (const auto& [flagged, by] : deps.store->review_queue(g.organization_id, static_cast<std::size_t>(limit))) {
+      auto older = load(g.organization_id, flagged);
+      if (!older)
+        continue;
+      json newer = nullptr;
+      if (auto n = load(g.organization_id, by))
+        newer = present(*n, at);
+      items.push_back({{"entry", present(*older, at)}, {"contradictedBy", newer}});
+    }
+    return tool_result({{"items", capped(std::vector<json>(items.begin(), items.end()))}});
+  }
+
+  void resolve_review(const grant& g, const json& a, const json& id, http::responder respond) {
+    args v{a, {}};
+    v.unknown_keys({"id", "keep"});
+    schemas::knowledge_command c;
+    c.op = schemas::command_op::resolve_review;
+    c.id = v.str("id", true, schemas::max_id);
+    c.keep = v.str("keep", true, 8);
+    if (v.error.empty() && c.keep != "newer" && c.keep != "older" && c.keep != "both")
+      v.error = "keep: must be newer, older or both";
+    if (v.error.empty()) {
+      auto doc = load(g.organization_id, c.id);
+      if (!doc)
+        v.error = "id: no entry '" + c.id + "' in this organisation";
+      else if (doc->value("status", "") != "flagged")
+        v.error = "id: entry '" + c.id + "' is not awaiting review";
+    }
+    if (!v.error.empty())
+      return respond(json_response(200, rpc_result(id, tool_error(v.error))));
+    command(g, c, id, std::move(respond), [this, c](const json& r) {
+      json entries = json::array();
+      const auto at = now();
+      for (const auto& e : r["entries"])
+        entries.push_back(present(e, at));
+      return tool_result({{"id", c.id}, {"keep", c.keep}, {"entries", entries}});
+    });
+  }
+
+  /// A branch save as the entry it would become, for that branch's recalls.
+  static json branch_doc(const schemas::knowledge_save& s) {
+    json contacts = json::array();
+    if (!s.contact_id.empty())
+      contacts.push_back(s.contact_id);
+    return {{"id", schemas::entry_id(s.organization_id, s.event_id, 0)},
+            {"organizationId", s.organization_id},
+            {"entryType", schemas::to_string(s.type)},
+            {"title", s.title},
+            {"content", s.content},
+            {"sourceType", "manual"},
+            {"sourceId", s.event_id},
+            {"contactIds", contacts},
+            {"confidence", s.confidence},
+            {"lastValidatedAt", s.saved_at},
+            {"expiresAt", s.expires_at.empty() ? json(nullptr) : json(s.expires_at)},
+            {"tags", s.tags},
+            {"relations", json::array()},
+            {"status", "active"},
+            {"branchId", s.branch_id},
+            {"createdAt", s.saved_at},
+            {"updatedAt", s.saved_at}};
+  }
+
+  /// A branch's own saves into a recall's fusion: ranked by cosine to the query and by the
+  /// query words they share. Nothing when the branch is unknown or expired.
+  void add_branch(const std::string& org, const std::string& branch, std::int64_t at, const std::string& query,
+                  const std::vector<float>* qv, std::map<std::string, double>& fused,
+                  std::map<std::string, json>& docs) const {
+    std::int64_t last = 0;
+    auto saves = deps.store->branch_saves(org, branch, &last);
+    if (saves.empty() || last + opts.branch_ttl_ms < at)
+      return;
+    const auto q = terms_of(query);
+    const std::set<std::string> qset(q.begin(), q.end());
+    std::vector<std::pair<double, std::string>> by_vector, by_words;
+    for (const auto& b : saves) {
+      schemas::knowledge_save s;
+      if (schemas::decode(b.save_json, s))
+        continue;
+      auto doc = branch_doc(s);
+      const auto eid = doc["id"].get<std::string>();
+      docs[eid] = std::move(doc);
+      if (qv && b.embedding.size() == qv->size())
+        by_vector.emplace_back(-static_cast<double>(storage::dot(*qv, b.embedding)), eid);
+      std::size_t shared = 0;
+      const auto words = terms_of(s.title + " " + s.content);
+      for (const auto& t : std::set<std::string>(words.begin(), words.end()))
+        shared += qset.count(t);
+      if (shared)
+        by_words.emplace_back(-static_cast<double>(shared), eid);
+    }
+    for (auto* ranked : {&by_vector, &by_words}) {
+      std::sort(ranked->begin(), ranked->end());
+      for (std::size_t i = 0; i < ranked->size(); ++i)
+        fused[(*ranked)[i].second] += 1.0 / (60.0 + double(i + 1));
+    }
   }
 };
 
@@ -479,8 +687,12 @@ void service::handle(const http::request& req, http::responder respond) {
   const json arguments = params.contains("arguments") ? params["arguments"] : json::object();
   if (!arguments.is_object())
     return respond(json_response(200, rpc_error(id, invalid_params, "params.arguments: must be an object")));
-  const bool writes = name == "save_knowledge";
-  if (name != "save_knowledge" && name != "recall_knowledge" && name != "get_knowledge" && name != "search_knowledge")
+  static const std::set<std::string> readers{"recall_knowledge", "get_knowledge", "search_knowledge",
+                                             "list_review_queue"};
+  static const std::set<std::string> writers{"save_knowledge", "validate_knowledge", "merge_branch", "discard_branch",
+                                             "resolve_review"};
+  const bool writes = writers.count(name) > 0;
+  if (!writes && !readers.count(name))
     return respond(json_response(200, rpc_error(id, invalid_params, "unknown tool: " + name)));
   if (!g->scopes.count(writes ? "write" : "read") && !g->scopes.count("admin"))
     return respond(json_response(403, rpc_error(id, invalid_request,
@@ -489,6 +701,14 @@ void service::handle(const http::request& req, http::responder respond) {
   try {
     if (name == "save_knowledge")
       return m.save(*g, arguments, id, std::move(respond));
+    if (name == "validate_knowledge")
+      return m.validate(*g, arguments, id, std::move(respond));
+    if (name == "merge_branch" || name == "discard_branch")
+      return m.branch_op(*g, arguments, id, std::move(respond), name == "merge_branch");
+    if (name == "resolve_review")
+      return m.resolve_review(*g, arguments, id, std::move(respond));
+    if (name == "list_review_queue")
+      return reply(m.review_queue(*g, arguments));
     if (name == "recall_knowledge")
       return reply(m.recall(*g, arguments));
     if (name == "get_knowledge")

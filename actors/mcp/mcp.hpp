@@ -5,12 +5,14 @@
 // the token's organisation: the organisation is a key prefix of every store read, the
 // vector index is the organisation's own, and no tool takes an organisation argument.
 
+#include "actors/common/clock.hpp"
 #include "actors/common/notifier.hpp"
 #include "actors/dedup/dedup.hpp"
 #include "actors/extractor/embedder.hpp"
 #include "actors/mcp/http.hpp"
 #include "storage/graph_store.hpp"
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -37,6 +39,11 @@ struct mcp_options {
   std::chrono::milliseconds save_timeout{10000};
   /// Largest tool answer, in bytes of JSON; larger result lists are cut.
   std::size_t max_response_bytes = 256 * 1024;
+  /// decay.half_life_days per entry type (schemas::all_entry_types order) and decay.hide_below.
+  std::array<double, 7> half_life_days{180, 730, 0, 90, 30, 120, 14};
+  double hide_below = 0.1;
+  /// branches.ttl: a branch idle for longer is gone.
+  std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
 };
 
 struct mcp_dependencies {
@@ -44,6 +51,8 @@ struct mcp_dependencies {
   std::shared_ptr<const dedup::deduplicator> index;
   std::shared_ptr<const extractor::embedder> embedder;
   actors::apply_notifier* notifier = nullptr;
+  /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
+  std::shared_ptr<const actors::clock> clock;
   /// Appends one record to engram-log (key, value, kind header); false with `error`.
   std::function<bool(const std::string& key, const std::string& value, const std::string& kind, std::string* error)>
       append;

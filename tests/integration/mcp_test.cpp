@@ -81,7 +81,9 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
     EXPECT_TRUE(t["inputSchema"].is_object()) << t["name"];
     EXPECT_TRUE(t["outputSchema"].is_object()) << t["name"];
   }
-  EXPECT_EQ(names, (std::set<std::string>{"save_knowledge", "recall_knowledge", "get_knowledge", "search_knowledge"}));
+  EXPECT_EQ(names, (std::set<std::string>{"save_knowledge", "recall_knowledge", "get_knowledge", "search_knowledge",
+                                          "validate_knowledge", "merge_branch", "discard_branch", "list_review_queue",
+                                          "resolve_review"}));
   EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
 }
 

@@ -24,7 +24,9 @@ check(client.getServerVersion()?.name === 'engram', 'serverInfo.name is engram')
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(['get_knowledge', 'recall_knowledge', 'save_knowledge', 'search_knowledge']),
+check(JSON.stringify(names) === JSON.stringify(['discard_branch', 'get_knowledge', 'list_review_queue', 'merge_branch',
+                                              'recall_knowledge', 'resolve_review', 'save_knowledge', 'search_knowledge',
+                                              'validate_knowledge']),
       `tools: ${names}`);
 
 const saved = await client.callTool({

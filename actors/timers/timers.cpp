@@ -1,0 +1,201 @@
+#include "actors/timers/timers.hpp"
+
+#include "schemas/knowledge_command.hpp"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+
+namespace engram::actors {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string rfc3339(std::int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  return buf;
+}
+
+std::string reminder_id_of(const std::string& entry_id) {
+  return "rem-" + entry_id;
+}
+
+}  // namespace
+
+timers::timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
+               apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
+               std::unique_ptr<ingest::reminder_channel> reminders)
+  : opts_(opts),
+    store_(std::move(store)),
+    clock_(std::move(clk)),
+    notifier_(notifier),
+    append_(std::move(append)),
+    caught_up_(std::move(caught_up)),
+    reminders_(std::move(reminders)) {}
+
+timers::~timers() { stop(); }
+
+void timers::start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(stop_mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      auto r = tick();
+      if (!r.problem.empty())
+        spdlog::warn("timers: {}", r.problem);
+      if (r.expire_commands || r.reminders || r.recovered)
+        spdlog::info("timers: {} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
+                     "{} recovered",
+                     r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
+      lock.lock();
+      stop_cv_.wait_for(lock, opts_.interval, [&] { return stopping_; });
+    }
+  });
+}
+
+void timers::stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+bool timers::apply(const std::string& org, const std::string& event_id, const std::string& value, applied_event* what,
+                   std::string* error) {
+  auto applied = notifier_->expect(org, event_id);
+  if (!append_(org, value, schemas::kind_knowledge_command, error)) {
+    notifier_->forget(org, event_id);
+    return false;
+  }
+  if (applied.wait_for(opts_.apply_timeout) != std::future_status::ready) {
+    notifier_->forget(org, event_id);
+    *error = "command " + event_id + " not applied within " + std::to_string(opts_.apply_timeout.count()) + " ms";
+    return false;
+  }
+  *what = applied.get();
+  if (what->error != storage::errc::ok) {
+    *error = "the store failed to apply " + event_id;
+    return false;
+  }
+  return true;
+}
+
+timers_round timers::tick() {
+  std::lock_guard round(round_mutex_);
+  timers_round r;
+  if (!caught_up_()) {
+    r.problem = "waiting for the store to catch up with engram-log";
+    return r;
+  }
+  const auto now = clock_->now_ms();
+  std::string error;
+  auto reminder_sent = [&](const std::string& org, const std::string& entry, const std::string& reminder,
+                           std::int32_t partition, std::int64_t offset) {
+    schemas::knowledge_command c;
+    c.op = schemas::command_op::reminder_sent;
+    c.event_id = "sent-" + reminder;  // one per reminder: recorded twice is applied once
+    c.organization_id = org;
+    c.issued_at_ms = clock_->now_ms();
+    c.issued_at = rfc3339(c.issued_at_ms);
+    c.issued_by = "timers";
+    c.id = entry;
+    c.reminder_id = reminder;
+    c.reminder_partition = partition;
+    c.reminder_offset = offset;
+    applied_event what;
+    return apply(org, c.event_id, schemas::to_json(c), &what, &error);
+  };
+  // (1) Sent before a crash, not recorded: record, never send again.
+  if (reminders_ && !recovered_) {
+    std::vector<ingest::reminder_channel::sent_reminder> found;
+    if (!reminders_->sent_since(store_->reminder_marks(), &found, &error)) {
+      r.problem = "reminder recovery: " + error;
+      return r;
+    }
+    for (const auto& s : found) {
+      auto j = json::parse(s.value, nullptr, false);
+      if (j.is_discarded() || !j.contains("entryId") || s.reminder_id.empty())
+        continue;
+      if (!reminder_sent(s.organization_id, j["entryId"].get<std::string>(), s.reminder_id, s.partition, s.offset)) {
+        r.problem = "reminder recovery: " + error;
+        return r;
+      }
+      ++r.recovered;
+    }
+    recovered_ = true;
+  }
+  // (2) Expiry, in small commands: ingestion's records interleave with them.
+  for (const auto& org : store_->stats()) {
+    for (int n = 0; store_->has_expired(org.organization_id, now, opts_.branch_ttl_ms); ++n) {
+      schemas::knowledge_command c;
+      c.op = schemas::command_op::expire;
+      c.organization_id = org.organization_id;
+      c.issued_at_ms = now;
+      c.issued_at = rfc3339(now);
+      c.issued_by = "timers";
+      c.event_id = "expire-" + std::to_string(now) + "-" + std::to_string(n);
+      c.limit = opts_.expiry_batch;
+      c.ttl_ms = opts_.branch_ttl_ms;
+      applied_event what;
+      if (!apply(c.organization_id, c.event_id, schemas::to_json(c), &what, &error)) {
+        r.problem = "expiry: " + error;
+        return r;
+      }
+      ++r.expire_commands;
+      auto j = json::parse(what.result, nullptr, false);
+      const std::size_t removed = j.is_discarded() ? 0 : j.value("removed", 0u);
+      const std::size_t dropped = j.is_discarded() ? 0 : j.value("droppedSaves", 0u);
+      r.removed += removed;
+      r.dropped_saves += dropped;
+      if (removed == 0 && dropped == 0)
+        break;  // nothing more it can remove now
+    }
+  }
+  // (3) Reminders due within the lead time.
+  if (!reminders_)
+    return r;
+  for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, 1000)) {
+    std::string raw;
+    if (store_->get_entry(due.organization_id, due.entry_id, &raw) != storage::errc::ok)
+      continue;
+    auto doc = json::parse(raw, nullptr, false);
+    if (doc.is_discarded() || doc.value("status", "") == "superseded")
+      continue;
+    if (doc.contains("expiresAt") && doc["expiresAt"].is_string() && doc["expiresAt"].get<std::string>() <= rfc3339(now))
+      continue;  // expired: the next sweep removes it
+    const auto reminder = reminder_id_of(due.entry_id);
+    json value{{"reminderId", reminder},
+               {"organizationId", due.organization_id},
+               {"entryId", due.entry_id},
+               {"title", doc.value("title", "")},
+               {"content", doc.value("content", "")},
+               {"dueAt", doc["dueAt"]},
+               {"remindAt", rfc3339(due.due_ms - opts_.reminder_lead_ms)},
+               {"contactIds", doc.value("contactIds", json::array())}};
+    std::int32_t partition = 0;
+    std::int64_t offset = -1;
+    if (!reminders_->send(due.organization_id, reminder, value.dump(), &partition, &offset, &error)) {
+      r.problem = "reminder: " + error;
+      return r;
+    }
+    if (!reminder_sent(due.organization_id, due.entry_id, reminder, partition, offset)) {
+      r.problem = "reminder sent but not yet recorded (recorded at the next start): " + error;
+      recovered_ = false;  // look for it on the topic next round
+      return r;
+    }
+    ++r.reminders;
+  }
+  return r;
+}
+
+}  // namespace engram::actors

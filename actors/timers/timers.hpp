@@ -1,0 +1,84 @@
+#pragma once
+// The timers (DESIGN.md §1): expiry sweeps and action-item reminders. They change nothing
+// themselves: each change is a record on engram-log (an expire command, a reminder_sent
+// command) that the store applies like any other, so a replay repeats exactly what
+// happened and sends nothing. They act only once the store has caught up with the log.
+//
+// A round: (1, once) reminders found on engram-reminders past the last recorded offset are
+// recorded (sent before a crash, not yet recorded); (2) for each organisation with expired
+// entries or abandoned branches, expire commands of at most `expiry_batch` entries, one at
+// a time; (3) each action item due within `reminder_lead` whose reminder is not recorded:
+// the reminder goes to engram-reminders, then its reminder_sent command to engram-log.
+
+#include "actors/common/clock.hpp"
+#include "actors/common/notifier.hpp"
+#include "actors/ingest/reminders.hpp"
+#include "storage/graph_store.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace engram::actors {
+
+struct timers_options {
+  std::chrono::milliseconds interval{60000};
+  std::uint32_t expiry_batch = 100;
+  std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
+  std::int64_t reminder_lead_ms = 24ll * 3600 * 1000;
+  /// How long to wait for the store to apply a command before giving up for this round.
+  std::chrono::milliseconds apply_timeout{10000};
+};
+
+struct timers_round {
+  std::size_t expire_commands = 0;
+  std::size_t removed = 0;
+  std::size_t dropped_saves = 0;
+  std::size_t reminders = 0;
+  std::size_t recovered = 0;
+  /// Why the round stopped early ("" when it did all it had to).
+  std::string problem;
+};
+
+class timers {
+public:
+  /// Appends one record to engram-log (key, value, kind header); false with `error`.
+  using append_fn = std::function<bool(const std::string&, const std::string&, const std::string&, std::string*)>;
+
+  timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
+         apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
+         std::unique_ptr<ingest::reminder_channel> reminders);
+  ~timers();
+
+  /// Runs rounds every opts.interval on a thread of its own.
+  void start();
+  /// Stops the thread (waits for the round in progress).
+  void stop();
+  /// One round, now, on the caller's thread (tests drive time with a manual clock).
+  timers_round tick();
+
+private:
+  bool apply(const std::string& org, const std::string& event_id, const std::string& value, applied_event* what,
+             std::string* error);
+
+  timers_options opts_;
+  std::shared_ptr<const storage::graph_store> store_;
+  std::shared_ptr<const clock> clock_;
+  apply_notifier* notifier_;
+  append_fn append_;
+  std::function<bool()> caught_up_;
+  std::unique_ptr<ingest::reminder_channel> reminders_;
+  bool recovered_ = false;
+  std::mutex round_mutex_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace engram::actors
