@@ -1316,7 +1316,8 @@ private:
     // Full text: the postings, the terms' document frequencies, the organisation's totals.
     std::map<std::string, std::uint32_t> tf;
     std::uint32_t length = 0;
-    for (auto w : schemas::split_words(title_key + " " + sig.value("words", ""))) {
+    const std::string indexed = title_key + " " + sig.value("words", "");  // put_text's words (views point here)
+    for (auto w : schemas::split_words(indexed)) {
       ++tf[std::string(w.begin(), w.end())];
       ++length;
     }
