@@ -869,11 +869,14 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
           e.subject = sp.m.value;
     if (e.subject.empty() && cleaned.sig && !cleaned.sig->company.empty())
       e.subject = cleaned.sig->company;
-    // A saved statement names what it is about first: "Contoso has 150 seats".
+    // A saved statement names what it is about first: "Contoso has 150 seats". An action
+    // item starts with its verb ("Send Borex the contract"): its subject is the capitalised
+    // name right after the verb, never the verb.
     if (e.subject.empty() && st) {
       auto ws = text::words(core);
-      if (!ws.empty()) {
-        auto w = text::strip_punct(ws[0]);
+      const std::size_t at = st->type == entry_type::action_item ? 1 : 0;
+      if (ws.size() > at) {
+        auto w = text::strip_punct(ws[at]);
         auto lw = text::lower(w);
         if (w.size() >= 3 && is_capitalised(w) && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) &&
             std::all_of(w.begin(), w.end(), [](char c) { return text::is_alpha(c) || c == '-'; }))

@@ -93,10 +93,8 @@ bool timers::apply(const std::string& org, const std::string& event_id, const st
 timers_round timers::tick() {
   std::lock_guard round(round_mutex_);
   timers_round r;
-  if (!caught_up_()) {
-    r.problem = "waiting for the store to catch up with engram-log";
-    return r;
-  }
+  if (!caught_up_())
+    return r;  // acting on a store behind the log could repeat what the log already records
   const auto now = clock_->now_ms();
   std::string error;
   auto reminder_sent = [&](const std::string& org, const std::string& entry, const std::string& reminder,
@@ -122,6 +120,9 @@ timers_round timers::tick() {
       r.problem = "reminder recovery: " + error;
       return r;
     }
+    if (!found.empty())
+      spdlog::info("timers: {} reminders found on engram-reminders past the recorded offsets: recording them",
+                   found.size());
     for (const auto& s : found) {
       auto j = json::parse(s.value, nullptr, false);
       if (j.is_discarded() || !j.contains("entryId") || s.reminder_id.empty())

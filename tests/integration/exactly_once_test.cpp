@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <ctime>
+#include <limits>
+#include <set>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -179,6 +182,122 @@ TEST(ExactlyOnce, KillNineAtRandomMomentsAppliesEveryEventOnceAndMatchesAnUninte
   EXPECT_EQ(sum, total_events);
   std::printf("duplicates skipped after kills: %llu\n",
               static_cast<unsigned long long>(store->redelivery_counts().first));
+}
+
+/// An MCP tools/call with `token`; the structured answer, or {"error": ...}.
+json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {
+  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
+                       json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                            {"params", {{"name", tool}, {"arguments", args}}}}
+                           .dump(),
+                       {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}}, 30s);
+  auto j = json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.contains("result") || j["result"].value("isError", false))
+    return {{"error", r.body}};
+  return j["result"]["structuredContent"];
+}
+
+TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySendsNone) {
+  constexpr std::size_t items = 100;
+  unsigned seed = std::random_device{}();
+  if (const char* s = std::getenv("EXACTLY_ONCE_SEED"))
+    seed = static_cast<unsigned>(std::stoul(s));
+  std::printf("seed %u (EXACTLY_ONCE_SEED reproduces the kill moments)\n", seed);
+  std::mt19937 rng(seed);
+  test::temp_dir dir("reminders-once");
+  auto log = dir.sub("engramd.log");
+  auto broker = test::start_broker();
+  auto port = test::free_port();
+  const std::string token = "reminder-token-0123456789abcdef";
+  auto args = [&](const std::string& data, const std::string& group, const std::string& interval) {
+    auto a = engramd_args(broker->bootstrap(), dir.sub(data), port);
+    for (std::string kv : {"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
+                           "kafka.group_id=" + group, "timers.interval_ms=" + interval,
+                           std::string("reminders.lead_ms=31536000000")}) {  // every item due within the lead
+      a.push_back("--set");
+      a.push_back(kv);
+    }
+    return a;
+  };
+  // The action items, due in 30 days; the timers wait (a long interval) until they are all in.
+  {
+    std::time_t due = std::time(nullptr) + 30 * 86400;
+    std::tm tm{};
+    gmtime_r(&due, &tm);
+    char date[64];
+    std::strftime(date, sizeof date, "%B %d, %Y", &tm);
+    test::child engramd(args("killed", "engram", "3600000"), log);
+    ASSERT_TRUE(test::wait_until([&] { return assigned(port); }, 30s)) << test::tail(log);
+    // 100 customers (distinct subjects: no item supersedes another).
+    const char* first[] = {"Bor", "Cal", "Dan", "Eri", "Fal", "Gor", "Hal", "Ith", "Jor", "Kel"};
+    const char* second[] = {"ex", "ia", "on", "ar", "ix", "um", "en", "os", "ak", "ul"};
+    for (std::size_t i = 0; i < items; ++i) {
+      const std::string customer = std::string(first[i / 10]) + second[i % 10];
+      auto r = mcp_call(port, token, "save_knowledge",
+                        {{"type", "action_item"},
+                         {"title", "Send " + customer + " the signed contract"},
+                         {"content", "Send " + customer + " the signed contract by " + date + "."},
+                         {"confidence", 0.9}});
+      ASSERT_FALSE(r.contains("error")) << r;
+    }
+    ASSERT_EQ(test::topic_size(broker->bootstrap(), "engram-reminders"), 0);
+    engramd.kill9();
+  }
+  // The timers send while engramd is killed at random moments.
+  int kills = 0;
+  std::vector<std::int64_t> sent_at_kill;
+  std::uniform_int_distribution<int> moment_ms(0, 2500);
+  while (kills < 8 && test::topic_size(broker->bootstrap(), "engram-reminders") < std::int64_t(items)) {
+    test::child engramd(args("killed", "engram", "20"), log);
+    ASSERT_TRUE(test::wait_until([&] { return assigned(port); }, 30s)) << test::tail(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(moment_ms(rng)));
+    engramd.kill9();
+    sent_at_kill.push_back(test::topic_size(broker->bootstrap(), "engram-reminders"));
+    ++kills;
+  }
+  std::string progress;
+  for (auto n : sent_at_kill)
+    progress += std::to_string(n) + " ";
+  std::printf("killed %d times; reminders on the topic at each kill: %s\n", kills, progress.c_str());
+  EXPECT_TRUE(std::any_of(sent_at_kill.begin(), sent_at_kill.end(),
+                          [](std::int64_t n) { return n > 0 && n < std::int64_t(items); }))
+      << "no kill landed while reminders were going out: " << progress;
+  // A last run finishes (the timers act once the store has caught up: /readyz); then a
+  // replay into a new store (another group) sends nothing.
+  auto ready = [&] {
+    int status = 0;
+    test::get(port, "/readyz", &status);
+    return status == 200;
+  };
+  {
+    test::child engramd(args("killed", "engram", "20"), log);
+    ASSERT_TRUE(test::wait_until(ready, 60s)) << test::tail(log);
+    ASSERT_TRUE(test::wait_until(
+        [&] { return test::topic_size(broker->bootstrap(), "engram-reminders") >= std::int64_t(items); }, 60s))
+        << test::tail(log);
+    std::this_thread::sleep_for(2s);  // more rounds: nothing more may go out
+    EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
+  }
+  EXPECT_EQ(test::topic_size(broker->bootstrap(), "engram-reminders"), std::int64_t(items));
+  std::string error;
+  {
+    auto store = storage::open_graph_store({dir.sub("killed"), true}, &error);
+    ASSERT_TRUE(store) << error;
+    EXPECT_TRUE(store->due_reminders(std::numeric_limits<std::int64_t>::max(), 1000).empty());  // all recorded
+  }
+  {
+    test::child engramd(args("replayed", "engram-replay", "20"), log);
+    ASSERT_TRUE(test::wait_until(ready, 60s)) << test::tail(log);
+    std::this_thread::sleep_for(2s);  // the replay's timers run many rounds
+    EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
+  }
+  EXPECT_EQ(digest_of(dir.sub("replayed")), digest_of(dir.sub("killed")));
+  auto sent = test::consume_all(broker->bootstrap(), "engram-reminders", items, 20s);
+  ASSERT_EQ(sent.size(), items);
+  std::set<std::string> ids;
+  for (const auto& r : sent)
+    ids.insert(r.headers.at("reminder-id"));
+  EXPECT_EQ(ids.size(), items);
 }
 
 }  // namespace

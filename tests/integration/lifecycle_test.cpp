@@ -275,13 +275,14 @@ TEST_F(LifecycleTest, OneReminderPerActionItemAcrossACrashBetweenSendAndRecordAn
   auto entry = call(token_a, "get_knowledge", {{"id", item["id"]}})["entry"];
   ASSERT_EQ(entry["dueAt"], "2026-03-20") << entry;
   auto other = save(token_a, "action_item", "Book the Fabrikam workshop room by March 25, 2026.", 0.9);
+  auto same_day = save(token_a, "action_item", "Call Northwind about the invoice by March 20, 2026.", 0.9);
 
   clock_->set(at("2026-03-18T12:00:00Z"));  // more than reminders.lead (24 h) before
   EXPECT_EQ(engine_->tick_timers().reminders, 0u);
   clock_->set(at("2026-03-19T00:30:00Z"));
   auto round = engine_->tick_timers();
   EXPECT_EQ(round.problem, "");
-  EXPECT_EQ(round.reminders, 1u);
+  EXPECT_EQ(round.reminders, 2u);  // both items due on March 20
   EXPECT_EQ(engine_->tick_timers().reminders, 0u);
 
   // A crash between send and record: the reminder of `other` is on the topic, unrecorded.
@@ -305,7 +306,7 @@ TEST_F(LifecycleTest, OneReminderPerActionItemAcrossACrashBetweenSendAndRecordAn
   EXPECT_EQ(round.recovered, 1u);
   EXPECT_EQ(round.reminders, 0u);  // recorded, not sent again
   EXPECT_EQ(engine_->tick_timers().reminders, 0u);
-  EXPECT_EQ(test::topic_size(broker_->bootstrap(), "engram-reminders"), 2);
+  EXPECT_EQ(test::topic_size(broker_->bootstrap(), "engram-reminders"), 3);
   const auto live = engine_->store().digest();
 
   // A replay: a new store from engram-log alone, same graph, nothing sent.
@@ -314,13 +315,13 @@ TEST_F(LifecycleTest, OneReminderPerActionItemAcrossACrashBetweenSendAndRecordAn
   ASSERT_TRUE(test::wait_until([&] { return engine_->store().digest() == live; }, 60s));
   round = engine_->tick_timers();
   EXPECT_EQ(round.reminders + round.recovered, 0u);
-  EXPECT_EQ(test::topic_size(broker_->bootstrap(), "engram-reminders"), 2);
-  auto sent = test::consume_all(broker_->bootstrap(), "engram-reminders", 2, 10s);
-  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(test::topic_size(broker_->bootstrap(), "engram-reminders"), 3);
+  auto sent = test::consume_all(broker_->bootstrap(), "engram-reminders", 3, 10s);
+  ASSERT_EQ(sent.size(), 3u);
   std::set<std::string> ids;
   for (const auto& s : sent)
     ids.insert(s.headers.at("reminder-id"));
-  EXPECT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids.size(), 3u);
 }
 
 TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneBranchesValidationsAndExpiryIncluded) {

@@ -208,3 +208,26 @@ TEST(Rules, SentencesSplitOnAbbreviationsAndChatStyle) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Rules, ASavedActionItemIsAboutTheNameAfterItsVerbNeverTheVerb) {
+  schemas::knowledge_save s;
+  s.event_id = "save-1";
+  s.organization_id = "acme";
+  s.saved_at = "2026-11-22T07:00:00Z";
+  s.saved_at_ms = 1795330800000;
+  s.type = schemas::entry_type::action_item;
+  s.title = "Send Borex the signed contract";
+  s.content = "Send Borex the signed contract by December 22, 2026.";
+  s.confidence = 0.9;
+  auto x = extractor::read_save(s);
+  ASSERT_EQ(x.entries.size(), 1u);
+  EXPECT_EQ(x.entries[0].subject, "Borex");
+  EXPECT_EQ(x.entries[0].due_at, "2026-12-22");
+  s.type = schemas::entry_type::fact;
+  s.content = "Contoso has 150 seats on the Enterprise plan.";
+  EXPECT_EQ(extractor::read_save(s).entries[0].subject, "Contoso");
+}
+
+}  // namespace
