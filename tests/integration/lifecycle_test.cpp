@@ -105,6 +105,24 @@ TEST(Decay, HalvesEveryHalfLifeAndEventsNeverDecay) {
   EXPECT_DOUBLE_EQ(schemas::effective_confidence(0.8, 10 * day, 5 * day, 30), 0.8);  // validated "later": no growth
 }
 
+TEST(Decay, TheDefaultHalfLivesPerType) {
+  const config::engram_config defaults;
+  const std::map<schemas::entry_type, double> days{
+      {schemas::entry_type::fact, 180},      {schemas::entry_type::decision, 730}, {schemas::entry_type::event, 0},
+      {schemas::entry_type::preference, 90}, {schemas::entry_type::goal, 30},      {schemas::entry_type::relationship, 120},
+      {schemas::entry_type::action_item, 14}};
+  for (auto type : schemas::all_entry_types) {
+    const double h = defaults.decay.half_life_days[static_cast<std::size_t>(type)];
+    EXPECT_EQ(h, days.at(type)) << schemas::to_string(type);
+    // After 30 days: fast types have lost much, slow ones little, events nothing.
+    const double left = schemas::effective_confidence(1.0, 0, 30 * day, h);
+    EXPECT_DOUBLE_EQ(left, h == 0 ? 1.0 : std::exp2(-30.0 / h)) << schemas::to_string(type);
+  }
+  EXPECT_DOUBLE_EQ(defaults.decay.hide_below, 0.1);
+  EXPECT_LT(schemas::effective_confidence(1.0, 0, 30 * day, 14), schemas::effective_confidence(1.0, 0, 30 * day, 30));
+  EXPECT_LT(schemas::effective_confidence(1.0, 0, 30 * day, 90), schemas::effective_confidence(1.0, 0, 30 * day, 730));
+}
+
 TEST_F(LifecycleTest, BranchesSeeTheGraphAndTheirOwnSavesUntilMergedOrDiscarded) {
   auto main_entry = save(token_a, "fact", "Initech's support plan is Gold.", 0.9);
   ASSERT_FALSE(main_entry.contains("error")) << main_entry;
