@@ -137,6 +137,21 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
        {{"MCP-Protocol-Version", "1999-01-01"}}, 400, 0, false},
       {"another organisation's entry id", callj("get_knowledge", {{"id", "e-0000000000000000"}}), globex_token, {}, 200, 0,
        true},
+      {"validate: unknown outcome", callj("validate_knowledge", {{"id", "e-0000000000000000"}, {"outcome", "maybe"}}),
+       acme_token, {}, 200, 0, true},
+      {"validate: unknown id", callj("validate_knowledge", {{"id", "e-0000000000000000"}, {"outcome", "approved"}}),
+       acme_token, {}, 200, 0, true},
+      {"validate by a read-only token", callj("validate_knowledge", {{"id", "x"}, {"outcome", "approved"}}), reader_token,
+       {}, 403, 0, false},
+      {"merge: branchId missing", callj("merge_branch", json::object()), acme_token, {}, 200, 0, true},
+      {"merge: branchId not a string", callj("merge_branch", {{"branchId", 7}}), acme_token, {}, 200, 0, true},
+      {"merge: unknown branch", callj("merge_branch", {{"branchId", "never-used"}}), acme_token, {}, 200, 0, true},
+      {"discard: unknown branch", callj("discard_branch", {{"branchId", "never-used"}}), acme_token, {}, 200, 0, true},
+      {"save: empty branchId", callj("save_knowledge", with("branchId", "")), acme_token, {}, 200, 0, true},
+      {"review: keep unknown", callj("resolve_review", {{"id", "x"}, {"keep", "neither"}}), acme_token, {}, 200, 0, true},
+      {"review: entry not flagged", callj("resolve_review", {{"id", "e-0000000000000000"}, {"keep", "newer"}}), acme_token,
+       {}, 200, 0, true},
+      {"review queue: limit 0", callj("list_review_queue", {{"limit", 0}}), acme_token, {}, 200, 0, true},
   };
   for (const auto& r : rows) {
     auto res = post(r.body, r.token, r.headers);
