@@ -129,7 +129,7 @@ public:
                                                               const std::string& branch_id,
                                                               std::int64_t* last_save_ms) const = 0;
 
-  /// Flagged entries awaiting review, oldest flag first: (flagged id, contradicting id).
+  /// Flagged entries awaiting review, in id order: (flagged id, contradicting id).
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> review_queue(
       const std::string& organization_id, std::size_t limit) const = 0;
 

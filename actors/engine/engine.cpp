@@ -227,6 +227,16 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
                                       &m.notifier, extractor_options_of(cfg));
 
+  auto* raw = &m;
+  if (opts.replay) {
+    m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
+    if (!m.consumer) {
+      e->stop();
+      return nullptr;
+    }
+    return e;
+  }
+
   if (!start_mcp(m, cfg, error)) {
     e->stop();
     return nullptr;
@@ -234,7 +244,6 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   http::server_options ho;
   ho.listen = cfg.http.listen;
-  auto* raw = &m;
   m.http = http::server::start(ho, [raw](const http::request& r, http::responder respond) { raw->route(r, std::move(respond)); },
                                error);
   if (!m.http) {

@@ -23,6 +23,9 @@ struct engine_options {
   std::shared_ptr<const actors::clock> clock;
   /// Run the timers on their own thread every timers.interval_ms; false: only tick_timers().
   bool timers_thread = true;
+  /// Replay (engramctl replay): only engram-log -> pipeline -> store. No sequencer, no
+  /// timers, no MCP, no HTTP, no samples: nothing is written to any topic.
+  bool replay = false;
 };
 
 class engine {

@@ -358,6 +358,29 @@ TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneBranchesValidationsAndExpiry
       << "live " << live << " replayed " << engine_->store().digest();
   std::int64_t last = 0;
   EXPECT_EQ(engine_->store().branch_saves("acme", "open-branch", &last).size(), 1u);
+  engine_.reset();
+
+  // engramctl replay: the same digest, and nothing written to any topic.
+  std::map<std::string, std::int64_t> sizes;
+  for (const char* t : {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"})
+    sizes[t] = test::topic_size(broker_->bootstrap(), t);
+  std::string out;
+  const int rc = test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml" +
+                               " --set kafka.brokers=" + broker_->bootstrap() + " --set embedder.model_path=" +
+                               test::model_path + " --into " + dir_.sub("engramctl-replay"),
+                           &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find(live), std::string::npos) << "live " << live << "\n" << out;
+  EXPECT_NE(out.find("records of engram-log"), std::string::npos) << out;
+  for (const auto& [t, n] : sizes)
+    EXPECT_EQ(test::topic_size(broker_->bootstrap(), t), n) << t;
+  // A second replay into a store that is not empty is refused, naming the directory.
+  EXPECT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml" +
+                          " --set kafka.brokers=" + broker_->bootstrap() + " --into " + dir_.sub("engramctl-replay"),
+                      &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("not empty"), std::string::npos) << out;
 }
 
 }  // namespace

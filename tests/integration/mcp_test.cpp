@@ -157,12 +157,14 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
     auto res = post(r.body, r.token, r.headers);
     EXPECT_EQ(res.status, r.status) << r.what << ": " << res.body;
     EXPECT_NE(res.status, 500) << r.what;
-    if (r.status == 401)
+    if (r.status == 401) {
       EXPECT_NE(res.body.find("error"), std::string::npos) << r.what;
+    }
     auto j = json::parse(res.body, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.what << ": " << res.body;
-    if (r.rpc_code)
+    if (r.rpc_code) {
       EXPECT_EQ(j["error"]["code"], r.rpc_code) << r.what << ": " << res.body;
+    }
     if (r.tool_error) {
       EXPECT_EQ(j["result"]["isError"], true) << r.what << ": " << res.body;
       EXPECT_FALSE(j["result"]["content"][0]["text"].get<std::string>().empty()) << r.what;

@@ -5,6 +5,8 @@
 //   extract    what extraction reads from inbound events, without broker or store
 //   import     e-mail files (.eml, mbox, maildir) to inbound events
 //   stats      engramd's /v1/stats
+//   replay     rebuild the graph from engram-log into a new store, then print its digest
+#include "actors/engine/engine.hpp"
 #include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/extract.hpp"
 #include "actors/extractor/rules.hpp"
@@ -12,6 +14,7 @@
 #include "actors/ingest/producer.hpp"
 #include "actors/mcp/http.hpp"
 #include "storage/graph_store.hpp"
+#include "config/config.hpp"
 #include "tools/mail/mail_reader.hpp"
 
 #include <CLI/CLI.hpp>
@@ -19,13 +22,92 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
+#include <thread>
 #include <csignal>
 #include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
+extern char** environ;
+
 namespace {
+
+/// Rebuilds the graph from the start of engram-log's retention into `into` (new or empty)
+/// in a consumer group of its own, up to the high-water marks seen when its partitions
+/// were assigned; writes to no topic; then prints the new store's digest.
+int replay(const std::string& config_path, const std::vector<std::string>& overrides, const std::string& into) {
+  auto loaded = engram::config::load(config_path, overrides, environ);
+  if (!loaded.ok()) {
+    std::cerr << "replay: " << loaded.error << "\n";
+    return 2;
+  }
+  auto cfg = loaded.config;
+  if (cfg.kafka.embedded()) {
+    std::cerr << "replay: kafka.brokers is 'embedded' (an in-process broker that starts empty): give the brokers that "
+                 "hold engram-log, e.g. --set kafka.brokers=host:9092\n";
+    return 2;
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(into, ec) && !std::filesystem::is_empty(into, ec)) {
+    std::cerr << "replay: --into " << into << " is not empty: replay builds a new store\n";
+    return 2;
+  }
+  cfg.storage.path = into;
+  cfg.samples.load = false;
+  cfg.kafka.group_id += "-replay-" + std::to_string(::getpid()) + "-" +
+                        std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  engram::engine::engine_options opts;
+  opts.replay = true;
+  std::string error;
+  auto t0 = std::chrono::steady_clock::now();
+  auto engine = engram::engine::engine::start(cfg, std::move(opts), &error);
+  if (!engine) {
+    std::cerr << "replay: " << error << "\n";
+    return 1;
+  }
+  const bool tty = ::isatty(STDERR_FILENO);
+  std::int64_t last_report = -1;
+  while (!engine->status().ready()) {
+    if (engine->failed()) {
+      std::cerr << "\nreplay: the pipeline failed (see the log); the new store is incomplete\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::int64_t done = 0, target = 0;
+    for (const auto& [p, st] : engine->status().partitions()) {
+      done += st.next_offset;
+      target += st.catch_up_target;
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double rate = secs > 0 ? double(done) / secs : 0;
+    const double eta = rate > 0 ? double(target - done) / rate : 0;
+    if (tty) {
+      std::fprintf(stderr, "\rreplay: %lld / %lld records, %.0f/s, lag %lld, ETA %.0f s   ",
+                   static_cast<long long>(done), static_cast<long long>(target), rate,
+                   static_cast<long long>(target - done), eta);
+    } else if (done / 10000 != last_report) {
+      last_report = done / 10000;
+      std::fprintf(stderr, "replay: %lld / %lld records\n", static_cast<long long>(done), static_cast<long long>(target));
+    }
+  }
+  std::int64_t records = 0;
+  for (const auto& [p, st] : engine->status().partitions())
+    records += st.next_offset;
+  engine->stop();
+  engine.reset();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto store = engram::storage::open_graph_store({into, /*read_only=*/true}, &error);
+  if (!store) {
+    std::cerr << "replay: " << error << "\n";
+    return 1;
+  }
+  std::fprintf(stderr, "%sreplay: %lld records of engram-log into %s in %.1f s (%.0f records/s)\n", tty ? "\n" : "",
+               static_cast<long long>(records), into.c_str(), secs, secs > 0 ? double(records) / secs : 0.0);
+  std::printf("%s\n", store->digest().c_str());
+  return 0;
+}
 
 int devbroker(int partitions, const std::string& bootstrap_file, const std::vector<std::string>& topics) {
   sigset_t signals;
@@ -289,7 +371,16 @@ int main(int argc, char** argv) {
   std::string url = "http://127.0.0.1:8700";
   st->add_option("--url", url, "engramd's base URL")->capture_default_str();
 
+  auto* rp = app.add_subcommand("replay", "Rebuild the graph from engram-log into a new store and print its digest");
+  std::string replay_config = "config/engram.yaml", replay_into;
+  std::vector<std::string> replay_overrides;
+  rp->add_option("--config", replay_config, "engramd's YAML configuration")->capture_default_str();
+  rp->add_option("--set", replay_overrides, "Override a config key (repeatable), as for engramd");
+  rp->add_option("--into", replay_into, "The new store's directory (new or empty)")->required();
+
   CLI11_PARSE(app, argc, argv);
+  if (*rp)
+    return replay(replay_config, replay_overrides, replay_into);
   if (*db)
     return devbroker(partitions, bootstrap_file, topics);
   if (*pr)
