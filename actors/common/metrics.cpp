@@ -39,6 +39,17 @@ struct metrics::impl {
           .Register(registry)
           .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                            0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
+  prometheus::Family<prometheus::Counter>& mcp_requests =
+      prometheus::BuildCounter()
+          .Name("engram_mcp_requests_total")
+          .Help("MCP requests by tool (or method) and outcome (ok, tool_error, rpc_error, http_<status>)")
+          .Register(registry);
+  prometheus::Family<prometheus::Histogram>& mcp_latency =
+      prometheus::BuildHistogram()
+          .Name("engram_mcp_request_seconds")
+          .Help("MCP request latency by tool (or method), answer included (a save waits until applied)")
+          .Register(registry);
+  std::mutex mcp_mutex;
   prometheus::Family<prometheus::Gauge>& lag =
       prometheus::BuildGauge()
           .Name("engram_log_lag")
@@ -119,6 +130,15 @@ void metrics::count_resolution(std::string_view outcome, std::uint64_t contradic
 }
 void metrics::set_index_size(std::uint64_t vectors) { impl_->index_size.Set(static_cast<double>(vectors)); }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
+
+void metrics::observe_mcp(std::string_view tool, std::string_view outcome, double seconds) {
+  std::lock_guard lock(impl_->mcp_mutex);  // Family::Add is thread-safe; the lock keeps the two in step
+  impl_->mcp_requests.Add({{"tool", std::string(tool)}, {"outcome", std::string(outcome)}}).Increment();
+  impl_->mcp_latency
+      .Add({{"tool", std::string(tool)}},
+           prometheus::Histogram::BucketBoundaries{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10})
+      .Observe(seconds);
+}
 void metrics::set_lag(std::int32_t partition, std::int64_t lag) {
   std::lock_guard lock(impl_->mutex);
   impl_->lag.Add({{"partition", std::to_string(partition)}}).Set(static_cast<double>(lag));

@@ -37,6 +37,9 @@ public:
   void set_index_size(std::uint64_t vectors);
   /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.
   void observe_apply_latency(double seconds);
+  /// One MCP request: `tool` (or the method when not a tools/call), its outcome (ok,
+  /// tool_error, rpc_error, or the HTTP status when not 200) and how long it took.
+  void observe_mcp(std::string_view tool, std::string_view outcome, double seconds);
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).
   void set_lag(std::int32_t partition, std::int64_t lag);
   void set_ready(bool ready);

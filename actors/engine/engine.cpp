@@ -152,6 +152,7 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   d.embedder = m.embedder;
   d.notifier = &m.notifier;
   d.clock = m.clock;
+  d.metrics = &m.metrics;
   auto* producer = m.log_producer.get();
   auto topic = cfg.kafka.topics.log;
   d.append = [producer, topic](const std::string& key, const std::string& value, const std::string& kind,

@@ -609,6 +609,37 @@ service::~service() = default;
 
 void service::handle(const http::request& req, http::responder respond) {
   auto& m = *impl_;
+  if (m.deps.metrics) {
+    // Every answer passes here once: count it by tool (or method) and outcome.
+    std::string what = "unknown";
+    auto msg = json::parse(req.body, nullptr, false);
+    if (msg.is_object() && msg.contains("method") && msg["method"].is_string()) {
+      what = msg["method"].get<std::string>();
+      if (what == "tools/call" && msg.contains("params") && msg["params"].is_object() &&
+          msg["params"].contains("name") && msg["params"]["name"].is_string())
+        what = msg["params"]["name"].get<std::string>();
+    }
+    // Labels only from a fixed set: a client must not mint new series.
+    static const std::set<std::string> known{
+        "initialize",      "ping",           "tools/list",         "tools/call",        "save_knowledge",
+        "recall_knowledge", "get_knowledge", "search_knowledge",   "validate_knowledge", "merge_branch",
+        "discard_branch",  "list_review_queue", "resolve_review"};
+    if (what.rfind("notifications/", 0) == 0)
+      what = "notification";
+    else if (!known.count(what))
+      what = "other";
+    respond = [metrics = m.deps.metrics, what, t0 = std::chrono::steady_clock::now(),
+               inner = std::move(respond)](http::response r) {
+      std::string outcome = r.status == 200 ? "ok" : r.status == 202 ? "ok" : "http_" + std::to_string(r.status);
+      if (r.status == 200 && r.body.find("\"isError\":true") != std::string::npos)
+        outcome = "tool_error";
+      else if (r.status == 200 && r.body.find("\"error\":{") != std::string::npos)
+        outcome = "rpc_error";
+      metrics->observe_mcp(what, outcome,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      inner(std::move(r));
+    };
+  }
   auto header = [&](const char* k) {
     auto it = req.headers.find(k);
     return it == req.headers.end() ? std::string() : it->second;

@@ -6,6 +6,7 @@
 // vector index is the organisation's own, and no tool takes an organisation argument.
 
 #include "actors/common/clock.hpp"
+#include "actors/common/metrics.hpp"
 #include "actors/common/notifier.hpp"
 #include "actors/dedup/dedup.hpp"
 #include "actors/extractor/embedder.hpp"
@@ -51,6 +52,8 @@ struct mcp_dependencies {
   std::shared_ptr<const dedup::deduplicator> index;
   std::shared_ptr<const extractor::embedder> embedder;
   actors::apply_notifier* notifier = nullptr;
+  /// Requests by tool and outcome, with latency (may be null).
+  actors::metrics* metrics = nullptr;
   /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
   std::shared_ptr<const actors::clock> clock;
   /// Appends one record to engram-log (key, value, kind header); false with `error`.

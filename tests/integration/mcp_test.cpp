@@ -175,6 +175,16 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_EQ(big.status, 413);
   // The server is still fine.
   EXPECT_EQ(post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token).status, 200);
+  // /metrics counts every request by tool (or method) and outcome, with fixed labels only.
+  const auto metrics = test::get(engine_->http_port(), "/metrics");
+  for (const char* series : {R"(engram_mcp_requests_total{outcome="tool_error",tool="recall_knowledge"})",
+                             R"(engram_mcp_requests_total{outcome="rpc_error",tool="other"})",
+                             R"(engram_mcp_requests_total{outcome="http_401",tool="recall_knowledge"})",
+                             R"(engram_mcp_requests_total{outcome="ok",tool="ping"})",
+                             R"(engram_mcp_request_seconds_count{tool="save_knowledge"})"})
+    EXPECT_NE(metrics.find(series), std::string::npos) << series;
+  EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
+  EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
 }
 
 TEST_F(McpTest, SaveIsAnsweredOnceAppliedAndEachOrganisationSeesOnlyItsOwn) {
