@@ -459,6 +459,27 @@ public:
     return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), out));
   }
 
+  std::map<std::string, std::uint64_t> engine_stats() const override {
+    std::map<std::string, std::uint64_t> out;
+    for (auto [name, property] : {std::pair{"memtable_bytes", "rocksdb.cur-size-all-mem-tables"},
+                                  {"pending_compaction_bytes", "rocksdb.estimate-pending-compaction-bytes"},
+                                  {"running_compactions", "rocksdb.num-running-compactions"},
+                                  {"live_sst_bytes", "rocksdb.live-sst-files-size"}}) {
+      std::uint64_t total = 0;
+      if (std::string_view(name) == "running_compactions") {  // a DB-wide figure
+        (void)db_->GetIntProperty(property, &total);
+      } else {
+        for (auto* h : cfs_) {
+          std::uint64_t v = 0;
+          if (db_->GetIntProperty(h, property, &v))
+            total += v;
+        }
+      }
+      out[name] = total;
+    }
+    return out;
+  }
+
   std::string digest() const override {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);

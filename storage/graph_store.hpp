@@ -214,6 +214,11 @@ public:
   [[nodiscard]] virtual std::vector<std::string> thread_messages(const std::string& organization_id,
                                                                  const std::string& thread_id) const = 0;
 
+  /// RocksDB figures worth watching (all column families): memtable bytes
+  /// ("memtable_bytes"), compaction bytes pending ("pending_compaction_bytes"), compactions
+  /// running ("running_compactions"), live SST bytes ("live_sst_bytes").
+  [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
+
   /// SHA-256 (hex) of the logical content: every column family in a fixed order, key and
   /// value, leaving out what depends on delivery (offsets, redelivery counts). Independent
   /// of RocksDB's physical layout and of wall-clock time.

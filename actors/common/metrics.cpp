@@ -50,6 +50,11 @@ struct metrics::impl {
           .Help("MCP request latency by tool (or method), answer included (a save waits until applied)")
           .Register(registry);
   std::mutex mcp_mutex;
+  prometheus::Family<prometheus::Gauge>& rocksdb =
+      prometheus::BuildGauge()
+          .Name("engram_rocksdb")
+          .Help("RocksDB figures by name: memtable_bytes, pending_compaction_bytes, running_compactions, live_sst_bytes")
+          .Register(registry);
   prometheus::Family<prometheus::Gauge>& lag =
       prometheus::BuildGauge()
           .Name("engram_log_lag")
@@ -130,6 +135,11 @@ void metrics::count_resolution(std::string_view outcome, std::uint64_t contradic
 }
 void metrics::set_index_size(std::uint64_t vectors) { impl_->index_size.Set(static_cast<double>(vectors)); }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
+
+void metrics::set_rocksdb(const std::map<std::string, std::uint64_t>& stats) {
+  for (const auto& [name, value] : stats)
+    impl_->rocksdb.Add({{"name", name}}).Set(static_cast<double>(value));
+}
 
 void metrics::observe_mcp(std::string_view tool, std::string_view outcome, double seconds) {
   std::lock_guard lock(impl_->mcp_mutex);  // Family::Add is thread-safe; the lock keeps the two in step

@@ -2,6 +2,7 @@
 // Prometheus metrics of one engramd. Thread-safe: every actor and thread may update it.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +44,8 @@ public:
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).
   void set_lag(std::int32_t partition, std::int64_t lag);
   void set_ready(bool ready);
+  /// RocksDB figures (graph_store::engine_stats), as gauges engram_rocksdb_<name>.
+  void set_rocksdb(const std::map<std::string, std::uint64_t>& stats);
 
   [[nodiscard]] std::uint64_t applied() const;
   [[nodiscard]] std::uint64_t dead_lettered() const;

@@ -91,6 +91,7 @@ void engine::impl::route(const http::request& req, http::responder respond) {
   }
   if (path == "/metrics") {
     metrics.set_ready(status.ready());
+    metrics.set_rocksdb(store->engine_stats());
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
     return respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});

@@ -181,7 +181,8 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
                              R"(engram_mcp_requests_total{outcome="rpc_error",tool="other"})",
                              R"(engram_mcp_requests_total{outcome="http_401",tool="recall_knowledge"})",
                              R"(engram_mcp_requests_total{outcome="ok",tool="ping"})",
-                             R"(engram_mcp_request_seconds_count{tool="save_knowledge"})"})
+                             R"(engram_mcp_request_seconds_count{tool="save_knowledge"})",
+                             R"(engram_rocksdb{name="memtable_bytes"})", R"(engram_rocksdb{name="pending_compaction_bytes"})"})
     EXPECT_NE(metrics.find(series), std::string::npos) << series;
   EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
