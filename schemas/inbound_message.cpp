@@ -1,4 +1,8 @@
 #include "schemas/inbound_message.hpp"
+#include "schemas/time.hpp"
+
+#include <cstdio>
+#include <ctime>
 
 #include <nlohmann/json.hpp>
 
@@ -360,6 +364,16 @@ std::string to_json(const inbound_message& m) {
   j["body"] = m.body;
   j["contactIds"] = m.contact_ids;
   return j.dump();
+}
+
+std::string format_rfc3339(std::int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  return buf;
 }
 
 }  // namespace engram::schemas

@@ -5,6 +5,7 @@
 #include "schemas/knowledge_save.hpp"
 #include "storage/vector_index.hpp"
 #include "schemas/tools.hpp"
+#include "schemas/time.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -60,13 +61,7 @@ bool local_origin(const std::string& origin) {
 }
 
 std::string rfc3339(std::int64_t ms) {
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
+  return schemas::format_rfc3339(ms);
 }
 
 std::int64_t now_ms() {

@@ -1,6 +1,7 @@
 #include "actors/timers/timers.hpp"
 
 #include "schemas/knowledge_command.hpp"
+#include "schemas/time.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -14,13 +15,7 @@ namespace {
 using json = nlohmann::json;
 
 std::string rfc3339(std::int64_t ms) {
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
+  return schemas::format_rfc3339(ms);
 }
 
 std::string reminder_id_of(const std::string& entry_id) {
