@@ -4,7 +4,8 @@
 #   tools/dev.sh build   Release build into build/ (binaries in build/bin/)
 #   tools/dev.sh run     setup + build + start engramd on the embedded default
 #   tools/dev.sh test    setup + build + the whole test suite (ctest)
-#   tools/dev.sh bench   setup + build + the benchmarks (figures for README)
+#   tools/dev.sh bench   setup + build + README's Performance table (--quick: small inputs, shape only;
+#                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,8 +81,22 @@ case "${1:-}" in
     build
     cd "$root"
     tools/fetch-data.sh spamassassin >/dev/null
-    tools/fetch-data.sh glove >/dev/null
-    "$build/bin/engram_bench" "${@:2}"
+    args=("${@:2}")
+    # No subcommand (or only flags such as --quick): README's Performance table.
+    if [ ${#args[@]} -eq 0 ] || [[ "${args[0]}" == --* ]]; then
+      args=(table "${args[@]}")
+    elif [ "${args[0]}" = all ]; then
+      args=("${args[@]:1}")  # engram_bench with no subcommand runs every benchmark
+    fi
+    if [ ${#args[@]} -eq 0 ] || [ "${args[0]}" = index ]; then
+      tools/fetch-data.sh glove >/dev/null
+    fi
+    ENGRAM_COMMIT="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+    if [ "$ENGRAM_COMMIT" != unknown ] && ! git -C "$root" diff --quiet HEAD -- 2>/dev/null; then
+      ENGRAM_COMMIT+="-dirty"
+    fi
+    export ENGRAM_COMMIT
+    "$build/bin/engram_bench" "${args[@]}"
     ;;
   *)
     echo "usage: tools/dev.sh setup|build|run|test|bench" >&2

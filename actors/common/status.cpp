@@ -2,11 +2,13 @@
 
 namespace engram::actors {
 
-void ingest_status::assigned(std::int32_t partition, std::int64_t start, std::int64_t high_watermark) {
+void ingest_status::assigned(const std::map<std::int32_t, assignment>& partitions) {
   std::lock_guard lock(mutex_);
-  auto target = targets_.try_emplace(partition, high_watermark).first->second;
-  partitions_[partition] = partition_status{start, high_watermark, target};
-  assigned_ = true;
+  for (const auto& [partition, a] : partitions) {
+    auto target = targets_.try_emplace(partition, a.high_watermark).first->second;
+    partitions_[partition] = partition_status{a.start, a.high_watermark, target};
+  }
+  assigned_ = assigned_ || !partitions.empty();
 }
 
 void ingest_status::revoked_all() {

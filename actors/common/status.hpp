@@ -18,10 +18,18 @@ struct partition_status {
   std::int64_t catch_up_target = 0;
 };
 
+/// One assigned partition: where reading starts and the high-water mark at assignment.
+struct assignment {
+  std::int64_t start = 0;
+  std::int64_t high_watermark = 0;
+};
+
 class ingest_status {
 public:
-  /// Records an assignment; `target` is only taken the first time a partition is seen.
-  void assigned(std::int32_t partition, std::int64_t start, std::int64_t high_watermark);
+  /// Records a whole assignment at once (so ready() never sees part of it: a partition
+  /// already caught up must not make the engine ready while the others are still being
+  /// added). A partition's catch-up target is only taken the first time it is seen.
+  void assigned(const std::map<std::int32_t, assignment>& partitions);
   void revoked_all();
   void applied(std::int32_t partition, std::int64_t next_offset);
   void watermark(std::int32_t partition, std::int64_t high_watermark);

@@ -64,6 +64,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     }
     std::string cluster = c->clusterid(5000);
     auto stored = store->offsets(topic);
+    std::map<std::int32_t, actors::assignment> assigned;
     for (auto* tp : partitions) {
       std::int64_t lo = 0, hi = 0;
       if (auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000); e != RdKafka::ERR_NO_ERROR)
@@ -90,8 +91,9 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
                      start, hi);
       }
       tp->set_offset(start);
-      status->assigned(tp->partition(), start, hi);
+      assigned[tp->partition()] = {start, hi};
     }
+    status->assigned(assigned);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
       spdlog::error("ingest: assign failed: {}", RdKafka::err2str(e));
   }

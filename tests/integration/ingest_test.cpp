@@ -340,3 +340,24 @@ TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {
 }
 
 }  // namespace
+
+// An assignment is recorded whole: a partition already caught up (an empty one) must not
+// make the engine ready while another still has records to apply. (Recorded one partition at
+// a time, ready() could latch between two partitions; engramctl replay then stopped early.)
+TEST(IngestStatus, ReadyOnlyWhenEveryPartitionOfTheAssignmentIsCaughtUp) {
+  actors::ingest_status s;
+  EXPECT_FALSE(s.ready());
+  EXPECT_EQ(s.not_ready_reason(), "waiting for engram-log partitions to be assigned");
+  s.assigned({{0, {0, 0}}, {1, {0, 41}}, {2, {0, 0}}});
+  EXPECT_FALSE(s.ready());
+  EXPECT_EQ(s.not_ready_reason(), "catching up: engram-log partition 1 at 0 of 41");
+  s.applied(1, 40);
+  EXPECT_FALSE(s.ready());
+  s.applied(1, 41);
+  EXPECT_TRUE(s.ready());
+  // Ready stays ready (a later rebalance does not make /readyz flap), and targets are kept.
+  s.revoked_all();
+  s.assigned({{1, {41, 50}}});
+  EXPECT_TRUE(s.ready());
+  EXPECT_EQ(s.partitions().at(1).catch_up_target, 41);
+}

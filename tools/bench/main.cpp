@@ -1,5 +1,6 @@
 // engram_bench: Engram's benchmarks. They print figures; nothing here asserts a speed.
-//   engram_bench [ingest|store] [--events N] [--runs R]   (no subcommand: all of them)
+//   engram_bench table [--quick]      README's Performance table (tools/dev.sh bench)
+//   engram_bench SUBCOMMAND [...]     one benchmark (--help lists them); no subcommand: all of them
 #include "actors/engine/engine.hpp"
 #include "actors/extractor/embedder.hpp"
 #include "actors/extractor/extract.hpp"
@@ -29,6 +30,7 @@
 #include <random>
 #include <thread>
 
+#include <malloc.h>
 #include <time.h>
 
 namespace {
@@ -68,11 +70,16 @@ bool wait_applied(engine::engine& e, std::uint64_t n, std::chrono::seconds timeo
 struct run_result {
   double log_to_store = 0;   // events/s, engram-log -> RocksDB
   double end_to_end = 0;     // events/s, inbound-messages -> sequencer -> engram-log -> RocksDB
+  double replay = 0;         // records/s, a replay of the whole engram-log into a new store
+  std::int64_t replayed = 0; // records the replay read
 };
 
 /// Phase 1 drains `log_events` already on engram-log; phase 2 sends `in_events` (the first
-/// is a warm-up) through inbound-messages, the sequencer and engram-log.
-run_result run_once(const std::vector<std::string>& log_events, const std::vector<std::string>& in_events, int run) {
+/// is a warm-up) through inbound-messages, the sequencer and engram-log. With `replay`,
+/// phase 3 stops the engine and rebuilds a new store from the whole of engram-log as
+/// `engramctl replay` does (own consumer group, replay mode), engine start included.
+run_result run_once(const std::vector<std::string>& log_events, const std::vector<std::string>& in_events, int run,
+                    bool replay = false) {
   run_result r;
   const std::size_t n = log_events.size();
   if (in_events.size() != n + 1)
@@ -127,6 +134,30 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   e->stop();
   e.reset();
   std::filesystem::remove_all(dir);
+  if (replay) {
+    auto rcfg = cfg;
+    rcfg.storage.path = dir.string() + "-replay";
+    rcfg.kafka.group_id += "-replay";
+    std::filesystem::remove_all(rcfg.storage.path);
+    engine::engine_options ropts;
+    ropts.replay = true;
+    auto t2 = clock_type::now();
+    auto re = engine::engine::start(rcfg, std::move(ropts), &error);
+    if (!re)
+      throw std::runtime_error(error);
+    const auto deadline = t2 + std::chrono::seconds(1800);
+    while (!re->status().ready()) {
+      if (re->failed() || clock_type::now() > deadline)
+        throw std::runtime_error("replay did not finish");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (const auto& [p, st] : re->status().partitions())
+      r.replayed += st.next_offset;
+    r.replay = static_cast<double>(r.replayed) / std::chrono::duration<double>(clock_type::now() - t2).count();
+    re->stop();
+    re.reset();
+    std::filesystem::remove_all(rcfg.storage.path);
+  }
   return r;
 }
 
@@ -224,9 +255,16 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
   return msgs;
 }
 
+struct ham_ingest_figures {
+  std::size_t messages = 0;  // per phase
+  double log_to_store = 0, end_to_end = 0, replay = 0;  // medians
+  std::int64_t replayed = 0;
+};
+
 /// End to end on real mail: the ham corpus through inbound-messages, the sequencer,
-/// engram-log, extraction, embeddings, dedup and contradiction into RocksDB.
-int bench_ingest_ham(const std::string& data_dir, int runs, std::size_t limit) {
+/// engram-log, extraction, embeddings, dedup and contradiction into RocksDB; then a replay
+/// of the resulting engram-log into a new store.
+ham_ingest_figures bench_ingest_ham(const std::string& data_dir, int runs, std::size_t limit) {
   // Different messages in the two phases: the embedding cache must not make phase 2 a replay.
   auto msgs = ham_messages(data_dir, "ham");
   limit = std::min(limit, (msgs.size() - 1) / 2);
@@ -235,20 +273,29 @@ int bench_ingest_ham(const std::string& data_dir, int runs, std::size_t limit) {
     log_events.push_back(schemas::to_json(msgs[i]));
   for (std::size_t i = limit; i < 2 * limit + 1; ++i)  // the first is the warm-up
     in_events.push_back(schemas::to_json(msgs[i]));
-  std::vector<double> log_rates, e2e_rates;
+  std::vector<double> log_rates, e2e_rates, replay_rates;
+  ham_ingest_figures f;
   for (int i = 0; i < runs; ++i) {
-    auto r = run_once(log_events, in_events, 100 + i);
+    auto r = run_once(log_events, in_events, 100 + i, /*replay=*/true);
     log_rates.push_back(r.log_to_store);
     e2e_rates.push_back(r.end_to_end);
-    std::printf("  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s\n", i + 1,
-                r.log_to_store, r.end_to_end);
+    replay_rates.push_back(r.replay);
+    f.replayed = r.replayed;
+    std::printf("  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s; "
+                "replay of %lld records %.0f records/s\n",
+                i + 1, r.log_to_store, r.end_to_end, static_cast<long long>(r.replayed), r.replay);
   }
   std::printf("ingest of SpamAssassin ham (%zu real messages; rules extraction, USE Lite embeddings, dedup, "
               "contradiction; %u cores, median of %d runs):\n",
               log_events.size(), std::thread::hardware_concurrency(), runs);
   std::printf("  engram-log -> RocksDB:                          %.0f messages/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f messages/s\n", median(e2e_rates));
-  return 0;
+  std::printf("  replay of engram-log into a new store:          %.0f records/s\n", median(replay_rates));
+  f.messages = log_events.size();
+  f.log_to_store = median(log_rates);
+  f.end_to_end = median(e2e_rates);
+  f.replay = median(replay_rates);
+  return f;
 }
 
 /// The statements of the labelled dedup pairs: short business sentences.
@@ -292,20 +339,40 @@ double percentile(std::vector<double> v, double p) {
   return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
+/// This process's resident set, in bytes (VmRSS of /proc/self/status).
+std::size_t rss_bytes() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return static_cast<std::size_t>(std::strtoull(line.c_str() + 6, nullptr, 10)) * 1024;
+  return 0;
+}
+
+struct recall_figures {
+  std::size_t entries = 0;
+  double recall_p50 = 0, recall_p99 = 0, recalls_per_s = 0;
+  double text_p50 = 0, embed_p50 = 0;
+  double save_p50 = 0, save_p99 = 0;
+  double open_s = 0;
+  /// Resident memory the engine added: start (store opened, index rebuilt) plus the recalls.
+  std::size_t engine_rss = 0;
+};
+
 /// recall_knowledge and save_knowledge over HTTP on loopback against an engine whose
 /// organisation holds `n` entries. Entries: the ham corpus's extracted sentences with real
 /// USE Lite vectors; beyond those, the same sentences numbered, with their vectors moved by
 /// a little noise (a realistic spread for the index at 100k without 100k encoder runs).
-int bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries) {
-  const auto sentences = ham_sentences(data_dir, 12000);
-  if (sentences.size() < 2000)
+/// `queries` distinct held-out sentences are recalled (at most 1,000), `saves` saves timed.
+recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries, std::size_t saves = 100) {
+  // Queries: sentences kept out of the store, so neither the store nor the cache has them.
+  const std::size_t held_out = std::min<std::size_t>(queries, 1000);
+  const auto sentences = ham_sentences(data_dir, std::min<std::size_t>(12000, n + held_out));
+  if (sentences.size() < held_out + 100)
     throw std::runtime_error("too few ham sentences");
   std::string error;
   auto model = extractor::use_lite_embedder::load(model_path, &error);
   if (!model)
     throw std::runtime_error(error);
-  // Queries: sentences kept out of the store, so neither the store nor the cache has them.
-  const std::size_t held_out = std::min<std::size_t>(queries, 1000);
   const std::size_t base = sentences.size() - held_out;
   std::vector<std::vector<float>> vectors;
   {
@@ -385,6 +452,8 @@ int bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries
   cfg.http.listen = "127.0.0.1:0";
   const std::string token = "bench-token-0123456789abcdef";
   cfg.auth.tokens = {{token, "bench", {"read", "write"}, "bench"}};
+  ::malloc_trim(0);  // what earlier phases freed goes back to the system: the baseline is live memory
+  const std::size_t rss_before = rss_bytes();
   auto t0 = clock_type::now();
   auto e = engine::engine::start(cfg, {}, &error);
   if (!e)
@@ -405,6 +474,7 @@ int bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries
   std::vector<double> ms;
   for (std::size_t i = 0; i < held_out; ++i)
     ms.push_back(recall(utf8_prefix(sentences[base + i], 200)));
+  const std::size_t rss_after = rss_bytes();
   // Throughput: two clients at once, other queries (numbered, so the cache misses).
   std::atomic<std::size_t> done{0};
   auto t1 = clock_type::now();
@@ -420,7 +490,7 @@ int bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries
     t.join();
   const double rate = double(done) / std::chrono::duration<double>(clock_type::now() - t1).count();
   std::vector<double> save_ms;
-  for (std::size_t i = 0; i < 100; ++i) {
+  for (std::size_t i = 0; i < saves; ++i) {
     nlohmann::json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
                        {"params", {{"name", "save_knowledge"},
                                    {"arguments", {{"type", "fact"}, {"title", "bench save " + std::to_string(i)},
@@ -446,7 +516,20 @@ int bench_recall(const std::string& data_dir, std::size_t n, std::size_t queries
               percentile(text_ms, 0.5), percentile(text_ms, 0.99), percentile(embed_ms, 0.5), percentile(embed_ms, 0.99));
   std::printf("  save_knowledge round trip (engram-log, pipeline, applied): p50 %.1f ms, p99 %.1f ms\n",
               percentile(save_ms, 0.5), percentile(save_ms, 0.99));
-  return 0;
+  recall_figures f;
+  f.entries = n;
+  f.recall_p50 = percentile(ms, 0.5);
+  f.recall_p99 = percentile(ms, 0.99);
+  f.recalls_per_s = rate;
+  f.text_p50 = percentile(text_ms, 0.5);
+  f.embed_p50 = percentile(embed_ms, 0.5);
+  f.save_p50 = percentile(save_ms, 0.5);
+  f.save_p99 = percentile(save_ms, 0.99);
+  f.open_s = open_s;
+  f.engine_rss = rss_after > rss_before ? rss_after - rss_before : 0;
+  std::printf("  resident memory the engine added (start + %zu recalls): %.1f MiB, %.0f bytes per entry\n", ms.size(),
+              double(f.engine_rss) / 1048576.0, double(f.engine_rss) / double(std::max<std::size_t>(n, 1)));
+  return f;
 }
 
 /// The SpamAssassin ham corpus (real mail from 2002) through import and rules extraction:
@@ -537,6 +620,75 @@ int bench_ingest(std::size_t n, int runs) {
   return 0;
 }
 
+/// Thousands separators: 100000 -> "100,000".
+std::string grouped(std::size_t n) {
+  const auto digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// The figures README's Performance section shows, as one Markdown table (tools/dev.sh
+/// bench). `quick` shrinks every input so the whole run takes about a minute (the smoke test
+/// of the table's shape); its figures are not comparable.
+int bench_table(const std::string& ham_dir, bool quick) {
+  const std::size_t small = quick ? 500 : 10000, large = quick ? 2000 : 100000;
+  const std::size_t queries = quick ? 40 : 1000, saves = quick ? 20 : 100;
+  const auto t0 = clock_type::now();
+  std::printf("## embedding\n");
+  auto em = bench::embed(model_path, ham_sentences(ham_dir, quick ? 100 : 2000), quick ? 1 : 3);
+  std::printf("## recall at %s entries\n", grouped(small).c_str());
+  auto r1 = bench_recall(ham_dir, small, queries, saves);
+  std::printf("## recall at %s entries\n", grouped(large).c_str());
+  auto r2 = bench_recall(ham_dir, large, queries, saves);
+  std::printf("## ingest and replay of the ham corpus\n");
+  auto in = bench_ingest_ham(ham_dir, quick ? 1 : 3, quick ? 20 : 1000);
+
+  const char* commit_env = std::getenv("ENGRAM_COMMIT");
+  const std::string commit = commit_env && *commit_env ? commit_env : "unknown";
+  const unsigned cores = std::thread::hardware_concurrency();
+  struct row {
+    std::string figure, value, unit, compared;
+  };
+  auto num = [](double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return std::string(buf);
+  };
+  const std::string at1 = grouped(small) + " entries", at2 = grouped(large) + " entries";
+  std::vector<row> rows{
+      {"ingest, ham corpus end to end (" + grouped(in.messages) + " messages)", num(in.end_to_end, 0), "messages/s",
+       "engram-log -> store alone: " + num(in.log_to_store, 0) + " messages/s"},
+      {"recall p50, " + at1, num(r1.recall_p50, 1), "ms", "target at 100k: 2 ms"},
+      {"recall p99, " + at1, num(r1.recall_p99, 1), "ms", "target at 100k: 10 ms"},
+      {"recall p50, " + at2, num(r2.recall_p50, 1), "ms",
+       "target 2 ms; query embedding " + num(r2.embed_p50, 1) + " ms, BM25 " + num(r2.text_p50, 1) + " ms of it"},
+      {"recall p99, " + at2, num(r2.recall_p99, 1), "ms", "target 10 ms"},
+      {"save round trip p50, " + at2, num(r2.save_p50, 1), "ms", "at " + at1 + ": " + num(r1.save_p50, 1) + " ms"},
+      {"save round trip p99, " + at2, num(r2.save_p99, 1), "ms", "at " + at1 + ": " + num(r1.save_p99, 1) + " ms"},
+      {"replay of engram-log into a new store (" + grouped(static_cast<std::size_t>(in.replayed)) + " records)",
+       num(in.replay, 0), "records/s", "live engram-log -> store: " + num(in.log_to_store, 0) + " messages/s"},
+      {"RSS per stored entry, " + at2, num(double(r2.engine_rss) / double(large), 0), "bytes",
+       "engine total " + num(double(r2.engine_rss) / 1048576.0, 0) + " MiB; vector alone 2,048 bytes"},
+      {"embedding, one sentence at a time (" + num(em.avg_tokens, 1) + " tokens)", num(em.single_ms, 2),
+       "ms/sentence", "target 1 ms per core"},
+      {"embedding, in runs of 64", num(em.batched_ms, 2), "ms/sentence", "target 1 ms per core"},
+  };
+  std::printf("\n| figure | value | unit | compared with | cores | commit |\n|---|---|---|---|---|---|\n");
+  for (const auto& r : rows)
+    std::printf("| %s | %s | %s | %s | %u | %s |\n", r.figure.c_str(), r.value.c_str(), r.unit.c_str(),
+                r.compared.c_str(), cores, commit.c_str());
+  std::printf("\n%s run, %.0f s in all. Latencies are medians (p50) and 99th percentiles over %zu recalls and %zu "
+              "saves on loopback HTTP; rates are medians of %d runs.\n",
+              quick ? "Quick (not comparable)" : "Full",
+              std::chrono::duration<double>(clock_type::now() - t0).count(), queries, saves, quick ? 1 : 3);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -564,6 +716,10 @@ int main(int argc, char** argv) {
   recall->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   auto* semantic = app.add_subcommand("semantic", "Dedup and contradiction tables on the labelled and held-out sets");
   auto* ingest_ham = app.add_subcommand("ingest-ham", "End-to-end ingest of the ham corpus with embeddings");
+  auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
+  bool quick = false;
+  table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
+  table->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   std::size_t ham_limit = 1000;
   ingest_ham->add_option("--messages", ham_limit, "Messages of the corpus per phase")->capture_default_str();
   for (auto* sc : {embed, ingest_ham})
@@ -592,16 +748,23 @@ int main(int argc, char** argv) {
       return bench_ingest(events, runs);
     if (*embed) {
       bench::embed(model_path, labelled_sentences(), runs);
-      return bench::embed(model_path, ham_sentences(ham_dir, 2000), runs);
+      bench::embed(model_path, ham_sentences(ham_dir, 2000), runs);
+      return 0;
     }
+    if (*table)
+      return bench_table(ham_dir, quick);
     if (*index)
       return bench::index(glove, index_size, 1000);
     if (*semantic)
       return bench::semantic(model_path);
-    if (*recall)
-      return bench_recall(ham_dir, recall_entries, 1000);
-    if (*ingest_ham)
-      return bench_ingest_ham(ham_dir, runs, ham_limit);
+    if (*recall) {
+      bench_recall(ham_dir, recall_entries, 1000);
+      return 0;
+    }
+    if (*ingest_ham) {
+      bench_ingest_ham(ham_dir, runs, ham_limit);
+      return 0;
+    }
     bench_extraction();
     bench::semantic(model_path);
     bench::embed(model_path, labelled_sentences(), 3);

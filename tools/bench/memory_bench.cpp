@@ -92,7 +92,7 @@ std::vector<std::vector<float>> read_glove(const std::string& path, std::size_t 
 
 }  // namespace
 
-int embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs) {
+embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs) {
   auto model = load_model(model_path);
   model->set_two_threads(false);  // per-core figures: this thread's CPU time is all of it
   std::vector<std::string_view> texts(sentences.begin(), sentences.end());
@@ -126,7 +126,7 @@ int embed(const std::string& model_path, const std::vector<std::string>& sentenc
               texts.size(), avg_tokens, mflop, runs);
   std::printf("  one sentence at a time:  %.3f ms/sentence (%.0f GFLOP/s)\n", median(single), mflop / median(single));
   std::printf("  in runs of 64:           %.3f ms/sentence (%.0f GFLOP/s)\n", median(batched), mflop / median(batched));
-  return 0;
+  return {median(single), median(batched), avg_tokens};
 }
 
 int index(const std::string& glove_json, std::size_t n, std::size_t queries) {

@@ -1,0 +1,92 @@
+// `tools/dev.sh bench --quick`, README's test of the benchmark table: it runs the same code
+// as the full table on small inputs and checks the table's shape, not its figures (speed is
+// never asserted by a test).
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace engram;
+
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line.substr(1));  // after the leading '|'
+  while (std::getline(in, cell, '|')) {
+    auto b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
+    out.push_back(b == std::string::npos ? std::string() : cell.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
+  std::string out;
+  const int rc = test::run("cd " ENGRAM_SOURCE_DIR " && tools/dev.sh bench --quick", &out);
+  ASSERT_EQ(rc, 0) << out;
+
+  std::string head;
+  ASSERT_EQ(test::run("git -C " ENGRAM_SOURCE_DIR " rev-parse --short=12 HEAD", &head), 0) << head;
+  head = head.substr(0, head.find('\n'));
+
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(out);
+  bool header = false, separator = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| figure |", 0) == 0) {
+      EXPECT_FALSE(header) << "two tables:\n" << out;
+      header = true;
+      EXPECT_EQ(cells(line), (std::vector<std::string>{"figure", "value", "unit", "compared with", "cores", "commit"}));
+    } else if (line == "|---|---|---|---|---|---|") {
+      separator = true;
+    } else if (header && line.rfind("| ", 0) == 0) {
+      rows.push_back(cells(line));
+    }
+  }
+  ASSERT_TRUE(header && separator) << out;
+
+  // Every figure README's Performance section shows, in this order, with its unit.
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"ingest, ham corpus end to end (20 messages)", "messages/s"},
+      {"recall p50, 500 entries", "ms"},
+      {"recall p99, 500 entries", "ms"},
+      {"recall p50, 2,000 entries", "ms"},
+      {"recall p99, 2,000 entries", "ms"},
+      {"save round trip p50, 2,000 entries", "ms"},
+      {"save round trip p99, 2,000 entries", "ms"},
+      {"replay of engram-log into a new store", "records/s"},
+      {"RSS per stored entry, 2,000 entries", "bytes"},
+      {"embedding, one sentence at a time", "ms/sentence"},
+      {"embedding, in runs of 64", "ms/sentence"},
+  };
+  ASSERT_EQ(rows.size(), expected.size()) << out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), 6u) << out;
+    EXPECT_EQ(r[0].rfind(expected[i].first, 0), 0u) << "row " << i << ": " << r[0];
+    char* end = nullptr;
+    const double v = std::strtod(r[1].c_str(), &end);
+    EXPECT_TRUE(!r[1].empty() && *end == '\0' && std::isfinite(v) && v >= 0) << "row " << i << " value: " << r[1];
+    if (expected[i].second != "bytes") {  // a rate or a latency of 0 would mean nothing was measured
+      EXPECT_GT(v, 0) << r[0];
+    }
+    EXPECT_EQ(r[2], expected[i].second) << r[0];
+    EXPECT_FALSE(r[3].empty()) << r[0];
+    EXPECT_EQ(r[4], std::to_string(std::thread::hardware_concurrency())) << r[0];
+    EXPECT_EQ(r[5].rfind(head, 0), 0u) << r[0] << ": commit " << r[5] << ", HEAD " << head;
+  }
+  // The replayed records are counted: the live engine wrote 2 x 20 + 1 inbound records at least.
+  const auto& replay = rows[7][0];
+  const auto open = replay.find('('), space = replay.find(' ', open);
+  ASSERT_NE(open, std::string::npos) << replay;
+  EXPECT_GE(std::stoll(replay.substr(open + 1, space - open - 1)), 41) << replay;
+}
+
+}  // namespace
