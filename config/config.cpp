@@ -231,13 +231,29 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
        each_key(n, p, {{"threshold", [&](auto& v, auto& k) { cfg.dedup.threshold = as_double(v, k, 0.5, 1.0); }}});
      }},
     {"log", [&](const YAML::Node& n, const std::string& p) {
-       each_key(n, p, {{"level", [&](auto& v, auto& k) {
-                          static const std::set<std::string> levels{"trace", "debug", "info",
-                                                                    "warn", "error", "off"};
-                          cfg.log.level = as_string(v, k);
-                          if (!levels.count(cfg.log.level))
-                            fail(k, "must be one of trace, debug, info, warn, error, off");
-                        }}});
+       static const std::set<std::string> levels{"trace", "debug", "info", "warn", "error", "off"};
+       auto level = [&](const YAML::Node& v, const std::string& k) {
+         auto l = as_string(v, k);
+         if (!levels.count(l))
+           fail(k, "must be one of trace, debug, info, warn, error, off");
+         return l;
+       };
+       each_key(n, p, {
+         {"level", [&](auto& v, auto& k) { cfg.log.level = level(v, k); }},
+         {"format", [&](auto& v, auto& k) {
+            cfg.log.format = as_string(v, k);
+            if (cfg.log.format != "text" && cfg.log.format != "json")
+              fail(k, "must be text or json");
+          }},
+         {"levels", [&](const YAML::Node& v, const std::string& k) {
+            std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>> fields;
+            for (auto module : config::log_modules)
+              fields[std::string(module)] = [&, module](const YAML::Node& x, const std::string& kk) {
+                cfg.log.levels[std::string(module)] = level(x, kk);
+              };
+            each_key(v, k, fields);
+          }},
+       });
      }},
     {"auth", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace engram::config {
@@ -136,9 +137,19 @@ struct auth_config {
   std::string dev_organization = "acme";
 };
 
+/// The modules whose log level can be set on its own (log.levels), in logging::module order.
+inline constexpr std::array<std::string_view, 8> log_modules{"engine", "ingest",  "sequencer", "extractor",
+                                                             "store",  "mcp",     "http",      "timers"};
+
 struct log_config {
-  /// spdlog level: trace, debug, info, warn, error. Default: "info".
+  /// spdlog level: trace, debug, info, warn, error, off. Default: "info".
   std::string level = "info";
+  /// "text" (a human-readable line: time, module, level, message) or "json" (one object per
+  /// line: time, level, module, thread, message). Default: "text".
+  std::string format = "text";
+  /// A level per module (one of log_modules), e.g. {ingest: debug, mcp: warn}; the others
+  /// use `level`. Default: none.
+  std::map<std::string, std::string> levels;
 };
 
 /// The whole configuration of engramd.

@@ -1,4 +1,5 @@
 #include "actors/engine/engine.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/engine/pipeline.hpp"
 #include "actors/ingest/embedded_broker.hpp"
@@ -138,11 +139,11 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
     if (token.empty())
       return false;
     o.tokens[token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
-    spdlog::info("mcp: no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
+    logging::get(logging::module::mcp).info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
                  cfg.auth.dev_organization, cfg.storage.path, token);
   }
   if (!o.anonymous_organization.empty())
-    spdlog::warn("mcp: requests without a token are served as organisation '{}' (auth.anonymous_organization)",
+    logging::get(logging::module::mcp).warn("requests without a token are served as organisation '{}' (auth.anonymous_organization)",
                  o.anonymous_organization);
   m.log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
   if (!m.log_producer)
@@ -183,7 +184,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   if (!store)
     return nullptr;
   m.store = std::move(store);
-  spdlog::info("store: {} ({} organisations)", cfg.storage.path, m.store->stats().size());
+  logging::get(logging::module::store).info("opened {} ({} organisations)", cfg.storage.path, m.store->stats().size());
 
   if (cfg.kafka.embedded()) {
     const auto& t = cfg.kafka.topics;
@@ -191,7 +192,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     if (!m.broker)
       return nullptr;
     m.brokers = m.broker->bootstrap();
-    spdlog::info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
+    logging::get(logging::module::engine).info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
                  "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
                  m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
   } else {
@@ -215,7 +216,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     auto t0 = std::chrono::steady_clock::now();
     if (resolve->dedup->open(resolve->snapshot_dir, &st, error) != storage::errc::ok)
       return nullptr;
-    spdlog::info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
+    logging::get(logging::module::engine).info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
                  "snapshots, {} rebuilt) in {} ms",
                  embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
@@ -252,7 +253,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     e->stop();
     return nullptr;
   }
-  spdlog::info("http: listening on {} (port {}): /healthz /readyz /metrics /v1/stats", cfg.http.listen, m.http->port());
+  logging::get(logging::module::http).info("listening on {} (port {}): /healthz /readyz /metrics /v1/stats", cfg.http.listen, m.http->port());
 
   m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
   if (!m.consumer) {
@@ -296,13 +297,13 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     }
     auto report = ingest::produce_events(*producer, cfg.kafka.topics.inbound, in, cfg.ingest.max_event_bytes);
     for (const auto& p : report.problems)
-      spdlog::warn("samples: {}: {}", cfg.samples.path, p);
+      logging::get(logging::module::engine).warn("samples: {}: {}", cfg.samples.path, p);
     if (!report.error.empty()) {
       *error = "samples.load: " + report.error;
       e->stop();
       return nullptr;
     }
-    spdlog::info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
+    logging::get(logging::module::engine).info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
   }
   return e;
 }
@@ -341,7 +342,7 @@ void engine::stop() {
   m.sys.reset();  // joins the actors
   m.broker.reset();
   m.store.reset();
-  spdlog::info("engine: stopped");
+  logging::get(logging::module::engine).info("stopped");
 }
 
 bool engine::failed() const { return impl_->consumer && impl_->consumer->failed(); }

@@ -1,5 +1,6 @@
 // engramd: engramd --config config/engram.yaml [--set a.b=c]...
 #include "actors/engine/engine.hpp"
+#include "actors/common/log.hpp"
 #include "config/config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -27,29 +28,29 @@ int main(int argc, char** argv) {
 
   auto loaded = engram::config::load(config_path, overrides, environ);
   if (!loaded.ok()) {
-    spdlog::error("{}", loaded.error);
+    engram::logging::get(engram::logging::module::engine).error("{}", loaded.error);
     return 2;
   }
-  spdlog::set_level(spdlog::level::from_str(loaded.config.log.level));
+  engram::logging::configure(loaded.config.log);
   for (const auto& w : loaded.warnings)
-    spdlog::warn("{}", w);
+    engram::logging::get(engram::logging::module::engine).warn("{}", w);
 
   std::string error;
   auto engine = engram::engine::engine::start(loaded.config, {}, &error);
   if (!engine) {
-    spdlog::error("engramd: {}", error);
+    engram::logging::get(engram::logging::module::engine).error("{}", error);
     return 1;
   }
-  spdlog::info("engramd: running (SIGTERM or Ctrl-C stops it)");
+  engram::logging::get(engram::logging::module::engine).info("running (SIGTERM or Ctrl-C stops it)");
   timespec tick{0, 200'000'000};
   while (true) {
     int sig = sigtimedwait(&signals, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) {
-      spdlog::info("engramd: {} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      engram::logging::get(engram::logging::module::engine).info("{} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       break;
     }
     if (engine->failed()) {
-      spdlog::error("engramd: the pipeline failed; exiting so a restart resumes from the stored offsets");
+      engram::logging::get(engram::logging::module::engine).error("the pipeline failed; exiting so a restart resumes from the stored offsets");
       engine->stop();
       return 1;
     }

@@ -1,4 +1,5 @@
 #include "actors/extractor/extractor_actor.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/extractor/extract.hpp"
 #include "actors/extractor/rules.hpp"
@@ -68,7 +69,7 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
           std::string error;
           if (!embed_entries(*st.embedder, xs, &error)) {
             // Entries keep no vector: dedup falls back to exact titles for them. Counted.
-            spdlog::warn("extractor: embedding failed, entries of this batch are stored without vectors: {}", error);
+            logging::get(logging::module::extractor).warn("embedding failed, entries of this batch are stored without vectors: {}", error);
             st.counters->count_embedding_failure();
             for (auto* x : xs)
               for (auto& en : x->entries)

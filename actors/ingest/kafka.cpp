@@ -1,4 +1,5 @@
 #include "actors/ingest/internal/kafka.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/ingest/sequencer.hpp"
 
@@ -131,7 +132,7 @@ std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(RdKafka::KafkaConsu
       case RdKafka::ERR__PARTITION_EOF:
         return out;  // nothing more right now
       default:
-        spdlog::warn("{}: consume failed: {}", who, msg->errstr());
+        logging::get(who).warn("consume failed: {}", msg->errstr());
         return out;
     }
   }

@@ -1,4 +1,5 @@
 #include "actors/ingest/log_consumer.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/producer.hpp"
@@ -36,7 +37,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     in_flight.pop_front();
     auto r = fut.get();  // the store told `status` each applied offset already
     if (r.error != storage::errc::ok) {
-      spdlog::error("ingest: the store failed ({}) after {} of {} records: stopping; the stored offsets "
+      logging::get(logging::module::ingest).error("the store failed ({}) after {} of {} records: stopping; the stored offsets "
                     "are where a restart resumes",
                     storage::to_string(r.error), r.done, records);
       failed->store(true);
@@ -59,7 +60,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       status->revoked_all();
       c->unassign();
-      spdlog::info("ingest: {} partitions revoked", topic);
+      logging::get(logging::module::ingest).info("{} partitions revoked", topic);
       return;
     }
     std::string cluster = c->clusterid(5000);
@@ -68,26 +69,26 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     for (auto* tp : partitions) {
       std::int64_t lo = 0, hi = 0;
       if (auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000); e != RdKafka::ERR_NO_ERROR)
-        spdlog::warn("ingest: {}/{}: cannot read watermarks: {}", topic, tp->partition(), RdKafka::err2str(e));
+        logging::get(logging::module::ingest).warn("{}/{}: cannot read watermarks: {}", topic, tp->partition(), RdKafka::err2str(e));
       auto it = stored.find(tp->partition());
       std::int64_t start = lo;
       if (it == stored.end()) {
-        spdlog::info("ingest: {}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(), lo);
+        logging::get(logging::module::ingest).info("{}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(), lo);
       } else if (it->second.cluster_id != cluster) {
-        spdlog::warn("ingest: {}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
+        logging::get(logging::module::ingest).warn("{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
                      "from offset {}; events applied before are skipped by eventId",
                      topic, tp->partition(), it->second.cluster_id, cluster, lo);
       } else if (it->second.next_offset > hi) {
-        spdlog::warn("ingest: {}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
+        logging::get(logging::module::ingest).warn("{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
                      "from offset {}; events applied before are skipped by eventId",
                      topic, tp->partition(), it->second.next_offset, hi, lo);
       } else if (it->second.next_offset < lo) {
-        spdlog::error("ingest: {}/{}: offsets {}..{} were deleted from the log before they were applied "
+        logging::get(logging::module::ingest).error("{}/{}: offsets {}..{} were deleted from the log before they were applied "
                       "(engram-log needs unlimited retention); resuming at {}",
                       topic, tp->partition(), it->second.next_offset, lo - 1, lo);
       } else {
         start = it->second.next_offset;
-        spdlog::info("ingest: {}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
+        logging::get(logging::module::ingest).info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
                      start, hi);
       }
       tp->set_offset(start);
@@ -95,13 +96,13 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     }
     status->assigned(assigned);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
-      spdlog::error("ingest: assign failed: {}", RdKafka::err2str(e));
+      logging::get(logging::module::ingest).error("assign failed: {}", RdKafka::err2str(e));
   }
 
   void dead_letter(const RdKafka::Message& msg, const std::string& reason, std::string_view kind) {
     std::string error;
     if (!dlq && !(dlq = kafka_producer::create(brokers, cfg.kafka.rdkafka, &error))) {
-      spdlog::error("ingest: cannot create the dead-letter producer: {}", error);
+      logging::get(logging::module::ingest).error("cannot create the dead-letter producer: {}", error);
       return;
     }
     std::string key = msg.key() ? *msg.key() : std::string();
@@ -147,7 +148,7 @@ void log_consumer::run() {
   const auto& topic = m.cfg.kafka.topics.log;
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
   std::string cluster = m.consumer->clusterid(5000);
-  spdlog::info("ingest: consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
+  logging::get(logging::module::ingest).info("consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
   while (!stop_ && !failed_) {
     // Record finished batches without blocking, so status and lag stay current.
     while (!m.in_flight.empty() &&
@@ -203,7 +204,7 @@ void log_consumer::run() {
         }
       }
       if (!rec.message && !rec.command)
-        spdlog::warn("ingest: {}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
+        logging::get(logging::module::ingest).warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
       batch.records.push_back(std::move(rec));
     }
     m.in_flight.emplace_back(batch.records.size(), batch.done->get_future());
@@ -214,9 +215,9 @@ void log_consumer::run() {
   }
   m.drain();
   if (m.dlq && !m.dlq->flush(std::chrono::seconds(5)))
-    spdlog::warn("ingest: dead letters not acknowledged: {}", m.dlq->last_error());
+    logging::get(logging::module::ingest).warn("dead letters not acknowledged: {}", m.dlq->last_error());
   m.consumer->close();
-  spdlog::info("ingest: stopped");
+  logging::get(logging::module::ingest).info("stopped");
 }
 
 }  // namespace engram::ingest

@@ -1,4 +1,5 @@
 #include "actors/ingest/sequencer.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/producer.hpp"
@@ -51,7 +52,7 @@ void sequencer::run() {
   auto& m = *impl_;
   const auto& topics = m.cfg.kafka.topics;
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
-  spdlog::info("sequencer: {} -> {} (dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
+  logging::get(logging::module::sequencer).info("{} -> {} (dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
                topics.dead_letter, m.cfg.kafka.group_id);
   bool crashed = false;
   while (!stop_) {
@@ -70,7 +71,7 @@ void sequencer::run() {
       schemas::inbound_message ev;
       if (auto bad = schemas::decode(bytes, limits, ev)) {
         auto reason = bad->to_string();
-        spdlog::warn("sequencer: {}/{}@{} to {}: {}", topics.inbound, msg->partition(), msg->offset(),
+        logging::get(logging::module::sequencer).warn("{}/{}@{} to {}: {}", topics.inbound, msg->partition(), msg->offset(),
                      topics.dead_letter, reason);
         std::string key = msg->key() ? *msg->key() : std::string();
         queued &= m.producer->produce(topics.dead_letter, key, bytes,
@@ -85,7 +86,7 @@ void sequencer::run() {
     if (!queued || !m.producer->flush(std::chrono::seconds(30))) {
       // Not acknowledged: read the batch again; whatever did reach engram-log is a
       // duplicate there, and duplicates are no-ops when applied.
-      spdlog::error("sequencer: appends not acknowledged ({}); retrying the batch", m.producer->last_error());
+      logging::get(logging::module::sequencer).error("appends not acknowledged ({}); retrying the batch", m.producer->last_error());
       for (const auto& [p, r] : range) {
         std::unique_ptr<RdKafka::TopicPartition> tp(
             RdKafka::TopicPartition::create(topics.inbound, p, r.first));
@@ -96,7 +97,7 @@ void sequencer::run() {
     }
     m.metrics->count_sequenced(good);
     if (m.opts.before_commit && !m.opts.before_commit()) {
-      spdlog::warn("sequencer: stopping before commit (test seam)");
+      logging::get(logging::module::sequencer).warn("stopping before commit (test seam)");
       crashed = true;
       break;
     }
@@ -104,13 +105,13 @@ void sequencer::run() {
     for (const auto& [p, r] : range)
       offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
     if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
-      spdlog::warn("sequencer: commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
+      logging::get(logging::module::sequencer).warn("commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
     RdKafka::TopicPartition::destroy(offsets);
   }
   if (!crashed)
     m.consumer->close();
   running_ = false;
-  spdlog::info("sequencer: stopped");
+  logging::get(logging::module::sequencer).info("stopped");
 }
 
 }  // namespace engram::ingest

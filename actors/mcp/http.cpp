@@ -1,5 +1,6 @@
 // The one translation unit that includes Boost.Beast (it dominates build time).
 #include "actors/mcp/http.hpp"
+#include "actors/common/log.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -208,7 +209,7 @@ private:
     acceptor_.async_accept(net::make_strand(*ioc_), [this](beast::error_code ec, tcp::socket socket) {
       if (ec) {
         if (ec != net::error::operation_aborted)
-          spdlog::warn("http: accept failed: {}", ec.message());
+          logging::get(logging::module::http).warn("accept failed: {}", ec.message());
         if (!acceptor_.is_open())
           return;
       } else {

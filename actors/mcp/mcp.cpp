@@ -1,4 +1,5 @@
 #include "actors/mcp/mcp.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/extractor/signature.hpp"
 #include "schemas/knowledge_command.hpp"
@@ -232,7 +233,7 @@ struct service::impl {
       for (std::size_t i = 0; i < near.size(); ++i)
         fused[near[i].first] += 1.0 / (60.0 + double(i + 1));
     } else if (!error.empty()) {
-      spdlog::warn("mcp: recall without vectors (embedding failed): {}", error);
+      logging::get(logging::module::mcp).warn("recall without vectors (embedding failed): {}", error);
     }
     const auto at = now();
     const auto now = rfc3339(at);
@@ -741,7 +742,7 @@ void service::handle(const http::request& req, http::responder respond) {
       return reply(m.get(*g, arguments));
     return reply(m.search(*g, arguments));
   } catch (const std::exception& e) {
-    spdlog::error("mcp: {} failed: {}", name, e.what());
+    logging::get(logging::module::mcp).error("{} failed: {}", name, e.what());
     return reply(tool_error(name + " failed: " + e.what()));
   }
 }

@@ -1,4 +1,5 @@
 #include "actors/store/store_writer.hpp"
+#include "actors/common/log.hpp"
 
 #include "actors/extractor/rules.hpp"
 
@@ -13,9 +14,9 @@ store_writer_state::~store_writer_state() {
     return;
   std::string error;
   if (resolve->dedup->save(resolve->snapshot_dir, &error))
-    spdlog::info("store: vector index snapshots written to {}", resolve->snapshot_dir);
+    logging::get(logging::module::store).info("vector index snapshots written to {}", resolve->snapshot_dir);
   else
-    spdlog::warn("store: vector index snapshots not written: {}", error);
+    logging::get(logging::module::store).warn("vector index snapshots not written: {}", error);
 }
 
 namespace {
@@ -68,7 +69,7 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const log_r
     for (const auto& b : saves) {
       auto s = std::make_shared<schemas::knowledge_save>();
       if (auto bad = schemas::decode(b.save_json, *s)) {
-        spdlog::error("store: branch '{}' holds an undecodable save ({}): skipped", c.branch_id, *bad);
+        logging::get(logging::module::store).error("branch '{}' holds an undecodable save ({}): skipped", c.branch_id, *bad);
         continue;
       }
       s->branch_id.clear();

@@ -1,4 +1,5 @@
 #include "actors/timers/timers.hpp"
+#include "actors/common/log.hpp"
 
 #include "schemas/knowledge_command.hpp"
 #include "schemas/time.hpp"
@@ -44,9 +45,9 @@ void timers::start() {
       lock.unlock();
       auto r = tick();
       if (!r.problem.empty())
-        spdlog::warn("timers: {}", r.problem);
+        logging::get(logging::module::timers).warn("{}", r.problem);
       if (r.expire_commands || r.reminders || r.recovered)
-        spdlog::info("timers: {} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
+        logging::get(logging::module::timers).info("{} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
                      "{} recovered",
                      r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
       lock.lock();
@@ -116,7 +117,7 @@ timers_round timers::tick() {
       return r;
     }
     if (!found.empty())
-      spdlog::info("timers: {} reminders found on engram-reminders past the recorded offsets: recording them",
+      logging::get(logging::module::timers).info("{} reminders found on engram-reminders past the recorded offsets: recording them",
                    found.size());
     for (const auto& s : found) {
       auto j = json::parse(s.value, nullptr, false);

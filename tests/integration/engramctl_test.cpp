@@ -164,3 +164,64 @@ TEST(Engramctl, ExtractPrintsOneLinePerEventWithEntitiesAndEntries) {
 }
 
 }  // namespace
+
+namespace {
+
+// engramd --set log.format=json: every line it writes is one JSON object naming its module,
+// and log.levels quiets one module without quieting the others.
+TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
+  test::temp_dir dir("json-logs");
+  const auto log = dir.sub("engramd.log");
+  auto broker = test::start_broker();
+  const auto port = test::free_port();
+  {
+    test::child engramd({ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml",
+                         "--set", "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"),
+                         "--set", "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path,
+                         "--set", "http.listen=127.0.0.1:" + std::to_string(port), "--set", "log.format=json",
+                         "--set", "log.levels.ingest=warn", "--set", "log.levels.sequencer=debug"},
+                        log);
+    int status = 0;
+    ASSERT_TRUE(test::wait_until([&] { return test::get(port, "/readyz", &status), status == 200; }, 60s))
+        << test::tail(log);
+    ASSERT_EQ(engramd.terminate(10s), 0) << test::tail(log);
+  }
+  std::ifstream in(log);
+  std::map<std::string, std::map<std::string, int>> by_module;  // module -> level -> lines
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty())
+      continue;
+    ++lines;
+    auto j = json::parse(line, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << "not one JSON object: " << line;
+    for (const char* k : {"time", "level", "module", "message"})
+      ASSERT_TRUE(j.contains(k) && j[k].is_string()) << k << " missing in " << line;
+    ASSERT_TRUE(j.contains("thread") && j["thread"].is_number_unsigned()) << line;
+    const auto time = j["time"].get<std::string>();
+    EXPECT_EQ(time.size(), 24u) << time;  // 2026-11-22T09:30:00.123Z
+    EXPECT_EQ(time.back(), 'Z') << time;
+    ++by_module[j["module"].get<std::string>()][j["level"].get<std::string>()];
+  }
+  EXPECT_GT(lines, 4u);
+  EXPECT_GT(by_module["http"]["info"], 0) << "the listening line";
+  EXPECT_GT(by_module["sequencer"]["info"], 0) << "the sequencer's start line";
+  EXPECT_GT(by_module["engine"]["info"], 0) << "running / stopped";
+  // ingest logs its group and partitions at info: set to warn, none of that shows.
+  EXPECT_EQ(by_module["ingest"]["info"], 0);
+}
+
+// A level or a format that does not exist is refused at start, naming the key.
+TEST(EngramdLogs, UnknownLevelFormatOrModuleIsAConfigErrorNamingTheKey) {
+  std::string out;
+  const std::string base = std::string(ENGRAMD_PATH) + " --config " ENGRAM_SOURCE_DIR "/config/engram.yaml ";
+  EXPECT_EQ(run(base + "--set log.format=xml", &out), 2);
+  EXPECT_NE(out.find("log.format"), std::string::npos) << out;
+  EXPECT_NE(out.find("text or json"), std::string::npos) << out;
+  EXPECT_EQ(run(base + "--set log.levels.ingest=loud", &out), 2);
+  EXPECT_NE(out.find("log.levels.ingest"), std::string::npos) << out;
+  EXPECT_EQ(run(base + "--set log.levels.kafka=debug", &out), 2);
+  EXPECT_NE(out.find("log.levels.kafka"), std::string::npos) << out;
+}
+
+}  // namespace
