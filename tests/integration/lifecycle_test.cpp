@@ -36,7 +36,8 @@ protected:
 
   void SetUp() override { start("store"); }
 
-  void start(const std::string& store, const std::string& group = "engram") {
+  /// `replay`: engramctl replay's mode (engram-log -> store only; no sequencer, MCP or timers).
+  void start(const std::string& store, const std::string& group = "engram", bool replay = false) {
     auto c = test::test_config(broker_->bootstrap(), dir_.sub(store));
     c.kafka.group_id = group;
     c.auth.tokens = {{token_a, "acme", {"read", "write"}, "agent-a"},
@@ -45,6 +46,7 @@ protected:
     engine::engine_options o;
     o.clock = clock_;
     o.timers_thread = false;
+    o.replay = replay;
     std::string error;
     engine_ = engine::engine::start(c, std::move(o), &error);
     ASSERT_TRUE(engine_) << error;
@@ -342,7 +344,34 @@ TEST_F(LifecycleTest, OneReminderPerActionItemAcrossACrashBetweenSendAndRecordAn
   EXPECT_EQ(ids.size(), 3u);
 }
 
-TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneBranchesValidationsAndExpiryIncluded) {
+TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneMailDedupBranchesValidationsAndExpiryIncluded) {
+  // Inbound mail: extraction, a duplicate (the same decision in another thread) and a
+  // superseded statement (the same sender changed the price).
+  auto mail = [](const std::string& id, const std::string& thread, const std::string& sent, const std::string& body) {
+    return json{{"eventId", id}, {"organizationId", "acme"}, {"sourceType", "email"}, {"threadId", thread},
+                {"sentAt", sent},
+                {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}, {"contactId", "c-17"}}},
+                {"to", json::array({{{"name", "Bob Martin"}, {"address", "bob@globex.example"}}})},
+                {"subject", "Renewal"}, {"body", body}, {"contactIds", json::array({"c-17"})}}
+        .dump();
+  };
+  test::produce_raw(broker_->bootstrap(), "inbound-messages",
+                    {{"acme", mail("m-1", "t-1", "2026-03-04T10:00:00Z",
+                                   "Hi Bob,\n\nWe decided to hold the Globex price at $42 per seat. Please send the "
+                                   "signed order form by next Friday.\n\nSarah")},
+                     {"acme", mail("m-2", "t-2", "2026-03-05T10:00:00Z",
+                                   "Bob,\n\nWe decided to hold the Globex price at $42 per seat.\n\nSarah")},
+                     {"acme", mail("m-3", "t-3", "2026-03-09T10:00:00Z",
+                                   "Bob,\n\nWe decided to hold the Globex price at $45 per seat.\n\nSarah")}});
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        auto m = engine_->metrics().render();
+        return m.find("engram_dedup_outcomes_total{outcome=\"merged\"} 1") != std::string::npos &&
+               m.find("engram_dedup_outcomes_total{outcome=\"superseded\"} 1") != std::string::npos;
+      },
+      60s))
+      << engine_->metrics().render();
+  ASSERT_EQ(engine_->store().entries_of_type("acme", schemas::entry_type::action_item).size(), 1u);
   save(token_a, "fact", "Initech renews in October.", 0.8);
   save(token_a, "fact", "Initech wants weekly reports.", 0.8, {{"branchId", "merged-branch"}});
   auto e = save(token_a, "fact", "Initech's trial code is T-77.", 0.8, {{"expiresInDays", 1}});
@@ -351,19 +380,22 @@ TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneBranchesValidationsAndExpiry
   clock_->advance(std::chrono::hours(48));
   EXPECT_EQ(engine_->tick_timers().removed, 1u);
   save(token_a, "fact", "Initech's CFO is Dana Wu.", 0.8, {{"branchId", "open-branch"}});
+  save(token_a, "fact", "Initech's CTO is Sam Roe.", 0.8, {{"branchId", "discarded-branch"}});
+  ASSERT_FALSE(call(token_a, "discard_branch", {{"branchId", "discarded-branch"}}).contains("error"));
   const auto live = engine_->store().digest();
   engine_.reset();
-  start("replayed", "engram-replay");
+  std::map<std::string, std::int64_t> sizes;
+  for (const char* t : {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"})
+    sizes[t] = test::topic_size(broker_->bootstrap(), t);
+  start("replayed", "engram-replay", /*replay=*/true);
   EXPECT_TRUE(test::wait_until([&] { return engine_->store().digest() == live; }, 60s))
       << "live " << live << " replayed " << engine_->store().digest();
   std::int64_t last = 0;
   EXPECT_EQ(engine_->store().branch_saves("acme", "open-branch", &last).size(), 1u);
+  EXPECT_EQ(engine_->store().branch_saves("acme", "discarded-branch", &last).size(), 0u);
   engine_.reset();
 
-  // engramctl replay: the same digest, and nothing written to any topic.
-  std::map<std::string, std::int64_t> sizes;
-  for (const char* t : {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"})
-    sizes[t] = test::topic_size(broker_->bootstrap(), t);
+  // engramctl replay: the same digest. Neither replay wrote to any topic.
   std::string out;
   const int rc = test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml" +
                                " --set kafka.brokers=" + broker_->bootstrap() + " --set embedder.model_path=" +
