@@ -95,6 +95,20 @@ struct metrics::impl {
                                       .Help("Vectors searchable in the per-organisation HNSW indexes")
                                       .Register(registry)
                                       .Add({});
+  prometheus::Family<prometheus::Counter>& commands =
+      prometheus::BuildCounter()
+          .Name("engram_commands_total")
+          .Help("Knowledge commands applied by the store, by op")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& timer_actions =
+      prometheus::BuildCounter()
+          .Name("engram_timer_actions_total")
+          .Help("What the timers did: expired_entries, dropped_branch_saves, reminders_sent, reminders_recovered")
+          .Register(registry);
+  prometheus::Counter& expired = timer_actions.Add({{"action", "expired_entries"}});
+  prometheus::Counter& dropped_saves = timer_actions.Add({{"action", "dropped_branch_saves"}});
+  prometheus::Counter& reminders_sent = timer_actions.Add({{"action", "reminders_sent"}});
+  prometheus::Counter& reminders_recovered = timer_actions.Add({{"action", "reminders_recovered"}});
   std::atomic<std::uint64_t> applied_total{0};
   std::atomic<std::uint64_t> dlq_total{0};
   // Family::Add is thread-safe, but keeping label sets stable is simpler under one lock.
@@ -132,6 +146,17 @@ void metrics::count_resolution(std::string_view outcome, std::uint64_t contradic
     impl_->resolutions.Add({{"outcome", std::string(outcome)}}).Increment();
   }
   impl_->contradictions.Increment(static_cast<double>(contradictions));
+}
+void metrics::count_command(std::string_view op) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->commands.Add({{"op", std::string(op)}}).Increment();
+}
+void metrics::count_timer_actions(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
+                                  std::uint64_t reminders_recovered) {
+  impl_->expired.Increment(static_cast<double>(expired));
+  impl_->dropped_saves.Increment(static_cast<double>(dropped_saves));
+  impl_->reminders_sent.Increment(static_cast<double>(reminders_sent));
+  impl_->reminders_recovered.Increment(static_cast<double>(reminders_recovered));
 }
 void metrics::set_index_size(std::uint64_t vectors) { impl_->index_size.Set(static_cast<double>(vectors)); }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }

@@ -34,6 +34,13 @@ public:
   /// Counts what dedup and contradiction decided for a new entry: outcome is created,
   /// merged, linked or superseded; `contradictions` new contradicts relations.
   void count_resolution(std::string_view outcome, std::uint64_t contradictions);
+  /// Counts a knowledge command applied by the store, by op (validate, resolve_review,
+  /// merge_branch, discard_branch, expire, reminder_sent).
+  void count_command(std::string_view op);
+  /// Counts what one timers round did: entries expired, branch saves dropped, reminders
+  /// sent, reminders found sent but unrecorded (recorded instead of sent again).
+  void count_timer_actions(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
+                           std::uint64_t reminders_recovered);
   /// Vectors searchable in the per-organisation indexes.
   void set_index_size(std::uint64_t vectors);
   /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.

@@ -275,6 +275,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     actors::timers_options to;
     to.interval = std::chrono::milliseconds(cfg.timers.interval_ms);
     to.expiry_batch = cfg.timers.expiry_batch;
+    to.counters = &m.metrics;
     to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
     to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
     m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,

@@ -177,6 +177,8 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
           }
           for (const auto& d : answer.resolutions)
             st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
+          if (rec.command && outcome == storage::apply_outcome::applied && answer.rejected.empty())
+            st.counters->count_command(schemas::to_string(rec.command->op));
           if (st.notifier && rec.message)
             st.notifier->applied(rec.message->organization_id, rec.message->event_id, std::move(answer));
           else if (st.notifier && rec.command)

@@ -87,6 +87,13 @@ bool timers::apply(const std::string& org, const std::string& event_id, const st
 }
 
 timers_round timers::tick() {
+  auto r = round();
+  if (opts_.counters)
+    opts_.counters->count_timer_actions(r.removed, r.dropped_saves, r.reminders, r.recovered);
+  return r;
+}
+
+timers_round timers::round() {
   std::lock_guard round(round_mutex_);
   timers_round r;
   if (!caught_up_())

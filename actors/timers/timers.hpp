@@ -11,6 +11,7 @@
 // the reminder goes to engram-reminders, then its reminder_sent command to engram-log.
 
 #include "actors/common/clock.hpp"
+#include "actors/common/metrics.hpp"
 #include "actors/common/notifier.hpp"
 #include "actors/ingest/reminders.hpp"
 #include "storage/graph_store.hpp"
@@ -33,6 +34,8 @@ struct timers_options {
   std::int64_t reminder_lead_ms = 24ll * 3600 * 1000;
   /// How long to wait for the store to apply a command before giving up for this round.
   std::chrono::milliseconds apply_timeout{10000};
+  /// Where each round's actions are counted (engram_timer_actions_total); null: nowhere.
+  metrics* counters = nullptr;
 };
 
 struct timers_round {
@@ -63,6 +66,7 @@ public:
   timers_round tick();
 
 private:
+  timers_round round();
   bool apply(const std::string& org, const std::string& event_id, const std::string& value, applied_event* what,
              std::string* error);
 

@@ -257,6 +257,11 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   EXPECT_FALSE(call(token_a, "get_knowledge", {{"id", keep["id"]}}).contains("error"));
   EXPECT_TRUE(call(token_a, "get_knowledge", {{"id", e["id"]}}).contains("error"));
   EXPECT_EQ(store.stats()[0].entries, 1u);
+  // /metrics counts the command the store applied and what the timers did.
+  const auto metrics = engine_->metrics().render();
+  EXPECT_NE(metrics.find("engram_commands_total{op=\"expire\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("engram_timer_actions_total{action=\"expired_entries\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("engram_timer_actions_total{action=\"reminders_sent\"} 0\n"), std::string::npos) << metrics;
 }
 
 TEST_F(LifecycleTest, ContradictionsWaitForReviewAndResolveAsAsked) {
