@@ -139,12 +139,14 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
     if (token.empty())
       return false;
     o.tokens[token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
-    logging::get(logging::module::mcp).info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
-                 cfg.auth.dev_organization, cfg.storage.path, token);
+    logging::get(logging::module::mcp)
+        .info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
+              cfg.auth.dev_organization, cfg.storage.path, token);
   }
   if (!o.anonymous_organization.empty())
-    logging::get(logging::module::mcp).warn("requests without a token are served as organisation '{}' (auth.anonymous_organization)",
-                 o.anonymous_organization);
+    logging::get(logging::module::mcp)
+        .warn("requests without a token are served as organisation '{}' (auth.anonymous_organization)",
+              o.anonymous_organization);
   m.log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
   if (!m.log_producer)
     return false;
@@ -192,9 +194,10 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     if (!m.broker)
       return nullptr;
     m.brokers = m.broker->bootstrap();
-    logging::get(logging::module::engine).info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
-                 "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
-                 m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
+    logging::get(logging::module::engine)
+        .info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
+              "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
+              m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
   } else {
     m.brokers = cfg.kafka.brokers;
   }
@@ -216,10 +219,11 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     auto t0 = std::chrono::steady_clock::now();
     if (resolve->dedup->open(resolve->snapshot_dir, &st, error) != storage::errc::ok)
       return nullptr;
-    logging::get(logging::module::engine).info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
-                 "snapshots, {} rebuilt) in {} ms",
-                 embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+    logging::get(logging::module::engine)
+        .info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
+              "snapshots, {} rebuilt) in {} ms",
+              embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
+              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
     m.metrics.set_index_size(st.vectors);
   }
 
@@ -253,7 +257,8 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     e->stop();
     return nullptr;
   }
-  logging::get(logging::module::http).info("listening on {} (port {}): /healthz /readyz /metrics /v1/stats", cfg.http.listen, m.http->port());
+  logging::get(logging::module::http)
+      .info("listening on {} (port {}): /healthz /readyz /metrics /v1/stats", cfg.http.listen, m.http->port());
 
   m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
   if (!m.consumer) {
@@ -304,7 +309,8 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
       e->stop();
       return nullptr;
     }
-    logging::get(logging::module::engine).info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
+    logging::get(logging::module::engine)
+        .info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
   }
   return e;
 }

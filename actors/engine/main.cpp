@@ -26,31 +26,32 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  auto& log = engram::logging::get(engram::logging::module::engine);
   auto loaded = engram::config::load(config_path, overrides, environ);
   if (!loaded.ok()) {
-    engram::logging::get(engram::logging::module::engine).error("{}", loaded.error);
+    log.error("{}", loaded.error);
     return 2;
   }
   engram::logging::configure(loaded.config.log);
   for (const auto& w : loaded.warnings)
-    engram::logging::get(engram::logging::module::engine).warn("{}", w);
+    log.warn("{}", w);
 
   std::string error;
   auto engine = engram::engine::engine::start(loaded.config, {}, &error);
   if (!engine) {
-    engram::logging::get(engram::logging::module::engine).error("{}", error);
+    log.error("{}", error);
     return 1;
   }
-  engram::logging::get(engram::logging::module::engine).info("running (SIGTERM or Ctrl-C stops it)");
+  log.info("running (SIGTERM or Ctrl-C stops it)");
   timespec tick{0, 200'000'000};
   while (true) {
     int sig = sigtimedwait(&signals, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) {
-      engram::logging::get(engram::logging::module::engine).info("{} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      log.info("{} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       break;
     }
     if (engine->failed()) {
-      engram::logging::get(engram::logging::module::engine).error("the pipeline failed; exiting so a restart resumes from the stored offsets");
+      log.error("the pipeline failed; exiting so a restart resumes from the stored offsets");
       engine->stop();
       return 1;
     }

@@ -9,6 +9,10 @@
 
 namespace engram::actors {
 
+namespace {
+spdlog::logger& logger() { return logging::get(logging::module::extractor); }
+}  // namespace
+
 bool embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs, std::string* error) {
   constexpr std::size_t run = 64;
   std::vector<schemas::entry*> entries;
@@ -69,7 +73,7 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
           std::string error;
           if (!embed_entries(*st.embedder, xs, &error)) {
             // Entries keep no vector: dedup falls back to exact titles for them. Counted.
-            logging::get(logging::module::extractor).warn("embedding failed, entries of this batch are stored without vectors: {}", error);
+            logger().warn("embedding failed, entries of this batch are stored without vectors: {}", error);
             st.counters->count_embedding_failure();
             for (auto* x : xs)
               for (auto& en : x->entries)

@@ -11,7 +11,9 @@
 #include <deque>
 
 namespace engram::ingest {
+
 namespace {
+spdlog::logger& logger() { return logging::get(logging::module::ingest); }
 
 /// Most batches between the consumer and the store at once.
 constexpr std::size_t max_in_flight = 4;
@@ -37,9 +39,9 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     in_flight.pop_front();
     auto r = fut.get();  // the store told `status` each applied offset already
     if (r.error != storage::errc::ok) {
-      logging::get(logging::module::ingest).error("the store failed ({}) after {} of {} records: stopping; the stored offsets "
-                    "are where a restart resumes",
-                    storage::to_string(r.error), r.done, records);
+      logger().error("the store failed ({}) after {} of {} records: stopping; the stored offsets "
+                     "are where a restart resumes",
+                     storage::to_string(r.error), r.done, records);
       failed->store(true);
       return false;
     }
@@ -60,7 +62,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       status->revoked_all();
       c->unassign();
-      logging::get(logging::module::ingest).info("{} partitions revoked", topic);
+      logger().info("{} partitions revoked", topic);
       return;
     }
     std::string cluster = c->clusterid(5000);
@@ -69,40 +71,40 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     for (auto* tp : partitions) {
       std::int64_t lo = 0, hi = 0;
       if (auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000); e != RdKafka::ERR_NO_ERROR)
-        logging::get(logging::module::ingest).warn("{}/{}: cannot read watermarks: {}", topic, tp->partition(), RdKafka::err2str(e));
+        logger().warn("{}/{}: cannot read watermarks: {}", topic, tp->partition(), RdKafka::err2str(e));
       auto it = stored.find(tp->partition());
       std::int64_t start = lo;
       if (it == stored.end()) {
-        logging::get(logging::module::ingest).info("{}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(), lo);
+        logger().info("{}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(), lo);
       } else if (it->second.cluster_id != cluster) {
-        logging::get(logging::module::ingest).warn("{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
-                     "from offset {}; events applied before are skipped by eventId",
-                     topic, tp->partition(), it->second.cluster_id, cluster, lo);
+        logger().warn("{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
+                      "from offset {}; events applied before are skipped by eventId",
+                      topic, tp->partition(), it->second.cluster_id, cluster, lo);
       } else if (it->second.next_offset > hi) {
-        logging::get(logging::module::ingest).warn("{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
-                     "from offset {}; events applied before are skipped by eventId",
-                     topic, tp->partition(), it->second.next_offset, hi, lo);
+        logger().warn("{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
+                      "from offset {}; events applied before are skipped by eventId",
+                      topic, tp->partition(), it->second.next_offset, hi, lo);
       } else if (it->second.next_offset < lo) {
-        logging::get(logging::module::ingest).error("{}/{}: offsets {}..{} were deleted from the log before they were applied "
-                      "(engram-log needs unlimited retention); resuming at {}",
-                      topic, tp->partition(), it->second.next_offset, lo - 1, lo);
+        logger().error("{}/{}: offsets {}..{} were deleted from the log before they were applied "
+                       "(engram-log needs unlimited retention); resuming at {}",
+                       topic, tp->partition(), it->second.next_offset, lo - 1, lo);
       } else {
         start = it->second.next_offset;
-        logging::get(logging::module::ingest).info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
-                     start, hi);
+        logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
+                      start, hi);
       }
       tp->set_offset(start);
       assigned[tp->partition()] = {start, hi};
     }
     status->assigned(assigned);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
-      logging::get(logging::module::ingest).error("assign failed: {}", RdKafka::err2str(e));
+      logger().error("assign failed: {}", RdKafka::err2str(e));
   }
 
   void dead_letter(const RdKafka::Message& msg, const std::string& reason, std::string_view kind) {
     std::string error;
     if (!dlq && !(dlq = kafka_producer::create(brokers, cfg.kafka.rdkafka, &error))) {
-      logging::get(logging::module::ingest).error("cannot create the dead-letter producer: {}", error);
+      logger().error("cannot create the dead-letter producer: {}", error);
       return;
     }
     std::string key = msg.key() ? *msg.key() : std::string();
@@ -148,7 +150,7 @@ void log_consumer::run() {
   const auto& topic = m.cfg.kafka.topics.log;
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
   std::string cluster = m.consumer->clusterid(5000);
-  logging::get(logging::module::ingest).info("consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
+  logger().info("consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
   while (!stop_ && !failed_) {
     // Record finished batches without blocking, so status and lag stay current.
     while (!m.in_flight.empty() &&
@@ -204,7 +206,7 @@ void log_consumer::run() {
         }
       }
       if (!rec.message && !rec.command)
-        logging::get(logging::module::ingest).warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
+        logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
       batch.records.push_back(std::move(rec));
     }
     m.in_flight.emplace_back(batch.records.size(), batch.done->get_future());
@@ -215,9 +217,9 @@ void log_consumer::run() {
   }
   m.drain();
   if (m.dlq && !m.dlq->flush(std::chrono::seconds(5)))
-    logging::get(logging::module::ingest).warn("dead letters not acknowledged: {}", m.dlq->last_error());
+    logger().warn("dead letters not acknowledged: {}", m.dlq->last_error());
   m.consumer->close();
-  logging::get(logging::module::ingest).info("stopped");
+  logger().info("stopped");
 }
 
 }  // namespace engram::ingest

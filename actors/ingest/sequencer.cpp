@@ -11,6 +11,10 @@
 
 namespace engram::ingest {
 
+namespace {
+spdlog::logger& logger() { return logging::get(logging::module::sequencer); }
+}  // namespace
+
 struct sequencer::impl {
   config::engram_config cfg;
   actors::metrics* metrics = nullptr;
@@ -52,8 +56,8 @@ void sequencer::run() {
   auto& m = *impl_;
   const auto& topics = m.cfg.kafka.topics;
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
-  logging::get(logging::module::sequencer).info("{} -> {} (dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
-               topics.dead_letter, m.cfg.kafka.group_id);
+  logger().info("{} -> {} (dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
+                topics.dead_letter, m.cfg.kafka.group_id);
   bool crashed = false;
   while (!stop_) {
     auto batch = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
@@ -71,8 +75,8 @@ void sequencer::run() {
       schemas::inbound_message ev;
       if (auto bad = schemas::decode(bytes, limits, ev)) {
         auto reason = bad->to_string();
-        logging::get(logging::module::sequencer).warn("{}/{}@{} to {}: {}", topics.inbound, msg->partition(), msg->offset(),
-                     topics.dead_letter, reason);
+        logger().warn("{}/{}@{} to {}: {}", topics.inbound, msg->partition(), msg->offset(),
+                      topics.dead_letter, reason);
         std::string key = msg->key() ? *msg->key() : std::string();
         queued &= m.producer->produce(topics.dead_letter, key, bytes,
                                       detail::dead_letter_headers(reason, schemas::to_string(bad->what), *msg));
@@ -86,7 +90,7 @@ void sequencer::run() {
     if (!queued || !m.producer->flush(std::chrono::seconds(30))) {
       // Not acknowledged: read the batch again; whatever did reach engram-log is a
       // duplicate there, and duplicates are no-ops when applied.
-      logging::get(logging::module::sequencer).error("appends not acknowledged ({}); retrying the batch", m.producer->last_error());
+      logger().error("appends not acknowledged ({}); retrying the batch", m.producer->last_error());
       for (const auto& [p, r] : range) {
         std::unique_ptr<RdKafka::TopicPartition> tp(
             RdKafka::TopicPartition::create(topics.inbound, p, r.first));
@@ -97,7 +101,7 @@ void sequencer::run() {
     }
     m.metrics->count_sequenced(good);
     if (m.opts.before_commit && !m.opts.before_commit()) {
-      logging::get(logging::module::sequencer).warn("stopping before commit (test seam)");
+      logger().warn("stopping before commit (test seam)");
       crashed = true;
       break;
     }
@@ -105,13 +109,13 @@ void sequencer::run() {
     for (const auto& [p, r] : range)
       offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
     if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
-      logging::get(logging::module::sequencer).warn("commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
+      logger().warn("commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
     RdKafka::TopicPartition::destroy(offsets);
   }
   if (!crashed)
     m.consumer->close();
   running_ = false;
-  logging::get(logging::module::sequencer).info("stopped");
+  logger().info("stopped");
 }
 
 }  // namespace engram::ingest

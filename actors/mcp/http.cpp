@@ -15,7 +15,9 @@
 #include <thread>
 
 namespace engram::http {
+
 namespace {
+spdlog::logger& logger() { return logging::get(logging::module::http); }
 
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
@@ -209,7 +211,7 @@ private:
     acceptor_.async_accept(net::make_strand(*ioc_), [this](beast::error_code ec, tcp::socket socket) {
       if (ec) {
         if (ec != net::error::operation_aborted)
-          logging::get(logging::module::http).warn("accept failed: {}", ec.message());
+          logger().warn("accept failed: {}", ec.message());
         if (!acceptor_.is_open())
           return;
       } else {

@@ -21,6 +21,7 @@
 namespace engram::mcp {
 
 namespace {
+spdlog::logger& logger() { return logging::get(logging::module::mcp); }
 
 using json = nlohmann::json;
 
@@ -233,7 +234,7 @@ struct service::impl {
       for (std::size_t i = 0; i < near.size(); ++i)
         fused[near[i].first] += 1.0 / (60.0 + double(i + 1));
     } else if (!error.empty()) {
-      logging::get(logging::module::mcp).warn("recall without vectors (embedding failed): {}", error);
+      logger().warn("recall without vectors (embedding failed): {}", error);
     }
     const auto at = now();
     const auto now = rfc3339(at);
@@ -742,7 +743,7 @@ void service::handle(const http::request& req, http::responder respond) {
       return reply(m.get(*g, arguments));
     return reply(m.search(*g, arguments));
   } catch (const std::exception& e) {
-    logging::get(logging::module::mcp).error("{} failed: {}", name, e.what());
+    logger().error("{} failed: {}", name, e.what());
     return reply(tool_error(name + " failed: " + e.what()));
   }
 }

@@ -9,14 +9,18 @@
 
 namespace engram::actors {
 
+namespace {
+spdlog::logger& logger() { return logging::get(logging::module::store); }
+}  // namespace
+
 store_writer_state::~store_writer_state() {
   if (!resolve || !resolve->dedup || resolve->snapshot_dir.empty())
     return;
   std::string error;
   if (resolve->dedup->save(resolve->snapshot_dir, &error))
-    logging::get(logging::module::store).info("vector index snapshots written to {}", resolve->snapshot_dir);
+    logger().info("vector index snapshots written to {}", resolve->snapshot_dir);
   else
-    logging::get(logging::module::store).warn("vector index snapshots not written: {}", error);
+    logger().warn("vector index snapshots not written: {}", error);
 }
 
 namespace {
@@ -69,7 +73,7 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const log_r
     for (const auto& b : saves) {
       auto s = std::make_shared<schemas::knowledge_save>();
       if (auto bad = schemas::decode(b.save_json, *s)) {
-        logging::get(logging::module::store).error("branch '{}' holds an undecodable save ({}): skipped", c.branch_id, *bad);
+        logger().error("branch '{}' holds an undecodable save ({}): skipped", c.branch_id, *bad);
         continue;
       }
       s->branch_id.clear();

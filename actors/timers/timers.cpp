@@ -12,6 +12,7 @@
 namespace engram::actors {
 
 namespace {
+spdlog::logger& logger() { return logging::get(logging::module::timers); }
 
 using json = nlohmann::json;
 
@@ -45,11 +46,11 @@ void timers::start() {
       lock.unlock();
       auto r = tick();
       if (!r.problem.empty())
-        logging::get(logging::module::timers).warn("{}", r.problem);
+        logger().warn("{}", r.problem);
       if (r.expire_commands || r.reminders || r.recovered)
-        logging::get(logging::module::timers).info("{} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
-                     "{} recovered",
-                     r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
+        logger().info("{} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
+                      "{} recovered",
+                      r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
       lock.lock();
       stop_cv_.wait_for(lock, opts_.interval, [&] { return stopping_; });
     }
@@ -124,8 +125,8 @@ timers_round timers::round() {
       return r;
     }
     if (!found.empty())
-      logging::get(logging::module::timers).info("{} reminders found on engram-reminders past the recorded offsets: recording them",
-                   found.size());
+      logger().info("{} reminders found on engram-reminders past the recorded offsets: recording them",
+                    found.size());
     for (const auto& s : found) {
       auto j = json::parse(s.value, nullptr, false);
       if (j.is_discarded() || !j.contains("entryId") || s.reminder_id.empty())
