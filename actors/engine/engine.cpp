@@ -150,6 +150,9 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   m.log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
   if (!m.log_producer)
     return false;
+  if (!m.log_producer->prepare(cfg.kafka.topics.log, std::chrono::seconds(5)))
+    logging::get(logging::module::mcp)
+        .warn("{} (the first save will look it up)", m.log_producer->last_error());
   mcp::mcp_dependencies d;
   d.store = m.store;
   d.index = std::shared_ptr<const dedup::deduplicator>(m.resolve, m.resolve->dedup.get());

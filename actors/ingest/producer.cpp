@@ -56,6 +56,23 @@ kafka_producer::~kafka_producer() {
     (void)impl_->producer->flush(5000);  // best effort: callers flush() what they depend on
 }
 
+bool kafka_producer::prepare(const std::string& topic, std::chrono::milliseconds timeout) {
+  std::string err;
+  std::unique_ptr<RdKafka::Topic> t(RdKafka::Topic::create(impl_->producer.get(), topic, nullptr, err));
+  if (!t) {
+    last_error_ = "topic " + topic + ": " + err;
+    return false;
+  }
+  RdKafka::Metadata* raw = nullptr;
+  auto e = impl_->producer->metadata(false, t.get(), &raw, static_cast<int>(timeout.count()));
+  std::unique_ptr<RdKafka::Metadata> md(raw);
+  if (e != RdKafka::ERR_NO_ERROR) {
+    last_error_ = "metadata of " + topic + ": " + RdKafka::err2str(e);
+    return false;
+  }
+  return true;
+}
+
 bool kafka_producer::produce(const std::string& topic, std::string_view key, std::string_view value,
                              const headers& hs) {
   while (true) {

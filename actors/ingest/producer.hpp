@@ -37,6 +37,11 @@ public:
   /// last_error() says why. Resets the failure count either way.
   [[nodiscard]] bool flush(std::chrono::milliseconds timeout);
 
+  /// Looks up `topic`'s partitions and their leaders now, so that the first produce() to it
+  /// does not wait for a metadata round trip and a connection (measured: 0.5-0.9 s for an
+  /// agent's first save after a start). False, with last_error(), if that failed in `timeout`.
+  [[nodiscard]] bool prepare(const std::string& topic, std::chrono::milliseconds timeout);
+
   [[nodiscard]] const std::string& last_error() const { return last_error_; }
 
 private:
