@@ -9,7 +9,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="$root/build"
+# ENGRAM_BUILD_DIR: an existing build tree to use instead (the bench smoke test passes its own).
+build="${ENGRAM_BUILD_DIR:-$root/build}"
 jobs="${ENGRAM_JOBS:-2}"
 
 packages=(
@@ -78,7 +79,11 @@ case "${1:-}" in
     ;;
   bench)
     setup
-    build
+    if [ -n "${ENGRAM_BUILD_DIR:-}" ] && [ -f "$build/CMakeCache.txt" ]; then
+      cmake --build "$build" -j "$jobs" --target engram_bench  # keep that tree's configuration
+    else
+      build
+    fi
     cd "$root"
     tools/fetch-data.sh spamassassin >/dev/null
     args=("${@:2}")
@@ -88,7 +93,8 @@ case "${1:-}" in
     elif [ "${args[0]}" = all ]; then
       args=("${args[@]:1}")  # engram_bench with no subcommand runs every benchmark
     fi
-    if [ ${#args[@]} -eq 0 ] || [ "${args[0]}" = index ]; then
+    # The index benchmark (alone, or within all of them) reads the GloVe vectors.
+    if [ ${#args[@]} -eq 0 ] || [[ "${args[0]}" == --* ]] || [ "${args[0]}" = index ]; then
       tools/fetch-data.sh glove >/dev/null
     fi
     ENGRAM_COMMIT="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"

@@ -11,7 +11,7 @@ namespace engram::logging {
 
 namespace {
 
-static_assert(config::log_modules.size() == static_cast<std::size_t>(module::timers) + 1,
+static_assert(config::log_modules.size() == static_cast<std::size_t>(module::kafka) + 1,
               "config::log_modules names every logging::module, in order");
 
 class json_formatter final : public spdlog::formatter {
@@ -69,9 +69,12 @@ std::string json_line(const spdlog::details::log_msg& msg) {
   char time[64];
   std::snprintf(time, sizeof time, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  const auto level = spdlog::level::to_string_view(msg.level);
+  // The names config uses (spdlog's own say "warning" and "err").
+  static constexpr const char* levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  const auto l = static_cast<std::size_t>(msg.level);
+  const char* level = l < std::size(levels) ? levels[l] : "info";
   nlohmann::ordered_json j{{"time", time},
-                   {"level", std::string(level.data(), level.size())},
+                   {"level", level},
                    {"module", std::string(msg.logger_name.data(), msg.logger_name.size())},
                    {"thread", msg.thread_id},
                    {"message", std::string(msg.payload.data(), msg.payload.size())}};

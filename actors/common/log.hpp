@@ -12,7 +12,8 @@
 
 namespace engram::logging {
 
-enum class module : std::uint8_t { engine, ingest, sequencer, extractor, store, mcp, http, timers };
+/// "kafka" is librdkafka's own log (its clients' log and error events).
+enum class module : std::uint8_t { engine, ingest, sequencer, extractor, store, mcp, http, timers, kafka };
 
 /// The module's logger. Created with the others on first use and registered with spdlog,
 /// so spdlog::set_level reaches it too.

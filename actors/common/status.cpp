@@ -18,7 +18,12 @@ void ingest_status::revoked_all() {
 
 void ingest_status::applied(std::int32_t partition, std::int64_t next_offset) {
   std::lock_guard lock(mutex_);
-  auto& p = partitions_[partition];
+  // Only assigned partitions: a record of a revoked assignment must not add a partition
+  // (with no target) that would let ready() pass between a revoke and the next assign.
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end())
+    return;
+  auto& p = it->second;
   p.next_offset = next_offset;
   if (p.high_watermark < next_offset)
     p.high_watermark = next_offset;
@@ -26,8 +31,12 @@ void ingest_status::applied(std::int32_t partition, std::int64_t next_offset) {
 
 void ingest_status::watermark(std::int32_t partition, std::int64_t high_watermark) {
   std::lock_guard lock(mutex_);
-  if (auto it = partitions_.find(partition); it != partitions_.end() && high_watermark >= 0)
-    it->second.high_watermark = high_watermark;
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end() || high_watermark < 0)
+    return;
+  it->second.high_watermark = high_watermark;
+  if (it->second.catch_up_target < 0)  // unknown at assignment: the first one learnt
+    it->second.catch_up_target = targets_[partition] = high_watermark;
 }
 
 bool ingest_status::ready() {
@@ -37,7 +46,7 @@ bool ingest_status::ready() {
   if (!assigned_ || partitions_.empty())
     return false;
   for (const auto& [_, p] : partitions_)
-    if (p.next_offset < p.catch_up_target)
+    if (p.catch_up_target < 0 || p.next_offset < p.catch_up_target)
       return false;
   return ready_ = true;
 }
@@ -48,6 +57,9 @@ std::string ingest_status::not_ready_reason() {
     return {};
   if (!assigned_ || partitions_.empty())
     return "waiting for engram-log partitions to be assigned";
+  for (const auto& [id, p] : partitions_)
+    if (p.catch_up_target < 0)
+      return "engram-log partition " + std::to_string(id) + ": high-water mark not known yet";
   for (const auto& [id, p] : partitions_)
     if (p.next_offset < p.catch_up_target)
       return "catching up: engram-log partition " + std::to_string(id) + " at " +

@@ -15,10 +15,13 @@ struct partition_status {
   /// High-water mark last seen by the consumer.
   std::int64_t high_watermark = 0;
   /// High-water mark when the partition was first assigned: reaching it means caught up.
+  /// -1 while unknown (the broker did not answer): then the partition is not caught up, and
+  /// the first high-water mark the consumer learns becomes the target.
   std::int64_t catch_up_target = 0;
 };
 
-/// One assigned partition: where reading starts and the high-water mark at assignment.
+/// One assigned partition: where reading starts and the high-water mark at assignment
+/// (-1: unknown).
 struct assignment {
   std::int64_t start = 0;
   std::int64_t high_watermark = 0;

@@ -44,6 +44,35 @@ const std::map<std::string, char>& property_scopes() {
   return scopes;
 }
 
+/// librdkafka's log lines and error events, into the "kafka" module logger (so log.format
+/// and log.levels.kafka apply to them too). Log lines come from librdkafka's threads, error
+/// events from poll/consume.
+class kafka_events final : public RdKafka::EventCb {
+public:
+  void event_cb(RdKafka::Event& event) override {
+    auto& log = logging::get(logging::module::kafka);
+    switch (event.type()) {
+      case RdKafka::Event::EVENT_LOG: {
+        const int syslog = static_cast<int>(event.severity());
+        const auto level = syslog <= 3 ? spdlog::level::err
+                           : syslog == 4 ? spdlog::level::warn
+                           : syslog <= 6 ? spdlog::level::info
+                                         : spdlog::level::debug;
+        log.log(level, "{}: {}", event.fac(), event.str());
+        break;
+      }
+      case RdKafka::Event::EVENT_ERROR:
+        log.log(event.fatal() ? spdlog::level::err : spdlog::level::warn, "{}: {}", RdKafka::err2str(event.err()),
+                event.str());
+        break;
+      default:
+        break;
+    }
+  }
+};
+
+kafka_events events;
+
 }  // namespace
 
 std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& brokers, const properties& user,
@@ -59,6 +88,10 @@ std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& br
   };
   if (!set("bootstrap.servers", brokers, "kafka.brokers:"))
     return nullptr;
+  if (conf->set("event_cb", static_cast<RdKafka::EventCb*>(&events), err) != RdKafka::Conf::CONF_OK) {
+    *error = "librdkafka event_cb: " + err;
+    return nullptr;
+  }
   const char other = role == client_role::consumer ? 'P' : 'C';
   for (const auto& [k, v] : user) {
     if (auto it = property_scopes().find(k); it != property_scopes().end() && it->second == other)

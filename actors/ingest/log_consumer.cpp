@@ -8,6 +8,7 @@
 #include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <deque>
 
 namespace engram::ingest {
@@ -70,31 +71,42 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     std::map<std::int32_t, actors::assignment> assigned;
     for (auto* tp : partitions) {
       std::int64_t lo = 0, hi = 0;
-      if (auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000); e != RdKafka::ERR_NO_ERROR)
-        logger().warn("{}/{}: cannot read watermarks: {}", topic, tp->partition(), RdKafka::err2str(e));
+      bool known = false;
+      for (int attempt = 0; attempt < 3 && !known; ++attempt) {
+        auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000);
+        known = e == RdKafka::ERR_NO_ERROR;
+        if (!known)
+          logger().warn("{}/{}: cannot read watermarks (attempt {} of 3): {}", topic, tp->partition(), attempt + 1,
+                        RdKafka::err2str(e));
+      }
       auto it = stored.find(tp->partition());
-      std::int64_t start = lo;
+      // Unknown watermarks: read from the beginning of retention (or the stored offset), and
+      // stay not ready until the consumer learns the high-water mark from a fetch.
+      std::int64_t start = known ? lo : RdKafka::Topic::OFFSET_BEGINNING;
+      if (!known)
+        hi = -1;
       if (it == stored.end()) {
-        logger().info("{}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(), lo);
+        logger().info("{}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(),
+                      known ? std::to_string(lo) : std::string("the beginning"));
       } else if (it->second.cluster_id != cluster) {
         logger().warn("{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
-                      "from offset {}; events applied before are skipped by eventId",
-                      topic, tp->partition(), it->second.cluster_id, cluster, lo);
-      } else if (it->second.next_offset > hi) {
+                      "from the beginning; events applied before are skipped by eventId",
+                      topic, tp->partition(), it->second.cluster_id, cluster);
+      } else if (known && it->second.next_offset > hi) {
         logger().warn("{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
                       "from offset {}; events applied before are skipped by eventId",
                       topic, tp->partition(), it->second.next_offset, hi, lo);
-      } else if (it->second.next_offset < lo) {
+      } else if (known && it->second.next_offset < lo) {
         logger().error("{}/{}: offsets {}..{} were deleted from the log before they were applied "
                        "(engram-log needs unlimited retention); resuming at {}",
                        topic, tp->partition(), it->second.next_offset, lo - 1, lo);
       } else {
         start = it->second.next_offset;
         logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
-                      start, hi);
+                      start, known ? std::to_string(hi) : std::string("not known yet"));
       }
       tp->set_offset(start);
-      assigned[tp->partition()] = {start, hi};
+      assigned[tp->partition()] = {std::max<std::int64_t>(start, 0), hi};
     }
     status->assigned(assigned);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)

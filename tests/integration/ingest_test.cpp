@@ -361,3 +361,25 @@ TEST(IngestStatus, ReadyOnlyWhenEveryPartitionOfTheAssignmentIsCaughtUp) {
   EXPECT_TRUE(s.ready());
   EXPECT_EQ(s.partitions().at(1).catch_up_target, 41);
 }
+
+// A high-water mark the broker did not give at assignment (-1) is not "caught up at 0": the
+// partition waits for the first one the consumer learns. A record of a revoked assignment
+// adds no partition.
+TEST(IngestStatus, AnUnknownHighWaterMarkIsNotCaughtUpAndRevokedRecordsAddNothing) {
+  actors::ingest_status s;
+  s.assigned({{0, {0, 0}}, {1, {0, -1}}});
+  EXPECT_FALSE(s.ready());
+  EXPECT_EQ(s.not_ready_reason(), "engram-log partition 1: high-water mark not known yet");
+  s.watermark(1, 7);
+  EXPECT_EQ(s.partitions().at(1).catch_up_target, 7);
+  EXPECT_FALSE(s.ready());
+  s.applied(1, 7);
+  EXPECT_TRUE(s.ready());
+
+  actors::ingest_status t;
+  t.assigned({{0, {0, 5}}});
+  t.revoked_all();
+  t.applied(0, 3);  // a record fetched before the revoke, applied after it
+  EXPECT_TRUE(t.partitions().empty());
+  EXPECT_FALSE(t.ready());
+}
