@@ -61,6 +61,15 @@ long applied(std::uint16_t port) {
   return n;
 }
 
+/// The seed of the kill moments: random, or EXACTLY_ONCE_SEED to reproduce a run; printed.
+unsigned kill_seed() {
+  unsigned seed = std::random_device{}();
+  if (const char* s = std::getenv("EXACTLY_ONCE_SEED"))
+    seed = static_cast<unsigned>(std::stoul(s));
+  std::printf("seed %u (EXACTLY_ONCE_SEED reproduces the kill moments)\n", seed);
+  return seed;
+}
+
 void produce(const std::string& brokers, const std::vector<std::string>& evs, std::size_t from, std::size_t to) {
   std::vector<std::pair<std::string, std::string>> kv;
   for (std::size_t i = from; i < to; ++i)
@@ -93,11 +102,7 @@ std::string engramctl_digest(const std::string& data_dir) {
 
 TEST(ExactlyOnce, KillNineAtRandomMomentsAppliesEveryEventOnceAndMatchesAnUninterruptedRun) {
   auto events = test::make_events(total_events);
-  unsigned seed = std::random_device{}();
-  if (const char* s = std::getenv("EXACTLY_ONCE_SEED"))
-    seed = static_cast<unsigned>(std::stoul(s));
-  std::printf("seed %u (EXACTLY_ONCE_SEED reproduces the kill moments)\n", seed);
-  std::mt19937 rng(seed);
+  std::mt19937 rng(kill_seed());
 
   test::temp_dir dir("exactly-once");
   auto log = dir.sub("engramd.log");
@@ -199,11 +204,7 @@ json mcp_call(std::uint16_t port, const std::string& token, const std::string& t
 
 TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySendsNone) {
   constexpr std::size_t items = 100;
-  unsigned seed = std::random_device{}();
-  if (const char* s = std::getenv("EXACTLY_ONCE_SEED"))
-    seed = static_cast<unsigned>(std::stoul(s));
-  std::printf("seed %u (EXACTLY_ONCE_SEED reproduces the kill moments)\n", seed);
-  std::mt19937 rng(seed);
+  std::mt19937 rng(kill_seed());
   test::temp_dir dir("reminders-once");
   auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
