@@ -10,6 +10,9 @@
 
 namespace engram::schemas {
 
+/// The engram-log kind header of a copied inbound event (schemas/log_record.hpp).
+inline constexpr const char* kind_inbound_message = "inbound-message";
+
 /// Where a statement came from. Inbound events are email or chat; `manual` is knowledge an
 /// agent or a person saved deliberately (save_knowledge), which outranks what was read
 /// from a message when statements disagree.
@@ -23,6 +26,8 @@ struct participant {
   std::string address;
   /// The upstream CRM contact id, empty when the bus gave none.
   std::string contact_id;
+
+  friend bool operator==(const participant&, const participant&) = default;
 };
 
 /// One decoded, validated inbound message.
@@ -48,6 +53,8 @@ struct inbound_message {
   [[nodiscard]] const std::string& thread_or_event() const {
     return thread_id.empty() ? event_id : thread_id;
   }
+
+  friend bool operator==(const inbound_message&, const inbound_message&) = default;
 };
 
 /// Why an event was refused: the JSON pointer of the field ("" for the whole event) and

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <variant>
 
 namespace engram::schemas {
 
@@ -12,6 +13,44 @@ namespace {
 
 constexpr std::array<std::string_view, 6> op_names = {"validate",       "resolve_review", "merge_branch",
                                                       "discard_branch", "expire",         "reminder_sent"};
+
+using op_set = std::uint8_t;
+constexpr op_set bit(command_op op) { return static_cast<op_set>(1u << static_cast<unsigned>(op)); }
+
+/// One field of the record after the common ones: its JSON name, where it lives, the ops that
+/// need it (encoded always and required when decoding) and the ops that may omit it when
+/// decoding (records written before the field was carried).
+struct field {
+  const char* name;
+  std::variant<std::string knowledge_command::*, std::int64_t knowledge_command::*, std::int32_t knowledge_command::*>
+      member;
+  op_set required;
+  op_set legacy_optional = 0;
+};
+
+// The one table the encoder and the decoder both read, so they cannot disagree.
+const std::array<field, 8> fields{{
+    {"id", &knowledge_command::id,
+     bit(command_op::validate) | bit(command_op::resolve_review) | bit(command_op::reminder_sent)},
+    {"outcome", &knowledge_command::outcome, bit(command_op::validate)},
+    {"keep", &knowledge_command::keep, bit(command_op::resolve_review)},
+    {"branchId", &knowledge_command::branch_id, bit(command_op::merge_branch) | bit(command_op::discard_branch)},
+    {"limit", &knowledge_command::limit, bit(command_op::expire)},
+    {"ttlMs", &knowledge_command::ttl_ms, bit(command_op::expire) | bit(command_op::merge_branch),
+     bit(command_op::merge_branch)},
+    {"reminderId", &knowledge_command::reminder_id, bit(command_op::reminder_sent)},
+    {"partition", &knowledge_command::reminder_partition, bit(command_op::reminder_sent)},
+}};
+// reminder_offset is carried as "offset" (below): -1 is its default, not 0.
+
+bool is_default(const knowledge_command& c, const field& f) {
+  return std::visit(
+      [&](auto m) {
+        using T = std::decay_t<decltype(c.*m)>;
+        return c.*m == T{};
+      },
+      f.member);
+}
 
 }  // namespace
 
@@ -33,28 +72,11 @@ std::string to_json(const knowledge_command& c) {
   j["issuedAt"] = c.issued_at;
   j["issuedBy"] = c.issued_by;
   j["op"] = to_string(c.op);
-  switch (c.op) {
-    case command_op::validate:
-      j["id"] = c.id;
-      j["outcome"] = c.outcome;
-      break;
-    case command_op::resolve_review:
-      j["id"] = c.id;
-      j["keep"] = c.keep;
-      break;
-    case command_op::merge_branch:
-    case command_op::discard_branch: j["branchId"] = c.branch_id; break;
-    case command_op::expire:
-      j["limit"] = c.limit;
-      j["ttlMs"] = c.ttl_ms;
-      break;
-    case command_op::reminder_sent:
-      j["id"] = c.id;
-      j["reminderId"] = c.reminder_id;
-      j["partition"] = c.reminder_partition;
-      j["offset"] = c.reminder_offset;
-      break;
-  }
+  for (const auto& f : fields)
+    if ((f.required & bit(c.op)) || !is_default(c, f))
+      std::visit([&](auto m) { j[f.name] = c.*m; }, f.member);
+  if (c.op == command_op::reminder_sent || c.reminder_offset != -1)
+    j["offset"] = c.reminder_offset;
   return j.dump();
 }
 
@@ -66,12 +88,6 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
     if (!j.contains(k) || !j[k].is_string() || j[k].get<std::string>().empty())
       return std::string("/") + k + ": required non-empty string";
     dst = j[k].get<std::string>();
-    return std::nullopt;
-  };
-  auto integer = [&](const char* k, std::int64_t& dst) -> std::optional<std::string> {
-    if (!j.contains(k) || !j[k].is_number_integer() || j[k].get<std::int64_t>() < 0)
-      return std::string("/") + k + ": required non-negative integer";
-    dst = j[k].get<std::int64_t>();
     return std::nullopt;
   };
   std::string op;
@@ -89,39 +105,44 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
   if (!parsed)
     return "/op: unknown operation '" + op + "'";
   out.op = *parsed;
-  std::optional<std::string> e;
-  switch (out.op) {
-    case command_op::validate:
-      if ((e = str("id", out.id)) || (e = str("outcome", out.outcome)))
-        return e;
-      if (out.outcome != "approved" && out.outcome != "rejected")
-        return std::string("/outcome: must be approved or rejected");
-      break;
-    case command_op::resolve_review:
-      if ((e = str("id", out.id)) || (e = str("keep", out.keep)))
-        return e;
-      if (out.keep != "newer" && out.keep != "older" && out.keep != "both")
-        return std::string("/keep: must be newer, older or both");
-      break;
-    case command_op::merge_branch:
-    case command_op::discard_branch:
-      if ((e = str("branchId", out.branch_id)))
-        return e;
-      break;
-    case command_op::expire:
-      if ((e = integer("limit", out.limit)) || (e = integer("ttlMs", out.ttl_ms)))
-        return e;
-      break;
-    case command_op::reminder_sent:
-      if ((e = str("id", out.id)) || (e = str("reminderId", out.reminder_id)))
-        return e;
-      if (!j.contains("partition") || !j["partition"].is_number_integer() || !j.contains("offset") ||
-          !j["offset"].is_number_integer())
-        return std::string("/partition, /offset: required integers");
-      out.reminder_partition = j["partition"].get<std::int32_t>();
-      out.reminder_offset = j["offset"].get<std::int64_t>();
-      break;
+  for (const auto& f : fields) {
+    const bool required = (f.required & bit(out.op)) && !(f.legacy_optional & bit(out.op));
+    if (!j.contains(f.name)) {
+      if (required)
+        return std::string("/") + f.name + ": required for op " + op;
+      continue;
+    }
+    const auto& v = j[f.name];
+    auto bad = std::visit(
+        [&](auto m) -> std::optional<std::string> {
+          using T = std::decay_t<decltype(out.*m)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            if (!v.is_string() || (required && v.get<std::string>().empty()))
+              return std::string("/") + f.name + ": must be a non-empty string";
+            out.*m = v.get<std::string>();
+          } else {
+            if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+                v.get<std::int64_t>() > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
+              return std::string("/") + f.name + ": must be a non-negative integer";
+            out.*m = static_cast<T>(v.get<std::int64_t>());
+          }
+          return std::nullopt;
+        },
+        f.member);
+    if (bad)
+      return bad;
   }
+  if (j.contains("offset")) {
+    if (!j["offset"].is_number_integer())
+      return std::string("/offset: must be an integer");
+    out.reminder_offset = j["offset"].get<std::int64_t>();
+  } else if (out.op == command_op::reminder_sent) {
+    return std::string("/offset: required for op reminder_sent");
+  }
+  if (out.op == command_op::validate && out.outcome != "approved" && out.outcome != "rejected")
+    return std::string("/outcome: must be approved or rejected");
+  if (out.op == command_op::resolve_review && out.keep != "newer" && out.keep != "older" && out.keep != "both")
+    return std::string("/keep: must be newer, older or both");
   return std::nullopt;
 }
 

@@ -11,7 +11,9 @@
 //   op               fields
 //   validate         id, outcome (approved | rejected)
 //   resolve_review   id (the flagged entry), keep (newer | older | both)
-//   merge_branch     branchId
+//   merge_branch     branchId, ttlMs: the branches' time to live when the merge was asked
+//                    (records written before ttlMs was carried decode 0 and, as when they
+//                    were first applied, find the branch expired)
 //   discard_branch   branchId
 //   expire           limit: removes up to `limit` entries whose expiresAt <= issuedAt, and
 //                    branch saves older than issuedAt - branches.ttl (given as ttlMs)
@@ -47,7 +49,8 @@ struct knowledge_command {
   std::string keep;
   /// merge_branch, discard_branch.
   std::string branch_id;
-  /// expire: most entries removed by this command; ttlMs: the branches' time to live.
+  /// expire: most entries removed by this command. ttlMs (expire, merge_branch): the
+  /// branches' time to live.
   std::int64_t limit = 0;
   std::int64_t ttl_ms = 0;
   /// reminder_sent: the reminder's id and where it landed on engram-reminders (offset -1:
@@ -55,12 +58,16 @@ struct knowledge_command {
   std::string reminder_id;
   std::int32_t reminder_partition = 0;
   std::int64_t reminder_offset = -1;
+
+  friend bool operator==(const knowledge_command&, const knowledge_command&) = default;
 };
 
-/// The record's JSON (canonical key order, only the op's fields).
+/// The record's JSON: canonical key order, the op's fields and any other field set (not at
+/// its default), so that nothing set is lost on the way through the log.
 [[nodiscard]] std::string to_json(const knowledge_command& c);
 
-/// Decodes and checks a record (the op's fields present and valid); "/field: reason" on failure.
+/// Decodes and checks a record (every field present well typed, the op's fields present and
+/// valid); "/field: reason" on failure.
 [[nodiscard]] std::optional<std::string> decode(std::string_view bytes, knowledge_command& out);
 
 }  // namespace engram::schemas

@@ -39,6 +39,8 @@ struct knowledge_save {
   /// Set when saved into a branch (speculative): the branch's time to live, fixed at save.
   std::string branch_id;
   std::int64_t branch_ttl_ms = 0;
+
+  friend bool operator==(const knowledge_save&, const knowledge_save&) = default;
 };
 
 /// The record's JSON (canonical key order).

@@ -10,6 +10,7 @@
 #include "schemas/knowledge.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
+#include "schemas/log_record.hpp"
 #include "storage/graph_store.hpp"
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -44,6 +45,19 @@ struct log_record {
   /// When the consumer received it (apply-latency metric; never stored).
   std::chrono::steady_clock::time_point received_at;
 };
+
+/// Fills `rec` from a decoded engram-log record: a message, a save (with its as_message()
+/// form) or a command.
+inline void set_payload(log_record& rec, schemas::log_payload&& payload) {
+  if (auto* m = std::get_if<schemas::inbound_message>(&payload)) {
+    rec.message = std::make_shared<schemas::inbound_message>(std::move(*m));
+  } else if (auto* s = std::get_if<schemas::knowledge_save>(&payload)) {
+    rec.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*s));
+    rec.save = std::make_shared<schemas::knowledge_save>(std::move(*s));
+  } else {
+    rec.command = std::make_shared<schemas::knowledge_command>(std::move(std::get<schemas::knowledge_command>(payload)));
+  }
+}
 
 /// What the store reports for one batch.
 struct batch_result {

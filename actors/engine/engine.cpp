@@ -162,9 +162,8 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   d.metrics = &m.metrics;
   auto* producer = m.log_producer.get();
   auto topic = cfg.kafka.topics.log;
-  d.append = [producer, topic](const std::string& key, const std::string& value, const std::string& kind,
-                               std::string* err) {
-    if (!producer->produce(topic, key, value, {{ingest::kind_header, kind}}) ||
+  d.append = [producer, topic](const schemas::encoded_record& r, std::string* err) {
+    if (!producer->produce(topic, r.key, r.value, {{schemas::kind_header, r.kind}}) ||
         !producer->flush(std::chrono::seconds(10))) {
       *err = producer->last_error();
       return false;

@@ -186,36 +186,13 @@ void log_consumer::run() {
       actors::log_record rec;
       rec.position = storage::log_position{topic, msg->partition(), msg->offset(), cluster};
       rec.received_at = now;
-      auto kind = detail::header(*msg, kind_header);
       std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
-      if (kind == schemas::kind_knowledge_save) {
-        auto save = std::make_shared<schemas::knowledge_save>();
-        if (auto bad = schemas::decode(bytes, *save)) {
-          rec.rejection = "knowledge-save " + *bad;
-          m.dead_letter(*msg, rec.rejection, "schema");
-        } else {
-          rec.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*save));
-          rec.save = std::move(save);
-        }
-      } else if (kind == schemas::kind_knowledge_command) {
-        auto cmd = std::make_shared<schemas::knowledge_command>();
-        if (auto bad = schemas::decode(bytes, *cmd)) {
-          rec.rejection = "knowledge-command " + *bad;
-          m.dead_letter(*msg, rec.rejection, "schema");
-        } else {
-          rec.command = std::move(cmd);
-        }
-      } else if (!kind.empty() && kind != kind_inbound_message) {
-        rec.rejection = "unknown record kind '" + kind + "'";
-        m.dead_letter(*msg, rec.rejection, "unknown_kind");
+      auto decoded = schemas::decode_record(detail::header(*msg, schemas::kind_header), bytes, limits);
+      if (auto* bad = std::get_if<schemas::record_error>(&decoded)) {
+        rec.rejection = std::move(bad->reason);
+        m.dead_letter(*msg, rec.rejection, bad->label);
       } else {
-        auto ev = std::make_shared<schemas::inbound_message>();
-        if (auto bad = schemas::decode(bytes, limits, *ev)) {
-          rec.rejection = bad->to_string();
-          m.dead_letter(*msg, rec.rejection, schemas::to_string(bad->what));
-        } else {
-          rec.message = std::move(ev);
-        }
+        set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)));
       }
       if (!rec.message && !rec.command)
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);

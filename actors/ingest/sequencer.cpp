@@ -3,7 +3,7 @@
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/producer.hpp"
-#include "schemas/inbound_message.hpp"
+#include "schemas/log_record.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -83,7 +83,7 @@ void sequencer::run() {
         m.metrics->count_dead_letter(schemas::to_string(bad->what));
       } else {
         queued &= m.producer->produce(topics.log, ev.organization_id, bytes,
-                                      {{kind_header, kind_inbound_message}});
+                                      {{schemas::kind_header, schemas::kind_inbound_message}});
         ++good;
       }
     }

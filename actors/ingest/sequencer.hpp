@@ -18,9 +18,6 @@ namespace engram::ingest {
 
 /// The header carrying the dead-letter reason ("field: reason").
 inline constexpr const char* reason_header = "reason";
-/// The header naming what an engram-log record is; absent means an inbound message.
-inline constexpr const char* kind_header = "kind";
-inline constexpr const char* kind_inbound_message = "inbound-message";
 
 struct sequencer_options {
   /// Test seam: called after a batch's appends are acknowledged and before the inbound

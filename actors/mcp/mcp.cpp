@@ -366,8 +366,7 @@ struct service::impl {
     s.saved_by = g.name;
     if (days > 0)
       s.expires_at = rfc3339(s.saved_at_ms + days * 86400000);
-    append_and_answer(s.organization_id, s.event_id, schemas::to_json(s), schemas::kind_knowledge_save, id,
-                      std::move(respond), [s](const actors::applied_event& what) {
+    append_and_answer(s, id, std::move(respond), [s](const actors::applied_event& what) {
                         if (what.error != storage::errc::ok)
                           return tool_error("the store failed to apply the save");
                         if (what.duplicate)
@@ -387,12 +386,13 @@ struct service::impl {
   /// Appends one record to engram-log and answers once the store has applied it (read your
   /// writes), with `answer(what the store said)`, or after opts.save_timeout with isError
   /// (the record stays on the log and will be applied).
-  void append_and_answer(const std::string& org, const std::string& event_id, const std::string& value,
-                         const std::string& kind, const json& id, http::responder respond,
+  void append_and_answer(const schemas::log_payload& record, const json& id, http::responder respond,
                          std::function<json(const actors::applied_event&)> answer) {
+    const auto& org = schemas::organization_of(record);
+    const auto& event_id = schemas::event_id_of(record);
     auto applied = deps.notifier->expect(org, event_id);
     std::string error;
-    if (!deps.append(org, value, kind, &error)) {
+    if (!deps.append(schemas::encode(record), &error)) {
       deps.notifier->forget(org, event_id);
       return respond(json_response(200, rpc_result(id, tool_error("not done: engram-log refused the record: " + error))));
     }
@@ -435,8 +435,7 @@ struct service::impl {
     c.issued_at_ms = at;
     c.issued_at = rfc3339(at);
     c.issued_by = g.name;
-    append_and_answer(c.organization_id, c.event_id, schemas::to_json(c), schemas::kind_knowledge_command, id,
-                      std::move(respond), [answer = std::move(answer)](const actors::applied_event& what) {
+    append_and_answer(c, id, std::move(respond), [answer = std::move(answer)](const actors::applied_event& what) {
                         if (what.error != storage::errc::ok)
                           return tool_error("the store failed to apply the command");
                         if (what.duplicate)

@@ -11,6 +11,7 @@
 #include "actors/dedup/dedup.hpp"
 #include "actors/extractor/embedder.hpp"
 #include "actors/mcp/http.hpp"
+#include "schemas/log_record.hpp"
 #include "storage/graph_store.hpp"
 
 #include <array>
@@ -56,9 +57,8 @@ struct mcp_dependencies {
   actors::metrics* metrics = nullptr;
   /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
   std::shared_ptr<const actors::clock> clock;
-  /// Appends one record to engram-log (key, value, kind header); false with `error`.
-  std::function<bool(const std::string& key, const std::string& value, const std::string& kind, std::string* error)>
-      append;
+  /// Appends one record to engram-log; false with `error`.
+  std::function<bool(const schemas::encoded_record& record, std::string* error)> append;
 };
 
 class service {

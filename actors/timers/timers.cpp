@@ -67,10 +67,11 @@ void timers::stop() {
     thread_.join();
 }
 
-bool timers::apply(const std::string& org, const std::string& event_id, const std::string& value, applied_event* what,
-                   std::string* error) {
+bool timers::apply(const schemas::knowledge_command& c, applied_event* what, std::string* error) {
+  const auto& org = c.organization_id;
+  const auto& event_id = c.event_id;
   auto applied = notifier_->expect(org, event_id);
-  if (!append_(org, value, schemas::kind_knowledge_command, error)) {
+  if (!append_(schemas::encode(c), error)) {
     notifier_->forget(org, event_id);
     return false;
   }
@@ -115,7 +116,7 @@ timers_round timers::round() {
     c.reminder_partition = partition;
     c.reminder_offset = offset;
     applied_event what;
-    return apply(org, c.event_id, schemas::to_json(c), &what, &error);
+    return apply(c, &what, &error);
   };
   // (1) Sent before a crash, not recorded: record, never send again.
   if (reminders_ && !recovered_) {
@@ -152,7 +153,7 @@ timers_round timers::round() {
       c.limit = opts_.expiry_batch;
       c.ttl_ms = opts_.branch_ttl_ms;
       applied_event what;
-      if (!apply(c.organization_id, c.event_id, schemas::to_json(c), &what, &error)) {
+      if (!apply(c, &what, &error)) {
         r.problem = "expiry: " + error;
         return r;
       }

@@ -14,6 +14,7 @@
 #include "actors/common/metrics.hpp"
 #include "actors/common/notifier.hpp"
 #include "actors/ingest/reminders.hpp"
+#include "schemas/log_record.hpp"
 #include "storage/graph_store.hpp"
 
 #include <atomic>
@@ -50,8 +51,8 @@ struct timers_round {
 
 class timers {
 public:
-  /// Appends one record to engram-log (key, value, kind header); false with `error`.
-  using append_fn = std::function<bool(const std::string&, const std::string&, const std::string&, std::string*)>;
+  /// Appends one record to engram-log; false with `error`.
+  using append_fn = std::function<bool(const schemas::encoded_record&, std::string* error)>;
 
   timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
          apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
@@ -67,8 +68,8 @@ public:
 
 private:
   timers_round round();
-  bool apply(const std::string& org, const std::string& event_id, const std::string& value, applied_event* what,
-             std::string* error);
+  /// Appends `c` to engram-log and waits until the store applied it.
+  bool apply(const schemas::knowledge_command& c, applied_event* what, std::string* error);
 
   timers_options opts_;
   std::shared_ptr<const storage::graph_store> store_;

@@ -186,6 +186,46 @@ std::string get(std::uint16_t port, const std::string& path, int* status) {
   return r.status ? r.body : std::string();
 }
 
+std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port,
+                                      const std::vector<std::string>& sets) {
+  std::vector<std::string> a{ENGRAMD_PATH,
+                             "--config",
+                             std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml",
+                             "--set", "kafka.brokers=" + brokers,
+                             "--set", "storage.path=" + data_dir,
+                             "--set", "samples.load=false",
+                             "--set", std::string("embedder.model_path=") + model_path,
+                             "--set", "http.listen=127.0.0.1:" + std::to_string(port),
+                             "--set", "kafka.rdkafka.session.timeout.ms=3000",
+                             "--set", "kafka.rdkafka.heartbeat.interval.ms=300"};
+  for (const auto& kv : sets) {
+    a.push_back("--set");
+    a.push_back(kv);
+  }
+  return a;
+}
+
+bool ready(std::uint16_t port) {
+  int status = 0;
+  get(port, "/readyz", &status);
+  return status == 200;
+}
+
+json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {
+  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
+                       json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                            {"params", {{"name", tool}, {"arguments", args}}}}
+                           .dump(),
+                       {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
+                       std::chrono::seconds(30));
+  auto j = json::parse(r.body, nullptr, false);
+  if (r.status != 200 || j.is_discarded() || !j.contains("result"))
+    return {{"error", r.body}};
+  if (j["result"].value("isError", false))
+    return {{"error", j["result"]["content"][0]["text"]}};
+  return j["result"]["structuredContent"];
+}
+
 child::child(const std::vector<std::string>& argv, const std::string& log_file) {
   pid_ = ::fork();
   if (pid_ == 0) {

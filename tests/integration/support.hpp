@@ -6,6 +6,8 @@
 #include "config/config.hpp"
 #include "tools/bench/synthetic.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -74,6 +76,20 @@ config::engram_config test_config(const std::string& brokers, const std::string&
 
 /// GET http://127.0.0.1:port/path; returns the JSON body, or null when unreachable.
 std::string get(std::uint16_t port, const std::string& path, int* status = nullptr);
+
+/// engramd's command line for a child process against `brokers`: the embedded default
+/// config, store in `data_dir`, samples off, HTTP on `port`, a short Kafka session (a killed
+/// member leaves its group fast), then `--set` each of `sets` ("key=value").
+std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port,
+                                      const std::vector<std::string>& sets = {});
+
+/// True when GET /readyz answers 200.
+bool ready(std::uint16_t port);
+
+/// An MCP tools/call over HTTP with a bearer token: the tool's structuredContent, or
+/// {"error": text} for a tool error (isError) and {"error": body} for anything else.
+nlohmann::json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool,
+                        const nlohmann::json& args);
 
 /// A child process, with stdout and stderr appended to a log file.
 class child {

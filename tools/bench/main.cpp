@@ -10,6 +10,7 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
+#include "schemas/log_record.hpp"
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/memory_bench.hpp"
 #include "tools/bench/synthetic.hpp"
@@ -104,7 +105,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
 
   // Phase 1: records already on engram-log; the engine starts and drains them.
   for (const auto& ev : log_events)
-    if (!producer->produce("engram-log", synthetic::organization_of(ev), ev, {{ingest::kind_header, ingest::kind_inbound_message}}))
+    if (!producer->produce("engram-log", synthetic::organization_of(ev), ev, {{schemas::kind_header, schemas::kind_inbound_message}}))
       throw std::runtime_error(producer->last_error());
   if (!producer->flush(std::chrono::seconds(60)))
     throw std::runtime_error(producer->last_error());

@@ -1,0 +1,157 @@
+// Every MCP tool, driven as an agent drives it, against engramd running as a child process
+// over HTTP: each save and command goes through engram-log's encoder and decoder and the
+// real clock moves between calls. (An in-process test with a frozen clock once hid a
+// merge_branch that failed on every call.) The last check: every tool tools/list announces
+// was called here.
+#include "actors/mcp/http.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace {
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+const std::string agent_a = "scenario-agent-a-0123456789abcdef";
+const std::string agent_b = "scenario-agent-b-0123456789abcdef";
+const std::string globex = "scenario-globex-0123456789abcdef";
+
+class McpScenario : public ::testing::Test {
+protected:
+  McpScenario() : dir_("mcp-scenario"), broker_(test::start_broker()), port_(test::free_port()) {}
+
+  void SetUp() override {
+    engramd_ = std::make_unique<test::child>(
+        test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_,
+                           {"auth.tokens=[{token: " + agent_a + ", organization_id: acme, scopes: [read, write], name: agent-a}, "
+                            "{token: " + agent_b + ", organization_id: acme, scopes: [read, write], name: agent-b}, "
+                            "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]"}),
+        log());
+    ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
+  }
+
+  void TearDown() override { EXPECT_EQ(engramd_->terminate(10s), 0) << test::tail(log()); }
+
+  std::string log() const { return dir_.sub("engramd.log"); }
+
+  json call(const std::string& token, const std::string& tool, const json& args) {
+    called_.insert(tool);
+    return test::mcp_call(port_, token, tool, args);
+  }
+
+  json save(const std::string& token, const std::string& type, const std::string& text, json extra = json::object()) {
+    extra["type"] = type;
+    extra["title"] = text.substr(0, 80);
+    extra["content"] = text;
+    extra["confidence"] = 0.8;
+    return call(token, "save_knowledge", extra);
+  }
+
+  std::vector<std::string> recall(const std::string& token, const std::string& query, json extra = json::object()) {
+    extra["query"] = query;
+    extra["limit"] = 20;
+    auto r = call(token, "recall_knowledge", extra);
+    EXPECT_FALSE(r.contains("error")) << r;
+    std::vector<std::string> ids;
+    for (const auto& e : r.value("results", json::array()))
+      ids.push_back(e["id"]);
+    return ids;
+  }
+
+  static bool has(const std::vector<std::string>& ids, const json& id) {
+    return std::find(ids.begin(), ids.end(), id.get<std::string>()) != ids.end();
+  }
+
+  std::set<std::string> listed_tools() {
+    auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
+                         R"({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})",
+                         {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + agent_a}}, 30s);
+    auto j = json::parse(r.body, nullptr, false);
+    std::set<std::string> names;
+    if (!j.is_discarded() && j.contains("result"))
+      for (const auto& t : j["result"]["tools"])
+        names.insert(t["name"].get<std::string>());
+    return names;
+  }
+
+  test::temp_dir dir_;
+  std::unique_ptr<ingest::embedded_broker> broker_;
+  std::uint16_t port_;
+  std::unique_ptr<test::child> engramd_;
+  std::set<std::string> called_;
+};
+
+TEST_F(McpScenario, EveryToolWorksThroughEngramLogAgainstARealEngramd) {
+  // Save into the graph, and into two branches.
+  auto plan = save(agent_a, "fact", "Initech's support plan is Gold.");
+  ASSERT_EQ(plan.value("outcome", ""), "created") << plan;
+  auto german = save(agent_a, "fact", "Contoso wants the proposal in German.", {{"branchId", "intent-1"}});
+  ASSERT_EQ(german.value("branchId", ""), "intent-1") << german;
+  auto post = save(agent_a, "preference", "Contoso prefers invoices by post.", {{"branchId", "intent-2"}});
+  ASSERT_EQ(post.value("branchId", ""), "intent-2") << post;
+
+  // Recall in a branch sees its own saves and the graph; the graph sees no branch.
+  auto in1 = recall(agent_a, "Contoso proposal German", {{"branchId", "intent-1"}});
+  EXPECT_TRUE(has(in1, german["id"]));
+  EXPECT_FALSE(has(in1, post["id"]));
+  EXPECT_TRUE(has(recall(agent_a, "Initech support plan", {{"branchId", "intent-1"}}), plan["id"]));
+  EXPECT_FALSE(has(recall(agent_a, "Contoso proposal German"), german["id"]));
+
+  // Merge (some time after the save: the real clock has moved), then recall in the graph.
+  auto merged = call(agent_a, "merge_branch", {{"branchId", "intent-1"}});
+  ASSERT_FALSE(merged.contains("error")) << merged << test::tail(log());
+  ASSERT_EQ(merged["merged"].size(), 1u) << merged;
+  EXPECT_EQ(merged["merged"][0]["outcome"], "created");
+  EXPECT_EQ(merged["merged"][0]["id"], german["id"]);
+  EXPECT_TRUE(has(recall(agent_a, "Contoso proposal German"), german["id"]));
+  EXPECT_TRUE(call(agent_a, "merge_branch", {{"branchId", "intent-1"}}).contains("error"));  // empty now
+
+  // Discard: nothing of it reaches the graph.
+  auto discarded = call(agent_a, "discard_branch", {{"branchId", "intent-2"}});
+  EXPECT_EQ(discarded.value("discarded", -1), 1) << discarded;
+  EXPECT_FALSE(has(recall(agent_a, "Contoso invoices post", {{"branchId", "intent-2"}}), post["id"]));
+  EXPECT_TRUE(call(agent_a, "get_knowledge", {{"id", post["id"]}}).contains("error"));
+
+  // Validate.
+  auto valid = call(agent_a, "validate_knowledge", {{"id", plan["id"]}, {"outcome", "approved"}});
+  ASSERT_FALSE(valid.contains("error")) << valid;
+  EXPECT_EQ(valid["outcome"], "approved");
+  EXPECT_TRUE(valid["lastValidatedAt"].is_string()) << valid;
+
+  // Two agents disagree: a contradiction waits for review; resolving it keeps what was asked.
+  auto older = save(agent_a, "fact", "The per-unit price for Globex is $42.");
+  auto newer = save(agent_b, "fact", "The per-unit price for Globex is $45.");
+  ASSERT_FALSE(newer.contains("error")) << newer;
+  auto queue = call(agent_a, "list_review_queue", json::object());
+  ASSERT_EQ(queue.value("items", json::array()).size(), 1u) << queue;
+  EXPECT_EQ(queue["items"][0]["entry"]["id"], older["id"]);
+  EXPECT_EQ(queue["items"][0]["contradictedBy"]["id"], newer["id"]);
+  EXPECT_TRUE(call(globex, "list_review_queue", json::object())["items"].empty());
+  auto resolved = call(agent_a, "resolve_review", {{"id", older["id"]}, {"keep", "older"}});
+  ASSERT_FALSE(resolved.contains("error")) << resolved;
+  EXPECT_TRUE(call(agent_a, "list_review_queue", json::object())["items"].empty());
+
+  // Get and search.
+  auto got = call(agent_a, "get_knowledge", {{"id", plan["id"]}});
+  EXPECT_EQ(got["entry"].value("content", ""), "Initech's support plan is Gold.") << got;
+  EXPECT_TRUE(call(globex, "get_knowledge", {{"id", plan["id"]}}).contains("error"));
+  auto found = call(agent_a, "search_knowledge", {{"query", "support plan"}});
+  ASSERT_FALSE(found.contains("error")) << found;
+  std::vector<std::string> ids;
+  for (const auto& e : found["results"])
+    ids.push_back(e["id"]);
+  EXPECT_TRUE(has(ids, plan["id"])) << found;
+
+  // No tool is left untested here.
+  auto listed = listed_tools();
+  ASSERT_FALSE(listed.empty());
+  for (const auto& tool : listed)
+    EXPECT_TRUE(called_.count(tool)) << tool << " is announced by tools/list but this scenario never calls it";
+}
+
+}  // namespace

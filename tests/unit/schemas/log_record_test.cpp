@@ -1,0 +1,224 @@
+// Every engram-log record kind, and every knowledge-command op, through the log's encoder
+// and decoder: what goes in comes out, field for field (operator== compares every member).
+// A field a producer sets and the codec drops once made merge_branch fail on every call.
+#include "schemas/log_record.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using namespace engram::schemas;
+using json = nlohmann::json;
+
+// A field added to a record must be set below (and carried by its codec): these sizes
+// (x86-64/AArch64 libstdc++) make the compiler say so.
+static_assert(sizeof(inbound_message) == 408, "inbound_message changed: set the new field in full_message()");
+static_assert(sizeof(knowledge_save) == 344, "knowledge_save changed: set the new field in full_save()");
+static_assert(sizeof(knowledge_command) == 336, "knowledge_command changed: set the new field in full_command()");
+
+log_payload round_trip(const log_payload& in) {
+  auto rec = encode(in);
+  EXPECT_EQ(rec.key, organization_of(in));
+  EXPECT_EQ(parse_record_kind(rec.kind), kind_of(in));
+  auto out = decode_record(rec.kind, rec.value, {});
+  if (auto* bad = std::get_if<record_error>(&out)) {
+    ADD_FAILURE() << rec.kind << " " << rec.value << ": " << bad->reason;
+    return in;
+  }
+  return std::get<log_payload>(out);
+}
+
+inbound_message full_message() {
+  inbound_message m;
+  m.event_id = "evt-1";
+  m.organization_id = "acme";
+  m.source = source_type::chat;
+  m.source_id = "<id@host>";
+  m.thread_id = "thr-1";
+  m.sent_at = "2026-03-05T10:00:00Z";
+  m.sent_at_ms = *parse_rfc3339(m.sent_at);
+  m.from = {"Sarah Lee", "sarah@acme.example", "c-17"};
+  m.to = {{"Bob", "bob@ourco.example", "c-2"}};
+  m.cc = {{"Eve", "eve@ourco.example", "c-3"}};
+  m.subject = "Trial extension";
+  m.body = "The trial runs until June 30.";
+  m.contact_ids = {"c-17", "c-2"};
+  return m;
+}
+
+knowledge_save full_save() {
+  knowledge_save s;
+  s.event_id = "save-1";
+  s.organization_id = "acme";
+  s.saved_at = "2026-03-05T10:00:00.000Z";
+  s.saved_at_ms = *parse_rfc3339(s.saved_at);
+  s.saved_by = "agent-1";
+  s.type = entry_type::action_item;
+  s.title = "Send the contract";
+  s.content = "Send Acme the signed contract by Friday.";
+  s.confidence = 0.875;
+  s.contact_id = "c-17";
+  s.expires_at = "2026-04-04T10:00:00.000Z";
+  s.tags = {"legal", "contracts"};
+  s.branch_id = "what-if";
+  s.branch_ttl_ms = 86400000;
+  return s;
+}
+
+/// A command with every field set to something other than its default.
+knowledge_command full_command(command_op op) {
+  knowledge_command c;
+  c.event_id = "cmd-1";
+  c.organization_id = "acme";
+  c.issued_at = "2026-03-05T10:00:00.000Z";
+  c.issued_at_ms = *parse_rfc3339(c.issued_at);
+  c.issued_by = "agent-1";
+  c.op = op;
+  c.id = "e-0123456789abcdef";
+  c.outcome = "approved";
+  c.keep = "both";
+  c.branch_id = "what-if";
+  c.limit = 100;
+  c.ttl_ms = 86400000;
+  c.reminder_id = "rem-e-0123456789abcdef";
+  c.reminder_partition = 3;
+  c.reminder_offset = 42;
+  return c;
+}
+
+/// A command as its producer makes it: only the op's fields.
+knowledge_command minimal_command(command_op op) {
+  auto full = full_command(op);
+  knowledge_command c;
+  c.event_id = full.event_id;
+  c.organization_id = full.organization_id;
+  c.issued_at = full.issued_at;
+  c.issued_at_ms = full.issued_at_ms;
+  c.op = op;
+  switch (op) {
+    case command_op::validate:
+      c.id = full.id;
+      c.outcome = "rejected";
+      break;
+    case command_op::resolve_review:
+      c.id = full.id;
+      c.keep = "older";
+      break;
+    case command_op::merge_branch:  // as MCP makes it: with the branches' time to live
+      c.branch_id = full.branch_id;
+      c.ttl_ms = full.ttl_ms;
+      break;
+    case command_op::discard_branch: c.branch_id = full.branch_id; break;
+    case command_op::expire:
+      c.limit = full.limit;
+      c.ttl_ms = full.ttl_ms;
+      break;
+    case command_op::reminder_sent:
+      c.id = full.id;
+      c.reminder_id = full.reminder_id;
+      c.reminder_partition = 0;
+      c.reminder_offset = 0;
+      break;
+  }
+  return c;
+}
+
+constexpr command_op all_ops[] = {command_op::validate,       command_op::resolve_review, command_op::merge_branch,
+                                  command_op::discard_branch, command_op::expire,         command_op::reminder_sent};
+
+TEST(LogRecord, EveryKindHasAHeaderNameThatParsesBack) {
+  for (auto k : all_record_kinds)
+    EXPECT_EQ(parse_record_kind(to_string(k)), k) << to_string(k);
+  EXPECT_EQ(parse_record_kind(""), record_kind::inbound_message);  // records of the first releases
+  EXPECT_FALSE(parse_record_kind("knowledge-saves"));
+}
+
+TEST(LogRecord, InboundMessageKeepsEveryField) {
+  const log_payload in = full_message();
+  EXPECT_EQ(std::get<inbound_message>(round_trip(in)), std::get<inbound_message>(in));
+}
+
+TEST(LogRecord, KnowledgeSaveKeepsEveryField) {
+  const log_payload branch = full_save();
+  EXPECT_EQ(std::get<knowledge_save>(round_trip(branch)), std::get<knowledge_save>(branch));
+  auto main = full_save();
+  main.branch_id.clear();
+  main.branch_ttl_ms = 0;
+  main.contact_id.clear();
+  main.expires_at.clear();
+  main.tags.clear();
+  EXPECT_EQ(std::get<knowledge_save>(round_trip(main)), main);
+}
+
+TEST(LogRecord, EveryCommandOpKeepsEveryFieldSet) {
+  for (auto op : all_ops) {
+    SCOPED_TRACE(std::string(to_string(op)));
+    const auto full = full_command(op);
+    EXPECT_EQ(std::get<knowledge_command>(round_trip(full)), full);
+    const auto minimal = minimal_command(op);
+    EXPECT_EQ(std::get<knowledge_command>(round_trip(minimal)), minimal);
+  }
+}
+
+TEST(LogRecord, MergeBranchCarriesTheBranchesTimeToLive) {
+  auto rec = encode(minimal_command(command_op::merge_branch));
+  EXPECT_EQ(json::parse(rec.value).value("ttlMs", std::int64_t{0}), 86400000) << rec.value;
+}
+
+TEST(LogRecord, MergeBranchWrittenBeforeTtlMsDecodesAsItWasApplied) {
+  auto j = json::parse(encode(minimal_command(command_op::merge_branch)).value);
+  j.erase("ttlMs");
+  auto out = decode_record("knowledge-command", j.dump(), {});
+  ASSERT_TRUE(std::holds_alternative<log_payload>(out)) << std::get<record_error>(out).reason;
+  EXPECT_EQ(std::get<knowledge_command>(std::get<log_payload>(out)).ttl_ms, 0);
+}
+
+TEST(LogRecord, EachOpsRequiredFieldIsNamedWhenMissing) {
+  const std::pair<command_op, const char*> required[] = {
+      {command_op::validate, "id"},          {command_op::validate, "outcome"},
+      {command_op::resolve_review, "id"},    {command_op::resolve_review, "keep"},
+      {command_op::merge_branch, "branchId"}, {command_op::discard_branch, "branchId"},
+      {command_op::expire, "limit"},         {command_op::expire, "ttlMs"},
+      {command_op::reminder_sent, "id"},     {command_op::reminder_sent, "reminderId"},
+      {command_op::reminder_sent, "partition"}, {command_op::reminder_sent, "offset"}};
+  for (auto [op, field] : required) {
+    auto j = json::parse(encode(minimal_command(op)).value);
+    ASSERT_TRUE(j.contains(field)) << to_string(op) << " " << field;
+    j.erase(field);
+    auto out = decode_record("knowledge-command", j.dump(), {});
+    ASSERT_TRUE(std::holds_alternative<record_error>(out)) << to_string(op) << " without " << field;
+    const auto& e = std::get<record_error>(out);
+    EXPECT_NE(e.reason.find(std::string("/") + field + ":"), std::string::npos) << e.reason;
+    EXPECT_EQ(e.label, "schema");
+  }
+}
+
+TEST(LogRecord, BadRecordsSayWhyWithTheirDeadLetterLabel) {
+  struct bad_case {
+    const char* kind;
+    std::string value;
+    const char* label;
+    const char* says;
+  };
+  const bad_case cases[] = {
+      {"knowledge-thing", "{}", "unknown_kind", "unknown record kind 'knowledge-thing'"},
+      {"inbound-message", "{", "invalid_json", ""},
+      {"", R"({"eventId": "e"})", "schema", "organizationId"},
+      {"knowledge-save", "[]", "schema", "knowledge-save not a JSON object"},
+      {"knowledge-command", R"({"eventId":"c","organizationId":"a","issuedAt":"2026-03-05T10:00:00Z","op":"fly"})",
+       "schema", "/op: unknown operation 'fly'"},
+      {"knowledge-command",
+       R"({"eventId":"c","organizationId":"a","issuedAt":"2026-03-05T10:00:00Z","op":"expire","limit":-1,"ttlMs":5})",
+       "schema", "/limit: must be a non-negative integer"},
+  };
+  for (const auto& c : cases) {
+    auto out = decode_record(c.kind, c.value, {});
+    ASSERT_TRUE(std::holds_alternative<record_error>(out)) << c.kind << " " << c.value;
+    const auto& e = std::get<record_error>(out);
+    EXPECT_EQ(e.label, c.label) << e.reason;
+    EXPECT_NE(e.reason.find(c.says), std::string::npos) << e.reason;
+  }
+}
+
+}  // namespace
