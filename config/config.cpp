@@ -217,7 +217,11 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
        each_key(n, p, {{"ttl_ms", [&](auto& v, auto& k) { cfg.branches.ttl_ms = as_uint(v, k, 1000, 365ull * 86400000); }}});
      }},
     {"reminders", [&](const YAML::Node& n, const std::string& p) {
-       each_key(n, p, {{"lead_ms", [&](auto& v, auto& k) { cfg.reminders.lead_ms = as_uint(v, k, 0, 365ull * 86400000); }}});
+       each_key(n, p,
+                {{"lead_ms", [&](auto& v, auto& k) { cfg.reminders.lead_ms = as_uint(v, k, 0, 365ull * 86400000); }},
+                 {"batch", [&](auto& v, auto& k) {
+                    cfg.reminders.batch = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000));
+                  }}});
      }},
     {"timers", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {

@@ -171,6 +171,8 @@ struct branches_config {
 struct reminders_config {
   /// How long before an action item's dueAt its reminder goes out.
   std::uint64_t lead_ms = 24ull * 3600 * 1000;
+  /// Most reminders one timers round sends (the rest go in the next rounds). Default: 1000.
+  std::uint32_t batch = 1000;
 };
 
 struct timers_config {

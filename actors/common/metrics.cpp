@@ -109,6 +109,11 @@ struct metrics::impl {
   prometheus::Counter& dropped_saves = timer_actions.Add({{"action", "dropped_branch_saves"}});
   prometheus::Counter& reminders_sent = timer_actions.Add({{"action", "reminders_sent"}});
   prometheus::Counter& reminders_recovered = timer_actions.Add({{"action", "reminders_recovered"}});
+  prometheus::Counter& timer_rounds = prometheus::BuildCounter()
+                                          .Name("engram_timer_rounds_total")
+                                          .Help("Timers rounds run (the store had caught up with the log)")
+                                          .Register(registry)
+                                          .Add({});
   std::atomic<std::uint64_t> applied_total{0};
   std::atomic<std::uint64_t> dlq_total{0};
   // Family::Add is thread-safe, but keeping label sets stable is simpler under one lock.
@@ -151,8 +156,9 @@ void metrics::count_command(std::string_view op) {
   std::lock_guard lock(impl_->mutex);
   impl_->commands.Add({{"op", std::string(op)}}).Increment();
 }
-void metrics::count_timer_actions(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
-                                  std::uint64_t reminders_recovered) {
+void metrics::count_timer_round(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
+                                std::uint64_t reminders_recovered) {
+  impl_->timer_rounds.Increment();
   impl_->expired.Increment(static_cast<double>(expired));
   impl_->dropped_saves.Increment(static_cast<double>(dropped_saves));
   impl_->reminders_sent.Increment(static_cast<double>(reminders_sent));

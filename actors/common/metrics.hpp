@@ -37,9 +37,10 @@ public:
   /// Counts a knowledge command applied by the store, by op (validate, resolve_review,
   /// merge_branch, discard_branch, expire, reminder_sent).
   void count_command(std::string_view op);
-  /// Counts what one timers round did: entries expired, branch saves dropped, reminders
-  /// sent, reminders found sent but unrecorded (recorded instead of sent again).
-  void count_timer_actions(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
+  /// Counts one timers round that ran (engram_timer_rounds_total) and what it did: entries
+  /// expired, branch saves dropped, reminders sent, reminders found sent but unrecorded
+  /// (recorded instead of sent again).
+  void count_timer_round(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
                            std::uint64_t reminders_recovered);
   /// Vectors searchable in the per-organisation indexes.
   void set_index_size(std::uint64_t vectors);

@@ -285,6 +285,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     to.counters = &m.metrics;
     to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
     to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
+    to.reminder_batch = cfg.reminders.batch;
     m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,
                                                 [raw] { return raw->status.ready(); }, std::move(channel));
     if (opts.timers_thread)
@@ -319,7 +320,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
 actors::timers_round engine::tick_timers() {
   if (!impl_ || !impl_->timers)
-    return {0, 0, 0, 0, 0, "the timers are not running"};
+    return {.problem = "the timers are not running"};
   return impl_->timers->tick();
 }
 

@@ -90,8 +90,8 @@ bool timers::apply(const schemas::knowledge_command& c, applied_event* what, std
 
 timers_round timers::tick() {
   auto r = round();
-  if (opts_.counters)
-    opts_.counters->count_timer_actions(r.removed, r.dropped_saves, r.reminders, r.recovered);
+  if (opts_.counters && r.ran)
+    opts_.counters->count_timer_round(r.removed, r.dropped_saves, r.reminders, r.recovered);
   return r;
 }
 
@@ -100,6 +100,7 @@ timers_round timers::round() {
   timers_round r;
   if (!caught_up_())
     return r;  // acting on a store behind the log could repeat what the log already records
+  r.ran = true;
   const auto now = clock_->now_ms();
   std::string error;
   auto reminder_sent = [&](const std::string& org, const std::string& entry, const std::string& reminder,
@@ -170,7 +171,7 @@ timers_round timers::round() {
   // (3) Reminders due within the lead time.
   if (!reminders_)
     return r;
-  for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, 1000)) {
+  for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, opts_.reminder_batch)) {
     std::string raw;
     if (store_->get_entry(due.organization_id, due.entry_id, &raw) != storage::errc::ok)
       continue;

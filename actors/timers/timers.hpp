@@ -33,6 +33,8 @@ struct timers_options {
   std::uint32_t expiry_batch = 100;
   std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
   std::int64_t reminder_lead_ms = 24ll * 3600 * 1000;
+  /// Most reminders one round sends.
+  std::uint32_t reminder_batch = 1000;
   /// How long to wait for the store to apply a command before giving up for this round.
   std::chrono::milliseconds apply_timeout{10000};
   /// Where each round's actions are counted (engram_timer_actions_total); null: nowhere.
@@ -40,6 +42,8 @@ struct timers_options {
 };
 
 struct timers_round {
+  /// False when the store had not caught up with the log: the round did nothing.
+  bool ran = false;
   std::size_t expire_commands = 0;
   std::size_t removed = 0;
   std::size_t dropped_saves = 0;

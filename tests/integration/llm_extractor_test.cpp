@@ -29,9 +29,10 @@ public:
     EXPECT_TRUE(server_) << error;
   }
   ~fake_llm() {
+    // The held requests are answered only now, long after their client gave up.
+    for (auto& respond : held_)
+      respond(answer(R"({"entries": []})"));
     server_->stop();
-    for (auto& t : late_)
-      t.join();
   }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(server_->port()) + "/v1"; }
   std::vector<http::request> requests() {
@@ -58,12 +59,9 @@ private:
     std::string user = doc.is_discarded() ? "" : doc["messages"][1]["content"].get<std::string>();
     if (r.target != "/v1/chat/completions")
       return respond({404, "application/json", "{}", {}});
-    if (user.find("please-timeout") != std::string::npos) {
+    if (user.find("please-timeout") != std::string::npos) {  // no answer while the test runs
       std::lock_guard lock(mutex_);
-      late_.emplace_back([respond] {
-        std::this_thread::sleep_for(1500ms);
-        respond(answer(R"({"entries": []})"));
-      });
+      held_.push_back(std::move(respond));
       return;
     }
     if (user.find("please-500") != std::string::npos)
@@ -88,7 +86,7 @@ private:
 
   std::mutex mutex_;
   std::vector<http::request> requests_;
-  std::vector<std::thread> late_;
+  std::vector<http::responder> held_;
   std::unique_ptr<http::server> server_;
 };
 

@@ -119,26 +119,50 @@ std::vector<record> consume_all(const std::string& brokers, const std::string& t
   return out;
 }
 
-std::int64_t topic_size(const std::string& brokers, const std::string& topic) {
-  auto c = reader(brokers);
+struct topic_watch::impl {
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer;
+  std::string topic;
+  std::vector<std::int32_t> partitions;
+};
+
+topic_watch::topic_watch(const std::string& brokers, std::string topic) : impl_(std::make_unique<impl>()) {
+  impl_->consumer = reader(brokers);
+  impl_->topic = std::move(topic);
+  impl_->partitions = partitions_of(*impl_->consumer, impl_->topic);
+}
+
+topic_watch::~topic_watch() { impl_->consumer->close(); }
+
+std::int64_t topic_watch::size() {
   std::int64_t total = 0;
-  for (auto p : partitions_of(*c, topic)) {
+  for (auto p : impl_->partitions) {
     std::int64_t lo = 0, hi = 0;
-    if (c->query_watermark_offsets(topic, p, &lo, &hi, 5000) == RdKafka::ERR_NO_ERROR)
+    if (impl_->consumer->query_watermark_offsets(impl_->topic, p, &lo, &hi, 5000) == RdKafka::ERR_NO_ERROR)
       total += hi;
   }
-  c->close();
   return total;
 }
 
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+std::int64_t topic_size(const std::string& brokers, const std::string& topic) {
+  return topic_watch(brokers, topic).size();
+}
+
+double metric(std::uint16_t port, const std::string& name) {
+  const auto body = get(port, "/metrics");
+  for (std::size_t at = body.find(name + " "); at != std::string::npos; at = body.find(name + " ", at + 1))
+    if (at == 0 || body[at - 1] == '\n')
+      return std::stod(body.substr(at + name.size() + 1));
+  return -1;
+}
+
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout, std::chrono::milliseconds poll) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     if (pred())
       return true;
     if (std::chrono::steady_clock::now() >= deadline)
       return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(poll);
   }
 }
 

@@ -54,12 +54,29 @@ std::vector<record> consume_all(const std::string& brokers, const std::string& t
 /// Sum of the high-water marks of a topic's partitions.
 std::int64_t topic_size(const std::string& brokers, const std::string& topic);
 
+/// topic_size() with one client kept open: cheap enough to poll every few milliseconds.
+class topic_watch {
+public:
+  topic_watch(const std::string& brokers, std::string topic);
+  ~topic_watch();
+  [[nodiscard]] std::int64_t size();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
 /// `n` deterministic, valid inbound events of organisations "acme", "globex", "initech".
 inline std::vector<std::string> make_events(std::size_t n) { return synthetic::events(n); }
 inline std::string org_of(const std::string& event_json) { return synthetic::organization_of(event_json); }
 
-/// Polls `pred` every 50 ms until true or `timeout`; returns the last value.
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
+/// Polls `pred` every `poll` until true or `timeout`; returns the last value.
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds poll = std::chrono::milliseconds(50));
+
+/// The value of an unlabelled Prometheus counter or gauge in engramd's /metrics (-1 when
+/// engramd does not answer or has no such series).
+double metric(std::uint16_t port, const std::string& name);
 
 /// A TCP port that was free a moment ago on 127.0.0.1.
 std::uint16_t free_port();
