@@ -3,6 +3,7 @@
 
 #include "actors/extractor/amounts.hpp"
 #include "actors/extractor/cleaner.hpp"
+#include "actors/extractor/injection.hpp"
 #include "actors/extractor/dates.hpp"
 #include "actors/extractor/lexicon.hpp"
 #include "actors/extractor/phrases.hpp"
@@ -245,10 +246,6 @@ const phrase_set small_talk_phrases{"hope you", "hope all", "hope everyone", "ho
                   "gentle reminder", "sounds good", "sounds great", "got it", "makes sense", "no worries", "no problem",
                   "will do", "noted", "on my way", "running late", "be there", "out of office", "ooo", "lunch",
                   "enjoy the weekend", "enjoy your weekend", "nice weekend", "good weekend"};
-const phrase_set injection_phrases{"ignore previous", "ignore all previous", "ignore the previous", "ignore prior", "ignore all prior",
-                     "ignore the above", "disregard previous", "disregard all previous", "disregard the above",
-                     "forget your instructions", "forget all previous", "system prompt", "new instructions:",
-                     "admin mode", "developer mode", "jailbreak", "pretend to be"};
 const phrase_set request_cue_phrases{"can you", "could you", "would you",
       "will you", "can someone", "could someone", "would you mind", "need you to", "make sure", "don't forget",
       "do not forget", "remember to", "please make sure", "please send", "please review", "please confirm",
@@ -367,18 +364,6 @@ bool is_junk(const token_view& tv, std::size_t nwords) {
   return false;
 }
 
-bool is_injection_sentence(const token_view& tv) {
-  const std::string& l = tv.lower;
-  if (injection_phrases.any(tv))
-    return true;
-  if (l.find_first_of("<[#:") == std::string::npos)
-    return false;  // no tag can be there
-  return
-         l.find("<system") != std::string::npos || l.find("</system") != std::string::npos ||
-         l.find("[system") != std::string::npos || l.find("### system") != std::string::npos ||
-         l.find("<|") != std::string::npos || l.find("assistant:") != std::string::npos;
-}
-
 bool first_word_is(const std::string& l, std::initializer_list<std::string_view> ws) {
   auto sp = l.find(' ');
   auto first = l.substr(0, sp);
@@ -405,7 +390,7 @@ std::optional<verdict> classify(const std::string& s, const token_view& tv, bool
                                 bool has_entity, bool starts_with_name) {
   const std::string& l = tv.lower;
   const auto nwords = tv.tokens.size();
-  if (is_injection_sentence(tv))
+  if (is_injected_instruction(s))
     return std::nullopt;  // an instruction aimed at a model is not knowledge
   bool question = !s.empty() && s.back() == '?';
   if (is_junk(tv, nwords) && !(has_amount && !question))
@@ -818,7 +803,9 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     }
   }
 
-  const std::string& body = cleaned.text;
+  // Injected instructions are cut out before sentences are read: what follows a closing
+  // tag starts a sentence of its own, and nothing inside the tags becomes an entry.
+  const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
   for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
     if (!st && is_noise(sentence))
       continue;

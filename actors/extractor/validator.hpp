@@ -3,6 +3,7 @@
 // stored: confidence threshold, length limits, and prompt-injection screening of the
 // source text. Pure functions.
 
+#include "actors/extractor/injection.hpp"
 #include "schemas/knowledge.hpp"
 
 #include <string>
@@ -25,15 +26,15 @@ struct validator_options {
 struct validation_report {
   std::size_t dropped_low_confidence = 0;
   std::size_t dropped_invalid = 0;
+  /// Entries that were an injected instruction (or read from one).
+  std::size_t dropped_injected = 0;
   /// Why the source text looks like a prompt injection (empty when it does not).
   std::vector<std::string> injection_signals;
 };
 
-/// Finds prompt-injection patterns: instruction overrides, fake role or system tags,
-/// delimiter breaking, Unicode obfuscation (invisible or bidi characters, mixed scripts).
-[[nodiscard]] std::vector<std::string> injection_signals(std::string_view source);
-
-/// Validates `x` in place against `source` (the message text the entries came from).
+/// Validates `x` in place against `source` (the message text the entries came from). When
+/// the source looks like a prompt injection (injection.hpp), entries that are the injected
+/// instruction are dropped and the others kept, marked suspicious, with lower confidence.
 validation_report validate(schemas::extraction& x, std::string_view source, const validator_options& opts);
 
 /// Characters of a UTF-8 string.

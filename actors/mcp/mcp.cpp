@@ -166,7 +166,7 @@ struct service::impl {
     for (const char* k : {"id", "organizationId", "entryType", "title", "content", "sourceType", "sourceId", "contactIds",
                           "threadId", "confidence", "lastValidatedAt", "expiresAt", "dueAt", "tags", "entities",
                           "relations", "status", "createdAt", "updatedAt", "branchId", "review", "supersededBy",
-                          "reminderSentAt"})
+                          "reminderSentAt", "suspicious"})
       if (doc.contains(k))
         e[k] = doc[k];
     if (e.contains("content") && e["content"].is_string() && e["content"].get<std::string>().size() > 2000)

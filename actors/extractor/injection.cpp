@@ -1,0 +1,295 @@
+#include "actors/extractor/injection.hpp"
+
+#include "actors/extractor/text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+namespace engram::extractor {
+namespace {
+
+// The patterns, by what they try. Matched on lower-case text (fold_lookalikes for single
+// sentences). A pattern must be specific: "Please disregard my last email" and "New
+// instructions for the night shift" are mail, not injections.
+constexpr std::string_view overrides[] = {
+    "ignore previous",       "ignore all previous",     "ignore the previous",     "ignore prior",
+    "ignore all prior",      "ignore the above",        "ignore your instructions", "ignore all instructions",
+    "disregard previous",    "disregard all previous",  "disregard the above",     "disregard your instructions",
+    "forget your instructions", "forget all previous",  "new instructions:",       "from now on you",
+    "system prompt",         "developer mode",          "admin mode",              "jailbreak",
+    "do anything now",       "pretend to be"};
+constexpr std::string_view tags[] = {"<system",   "</system",   "[system]", "[/system]", "### system", "system:",
+                                     "assistant:", "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]",
+                                     "<<sys>>",   "<instructions>"};
+constexpr std::string_view delimiters[] = {"<<<end",    "end of message>>>", "<<<message", "message>>>",
+                                           "```system", "---end---",         "</message>", "<message>",
+                                           "</document>", "end_of_text"};
+
+/// A role-tagged block: opening tag (a prefix: "<system" also opens "<system role=x>") and
+/// closing tag.
+constexpr std::pair<std::string_view, std::string_view> blocks[] = {
+    {"<system", "</system>"},     {"<|im_start|>", "<|im_end|>"}, {"[system]", "[/system]"},
+    {"[inst]", "[/inst]"},        {"<<sys>>", "<</sys>>"},        {"<instructions>", "</instructions>"},
+    {"<|system|>", "<|end|>"}};
+
+/// Decodes one UTF-8 code point at `i`; advances `i` (invalid input: one byte at a time).
+std::uint32_t next_cp(std::string_view s, std::size_t& i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+  if (i + len > s.size())
+    len = 1;
+  std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (std::size_t k = 1; k < len; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  i += len;
+  return cp;
+}
+
+bool invisible(std::uint32_t cp) {
+  return cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF || cp == 0x00AD;
+}
+
+bool bidi_control(std::uint32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/// The Latin letter a Cyrillic or Greek letter passes for, or 0.
+char lookalike(std::uint32_t cp) {
+  static constexpr std::pair<std::uint32_t, char> table[] = {
+      // Cyrillic
+      {0x0405, 's'}, {0x0406, 'i'}, {0x0408, 'j'}, {0x0410, 'a'}, {0x0412, 'b'}, {0x0415, 'e'}, {0x041A, 'k'},
+      {0x041C, 'm'}, {0x041D, 'h'}, {0x041E, 'o'}, {0x0420, 'p'}, {0x0421, 'c'}, {0x0422, 't'}, {0x0423, 'y'},
+      {0x0425, 'x'}, {0x0430, 'a'}, {0x0435, 'e'}, {0x043E, 'o'}, {0x0440, 'p'}, {0x0441, 'c'}, {0x0443, 'y'},
+      {0x0445, 'x'}, {0x0455, 's'}, {0x0456, 'i'}, {0x0458, 'j'}, {0x04BB, 'h'}, {0x04CF, 'l'}, {0x0501, 'd'},
+      {0x051B, 'q'}, {0x051D, 'w'},
+      // Greek
+      {0x0391, 'a'}, {0x0392, 'b'}, {0x0395, 'e'}, {0x0396, 'z'}, {0x0397, 'h'}, {0x0399, 'i'}, {0x039A, 'k'},
+      {0x039C, 'm'}, {0x039D, 'n'}, {0x039F, 'o'}, {0x03A1, 'p'}, {0x03A4, 't'}, {0x03A5, 'y'}, {0x03A7, 'x'},
+      {0x03B1, 'a'}, {0x03B5, 'e'}, {0x03B9, 'i'}, {0x03BA, 'k'}, {0x03BD, 'v'}, {0x03BF, 'o'}, {0x03C1, 'p'},
+      {0x03C4, 't'}, {0x03C5, 'u'}, {0x03C7, 'x'}};
+  auto it = std::lower_bound(std::begin(table), std::end(table), cp,
+                             [](const auto& e, std::uint32_t c) { return e.first < c; });
+  return it != std::end(table) && it->first == cp ? it->second : 0;
+}
+
+bool any_pattern(std::string_view lower) {
+  auto has = [&](const auto& list) {
+    return std::any_of(std::begin(list), std::end(list),
+                       [&](std::string_view p) { return lower.find(p) != std::string_view::npos; });
+  };
+  return has(overrides) || has(tags) || has(delimiters);
+}
+
+/// True when "system:" or "assistant:" at `pos` starts its line (after spaces, '>' quotes):
+/// "Operating system: Linux" is not a role tag.
+bool starts_line(std::string_view l, std::size_t pos) {
+  auto before = pos == 0 ? std::string_view::npos : l.find_last_not_of(" \t>", pos - 1);
+  return before == std::string_view::npos || l[before] == '\n';
+}
+
+}  // namespace
+
+std::string fold_lookalikes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t at = i;
+    auto cp = next_cp(s, i);
+    if (cp < 0x80) {
+      out += static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp - 'A' + 'a' : cp);
+    } else if (invisible(cp) || bidi_control(cp)) {
+      continue;
+    } else if (cp >= 0xFF01 && cp <= 0xFF5E) {  // fullwidth ASCII
+      auto c = static_cast<char>(cp - 0xFEE0);
+      out += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    } else if (char latin = lookalike(cp)) {
+      out += latin;
+    } else {
+      out.append(s.substr(at, i - at));
+    }
+  }
+  return out;
+}
+
+bool is_injected_instruction(std::string_view sentence) {
+  const auto l = fold_lookalikes(sentence);
+  std::string flat;  // whitespace runs as one space: "ignore   previous"
+  for (char c : l)
+    if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r') || (!flat.empty() && flat.back() != ' '))
+      flat += (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+  if (std::any_of(std::begin(overrides), std::end(overrides),
+                  [&](std::string_view p) { return flat.find(p) != std::string::npos; }))
+    return true;
+  for (auto t : tags) {
+    const bool role_prefix = t == "system:" || t == "assistant:";
+    auto pos = flat.find(t);
+    if (pos != std::string::npos && (!role_prefix || pos == 0))
+      return true;
+  }
+  return std::any_of(std::begin(delimiters), std::end(delimiters),
+                     [&](std::string_view p) { return flat.find(p) != std::string::npos; });
+}
+
+std::string cut_injected_blocks(std::string_view text, std::string* removed) {
+  const std::string l = text::lower(text);  // same byte offsets as `text`
+  if (!any_pattern(l))
+    return std::string(text);
+  constexpr std::string_view brk = "\n\n";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // A role-tagged block: out to its closing tag, or to the end of the line.
+    bool cut = false;
+    for (auto [open, close] : blocks) {
+      if (l.compare(i, open.size(), open) != 0)
+        continue;
+      auto end = l.find(close, i + open.size());
+      if (end != std::string::npos) {
+        end += close.size();
+      } else {
+        end = l.find('\n', i);
+        end = end == std::string::npos ? l.size() : end;
+      }
+      out += brk;
+      if (removed)
+        removed->append(text.substr(i, end - i)).push_back('\n');
+      i = end;
+      cut = true;
+      break;
+    }
+    if (cut)
+      continue;
+    // A role prefix at the start of a line: the whole line.
+    if ((l.compare(i, 7, "system:") == 0 || l.compare(i, 10, "assistant:") == 0) && starts_line(l, i)) {
+      auto end = l.find('\n', i);
+      end = end == std::string::npos ? l.size() : end;
+      out += brk;
+      if (removed)
+        removed->append(text.substr(i, end - i)).push_back('\n');
+      i = end;
+      continue;
+    }
+    // A closing tag or delimiter on its own: a break, with the markup around it.
+    std::size_t len = 0;
+    for (auto [open, close] : blocks)
+      if (l.compare(i, close.size(), close) == 0)
+        len = close.size();
+    for (auto d : delimiters)
+      if (!len && l.compare(i, d.size(), d) == 0)
+        len = d.size();
+    if (len) {
+      std::size_t end = i + len;
+      while (end < l.size() && std::string_view("<>-#`=").find(l[end]) != std::string_view::npos)
+        ++end;
+      while (!out.empty() && std::string_view("<>-#`=").find(out.back()) != std::string_view::npos)
+        out.pop_back();
+      out += brk;
+      i = end;
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+std::vector<std::string> injection_signals(std::string_view source) {
+  std::vector<std::string> out;
+  // One pass over the text finds whether any pattern occurs (most messages have none): a
+  // pattern can start at i only if its first three (lower-case) characters are there; a
+  // bigram table rules out nearly every position, a trigram list most of the rest.
+  static const auto filters = [] {
+    std::pair<std::vector<bool>, std::vector<std::uint32_t>> f{std::vector<bool>(1u << 16, false), {}};
+    auto add = [&](std::string_view a) {
+      auto c = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(a[k])); };
+      f.first[c(0) << 8 | c(1)] = true;
+      f.second.push_back(c(0) << 16 | c(1) << 8 | c(2));
+    };
+    for (auto a : overrides)
+      add(a);
+    for (auto a : tags)
+      add(a);
+    for (auto a : delimiters)
+      add(a);
+    return f;
+  }();
+  auto lower_char = [](char c) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+  };
+  auto starts_here = [&](std::size_t i) {
+    auto rest = source.substr(i);
+    auto any = [&](const auto& list) {
+      return std::any_of(std::begin(list), std::end(list), [&](std::string_view a) { return text::starts_with_ci(rest, a); });
+    };
+    return any(overrides) || any(tags) || any(delimiters);
+  };
+  bool anchored = false;
+  for (std::size_t i = 0; i + 2 < source.size() && !anchored; ++i) {
+    std::uint32_t a = lower_char(source[i]), b = lower_char(source[i + 1]);
+    if (!filters.first[a << 8 | b])
+      continue;
+    std::uint32_t tri = a << 16 | b << 8 | lower_char(source[i + 2]);
+    if (std::find(filters.second.begin(), filters.second.end(), tri) != filters.second.end())
+      anchored = starts_here(i);
+  }
+  // Without an ASCII anchor, look-alike letters may still spell an override.
+  const bool ascii = std::all_of(source.begin(), source.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const std::string l = anchored ? text::lower(source) : ascii ? std::string() : fold_lookalikes(source);
+  if (!l.empty()) {
+    for (auto p : overrides)
+      if (l.find(p) != std::string::npos)
+        out.push_back("instruction override: \"" + std::string(p) + "\"");
+    for (auto p : tags) {
+      const bool role_prefix = p == "system:" || p == "assistant:";
+      for (auto pos = l.find(p); pos != std::string::npos; pos = l.find(p, pos + 1)) {
+        if (!role_prefix || starts_line(l, pos)) {
+          out.push_back("role or system tag: \"" + std::string(p) + "\"");
+          break;
+        }
+      }
+    }
+    for (auto p : delimiters)
+      if (l.find(p) != std::string::npos)
+        out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
+  }
+  // Unicode obfuscation: invisible or direction-changing characters, and words that mix
+  // Latin with Cyrillic or Greek letters (look-alikes).
+  bool hidden = false, bidi = false, mixed = false;
+  std::size_t i = ascii ? source.size() : 0;  // only non-ASCII text can hide characters
+  bool word_latin = false, word_other = false;
+  while (i < source.size()) {
+    auto byte = static_cast<unsigned char>(source[i]);
+    if (byte < 0x80) {  // ASCII: only the word state changes
+      ++i;
+      bool latin = (byte | 0x20) >= 'a' && (byte | 0x20) <= 'z';
+      if (latin) {
+        word_latin = true;
+        mixed |= word_other;
+      } else {
+        word_latin = word_other = false;
+      }
+      continue;
+    }
+    auto cp = next_cp(source, i);
+    hidden |= invisible(cp) && cp != 0x00AD;  // a soft hyphen is typography
+    bidi |= bidi_control(cp);
+    bool other = (cp >= 0x0370 && cp <= 0x03FF) || (cp >= 0x0400 && cp <= 0x04FF);
+    if (other) {
+      word_other = true;
+      mixed |= word_latin;
+    } else {
+      word_latin = word_other = false;
+    }
+  }
+  if (hidden)
+    out.push_back("unicode obfuscation: invisible characters");
+  if (bidi)
+    out.push_back("unicode obfuscation: bidirectional control characters");
+  if (mixed)
+    out.push_back("unicode obfuscation: a word mixes Latin with Cyrillic or Greek letters");
+  return out;
+}
+
+}  // namespace engram::extractor
