@@ -1,0 +1,193 @@
+// The store's logical content, pinned: a fixed stream of every engram-log record kind
+// (messages with merges, links, supersedes and contradictions; saves in the graph and in
+// branches; every knowledge-command op) goes through the log codec and the store's apply
+// path, and the digest must equal the one recorded before the knowledge-layer carve-out.
+// A change of this digest is a change of behaviour: say why in the commit that makes it,
+// and record the new value here. No embedder runs (vectors would make the digest depend on
+// the CPU's vector units); dedup then matches on exact keys only.
+#include "actors/extractor/extract.hpp"
+#include "actors/extractor/rules.hpp"
+#include "actors/store/store_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+using namespace engram;
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Recorded at 0f79394 (after the three defect fixes, before the carve-out).
+constexpr const char* pinned = "63caf9d41f3f853c8b7318068b9c9656afa206fa18278a18df45f7de9c4c27b5";
+
+class GoldenDigest : public ::testing::Test {
+protected:
+  GoldenDigest()
+    : path_((std::filesystem::temp_directory_path() / ("engram-golden-" + std::to_string(::getpid()))).string()) {
+    std::filesystem::remove_all(path_);
+    std::string error;
+    store_ = storage::open_graph_store({path_}, &error);
+    EXPECT_TRUE(store_) << error;
+    resolve_.dedup = std::make_unique<dedup::deduplicator>(store_, dedup::dedup_options{});
+    resolve_.contradiction = std::make_unique<contradiction::contradiction_finder>(store_);
+    dedup::index_stats st;
+    EXPECT_EQ(resolve_.dedup->open("", &st, &error), storage::errc::ok) << error;
+  }
+  ~GoldenDigest() override {
+    resolve_.dedup.reset();
+    resolve_.contradiction.reset();
+    store_.reset();
+    std::filesystem::remove_all(path_);
+  }
+
+  /// One record through the log's encoder and decoder, then as the extractor stage and the
+  /// store apply it.
+  actors::applied_event apply(const schemas::log_payload& payload) {
+    auto encoded = schemas::encode(payload);
+    auto decoded = schemas::decode_record(encoded.kind, encoded.value, {});
+    EXPECT_TRUE(std::holds_alternative<schemas::log_payload>(decoded)) << encoded.value;
+    actors::log_record rec;
+    rec.position = {"engram-log", 0, offset_++, "golden"};
+    actors::set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)));
+    if (rec.save)
+      rec.knowledge = std::make_shared<schemas::extraction>(extractor::read_save(*rec.save));
+    else if (rec.message)
+      rec.knowledge = std::make_shared<schemas::extraction>(extractor::extract_validated(*rec.message, {}));
+    storage::apply_outcome outcome{};
+    actors::applied_event answer;
+    EXPECT_EQ(actors::resolve_and_apply(*store_, &resolve_, rec, &outcome, &answer), storage::errc::ok);
+    return answer;
+  }
+
+  void apply_line(const std::string& line) {
+    schemas::inbound_message m;
+    ASSERT_FALSE(schemas::decode(line, {}, m)) << line;
+    apply(m);
+  }
+
+  static std::string at(int minute) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "2026-05-01T%02d:%02d:00.000Z", 8 + minute / 60, minute % 60);
+    return buf;
+  }
+
+  schemas::knowledge_save save(const std::string& id, int minute, schemas::entry_type type, const std::string& text,
+                               const std::string& branch = "", const std::string& expires = "") {
+    schemas::knowledge_save s;
+    s.event_id = id;
+    s.organization_id = "acme";
+    s.saved_at = at(minute);
+    s.saved_at_ms = *schemas::parse_rfc3339(s.saved_at);
+    s.saved_by = "agent-" + std::to_string(minute % 2);
+    s.type = type;
+    s.title = text.substr(0, 80);
+    s.content = text;
+    s.confidence = 0.8;
+    s.expires_at = expires;
+    s.tags = {"golden"};
+    s.branch_id = branch;
+    s.branch_ttl_ms = branch.empty() ? 0 : 86400000;
+    return s;
+  }
+
+  schemas::knowledge_command command(const std::string& id, int minute, schemas::command_op op) {
+    schemas::knowledge_command c;
+    c.event_id = id;
+    c.organization_id = "acme";
+    c.issued_at = at(minute);
+    c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+    c.issued_by = "agent-0";
+    c.op = op;
+    return c;
+  }
+
+  std::string path_;
+  std::shared_ptr<storage::graph_store> store_;
+  actors::resolver resolve_;
+  std::int64_t offset_ = 0;
+};
+
+TEST_F(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
+  // Messages: the demo stream, then the labelled dedup pairs and contradiction cases.
+  std::ifstream demo(ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl");
+  for (std::string line; std::getline(demo, line);)
+    if (!line.empty())
+      apply_line(line);
+  int n = 0;
+  auto message = [&](const std::string& from, const std::string& text) {
+    char sent[32];
+    std::snprintf(sent, sizeof sent, "2026-04-%02dT%02d:%02d:00Z", 1 + n / 600, (n / 60) % 10 + 8, n % 60);
+    ++n;
+    return json{{"eventId", "gen-" + std::to_string(n)}, {"organizationId", "acme"}, {"sourceType", "email"},
+                {"sentAt", sent}, {"from", {{"address", from}}}, {"subject", "update"}, {"body", text}}
+        .dump();
+  };
+  std::ifstream pairs(ENGRAM_SOURCE_DIR "/tests/data/dedup/pairs.jsonl");
+  for (std::string line; std::getline(pairs, line);) {
+    auto p = json::parse(line);
+    apply_line(message("sarah@acme.example", p["a"]));
+    apply_line(message("sarah@acme.example", p["b"]));
+  }
+  std::ifstream cases(ENGRAM_SOURCE_DIR "/tests/data/contradiction/cases.jsonl");
+  for (std::string line; std::getline(cases, line);) {
+    auto c = json::parse(line);
+    apply_line(message(c["older"]["from"], c["older"]["text"]));
+    apply_line(message(c["newer"]["from"], c["newer"]["text"]));
+  }
+  // Saves: the graph (one twice: merged; one that expires), two branches.
+  using schemas::entry_type;
+  apply(save("save-1", 0, entry_type::fact, "Initech's support plan is Gold."));
+  apply(save("save-2", 1, entry_type::fact, "Initech's support plan is Gold."));
+  apply(save("save-3", 2, entry_type::fact, "The Fabrikam discount code SPRING26 is valid.", "", at(30)));
+  apply(save("save-4", 3, entry_type::fact, "Contoso wants the proposal in German.", "intent-1"));
+  apply(save("save-5", 4, entry_type::preference, "Contoso prefers invoices by post.", "intent-1"));
+  apply(save("save-6", 5, entry_type::decision, "We will not renew the Tailspin lease.", "intent-2"));
+  apply(save("save-7", 6, entry_type::action_item, "Send Contoso the updated proposal by May 20, 2026."));
+  // Every command op.
+  auto merge = command("cmd-merge", 60, schemas::command_op::merge_branch);
+  merge.branch_id = "intent-1";
+  merge.ttl_ms = 86400000;
+  EXPECT_TRUE(apply(merge).rejected.empty());
+  auto discard = command("cmd-discard", 61, schemas::command_op::discard_branch);
+  discard.branch_id = "intent-2";
+  EXPECT_TRUE(apply(discard).rejected.empty());
+  auto validate = command("cmd-validate", 62, schemas::command_op::validate);
+  validate.id = schemas::entry_id("acme", "save-1", 0);
+  validate.outcome = "approved";
+  EXPECT_TRUE(apply(validate).rejected.empty());
+  auto review = store_->review_queue("acme", 2);
+  ASSERT_EQ(review.size(), 2u) << "the contradiction cases flag entries";
+  auto keep_older = command("cmd-review-1", 63, schemas::command_op::resolve_review);
+  keep_older.id = review[0].first;
+  keep_older.keep = "older";
+  EXPECT_TRUE(apply(keep_older).rejected.empty());
+  auto keep_both = command("cmd-review-2", 64, schemas::command_op::resolve_review);
+  keep_both.id = review[1].first;
+  keep_both.keep = "both";
+  EXPECT_TRUE(apply(keep_both).rejected.empty());
+  auto due = store_->due_reminders(std::numeric_limits<std::int64_t>::max(), 1);
+  ASSERT_EQ(due.size(), 1u);
+  auto sent = command("sent-rem-1", 65, schemas::command_op::reminder_sent);
+  sent.organization_id = due[0].organization_id;
+  sent.id = due[0].entry_id;
+  sent.reminder_id = "rem-" + due[0].entry_id;
+  sent.reminder_partition = 1;
+  sent.reminder_offset = 7;
+  EXPECT_TRUE(apply(sent).rejected.empty());
+  auto expire = command("expire-1", 66, schemas::command_op::expire);
+  expire.limit = 100;
+  expire.ttl_ms = 86400000;
+  EXPECT_TRUE(apply(expire).rejected.empty());
+  // A redelivered record changes nothing.
+  apply(validate);
+
+  EXPECT_EQ(store_->digest(), pinned);
+}
+
+}  // namespace
