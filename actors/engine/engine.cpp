@@ -5,7 +5,8 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
+#include "net/router.hpp"
 #include "actors/mcp/mcp.hpp"
 
 #include <caf/all.hpp>
@@ -64,40 +65,43 @@ struct engine::impl {
   actors::timers::append_fn append;
   bool stopped = false;
 
-  void route(const http::request& req, http::responder respond);
+  /// engramd's endpoints (DESIGN.md §3).
+  http::router routes();
   std::string stats();
 };
 
-void engine::impl::route(const http::request& req, http::responder respond) {
-  auto path = req.target.substr(0, req.target.find('?'));
-  auto reply = [&](int status, const json& body) { respond(http::response{status, "application/json", body.dump(), {}}); };
-  if (path == "/mcp") {
+http::router engine::impl::routes() {
+  const std::vector<std::string> get{"GET", "HEAD"};
+  auto json_reply = [](const http::responder& respond, int status, const json& body) {
+    respond(http::response{status, "application/json", body.dump(), {}});
+  };
+  http::router r;
+  r.add("/mcp", {}, [this, json_reply](const http::request& req, http::responder respond) {
     if (!mcp)
-      return reply(503, {{"error", "MCP is not ready"}});
-    return mcp->handle(req, std::move(respond));
-  }
-  static const std::set<std::string> known{"/healthz", "/readyz", "/metrics", "/v1/stats"};
-  if (!known.count(path))
-    return reply(404, {{"error", "no such endpoint: " + path}});
-  if (req.method != "GET" && req.method != "HEAD")
-    return respond(http::response{405, "application/json", json{{"error", "method not allowed"}}.dump(), {{"Allow", "GET"}}});
-  if (path == "/healthz")
-    return reply(200, {{"status", "ok"}});
-  if (path == "/readyz") {
+      return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+    mcp->handle(req, std::move(respond));
+  });
+  r.add("/healthz", get, [json_reply](const http::request&, http::responder respond) {
+    json_reply(respond, 200, {{"status", "ok"}});
+  });
+  r.add("/readyz", get, [this, json_reply](const http::request&, http::responder respond) {
     bool ready = status.ready();
     metrics.set_ready(ready);
     if (ready)
-      return reply(200, {{"ready", true}});
-    return reply(503, {{"ready", false}, {"reason", status.not_ready_reason()}});
-  }
-  if (path == "/metrics") {
+      return json_reply(respond, 200, {{"ready", true}});
+    json_reply(respond, 503, {{"ready", false}, {"reason", status.not_ready_reason()}});
+  });
+  r.add("/metrics", get, [this](const http::request&, http::responder respond) {
     metrics.set_ready(status.ready());
     metrics.set_rocksdb(store->engine_stats());
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
-    return respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
-  }
-  respond(http::response{200, "application/json", stats(), {}});
+    respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
+  });
+  r.add("/v1/stats", get, [this](const http::request&, http::responder respond) {
+    respond(http::response{200, "application/json", stats(), {}});
+  });
+  return r;
 }
 
 namespace {
@@ -253,14 +257,17 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   http::server_options ho;
   ho.listen = cfg.http.listen;
-  m.http = http::server::start(ho, [raw](const http::request& r, http::responder respond) { raw->route(r, std::move(respond)); },
-                               error);
+  auto routes = std::make_shared<const http::router>(raw->routes());
+  m.http = http::server::start(
+      ho, [routes](const http::request& r, http::responder respond) { (*routes)(r, std::move(respond)); }, error);
   if (!m.http) {
     e->stop();
     return nullptr;
   }
-  logging::get(logging::module::http)
-      .info("listening on {} (port {}): /healthz /readyz /metrics /v1/stats", cfg.http.listen, m.http->port());
+  std::string paths;
+  for (const auto& p : routes->paths())
+    paths += " " + p;
+  logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, m.http->port(), paths);
 
   m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
   if (!m.consumer) {

@@ -1,7 +1,7 @@
 #include "actors/extractor/llm_extractor.hpp"
 
 #include "actors/extractor/cleaner.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 
 #include <nlohmann/json.hpp>
 

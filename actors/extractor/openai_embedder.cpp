@@ -2,7 +2,7 @@
 // {"model": ..., "input": [texts]} -> {"data": [{"index": i, "embedding": [...]}]}.
 
 #include "actors/extractor/embedder.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -10,7 +10,7 @@
 #include "actors/common/notifier.hpp"
 #include "actors/dedup/dedup.hpp"
 #include "actors/extractor/embedder.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "schemas/log_record.hpp"
 #include "storage/graph_store.hpp"
 

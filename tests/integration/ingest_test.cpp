@@ -2,7 +2,7 @@
 // cluster), the real sequencer, pipeline and RocksDB store, HTTP over a real socket.
 #include "actors/engine/engine.hpp"
 #include "actors/ingest/sequencer.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "tests/integration/support.hpp"
 

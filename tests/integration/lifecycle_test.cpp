@@ -5,7 +5,7 @@
 
 #include "actors/engine/engine.hpp"
 #include "actors/ingest/reminders.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "schemas/knowledge.hpp"
 #include "tests/integration/support.hpp"
 

@@ -3,7 +3,7 @@
 // answers, and the fallback to the rules on timeout, HTTP errors and invalid output.
 #include "actors/engine/engine.hpp"
 #include "actors/extractor/extract.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>

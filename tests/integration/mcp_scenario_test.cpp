@@ -3,7 +3,7 @@
 // real clock moves between calls. (An in-process test with a frozen clock once hid a
 // merge_branch that failed on every call.) The last check: every tool tools/list announces
 // was called here.
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // (two organisations with overlapping contact ids and near-identical content).
 
 #include "actors/engine/engine.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #include "tests/integration/support.hpp"
 
 #include "actors/ingest/producer.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafkacpp.h>

@@ -4,7 +4,7 @@
 #include "actors/engine/engine.hpp"
 #include "actors/extractor/embedder.hpp"
 #include "actors/extractor/extract.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "actors/extractor/rules.hpp"
 #include "actors/extractor/signature.hpp"
 #include "actors/ingest/embedded_broker.hpp"

@@ -12,7 +12,7 @@
 #include "actors/extractor/rules.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
-#include "actors/mcp/http.hpp"
+#include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "config/config.hpp"
 #include "tools/mail/mail_reader.hpp"

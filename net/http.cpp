@@ -1,6 +1,5 @@
 // The one translation unit that includes Boost.Beast (it dominates build time).
-#include "actors/mcp/http.hpp"
-#include "actors/common/log.hpp"
+#include "net/http.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,7 +16,12 @@
 namespace engram::http {
 
 namespace {
-spdlog::logger& logger() { return logging::get(logging::module::http); }
+/// The "http" module logger once engramd has set logging up (actors/common/log.hpp), else
+/// spdlog's default (tools and tests that only fetch).
+spdlog::logger& logger() {
+  auto l = spdlog::get("http");
+  return l ? *l : *spdlog::default_logger();
+}
 
 namespace beast = boost::beast;
 namespace bhttp = beast::http;

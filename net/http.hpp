@@ -1,5 +1,5 @@
 #pragma once
-// HTTP/1.1 over Boost.Beast, behind plain structs: nothing outside actors/mcp sees Beast.
+// HTTP/1.1 over Boost.Beast, behind plain structs: nothing outside net/http.cpp sees Beast.
 // The server runs one I/O thread; a handler may answer later, from any thread.
 
 #include <chrono>
