@@ -133,24 +133,23 @@ std::string dev_token(const std::string& dir, std::string* error) {
 bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* error) {
   mcp::mcp_options o;
   for (const auto& t : cfg.auth.tokens)
-    o.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name};
-  o.anonymous_organization = cfg.auth.anonymous_organization;
-  o.half_life_days = cfg.decay.half_life_days;
-  o.hide_below = cfg.decay.hide_below;
-  o.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
-  if (o.tokens.empty() && o.anonymous_organization.empty()) {
+    o.auth.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name};
+  o.auth.anonymous_organization = cfg.auth.anonymous_organization;
+  o.policy.decay = cfg.decay;
+  o.policy.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
+  if (o.auth.tokens.empty() && o.auth.anonymous_organization.empty()) {
     auto token = dev_token(cfg.storage.path, error);
     if (token.empty())
       return false;
-    o.tokens[token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
+    o.auth.tokens[token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
     logging::get(logging::module::mcp)
         .info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
               cfg.auth.dev_organization, cfg.storage.path, token);
   }
-  if (!o.anonymous_organization.empty())
+  if (!o.auth.anonymous_organization.empty())
     logging::get(logging::module::mcp)
         .warn("requests without a token are served as organisation '{}' (auth.anonymous_organization)",
-              o.anonymous_organization);
+              o.auth.anonymous_organization);
   m.log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
   if (!m.log_producer)
     return false;

@@ -1,51 +1,39 @@
 #pragma once
 // MCP over Streamable HTTP on POST /mcp (protocol 2025-11-25; 2025-06-18 and 2025-03-26
-// accepted): JSON-RPC, bearer-token auth, Origin validation, and the knowledge tools. No
-// Beast here: it answers http::request with http::response. Every tool call is scoped to
-// the token's organisation: the organisation is a key prefix of every store read, the
-// vector index is the organisation's own, and no tool takes an organisation argument.
+// accepted): the JSON-RPC envelope (jsonrpc.hpp), Origin and bearer-token checks
+// (auth.hpp), and the tools of the registry (registry.hpp; the knowledge tools in
+// knowledge_tools.cpp). No Beast here: it answers http::request with http::response. Every
+// tool call is scoped to the token's organisation: the organisation is a key prefix of
+// every store read, the vector index is the organisation's own, and no tool takes an
+// organisation argument.
 
 #include "actors/common/clock.hpp"
 #include "actors/common/metrics.hpp"
 #include "actors/common/notifier.hpp"
 #include "actors/dedup/dedup.hpp"
 #include "actors/extractor/embedder.hpp"
+#include "actors/mcp/auth.hpp"
+#include "actors/mcp/registry.hpp"
+#include "knowledge/read_rules.hpp"
 #include "net/http.hpp"
 #include "schemas/log_record.hpp"
 #include "storage/graph_store.hpp"
 
-#include <array>
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
-#include <vector>
 
 namespace engram::mcp {
 
-struct grant {
-  std::string organization_id;
-  std::set<std::string> scopes;
-  /// Recorded as the author of what it saves.
-  std::string name;
-};
-
 struct mcp_options {
-  /// Bearer token -> grant.
-  std::map<std::string, grant> tokens;
-  /// Serves token-less requests as this organisation (read, write); empty: off.
-  std::string anonymous_organization;
+  auth_options auth;
   /// A save is answered once applied, or after this with isError (it stays on the log).
   std::chrono::milliseconds save_timeout{10000};
   /// Largest tool answer, in bytes of JSON; larger result lists are cut.
   std::size_t max_response_bytes = 256 * 1024;
-  /// decay.half_life_days per entry type (schemas::all_entry_types order) and decay.hide_below.
-  std::array<double, 7> half_life_days{180, 730, 0, 90, 30, 120, 14};
-  double hide_below = 0.1;
-  /// branches.ttl: a branch idle for longer is gone.
-  std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
+  /// Decay, hide_below and the branches' time to live.
+  knowledge::read_policy policy;
 };
 
 struct mcp_dependencies {
@@ -67,6 +55,8 @@ public:
   ~service();
   /// Answers one request to /mcp (any method).
   void handle(const http::request& req, http::responder respond);
+  /// The tools served (the knowledge tools at start; more may be added).
+  [[nodiscard]] registry& tools();
 
 private:
   struct impl;

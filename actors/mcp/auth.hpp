@@ -1,0 +1,40 @@
+#pragma once
+// Who is asking: Origin validation (DNS rebinding) and bearer tokens. A token maps to
+// exactly one organisation and its scopes; every tool call is scoped to it.
+
+#include "net/http.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+
+namespace engram::mcp {
+
+struct grant {
+  std::string organization_id;
+  std::set<std::string> scopes;
+  /// Recorded as the author of what it saves.
+  std::string name;
+
+  /// True when the grant holds `scope` (admin holds every scope).
+  [[nodiscard]] bool allows(const std::string& scope) const { return scopes.count(scope) || scopes.count("admin"); }
+};
+
+struct auth_options {
+  /// Bearer token -> grant.
+  std::map<std::string, grant> tokens;
+  /// Serves token-less requests as this organisation (read, write); empty: off.
+  std::string anonymous_organization;
+};
+
+/// True for the Origins a browser on this machine sends (localhost, 127.0.0.1, [::1]).
+[[nodiscard]] bool local_origin(const std::string& origin);
+
+/// The grant of a request, or the response refusing it: 403 for a foreign Origin (checked
+/// first: a foreign page learns nothing, not even whether a token is valid), 401 with
+/// WWW-Authenticate for a missing or unknown token.
+[[nodiscard]] std::variant<grant, http::response> authenticate(const http::request& req, const auth_options& opts);
+
+}  // namespace engram::mcp

@@ -1,0 +1,53 @@
+#pragma once
+// The JSON-RPC 2.0 envelope of MCP over HTTP: results, errors, tool results, and the one
+// function that maps a failure to its HTTP status and JSON-RPC code. No Beast here.
+
+#include "net/http.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace engram::mcp {
+
+using json = nlohmann::json;
+
+/// What can go wrong with a request, from the transport to the tool. A tool's own failure
+/// (bad argument, unknown id) is not here: it is a result with isError (tool_error).
+enum class failure {
+  parse_error,       ///< the body is not JSON
+  invalid_request,   ///< not a JSON-RPC 2.0 request, a batch, a bad id, a bad header
+  method_not_found,  ///< no such method
+  invalid_params,    ///< params or arguments not objects, an unknown tool
+  unauthorized,      ///< no token, or an unknown one
+  forbidden,         ///< a foreign Origin, or a token without the tool's scope
+  wrong_method,      ///< not POST
+};
+
+/// The HTTP status and JSON-RPC code of a failure (the only place they are chosen).
+struct failure_code {
+  int http_status;
+  int rpc_code;
+};
+[[nodiscard]] failure_code code_of(failure f);
+
+/// A JSON response (invalid UTF-8 replaced, never thrown on).
+[[nodiscard]] http::response json_response(int status, const json& body,
+                                           std::vector<std::pair<std::string, std::string>> headers = {});
+
+/// The response for a failure: its status, {"jsonrpc", "id", "error": {code, message}}.
+[[nodiscard]] http::response error_response(failure f, const json& id, const std::string& message,
+                                            std::vector<std::pair<std::string, std::string>> headers = {});
+
+/// A 200 response with {"jsonrpc", "id", "result"}.
+[[nodiscard]] http::response result_response(const json& id, json result);
+
+/// A tool's answer: structured content plus the same as a text block.
+[[nodiscard]] json tool_result(json structured);
+
+/// A tool-level failure (validation, unknown id, timeout): a result with isError.
+[[nodiscard]] json tool_error(const std::string& message);
+
+}  // namespace engram::mcp

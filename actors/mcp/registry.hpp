@@ -1,0 +1,71 @@
+#pragma once
+// The tool registry: each MCP tool is one entry {definition (name, description,
+// inputSchema, outputSchema), scope, handler, who sees it}. tools/list, the scope check,
+// argument validation (against the tool's own inputSchema) and the metric labels all come
+// from it, so a tool's name lives in one place. Tools can be listed per grant (organisation,
+// bound agent) and added or removed while serving; each change is announced to the
+// subscribers as a notifications/tools/list_changed message. Thread-safe.
+
+#include "actors/mcp/auth.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace engram::mcp {
+
+using json = nlohmann::json;
+
+/// Answers one tool call, exactly once, from any thread: tool_result(...) or tool_error(...).
+using tool_reply = std::function<void(json result)>;
+
+struct tool {
+  /// The MCP Tool object: name, description, inputSchema, outputSchema.
+  json definition;
+  /// "read" or "write": what the caller's grant must hold.
+  std::string scope;
+  /// Called with arguments that passed the inputSchema check.
+  std::function<void(const grant&, const json& arguments, tool_reply)> handler;
+  /// Who sees the tool (null: every grant).
+  std::function<bool(const grant&)> visible_to;
+
+  [[nodiscard]] std::string name() const { return definition.value("name", ""); }
+};
+
+class registry {
+public:
+  /// Adds a tool, replacing one of the same name; announces the change.
+  void add(tool t);
+  /// Removes a tool; false when there is none of that name. Announces the change.
+  bool remove(const std::string& name);
+  /// The tool `name` as `g` sees it, or null (absent, or not visible to `g`).
+  [[nodiscard]] std::shared_ptr<const tool> find(const std::string& name, const grant& g) const;
+  /// tools/list's "tools" for `g`, in the order tools were added.
+  [[nodiscard]] json list(const grant& g) const;
+  /// Every tool's name (metric labels: a fixed set the server defines, never the client).
+  [[nodiscard]] std::vector<std::string> names() const;
+  /// Calls `fn` with the notifications/tools/list_changed message after each change.
+  void on_list_changed(std::function<void(const json& notification)> fn);
+
+private:
+  void announce();
+
+  mutable std::shared_mutex mutex_;
+  std::vector<std::shared_ptr<const tool>> tools_;
+  std::vector<std::function<void(const json&)>> listeners_;
+};
+
+/// Checks `value` against a JSON Schema of the keywords the tool schemas use: type (one or
+/// several), enum, required, properties, additionalProperties (false), minLength,
+/// maxLength (characters), minimum, maximum, exclusiveMinimum, exclusiveMaximum, items,
+/// minItems, maxItems. The first problem as "field: reason" ("limit: must be within
+/// 1..50", "organizationId: unknown argument"), or nullopt. `path` prefixes field names.
+[[nodiscard]] std::optional<std::string> check_arguments(const json& schema, const json& value,
+                                                         const std::string& path = "");
+
+}  // namespace engram::mcp

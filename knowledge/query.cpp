@@ -1,0 +1,186 @@
+#include "knowledge/query.hpp"
+
+#include "schemas/knowledge_save.hpp"
+#include "schemas/time.hpp"
+#include "storage/vector_index.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace engram::knowledge {
+
+namespace {
+
+/// Candidates each ranked list contributes to a recall.
+constexpr std::size_t recall_candidates = 100;
+/// Candidates read per result asked: parsing every candidate dominated recall's time; the
+/// type and contact filters may then leave fewer than asked.
+constexpr std::size_t candidates_per_result = 8;
+/// BM25 candidates search reads.
+constexpr std::size_t search_candidates = 200;
+/// A contact's own knowledge first.
+constexpr double own_contact_weight = 2.0;
+/// Decayed confidence below this still ranks as this (fusion, not a filter).
+constexpr double min_confidence_weight = 0.05;
+
+}  // namespace
+
+query_service::query_service(query_dependencies deps, read_policy policy)
+  : deps_(std::move(deps)), policy_(std::move(policy)) {}
+
+std::optional<json> query_service::load(const std::string& org, const std::string& id) const {
+  std::string raw;
+  if (deps_.store->get_entry(org, id, &raw) != storage::errc::ok)
+    return std::nullopt;
+  auto doc = json::parse(raw, nullptr, false);
+  if (doc.is_discarded())
+    return std::nullopt;
+  return doc;
+}
+
+json query_service::present(const json& doc) const {
+  return knowledge::present(doc, now(), policy_);
+}
+
+bool query_service::branch_alive(const std::string& org, const std::string& branch) const {
+  std::int64_t last = 0;
+  return !deps_.store->branch_saves(org, branch, &last).empty() && knowledge::branch_alive(last, now(), policy_);
+}
+
+std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
+  std::map<std::string, double> fused;
+  const auto terms = deps_.terms(r.query);
+  auto text = deps_.store->search_text(org, terms, recall_candidates);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    fused[text[i].first] += 1.0 / (rrf_k + double(i + 1));
+  std::vector<float> qv;
+  if (deps_.embed && deps_.nearest) {
+    std::string error;
+    if (deps_.embed(r.query, qv, &error)) {
+      auto near = deps_.nearest(org, qv, recall_candidates);
+      for (std::size_t i = 0; i < near.size(); ++i)
+        fused[near[i].first] += 1.0 / (rrf_k + double(i + 1));
+    } else {
+      qv.clear();
+    }
+  }
+  const auto at = now();
+  std::map<std::string, json> branch_docs;  // the branch's own saves, seen only here
+  if (!r.branch_id.empty())
+    add_branch(org, r.branch_id, at, terms, qv.empty() ? nullptr : &qv, fused, branch_docs);
+  std::vector<std::pair<std::string, double>> order(fused.begin(), fused.end());
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  });
+  if (order.size() > r.limit * candidates_per_result)
+    order.resize(r.limit * candidates_per_result);
+  std::vector<std::pair<double, json>> scored;
+  for (const auto& [id, rrf] : order) {
+    auto overlaid = branch_docs.find(id);
+    auto doc = overlaid != branch_docs.end() ? std::optional<json>(overlaid->second) : load(org, id);
+    if (!doc || !recallable(*doc, at, policy_))
+      continue;
+    if (r.type && doc->value("entryType", "") != schemas::to_string(*r.type))
+      continue;
+    double weight = 1.0;
+    const auto& contacts = (*doc)["contactIds"];
+    if (!r.contact_id.empty()) {
+      if (std::find(contacts.begin(), contacts.end(), r.contact_id) != contacts.end())
+        weight = own_contact_weight;
+      else if (!contacts.empty())
+        continue;  // another contact's: not in this contact's scope
+    }
+    const double score =
+        rrf * weight * std::max(min_confidence_weight, effective_confidence(*doc, at, policy_));
+    auto e = knowledge::present(*doc, at, policy_);
+    e["score"] = score;
+    scored.emplace_back(score, std::move(e));
+  }
+  std::sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second["id"] < y.second["id"];
+  });
+  std::vector<json> results;
+  for (std::size_t i = 0; i < scored.size() && i < r.limit; ++i)
+    results.push_back(std::move(scored[i].second));
+  return results;
+}
+
+std::vector<json> query_service::search(const std::string& org, const search_request& r) const {
+  const auto at = now();
+  std::vector<json> results;
+  for (const auto& [id, score] : deps_.store->search_text(org, deps_.terms(r.query), search_candidates)) {
+    if (results.size() == r.limit)
+      break;
+    auto doc = load(org, id);
+    if (!doc || !recallable(*doc, at, policy_) ||
+        (r.type && doc->value("entryType", "") != schemas::to_string(*r.type)))
+      continue;
+    auto e = knowledge::present(*doc, at, policy_);
+    e["score"] = score;
+    results.push_back(std::move(e));
+  }
+  return results;
+}
+
+std::optional<json> query_service::get(const std::string& org, const std::string& id) const {
+  auto doc = load(org, id);
+  if (!doc)
+    return std::nullopt;
+  json source = nullptr;
+  std::string raw;
+  if (deps_.store->get_message(org, doc->value("eventId", ""), &raw) == storage::errc::ok)
+    source = json::parse(raw, nullptr, false);
+  if (source.is_discarded())
+    source = nullptr;
+  return json{{"entry", present(*doc)}, {"source", source}};
+}
+
+std::vector<json> query_service::review_queue(const std::string& org, std::size_t limit) const {
+  const auto at = now();
+  std::vector<json> items;
+  for (const auto& [flagged, by] : deps_.store->review_queue(org, limit)) {
+    auto older = load(org, flagged);
+    if (!older)
+      continue;
+    json newer = nullptr;
+    if (auto n = load(org, by))
+      newer = knowledge::present(*n, at, policy_);
+    items.push_back({{"entry", knowledge::present(*older, at, policy_)}, {"contradictedBy", newer}});
+  }
+  return items;
+}
+
+void query_service::add_branch(const std::string& org, const std::string& branch, std::int64_t at,
+                               const std::vector<std::string>& q, const std::vector<float>* qv,
+                               std::map<std::string, double>& fused, std::map<std::string, json>& docs) const {
+  std::int64_t last = 0;
+  auto saves = deps_.store->branch_saves(org, branch, &last);
+  if (saves.empty() || !knowledge::branch_alive(last, at, policy_))
+    return;
+  const std::set<std::string> qset(q.begin(), q.end());
+  std::vector<std::pair<double, std::string>> by_vector, by_words;
+  for (const auto& b : saves) {
+    schemas::knowledge_save s;
+    if (schemas::decode(b.save_json, s))
+      continue;
+    auto doc = branch_entry(s);
+    const auto eid = doc["id"].get<std::string>();
+    docs[eid] = std::move(doc);
+    if (qv && b.embedding.size() == qv->size())
+      by_vector.emplace_back(-static_cast<double>(storage::dot(*qv, b.embedding)), eid);
+    std::size_t shared = 0;
+    const auto words = deps_.terms(s.title + " " + s.content);
+    for (const auto& t : std::set<std::string>(words.begin(), words.end()))
+      shared += qset.count(t);
+    if (shared)
+      by_words.emplace_back(-static_cast<double>(shared), eid);
+  }
+  for (auto* ranked : {&by_vector, &by_words}) {
+    std::sort(ranked->begin(), ranked->end());
+    for (std::size_t i = 0; i < ranked->size(); ++i)
+      fused[(*ranked)[i].second] += 1.0 / (rrf_k + double(i + 1));
+  }
+}
+
+}  // namespace engram::knowledge

@@ -1,0 +1,96 @@
+#pragma once
+// The query service: how knowledge is read (recall, search, get, the review queue), for
+// every caller (the MCP tools today; traversal, kag_query and a web view next). Scoped to
+// one organisation by construction: every method takes it and every store read is under
+// its key prefix; the vector search is the organisation's own index. Thread-safe (reads
+// only); "now" comes from the injected clock.
+
+#include "knowledge/read_rules.hpp"
+#include "schemas/knowledge.hpp"
+#include "storage/graph_store.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace engram::knowledge {
+
+/// What the service reads with. Only `store` and `now` are required.
+struct query_dependencies {
+  std::shared_ptr<const storage::graph_store> store;
+  /// The organisation's `k` entries nearest to a unit vector, most similar first.
+  std::function<std::vector<std::pair<std::string, float>>(const std::string& organization_id,
+                                                            std::span<const float> query, std::size_t k)>
+      nearest;
+  /// A text's embedding (unit length); false with `error` when none can be made (recall then
+  /// ranks by words alone).
+  std::function<bool(std::string_view text, std::vector<float>& out, std::string* error)> embed;
+  /// The BM25 terms of a text (stemmed content words).
+  std::function<std::vector<std::string>(std::string_view text)> terms;
+  /// Milliseconds since the epoch.
+  std::function<std::int64_t()> now;
+};
+
+struct recall_request {
+  std::string query;
+  /// Organisation-wide knowledge plus this contact's (weighted up), never another's.
+  std::string contact_id;
+  /// Also this branch's own saves (never another branch's).
+  std::string branch_id;
+  std::optional<schemas::entry_type> type;
+  std::size_t limit = 5;
+};
+
+struct search_request {
+  std::string query;
+  std::optional<schemas::entry_type> type;
+  std::size_t limit = 10;
+};
+
+class query_service {
+public:
+  query_service(query_dependencies deps, read_policy policy);
+
+  /// Meaning (vectors) and words (BM25) fused by reciprocal rank, weighted by decayed
+  /// confidence and contact; presented entries with "score", best first.
+  [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r) const;
+
+  /// BM25 alone; presented entries with "score", best first.
+  [[nodiscard]] std::vector<json> search(const std::string& organization_id, const search_request& r) const;
+
+  /// {"entry": presented, "source": the message or save it came from, or null}; nullopt
+  /// when the organisation has no such entry.
+  [[nodiscard]] std::optional<json> get(const std::string& organization_id, const std::string& id) const;
+
+  /// Flagged entries, each {"entry", "contradictedBy" (or null)}, in id order.
+  [[nodiscard]] std::vector<json> review_queue(const std::string& organization_id, std::size_t limit) const;
+
+  /// The stored entry, or nullopt.
+  [[nodiscard]] std::optional<json> load(const std::string& organization_id, const std::string& id) const;
+
+  /// An entry as tools return it, now.
+  [[nodiscard]] json present(const json& doc) const;
+
+  /// True when the branch has saves and has not expired.
+  [[nodiscard]] bool branch_alive(const std::string& organization_id, const std::string& branch_id) const;
+
+  [[nodiscard]] std::int64_t now() const { return deps_.now(); }
+  [[nodiscard]] const read_policy& policy() const { return policy_; }
+
+private:
+  void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
+                  const std::vector<std::string>& query_terms, const std::vector<float>* query_vector,
+                  std::map<std::string, double>& fused, std::map<std::string, json>& docs) const;
+
+  query_dependencies deps_;
+  read_policy policy_;
+};
+
+}  // namespace engram::knowledge

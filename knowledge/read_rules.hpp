@@ -1,0 +1,54 @@
+#pragma once
+// The read-time rules of knowledge (DESIGN.md §5): decay, visibility (superseded, expired,
+// faded below decay.hide_below), what an entry looks like to an agent, and a branch's life.
+// Pure functions of a stored entry and "now": wall-clock time never enters stored state,
+// it enters here. Used by the query service, the MCP tools and the timers.
+
+#include "config/config.hpp"
+#include "schemas/knowledge_save.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace engram::knowledge {
+
+using json = nlohmann::json;
+
+/// Reciprocal rank fusion's constant (Cormack, Clarke, Büttcher 2009): a list's i-th
+/// result (from 1) adds 1 / (rrf_k + i).
+inline constexpr double rrf_k = 60.0;
+
+/// Content longer than this is cut in what tools return (the stored entry keeps it whole).
+inline constexpr std::size_t max_presented_content = 2000;
+
+struct read_policy {
+  /// Half-lives per type and the fade-out threshold. Default: config's defaults.
+  config::decay_config decay;
+  /// branches.ttl: a branch idle for longer is gone. Default: 24 h.
+  std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
+};
+
+/// `doc`'s confidence decayed to `at_ms` (its own confidence when it has no type or
+/// lastValidatedAt).
+[[nodiscard]] double effective_confidence(const json& doc, std::int64_t at_ms, const read_policy& p);
+
+/// Not superseded and not expired at `now` (RFC 3339, compared as text: same format).
+[[nodiscard]] bool visible(const json& doc, const std::string& now_rfc3339);
+
+/// Visible and not faded below decay.hide_below: what recall and search may return.
+[[nodiscard]] bool recallable(const json& doc, std::int64_t at_ms, const read_policy& p);
+
+/// An entry as tools return it: the stored fields of DESIGN.md §3 (and branchId, review,
+/// supersededBy, reminderSentAt, suspicious), content cut to max_presented_content, and
+/// effectiveConfidence at `at_ms` rounded to 6 decimals.
+[[nodiscard]] json present(const json& doc, std::int64_t at_ms, const read_policy& p);
+
+/// True while a branch whose last save was at `last_save_ms` lives at `at_ms`.
+[[nodiscard]] bool branch_alive(std::int64_t last_save_ms, std::int64_t at_ms, const read_policy& p);
+
+/// A branch save as the entry it would become, for that branch's recalls.
+[[nodiscard]] json branch_entry(const schemas::knowledge_save& s);
+
+}  // namespace engram::knowledge
