@@ -1,8 +1,11 @@
 #pragma once
 // The rules extractor: deterministic, no network, written for this project. Cleans the
 // message, finds entities (people, organisations, dates, amounts) and reads one typed
-// entry per knowledge-bearing sentence or clause. The validator runs after it.
+// entry per knowledge-bearing sentence or clause. The validator runs after it. rules.cpp
+// is the driver; split_sentences is declared in sentences.hpp (included here), and the
+// classifier, the people/organisation finder and the slot vocabulary are in internal/.
 
+#include "actors/extractor/sentences.hpp"
 #include "schemas/knowledge.hpp"
 #include "schemas/knowledge_save.hpp"
 
@@ -27,8 +30,5 @@ namespace engram::extractor {
 /// save's tags and expiry): what the extractor stage does with a save, and what a branch
 /// merge does again with each of the branch's saves.
 [[nodiscard]] schemas::extraction read_save(const schemas::knowledge_save& s);
-
-/// Splits cleaned text into sentences and clauses (exposed for tests).
-[[nodiscard]] std::vector<std::string> split_sentences(std::string_view text);
 
 }  // namespace engram::extractor
