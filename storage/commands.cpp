@@ -1,0 +1,243 @@
+// Knowledge commands (validate, resolve_review, discard/merge branch, expire, reminder_sent)
+// and what the timers and the review queue read.
+#include "storage/internal/rocks_store.hpp"
+
+namespace engram::storage::detail {
+
+errc rocks_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+                   apply_outcome* outcome) {
+  rocksdb::WriteBatch batch;
+  pending_.clear();
+  batch_entries_.clear();
+  batch_removed_.clear();
+  command_result r;
+  apply_outcome how = apply_outcome::applied;
+  std::string v;
+  const auto& org = c.organization_id;
+  const auto seen = key("s", org, c.event_id);
+  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
+  if (st.ok()) {
+    how = apply_outcome::duplicate;
+    if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+      return e;
+  } else if (!st.IsNotFound()) {
+    return to_errc(st);
+  } else {
+    batch.Put(cfs_[cf_meta], seen, "");
+    errc e = errc::ok;
+    switch (c.op) {
+      case schemas::command_op::validate: e = validate(batch, c, r); break;
+      case schemas::command_op::resolve_review: e = resolve_review(batch, c, r); break;
+      case schemas::command_op::merge_branch:
+      case schemas::command_op::discard_branch: e = drop_branch(batch, org, c.branch_id, &r.dropped_saves); break;
+      case schemas::command_op::expire: e = expire(batch, c, r); break;
+      case schemas::command_op::reminder_sent: e = reminder_sent(batch, c, r); break;
+    }
+    if (e != errc::ok)
+      return e;
+    if (!r.error.empty()) {  // nothing changes but the seen eventId and the offset
+      batch.Clear();
+      pending_.clear();
+      batch_entries_.clear();
+      batch.Put(cfs_[cf_meta], seen, "");
+    }
+    for (const auto& [id, doc] : batch_entries_) {
+      batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
+      r.entries.push_back(doc.dump());
+    }
+  }
+  put_offset(batch, pos);
+  if (auto e = commit(batch); e != errc::ok)
+    return e;
+  if (result)
+    *result = std::move(r);
+  if (outcome)
+    *outcome = how;
+  return errc::ok;
+}
+
+std::vector<std::pair<std::string, std::string>> rocks_graph_store::review_queue(const std::string& org,
+                                                              std::size_t limit) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto prefix = key(org, "");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_review]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && out.size() < limit; it->Next())
+    out.emplace_back(std::string(it->key().ToStringView().substr(prefix.size())), it->value().ToString());
+  return out;
+}
+
+std::vector<due_item> rocks_graph_store::due_reminders(std::int64_t until_ms, std::size_t limit) const {
+  std::vector<due_item> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_due]));
+  for (it->SeekToFirst(); it->Valid() && out.size() < limit; it->Next()) {
+    auto k = it->key().ToStringView();
+    auto a = k.find('\0');
+    if (a == std::string_view::npos || k.size() < a + 1 + 8 + 1)
+      continue;
+    const auto org = std::string(k.substr(0, a));
+    const auto ms = static_cast<std::int64_t>(decode_u64(k.substr(a + 1, 8)));
+    if (ms > until_ms) {  // the rest of this organisation is later: skip to the next one
+      it->Seek(org + '\x01');
+      if (!it->Valid())
+        break;
+      it->Prev();
+      continue;
+    }
+    out.push_back({org, std::string(k.substr(a + 1 + 8 + 1)), ms});
+  }
+  return out;
+}
+
+bool rocks_graph_store::has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const {
+  const auto prefix = key(org, "");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_expiry]));
+  it->Seek(prefix);
+  if (it->Valid() && it->key().starts_with(prefix) &&
+      static_cast<std::int64_t>(decode_u64(it->key().ToStringView().substr(prefix.size(), 8))) <= now_ms)
+    return true;
+  const auto branches = key("b", org, "");
+  std::unique_ptr<rocksdb::Iterator> b(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+  for (b->Seek(branches); b->Valid() && b->key().starts_with(branches); b->Next())
+    if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + ttl_ms < now_ms)
+      return true;
+  return false;
+}
+
+std::map<std::int32_t, std::int64_t> rocks_graph_store::reminder_marks() const {
+  std::map<std::int32_t, std::int64_t> out;
+  const std::string prefix("m\0", 2);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+    out[static_cast<std::int32_t>(decode_u32(it->key().ToStringView().substr(prefix.size())))] =
+        static_cast<std::int64_t>(decode_u64(it->value().ToStringView()));
+  return out;
+}
+
+errc rocks_graph_store::validate(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+  (void)batch;
+  json* doc = nullptr;
+  if (auto e = load_entry(c.organization_id, c.id, &doc); e != errc::ok)
+    return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
+  const double before = doc->value("confidence", 0.0);
+  double after = before;
+  if (c.outcome == "approved") {
+    after = before + (1.0 - before) * validation_boost;
+    (*doc)["lastValidatedAt"] = c.issued_at;
+  } else {
+    after = before * (1.0 - validation_penalty);
+  }
+  (*doc)["confidence"] = std::round(after * 1e6) / 1e6;
+  (*doc)["updatedAt"] = std::max(doc->value("updatedAt", std::string()), c.issued_at);
+  if (!doc->contains("validations"))
+    (*doc)["validations"] = json::array();
+  (*doc)["validations"].push_back({{"at", c.issued_at}, {"outcome", c.outcome}, {"by", c.issued_by}});
+  return errc::ok;
+}
+
+errc rocks_graph_store::resolve_review(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+  const auto& org = c.organization_id;
+  json* older = nullptr;
+  if (auto e = load_entry(org, c.id, &older); e != errc::ok)
+    return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
+  if (older->value("status", "") != "flagged" || !older->contains("review") ||
+      !(*older)["review"].contains("contradictedBy")) {
+    r.error = "id: entry '" + c.id + "' is not awaiting review";
+    return errc::ok;
+  }
+  const auto newer_id = (*older)["review"]["contradictedBy"].get<std::string>();
+  json* newer = nullptr;
+  if (auto e = load_entry(org, newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
+    return e;
+  older = &batch_entries_.at(c.id);  // load_entry may have added to the map: re-fetch (nodes do not move)
+  batch.Delete(cfs_[cf_review], key(org, c.id));
+  (*older)["review"]["resolved"] = c.keep;
+  (*older)["review"]["resolvedAt"] = c.issued_at;
+  (*older)["review"]["resolvedBy"] = c.issued_by;
+  (*older)["updatedAt"] = c.issued_at;
+  auto supersede = [&](json& loser, const std::string& winner) {
+    loser["status"] = "superseded";
+    loser["supersededBy"] = winner;
+    loser["updatedAt"] = c.issued_at;
+    if (!loser["dueAt"].is_null())
+      if (auto ms = due_ms(loser["dueAt"].get<std::string>()))
+        batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
+  };
+  if (c.keep == "newer") {
+    supersede(*older, newer_id);
+  } else {
+    (*older)["status"] = "active";
+    if (c.keep == "older" && newer)
+      supersede(*newer, c.id);
+  }
+  return errc::ok;
+}
+
+errc rocks_graph_store::reminder_sent(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+  const auto& org = c.organization_id;
+  if (c.reminder_offset >= 0) {
+    const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
+    std::string v;
+    std::uint64_t have = 0;
+    if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], mark, &v).ok())
+      have = decode_u64(v);
+    if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
+      batch.Put(cfs_[cf_meta], mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
+  }
+  json* doc = nullptr;
+  if (auto e = load_entry(org, c.id, &doc); e != errc::ok)
+    return e == errc::invalid_argument ? errc::ok : e;  // removed since: the mark is all that is left to record
+  if (doc->contains("reminderId"))
+    return errc::ok;  // recorded before (a recovered reminder recorded twice)
+  (*doc)["reminderId"] = c.reminder_id;
+  (*doc)["reminderSentAt"] = c.issued_at;
+  if (!(*doc)["dueAt"].is_null())
+    if (auto ms = due_ms((*doc)["dueAt"].get<std::string>()))
+      batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
+  (void)r;
+  return errc::ok;
+}
+
+/// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
+/// and the saves of branches idle since before issuedAt - ttlMs.
+errc rocks_graph_store::expire(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+  const auto& org = c.organization_id;
+  const auto prefix = key(org, "");
+  std::vector<std::string> ids;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_expiry]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) &&
+                           ids.size() < static_cast<std::size_t>(c.limit);
+         it->Next()) {
+      auto k = it->key().ToStringView().substr(prefix.size());
+      if (static_cast<std::int64_t>(decode_u64(k.substr(0, 8))) > c.issued_at_ms)
+        break;
+      ids.emplace_back(k.substr(9));
+      batch.Delete(cfs_[cf_expiry], it->key());
+    }
+  }
+  std::uint64_t relation_count = 0;
+  for (const auto& id : ids) {
+    std::uint64_t seq = 0;
+    if (auto e = remove_entry(batch, org, id, &seq, &relation_count); e != errc::ok)
+      return e;
+    r.removed.emplace_back(id, seq);
+  }
+  if (!ids.empty())
+    if (auto e = drop(batch, key("n", org, "entries"), ids.size()); e != errc::ok)
+      return e;
+  if (relation_count)
+    if (auto e = drop(batch, key("n", org, "relations"), relation_count); e != errc::ok)
+      return e;
+  std::vector<std::string> idle;
+  const auto branches = key("b", org, "");
+  std::unique_ptr<rocksdb::Iterator> b(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
+  for (b->Seek(branches); b->Valid() && b->key().starts_with(branches); b->Next())
+    if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + c.ttl_ms < c.issued_at_ms)
+      idle.emplace_back(b->key().ToStringView().substr(branches.size()));
+  for (const auto& branch : idle)
+    if (auto e = drop_branch(batch, org, branch, &r.dropped_saves); e != errc::ok)
+      return e;
+  return errc::ok;
+}
+
+}  // namespace engram::storage::detail

@@ -1,0 +1,138 @@
+// Messages, contacts, people and organisations: what a message adds besides its entries.
+#include "storage/internal/rocks_store.hpp"
+
+namespace engram::storage::detail {
+
+errc rocks_graph_store::get_message(const std::string& org, const std::string& event_id, std::string* out) const {
+  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_messages], key(org, event_id), out));
+}
+
+errc rocks_graph_store::get_contact(const std::string& org, const std::string& address, std::string* out) const {
+  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, person_id(address)), out));
+}
+
+std::vector<std::string> rocks_graph_store::thread_messages(const std::string& org, const std::string& thread) const {
+  std::vector<std::string> out;
+  auto prefix = key(org, thread, "message", "");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_by_thread]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
+    out.emplace_back(it->key().ToStringView().substr(prefix.size()));
+  return out;
+}
+
+errc rocks_graph_store::find_entity(const std::string& org, const std::string& name, std::string* out) const {
+  auto id = resolve_name(org, normalise_name(name), "");
+  if (id.empty())
+    return errc::not_found;
+  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), out));
+}
+
+errc rocks_graph_store::put_message(rocksdb::WriteBatch& batch, const schemas::inbound_message& m) {
+  const auto& org = m.organization_id;
+  batch.Put(cfs_[cf_messages], key(org, m.event_id), schemas::to_json(m));
+  const auto& thread = m.thread_or_event();
+  batch.Put(cfs_[cf_by_thread], key(org, thread, "message", m.event_id), m.sent_at);
+
+  // Each address once per message; the first role (from, to, cc) wins.
+  std::vector<std::pair<const schemas::participant*, const char*>> people;
+  std::set<std::string> addresses;
+  auto add = [&](const schemas::participant& p, const char* role) {
+    if (addresses.insert(lower_ascii(p.address)).second)
+      people.emplace_back(&p, role);
+  };
+  if (m.source != schemas::source_type::manual)  // an agent's save names no mail participants
+    add(m.from, "from");
+  for (const auto& p : m.to)
+    add(p, "to");
+  for (const auto& p : m.cc)
+    add(p, "cc");
+
+  std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
+  std::uint64_t new_contacts = 0;
+  for (const auto& [p, role] : people) {
+    auto id = person_id(p->address);
+    json e;
+    bool exists = false;
+    if (auto err = load_entity(org, id, &e, &exists); err != errc::ok)
+      return err;
+    if (!exists) {
+      ++new_contacts;
+      e = new_entity(id, "person", p->name, m.sent_at);
+      e["address"] = lower_ascii(p->address);
+      batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
+    }
+    if (!p->name.empty()) {
+      auto& aliases = e["aliases"];
+      bool known = e["name"] == p->name || std::find(aliases.begin(), aliases.end(), p->name) != aliases.end();
+      if (e["name"].get<std::string>().empty())
+        e["name"] = p->name;
+      else if (!known)
+        aliases.push_back(p->name);
+      if (!known)  // a known name is indexed already
+        batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
+      batch_names_[key(org, normalise_name(p->name))] = id;
+    }
+    if (!p->contact_id.empty()) {
+      e["contactId"] = p->contact_id;
+      contact_ids.insert(p->contact_id);
+    }
+    e["lastSeenAt"] = m.sent_at;
+    e["messages"] = e["messages"].get<std::uint64_t>() + 1;
+    batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+    batch_entities_[id] = e;
+    batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), role);
+    batch.Put(cfs_[cf_links], key(org, id, "thread", thread), "");
+  }
+  for (const auto& c : contact_ids)
+    batch.Put(cfs_[cf_by_contact], key(org, c, "message", m.event_id), "");
+
+  if (auto e = bump(batch, key("n", org, "events"), 1); e != errc::ok)
+    return e;
+  if (new_contacts)
+    for (const char* counter : {"contacts", "entities"})
+      if (auto e = bump(batch, key("n", org, counter), new_contacts); e != errc::ok)
+        return e;
+  return errc::ok;
+}
+
+/// The entity id an exact normalised name (or address) resolves to, preferring ids that
+/// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
+/// seen through `batch_names_`.
+std::string rocks_graph_store::resolve_name(const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
+  if (auto it = batch_names_.find(key(org, norm)); it != batch_names_.end())
+    if (kind_prefix.empty() || it->second.rfind(kind_prefix, 0) == 0)
+      return it->second;
+  auto prefix = key(org, norm, "");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_entity_names]));
+  std::string any;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::string id(it->key().ToStringView().substr(prefix.size()));
+    if (kind_prefix.empty() || id.rfind(kind_prefix, 0) == 0)
+      return id;
+    if (any.empty())
+      any = id;
+  }
+  return kind_prefix.empty() ? any : std::string();
+}
+
+/// Loads an entity as JSON: from this batch if written in it, else from the store.
+errc rocks_graph_store::load_entity(const std::string& org, const std::string& id, json* out, bool* exists) {
+  if (auto it = batch_entities_.find(id); it != batch_entities_.end()) {
+    *out = it->second;
+    *exists = true;
+    return errc::ok;
+  }
+  std::string v;
+  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), &v);
+  if (st.IsNotFound()) {
+    *exists = false;
+    return errc::ok;
+  }
+  if (!st.ok())
+    return to_errc(st);
+  *out = json::parse(v, nullptr, false);
+  *exists = !out->is_discarded();
+  return out->is_discarded() ? errc::corruption : errc::ok;
+}
+
+}  // namespace engram::storage::detail

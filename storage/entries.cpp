@@ -1,0 +1,415 @@
+// The apply path of messages and saves: entries with their indexes, links, relations,
+// merges, supersedes and flags, in one WriteBatch with the offset advance.
+#include "storage/internal/rocks_store.hpp"
+
+namespace engram::storage::detail {
+
+errc rocks_graph_store::apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
+           const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) {
+  rocksdb::WriteBatch batch;
+  pending_.clear();
+  batch_entities_.clear();
+  batch_names_.clear();
+  batch_entries_.clear();
+  apply_outcome result;
+  if (!m) {
+    result = apply_outcome::skipped;
+    if (auto e = bump(batch, key("r", pos.topic), 1); e != errc::ok)
+      return e;
+  } else {
+    std::string ignored;
+    auto seen = key("s", m->organization_id, m->event_id);
+    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &ignored);
+    if (st.ok()) {
+      result = apply_outcome::duplicate;
+      if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+        return e;
+    } else if (!st.IsNotFound()) {
+      return to_errc(st);
+    } else {
+      result = apply_outcome::applied;
+      batch.Put(cfs_[cf_meta], seen, "");
+      if (auto e = put_message(batch, *m); e != errc::ok)
+        return e;
+      if (knowledge)
+        if (auto e = put_knowledge(batch, *m, *knowledge, resolutions); e != errc::ok)
+          return e;
+    }
+  }
+  put_offset(batch, pos);
+  if (auto e = commit(batch); e != errc::ok)
+    return e;
+  if (outcome)
+    *outcome = result;
+  return errc::ok;
+}
+
+errc rocks_graph_store::get_entry(const std::string& org, const std::string& id, std::string* out) const {
+  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entries], key(org, id), out));
+}
+
+std::vector<std::string> rocks_graph_store::entries_of_type(const std::string& org, schemas::entry_type type) const {
+  std::vector<std::string> out;
+  auto prefix = key(org, std::string(schemas::to_string(type)), "");
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_by_type]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto rest = it->key().ToStringView().substr(prefix.size());
+    out.emplace_back(rest.substr(rest.find('\0') + 1));
+  }
+  return out;
+}
+
+std::vector<std::string> rocks_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
+                                            const std::string& title) const {
+  return ids_under(cf_titles, key(org, std::string(schemas::to_string(type)), title, ""));
+}
+
+std::vector<std::string> rocks_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
+                                           const std::string& slot) const {
+  return ids_under(cf_by_slot, key(org, subject, slot, ""));
+}
+
+/// Stores entries, their indexes, and the people and organisations they mention.
+errc rocks_graph_store::put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x,
+                   const std::vector<schemas::resolution>* resolutions) {
+  const auto& org = m.organization_id;
+  std::uint64_t new_entities = 0;
+  // Mentions of people and organisations -> entity ids (created when unknown).
+  std::vector<std::string> entity_of(x.mentions.size());
+  for (std::size_t i = 0; i < x.mentions.size(); ++i) {
+    const auto& mention = x.mentions[i];
+    bool person = mention.kind == schemas::entity_kind::person;
+    if (!person && mention.kind != schemas::entity_kind::organization)
+      continue;
+    auto norm = normalise_name(mention.value);
+    std::string id;
+    if (person && !mention.address.empty())
+      id = person_id(mention.address);
+    if (id.empty())
+      id = resolve_name(org, norm, person ? "person:" : "org:");
+    if (id.empty())
+      id = (person ? "person:~" : "org:") + norm;
+    json e;
+    bool exists = false;
+    if (auto err = load_entity(org, id, &e, &exists); err != errc::ok)
+      return err;
+    if (!exists) {
+      ++new_entities;
+      e = new_entity(id, person ? "person" : "organization", mention.value, m.sent_at);
+      if (person && !mention.address.empty())
+        e["address"] = lower_ascii(mention.address);
+    }
+    auto& aliases = e["aliases"];
+    for (const auto* alias : {&mention.value, &mention.text}) {
+      if (alias->empty() || normalise_name(*alias) == normalise_name(e["name"].get<std::string>()))
+        continue;
+      if (std::find(aliases.begin(), aliases.end(), *alias) == aliases.end())
+        aliases.push_back(*alias);
+      batch.Put(cfs_[cf_entity_names], key(org, normalise_name(*alias), id), "");
+      batch_names_[key(org, normalise_name(*alias))] = id;
+    }
+    batch.Put(cfs_[cf_entity_names], key(org, norm, id), "");
+    batch_names_[key(org, norm)] = id;
+    for (const char* attr : {"role", "company", "phone"}) {
+      const std::string& v = attr[0] == 'r' ? mention.role : attr[0] == 'c' ? mention.company : mention.phone;
+      if (!v.empty())
+        e[attr] = v;
+    }
+    batch_entities_[id] = e;
+    entity_of[i] = id;
+    batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), "mention");
+  }
+  for (auto& [id, e] : batch_entities_)
+    batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+
+  // Entries: ids derived from (organisation, eventId, index), never random.
+  std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
+  if (!m.from.contact_id.empty())
+    contact_ids.insert(m.from.contact_id);
+  const auto& thread = m.thread_or_event();
+  const json source{{"sourceType", schemas::to_string(m.source)},
+                    {"sourceId", m.source_id.empty() ? m.event_id : m.source_id},
+                    {"eventId", m.event_id},
+                    {"author", lower_ascii(m.from.address)}};
+  std::uint64_t created = 0, relations = 0, vectors = 0;
+  for (std::size_t i = 0; i < x.entries.size(); ++i) {
+    const auto& en = x.entries[i];
+    const schemas::resolution* r = resolutions && i < resolutions->size() ? &(*resolutions)[i] : nullptr;
+    const bool merged = r && r->outcome == schemas::save_outcome::merged;
+    const auto id = merged ? r->merged_into : schemas::entry_id(org, m.event_id, i);
+    json ents = json::array();
+    for (auto mi : en.mentions) {
+      if (mi >= x.mentions.size())
+        continue;
+      const auto& mention = x.mentions[mi];
+      json j{{"kind", schemas::to_string(mention.kind)}, {"text", mention.text}, {"value", mention.value}};
+      if (!mention.currency.empty())
+        j["currency"] = mention.currency;
+      if (!entity_of[mi].empty()) {
+        j["entityId"] = entity_of[mi];
+        batch.Put(cfs_[cf_links], key(org, entity_of[mi], "entry", id), "mention");
+      }
+      ents.push_back(std::move(j));
+    }
+    json* doc = nullptr;
+    if (merged) {
+      if (auto e = load_entry(org, id, &doc); e != errc::ok)
+        return e;
+      merge_into(*doc, en, ents, source, contact_ids, m.sent_at, r->reason);
+    } else {
+      json fresh{{"id", id},
+                 {"organizationId", org},
+                 {"entryType", schemas::to_string(en.type)},
+                 {"title", en.title},
+                 {"content", en.content},
+                 {"sourceType", source["sourceType"]},
+                 {"sourceId", source["sourceId"]},
+                 {"eventId", m.event_id},
+                 {"author", source["author"]},
+                 {"sources", json::array({source})},
+                 {"contactIds", json(std::vector<std::string>(contact_ids.begin(), contact_ids.end()))},
+                 {"threadId", thread},
+                 {"confidence", en.confidence},
+                 {"lastValidatedAt", m.sent_at},
+                 {"expiresAt", en.expires_at.empty() ? json(nullptr) : json(en.expires_at)},
+                 {"dueAt", en.due_at.empty() ? json(nullptr) : json(en.due_at)},
+                 {"tags", en.tags},
+                 {"entities", ents},
+                 {"relations", json::array()},
+                 {"status", "active"},
+                 {"suspicious", en.suspicious},
+                 {"subject", en.subject},
+                 {"slot", en.slot},
+                 {"value", en.value},
+                 {"polarity", en.positive ? "positive" : "negative"},
+                 {"signature", {{"numbers", en.sig.numbers}, {"dates", en.sig.dates}, {"amounts", en.sig.amounts},
+                                {"entities", en.sig.entities}, {"words", en.sig.words}, {"key", en.sig.key}}},
+                 {"extractor", x.extractor},
+                 {"outcome", schemas::to_string(r ? r->outcome : schemas::save_outcome::created)},
+                 {"createdAt", m.sent_at},
+                 {"updatedAt", m.sent_at}};
+      if (r && !r->reason.empty())
+        fresh["outcomeReason"] = r->reason;
+      doc = &(batch_entries_[id] = std::move(fresh));
+      ++created;
+      if (!en.expires_at.empty())
+        if (auto ms = due_ms(en.expires_at))
+          batch.Put(cfs_[cf_expiry], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+      if (en.type == schemas::entry_type::action_item && !en.due_at.empty())
+        if (auto ms = due_ms(en.due_at))
+          batch.Put(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+      batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+      if (!en.sig.key.empty())
+        batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
+      if (!en.subject.empty() && !en.slot.empty())
+        batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
+      if (auto e = put_text(batch, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
+        return e;
+      if (r && r->vector_seq && !en.embedding.empty()) {
+        auto seq = encode_u64(r->vector_seq);
+        std::string value = id;
+        value.push_back('\0');
+        value.append(reinterpret_cast<const char*>(en.embedding.data()), en.embedding.size() * sizeof(float));
+        batch.Put(cfs_[cf_vectors], key(org, "q", seq), value);
+        batch.Put(cfs_[cf_vectors], key(org, "e", id), seq);
+        vectors = std::max(vectors, r->vector_seq);
+      }
+    }
+    batch.Put(cfs_[cf_by_thread], key(org, thread, "entry", id), "");
+    for (const auto& c : contact_ids)
+      batch.Put(cfs_[cf_by_contact], key(org, c, "entry", id), "");
+    if (!r)
+      continue;
+    for (const auto& edge : r->relations) {
+      json* other = nullptr;
+      if (auto e = load_entry(org, edge.to, &other); e != errc::ok)
+        return e;
+      auto type = std::string(schemas::to_string(edge.type));
+      batch.Put(cfs_[cf_relations], key(org, id, type, edge.to), edge.reason);
+      batch.Put(cfs_[cf_relations_in], key(org, edge.to, type, id), edge.reason);
+      (*doc)["relations"].push_back({{"relationType", type}, {"toId", edge.to}, {"reason", edge.reason}});
+      (*other)["relations"].push_back({{"relationType", type}, {"fromId", id}, {"reason", edge.reason}});
+      ++relations;
+    }
+    for (const auto& old : r->superseded) {
+      json* other = nullptr;
+      if (auto e = load_entry(org, old, &other); e != errc::ok)
+        return e;
+      (*other)["status"] = "superseded";
+      (*other)["supersededBy"] = id;
+      batch.Delete(cfs_[cf_review], key(org, old));
+      if (!(*other)["dueAt"].is_null())
+        if (auto ms = due_ms((*other)["dueAt"].get<std::string>()))
+          batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
+      (*other)["updatedAt"] = std::max((*other)["updatedAt"].get<std::string>(), m.sent_at);
+    }
+    for (const auto& old : r->flagged) {
+      json* other = nullptr;
+      if (auto e = load_entry(org, old, &other); e != errc::ok)
+        return e;
+      if ((*other)["status"] == "active")
+        (*other)["status"] = "flagged";
+      (*other)["review"] = {{"contradictedBy", id}, {"reason", r->reason}};
+      if ((*other)["status"] == "flagged")
+        batch.Put(cfs_[cf_review], key(org, old), id);
+    }
+  }
+  for (const auto& [eid, doc] : batch_entries_)
+    batch.Put(cfs_[cf_entries], key(org, eid), doc.dump());
+  if (created)
+    if (auto e = bump(batch, key("n", org, "entries"), created); e != errc::ok)
+      return e;
+  if (relations)
+    if (auto e = bump(batch, key("n", org, "relations"), relations); e != errc::ok)
+      return e;
+  if (vectors)
+    if (auto e = set_counter(batch, key("n", org, "vectors"), vectors); e != errc::ok)
+      return e;
+  if (new_entities)
+    if (auto e = bump(batch, key("n", org, "entities"), new_entities); e != errc::ok)
+      return e;
+  return errc::ok;
+}
+
+/// Loads an entry for update: from this batch if written in it, else from the store.
+/// The pointer stays valid until the batch is written (std::map nodes do not move).
+errc rocks_graph_store::load_entry(const std::string& org, const std::string& id, json** out) {
+  if (auto it = batch_entries_.find(id); it != batch_entries_.end()) {
+    *out = &it->second;
+    return errc::ok;
+  }
+  std::string v;
+  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entries], key(org, id), &v);
+  if (!st.ok())
+    return st.IsNotFound() ? errc::invalid_argument : to_errc(st);  // a decision named an unknown entry
+  auto doc = json::parse(v, nullptr, false);
+  if (doc.is_discarded())
+    return errc::corruption;
+  *out = &(batch_entries_[id] = std::move(doc));
+  return errc::ok;
+}
+
+/// Deletes an entry and every row that indexes it; other entries' references to it go too.
+errc rocks_graph_store::remove_entry(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, std::uint64_t* seq,
+                  std::uint64_t* relation_count) {
+  json* doc = nullptr;
+  if (auto e = load_entry(org, id, &doc); e != errc::ok)
+    return e == errc::invalid_argument ? errc::ok : e;  // gone already
+  const json d = *doc;
+  batch_entries_.erase(id);
+  batch_removed_.insert(id);
+  batch.Delete(cfs_[cf_entries], key(org, id));
+  const auto type = d.value("entryType", "");
+  batch.Delete(cfs_[cf_by_type], key(org, type, d.value("createdAt", ""), id));
+  const auto& sig = d["signature"];
+  const auto title_key = sig.value("key", "");
+  if (!title_key.empty())
+    batch.Delete(cfs_[cf_titles], key(org, type, title_key, id));
+  if (!d.value("subject", "").empty() && !d.value("slot", "").empty())
+    batch.Delete(cfs_[cf_by_slot], key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
+  batch.Delete(cfs_[cf_by_thread], key(org, d.value("threadId", ""), "entry", id));
+  for (const auto& contact : d["contactIds"])
+    batch.Delete(cfs_[cf_by_contact], key(org, contact.get<std::string>(), "entry", id));
+  for (const auto& e : d["entities"])
+    if (e.contains("entityId"))
+      batch.Delete(cfs_[cf_links], key(org, e["entityId"].get<std::string>(), "entry", id));
+  batch.Delete(cfs_[cf_review], key(org, id));
+  if (!d["dueAt"].is_null())
+    if (auto ms = due_ms(d["dueAt"].get<std::string>()))
+      batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
+  // Relations both ways, and the other ends' references.
+  std::set<std::string> others;
+  for (auto [family, reverse] : {std::pair{cf_relations, cf_relations_in}, {cf_relations_in, cf_relations}}) {
+    const auto prefix = key(org, id, "");
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[family]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto rest = it->key().ToStringView().substr(prefix.size());  // type \0 other
+      auto sep = rest.find('\0');
+      const std::string rtype(rest.substr(0, sep)), other(rest.substr(sep + 1));
+      batch.Delete(cfs_[family], it->key());
+      batch.Delete(cfs_[reverse], key(org, other, rtype, id));
+      others.insert(other);
+      ++*relation_count;
+    }
+  }
+  for (const auto& other : others) {
+    if (batch_removed_.count(other))
+      continue;
+    json* o = nullptr;
+    if (auto e = load_entry(org, other, &o); e != errc::ok) {
+      if (e == errc::invalid_argument)
+        continue;
+      return e;
+    }
+    auto& rels = (*o)["relations"];
+    json kept = json::array();
+    for (auto& rel : rels)
+      if (rel.value("toId", "") != id && rel.value("fromId", "") != id)
+        kept.push_back(rel);
+    rels = kept;
+  }
+  // Full text: the postings, the terms' document frequencies, the organisation's totals.
+  std::map<std::string, std::uint32_t> tf;
+  std::uint32_t length = 0;
+  const std::string indexed = title_key + " " + sig.value("words", "");  // put_text's words (views point here)
+  for (auto w : schemas::split_words(indexed)) {
+    ++tf[std::string(w.begin(), w.end())];
+    ++length;
+  }
+  for (const auto& [term, n] : tf) {
+    batch.Delete(cfs_[cf_text], key(org, term, id));
+    if (auto e = drop(batch, key("t", org, term), 1); e != errc::ok)
+      return e;
+  }
+  if (!tf.empty()) {
+    if (auto e = drop(batch, key("n", org, "text_docs"), 1); e != errc::ok)
+      return e;
+    if (auto e = drop(batch, key("n", org, "text_length"), length); e != errc::ok)
+      return e;
+  }
+  // The vector.
+  std::string v;
+  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_vectors], key(org, "e", id), &v);
+  if (st.ok()) {
+    *seq = decode_u64(v);
+    batch.Delete(cfs_[cf_vectors], key(org, "e", id));
+    batch.Delete(cfs_[cf_vectors], key(org, "q", v));
+  } else if (!st.IsNotFound()) {
+    return to_errc(st);
+  }
+  return errc::ok;
+}
+
+/// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
+std::optional<std::int64_t> rocks_graph_store::due_ms(const std::string& s) {
+  return schemas::parse_rfc3339(s.size() == 10 ? s + "T00:00:00Z" : s);
+}
+
+void rocks_graph_store::merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
+                       const std::set<std::string>& contact_ids, const std::string& sent_at,
+                       const std::string& reason) {
+  constexpr std::size_t max_content = 4000;
+  auto content = doc["content"].get<std::string>();
+  if (schemas::normal_form(content).find(schemas::normal_form(en.content)) == std::string::npos &&
+      content.size() + en.content.size() + 1 <= max_content)
+    doc["content"] = content + "\n" + en.content;
+  double a = doc["confidence"].get<double>(), b = en.confidence;
+  doc["confidence"] = std::round((1.0 - (1.0 - a) * (1.0 - b)) * 1e6) / 1e6;
+  std::set<std::string> contacts = doc["contactIds"].get<std::set<std::string>>();
+  contacts.insert(contact_ids.begin(), contact_ids.end());
+  doc["contactIds"] = std::vector<std::string>(contacts.begin(), contacts.end());
+  doc["sources"].push_back(source);
+  auto& have = doc["entities"];
+  for (const auto& e : ents)
+    if (std::none_of(have.begin(), have.end(),
+                     [&](const json& h) { return h["kind"] == e["kind"] && h["value"] == e["value"]; }))
+      have.push_back(e);
+  if (doc["dueAt"].is_null() && !en.due_at.empty())
+    doc["dueAt"] = en.due_at;
+  for (const char* field : {"updatedAt", "lastValidatedAt"})
+    doc[field] = std::max(doc[field].get<std::string>(), sent_at);
+  doc["merges"] = doc.value("merges", 0) + 1;
+  doc["lastMergeReason"] = reason;
+}
+
+}  // namespace engram::storage::detail

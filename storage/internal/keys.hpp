@@ -1,0 +1,146 @@
+#pragma once
+// The graph store's key layout and key codec (internal to storage/): every file of the RocksDB
+// store reads and writes keys through this header, and tests/unit/storage/keys_test.cpp
+// round-trips them.
+//
+// Key layout (parts joined by '\0'; ids never contain '\0': the decoder refuses control
+// characters). Every key starts with the organizationId, so a tenant is one contiguous range.
+//
+//   messages      org \0 eventId                               -> canonical event JSON
+//   entities      org \0 entityId                              -> entity JSON
+//   entity_names  org \0 normalisedName \0 entityId            -> ""   (names and addresses)
+//   links         org \0 entityId \0 kind \0 targetId          -> role (kind: message | thread)
+//   by_thread     org \0 threadId \0 "message" \0 eventId      -> sentAt
+//   by_contact    org \0 contactId \0 "message" \0 eventId     -> ""
+//                 org \0 contactId \0 "entry" \0 entryId       -> ""
+//   entries       org \0 entryId                               -> entry JSON (DESIGN.md §3)
+//   by_type       org \0 type \0 createdAt \0 entryId           -> ""
+//   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
+//   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
+//   titles        org \0 type \0 titleKey \0 entryId              -> ""   exact-match dedup (signature key)
+//   by_slot       org \0 normalisedSubject \0 slot \0 entryId     -> ""   contradiction candidates
+//   relations     org \0 fromId \0 relationType \0 toId            -> reason
+//   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
+//   text          org \0 term \0 entryId          -> tf(u32 BE) + document length(u32 BE)   BM25
+//   vectors       org \0 "q" \0 seq(u64 BE) -> entryId \0 float32[dim] (little endian)
+//                 org \0 "e" \0 entryId     -> seq(u64 BE)
+//                 (the per-organisation HNSW index is derived from these, in seq order)
+//   branches      org \0 branchId \0 seq(u64 BE)   -> u32 BE length + knowledge-save JSON + float32[dim]
+//   expiry        org \0 expiresAtMs(u64 BE) \0 entryId       -> ""   what an expire command removes
+//   due           org \0 dueMs(u64 BE) \0 entryId              -> ""   action items awaiting their reminder
+//   review        org \0 flaggedEntryId                         -> the contradicting entry's id
+//   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
+//                 "S" \0 org \0 eventId                        -> ""   seen branch saves
+//                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
+//                 "t" \0 org \0 term                           -> u64 BE document frequency (BM25)
+//                 "m" \0 partition(u32 BE)                      -> next engram-reminders offset recorded
+//                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...,
+//                                                                 vectors = the last vector seq)
+//                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
+//                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
+//                 "v"                                          -> layout version
+//
+// "o", "d" and "r" are physical (they depend on how the log was delivered) and stay out of
+// the digest; everything else is logical.
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace engram::storage::detail {
+
+enum cf : std::size_t {
+  cf_default,
+  cf_messages,
+  cf_entities,
+  cf_entity_names,
+  cf_links,
+  cf_by_thread,
+  cf_by_contact,
+  cf_meta,
+  cf_entries,
+  cf_by_type,
+  cf_titles,
+  cf_by_slot,
+  cf_relations,
+  cf_relations_in,
+  cf_vectors,
+  cf_text,
+  cf_branches,
+  cf_expiry,
+  cf_due,
+  cf_review,
+  cf_count
+};
+
+constexpr std::array<const char*, cf_count> cf_names{
+    "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
+    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
+    "branches", "expiry",   "due",      "review"};
+
+constexpr const char* layout_version = "4";
+
+/// Joins key parts with '\0'.
+template <class... Parts>
+inline std::string key(const Parts&... parts) {
+  std::string out;
+  for (std::string_view part : {std::string_view(parts)...}) {
+    out.push_back('\0');
+    out.append(part);
+  }
+  out.erase(0, 1);  // no separator before the first part
+  return out;
+}
+
+inline std::string encode_u64(std::uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8)
+    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
+  return out;
+}
+
+inline std::uint64_t decode_u64(std::string_view s) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < s.size(); ++i)
+    v = (v << 8) | static_cast<unsigned char>(s[i]);
+  return v;
+}
+
+/// Reads a big-endian u32 (the first 4 bytes of `s`).
+inline std::uint32_t decode_u32(std::string_view s) {
+  return static_cast<std::uint32_t>(decode_u64(s.substr(0, 4)));
+}
+
+inline std::string encode_u32(std::uint32_t v) {
+  std::string out(4, '\0');
+  for (int i = 3; i >= 0; --i, v >>= 8)
+    out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
+  return out;
+}
+
+inline std::string lower_ascii(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+/// Lower-cased, whitespace collapsed and trimmed: the exact-lookup form of a name.
+inline std::string normalise_name(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (unsigned char c : s) {
+    if (std::isspace(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+
+}  // namespace engram::storage::detail

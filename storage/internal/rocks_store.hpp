@@ -1,0 +1,163 @@
+#pragma once
+// The RocksDB graph store's class (internal to storage/). Its members are implemented one data
+// group per file: rocks_store.cpp (open, column families, counters, commit, offsets, stats,
+// digest), entities.cpp (messages, contacts, people and organisations), entries.cpp (the
+// apply path of messages and saves, entries and their indexes, merges), indexes.cpp (BM25
+// text and vectors), branches.cpp (branch saves), commands.cpp (knowledge commands, the
+// review queue, expiry and reminders). Key layout: internal/keys.hpp.
+
+#include "storage/graph_store.hpp"
+#include "storage/internal/keys.hpp"
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+namespace engram::storage::detail {
+
+using json = nlohmann::json;
+
+/// validate_knowledge: approved moves confidence half way to 1 (c + (1 - c) * 0.5) and
+/// resets lastValidatedAt; rejected halves it.
+constexpr double validation_boost = 0.5, validation_penalty = 0.5;
+
+/// RocksDB's status as an errc (the only place it is mapped).
+errc to_errc(const rocksdb::Status& s);
+
+/// A person or organisation seen for the first time.
+inline json new_entity(const std::string& id, const char* kind, const std::string& name, const std::string& first_seen) {
+  return {{"id", id},           {"kind", kind},         {"name", name}, {"aliases", json::array()},
+          {"firstSeenAt", first_seen}, {"messages", 0}};
+}
+
+inline std::string person_id(const std::string& address) {
+  return "person:" + lower_ascii(address);
+}
+
+class rocks_graph_store final : public graph_store {
+public:
+  rocks_graph_store(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs,
+                    bool sync)
+    : db_(std::move(db)), cfs_(std::move(cfs)) {
+    write_opts_.sync = sync;
+  }
+  ~rocks_graph_store() override {
+    for (auto* h : cfs_)
+      db_->DestroyColumnFamilyHandle(h);
+    db_->Close();
+  }
+  errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
+             const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override;
+  std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override;
+  std::vector<organization_stats> stats() const override;
+  std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const override;
+  errc get_message(const std::string& org, const std::string& event_id, std::string* out) const override;
+  errc get_contact(const std::string& org, const std::string& address, std::string* out) const override;
+  std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
+  errc get_entry(const std::string& org, const std::string& id, std::string* out) const override;
+  std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override;
+  std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
+                                              const std::string& title) const override;
+  std::vector<std::string> entries_with_slot(const std::string& org, const std::string& subject,
+                                             const std::string& slot) const override;
+  std::vector<std::pair<std::string, double>> search_text(const std::string& org,
+                                                          const std::vector<std::string>& terms,
+                                                          std::size_t limit) const override;
+  std::string identity() const override;
+  std::map<std::string, std::uint64_t> vector_sequences() const override;
+  errc scan_vectors(const std::string& org, std::uint64_t after,
+                    const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn)
+      const override;
+  errc find_entity(const std::string& org, const std::string& name, std::string* out) const override;
+  std::map<std::string, std::uint64_t> engine_stats() const override;
+  std::string digest() const override;
+  errc init_layout();
+  errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
+                         apply_outcome* outcome) override;
+  std::vector<branch_save> branch_saves(const std::string& org, const std::string& branch,
+                                        std::int64_t* last_save_ms) const override;
+  errc apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+                     apply_outcome* outcome) override;
+  std::vector<std::pair<std::string, std::string>> review_queue(const std::string& org,
+                                                                std::size_t limit) const override;
+  std::vector<due_item> due_reminders(std::int64_t until_ms, std::size_t limit) const override;
+  bool has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const override;
+  std::map<std::int32_t, std::int64_t> reminder_marks() const override;
+private:
+  /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
+  /// cached once read; the new value reaches the cache only when its batch is written.
+  errc bump(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta);
+  /// Sets a u64 counter in meta to `value` if that is higher (a sequence's high mark).
+  errc set_counter(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t value);
+  /// Writes the batch; on success the counters it changed enter the cache.
+  errc commit(rocksdb::WriteBatch& batch);
+  /// The last key part of every key under `prefix` (an index's entry ids).
+  std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
+  std::uint64_t sum_prefix(const std::string& prefix) const;
+  errc put_message(rocksdb::WriteBatch& batch, const schemas::inbound_message& m);
+  /// The entity id an exact normalised name (or address) resolves to, preferring ids that
+  /// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
+  /// seen through `batch_names_`.
+  std::string resolve_name(const std::string& org, const std::string& norm, std::string_view kind_prefix) const;
+  /// Loads an entity as JSON: from this batch if written in it, else from the store.
+  errc load_entity(const std::string& org, const std::string& id, json* out, bool* exists);
+  /// Stores entries, their indexes, and the people and organisations they mention.
+  errc put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x,
+                     const std::vector<schemas::resolution>* resolutions);
+  /// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
+  /// document count and total length (meta counters text_docs, text_length).
+  errc put_text(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, const std::string& words);
+  /// Loads an entry for update: from this batch if written in it, else from the store.
+  /// The pointer stays valid until the batch is written (std::map nodes do not move).
+  errc load_entry(const std::string& org, const std::string& id, json** out);
+  /// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
+  /// confidence raised by noisy-or, contacts, sources and entities united, the newer
+  /// timestamp kept.
+  void put_offset(rocksdb::WriteBatch& batch, const log_position& pos);
+  /// Subtracts `delta` from a u64 counter (never below 0).
+  errc drop(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta);
+  /// Deletes a branch's saves and its state.
+  errc drop_branch(rocksdb::WriteBatch& batch, const std::string& org, const std::string& branch, std::size_t* n);
+  errc validate(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
+  errc resolve_review(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
+  errc reminder_sent(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
+  /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
+  /// and the saves of branches idle since before issuedAt - ttlMs.
+  errc expire(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
+  /// Deletes an entry and every row that indexes it; other entries' references to it go too.
+  errc remove_entry(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, std::uint64_t* seq,
+                    std::uint64_t* relation_count);
+  /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
+  static std::optional<std::int64_t> due_ms(const std::string& s);
+  static void merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
+                         const std::set<std::string>& contact_ids, const std::string& sent_at,
+                         const std::string& reason);
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+  rocksdb::WriteOptions write_opts_;
+  /// Entities and names written by the batch being built (writer thread only).
+  std::map<std::string, json> batch_entities_;
+  std::map<std::string, std::string> batch_names_;
+  /// Entries created or changed by the batch being built, written once at its end.
+  std::map<std::string, json> batch_entries_;
+  /// Counter values as of the last written batch (meta key -> value). Writer thread only.
+  std::map<std::string, std::uint64_t> counters_;
+  /// Counter values of the batch being built.
+  std::map<std::string, std::uint64_t> pending_;
+  /// Entries removed by the command being built (never written back).
+  std::set<std::string> batch_removed_;
+};
+
+}  // namespace engram::storage::detail
