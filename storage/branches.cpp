@@ -5,8 +5,7 @@ namespace engram::storage::detail {
 
 errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
                        apply_outcome* outcome) {
-  rocksdb::WriteBatch batch;
-  pending_.clear();
+  write_txn tx;
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
   std::string v;
@@ -14,12 +13,12 @@ errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas
   auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
   if (st.ok()) {
     result = apply_outcome::duplicate;
-    if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+    if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
       return e;
   } else if (!st.IsNotFound()) {
     return to_errc(st);
   } else {
-    batch.Put(cfs_[cf_meta], seen, "");
+    tx.batch.Put(cfs_[cf_meta], seen, "");
     const auto state_key = key("b", org, s.branch_id);
     std::uint64_t seq = 0;
     st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], state_key, &v);
@@ -30,7 +29,7 @@ errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas
       const auto last = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
       if (last + s.branch_ttl_ms < s.saved_at_ms) {  // abandoned: its saves are gone, a new life starts
         std::size_t dropped = 0;
-        if (auto e = drop_branch(batch, org, s.branch_id, &dropped); e != errc::ok)
+        if (auto e = drop_branch(tx, org, s.branch_id, &dropped); e != errc::ok)
           return e;
       }
     }
@@ -38,11 +37,11 @@ errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas
     const auto doc = schemas::to_json(s);
     std::string value = encode_u32(static_cast<std::uint32_t>(doc.size())) + doc;
     value.append(reinterpret_cast<const char*>(embedding.data()), embedding.size() * sizeof(float));
-    batch.Put(cfs_[cf_branches], key(org, s.branch_id, encode_u64(seq)), value);
-    batch.Put(cfs_[cf_meta], state_key, encode_u64(seq) + encode_u64(static_cast<std::uint64_t>(s.saved_at_ms)));
+    tx.batch.Put(cfs_[cf_branches], key(org, s.branch_id, encode_u64(seq)), value);
+    tx.batch.Put(cfs_[cf_meta], state_key, encode_u64(seq) + encode_u64(static_cast<std::uint64_t>(s.saved_at_ms)));
   }
-  put_offset(batch, pos);
-  if (auto e = commit(batch); e != errc::ok)
+  put_offset(tx, pos);
+  if (auto e = commit(tx); e != errc::ok)
     return e;
   if (outcome)
     *outcome = result;
@@ -73,14 +72,14 @@ std::vector<branch_save> rocks_graph_store::branch_saves(const std::string& org,
 }
 
 /// Deletes a branch's saves and its state.
-errc rocks_graph_store::drop_branch(rocksdb::WriteBatch& batch, const std::string& org, const std::string& branch, std::size_t* n) {
+errc rocks_graph_store::drop_branch(write_txn& tx, const std::string& org, const std::string& branch, std::size_t* n) {
   const auto prefix = key(org, branch, "");
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_branches]));
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    batch.Delete(cfs_[cf_branches], it->key());
+    tx.batch.Delete(cfs_[cf_branches], it->key());
     ++*n;
   }
-  batch.Delete(cfs_[cf_meta], key("b", org, branch));
+  tx.batch.Delete(cfs_[cf_meta], key("b", org, branch));
   return to_errc(it->status());
 }
 

@@ -6,10 +6,7 @@ namespace engram::storage::detail {
 
 errc rocks_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
                    apply_outcome* outcome) {
-  rocksdb::WriteBatch batch;
-  pending_.clear();
-  batch_entries_.clear();
-  batch_removed_.clear();
+  write_txn tx;
   command_result r;
   apply_outcome how = apply_outcome::applied;
   std::string v;
@@ -18,36 +15,36 @@ errc rocks_graph_store::apply_command(const log_position& pos, const schemas::kn
   auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
   if (st.ok()) {
     how = apply_outcome::duplicate;
-    if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+    if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
       return e;
   } else if (!st.IsNotFound()) {
     return to_errc(st);
   } else {
-    batch.Put(cfs_[cf_meta], seen, "");
+    tx.batch.Put(cfs_[cf_meta], seen, "");
     errc e = errc::ok;
     switch (c.op) {
-      case schemas::command_op::validate: e = validate(batch, c, r); break;
-      case schemas::command_op::resolve_review: e = resolve_review(batch, c, r); break;
+      case schemas::command_op::validate: e = validate(tx, c, r); break;
+      case schemas::command_op::resolve_review: e = resolve_review(tx, c, r); break;
       case schemas::command_op::merge_branch:
-      case schemas::command_op::discard_branch: e = drop_branch(batch, org, c.branch_id, &r.dropped_saves); break;
-      case schemas::command_op::expire: e = expire(batch, c, r); break;
-      case schemas::command_op::reminder_sent: e = reminder_sent(batch, c, r); break;
+      case schemas::command_op::discard_branch: e = drop_branch(tx, org, c.branch_id, &r.dropped_saves); break;
+      case schemas::command_op::expire: e = expire(tx, c, r); break;
+      case schemas::command_op::reminder_sent: e = reminder_sent(tx, c, r); break;
     }
     if (e != errc::ok)
       return e;
     if (!r.error.empty()) {  // nothing changes but the seen eventId and the offset
-      batch.Clear();
-      pending_.clear();
-      batch_entries_.clear();
-      batch.Put(cfs_[cf_meta], seen, "");
+      tx.batch.Clear();
+      tx.counters.clear();
+      tx.entries.clear();
+      tx.batch.Put(cfs_[cf_meta], seen, "");
     }
-    for (const auto& [id, doc] : batch_entries_) {
-      batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
+    for (const auto& [id, doc] : tx.entries) {
+      tx.batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
       r.entries.push_back(doc.dump());
     }
   }
-  put_offset(batch, pos);
-  if (auto e = commit(batch); e != errc::ok)
+  put_offset(tx, pos);
+  if (auto e = commit(tx); e != errc::ok)
     return e;
   if (result)
     *result = std::move(r);
@@ -113,10 +110,10 @@ std::map<std::int32_t, std::int64_t> rocks_graph_store::reminder_marks() const {
   return out;
 }
 
-errc rocks_graph_store::validate(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
-  (void)batch;
+errc rocks_graph_store::validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+  (void)tx;
   json* doc = nullptr;
-  if (auto e = load_entry(c.organization_id, c.id, &doc); e != errc::ok)
+  if (auto e = load_entry(tx, c.organization_id, c.id, &doc); e != errc::ok)
     return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
   const double before = doc->value("confidence", 0.0);
   double after = before;
@@ -134,10 +131,10 @@ errc rocks_graph_store::validate(rocksdb::WriteBatch& batch, const schemas::know
   return errc::ok;
 }
 
-errc rocks_graph_store::resolve_review(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+errc rocks_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   json* older = nullptr;
-  if (auto e = load_entry(org, c.id, &older); e != errc::ok)
+  if (auto e = load_entry(tx, org, c.id, &older); e != errc::ok)
     return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
   if (older->value("status", "") != "flagged" || !older->contains("review") ||
       !(*older)["review"].contains("contradictedBy")) {
@@ -146,10 +143,10 @@ errc rocks_graph_store::resolve_review(rocksdb::WriteBatch& batch, const schemas
   }
   const auto newer_id = (*older)["review"]["contradictedBy"].get<std::string>();
   json* newer = nullptr;
-  if (auto e = load_entry(org, newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
+  if (auto e = load_entry(tx, org, newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
     return e;
-  older = &batch_entries_.at(c.id);  // load_entry may have added to the map: re-fetch (nodes do not move)
-  batch.Delete(cfs_[cf_review], key(org, c.id));
+  older = &tx.entries.at(c.id);  // load_entry may have added to the map: re-fetch (nodes do not move)
+  tx.batch.Delete(cfs_[cf_review], key(org, c.id));
   (*older)["review"]["resolved"] = c.keep;
   (*older)["review"]["resolvedAt"] = c.issued_at;
   (*older)["review"]["resolvedBy"] = c.issued_by;
@@ -160,7 +157,7 @@ errc rocks_graph_store::resolve_review(rocksdb::WriteBatch& batch, const schemas
     loser["updatedAt"] = c.issued_at;
     if (!loser["dueAt"].is_null())
       if (auto ms = due_ms(loser["dueAt"].get<std::string>()))
-        batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
+        tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
   };
   if (c.keep == "newer") {
     supersede(*older, newer_id);
@@ -172,7 +169,7 @@ errc rocks_graph_store::resolve_review(rocksdb::WriteBatch& batch, const schemas
   return errc::ok;
 }
 
-errc rocks_graph_store::reminder_sent(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+errc rocks_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   if (c.reminder_offset >= 0) {
     const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
@@ -181,10 +178,10 @@ errc rocks_graph_store::reminder_sent(rocksdb::WriteBatch& batch, const schemas:
     if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], mark, &v).ok())
       have = decode_u64(v);
     if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
-      batch.Put(cfs_[cf_meta], mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
+      tx.batch.Put(cfs_[cf_meta], mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
   }
   json* doc = nullptr;
-  if (auto e = load_entry(org, c.id, &doc); e != errc::ok)
+  if (auto e = load_entry(tx, org, c.id, &doc); e != errc::ok)
     return e == errc::invalid_argument ? errc::ok : e;  // removed since: the mark is all that is left to record
   if (doc->contains("reminderId"))
     return errc::ok;  // recorded before (a recovered reminder recorded twice)
@@ -192,14 +189,14 @@ errc rocks_graph_store::reminder_sent(rocksdb::WriteBatch& batch, const schemas:
   (*doc)["reminderSentAt"] = c.issued_at;
   if (!(*doc)["dueAt"].is_null())
     if (auto ms = due_ms((*doc)["dueAt"].get<std::string>()))
-      batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
+      tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
   (void)r;
   return errc::ok;
 }
 
 /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
 /// and the saves of branches idle since before issuedAt - ttlMs.
-errc rocks_graph_store::expire(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r) {
+errc rocks_graph_store::expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   const auto prefix = key(org, "");
   std::vector<std::string> ids;
@@ -212,21 +209,21 @@ errc rocks_graph_store::expire(rocksdb::WriteBatch& batch, const schemas::knowle
       if (static_cast<std::int64_t>(decode_u64(k.substr(0, 8))) > c.issued_at_ms)
         break;
       ids.emplace_back(k.substr(9));
-      batch.Delete(cfs_[cf_expiry], it->key());
+      tx.batch.Delete(cfs_[cf_expiry], it->key());
     }
   }
   std::uint64_t relation_count = 0;
   for (const auto& id : ids) {
     std::uint64_t seq = 0;
-    if (auto e = remove_entry(batch, org, id, &seq, &relation_count); e != errc::ok)
+    if (auto e = remove_entry(tx, org, id, &seq, &relation_count); e != errc::ok)
       return e;
     r.removed.emplace_back(id, seq);
   }
   if (!ids.empty())
-    if (auto e = drop(batch, key("n", org, "entries"), ids.size()); e != errc::ok)
+    if (auto e = drop(tx, key("n", org, "entries"), ids.size()); e != errc::ok)
       return e;
   if (relation_count)
-    if (auto e = drop(batch, key("n", org, "relations"), relation_count); e != errc::ok)
+    if (auto e = drop(tx, key("n", org, "relations"), relation_count); e != errc::ok)
       return e;
   std::vector<std::string> idle;
   const auto branches = key("b", org, "");
@@ -235,7 +232,7 @@ errc rocks_graph_store::expire(rocksdb::WriteBatch& batch, const schemas::knowle
     if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + c.ttl_ms < c.issued_at_ms)
       idle.emplace_back(b->key().ToStringView().substr(branches.size()));
   for (const auto& branch : idle)
-    if (auto e = drop_branch(batch, org, branch, &r.dropped_saves); e != errc::ok)
+    if (auto e = drop_branch(tx, org, branch, &r.dropped_saves); e != errc::ok)
       return e;
   return errc::ok;
 }

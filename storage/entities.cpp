@@ -21,17 +21,17 @@ std::vector<std::string> rocks_graph_store::thread_messages(const std::string& o
 }
 
 errc rocks_graph_store::find_entity(const std::string& org, const std::string& name, std::string* out) const {
-  auto id = resolve_name(org, normalise_name(name), "");
+  auto id = resolve_name(nullptr, org, normalise_name(name), "");
   if (id.empty())
     return errc::not_found;
   return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), out));
 }
 
-errc rocks_graph_store::put_message(rocksdb::WriteBatch& batch, const schemas::inbound_message& m) {
+errc rocks_graph_store::put_message(write_txn& tx, const schemas::inbound_message& m) {
   const auto& org = m.organization_id;
-  batch.Put(cfs_[cf_messages], key(org, m.event_id), schemas::to_json(m));
+  tx.batch.Put(cfs_[cf_messages], key(org, m.event_id), schemas::to_json(m));
   const auto& thread = m.thread_or_event();
-  batch.Put(cfs_[cf_by_thread], key(org, thread, "message", m.event_id), m.sent_at);
+  tx.batch.Put(cfs_[cf_by_thread], key(org, thread, "message", m.event_id), m.sent_at);
 
   // Each address once per message; the first role (from, to, cc) wins.
   std::vector<std::pair<const schemas::participant*, const char*>> people;
@@ -53,13 +53,13 @@ errc rocks_graph_store::put_message(rocksdb::WriteBatch& batch, const schemas::i
     auto id = person_id(p->address);
     json e;
     bool exists = false;
-    if (auto err = load_entity(org, id, &e, &exists); err != errc::ok)
+    if (auto err = load_entity(tx, org, id, &e, &exists); err != errc::ok)
       return err;
     if (!exists) {
       ++new_contacts;
       e = new_entity(id, "person", p->name, m.sent_at);
       e["address"] = lower_ascii(p->address);
-      batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
+      tx.batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
     }
     if (!p->name.empty()) {
       auto& aliases = e["aliases"];
@@ -69,8 +69,8 @@ errc rocks_graph_store::put_message(rocksdb::WriteBatch& batch, const schemas::i
       else if (!known)
         aliases.push_back(p->name);
       if (!known)  // a known name is indexed already
-        batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
-      batch_names_[key(org, normalise_name(p->name))] = id;
+        tx.batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
+      tx.names[key(org, normalise_name(p->name))] = id;
     }
     if (!p->contact_id.empty()) {
       e["contactId"] = p->contact_id;
@@ -78,29 +78,30 @@ errc rocks_graph_store::put_message(rocksdb::WriteBatch& batch, const schemas::i
     }
     e["lastSeenAt"] = m.sent_at;
     e["messages"] = e["messages"].get<std::uint64_t>() + 1;
-    batch.Put(cfs_[cf_entities], key(org, id), e.dump());
-    batch_entities_[id] = e;
-    batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), role);
-    batch.Put(cfs_[cf_links], key(org, id, "thread", thread), "");
+    tx.batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+    tx.entities[id] = e;
+    tx.batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), role);
+    tx.batch.Put(cfs_[cf_links], key(org, id, "thread", thread), "");
   }
   for (const auto& c : contact_ids)
-    batch.Put(cfs_[cf_by_contact], key(org, c, "message", m.event_id), "");
+    tx.batch.Put(cfs_[cf_by_contact], key(org, c, "message", m.event_id), "");
 
-  if (auto e = bump(batch, key("n", org, "events"), 1); e != errc::ok)
+  if (auto e = bump(tx, key("n", org, "events"), 1); e != errc::ok)
     return e;
   if (new_contacts)
     for (const char* counter : {"contacts", "entities"})
-      if (auto e = bump(batch, key("n", org, counter), new_contacts); e != errc::ok)
+      if (auto e = bump(tx, key("n", org, counter), new_contacts); e != errc::ok)
         return e;
   return errc::ok;
 }
 
 /// The entity id an exact normalised name (or address) resolves to, preferring ids that
-/// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
-/// seen through `batch_names_`.
-std::string rocks_graph_store::resolve_name(const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
-  if (auto it = batch_names_.find(key(org, norm)); it != batch_names_.end())
-    if (kind_prefix.empty() || it->second.rfind(kind_prefix, 0) == 0)
+/// start with `kind_prefix`; "" when none. Names written earlier by the event being applied
+/// are seen through `tx` (null for readers).
+std::string rocks_graph_store::resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
+  if (tx)
+    if (auto it = tx->names.find(key(org, norm));
+        it != tx->names.end() && (kind_prefix.empty() || it->second.rfind(kind_prefix, 0) == 0))
       return it->second;
   auto prefix = key(org, norm, "");
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_entity_names]));
@@ -116,8 +117,8 @@ std::string rocks_graph_store::resolve_name(const std::string& org, const std::s
 }
 
 /// Loads an entity as JSON: from this batch if written in it, else from the store.
-errc rocks_graph_store::load_entity(const std::string& org, const std::string& id, json* out, bool* exists) {
-  if (auto it = batch_entities_.find(id); it != batch_entities_.end()) {
+errc rocks_graph_store::load_entity(write_txn& tx, const std::string& org, const std::string& id, json* out, bool* exists) {
+  if (auto it = tx.entities.find(id); it != tx.entities.end()) {
     *out = it->second;
     *exists = true;
     return errc::ok;

@@ -6,15 +6,11 @@ namespace engram::storage::detail {
 
 errc rocks_graph_store::apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
            const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) {
-  rocksdb::WriteBatch batch;
-  pending_.clear();
-  batch_entities_.clear();
-  batch_names_.clear();
-  batch_entries_.clear();
+  write_txn tx;
   apply_outcome result;
   if (!m) {
     result = apply_outcome::skipped;
-    if (auto e = bump(batch, key("r", pos.topic), 1); e != errc::ok)
+    if (auto e = bump(tx, key("r", pos.topic), 1); e != errc::ok)
       return e;
   } else {
     std::string ignored;
@@ -22,22 +18,22 @@ errc rocks_graph_store::apply(const log_position& pos, const schemas::inbound_me
     auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &ignored);
     if (st.ok()) {
       result = apply_outcome::duplicate;
-      if (auto e = bump(batch, key("d", pos.topic), 1); e != errc::ok)
+      if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
         return e;
     } else if (!st.IsNotFound()) {
       return to_errc(st);
     } else {
       result = apply_outcome::applied;
-      batch.Put(cfs_[cf_meta], seen, "");
-      if (auto e = put_message(batch, *m); e != errc::ok)
+      tx.batch.Put(cfs_[cf_meta], seen, "");
+      if (auto e = put_message(tx, *m); e != errc::ok)
         return e;
       if (knowledge)
-        if (auto e = put_knowledge(batch, *m, *knowledge, resolutions); e != errc::ok)
+        if (auto e = put_knowledge(tx, *m, *knowledge, resolutions); e != errc::ok)
           return e;
     }
   }
-  put_offset(batch, pos);
-  if (auto e = commit(batch); e != errc::ok)
+  put_offset(tx, pos);
+  if (auto e = commit(tx); e != errc::ok)
     return e;
   if (outcome)
     *outcome = result;
@@ -70,7 +66,7 @@ std::vector<std::string> rocks_graph_store::entries_with_slot(const std::string&
 }
 
 /// Stores entries, their indexes, and the people and organisations they mention.
-errc rocks_graph_store::put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x,
+errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                    const std::vector<schemas::resolution>* resolutions) {
   const auto& org = m.organization_id;
   std::uint64_t new_entities = 0;
@@ -86,12 +82,12 @@ errc rocks_graph_store::put_knowledge(rocksdb::WriteBatch& batch, const schemas:
     if (person && !mention.address.empty())
       id = person_id(mention.address);
     if (id.empty())
-      id = resolve_name(org, norm, person ? "person:" : "org:");
+      id = resolve_name(&tx, org, norm, person ? "person:" : "org:");
     if (id.empty())
       id = (person ? "person:~" : "org:") + norm;
     json e;
     bool exists = false;
-    if (auto err = load_entity(org, id, &e, &exists); err != errc::ok)
+    if (auto err = load_entity(tx, org, id, &e, &exists); err != errc::ok)
       return err;
     if (!exists) {
       ++new_entities;
@@ -105,22 +101,22 @@ errc rocks_graph_store::put_knowledge(rocksdb::WriteBatch& batch, const schemas:
         continue;
       if (std::find(aliases.begin(), aliases.end(), *alias) == aliases.end())
         aliases.push_back(*alias);
-      batch.Put(cfs_[cf_entity_names], key(org, normalise_name(*alias), id), "");
-      batch_names_[key(org, normalise_name(*alias))] = id;
+      tx.batch.Put(cfs_[cf_entity_names], key(org, normalise_name(*alias), id), "");
+      tx.names[key(org, normalise_name(*alias))] = id;
     }
-    batch.Put(cfs_[cf_entity_names], key(org, norm, id), "");
-    batch_names_[key(org, norm)] = id;
+    tx.batch.Put(cfs_[cf_entity_names], key(org, norm, id), "");
+    tx.names[key(org, norm)] = id;
     for (const char* attr : {"role", "company", "phone"}) {
       const std::string& v = attr[0] == 'r' ? mention.role : attr[0] == 'c' ? mention.company : mention.phone;
       if (!v.empty())
         e[attr] = v;
     }
-    batch_entities_[id] = e;
+    tx.entities[id] = e;
     entity_of[i] = id;
-    batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), "mention");
+    tx.batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), "mention");
   }
-  for (auto& [id, e] : batch_entities_)
-    batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+  for (auto& [id, e] : tx.entities)
+    tx.batch.Put(cfs_[cf_entities], key(org, id), e.dump());
 
   // Entries: ids derived from (organisation, eventId, index), never random.
   std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
@@ -147,13 +143,13 @@ errc rocks_graph_store::put_knowledge(rocksdb::WriteBatch& batch, const schemas:
         j["currency"] = mention.currency;
       if (!entity_of[mi].empty()) {
         j["entityId"] = entity_of[mi];
-        batch.Put(cfs_[cf_links], key(org, entity_of[mi], "entry", id), "mention");
+        tx.batch.Put(cfs_[cf_links], key(org, entity_of[mi], "entry", id), "mention");
       }
       ents.push_back(std::move(j));
     }
     json* doc = nullptr;
     if (merged) {
-      if (auto e = load_entry(org, id, &doc); e != errc::ok)
+      if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
         return e;
       merge_into(*doc, en, ents, source, contact_ids, m.sent_at, r->reason);
     } else {
@@ -190,91 +186,91 @@ errc rocks_graph_store::put_knowledge(rocksdb::WriteBatch& batch, const schemas:
                  {"updatedAt", m.sent_at}};
       if (r && !r->reason.empty())
         fresh["outcomeReason"] = r->reason;
-      doc = &(batch_entries_[id] = std::move(fresh));
+      doc = &(tx.entries[id] = std::move(fresh));
       ++created;
       if (!en.expires_at.empty())
         if (auto ms = due_ms(en.expires_at))
-          batch.Put(cfs_[cf_expiry], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+          tx.batch.Put(cfs_[cf_expiry], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
       if (en.type == schemas::entry_type::action_item && !en.due_at.empty())
         if (auto ms = due_ms(en.due_at))
-          batch.Put(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
-      batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+          tx.batch.Put(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+      tx.batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
       if (!en.sig.key.empty())
-        batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
+        tx.batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
       if (!en.subject.empty() && !en.slot.empty())
-        batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
-      if (auto e = put_text(batch, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
+        tx.batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
+      if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
         return e;
       if (r && r->vector_seq && !en.embedding.empty()) {
         auto seq = encode_u64(r->vector_seq);
         std::string value = id;
         value.push_back('\0');
         value.append(reinterpret_cast<const char*>(en.embedding.data()), en.embedding.size() * sizeof(float));
-        batch.Put(cfs_[cf_vectors], key(org, "q", seq), value);
-        batch.Put(cfs_[cf_vectors], key(org, "e", id), seq);
+        tx.batch.Put(cfs_[cf_vectors], key(org, "q", seq), value);
+        tx.batch.Put(cfs_[cf_vectors], key(org, "e", id), seq);
         vectors = std::max(vectors, r->vector_seq);
       }
     }
-    batch.Put(cfs_[cf_by_thread], key(org, thread, "entry", id), "");
+    tx.batch.Put(cfs_[cf_by_thread], key(org, thread, "entry", id), "");
     for (const auto& c : contact_ids)
-      batch.Put(cfs_[cf_by_contact], key(org, c, "entry", id), "");
+      tx.batch.Put(cfs_[cf_by_contact], key(org, c, "entry", id), "");
     if (!r)
       continue;
     for (const auto& edge : r->relations) {
       json* other = nullptr;
-      if (auto e = load_entry(org, edge.to, &other); e != errc::ok)
+      if (auto e = load_entry(tx, org, edge.to, &other); e != errc::ok)
         return e;
       auto type = std::string(schemas::to_string(edge.type));
-      batch.Put(cfs_[cf_relations], key(org, id, type, edge.to), edge.reason);
-      batch.Put(cfs_[cf_relations_in], key(org, edge.to, type, id), edge.reason);
+      tx.batch.Put(cfs_[cf_relations], key(org, id, type, edge.to), edge.reason);
+      tx.batch.Put(cfs_[cf_relations_in], key(org, edge.to, type, id), edge.reason);
       (*doc)["relations"].push_back({{"relationType", type}, {"toId", edge.to}, {"reason", edge.reason}});
       (*other)["relations"].push_back({{"relationType", type}, {"fromId", id}, {"reason", edge.reason}});
       ++relations;
     }
     for (const auto& old : r->superseded) {
       json* other = nullptr;
-      if (auto e = load_entry(org, old, &other); e != errc::ok)
+      if (auto e = load_entry(tx, org, old, &other); e != errc::ok)
         return e;
       (*other)["status"] = "superseded";
       (*other)["supersededBy"] = id;
-      batch.Delete(cfs_[cf_review], key(org, old));
+      tx.batch.Delete(cfs_[cf_review], key(org, old));
       if (!(*other)["dueAt"].is_null())
         if (auto ms = due_ms((*other)["dueAt"].get<std::string>()))
-          batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
+          tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
       (*other)["updatedAt"] = std::max((*other)["updatedAt"].get<std::string>(), m.sent_at);
     }
     for (const auto& old : r->flagged) {
       json* other = nullptr;
-      if (auto e = load_entry(org, old, &other); e != errc::ok)
+      if (auto e = load_entry(tx, org, old, &other); e != errc::ok)
         return e;
       if ((*other)["status"] == "active")
         (*other)["status"] = "flagged";
       (*other)["review"] = {{"contradictedBy", id}, {"reason", r->reason}};
       if ((*other)["status"] == "flagged")
-        batch.Put(cfs_[cf_review], key(org, old), id);
+        tx.batch.Put(cfs_[cf_review], key(org, old), id);
     }
   }
-  for (const auto& [eid, doc] : batch_entries_)
-    batch.Put(cfs_[cf_entries], key(org, eid), doc.dump());
+  for (const auto& [eid, doc] : tx.entries)
+    tx.batch.Put(cfs_[cf_entries], key(org, eid), doc.dump());
   if (created)
-    if (auto e = bump(batch, key("n", org, "entries"), created); e != errc::ok)
+    if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
       return e;
   if (relations)
-    if (auto e = bump(batch, key("n", org, "relations"), relations); e != errc::ok)
+    if (auto e = bump(tx, key("n", org, "relations"), relations); e != errc::ok)
       return e;
   if (vectors)
-    if (auto e = set_counter(batch, key("n", org, "vectors"), vectors); e != errc::ok)
+    if (auto e = set_counter(tx, key("n", org, "vectors"), vectors); e != errc::ok)
       return e;
   if (new_entities)
-    if (auto e = bump(batch, key("n", org, "entities"), new_entities); e != errc::ok)
+    if (auto e = bump(tx, key("n", org, "entities"), new_entities); e != errc::ok)
       return e;
   return errc::ok;
 }
 
 /// Loads an entry for update: from this batch if written in it, else from the store.
 /// The pointer stays valid until the batch is written (std::map nodes do not move).
-errc rocks_graph_store::load_entry(const std::string& org, const std::string& id, json** out) {
-  if (auto it = batch_entries_.find(id); it != batch_entries_.end()) {
+errc rocks_graph_store::load_entry(write_txn& tx, const std::string& org, const std::string& id, json** out) {
+  if (auto it = tx.entries.find(id); it != tx.entries.end()) {
     *out = &it->second;
     return errc::ok;
   }
@@ -285,38 +281,38 @@ errc rocks_graph_store::load_entry(const std::string& org, const std::string& id
   auto doc = json::parse(v, nullptr, false);
   if (doc.is_discarded())
     return errc::corruption;
-  *out = &(batch_entries_[id] = std::move(doc));
+  *out = &(tx.entries[id] = std::move(doc));
   return errc::ok;
 }
 
 /// Deletes an entry and every row that indexes it; other entries' references to it go too.
-errc rocks_graph_store::remove_entry(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, std::uint64_t* seq,
+errc rocks_graph_store::remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
                   std::uint64_t* relation_count) {
   json* doc = nullptr;
-  if (auto e = load_entry(org, id, &doc); e != errc::ok)
+  if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
     return e == errc::invalid_argument ? errc::ok : e;  // gone already
   const json d = *doc;
-  batch_entries_.erase(id);
-  batch_removed_.insert(id);
-  batch.Delete(cfs_[cf_entries], key(org, id));
+  tx.entries.erase(id);
+  tx.removed.insert(id);
+  tx.batch.Delete(cfs_[cf_entries], key(org, id));
   const auto type = d.value("entryType", "");
-  batch.Delete(cfs_[cf_by_type], key(org, type, d.value("createdAt", ""), id));
+  tx.batch.Delete(cfs_[cf_by_type], key(org, type, d.value("createdAt", ""), id));
   const auto& sig = d["signature"];
   const auto title_key = sig.value("key", "");
   if (!title_key.empty())
-    batch.Delete(cfs_[cf_titles], key(org, type, title_key, id));
+    tx.batch.Delete(cfs_[cf_titles], key(org, type, title_key, id));
   if (!d.value("subject", "").empty() && !d.value("slot", "").empty())
-    batch.Delete(cfs_[cf_by_slot], key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
-  batch.Delete(cfs_[cf_by_thread], key(org, d.value("threadId", ""), "entry", id));
+    tx.batch.Delete(cfs_[cf_by_slot], key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
+  tx.batch.Delete(cfs_[cf_by_thread], key(org, d.value("threadId", ""), "entry", id));
   for (const auto& contact : d["contactIds"])
-    batch.Delete(cfs_[cf_by_contact], key(org, contact.get<std::string>(), "entry", id));
+    tx.batch.Delete(cfs_[cf_by_contact], key(org, contact.get<std::string>(), "entry", id));
   for (const auto& e : d["entities"])
     if (e.contains("entityId"))
-      batch.Delete(cfs_[cf_links], key(org, e["entityId"].get<std::string>(), "entry", id));
-  batch.Delete(cfs_[cf_review], key(org, id));
+      tx.batch.Delete(cfs_[cf_links], key(org, e["entityId"].get<std::string>(), "entry", id));
+  tx.batch.Delete(cfs_[cf_review], key(org, id));
   if (!d["dueAt"].is_null())
     if (auto ms = due_ms(d["dueAt"].get<std::string>()))
-      batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
+      tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
   // Relations both ways, and the other ends' references.
   std::set<std::string> others;
   for (auto [family, reverse] : {std::pair{cf_relations, cf_relations_in}, {cf_relations_in, cf_relations}}) {
@@ -326,17 +322,17 @@ errc rocks_graph_store::remove_entry(rocksdb::WriteBatch& batch, const std::stri
       auto rest = it->key().ToStringView().substr(prefix.size());  // type \0 other
       auto sep = rest.find('\0');
       const std::string rtype(rest.substr(0, sep)), other(rest.substr(sep + 1));
-      batch.Delete(cfs_[family], it->key());
-      batch.Delete(cfs_[reverse], key(org, other, rtype, id));
+      tx.batch.Delete(cfs_[family], it->key());
+      tx.batch.Delete(cfs_[reverse], key(org, other, rtype, id));
       others.insert(other);
       ++*relation_count;
     }
   }
   for (const auto& other : others) {
-    if (batch_removed_.count(other))
+    if (tx.removed.count(other))
       continue;
     json* o = nullptr;
-    if (auto e = load_entry(org, other, &o); e != errc::ok) {
+    if (auto e = load_entry(tx, org, other, &o); e != errc::ok) {
       if (e == errc::invalid_argument)
         continue;
       return e;
@@ -357,14 +353,14 @@ errc rocks_graph_store::remove_entry(rocksdb::WriteBatch& batch, const std::stri
     ++length;
   }
   for (const auto& [term, n] : tf) {
-    batch.Delete(cfs_[cf_text], key(org, term, id));
-    if (auto e = drop(batch, key("t", org, term), 1); e != errc::ok)
+    tx.batch.Delete(cfs_[cf_text], key(org, term, id));
+    if (auto e = drop(tx, key("t", org, term), 1); e != errc::ok)
       return e;
   }
   if (!tf.empty()) {
-    if (auto e = drop(batch, key("n", org, "text_docs"), 1); e != errc::ok)
+    if (auto e = drop(tx, key("n", org, "text_docs"), 1); e != errc::ok)
       return e;
-    if (auto e = drop(batch, key("n", org, "text_length"), length); e != errc::ok)
+    if (auto e = drop(tx, key("n", org, "text_length"), length); e != errc::ok)
       return e;
   }
   // The vector.
@@ -372,8 +368,8 @@ errc rocks_graph_store::remove_entry(rocksdb::WriteBatch& batch, const std::stri
   auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_vectors], key(org, "e", id), &v);
   if (st.ok()) {
     *seq = decode_u64(v);
-    batch.Delete(cfs_[cf_vectors], key(org, "e", id));
-    batch.Delete(cfs_[cf_vectors], key(org, "q", v));
+    tx.batch.Delete(cfs_[cf_vectors], key(org, "e", id));
+    tx.batch.Delete(cfs_[cf_vectors], key(org, "q", v));
   } else if (!st.IsNotFound()) {
     return to_errc(st);
   }

@@ -119,7 +119,7 @@ errc rocks_graph_store::scan_vectors(const std::string& org, std::uint64_t after
 
 /// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
 /// document count and total length (meta counters text_docs, text_length).
-errc rocks_graph_store::put_text(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, const std::string& words) {
+errc rocks_graph_store::put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words) {
   std::map<std::string, std::uint32_t> tf;
   std::uint32_t length = 0;
   for (auto w : schemas::split_words(words)) {
@@ -129,13 +129,13 @@ errc rocks_graph_store::put_text(rocksdb::WriteBatch& batch, const std::string& 
   if (tf.empty())
     return errc::ok;
   for (const auto& [term, n] : tf) {
-    batch.Put(cfs_[cf_text], key(org, term, id), encode_u32(n) + encode_u32(length));
-    if (auto e = bump(batch, key("t", org, term), 1); e != errc::ok)  // the term's document frequency
+    tx.batch.Put(cfs_[cf_text], key(org, term, id), encode_u32(n) + encode_u32(length));
+    if (auto e = bump(tx, key("t", org, term), 1); e != errc::ok)  // the term's document frequency
       return e;
   }
-  if (auto e = bump(batch, key("n", org, "text_docs"), 1); e != errc::ok)
+  if (auto e = bump(tx, key("n", org, "text_docs"), 1); e != errc::ok)
     return e;
-  return bump(batch, key("n", org, "text_length"), length);
+  return bump(tx, key("n", org, "text_length"), length);
 }
 
 }  // namespace engram::storage::detail

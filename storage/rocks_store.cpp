@@ -80,7 +80,7 @@ std::string rocks_graph_store::identity() const {
 std::map<std::string, std::uint64_t> rocks_graph_store::engine_stats() const {
   std::map<std::string, std::uint64_t> out;
   for (auto [name, property] : {std::pair{"memtable_bytes", "rocksdb.cur-size-all-mem-tables"},
-                                {"pending_compaction_bytes", "rocksdb.estimate-pending-compaction-bytes"},
+                                {"tx.counterscompaction_bytes", "rocksdb.estimate-pending-compaction-bytes"},
                                 {"running_compactions", "rocksdb.num-running-compactions"},
                                 {"live_sst_bytes", "rocksdb.live-sst-files-size"}}) {
     std::uint64_t total = 0;
@@ -146,10 +146,10 @@ errc rocks_graph_store::init_layout() {
 
 /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
 /// cached once read; the new value reaches the cache only when its batch is written.
-errc rocks_graph_store::bump(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta) {
-  auto pending = pending_.find(k);
+errc rocks_graph_store::bump(write_txn& tx, const std::string& k, std::uint64_t delta) {
+  auto pending = tx.counters.find(k);
   std::uint64_t current = 0;
-  if (pending != pending_.end()) {
+  if (pending != tx.counters.end()) {
     current = pending->second;
   } else if (auto cached = counters_.find(k); cached != counters_.end()) {
     current = cached->second;
@@ -160,31 +160,31 @@ errc rocks_graph_store::bump(rocksdb::WriteBatch& batch, const std::string& k, s
       return to_errc(st);
     current = decode_u64(v);
   }
-  pending_[k] = current + delta;
-  batch.Put(cfs_[cf_meta], k, encode_u64(current + delta));
+  tx.counters[k] = current + delta;
+  tx.batch.Put(cfs_[cf_meta], k, encode_u64(current + delta));
   return errc::ok;
 }
 
 /// Sets a u64 counter in meta to `value` if that is higher (a sequence's high mark).
-errc rocks_graph_store::set_counter(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t value) {
+errc rocks_graph_store::set_counter(write_txn& tx, const std::string& k, std::uint64_t value) {
   std::uint64_t current = 0;
-  if (auto e = bump(batch, k, 0); e != errc::ok)
+  if (auto e = bump(tx, k, 0); e != errc::ok)
     return e;
-  current = pending_[k];
+  current = tx.counters[k];
   if (value > current) {
-    pending_[k] = value;
-    batch.Put(cfs_[cf_meta], k, encode_u64(value));
+    tx.counters[k] = value;
+    tx.batch.Put(cfs_[cf_meta], k, encode_u64(value));
   }
   return errc::ok;
 }
 
 /// Writes the batch; on success the counters it changed enter the cache.
-errc rocks_graph_store::commit(rocksdb::WriteBatch& batch) {
-  auto e = to_errc(db_->Write(write_opts_, &batch));
+errc rocks_graph_store::commit(write_txn& tx) {
+  auto e = to_errc(db_->Write(write_opts_, &tx.batch));
   if (e == errc::ok)
-    for (auto& [k, v] : pending_)
+    for (auto& [k, v] : tx.counters)
       counters_[k] = v;
-  pending_.clear();
+  tx.counters.clear();
   return e;
 }
 
@@ -208,20 +208,20 @@ std::uint64_t rocks_graph_store::sum_prefix(const std::string& prefix) const {
 /// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
 /// confidence raised by noisy-or, contacts, sources and entities united, the newer
 /// timestamp kept.
-void rocks_graph_store::put_offset(rocksdb::WriteBatch& batch, const log_position& pos) {
+void rocks_graph_store::put_offset(write_txn& tx, const log_position& pos) {
   if (!pos.advance)
     return;
-  batch.Put(cfs_[cf_meta], key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
+  tx.batch.Put(cfs_[cf_meta], key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
             encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id);
 }
 
 /// Subtracts `delta` from a u64 counter (never below 0).
-errc rocks_graph_store::drop(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta) {
-  if (auto e = bump(batch, k, 0); e != errc::ok)
+errc rocks_graph_store::drop(write_txn& tx, const std::string& k, std::uint64_t delta) {
+  if (auto e = bump(tx, k, 0); e != errc::ok)
     return e;
-  auto& current = pending_[k];
+  auto& current = tx.counters[k];
   current = current > delta ? current - delta : 0;
-  batch.Put(cfs_[cf_meta], k, encode_u64(current));
+  tx.batch.Put(cfs_[cf_meta], k, encode_u64(current));
   return errc::ok;
 }
 

@@ -46,6 +46,22 @@ inline std::string person_id(const std::string& address) {
   return "person:" + lower_ascii(address);
 }
 
+/// One event's writes: the WriteBatch and what it has changed so far, so that the event's
+/// later steps read its own writes (entities, names, entries, counters). Made fresh for
+/// each apply and committed once; nothing of it outlives the apply.
+struct write_txn {
+  rocksdb::WriteBatch batch;
+  /// Entities and names written by this event.
+  std::map<std::string, json> entities;
+  std::map<std::string, std::string> names;
+  /// Entries created or changed by this event, written once at its end.
+  std::map<std::string, json> entries;
+  /// Counter values of this event (meta key -> value).
+  std::map<std::string, std::uint64_t> counters;
+  /// Entries removed by this command (never written back).
+  std::set<std::string> removed;
+};
+
 class rocks_graph_store final : public graph_store {
 public:
   rocks_graph_store(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs,
@@ -98,46 +114,46 @@ public:
 private:
   /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
   /// cached once read; the new value reaches the cache only when its batch is written.
-  errc bump(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta);
+  errc bump(write_txn& tx, const std::string& k, std::uint64_t delta);
   /// Sets a u64 counter in meta to `value` if that is higher (a sequence's high mark).
-  errc set_counter(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t value);
+  errc set_counter(write_txn& tx, const std::string& k, std::uint64_t value);
   /// Writes the batch; on success the counters it changed enter the cache.
-  errc commit(rocksdb::WriteBatch& batch);
+  errc commit(write_txn& tx);
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
   std::uint64_t sum_prefix(const std::string& prefix) const;
-  errc put_message(rocksdb::WriteBatch& batch, const schemas::inbound_message& m);
+  errc put_message(write_txn& tx, const schemas::inbound_message& m);
   /// The entity id an exact normalised name (or address) resolves to, preferring ids that
   /// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
-  /// seen through `batch_names_`.
-  std::string resolve_name(const std::string& org, const std::string& norm, std::string_view kind_prefix) const;
+  /// seen through `tx.names`.
+  std::string resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const;
   /// Loads an entity as JSON: from this batch if written in it, else from the store.
-  errc load_entity(const std::string& org, const std::string& id, json* out, bool* exists);
+  errc load_entity(write_txn& tx, const std::string& org, const std::string& id, json* out, bool* exists);
   /// Stores entries, their indexes, and the people and organisations they mention.
-  errc put_knowledge(rocksdb::WriteBatch& batch, const schemas::inbound_message& m, const schemas::extraction& x,
+  errc put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<schemas::resolution>* resolutions);
   /// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
   /// document count and total length (meta counters text_docs, text_length).
-  errc put_text(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, const std::string& words);
+  errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).
-  errc load_entry(const std::string& org, const std::string& id, json** out);
+  errc load_entry(write_txn& tx, const std::string& org, const std::string& id, json** out);
   /// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
   /// confidence raised by noisy-or, contacts, sources and entities united, the newer
   /// timestamp kept.
-  void put_offset(rocksdb::WriteBatch& batch, const log_position& pos);
+  void put_offset(write_txn& tx, const log_position& pos);
   /// Subtracts `delta` from a u64 counter (never below 0).
-  errc drop(rocksdb::WriteBatch& batch, const std::string& k, std::uint64_t delta);
+  errc drop(write_txn& tx, const std::string& k, std::uint64_t delta);
   /// Deletes a branch's saves and its state.
-  errc drop_branch(rocksdb::WriteBatch& batch, const std::string& org, const std::string& branch, std::size_t* n);
-  errc validate(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
-  errc resolve_review(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
-  errc reminder_sent(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
+  errc drop_branch(write_txn& tx, const std::string& org, const std::string& branch, std::size_t* n);
+  errc validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
+  errc resolve_review(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
+  errc reminder_sent(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
   /// and the saves of branches idle since before issuedAt - ttlMs.
-  errc expire(rocksdb::WriteBatch& batch, const schemas::knowledge_command& c, command_result& r);
+  errc expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Deletes an entry and every row that indexes it; other entries' references to it go too.
-  errc remove_entry(rocksdb::WriteBatch& batch, const std::string& org, const std::string& id, std::uint64_t* seq,
+  errc remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
                     std::uint64_t* relation_count);
   /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
   static std::optional<std::int64_t> due_ms(const std::string& s);
@@ -147,17 +163,8 @@ private:
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
   rocksdb::WriteOptions write_opts_;
-  /// Entities and names written by the batch being built (writer thread only).
-  std::map<std::string, json> batch_entities_;
-  std::map<std::string, std::string> batch_names_;
-  /// Entries created or changed by the batch being built, written once at its end.
-  std::map<std::string, json> batch_entries_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;
-  /// Counter values of the batch being built.
-  std::map<std::string, std::uint64_t> pending_;
-  /// Entries removed by the command being built (never written back).
-  std::set<std::string> batch_removed_;
 };
 
 }  // namespace engram::storage::detail
