@@ -80,7 +80,7 @@ std::string rocks_graph_store::identity() const {
 std::map<std::string, std::uint64_t> rocks_graph_store::engine_stats() const {
   std::map<std::string, std::uint64_t> out;
   for (auto [name, property] : {std::pair{"memtable_bytes", "rocksdb.cur-size-all-mem-tables"},
-                                {"tx.counterscompaction_bytes", "rocksdb.estimate-pending-compaction-bytes"},
+                                {"pending_compaction_bytes", "rocksdb.estimate-pending-compaction-bytes"},
                                 {"running_compactions", "rocksdb.num-running-compactions"},
                                 {"live_sst_bytes", "rocksdb.live-sst-files-size"}}) {
     std::uint64_t total = 0;
