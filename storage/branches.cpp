@@ -1,30 +1,30 @@
 // Branch saves: an agent's speculative saves, kept apart until merged or discarded.
-#include "storage/internal/rocks_store.hpp"
+#include "storage/internal/graph_store_impl.hpp"
 
 namespace engram::storage::detail {
 
-errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
+errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
                        apply_outcome* outcome) {
   write_txn tx;
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
   std::string v;
   const auto seen = key("S", org, s.event_id);
-  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
-  if (st.ok()) {
+  auto st = kv_->get(cf_meta, seen, &v);
+  if (st == errc::ok) {
     result = apply_outcome::duplicate;
     if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
       return e;
-  } else if (!st.IsNotFound()) {
-    return to_errc(st);
+  } else if (st != errc::not_found) {
+    return st;
   } else {
-    tx.batch.Put(cfs_[cf_meta], seen, "");
+    tx.batch.put(cf_meta, seen, "");
     const auto state_key = key("b", org, s.branch_id);
     std::uint64_t seq = 0;
-    st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], state_key, &v);
-    if (!st.ok() && !st.IsNotFound())
-      return to_errc(st);
-    if (st.ok()) {
+    st = kv_->get(cf_meta, state_key, &v);
+    if (st != errc::ok && st != errc::not_found)
+      return st;
+    if (st == errc::ok) {
       seq = decode_u64(v);
       const auto last = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
       if (last + s.branch_ttl_ms < s.saved_at_ms) {  // abandoned: its saves are gone, a new life starts
@@ -37,8 +37,8 @@ errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas
     const auto doc = schemas::to_json(s);
     std::string value = encode_u32(static_cast<std::uint32_t>(doc.size())) + doc;
     value.append(reinterpret_cast<const char*>(embedding.data()), embedding.size() * sizeof(float));
-    tx.batch.Put(cfs_[cf_branches], key(org, s.branch_id, encode_u64(seq)), value);
-    tx.batch.Put(cfs_[cf_meta], state_key, encode_u64(seq) + encode_u64(static_cast<std::uint64_t>(s.saved_at_ms)));
+    tx.batch.put(cf_branches, key(org, s.branch_id, encode_u64(seq)), value);
+    tx.batch.put(cf_meta, state_key, encode_u64(seq) + encode_u64(static_cast<std::uint64_t>(s.saved_at_ms)));
   }
   put_offset(tx, pos);
   if (auto e = commit(tx); e != errc::ok)
@@ -48,19 +48,19 @@ errc rocks_graph_store::apply_branch_save(const log_position& pos, const schemas
   return errc::ok;
 }
 
-std::vector<branch_save> rocks_graph_store::branch_saves(const std::string& org, const std::string& branch,
+std::vector<branch_save> kv_graph_store::branch_saves(const std::string& org, const std::string& branch,
                                       std::int64_t* last_save_ms) const {
   std::vector<branch_save> out;
   std::string v;
   *last_save_ms = 0;
-  if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("b", org, branch), &v).ok() && v.size() >= 16)
+  if (kv_->get(cf_meta, key("b", org, branch), &v) == errc::ok && v.size() >= 16)
     *last_save_ms = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
   const auto prefix = key(org, branch, "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_branches]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    auto val = it->value().ToStringView();
+  auto it = kv_->iterate(cf_branches);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto val = it->value();
     branch_save b;
-    b.seq = decode_u64(it->key().ToStringView().substr(prefix.size()));
+    b.seq = decode_u64(it->key().substr(prefix.size()));
     const auto n = decode_u32(val);
     b.save_json = std::string(val.substr(4, n));
     auto rest = val.substr(4 + n);
@@ -72,15 +72,15 @@ std::vector<branch_save> rocks_graph_store::branch_saves(const std::string& org,
 }
 
 /// Deletes a branch's saves and its state.
-errc rocks_graph_store::drop_branch(write_txn& tx, const std::string& org, const std::string& branch, std::size_t* n) {
+errc kv_graph_store::drop_branch(write_txn& tx, const std::string& org, const std::string& branch, std::size_t* n) {
   const auto prefix = key(org, branch, "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_branches]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    tx.batch.Delete(cfs_[cf_branches], it->key());
+  auto it = kv_->iterate(cf_branches);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    tx.batch.del(cf_branches, it->key());
     ++*n;
   }
-  tx.batch.Delete(cfs_[cf_meta], key("b", org, branch));
-  return to_errc(it->status());
+  tx.batch.del(cf_meta, key("b", org, branch));
+  return it->status();
 }
 
 }  // namespace engram::storage::detail

@@ -1,10 +1,10 @@
 // Knowledge commands (validate, resolve_review, discard/merge branch, expire, reminder_sent)
 // and what the timers and the review queue read.
-#include "storage/internal/rocks_store.hpp"
+#include "storage/internal/graph_store_impl.hpp"
 
 namespace engram::storage::detail {
 
-errc rocks_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
                    apply_outcome* outcome) {
   write_txn tx;
   command_result r;
@@ -12,15 +12,15 @@ errc rocks_graph_store::apply_command(const log_position& pos, const schemas::kn
   std::string v;
   const auto& org = c.organization_id;
   const auto seen = key("s", org, c.event_id);
-  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &v);
-  if (st.ok()) {
+  auto st = kv_->get(cf_meta, seen, &v);
+  if (st == errc::ok) {
     how = apply_outcome::duplicate;
     if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
       return e;
-  } else if (!st.IsNotFound()) {
-    return to_errc(st);
+  } else if (st != errc::not_found) {
+    return st;
   } else {
-    tx.batch.Put(cfs_[cf_meta], seen, "");
+    tx.batch.put(cf_meta, seen, "");
     errc e = errc::ok;
     switch (c.op) {
       case schemas::command_op::validate: e = validate(tx, c, r); break;
@@ -33,13 +33,13 @@ errc rocks_graph_store::apply_command(const log_position& pos, const schemas::kn
     if (e != errc::ok)
       return e;
     if (!r.error.empty()) {  // nothing changes but the seen eventId and the offset
-      tx.batch.Clear();
+      tx.batch.clear();
       tx.counters.clear();
       tx.entries.clear();
-      tx.batch.Put(cfs_[cf_meta], seen, "");
+      tx.batch.put(cf_meta, seen, "");
     }
     for (const auto& [id, doc] : tx.entries) {
-      tx.batch.Put(cfs_[cf_entries], key(org, id), doc.dump());
+      tx.batch.put(cf_entries, key(org, id), doc.dump());
       r.entries.push_back(doc.dump());
     }
   }
@@ -53,31 +53,31 @@ errc rocks_graph_store::apply_command(const log_position& pos, const schemas::kn
   return errc::ok;
 }
 
-std::vector<std::pair<std::string, std::string>> rocks_graph_store::review_queue(const std::string& org,
+std::vector<std::pair<std::string, std::string>> kv_graph_store::review_queue(const std::string& org,
                                                               std::size_t limit) const {
   std::vector<std::pair<std::string, std::string>> out;
   const auto prefix = key(org, "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_review]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && out.size() < limit; it->Next())
-    out.emplace_back(std::string(it->key().ToStringView().substr(prefix.size())), it->value().ToString());
+  auto it = kv_->iterate(cf_review);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix) && out.size() < limit; it->next())
+    out.emplace_back(std::string(it->key().substr(prefix.size())), std::string(it->value()));
   return out;
 }
 
-std::vector<due_item> rocks_graph_store::due_reminders(std::int64_t until_ms, std::size_t limit) const {
+std::vector<due_item> kv_graph_store::due_reminders(std::int64_t until_ms, std::size_t limit) const {
   std::vector<due_item> out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_due]));
-  for (it->SeekToFirst(); it->Valid() && out.size() < limit; it->Next()) {
-    auto k = it->key().ToStringView();
+  auto it = kv_->iterate(cf_due);
+  for (it->seek_to_first(); it->valid() && out.size() < limit; it->next()) {
+    auto k = it->key();
     auto a = k.find('\0');
     if (a == std::string_view::npos || k.size() < a + 1 + 8 + 1)
       continue;
     const auto org = std::string(k.substr(0, a));
     const auto ms = static_cast<std::int64_t>(decode_u64(k.substr(a + 1, 8)));
     if (ms > until_ms) {  // the rest of this organisation is later: skip to the next one
-      it->Seek(org + '\x01');
-      if (!it->Valid())
+      it->seek(org + '\x01');
+      if (!it->valid())
         break;
-      it->Prev();
+      it->prev();
       continue;
     }
     out.push_back({org, std::string(k.substr(a + 1 + 8 + 1)), ms});
@@ -85,32 +85,32 @@ std::vector<due_item> rocks_graph_store::due_reminders(std::int64_t until_ms, st
   return out;
 }
 
-bool rocks_graph_store::has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const {
+bool kv_graph_store::has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const {
   const auto prefix = key(org, "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_expiry]));
-  it->Seek(prefix);
-  if (it->Valid() && it->key().starts_with(prefix) &&
-      static_cast<std::int64_t>(decode_u64(it->key().ToStringView().substr(prefix.size(), 8))) <= now_ms)
+  auto it = kv_->iterate(cf_expiry);
+  it->seek(prefix);
+  if (it->valid() && it->key().starts_with(prefix) &&
+      static_cast<std::int64_t>(decode_u64(it->key().substr(prefix.size(), 8))) <= now_ms)
     return true;
   const auto branches = key("b", org, "");
-  std::unique_ptr<rocksdb::Iterator> b(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
-  for (b->Seek(branches); b->Valid() && b->key().starts_with(branches); b->Next())
-    if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + ttl_ms < now_ms)
+  auto b = kv_->iterate(cf_meta);
+  for (b->seek(branches); b->valid() && b->key().starts_with(branches); b->next())
+    if (static_cast<std::int64_t>(decode_u64(b->value().substr(8))) + ttl_ms < now_ms)
       return true;
   return false;
 }
 
-std::map<std::int32_t, std::int64_t> rocks_graph_store::reminder_marks() const {
+std::map<std::int32_t, std::int64_t> kv_graph_store::reminder_marks() const {
   std::map<std::int32_t, std::int64_t> out;
   const std::string prefix("m\0", 2);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
-    out[static_cast<std::int32_t>(decode_u32(it->key().ToStringView().substr(prefix.size())))] =
-        static_cast<std::int64_t>(decode_u64(it->value().ToStringView()));
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+    out[static_cast<std::int32_t>(decode_u32(it->key().substr(prefix.size())))] =
+        static_cast<std::int64_t>(decode_u64(it->value()));
   return out;
 }
 
-errc rocks_graph_store::validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+errc kv_graph_store::validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   (void)tx;
   json* doc = nullptr;
   if (auto e = load_entry(tx, c.organization_id, c.id, &doc); e != errc::ok)
@@ -131,7 +131,7 @@ errc rocks_graph_store::validate(write_txn& tx, const schemas::knowledge_command
   return errc::ok;
 }
 
-errc rocks_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+errc kv_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   json* older = nullptr;
   if (auto e = load_entry(tx, org, c.id, &older); e != errc::ok)
@@ -146,7 +146,7 @@ errc rocks_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_c
   if (auto e = load_entry(tx, org, newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
     return e;
   older = &tx.entries.at(c.id);  // load_entry may have added to the map: re-fetch (nodes do not move)
-  tx.batch.Delete(cfs_[cf_review], key(org, c.id));
+  tx.batch.del(cf_review, key(org, c.id));
   (*older)["review"]["resolved"] = c.keep;
   (*older)["review"]["resolvedAt"] = c.issued_at;
   (*older)["review"]["resolvedBy"] = c.issued_by;
@@ -157,7 +157,7 @@ errc rocks_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_c
     loser["updatedAt"] = c.issued_at;
     if (!loser["dueAt"].is_null())
       if (auto ms = due_ms(loser["dueAt"].get<std::string>()))
-        tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
+        tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
   };
   if (c.keep == "newer") {
     supersede(*older, newer_id);
@@ -169,16 +169,16 @@ errc rocks_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_c
   return errc::ok;
 }
 
-errc rocks_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   if (c.reminder_offset >= 0) {
     const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
     std::string v;
     std::uint64_t have = 0;
-    if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], mark, &v).ok())
+    if (kv_->get(cf_meta, mark, &v) == errc::ok)
       have = decode_u64(v);
     if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
-      tx.batch.Put(cfs_[cf_meta], mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
+      tx.batch.put(cf_meta, mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
   }
   json* doc = nullptr;
   if (auto e = load_entry(tx, org, c.id, &doc); e != errc::ok)
@@ -189,27 +189,27 @@ errc rocks_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_co
   (*doc)["reminderSentAt"] = c.issued_at;
   if (!(*doc)["dueAt"].is_null())
     if (auto ms = due_ms((*doc)["dueAt"].get<std::string>()))
-      tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
+      tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
   (void)r;
   return errc::ok;
 }
 
 /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
 /// and the saves of branches idle since before issuedAt - ttlMs.
-errc rocks_graph_store::expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+errc kv_graph_store::expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   const auto prefix = key(org, "");
   std::vector<std::string> ids;
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_expiry]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) &&
+    auto it = kv_->iterate(cf_expiry);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix) &&
                            ids.size() < static_cast<std::size_t>(c.limit);
-         it->Next()) {
-      auto k = it->key().ToStringView().substr(prefix.size());
+         it->next()) {
+      auto k = it->key().substr(prefix.size());
       if (static_cast<std::int64_t>(decode_u64(k.substr(0, 8))) > c.issued_at_ms)
         break;
       ids.emplace_back(k.substr(9));
-      tx.batch.Delete(cfs_[cf_expiry], it->key());
+      tx.batch.del(cf_expiry, it->key());
     }
   }
   std::uint64_t relation_count = 0;
@@ -227,10 +227,10 @@ errc rocks_graph_store::expire(write_txn& tx, const schemas::knowledge_command& 
       return e;
   std::vector<std::string> idle;
   const auto branches = key("b", org, "");
-  std::unique_ptr<rocksdb::Iterator> b(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
-  for (b->Seek(branches); b->Valid() && b->key().starts_with(branches); b->Next())
-    if (static_cast<std::int64_t>(decode_u64(b->value().ToStringView().substr(8))) + c.ttl_ms < c.issued_at_ms)
-      idle.emplace_back(b->key().ToStringView().substr(branches.size()));
+  auto b = kv_->iterate(cf_meta);
+  for (b->seek(branches); b->valid() && b->key().starts_with(branches); b->next())
+    if (static_cast<std::int64_t>(decode_u64(b->value().substr(8))) + c.ttl_ms < c.issued_at_ms)
+      idle.emplace_back(b->key().substr(branches.size()));
   for (const auto& branch : idle)
     if (auto e = drop_branch(tx, org, branch, &r.dropped_saves); e != errc::ok)
       return e;

@@ -1,37 +1,37 @@
 // Messages, contacts, people and organisations: what a message adds besides its entries.
-#include "storage/internal/rocks_store.hpp"
+#include "storage/internal/graph_store_impl.hpp"
 
 namespace engram::storage::detail {
 
-errc rocks_graph_store::get_message(const std::string& org, const std::string& event_id, std::string* out) const {
-  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_messages], key(org, event_id), out));
+errc kv_graph_store::get_message(const std::string& org, const std::string& event_id, std::string* out) const {
+  return kv_->get(cf_messages, key(org, event_id), out);
 }
 
-errc rocks_graph_store::get_contact(const std::string& org, const std::string& address, std::string* out) const {
-  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, person_id(address)), out));
+errc kv_graph_store::get_contact(const std::string& org, const std::string& address, std::string* out) const {
+  return kv_->get(cf_entities, key(org, person_id(address)), out);
 }
 
-std::vector<std::string> rocks_graph_store::thread_messages(const std::string& org, const std::string& thread) const {
+std::vector<std::string> kv_graph_store::thread_messages(const std::string& org, const std::string& thread) const {
   std::vector<std::string> out;
   auto prefix = key(org, thread, "message", "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_by_thread]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
-    out.emplace_back(it->key().ToStringView().substr(prefix.size()));
+  auto it = kv_->iterate(cf_by_thread);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+    out.emplace_back(it->key().substr(prefix.size()));
   return out;
 }
 
-errc rocks_graph_store::find_entity(const std::string& org, const std::string& name, std::string* out) const {
+errc kv_graph_store::find_entity(const std::string& org, const std::string& name, std::string* out) const {
   auto id = resolve_name(nullptr, org, normalise_name(name), "");
   if (id.empty())
     return errc::not_found;
-  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), out));
+  return kv_->get(cf_entities, key(org, id), out);
 }
 
-errc rocks_graph_store::put_message(write_txn& tx, const schemas::inbound_message& m) {
+errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& m) {
   const auto& org = m.organization_id;
-  tx.batch.Put(cfs_[cf_messages], key(org, m.event_id), schemas::to_json(m));
+  tx.batch.put(cf_messages, key(org, m.event_id), schemas::to_json(m));
   const auto& thread = m.thread_or_event();
-  tx.batch.Put(cfs_[cf_by_thread], key(org, thread, "message", m.event_id), m.sent_at);
+  tx.batch.put(cf_by_thread, key(org, thread, "message", m.event_id), m.sent_at);
 
   // Each address once per message; the first role (from, to, cc) wins.
   std::vector<std::pair<const schemas::participant*, const char*>> people;
@@ -59,7 +59,7 @@ errc rocks_graph_store::put_message(write_txn& tx, const schemas::inbound_messag
       ++new_contacts;
       e = new_entity(id, "person", p->name, m.sent_at);
       e["address"] = lower_ascii(p->address);
-      tx.batch.Put(cfs_[cf_entity_names], key(org, lower_ascii(p->address), id), "");
+      tx.batch.put(cf_entity_names, key(org, lower_ascii(p->address), id), "");
     }
     if (!p->name.empty()) {
       auto& aliases = e["aliases"];
@@ -69,7 +69,7 @@ errc rocks_graph_store::put_message(write_txn& tx, const schemas::inbound_messag
       else if (!known)
         aliases.push_back(p->name);
       if (!known)  // a known name is indexed already
-        tx.batch.Put(cfs_[cf_entity_names], key(org, normalise_name(p->name), id), "");
+        tx.batch.put(cf_entity_names, key(org, normalise_name(p->name), id), "");
       tx.names[key(org, normalise_name(p->name))] = id;
     }
     if (!p->contact_id.empty()) {
@@ -78,13 +78,13 @@ errc rocks_graph_store::put_message(write_txn& tx, const schemas::inbound_messag
     }
     e["lastSeenAt"] = m.sent_at;
     e["messages"] = e["messages"].get<std::uint64_t>() + 1;
-    tx.batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+    tx.batch.put(cf_entities, key(org, id), e.dump());
     tx.entities[id] = e;
-    tx.batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), role);
-    tx.batch.Put(cfs_[cf_links], key(org, id, "thread", thread), "");
+    tx.batch.put(cf_links, key(org, id, "message", m.event_id), role);
+    tx.batch.put(cf_links, key(org, id, "thread", thread), "");
   }
   for (const auto& c : contact_ids)
-    tx.batch.Put(cfs_[cf_by_contact], key(org, c, "message", m.event_id), "");
+    tx.batch.put(cf_by_contact, key(org, c, "message", m.event_id), "");
 
   if (auto e = bump(tx, key("n", org, "events"), 1); e != errc::ok)
     return e;
@@ -98,16 +98,16 @@ errc rocks_graph_store::put_message(write_txn& tx, const schemas::inbound_messag
 /// The entity id an exact normalised name (or address) resolves to, preferring ids that
 /// start with `kind_prefix`; "" when none. Names written earlier by the event being applied
 /// are seen through `tx` (null for readers).
-std::string rocks_graph_store::resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
+std::string kv_graph_store::resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
   if (tx)
     if (auto it = tx->names.find(key(org, norm));
         it != tx->names.end() && (kind_prefix.empty() || it->second.rfind(kind_prefix, 0) == 0))
       return it->second;
   auto prefix = key(org, norm, "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_entity_names]));
+  auto it = kv_->iterate(cf_entity_names);
   std::string any;
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    std::string id(it->key().ToStringView().substr(prefix.size()));
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    std::string id(it->key().substr(prefix.size()));
     if (kind_prefix.empty() || id.rfind(kind_prefix, 0) == 0)
       return id;
     if (any.empty())
@@ -117,20 +117,20 @@ std::string rocks_graph_store::resolve_name(const write_txn* tx, const std::stri
 }
 
 /// Loads an entity as JSON: from this batch if written in it, else from the store.
-errc rocks_graph_store::load_entity(write_txn& tx, const std::string& org, const std::string& id, json* out, bool* exists) {
+errc kv_graph_store::load_entity(write_txn& tx, const std::string& org, const std::string& id, json* out, bool* exists) {
   if (auto it = tx.entities.find(id); it != tx.entities.end()) {
     *out = it->second;
     *exists = true;
     return errc::ok;
   }
   std::string v;
-  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entities], key(org, id), &v);
-  if (st.IsNotFound()) {
+  auto st = kv_->get(cf_entities, key(org, id), &v);
+  if (st == errc::not_found) {
     *exists = false;
     return errc::ok;
   }
-  if (!st.ok())
-    return to_errc(st);
+  if (st != errc::ok)
+    return st;
   *out = json::parse(v, nullptr, false);
   *exists = !out->is_discarded();
   return out->is_discarded() ? errc::corruption : errc::ok;

@@ -1,10 +1,10 @@
 // The apply path of messages and saves: entries with their indexes, links, relations,
 // merges, supersedes and flags, in one WriteBatch with the offset advance.
-#include "storage/internal/rocks_store.hpp"
+#include "storage/internal/graph_store_impl.hpp"
 
 namespace engram::storage::detail {
 
-errc rocks_graph_store::apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
+errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
            const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) {
   write_txn tx;
   apply_outcome result;
@@ -15,16 +15,16 @@ errc rocks_graph_store::apply(const log_position& pos, const schemas::inbound_me
   } else {
     std::string ignored;
     auto seen = key("s", m->organization_id, m->event_id);
-    auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], seen, &ignored);
-    if (st.ok()) {
+    auto st = kv_->get(cf_meta, seen, &ignored);
+    if (st == errc::ok) {
       result = apply_outcome::duplicate;
       if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
         return e;
-    } else if (!st.IsNotFound()) {
-      return to_errc(st);
+    } else if (st != errc::not_found) {
+      return st;
     } else {
       result = apply_outcome::applied;
-      tx.batch.Put(cfs_[cf_meta], seen, "");
+      tx.batch.put(cf_meta, seen, "");
       if (auto e = put_message(tx, *m); e != errc::ok)
         return e;
       if (knowledge)
@@ -40,33 +40,33 @@ errc rocks_graph_store::apply(const log_position& pos, const schemas::inbound_me
   return errc::ok;
 }
 
-errc rocks_graph_store::get_entry(const std::string& org, const std::string& id, std::string* out) const {
-  return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf_entries], key(org, id), out));
+errc kv_graph_store::get_entry(const std::string& org, const std::string& id, std::string* out) const {
+  return kv_->get(cf_entries, key(org, id), out);
 }
 
-std::vector<std::string> rocks_graph_store::entries_of_type(const std::string& org, schemas::entry_type type) const {
+std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org, schemas::entry_type type) const {
   std::vector<std::string> out;
   auto prefix = key(org, std::string(schemas::to_string(type)), "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_by_type]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    auto rest = it->key().ToStringView().substr(prefix.size());
+  auto it = kv_->iterate(cf_by_type);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto rest = it->key().substr(prefix.size());
     out.emplace_back(rest.substr(rest.find('\0') + 1));
   }
   return out;
 }
 
-std::vector<std::string> rocks_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
+std::vector<std::string> kv_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
                                             const std::string& title) const {
   return ids_under(cf_titles, key(org, std::string(schemas::to_string(type)), title, ""));
 }
 
-std::vector<std::string> rocks_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
+std::vector<std::string> kv_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
                                            const std::string& slot) const {
   return ids_under(cf_by_slot, key(org, subject, slot, ""));
 }
 
 /// Stores entries, their indexes, and the people and organisations they mention.
-errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                    const std::vector<schemas::resolution>* resolutions) {
   const auto& org = m.organization_id;
   std::uint64_t new_entities = 0;
@@ -101,10 +101,10 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
         continue;
       if (std::find(aliases.begin(), aliases.end(), *alias) == aliases.end())
         aliases.push_back(*alias);
-      tx.batch.Put(cfs_[cf_entity_names], key(org, normalise_name(*alias), id), "");
+      tx.batch.put(cf_entity_names, key(org, normalise_name(*alias), id), "");
       tx.names[key(org, normalise_name(*alias))] = id;
     }
-    tx.batch.Put(cfs_[cf_entity_names], key(org, norm, id), "");
+    tx.batch.put(cf_entity_names, key(org, norm, id), "");
     tx.names[key(org, norm)] = id;
     for (const char* attr : {"role", "company", "phone"}) {
       const std::string& v = attr[0] == 'r' ? mention.role : attr[0] == 'c' ? mention.company : mention.phone;
@@ -113,10 +113,10 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
     }
     tx.entities[id] = e;
     entity_of[i] = id;
-    tx.batch.Put(cfs_[cf_links], key(org, id, "message", m.event_id), "mention");
+    tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }
   for (auto& [id, e] : tx.entities)
-    tx.batch.Put(cfs_[cf_entities], key(org, id), e.dump());
+    tx.batch.put(cf_entities, key(org, id), e.dump());
 
   // Entries: ids derived from (organisation, eventId, index), never random.
   std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
@@ -143,7 +143,7 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
         j["currency"] = mention.currency;
       if (!entity_of[mi].empty()) {
         j["entityId"] = entity_of[mi];
-        tx.batch.Put(cfs_[cf_links], key(org, entity_of[mi], "entry", id), "mention");
+        tx.batch.put(cf_links, key(org, entity_of[mi], "entry", id), "mention");
       }
       ents.push_back(std::move(j));
     }
@@ -190,15 +190,15 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
       ++created;
       if (!en.expires_at.empty())
         if (auto ms = due_ms(en.expires_at))
-          tx.batch.Put(cfs_[cf_expiry], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+          tx.batch.put(cf_expiry, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
       if (en.type == schemas::entry_type::action_item && !en.due_at.empty())
         if (auto ms = due_ms(en.due_at))
-          tx.batch.Put(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
-      tx.batch.Put(cfs_[cf_by_type], key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+          tx.batch.put(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+      tx.batch.put(cf_by_type, key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
       if (!en.sig.key.empty())
-        tx.batch.Put(cfs_[cf_titles], key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
+        tx.batch.put(cf_titles, key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
       if (!en.subject.empty() && !en.slot.empty())
-        tx.batch.Put(cfs_[cf_by_slot], key(org, schemas::normal_form(en.subject), en.slot, id), "");
+        tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, id), "");
       if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
         return e;
       if (r && r->vector_seq && !en.embedding.empty()) {
@@ -206,14 +206,14 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
         std::string value = id;
         value.push_back('\0');
         value.append(reinterpret_cast<const char*>(en.embedding.data()), en.embedding.size() * sizeof(float));
-        tx.batch.Put(cfs_[cf_vectors], key(org, "q", seq), value);
-        tx.batch.Put(cfs_[cf_vectors], key(org, "e", id), seq);
+        tx.batch.put(cf_vectors, key(org, "q", seq), value);
+        tx.batch.put(cf_vectors, key(org, "e", id), seq);
         vectors = std::max(vectors, r->vector_seq);
       }
     }
-    tx.batch.Put(cfs_[cf_by_thread], key(org, thread, "entry", id), "");
+    tx.batch.put(cf_by_thread, key(org, thread, "entry", id), "");
     for (const auto& c : contact_ids)
-      tx.batch.Put(cfs_[cf_by_contact], key(org, c, "entry", id), "");
+      tx.batch.put(cf_by_contact, key(org, c, "entry", id), "");
     if (!r)
       continue;
     for (const auto& edge : r->relations) {
@@ -221,8 +221,8 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
       if (auto e = load_entry(tx, org, edge.to, &other); e != errc::ok)
         return e;
       auto type = std::string(schemas::to_string(edge.type));
-      tx.batch.Put(cfs_[cf_relations], key(org, id, type, edge.to), edge.reason);
-      tx.batch.Put(cfs_[cf_relations_in], key(org, edge.to, type, id), edge.reason);
+      tx.batch.put(cf_relations, key(org, id, type, edge.to), edge.reason);
+      tx.batch.put(cf_relations_in, key(org, edge.to, type, id), edge.reason);
       (*doc)["relations"].push_back({{"relationType", type}, {"toId", edge.to}, {"reason", edge.reason}});
       (*other)["relations"].push_back({{"relationType", type}, {"fromId", id}, {"reason", edge.reason}});
       ++relations;
@@ -233,10 +233,10 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
         return e;
       (*other)["status"] = "superseded";
       (*other)["supersededBy"] = id;
-      tx.batch.Delete(cfs_[cf_review], key(org, old));
+      tx.batch.del(cf_review, key(org, old));
       if (!(*other)["dueAt"].is_null())
         if (auto ms = due_ms((*other)["dueAt"].get<std::string>()))
-          tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
+          tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
       (*other)["updatedAt"] = std::max((*other)["updatedAt"].get<std::string>(), m.sent_at);
     }
     for (const auto& old : r->flagged) {
@@ -247,11 +247,11 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
         (*other)["status"] = "flagged";
       (*other)["review"] = {{"contradictedBy", id}, {"reason", r->reason}};
       if ((*other)["status"] == "flagged")
-        tx.batch.Put(cfs_[cf_review], key(org, old), id);
+        tx.batch.put(cf_review, key(org, old), id);
     }
   }
   for (const auto& [eid, doc] : tx.entries)
-    tx.batch.Put(cfs_[cf_entries], key(org, eid), doc.dump());
+    tx.batch.put(cf_entries, key(org, eid), doc.dump());
   if (created)
     if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
       return e;
@@ -269,15 +269,15 @@ errc rocks_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_mess
 
 /// Loads an entry for update: from this batch if written in it, else from the store.
 /// The pointer stays valid until the batch is written (std::map nodes do not move).
-errc rocks_graph_store::load_entry(write_txn& tx, const std::string& org, const std::string& id, json** out) {
+errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std::string& id, json** out) {
   if (auto it = tx.entries.find(id); it != tx.entries.end()) {
     *out = &it->second;
     return errc::ok;
   }
   std::string v;
-  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_entries], key(org, id), &v);
-  if (!st.ok())
-    return st.IsNotFound() ? errc::invalid_argument : to_errc(st);  // a decision named an unknown entry
+  auto st = kv_->get(cf_entries, key(org, id), &v);
+  if (st != errc::ok)
+    return st == errc::not_found ? errc::invalid_argument : st;  // a decision named an unknown entry
   auto doc = json::parse(v, nullptr, false);
   if (doc.is_discarded())
     return errc::corruption;
@@ -286,7 +286,7 @@ errc rocks_graph_store::load_entry(write_txn& tx, const std::string& org, const 
 }
 
 /// Deletes an entry and every row that indexes it; other entries' references to it go too.
-errc rocks_graph_store::remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
+errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
                   std::uint64_t* relation_count) {
   json* doc = nullptr;
   if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
@@ -294,36 +294,36 @@ errc rocks_graph_store::remove_entry(write_txn& tx, const std::string& org, cons
   const json d = *doc;
   tx.entries.erase(id);
   tx.removed.insert(id);
-  tx.batch.Delete(cfs_[cf_entries], key(org, id));
+  tx.batch.del(cf_entries, key(org, id));
   const auto type = d.value("entryType", "");
-  tx.batch.Delete(cfs_[cf_by_type], key(org, type, d.value("createdAt", ""), id));
+  tx.batch.del(cf_by_type, key(org, type, d.value("createdAt", ""), id));
   const auto& sig = d["signature"];
   const auto title_key = sig.value("key", "");
   if (!title_key.empty())
-    tx.batch.Delete(cfs_[cf_titles], key(org, type, title_key, id));
+    tx.batch.del(cf_titles, key(org, type, title_key, id));
   if (!d.value("subject", "").empty() && !d.value("slot", "").empty())
-    tx.batch.Delete(cfs_[cf_by_slot], key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
-  tx.batch.Delete(cfs_[cf_by_thread], key(org, d.value("threadId", ""), "entry", id));
+    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
+  tx.batch.del(cf_by_thread, key(org, d.value("threadId", ""), "entry", id));
   for (const auto& contact : d["contactIds"])
-    tx.batch.Delete(cfs_[cf_by_contact], key(org, contact.get<std::string>(), "entry", id));
+    tx.batch.del(cf_by_contact, key(org, contact.get<std::string>(), "entry", id));
   for (const auto& e : d["entities"])
     if (e.contains("entityId"))
-      tx.batch.Delete(cfs_[cf_links], key(org, e["entityId"].get<std::string>(), "entry", id));
-  tx.batch.Delete(cfs_[cf_review], key(org, id));
+      tx.batch.del(cf_links, key(org, e["entityId"].get<std::string>(), "entry", id));
+  tx.batch.del(cf_review, key(org, id));
   if (!d["dueAt"].is_null())
     if (auto ms = due_ms(d["dueAt"].get<std::string>()))
-      tx.batch.Delete(cfs_[cf_due], key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
+      tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
   // Relations both ways, and the other ends' references.
   std::set<std::string> others;
   for (auto [family, reverse] : {std::pair{cf_relations, cf_relations_in}, {cf_relations_in, cf_relations}}) {
     const auto prefix = key(org, id, "");
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[family]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      auto rest = it->key().ToStringView().substr(prefix.size());  // type \0 other
+    auto it = kv_->iterate(family);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      auto rest = it->key().substr(prefix.size());  // type \0 other
       auto sep = rest.find('\0');
       const std::string rtype(rest.substr(0, sep)), other(rest.substr(sep + 1));
-      tx.batch.Delete(cfs_[family], it->key());
-      tx.batch.Delete(cfs_[reverse], key(org, other, rtype, id));
+      tx.batch.del(family, it->key());
+      tx.batch.del(reverse, key(org, other, rtype, id));
       others.insert(other);
       ++*relation_count;
     }
@@ -353,7 +353,7 @@ errc rocks_graph_store::remove_entry(write_txn& tx, const std::string& org, cons
     ++length;
   }
   for (const auto& [term, n] : tf) {
-    tx.batch.Delete(cfs_[cf_text], key(org, term, id));
+    tx.batch.del(cf_text, key(org, term, id));
     if (auto e = drop(tx, key("t", org, term), 1); e != errc::ok)
       return e;
   }
@@ -365,23 +365,23 @@ errc rocks_graph_store::remove_entry(write_txn& tx, const std::string& org, cons
   }
   // The vector.
   std::string v;
-  auto st = db_->Get(rocksdb::ReadOptions(), cfs_[cf_vectors], key(org, "e", id), &v);
-  if (st.ok()) {
+  auto st = kv_->get(cf_vectors, key(org, "e", id), &v);
+  if (st == errc::ok) {
     *seq = decode_u64(v);
-    tx.batch.Delete(cfs_[cf_vectors], key(org, "e", id));
-    tx.batch.Delete(cfs_[cf_vectors], key(org, "q", v));
-  } else if (!st.IsNotFound()) {
-    return to_errc(st);
+    tx.batch.del(cf_vectors, key(org, "e", id));
+    tx.batch.del(cf_vectors, key(org, "q", v));
+  } else if (st != errc::not_found) {
+    return st;
   }
   return errc::ok;
 }
 
 /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
-std::optional<std::int64_t> rocks_graph_store::due_ms(const std::string& s) {
+std::optional<std::int64_t> kv_graph_store::due_ms(const std::string& s) {
   return schemas::parse_rfc3339(s.size() == 10 ? s + "T00:00:00Z" : s);
 }
 
-void rocks_graph_store::merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
+void kv_graph_store::merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
                        const std::set<std::string>& contact_ids, const std::string& sent_at,
                        const std::string& reason) {
   constexpr std::size_t max_content = 4000;

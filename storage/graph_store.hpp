@@ -228,4 +228,8 @@ public:
 /// Opens (creating if needed) the store at opts.path. On failure returns null and sets `error`.
 [[nodiscard]] std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error);
 
+/// A new, empty store in memory, behind the same interface and rules (no RocksDB, no disk):
+/// for unit tests of the knowledge rules. Gone when destroyed.
+[[nodiscard]] std::unique_ptr<graph_store> make_memory_graph_store();
+
 }  // namespace engram::storage

@@ -1,16 +1,16 @@
 // Derived indexes kept in the same batch as the entries: BM25 terms and stored vectors.
-#include "storage/internal/rocks_store.hpp"
+#include "storage/internal/graph_store_impl.hpp"
 
 namespace engram::storage::detail {
 
-std::vector<std::pair<std::string, double>> rocks_graph_store::search_text(const std::string& org,
+std::vector<std::pair<std::string, double>> kv_graph_store::search_text(const std::string& org,
                                                         const std::vector<std::string>& terms,
                                                         std::size_t limit) const {
   std::string v;
   double docs = 0, total = 0;
-  if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("n", org, "text_docs"), &v).ok())
+  if (kv_->get(cf_meta, key("n", org, "text_docs"), &v) == errc::ok)
     docs = static_cast<double>(decode_u64(v));
-  if (db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("n", org, "text_length"), &v).ok())
+  if (kv_->get(cf_meta, key("n", org, "text_length"), &v) == errc::ok)
     total = static_cast<double>(decode_u64(v));
   if (docs == 0 || limit == 0)
     return {};
@@ -24,7 +24,7 @@ std::vector<std::pair<std::string, double>> rocks_graph_store::search_text(const
   for (const auto& term : terms) {
     if (term.empty() || !seen.insert(term).second)
       continue;
-    if (!db_->Get(rocksdb::ReadOptions(), cfs_[cf_meta], key("t", org, term), &v).ok())
+    if (kv_->get(cf_meta, key("t", org, term), &v) != errc::ok)
       continue;  // no entry has the term
     const double df = static_cast<double>(decode_u64(v));
     query.push_back({term, df, std::log(1.0 + (docs - df + 0.5) / (df + 0.5))});
@@ -48,9 +48,9 @@ std::vector<std::pair<std::string, double>> rocks_graph_store::search_text(const
       break;
     ++scanned;
     const auto prefix = key(org, t.term, "");
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_text]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next())
-      scores[std::string(it->key().ToStringView().substr(prefix.size()))] += term_score(t, it->value().ToStringView());
+    auto it = kv_->iterate(cf_text);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+      scores[std::string(it->key().substr(prefix.size()))] += term_score(t, it->value());
   }
   std::vector<std::pair<std::string, double>> out(scores.begin(), scores.end());
   auto best_first = [](const auto& x, const auto& y) {
@@ -68,14 +68,11 @@ std::vector<std::pair<std::string, double>> rocks_graph_store::search_text(const
       keys.reserve(out.size());
       for (const auto& [id, score] : out)
         keys.push_back(key(org, query[i].term, id));
-      std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
-      std::vector<rocksdb::PinnableSlice> values(keys.size());
-      std::vector<rocksdb::Status> statuses(keys.size());
-      db_->MultiGet(rocksdb::ReadOptions(), cfs_[cf_text], slices.size(), slices.data(), values.data(),
-                    statuses.data(), true);
+      std::vector<std::optional<std::string>> values;
+      kv_->multi_get(cf_text, keys, values);
       for (std::size_t j = 0; j < out.size(); ++j)
-        if (statuses[j].ok())
-          out[j].second += term_score(query[i], values[j].ToStringView());
+        if (values[j])
+          out[j].second += term_score(query[i], *values[j]);
     }
   }
   std::sort(out.begin(), out.end(), best_first);
@@ -84,28 +81,28 @@ std::vector<std::pair<std::string, double>> rocks_graph_store::search_text(const
   return out;
 }
 
-std::map<std::string, std::uint64_t> rocks_graph_store::vector_sequences() const {
+std::map<std::string, std::uint64_t> kv_graph_store::vector_sequences() const {
   std::map<std::string, std::uint64_t> out;
   std::string prefix("n\0", 2);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_meta]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    auto k = it->key().ToStringView().substr(prefix.size());
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto k = it->key().substr(prefix.size());
     auto sep = k.find('\0');
     if (sep != std::string_view::npos && k.substr(sep + 1) == "vectors")
-      out[std::string(k.substr(0, sep))] = decode_u64(it->value().ToStringView());
+      out[std::string(k.substr(0, sep))] = decode_u64(it->value());
   }
   return out;
 }
 
-errc rocks_graph_store::scan_vectors(const std::string& org, std::uint64_t after,
+errc kv_graph_store::scan_vectors(const std::string& org, std::uint64_t after,
                   const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn)
     const {
   auto prefix = key(org, "q", "");
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[cf_vectors]));
+  auto it = kv_->iterate(cf_vectors);
   std::vector<float> v;
-  for (it->Seek(prefix + encode_u64(after + 1)); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    auto seq = decode_u64(it->key().ToStringView().substr(prefix.size()));
-    auto value = it->value().ToStringView();
+  for (it->seek(prefix + encode_u64(after + 1)); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto seq = decode_u64(it->key().substr(prefix.size()));
+    auto value = it->value();
     auto sep = value.find('\0');
     if (sep == std::string_view::npos || (value.size() - sep - 1) % sizeof(float) != 0)
       return errc::corruption;
@@ -114,12 +111,12 @@ errc rocks_graph_store::scan_vectors(const std::string& org, std::uint64_t after
     if (!fn(seq, value.substr(0, sep), v))
       break;
   }
-  return to_errc(it->status());
+  return it->status();
 }
 
 /// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
 /// document count and total length (meta counters text_docs, text_length).
-errc rocks_graph_store::put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words) {
+errc kv_graph_store::put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words) {
   std::map<std::string, std::uint32_t> tf;
   std::uint32_t length = 0;
   for (auto w : schemas::split_words(words)) {
@@ -129,7 +126,7 @@ errc rocks_graph_store::put_text(write_txn& tx, const std::string& org, const st
   if (tf.empty())
     return errc::ok;
   for (const auto& [term, n] : tf) {
-    tx.batch.Put(cfs_[cf_text], key(org, term, id), encode_u32(n) + encode_u32(length));
+    tx.batch.put(cf_text, key(org, term, id), encode_u32(n) + encode_u32(length));
     if (auto e = bump(tx, key("t", org, term), 1); e != errc::ok)  // the term's document frequency
       return e;
   }

@@ -1,21 +1,19 @@
 #pragma once
-// The RocksDB graph store's class (internal to storage/). Its members are implemented one data
-// group per file: rocks_store.cpp (open, column families, counters, commit, offsets, stats,
-// digest), entities.cpp (messages, contacts, people and organisations), entries.cpp (the
+// The graph store's class (internal to storage/), over an ordered key-value backend
+// (internal/kv.hpp: RocksDB, or memory for tests). Its members are implemented one data
+// group per file: store.cpp (open, counters, commit, offsets, stats, digest), entities.cpp (messages, contacts, people and organisations), entries.cpp (the
 // apply path of messages and saves, entries and their indexes, merges), indexes.cpp (BM25
 // text and vectors), branches.cpp (branch saves), commands.cpp (knowledge commands, the
 // review queue, expiry and reminders). Key layout: internal/keys.hpp.
+// The store is the materialised view of engram-log: every event's writes go in one kv_batch
+// (write_txn) with the offset advance.
 
 #include "storage/graph_store.hpp"
 #include "storage/internal/keys.hpp"
+#include "storage/internal/kv.hpp"
 
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
-#include <rocksdb/db.h>
-#include <rocksdb/filter_policy.h>
-#include <rocksdb/options.h>
-#include <rocksdb/table.h>
-#include <rocksdb/write_batch.h>
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -33,9 +31,6 @@ using json = nlohmann::json;
 /// resets lastValidatedAt; rejected halves it.
 constexpr double validation_boost = 0.5, validation_penalty = 0.5;
 
-/// RocksDB's status as an errc (the only place it is mapped).
-errc to_errc(const rocksdb::Status& s);
-
 /// A person or organisation seen for the first time.
 inline json new_entity(const std::string& id, const char* kind, const std::string& name, const std::string& first_seen) {
   return {{"id", id},           {"kind", kind},         {"name", name}, {"aliases", json::array()},
@@ -50,7 +45,7 @@ inline std::string person_id(const std::string& address) {
 /// later steps read its own writes (entities, names, entries, counters). Made fresh for
 /// each apply and committed once; nothing of it outlives the apply.
 struct write_txn {
-  rocksdb::WriteBatch batch;
+  kv_batch batch;
   /// Entities and names written by this event.
   std::map<std::string, json> entities;
   std::map<std::string, std::string> names;
@@ -62,18 +57,9 @@ struct write_txn {
   std::set<std::string> removed;
 };
 
-class rocks_graph_store final : public graph_store {
+class kv_graph_store final : public graph_store {
 public:
-  rocks_graph_store(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs,
-                    bool sync)
-    : db_(std::move(db)), cfs_(std::move(cfs)) {
-    write_opts_.sync = sync;
-  }
-  ~rocks_graph_store() override {
-    for (auto* h : cfs_)
-      db_->DestroyColumnFamilyHandle(h);
-    db_->Close();
-  }
+  explicit kv_graph_store(std::unique_ptr<kv> backend) : kv_(std::move(backend)) {}
   errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
              const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override;
   std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override;
@@ -160,9 +146,7 @@ private:
   static void merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
                          const std::set<std::string>& contact_ids, const std::string& sent_at,
                          const std::string& reason);
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
-  rocksdb::WriteOptions write_opts_;
+  std::unique_ptr<kv> kv_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;
 };

@@ -1,0 +1,180 @@
+// The RocksDB backend of the key-value store: the only file that sees RocksDB. Column
+// families as keys.hpp lists them, bloom filters (most point lookups are for keys that do
+// not exist yet: seen eventIds, new contacts), snapshots for consistent scans.
+#include "storage/internal/keys.hpp"
+#include "storage/internal/kv.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+namespace engram::storage::detail {
+
+namespace {
+
+errc to_errc(const rocksdb::Status& s) {
+  if (s.ok())
+    return errc::ok;
+  if (s.IsNotFound())
+    return errc::not_found;
+  if (s.IsCorruption())
+    return errc::corruption;
+  if (s.IsInvalidArgument() || s.IsNotSupported())
+    return errc::invalid_argument;
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut())
+    return errc::busy;
+  return errc::io_error;
+}
+
+class rocks_iterator final : public kv_iterator {
+public:
+  explicit rocks_iterator(rocksdb::Iterator* it) : it_(it) {}
+  void seek(std::string_view target) override { it_->Seek(rocksdb::Slice(target.data(), target.size())); }
+  void seek_to_first() override { it_->SeekToFirst(); }
+  bool valid() const override { return it_->Valid(); }
+  void next() override { it_->Next(); }
+  void prev() override { it_->Prev(); }
+  std::string_view key() const override { return it_->key().ToStringView(); }
+  std::string_view value() const override { return it_->value().ToStringView(); }
+  errc status() const override { return to_errc(it_->status()); }
+
+private:
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+class rocks_snapshot final : public kv_snapshot {
+public:
+  rocks_snapshot(rocksdb::DB* db) : db_(db), snap_(db->GetSnapshot()) {}
+  ~rocks_snapshot() override { db_->ReleaseSnapshot(snap_); }
+  [[nodiscard]] const rocksdb::Snapshot* get() const { return snap_; }
+
+private:
+  rocksdb::DB* db_;
+  const rocksdb::Snapshot* snap_;
+};
+
+class rocks_kv final : public kv {
+public:
+  rocks_kv(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs, bool sync)
+    : db_(std::move(db)), cfs_(std::move(cfs)) {
+    write_opts_.sync = sync;
+  }
+  ~rocks_kv() override {
+    for (auto* h : cfs_)
+      db_->DestroyColumnFamilyHandle(h);
+    db_->Close();
+  }
+
+  errc get(std::size_t cf, std::string_view key, std::string* value) const override {
+    return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf], rocksdb::Slice(key.data(), key.size()), value));
+  }
+
+  void multi_get(std::size_t cf, std::span<const std::string> keys,
+                 std::vector<std::optional<std::string>>& values) const override {
+    std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+    std::vector<rocksdb::PinnableSlice> found(keys.size());
+    std::vector<rocksdb::Status> statuses(keys.size());
+    db_->MultiGet(rocksdb::ReadOptions(), cfs_[cf], slices.size(), slices.data(), found.data(), statuses.data(),
+                  /*sorted_input=*/true);
+    values.assign(keys.size(), std::nullopt);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (statuses[i].ok())
+        values[i] = found[i].ToString();
+  }
+
+  std::unique_ptr<kv_iterator> iterate(std::size_t cf, const kv_snapshot* snap) const override {
+    rocksdb::ReadOptions ro;
+    if (snap)
+      ro.snapshot = static_cast<const rocks_snapshot*>(snap)->get();
+    return std::make_unique<rocks_iterator>(db_->NewIterator(ro, cfs_[cf]));
+  }
+
+  std::unique_ptr<kv_snapshot> snapshot() const override { return std::make_unique<rocks_snapshot>(db_.get()); }
+
+  errc write(const kv_batch& batch) override {
+    rocksdb::WriteBatch wb;
+    for (const auto& op : batch.ops()) {
+      if (op.value)
+        wb.Put(cfs_[op.cf], op.key, *op.value);
+      else
+        wb.Delete(cfs_[op.cf], op.key);
+    }
+    return to_errc(db_->Write(write_opts_, &wb));
+  }
+
+  std::string identity() const override {
+    std::string id;
+    if (!db_->GetDbIdentity(id).ok())
+      return "unknown";
+    id.erase(std::remove_if(id.begin(), id.end(), [](unsigned char c) { return std::isspace(c); }), id.end());
+    return id;
+  }
+
+  std::map<std::string, std::uint64_t> engine_stats() const override {
+    std::map<std::string, std::uint64_t> out;
+    for (auto [name, property] : {std::pair{"memtable_bytes", "rocksdb.cur-size-all-mem-tables"},
+                                  {"pending_compaction_bytes", "rocksdb.estimate-pending-compaction-bytes"},
+                                  {"running_compactions", "rocksdb.num-running-compactions"},
+                                  {"live_sst_bytes", "rocksdb.live-sst-files-size"}}) {
+      std::uint64_t total = 0;
+      if (std::string_view(name) == "running_compactions") {  // a DB-wide figure
+        (void)db_->GetIntProperty(property, &total);
+      } else {
+        for (auto* h : cfs_) {
+          std::uint64_t v = 0;
+          if (db_->GetIntProperty(h, property, &v))
+            total += v;
+        }
+      }
+      out[name] = total;
+    }
+    return out;
+  }
+
+private:
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+  rocksdb::WriteOptions write_opts_;
+};
+
+}  // namespace
+
+std::unique_ptr<kv> open_rocks_kv(const open_options& opts, std::string* error) {
+  if (!opts.read_only) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.path, ec);  // RocksDB makes only the last level
+    if (ec) {
+      if (error)
+        *error = "cannot open store at '" + opts.path + "': " + ec.message();
+      return nullptr;
+    }
+  }
+  rocksdb::DBOptions db_opts;
+  db_opts.create_if_missing = !opts.read_only;
+  db_opts.create_missing_column_families = !opts.read_only;
+  rocksdb::ColumnFamilyOptions cf_opts;
+  rocksdb::BlockBasedTableOptions table_opts;
+  table_opts.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  cf_opts.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto* name : cf_names)
+    descs.emplace_back(name, cf_opts);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto st = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, opts.path, descs, &handles, &raw)
+                           : rocksdb::DB::Open(db_opts, opts.path, descs, &handles, &raw);
+  if (!st.ok()) {
+    if (error)
+      *error = "cannot open store at '" + opts.path + "': " + st.ToString();
+    return nullptr;
+  }
+  return std::make_unique<rocks_kv>(std::unique_ptr<rocksdb::DB>(raw), std::move(handles), opts.sync_writes);
+}
+
+}  // namespace engram::storage::detail

@@ -1,0 +1,235 @@
+// The graph store over its key-value backend: layout version, counters, commit, offsets,
+// stats, identity, engine figures and the digest; open_graph_store, make_memory_graph_store.
+#include "storage/internal/graph_store_impl.hpp"
+
+namespace engram::storage::detail {
+
+
+std::map<std::int32_t, stored_offset> kv_graph_store::offsets(const std::string& topic) const {
+  std::map<std::int32_t, stored_offset> out;
+  auto prefix = key("o", topic, "");
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto k = it->key().substr(prefix.size());
+    if (k.size() != 4)
+      continue;
+    auto partition = static_cast<std::int32_t>(decode_u64(std::string(4, '\0').append(k)));
+    auto v = it->value();
+    out[partition] = stored_offset{static_cast<std::int64_t>(decode_u64(v)),
+                                   std::string(v.size() > 8 ? v.substr(8) : std::string_view{})};
+  }
+  return out;
+}
+
+std::vector<organization_stats> kv_graph_store::stats() const {
+  std::map<std::string, organization_stats> by_org;
+  std::string prefix("n\0", 2);
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto k = it->key().substr(prefix.size());
+    auto sep = k.find('\0');
+    if (sep == std::string_view::npos)
+      continue;
+    std::string org(k.substr(0, sep));
+    auto counter = k.substr(sep + 1);
+    auto& s = by_org[org];
+    s.organization_id = org;
+    auto v = decode_u64(it->value());
+    if (counter == "events")
+      s.events = v;
+    else if (counter == "contacts")
+      s.contacts = v;
+    else if (counter == "entries")
+      s.entries = v;
+    else if (counter == "entities")
+      s.entities = v;
+    else if (counter == "relations")
+      s.relations = v;
+  }
+  std::vector<organization_stats> out;
+  for (auto& [_, s] : by_org)
+    out.push_back(std::move(s));
+  return out;
+}
+
+std::pair<std::uint64_t, std::uint64_t> kv_graph_store::redelivery_counts() const {
+  return {sum_prefix(std::string("d\0", 2)), sum_prefix(std::string("r\0", 2))};
+}
+
+std::string kv_graph_store::identity() const {
+  return kv_->identity();
+}
+
+std::map<std::string, std::uint64_t> kv_graph_store::engine_stats() const {
+  return kv_->engine_stats();
+}
+
+std::string kv_graph_store::digest() const {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  auto feed = [&](std::string_view s) {
+    auto len = encode_u64(s.size());
+    EVP_DigestUpdate(ctx.get(), len.data(), len.size());
+    EVP_DigestUpdate(ctx.get(), s.data(), s.size());
+  };
+  // A snapshot makes the digest consistent even while the writer keeps applying.
+  const auto snap = kv_->snapshot();
+  for (std::size_t c = cf_messages; c < cf_count; ++c) {
+    feed(cf_names[c]);
+    auto it = kv_->iterate(c, snap.get());
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      auto k = it->key();
+      if (c == cf_meta && k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r'))
+        continue;
+      feed(k);
+      feed(it->value());
+    }
+  }
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md.data(), &len);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+errc kv_graph_store::init_layout() {
+  std::string v;
+  auto st = kv_->get(cf_meta, "v", &v);
+  if (st == errc::not_found)
+  {
+    kv_batch b;
+    b.put(cf_meta, "v", layout_version);
+    return kv_->write(b);
+  }
+  if (st != errc::ok)
+    return st;
+  return v == layout_version ? errc::ok : errc::invalid_argument;
+}
+
+/// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
+/// cached once read; the new value reaches the cache only when its batch is written.
+errc kv_graph_store::bump(write_txn& tx, const std::string& k, std::uint64_t delta) {
+  auto pending = tx.counters.find(k);
+  std::uint64_t current = 0;
+  if (pending != tx.counters.end()) {
+    current = pending->second;
+  } else if (auto cached = counters_.find(k); cached != counters_.end()) {
+    current = cached->second;
+  } else {
+    std::string v;
+    auto st = kv_->get(cf_meta, k, &v);
+    if (st != errc::ok && st != errc::not_found)
+      return st;
+    current = decode_u64(v);
+  }
+  tx.counters[k] = current + delta;
+  tx.batch.put(cf_meta, k, encode_u64(current + delta));
+  return errc::ok;
+}
+
+/// Sets a u64 counter in meta to `value` if that is higher (a sequence's high mark).
+errc kv_graph_store::set_counter(write_txn& tx, const std::string& k, std::uint64_t value) {
+  std::uint64_t current = 0;
+  if (auto e = bump(tx, k, 0); e != errc::ok)
+    return e;
+  current = tx.counters[k];
+  if (value > current) {
+    tx.counters[k] = value;
+    tx.batch.put(cf_meta, k, encode_u64(value));
+  }
+  return errc::ok;
+}
+
+/// Writes the batch; on success the counters it changed enter the cache.
+errc kv_graph_store::commit(write_txn& tx) {
+  auto e = kv_->write(tx.batch);
+  if (e == errc::ok)
+    for (auto& [k, v] : tx.counters)
+      counters_[k] = v;
+  tx.counters.clear();
+  return e;
+}
+
+/// The last key part of every key under `prefix` (an index's entry ids).
+std::vector<std::string> kv_graph_store::ids_under(std::size_t family, const std::string& prefix) const {
+  std::vector<std::string> out;
+  auto it = kv_->iterate(family);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+    out.emplace_back(it->key().substr(prefix.size()));
+  return out;
+}
+
+std::uint64_t kv_graph_store::sum_prefix(const std::string& prefix) const {
+  std::uint64_t total = 0;
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+    total += decode_u64(it->value());
+  return total;
+}
+
+/// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
+/// confidence raised by noisy-or, contacts, sources and entities united, the newer
+/// timestamp kept.
+void kv_graph_store::put_offset(write_txn& tx, const log_position& pos) {
+  if (!pos.advance)
+    return;
+  tx.batch.put(cf_meta, key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
+            encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id);
+}
+
+/// Subtracts `delta` from a u64 counter (never below 0).
+errc kv_graph_store::drop(write_txn& tx, const std::string& k, std::uint64_t delta) {
+  if (auto e = bump(tx, k, 0); e != errc::ok)
+    return e;
+  auto& current = tx.counters[k];
+  current = current > delta ? current - delta : 0;
+  tx.batch.put(cf_meta, k, encode_u64(current));
+  return errc::ok;
+}
+
+}  // namespace engram::storage::detail
+
+namespace engram::storage {
+
+using detail::cf_names;
+
+std::string to_string(errc e) {
+  switch (e) {
+    case errc::ok: return "ok";
+    case errc::not_found: return "not_found";
+    case errc::corruption: return "corruption";
+    case errc::io_error: return "io_error";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::busy: return "busy";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error) {
+  auto kv = detail::open_rocks_kv(opts, error);
+  if (!kv)
+    return nullptr;
+  auto store = std::make_unique<detail::kv_graph_store>(std::move(kv));
+  if (!opts.read_only) {
+    if (auto e = store->init_layout(); e != errc::ok) {
+      if (error)
+        *error = "store at '" + opts.path + "' has an unknown layout version (" + to_string(e) + ")";
+      return nullptr;
+    }
+  }
+  return store;
+}
+
+std::unique_ptr<graph_store> make_memory_graph_store() {
+  auto store = std::make_unique<detail::kv_graph_store>(detail::make_memory_kv());
+  if (store->init_layout() != errc::ok)
+    return nullptr;  // cannot happen: a new memory store is empty
+  return store;
+}
+
+}  // namespace engram::storage
