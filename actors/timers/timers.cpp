@@ -1,6 +1,7 @@
 #include "actors/timers/timers.hpp"
 #include "actors/common/log.hpp"
 
+#include "knowledge/read_rules.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/time.hpp"
 
@@ -176,10 +177,8 @@ timers_round timers::round() {
     if (store_->get_entry(due.organization_id, due.entry_id, &raw) != storage::errc::ok)
       continue;
     auto doc = json::parse(raw, nullptr, false);
-    if (doc.is_discarded() || doc.value("status", "") == "superseded")
-      continue;
-    if (doc.contains("expiresAt") && doc["expiresAt"].is_string() && doc["expiresAt"].get<std::string>() <= rfc3339(now))
-      continue;  // expired: the next sweep removes it
+    if (doc.is_discarded() || !knowledge::visible(doc, rfc3339(now)))
+      continue;  // superseded, or expired (the next sweep removes it)
     const auto reminder = reminder_id_of(due.entry_id);
     json value{{"reminderId", reminder},
                {"organizationId", due.organization_id},
