@@ -28,7 +28,7 @@ constexpr std::string_view definitions = R"([
      "content": {"type": "string", "minLength": 1, "maxLength": 8000},
      "contactId": {"type": "string", "minLength": 1, "maxLength": 256},
      "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-     "expiresInDays": {"type": "integer", "exclusiveMinimum": 0, "maximum": 36500},
+     "expiresInDays": {"type": "integer", "minimum": 1, "maximum": 36500},
      "tags": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 64}},
      "branchId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "Save into this speculative branch: seen only by recalls with the same branchId until merge_branch."}}},
  "outputSchema": {"type": "object", "required": ["id", "outcome", "relatedIds", "contradictions"],

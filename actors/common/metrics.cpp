@@ -65,11 +65,12 @@ struct metrics::impl {
   prometheus::Family<prometheus::Counter>& extraction =
       prometheus::BuildCounter()
           .Name("engram_extraction_entries_total")
-          .Help("Entries read by extraction, by outcome (kept, dropped_low_confidence, suspicious)")
+          .Help("Entries read by extraction, by outcome (kept, dropped_low_confidence, dropped_injected, suspicious)")
           .Register(registry);
   prometheus::Counter& kept = extraction.Add({{"outcome", "kept"}});
   prometheus::Counter& dropped = extraction.Add({{"outcome", "dropped_low_confidence"}});
   prometheus::Counter& suspicious = extraction.Add({{"outcome", "suspicious"}});
+  prometheus::Counter& dropped_injected = extraction.Add({{"outcome", "dropped_injected"}});
   prometheus::Family<prometheus::Counter>& llm_fallback =
       prometheus::BuildCounter()
           .Name("engram_llm_fallback_total")
@@ -111,7 +112,7 @@ struct metrics::impl {
   prometheus::Counter& reminders_recovered = timer_actions.Add({{"action", "reminders_recovered"}});
   prometheus::Counter& timer_rounds = prometheus::BuildCounter()
                                           .Name("engram_timer_rounds_total")
-                                          .Help("Timers rounds run (the store had caught up with the log)")
+                                          .Help("Timers rounds run to their end (the store had caught up with the log)")
                                           .Register(registry)
                                           .Add({});
   std::atomic<std::uint64_t> applied_total{0};
@@ -135,7 +136,9 @@ void metrics::count_dead_letter(std::string_view kind) {
   ++impl_->dlq_total;
 }
 void metrics::count_sequenced(std::uint64_t n) { impl_->sequenced.Increment(static_cast<double>(n)); }
-void metrics::count_extraction(std::uint64_t entries, std::uint64_t dropped, std::uint64_t suspicious) {
+void metrics::count_extraction(std::uint64_t entries, std::uint64_t dropped, std::uint64_t suspicious,
+                               std::uint64_t dropped_injected) {
+  impl_->dropped_injected.Increment(static_cast<double>(dropped_injected));
   impl_->kept.Increment(static_cast<double>(entries));
   impl_->dropped.Increment(static_cast<double>(dropped));
   impl_->suspicious.Increment(static_cast<double>(suspicious));

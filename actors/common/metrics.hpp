@@ -24,9 +24,11 @@ public:
   void count_dead_letter(std::string_view kind);
   /// Counts inbound events appended to engram-log by the sequencer.
   void count_sequenced(std::uint64_t n);
-  /// Counts what extraction kept, dropped below extraction.confidence_threshold, and
-  /// marked suspicious (prompt-injection patterns in the source).
-  void count_extraction(std::uint64_t entries, std::uint64_t dropped_low_confidence, std::uint64_t suspicious);
+  /// Counts what extraction kept, dropped below extraction.confidence_threshold, marked
+  /// suspicious (prompt-injection patterns in the source), and dropped as the injected
+  /// instruction itself.
+  void count_extraction(std::uint64_t entries, std::uint64_t dropped_low_confidence, std::uint64_t suspicious,
+                        std::uint64_t dropped_injected);
   /// Counts a message the LLM extractor could not read (the rules read it instead).
   void count_llm_fallback(std::string_view reason);
   /// Counts a batch whose entries could not be embedded (stored without vectors).

@@ -62,7 +62,8 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
           if (fallback != extractor::llm_failure::none)
             st.counters->count_llm_fallback(extractor::to_string(fallback));
           st.counters->count_extraction(x->entries.size(), report.dropped_low_confidence,
-                                        report.injection_signals.empty() ? 0 : x->entries.size());
+                                        report.injection_signals.empty() ? 0 : x->entries.size(),
+                                        report.dropped_injected);
           read.push_back(x);
           rec.knowledge = std::move(x);
         }

@@ -10,16 +10,24 @@
 namespace engram::extractor {
 namespace {
 
-// The patterns, by what they try. Matched on lower-case text (fold_lookalikes for single
-// sentences). A pattern must be specific: "Please disregard my last email" and "New
-// instructions for the night shift" are mail, not injections.
+// The patterns, by what they try, matched on lower-case text at word boundaries ("ignore
+// prior" is not "ignore priority", "admin mode" not "sysadmin mode"). A pattern must be
+// specific: "Please disregard my last email" and "New instructions for the night shift" are
+// mail, not injections.
+//
+// Instruction overrides that flag a message (its entries are kept, marked suspicious).
 constexpr std::string_view overrides[] = {
-    "ignore previous",       "ignore all previous",     "ignore the previous",     "ignore prior",
-    "ignore all prior",      "ignore the above",        "ignore your instructions", "ignore all instructions",
-    "disregard previous",    "disregard all previous",  "disregard the above",     "disregard your instructions",
-    "forget your instructions", "forget all previous",  "new instructions:",       "from now on you",
-    "system prompt",         "developer mode",          "admin mode",              "jailbreak",
-    "do anything now",       "pretend to be"};
+    "ignore previous instructions", "ignore all previous", "ignore the previous", "ignore prior instructions",
+    "ignore all prior", "ignore the above", "ignore your instructions", "disregard previous", "disregard all previous",
+    "disregard the above", "forget your instructions", "forget all previous", "new instructions:", "from now on you",
+    "system prompt", "developer mode", "admin mode", "jailbreak", "do anything now", "pretend to be"};
+// Overrides that make a sentence an instruction, never an entry: narrower than the flags
+// ("From now on you'll be invoiced quarterly" is flagged, and kept as a decision).
+constexpr std::string_view instruction_overrides[] = {
+    "ignore previous", "ignore all previous", "ignore the previous", "ignore prior", "ignore all prior",
+    "ignore the above", "ignore your instructions", "disregard previous", "disregard all previous",
+    "disregard the above", "forget your instructions", "forget all previous", "system prompt", "new instructions:",
+    "admin mode", "developer mode", "jailbreak", "pretend to be"};
 constexpr std::string_view tags[] = {"<system",   "</system",   "[system]", "[/system]", "### system", "system:",
                                      "assistant:", "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]",
                                      "<<sys>>",   "<instructions>"};
@@ -74,6 +82,23 @@ char lookalike(std::uint32_t cp) {
   return it != std::end(table) && it->first == cp ? it->second : 0;
 }
 
+bool word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+/// True when `phrase` occurs in `lower` starting and ending at word boundaries.
+bool has_phrase(std::string_view lower, std::string_view phrase) {
+  for (auto pos = lower.find(phrase); pos != std::string_view::npos; pos = lower.find(phrase, pos + 1)) {
+    const auto end = pos + phrase.size();
+    const bool starts = pos == 0 || !word_char(lower[pos - 1]) || !word_char(phrase.front());
+    const bool ends = end == lower.size() || !word_char(lower[end]) || !word_char(phrase.back());
+    if (starts && ends)
+      return true;
+  }
+  return false;
+}
+
 bool any_pattern(std::string_view lower) {
   auto has = [&](const auto& list) {
     return std::any_of(std::begin(list), std::end(list),
@@ -119,8 +144,8 @@ bool is_injected_instruction(std::string_view sentence) {
   for (char c : l)
     if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r') || (!flat.empty() && flat.back() != ' '))
       flat += (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
-  if (std::any_of(std::begin(overrides), std::end(overrides),
-                  [&](std::string_view p) { return flat.find(p) != std::string::npos; }))
+  if (std::any_of(std::begin(instruction_overrides), std::end(instruction_overrides),
+                  [&](std::string_view p) { return has_phrase(flat, p); }))
     return true;
   for (auto t : tags) {
     const bool role_prefix = t == "system:" || t == "assistant:";
@@ -239,7 +264,7 @@ std::vector<std::string> injection_signals(std::string_view source) {
   const std::string l = anchored ? text::lower(source) : ascii ? std::string() : fold_lookalikes(source);
   if (!l.empty()) {
     for (auto p : overrides)
-      if (l.find(p) != std::string::npos)
+      if (has_phrase(l, p))
         out.push_back("instruction override: \"" + std::string(p) + "\"");
     for (auto p : tags) {
       const bool role_prefix = p == "system:" || p == "assistant:";

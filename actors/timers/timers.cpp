@@ -91,7 +91,7 @@ bool timers::apply(const schemas::knowledge_command& c, applied_event* what, std
 
 timers_round timers::tick() {
   auto r = round();
-  if (opts_.counters && r.ran)
+  if (opts_.counters && r.ran && r.problem.empty())
     opts_.counters->count_timer_round(r.removed, r.dropped_saves, r.reminders, r.recovered);
   return r;
 }

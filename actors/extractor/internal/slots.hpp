@@ -6,7 +6,7 @@
 // every entry it reads. Internal to actors/extractor. Pure and thread-safe.
 //
 // Contract: contradiction (actors/contradiction) compares entries with the same subject and
-// slot, found through the store's by_slot index (storage/graph_store.cpp), and treats
+// slot, found through the store's by_slot index (storage/entries.cpp), and treats
 // launch_date, renewal_date, start_date and deadline as date-valued. A slot name is
 // therefore part of the stored data: entries already stored keep the name they were read
 // with, so a slot must not be renamed (nor a cue moved to another slot) without a note in

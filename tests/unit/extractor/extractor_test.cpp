@@ -213,6 +213,22 @@ TEST(Validator, AnEntryThatIsTheInjectedInstructionIsDroppedWhateverReadIt) {
   EXPECT_EQ(r.dropped_injected, 2u);
 }
 
+TEST(Validator, BusinessSentencesNearThePatternsAreKept) {
+  // Words that start like a pattern are not the pattern; a flag is not a drop.
+  for (const char* text : {"We can't ignore priority customers this quarter.", "The sysadmin mode switch moved to rack 4.",
+                           "Please disregard my last email, the date was wrong."}) {
+    validation_report report;
+    auto x = extract_validated(message(text), {}, &report);
+    EXPECT_TRUE(report.injection_signals.empty()) << text;
+    EXPECT_FALSE(is_injected_instruction(text)) << text;
+  }
+  validation_report report;
+  auto x = extract_validated(message("From now on you'll be invoiced quarterly."), {}, &report);
+  EXPECT_FALSE(report.injection_signals.empty());  // flagged, as before
+  ASSERT_EQ(x.entries.size(), 1u) << "flagged, not dropped";
+  EXPECT_TRUE(x.entries[0].suspicious);
+}
+
 TEST(Validator, CuttingInjectedBlocksLeavesOrdinaryTextAlone) {
   const std::string mail = "Hi Sam,\nThe system: a 4-node cluster.\nOperating system: Linux.\n<b>Bold</b> move.";
   EXPECT_EQ(cut_injected_blocks(mail), mail);

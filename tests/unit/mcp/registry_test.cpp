@@ -32,7 +32,7 @@ TEST(ToolArguments, EachBadArgumentIsNamedWithItsReason) {
       {with("confidence", 1.5), "confidence: must be within 0..1"},
       {with("type", "rumour"), "type: must be one of fact, decision, event, preference, goal, relationship, action_item"},
       {with("organizationId", "globex"), "organizationId: unknown argument"},
-      {with("expiresInDays", 0), "expiresInDays: must be within more than 0 and up to 36500"},
+      {with("expiresInDays", 0), "expiresInDays: must be within 1..36500"},
       {with("expiresInDays", 1.5), "expiresInDays: must be an integer"},
       {with("branchId", ""), "branchId: must be 1..256 characters"},
       {with("title", std::string(201, 'x')), "title: must be 1..200 characters"},
