@@ -79,18 +79,10 @@ protected:
   }
 
   std::vector<std::string> recall_ids(const std::string& token, const std::string& query, json extra = json::object()) {
-    extra["query"] = query;
-    extra["limit"] = 20;
-    auto r = call(token, "recall_knowledge", extra);
-    std::vector<std::string> ids;
-    for (const auto& e : r.value("results", json::array()))
-      ids.push_back(e["id"]);
-    return ids;
+    return test::recall_ids(engine_->http_port(), token, query, std::move(extra));
   }
 
-  static bool has(const std::vector<std::string>& ids, const json& id) {
-    return std::find(ids.begin(), ids.end(), id.get<std::string>()) != ids.end();
-  }
+  static bool has(const std::vector<std::string>& ids, const json& id) { return test::has_id(ids, id); }
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;

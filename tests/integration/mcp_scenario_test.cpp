@@ -54,19 +54,11 @@ protected:
   }
 
   std::vector<std::string> recall(const std::string& token, const std::string& query, json extra = json::object()) {
-    extra["query"] = query;
-    extra["limit"] = 20;
-    auto r = call(token, "recall_knowledge", extra);
-    EXPECT_FALSE(r.contains("error")) << r;
-    std::vector<std::string> ids;
-    for (const auto& e : r.value("results", json::array()))
-      ids.push_back(e["id"]);
-    return ids;
+    called_.insert("recall_knowledge");
+    return test::recall_ids(port_, token, query, std::move(extra));
   }
 
-  static bool has(const std::vector<std::string>& ids, const json& id) {
-    return std::find(ids.begin(), ids.end(), id.get<std::string>()) != ids.end();
-  }
+  static bool has(const std::vector<std::string>& ids, const json& id) { return test::has_id(ids, id); }
 
   std::set<std::string> listed_tools() {
     auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",

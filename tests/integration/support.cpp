@@ -7,6 +7,7 @@
 #include <librdkafka/rdkafkacpp.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <sys/wait.h>
@@ -248,6 +249,22 @@ json mcp_call(std::uint16_t port, const std::string& token, const std::string& t
   if (j["result"].value("isError", false))
     return {{"error", j["result"]["content"][0]["text"]}};
   return j["result"]["structuredContent"];
+}
+
+std::vector<std::string> recall_ids(std::uint16_t port, const std::string& token, const std::string& query,
+                                    json extra) {
+  extra["query"] = query;
+  extra["limit"] = 20;
+  auto r = mcp_call(port, token, "recall_knowledge", extra);
+  EXPECT_FALSE(r.contains("error")) << r;
+  std::vector<std::string> ids;
+  for (const auto& e : r.value("results", json::array()))
+    ids.push_back(e["id"]);
+  return ids;
+}
+
+bool has_id(const std::vector<std::string>& ids, const json& id) {
+  return std::find(ids.begin(), ids.end(), id.get<std::string>()) != ids.end();
 }
 
 child::child(const std::vector<std::string>& argv, const std::string& log_file) {

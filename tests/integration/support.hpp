@@ -108,6 +108,13 @@ bool ready(std::uint16_t port);
 nlohmann::json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool,
                         const nlohmann::json& args);
 
+/// recall_knowledge's result ids, best first (at most 20); a tool error fails the test.
+std::vector<std::string> recall_ids(std::uint16_t port, const std::string& token, const std::string& query,
+                                    nlohmann::json extra = nlohmann::json::object());
+
+/// True when `id` (a JSON string) is among `ids`.
+bool has_id(const std::vector<std::string>& ids, const nlohmann::json& id);
+
 /// A child process, with stdout and stderr appended to a log file.
 class child {
 public:
