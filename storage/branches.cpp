@@ -9,19 +9,15 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
   std::string v;
-  const auto seen = key("S", org, s.event_id);
-  auto st = kv_->get(cf_meta, seen, &v);
-  if (st == errc::ok) {
+  bool first = false;
+  if (auto e = mark_seen(tx, key("S", org, s.event_id), pos.topic, &first); e != errc::ok)
+    return e;
+  if (!first) {
     result = apply_outcome::duplicate;
-    if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
-      return e;
-  } else if (st != errc::not_found) {
-    return st;
   } else {
-    tx.batch.put(cf_meta, seen, "");
     const auto state_key = key("b", org, s.branch_id);
     std::uint64_t seq = 0;
-    st = kv_->get(cf_meta, state_key, &v);
+    auto st = kv_->get(cf_meta, state_key, &v);
     if (st != errc::ok && st != errc::not_found)
       return st;
     if (st == errc::ok) {

@@ -9,18 +9,14 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
   write_txn tx;
   command_result r;
   apply_outcome how = apply_outcome::applied;
-  std::string v;
   const auto& org = c.organization_id;
   const auto seen = key("s", org, c.event_id);
-  auto st = kv_->get(cf_meta, seen, &v);
-  if (st == errc::ok) {
+  bool first = false;
+  if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
+    return e;
+  if (!first) {
     how = apply_outcome::duplicate;
-    if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
-      return e;
-  } else if (st != errc::not_found) {
-    return st;
   } else {
-    tx.batch.put(cf_meta, seen, "");
     errc e = errc::ok;
     switch (c.op) {
       case schemas::command_op::validate: e = validate(tx, c, r); break;

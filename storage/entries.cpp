@@ -13,18 +13,13 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
     if (auto e = bump(tx, key("r", pos.topic), 1); e != errc::ok)
       return e;
   } else {
-    std::string ignored;
-    auto seen = key("s", m->organization_id, m->event_id);
-    auto st = kv_->get(cf_meta, seen, &ignored);
-    if (st == errc::ok) {
+    bool first = false;
+    if (auto e = mark_seen(tx, key("s", m->organization_id, m->event_id), pos.topic, &first); e != errc::ok)
+      return e;
+    if (!first) {
       result = apply_outcome::duplicate;
-      if (auto e = bump(tx, key("d", pos.topic), 1); e != errc::ok)
-        return e;
-    } else if (st != errc::not_found) {
-      return st;
     } else {
       result = apply_outcome::applied;
-      tx.batch.put(cf_meta, seen, "");
       if (auto e = put_message(tx, *m); e != errc::ok)
         return e;
       if (knowledge)

@@ -145,6 +145,20 @@ errc kv_graph_store::set_counter(write_txn& tx, const std::string& k, std::uint6
   return errc::ok;
 }
 
+/// An eventId's first application marks it seen (`seen`, a meta key) in the transaction; a
+/// later one counts a duplicate delivered from `topic`. `first` says which.
+errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std::string& topic, bool* first) {
+  std::string ignored;
+  auto st = kv_->get(cf_meta, seen, &ignored);
+  *first = st == errc::not_found;
+  if (st == errc::ok)
+    return bump(tx, key("d", topic), 1);
+  if (st != errc::not_found)
+    return st;
+  tx.batch.put(cf_meta, seen, "");
+  return errc::ok;
+}
+
 /// Writes the batch; on success the counters it changed enter the cache.
 errc kv_graph_store::commit(write_txn& tx) {
   auto e = kv_->write(tx.batch);

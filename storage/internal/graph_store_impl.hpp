@@ -105,6 +105,7 @@ private:
   errc set_counter(write_txn& tx, const std::string& k, std::uint64_t value);
   /// Writes the batch; on success the counters it changed enter the cache.
   errc commit(write_txn& tx);
+  errc mark_seen(write_txn& tx, const std::string& seen, const std::string& topic, bool* first);
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
   std::uint64_t sum_prefix(const std::string& prefix) const;
