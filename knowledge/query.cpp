@@ -29,17 +29,15 @@ constexpr double min_confidence_weight = 0.05;
 query_service::query_service(query_dependencies deps, read_policy policy)
   : deps_(std::move(deps)), policy_(std::move(policy)) {}
 
-std::optional<json> query_service::load(const std::string& org, const std::string& id) const {
+std::optional<stored_entry> query_service::load(const std::string& org, const std::string& id) const {
   std::string raw;
-  if (deps_.store->get_entry(org, id, &raw) != storage::errc::ok)
+  stored_entry e;
+  if (deps_.store->get_entry(org, id, &raw) != storage::errc::ok || decode(raw, e))
     return std::nullopt;
-  auto doc = json::parse(raw, nullptr, false);
-  if (doc.is_discarded())
-    return std::nullopt;
-  return doc;
+  return e;
 }
 
-json query_service::present(const json& doc) const {
+json query_service::present(const stored_entry& doc) const {
   return knowledge::present(doc, now(), policy_);
 }
 
@@ -66,7 +64,7 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     }
   }
   const auto at = now();
-  std::map<std::string, json> branch_docs;  // the branch's own saves, seen only here
+  std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
   if (!r.branch_id.empty())
     add_branch(org, r.branch_id, at, terms, qv.empty() ? nullptr : &qv, fused, branch_docs);
   std::vector<std::pair<std::string, double>> order(fused.begin(), fused.end());
@@ -78,13 +76,13 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
   std::vector<std::pair<double, json>> scored;
   for (const auto& [id, rrf] : order) {
     auto overlaid = branch_docs.find(id);
-    auto doc = overlaid != branch_docs.end() ? std::optional<json>(overlaid->second) : load(org, id);
+    auto doc = overlaid != branch_docs.end() ? std::optional<stored_entry>(overlaid->second) : load(org, id);
     if (!doc || !recallable(*doc, at, policy_))
       continue;
-    if (r.type && doc->value("entryType", "") != schemas::to_string(*r.type))
+    if (r.type && doc->type != *r.type)
       continue;
     double weight = 1.0;
-    const auto& contacts = (*doc)["contactIds"];
+    const auto& contacts = doc->contact_ids;
     if (!r.contact_id.empty()) {
       if (std::find(contacts.begin(), contacts.end(), r.contact_id) != contacts.end())
         weight = own_contact_weight;
@@ -114,7 +112,7 @@ std::vector<json> query_service::search(const std::string& org, const search_req
       break;
     auto doc = load(org, id);
     if (!doc || !recallable(*doc, at, policy_) ||
-        (r.type && doc->value("entryType", "") != schemas::to_string(*r.type)))
+        (r.type && doc->type != *r.type))
       continue;
     auto e = knowledge::present(*doc, at, policy_);
     e["score"] = score;
@@ -129,7 +127,7 @@ std::optional<json> query_service::get(const std::string& org, const std::string
     return std::nullopt;
   json source = nullptr;
   std::string raw;
-  if (deps_.store->get_message(org, doc->value("eventId", ""), &raw) == storage::errc::ok)
+  if (deps_.store->get_message(org, doc->event_id, &raw) == storage::errc::ok)
     source = json::parse(raw, nullptr, false);
   if (source.is_discarded())
     source = nullptr;
@@ -153,7 +151,7 @@ std::vector<json> query_service::review_queue(const std::string& org, std::size_
 
 void query_service::add_branch(const std::string& org, const std::string& branch, std::int64_t at,
                                const std::vector<std::string>& q, const std::vector<float>* qv,
-                               std::map<std::string, double>& fused, std::map<std::string, json>& docs) const {
+                               std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const {
   std::int64_t last = 0;
   auto saves = deps_.store->branch_saves(org, branch, &last);
   if (saves.empty() || !knowledge::branch_alive(last, at, policy_))
@@ -165,7 +163,7 @@ void query_service::add_branch(const std::string& org, const std::string& branch
     if (schemas::decode(b.save_json, s))
       continue;
     auto doc = branch_entry(s);
-    const auto eid = doc["id"].get<std::string>();
+    const auto eid = doc.id;
     docs[eid] = std::move(doc);
     if (qv && b.embedding.size() == qv->size())
       by_vector.emplace_back(-static_cast<double>(storage::dot(*qv, b.embedding)), eid);

@@ -72,11 +72,11 @@ public:
   /// Flagged entries, each {"entry", "contradictedBy" (or null)}, in id order.
   [[nodiscard]] std::vector<json> review_queue(const std::string& organization_id, std::size_t limit) const;
 
-  /// The stored entry, or nullopt.
-  [[nodiscard]] std::optional<json> load(const std::string& organization_id, const std::string& id) const;
+  /// The stored entry, or nullopt (none, or unreadable).
+  [[nodiscard]] std::optional<stored_entry> load(const std::string& organization_id, const std::string& id) const;
 
   /// An entry as tools return it, now.
-  [[nodiscard]] json present(const json& doc) const;
+  [[nodiscard]] json present(const stored_entry& e) const;
 
   /// True when the branch has saves and has not expired.
   [[nodiscard]] bool branch_alive(const std::string& organization_id, const std::string& branch_id) const;
@@ -87,7 +87,7 @@ public:
 private:
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
                   const std::vector<std::string>& query_terms, const std::vector<float>* query_vector,
-                  std::map<std::string, double>& fused, std::map<std::string, json>& docs) const;
+                  std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const;
 
   query_dependencies deps_;
   read_policy policy_;

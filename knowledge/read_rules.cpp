@@ -1,5 +1,6 @@
 #include "knowledge/read_rules.hpp"
 
+#include "knowledge/write_rules.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
 #include "schemas/time.hpp"
@@ -8,26 +9,24 @@
 
 namespace engram::knowledge {
 
-double effective_confidence(const json& doc, std::int64_t at_ms, const read_policy& p) {
-  const double c = doc.value("confidence", 0.0);
-  auto type = schemas::parse_entry_type(doc.value("entryType", ""));
-  auto validated = schemas::parse_rfc3339(doc.value("lastValidatedAt", ""));
-  if (!type || !validated)
-    return c;
-  return schemas::effective_confidence(c, *validated, at_ms, p.decay.half_life_days[static_cast<std::size_t>(*type)]);
+double effective_confidence(const stored_entry& e, std::int64_t at_ms, const read_policy& p) {
+  auto validated = schemas::parse_rfc3339(e.last_validated_at);
+  if (!validated)
+    return e.confidence;
+  return schemas::effective_confidence(e.confidence, *validated, at_ms,
+                                       p.decay.half_life_days[static_cast<std::size_t>(e.type)]);
 }
 
-bool visible(const json& doc, const std::string& now) {
-  if (doc.value("status", "active") == "superseded")
-    return false;
-  return !(doc.contains("expiresAt") && doc["expiresAt"].is_string() && doc["expiresAt"].get<std::string>() <= now);
+bool visible(const stored_entry& e, const std::string& now) {
+  return e.status != entry_status::superseded && (e.expires_at.empty() || e.expires_at > now);
 }
 
-bool recallable(const json& doc, std::int64_t at_ms, const read_policy& p) {
-  return visible(doc, schemas::format_rfc3339(at_ms)) && effective_confidence(doc, at_ms, p) >= p.decay.hide_below;
+bool recallable(const stored_entry& e, std::int64_t at_ms, const read_policy& p) {
+  return visible(e, schemas::format_rfc3339(at_ms)) && effective_confidence(e, at_ms, p) >= p.decay.hide_below;
 }
 
-json present(const json& doc, std::int64_t at_ms, const read_policy& p) {
+json present(const stored_entry& entry, std::int64_t at_ms, const read_policy& p) {
+  const json doc = to_json(entry);
   json e = json::object();
   for (const char* k : {"id", "organizationId", "entryType", "title", "content", "sourceType", "sourceId", "contactIds",
                         "threadId", "confidence", "lastValidatedAt", "expiresAt", "dueAt", "tags", "entities",
@@ -35,9 +34,9 @@ json present(const json& doc, std::int64_t at_ms, const read_policy& p) {
                         "reminderSentAt", "suspicious"})
     if (doc.contains(k))
       e[k] = doc[k];
-  if (e.contains("content") && e["content"].is_string() && e["content"].get<std::string>().size() > max_presented_content)
-    e["content"] = e["content"].get<std::string>().substr(0, max_presented_content);
-  e["effectiveConfidence"] = std::round(effective_confidence(doc, at_ms, p) * 1e6) / 1e6;
+  if (entry.content.size() > max_presented_content)
+    e["content"] = entry.content.substr(0, max_presented_content);
+  e["effectiveConfidence"] = std::round(effective_confidence(entry, at_ms, p) * 1e6) / 1e6;
   return e;
 }
 
@@ -45,27 +44,12 @@ bool branch_alive(std::int64_t last_save_ms, std::int64_t at_ms, const read_poli
   return last_save_ms + p.branch_ttl_ms >= at_ms;
 }
 
-json branch_entry(const schemas::knowledge_save& s) {
-  json contacts = json::array();
-  if (!s.contact_id.empty())
-    contacts.push_back(s.contact_id);
-  return {{"id", schemas::entry_id(s.organization_id, s.event_id, 0)},
-          {"organizationId", s.organization_id},
-          {"entryType", schemas::to_string(s.type)},
-          {"title", s.title},
-          {"content", s.content},
-          {"sourceType", "manual"},
-          {"sourceId", s.event_id},
-          {"contactIds", contacts},
-          {"confidence", s.confidence},
-          {"lastValidatedAt", s.saved_at},
-          {"expiresAt", s.expires_at.empty() ? json(nullptr) : json(s.expires_at)},
-          {"tags", s.tags},
-          {"relations", json::array()},
-          {"status", "active"},
-          {"branchId", s.branch_id},
-          {"createdAt", s.saved_at},
-          {"updatedAt", s.saved_at}};
+stored_entry branch_entry(const schemas::knowledge_save& s) {
+  const schemas::entry en{.type = s.type, .title = s.title, .content = s.content, .confidence = s.confidence,
+                          .tags = s.tags, .expires_at = s.expires_at};
+  auto e = new_entry(schemas::entry_id(s.organization_id, s.event_id, 0), schemas::as_message(s), en, {}, "", nullptr);
+  e.branch_id = s.branch_id;
+  return e;
 }
 
 }  // namespace engram::knowledge

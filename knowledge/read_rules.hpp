@@ -5,6 +5,7 @@
 // it enters here. Used by the query service, the MCP tools and the timers.
 
 #include "config/config.hpp"
+#include "knowledge/entry.hpp"
 #include "schemas/knowledge_save.hpp"
 
 #include <nlohmann/json.hpp>
@@ -30,25 +31,25 @@ struct read_policy {
   std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
 };
 
-/// `doc`'s confidence decayed to `at_ms` (its own confidence when it has no type or
+/// An entry's confidence decayed to `at_ms` (its own confidence when it has no
 /// lastValidatedAt).
-[[nodiscard]] double effective_confidence(const json& doc, std::int64_t at_ms, const read_policy& p);
+[[nodiscard]] double effective_confidence(const stored_entry& e, std::int64_t at_ms, const read_policy& p);
 
 /// Not superseded and not expired at `now` (RFC 3339, compared as text: same format).
-[[nodiscard]] bool visible(const json& doc, const std::string& now_rfc3339);
+[[nodiscard]] bool visible(const stored_entry& e, const std::string& now_rfc3339);
 
 /// Visible and not faded below decay.hide_below: what recall and search may return.
-[[nodiscard]] bool recallable(const json& doc, std::int64_t at_ms, const read_policy& p);
+[[nodiscard]] bool recallable(const stored_entry& e, std::int64_t at_ms, const read_policy& p);
 
 /// An entry as tools return it: the stored fields of DESIGN.md §3 (and branchId, review,
 /// supersededBy, reminderSentAt, suspicious), content cut to max_presented_content, and
 /// effectiveConfidence at `at_ms` rounded to 6 decimals.
-[[nodiscard]] json present(const json& doc, std::int64_t at_ms, const read_policy& p);
+[[nodiscard]] json present(const stored_entry& e, std::int64_t at_ms, const read_policy& p);
 
 /// True while a branch whose last save was at `last_save_ms` lives at `at_ms`.
 [[nodiscard]] bool branch_alive(std::int64_t last_save_ms, std::int64_t at_ms, const read_policy& p);
 
 /// A branch save as the entry it would become, for that branch's recalls.
-[[nodiscard]] json branch_entry(const schemas::knowledge_save& s);
+[[nodiscard]] stored_entry branch_entry(const schemas::knowledge_save& s);
 
 }  // namespace engram::knowledge

@@ -63,6 +63,7 @@ struct signature {
   std::string words;
   /// The title's content words the same way: the exact-match key of dedup.
   std::string key;
+  bool operator==(const signature&) const = default;
 };
 
 /// One knowledge entry read from one sentence or clause.

@@ -34,10 +34,9 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
       tx.entries.clear();
       tx.batch.put(cf_meta, seen, "");
     }
-    for (const auto& [id, doc] : tx.entries) {
-      tx.batch.put(cf_entries, key(org, id), doc.dump());
-      r.entries.push_back(doc.dump());
-    }
+    put_entries(tx, org);
+    for (const auto& [id, doc] : tx.entries)
+      r.entries.push_back(knowledge::encode(doc));
   }
   put_offset(tx, pos);
   if (auto e = commit(tx); e != errc::ok)
@@ -107,65 +106,36 @@ std::map<std::int32_t, std::int64_t> kv_graph_store::reminder_marks() const {
 }
 
 errc kv_graph_store::validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
-  (void)tx;
-  json* doc = nullptr;
+  stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, c.organization_id, c.id, &doc); e != errc::ok)
     return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
-  const double before = doc->value("confidence", 0.0);
-  double after = before;
-  if (c.outcome == "approved") {
-    after = before + (1.0 - before) * validation_boost;
-    (*doc)["lastValidatedAt"] = c.issued_at;
-  } else {
-    after = before * (1.0 - validation_penalty);
-  }
-  (*doc)["confidence"] = std::round(after * 1e6) / 1e6;
-  (*doc)["updatedAt"] = std::max(doc->value("updatedAt", std::string()), c.issued_at);
-  if (!doc->contains("validations"))
-    (*doc)["validations"] = json::array();
-  (*doc)["validations"].push_back({{"at", c.issued_at}, {"outcome", c.outcome}, {"by", c.issued_by}});
+  knowledge::validate(*doc, c.outcome, c.issued_at, c.issued_by);
   return errc::ok;
 }
 
 errc kv_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
-  json* older = nullptr;
+  stored_entry* older = nullptr;
   if (auto e = load_entry(tx, org, c.id, &older); e != errc::ok)
     return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
-  if (older->value("status", "") != "flagged" || !older->contains("review") ||
-      !(*older)["review"].contains("contradictedBy")) {
-    r.error = "id: entry '" + c.id + "' is not awaiting review";
+  const auto newer_id = knowledge::awaiting_review(*older);
+  stored_entry* newer = nullptr;
+  if (newer_id)
+    if (auto e = load_entry(tx, org, *newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
+      return e;
+  const auto outcome = knowledge::resolve_review(*older, newer, c.keep, c.issued_at, c.issued_by);
+  if (outcome.error) {
+    r.error = *outcome.error;
     return errc::ok;
   }
-  const auto newer_id = (*older)["review"]["contradictedBy"].get<std::string>();
-  json* newer = nullptr;
-  if (auto e = load_entry(tx, org, newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
-    return e;
-  older = &tx.entries.at(c.id);  // load_entry may have added to the map: re-fetch (nodes do not move)
   tx.batch.del(cf_review, key(org, c.id));
-  (*older)["review"]["resolved"] = c.keep;
-  (*older)["review"]["resolvedAt"] = c.issued_at;
-  (*older)["review"]["resolvedBy"] = c.issued_by;
-  (*older)["updatedAt"] = c.issued_at;
-  auto supersede = [&](json& loser, const std::string& winner) {
-    loser["status"] = "superseded";
-    loser["supersededBy"] = winner;
-    loser["updatedAt"] = c.issued_at;
-    if (!loser["dueAt"].is_null())
-      if (auto ms = due_ms(loser["dueAt"].get<std::string>()))
-        tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), loser["id"].get<std::string>()));
-  };
-  if (c.keep == "newer") {
-    supersede(*older, newer_id);
-  } else {
-    (*older)["status"] = "active";
-    if (c.keep == "older" && newer)
-      supersede(*newer, c.id);
-  }
+  if (outcome.superseded)
+    drop_due_row(tx, *outcome.superseded);
   return errc::ok;
 }
 
 errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+  (void)r;
   const auto& org = c.organization_id;
   if (c.reminder_offset >= 0) {
     const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
@@ -176,17 +146,11 @@ errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_comma
     if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
       tx.batch.put(cf_meta, mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
   }
-  json* doc = nullptr;
+  stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, org, c.id, &doc); e != errc::ok)
     return e == errc::invalid_argument ? errc::ok : e;  // removed since: the mark is all that is left to record
-  if (doc->contains("reminderId"))
-    return errc::ok;  // recorded before (a recovered reminder recorded twice)
-  (*doc)["reminderId"] = c.reminder_id;
-  (*doc)["reminderSentAt"] = c.issued_at;
-  if (!(*doc)["dueAt"].is_null())
-    if (auto ms = due_ms((*doc)["dueAt"].get<std::string>()))
-      tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), c.id));
-  (void)r;
+  if (knowledge::record_reminder(*doc, c.reminder_id, c.issued_at))
+    drop_due_row(tx, *doc);
   return errc::ok;
 }
 

@@ -51,35 +51,32 @@ errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& 
   std::uint64_t new_contacts = 0;
   for (const auto& [p, role] : people) {
     auto id = person_id(p->address);
-    json e;
-    bool exists = false;
-    if (auto err = load_entity(tx, org, id, &e, &exists); err != errc::ok)
+    stored_entity* e = nullptr;
+    if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
       return err;
-    if (!exists) {
+    if (!e) {
       ++new_contacts;
-      e = new_entity(id, "person", p->name, m.sent_at);
-      e["address"] = lower_ascii(p->address);
+      e = &(tx.entities[id] = new_entity(id, "person", p->name, m.sent_at));
+      e->address = lower_ascii(p->address);
       tx.batch.put(cf_entity_names, key(org, lower_ascii(p->address), id), "");
     }
     if (!p->name.empty()) {
-      auto& aliases = e["aliases"];
-      bool known = e["name"] == p->name || std::find(aliases.begin(), aliases.end(), p->name) != aliases.end();
-      if (e["name"].get<std::string>().empty())
-        e["name"] = p->name;
+      bool known = e->name == p->name || std::find(e->aliases.begin(), e->aliases.end(), p->name) != e->aliases.end();
+      if (e->name.empty())
+        e->name = p->name;
       else if (!known)
-        aliases.push_back(p->name);
+        e->aliases.push_back(p->name);
       if (!known)  // a known name is indexed already
         tx.batch.put(cf_entity_names, key(org, normalise_name(p->name), id), "");
       tx.names[key(org, normalise_name(p->name))] = id;
     }
     if (!p->contact_id.empty()) {
-      e["contactId"] = p->contact_id;
+      e->contact_id = p->contact_id;
       contact_ids.insert(p->contact_id);
     }
-    e["lastSeenAt"] = m.sent_at;
-    e["messages"] = e["messages"].get<std::uint64_t>() + 1;
-    tx.batch.put(cf_entities, key(org, id), e.dump());
-    tx.entities[id] = e;
+    e->last_seen_at = m.sent_at;
+    ++e->messages;
+    tx.batch.put(cf_entities, key(org, id), knowledge::encode(*e));
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), role);
     tx.batch.put(cf_links, key(org, id, "thread", thread), "");
   }
@@ -116,24 +113,24 @@ std::string kv_graph_store::resolve_name(const write_txn* tx, const std::string&
   return kind_prefix.empty() ? any : std::string();
 }
 
-/// Loads an entity as JSON: from this batch if written in it, else from the store.
-errc kv_graph_store::load_entity(write_txn& tx, const std::string& org, const std::string& id, json* out, bool* exists) {
+/// Loads an entity for update: from this batch if written in it, else from the store.
+errc kv_graph_store::load_entity(write_txn& tx, const std::string& org, const std::string& id, stored_entity** out) {
+  *out = nullptr;
   if (auto it = tx.entities.find(id); it != tx.entities.end()) {
-    *out = it->second;
-    *exists = true;
+    *out = &it->second;
     return errc::ok;
   }
   std::string v;
   auto st = kv_->get(cf_entities, key(org, id), &v);
-  if (st == errc::not_found) {
-    *exists = false;
+  if (st == errc::not_found)
     return errc::ok;
-  }
   if (st != errc::ok)
     return st;
-  *out = json::parse(v, nullptr, false);
-  *exists = !out->is_discarded();
-  return out->is_discarded() ? errc::corruption : errc::ok;
+  stored_entity e;
+  if (knowledge::decode(v, e))
+    return errc::corruption;
+  *out = &(tx.entities[id] = std::move(e));
+  return errc::ok;
 }
 
 }  // namespace engram::storage::detail

@@ -80,108 +80,63 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
       id = resolve_name(&tx, org, norm, person ? "person:" : "org:");
     if (id.empty())
       id = (person ? "person:~" : "org:") + norm;
-    json e;
-    bool exists = false;
-    if (auto err = load_entity(tx, org, id, &e, &exists); err != errc::ok)
+    stored_entity* e = nullptr;
+    if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
       return err;
-    if (!exists) {
+    if (!e) {
       ++new_entities;
-      e = new_entity(id, person ? "person" : "organization", mention.value, m.sent_at);
+      e = &(tx.entities[id] = new_entity(id, person ? "person" : "organization", mention.value, m.sent_at));
       if (person && !mention.address.empty())
-        e["address"] = lower_ascii(mention.address);
+        e->address = lower_ascii(mention.address);
     }
-    auto& aliases = e["aliases"];
     for (const auto* alias : {&mention.value, &mention.text}) {
-      if (alias->empty() || normalise_name(*alias) == normalise_name(e["name"].get<std::string>()))
+      if (alias->empty() || normalise_name(*alias) == normalise_name(e->name))
         continue;
-      if (std::find(aliases.begin(), aliases.end(), *alias) == aliases.end())
-        aliases.push_back(*alias);
+      if (std::find(e->aliases.begin(), e->aliases.end(), *alias) == e->aliases.end())
+        e->aliases.push_back(*alias);
       tx.batch.put(cf_entity_names, key(org, normalise_name(*alias), id), "");
       tx.names[key(org, normalise_name(*alias))] = id;
     }
     tx.batch.put(cf_entity_names, key(org, norm, id), "");
     tx.names[key(org, norm)] = id;
-    for (const char* attr : {"role", "company", "phone"}) {
-      const std::string& v = attr[0] == 'r' ? mention.role : attr[0] == 'c' ? mention.company : mention.phone;
-      if (!v.empty())
-        e[attr] = v;
-    }
-    tx.entities[id] = e;
+    if (!mention.role.empty())
+      e->role = mention.role;
+    if (!mention.company.empty())
+      e->company = mention.company;
+    if (!mention.phone.empty())
+      e->phone = mention.phone;
     entity_of[i] = id;
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }
   for (auto& [id, e] : tx.entities)
-    tx.batch.put(cf_entities, key(org, id), e.dump());
+    tx.batch.put(cf_entities, key(org, id), knowledge::encode(e));
 
   // Entries: ids derived from (organisation, eventId, index), never random.
-  std::set<std::string> contact_ids(m.contact_ids.begin(), m.contact_ids.end());
-  if (!m.from.contact_id.empty())
-    contact_ids.insert(m.from.contact_id);
+  const auto contact_ids = knowledge::contacts_of(m);
   const auto& thread = m.thread_or_event();
-  const json source{{"sourceType", schemas::to_string(m.source)},
-                    {"sourceId", m.source_id.empty() ? m.event_id : m.source_id},
-                    {"eventId", m.event_id},
-                    {"author", lower_ascii(m.from.address)}};
   std::uint64_t created = 0, relations = 0, vectors = 0;
   for (std::size_t i = 0; i < x.entries.size(); ++i) {
     const auto& en = x.entries[i];
     const schemas::resolution* r = resolutions && i < resolutions->size() ? &(*resolutions)[i] : nullptr;
     const bool merged = r && r->outcome == schemas::save_outcome::merged;
     const auto id = merged ? r->merged_into : schemas::entry_id(org, m.event_id, i);
-    json ents = json::array();
+    std::vector<knowledge::mention_ref> mentions;
     for (auto mi : en.mentions) {
       if (mi >= x.mentions.size())
         continue;
       const auto& mention = x.mentions[mi];
-      json j{{"kind", schemas::to_string(mention.kind)}, {"text", mention.text}, {"value", mention.value}};
-      if (!mention.currency.empty())
-        j["currency"] = mention.currency;
-      if (!entity_of[mi].empty()) {
-        j["entityId"] = entity_of[mi];
+      mentions.push_back({std::string(schemas::to_string(mention.kind)), mention.text, mention.value, mention.currency,
+                          entity_of[mi]});
+      if (!entity_of[mi].empty())
         tx.batch.put(cf_links, key(org, entity_of[mi], "entry", id), "mention");
-      }
-      ents.push_back(std::move(j));
     }
-    json* doc = nullptr;
+    stored_entry* doc = nullptr;
     if (merged) {
       if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
         return e;
-      merge_into(*doc, en, ents, source, contact_ids, m.sent_at, r->reason);
+      knowledge::merge_into(*doc, en, mentions, knowledge::source_of(m), contact_ids, m.sent_at, r->reason);
     } else {
-      json fresh{{"id", id},
-                 {"organizationId", org},
-                 {"entryType", schemas::to_string(en.type)},
-                 {"title", en.title},
-                 {"content", en.content},
-                 {"sourceType", source["sourceType"]},
-                 {"sourceId", source["sourceId"]},
-                 {"eventId", m.event_id},
-                 {"author", source["author"]},
-                 {"sources", json::array({source})},
-                 {"contactIds", json(std::vector<std::string>(contact_ids.begin(), contact_ids.end()))},
-                 {"threadId", thread},
-                 {"confidence", en.confidence},
-                 {"lastValidatedAt", m.sent_at},
-                 {"expiresAt", en.expires_at.empty() ? json(nullptr) : json(en.expires_at)},
-                 {"dueAt", en.due_at.empty() ? json(nullptr) : json(en.due_at)},
-                 {"tags", en.tags},
-                 {"entities", ents},
-                 {"relations", json::array()},
-                 {"status", "active"},
-                 {"suspicious", en.suspicious},
-                 {"subject", en.subject},
-                 {"slot", en.slot},
-                 {"value", en.value},
-                 {"polarity", en.positive ? "positive" : "negative"},
-                 {"signature", {{"numbers", en.sig.numbers}, {"dates", en.sig.dates}, {"amounts", en.sig.amounts},
-                                {"entities", en.sig.entities}, {"words", en.sig.words}, {"key", en.sig.key}}},
-                 {"extractor", x.extractor},
-                 {"outcome", schemas::to_string(r ? r->outcome : schemas::save_outcome::created)},
-                 {"createdAt", m.sent_at},
-                 {"updatedAt", m.sent_at}};
-      if (r && !r->reason.empty())
-        fresh["outcomeReason"] = r->reason;
-      doc = &(tx.entries[id] = std::move(fresh));
+      doc = &(tx.entries[id] = knowledge::new_entry(id, m, en, std::move(mentions), x.extractor, r));
       ++created;
       if (!en.expires_at.empty())
         if (auto ms = due_ms(en.expires_at))
@@ -212,41 +167,32 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     if (!r)
       continue;
     for (const auto& edge : r->relations) {
-      json* other = nullptr;
+      stored_entry* other = nullptr;
       if (auto e = load_entry(tx, org, edge.to, &other); e != errc::ok)
         return e;
       auto type = std::string(schemas::to_string(edge.type));
       tx.batch.put(cf_relations, key(org, id, type, edge.to), edge.reason);
       tx.batch.put(cf_relations_in, key(org, edge.to, type, id), edge.reason);
-      (*doc)["relations"].push_back({{"relationType", type}, {"toId", edge.to}, {"reason", edge.reason}});
-      (*other)["relations"].push_back({{"relationType", type}, {"fromId", id}, {"reason", edge.reason}});
+      knowledge::relate(*doc, *other, edge.type, edge.reason);
       ++relations;
     }
     for (const auto& old : r->superseded) {
-      json* other = nullptr;
+      stored_entry* other = nullptr;
       if (auto e = load_entry(tx, org, old, &other); e != errc::ok)
         return e;
-      (*other)["status"] = "superseded";
-      (*other)["supersededBy"] = id;
+      knowledge::supersede(*other, id, m.sent_at);
       tx.batch.del(cf_review, key(org, old));
-      if (!(*other)["dueAt"].is_null())
-        if (auto ms = due_ms((*other)["dueAt"].get<std::string>()))
-          tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), old));
-      (*other)["updatedAt"] = std::max((*other)["updatedAt"].get<std::string>(), m.sent_at);
+      drop_due_row(tx, *other);
     }
     for (const auto& old : r->flagged) {
-      json* other = nullptr;
+      stored_entry* other = nullptr;
       if (auto e = load_entry(tx, org, old, &other); e != errc::ok)
         return e;
-      if ((*other)["status"] == "active")
-        (*other)["status"] = "flagged";
-      (*other)["review"] = {{"contradictedBy", id}, {"reason", r->reason}};
-      if ((*other)["status"] == "flagged")
+      if (knowledge::flag(*other, id, r->reason))
         tx.batch.put(cf_review, key(org, old), id);
     }
   }
-  for (const auto& [eid, doc] : tx.entries)
-    tx.batch.put(cf_entries, key(org, eid), doc.dump());
+  put_entries(tx, org);
   if (created)
     if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
       return e;
@@ -262,9 +208,20 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   return errc::ok;
 }
 
+void kv_graph_store::put_entries(write_txn& tx, const std::string& org) {
+  for (const auto& [id, doc] : tx.entries)
+    tx.batch.put(cf_entries, key(org, id), knowledge::encode(doc));
+}
+
+void kv_graph_store::drop_due_row(write_txn& tx, const stored_entry& e) {
+  if (!e.due_at.empty())
+    if (auto ms = due_ms(e.due_at))
+      tx.batch.del(cf_due, key(e.organization_id, encode_u64(static_cast<std::uint64_t>(*ms)), e.id));
+}
+
 /// Loads an entry for update: from this batch if written in it, else from the store.
 /// The pointer stays valid until the batch is written (std::map nodes do not move).
-errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std::string& id, json** out) {
+errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out) {
   if (auto it = tx.entries.find(id); it != tx.entries.end()) {
     *out = &it->second;
     return errc::ok;
@@ -273,8 +230,8 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
   auto st = kv_->get(cf_entries, key(org, id), &v);
   if (st != errc::ok)
     return st == errc::not_found ? errc::invalid_argument : st;  // a decision named an unknown entry
-  auto doc = json::parse(v, nullptr, false);
-  if (doc.is_discarded())
+  stored_entry doc;
+  if (knowledge::decode(v, doc))
     return errc::corruption;
   *out = &(tx.entries[id] = std::move(doc));
   return errc::ok;
@@ -283,31 +240,28 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
 /// Deletes an entry and every row that indexes it; other entries' references to it go too.
 errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
                   std::uint64_t* relation_count) {
-  json* doc = nullptr;
+  stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
     return e == errc::invalid_argument ? errc::ok : e;  // gone already
-  const json d = *doc;
+  const stored_entry d = *doc;
   tx.entries.erase(id);
   tx.removed.insert(id);
   tx.batch.del(cf_entries, key(org, id));
-  const auto type = d.value("entryType", "");
-  tx.batch.del(cf_by_type, key(org, type, d.value("createdAt", ""), id));
-  const auto& sig = d["signature"];
-  const auto title_key = sig.value("key", "");
+  const auto type = std::string(schemas::to_string(d.type));
+  tx.batch.del(cf_by_type, key(org, type, d.created_at, id));
+  const auto& title_key = d.sig.key;
   if (!title_key.empty())
     tx.batch.del(cf_titles, key(org, type, title_key, id));
-  if (!d.value("subject", "").empty() && !d.value("slot", "").empty())
-    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d["subject"].get<std::string>()), d["slot"].get<std::string>(), id));
-  tx.batch.del(cf_by_thread, key(org, d.value("threadId", ""), "entry", id));
-  for (const auto& contact : d["contactIds"])
-    tx.batch.del(cf_by_contact, key(org, contact.get<std::string>(), "entry", id));
-  for (const auto& e : d["entities"])
-    if (e.contains("entityId"))
-      tx.batch.del(cf_links, key(org, e["entityId"].get<std::string>(), "entry", id));
+  if (!d.subject.empty() && !d.slot.empty())
+    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, id));
+  tx.batch.del(cf_by_thread, key(org, d.thread_id, "entry", id));
+  for (const auto& contact : d.contact_ids)
+    tx.batch.del(cf_by_contact, key(org, contact, "entry", id));
+  for (const auto& e : d.entities)
+    if (!e.entity_id.empty())
+      tx.batch.del(cf_links, key(org, e.entity_id, "entry", id));
   tx.batch.del(cf_review, key(org, id));
-  if (!d["dueAt"].is_null())
-    if (auto ms = due_ms(d["dueAt"].get<std::string>()))
-      tx.batch.del(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id));
+  drop_due_row(tx, d);
   // Relations both ways, and the other ends' references.
   std::set<std::string> others;
   for (auto [family, reverse] : {std::pair{cf_relations, cf_relations_in}, {cf_relations_in, cf_relations}}) {
@@ -326,23 +280,18 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   for (const auto& other : others) {
     if (tx.removed.count(other))
       continue;
-    json* o = nullptr;
+    stored_entry* o = nullptr;
     if (auto e = load_entry(tx, org, other, &o); e != errc::ok) {
       if (e == errc::invalid_argument)
         continue;
       return e;
     }
-    auto& rels = (*o)["relations"];
-    json kept = json::array();
-    for (auto& rel : rels)
-      if (rel.value("toId", "") != id && rel.value("fromId", "") != id)
-        kept.push_back(rel);
-    rels = kept;
+    knowledge::forget_relations_with(*o, id);
   }
   // Full text: the postings, the terms' document frequencies, the organisation's totals.
   std::map<std::string, std::uint32_t> tf;
   std::uint32_t length = 0;
-  const std::string indexed = title_key + " " + sig.value("words", "");  // put_text's words (views point here)
+  const std::string indexed = title_key + " " + d.sig.words;  // put_text's words (views point here)
   for (auto w : schemas::split_words(indexed)) {
     ++tf[std::string(w.begin(), w.end())];
     ++length;
@@ -374,33 +323,6 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
 /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
 std::optional<std::int64_t> kv_graph_store::due_ms(const std::string& s) {
   return schemas::parse_rfc3339(s.size() == 10 ? s + "T00:00:00Z" : s);
-}
-
-void kv_graph_store::merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
-                       const std::set<std::string>& contact_ids, const std::string& sent_at,
-                       const std::string& reason) {
-  constexpr std::size_t max_content = 4000;
-  auto content = doc["content"].get<std::string>();
-  if (schemas::normal_form(content).find(schemas::normal_form(en.content)) == std::string::npos &&
-      content.size() + en.content.size() + 1 <= max_content)
-    doc["content"] = content + "\n" + en.content;
-  double a = doc["confidence"].get<double>(), b = en.confidence;
-  doc["confidence"] = std::round((1.0 - (1.0 - a) * (1.0 - b)) * 1e6) / 1e6;
-  std::set<std::string> contacts = doc["contactIds"].get<std::set<std::string>>();
-  contacts.insert(contact_ids.begin(), contact_ids.end());
-  doc["contactIds"] = std::vector<std::string>(contacts.begin(), contacts.end());
-  doc["sources"].push_back(source);
-  auto& have = doc["entities"];
-  for (const auto& e : ents)
-    if (std::none_of(have.begin(), have.end(),
-                     [&](const json& h) { return h["kind"] == e["kind"] && h["value"] == e["value"]; }))
-      have.push_back(e);
-  if (doc["dueAt"].is_null() && !en.due_at.empty())
-    doc["dueAt"] = en.due_at;
-  for (const char* field : {"updatedAt", "lastValidatedAt"})
-    doc[field] = std::max(doc[field].get<std::string>(), sent_at);
-  doc["merges"] = doc.value("merges", 0) + 1;
-  doc["lastMergeReason"] = reason;
 }
 
 }  // namespace engram::storage::detail

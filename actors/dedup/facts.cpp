@@ -29,34 +29,20 @@ facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::
   return f;
 }
 
-std::optional<facts> facts_of(const std::string& entry_json) {
-  auto doc = nlohmann::json::parse(entry_json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("signature"))
-    return std::nullopt;
+facts facts_of(const knowledge::stored_entry& e) {
   facts f;
-  try {
-    f.id = doc.at("id").get<std::string>();
-    auto type = schemas::parse_entry_type(doc.at("entryType").get<std::string>());
-    if (!type)
-      return std::nullopt;
-    f.type = *type;
-    f.subject = schemas::normal_form(doc.value("subject", ""));
-    f.slot = doc.value("slot", "");
-    const auto& s = doc.at("signature");
-    f.sig = {s.at("numbers").get<std::vector<std::string>>(), s.at("dates").get<std::vector<std::string>>(),
-             s.at("amounts").get<std::vector<std::string>>(), s.at("entities").get<std::vector<std::string>>(),
-             s.at("words").get<std::string>(), s.value("key", "")};
-    f.title = f.sig.key;
-    f.positive = doc.value("polarity", "positive") == "positive";
-    f.author = doc.value("author", "");
-    auto source = doc.value("sourceType", "email");
-    f.source = source == "manual" ? schemas::source_type::manual
-               : source == "chat" ? schemas::source_type::chat
-                                  : schemas::source_type::email;
-    f.status = doc.value("status", "active");
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+  f.id = e.id;
+  f.type = e.type;
+  f.subject = schemas::normal_form(e.subject);
+  f.slot = e.slot;
+  f.sig = e.sig;
+  f.title = e.sig.key;
+  f.positive = e.positive;
+  f.author = e.author;
+  f.source = e.source_type == "manual" ? schemas::source_type::manual
+             : e.source_type == "chat" ? schemas::source_type::chat
+                                       : schemas::source_type::email;
+  f.status = std::string(knowledge::to_string(e.status));
   return f;
 }
 
@@ -68,10 +54,11 @@ std::optional<facts> load_facts(const storage::graph_store& store, const event_o
                                 const std::string& org, const std::string& id) {
   if (auto it = overlay.find(id); it != overlay.end())
     return it->second;
-  std::string json;
-  if (store.get_entry(org, id, &json) != storage::errc::ok)
+  std::string raw;
+  knowledge::stored_entry e;
+  if (store.get_entry(org, id, &raw) != storage::errc::ok || knowledge::decode(raw, e))
     return std::nullopt;
-  return facts_of(json);
+  return facts_of(e);
 }
 
 }  // namespace engram::dedup

@@ -4,6 +4,7 @@
 // and never from anything a merge changes, so a decision does not depend on how earlier
 // events were batched.
 
+#include "knowledge/entry.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
 #include "storage/graph_store.hpp"
@@ -34,8 +35,8 @@ struct facts {
 /// Facts of the index-th entry of an event about to be applied.
 [[nodiscard]] facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::size_t index);
 
-/// Facts of a stored entry (its JSON), or nullopt when the JSON lacks them.
-[[nodiscard]] std::optional<facts> facts_of(const std::string& entry_json);
+/// Facts of a stored entry.
+[[nodiscard]] facts facts_of(const knowledge::stored_entry& e);
 
 /// Ranks sources when statements disagree: manual saves outrank messages.
 [[nodiscard]] int authority(schemas::source_type s);

@@ -5,6 +5,7 @@
 #include "actors/mcp/internal/tool_context.hpp"
 
 #include "actors/mcp/jsonrpc.hpp"
+#include "knowledge/write_rules.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 #include "schemas/time.hpp"
@@ -119,7 +120,10 @@ void validate(tool_context& ctx, const grant& g, const json& a, tool_reply reply
   command(ctx, g, c, std::move(reply), [&ctx, c](const json& r) {
     if (r["entries"].empty())
       return tool_error(no_entry(c.id));
-    auto e = ctx.query().present(r["entries"][0]);
+    knowledge::stored_entry stored;
+    if (auto bad = knowledge::from_json(r["entries"][0], stored))
+      return tool_error("internal: the store returned an unreadable entry (" + *bad + ")");
+    auto e = ctx.query().present(stored);
     return tool_result({{"id", c.id},
                         {"outcome", c.outcome},
                         {"confidence", e["confidence"]},
@@ -155,12 +159,16 @@ void resolve_review(tool_context& ctx, const grant& g, const json& a, tool_reply
   auto doc = ctx.query().load(g.organization_id, c.id);
   if (!doc)
     return reply(tool_error(no_entry(c.id)));
-  if (doc->value("status", "") != "flagged")
+  if (!knowledge::awaiting_review(*doc))
     return reply(tool_error("id: entry '" + c.id + "' is not awaiting review"));
   command(ctx, g, c, std::move(reply), [&ctx, c](const json& r) {
     json entries = json::array();
-    for (const auto& e : r["entries"])
-      entries.push_back(ctx.query().present(e));
+    for (const auto& e : r["entries"]) {
+      knowledge::stored_entry stored;
+      if (auto bad = knowledge::from_json(e, stored))
+        return tool_error("internal: the store returned an unreadable entry (" + *bad + ")");
+      entries.push_back(ctx.query().present(stored));
+    }
     return tool_result({{"id", c.id}, {"keep", c.keep}, {"entries", entries}});
   });
 }

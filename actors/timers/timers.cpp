@@ -176,18 +176,18 @@ timers_round timers::round() {
     std::string raw;
     if (store_->get_entry(due.organization_id, due.entry_id, &raw) != storage::errc::ok)
       continue;
-    auto doc = json::parse(raw, nullptr, false);
-    if (doc.is_discarded() || !knowledge::visible(doc, rfc3339(now)))
+    knowledge::stored_entry doc;
+    if (knowledge::decode(raw, doc) || !knowledge::visible(doc, rfc3339(now)))
       continue;  // superseded, or expired (the next sweep removes it)
     const auto reminder = reminder_id_of(due.entry_id);
     json value{{"reminderId", reminder},
                {"organizationId", due.organization_id},
                {"entryId", due.entry_id},
-               {"title", doc.value("title", "")},
-               {"content", doc.value("content", "")},
-               {"dueAt", doc["dueAt"]},
+               {"title", doc.title},
+               {"content", doc.content},
+               {"dueAt", doc.due_at.empty() ? json(nullptr) : json(doc.due_at)},
                {"remindAt", rfc3339(due.due_ms - opts_.reminder_lead_ms)},
-               {"contactIds", doc.value("contactIds", json::array())}};
+               {"contactIds", doc.contact_ids}};
     std::int32_t partition = 0;
     std::int64_t offset = -1;
     if (!reminders_->send(due.organization_id, reminder, value.dump(), &partition, &offset, &error)) {

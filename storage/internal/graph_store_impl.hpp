@@ -27,19 +27,10 @@ namespace engram::storage::detail {
 
 using json = nlohmann::json;
 
-/// validate_knowledge: approved moves confidence half way to 1 (c + (1 - c) * 0.5) and
-/// resets lastValidatedAt; rejected halves it.
-constexpr double validation_boost = 0.5, validation_penalty = 0.5;
-
-/// A person or organisation seen for the first time.
-inline json new_entity(const std::string& id, const char* kind, const std::string& name, const std::string& first_seen) {
-  return {{"id", id},           {"kind", kind},         {"name", name}, {"aliases", json::array()},
-          {"firstSeenAt", first_seen}, {"messages", 0}};
-}
-
-inline std::string person_id(const std::string& address) {
-  return "person:" + lower_ascii(address);
-}
+using knowledge::new_entity;
+using knowledge::person_id;
+using knowledge::stored_entity;
+using knowledge::stored_entry;
 
 /// One event's writes: the WriteBatch and what it has changed so far, so that the event's
 /// later steps read its own writes (entities, names, entries, counters). Made fresh for
@@ -47,10 +38,10 @@ inline std::string person_id(const std::string& address) {
 struct write_txn {
   kv_batch batch;
   /// Entities and names written by this event.
-  std::map<std::string, json> entities;
+  std::map<std::string, stored_entity> entities;
   std::map<std::string, std::string> names;
   /// Entries created or changed by this event, written once at its end.
-  std::map<std::string, json> entries;
+  std::map<std::string, stored_entry> entries;
   /// Counter values of this event (meta key -> value).
   std::map<std::string, std::uint64_t> counters;
   /// Entries removed by this command (never written back).
@@ -114,8 +105,9 @@ private:
   /// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
   /// seen through `tx.names`.
   std::string resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const;
-  /// Loads an entity as JSON: from this batch if written in it, else from the store.
-  errc load_entity(write_txn& tx, const std::string& org, const std::string& id, json* out, bool* exists);
+  /// Loads an entity: from this batch if written in it, else from the store; null when
+  /// there is none. The pointer stays valid until the batch is written.
+  errc load_entity(write_txn& tx, const std::string& org, const std::string& id, stored_entity** out);
   /// Stores entries, their indexes, and the people and organisations they mention.
   errc put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<schemas::resolution>* resolutions);
@@ -124,10 +116,11 @@ private:
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).
-  errc load_entry(write_txn& tx, const std::string& org, const std::string& id, json** out);
-  /// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
-  /// confidence raised by noisy-or, contacts, sources and entities united, the newer
-  /// timestamp kept.
+  errc load_entry(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out);
+  /// Deletes an entry's due-reminder row (no-op without a due date).
+  void drop_due_row(write_txn& tx, const stored_entry& e);
+  /// Writes the entries this event created or changed.
+  void put_entries(write_txn& tx, const std::string& org);
   void put_offset(write_txn& tx, const log_position& pos);
   /// Subtracts `delta` from a u64 counter (never below 0).
   errc drop(write_txn& tx, const std::string& k, std::uint64_t delta);
@@ -144,9 +137,6 @@ private:
                     std::uint64_t* relation_count);
   /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
   static std::optional<std::int64_t> due_ms(const std::string& s);
-  static void merge_into(json& doc, const schemas::entry& en, const json& ents, const json& source,
-                         const std::set<std::string>& contact_ids, const std::string& sent_at,
-                         const std::string& reason);
   std::unique_ptr<kv> kv_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;

@@ -43,6 +43,8 @@
 // "o", "d" and "r" are physical (they depend on how the log was delivered) and stay out of
 // the digest; everything else is logical.
 
+#include "knowledge/write_rules.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -121,26 +123,7 @@ inline std::string encode_u32(std::uint32_t v) {
   return out;
 }
 
-inline std::string lower_ascii(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-/// Lower-cased, whitespace collapsed and trimmed: the exact-lookup form of a name.
-inline std::string normalise_name(std::string_view s) {
-  std::string out;
-  bool space = false;
-  for (unsigned char c : s) {
-    if (std::isspace(c)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space)
-      out += ' ';
-    space = false;
-    out += static_cast<char>(std::tolower(c));
-  }
-  return out;
-}
+using knowledge::lower_ascii;
+using knowledge::normalise_name;
 
 }  // namespace engram::storage::detail
