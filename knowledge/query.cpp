@@ -30,9 +30,9 @@ query_service::query_service(query_dependencies deps, read_policy policy)
   : deps_(std::move(deps)), policy_(std::move(policy)) {}
 
 std::optional<stored_entry> query_service::load(const std::string& org, const std::string& id) const {
-  std::string raw;
+  auto raw = deps_.store->get_entry(org, id);
   stored_entry e;
-  if (deps_.store->get_entry(org, id, &raw) != storage::errc::ok || decode(raw, e))
+  if (!raw || decode(*raw, e))
     return std::nullopt;
   return e;
 }
@@ -126,9 +126,8 @@ std::optional<json> query_service::get(const std::string& org, const std::string
   if (!doc)
     return std::nullopt;
   json source = nullptr;
-  std::string raw;
-  if (deps_.store->get_message(org, doc->event_id, &raw) == storage::errc::ok)
-    source = json::parse(raw, nullptr, false);
+  if (auto raw = deps_.store->get_message(org, doc->event_id))
+    source = json::parse(*raw, nullptr, false);
   if (source.is_discarded())
     source = nullptr;
   return json{{"entry", present(*doc)}, {"source", source}};

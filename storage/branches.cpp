@@ -8,7 +8,6 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
   write_txn tx;
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
-  std::string v;
   bool first = false;
   if (auto e = mark_seen(tx, key("S", org, s.event_id), pos.topic, &first); e != errc::ok)
     return e;
@@ -17,10 +16,11 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
   } else {
     const auto state_key = key("b", org, s.branch_id);
     std::uint64_t seq = 0;
-    auto st = kv_->get(cf_meta, state_key, &v);
-    if (st != errc::ok && st != errc::not_found)
-      return st;
-    if (st == errc::ok) {
+    auto state = kv_->get(cf_meta, state_key);
+    if (!state && state.error() != errc::not_found)
+      return state.error();
+    if (state) {
+      const std::string& v = *state;
       seq = decode_u64(v);
       const auto last = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
       if (last + s.branch_ttl_ms < s.saved_at_ms) {  // abandoned: its saves are gone, a new life starts
@@ -47,10 +47,9 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
 std::vector<branch_save> kv_graph_store::branch_saves(const std::string& org, const std::string& branch,
                                       std::int64_t* last_save_ms) const {
   std::vector<branch_save> out;
-  std::string v;
   *last_save_ms = 0;
-  if (kv_->get(cf_meta, key("b", org, branch), &v) == errc::ok && v.size() >= 16)
-    *last_save_ms = static_cast<std::int64_t>(decode_u64(std::string_view(v).substr(8)));
+  if (auto v = kv_->get(cf_meta, key("b", org, branch)); v && v->size() >= 16)
+    *last_save_ms = static_cast<std::int64_t>(decode_u64(std::string_view(*v).substr(8)));
   const auto prefix = key(org, branch, "");
   auto it = kv_->iterate(cf_branches);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {

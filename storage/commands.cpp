@@ -108,7 +108,7 @@ std::map<std::int32_t, std::int64_t> kv_graph_store::reminder_marks() const {
 errc kv_graph_store::validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, c.organization_id, c.id, &doc); e != errc::ok)
-    return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
+    return e == errc::not_found ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
   knowledge::validate(*doc, c.outcome, c.issued_at, c.issued_by);
   return errc::ok;
 }
@@ -117,12 +117,12 @@ errc kv_graph_store::resolve_review(write_txn& tx, const schemas::knowledge_comm
   const auto& org = c.organization_id;
   stored_entry* older = nullptr;
   if (auto e = load_entry(tx, org, c.id, &older); e != errc::ok)
-    return e == errc::invalid_argument ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
+    return e == errc::not_found ? (r.error = "id: no entry '" + c.id + "' in this organisation", errc::ok) : e;
   const auto newer_id = knowledge::awaiting_review(*older);
   stored_entry* newer = nullptr;
   if (newer_id)
-    if (auto e = load_entry(tx, org, *newer_id, &newer); e != errc::ok && e != errc::invalid_argument)
-      return e;
+    if (auto e = load_entry(tx, org, *newer_id, &newer); e != errc::ok && e != errc::not_found)
+      return e;  // a newer entry since expired leaves older alone to decide
   const auto outcome = knowledge::resolve_review(*older, newer, c.keep, c.issued_at, c.issued_by);
   if (outcome.error) {
     r.error = *outcome.error;
@@ -139,16 +139,15 @@ errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_comma
   const auto& org = c.organization_id;
   if (c.reminder_offset >= 0) {
     const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
-    std::string v;
     std::uint64_t have = 0;
-    if (kv_->get(cf_meta, mark, &v) == errc::ok)
-      have = decode_u64(v);
+    if (auto v = kv_->get(cf_meta, mark))
+      have = decode_u64(*v);
     if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
       tx.batch.put(cf_meta, mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
   }
   stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, org, c.id, &doc); e != errc::ok)
-    return e == errc::invalid_argument ? errc::ok : e;  // removed since: the mark is all that is left to record
+    return e == errc::not_found ? errc::ok : e;  // removed since: the mark is all that is left to record
   if (knowledge::record_reminder(*doc, c.reminder_id, c.issued_at))
     drop_due_row(tx, *doc);
   return errc::ok;

@@ -3,12 +3,12 @@
 
 namespace engram::storage::detail {
 
-errc kv_graph_store::get_message(const std::string& org, const std::string& event_id, std::string* out) const {
-  return kv_->get(cf_messages, key(org, event_id), out);
+result<std::string> kv_graph_store::get_message(const std::string& org, const std::string& event_id) const {
+  return kv_->get(cf_messages, key(org, event_id));
 }
 
-errc kv_graph_store::get_contact(const std::string& org, const std::string& address, std::string* out) const {
-  return kv_->get(cf_entities, key(org, person_id(address)), out);
+result<std::string> kv_graph_store::get_contact(const std::string& org, const std::string& address) const {
+  return kv_->get(cf_entities, key(org, person_id(address)));
 }
 
 std::vector<std::string> kv_graph_store::thread_messages(const std::string& org, const std::string& thread) const {
@@ -20,11 +20,11 @@ std::vector<std::string> kv_graph_store::thread_messages(const std::string& org,
   return out;
 }
 
-errc kv_graph_store::find_entity(const std::string& org, const std::string& name, std::string* out) const {
+result<std::string> kv_graph_store::find_entity(const std::string& org, const std::string& name) const {
   auto id = resolve_name(nullptr, org, normalise_name(name), "");
   if (id.empty())
-    return errc::not_found;
-  return kv_->get(cf_entities, key(org, id), out);
+    return failure{errc::not_found};
+  return kv_->get(cf_entities, key(org, id));
 }
 
 errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& m) {
@@ -120,14 +120,11 @@ errc kv_graph_store::load_entity(write_txn& tx, const std::string& org, const st
     *out = &it->second;
     return errc::ok;
   }
-  std::string v;
-  auto st = kv_->get(cf_entities, key(org, id), &v);
-  if (st == errc::not_found)
-    return errc::ok;
-  if (st != errc::ok)
-    return st;
+  auto v = kv_->get(cf_entities, key(org, id));
+  if (!v)
+    return v.error() == errc::not_found ? errc::ok : v.error();
   stored_entity e;
-  if (knowledge::decode(v, e))
+  if (knowledge::decode(*v, e))
     return errc::corruption;
   *out = &(tx.entities[id] = std::move(e));
   return errc::ok;

@@ -35,8 +35,8 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
   return errc::ok;
 }
 
-errc kv_graph_store::get_entry(const std::string& org, const std::string& id, std::string* out) const {
-  return kv_->get(cf_entries, key(org, id), out);
+result<std::string> kv_graph_store::get_entry(const std::string& org, const std::string& id) const {
+  return kv_->get(cf_entries, key(org, id));
 }
 
 std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org, schemas::entry_type type) const {
@@ -111,6 +111,12 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   for (auto& [id, e] : tx.entities)
     tx.batch.put(cf_entities, key(org, id), knowledge::encode(e));
 
+  // A decision (merge into, relate to, supersede, flag) that names an entry the store lacks
+  // is an invalid decision, not a missing row.
+  auto load_decided = [&](const std::string& id, stored_entry** out) {
+    auto e = load_entry(tx, org, id, out);
+    return e == errc::not_found ? errc::invalid_argument : e;
+  };
   // Entries: ids derived from (organisation, eventId, index), never random.
   const auto contact_ids = knowledge::contacts_of(m);
   const auto& thread = m.thread_or_event();
@@ -132,7 +138,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     }
     stored_entry* doc = nullptr;
     if (merged) {
-      if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
+      if (auto e = load_decided(id, &doc); e != errc::ok)
         return e;
       knowledge::merge_into(*doc, en, mentions, knowledge::source_of(m), contact_ids, m.sent_at, r->reason);
     } else {
@@ -168,7 +174,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
       continue;
     for (const auto& edge : r->relations) {
       stored_entry* other = nullptr;
-      if (auto e = load_entry(tx, org, edge.to, &other); e != errc::ok)
+      if (auto e = load_decided(edge.to, &other); e != errc::ok)
         return e;
       auto type = std::string(schemas::to_string(edge.type));
       tx.batch.put(cf_relations, key(org, id, type, edge.to), edge.reason);
@@ -178,7 +184,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     }
     for (const auto& old : r->superseded) {
       stored_entry* other = nullptr;
-      if (auto e = load_entry(tx, org, old, &other); e != errc::ok)
+      if (auto e = load_decided(old, &other); e != errc::ok)
         return e;
       knowledge::supersede(*other, id, m.sent_at);
       tx.batch.del(cf_review, key(org, old));
@@ -186,7 +192,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     }
     for (const auto& old : r->flagged) {
       stored_entry* other = nullptr;
-      if (auto e = load_entry(tx, org, old, &other); e != errc::ok)
+      if (auto e = load_decided(old, &other); e != errc::ok)
         return e;
       if (knowledge::flag(*other, id, r->reason))
         tx.batch.put(cf_review, key(org, old), id);
@@ -226,12 +232,11 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
     *out = &it->second;
     return errc::ok;
   }
-  std::string v;
-  auto st = kv_->get(cf_entries, key(org, id), &v);
-  if (st != errc::ok)
-    return st == errc::not_found ? errc::invalid_argument : st;  // a decision named an unknown entry
+  auto v = kv_->get(cf_entries, key(org, id));
+  if (!v)
+    return v.error();
   stored_entry doc;
-  if (knowledge::decode(v, doc))
+  if (knowledge::decode(*v, doc))
     return errc::corruption;
   *out = &(tx.entries[id] = std::move(doc));
   return errc::ok;
@@ -242,7 +247,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
                   std::uint64_t* relation_count) {
   stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
-    return e == errc::invalid_argument ? errc::ok : e;  // gone already
+    return e == errc::not_found ? errc::ok : e;  // gone already
   const stored_entry d = *doc;
   tx.entries.erase(id);
   tx.removed.insert(id);
@@ -282,7 +287,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
       continue;
     stored_entry* o = nullptr;
     if (auto e = load_entry(tx, org, other, &o); e != errc::ok) {
-      if (e == errc::invalid_argument)
+      if (e == errc::not_found)
         continue;
       return e;
     }
@@ -308,14 +313,12 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
       return e;
   }
   // The vector.
-  std::string v;
-  auto st = kv_->get(cf_vectors, key(org, "e", id), &v);
-  if (st == errc::ok) {
-    *seq = decode_u64(v);
+  if (auto v = kv_->get(cf_vectors, key(org, "e", id))) {
+    *seq = decode_u64(*v);
     tx.batch.del(cf_vectors, key(org, "e", id));
-    tx.batch.del(cf_vectors, key(org, "q", v));
-  } else if (st != errc::not_found) {
-    return st;
+    tx.batch.del(cf_vectors, key(org, "q", *v));
+  } else if (v.error() != errc::not_found) {
+    return v.error();
   }
   return errc::ok;
 }

@@ -1,11 +1,13 @@
 #pragma once
 // The graph store: a materialised view of engram-log in RocksDB. Nothing outside storage/
-// sees RocksDB; errors leave as values (errc), never as exceptions.
+// sees RocksDB; errors leave as values (errc, or result<T> for reads that return a
+// value), never as exceptions.
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 #include "schemas/knowledge.hpp"
+#include "schemas/result.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +23,10 @@ namespace engram::storage {
 enum class errc : std::uint8_t { ok = 0, not_found, corruption, io_error, invalid_argument, busy };
 
 [[nodiscard]] std::string to_string(errc e);
+
+/// A value read from the store, or the store's code (never errc::ok).
+template <class T>
+using result = engram::result<T, errc>;
 
 /// Where a record sits on a Kafka topic, plus the cluster it was read from: an offset is
 /// only meaningful on the cluster that assigned it.
@@ -180,17 +186,17 @@ public:
       const std::string& organization_id, std::uint64_t after,
       const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn) const = 0;
 
-  /// A stored entry as JSON (DESIGN.md §3 fields), or not_found.
-  [[nodiscard]] virtual errc get_entry(const std::string& organization_id, const std::string& entry_id,
-                                       std::string* json) const = 0;
+  /// A stored entry (knowledge/entry.hpp's encoding), or not_found.
+  [[nodiscard]] virtual result<std::string> get_entry(const std::string& organization_id,
+                                                      const std::string& entry_id) const = 0;
 
   /// Ids of an organisation's entries of one type, oldest first.
   [[nodiscard]] virtual std::vector<std::string> entries_of_type(const std::string& organization_id,
                                                                  schemas::entry_type type) const = 0;
 
   /// The entity (person or organisation) an exact normalised name resolves to, as JSON, or not_found.
-  [[nodiscard]] virtual errc find_entity(const std::string& organization_id, const std::string& name,
-                                         std::string* json) const = 0;
+  [[nodiscard]] virtual result<std::string> find_entity(const std::string& organization_id,
+                                                        const std::string& name) const = 0;
 
   /// Offsets stored for `topic`, by partition.
   [[nodiscard]] virtual std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const = 0;
@@ -203,12 +209,12 @@ public:
   [[nodiscard]] virtual std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const = 0;
 
   /// The stored message of (organization, eventId) as canonical JSON, or not_found.
-  [[nodiscard]] virtual errc get_message(const std::string& organization_id, const std::string& event_id,
-                                         std::string* json) const = 0;
+  [[nodiscard]] virtual result<std::string> get_message(const std::string& organization_id,
+                                                        const std::string& event_id) const = 0;
 
   /// The contact entity of an address (person), as JSON, or not_found.
-  [[nodiscard]] virtual errc get_contact(const std::string& organization_id, const std::string& address,
-                                         std::string* json) const = 0;
+  [[nodiscard]] virtual result<std::string> get_contact(const std::string& organization_id,
+                                                        const std::string& address) const = 0;
 
   /// EventIds of a thread's messages, in key order.
   [[nodiscard]] virtual std::vector<std::string> thread_messages(const std::string& organization_id,
@@ -225,8 +231,8 @@ public:
   [[nodiscard]] virtual std::string digest() const = 0;
 };
 
-/// Opens (creating if needed) the store at opts.path. On failure returns null and sets `error`.
-[[nodiscard]] std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error);
+/// Opens (creating if needed) the store at opts.path, or says why it cannot.
+[[nodiscard]] engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options& opts);
 
 /// A new, empty store in memory, behind the same interface and rules (no RocksDB, no disk):
 /// for unit tests of the knowledge rules. Gone when destroyed.

@@ -6,12 +6,11 @@ namespace engram::storage::detail {
 std::vector<std::pair<std::string, double>> kv_graph_store::search_text(const std::string& org,
                                                         const std::vector<std::string>& terms,
                                                         std::size_t limit) const {
-  std::string v;
   double docs = 0, total = 0;
-  if (kv_->get(cf_meta, key("n", org, "text_docs"), &v) == errc::ok)
-    docs = static_cast<double>(decode_u64(v));
-  if (kv_->get(cf_meta, key("n", org, "text_length"), &v) == errc::ok)
-    total = static_cast<double>(decode_u64(v));
+  if (auto v = kv_->get(cf_meta, key("n", org, "text_docs")))
+    docs = static_cast<double>(decode_u64(*v));
+  if (auto v = kv_->get(cf_meta, key("n", org, "text_length")))
+    total = static_cast<double>(decode_u64(*v));
   if (docs == 0 || limit == 0)
     return {};
   const double avgdl = total / docs, k1 = 1.2, b = 0.75;
@@ -24,9 +23,10 @@ std::vector<std::pair<std::string, double>> kv_graph_store::search_text(const st
   for (const auto& term : terms) {
     if (term.empty() || !seen.insert(term).second)
       continue;
-    if (kv_->get(cf_meta, key("t", org, term), &v) != errc::ok)
-      continue;  // no entry has the term
-    const double df = static_cast<double>(decode_u64(v));
+    auto v = kv_->get(cf_meta, key("t", org, term));
+    if (!v)
+      continue;  // no entry has the term (or it cannot be read: the term does not rank)
+    const double df = static_cast<double>(decode_u64(*v));
     query.push_back({term, df, std::log(1.0 + (docs - df + 0.5) / (df + 0.5))});
   }
   std::sort(query.begin(), query.end(),

@@ -47,13 +47,12 @@ public:
     identity_ = "memory-" + std::to_string(++n);
   }
 
-  errc get(std::size_t cf, std::string_view key, std::string* value) const override {
+  result<std::string> get(std::size_t cf, std::string_view key) const override {
     auto t = version()[cf];
     auto it = t->find(key);
     if (it == t->end())
-      return errc::not_found;
-    *value = it->second;
-    return errc::ok;
+      return failure{errc::not_found};
+    return it->second;
   }
 
   void multi_get(std::size_t cf, std::span<const std::string> keys,

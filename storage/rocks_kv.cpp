@@ -71,8 +71,12 @@ public:
     db_->Close();
   }
 
-  errc get(std::size_t cf, std::string_view key, std::string* value) const override {
-    return to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf], rocksdb::Slice(key.data(), key.size()), value));
+  result<std::string> get(std::size_t cf, std::string_view key) const override {
+    std::string value;
+    if (auto e = to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf], rocksdb::Slice(key.data(), key.size()), &value));
+        e != errc::ok)
+      return failure{e};
+    return value;
   }
 
   void multi_get(std::size_t cf, std::span<const std::string> keys,
@@ -145,15 +149,12 @@ private:
 
 }  // namespace
 
-std::unique_ptr<kv> open_rocks_kv(const open_options& opts, std::string* error) {
+engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
   if (!opts.read_only) {
     std::error_code ec;
     std::filesystem::create_directories(opts.path, ec);  // RocksDB makes only the last level
-    if (ec) {
-      if (error)
-        *error = "cannot open store at '" + opts.path + "': " + ec.message();
-      return nullptr;
-    }
+    if (ec)
+      return fail("cannot open store at '" + opts.path + "': " + ec.message());
   }
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !opts.read_only;
@@ -169,11 +170,8 @@ std::unique_ptr<kv> open_rocks_kv(const open_options& opts, std::string* error) 
   rocksdb::DB* raw = nullptr;
   auto st = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, opts.path, descs, &handles, &raw)
                            : rocksdb::DB::Open(db_opts, opts.path, descs, &handles, &raw);
-  if (!st.ok()) {
-    if (error)
-      *error = "cannot open store at '" + opts.path + "': " + st.ToString();
-    return nullptr;
-  }
+  if (!st.ok())
+    return fail("cannot open store at '" + opts.path + "': " + st.ToString());
   return std::make_unique<rocks_kv>(std::unique_ptr<rocksdb::DB>(raw), std::move(handles), opts.sync_writes);
 }
 

@@ -98,17 +98,15 @@ std::string kv_graph_store::digest() const {
 }
 
 errc kv_graph_store::init_layout() {
-  std::string v;
-  auto st = kv_->get(cf_meta, "v", &v);
-  if (st == errc::not_found)
-  {
+  auto v = kv_->get(cf_meta, "v");
+  if (!v && v.error() == errc::not_found) {
     kv_batch b;
     b.put(cf_meta, "v", layout_version);
     return kv_->write(b);
   }
-  if (st != errc::ok)
-    return st;
-  return v == layout_version ? errc::ok : errc::invalid_argument;
+  if (!v)
+    return v.error();
+  return *v == layout_version ? errc::ok : errc::invalid_argument;
 }
 
 /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
@@ -121,11 +119,10 @@ errc kv_graph_store::bump(write_txn& tx, const std::string& k, std::uint64_t del
   } else if (auto cached = counters_.find(k); cached != counters_.end()) {
     current = cached->second;
   } else {
-    std::string v;
-    auto st = kv_->get(cf_meta, k, &v);
-    if (st != errc::ok && st != errc::not_found)
-      return st;
-    current = decode_u64(v);
+    auto v = kv_->get(cf_meta, k);
+    if (!v && v.error() != errc::not_found)
+      return v.error();
+    current = v ? decode_u64(*v) : 0;
   }
   tx.counters[k] = current + delta;
   tx.batch.put(cf_meta, k, encode_u64(current + delta));
@@ -148,13 +145,12 @@ errc kv_graph_store::set_counter(write_txn& tx, const std::string& k, std::uint6
 /// An eventId's first application marks it seen (`seen`, a meta key) in the transaction; a
 /// later one counts a duplicate delivered from `topic`. `first` says which.
 errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std::string& topic, bool* first) {
-  std::string ignored;
-  auto st = kv_->get(cf_meta, seen, &ignored);
-  *first = st == errc::not_found;
-  if (st == errc::ok)
+  auto v = kv_->get(cf_meta, seen);
+  *first = !v && v.error() == errc::not_found;
+  if (v)
     return bump(tx, key("d", topic), 1);
-  if (st != errc::not_found)
-    return st;
+  if (!*first)
+    return v.error();
   tx.batch.put(cf_meta, seen, "");
   return errc::ok;
 }
@@ -224,19 +220,15 @@ std::string to_string(errc e) {
   return "unknown";
 }
 
-std::unique_ptr<graph_store> open_graph_store(const open_options& opts, std::string* error) {
-  auto kv = detail::open_rocks_kv(opts, error);
+engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options& opts) {
+  auto kv = detail::open_rocks_kv(opts);
   if (!kv)
-    return nullptr;
-  auto store = std::make_unique<detail::kv_graph_store>(std::move(kv));
-  if (!opts.read_only) {
-    if (auto e = store->init_layout(); e != errc::ok) {
-      if (error)
-        *error = "store at '" + opts.path + "' has an unknown layout version (" + to_string(e) + ")";
-      return nullptr;
-    }
-  }
-  return store;
+    return fail(kv.error());
+  auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv));
+  if (!opts.read_only)
+    if (auto e = store->init_layout(); e != errc::ok)
+      return fail("store at '" + opts.path + "' has an unknown layout version (" + to_string(e) + ")");
+  return std::unique_ptr<graph_store>(std::move(store));
 }
 
 std::unique_ptr<graph_store> make_memory_graph_store() {

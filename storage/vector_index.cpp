@@ -111,49 +111,34 @@ std::vector<vector_hit> vector_index::search(std::span<const float> query, std::
   return out;
 }
 
-bool vector_index::save(const std::string& path, std::string* error) const {
+engram::result<void> vector_index::save(const std::string& path) const {
   const std::string tmp = path + ".tmp";
   try {
     p_->hnsw->saveIndex(tmp);
-  } catch (const std::exception& e) {
-    if (error)
-      *error = "cannot write vector index '" + tmp + "': " + e.what();
-    return false;
+  } catch (const std::exception& e) {  // hnswlib reports I/O failures by throwing
+    return engram::fail("cannot write vector index '" + tmp + "': " + e.what());
   }
   std::uint64_t size = 0, hash = 0;
-  if (!fingerprint(tmp, &size, &hash)) {
-    if (error)
-      *error = "cannot read back vector index '" + tmp + "'";
-    return false;
-  }
+  if (!fingerprint(tmp, &size, &hash))
+    return engram::fail("cannot read back vector index '" + tmp + "'");
   {
     std::ofstream side(path + ".sum.tmp", std::ios::trunc);
     side << p_->dim << ' ' << size << ' ' << hash << '\n';
-    if (!side.flush()) {
-      if (error)
-        *error = "cannot write '" + path + ".sum.tmp'";
-      return false;
-    }
+    if (!side.flush())
+      return engram::fail("cannot write '" + path + ".sum.tmp'");
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (!ec)
     std::filesystem::rename(path + ".sum.tmp", path + ".sum", ec);
-  if (ec) {
-    if (error)
-      *error = "cannot install vector index '" + path + "': " + ec.message();
-    return false;
-  }
-  return true;
+  if (ec)
+    return engram::fail("cannot install vector index '" + path + "': " + ec.message());
+  return {};
 }
 
-std::unique_ptr<vector_index> vector_index::load(const std::string& path, std::size_t dim, vector_index_options opts,
-                                                 std::string* error) {
-  auto fail = [&](const std::string& why) -> std::unique_ptr<vector_index> {
-    if (error)
-      *error = "vector index '" + path + "': " + why;
-    return nullptr;
-  };
+engram::result<std::unique_ptr<vector_index>> vector_index::load(const std::string& path, std::size_t dim,
+                                                                 vector_index_options opts) {
+  auto fail = [&](const std::string& why) { return engram::fail("vector index '" + path + "': " + why); };
   std::ifstream side(path + ".sum");
   std::uint64_t want_dim = 0, want_size = 0, want_hash = 0;
   if (!(side >> want_dim >> want_size >> want_hash))

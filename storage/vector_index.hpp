@@ -12,6 +12,8 @@
 // and rebuilds and snapshots keep that order: a restarted or replayed engine searches the
 // same graph as the live one did.
 
+#include "schemas/result.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -58,11 +60,11 @@ public:
   [[nodiscard]] std::vector<vector_hit> search(std::span<const float> query, std::size_t k) const;
 
   /// Writes the index to `path` (atomically: a temporary file, then rename).
-  [[nodiscard]] bool save(const std::string& path, std::string* error) const;
-  /// Reads an index written by save(); null with `error` when the file is missing,
-  /// truncated or for another dimension.
-  [[nodiscard]] static std::unique_ptr<vector_index> load(const std::string& path, std::size_t dim,
-                                                          vector_index_options opts, std::string* error);
+  [[nodiscard]] engram::result<void> save(const std::string& path) const;
+  /// Reads an index written by save(); an error when the file is missing, truncated or
+  /// for another dimension.
+  [[nodiscard]] static engram::result<std::unique_ptr<vector_index>> load(const std::string& path, std::size_t dim,
+                                                                          vector_index_options opts);
 
 private:
   struct impl;

@@ -122,7 +122,7 @@ std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::stri
   return out;
 }
 
-storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* stats, std::string* error) {
+engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) {
   std::unique_lock lock(mutex_);
   orgs_.clear();
   poisoned_ = false;
@@ -138,21 +138,20 @@ storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* s
       std::string snap_identity;
       std::uint64_t covered = 0;
       if (ids >> snap_identity >> covered && snap_identity == identity && covered <= last) {
-        std::string why;
-        if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index, &why)) {
+        // An unreadable snapshot is rebuilt from the store: why it was refused does not matter.
+        if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index)) {
           std::uint64_t seq;
           std::string id;
           while (ids >> seq >> id)
             oi->ids.emplace(seq, id);
-          if (oi->ids.size() >= loaded->size()) {
-            oi->index = std::move(loaded);
+          if (oi->ids.size() >= (*loaded)->size()) {
+            oi->index = std::move(*loaded);
             oi->last_seq = covered;
             ++st.loaded;
             // Entries removed (expired) after the snapshot was written: hidden as the live
             // index hid them (hnswlib keeps a removed vector in the graph either way).
-            std::string ignored;
             for (auto it = oi->ids.begin(); it != oi->ids.end();) {
-              if (store_->get_entry(org, it->second, &ignored) == storage::errc::not_found) {
+              if (auto e = store_->get_entry(org, it->second); !e && e.error() == storage::errc::not_found) {
                 oi->index->remove(it->first);
                 it = oi->ids.erase(it);
               } else {
@@ -185,62 +184,43 @@ storage::errc deduplicator::open(const std::string& snapshot_dir, index_stats* s
     // The highest sequence handed out, even when its vector was removed since: the next
     // vector gets the number it got live.
     oi->last_seq = std::max(oi->last_seq, last);
-    if (bad_dim) {
-      if (error)
-        *error = "the store's vectors of organisation '" + org + "' do not have " + std::to_string(opts_.dim) +
-                 " dimensions: the embedder changed; rebuild the store with engramctl replay";
-      return storage::errc::invalid_argument;
-    }
-    if (e != storage::errc::ok) {
-      if (error)
-        *error = "cannot read the vectors of organisation '" + org + "': " + storage::to_string(e);
-      return e;
-    }
+    if (bad_dim)
+      return engram::fail("the store's vectors of organisation '" + org + "' do not have " +
+                          std::to_string(opts_.dim) +
+                          " dimensions: the embedder changed; rebuild the store with engramctl replay");
+    if (e != storage::errc::ok)
+      return engram::fail("cannot read the vectors of organisation '" + org + "': " + storage::to_string(e));
     st.vectors += oi->index->size();
     orgs_[org] = std::move(oi);
   }
   st.organizations = orgs_.size();
-  if (stats)
-    *stats = st;
-  return storage::errc::ok;
+  return st;
 }
 
-bool deduplicator::save(const std::string& snapshot_dir, std::string* error) const {
-  if (poisoned_) {
-    if (error)
-      *error = "the index holds vectors the store failed to write; not saved (it is rebuilt at start)";
-    return false;
-  }
+engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
+  if (poisoned_)
+    return engram::fail("the index holds vectors the store failed to write; not saved (it is rebuilt at start)");
   std::error_code ec;
   std::filesystem::create_directories(snapshot_dir, ec);
-  if (ec) {
-    if (error)
-      *error = "cannot create '" + snapshot_dir + "': " + ec.message();
-    return false;
-  }
+  if (ec)
+    return engram::fail("cannot create '" + snapshot_dir + "': " + ec.message());
   const auto identity = store_->identity();
   for (const auto& [org, oi] : orgs_) {
     auto base = snapshot_dir + "/" + snapshot_name(org);
-    if (!oi->index->save(base, error))
-      return false;
+    if (auto saved = oi->index->save(base); !saved)
+      return saved;
     std::ofstream ids(base + ".ids.tmp", std::ios::trunc);
     ids << identity << ' ' << oi->last_seq << '\n';
     for (const auto& [seq, id] : oi->ids)
       ids << seq << ' ' << id << '\n';
-    if (!ids.flush()) {
-      if (error)
-        *error = "cannot write '" + base + ".ids.tmp'";
-      return false;
-    }
+    if (!ids.flush())
+      return engram::fail("cannot write '" + base + ".ids.tmp'");
     ids.close();
     std::filesystem::rename(base + ".ids.tmp", base + ".ids", ec);
-    if (ec) {
-      if (error)
-        *error = "cannot install '" + base + ".ids': " + ec.message();
-      return false;
-    }
+    if (ec)
+      return engram::fail("cannot install '" + base + ".ids': " + ec.message());
   }
-  return true;
+  return {};
 }
 
 void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,

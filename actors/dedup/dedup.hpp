@@ -60,7 +60,7 @@ public:
   /// Builds the indexes: each organisation's snapshot in `snapshot_dir` when it is valid
   /// for this store (then the vectors applied after it are added), else a rebuild from the
   /// vectors column family in sequence order. `snapshot_dir` empty: always rebuild.
-  [[nodiscard]] storage::errc open(const std::string& snapshot_dir, index_stats* stats, std::string* error);
+  [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir);
 
   /// Decides dedup for every entry of one event. Fills `out` (one per entry: outcome,
   /// merged_into, supports edges, vector_seq), `near` (conflicting near-duplicates per
@@ -77,7 +77,7 @@ public:
   void poisoned() noexcept { poisoned_ = true; }
 
   /// Writes every organisation's snapshot (when not poisoned).
-  [[nodiscard]] bool save(const std::string& snapshot_dir, std::string* error) const;
+  [[nodiscard]] engram::result<void> save(const std::string& snapshot_dir) const;
 
   /// Searchable vectors in one organisation's index.
   [[nodiscard]] std::size_t size(const std::string& organization_id) const;

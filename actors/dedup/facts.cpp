@@ -54,9 +54,9 @@ std::optional<facts> load_facts(const storage::graph_store& store, const event_o
                                 const std::string& org, const std::string& id) {
   if (auto it = overlay.find(id); it != overlay.end())
     return it->second;
-  std::string raw;
+  auto raw = store.get_entry(org, id);
   knowledge::stored_entry e;
-  if (store.get_entry(org, id, &raw) != storage::errc::ok || knowledge::decode(raw, e))
+  if (!raw || knowledge::decode(*raw, e))
     return std::nullopt;
   return facts_of(e);
 }

@@ -187,10 +187,13 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   storage::open_options so;
   so.path = cfg.storage.path;
-  auto store = storage::open_graph_store(so, error);
-  if (!store)
+  auto store = storage::open_graph_store(so);
+  if (!store) {
+    if (error)
+      *error = store.error();
     return nullptr;
-  m.store = std::move(store);
+  }
+  m.store = std::move(*store);
   logging::get(logging::module::store).info("opened {} ({} organisations)", cfg.storage.path, m.store->stats().size());
 
   if (cfg.kafka.embedded()) {
@@ -220,10 +223,14 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     resolve->dedup = std::make_unique<dedup::deduplicator>(m.store, dopts);
     resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(m.store);
     resolve->snapshot_dir = cfg.storage.path + "/vector-index";
-    dedup::index_stats st;
     auto t0 = std::chrono::steady_clock::now();
-    if (resolve->dedup->open(resolve->snapshot_dir, &st, error) != storage::errc::ok)
+    auto opened = resolve->dedup->open(resolve->snapshot_dir);
+    if (!opened) {
+      if (error)
+        *error = opened.error();
       return nullptr;
+    }
+    const auto& st = *opened;
     logging::get(logging::module::engine)
         .info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
               "snapshots, {} rebuilt) in {} ms",

@@ -16,11 +16,10 @@ spdlog::logger& logger() { return logging::get(logging::module::store); }
 store_writer_state::~store_writer_state() {
   if (!resolve || !resolve->dedup || resolve->snapshot_dir.empty())
     return;
-  std::string error;
-  if (resolve->dedup->save(resolve->snapshot_dir, &error))
+  if (auto saved = resolve->dedup->save(resolve->snapshot_dir))
     logger().info("vector index snapshots written to {}", resolve->snapshot_dir);
   else
-    logger().warn("vector index snapshots not written: {}", error);
+    logger().warn("vector index snapshots not written: {}", saved.error());
 }
 
 namespace {
@@ -32,14 +31,13 @@ storage::errc resolve_message(storage::graph_store& store, resolver* r, const lo
   const bool resolve = r && r->dedup && rec.message && rec.knowledge && !rec.knowledge->entries.empty();
   if (resolve) {
     // A redelivered event is not applied again: it must not reach the index either.
-    std::string ignored;
-    auto seen = store.get_message(rec.message->organization_id, rec.message->event_id, &ignored);
-    if (seen == storage::errc::ok) {
+    auto seen = store.get_message(rec.message->organization_id, rec.message->event_id);
+    if (seen) {
       answer->duplicate = true;
       return store.apply(rec.position, rec.message.get(), rec.knowledge.get(), nullptr, outcome);
     }
-    if (seen != storage::errc::not_found)
-      return seen;
+    if (seen.error() != storage::errc::not_found)
+      return seen.error();
     std::vector<std::vector<dedup::near_conflict>> near;
     dedup::event_overlay overlay;
     r->dedup->resolve(*rec.message, *rec.knowledge, resolutions, near, overlay);

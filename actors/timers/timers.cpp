@@ -173,11 +173,11 @@ timers_round timers::round() {
   if (!reminders_)
     return r;
   for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, opts_.reminder_batch)) {
-    std::string raw;
-    if (store_->get_entry(due.organization_id, due.entry_id, &raw) != storage::errc::ok)
+    auto raw = store_->get_entry(due.organization_id, due.entry_id);
+    if (!raw)
       continue;
     knowledge::stored_entry doc;
-    if (knowledge::decode(raw, doc) || !knowledge::visible(doc, rfc3339(now)))
+    if (knowledge::decode(*raw, doc) || !knowledge::visible(doc, rfc3339(now)))
       continue;  // superseded, or expired (the next sweep removes it)
     const auto reminder = reminder_id_of(due.entry_id);
     json value{{"reminderId", reminder},

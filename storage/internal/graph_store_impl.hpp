@@ -56,10 +56,10 @@ public:
   std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override;
   std::vector<organization_stats> stats() const override;
   std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const override;
-  errc get_message(const std::string& org, const std::string& event_id, std::string* out) const override;
-  errc get_contact(const std::string& org, const std::string& address, std::string* out) const override;
+  result<std::string> get_message(const std::string& org, const std::string& event_id) const override;
+  result<std::string> get_contact(const std::string& org, const std::string& address) const override;
   std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
-  errc get_entry(const std::string& org, const std::string& id, std::string* out) const override;
+  result<std::string> get_entry(const std::string& org, const std::string& id) const override;
   std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override;
   std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
                                               const std::string& title) const override;
@@ -73,7 +73,7 @@ public:
   errc scan_vectors(const std::string& org, std::uint64_t after,
                     const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn)
       const override;
-  errc find_entity(const std::string& org, const std::string& name, std::string* out) const override;
+  result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
   errc init_layout();
@@ -116,6 +116,7 @@ private:
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).
+  /// not_found when the organisation has no such entry.
   errc load_entry(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out);
   /// Deletes an entry's due-reminder row (no-op without a due date).
   void drop_due_row(write_txn& tx, const stored_entry& e);

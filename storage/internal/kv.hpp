@@ -64,7 +64,7 @@ class kv {
 public:
   virtual ~kv() = default;
   /// The value of `key`, or not_found.
-  [[nodiscard]] virtual errc get(std::size_t cf, std::string_view key, std::string* value) const = 0;
+  [[nodiscard]] virtual result<std::string> get(std::size_t cf, std::string_view key) const = 0;
   /// Values of several keys (sorted) of one column family; nullopt where absent.
   virtual void multi_get(std::size_t cf, std::span<const std::string> keys,
                          std::vector<std::optional<std::string>>& values) const = 0;
@@ -80,7 +80,7 @@ public:
 };
 
 /// Opens (creating if needed) RocksDB at opts.path with every column family of keys.hpp.
-[[nodiscard]] std::unique_ptr<kv> open_rocks_kv(const open_options& opts, std::string* error);
+[[nodiscard]] engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts);
 
 /// An empty store in memory.
 [[nodiscard]] std::unique_ptr<kv> make_memory_kv();

@@ -63,10 +63,9 @@ void produce(const std::string& brokers, const std::vector<std::string>& evs, st
 }
 
 std::string digest_of(const std::string& data_dir) {
-  std::string error;
-  auto store = storage::open_graph_store({data_dir, /*read_only=*/true}, &error);
-  EXPECT_TRUE(store) << error;
-  return store ? store->digest() : std::string();
+  auto store = storage::open_graph_store({data_dir, /*read_only=*/true});
+  EXPECT_TRUE(store) << store.error();
+  return store ? (*store)->digest() : std::string();
 }
 
 /// engramctl digest, to check the tool agrees with the library.
@@ -153,9 +152,9 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   auto control = digest_of(dir.sub("control"));
   EXPECT_EQ(killed, control);
   EXPECT_EQ(engramctl_digest(dir.sub("killed")), killed);
-  std::string error;
-  auto store = storage::open_graph_store({dir.sub("killed"), true}, &error);
-  ASSERT_TRUE(store) << error;
+  auto opened = storage::open_graph_store({dir.sub("killed"), true});
+  ASSERT_TRUE(opened) << opened.error();
+  auto& store = *opened;
   std::uint64_t sum = 0;
   for (const auto& s : store->stats())
     sum += s.events;
@@ -242,11 +241,10 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
     EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
   }
   EXPECT_EQ(reminders.size(), std::int64_t(items));
-  std::string error;
   {
-    auto store = storage::open_graph_store({dir.sub("killed"), true}, &error);
-    ASSERT_TRUE(store) << error;
-    EXPECT_TRUE(store->due_reminders(std::numeric_limits<std::int64_t>::max(), 1000).empty());  // all recorded
+    auto store = storage::open_graph_store({dir.sub("killed"), true});
+    ASSERT_TRUE(store) << store.error();
+    EXPECT_TRUE((*store)->due_reminders(std::numeric_limits<std::int64_t>::max(), 1000).empty());  // all recorded
   }
   {
     test::child engramd(args("replayed", "engram-replay", "20"), log);

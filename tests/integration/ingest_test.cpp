@@ -218,9 +218,9 @@ TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
   EXPECT_EQ(stats[0].entries, 2u);
   auto decisions = store.entries_of_type("acme", schemas::entry_type::decision);
   ASSERT_EQ(decisions.size(), 1u);
-  std::string entry;
-  ASSERT_EQ(store.get_entry("acme", decisions[0], &entry), storage::errc::ok);
-  auto doc = json::parse(entry);
+  auto entry = store.get_entry("acme", decisions[0]);
+  ASSERT_TRUE(entry) << storage::to_string(entry.error());
+  auto doc = json::parse(*entry);
   EXPECT_EQ(doc["entryType"], "decision");
   EXPECT_EQ(doc["threadId"], "t-9");
   EXPECT_EQ(doc["sourceType"], "email");
@@ -230,17 +230,21 @@ TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
   EXPECT_EQ(doc["subject"], "Globex");
   auto actions = store.entries_of_type("acme", schemas::entry_type::action_item);
   ASSERT_EQ(actions.size(), 1u);
-  ASSERT_EQ(store.get_entry("acme", actions[0], &entry), storage::errc::ok);
-  EXPECT_EQ(json::parse(entry)["dueAt"], "2026-03-06");
+  entry = store.get_entry("acme", actions[0]);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(json::parse(*entry)["dueAt"], "2026-03-06");
   // Entities once per organisation, found by normalised name, with signature facts.
-  std::string entity;
-  ASSERT_EQ(store.find_entity("acme", "  GLOBEX ", &entity), storage::errc::ok);
-  EXPECT_EQ(json::parse(entity)["kind"], "organization");
-  ASSERT_EQ(store.find_entity("acme", "sarah lee", &entity), storage::errc::ok);
-  auto sarah = json::parse(entity);
+  auto entity = store.find_entity("acme", "  GLOBEX ");
+  ASSERT_TRUE(entity);
+  EXPECT_EQ(json::parse(*entity)["kind"], "organization");
+  entity = store.find_entity("acme", "sarah lee");
+  ASSERT_TRUE(entity);
+  auto sarah = json::parse(*entity);
   EXPECT_EQ(sarah["role"], "VP Sales");
   EXPECT_EQ(sarah["phone"], "+1 415 555 0137");
-  EXPECT_EQ(store.find_entity("northwind", "globex", &entity), storage::errc::not_found);
+  entity = store.find_entity("northwind", "globex");
+  ASSERT_FALSE(entity);
+  EXPECT_EQ(entity.error(), storage::errc::not_found);
   auto thread = store.thread_messages("acme", "t-9");
   EXPECT_EQ(thread, std::vector<std::string>{"k-1"});
   auto m = e->metrics().render();
@@ -271,9 +275,9 @@ TEST_F(IngestTest, DuplicatesMergeAndUpdatesSupersedeWithinOneOrganisationOnly) 
   auto facts = [&](const std::string& org) {
     std::vector<json> out;
     for (const auto& id : store.entries_of_type(org, schemas::entry_type::fact)) {
-      std::string doc;
-      EXPECT_EQ(store.get_entry(org, id, &doc), storage::errc::ok);
-      out.push_back(json::parse(doc));
+      auto doc = store.get_entry(org, id);
+      EXPECT_TRUE(doc);
+      out.push_back(doc ? json::parse(*doc) : json(nullptr));
     }
     return out;
   };

@@ -208,9 +208,9 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   auto keep = save(token_a, "fact", "Fabrikam pays by bank transfer.", 0.9);
   ASSERT_FALSE(e.contains("error")) << e;
   const auto& store = engine_->store();
-  std::string raw;
-  ASSERT_EQ(store.get_entry("acme", e["id"], &raw), storage::errc::ok);
-  const auto sig = json::parse(raw)["signature"];
+  auto raw = store.get_entry("acme", e["id"]);
+  ASSERT_TRUE(raw);
+  const auto sig = json::parse(*raw)["signature"];
   const auto title_key = sig["key"].get<std::string>();
   const auto word_text = sig["words"].get<std::string>();
   const auto words = schemas::split_words(word_text);
@@ -241,7 +241,9 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   auto round = engine_->tick_timers();
   EXPECT_EQ(round.problem, "");
   EXPECT_EQ(round.removed, 1u);
-  EXPECT_EQ(store.get_entry("acme", e["id"], &raw), storage::errc::not_found);
+  raw = store.get_entry("acme", e["id"]);
+  ASSERT_FALSE(raw);
+  EXPECT_EQ(raw.error(), storage::errc::not_found);
   EXPECT_FALSE(text_hits().count(e["id"]));
   EXPECT_TRUE(store.entries_with_title("acme", schemas::entry_type::fact, title_key).empty());
   EXPECT_FALSE(vector_left());

@@ -211,9 +211,9 @@ TEST(LlmExtractor, TheEngineStoresLlmEntriesAndCountsFallbacks) {
   ASSERT_EQ(decisions.size(), 2u);
   std::set<std::string> extractors;
   for (const auto& id : decisions) {
-    std::string entry;
-    ASSERT_EQ(e->store().get_entry("acme", id, &entry), storage::errc::ok);
-    extractors.insert(json::parse(entry)["extractor"].get<std::string>());
+    auto entry = e->store().get_entry("acme", id);
+    ASSERT_TRUE(entry);
+    extractors.insert(json::parse(*entry)["extractor"].get<std::string>());
   }
   EXPECT_EQ(extractors, (std::set<std::string>{"llm", "rules"}));
   auto m = e->metrics().render();

@@ -39,6 +39,14 @@ namespace {
 using namespace engram;
 using clock_type = std::chrono::steady_clock;
 
+/// A new RocksDB store at `dir`; a bench cannot go on without one.
+std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
+  auto store = storage::open_graph_store({dir});
+  if (!store)
+    throw std::runtime_error(store.error());
+  return std::move(*store);
+}
+
 /// The converted sentence encoder (tools/dev.sh setup); benches run from the source root.
 std::string model_path = ".cache/models/use-lite-en.bin";
 
@@ -173,10 +181,7 @@ int bench_store(std::size_t n, int runs) {
   for (int run = 0; run < runs; ++run) {
     auto dir = std::filesystem::temp_directory_path() / ("engram-bench-store-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
-    std::string error;
-    auto store = storage::open_graph_store({dir.string()}, &error);
-    if (!store)
-      throw std::runtime_error(error);
+    auto store = open_store(dir.string());
     auto t0 = clock_type::now();
     for (std::size_t i = 0; i < n; ++i) {
       schemas::inbound_message m;
@@ -388,9 +393,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   auto dir = std::filesystem::temp_directory_path() / ("engram-bench-recall-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   {
-    auto store = storage::open_graph_store({dir.string()}, &error);
-    if (!store)
-      throw std::runtime_error(error);
+    auto store = open_store(dir.string());
     std::mt19937 rng(42);
     std::normal_distribution<float> noise(0, 0.02f);
     for (std::size_t i = 0; i < n; ++i) {
@@ -427,9 +430,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   // embedding (one sentence, as a recall embeds it).
   std::vector<double> text_ms, embed_ms;
   {
-    auto store = storage::open_graph_store({dir.string()}, &error);
-    if (!store)
-      throw std::runtime_error(error);
+    auto store = open_store(dir.string());
     std::vector<std::vector<float>> qv;
     for (std::size_t i = 0; i < held_out; ++i) {
       const auto q = utf8_prefix(sentences[base + i], 200);

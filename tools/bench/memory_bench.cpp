@@ -173,15 +173,14 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
   }
   // Snapshot: save and load against a rebuild.
   auto path = (std::filesystem::temp_directory_path() / ("engram-bench-index-" + std::to_string(::getpid()))).string();
-  std::string error;
   auto s0 = std::chrono::steady_clock::now();
-  if (!idx.save(path, &error))
-    throw std::runtime_error(error);
+  if (auto saved = idx.save(path); !saved)
+    throw std::runtime_error(saved.error());
   auto s1 = std::chrono::steady_clock::now();
-  auto loaded = storage::vector_index::load(path, dim, {}, &error);
+  auto loaded = storage::vector_index::load(path, dim, {});
   auto s2 = std::chrono::steady_clock::now();
   if (!loaded)
-    throw std::runtime_error(error);
+    throw std::runtime_error(loaded.error());
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".sum");
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };

@@ -30,16 +30,21 @@ struct bench_store {
     std::filesystem::remove_all(dir);
     storage::open_options o;
     o.path = dir;
-    store = storage::open_graph_store(o, error);
-    if (!store)
+    auto opened = storage::open_graph_store(o);
+    if (!opened) {
+      *error = opened.error();
       return;
+    }
+    store = std::move(*opened);
     dedup::dedup_options d;
     d.dim = dim;
     d.threshold = threshold;
     resolve.dedup = std::make_unique<dedup::deduplicator>(store, d);
     resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(store);
-    if (resolve.dedup->open("", nullptr, error) != storage::errc::ok)
+    if (auto opened = resolve.dedup->open(""); !opened) {
+      *error = opened.error();
       store.reset();
+    }
   }
 
   /// Saves one statement as the given source; returns what was decided for it.
@@ -191,17 +196,16 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
     if (kind != "paraphrase" && merged != want) {
       r.wrong.push_back(id);
       if (std::getenv("ENGRAM_EVAL_EXPLAIN")) {
-        std::string ja, jb;
-        bs.store->get_entry(org, schemas::entry_id(org, id + "-a", 0), &ja);
-        bs.store->get_entry(org, schemas::entry_id(org, id + "-b", 0), &jb);
+        const auto ja = bs.store->get_entry(org, schemas::entry_id(org, id + "-a", 0));
+        const auto jb = bs.store->get_entry(org, schemas::entry_id(org, id + "-b", 0));
         std::vector<std::string_view> texts{p.value("a", ""), p.value("b", "")};
         std::vector<std::vector<float>> v;
         std::string err;
         (void)e.embed(texts, v, &err);
         std::fprintf(stderr, "%s %s cos=%.4f outcome=%s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
                      storage::dot(v[0], v[1]), std::string(schemas::to_string(b.outcome)).c_str(),
-                     json::parse(ja)["signature"].dump().c_str(),
-                     jb.empty() ? "(merged)" : json::parse(jb)["signature"].dump().c_str());
+                     ja ? json::parse(*ja)["signature"].dump().c_str() : "(none)",
+                     jb ? json::parse(*jb)["signature"].dump().c_str() : "(merged)");
       }
     }
   }
@@ -245,13 +249,12 @@ contradiction_report evaluate_contradictions(const std::string& cases_jsonl, con
         ++r.cross_subject;
     }
     if (got != expect && std::getenv("ENGRAM_EVAL_EXPLAIN")) {
-      std::string jo, jn;
-      bs.store->get_entry(org, older_id, &jo);
-      bs.store->get_entry(org, schemas::entry_id(org, id + "-newer", 0), &jn);
-      auto brief = [](const std::string& j) {
-        if (j.empty())
+      const auto jo = bs.store->get_entry(org, older_id);
+      const auto jn = bs.store->get_entry(org, schemas::entry_id(org, id + "-newer", 0));
+      auto brief = [](const storage::result<std::string>& j) {
+        if (!j)
           return std::string("(merged)");
-        auto d = json::parse(j);
+        auto d = json::parse(*j);
         return d["subject"].dump() + " " + d["slot"].dump() + " " + d["polarity"].dump() + " " + d["signature"].dump();
       };
       std::fprintf(stderr, "%s %s expect=%s got=%s outcome=%s\n  O %s\n  N %s\n", id.c_str(), kind.c_str(),

@@ -98,14 +98,14 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
   engine->stop();
   engine.reset();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto store = engram::storage::open_graph_store({into, /*read_only=*/true}, &error);
+  auto store = engram::storage::open_graph_store({into, /*read_only=*/true});
   if (!store) {
-    std::cerr << "replay: " << error << "\n";
+    std::cerr << "replay: " << store.error() << "\n";
     return 1;
   }
   std::fprintf(stderr, "%sreplay: %lld records of engram-log into %s in %.1f s (%.0f records/s)\n", tty ? "\n" : "",
                static_cast<long long>(records), into.c_str(), secs, secs > 0 ? double(records) / secs : 0.0);
-  std::printf("%s\n", store->digest().c_str());
+  std::printf("%s\n", (*store)->digest().c_str());
   return 0;
 }
 
@@ -296,13 +296,12 @@ int import(const std::string& brokers, const std::string& output, const std::str
 }
 
 int digest(const std::string& dir) {
-  std::string error;
-  auto store = engram::storage::open_graph_store({dir, /*read_only=*/true}, &error);
+  auto store = engram::storage::open_graph_store({dir, /*read_only=*/true});
   if (!store) {
-    std::cerr << "digest: " << error << "\n";
+    std::cerr << "digest: " << store.error() << "\n";
     return 1;
   }
-  std::cout << store->digest() << "\n";
+  std::cout << (*store)->digest() << "\n";
   return 0;
 }
 

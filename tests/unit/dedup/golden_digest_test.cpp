@@ -33,13 +33,18 @@ protected:
   GoldenDigest()
     : path_((std::filesystem::temp_directory_path() / ("engram-golden-" + std::to_string(::getpid()))).string()) {
     std::filesystem::remove_all(path_);
-    std::string error;
-    store_ = GetParam() ? storage::make_memory_graph_store() : storage::open_graph_store({path_}, &error);
-    EXPECT_TRUE(store_) << error;
+    if (GetParam()) {
+      store_ = storage::make_memory_graph_store();
+    } else {
+      auto opened = storage::open_graph_store({path_});
+      EXPECT_TRUE(opened) << opened.error();
+      if (opened)
+        store_ = std::move(*opened);
+    }
     resolve_.dedup = std::make_unique<dedup::deduplicator>(store_, dedup::dedup_options{});
     resolve_.contradiction = std::make_unique<contradiction::contradiction_finder>(store_);
-    dedup::index_stats st;
-    EXPECT_EQ(resolve_.dedup->open("", &st, &error), storage::errc::ok) << error;
+    auto indexes = resolve_.dedup->open("");
+    EXPECT_TRUE(indexes) << indexes.error();
   }
   ~GoldenDigest() override {
     resolve_.dedup.reset();

@@ -99,14 +99,15 @@ protected:
   /// Opens (or reopens) a store and its resolver, loading index snapshots from `snapshots`.
   static std::unique_ptr<run> open(const std::string& path, const std::string& snapshots) {
     auto r = std::make_unique<run>();
-    std::string error;
-    r->store = storage::open_graph_store({path}, &error);
-    EXPECT_TRUE(r->store) << error;
+    auto opened = storage::open_graph_store({path});
+    EXPECT_TRUE(opened) << opened.error();
+    if (opened)
+      r->store = std::move(*opened);
     dedup::dedup_options d;
     r->resolve.dedup = std::make_unique<dedup::deduplicator>(r->store, d);
     r->resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(r->store);
-    dedup::index_stats st;
-    EXPECT_EQ(r->resolve.dedup->open(snapshots, &st, &error), storage::errc::ok) << error;
+    auto indexes = r->resolve.dedup->open(snapshots);
+    EXPECT_TRUE(indexes) << indexes.error();
     return r;
   }
 
@@ -159,8 +160,8 @@ TEST_F(ReplayTest, RestartFromSnapshotOrRebuildGivesTheSameDigest) {
       auto first = open(path, snaps);
       apply(*first, 0, half);
       if (snapshot) {
-        std::string error;
-        ASSERT_TRUE(first->resolve.dedup->save(snaps, &error)) << error;
+        auto saved = first->resolve.dedup->save(snaps);
+        ASSERT_TRUE(saved) << saved.error();
       }
     }
     // Applied after the snapshot: the restart must add these from the vectors family.
@@ -181,17 +182,17 @@ TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
   auto a = open(dir("one"), "");
   apply(*a, 0, 60);
   auto snaps = dir("snaps");
-  std::string error;
-  ASSERT_TRUE(a->resolve.dedup->save(snaps, &error)) << error;
+  auto saved = a->resolve.dedup->save(snaps);
+  ASSERT_TRUE(saved) << saved.error();
   const auto two = dir("two");
   auto b = open(two, "");
   apply(*b, 0, 30);
   b.reset();
   auto reopened = open(two, "");
-  dedup::index_stats st;
-  ASSERT_EQ(reopened->resolve.dedup->open(snaps, &st, &error), storage::errc::ok) << error;
-  EXPECT_EQ(st.loaded, 0u);
-  EXPECT_GT(st.rebuilt, 0u);
+  auto st = reopened->resolve.dedup->open(snaps);
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(st->loaded, 0u);
+  EXPECT_GT(st->rebuilt, 0u);
 }
 
 }  // namespace

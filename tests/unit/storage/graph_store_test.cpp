@@ -45,19 +45,18 @@ protected:
 
   void reopen() {
     store_.reset();
-    std::string error;
-    store_ = storage::open_graph_store({dir_.string()}, &error);
-    ASSERT_TRUE(store_) << error;
+    auto opened = storage::open_graph_store({dir_.string()});
+    ASSERT_TRUE(opened) << opened.error();
+    store_ = std::move(*opened);
   }
 
   std::unique_ptr<storage::graph_store> other_store(const std::string& suffix) {
     auto d = dir_.string() + "-" + suffix;
     std::filesystem::remove_all(d);
     extra_.push_back(d);
-    std::string error;
-    auto s = storage::open_graph_store({d}, &error);
-    EXPECT_TRUE(s) << error;
-    return s;
+    auto s = storage::open_graph_store({d});
+    EXPECT_TRUE(s) << s.error();
+    return s ? std::move(*s) : nullptr;
   }
 
   static storage::apply_outcome apply(storage::graph_store& s, const schemas::inbound_message* m, std::int64_t offset,
@@ -77,13 +76,13 @@ TEST_F(GraphStoreTest, AppliedEventWritesMessageContactsThreadCountersAndOffsetT
   auto m = message("acme", "evt-1");
   EXPECT_EQ(apply(*store_, &m, 41), storage::apply_outcome::applied);
 
-  std::string msg;
-  ASSERT_EQ(store_->get_message("acme", "evt-1", &msg), storage::errc::ok);
-  EXPECT_EQ(json::parse(msg)["body"], "We extend the trial to March 20.");
+  auto msg = store_->get_message("acme", "evt-1");
+  ASSERT_TRUE(msg);
+  EXPECT_EQ(json::parse(*msg)["body"], "We extend the trial to March 20.");
 
-  std::string contact;
-  ASSERT_EQ(store_->get_contact("acme", "sarah@acme.example", &contact), storage::errc::ok);
-  auto c = json::parse(contact);
+  auto contact = store_->get_contact("acme", "sarah@acme.example");
+  ASSERT_TRUE(contact);
+  auto c = json::parse(*contact);
   EXPECT_EQ(c["name"], "Sarah Lee");
   EXPECT_EQ(c["contactId"], "c-17");
   EXPECT_EQ(c["address"], "sarah@acme.example");
@@ -111,9 +110,9 @@ TEST_F(GraphStoreTest, RedeliveredEventIsANoOpBeyondTheOffset) {
   EXPECT_EQ(store_->stats()[0].events, 1u);
   EXPECT_EQ(store_->offsets("engram-log")[0].next_offset, 8);
   EXPECT_EQ(store_->redelivery_counts().first, 1u);
-  std::string msg;
-  ASSERT_EQ(store_->get_message("acme", "evt-1", &msg), storage::errc::ok);
-  EXPECT_EQ(json::parse(msg)["body"], "We extend the trial to March 20.");
+  auto msg = store_->get_message("acme", "evt-1");
+  ASSERT_TRUE(msg);
+  EXPECT_EQ(json::parse(*msg)["body"], "We extend the trial to March 20.");
 }
 
 TEST_F(GraphStoreTest, EverythingSurvivesReopen) {
@@ -143,9 +142,9 @@ TEST_F(GraphStoreTest, ContactKeepsFirstNameAndCollectsAliases) {
   m2.from.name = "S. Lee";
   apply(*store_, &m1, 0);
   apply(*store_, &m2, 1);
-  std::string contact;
-  ASSERT_EQ(store_->get_contact("acme", "SARAH@acme.example", &contact), storage::errc::ok);
-  auto c = json::parse(contact);
+  auto contact = store_->get_contact("acme", "SARAH@acme.example");
+  ASSERT_TRUE(contact);
+  auto c = json::parse(*contact);
   EXPECT_EQ(c["name"], "Sarah Lee");
   EXPECT_EQ(c["aliases"], json::array({"S. Lee"}));
   EXPECT_EQ(c["messages"], 2);
@@ -161,8 +160,9 @@ TEST_F(GraphStoreTest, OrganisationsNeverShareData) {
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[0].organization_id, "acme");
   EXPECT_EQ(stats[1].organization_id, "northwind");
-  std::string out;
-  EXPECT_EQ(store_->get_message("globex", "evt-1", &out), storage::errc::not_found);
+  auto out = store_->get_message("globex", "evt-1");
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error(), storage::errc::not_found);
 }
 
 /// One event with one fact whose stemmed words are `words`; returns the entry's id.
@@ -242,9 +242,9 @@ TEST_F(GraphStoreTest, ReadOnlyStoreRefusesWritesAndChangesNothing) {
   auto m1 = message("acme", "evt-1");
   apply(*store_, &m1, 0);
   auto digest = store_->digest();
-  std::string error;
-  auto ro = storage::open_graph_store({dir_.string(), /*read_only=*/true}, &error);
-  ASSERT_TRUE(ro) << error;
+  auto opened = storage::open_graph_store({dir_.string(), /*read_only=*/true});
+  ASSERT_TRUE(opened) << opened.error();
+  auto& ro = *opened;
   auto m2 = message("acme", "evt-2");
   storage::apply_outcome out{};
   EXPECT_NE(ro->apply({"engram-log", 0, 1, "cluster-a"}, &m2, &out), storage::errc::ok);
@@ -255,18 +255,16 @@ TEST_F(GraphStoreTest, ReadOnlyStoreRefusesWritesAndChangesNothing) {
 TEST_F(GraphStoreTest, MissingParentDirectoriesAreCreated) {
   auto nested = dir_.string() + "-nested/a/b";
   extra_.push_back(dir_.string() + "-nested");
-  std::string error;
-  auto s = storage::open_graph_store({nested}, &error);
-  ASSERT_TRUE(s) << error;
+  auto s = storage::open_graph_store({nested});
+  ASSERT_TRUE(s) << s.error();
   auto m = message("acme", "evt-1");
-  EXPECT_EQ(apply(*s, &m, 0), storage::apply_outcome::applied);
+  EXPECT_EQ(apply(**s, &m, 0), storage::apply_outcome::applied);
 }
 
 TEST_F(GraphStoreTest, OpeningANonDirectoryFailsWithAClearError) {
-  std::string error;
-  auto s = storage::open_graph_store({"/proc/version/x"}, &error);
-  EXPECT_FALSE(s);
-  EXPECT_NE(error.find("cannot open store at '/proc/version/x'"), std::string::npos) << error;
+  auto s = storage::open_graph_store({"/proc/version/x"});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("cannot open store at '/proc/version/x'"), std::string::npos) << s.error();
 }
 
 }  // namespace

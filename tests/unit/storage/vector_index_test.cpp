@@ -101,10 +101,11 @@ TEST(VectorIndex, SnapshotRoundTripKeepsResultsAndDeletions) {
   for (std::uint64_t l : {3u, 30u, 300u})
     index.remove(l);
   auto path = temp("snap");
-  std::string error;
-  ASSERT_TRUE(index.save(path, &error)) << error;
-  auto loaded = storage::vector_index::load(path, 32, {}, &error);
-  ASSERT_TRUE(loaded) << error;
+  auto saved = index.save(path);
+  ASSERT_TRUE(saved) << saved.error();
+  auto opened = storage::vector_index::load(path, 32, {});
+  ASSERT_TRUE(opened) << opened.error();
+  auto& loaded = *opened;
   // hnswlib 0.6.2 leaves num_deleted_ uninitialised on load: the count must be exact.
   EXPECT_EQ(loaded->size(), index.size());
   for (std::size_t q = 0; q < 50; ++q) {
@@ -126,14 +127,18 @@ TEST(VectorIndex, DamagedOrForeignSnapshotsAreRefused) {
   for (std::size_t i = 0; i < data.size(); ++i)
     index.add(i + 1, data[i]);
   auto path = temp("damaged");
-  std::string error;
-  ASSERT_TRUE(index.save(path, &error)) << error;
-  EXPECT_FALSE(storage::vector_index::load(path, 32, {}, &error));
-  EXPECT_NE(error.find("dimension"), std::string::npos) << error;
+  auto saved = index.save(path);
+  ASSERT_TRUE(saved) << saved.error();
+  auto other_dim = storage::vector_index::load(path, 32, {});
+  ASSERT_FALSE(other_dim);
+  EXPECT_NE(other_dim.error().find("dimension"), std::string::npos) << other_dim.error();
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
-  EXPECT_FALSE(storage::vector_index::load(path, 16, {}, &error));
-  EXPECT_NE(error.find("checksum"), std::string::npos) << error;
-  EXPECT_FALSE(storage::vector_index::load(temp("missing"), 16, {}, &error));
+  auto cut = storage::vector_index::load(path, 16, {});
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().find("checksum"), std::string::npos) << cut.error();
+  auto missing = storage::vector_index::load(temp("missing"), 16, {});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().find("no readable checksum file"), std::string::npos) << missing.error();
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".sum");
 }
