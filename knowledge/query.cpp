@@ -54,13 +54,12 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     fused[text[i].first] += 1.0 / (rrf_k + double(i + 1));
   std::vector<float> qv;
   if (deps_.embed && deps_.nearest) {
-    std::string error;
-    if (deps_.embed(r.query, qv, &error)) {
+    // Without a vector recall ranks by words alone; why is logged where embedding failed.
+    if (auto v = deps_.embed(r.query)) {
+      qv = std::move(*v);
       auto near = deps_.nearest(org, qv, recall_candidates);
       for (std::size_t i = 0; i < near.size(); ++i)
         fused[near[i].first] += 1.0 / (rrf_k + double(i + 1));
-    } else {
-      qv.clear();
     }
   }
   const auto at = now();

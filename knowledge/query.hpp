@@ -7,6 +7,7 @@
 
 #include "knowledge/read_rules.hpp"
 #include "schemas/knowledge.hpp"
+#include "schemas/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <cstdint>
@@ -29,9 +30,9 @@ struct query_dependencies {
   std::function<std::vector<std::pair<std::string, float>>(const std::string& organization_id,
                                                             std::span<const float> query, std::size_t k)>
       nearest;
-  /// A text's embedding (unit length); false with `error` when none can be made (recall then
-  /// ranks by words alone).
-  std::function<bool(std::string_view text, std::vector<float>& out, std::string* error)> embed;
+  /// A text's embedding (unit length); an error when none can be made (recall then ranks by
+  /// words alone).
+  std::function<engram::result<std::vector<float>>(std::string_view text)> embed;
   /// The BM25 terms of a text (stemmed content words).
   std::function<std::vector<std::string>(std::string_view text)> terms;
   /// Milliseconds since the epoch.

@@ -166,18 +166,14 @@ public:
 
   ~beast_server() override { stop(); }
 
-  bool listen(std::string* error) {
+  engram::result<void> listen() {
     auto parts = split_host_port(opts_.listen);
-    if (!parts) {
-      *error = "http.listen: expected host:port, got '" + opts_.listen + "'";
-      return false;
-    }
+    if (!parts)
+      return engram::fail("http.listen: expected host:port, got '" + opts_.listen + "'");
     beast::error_code ec;
     auto addr = net::ip::make_address(parts->host, ec);
-    if (ec) {
-      *error = "http.listen: '" + parts->host + "' is not an IP address";
-      return false;
-    }
+    if (ec)
+      return engram::fail("http.listen: '" + parts->host + "' is not an IP address");
     tcp::endpoint ep(addr, static_cast<unsigned short>(std::stoul(parts->port)));
     acceptor_.open(ep.protocol(), ec);
     if (!ec)
@@ -186,14 +182,12 @@ public:
       acceptor_.bind(ep, ec);
     if (!ec)
       acceptor_.listen(net::socket_base::max_listen_connections, ec);
-    if (ec) {
-      *error = "http: cannot listen on " + opts_.listen + ": " + ec.message();
-      return false;
-    }
+    if (ec)
+      return engram::fail("http: cannot listen on " + opts_.listen + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
     do_accept();
     thread_ = std::thread([this] { ioc_->run(); });
-    return true;
+    return {};
   }
 
   void stop() override {
@@ -236,10 +230,10 @@ private:
 
 }  // namespace
 
-std::unique_ptr<server> server::start(const server_options& opts, handler h, std::string* error) {
+engram::result<std::unique_ptr<server>> server::start(const server_options& opts, handler h) {
   auto s = std::make_unique<beast_server>(opts, std::move(h));
-  if (!s->listen(error))
-    return nullptr;
+  if (auto listening = s->listen(); !listening)
+    return engram::fail(listening.error());
   return s;
 }
 

@@ -2,6 +2,8 @@
 // HTTP/1.1 over Boost.Beast, behind plain structs: nothing outside net/http.cpp sees Beast.
 // The server runs one I/O thread; a handler may answer later, from any thread.
 
+#include "schemas/result.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -44,8 +46,8 @@ struct server_options {
 
 class server {
 public:
-  /// Binds and starts serving. Returns null and sets `error` when it cannot bind.
-  static std::unique_ptr<server> start(const server_options& opts, handler h, std::string* error);
+  /// Binds and starts serving. An error when it cannot bind.
+  [[nodiscard]] static engram::result<std::unique_ptr<server>> start(const server_options& opts, handler h);
   virtual ~server() = default;
   /// Stops accepting, closes connections and joins the I/O thread. Idempotent.
   virtual void stop() = 0;

@@ -1,5 +1,6 @@
 #pragma once
-// A value or the reason there is none: how fallible calls return (shared/STYLE.md §4).
+// A value or the reason there is none: how fallible calls return (after the error-handling
+// section of the team style guide, ../shared/STYLE.md §4, beside this repository).
 //
 // Engram's error conventions, the only ones:
 // - result<T> (E = std::string, "what: why"): opening, starting, loading, embedding,

@@ -107,7 +107,7 @@ http::router engine::impl::routes() {
 namespace {
 
 /// The dev token: made once into the data directory (mode 0600) when no token is configured.
-std::string dev_token(const std::string& dir, std::string* error) {
+engram::result<std::string> dev_token(const std::string& dir) {
   auto path = std::filesystem::path(dir) / "dev-token";
   std::ifstream in(path);
   std::string token;
@@ -120,17 +120,15 @@ std::string dev_token(const std::string& dir, std::string* error) {
     token += hex[rd() & 15];
   std::string tmp = path.string() + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0 || ::write(fd, token.data(), token.size()) != static_cast<ssize_t>(token.size()) || ::close(fd) != 0) {
-    *error = "cannot write the dev token to " + tmp;
-    return {};
-  }
+  if (fd < 0 || ::write(fd, token.data(), token.size()) != static_cast<ssize_t>(token.size()) || ::close(fd) != 0)
+    return engram::fail("cannot write the dev token to " + tmp);
   std::filesystem::rename(tmp, path);
   return token;
 }
 
 }  // namespace
 
-bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* error) {
+engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg) {
   mcp::mcp_options o;
   for (const auto& t : cfg.auth.tokens)
     o.auth.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name};
@@ -138,21 +136,22 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   o.policy.decay = cfg.decay;
   o.policy.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
   if (o.auth.tokens.empty() && o.auth.anonymous_organization.empty()) {
-    auto token = dev_token(cfg.storage.path, error);
-    if (token.empty())
-      return false;
-    o.auth.tokens[token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
+    auto token = dev_token(cfg.storage.path);
+    if (!token)
+      return engram::fail(token.error());
+    o.auth.tokens[*token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
     logging::get(logging::module::mcp)
         .info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
-              cfg.auth.dev_organization, cfg.storage.path, token);
+              cfg.auth.dev_organization, cfg.storage.path, *token);
   }
   if (!o.auth.anonymous_organization.empty())
     logging::get(logging::module::mcp)
         .warn("requests without a token are served as organisation '{}' (auth.anonymous_organization)",
               o.auth.anonymous_organization);
-  m.log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
-  if (!m.log_producer)
-    return false;
+  auto log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka);
+  if (!log_producer)
+    return engram::fail(log_producer.error());
+  m.log_producer = std::move(*log_producer);
   if (!m.log_producer->prepare(cfg.kafka.topics.log, std::chrono::seconds(5)))
     logging::get(logging::module::mcp)
         .warn("{} (the first save will look it up)", m.log_producer->last_error());
@@ -165,20 +164,18 @@ bool engine::start_mcp(impl& m, const config::engram_config& cfg, std::string* e
   d.metrics = &m.metrics;
   auto* producer = m.log_producer.get();
   auto topic = cfg.kafka.topics.log;
-  d.append = [producer, topic](const schemas::encoded_record& r, std::string* err) {
+  d.append = [producer, topic](const schemas::encoded_record& r) -> engram::result<void> {
     if (!producer->produce(topic, r.key, r.value, {{schemas::kind_header, r.kind}}) ||
-        !producer->flush(std::chrono::seconds(10))) {
-      *err = producer->last_error();
-      return false;
-    }
-    return true;
+        !producer->flush(std::chrono::seconds(10)))
+      return engram::fail(producer->last_error());
+    return {};
   };
   m.append = d.append;
   m.mcp = std::make_unique<mcp::service>(std::move(d), std::move(o));
-  return true;
+  return {};
 }
 
-std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_options opts, std::string* error) {
+engram::result<std::unique_ptr<engine>> engine::start(const config::engram_config& cfg, engine_options opts) {
   std::unique_ptr<engine> e(new engine());
   e->impl_ = std::make_unique<impl>();
   auto& m = *e->impl_;
@@ -188,19 +185,17 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   storage::open_options so;
   so.path = cfg.storage.path;
   auto store = storage::open_graph_store(so);
-  if (!store) {
-    if (error)
-      *error = store.error();
-    return nullptr;
-  }
+  if (!store)
+    return engram::fail(store.error());
   m.store = std::move(*store);
   logging::get(logging::module::store).info("opened {} ({} organisations)", cfg.storage.path, m.store->stats().size());
 
   if (cfg.kafka.embedded()) {
     const auto& t = cfg.kafka.topics;
-    m.broker = ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter}, embedded_partitions, error);
-    if (!m.broker)
-      return nullptr;
+    auto broker = ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter}, embedded_partitions);
+    if (!broker)
+      return engram::fail(broker.error());
+    m.broker = std::move(*broker);
     m.brokers = m.broker->bootstrap();
     logging::get(logging::module::engine)
         .info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
@@ -210,9 +205,10 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     m.brokers = cfg.kafka.brokers;
   }
 
-  std::shared_ptr<const extractor::embedder> embedder = extractor::make_embedder(cfg.embedder, error);
-  if (!embedder)
-    return nullptr;
+  auto made_embedder = extractor::make_embedder(cfg.embedder);
+  if (!made_embedder)
+    return engram::fail(made_embedder.error());
+  std::shared_ptr<const extractor::embedder> embedder = std::move(*made_embedder);
   if (cfg.embedder.cache_size > 0)
     embedder = std::make_shared<extractor::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
   auto resolve = std::make_shared<actors::resolver>();
@@ -225,11 +221,8 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     resolve->snapshot_dir = cfg.storage.path + "/vector-index";
     auto t0 = std::chrono::steady_clock::now();
     auto opened = resolve->dedup->open(resolve->snapshot_dir);
-    if (!opened) {
-      if (error)
-        *error = opened.error();
-      return nullptr;
-    }
+    if (!opened)
+      return engram::fail(opened.error());
     const auto& st = *opened;
     logging::get(logging::module::engine)
         .info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
@@ -248,49 +241,53 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
 
   auto* raw = &m;
   if (opts.replay) {
-    m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
-    if (!m.consumer) {
+    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status);
+    if (!consumer) {
       e->stop();
-      return nullptr;
+      return engram::fail(consumer.error());
     }
+    m.consumer = std::move(*consumer);
     return e;
   }
 
-  if (!start_mcp(m, cfg, error)) {
+  if (auto started = start_mcp(m, cfg); !started) {
     e->stop();
-    return nullptr;
+    return engram::fail(started.error());
   }
 
   http::server_options ho;
   ho.listen = cfg.http.listen;
   auto routes = std::make_shared<const http::router>(raw->routes());
-  m.http = http::server::start(
-      ho, [routes](const http::request& r, http::responder respond) { (*routes)(r, std::move(respond)); }, error);
-  if (!m.http) {
+  auto listening = http::server::start(
+      ho, [routes](const http::request& r, http::responder respond) { (*routes)(r, std::move(respond)); });
+  if (!listening) {
     e->stop();
-    return nullptr;
+    return engram::fail(listening.error());
   }
+  m.http = std::move(*listening);
   std::string paths;
   for (const auto& p : routes->paths())
     paths += " " + p;
   logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, m.http->port(), paths);
 
-  m.consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, error);
-  if (!m.consumer) {
+  auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status);
+  if (!consumer) {
     e->stop();
-    return nullptr;
+    return engram::fail(consumer.error());
   }
-  m.sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer), error);
-  if (!m.sequencer) {
+  m.consumer = std::move(*consumer);
+  auto sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer));
+  if (!sequencer) {
     e->stop();
-    return nullptr;
+    return engram::fail(sequencer.error());
   }
+  m.sequencer = std::move(*sequencer);
 
   {
-    auto channel = ingest::reminder_channel::create(m.brokers, cfg.kafka.rdkafka, cfg.kafka.topics.reminders, error);
+    auto channel = ingest::reminder_channel::create(m.brokers, cfg.kafka.rdkafka, cfg.kafka.topics.reminders);
     if (!channel) {
       e->stop();
-      return nullptr;
+      return engram::fail(channel.error());
     }
     actors::timers_options to;
     to.interval = std::chrono::milliseconds(cfg.timers.interval_ms);
@@ -300,7 +297,7 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
     to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
     to.reminder_batch = cfg.reminders.batch;
     m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,
-                                                [raw] { return raw->status.ready(); }, std::move(channel));
+                                                [raw] { return raw->status.ready(); }, std::move(*channel));
     if (opts.timers_thread)
       m.timers->start();
   }
@@ -308,22 +305,22 @@ std::unique_ptr<engine> engine::start(const config::engram_config& cfg, engine_o
   if (cfg.samples.load) {
     std::ifstream in(cfg.samples.path);
     if (!in) {
-      *error = "samples.load: cannot read '" + cfg.samples.path + "' (relative paths start at the working directory)";
       e->stop();
-      return nullptr;
+      return engram::fail("samples.load: cannot read '" + cfg.samples.path +
+                          "' (relative paths start at the working directory)");
     }
-    auto producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, error);
-    if (!producer) {
+    auto samples_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka);
+    if (!samples_producer) {
       e->stop();
-      return nullptr;
+      return engram::fail(samples_producer.error());
     }
+    auto& producer = *samples_producer;
     auto report = ingest::produce_events(*producer, cfg.kafka.topics.inbound, in, cfg.ingest.max_event_bytes);
     for (const auto& p : report.problems)
       logging::get(logging::module::engine).warn("samples: {}: {}", cfg.samples.path, p);
     if (!report.error.empty()) {
-      *error = "samples.load: " + report.error;
       e->stop();
-      return nullptr;
+      return engram::fail("samples.load: " + report.error);
     }
     logging::get(logging::module::engine)
         .info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);

@@ -9,6 +9,7 @@
 #include "actors/common/status.hpp"
 #include "actors/ingest/sequencer.hpp"
 #include "config/config.hpp"
+#include "schemas/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <cstdint>
@@ -30,9 +31,9 @@ struct engine_options {
 
 class engine {
 public:
-  /// Starts everything; returns null and sets `error` (naming what failed) otherwise.
-  static std::unique_ptr<engine> start(const config::engram_config& cfg, engine_options opts,
-                                       std::string* error);
+  /// Starts everything, or an error naming what failed (what had started is stopped).
+  [[nodiscard]] static engram::result<std::unique_ptr<engine>> start(const config::engram_config& cfg,
+                                                                     engine_options opts);
   ~engine();
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
@@ -57,7 +58,7 @@ public:
 private:
   engine() = default;
   struct impl;
-  static bool start_mcp(impl& m, const config::engram_config& cfg, std::string* error);
+  [[nodiscard]] static engram::result<void> start_mcp(impl& m, const config::engram_config& cfg);
   std::unique_ptr<impl> impl_;
 };
 

@@ -36,12 +36,12 @@ int main(int argc, char** argv) {
   for (const auto& w : loaded.warnings)
     log.warn("{}", w);
 
-  std::string error;
-  auto engine = engram::engine::engine::start(loaded.config, {}, &error);
-  if (!engine) {
-    log.error("{}", error);
+  auto started = engram::engine::engine::start(loaded.config, {});
+  if (!started) {
+    log.error("{}", started.error());
     return 1;
   }
+  auto& engine = *started;
   log.info("running (SIGTERM or Ctrl-C stops it)");
   timespec tick{0, 200'000'000};
   while (true) {

@@ -5,6 +5,7 @@
 // /v1/embeddings endpoint. Missing weights are an error at start, never a silent fallback.
 
 #include "config/config.hpp"
+#include "schemas/result.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -22,17 +23,17 @@ public:
   [[nodiscard]] virtual std::size_t dim() const noexcept = 0;
   /// "use-lite" or "openai:<model>".
   [[nodiscard]] virtual std::string name() const = 0;
-  /// One unit vector per text, in order. Thread-safe. False (and `error`) when the
-  /// embedder cannot answer (an endpoint's failure); `out` is then unspecified.
-  [[nodiscard]] virtual bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-                                   std::string* error) const = 0;
+  /// One unit vector per text, in order. Thread-safe. An error when the embedder cannot
+  /// answer (an endpoint's failure).
+  [[nodiscard]] virtual engram::result<std::vector<std::vector<float>>> embed(
+      std::span<const std::string_view> texts) const = 0;
 };
 
 /// Universal Sentence Encoder Lite.
 class use_lite_embedder final : public embedder {
 public:
-  /// Reads the converted model file; null with `error` naming the path and the reason.
-  [[nodiscard]] static std::unique_ptr<use_lite_embedder> load(const std::string& path, std::string* error);
+  /// Reads the converted model file; an error naming the path and the reason.
+  [[nodiscard]] static engram::result<std::unique_ptr<use_lite_embedder>> load(const std::string& path);
   ~use_lite_embedder() override;
 
   [[nodiscard]] std::size_t dim() const noexcept override { return 512; }
@@ -40,8 +41,8 @@ public:
   /// Sentences of a call are run together (their token rows stacked in each matrix
   /// product), which is faster than one at a time. Empty text embeds as the model's
   /// zero-token output (what the graph gives an empty sentence inside a batch).
-  [[nodiscard]] bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-                           std::string* error) const override;
+  [[nodiscard]] engram::result<std::vector<std::vector<float>>> embed(
+      std::span<const std::string_view> texts) const override;
 
   /// Whether large batches split their matrix products over two threads (default: when
   /// the machine has two cores or more). Results are the same bits either way.
@@ -68,7 +69,7 @@ struct openai_embedder_options {
 
 /// An OpenAI-compatible /v1/embeddings endpoint. Vectors are L2-normalised on arrival; a
 /// vector of another dimension than configured is an error.
-[[nodiscard]] std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& opts, std::string* error);
+[[nodiscard]] engram::result<std::unique_ptr<embedder>> make_openai_embedder(const openai_embedder_options& opts);
 
 /// Remembers the vectors of the last `capacity` distinct texts (least recently used out):
 /// mail repeats itself (boilerplate, restatements, quoted facts), and a vector is a pure
@@ -79,8 +80,8 @@ public:
   ~cached_embedder() override;
   [[nodiscard]] std::size_t dim() const noexcept override { return inner_->dim(); }
   [[nodiscard]] std::string name() const override { return inner_->name(); }
-  [[nodiscard]] bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-                           std::string* error) const override;
+  [[nodiscard]] engram::result<std::vector<std::vector<float>>> embed(
+      std::span<const std::string_view> texts) const override;
   /// Texts answered from the cache / computed, since construction.
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> hits_and_misses() const;
 
@@ -90,8 +91,8 @@ private:
   std::unique_ptr<state> st_;
 };
 
-/// The embedder the configuration names (embedder.kind), or null with `error`: missing
-/// weights and incomplete endpoint settings are errors, never a silent fallback.
-[[nodiscard]] std::unique_ptr<embedder> make_embedder(const config::embedder_config& cfg, std::string* error);
+/// The embedder the configuration names (embedder.kind), or an error: missing weights and
+/// incomplete endpoint settings are errors, never a silent fallback.
+[[nodiscard]] engram::result<std::unique_ptr<embedder>> make_embedder(const config::embedder_config& cfg);
 
 }  // namespace engram::extractor

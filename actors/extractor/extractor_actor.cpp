@@ -13,25 +13,25 @@ namespace {
 spdlog::logger& logger() { return logging::get(logging::module::extractor); }
 }  // namespace
 
-bool embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs, std::string* error) {
+engram::result<void> embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs) {
   constexpr std::size_t run = 64;
   std::vector<schemas::entry*> entries;
   for (auto* x : xs)
     for (auto& en : x->entries)
       entries.push_back(&en);
   std::vector<std::string_view> texts;
-  std::vector<std::vector<float>> vectors;
   for (std::size_t b = 0; b < entries.size(); b += run) {
     auto n = std::min(run, entries.size() - b);
     texts.clear();
     for (std::size_t i = 0; i < n; ++i)
       texts.push_back(entries[b + i]->content);
-    if (!e.embed(texts, vectors, error))
-      return false;
+    auto vectors = e.embed(texts);
+    if (!vectors)
+      return engram::fail(vectors.error());
     for (std::size_t i = 0; i < n; ++i)
-      entries[b + i]->embedding = std::move(vectors[i]);
+      entries[b + i]->embedding = std::move((*vectors)[i]);
   }
-  return true;
+  return {};
 }
 
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
@@ -71,10 +71,9 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
           std::vector<schemas::extraction*> xs;
           for (auto& x : read)
             xs.push_back(x.get());
-          std::string error;
-          if (!embed_entries(*st.embedder, xs, &error)) {
+          if (auto embedded = embed_entries(*st.embedder, xs); !embedded) {
             // Entries keep no vector: dedup falls back to exact titles for them. Counted.
-            logger().warn("embedding failed, entries of this batch are stored without vectors: {}", error);
+            logger().warn("embedding failed, entries of this batch are stored without vectors: {}", embedded.error());
             st.counters->count_embedding_failure();
             for (auto* x : xs)
               for (auto& en : x->entries)

@@ -7,6 +7,7 @@
 #include "actors/common/pipeline.hpp"
 #include "actors/extractor/embedder.hpp"
 #include "actors/extractor/extract.hpp"
+#include "schemas/result.hpp"
 
 #include <memory>
 
@@ -24,9 +25,9 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
                                            extractor::extractor_options options,
                                            std::shared_ptr<const extractor::embedder> embedder, metrics* m);
 
-/// Embeds the content of every entry of `xs` in runs of at most 64 sentences. False (and
-/// `error`) when the embedder failed; entries are then left without embeddings.
-[[nodiscard]] bool embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs,
-                                 std::string* error);
+/// Embeds the content of every entry of `xs` in runs of at most 64 sentences. An error
+/// when the embedder failed; entries are then left without embeddings.
+[[nodiscard]] engram::result<void> embed_entries(const extractor::embedder& e,
+                                                 std::span<schemas::extraction* const> xs);
 
 }  // namespace engram::actors

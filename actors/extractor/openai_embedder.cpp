@@ -26,16 +26,13 @@ public:
   std::size_t dim() const noexcept override { return opts_.dimension; }
   std::string name() const override { return "openai:" + opts_.model; }
 
-  bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-             std::string* error) const override {
+  engram::result<std::vector<std::vector<float>>> embed(std::span<const std::string_view> texts) const override {
     auto fail = [&](const std::string& why) {
-      if (error)
-        *error = "embeddings endpoint " + opts_.base_url + ": " + why;
-      return false;
+      return engram::fail("embeddings endpoint " + opts_.base_url + ": " + why);
     };
-    out.assign(texts.size(), {});
+    std::vector<std::vector<float>> out(texts.size());
     if (texts.empty())
-      return true;
+      return out;
     nlohmann::json input = nlohmann::json::array();
     for (auto t : texts)
       input.push_back(std::string(t));
@@ -80,7 +77,7 @@ public:
     for (const auto& v : out)
       if (v.empty())
         return fail("fewer embeddings than inputs");
-    return true;
+    return out;
   }
 
 private:
@@ -89,18 +86,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<embedder> make_openai_embedder(const openai_embedder_options& opts, std::string* error) {
-  auto fail = [&](const std::string& why) -> std::unique_ptr<embedder> {
-    if (error)
-      *error = why;
-    return nullptr;
-  };
+engram::result<std::unique_ptr<embedder>> make_openai_embedder(const openai_embedder_options& opts) {
   if (opts.base_url.rfind("http://", 0) != 0)
-    return fail("embedder.openai.base_url must start with http://");
+    return engram::fail("embedder.openai.base_url must start with http://");
   if (opts.model.empty())
-    return fail("embedder.openai.model is required");
+    return engram::fail("embedder.openai.model is required");
   if (opts.dimension == 0)
-    return fail("embedder.openai.dimension must be > 0");
+    return engram::fail("embedder.openai.dimension must be > 0");
   return std::make_unique<openai_embedder>(opts);
 }
 
@@ -120,10 +112,9 @@ cached_embedder::cached_embedder(std::shared_ptr<const embedder> inner, std::siz
 
 cached_embedder::~cached_embedder() = default;
 
-bool cached_embedder::embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-                            std::string* error) const {
+engram::result<std::vector<std::vector<float>>> cached_embedder::embed(std::span<const std::string_view> texts) const {
   auto& st = *st_;
-  out.assign(texts.size(), {});
+  std::vector<std::vector<float>> out(texts.size());
   std::vector<std::string_view> missing;
   std::vector<std::size_t> where;
   {
@@ -140,10 +131,11 @@ bool cached_embedder::embed(std::span<const std::string_view> texts, std::vector
     }
   }
   if (missing.empty())
-    return true;
-  std::vector<std::vector<float>> computed;
-  if (!inner_->embed(missing, computed, error))
-    return false;
+    return out;
+  auto embedded = inner_->embed(missing);
+  if (!embedded)
+    return embedded;
+  auto& computed = *embedded;
   std::lock_guard lock(st.mutex);
   st.misses += missing.size();
   for (std::size_t k = 0; k < missing.size(); ++k) {
@@ -157,7 +149,7 @@ bool cached_embedder::embed(std::span<const std::string_view> texts, std::vector
       st.lru.pop_back();
     }
   }
-  return true;
+  return out;
 }
 
 std::pair<std::uint64_t, std::uint64_t> cached_embedder::hits_and_misses() const {
@@ -165,7 +157,7 @@ std::pair<std::uint64_t, std::uint64_t> cached_embedder::hits_and_misses() const
   return {st_->hits, st_->misses};
 }
 
-std::unique_ptr<embedder> make_embedder(const config::embedder_config& cfg, std::string* error) {
+engram::result<std::unique_ptr<embedder>> make_embedder(const config::embedder_config& cfg) {
   if (cfg.kind == "openai") {
     openai_embedder_options o;
     o.base_url = cfg.openai.base_url;
@@ -173,9 +165,12 @@ std::unique_ptr<embedder> make_embedder(const config::embedder_config& cfg, std:
     o.api_key = cfg.openai.api_key;
     o.dimension = cfg.openai.dimension;
     o.timeout_ms = static_cast<int>(cfg.openai.timeout_ms);
-    return make_openai_embedder(o, error);
+    return make_openai_embedder(o);
   }
-  return use_lite_embedder::load(cfg.model_path, error);
+  auto model = use_lite_embedder::load(cfg.model_path);
+  if (!model)
+    return engram::fail(model.error());
+  return std::move(*model);
 }
 
 }  // namespace engram::extractor

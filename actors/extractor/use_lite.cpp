@@ -170,12 +170,8 @@ struct use_lite_embedder::model {
 use_lite_embedder::use_lite_embedder(std::unique_ptr<model> m) : m_(std::move(m)) {}
 use_lite_embedder::~use_lite_embedder() = default;
 
-std::unique_ptr<use_lite_embedder> use_lite_embedder::load(const std::string& path, std::string* error) {
-  auto fail = [&](const std::string& why) -> std::unique_ptr<use_lite_embedder> {
-    if (error)
-      *error = "embedder model '" + path + "': " + why;
-    return nullptr;
-  };
+engram::result<std::unique_ptr<use_lite_embedder>> use_lite_embedder::load(const std::string& path) {
+  auto fail = [&](const std::string& why) { return engram::fail("embedder model '" + path + "': " + why); };
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return fail("cannot open (run `tools/dev.sh setup` to fetch and convert it, or set embedder.model_path)");
@@ -339,11 +335,11 @@ std::vector<std::int32_t> use_lite_embedder::tokenize(std::string_view text) con
   return merged;
 }
 
-bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-                              std::string* error) const {
+engram::result<std::vector<std::vector<float>>> use_lite_embedder::embed(
+    std::span<const std::string_view> texts) const {
   const auto& M = *m_;
   const bool threads = M.two_threads;
-  out.assign(texts.size(), std::vector<float>(512));
+  std::vector<std::vector<float>> out(texts.size(), std::vector<float>(512));
   // Token rows of every sentence, stacked: sentence s owns rows [start[s], start[s] + len[s]).
   std::vector<std::vector<std::int32_t>> ids(texts.size());
   std::vector<Eigen::Index> start(texts.size()), len(texts.size());
@@ -428,8 +424,7 @@ bool use_lite_embedder::embed(std::span<const std::string_view> texts, std::vect
     for (int j = 0; j < 512; ++j)
       out[s][j] = r(j) * scale;
   }
-  (void)error;
-  return true;
+  return out;
 }
 
 }  // namespace engram::extractor

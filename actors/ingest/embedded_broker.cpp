@@ -16,8 +16,8 @@ struct embedded_broker::handles {
   }
 };
 
-std::unique_ptr<embedded_broker> embedded_broker::start(const std::vector<std::string>& topics,
-                                                        int partitions, std::string* error) {
+engram::result<std::unique_ptr<embedded_broker>> embedded_broker::start(const std::vector<std::string>& topics,
+                                                                        int partitions) {
   std::unique_ptr<embedded_broker> b(new embedded_broker());
   b->h_ = std::make_unique<handles>();
   char errstr[512];
@@ -27,20 +27,14 @@ std::unique_ptr<embedded_broker> embedded_broker::start(const std::vector<std::s
   b->h_->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
   if (!b->h_->rk) {
     rd_kafka_conf_destroy(conf);
-    *error = std::string("embedded broker: ") + errstr;
-    return nullptr;
+    return engram::fail(std::string("embedded broker: ") + errstr);
   }
   b->h_->cluster = rd_kafka_mock_cluster_new(b->h_->rk, 1);
-  if (!b->h_->cluster) {
-    *error = "embedded broker: rd_kafka_mock_cluster_new failed";
-    return nullptr;
-  }
-  for (const auto& t : topics) {
-    if (auto err = rd_kafka_mock_topic_create(b->h_->cluster, t.c_str(), partitions, 1); err) {
-      *error = "embedded broker: cannot create topic '" + t + "': " + rd_kafka_err2str(err);
-      return nullptr;
-    }
-  }
+  if (!b->h_->cluster)
+    return engram::fail("embedded broker: rd_kafka_mock_cluster_new failed");
+  for (const auto& t : topics)
+    if (auto err = rd_kafka_mock_topic_create(b->h_->cluster, t.c_str(), partitions, 1); err)
+      return engram::fail("embedded broker: cannot create topic '" + t + "': " + rd_kafka_err2str(err));
   b->bootstrap_ = rd_kafka_mock_cluster_bootstraps(b->h_->cluster);
   return b;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 namespace engram::ingest::detail {
@@ -75,68 +76,58 @@ kafka_events events;
 
 }  // namespace
 
-std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& brokers, const properties& user,
-                                         const properties& required, std::string* error) {
+engram::result<std::unique_ptr<RdKafka::Conf>> make_conf(client_role role, const std::string& brokers,
+                                                         const properties& user, const properties& required) {
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string err;
-  auto set = [&](const std::string& k, const std::string& v, const char* origin) {
-    if (conf->set(k, v, err) != RdKafka::Conf::CONF_OK) {
-      *error = std::string(origin) + " librdkafka property '" + k + "': " + err;
-      return false;
-    }
-    return true;
+  // The reason a property was refused, or none.
+  auto set = [&](const std::string& k, const std::string& v, const char* origin) -> std::optional<std::string> {
+    if (conf->set(k, v, err) != RdKafka::Conf::CONF_OK)
+      return std::string(origin) + " librdkafka property '" + k + "': " + err;
+    return std::nullopt;
   };
-  if (!set("bootstrap.servers", brokers, "kafka.brokers:"))
-    return nullptr;
-  if (conf->set("event_cb", static_cast<RdKafka::EventCb*>(&events), err) != RdKafka::Conf::CONF_OK) {
-    *error = "librdkafka event_cb: " + err;
-    return nullptr;
-  }
+  if (auto refused = set("bootstrap.servers", brokers, "kafka.brokers:"))
+    return engram::fail(std::move(*refused));
+  if (conf->set("event_cb", static_cast<RdKafka::EventCb*>(&events), err) != RdKafka::Conf::CONF_OK)
+    return engram::fail("librdkafka event_cb: " + err);
   const char other = role == client_role::consumer ? 'P' : 'C';
   for (const auto& [k, v] : user) {
     if (auto it = property_scopes().find(k); it != property_scopes().end() && it->second == other)
       continue;  // meant for the other kind of client
-    if (!set(k, v, "kafka.rdkafka:"))
-      return nullptr;
+    if (auto refused = set(k, v, "kafka.rdkafka:"))
+      return engram::fail(std::move(*refused));
   }
   for (const auto& [k, v] : required)
-    if (!set(k, v, "engram:"))
-      return nullptr;
+    if (auto refused = set(k, v, "engram:"))
+      return engram::fail(std::move(*refused));
   return conf;
 }
 
-std::unique_ptr<RdKafka::KafkaConsumer> make_consumer(const std::string& brokers, const properties& user,
-                                                      const std::string& group, const std::string& topic,
-                                                      RdKafka::RebalanceCb* rebalance, const char* who,
-                                                      std::string* error) {
+engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(
+    const std::string& brokers, const properties& user, const std::string& group, const std::string& topic,
+    RdKafka::RebalanceCb* rebalance, const char* who) {
   // Latency default (kafka.rdkafka may override it): a fetch waits at most 10 ms for data,
   // not librdkafka's 500 ms. The mock broker answers a waiting fetch only at the deadline,
   // and an agent's save waits for the pipeline to read it back (read-your-writes).
   properties tuned = user;
   tuned.emplace("fetch.wait.max.ms", "10");
-  auto conf = make_conf(client_role::consumer, brokers, tuned,
+  auto made = make_conf(client_role::consumer, brokers, tuned,
                         {{"group.id", group},
                          {"enable.auto.commit", "false"},
                          {"enable.auto.offset.store", "false"},
                          {"auto.offset.reset", "earliest"},
-                         {"enable.partition.eof", "false"}},
-                        error);
-  if (!conf)
-    return nullptr;
+                         {"enable.partition.eof", "false"}});
+  if (!made)
+    return engram::fail(made.error());
+  auto& conf = *made;
   std::string err;
-  if (rebalance && conf->set("rebalance_cb", rebalance, err) != RdKafka::Conf::CONF_OK) {
-    *error = std::string(who) + ": " + err;
-    return nullptr;
-  }
+  if (rebalance && conf->set("rebalance_cb", rebalance, err) != RdKafka::Conf::CONF_OK)
+    return engram::fail(std::string(who) + ": " + err);
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf.get(), err));
-  if (!consumer) {
-    *error = std::string(who) + " consumer: " + err;
-    return nullptr;
-  }
-  if (auto e = consumer->subscribe({topic}); e != RdKafka::ERR_NO_ERROR) {
-    *error = std::string(who) + ": cannot subscribe to " + topic + ": " + RdKafka::err2str(e);
-    return nullptr;
-  }
+  if (!consumer)
+    return engram::fail(std::string(who) + " consumer: " + err);
+  if (auto e = consumer->subscribe({topic}); e != RdKafka::ERR_NO_ERROR)
+    return engram::fail(std::string(who) + ": cannot subscribe to " + topic + ": " + RdKafka::err2str(e));
   return consumer;
 }
 

@@ -114,10 +114,13 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   }
 
   void dead_letter(const RdKafka::Message& msg, const std::string& reason, std::string_view kind) {
-    std::string error;
-    if (!dlq && !(dlq = kafka_producer::create(brokers, cfg.kafka.rdkafka, &error))) {
-      logger().error("cannot create the dead-letter producer: {}", error);
-      return;
+    if (!dlq) {
+      auto made = kafka_producer::create(brokers, cfg.kafka.rdkafka);
+      if (!made) {
+        logger().error("cannot create the dead-letter producer: {}", made.error());
+        return;
+      }
+      dlq = std::move(*made);
     }
     std::string key = msg.key() ? *msg.key() : std::string();
     (void)dlq->produce(cfg.kafka.topics.dead_letter, key,
@@ -127,10 +130,9 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   }
 };
 
-std::unique_ptr<log_consumer> log_consumer::start(const config::engram_config& cfg, const std::string& brokers,
-                                                  std::shared_ptr<const storage::graph_store> store,
-                                                  actors::stage_actor head, actors::metrics& metrics,
-                                                  actors::ingest_status& status, std::string* error) {
+engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
+    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<const storage::graph_store> store,
+    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
@@ -141,10 +143,11 @@ std::unique_ptr<log_consumer> log_consumer::start(const config::engram_config& c
   m.metrics = &metrics;
   m.status = &status;
   m.failed = &lc->failed_;
-  m.consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id, cfg.kafka.topics.log, &m,
-                                     "ingest", error);
-  if (!m.consumer)
-    return nullptr;
+  auto consumer =
+      detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id, cfg.kafka.topics.log, &m, "ingest");
+  if (!consumer)
+    return engram::fail(consumer.error());
+  m.consumer = std::move(*consumer);
   lc->thread_ = std::thread([p = lc.get()] { p->run(); });
   return lc;
 }

@@ -8,6 +8,7 @@
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
 #include "config/config.hpp"
+#include "schemas/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <atomic>
@@ -19,11 +20,11 @@ namespace engram::ingest {
 
 class log_consumer {
 public:
-  /// Starts the consumer thread. `store` is only read (stored offsets) from this thread.
-  static std::unique_ptr<log_consumer> start(const config::engram_config& cfg, const std::string& brokers,
-                                             std::shared_ptr<const storage::graph_store> store,
-                                             actors::stage_actor head, actors::metrics& metrics,
-                                             actors::ingest_status& status, std::string* error);
+  /// Starts the consumer thread. `store` is only read (stored offsets) from this thread. An
+  /// error when the consumer cannot be made.
+  [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
+      const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<const storage::graph_store> store,
+      actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status);
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

@@ -23,31 +23,26 @@ struct kafka_producer::impl : RdKafka::DeliveryReportCb {
   }
 };
 
-std::unique_ptr<kafka_producer> kafka_producer::create(const std::string& brokers,
-                                                       const std::map<std::string, std::string>& rdkafka,
-                                                       std::string* error) {
+engram::result<std::unique_ptr<kafka_producer>> kafka_producer::create(
+    const std::string& brokers, const std::map<std::string, std::string>& rdkafka) {
   std::unique_ptr<kafka_producer> p(new kafka_producer());
   p->impl_ = std::make_unique<impl>();
-  auto conf = detail::make_conf(detail::client_role::producer, brokers, rdkafka,
+  auto made = detail::make_conf(detail::client_role::producer, brokers, rdkafka,
                                 {{"enable.idempotence", "true"},
                                  {"acks", "all"},
                                  // Dead letters carry the original bytes, which may exceed the
                                  // event limit (that is why they are dead letters).
-                                 {"message.max.bytes", "16777216"}},
-                                error);
-  if (!conf)
-    return nullptr;
+                                 {"message.max.bytes", "16777216"}});
+  if (!made)
+    return engram::fail(made.error());
+  auto& conf = *made;
   std::string err;
   if (conf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(p->impl_.get()), err) !=
-      RdKafka::Conf::CONF_OK) {
-    *error = "producer: " + err;
-    return nullptr;
-  }
+      RdKafka::Conf::CONF_OK)
+    return engram::fail("producer: " + err);
   p->impl_->producer.reset(RdKafka::Producer::create(conf.get(), err));
-  if (!p->impl_->producer) {
-    *error = "producer: " + err;
-    return nullptr;
-  }
+  if (!p->impl_->producer)
+    return engram::fail("producer: " + err);
   return p;
 }
 

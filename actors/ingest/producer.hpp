@@ -2,6 +2,8 @@
 // A Kafka producer for Engram's own appends (engram-log, engram-dlq) and for tools:
 // idempotent, acks=all, with delivery tracked between flushes.
 
+#include "schemas/result.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
@@ -19,10 +21,9 @@ using headers = std::vector<std::pair<std::string, std::string>>;
 class kafka_producer {
 public:
   /// `rdkafka` holds user properties (kafka.rdkafka); idempotence and acks=all are forced.
-  /// Returns null and sets `error`.
-  static std::unique_ptr<kafka_producer> create(const std::string& brokers,
-                                                const std::map<std::string, std::string>& rdkafka,
-                                                std::string* error);
+  /// An error when librdkafka refuses the configuration or the client.
+  [[nodiscard]] static engram::result<std::unique_ptr<kafka_producer>> create(
+      const std::string& brokers, const std::map<std::string, std::string>& rdkafka);
   ~kafka_producer();
   kafka_producer(const kafka_producer&) = delete;
   kafka_producer& operator=(const kafka_producer&) = delete;

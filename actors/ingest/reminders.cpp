@@ -37,29 +37,25 @@ struct reminder_channel::impl : RdKafka::DeliveryReportCb {
   }
 };
 
-std::unique_ptr<reminder_channel> reminder_channel::create(const std::string& brokers,
-                                                           const std::map<std::string, std::string>& rdkafka,
-                                                           const std::string& topic, std::string* error) {
+engram::result<std::unique_ptr<reminder_channel>> reminder_channel::create(
+    const std::string& brokers, const std::map<std::string, std::string>& rdkafka, const std::string& topic) {
   std::unique_ptr<reminder_channel> c(new reminder_channel());
   c->impl_ = std::make_unique<impl>();
   auto& m = *c->impl_;
   m.brokers = brokers;
   m.rdkafka = rdkafka;
   m.topic = topic;
-  auto conf = detail::make_conf(detail::client_role::producer, brokers, rdkafka,
-                                {{"enable.idempotence", "true"}, {"acks", "all"}}, error);
-  if (!conf)
-    return nullptr;
+  auto made = detail::make_conf(detail::client_role::producer, brokers, rdkafka,
+                                {{"enable.idempotence", "true"}, {"acks", "all"}});
+  if (!made)
+    return engram::fail(made.error());
+  auto& conf = *made;
   std::string err;
-  if (conf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(&m), err) != RdKafka::Conf::CONF_OK) {
-    *error = "reminders: " + err;
-    return nullptr;
-  }
+  if (conf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(&m), err) != RdKafka::Conf::CONF_OK)
+    return engram::fail("reminders: " + err);
   m.producer.reset(RdKafka::Producer::create(conf.get(), err));
-  if (!m.producer) {
-    *error = "reminders: " + err;
-    return nullptr;
-  }
+  if (!m.producer)
+    return engram::fail("reminders: " + err);
   return c;
 }
 
@@ -68,8 +64,9 @@ reminder_channel::~reminder_channel() {
     (void)impl_->producer->flush(5000);
 }
 
-bool reminder_channel::send(const std::string& org, const std::string& reminder_id, const std::string& value,
-                            std::int32_t* partition, std::int64_t* offset, std::string* error) {
+engram::result<reminder_channel::position> reminder_channel::send(const std::string& org,
+                                                                  const std::string& reminder_id,
+                                                                  const std::string& value) {
   auto& m = *impl_;
   delivery d;
   auto* h = RdKafka::Headers::create();
@@ -78,8 +75,7 @@ bool reminder_channel::send(const std::string& org, const std::string& reminder_
                                  const_cast<char*>(value.data()), value.size(), org.data(), org.size(), 0, h, &d);
   if (err != RdKafka::ERR_NO_ERROR) {
     delete h;
-    *error = "produce to " + m.topic + " failed: " + RdKafka::err2str(err);
-    return false;
+    return engram::fail("produce to " + m.topic + " failed: " + RdKafka::err2str(err));
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!d.done && std::chrono::steady_clock::now() < deadline)
@@ -89,38 +85,30 @@ bool reminder_channel::send(const std::string& org, const std::string& reminder_
     while (!d.done)
       m.producer->poll(100);
   }
-  if (!d.error.empty()) {
-    *error = "delivery to " + m.topic + " failed: " + d.error;
-    return false;
-  }
-  *partition = d.partition;
-  *offset = d.offset;
-  return true;
+  if (!d.error.empty())
+    return engram::fail("delivery to " + m.topic + " failed: " + d.error);
+  return position{d.partition, d.offset};
 }
 
-bool reminder_channel::sent_since(const std::map<std::int32_t, std::int64_t>& from, std::vector<sent_reminder>* out,
-                                  std::string* error) {
+engram::result<std::vector<reminder_channel::sent_reminder>> reminder_channel::sent_since(
+    const std::map<std::int32_t, std::int64_t>& from) {
   auto& m = *impl_;
-  auto conf = detail::make_conf(detail::client_role::consumer, m.brokers, m.rdkafka,
+  auto made = detail::make_conf(detail::client_role::consumer, m.brokers, m.rdkafka,
                                 {{"group.id", "engram-reminders-recovery"},
                                  {"enable.auto.commit", "false"},
                                  {"enable.auto.offset.store", "false"},
-                                 {"enable.partition.eof", "true"}},
-                                error);
-  if (!conf)
-    return false;
+                                 {"enable.partition.eof", "true"}});
+  if (!made)
+    return engram::fail(made.error());
+  auto& conf = *made;
   std::string err;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf.get(), err));
-  if (!consumer) {
-    *error = "reminders: " + err;
-    return false;
-  }
+  if (!consumer)
+    return engram::fail("reminders: " + err);
   RdKafka::Metadata* raw = nullptr;
   std::unique_ptr<RdKafka::Topic> topic(RdKafka::Topic::create(consumer.get(), m.topic, nullptr, err));
-  if (auto e = consumer->metadata(false, topic.get(), &raw, 10000); e != RdKafka::ERR_NO_ERROR) {
-    *error = "reminders: metadata of " + m.topic + ": " + RdKafka::err2str(e);
-    return false;
-  }
+  if (auto e = consumer->metadata(false, topic.get(), &raw, 10000); e != RdKafka::ERR_NO_ERROR)
+    return engram::fail("reminders: metadata of " + m.topic + ": " + RdKafka::err2str(e));
   std::unique_ptr<RdKafka::Metadata> md(raw);
   std::vector<RdKafka::TopicPartition*> parts;
   std::map<std::int32_t, std::int64_t> end;
@@ -129,10 +117,9 @@ bool reminder_channel::sent_since(const std::map<std::int32_t, std::int64_t>& fr
       for (const auto* p : *t->partitions()) {
         std::int64_t lo = 0, hi = 0;
         if (auto e = consumer->query_watermark_offsets(m.topic, p->id(), &lo, &hi, 10000); e != RdKafka::ERR_NO_ERROR) {
-          *error = "reminders: watermarks of " + m.topic + ": " + RdKafka::err2str(e);
           for (auto* tp : parts)
             delete tp;
-          return false;
+          return engram::fail("reminders: watermarks of " + m.topic + ": " + RdKafka::err2str(e));
         }
         auto it = from.find(p->id());
         std::int64_t start = it == from.end() || it->second > hi || it->second < lo ? lo : it->second;
@@ -141,8 +128,9 @@ bool reminder_channel::sent_since(const std::map<std::int32_t, std::int64_t>& fr
           end[p->id()] = hi;
         }
       }
+  std::vector<sent_reminder> out;
   if (parts.empty())
-    return true;
+    return out;
   consumer->assign(parts);
   for (auto* tp : parts)
     delete tp;
@@ -163,14 +151,12 @@ bool reminder_channel::sent_since(const std::map<std::int32_t, std::int64_t>& fr
     r.offset = msg->offset();
     if (msg->offset() + 1 >= end[msg->partition()])
       end.erase(msg->partition());
-    out->push_back(std::move(r));
+    out.push_back(std::move(r));
   }
   consumer->close();
-  if (!end.empty()) {
-    *error = "reminders: " + m.topic + " not read to its end within 60 s";
-    return false;
-  }
-  return true;
+  if (!end.empty())
+    return engram::fail("reminders: " + m.topic + " not read to its end within 60 s");
+  return out;
 }
 
 }  // namespace engram::ingest

@@ -23,22 +23,24 @@ struct sequencer::impl {
   std::unique_ptr<kafka_producer> producer;
 };
 
-std::unique_ptr<sequencer> sequencer::start(const config::engram_config& cfg, const std::string& brokers,
-                                            actors::metrics& metrics, sequencer_options opts,
-                                            std::string* error) {
+engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram_config& cfg,
+                                                            const std::string& brokers, actors::metrics& metrics,
+                                                            sequencer_options opts) {
   std::unique_ptr<sequencer> s(new sequencer());
   s->impl_ = std::make_unique<impl>();
   auto& m = *s->impl_;
   m.cfg = cfg;
   m.metrics = &metrics;
   m.opts = std::move(opts);
-  m.consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-sequencer",
-                                     cfg.kafka.topics.inbound, nullptr, "sequencer", error);
-  if (!m.consumer)
-    return nullptr;
-  m.producer = kafka_producer::create(brokers, cfg.kafka.rdkafka, error);
-  if (!m.producer)
-    return nullptr;
+  auto consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-sequencer",
+                                       cfg.kafka.topics.inbound, nullptr, "sequencer");
+  if (!consumer)
+    return engram::fail(consumer.error());
+  m.consumer = std::move(*consumer);
+  auto producer = kafka_producer::create(brokers, cfg.kafka.rdkafka);
+  if (!producer)
+    return engram::fail(producer.error());
+  m.producer = std::move(*producer);
   s->running_ = true;
   s->thread_ = std::thread([p = s.get()] { p->run(); });
   return s;

@@ -7,6 +7,7 @@
 
 #include "actors/common/metrics.hpp"
 #include "config/config.hpp"
+#include "schemas/result.hpp"
 
 #include <atomic>
 #include <functional>
@@ -28,10 +29,11 @@ struct sequencer_options {
 
 class sequencer {
 public:
-  /// Starts the consumer thread. Returns null and sets `error` when a client cannot be made.
-  static std::unique_ptr<sequencer> start(const config::engram_config& cfg, const std::string& brokers,
-                                          actors::metrics& metrics, sequencer_options opts,
-                                          std::string* error);
+  /// Starts the consumer thread. An error when a client cannot be made.
+  [[nodiscard]] static engram::result<std::unique_ptr<sequencer>> start(const config::engram_config& cfg,
+                                                                        const std::string& brokers,
+                                                                        actors::metrics& metrics,
+                                                                        sequencer_options opts);
   ~sequencer();
   /// Stops the thread after its current batch; leaves the consumer group.
   void stop();

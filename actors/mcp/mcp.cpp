@@ -51,15 +51,15 @@ struct service::impl final : tool_context {
         return index->nearest(org, std::vector<float>(v.begin(), v.end()), k);
       };
     if (deps.embedder)
-      q.embed = [embedder = deps.embedder](std::string_view text, std::vector<float>& out, std::string* error) {
+      q.embed = [embedder = deps.embedder](std::string_view text) -> engram::result<std::vector<float>> {
         std::vector<std::string_view> one{text};
-        std::vector<std::vector<float>> v;
-        if (!embedder->embed(one, v, error) || v.empty()) {
-          logger().warn("recall without vectors (embedding failed): {}", *error);
-          return false;
+        auto v = embedder->embed(one);
+        if (!v || v->empty()) {
+          const std::string why = v ? std::string() : v.error();
+          logger().warn("recall without vectors (embedding failed): {}", why);
+          return engram::fail(why);
         }
-        out = std::move(v[0]);
-        return true;
+        return std::move((*v)[0]);
       };
     q.terms = [](std::string_view text) {
       const auto words = extractor::content_words(text);
@@ -102,10 +102,9 @@ struct service::impl final : tool_context {
     const auto& org = schemas::organization_of(record);
     const auto& event_id = schemas::event_id_of(record);
     auto applied = deps.notifier->expect(org, event_id);
-    std::string error;
-    if (!deps.append(schemas::encode(record), &error)) {
+    if (auto appended = deps.append(schemas::encode(record)); !appended) {
       deps.notifier->forget(org, event_id);
-      return reply(tool_error("not done: engram-log refused the record: " + error));
+      return reply(tool_error("not done: engram-log refused the record: " + appended.error()));
     }
     // Wait off the I/O thread; the answer goes out from here.
     {

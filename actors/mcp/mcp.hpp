@@ -17,6 +17,7 @@
 #include "knowledge/read_rules.hpp"
 #include "net/http.hpp"
 #include "schemas/log_record.hpp"
+#include "schemas/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <chrono>
@@ -45,8 +46,8 @@ struct mcp_dependencies {
   actors::metrics* metrics = nullptr;
   /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
   std::shared_ptr<const actors::clock> clock;
-  /// Appends one record to engram-log; false with `error`.
-  std::function<bool(const schemas::encoded_record& record, std::string* error)> append;
+  /// Appends one record to engram-log; an error when it was not acknowledged.
+  std::function<engram::result<void>(const schemas::encoded_record& record)> append;
 };
 
 class service {

@@ -68,25 +68,23 @@ void timers::stop() {
     thread_.join();
 }
 
-bool timers::apply(const schemas::knowledge_command& c, applied_event* what, std::string* error) {
+engram::result<applied_event> timers::apply(const schemas::knowledge_command& c) {
   const auto& org = c.organization_id;
   const auto& event_id = c.event_id;
   auto applied = notifier_->expect(org, event_id);
-  if (!append_(schemas::encode(c), error)) {
+  if (auto appended = append_(schemas::encode(c)); !appended) {
     notifier_->forget(org, event_id);
-    return false;
+    return engram::fail(appended.error());
   }
   if (applied.wait_for(opts_.apply_timeout) != std::future_status::ready) {
     notifier_->forget(org, event_id);
-    *error = "command " + event_id + " not applied within " + std::to_string(opts_.apply_timeout.count()) + " ms";
-    return false;
+    return engram::fail("command " + event_id + " not applied within " + std::to_string(opts_.apply_timeout.count()) +
+                        " ms");
   }
-  *what = applied.get();
-  if (what->error != storage::errc::ok) {
-    *error = "the store failed to apply " + event_id;
-    return false;
-  }
-  return true;
+  auto what = applied.get();
+  if (what.error != storage::errc::ok)
+    return engram::fail("the store failed to apply " + event_id);
+  return what;
 }
 
 timers_round timers::tick() {
@@ -103,7 +101,6 @@ timers_round timers::round() {
     return r;  // acting on a store behind the log could repeat what the log already records
   r.ran = true;
   const auto now = clock_->now_ms();
-  std::string error;
   auto reminder_sent = [&](const std::string& org, const std::string& entry, const std::string& reminder,
                            std::int32_t partition, std::int64_t offset) {
     schemas::knowledge_command c;
@@ -117,25 +114,26 @@ timers_round timers::round() {
     c.reminder_id = reminder;
     c.reminder_partition = partition;
     c.reminder_offset = offset;
-    applied_event what;
-    return apply(c, &what, &error);
+    return apply(c);
   };
   // (1) Sent before a crash, not recorded: record, never send again.
   if (reminders_ && !recovered_) {
-    std::vector<ingest::reminder_channel::sent_reminder> found;
-    if (!reminders_->sent_since(store_->reminder_marks(), &found, &error)) {
-      r.problem = "reminder recovery: " + error;
+    auto found = reminders_->sent_since(store_->reminder_marks());
+    if (!found) {
+      r.problem = "reminder recovery: " + found.error();
       return r;
     }
-    if (!found.empty())
+    if (!found->empty())
       logger().info("{} reminders found on engram-reminders past the recorded offsets: recording them",
-                    found.size());
-    for (const auto& s : found) {
+                    found->size());
+    for (const auto& s : *found) {
       auto j = json::parse(s.value, nullptr, false);
       if (j.is_discarded() || !j.contains("entryId") || s.reminder_id.empty())
         continue;
-      if (!reminder_sent(s.organization_id, j["entryId"].get<std::string>(), s.reminder_id, s.partition, s.offset)) {
-        r.problem = "reminder recovery: " + error;
+      auto recorded =
+          reminder_sent(s.organization_id, j["entryId"].get<std::string>(), s.reminder_id, s.partition, s.offset);
+      if (!recorded) {
+        r.problem = "reminder recovery: " + recorded.error();
         return r;
       }
       ++r.recovered;
@@ -154,13 +152,13 @@ timers_round timers::round() {
       c.event_id = "expire-" + std::to_string(now) + "-" + std::to_string(n);
       c.limit = opts_.expiry_batch;
       c.ttl_ms = opts_.branch_ttl_ms;
-      applied_event what;
-      if (!apply(c, &what, &error)) {
-        r.problem = "expiry: " + error;
+      auto what = apply(c);
+      if (!what) {
+        r.problem = "expiry: " + what.error();
         return r;
       }
       ++r.expire_commands;
-      auto j = json::parse(what.result, nullptr, false);
+      auto j = json::parse(what->result, nullptr, false);
       const std::size_t removed = j.is_discarded() ? 0 : j.value("removed", 0u);
       const std::size_t dropped = j.is_discarded() ? 0 : j.value("droppedSaves", 0u);
       r.removed += removed;
@@ -188,14 +186,14 @@ timers_round timers::round() {
                {"dueAt", doc.due_at.empty() ? json(nullptr) : json(doc.due_at)},
                {"remindAt", rfc3339(due.due_ms - opts_.reminder_lead_ms)},
                {"contactIds", doc.contact_ids}};
-    std::int32_t partition = 0;
-    std::int64_t offset = -1;
-    if (!reminders_->send(due.organization_id, reminder, value.dump(), &partition, &offset, &error)) {
-      r.problem = "reminder: " + error;
+    auto sent = reminders_->send(due.organization_id, reminder, value.dump());
+    if (!sent) {
+      r.problem = "reminder: " + sent.error();
       return r;
     }
-    if (!reminder_sent(due.organization_id, due.entry_id, reminder, partition, offset)) {
-      r.problem = "reminder sent but not yet recorded (recorded at the next start): " + error;
+    if (auto recorded = reminder_sent(due.organization_id, due.entry_id, reminder, sent->partition, sent->offset);
+        !recorded) {
+      r.problem = "reminder sent but not yet recorded (recorded at the next start): " + recorded.error();
       recovered_ = false;  // look for it on the topic next round
       return r;
     }

@@ -15,6 +15,7 @@
 #include "actors/common/notifier.hpp"
 #include "actors/ingest/reminders.hpp"
 #include "schemas/log_record.hpp"
+#include "schemas/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <atomic>
@@ -55,8 +56,8 @@ struct timers_round {
 
 class timers {
 public:
-  /// Appends one record to engram-log; false with `error`.
-  using append_fn = std::function<bool(const schemas::encoded_record&, std::string* error)>;
+  /// Appends one record to engram-log; an error when it was not acknowledged.
+  using append_fn = std::function<engram::result<void>(const schemas::encoded_record&)>;
 
   timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
          apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
@@ -72,8 +73,9 @@ public:
 
 private:
   timers_round round();
-  /// Appends `c` to engram-log and waits until the store applied it.
-  bool apply(const schemas::knowledge_command& c, applied_event* what, std::string* error);
+  /// Appends `c` to engram-log and waits until the store applied it: what the store said,
+  /// or an error (not appended, not applied in time, or the store failed to apply it).
+  [[nodiscard]] engram::result<applied_event> apply(const schemas::knowledge_command& c);
 
   timers_options opts_;
   std::shared_ptr<const storage::graph_store> store_;

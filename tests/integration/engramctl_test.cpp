@@ -60,9 +60,9 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
     EXPECT_EQ(r.key, test::org_of(r.value));
 
   // A running engine against the devbroker process; engramctl stats reads it.
-  std::string error;
-  auto e = engine::engine::start(test::test_config(brokers, dir.sub("store")), {}, &error);
-  ASSERT_TRUE(e) << error;
+  auto started = engine::engine::start(test::test_config(brokers, dir.sub("store")), {});
+  ASSERT_TRUE(started) << started.error();
+  auto& e = *started;
   ASSERT_TRUE(test::wait_until([&] { return e->metrics().applied() == 5; }, 60s));
   EXPECT_EQ(run(engramctl() + " stats --url http://127.0.0.1:" + std::to_string(e->http_port()), &out), 0) << out;
   auto stats = json::parse(out);

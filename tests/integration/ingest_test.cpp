@@ -22,10 +22,9 @@ protected:
   IngestTest() : dir_("ingest"), broker_(test::start_broker()) {}
 
   std::unique_ptr<engine::engine> start(config::engram_config cfg, engine::engine_options opts = {}) {
-    std::string error;
-    auto e = engine::engine::start(cfg, std::move(opts), &error);
-    EXPECT_TRUE(e) << error;
-    return e;
+    auto e = engine::engine::start(cfg, std::move(opts));
+    EXPECT_TRUE(e) << e.error();
+    return e ? std::move(*e) : nullptr;
   }
 
   config::engram_config cfg() { return test::test_config(broker_->bootstrap(), dir_.sub("store")); }
@@ -109,15 +108,15 @@ TEST_F(IngestTest, SequencerCrashBetweenAppendAndCommitLeavesNoDuplicateInTheSto
 
   // First sequencer: appends everything it reads, then "crashes" before committing.
   actors::metrics metrics;
-  std::string error;
   std::atomic<bool> crashed{false};
   ingest::sequencer_options crash;
   crash.before_commit = [&] {
     crashed = true;
     return false;
   };
-  auto first = ingest::sequencer::start(cfg(), broker_->bootstrap(), metrics, crash, &error);
-  ASSERT_TRUE(first) << error;
+  auto started = ingest::sequencer::start(cfg(), broker_->bootstrap(), metrics, crash);
+  ASSERT_TRUE(started) << started.error();
+  auto& first = *started;
   ASSERT_TRUE(test::wait_until([&] { return !first->running(); }, 60s));
   ASSERT_TRUE(crashed);
   auto appended = test::topic_size(broker_->bootstrap(), "engram-log");
@@ -307,11 +306,10 @@ TEST_F(IngestTest, DuplicatesMergeAndUpdatesSupersedeWithinOneOrganisationOnly) 
 TEST_F(IngestTest, MissingEmbedderWeightsStopTheStartWithTheFix) {
   auto c = cfg();
   c.embedder.model_path = dir_.sub("no-such-model.bin");
-  std::string error;
-  auto e = engine::engine::start(c, {}, &error);
-  EXPECT_FALSE(e);
-  EXPECT_NE(error.find("no-such-model.bin"), std::string::npos) << error;
-  EXPECT_NE(error.find("tools/dev.sh setup"), std::string::npos) << error;
+  auto e = engine::engine::start(c, {});
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("no-such-model.bin"), std::string::npos) << e.error();
+  EXPECT_NE(e.error().find("tools/dev.sh setup"), std::string::npos) << e.error();
 }
 
 TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {

@@ -47,9 +47,9 @@ protected:
     o.clock = clock_;
     o.timers_thread = false;
     o.replay = replay;
-    std::string error;
-    engine_ = engine::engine::start(c, std::move(o), &error);
-    ASSERT_TRUE(engine_) << error;
+    auto started = engine::engine::start(c, std::move(o));
+    ASSERT_TRUE(started) << started.error();
+    engine_ = std::move(*started);
     ASSERT_TRUE(test::wait_until([&] { return engine_->status().ready(); }, 60s));
   }
 
@@ -305,18 +305,14 @@ TEST_F(LifecycleTest, OneReminderPerActionItemAcrossACrashBetweenSendAndRecordAn
   EXPECT_EQ(engine_->tick_timers().reminders, 0u);
 
   // A crash between send and record: the reminder of `other` is on the topic, unrecorded.
-  std::string error;
-  auto channel = ingest::reminder_channel::create(broker_->bootstrap(), {}, "engram-reminders", &error);
-  ASSERT_TRUE(channel) << error;
-  std::int32_t partition = 0;
-  std::int64_t offset = 0;
-  ASSERT_TRUE(channel->send("acme", "rem-" + other["id"].get<std::string>(),
-                            json{{"reminderId", "rem-" + other["id"].get<std::string>()},
-                                 {"organizationId", "acme"},
-                                 {"entryId", other["id"]}}
-                                .dump(),
-                            &partition, &offset, &error))
-      << error;
+  auto channel = ingest::reminder_channel::create(broker_->bootstrap(), {}, "engram-reminders");
+  ASSERT_TRUE(channel) << channel.error();
+  auto delivered = (*channel)->send("acme", "rem-" + other["id"].get<std::string>(),
+                                    json{{"reminderId", "rem-" + other["id"].get<std::string>()},
+                                         {"organizationId", "acme"},
+                                         {"entryId", other["id"]}}
+                                        .dump());
+  ASSERT_TRUE(delivered) << delivered.error();
   engine_.reset();  // the engine that sent it is gone
   start("store");
   clock_->set(at("2026-03-24T12:00:00Z"));

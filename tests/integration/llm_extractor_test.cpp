@@ -22,11 +22,12 @@ using json = nlohmann::json;
 class fake_llm {
 public:
   fake_llm() {
-    std::string error;
-    server_ = http::server::start({"127.0.0.1:0"}, [this](const http::request& r, http::responder respond) {
+    auto started = http::server::start({"127.0.0.1:0"}, [this](const http::request& r, http::responder respond) {
       handle(r, std::move(respond));
-    }, &error);
-    EXPECT_TRUE(server_) << error;
+    });
+    EXPECT_TRUE(started) << started.error();
+    if (started)
+      server_ = std::move(*started);
   }
   ~fake_llm() {
     // The held requests are answered only now, long after their client gave up.
@@ -203,9 +204,9 @@ TEST(LlmExtractor, TheEngineStoresLlmEntriesAndCountsFallbacks) {
   b["eventId"] = "b";
   b["body"] = "We decided to keep the price. please-garbage";
   test::produce_raw(broker->bootstrap(), "inbound-messages", {{"acme", a.dump()}, {"acme", b.dump()}});
-  std::string error;
-  auto e = engine::engine::start(cfg, {}, &error);
-  ASSERT_TRUE(e) << error;
+  auto started = engine::engine::start(cfg, {});
+  ASSERT_TRUE(started) << started.error();
+  auto& e = *started;
   ASSERT_TRUE(test::wait_until([&] { return e->metrics().applied() == 2; }, 60s));
   auto decisions = e->store().entries_of_type("acme", schemas::entry_type::decision);
   ASSERT_EQ(decisions.size(), 2u);

@@ -28,9 +28,9 @@ protected:
     c.auth.tokens = {{acme_token, "acme", {"read", "write"}, "agent-a"},
                      {globex_token, "globex", {"read", "write"}, "agent-g"},
                      {reader_token, "acme", {"read"}, "reader"}};
-    std::string error;
-    engine_ = engine::engine::start(c, {}, &error);
-    ASSERT_TRUE(engine_) << error;
+    auto started = engine::engine::start(c, {});
+    ASSERT_TRUE(started) << started.error();
+    engine_ = std::move(*started);
     ASSERT_TRUE(test::wait_until([&] { return engine_->status().ready(); }, 60s));
   }
 

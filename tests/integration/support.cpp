@@ -43,18 +43,16 @@ temp_dir::~temp_dir() {
 }
 
 std::unique_ptr<ingest::embedded_broker> start_broker() {
-  std::string error;
-  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4,
-                                          &error);
-  EXPECT_TRUE(b) << error;
-  return b;
+  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4);
+  EXPECT_TRUE(b) << b.error();
+  return b ? std::move(*b) : nullptr;
 }
 
 void produce_raw(const std::string& brokers, const std::string& topic,
                  const std::vector<std::pair<std::string, std::string>>& key_values) {
-  std::string error;
-  auto p = ingest::kafka_producer::create(brokers, {}, &error);
-  ASSERT_TRUE(p) << error;
+  auto made = ingest::kafka_producer::create(brokers, {});
+  ASSERT_TRUE(made) << made.error();
+  auto& p = *made;
   for (const auto& [k, v] : key_values)
     ASSERT_TRUE(p->produce(topic, k, v)) << p->last_error();
   ASSERT_TRUE(p->flush(std::chrono::seconds(30))) << p->last_error();

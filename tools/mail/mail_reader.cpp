@@ -217,15 +217,13 @@ bool starts_with_from_line(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> list_files(const std::vector<std::string>& paths, std::string* error) {
+engram::result<std::vector<std::string>> list_files(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
     auto st = fs::status(p, ec);
-    if (ec || !fs::exists(st)) {
-      *error = "no such file or folder: " + p;
-      return {};
-    }
+    if (ec || !fs::exists(st))
+      return engram::fail("no such file or folder: " + p);
     if (fs::is_regular_file(st)) {
       out.push_back(p);
       continue;

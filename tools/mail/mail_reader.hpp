@@ -3,6 +3,8 @@
 // message into an inbound event (schemas/inbound-message.schema.json). MIME multipart,
 // quoted-printable, base64 and charsets are decoded to UTF-8; an HTML-only body becomes text.
 
+#include "schemas/result.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -26,8 +28,8 @@ struct read_options {
 };
 
 /// The files `paths` name: files as given, folders walked recursively (maildir tmp/ skipped),
-/// sorted for a stable order.
-[[nodiscard]] std::vector<std::string> list_files(const std::vector<std::string>& paths, std::string* error);
+/// sorted for a stable order. An error when a path does not exist.
+[[nodiscard]] engram::result<std::vector<std::string>> list_files(const std::vector<std::string>& paths);
 
 /// Reads every message of one file (an mbox holds several), calling `on_message` for each.
 /// Never throws; a malformed message is reported through mail_result::error.

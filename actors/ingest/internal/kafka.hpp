@@ -2,6 +2,8 @@
 // librdkafka helpers shared by the sequencer, the log consumer and the producer.
 // Internal to actors/ingest.
 
+#include "schemas/result.hpp"
+
 #include <librdkafka/rdkafkacpp.h>
 
 #include <chrono>
@@ -23,17 +25,17 @@ enum class client_role : std::uint8_t { consumer, producer };
 /// correctness depends on and the user cannot override. User properties that librdkafka
 /// documents for the other role only (session.timeout.ms for a producer, acks for a
 /// consumer) are left out, so kafka.rdkafka can hold both kinds without warnings.
-/// Returns null and sets `error`.
-std::unique_ptr<RdKafka::Conf> make_conf(client_role role, const std::string& brokers, const properties& user,
-                                         const properties& required, std::string* error);
+/// An error names the property librdkafka refused.
+[[nodiscard]] engram::result<std::unique_ptr<RdKafka::Conf>> make_conf(client_role role, const std::string& brokers,
+                                                                       const properties& user,
+                                                                       const properties& required);
 
 /// A KafkaConsumer in consumer group `group`, subscribed to `topic`, never committing on its
-/// own. `rebalance` may be null (librdkafka assigns the committed offsets). Returns null
-/// and sets `error`, naming `who`.
-std::unique_ptr<RdKafka::KafkaConsumer> make_consumer(const std::string& brokers, const properties& user,
-                                                      const std::string& group, const std::string& topic,
-                                                      RdKafka::RebalanceCb* rebalance, const char* who,
-                                                      std::string* error);
+/// own. `rebalance` may be null (librdkafka assigns the committed offsets). An error names
+/// `who`.
+[[nodiscard]] engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(
+    const std::string& brokers, const properties& user, const std::string& group, const std::string& topic,
+    RdKafka::RebalanceCb* rebalance, const char* who);
 
 /// Headers of a dead letter: the reason ("field: reason"), its kind and where the record was.
 std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::string& reason, std::string_view kind,

@@ -24,9 +24,9 @@ using json = nlohmann::json;
 class ReplayTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::string error;
-    model_ = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH, &error).release();
-    ASSERT_NE(model_, nullptr) << error;
+    auto loaded = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH);
+    ASSERT_TRUE(loaded) << loaded.error();
+    model_ = loaded->release();
     stream_ = new std::vector<actors::log_record>(build_stream());
   }
   static void TearDownTestSuite() {
@@ -69,8 +69,8 @@ protected:
       EXPECT_FALSE(schemas::decode(lines[i], {}, *m)) << lines[i];
       auto x = std::make_shared<schemas::extraction>(extractor::extract_validated(*m, vo));
       schemas::extraction* xs[] = {x.get()};
-      std::string error;
-      EXPECT_TRUE(actors::embed_entries(*model_, xs, &error)) << error;
+      auto embedded = actors::embed_entries(*model_, xs);
+      EXPECT_TRUE(embedded) << embedded.error();
       actors::log_record rec;
       rec.position = {"engram-log", 0, static_cast<std::int64_t>(i), "test"};
       rec.message = m;

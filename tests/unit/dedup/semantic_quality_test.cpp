@@ -15,9 +15,9 @@ namespace {
 class SemanticQuality : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::string error;
-    model_ = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH, &error).release();
-    ASSERT_NE(model_, nullptr) << error;
+    auto loaded = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH);
+    ASSERT_TRUE(loaded) << loaded.error();
+    model_ = loaded->release();
   }
   static void TearDownTestSuite() {
     delete model_;

@@ -33,9 +33,9 @@ std::vector<reference> load_references() {
 class UseLite : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::string error;
-    model_ = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH, &error).release();
-    ASSERT_NE(model_, nullptr) << error;
+    auto loaded = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH);
+    ASSERT_TRUE(loaded) << loaded.error();
+    model_ = loaded->release();
   }
   static void TearDownTestSuite() {
     delete model_;
@@ -59,13 +59,14 @@ TEST_F(UseLite, VectorsMatchTheJavaScriptWithin1e5PerComponent) {
   for (const auto& r : refs)
     texts.push_back(r.text);
   // One at a time and all together (stacked rows) must both match.
-  std::vector<std::vector<float>> batch;
-  std::string error;
-  ASSERT_TRUE(model_->embed(texts, batch, &error)) << error;
+  auto batched = model_->embed(texts);
+  ASSERT_TRUE(batched) << batched.error();
+  const auto& batch = *batched;
   float worst = 0;
   for (std::size_t i = 0; i < refs.size(); ++i) {
-    std::vector<std::vector<float>> one;
-    ASSERT_TRUE(model_->embed(std::span(&texts[i], 1), one, &error));
+    auto alone = model_->embed(std::span(&texts[i], 1));
+    ASSERT_TRUE(alone) << alone.error();
+    const auto& one = *alone;
     ASSERT_EQ(one[0].size(), 512u);
     for (std::size_t j = 0; j < 512; ++j) {
       worst = std::max({worst, std::abs(one[0][j] - refs[i].vector[j]), std::abs(batch[i][j] - refs[i].vector[j])});
@@ -77,18 +78,18 @@ TEST_F(UseLite, VectorsMatchTheJavaScriptWithin1e5PerComponent) {
   }
   // And with the products on one thread.
   model_->set_two_threads(false);
-  std::vector<std::vector<float>> serial;
-  ASSERT_TRUE(model_->embed(texts, serial, &error)) << error;
+  auto serial = model_->embed(texts);
+  ASSERT_TRUE(serial) << serial.error();
   model_->set_two_threads(true);
-  EXPECT_EQ(serial, batch);
+  EXPECT_EQ(*serial, batch);
   std::cout << "[ figures  ] largest difference from the JavaScript: " << worst << "\n";
 }
 
 TEST_F(UseLite, EmptyTextEmbedsAsTheZeroTokenOutputAndIsUnitLength) {
   std::vector<std::string_view> texts{"", "The Q3 budget is $50,000."};
-  std::vector<std::vector<float>> out;
-  std::string error;
-  ASSERT_TRUE(model_->embed(texts, out, &error));
+  auto embedded = model_->embed(texts);
+  ASSERT_TRUE(embedded) << embedded.error();
+  const auto& out = *embedded;
   double ss = 0;
   for (float c : out[0])
     ss += double(c) * c;
@@ -97,10 +98,10 @@ TEST_F(UseLite, EmptyTextEmbedsAsTheZeroTokenOutputAndIsUnitLength) {
 }
 
 TEST(UseLiteLoad, MissingWeightsAreAClearError) {
-  std::string error;
-  EXPECT_EQ(extractor::use_lite_embedder::load("/nonexistent/use-lite-en.bin", &error), nullptr);
-  EXPECT_NE(error.find("/nonexistent/use-lite-en.bin"), std::string::npos) << error;
-  EXPECT_NE(error.find("tools/dev.sh setup"), std::string::npos) << error;
+  auto loaded = extractor::use_lite_embedder::load("/nonexistent/use-lite-en.bin");
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().find("/nonexistent/use-lite-en.bin"), std::string::npos) << loaded.error();
+  EXPECT_NE(loaded.error().find("tools/dev.sh setup"), std::string::npos) << loaded.error();
 }
 
 }  // namespace
@@ -112,14 +113,13 @@ class counting_embedder final : public extractor::embedder {
 public:
   std::size_t dim() const noexcept override { return 2; }
   std::string name() const override { return "counting"; }
-  bool embed(std::span<const std::string_view> texts, std::vector<std::vector<float>>& out,
-             std::string*) const override {
-    out.clear();
+  engram::result<std::vector<std::vector<float>>> embed(std::span<const std::string_view> texts) const override {
+    std::vector<std::vector<float>> out;
     for (auto t : texts) {
       ++computed;
       out.push_back({static_cast<float>(t.size()), 1.0f});
     }
-    return true;
+    return out;
   }
   mutable std::size_t computed = 0;
 };
@@ -127,22 +127,22 @@ public:
 TEST(CachedEmbedder, RepeatedTextsAreComputedOnceAndTheOldestGoFirst) {
   auto inner = std::make_shared<counting_embedder>();
   extractor::cached_embedder cache(inner, 2);
-  std::vector<std::vector<float>> out;
-  std::string error;
   std::vector<std::string_view> first{"a", "bb", "a"};
-  ASSERT_TRUE(cache.embed(first, out, &error));
+  auto out = cache.embed(first);
+  ASSERT_TRUE(out);
   EXPECT_EQ(inner->computed, 3u);  // "a" twice in one call reaches the model twice, is kept once
-  EXPECT_EQ(out[0], out[2]);
+  EXPECT_EQ((*out)[0], (*out)[2]);
   std::vector<std::string_view> again{"bb", "a"};
-  ASSERT_TRUE(cache.embed(again, out, &error));
+  out = cache.embed(again);
+  ASSERT_TRUE(out);
   EXPECT_EQ(inner->computed, 3u);
-  EXPECT_EQ(out[0], (std::vector<float>{2, 1}));
+  EXPECT_EQ((*out)[0], (std::vector<float>{2, 1}));
   std::vector<std::string_view> third{"ccc"};  // evicts the least recently used: "bb"
-  ASSERT_TRUE(cache.embed(third, out, &error));
+  ASSERT_TRUE(cache.embed(third));
   std::vector<std::string_view> bb{"bb"}, a{"a"};
-  ASSERT_TRUE(cache.embed(a, out, &error));
+  ASSERT_TRUE(cache.embed(a));
   EXPECT_EQ(inner->computed, 4u);
-  ASSERT_TRUE(cache.embed(bb, out, &error));
+  ASSERT_TRUE(cache.embed(bb));
   EXPECT_EQ(inner->computed, 5u);
   EXPECT_EQ(cache.hits_and_misses(), (std::pair<std::uint64_t, std::uint64_t>{3, 5}));
 }
