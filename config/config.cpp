@@ -93,6 +93,20 @@ void each_key(const YAML::Node& map, const std::string& prefix,
 
 void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>& warnings) {
   each_key(root, "", {
+    {"roles", [&](const YAML::Node& n, const std::string& k) {
+       if (!n.IsSequence() || n.size() == 0)
+         fail(k, "must be a non-empty list of extract, store");
+       cfg.roles = {false, false};
+       for (std::size_t i = 0; i < n.size(); ++i) {
+         const auto role = scalar(n[i], k);
+         if (role == "extract")
+           cfg.roles.extract = true;
+         else if (role == "store")
+           cfg.roles.store = true;
+         else
+           fail(k, "unknown role '" + role + "' (roles are extract, store)");
+       }
+     }},
     {"kafka", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {
          {"brokers", [&](auto& v, auto& k) { cfg.kafka.brokers = as_string(v, k); }},
@@ -135,6 +149,9 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
           [&](auto& v, auto& k) { cfg.ingest.max_event_bytes = as_uint(v, k, 1024, 64u << 20); }},
          {"batch_size", [&](auto& v, auto& k) {
             cfg.ingest.batch_size = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000));
+          }},
+         {"extract_threads", [&](auto& v, auto& k) {
+            cfg.ingest.extract_threads = static_cast<std::uint32_t>(as_uint(v, k, 0, 64));
           }},
        });
      }},

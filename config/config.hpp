@@ -60,8 +60,22 @@ struct samples_config {
 struct ingest_config {
   /// Larger inbound events go to the dead-letter topic. Default: 1 MiB.
   std::uint64_t max_event_bytes = 1048576;
-  /// Most records the engram-log consumer hands to the pipeline at once. Default: 500.
+  /// Most records the engram-log consumer hands to the pipeline at once (and the most
+  /// inbound messages the extract stage takes at once). Default: 500.
   std::uint32_t batch_size = 500;
+  /// Threads the extract stage reads messages on (each message on one; order kept).
+  /// 0: one per core. Default: 0.
+  std::uint32_t extract_threads = 0;
+};
+
+/// What this engramd process does (DESIGN.md §1). `extract`: reads inbound-messages,
+/// extracts and embeds, appends to engram-log (the sequencer). `store`: consumes
+/// engram-log and applies it to the store, and serves MCP and the timers. Several
+/// `extract` processes may share the inbound partitions (one consumer group); each store
+/// stays the single writer of its data. Default: both.
+struct roles_config {
+  bool extract = true;
+  bool store = true;
 };
 
 struct extraction_config {
@@ -183,6 +197,7 @@ struct timers_config {
 };
 
 struct engram_config {
+  roles_config roles;
   kafka_config kafka;
   storage_config storage;
   http_config http;

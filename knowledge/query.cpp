@@ -52,7 +52,7 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
   auto text = deps_.store->search_text(org, terms, recall_candidates);
   for (std::size_t i = 0; i < text.size(); ++i)
     fused[text[i].first] += 1.0 / (rrf_k + double(i + 1));
-  std::vector<float> qv;
+  schemas::vector8 qv;
   if (deps_.embed && deps_.nearest) {
     // Without a vector recall ranks by words alone; why is logged where embedding failed.
     if (auto v = deps_.embed(r.query)) {
@@ -148,7 +148,7 @@ std::vector<json> query_service::review_queue(const std::string& org, std::size_
 }
 
 void query_service::add_branch(const std::string& org, const std::string& branch, std::int64_t at,
-                               const std::vector<std::string>& q, const std::vector<float>* qv,
+                               const std::vector<std::string>& q, const schemas::vector8* qv,
                                std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const {
   std::int64_t last = 0;
   auto saves = deps_.store->branch_saves(org, branch, &last);
@@ -164,7 +164,7 @@ void query_service::add_branch(const std::string& org, const std::string& branch
     const auto eid = doc.id;
     docs[eid] = std::move(doc);
     if (qv && b.embedding.size() == qv->size())
-      by_vector.emplace_back(-static_cast<double>(storage::dot(*qv, b.embedding)), eid);
+      by_vector.emplace_back(-static_cast<double>(schemas::similarity(*qv, b.embedding)), eid);
     std::size_t shared = 0;
     const auto words = deps_.terms(s.title + " " + s.content);
     for (const auto& t : std::set<std::string>(words.begin(), words.end()))

@@ -26,13 +26,13 @@ namespace engram::knowledge {
 /// What the service reads with. Only `store` and `now` are required.
 struct query_dependencies {
   std::shared_ptr<const storage::graph_store> store;
-  /// The organisation's `k` entries nearest to a unit vector, most similar first.
+  /// The organisation's `k` entries nearest to a vector, most similar first.
   std::function<std::vector<std::pair<std::string, float>>(const std::string& organization_id,
-                                                            std::span<const float> query, std::size_t k)>
+                                                            const schemas::vector8& query, std::size_t k)>
       nearest;
-  /// A text's embedding (unit length); an error when none can be made (recall then ranks by
+  /// A text's embedding, quantised; an error when none can be made (recall then ranks by
   /// words alone).
-  std::function<engram::result<std::vector<float>>(std::string_view text)> embed;
+  std::function<engram::result<schemas::vector8>(std::string_view text)> embed;
   /// The BM25 terms of a text (stemmed content words).
   std::function<std::vector<std::string>(std::string_view text)> terms;
   /// Milliseconds since the epoch.
@@ -87,7 +87,7 @@ public:
 
 private:
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
-                  const std::vector<std::string>& query_terms, const std::vector<float>* query_vector,
+                  const std::vector<std::string>& query_terms, const schemas::vector8* query_vector,
                   std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const;
 
   query_dependencies deps_;

@@ -3,6 +3,7 @@
 // entries and the entities they mention. Plain values; JSON in knowledge.cpp.
 
 #include "schemas/inbound_message.hpp"
+#include "schemas/vector.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -43,6 +44,7 @@ struct entity_mention {
   std::string role;
   std::string company;
   std::string phone;
+  bool operator==(const entity_mention&) const = default;
 };
 
 /// What must agree for two statements to say the same thing (DESIGN.md §5), read once
@@ -91,9 +93,11 @@ struct entry {
   /// Set by an agent's save: its tags and when it expires (RFC 3339; empty: never).
   std::vector<std::string> tags;
   std::string expires_at;
-  /// The content's sentence embedding (unit length), set by the extractor stage; empty
-  /// when no embedder ran. Stored in the `vectors` column family, not in the entry.
-  std::vector<float> embedding;
+  /// The content's sentence embedding, quantised (schemas/vector.hpp), set where the entry
+  /// is extracted; empty when no embedder ran. Stored in the `vectors` column family, not
+  /// in the entry.
+  vector8 embedding;
+  bool operator==(const entry&) const = default;
 };
 
 /// What an extractor read from one message.
@@ -106,6 +110,7 @@ struct extraction {
   std::size_t dropped_low_confidence = 0;
   /// "rules" or "llm".
   std::string extractor = "rules";
+  bool operator==(const extraction&) const = default;
 };
 
 /// The id of the index-th entry read from an event: "e-" + 16 hex digits of FNV-1a over

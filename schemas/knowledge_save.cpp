@@ -1,4 +1,5 @@
 #include "schemas/knowledge_save.hpp"
+#include "schemas/internal/json_fields.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ std::string to_json(const knowledge_save& s) {
     j["branchId"] = s.branch_id;
     j["branchTtlMs"] = s.branch_ttl_ms;
   }
+  if (!s.embedding.empty())
+    j["vector"] = detail::vector_json(s.embedding);
   return j.dump();
 }
 
@@ -80,7 +83,7 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
       out.tags.push_back(t.get<std::string>());
     }
   }
-  return std::nullopt;
+  return detail::fields(j, "").vector("vector", out.embedding);
 }
 
 inbound_message as_message(const knowledge_save& s) {

@@ -7,7 +7,10 @@
 //   {"eventId": "save-…", "organizationId": "acme", "savedAt": "2026-03-05T10:00:00Z",
 //    "savedBy": "agent-1", "type": "fact", "title": "…", "content": "…", "confidence": 0.8,
 //    "contactId": "c-17", "expiresAt": "2026-04-04T10:00:00Z", "tags": ["pricing"],
-//    "branchId": "b-1", "branchTtlMs": 86400000}          (the last two only for a branch save)
+//    "branchId": "b-1", "branchTtlMs": 86400000,          (the two only for a branch save)
+//    "vector": {"scale": 0.0071, "q": "<base64 int8>"}}    (the content's embedding, made by the
+//                                                         MCP side; records written before it
+//                                                         carried none are embedded when applied)
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
@@ -39,6 +42,8 @@ struct knowledge_save {
   /// Set when saved into a branch (speculative): the branch's time to live, fixed at save.
   std::string branch_id;
   std::int64_t branch_ttl_ms = 0;
+  /// The content's embedding, quantised; empty when the saver had no embedder.
+  vector8 embedding;
 
   friend bool operator==(const knowledge_save&, const knowledge_save&) = default;
 };

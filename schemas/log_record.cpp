@@ -4,8 +4,13 @@ namespace engram::schemas {
 
 namespace {
 
-constexpr std::array<std::string_view, all_record_kinds.size()> kind_names{kind_inbound_message, kind_knowledge_save,
-                                                                          kind_knowledge_command};
+constexpr std::array<std::string_view, all_record_kinds.size()> kind_names{
+    kind_inbound_message, kind_knowledge_save, kind_knowledge_command, kind_extracted_message};
+
+const inbound_message& message_of(const inbound_message& m) { return m; }
+const inbound_message& message_of(const extracted_message& x) { return x.message; }
+template <class T>
+const T& message_of(const T& v) { return v; }
 
 }  // namespace
 
@@ -27,11 +32,11 @@ record_kind kind_of(const log_payload& p) {
 }
 
 const std::string& organization_of(const log_payload& p) {
-  return std::visit([](const auto& v) -> const std::string& { return v.organization_id; }, p);
+  return std::visit([](const auto& v) -> const std::string& { return message_of(v).organization_id; }, p);
 }
 
 const std::string& event_id_of(const log_payload& p) {
-  return std::visit([](const auto& v) -> const std::string& { return v.event_id; }, p);
+  return std::visit([](const auto& v) -> const std::string& { return message_of(v).event_id; }, p);
 }
 
 encoded_record encode(const log_payload& p) {
@@ -62,6 +67,12 @@ std::variant<log_payload, record_error> decode_record(std::string_view header, s
       if (auto bad = decode(value, c))
         return record_error{"knowledge-command " + *bad, "schema"};
       return log_payload{std::move(c)};
+    }
+    case record_kind::extracted_message: {
+      extracted_message x;
+      if (auto bad = decode(value, limits, x))
+        return record_error{"extracted-message " + *bad, "schema"};
+      return log_payload{std::move(x)};
     }
   }
   return record_error{"unknown record kind '" + std::string(header) + "'", "unknown_kind"};

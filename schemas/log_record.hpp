@@ -6,12 +6,16 @@
 // for commands, every op.
 //
 //   kind header         value                               written by
-//   inbound-message     schemas/inbound_message.hpp         the sequencer (a copy of inbound-messages)
+//   inbound-message     schemas/inbound_message.hpp         format 1: the message alone (earlier
+//                                                           releases; extracted when applied)
+//   extracted-message   schemas/extracted_message.hpp       the extract stage: format 2, the message
+//                                                           with its entries, entities and vectors
 //   knowledge-save      schemas/knowledge_save.hpp          MCP save_knowledge
 //   knowledge-command   schemas/knowledge_command.hpp       MCP (validate, branches, review), timers
 //
 // A record without a kind header is an inbound message (what the first releases wrote).
 
+#include "schemas/extracted_message.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
@@ -27,18 +31,19 @@ namespace engram::schemas {
 /// The Kafka header that names a record's kind.
 inline constexpr const char* kind_header = "kind";
 
-enum class record_kind : std::uint8_t { inbound_message, knowledge_save, knowledge_command };
+/// In the order of log_payload's alternatives.
+enum class record_kind : std::uint8_t { inbound_message, knowledge_save, knowledge_command, extracted_message };
 
 inline constexpr std::array all_record_kinds{record_kind::inbound_message, record_kind::knowledge_save,
-                                             record_kind::knowledge_command};
+                                             record_kind::knowledge_command, record_kind::extracted_message};
 
-/// The header value: "inbound-message", "knowledge-save", "knowledge-command".
+/// The header value: "inbound-message", "knowledge-save", "knowledge-command", "extracted-message".
 [[nodiscard]] std::string_view to_string(record_kind k);
 /// The kind a header value names; an empty header is an inbound message; nullopt: unknown.
 [[nodiscard]] std::optional<record_kind> parse_record_kind(std::string_view header);
 
 /// A decoded record's value.
-using log_payload = std::variant<inbound_message, knowledge_save, knowledge_command>;
+using log_payload = std::variant<inbound_message, knowledge_save, knowledge_command, extracted_message>;
 
 [[nodiscard]] record_kind kind_of(const log_payload& p);
 [[nodiscard]] const std::string& organization_of(const log_payload& p);
@@ -61,7 +66,7 @@ struct record_error {
   std::string label;
 };
 
-/// Decodes a record by its kind header. Inbound messages are held to `limits`.
+/// Decodes a record by its kind header. Messages (inbound, extracted) are held to `limits`.
 [[nodiscard]] std::variant<log_payload, record_error> decode_record(std::string_view kind_header_value,
                                                                     std::string_view value,
                                                                     const decode_limits& limits);

@@ -3,7 +3,7 @@
 
 namespace engram::storage::detail {
 
-errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
+errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, const schemas::vector8& embedding,
                        apply_outcome* outcome) {
   write_txn tx;
   const auto& org = s.organization_id;
@@ -30,9 +30,12 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
       }
     }
     ++seq;
-    const auto doc = schemas::to_json(s);
+    auto kept = s;
+    kept.embedding = {};  // stored once, after the JSON
+    const auto doc = schemas::to_json(kept);
     std::string value = encode_u32(static_cast<std::uint32_t>(doc.size())) + doc;
-    value.append(reinterpret_cast<const char*>(embedding.data()), embedding.size() * sizeof(float));
+    if (!embedding.empty())
+      value += schemas::to_bytes(embedding);
     tx.batch.put(cf_branches, key(org, s.branch_id, encode_u64(seq)), value);
     tx.batch.put(cf_meta, state_key, encode_u64(seq) + encode_u64(static_cast<std::uint64_t>(s.saved_at_ms)));
   }
@@ -59,8 +62,8 @@ std::vector<branch_save> kv_graph_store::branch_saves(const std::string& org, co
     const auto n = decode_u32(val);
     b.save_json = std::string(val.substr(4, n));
     auto rest = val.substr(4 + n);
-    b.embedding.resize(rest.size() / sizeof(float));
-    std::memcpy(b.embedding.data(), rest.data(), b.embedding.size() * sizeof(float));
+    if (auto v = schemas::from_bytes(rest))
+      b.embedding = std::move(*v);
     out.push_back(std::move(b));
   }
   return out;

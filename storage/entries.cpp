@@ -161,7 +161,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
         auto seq = encode_u64(r->vector_seq);
         std::string value = id;
         value.push_back('\0');
-        value.append(reinterpret_cast<const char*>(en.embedding.data()), en.embedding.size() * sizeof(float));
+        value += schemas::to_bytes(en.embedding);
         tx.batch.put(cf_vectors, key(org, "q", seq), value);
         tx.batch.put(cf_vectors, key(org, "e", id), seq);
         vectors = std::max(vectors, r->vector_seq);

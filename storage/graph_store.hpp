@@ -69,7 +69,7 @@ struct branch_save {
   /// The knowledge-save record (schemas/knowledge_save.hpp).
   std::string save_json;
   /// Its content's embedding (empty when none was computed).
-  std::vector<float> embedding;
+  schemas::vector8 embedding;
 };
 
 /// What a knowledge command did (apply_command).
@@ -121,7 +121,7 @@ public:
   /// graph, visible only to recalls of that branch, until merged or discarded. A save to a
   /// branch idle for longer than s.branch_ttl_ms first drops the branch's older saves.
   [[nodiscard]] virtual errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s,
-                                               std::span<const float> embedding, apply_outcome* outcome) = 0;
+                                               const schemas::vector8& embedding, apply_outcome* outcome) = 0;
 
   /// Applies a knowledge command (validate, resolve_review, discard_branch, expire,
   /// reminder_sent, and the last step of merge_branch: dropping the merged saves) in one
@@ -184,7 +184,7 @@ public:
   /// > `after`, in sequence order (the order they were applied) until it returns false.
   [[nodiscard]] virtual errc scan_vectors(
       const std::string& organization_id, std::uint64_t after,
-      const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn) const = 0;
+      const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn) const = 0;
 
   /// A stored entry (knowledge/entry.hpp's encoding), or not_found.
   [[nodiscard]] virtual result<std::string> get_entry(const std::string& organization_id,

@@ -95,20 +95,18 @@ std::map<std::string, std::uint64_t> kv_graph_store::vector_sequences() const {
 }
 
 errc kv_graph_store::scan_vectors(const std::string& org, std::uint64_t after,
-                  const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn)
+                  const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn)
     const {
   auto prefix = key(org, "q", "");
   auto it = kv_->iterate(cf_vectors);
-  std::vector<float> v;
   for (it->seek(prefix + encode_u64(after + 1)); it->valid() && it->key().starts_with(prefix); it->next()) {
     auto seq = decode_u64(it->key().substr(prefix.size()));
     auto value = it->value();
     auto sep = value.find('\0');
-    if (sep == std::string_view::npos || (value.size() - sep - 1) % sizeof(float) != 0)
+    auto v = sep == std::string_view::npos ? std::nullopt : schemas::from_bytes(value.substr(sep + 1));
+    if (!v)
       return errc::corruption;
-    v.resize((value.size() - sep - 1) / sizeof(float));
-    std::memcpy(v.data(), value.data() + sep + 1, v.size() * sizeof(float));
-    if (!fn(seq, value.substr(0, sep), v))
+    if (!fn(seq, value.substr(0, sep), *v))
       break;
   }
   return it->status();

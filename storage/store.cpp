@@ -79,8 +79,8 @@ std::string kv_graph_store::digest() const {
     auto it = kv_->iterate(c, snap.get());
     for (it->seek_to_first(); it->valid(); it->next()) {
       auto k = it->key();
-      if (c == cf_meta && k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r'))
-        continue;
+      if (c == cf_meta && ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r')) || k == "v"))
+        continue;  // physical: delivery positions, redelivery counts, the layout version
       feed(k);
       feed(it->value());
     }
@@ -227,7 +227,9 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
   auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv));
   if (!opts.read_only)
     if (auto e = store->init_layout(); e != errc::ok)
-      return fail("store at '" + opts.path + "' has an unknown layout version (" + to_string(e) + ")");
+      return fail("store at '" + opts.path + "' was written with another layout than this build's (" +
+                  std::string(detail::layout_version) + "; " + to_string(e) +
+                  "): rebuild it from engram-log with engramctl replay");
   return std::unique_ptr<graph_store>(std::move(store));
 }
 

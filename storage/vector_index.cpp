@@ -5,6 +5,7 @@
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,38 @@ bool fingerprint(const std::string& path, std::uint64_t* size, std::uint64_t* ha
   return true;
 }
 
+/// hnswlib's view of a quantised vector: [scale: 4 bytes][q: dim bytes], distance
+/// 1 - schemas::similarity_of (the decisions' own formula, so the index and the decisions
+/// agree to the bit).
+class int8_space final : public hnswlib::SpaceInterface<float> {
+public:
+  explicit int8_space(std::size_t dim) : dim_(dim) {}
+  std::size_t get_data_size() override { return sizeof(float) + dim_; }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
+  void* get_dist_func_param() override { return &dim_; }
+
+  static float distance(const void* a, const void* b, const void* param) {
+    const auto dim = *static_cast<const std::size_t*>(param);
+    float sa, sb;
+    std::memcpy(&sa, a, sizeof sa);
+    std::memcpy(&sb, b, sizeof sb);
+    const auto* qa = static_cast<const std::int8_t*>(a) + sizeof(float);
+    const auto* qb = static_cast<const std::int8_t*>(b) + sizeof(float);
+    return 1.0f - schemas::similarity_of(schemas::dot_i8(qa, qb, dim), sa, sb);
+  }
+
+  /// The bytes hnswlib stores for `v`.
+  std::vector<char> pack(const schemas::vector8& v) const {
+    std::vector<char> out(sizeof(float) + dim_, 0);
+    std::memcpy(out.data(), &v.scale, sizeof(float));
+    std::memcpy(out.data() + sizeof(float), v.q.data(), std::min(dim_, v.q.size()));
+    return out;
+  }
+
+private:
+  std::size_t dim_;
+};
+
 }  // namespace
 
 struct vector_index::impl {
@@ -45,7 +78,7 @@ struct vector_index::impl {
 
   std::size_t dim;
   vector_index_options opts;
-  hnswlib::InnerProductSpace space;
+  int8_space space;
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
 
   void create(std::size_t capacity) {
@@ -70,12 +103,13 @@ std::size_t vector_index::size() const noexcept {
   return p_->hnsw->cur_element_count - p_->hnsw->num_deleted_;
 }
 
-void vector_index::add(std::uint64_t label, std::span<const float> v) {
+void vector_index::add(std::uint64_t label, const schemas::vector8& v) {
   auto& h = *p_->hnsw;
   if (h.cur_element_count == h.max_elements_)
     h.resizeIndex(h.max_elements_ * 2);
   // hnswlib 0.6.2 updates an existing label in place (and un-deletes it).
-  h.addPoint(v.data(), static_cast<hnswlib::labeltype>(label));
+  const auto packed = p_->space.pack(v);
+  h.addPoint(packed.data(), static_cast<hnswlib::labeltype>(label));
 }
 
 void vector_index::remove(std::uint64_t label) {
@@ -91,18 +125,25 @@ void vector_index::set_ef(std::size_t ef) noexcept {
   p_->hnsw->setEf(ef);
 }
 
-std::vector<vector_hit> vector_index::search(std::span<const float> query, std::size_t k) const {
+std::vector<vector_hit> vector_index::search(const schemas::vector8& query, std::size_t k) const {
   std::vector<vector_hit> out;
   auto& h = *p_->hnsw;
-  if (k == 0 || size() == 0)
+  if (k == 0 || size() == 0 || query.q.size() != p_->dim)
     return out;
   // ef is set once (constructor, set_ef): searches only read the index, so readers may run
   // together. hnswlib searches with max(ef, k).
-  auto result = h.searchKnn(query.data(), k);
+  const auto packed = p_->space.pack(query);
+  auto result = h.searchKnn(packed.data(), k);
   out.reserve(result.size());
   while (!result.empty()) {
-    // hnswlib's inner-product distance is 1 - <a, b>.
-    out.push_back({static_cast<std::uint64_t>(result.top().second), 1.0f - result.top().first});
+    // The similarity itself (1 - (1 - s) is not always s in float), from the stored bytes.
+    const auto label = result.top().second;
+    const char* stored = h.getDataByInternalId(h.label_lookup_.at(label));
+    float scale;
+    std::memcpy(&scale, stored, sizeof scale);
+    const auto dot = schemas::dot_i8(query.q.data(), reinterpret_cast<const std::int8_t*>(stored) + sizeof(float),
+                                     p_->dim);
+    out.push_back({static_cast<std::uint64_t>(label), schemas::similarity_of(dot, query.scale, scale)});
     result.pop();
   }
   std::sort(out.begin(), out.end(), [](const vector_hit& a, const vector_hit& b) {
@@ -167,22 +208,6 @@ engram::result<std::unique_ptr<vector_index>> vector_index::load(const std::stri
   }
   h.setEf(opts.ef_search);
   return std::unique_ptr<vector_index>(new vector_index(std::move(p)));
-}
-
-float dot(std::span<const float> a, std::span<const float> b) noexcept {
-  // Four independent sums in a fixed order: vectorisable, and the same result everywhere
-  // the same binary runs.
-  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  std::size_t n = std::min(a.size(), b.size()), i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i];
-    s1 += a[i + 1] * b[i + 1];
-    s2 += a[i + 2] * b[i + 2];
-    s3 += a[i + 3] * b[i + 3];
-  }
-  for (; i < n; ++i)
-    s0 += a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
 }
 
 }  // namespace engram::storage

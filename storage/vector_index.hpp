@@ -1,6 +1,7 @@
 #pragma once
-// One organisation's approximate nearest-neighbour index over unit vectors (hnswlib HNSW,
-// inner product). Derived state: the `vectors` column family is the truth, and the index
+// One organisation's approximate nearest-neighbour index over quantised vectors
+// (schemas/vector.hpp; hnswlib HNSW over an int8 inner-product space: 4 + dim bytes a
+// vector, a quarter of float32, and distances that are exact integer sums). Derived state: the `vectors` column family is the truth, and the index
 // can always be rebuilt from it (DESIGN.md §4).
 //
 // hnswlib 0.6.2 defines non-inline functions in its headers, so it is included by
@@ -13,6 +14,7 @@
 // same graph as the live one did.
 
 #include "schemas/result.hpp"
+#include "schemas/vector.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +27,7 @@ namespace engram::storage {
 
 struct vector_hit {
   std::uint64_t label = 0;
-  /// Inner product with the query (cosine for unit vectors).
+  /// schemas::similarity with the query (its cosine).
   float similarity = 0;
 };
 
@@ -49,7 +51,7 @@ public:
   [[nodiscard]] std::size_t size() const noexcept;
 
   /// Adds (or replaces) the vector of `label`. `v.size()` must equal dim().
-  void add(std::uint64_t label, std::span<const float> v);
+  void add(std::uint64_t label, const schemas::vector8& v);
   /// Hides `label` from searches (hnswlib markDelete); unknown labels are ignored.
   void remove(std::uint64_t label);
   /// Candidate list size of later searches (hnswlib ef; at least k is used). Not while
@@ -57,7 +59,7 @@ public:
   void set_ef(std::size_t ef) noexcept;
   /// Up to k nearest labels, most similar first (ties by label). Concurrent searches are
   /// safe; add and remove need the caller's exclusion.
-  [[nodiscard]] std::vector<vector_hit> search(std::span<const float> query, std::size_t k) const;
+  [[nodiscard]] std::vector<vector_hit> search(const schemas::vector8& query, std::size_t k) const;
 
   /// Writes the index to `path` (atomically: a temporary file, then rename).
   [[nodiscard]] engram::result<void> save(const std::string& path) const;
@@ -71,9 +73,5 @@ private:
   explicit vector_index(std::unique_ptr<impl> p);
   std::unique_ptr<impl> p_;
 };
-
-/// Inner product, summed in a fixed order (the exact similarity every decision uses; the
-/// index only proposes candidates).
-[[nodiscard]] float dot(std::span<const float> a, std::span<const float> b) noexcept;
 
 }  // namespace engram::storage

@@ -91,6 +91,11 @@ struct metrics::impl {
                                             .Help("contradicts relations raised (older entry flagged for review)")
                                             .Register(registry)
                                             .Add({});
+  prometheus::Gauge& extract_partitions = prometheus::BuildGauge()
+                                              .Name("engram_extract_partitions")
+                                              .Help("Partitions of inbound-messages this process's extract stage reads")
+                                              .Register(registry)
+                                              .Add({});
   prometheus::Gauge& index_size = prometheus::BuildGauge()
                                       .Name("engram_vector_index_size")
                                       .Help("Vectors searchable in the per-organisation HNSW indexes")
@@ -167,6 +172,7 @@ void metrics::count_timer_round(std::uint64_t expired, std::uint64_t dropped_sav
   impl_->reminders_sent.Increment(static_cast<double>(reminders_sent));
   impl_->reminders_recovered.Increment(static_cast<double>(reminders_recovered));
 }
+void metrics::set_extract_partitions(std::size_t n) { impl_->extract_partitions.Set(static_cast<double>(n)); }
 void metrics::set_index_size(std::uint64_t vectors) { impl_->index_size.Set(static_cast<double>(vectors)); }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
 

@@ -24,6 +24,8 @@ public:
   void count_dead_letter(std::string_view kind);
   /// Counts inbound events appended to engram-log by the sequencer.
   void count_sequenced(std::uint64_t n);
+  /// Partitions of inbound-messages the extract stage of this process reads now.
+  void set_extract_partitions(std::size_t n);
   /// Counts what extraction kept, dropped below extraction.confidence_threshold, marked
   /// suspicious (prompt-injection patterns in the source), and dropped as the injected
   /// instruction itself.

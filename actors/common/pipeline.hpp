@@ -37,8 +37,9 @@ struct log_record {
   std::shared_ptr<const schemas::knowledge_save> save;
   /// Set when the record is a knowledge command (`message` is then null).
   std::shared_ptr<const schemas::knowledge_command> command;
-  /// What the extractor stage read from `message` (null before it, or when not extracted),
-  /// with an embedding per entry.
+  /// What was read from `message`, with an embedding per entry: from the record itself
+  /// (extracted-message, format 2), or by the extractor stage for records of format 1 and
+  /// saves that came without a vector (null before it, or when not extracted).
   std::shared_ptr<const schemas::extraction> knowledge;
   /// What dedup and contradiction decided, one per entry of `knowledge` (null before dedup).
   std::shared_ptr<std::vector<schemas::resolution>> resolutions;
@@ -46,11 +47,17 @@ struct log_record {
   std::chrono::steady_clock::time_point received_at;
 };
 
-/// Fills `rec` from a decoded engram-log record: a message, a save (with its as_message()
-/// form) or a command.
-inline void set_payload(log_record& rec, schemas::log_payload&& payload) {
+/// Fills `rec` from a decoded engram-log record: a message (with what was read from it,
+/// format 2), a save (with its as_message() form) or a command. `re_extract` drops what a
+/// format-2 record says was read, so the extractor stage reads the message again
+/// (engramctl replay --re-extract).
+inline void set_payload(log_record& rec, schemas::log_payload&& payload, bool re_extract = false) {
   if (auto* m = std::get_if<schemas::inbound_message>(&payload)) {
     rec.message = std::make_shared<schemas::inbound_message>(std::move(*m));
+  } else if (auto* x = std::get_if<schemas::extracted_message>(&payload)) {
+    rec.message = std::make_shared<schemas::inbound_message>(std::move(x->message));
+    if (!re_extract)
+      rec.knowledge = std::make_shared<schemas::extraction>(std::move(x->knowledge));
   } else if (auto* s = std::get_if<schemas::knowledge_save>(&payload)) {
     rec.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*s));
     rec.save = std::make_shared<schemas::knowledge_save>(std::move(*s));

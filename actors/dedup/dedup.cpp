@@ -109,8 +109,8 @@ std::size_t deduplicator::total_size() const {
   return n;
 }
 
-std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org, std::span<const float> query,
-                                                                 std::size_t k) const {
+std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org,
+                                                                 const schemas::vector8& query, std::size_t k) const {
   std::shared_lock lock(mutex_);
   std::vector<std::pair<std::string, float>> out;
   auto it = orgs_.find(org);
@@ -171,7 +171,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
     // The vectors applied after the snapshot (all of them on a rebuild), in apply order.
     bool bad_dim = false;
     auto e = store_->scan_vectors(org, oi->last_seq, [&](std::uint64_t seq, std::string_view id,
-                                                         std::span<const float> v) {
+                                                         const schemas::vector8& v) {
       if (v.size() != opts_.dim) {
         bad_dim = true;
         return false;

@@ -87,7 +87,7 @@ public:
   /// The `k` entries of one organisation nearest to `query` (unit vector), most similar
   /// first: recall's vector side. Safe to call from any thread while events are resolved.
   [[nodiscard]] std::vector<std::pair<std::string, float>> nearest(const std::string& organization_id,
-                                                                   std::span<const float> query, std::size_t k) const;
+                                                                   const schemas::vector8& query, std::size_t k) const;
 
 private:
   struct org_index;

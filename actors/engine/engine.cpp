@@ -2,6 +2,7 @@
 #include "actors/common/log.hpp"
 
 #include "actors/engine/pipeline.hpp"
+#include "actors/extractor/extractor_actor.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
@@ -76,31 +77,35 @@ http::router engine::impl::routes() {
     respond(http::response{status, "application/json", body.dump(), {}});
   };
   http::router r;
-  r.add("/mcp", {}, [this, json_reply](const http::request& req, http::responder respond) {
-    if (!mcp)
-      return json_reply(respond, 503, {{"error", "MCP is not ready"}});
-    mcp->handle(req, std::move(respond));
-  });
+  if (store)  // the store role serves MCP; a process with the extract role alone does not
+    r.add("/mcp", {}, [this, json_reply](const http::request& req, http::responder respond) {
+      if (!mcp)
+        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+      mcp->handle(req, std::move(respond));
+    });
   r.add("/healthz", get, [json_reply](const http::request&, http::responder respond) {
     json_reply(respond, 200, {{"status", "ok"}});
   });
   r.add("/readyz", get, [this, json_reply](const http::request&, http::responder respond) {
-    bool ready = status.ready();
+    const bool ready = store ? status.ready() : sequencer && sequencer->running();
     metrics.set_ready(ready);
     if (ready)
       return json_reply(respond, 200, {{"ready", true}});
-    json_reply(respond, 503, {{"ready", false}, {"reason", status.not_ready_reason()}});
+    json_reply(respond, 503, {{"ready", false},
+                              {"reason", store ? status.not_ready_reason() : "the extract stage is not running"}});
   });
   r.add("/metrics", get, [this](const http::request&, http::responder respond) {
-    metrics.set_ready(status.ready());
-    metrics.set_rocksdb(store->engine_stats());
+    metrics.set_ready(store ? status.ready() : sequencer && sequencer->running());
+    if (store)
+      metrics.set_rocksdb(store->engine_stats());
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   });
-  r.add("/v1/stats", get, [this](const http::request&, http::responder respond) {
-    respond(http::response{200, "application/json", stats(), {}});
-  });
+  if (store)
+    r.add("/v1/stats", get, [this](const http::request&, http::responder respond) {
+      respond(http::response{200, "application/json", stats(), {}});
+    });
   return r;
 }
 
@@ -181,14 +186,20 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   auto& m = *e->impl_;
   m.cfg = cfg;
   m.clock = opts.clock ? opts.clock : std::make_shared<actors::system_clock>();
+  // A replay is the store role alone, whatever the configuration says.
+  const bool store_role = cfg.roles.store || opts.replay;
+  const bool extract_role = cfg.roles.extract && !opts.replay;
 
-  storage::open_options so;
-  so.path = cfg.storage.path;
-  auto store = storage::open_graph_store(so);
-  if (!store)
-    return engram::fail(store.error());
-  m.store = std::move(*store);
-  logging::get(logging::module::store).info("opened {} ({} organisations)", cfg.storage.path, m.store->stats().size());
+  if (store_role) {
+    storage::open_options so;
+    so.path = cfg.storage.path;
+    auto store = storage::open_graph_store(so);
+    if (!store)
+      return engram::fail(store.error());
+    m.store = std::move(*store);
+    logging::get(logging::module::store)
+        .info("opened {} ({} organisations)", cfg.storage.path, m.store->stats().size());
+  }
 
   if (cfg.kafka.embedded()) {
     const auto& t = cfg.kafka.topics;
@@ -211,48 +222,16 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   std::shared_ptr<const extractor::embedder> embedder = std::move(*made_embedder);
   if (cfg.embedder.cache_size > 0)
     embedder = std::make_shared<extractor::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
-  auto resolve = std::make_shared<actors::resolver>();
-  {
-    dedup::dedup_options dopts;
-    dopts.threshold = cfg.dedup.threshold;
-    dopts.dim = embedder->dim();
-    resolve->dedup = std::make_unique<dedup::deduplicator>(m.store, dopts);
-    resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(m.store);
-    resolve->snapshot_dir = cfg.storage.path + "/vector-index";
-    auto t0 = std::chrono::steady_clock::now();
-    auto opened = resolve->dedup->open(resolve->snapshot_dir);
-    if (!opened)
-      return engram::fail(opened.error());
-    const auto& st = *opened;
-    logging::get(logging::module::engine)
-        .info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
-              "snapshots, {} rebuilt) in {} ms",
-              embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
-              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
-    m.metrics.set_index_size(st.vectors);
-  }
-
-  m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
-  m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
   m.embedder = embedder;
-  m.resolve = resolve;
-  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
-                                      &m.notifier, extractor_options_of(cfg));
-
   auto* raw = &m;
-  if (opts.replay) {
-    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status);
-    if (!consumer) {
+  if (store_role) {
+    auto started = start_store(m, cfg, opts);
+    if (!started) {
       e->stop();
-      return engram::fail(consumer.error());
+      return engram::fail(started.error());
     }
-    m.consumer = std::move(*consumer);
-    return e;
-  }
-
-  if (auto started = start_mcp(m, cfg); !started) {
-    e->stop();
-    return engram::fail(started.error());
+    if (opts.replay)
+      return e;
   }
 
   http::server_options ho;
@@ -270,38 +249,39 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
     paths += " " + p;
   logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, m.http->port(), paths);
 
-  auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status);
-  if (!consumer) {
-    e->stop();
-    return engram::fail(consumer.error());
-  }
-  m.consumer = std::move(*consumer);
-  auto sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer));
-  if (!sequencer) {
-    e->stop();
-    return engram::fail(sequencer.error());
-  }
-  m.sequencer = std::move(*sequencer);
-
-  {
-    auto channel = ingest::reminder_channel::create(m.brokers, cfg.kafka.rdkafka, cfg.kafka.topics.reminders);
-    if (!channel) {
+  if (store_role) {
+    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status);
+    if (!consumer) {
       e->stop();
-      return engram::fail(channel.error());
+      return engram::fail(consumer.error());
     }
-    actors::timers_options to;
-    to.interval = std::chrono::milliseconds(cfg.timers.interval_ms);
-    to.expiry_batch = cfg.timers.expiry_batch;
-    to.counters = &m.metrics;
-    to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
-    to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
-    to.reminder_batch = cfg.reminders.batch;
-    m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,
-                                                [raw] { return raw->status.ready(); }, std::move(*channel));
-    if (opts.timers_thread)
-      m.timers->start();
+    m.consumer = std::move(*consumer);
+  }
+  if (extract_role) {
+    if (!opts.sequencer.extract) {
+      actors::reader_context rc{extractor_options_of(cfg), m.embedder, &m.metrics};
+      const unsigned threads =
+          cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
+      opts.sequencer.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
+        return actors::read_messages(ms, rc, threads);
+      };
+      opts.sequencer.embedder = m.embedder->name();
+    }
+    auto sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer));
+    if (!sequencer) {
+      e->stop();
+      return engram::fail(sequencer.error());
+    }
+    m.sequencer = std::move(*sequencer);
   }
 
+  if (store_role) {
+    auto started = start_timers(m, cfg, opts);
+    if (!started) {
+      e->stop();
+      return engram::fail(started.error());
+    }
+  }
   if (cfg.samples.load) {
     std::ifstream in(cfg.samples.path);
     if (!in) {
@@ -326,6 +306,65 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
         .info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
   }
   return e;
+}
+
+engram::result<void> engine::start_store(impl& m, const config::engram_config& cfg, const engine_options& opts) {
+  auto embedder = m.embedder;
+  auto resolve = std::make_shared<actors::resolver>();
+  {
+    dedup::dedup_options dopts;
+    dopts.threshold = cfg.dedup.threshold;
+    dopts.dim = embedder->dim();
+    resolve->dedup = std::make_unique<dedup::deduplicator>(m.store, dopts);
+    resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(m.store);
+    resolve->snapshot_dir = cfg.storage.path + "/vector-index";
+    auto t0 = std::chrono::steady_clock::now();
+    auto opened = resolve->dedup->open(resolve->snapshot_dir);
+    if (!opened)
+      return engram::fail(opened.error());
+    const auto& st = *opened;
+    logging::get(logging::module::engine)
+        .info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
+              "snapshots, {} rebuilt) in {} ms",
+              embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
+              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+    m.metrics.set_index_size(st.vectors);
+  }
+
+  m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
+  m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
+  m.resolve = resolve;
+  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
+                                      &m.notifier, extractor_options_of(cfg));
+  if (opts.replay) {
+    auto consumer =
+        ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, opts.re_extract);
+    if (!consumer)
+      return engram::fail(consumer.error());
+    m.consumer = std::move(*consumer);
+    return {};
+  }
+  return start_mcp(m, cfg);
+}
+
+engram::result<void> engine::start_timers(impl& m, const config::engram_config& cfg, const engine_options& opts) {
+  {
+    auto channel = ingest::reminder_channel::create(m.brokers, cfg.kafka.rdkafka, cfg.kafka.topics.reminders);
+    if (!channel)
+      return engram::fail(channel.error());
+    actors::timers_options to;
+    to.interval = std::chrono::milliseconds(cfg.timers.interval_ms);
+    to.expiry_batch = cfg.timers.expiry_batch;
+    to.counters = &m.metrics;
+    to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
+    to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
+    to.reminder_batch = cfg.reminders.batch;
+    m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,
+                                                [raw = &m] { return raw->status.ready(); }, std::move(*channel));
+    if (opts.timers_thread)
+      m.timers->start();
+  }
+  return {};
 }
 
 actors::timers_round engine::tick_timers() {

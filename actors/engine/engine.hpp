@@ -27,6 +27,9 @@ struct engine_options {
   /// Replay (engramctl replay): only engram-log -> pipeline -> store. No sequencer, no
   /// timers, no MCP, no HTTP, no samples: nothing is written to any topic.
   bool replay = false;
+  /// With replay: read every message again with today's extractor and encoder instead of
+  /// applying what the log says was read (a new digest, by design).
+  bool re_extract = false;
 };
 
 class engine {
@@ -58,7 +61,13 @@ public:
 private:
   engine() = default;
   struct impl;
+  /// The store role: the store's indexes, the pipeline, MCP (or, for a replay, the
+  /// engram-log consumer alone).
+  [[nodiscard]] static engram::result<void> start_store(impl& m, const config::engram_config& cfg,
+                                                        const engine_options& opts);
   [[nodiscard]] static engram::result<void> start_mcp(impl& m, const config::engram_config& cfg);
+  [[nodiscard]] static engram::result<void> start_timers(impl& m, const config::engram_config& cfg,
+                                                         const engine_options& opts);
   std::unique_ptr<impl> impl_;
 };
 

@@ -26,9 +26,10 @@ pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_s
   p.stages.push_back(next);
   next = sys.spawn(pass_through, next);  // branch: its own actor with its issue
   p.stages.insert(p.stages.begin(), next);
-  // The encoder runs for milliseconds per batch, and an LLM call blocks for up to its
-  // timeout: the extractor gets its own thread.
-  next = sys.spawn<caf::detached>(extractor_stage, next, options, std::move(embedder), &m);
+  // Records of format 1 (and saves without a vector) are read here: the encoder runs for
+  // milliseconds per batch and an LLM call blocks for up to its timeout, so the extractor
+  // gets its own thread.
+  next = sys.spawn<caf::detached>(extractor_stage, next, reader_context{options, std::move(embedder), &m});
   p.stages.insert(p.stages.begin(), next);
   p.head = next;
   return p;

@@ -7,10 +7,40 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 namespace engram::actors {
 
 namespace {
 spdlog::logger& logger() { return logging::get(logging::module::extractor); }
+
+schemas::extraction read_one(const schemas::inbound_message& m, const reader_context& ctx) {
+  extractor::validation_report report;
+  extractor::llm_failure fallback = extractor::llm_failure::none;
+  auto x = extractor::extract_message(m, ctx.options, &report, &fallback);
+  if (ctx.counters) {
+    if (fallback != extractor::llm_failure::none)
+      ctx.counters->count_llm_fallback(extractor::to_string(fallback));
+    ctx.counters->count_extraction(x.entries.size(), report.dropped_low_confidence,
+                                   report.injection_signals.empty() ? 0 : x.entries.size(), report.dropped_injected);
+  }
+  return x;
+}
+
+/// Embeds what `xs` read; on failure, leaves every entry without a vector (counted).
+void embed_or_clear(const reader_context& ctx, std::span<schemas::extraction* const> xs) {
+  if (!ctx.embedder)
+    return;
+  if (auto embedded = embed_entries(*ctx.embedder, xs); !embedded) {
+    logger().warn("embedding failed, entries of this batch are stored without vectors: {}", embedded.error());
+    if (ctx.counters)
+      ctx.counters->count_embedding_failure();
+    for (auto* x : xs)
+      for (auto& en : x->entries)
+        en.embedding = {};
+  }
+}
+
 }  // namespace
 
 engram::result<void> embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs) {
@@ -29,57 +59,65 @@ engram::result<void> embed_entries(const extractor::embedder& e, std::span<schem
     if (!vectors)
       return engram::fail(vectors.error());
     for (std::size_t i = 0; i < n; ++i)
-      entries[b + i]->embedding = std::move((*vectors)[i]);
+      entries[b + i]->embedding = schemas::quantise((*vectors)[i]);
   }
   return {};
 }
 
+std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_message> messages,
+                                               const reader_context& ctx, unsigned threads) {
+  std::vector<schemas::extraction> out(messages.size());
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(messages.size())));
+  // Message i goes to thread i % threads: each result lands in its own slot, in order.
+  auto work = [&](unsigned t) {
+    for (std::size_t i = t; i < messages.size(); i += threads)
+      out[i] = read_one(messages[i], ctx);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back(work, t);
+  work(0);
+  for (auto& h : helpers)
+    h.join();
+  std::vector<schemas::extraction*> xs;
+  for (auto& x : out)
+    xs.push_back(&x);
+  embed_or_clear(ctx, xs);
+  return out;
+}
+
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
-                                           extractor::extractor_options options,
-                                           std::shared_ptr<const extractor::embedder> embedder, metrics* m) {
+                                           reader_context ctx) {
   self->state.next = std::move(next);
-  self->state.options = options;
-  self->state.embedder = std::move(embedder);
-  self->state.counters = m;
+  self->state.ctx = std::move(ctx);
   return {
       [self](event_batch& batch) {
         auto& st = self->state;
         std::vector<std::shared_ptr<schemas::extraction>> read;
         for (auto& rec : batch.records) {
-          if (!rec.message)
-            continue;
+          if (!rec.message || rec.knowledge)
+            continue;  // a command, or read before engram-log (format 2): applied as logged
+          std::shared_ptr<schemas::extraction> x;
           if (rec.save) {
-            // An agent's statement is taken as given: its type, title and confidence.
-            auto x = std::make_shared<schemas::extraction>(extractor::read_save(*rec.save));
-            read.push_back(x);
-            rec.knowledge = std::move(x);
-            continue;
+            // An agent's statement is taken as given: its type, title and confidence; and
+            // its vector, when the MCP side embedded it.
+            x = std::make_shared<schemas::extraction>(extractor::read_save(*rec.save));
+            if (!rec.save->embedding.empty()) {
+              for (auto& en : x->entries)
+                en.embedding = rec.save->embedding;
+              rec.knowledge = std::move(x);
+              continue;
+            }
+          } else {
+            x = std::make_shared<schemas::extraction>(read_one(*rec.message, st.ctx));
           }
-          extractor::validation_report report;
-          extractor::llm_failure fallback = extractor::llm_failure::none;
-          auto x = std::make_shared<schemas::extraction>(
-              extractor::extract_message(*rec.message, st.options, &report, &fallback));
-          if (fallback != extractor::llm_failure::none)
-            st.counters->count_llm_fallback(extractor::to_string(fallback));
-          st.counters->count_extraction(x->entries.size(), report.dropped_low_confidence,
-                                        report.injection_signals.empty() ? 0 : x->entries.size(),
-                                        report.dropped_injected);
           read.push_back(x);
           rec.knowledge = std::move(x);
         }
-        if (st.embedder) {
-          std::vector<schemas::extraction*> xs;
-          for (auto& x : read)
-            xs.push_back(x.get());
-          if (auto embedded = embed_entries(*st.embedder, xs); !embedded) {
-            // Entries keep no vector: dedup falls back to exact titles for them. Counted.
-            logger().warn("embedding failed, entries of this batch are stored without vectors: {}", embedded.error());
-            st.counters->count_embedding_failure();
-            for (auto* x : xs)
-              for (auto& en : x->entries)
-                en.embedding.clear();
-          }
-        }
+        std::vector<schemas::extraction*> xs;
+        for (auto& x : read)
+          xs.push_back(x.get());
+        embed_or_clear(st.ctx, xs);
         self->send(st.next, std::move(batch));
       },
   };

@@ -1,7 +1,13 @@
 #pragma once
-// The extractor stage: reads every inbound message of a batch (rules, then the validator),
-// embeds every entry's content (all of the batch's sentences in one run of the encoder),
-// attaches the result to its record, then hands the batch on, in order.
+// Reading messages into knowledge, in two places:
+// - read_messages(): what the extract stage (the sequencer, before engram-log) does to each
+//   batch of inbound messages: rules (or the LLM), the validator, then the embedding of every
+//   entry (all the batch's sentences in runs of the encoder). The result goes on engram-log
+//   (an extracted-message record), so it is computed once.
+// - extractor_stage: the pipeline stage after engram-log, for records that carry no
+//   extraction (format 1, written by earlier releases; agents' saves without a vector): it
+//   reads them the same way, then hands the batch on, in order. Records that carry their
+//   extraction pass through untouched.
 
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
@@ -13,17 +19,28 @@
 
 namespace engram::actors {
 
-struct extractor_state {
-  static inline const char* name = "extractor";
-  stage_actor next;
+/// What reading needs: the extractor's options, the encoder (null: no vectors) and the
+/// counters (null: not counted).
+struct reader_context {
   extractor::extractor_options options;
   std::shared_ptr<const extractor::embedder> embedder;
   metrics* counters = nullptr;
 };
 
+/// Reads each message (in order) and embeds every entry. `threads` > 1 extracts messages
+/// on that many threads (the results keep the messages' order). When the encoder fails the
+/// entries keep no vector (dedup then matches exact titles only); counted and logged.
+[[nodiscard]] std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_message> messages,
+                                                             const reader_context& ctx, unsigned threads = 1);
+
+struct extractor_state {
+  static inline const char* name = "extractor";
+  stage_actor next;
+  reader_context ctx;
+};
+
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
-                                           extractor::extractor_options options,
-                                           std::shared_ptr<const extractor::embedder> embedder, metrics* m);
+                                           reader_context ctx);
 
 /// Embeds the content of every entry of `xs` in runs of at most 64 sentences. An error
 /// when the embedder failed; entries are then left without embeddings.

@@ -33,6 +33,8 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   /// Batches sent to the pipeline, oldest first: (records, completion).
   std::deque<std::pair<std::size_t, std::future<actors::batch_result>>> in_flight;
   std::atomic<bool>* failed = nullptr;
+  /// engramctl replay --re-extract: what format-2 records say was read is dropped.
+  bool re_extract = false;
 
   /// Waits for the oldest batch and records its outcome. Returns false on a store failure.
   bool complete_oldest() {
@@ -132,11 +134,12 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 
 engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
     const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<const storage::graph_store> store,
-    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status) {
+    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, bool re_extract) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
   m.cfg = cfg;
+  m.re_extract = re_extract;
   m.brokers = brokers;
   m.store = std::move(store);
   m.head = std::move(head);
@@ -195,7 +198,7 @@ void log_consumer::run() {
         rec.rejection = std::move(bad->reason);
         m.dead_letter(*msg, rec.rejection, bad->label);
       } else {
-        set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)));
+        set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)), m.re_extract);
       }
       if (!rec.message && !rec.command)
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);

@@ -21,10 +21,12 @@ namespace engram::ingest {
 class log_consumer {
 public:
   /// Starts the consumer thread. `store` is only read (stored offsets) from this thread. An
-  /// error when the consumer cannot be made.
+  /// error when the consumer cannot be made. `re_extract`: records that carry what was read
+  /// from their message (format 2) are read again by the pipeline (engramctl replay
+  /// --re-extract).
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
       const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<const storage::graph_store> store,
-      actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status);
+      actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, bool re_extract = false);
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 
 namespace engram::ingest {
@@ -15,12 +16,26 @@ namespace {
 spdlog::logger& logger() { return logging::get(logging::module::sequencer); }
 }  // namespace
 
-struct sequencer::impl {
+struct sequencer::impl : RdKafka::RebalanceCb {
   config::engram_config cfg;
   actors::metrics* metrics = nullptr;
   sequencer_options opts;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<kafka_producer> producer;
+
+  /// Takes what the group assigns, and says how many partitions this process reads.
+  void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
+                    std::vector<RdKafka::TopicPartition*>& partitions) override {
+    if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
+      c->assign(partitions);
+      metrics->set_extract_partitions(partitions.size());
+      logger().info("{}: {} partitions assigned", cfg.kafka.topics.inbound, partitions.size());
+    } else {
+      c->unassign();
+      metrics->set_extract_partitions(0);
+      logger().info("{}: partitions revoked", cfg.kafka.topics.inbound);
+    }
+  }
 };
 
 engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram_config& cfg,
@@ -33,7 +48,7 @@ engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram
   m.metrics = &metrics;
   m.opts = std::move(opts);
   auto consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-sequencer",
-                                       cfg.kafka.topics.inbound, nullptr, "sequencer");
+                                       cfg.kafka.topics.inbound, &m, "sequencer");
   if (!consumer)
     return engram::fail(consumer.error());
   m.consumer = std::move(*consumer);
@@ -58,44 +73,72 @@ void sequencer::run() {
   auto& m = *impl_;
   const auto& topics = m.cfg.kafka.topics;
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
-  logger().info("{} -> {} (dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
+  logger().info("{} -> {} ({}; dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
+                m.opts.extract ? "extracted and embedded here" : "messages alone, read when applied",
                 topics.dead_letter, m.cfg.kafka.group_id);
+  const std::size_t chunk = std::max<std::size_t>(1, m.opts.chunk);
   bool crashed = false;
   while (!stop_) {
     auto batch = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
                                        "sequencer");
     if (batch.empty())
       continue;
-    // First and next offset per partition of this batch.
+    // Per partition: the first offset of the batch, and the next offset after what was handled.
     std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> range;
+    for (const auto& msg : batch)
+      range.try_emplace(msg->partition(), msg->offset(), msg->offset());
     std::size_t good = 0;
     bool queued = true;
-    for (const auto& msg : batch) {
-      auto [it, fresh] = range.try_emplace(msg->partition(), msg->offset(), msg->offset() + 1);
-      it->second.second = msg->offset() + 1;
-      std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
-      schemas::inbound_message ev;
-      if (auto bad = schemas::decode(bytes, limits, ev)) {
-        auto reason = bad->to_string();
-        logger().warn("{}/{}@{} to {}: {}", topics.inbound, msg->partition(), msg->offset(),
-                      topics.dead_letter, reason);
-        std::string key = msg->key() ? *msg->key() : std::string();
-        queued &= m.producer->produce(topics.dead_letter, key, bytes,
-                                      detail::dead_letter_headers(reason, schemas::to_string(bad->what), *msg));
-        m.metrics->count_dead_letter(schemas::to_string(bad->what));
-      } else {
-        queued &= m.producer->produce(topics.log, ev.organization_id, bytes,
-                                      {{schemas::kind_header, schemas::kind_inbound_message}});
-        ++good;
+    std::vector<schemas::inbound_message> valid;
+    std::vector<const RdKafka::Message*> valid_msgs;
+    for (std::size_t begin = 0; begin < batch.size() && queued; begin += chunk) {
+      if (begin > 0 && stop_)
+        break;  // between chunks: what was appended is committed below
+      const std::size_t end = std::min(batch.size(), begin + chunk);
+      valid.clear();
+      valid_msgs.clear();
+      for (std::size_t i = begin; i < end; ++i) {
+        const auto& msg = *batch[i];
+        std::string_view bytes(static_cast<const char*>(msg.payload()), msg.len());
+        schemas::inbound_message ev;
+        if (auto bad = schemas::decode(bytes, limits, ev)) {
+          auto reason = bad->to_string();
+          logger().warn("{}/{}@{} to {}: {}", topics.inbound, msg.partition(), msg.offset(), topics.dead_letter,
+                        reason);
+          std::string key = msg.key() ? *msg.key() : std::string();
+          queued &= m.producer->produce(topics.dead_letter, key, bytes,
+                                        detail::dead_letter_headers(reason, schemas::to_string(bad->what), msg));
+          m.metrics->count_dead_letter(schemas::to_string(bad->what));
+        } else {
+          valid.push_back(std::move(ev));
+          valid_msgs.push_back(&msg);
+        }
       }
+      if (m.opts.extract) {
+        auto read = m.opts.extract(valid);
+        for (std::size_t k = 0; k < valid.size(); ++k) {
+          schemas::extracted_message x{std::move(valid[k]), std::move(read[k]), m.opts.embedder};
+          const auto rec = schemas::encode(schemas::log_payload{std::move(x)});
+          queued &= m.producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
+        }
+      } else {
+        for (std::size_t k = 0; k < valid.size(); ++k) {
+          const auto& msg = *valid_msgs[k];
+          queued &= m.producer->produce(topics.log, valid[k].organization_id,
+                                        std::string_view(static_cast<const char*>(msg.payload()), msg.len()),
+                                        {{schemas::kind_header, schemas::kind_inbound_message}});
+        }
+      }
+      good += valid.size();
+      for (std::size_t i = begin; i < end; ++i)
+        range[batch[i]->partition()].second = batch[i]->offset() + 1;
     }
     if (!queued || !m.producer->flush(std::chrono::seconds(30))) {
       // Not acknowledged: read the batch again; whatever did reach engram-log is a
       // duplicate there, and duplicates are no-ops when applied.
       logger().error("appends not acknowledged ({}); retrying the batch", m.producer->last_error());
       for (const auto& [p, r] : range) {
-        std::unique_ptr<RdKafka::TopicPartition> tp(
-            RdKafka::TopicPartition::create(topics.inbound, p, r.first));
+        std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
         (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -109,7 +152,8 @@ void sequencer::run() {
     }
     std::vector<RdKafka::TopicPartition*> offsets;
     for (const auto& [p, r] : range)
-      offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
+      if (r.second > r.first)
+        offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
     if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
       logger().warn("commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
     RdKafka::TopicPartition::destroy(offsets);

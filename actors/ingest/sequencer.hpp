@@ -1,17 +1,28 @@
 #pragma once
-// The sequencer: reads inbound-messages in its own consumer group, validates each event
-// and appends it to engram-log (key = organizationId), or sends it to the dead-letter
-// topic with the reason. The inbound offset is committed only after the appends of the
-// batch are acknowledged (acks=all), so an event is forwarded at least once; a duplicate
-// on engram-log is a no-op when applied (the store knows every eventId).
+// The sequencer, the extract stage: reads inbound-messages in its own consumer group,
+// validates each event, reads it (extraction and embedding, through `extract`) and appends
+// it with what was read to engram-log (an extracted-message record, key = organizationId),
+// or sends it to the dead-letter topic with the reason. The inbound offset is committed only
+// after the appends are acknowledged (acks=all), so an event is forwarded at least once; a
+// duplicate on engram-log is a no-op when applied (the store knows every eventId).
+//
+// A batch is handled in chunks of at most `chunk` messages; a stop request is honoured
+// between chunks: what was appended is committed, the rest is read again by whoever
+// consumes the partition next.
+//
+// Several engramd processes may run it in the same consumer group: each partition of
+// inbound-messages is read by one of them, in order, and every partition of engram-log
+// still has one writer of the store (config `roles`).
 
 #include "actors/common/metrics.hpp"
 #include "config/config.hpp"
+#include "schemas/knowledge.hpp"
 #include "schemas/result.hpp"
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -21,6 +32,14 @@ namespace engram::ingest {
 inline constexpr const char* reason_header = "reason";
 
 struct sequencer_options {
+  /// Reads valid messages, in order, into what each record carries (one extraction per
+  /// message, vectors included). Unset: each message is appended alone (format 1) and
+  /// read when applied.
+  std::function<std::vector<schemas::extraction>(std::span<const schemas::inbound_message>)> extract;
+  /// The encoder's name, written into each record (for people reading the log).
+  std::string embedder;
+  /// Messages read and appended between two checks of a stop request.
+  std::size_t chunk = 32;
   /// Test seam: called after a batch's appends are acknowledged and before the inbound
   /// offsets are committed. Returning false stops the sequencer right there, without
   /// committing, the way a crash at that moment would.
@@ -35,7 +54,7 @@ public:
                                                                         actors::metrics& metrics,
                                                                         sequencer_options opts);
   ~sequencer();
-  /// Stops the thread after its current batch; leaves the consumer group.
+  /// Stops the thread after its current chunk; leaves the consumer group.
   void stop();
   /// True while the thread runs.
   [[nodiscard]] bool running() const { return running_; }

@@ -70,6 +70,7 @@ void save(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
   s.saved_by = g.name;
   if (auto days = count(a, "expiresInDays", 0); days > 0)
     s.expires_at = schemas::format_rfc3339(s.saved_at_ms + static_cast<std::int64_t>(days) * 86400000);
+  s.embedding = ctx.embed_save(s);
   ctx.append_and_answer(s, std::move(reply), [s](const actors::applied_event& what) {
     if (what.error != storage::errc::ok)
       return tool_error("the store failed to apply the save");

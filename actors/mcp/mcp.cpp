@@ -1,6 +1,7 @@
 #include "actors/mcp/mcp.hpp"
 #include "actors/common/log.hpp"
 
+#include "actors/extractor/rules.hpp"
 #include "actors/extractor/signature.hpp"
 #include "actors/mcp/internal/tool_context.hpp"
 #include "actors/mcp/jsonrpc.hpp"
@@ -47,11 +48,11 @@ struct service::impl final : tool_context {
     knowledge::query_dependencies q;
     q.store = deps.store;
     if (deps.index)
-      q.nearest = [index = deps.index](const std::string& org, std::span<const float> v, std::size_t k) {
-        return index->nearest(org, std::vector<float>(v.begin(), v.end()), k);
+      q.nearest = [index = deps.index](const std::string& org, const schemas::vector8& v, std::size_t k) {
+        return index->nearest(org, v, k);
       };
     if (deps.embedder)
-      q.embed = [embedder = deps.embedder](std::string_view text) -> engram::result<std::vector<float>> {
+      q.embed = [embedder = deps.embedder](std::string_view text) -> engram::result<schemas::vector8> {
         std::vector<std::string_view> one{text};
         auto v = embedder->embed(one);
         if (!v || v->empty()) {
@@ -59,7 +60,7 @@ struct service::impl final : tool_context {
           logger().warn("recall without vectors (embedding failed): {}", why);
           return engram::fail(why);
         }
-        return std::move((*v)[0]);
+        return schemas::quantise((*v)[0]);
       };
     q.terms = [](std::string_view text) {
       const auto words = extractor::content_words(text);
@@ -83,6 +84,22 @@ struct service::impl final : tool_context {
     char buf[40];
     std::snprintf(buf, sizeof buf, "%s%016llx", prefix, static_cast<unsigned long long>(rng()));
     return buf;
+  }
+
+  schemas::vector8 embed_save(const schemas::knowledge_save& s) const override {
+    if (!deps.embedder)
+      return {};
+    const auto x = extractor::read_save(s);
+    if (x.entries.empty())
+      return {};
+    std::vector<std::string_view> one{x.entries[0].content};
+    auto v = deps.embedder->embed(one);
+    if (!v || v->empty()) {
+      logger().warn("save {} goes to engram-log without a vector (embedding failed: {})", s.event_id,
+                    v ? std::string("no vector") : v.error());
+      return {};
+    }
+    return schemas::quantise((*v)[0]);
   }
 
   json capped(std::vector<json> results) const override {

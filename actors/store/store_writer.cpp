@@ -141,9 +141,8 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     return e;
   }
   if (rec.save && !rec.save->branch_id.empty()) {
-    std::span<const float> v;
-    if (rec.knowledge && !rec.knowledge->entries.empty())
-      v = rec.knowledge->entries[0].embedding;
+    static const schemas::vector8 none;
+    const auto& v = rec.knowledge && !rec.knowledge->entries.empty() ? rec.knowledge->entries[0].embedding : none;
     auto e = store.apply_branch_save(rec.position, *rec.save, v, outcome);
     answer->duplicate = *outcome == storage::apply_outcome::duplicate;
     answer->result = schemas::save_answer_json(rec.save->organization_id, rec.save->event_id, {});

@@ -71,13 +71,13 @@ public:
   std::string identity() const override;
   std::map<std::string, std::uint64_t> vector_sequences() const override;
   errc scan_vectors(const std::string& org, std::uint64_t after,
-                    const std::function<bool(std::uint64_t, std::string_view, std::span<const float>)>& fn)
+                    const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn)
       const override;
   result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
   errc init_layout();
-  errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, std::span<const float> embedding,
+  errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, const schemas::vector8& embedding,
                          apply_outcome* outcome) override;
   std::vector<branch_save> branch_saves(const std::string& org, const std::string& branch,
                                         std::int64_t* last_save_ms) const override;

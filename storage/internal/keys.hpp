@@ -22,10 +22,10 @@
 //   relations     org \0 fromId \0 relationType \0 toId            -> reason
 //   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
 //   text          org \0 term \0 entryId          -> tf(u32 BE) + document length(u32 BE)   BM25
-//   vectors       org \0 "q" \0 seq(u64 BE) -> entryId \0 float32[dim] (little endian)
+//   vectors       org \0 "q" \0 seq(u64 BE) -> entryId \0 schemas::to_bytes(vector8): scale + int8[dim]
 //                 org \0 "e" \0 entryId     -> seq(u64 BE)
 //                 (the per-organisation HNSW index is derived from these, in seq order)
-//   branches      org \0 branchId \0 seq(u64 BE)   -> u32 BE length + knowledge-save JSON + float32[dim]
+//   branches      org \0 branchId \0 seq(u64 BE)   -> u32 BE length + knowledge-save JSON + to_bytes(vector8)
 //   expiry        org \0 expiresAtMs(u64 BE) \0 entryId       -> ""   what an expire command removes
 //   due           org \0 dueMs(u64 BE) \0 entryId              -> ""   action items awaiting their reminder
 //   review        org \0 flaggedEntryId                         -> the contradicting entry's id
@@ -40,8 +40,8 @@
 //                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
 //                 "v"                                          -> layout version
 //
-// "o", "d" and "r" are physical (they depend on how the log was delivered) and stay out of
-// the digest; everything else is logical.
+// "o", "d" and "r" are physical (they depend on how the log was delivered), and so is "v"
+// (how the bytes are laid out): they stay out of the digest; everything else is logical.
 
 #include "knowledge/write_rules.hpp"
 
@@ -83,7 +83,9 @@ constexpr std::array<const char*, cf_count> cf_names{
     "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
     "branches", "expiry",   "due",      "review"};
 
-constexpr const char* layout_version = "4";
+/// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32. A store of an
+/// older layout is refused at open: rebuild it from engram-log (engramctl replay).
+constexpr const char* layout_version = "5";
 
 /// Joins key parts with '\0'.
 template <class... Parts>

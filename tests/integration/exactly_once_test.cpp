@@ -34,18 +34,6 @@ bool assigned(std::uint16_t port) {
   return false;
 }
 
-/// Events applied according to /v1/stats, or -1 when engramd does not answer.
-long applied(std::uint16_t port) {
-  auto body = test::get(port, "/v1/stats");
-  auto doc = json::parse(body, nullptr, false);
-  if (doc.is_discarded())
-    return -1;
-  long n = 0;
-  for (const auto& o : doc["organizations"])
-    n += o["events"].get<long>();
-  return n;
-}
-
 /// The seed of the kill moments: random, or EXACTLY_ONCE_SEED to reproduce a run; printed.
 unsigned kill_seed() {
   unsigned seed = std::random_device{}();
@@ -60,12 +48,6 @@ void produce(const std::string& brokers, const std::vector<std::string>& evs, st
   for (std::size_t i = from; i < to; ++i)
     kv.emplace_back(test::org_of(evs[i]), evs[i]);
   test::produce_raw(brokers, "inbound-messages", kv);
-}
-
-std::string digest_of(const std::string& data_dir) {
-  auto store = storage::open_graph_store({data_dir, /*read_only=*/true});
-  EXPECT_TRUE(store) << store.error();
-  return store ? (*store)->digest() : std::string();
 }
 
 /// engramctl digest, to check the tool agrees with the library.
@@ -105,10 +87,10 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
     ASSERT_TRUE(test::wait_until([&] { return assigned(port); }, 30s)) << test::tail(log);
     produce(broker->bootstrap(), events, produced, std::min(total_events, produced + burst));
     produced = std::min(total_events, produced + burst);
-    const long target = std::min(long(produced) - 1, std::max(0L, applied(port)) + step(rng));
-    ASSERT_TRUE(test::wait_until([&] { return applied(port) >= target; }, 60s, 2ms))
+    const long target = std::min(long(produced) - 1, std::max(0L, test::events_applied(port)) + step(rng));
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) >= target; }, 60s, 2ms))
         << "target " << target << "\n" << test::tail(log);
-    const long now = applied(port);
+    const long now = test::events_applied(port);
     ASSERT_TRUE(engramd.alive()) << test::tail(log);
     engramd.kill9();
     applied_at_kill.push_back(now);
@@ -123,12 +105,12 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
 
   {
     test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
-    ASSERT_TRUE(test::wait_until([&] { return applied(port) == long(total_events); }, 120s))
-        << applied(port) << "\n" << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s))
+        << test::events_applied(port) << "\n" << test::tail(log);
     // Caught up with engram-log (every copy the sequencer appended, duplicates included, is
     // consumed): the count is final. Exactly once, not at least once.
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 30s));
-    EXPECT_EQ(applied(port), long(total_events));
+    EXPECT_EQ(test::events_applied(port), long(total_events));
     auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(engramd.terminate(5s), 0) << "SIGTERM must stop engramd cleanly within 5 s\n" << test::tail(log);
     std::printf("clean shutdown took %lld ms\n",
@@ -142,14 +124,14 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   produce(control_broker->bootstrap(), events, 0, total_events);
   {
     test::child engramd(test::engramd_args(control_broker->bootstrap(), dir.sub("control"), port), log);
-    ASSERT_TRUE(test::wait_until([&] { return applied(port) == long(total_events); }, 120s)) << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s)) << test::tail(log);
     EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
   }
 
   if (std::getenv("EXACTLY_ONCE_VERBOSE"))
     std::printf("%s", test::tail(log, 400).c_str());
-  auto killed = digest_of(dir.sub("killed"));
-  auto control = digest_of(dir.sub("control"));
+  auto killed = test::digest_of(dir.sub("killed"));
+  auto control = test::digest_of(dir.sub("control"));
   EXPECT_EQ(killed, control);
   EXPECT_EQ(engramctl_digest(dir.sub("killed")), killed);
   auto opened = storage::open_graph_store({dir.sub("killed"), true});
@@ -252,7 +234,7 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
     ASSERT_TRUE(test::wait_until([&] { return rounds() >= 3; }, 30s)) << test::tail(log);
     EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
   }
-  EXPECT_EQ(digest_of(dir.sub("replayed")), digest_of(dir.sub("killed")));
+  EXPECT_EQ(test::digest_of(dir.sub("replayed")), test::digest_of(dir.sub("killed")));
   EXPECT_EQ(reminders.size(), std::int64_t(items));
   auto sent = test::consume_all(broker->bootstrap(), "engram-reminders", items, 20s);
   ASSERT_EQ(sent.size(), items);

@@ -226,7 +226,7 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
             std::vector<std::string>{e["id"].get<std::string>()});
   auto vector_left = [&] {
     bool left = false;
-    (void)store.scan_vectors("acme", 0, [&](std::uint64_t, std::string_view id, std::span<const float>) {
+    (void)store.scan_vectors("acme", 0, [&](std::uint64_t, std::string_view id, const schemas::vector8&) {
       left |= id == e["id"].get<std::string>();
       return true;
     });

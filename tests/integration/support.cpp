@@ -2,6 +2,7 @@
 
 #include "actors/ingest/producer.hpp"
 #include "net/http.hpp"
+#include "storage/graph_store.hpp"
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafkacpp.h>
@@ -49,12 +50,13 @@ std::unique_ptr<ingest::embedded_broker> start_broker() {
 }
 
 void produce_raw(const std::string& brokers, const std::string& topic,
-                 const std::vector<std::pair<std::string, std::string>>& key_values) {
+                 const std::vector<std::pair<std::string, std::string>>& key_values,
+                 const std::vector<std::pair<std::string, std::string>>& headers) {
   auto made = ingest::kafka_producer::create(brokers, {});
   ASSERT_TRUE(made) << made.error();
   auto& p = *made;
   for (const auto& [k, v] : key_values)
-    ASSERT_TRUE(p->produce(topic, k, v)) << p->last_error();
+    ASSERT_TRUE(p->produce(topic, k, v, headers)) << p->last_error();
   ASSERT_TRUE(p->flush(std::chrono::seconds(30))) << p->last_error();
 }
 
@@ -232,6 +234,22 @@ bool ready(std::uint16_t port) {
   int status = 0;
   get(port, "/readyz", &status);
   return status == 200;
+}
+
+long events_applied(std::uint16_t port) {
+  auto doc = json::parse(get(port, "/v1/stats"), nullptr, false);
+  if (doc.is_discarded() || !doc.contains("organizations"))
+    return -1;
+  long n = 0;
+  for (const auto& o : doc["organizations"])
+    n += o["events"].get<long>();
+  return n;
+}
+
+std::string digest_of(const std::string& data_dir) {
+  auto store = storage::open_graph_store({data_dir, /*read_only=*/true});
+  EXPECT_TRUE(store) << store.error();
+  return store ? (*store)->digest() : std::string();
 }
 
 json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {

@@ -42,9 +42,11 @@ struct record {
   std::map<std::string, std::string> headers;
 };
 
-/// Produces raw values (key each) and waits for acknowledgement; fails the test otherwise.
+/// Produces raw values (key each, with `headers`) and waits for acknowledgement; fails the
+/// test otherwise.
 void produce_raw(const std::string& brokers, const std::string& topic,
-                 const std::vector<std::pair<std::string, std::string>>& key_values);
+                 const std::vector<std::pair<std::string, std::string>>& key_values,
+                 const std::vector<std::pair<std::string, std::string>>& headers = {});
 
 /// Reads every partition of `topic` from the beginning until `expected` records arrived
 /// or `timeout` passed; returns what arrived.
@@ -102,6 +104,13 @@ std::vector<std::string> engramd_args(const std::string& brokers, const std::str
 
 /// True when GET /readyz answers 200.
 bool ready(std::uint16_t port);
+
+/// Events applied according to engramd's /v1/stats (every organisation), or -1 when
+/// engramd does not answer.
+long events_applied(std::uint16_t port);
+
+/// The digest of the store in `data_dir` (opened read-only); empty when it cannot be opened.
+std::string digest_of(const std::string& data_dir);
 
 /// An MCP tools/call over HTTP with a bearer token: the tool's structuredContent, or
 /// {"error": text} for a tool error (isError) and {"error": body} for anything else.

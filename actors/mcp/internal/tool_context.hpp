@@ -18,6 +18,10 @@ public:
   [[nodiscard]] virtual const knowledge::query_service& query() const = 0;
   /// A new random event id with `prefix` ("save-", "cmd-").
   [[nodiscard]] virtual std::string new_event_id(const char* prefix) = 0;
+  /// The embedding of the statement a save becomes (what the store stage would compute):
+  /// saves travel on engram-log with their vector, so a replay never embeds. Empty without
+  /// an embedder or when it failed (the store stage then embeds the save when applied).
+  [[nodiscard]] virtual schemas::vector8 embed_save(const schemas::knowledge_save& s) const = 0;
   /// Keeps results while the answer stays under the size cap.
   [[nodiscard]] virtual json capped(std::vector<json> results) const = 0;
   /// Appends `record` to engram-log and replies once the store has applied it (read your

@@ -5,7 +5,9 @@
 // A change of this digest is a change of behaviour: say why in the commit that makes it,
 // and record the new value here. No embedder runs (vectors would make the digest depend on
 // the CPU's vector units); dedup then matches on exact keys only. The same stream through the
-// in-memory store gives the same digest: one set of rules over either backend.
+// in-memory store gives the same digest: one set of rules over either backend. And messages
+// give the same digest whether they travel as format 1 (inbound-message, read when applied,
+// as earlier releases wrote them) or format 2 (extracted-message, read before the log).
 #include "actors/extractor/extract.hpp"
 #include "actors/extractor/rules.hpp"
 #include "actors/store/store_writer.hpp"
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <tuple>
 #include <unistd.h>
 
 using namespace engram;
@@ -24,16 +27,19 @@ namespace {
 
 using json = nlohmann::json;
 
-/// Recorded at 0f79394 (after the three defect fixes, before the carve-out).
-constexpr const char* pinned = "63caf9d41f3f853c8b7318068b9c9656afa206fa18278a18df45f7de9c4c27b5";
+/// Recorded at 0f79394 (after the three defect fixes, before the carve-out) as
+/// 63caf9d4…c27b5; re-pinned when layout 5 made the layout version ("v" in meta) physical,
+/// left out of the digest like delivery positions. Checked then: feeding "v" = "4" back in
+/// gave 63caf9d4…c27b5 again, for both formats; nothing else changed.
+constexpr const char* pinned = "d168cd83b8166e82666ec2409563fd549faece41d847bf39ca9b6b9225f9c11a";
 
-/// The parameter: true for the in-memory store, false for RocksDB.
-class GoldenDigest : public ::testing::TestWithParam<bool> {
+/// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
+class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
 protected:
   GoldenDigest()
     : path_((std::filesystem::temp_directory_path() / ("engram-golden-" + std::to_string(::getpid()))).string()) {
     std::filesystem::remove_all(path_);
-    if (GetParam()) {
+    if (std::get<0>(GetParam())) {
       store_ = storage::make_memory_graph_store();
     } else {
       auto opened = storage::open_graph_store({path_});
@@ -64,7 +70,7 @@ protected:
     actors::set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)));
     if (rec.save)
       rec.knowledge = std::make_shared<schemas::extraction>(extractor::read_save(*rec.save));
-    else if (rec.message)
+    else if (rec.message && !rec.knowledge)  // format 1: read when applied
       rec.knowledge = std::make_shared<schemas::extraction>(extractor::extract_validated(*rec.message, {}));
     storage::apply_outcome outcome{};
     actors::applied_event answer;
@@ -75,7 +81,12 @@ protected:
   void apply_line(const std::string& line) {
     schemas::inbound_message m;
     ASSERT_FALSE(schemas::decode(line, {}, m)) << line;
-    apply(m);
+    if (std::get<1>(GetParam())) {  // format 2: read before the log, as the extract stage does
+      auto x = extractor::extract_validated(m, {});
+      apply(schemas::extracted_message{std::move(m), std::move(x), ""});
+    } else {
+      apply(m);
+    }
   }
 
   static std::string at(int minute) {
@@ -197,7 +208,10 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
   EXPECT_EQ(store_->digest(), pinned);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, GoldenDigest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Memory" : "RocksDB"; });
+INSTANTIATE_TEST_SUITE_P(BackendsAndFormats, GoldenDigest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) ? "Memory" : "RocksDB") +
+                                  (std::get<1>(info.param) ? "ExtractedBeforeTheLog" : "ExtractedWhenApplied");
+                         });
 
 }  // namespace

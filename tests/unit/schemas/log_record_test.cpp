@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 namespace {
 
 using namespace engram::schemas;
@@ -14,7 +16,11 @@ using json = nlohmann::json;
 // A field added to a record must be set below (and carried by its codec): these sizes
 // (x86-64/AArch64 libstdc++) make the compiler say so.
 static_assert(sizeof(inbound_message) == 408, "inbound_message changed: set the new field in full_message()");
-static_assert(sizeof(knowledge_save) == 344, "knowledge_save changed: set the new field in full_save()");
+static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
+static_assert(sizeof(extracted_message) == 768, "extracted_message changed: set the new field in full_extracted()");
+static_assert(sizeof(extraction) == 328, "extraction changed: set the new field in full_extracted()");
+static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
+static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(knowledge_command) == 336, "knowledge_command changed: set the new field in full_command()");
 
 log_payload round_trip(const log_payload& in) {
@@ -63,7 +69,46 @@ knowledge_save full_save() {
   s.tags = {"legal", "contracts"};
   s.branch_id = "what-if";
   s.branch_ttl_ms = 86400000;
+  s.embedding = quantise(std::vector<float>{0.6f, -0.8f, 0.0f, 0.01f});
   return s;
+}
+
+/// A message with what was read from it, every field of every part set.
+extracted_message full_extracted() {
+  extracted_message x;
+  x.message = full_message();
+  x.embedder = "use-lite";
+  auto& k = x.knowledge;
+  k.extractor = "llm";
+  k.dropped_low_confidence = 2;
+  k.mentions.push_back({entity_kind::person, "Sarah Lee", "Sarah Lee", "", "sarah@acme.example", "VP Sales", "Acme",
+                        "+1 555 0100"});
+  k.mentions.push_back({entity_kind::amount, "$12,500", "12500", "USD", "", "", "", ""});
+  k.sender_signature = k.mentions[0];
+  entry e;
+  e.type = entry_type::action_item;
+  e.title = "Send the contract";
+  e.content = "Sarah Lee will send the $12,500 contract by June 30.";
+  e.confidence = 0.7250000000000001;  // a double that needs 16 digits
+  e.subject = "contract";
+  e.slot = "due";
+  e.value = "2026-06-30";
+  e.positive = false;
+  e.due_at = "2026-06-30";
+  e.suspicious = true;
+  e.mentions = {0, 1};
+  e.sig = {{"3"}, {"2026-06-30"}, {"12500 USD"}, {"sarah lee"}, "sarah lee send contract", "send contract"};
+  e.tags = {"legal"};
+  e.expires_at = "2026-09-30T00:00:00.000Z";
+  std::vector<float> v(512);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>((i * 37) % 101) / 101.0f - 0.5f;
+  e.embedding = quantise(v);
+  k.entries.push_back(e);
+  e.embedding = {};  // an entry the encoder could not embed
+  e.mentions.clear();
+  k.entries.push_back(e);
+  return x;
 }
 
 /// A command with every field set to something other than its default.
@@ -148,7 +193,51 @@ TEST(LogRecord, KnowledgeSaveKeepsEveryField) {
   main.contact_id.clear();
   main.expires_at.clear();
   main.tags.clear();
+  main.embedding = {};  // saved by an engramd without an encoder, or before saves carried one
   EXPECT_EQ(std::get<knowledge_save>(round_trip(main)), main);
+}
+
+TEST(LogRecord, ExtractedMessageKeepsEveryFieldOfTheMessageItsEntriesMentionsAndVectors) {
+  const auto in = full_extracted();
+  const auto out = std::get<extracted_message>(round_trip(in));
+  EXPECT_EQ(out.message, in.message);
+  ASSERT_EQ(out.knowledge.entries.size(), 2u);
+  EXPECT_EQ(out.knowledge.entries[0].embedding, in.knowledge.entries[0].embedding);  // bits: scale and components
+  EXPECT_EQ(out.knowledge.entries[0], in.knowledge.entries[0]);
+  EXPECT_EQ(out, in);
+  auto bare = in;
+  bare.knowledge = {};
+  bare.embedder.clear();
+  EXPECT_EQ(std::get<extracted_message>(round_trip(bare)), bare);
+  EXPECT_EQ(json::parse(encode(in).value)["formatVersion"], 2);
+}
+
+TEST(LogRecord, ExtractedMessageErrorsNameTheField) {
+  const auto good = json::parse(encode(full_extracted()).value);
+  const std::pair<std::function<void(json&)>, const char*> cases[] = {
+      {[](json& j) { j["formatVersion"] = 3; }, "/formatVersion: this build reads version 2, not 3"},
+      {[](json& j) { j.erase("extraction"); }, "/extraction: required"},
+      {[](json& j) { j["message"].erase("organizationId"); }, "/message/organizationId"},
+      {[](json& j) { j["extraction"]["entries"][0]["type"] = "rumour"; },
+       "/extraction/entries/0/type: unknown entry type 'rumour'"},
+      {[](json& j) { j["extraction"]["entries"][1]["confidence"] = 2; },
+       "/extraction/entries/1/confidence: must be within 0..1"},
+      {[](json& j) { j["extraction"]["entries"][0]["mentions"] = {7}; }, "/extraction/entries/0/mentions: must be"},
+      {[](json& j) { j["extraction"]["entries"][0]["vector"]["q"] = "!!!!"; },
+       "/extraction/entries/0/vector/q: not base64"},
+      {[](json& j) { j["extraction"]["mentions"][1]["kind"] = "planet"; },
+       "/extraction/mentions/1/kind: unknown entity kind 'planet'"},
+  };
+  for (const auto& [change, says] : cases) {
+    auto j = good;
+    change(j);
+    auto out = decode_record("extracted-message", j.dump(), {});
+    ASSERT_TRUE(std::holds_alternative<record_error>(out)) << says;
+    const auto& e = std::get<record_error>(out);
+    EXPECT_NE(e.reason.find(says), std::string::npos) << e.reason;
+    EXPECT_EQ(e.reason.rfind("extracted-message ", 0), 0u) << e.reason;
+    EXPECT_EQ(e.label, "schema");
+  }
 }
 
 TEST(LogRecord, EveryCommandOpKeepsEveryFieldSet) {

@@ -16,7 +16,7 @@ using namespace engram;
 
 namespace {
 
-std::vector<std::vector<float>> unit_vectors(std::size_t n, std::size_t dim, unsigned seed) {
+std::vector<schemas::vector8> unit_vectors(std::size_t n, std::size_t dim, unsigned seed) {
   // Clustered, like sentence embeddings: 50 centres, points scattered around them.
   std::mt19937 rng(seed);
   std::normal_distribution<float> g(0, 1);
@@ -35,7 +35,10 @@ std::vector<std::vector<float>> unit_vectors(std::size_t n, std::size_t dim, uns
     for (auto& x : out[i])
       x = static_cast<float>(x / std::sqrt(ss));
   }
-  return out;
+  std::vector<schemas::vector8> q;
+  for (const auto& v : out)
+    q.push_back(schemas::quantise(v));
+  return q;
 }
 
 std::string temp(const std::string& name) {
@@ -53,7 +56,7 @@ TEST(VectorIndex, RecallAt10AgainstBruteForce) {
   for (std::size_t q = n; q < n + queries; ++q) {
     std::vector<std::pair<float, std::uint64_t>> exact;
     for (std::size_t i = 0; i < n; ++i)
-      exact.emplace_back(-storage::dot(data[q], data[i]), i + 1);
+      exact.emplace_back(-schemas::similarity(data[q], data[i]), i + 1);
     std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
     std::set<std::uint64_t> truth;
     for (int k = 0; k < 10; ++k)
@@ -62,6 +65,9 @@ TEST(VectorIndex, RecallAt10AgainstBruteForce) {
     ASSERT_EQ(hits.size(), 10u);
     for (std::size_t k = 1; k < hits.size(); ++k)
       EXPECT_GE(hits[k - 1].similarity, hits[k].similarity);
+    // The similarity reported is the decisions' own, to the bit.
+    for (const auto& h : hits)
+      EXPECT_EQ(h.similarity, schemas::similarity(data[q], data[h.label - 1]));
     for (const auto& h : hits)
       found += truth.count(h.label);
   }

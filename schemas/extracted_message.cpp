@@ -1,0 +1,190 @@
+#include "schemas/extracted_message.hpp"
+#include "schemas/internal/json_fields.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace engram::schemas {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using detail::error;
+using detail::fields;
+
+constexpr entity_kind all_entity_kinds[] = {entity_kind::person, entity_kind::organization, entity_kind::date,
+                                            entity_kind::amount};
+
+json mention_json(const entity_mention& m) {
+  json j{{"kind", to_string(m.kind)}, {"text", m.text}, {"value", m.value}};
+  for (auto [k, v] : {std::pair{"currency", &m.currency}, {"address", &m.address}, {"role", &m.role},
+                      {"company", &m.company}, {"phone", &m.phone}})
+    if (!v->empty())
+      j[k] = *v;
+  return j;
+}
+
+error read_mention(const fields& f, entity_mention& m) {
+  if (!f.is_object())
+    return f.at("") + ": must be an object";
+  std::string kind;
+  if (auto e = f.text("kind", kind, true))
+    return e;
+  bool known = false;
+  for (auto k : all_entity_kinds)
+    if (to_string(k) == kind) {
+      m.kind = k;
+      known = true;
+    }
+  if (!known)
+    return f.why("kind", "unknown entity kind '" + kind + "'");
+  for (auto [k, v] : {std::pair{"text", &m.text}, {"value", &m.value}, {"currency", &m.currency},
+                      {"address", &m.address}, {"role", &m.role}, {"company", &m.company}, {"phone", &m.phone}})
+    if (auto e = f.text(k, *v))
+      return e;
+  return std::nullopt;
+}
+
+json signature_json(const signature& s) {
+  return {{"numbers", s.numbers}, {"dates", s.dates}, {"amounts", s.amounts},
+          {"entities", s.entities}, {"words", s.words}, {"key", s.key}};
+}
+
+error read_signature(const fields& f, signature& s) {
+  if (!f.is_object())
+    return f.at("") + ": must be an object";
+  for (auto [k, v] : {std::pair{"numbers", &s.numbers}, {"dates", &s.dates}, {"amounts", &s.amounts},
+                      {"entities", &s.entities}})
+    if (auto e = f.texts(k, *v))
+      return e;
+  for (auto [k, v] : {std::pair{"words", &s.words}, {"key", &s.key}})
+    if (auto e = f.text(k, *v))
+      return e;
+  return std::nullopt;
+}
+
+json entry_json(const entry& e) {
+  json j{{"type", to_string(e.type)}, {"title", e.title}, {"content", e.content},
+         {"confidence", e.confidence}, {"positive", e.positive}, {"mentions", e.mentions},
+         {"signature", signature_json(e.sig)}};
+  for (auto [k, v] : {std::pair{"subject", &e.subject}, {"slot", &e.slot}, {"value", &e.value},
+                      {"dueAt", &e.due_at}, {"expiresAt", &e.expires_at}})
+    if (!v->empty())
+      j[k] = *v;
+  if (e.suspicious)
+    j["suspicious"] = true;
+  if (!e.tags.empty())
+    j["tags"] = e.tags;
+  if (!e.embedding.empty())
+    j["vector"] = detail::vector_json(e.embedding);
+  return j;
+}
+
+error read_entry(const fields& f, std::size_t mentions, entry& en) {
+  if (!f.is_object())
+    return f.at("") + ": must be an object";
+  std::string type;
+  if (auto e = f.text("type", type, true))
+    return e;
+  auto t = parse_entry_type(type);
+  if (!t)
+    return f.why("type", "unknown entry type '" + type + "'");
+  en.type = *t;
+  for (auto [k, v, req] : {std::tuple{"title", &en.title, true}, {"content", &en.content, true},
+                           {"subject", &en.subject, false}, {"slot", &en.slot, false}, {"value", &en.value, false},
+                           {"dueAt", &en.due_at, false}, {"expiresAt", &en.expires_at, false}})
+    if (auto e = f.text(k, *v, req))
+      return e;
+  if (auto e = f.number("confidence", en.confidence, true))
+    return e;
+  if (!(en.confidence >= 0 && en.confidence <= 1))
+    return f.why("confidence", "must be within 0..1");
+  if (auto e = f.boolean("positive", en.positive))
+    return e;
+  if (auto e = f.boolean("suspicious", en.suspicious))
+    return e;
+  if (auto e = f.texts("tags", en.tags))
+    return e;
+  if (f.has("mentions")) {
+    const auto& refs = f["mentions"];
+    if (!refs.is_array())
+      return f.why("mentions", "must be an array of mention indexes");
+    for (const auto& r : refs) {
+      if (!r.is_number_unsigned() || r.get<std::size_t>() >= mentions)
+        return f.why("mentions", "must be indexes into /extraction/mentions (0.." + std::to_string(mentions) + ")");
+      en.mentions.push_back(r.get<std::size_t>());
+    }
+  }
+  if (f.has("signature"))
+    if (auto e = read_signature(fields(f["signature"], f.at("signature")), en.sig))
+      return e;
+  return f.vector("vector", en.embedding);
+}
+
+error read_extraction(const fields& f, extraction& x) {
+  if (!f.is_object())
+    return f.at("") + ": must be an object";
+  if (auto e = f.text("extractor", x.extractor, true))
+    return e;
+  if (auto e = f.count("droppedLowConfidence", x.dropped_low_confidence))
+    return e;
+  for (auto k : {"mentions", "entries"})
+    if (!f.has(k) || !f[k].is_array())
+      return f.why(k, "required array");
+  const auto& mentions = f["mentions"];
+  for (std::size_t i = 0; i < mentions.size(); ++i)
+    if (auto e = read_mention(fields(mentions[i], f.at("mentions/" + std::to_string(i))), x.mentions.emplace_back()))
+      return e;
+  if (f.has("senderSignature"))
+    if (auto e = read_mention(fields(f["senderSignature"], f.at("senderSignature")), x.sender_signature.emplace()))
+      return e;
+  const auto& entries = f["entries"];
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (auto e = read_entry(fields(entries[i], f.at("entries/" + std::to_string(i))), x.mentions.size(),
+                            x.entries.emplace_back()))
+      return e;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string to_json(const extracted_message& x) {
+  const auto& k = x.knowledge;
+  json mentions = json::array(), entries = json::array();
+  for (const auto& m : k.mentions)
+    mentions.push_back(mention_json(m));
+  for (const auto& e : k.entries)
+    entries.push_back(entry_json(e));
+  json ex{{"extractor", k.extractor}, {"droppedLowConfidence", k.dropped_low_confidence}, {"mentions", mentions}};
+  if (k.sender_signature)
+    ex["senderSignature"] = mention_json(*k.sender_signature);
+  ex["entries"] = std::move(entries);
+  json j{{"formatVersion", extracted_format_version}, {"message", json::parse(to_json(x.message))},
+         {"extraction", std::move(ex)}};
+  if (!x.embedder.empty())
+    j["embedder"] = x.embedder;
+  return j.dump();
+}
+
+std::optional<std::string> decode(std::string_view bytes, const decode_limits& limits, extracted_message& out) {
+  auto j = nlohmann::json::parse(bytes, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return std::string("not a JSON object");
+  fields f(j, "");
+  double version = 0;
+  if (auto e = f.number("formatVersion", version, true))
+    return e;
+  if (version != extracted_format_version)
+    return f.why("formatVersion", "this build reads version " + std::to_string(extracted_format_version) + ", not " +
+                                      std::to_string(static_cast<long long>(version)));
+  if (!f.has("message"))
+    return f.why("message", "required");
+  if (auto bad = decode(f["message"].dump(), limits, out.message))
+    return "/message" + bad->field + ": " + bad->reason;
+  if (!f.has("extraction"))
+    return f.why("extraction", "required");
+  if (auto e = read_extraction(fields(f["extraction"], "/extraction"), out.knowledge))
+    return e;
+  return f.text("embedder", out.embedder);
+}
+
+}  // namespace engram::schemas

@@ -1,0 +1,52 @@
+#pragma once
+// A message with what was read from it, as the extract stage appends it to engram-log:
+// record kind "extracted-message", key = organizationId. Extraction (rules or the LLM) and
+// embedding happen once, before the log of record; the store stage applies what the record
+// says and a replay never extracts or embeds again (DESIGN.md §1).
+//
+//   {"formatVersion": 2,
+//    "message": {…the inbound message, schemas/inbound_message.hpp…},
+//    "extraction": {"extractor": "rules", "droppedLowConfidence": 0,
+//                   "mentions": [{"kind": "person", "text": "Sarah Lee", "value": "Sarah Lee", …}],
+//                   "senderSignature": {…a mention…},                              (optional)
+//                   "entries": [{"type": "fact", "title": "…", "content": "…", "confidence": 0.8,
+//                                "positive": true, "mentions": [0],
+//                                "signature": {"numbers": [], "dates": [], "amounts": [],
+//                                              "entities": [], "words": "…", "key": "…"},
+//                                "subject", "slot", "value", "dueAt", "suspicious", "tags",
+//                                "expiresAt"                                      (when set)
+//                                "vector": {"scale": 0.0071, "q": "<base64 int8>"}}]}, (when embedded)
+//    "embedder": "use-lite"}
+//
+// Format versions of message records: 1 is "inbound-message" (the message alone, extracted
+// when applied; what earlier releases wrote, still applied), 2 is this record.
+
+#include "schemas/inbound_message.hpp"
+#include "schemas/knowledge.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace engram::schemas {
+
+inline constexpr const char* kind_extracted_message = "extracted-message";
+inline constexpr int extracted_format_version = 2;
+
+struct extracted_message {
+  inbound_message message;
+  extraction knowledge;
+  /// The encoder that made the vectors (embedder.kind), for people reading the log.
+  std::string embedder;
+
+  friend bool operator==(const extracted_message&, const extracted_message&) = default;
+};
+
+[[nodiscard]] std::string to_json(const extracted_message& x);
+
+/// Decodes a record; returns "field: reason" on failure (the message part is held to
+/// `limits`, as an inbound event is).
+[[nodiscard]] std::optional<std::string> decode(std::string_view bytes, const decode_limits& limits,
+                                                extracted_message& out);
+
+}  // namespace engram::schemas

@@ -1,0 +1,143 @@
+// The extract stage before engram-log, end to end against engramd child processes and a
+// Kafka-protocol broker in this process:
+// - two processes with roles [extract] share the partitions of inbound-messages and a third
+//   with roles [store] applies engram-log: every event once, and the digest of one process
+//   with both roles;
+// - records of format 1 (the message alone, as earlier releases' sequencers wrote them) are
+//   still applied, read when applied, to the same store as format 2;
+// - a replay applies what the log says: it neither extracts nor embeds (a replay whose
+//   encoder cannot run rebuilds the live store exactly), and --re-extract reads every message
+//   again and says that its digest is new.
+// Every wait is on observed state (events applied, partitions assigned), never a sleep.
+#include "schemas/log_record.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace engram;
+using namespace std::chrono_literals;
+
+constexpr std::size_t events_count = 300;
+
+void produce_inbound(const std::string& brokers, const std::vector<std::string>& events) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (const auto& e : events)
+    kv.emplace_back(test::org_of(e), e);
+  test::produce_raw(brokers, "inbound-messages", kv);
+}
+
+/// Starts engramd with `sets`, waits until it has applied `n` events, stops it; its store's digest.
+std::string run_until_applied(const std::string& brokers, const std::string& data_dir, const std::string& log,
+                              long n, const std::vector<std::string>& sets = {},
+                              const std::function<void()>& feed = {}) {
+  const auto port = test::free_port();
+  test::child engramd(test::engramd_args(brokers, data_dir, port, sets), log);
+  EXPECT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
+  if (feed)
+    feed();
+  EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == n; }, 180s))
+      << test::events_applied(port) << " of " << n << "\n" << test::tail(log);
+  EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
+  return test::digest_of(data_dir);
+}
+
+/// The digest of one engramd with both roles that read `events` from inbound-messages.
+std::string reference_digest(const test::temp_dir& dir, const std::vector<std::string>& events) {
+  auto broker = test::start_broker();
+  return run_until_applied(broker->bootstrap(), dir.sub("reference"), dir.sub("reference.log"), long(events.size()),
+                           {}, [&] { produce_inbound(broker->bootstrap(), events); });
+}
+
+TEST(ExtractStage, TwoExtractProcessesShareTheInboundPartitionsAndOneStoreAppliesEveryEventOnce) {
+  const auto events = test::make_events(events_count);
+  test::temp_dir dir("extract-roles");
+  const auto reference = reference_digest(dir, events);
+  ASSERT_FALSE(reference.empty());
+
+  auto broker = test::start_broker();
+  const auto brokers = broker->bootstrap();
+  const auto pa = test::free_port(), pb = test::free_port();
+  test::child a(test::engramd_args(brokers, dir.sub("a"), pa, {"roles=[extract]"}), dir.sub("a.log"));
+  test::child b(test::engramd_args(brokers, dir.sub("b"), pb, {"roles=[extract]"}), dir.sub("b.log"));
+  // Both members hold partitions of inbound-messages (4 between them) before anything arrives.
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        const auto na = test::metric(pa, "engram_extract_partitions"), nb = test::metric(pb, "engram_extract_partitions");
+        return na > 0 && nb > 0 && na + nb == 4;
+      },
+      60s))
+      << test::tail(dir.sub("a.log")) << test::tail(dir.sub("b.log"));
+  // An extract-only process serves no MCP and keeps no store.
+  int status = 0;
+  (void)test::get(pa, "/mcp", &status);
+  EXPECT_EQ(status, 404);
+  EXPECT_FALSE(std::filesystem::exists(dir.sub("a")));
+
+  const auto store = run_until_applied(brokers, dir.sub("store"), dir.sub("store.log"), long(events.size()),
+                                       {"roles=[store]"}, [&] { produce_inbound(brokers, events); });
+  const auto sa = test::metric(pa, "engram_sequenced_total"), sb = test::metric(pb, "engram_sequenced_total");
+  EXPECT_GT(sa, 0) << "process a extracted nothing";
+  EXPECT_GT(sb, 0) << "process b extracted nothing";
+  EXPECT_GE(sa + sb, double(events.size()));
+  EXPECT_EQ(a.terminate(30s), 0) << test::tail(dir.sub("a.log"));
+  EXPECT_EQ(b.terminate(30s), 0) << test::tail(dir.sub("b.log"));
+  EXPECT_EQ(store, reference);
+
+  // What went on engram-log: messages with what was read from them, format 2.
+  const auto records = test::consume_all(brokers, "engram-log", events.size(), 30s);
+  ASSERT_GE(records.size(), events.size());
+  std::size_t with_vectors = 0;
+  for (const auto& r : records) {
+    ASSERT_EQ(r.headers.at(schemas::kind_header), schemas::kind_extracted_message);
+    auto decoded = schemas::decode_record(r.headers.at(schemas::kind_header), r.value, {});
+    ASSERT_TRUE(std::holds_alternative<schemas::log_payload>(decoded)) << std::get<schemas::record_error>(decoded).reason;
+    const auto& x = std::get<schemas::extracted_message>(std::get<schemas::log_payload>(decoded));
+    for (const auto& en : x.knowledge.entries)
+      with_vectors += en.embedding.size() == 512;
+  }
+  EXPECT_GT(with_vectors, events.size() / 2) << "entries travel with their vectors";
+}
+
+TEST(ExtractStage, RecordsOfTheFirstFormatAreStillAppliedToTheSameStore) {
+  const auto events = test::make_events(events_count);
+  test::temp_dir dir("extract-format1");
+  const auto reference = reference_digest(dir, events);
+  ASSERT_FALSE(reference.empty());
+  // An earlier release's sequencer: the message alone on engram-log, kind inbound-message.
+  auto broker = test::start_broker();
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (const auto& e : events)
+    kv.emplace_back(test::org_of(e), e);
+  test::produce_raw(broker->bootstrap(), "engram-log", kv, {{schemas::kind_header, schemas::kind_inbound_message}});
+  const auto digest = run_until_applied(broker->bootstrap(), dir.sub("format1"), dir.sub("format1.log"),
+                                        long(events.size()), {"roles=[store]"});
+  EXPECT_EQ(digest, reference);
+}
+
+TEST(ExtractStage, AReplayAppliesWhatTheLogSaysAndReExtractReadsAgain) {
+  const auto events = test::make_events(events_count);
+  test::temp_dir dir("extract-replay");
+  auto broker = test::start_broker();
+  const auto live = run_until_applied(broker->bootstrap(), dir.sub("live"), dir.sub("live.log"), long(events.size()),
+                                      {}, [&] { produce_inbound(broker->bootstrap(), events); });
+  ASSERT_FALSE(live.empty());
+  // The replaying engramctl has no working encoder (an endpoint that refuses connections):
+  // if a replay embedded anything, its entries would lose their vectors and the digest.
+  const std::string replay = std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR
+                             "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
+                             " --set embedder.kind=openai --set embedder.openai.base_url=http://127.0.0.1:1/v1"
+                             " --set embedder.openai.model=none --set embedder.openai.dimension=512"
+                             " --set embedder.cache_size=0";
+  std::string out;
+  ASSERT_EQ(test::run(replay + " --into " + dir.sub("replayed"), &out), 0) << out;
+  EXPECT_NE(out.find(live), std::string::npos) << "live " << live << "\n" << out;
+  EXPECT_EQ(test::digest_of(dir.sub("replayed")), live);
+  // --re-extract reads every message again, here without vectors: another store, and it says so.
+  ASSERT_EQ(test::run(replay + " --re-extract --into " + dir.sub("re-extracted"), &out), 0) << out;
+  EXPECT_NE(out.find("new by design"), std::string::npos) << out;
+  EXPECT_NE(test::digest_of(dir.sub("re-extracted")), live);
+}
+
+}  // namespace
