@@ -188,8 +188,14 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
        each_key(n, p, {
          {"kind", [&](auto& v, auto& k) {
             cfg.embedder.kind = as_string(v, k);
-            if (cfg.embedder.kind != "use-lite" && cfg.embedder.kind != "openai")
-              fail(k, "must be use-lite or openai, got '" + cfg.embedder.kind + "'");
+            if (cfg.embedder.kind != "use-lite-int8" && cfg.embedder.kind != "use-lite" && cfg.embedder.kind != "openai")
+              fail(k, "must be use-lite-int8, use-lite or openai, got '" + cfg.embedder.kind + "'");
+          }},
+         {"isa", [&](auto& v, auto& k) {
+            cfg.embedder.isa = as_string(v, k);
+            if (cfg.embedder.isa != "auto" && cfg.embedder.isa != "avx512" && cfg.embedder.isa != "avx2" &&
+                cfg.embedder.isa != "portable")
+              fail(k, "must be auto, avx512, avx2 or portable, got '" + cfg.embedder.isa + "'");
           }},
          {"model_path", [&](auto& v, auto& k) { cfg.embedder.model_path = as_string(v, k); }},
          {"cache_size", [&](auto& v, auto& k) {

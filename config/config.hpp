@@ -113,8 +113,12 @@ struct openai_embedder_config {
 };
 
 struct embedder_config {
-  /// use-lite (in-process Universal Sentence Encoder Lite, the default) or openai.
-  std::string kind = "use-lite";
+  /// use-lite-int8 (in-process Universal Sentence Encoder Lite in integers: the same bits on
+  /// every CPU; the default), use-lite (the float32 reference encoder) or openai.
+  std::string kind = "use-lite-int8";
+  /// The int8 encoder's vector-unit path: auto (the widest the CPU has), avx512, avx2 or
+  /// portable. Every path gives the same bits; a path the CPU lacks is refused at start.
+  std::string isa = "auto";
   /// The converted USE Lite weights (tools/dev.sh setup writes them). Default:
   /// .cache/models/use-lite-en.bin (relative to the working directory).
   std::string model_path = ".cache/models/use-lite-en.bin";

@@ -167,6 +167,15 @@ engram::result<std::unique_ptr<embedder>> make_embedder(const config::embedder_c
     o.timeout_ms = static_cast<int>(cfg.openai.timeout_ms);
     return make_openai_embedder(o);
   }
+  if (cfg.kind == "use-lite-int8") {
+    const auto isa = parse_encoder_isa(cfg.isa);
+    if (!isa)
+      return engram::fail("embedder.isa: must be auto, avx512, avx2 or portable, got '" + cfg.isa + "'");
+    auto model = use_lite_int8_embedder::load(cfg.model_path, *isa);
+    if (!model)
+      return engram::fail(model.error());
+    return std::move(*model);
+  }
   auto model = use_lite_embedder::load(cfg.model_path);
   if (!model)
     return engram::fail(model.error());

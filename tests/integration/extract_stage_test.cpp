@@ -7,7 +7,9 @@
 //   still applied, read when applied, to the same store as format 2;
 // - a replay applies what the log says: it neither extracts nor embeds (a replay whose
 //   encoder cannot run rebuilds the live store exactly), and --re-extract reads every message
-//   again and says that its digest is new.
+//   again and says that its digest is new;
+// - the int8 encoder's paths (portable, AVX2, AVX-512 VNNI: those this CPU has) each rebuild
+//   the store of a live run, to the same digest.
 // Every wait is on observed state (events applied, partitions assigned), never a sleep.
 #include "schemas/log_record.hpp"
 #include "tests/integration/support.hpp"
@@ -138,6 +140,34 @@ TEST(ExtractStage, AReplayAppliesWhatTheLogSaysAndReExtractReadsAgain) {
   ASSERT_EQ(test::run(replay + " --re-extract --into " + dir.sub("re-extracted"), &out), 0) << out;
   EXPECT_NE(out.find("new by design"), std::string::npos) << out;
   EXPECT_NE(test::digest_of(dir.sub("re-extracted")), live);
+}
+
+TEST(ExtractStage, EveryEncoderPathRebuildsTheSameStore) {
+  const auto events = test::make_events(events_count);
+  test::temp_dir dir("extract-isa");
+  auto broker = test::start_broker();
+  // Live: the int8 encoder on the widest path this CPU has.
+  const auto live = run_until_applied(broker->bootstrap(), dir.sub("live"), dir.sub("live.log"), long(events.size()),
+                                      {"embedder.isa=auto"}, [&] { produce_inbound(broker->bootstrap(), events); });
+  ASSERT_FALSE(live.empty());
+  // Each path reads and embeds every logged message again into its own store: dedup,
+  // contradiction and recall order all hang on the vectors' bits, so one digest means one
+  // set of bits.
+  std::vector<std::string> paths{"portable"};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2"))
+    paths.emplace_back("avx2");
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+    paths.emplace_back("avx512");
+  for (const auto& isa : paths) {
+    const std::string replay = std::string(ENGRAMCTL_PATH) + " replay --re-extract --config " ENGRAM_SOURCE_DIR
+                               "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
+                               " --set embedder.kind=use-lite-int8 --set embedder.isa=" + isa +
+                               " --set embedder.model_path=" + test::model_path + " --into " + dir.sub(isa);
+    std::string out;
+    ASSERT_EQ(test::run(replay, &out), 0) << isa << "\n" << out;
+    EXPECT_EQ(test::digest_of(dir.sub(isa)), live) << "the " << isa << " path built another store\n" << out;
+  }
 }
 
 }  // namespace

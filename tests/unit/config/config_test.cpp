@@ -36,6 +36,8 @@ TEST_F(ConfigTest, EmbeddedDefaultFileLoadsWithDesignDefaults) {
   EXPECT_EQ(r.config.http.listen, "127.0.0.1:8700");
   EXPECT_TRUE(r.config.samples.load);
   EXPECT_EQ(r.config.ingest.max_event_bytes, 1048576u);
+  EXPECT_EQ(r.config.embedder.kind, "use-lite-int8");
+  EXPECT_EQ(r.config.embedder.isa, "auto");
   EXPECT_TRUE(r.warnings.empty());
 }
 
@@ -95,6 +97,11 @@ TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   EXPECT_NE(r.error.find("'http.listen'"), std::string::npos) << r.error;
   r = load(write("kafka:\n  topics:\n    log: same\n    inbound: same\n"), {}, nullptr);
   EXPECT_NE(r.error.find("distinct"), std::string::npos) << r.error;
+  r = load(write("embedder:\n  isa: sse2\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'embedder.isa'"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("portable"), std::string::npos) << r.error;
+  r = load(write("embedder:\n  kind: use-lite-int4\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'embedder.kind'"), std::string::npos) << r.error;
 }
 
 TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {

@@ -1,5 +1,7 @@
 // Dedup and contradiction quality on the labelled sets, through the real encoder, the real
-// store and the decisions the store stage makes. The floors are the issue's.
+// store and the decisions the store stage makes. The floors are the issue's. engramd runs the
+// int8 encoder; the float32 one stays as the reference, and on every set (labelled and
+// held out) the two must decide every pair and every case alike.
 
 #include "tools/bench/semantic.hpp"
 
@@ -15,13 +17,18 @@ namespace {
 class SemanticQuality : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    auto loaded = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH);
-    ASSERT_TRUE(loaded) << loaded.error();
-    model_ = loaded->release();
+    auto reference = extractor::use_lite_embedder::load(ENGRAM_MODEL_PATH);
+    ASSERT_TRUE(reference) << reference.error();
+    float_ = reference->release();
+    auto integer = extractor::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH);
+    ASSERT_TRUE(integer) << integer.error();
+    int8_ = integer->release();
   }
   static void TearDownTestSuite() {
-    delete model_;
-    model_ = nullptr;
+    delete float_;
+    delete int8_;
+    float_ = nullptr;
+    int8_ = nullptr;
   }
   std::string scratch(const char* name) {
     return (std::filesystem::temp_directory_path() / ("engram-quality-" + std::to_string(::getpid()) + "-" + name))
@@ -31,13 +38,23 @@ protected:
     std::filesystem::remove_all(scratch("dedup"));
     std::filesystem::remove_all(scratch("contradiction"));
   }
-  static extractor::use_lite_embedder* model_;
+  static evaluation::dedup_report dedup(const extractor::embedder& e, const char* set, const std::string& dir) {
+    return evaluation::evaluate_dedup(std::string(ENGRAM_SOURCE_DIR "/tests/data/dedup/") + set + ".jsonl", e, dir);
+  }
+  static evaluation::contradiction_report contradictions(const extractor::embedder& e, const char* set,
+                                                         const std::string& dir) {
+    return evaluation::evaluate_contradictions(
+        std::string(ENGRAM_SOURCE_DIR "/tests/data/contradiction/") + set + ".jsonl", e, dir);
+  }
+  static extractor::use_lite_embedder* float_;
+  static extractor::use_lite_int8_embedder* int8_;
 };
 
-extractor::use_lite_embedder* SemanticQuality::model_ = nullptr;
+extractor::use_lite_embedder* SemanticQuality::float_ = nullptr;
+extractor::use_lite_int8_embedder* SemanticQuality::int8_ = nullptr;
 
 TEST_F(SemanticQuality, DifferentFactsAreNeverMergedAndNearDuplicatesAre) {
-  auto r = evaluation::evaluate_dedup(ENGRAM_SOURCE_DIR "/tests/data/dedup/pairs.jsonl", *model_, scratch("dedup"));
+  auto r = dedup(*int8_, "pairs", scratch("dedup"));
   ASSERT_TRUE(r.error.empty()) << r.error;
   std::cout << r.table();
   std::size_t total = 0;
@@ -51,14 +68,31 @@ TEST_F(SemanticQuality, DifferentFactsAreNeverMergedAndNearDuplicatesAre) {
 }
 
 TEST_F(SemanticQuality, ContradictionsAreFoundWithinOneSubjectOnly) {
-  auto r = evaluation::evaluate_contradictions(ENGRAM_SOURCE_DIR "/tests/data/contradiction/cases.jsonl", *model_,
-                                               scratch("contradiction"));
+  auto r = contradictions(*int8_, "cases", scratch("contradiction"));
   ASSERT_TRUE(r.error.empty()) << r.error;
   std::cout << r.table();
   ASSERT_GE(r.cases, 30u);
   EXPECT_GE(r.precision(), 0.9);
   EXPECT_GE(r.recall(), 0.8);
   EXPECT_EQ(r.cross_subject, 0u);
+}
+
+TEST_F(SemanticQuality, TheIntegerEncoderDecidesEveryPairAndCaseAsTheFloatOne) {
+  for (const char* set : {"pairs", "heldout"}) {
+    const auto a = dedup(*float_, set, scratch("dedup")), b = dedup(*int8_, set, scratch("dedup"));
+    ASSERT_TRUE(a.error.empty() && b.error.empty()) << a.error << b.error;
+    EXPECT_EQ(b.merged, a.merged) << set << "\nfloat:\n" << a.table() << "int8:\n" << b.table();
+    EXPECT_EQ(b.wrong, a.wrong) << set;
+  }
+  for (const char* set : {"cases", "heldout"}) {
+    const auto a = contradictions(*float_, set, scratch("contradiction"));
+    const auto b = contradictions(*int8_, set, scratch("contradiction"));
+    ASSERT_TRUE(a.error.empty() && b.error.empty()) << a.error << b.error;
+    EXPECT_EQ(b.raised, a.raised) << set;
+    EXPECT_EQ(b.correct, a.correct) << set;
+    EXPECT_EQ(b.per_kind_correct, a.per_kind_correct) << set;
+    EXPECT_EQ(b.wrong, a.wrong) << set << "\nfloat:\n" << a.table() << "int8:\n" << b.table();
+  }
 }
 
 }  // namespace
