@@ -153,11 +153,18 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
          {"extract_threads", [&](auto& v, auto& k) {
             cfg.ingest.extract_threads = static_cast<std::uint32_t>(as_uint(v, k, 0, 64));
           }},
+         {"batch_ms", [&](auto& v, auto& k) {
+            cfg.ingest.batch_ms = static_cast<std::uint32_t>(as_uint(v, k, 10, 600000));
+          }},
        });
      }},
     {"extraction", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"confidence_threshold", [&](auto& v, auto& k) {
                           cfg.extraction.confidence_threshold = as_double(v, k, 0.0, 1.0);
+                        }},
+                       {"max_entries_per_message", [&](auto& v, auto& k) {
+                          cfg.extraction.max_entries_per_message =
+                              static_cast<std::uint32_t>(as_uint(v, k, 0, 1000000));
                         }}});
      }},
     {"extractor", [&](const YAML::Node& n, const std::string& p) {
@@ -198,6 +205,9 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
               fail(k, "must be auto, avx512, avx2 or portable, got '" + cfg.embedder.isa + "'");
           }},
          {"model_path", [&](auto& v, auto& k) { cfg.embedder.model_path = as_string(v, k); }},
+         {"max_per_message", [&](auto& v, auto& k) {
+            cfg.embedder.max_per_message = static_cast<std::uint32_t>(as_uint(v, k, 0, 100000));
+          }},
          {"cache_size", [&](auto& v, auto& k) {
             cfg.embedder.cache_size = static_cast<std::uint32_t>(as_uint(v, k, 0, 10000000));
           }},

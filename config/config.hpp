@@ -66,6 +66,9 @@ struct ingest_config {
   /// Threads the extract stage reads messages on (each message on one; order kept).
   /// 0: one per core. Default: 0.
   std::uint32_t extract_threads = 0;
+  /// The extract stage commits what it appended at least this often within a large batch
+  /// (and stops between chunks of 32 messages on SIGTERM). Default: 1,000 ms.
+  std::uint32_t batch_ms = 1000;
 };
 
 /// What this engramd process does (DESIGN.md §1). `extract`: reads inbound-messages,
@@ -81,6 +84,9 @@ struct roles_config {
 struct extraction_config {
   /// Entries read with less confidence are dropped (and counted in /metrics). Default: 0.6.
   double confidence_threshold = 0.6;
+  /// Entries kept per message at most, its first ones; the message itself is stored whole.
+  /// 0: no bound. Default: 200.
+  std::uint32_t max_entries_per_message = 200;
 };
 
 struct llm_config {
@@ -125,6 +131,10 @@ struct embedder_config {
   /// Vectors of the most recent distinct texts kept (2 KiB each at 512-d); 0 turns the
   /// cache off. Default: 20,000.
   std::uint32_t cache_size = 20000;
+  /// Entries of one message embedded at most (its first ones; the rest are stored without
+  /// a vector and deduplicated by exact title): a huge mail costs the encoder a bounded
+  /// time. Each sentence is read up to 128 tokens (the model's). 0: no bound. Default: 64.
+  std::uint32_t max_per_message = 64;
   openai_embedder_config openai;
 };
 

@@ -72,8 +72,18 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
   });
   if (order.size() > r.limit * candidates_per_result)
     order.resize(r.limit * candidates_per_result);
-  std::vector<std::pair<double, json>> scored;
+  // A candidate's score is its fused rank times its weight (at most max_weight) times its
+  // decayed confidence (at most 1): once the next rank, so bounded, falls below the
+  // limit-th best score found, no later candidate can enter the results, and reading
+  // stops. Only the results are presented.
+  const double max_weight = r.contact_id.empty() ? 1.0 : own_contact_weight;
+  std::vector<std::pair<double, stored_entry>> scored;
+  auto better = [](const std::pair<double, stored_entry>& x, const std::pair<double, stored_entry>& y) {
+    return x.first != y.first ? x.first > y.first : x.second.id < y.second.id;
+  };
   for (const auto& [id, rrf] : order) {
+    if (scored.size() >= r.limit && rrf * max_weight < scored[r.limit - 1].first)
+      break;
     auto overlaid = branch_docs.find(id);
     auto doc = overlaid != branch_docs.end() ? std::optional<stored_entry>(overlaid->second) : load(org, id);
     if (!doc || !recallable(*doc, at, policy_))
@@ -90,16 +100,18 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     }
     const double score =
         rrf * weight * std::max(min_confidence_weight, effective_confidence(*doc, at, policy_));
-    auto e = knowledge::present(*doc, at, policy_);
-    e["score"] = score;
-    scored.emplace_back(score, std::move(e));
+    std::pair<double, stored_entry> item{score, std::move(*doc)};
+    scored.insert(std::upper_bound(scored.begin(), scored.end(), item, better), std::move(item));
+    if (scored.size() > r.limit)
+      scored.pop_back();
   }
-  std::sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : x.second["id"] < y.second["id"];
-  });
   std::vector<json> results;
-  for (std::size_t i = 0; i < scored.size() && i < r.limit; ++i)
-    results.push_back(std::move(scored[i].second));
+  results.reserve(scored.size());
+  for (auto& [score, doc] : scored) {
+    auto e = knowledge::present(doc, at, policy_);
+    e["score"] = score;
+    results.push_back(std::move(e));
+  }
   return results;
 }
 

@@ -158,10 +158,14 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std
 /// Writes the batch; on success the counters it changed enter the cache.
 errc kv_graph_store::commit(write_txn& tx) {
   auto e = kv_->write(tx.batch);
-  if (e == errc::ok)
+  if (e == errc::ok) {
     for (auto& [k, v] : tx.counters)
       counters_[k] = v;
+    for (const auto& c : tx.text)
+      c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
+  }
   tx.counters.clear();
+  tx.text.clear();
   return e;
 }
 
@@ -230,6 +234,8 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
       return fail("store at '" + opts.path + "' was written with another layout than this build's (" +
                   std::string(detail::layout_version) + "; " + to_string(e) +
                   "): rebuild it from engram-log with engramctl replay");
+  if (auto e = store->load_text_index(); e != errc::ok)
+    return fail("store at '" + opts.path + "': cannot read its text index (" + to_string(e) + ")");
   return std::unique_ptr<graph_store>(std::move(store));
 }
 

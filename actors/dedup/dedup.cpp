@@ -223,6 +223,11 @@ engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
   return {};
 }
 
+namespace {
+/// Stored entries with the same title compared per new entry at most.
+constexpr std::size_t max_title_candidates = 64;
+}  // namespace
+
 void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,
                            std::vector<schemas::resolution>& out, std::vector<std::vector<near_conflict>>& near,
                            event_overlay& overlay) {
@@ -247,6 +252,11 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);
     if (f.title.empty())
       same_title.clear();  // a title of fillers only says nothing to match on
+    // A title many entries share ("order N ships on ...") would make every save read them
+    // all: the first max_title_candidates in key order are compared (deterministic), and
+    // the vector search below still finds a near duplicate among the rest.
+    if (same_title.size() > max_title_candidates)
+      same_title.resize(max_title_candidates);
     for (const auto& [id, c] : overlay)
       if (c.type == f.type && c.title == f.title && !f.title.empty())
         same_title.push_back(id);

@@ -33,6 +33,7 @@ constexpr int embedded_partitions = 4;
 extractor::extractor_options extractor_options_of(const config::engram_config& cfg) {
   extractor::extractor_options o;
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
+  o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.kind = cfg.extractor.kind == "llm" ? extractor::extractor_kind::llm : extractor::extractor_kind::rules;
   o.llm.base_url = cfg.extractor.llm.base_url;
   o.llm.model = cfg.extractor.llm.model;
@@ -259,7 +260,7 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   }
   if (extract_role) {
     if (!opts.sequencer.extract) {
-      actors::reader_context rc{extractor_options_of(cfg), m.embedder, &m.metrics};
+      actors::reader_context rc{extractor_options_of(cfg), m.embedder, &m.metrics, cfg.embedder.max_per_message};
       const unsigned threads =
           cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
       opts.sequencer.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
@@ -335,7 +336,7 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
   m.resolve = resolve;
   m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
-                                      &m.notifier, extractor_options_of(cfg));
+                                      &m.notifier, extractor_options_of(cfg), cfg.embedder.max_per_message);
   if (opts.replay) {
     auto consumer =
         ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, opts.re_extract);

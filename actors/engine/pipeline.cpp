@@ -18,7 +18,7 @@ stage_actor::behavior_type pass_through(stage_actor::pointer self, stage_actor n
 pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_store> store,
                         std::shared_ptr<resolver> resolve, std::shared_ptr<const extractor::embedder> embedder,
                         metrics& m, ingest_status& status, apply_notifier* notifier,
-                        const extractor::extractor_options& options) {
+                        const extractor::extractor_options& options, std::size_t max_embedded) {
   pipeline p;
   // RocksDB writes block: the store gets its own thread. Dedup and contradiction run in it,
   // just before each record is applied, so every decision sees every earlier record.
@@ -29,7 +29,7 @@ pipeline spawn_pipeline(caf::actor_system& sys, std::shared_ptr<storage::graph_s
   // Records of format 1 (and saves without a vector) are read here: the encoder runs for
   // milliseconds per batch and an LLM call blocks for up to its timeout, so the extractor
   // gets its own thread.
-  next = sys.spawn<caf::detached>(extractor_stage, next, reader_context{options, std::move(embedder), &m});
+  next = sys.spawn<caf::detached>(extractor_stage, next, reader_context{options, std::move(embedder), &m, max_embedded});
   p.stages.insert(p.stages.begin(), next);
   p.head = next;
   return p;

@@ -28,6 +28,6 @@ struct pipeline {
                                       std::shared_ptr<resolver> resolve,
                                       std::shared_ptr<const extractor::embedder> embedder, metrics& m,
                                       ingest_status& status, apply_notifier* notifier,
-                                      const extractor::extractor_options& options);
+                                      const extractor::extractor_options& options, std::size_t max_embedded);
 
 }  // namespace engram::actors

@@ -18,6 +18,9 @@ schemas::extraction read_one(const schemas::inbound_message& m, const reader_con
   extractor::validation_report report;
   extractor::llm_failure fallback = extractor::llm_failure::none;
   auto x = extractor::extract_message(m, ctx.options, &report, &fallback);
+  if (report.dropped_over_cap)
+    logger().info("{}: {} statements past the first {} not kept (extraction.max_entries_per_message)", m.event_id,
+                  report.dropped_over_cap, ctx.options.validator.max_entries);
   if (ctx.counters) {
     if (fallback != extractor::llm_failure::none)
       ctx.counters->count_llm_fallback(extractor::to_string(fallback));
@@ -31,7 +34,7 @@ schemas::extraction read_one(const schemas::inbound_message& m, const reader_con
 void embed_or_clear(const reader_context& ctx, std::span<schemas::extraction* const> xs) {
   if (!ctx.embedder)
     return;
-  if (auto embedded = embed_entries(*ctx.embedder, xs); !embedded) {
+  if (auto embedded = embed_entries(*ctx.embedder, xs, ctx.max_embedded); !embedded) {
     logger().warn("embedding failed, entries of this batch are stored without vectors: {}", embedded.error());
     if (ctx.counters)
       ctx.counters->count_embedding_failure();
@@ -43,12 +46,16 @@ void embed_or_clear(const reader_context& ctx, std::span<schemas::extraction* co
 
 }  // namespace
 
-engram::result<void> embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs) {
+engram::result<void> embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs,
+                                   std::size_t max_per_message) {
   constexpr std::size_t run = 64;
   std::vector<schemas::entry*> entries;
-  for (auto* x : xs)
+  for (auto* x : xs) {
+    std::size_t n = 0;
     for (auto& en : x->entries)
-      entries.push_back(&en);
+      if (max_per_message == 0 || n++ < max_per_message)
+        entries.push_back(&en);
+  }
   std::vector<std::string_view> texts;
   for (std::size_t b = 0; b < entries.size(); b += run) {
     auto n = std::min(run, entries.size() - b);

@@ -25,6 +25,9 @@ struct reader_context {
   extractor::extractor_options options;
   std::shared_ptr<const extractor::embedder> embedder;
   metrics* counters = nullptr;
+  /// Entries embedded per message at most (its first ones); the others are kept without a
+  /// vector, so a huge mail costs the encoder a bounded time. 0: no bound.
+  std::size_t max_embedded = 64;
 };
 
 /// Reads each message (in order) and embeds every entry. `threads` > 1 extracts messages
@@ -42,9 +45,11 @@ struct extractor_state {
 stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extractor_state> self, stage_actor next,
                                            reader_context ctx);
 
-/// Embeds the content of every entry of `xs` in runs of at most 64 sentences. An error
-/// when the embedder failed; entries are then left without embeddings.
+/// Embeds the content of the entries of `xs` (at most `max_per_message` of each extraction,
+/// its first ones; 0: all) in runs of at most 64 sentences. An error when the embedder
+/// failed; entries are then left without embeddings.
 [[nodiscard]] engram::result<void> embed_entries(const extractor::embedder& e,
-                                                 std::span<schemas::extraction* const> xs);
+                                                 std::span<schemas::extraction* const> xs,
+                                                 std::size_t max_per_message = 0);
 
 }  // namespace engram::actors

@@ -86,6 +86,10 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
     }
     entries.push_back(std::move(e));
   }
+  if (opts.max_entries > 0 && entries.size() > opts.max_entries) {
+    r.dropped_over_cap = entries.size() - opts.max_entries;
+    entries.resize(opts.max_entries);
+  }
   x.entries = std::move(entries);
   x.dropped_low_confidence += r.dropped_low_confidence;
   return r;

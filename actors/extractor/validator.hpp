@@ -21,6 +21,10 @@ struct validator_options {
   std::size_t max_entity_chars = 120;
   /// Confidence taken off entries of a message that looks like a prompt injection.
   double suspicious_penalty = 0.3;
+  /// Entries kept per message at most, its first ones (a mail of thousands of statements
+  /// is a dump: its message is stored whole, its knowledge bounded). Default 200
+  /// (extraction.max_entries_per_message); 0: no bound.
+  std::size_t max_entries = 200;
 };
 
 struct validation_report {
@@ -28,6 +32,8 @@ struct validation_report {
   std::size_t dropped_invalid = 0;
   /// Entries that were an injected instruction (or read from one).
   std::size_t dropped_injected = 0;
+  /// Entries past validator_options::max_entries.
+  std::size_t dropped_over_cap = 0;
   /// Why the source text looks like a prompt injection (empty when it does not).
   std::vector<std::string> injection_signals;
 };

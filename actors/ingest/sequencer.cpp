@@ -77,23 +77,65 @@ void sequencer::run() {
                 m.opts.extract ? "extracted and embedded here" : "messages alone, read when applied",
                 topics.dead_letter, m.cfg.kafka.group_id);
   const std::size_t chunk = std::max<std::size_t>(1, m.opts.chunk);
+  const auto settle_every = std::chrono::milliseconds(std::max<std::uint32_t>(1, m.cfg.ingest.batch_ms));
   bool crashed = false;
-  while (!stop_) {
+  // Per partition: the first offset not yet committed, and the next offset after what was
+  // handled. settle() waits for the appends, then commits what was handled: true when both
+  // went through (or there was nothing to settle).
+  using ranges = std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>;
+  std::size_t handled = 0;
+  auto settle = [&](ranges& range) {
+    if (!m.producer->flush(std::chrono::seconds(30))) {
+      // Not acknowledged: read again from the first uncommitted offsets; whatever did reach
+      // engram-log is a duplicate there, and duplicates are no-ops when applied.
+      logger().error("appends not acknowledged ({}); reading again from the last commit", m.producer->last_error());
+      for (const auto& [p, r] : range) {
+        std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
+        (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
+      }
+      return false;
+    }
+    m.metrics->count_sequenced(handled);
+    handled = 0;
+    if (m.opts.before_commit && !m.opts.before_commit()) {
+      logger().warn("stopping before commit (test seam)");
+      crashed = true;
+      return false;
+    }
+    std::vector<RdKafka::TopicPartition*> offsets;
+    for (auto& [p, r] : range)
+      if (r.second > r.first) {
+        offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
+        r.first = r.second;
+      }
+    if (offsets.empty())
+      return true;
+    if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
+      logger().warn("commit failed ({}): these messages will be read again", RdKafka::err2str(e));
+    RdKafka::TopicPartition::destroy(offsets);
+    return true;
+  };
+  while (!stop_ && !crashed) {
     auto batch = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
                                        "sequencer");
     if (batch.empty())
       continue;
-    // Per partition: the first offset of the batch, and the next offset after what was handled.
-    std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> range;
+    ranges range;
     for (const auto& msg : batch)
       range.try_emplace(msg->partition(), msg->offset(), msg->offset());
-    std::size_t good = 0;
-    bool queued = true;
+    bool queued = true, settled = true;
+    auto since = std::chrono::steady_clock::now();
     std::vector<schemas::inbound_message> valid;
     std::vector<const RdKafka::Message*> valid_msgs;
     for (std::size_t begin = 0; begin < batch.size() && queued; begin += chunk) {
       if (begin > 0 && stop_)
-        break;  // between chunks: what was appended is committed below
+        break;  // between chunks: what was appended is committed below, the rest read again
+      if (begin > 0 && std::chrono::steady_clock::now() - since >= settle_every) {
+        // A large batch settles as it goes: progress is committed every ingest.batch_ms.
+        if (!(settled = settle(range)))
+          break;
+        since = std::chrono::steady_clock::now();
+      }
       const std::size_t end = std::min(batch.size(), begin + chunk);
       valid.clear();
       valid_msgs.clear();
@@ -129,34 +171,24 @@ void sequencer::run() {
                                         {{schemas::kind_header, schemas::kind_inbound_message}});
         }
       }
-      good += valid.size();
+      handled += valid.size();
       for (std::size_t i = begin; i < end; ++i)
         range[batch[i]->partition()].second = batch[i]->offset() + 1;
     }
-    if (!queued || !m.producer->flush(std::chrono::seconds(30))) {
-      // Not acknowledged: read the batch again; whatever did reach engram-log is a
-      // duplicate there, and duplicates are no-ops when applied.
-      logger().error("appends not acknowledged ({}); retrying the batch", m.producer->last_error());
-      for (const auto& [p, r] : range) {
-        std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
-        (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
-      }
+    if (crashed)
+      break;
+    if (!settled || !queued || !settle(range)) {
+      if (crashed)
+        break;
+      if (!queued)  // a produce was refused: read the unsettled part again
+        for (const auto& [p, r] : range) {
+          std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
+          (void)m.consumer->seek(*tp, 5000);
+        }
+      handled = 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
-    m.metrics->count_sequenced(good);
-    if (m.opts.before_commit && !m.opts.before_commit()) {
-      logger().warn("stopping before commit (test seam)");
-      crashed = true;
-      break;
-    }
-    std::vector<RdKafka::TopicPartition*> offsets;
-    for (const auto& [p, r] : range)
-      if (r.second > r.first)
-        offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
-    if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
-      logger().warn("commit failed ({}): the batch will be forwarded again", RdKafka::err2str(e));
-    RdKafka::TopicPartition::destroy(offsets);
   }
   if (!crashed)
     m.consumer->close();

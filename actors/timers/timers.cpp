@@ -59,6 +59,7 @@ void timers::start() {
 }
 
 void timers::stop() {
+  halting_ = true;
   {
     std::lock_guard lock(stop_mutex_);
     stopping_ = true;
@@ -142,7 +143,7 @@ timers_round timers::round() {
   }
   // (2) Expiry, in small commands: ingestion's records interleave with them.
   for (const auto& org : store_->stats()) {
-    for (int n = 0; store_->has_expired(org.organization_id, now, opts_.branch_ttl_ms); ++n) {
+    for (int n = 0; !halting_ && store_->has_expired(org.organization_id, now, opts_.branch_ttl_ms); ++n) {
       schemas::knowledge_command c;
       c.op = schemas::command_op::expire;
       c.organization_id = org.organization_id;
@@ -171,6 +172,8 @@ timers_round timers::round() {
   if (!reminders_)
     return r;
   for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, opts_.reminder_batch)) {
+    if (halting_)
+      break;
     auto raw = store_->get_entry(due.organization_id, due.entry_id);
     if (!raw)
       continue;

@@ -89,6 +89,9 @@ private:
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  /// Set by stop(): a round in progress ends between two commands (what it sent and did not
+  /// record is recovered at the next start), so a stop never waits for a whole round.
+  std::atomic<bool> halting_{false};
   std::thread thread_;
 };
 

@@ -11,6 +11,7 @@
 #include "storage/graph_store.hpp"
 #include "storage/internal/keys.hpp"
 #include "storage/internal/kv.hpp"
+#include "storage/internal/text_index.hpp"
 
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
@@ -46,7 +47,17 @@ struct write_txn {
   std::map<std::string, std::uint64_t> counters;
   /// Entries removed by this command (never written back).
   std::set<std::string> removed;
+  /// Postings added (true) or removed, for the in-memory text index once the batch is written.
+  struct text_change {
+    bool add;
+    std::string org, id;
+    text_doc doc;
+  };
+  std::vector<text_change> text;
 };
+
+/// An entry's indexed words (its title key and content words) as BM25 counts them.
+text_doc index_words(std::string_view words);
 
 class kv_graph_store final : public graph_store {
 public:
@@ -77,6 +88,8 @@ public:
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
   errc init_layout();
+  /// Reads the text column family into the in-memory postings (at open).
+  errc load_text_index();
   errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, const schemas::vector8& embedding,
                          apply_outcome* outcome) override;
   std::vector<branch_save> branch_saves(const std::string& org, const std::string& branch,
@@ -141,6 +154,8 @@ private:
   std::unique_ptr<kv> kv_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;
+  /// BM25 postings, derived from cf_text; updated after each written batch.
+  text_index text_;
 };
 
 }  // namespace engram::storage::detail

@@ -13,6 +13,7 @@
 #include "schemas/log_record.hpp"
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/memory_bench.hpp"
+#include "tools/bench/pipeline_bench.hpp"
 #include "tools/bench/synthetic.hpp"
 #include "tools/mail/mail_reader.hpp"
 
@@ -39,13 +40,7 @@ namespace {
 using namespace engram;
 using clock_type = std::chrono::steady_clock;
 
-/// The value of `r`; a bench cannot go on without it.
-template <class T>
-T or_throw(engram::result<T> r) {
-  if (!r)
-    throw std::runtime_error(r.error());
-  return std::move(*r);
-}
+using bench::or_throw;
 
 /// A new RocksDB store at `dir`; a bench cannot go on without one.
 std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
@@ -105,13 +100,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
       or_throw(ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4));
   auto dir = std::filesystem::temp_directory_path() / ("engram-bench-" + std::to_string(::getpid()) + "-" +
                                                        std::to_string(run));
-  std::filesystem::remove_all(dir);
-  config::engram_config cfg;
-  cfg.kafka.brokers = broker->bootstrap();
-  cfg.storage.path = dir.string();
-  cfg.samples.load = false;
-  cfg.embedder.model_path = model_path;
-  cfg.http.listen = "127.0.0.1:0";
+  auto cfg = bench::engine_config(broker->bootstrap(), dir.string(), model_path);
   auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
 
   // Phase 1: records already on engram-log; the engine starts and drains them.
@@ -232,9 +221,11 @@ int bench_extract_speed(const std::string& path, int runs) {
 
 /// The ham messages of the SpamAssassin corpus as inbound events (organisation `org`).
 std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, const std::string& org,
-                                                   std::size_t* files_read = nullptr, std::size_t* malformed_out = nullptr) {
+                                                   std::size_t* files_read = nullptr, std::size_t* malformed_out = nullptr,
+                                                   std::vector<const char*> folders = {"easy-ham-1", "easy-ham-2",
+                                                                                       "hard-ham-1"}) {
   std::vector<std::string> dirs;
-  for (const char* d : {"easy-ham-1", "easy-ham-2", "hard-ham-1"})
+  for (const char* d : folders)
     dirs.push_back(data_dir + "/" + d);
   auto all = mail::list_files(dirs);
   if (!all)
@@ -359,6 +350,7 @@ std::size_t rss_bytes() {
 struct recall_figures {
   std::size_t entries = 0;
   double recall_p50 = 0, recall_p99 = 0, recalls_per_s = 0;
+  double short_p50 = 0, short_p99 = 0;  // query-sized texts
   double text_p50 = 0, embed_p50 = 0;
   double save_p50 = 0, save_p99 = 0;
   double open_s = 0;
@@ -377,7 +369,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   const auto sentences = ham_sentences(data_dir, std::min<std::size_t>(12000, n + held_out));
   if (sentences.size() < held_out + 100)
     throw std::runtime_error("too few ham sentences");
-  auto model = or_throw(extractor::use_lite_embedder::load(model_path));
+  auto model = or_throw(extractor::use_lite_int8_embedder::load(model_path));  // as engramd's default
   const std::size_t base = sentences.size() - held_out;
   std::vector<std::vector<float>> vectors;
   {
@@ -465,11 +457,21 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
       throw std::runtime_error("recall failed: " + r.body.substr(0, 200));
     return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
   };
+  std::fprintf(stderr, "engram_bench recall: %zu entries stored, engine started; recalls begin\n", n);
   std::vector<double> ms;
   for (std::size_t i = 0; i < held_out; ++i)
     ms.push_back(recall(utf8_prefix(sentences[base + i], 200)));
   ::malloc_trim(0);  // as for the baseline: count what the engine holds, not what malloc kept
   const std::size_t rss_after = rss_bytes();
+  // Query-sized texts (the first 7 words of other held-out sentences): what agents send.
+  std::vector<double> short_ms;
+  for (std::size_t i = 0; i < held_out; ++i) {
+    const auto& s = sentences[base + (i + held_out / 2) % held_out];
+    std::size_t words = 0, cut = 0;
+    while (cut < s.size() && words < 7)
+      words += s[cut++] == ' ';
+    short_ms.push_back(recall("? " + s.substr(0, cut)));
+  }
   // Throughput: two clients at once, other queries (numbered, so the cache misses).
   std::atomic<std::size_t> done{0};
   auto t1 = clock_type::now();
@@ -506,6 +508,8 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
               n, open_s, std::thread::hardware_concurrency());
   std::printf("  recall_knowledge (query embedding included, %zu distinct queries, 1 client): p50 %.2f ms, p99 %.2f ms\n",
               ms.size(), percentile(ms, 0.5), percentile(ms, 0.99));
+  std::printf("  recall_knowledge with query-sized texts (7 words): p50 %.2f ms, p99 %.2f ms\n",
+              percentile(short_ms, 0.5), percentile(short_ms, 0.99));
   std::printf("  recall_knowledge, 2 clients: %.0f recalls/s\n", rate);
   std::printf("  of which, in process: BM25 search p50 %.2f ms, p99 %.2f ms; query embedding p50 %.2f ms, p99 %.2f ms\n",
               percentile(text_ms, 0.5), percentile(text_ms, 0.99), percentile(embed_ms, 0.5), percentile(embed_ms, 0.99));
@@ -515,6 +519,8 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   f.entries = n;
   f.recall_p50 = percentile(ms, 0.5);
   f.recall_p99 = percentile(ms, 0.99);
+  f.short_p50 = percentile(short_ms, 0.5);
+  f.short_p99 = percentile(short_ms, 0.99);
   f.recalls_per_s = rate;
   f.text_p50 = percentile(text_ms, 0.5);
   f.embed_p50 = percentile(embed_ms, 0.5);
@@ -630,6 +636,51 @@ std::string grouped(std::size_t n) {
 /// The figures README's Performance section shows, as one Markdown table (tools/dev.sh
 /// bench). `quick` shrinks every input so the whole run takes about a minute (the smoke test
 /// of the table's shape); its figures are not comparable.
+struct pipeline_figures {
+  bench::drain_figures one_org, many_orgs, real_mail, stopped;
+};
+
+void print_drain(const char* what, const bench::drain_figures& f) {
+  std::printf("  %s: %zu messages (%.1f MB) in %.1f s: %.0f messages/s, %.2f MB/s; first applied after %.2f s\n", what,
+              f.messages, f.megabytes, f.seconds, f.rate(), f.megabytes_per_s(), f.first_applied_s);
+}
+
+/// Dense business mail as one backlog: `per_org` messages for each of 16 organisations on
+/// 16 partitions, and as many for one organisation on 4 partitions.
+pipeline_figures bench_organisations(std::size_t per_org) {
+  std::vector<std::string> sixteen;
+  for (int i = 0; i < 16; ++i)
+    sixteen.push_back("org-" + std::to_string(i));
+  pipeline_figures f;
+  f.one_org = bench::drain(synthetic::dense_events(16 * per_org, {"solo"}), 4, model_path);
+  f.many_orgs = bench::drain(synthetic::dense_events(16 * per_org, sixteen), 16, model_path);
+  std::printf("backlog of dense business mail (8 statements a message), default configuration, %u cores:\n",
+              std::thread::hardware_concurrency());
+  print_drain("1 organisation on 4 partitions   ", f.one_org);
+  print_drain("16 organisations on 16 partitions", f.many_orgs);
+  return f;
+}
+
+/// Real mail as one backlog: SpamAssassin hard-ham and spam (long bodies, HTML, lists);
+/// then the same backlog again, stopped as soon as a tenth of it is applied.
+pipeline_figures bench_real_mail(const std::string& data_dir, std::size_t limit) {
+  auto msgs = ham_messages(data_dir, "mail", nullptr, nullptr, {"hard-ham-1", "spam-1"});
+  if (msgs.size() > limit)
+    msgs.resize(limit);
+  std::vector<std::string> events;
+  for (const auto& m : msgs)
+    events.push_back(schemas::to_json(m));
+  pipeline_figures f;
+  f.real_mail = bench::drain(events, 4, model_path);
+  f.stopped = bench::drain(events, 4, model_path, /*stop_midway=*/true);
+  std::printf("backlog of real mail (SpamAssassin hard-ham-1 and spam-1), default configuration, %u cores:\n",
+              std::thread::hardware_concurrency());
+  print_drain("import", f.real_mail);
+  std::printf("  stop while it is applied (%zu of %zu applied): %.2f s to stop\n", f.stopped.applied_at_stop,
+              f.stopped.messages, f.stopped.stop_s);
+  return f;
+}
+
 int bench_table(const std::string& ham_dir, bool quick) {
   const std::size_t small = quick ? 500 : 10000, large = quick ? 2000 : 100000;
   const std::size_t queries = quick ? 40 : 1000, saves = quick ? 20 : 100;
@@ -642,6 +693,10 @@ int bench_table(const std::string& ham_dir, bool quick) {
   auto r2 = bench_recall(ham_dir, large, queries, saves);
   std::printf("## ingest and replay of the ham corpus\n");
   auto in = bench_ingest_ham(ham_dir, quick ? 1 : 3, quick ? 20 : 1000);
+  std::printf("## many organisations on many partitions\n");
+  auto orgs = bench_organisations(quick ? 5 : 250);
+  std::printf("## real mail\n");
+  auto mail = bench_real_mail(ham_dir, quick ? 40 : 750);
 
   const char* commit_env = std::getenv("ENGRAM_COMMIT");
   const std::string commit = commit_env && *commit_env ? commit_env : "unknown";
@@ -658,6 +713,16 @@ int bench_table(const std::string& ham_dir, bool quick) {
   std::vector<row> rows{
       {"ingest, ham corpus end to end (" + grouped(in.messages) + " messages)", num(in.end_to_end, 0), "messages/s",
        "engram-log -> store alone: " + num(in.log_to_store, 0) + " messages/s"},
+      {"ingest, 16 organisations on 16 partitions, dense mail (" + grouped(orgs.many_orgs.messages) + " messages)",
+       num(orgs.many_orgs.rate(), 0), "messages/s",
+       "1 organisation on 4 partitions: " + num(orgs.one_org.rate(), 0) + " messages/s (ratio " +
+           num(orgs.many_orgs.rate() / std::max(orgs.one_org.rate(), 1e-9), 2) + ")"},
+      {"ingest, real mail, hard-ham and spam (" + grouped(mail.real_mail.messages) + " messages)",
+       num(mail.real_mail.rate(), 0), "messages/s",
+       num(mail.real_mail.megabytes_per_s(), 2) + " MB/s; first applied after " +
+           num(mail.real_mail.first_applied_s, 2) + " s"},
+      {"stop while a backlog is applied", num(mail.stopped.stop_s, 2), "s",
+       grouped(mail.stopped.applied_at_stop) + " of " + grouped(mail.stopped.messages) + " real mails applied at the stop"},
       {"recall p50, " + at1, num(r1.recall_p50, 1), "ms", "target at 100k: 2 ms"},
       {"recall p99, " + at1, num(r1.recall_p99, 1), "ms", "target at 100k: 10 ms"},
       {"recall p50, " + at2, num(r2.recall_p50, 1), "ms",
@@ -668,10 +733,15 @@ int bench_table(const std::string& ham_dir, bool quick) {
       {"replay of engram-log into a new store (" + grouped(static_cast<std::size_t>(in.replayed)) + " records)",
        num(in.replay, 0), "records/s", "live engram-log -> store: " + num(in.log_to_store, 0) + " messages/s"},
       {"RSS per stored entry, " + at2, num(double(r2.engine_rss) / double(large), 0), "bytes",
-       "engine total " + num(double(r2.engine_rss) / 1048576.0, 0) + " MiB; vector alone 2,048 bytes"},
+       "engine total " + num(double(r2.engine_rss) / 1048576.0, 0) + " MiB; vector alone 516 bytes"},
       {"embedding, one sentence at a time (" + num(em.avg_tokens, 1) + " tokens)", num(em.single_ms, 2),
-       "ms/sentence", "target 1 ms per core"},
-      {"embedding, in runs of 64", num(em.batched_ms, 2), "ms/sentence", "target 1 ms per core"},
+       "ms/sentence", "int8, 1 core; float32 reference " + num(em.float_single_ms, 2) + " ms"},
+      {"embedding, in runs of 64", num(em.batched_ms, 2), "ms/sentence",
+       "int8, 1 core; float32 reference " + num(em.float_batched_ms, 2) + " ms"},
+      {"embedding, a query (" + num(em.query_tokens, 1) + " tokens)", num(em.query_ms, 2), "ms",
+       "int8, 1 core, one at a time"},
+      {"cosine int8 vs float32, mean over " + grouped(quick ? 100 : 2000) + " ham sentences", num(em.cosine_mean, 5),
+       "cosine", "least " + num(em.cosine_min, 5)},
   };
   std::printf("\n| figure | value | unit | compared with | cores | commit |\n|---|---|---|---|---|---|\n");
   for (const auto& r : rows)
@@ -711,6 +781,14 @@ int main(int argc, char** argv) {
   recall->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   auto* semantic = app.add_subcommand("semantic", "Dedup and contradiction tables on the labelled and held-out sets");
   auto* ingest_ham = app.add_subcommand("ingest-ham", "End-to-end ingest of the ham corpus with embeddings");
+  auto* organisations =
+      app.add_subcommand("organisations", "A backlog of dense mail: 16 organisations on 16 partitions vs 1 on 4");
+  std::size_t per_org = 250;
+  organisations->add_option("--per-organisation", per_org, "Messages per organisation")->capture_default_str();
+  auto* real_mail = app.add_subcommand("real-mail", "A backlog of real mail (hard-ham and spam), and a stop midway");
+  std::size_t mail_limit = 750;
+  real_mail->add_option("--messages", mail_limit, "Mails at most")->capture_default_str();
+  real_mail->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
@@ -760,12 +838,22 @@ int main(int argc, char** argv) {
       bench_ingest_ham(ham_dir, runs, ham_limit);
       return 0;
     }
+    if (*organisations) {
+      bench_organisations(per_org);
+      return 0;
+    }
+    if (*real_mail) {
+      bench_real_mail(ham_dir, mail_limit);
+      return 0;
+    }
     bench_extraction();
     bench::semantic(model_path);
     bench::embed(model_path, labelled_sentences(), 3);
     bench::embed(model_path, ham_sentences(ham_dir, 2000), 3);
     bench::index(glove, index_size, 1000);
     bench_ingest_ham(ham_dir, 3, ham_limit);
+    bench_organisations(per_org);
+    bench_real_mail(ham_dir, mail_limit);
     bench_recall(ham_dir, 10000, 1000);
     bench_recall(ham_dir, 100000, 1000);
     bench_ham(ham_dir);

@@ -91,39 +91,99 @@ std::vector<std::vector<float>> read_glove(const std::string& path, std::size_t 
 
 }  // namespace
 
-embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs) {
-  auto model = load_model(model_path);
-  model->set_two_threads(false);  // per-core figures: this thread's CPU time is all of it
+namespace {
+
+struct timing {
+  double single_ms = 0, batched_ms = 0, avg_tokens = 0;
+};
+
+/// ms per sentence on this thread's CPU, one at a time and in runs of 64 (medians of `runs`).
+template <class Model>
+timing time_model(Model& model, const std::vector<std::string>& sentences, int runs) {
+  model.set_two_threads(false);  // per-core figures: this thread's CPU time is all of it
   std::vector<std::string_view> texts(sentences.begin(), sentences.end());
   std::size_t tokens = 0;
   for (auto t : texts)
-    tokens += std::min<std::size_t>(model->tokenize(t).size(), 128);
+    tokens += std::min<std::size_t>(model.tokenize(t).size(), 128);
   std::vector<double> single, batched;
   for (int r = 0; r < runs; ++r) {
     double c0 = cpu_seconds();
     for (auto& t : texts)
-      if (auto out = model->embed(std::span(&t, 1)); !out)
+      if (auto out = model.embed(std::span(&t, 1)); !out)
         throw std::runtime_error(out.error());
     single.push_back((cpu_seconds() - c0) * 1e3 / double(texts.size()));
     c0 = cpu_seconds();
     for (std::size_t b = 0; b < texts.size(); b += 64)
-      if (auto out = model->embed(std::span(texts).subspan(b, std::min<std::size_t>(64, texts.size() - b))); !out)
+      if (auto out = model.embed(std::span(texts).subspan(b, std::min<std::size_t>(64, texts.size() - b))); !out)
         throw std::runtime_error(out.error());
     batched.push_back((cpu_seconds() - c0) * 1e3 / double(texts.size()));
   }
-  // Multiply-adds per token: layer 0 (QKV 256x768, output 256x512, residual 256x512, FFN
-  // 2 x 512x1536) + layer 1 (QKV 512x1536, output 512x512, FFN 2 x 512x1536); the tanh layer
-  // once per sentence. Attention adds T^2 terms, small at these lengths.
-  const double per_token = 256.0 * 768 + 2 * 256.0 * 512 + 2 * 512.0 * 1536 + 512.0 * 1536 + 512.0 * 512 +
-                           2 * 512.0 * 1536;
-  const double avg_tokens = double(tokens) / double(std::max<std::size_t>(texts.size(), 1));
-  const double mflop = 2 * (per_token * avg_tokens + 512.0 * 512) / 1e6;
-  std::printf("USE Lite embedding, %zu sentences (%.1f tokens on average: %.0f MFLOP each), 1 core, CPU time, "
-              "median of %d runs:\n",
-              texts.size(), avg_tokens, mflop, runs);
-  std::printf("  one sentence at a time:  %.3f ms/sentence (%.0f GFLOP/s)\n", median(single), mflop / median(single));
-  std::printf("  in runs of 64:           %.3f ms/sentence (%.0f GFLOP/s)\n", median(batched), mflop / median(batched));
-  return {median(single), median(batched), avg_tokens};
+  return {median(single), median(batched), double(tokens) / double(std::max<std::size_t>(texts.size(), 1))};
+}
+
+/// The first `words` words of each sentence: query-sized texts.
+std::vector<std::string> first_words(const std::vector<std::string>& sentences, std::size_t words) {
+  std::vector<std::string> out;
+  for (const auto& s : sentences) {
+    std::string q;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size() && n < words; ++i) {
+      if (s[i] == ' ')
+        ++n;
+      if (n < words)
+        q.push_back(s[i]);
+    }
+    out.push_back(q);
+  }
+  return out;
+}
+
+}  // namespace
+
+embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs) {
+  auto reference = load_model(model_path);
+  auto integer = extractor::use_lite_int8_embedder::load(model_path);
+  if (!integer)
+    throw std::runtime_error(integer.error());
+  auto& model = **integer;
+  const auto i8 = time_model(model, sentences, runs);
+  const auto f32 = time_model(*reference, sentences, runs);
+  const auto queries = first_words(sentences, 7);
+  const auto q = time_model(model, queries, runs);
+  // Agreement with the float encoder, sentence by sentence.
+  std::vector<std::string_view> texts(sentences.begin(), sentences.end());
+  double sum = 0, least = 1;
+  for (std::size_t b = 0; b < texts.size(); b += 64) {
+    auto part = std::span(texts).subspan(b, std::min<std::size_t>(64, texts.size() - b));
+    auto x = model.embed(part), y = reference->embed(part);
+    if (!x || !y)
+      throw std::runtime_error(x ? y.error() : x.error());
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      double dot = 0;
+      for (std::size_t k = 0; k < (*x)[i].size(); ++k)
+        dot += double((*x)[i][k]) * (*y)[i][k];
+      sum += dot;
+      least = std::min(least, dot);
+    }
+  }
+  embed_figures f;
+  f.single_ms = i8.single_ms;
+  f.batched_ms = i8.batched_ms;
+  f.avg_tokens = i8.avg_tokens;
+  f.query_ms = q.single_ms;
+  f.query_tokens = q.avg_tokens;
+  f.float_single_ms = f32.single_ms;
+  f.float_batched_ms = f32.batched_ms;
+  f.cosine_mean = sum / double(std::max<std::size_t>(texts.size(), 1));
+  f.cosine_min = least;
+  std::printf("USE Lite embedding, %zu sentences (%.1f tokens on average), 1 core, CPU time, median of %d runs; int8 "
+              "encoder on its %s path (engramd's default) / float32 reference:\n",
+              texts.size(), f.avg_tokens, runs, std::string(extractor::to_string(model.active_isa())).c_str());
+  std::printf("  one sentence at a time:  %.3f / %.3f ms/sentence\n", f.single_ms, f.float_single_ms);
+  std::printf("  in runs of 64:           %.3f / %.3f ms/sentence\n", f.batched_ms, f.float_batched_ms);
+  std::printf("  queries (first 7 words, %.1f tokens), one at a time: %.3f ms (int8)\n", f.query_tokens, f.query_ms);
+  std::printf("  cosine int8 vs float32: mean %.5f, least %.5f\n", f.cosine_mean, f.cosine_min);
+  return f;
 }
 
 int index(const std::string& glove_json, std::size_t n, std::size_t queries) {

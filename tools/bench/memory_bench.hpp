@@ -8,12 +8,16 @@
 namespace engram::bench {
 
 struct embed_figures {
-  double single_ms = 0;   ///< ms per sentence, one at a time (median of the runs)
-  double batched_ms = 0;  ///< ms per sentence, in runs of 64
+  double single_ms = 0;   ///< int8 encoder, ms per sentence, one at a time (median of the runs)
+  double batched_ms = 0;  ///< int8 encoder, ms per sentence, in runs of 64
   double avg_tokens = 0;
+  double query_ms = 0, query_tokens = 0;  ///< int8, query-sized texts one at a time
+  double float_single_ms = 0, float_batched_ms = 0;  ///< the float32 reference encoder
+  double cosine_mean = 0, cosine_min = 0;  ///< int8 vs float32 vectors of the same sentences
 };
 
-/// ms per sentence on one core (thread CPU time), one at a time and in runs of 64; prints them.
+/// ms per sentence on one core (thread CPU time), one at a time and in runs of 64, for the
+/// int8 encoder and the float32 reference; query-sized texts; their agreement. Prints them.
 embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs);
 
 /// Recall@10 against brute force and query µs at `n` vectors of the GloVe set.

@@ -13,6 +13,12 @@ namespace engram::synthetic {
 std::vector<std::string> events(std::size_t n, std::size_t body_bytes = 200,
                                 const std::vector<std::string>& names = {"acme", "globex", "initech"});
 
+/// `n` inbound events of dense business mail, round-robin over `organizations`: each body
+/// holds about 8 distinct statements (a renewal date, a budget, an action item, a meeting
+/// time, a preference, a goal, a role, a decision) whose names, numbers and dates vary with
+/// the message, so few of them are duplicates. The same arguments give the same events.
+std::vector<std::string> dense_events(std::size_t n, const std::vector<std::string>& organizations);
+
 /// The organizationId of a JSON event.
 std::string organization_of(const std::string& event_json);
 

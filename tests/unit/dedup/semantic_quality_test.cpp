@@ -3,6 +3,7 @@
 // int8 encoder; the float32 one stays as the reference, and on every set (labelled and
 // held out) the two must decide every pair and every case alike.
 
+#include "actors/extractor/extractor_actor.hpp"
 #include "tools/bench/semantic.hpp"
 
 #include <gtest/gtest.h>
@@ -75,6 +76,22 @@ TEST_F(SemanticQuality, ContradictionsAreFoundWithinOneSubjectOnly) {
   EXPECT_GE(r.precision(), 0.9);
   EXPECT_GE(r.recall(), 0.8);
   EXPECT_EQ(r.cross_subject, 0u);
+}
+
+TEST_F(SemanticQuality, AMessageEmbedsAtMostItsFirstEntries) {
+  schemas::extraction big, small;
+  for (int i = 0; i < 70; ++i) {
+    schemas::entry en;
+    en.content = "Statement number " + std::to_string(i) + " about the renewal.";
+    big.entries.push_back(en);
+  }
+  small.entries.assign(big.entries.begin(), big.entries.begin() + 3);
+  std::vector<schemas::extraction*> xs{&big, &small};
+  ASSERT_TRUE(actors::embed_entries(*int8_, xs, 64));
+  for (std::size_t i = 0; i < big.entries.size(); ++i)
+    EXPECT_EQ(big.entries[i].embedding.size(), i < 64 ? 512u : 0u) << i;
+  for (const auto& en : small.entries)
+    EXPECT_EQ(en.embedding.size(), 512u) << "the bound is per message";
 }
 
 TEST_F(SemanticQuality, TheIntegerEncoderDecidesEveryPairAndCaseAsTheFloatOne) {

@@ -1,4 +1,5 @@
 #include "storage/graph_store.hpp"
+#include "storage/internal/graph_store_impl.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -180,9 +181,8 @@ std::string apply_words(storage::graph_store& s, const std::string& org, std::in
   return schemas::entry_id(org, m.event_id, 0);
 }
 
-TEST_F(GraphStoreTest, FullTextRanksByBm25AndCommonTermsOnlyRescoreRareTermCandidates) {
-  // 2,100 entries share "renew" (a common term: its postings are not read whole once
-  // the query has a rarer term); a few carry rarer words.
+TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
+  // 2,100 entries share "renew" (a common term); a few carry rarer words.
   std::int64_t offset = 0;
   for (int i = 0; i < 2100; ++i)
     apply_words(*store_, "acme", offset++, "renew filler" + std::to_string(i % 7) + " word");
@@ -190,29 +190,57 @@ TEST_F(GraphStoreTest, FullTextRanksByBm25AndCommonTermsOnlyRescoreRareTermCandi
   const auto rare_only = apply_words(*store_, "acme", offset++, "contract contract signatur");
   const auto other_org = apply_words(*store_, "northwind", offset++, "renew contract");
 
-  auto hits = store_->search_text("acme", {"renew", "contract"}, 10);
-  ASSERT_EQ(hits.size(), 2u);  // only entries with the rare term are candidates
-  EXPECT_EQ(hits[0].first, rare_only);  // tf 2 of the rare term beats one common match
-  EXPECT_EQ(hits[1].first, both);
-  EXPECT_GT(hits[1].second, 0);
-
   // BM25 by hand: docs 2102, avgdl (2100*3 + 2 + 3) / 2102.
   const double docs = 2102, avgdl = (2100.0 * 3 + 2 + 3) / docs, k1 = 1.2, b = 0.75;
   auto part = [&](double df, double f, double dl) {
     return std::log(1 + (docs - df + 0.5) / (df + 0.5)) * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
   };
-  EXPECT_NEAR(hits[1].second, part(2, 1, 2) + part(2101, 1, 2), 1e-9);
-  EXPECT_NEAR(hits[0].second, part(2, 2, 3), 1e-9);
+  auto check = [&] {
+    auto hits = store_->search_text("acme", {"renew", "contract"}, 10);
+    ASSERT_EQ(hits.size(), 10u);  // every posting of both terms is scored
+    EXPECT_EQ(hits[0].first, rare_only);  // tf 2 of the rare term beats one rare and one common match
+    EXPECT_EQ(hits[1].first, both);
+    EXPECT_NEAR(hits[0].second, part(2, 2, 3), 1e-9);
+    EXPECT_NEAR(hits[1].second, part(2, 1, 2) + part(2101, 1, 2), 1e-9);
+    for (std::size_t i = 2; i < hits.size(); ++i) {
+      EXPECT_NEAR(hits[i].second, part(2101, 1, 3), 1e-9);  // "renew" alone, three words
+      if (i > 2)
+        EXPECT_LT(hits[i - 1].first, hits[i].first) << "equal scores rank by id";
+    }
+    hits = store_->search_text("acme", {"renew"}, 5);
+    ASSERT_EQ(hits.size(), 5u);
+    EXPECT_EQ(hits[0].first, both);  // the shortest document with the term
+    EXPECT_TRUE(store_->search_text("acme", {"unknown", "words"}, 5).empty());
+    for (const auto& [id, score] : store_->search_text("northwind", {"renew", "contract", "signatur"}, 10))
+      EXPECT_EQ(id, other_org);
+    EXPECT_EQ(store_->search_text("northwind", {"renew", "contract"}, 10).size(), 1u);
+  };
+  check();
+  // The postings are held in memory, derived from the text column family: a reopened store
+  // reads them back and ranks alike.
+  reopen();
+  check();
+}
 
-  // Only common terms: the rarest is read whole, best first, capped at the limit.
-  hits = store_->search_text("acme", {"renew"}, 5);
-  ASSERT_EQ(hits.size(), 5u);
-  EXPECT_EQ(hits[0].first, both);  // the shortest document with the term
-  hits = store_->search_text("acme", {"unknown", "words"}, 5);
-  EXPECT_TRUE(hits.empty());
-  for (const auto& [id, score] : store_->search_text("northwind", {"renew", "contract", "signatur"}, 10))
-    EXPECT_EQ(id, other_org);
-  EXPECT_EQ(store_->search_text("northwind", {"renew", "contract"}, 10).size(), 1u);
+TEST(TextIndex, RemovedEntriesLeaveTheirTermsAndTheTotals) {
+  storage::detail::text_index idx;
+  idx.add("acme", "e1", storage::detail::index_words("renew contract"));
+  idx.add("acme", "e2", storage::detail::index_words("renew renew"));
+  idx.add("acme", "e3", storage::detail::index_words("contract signed today"));
+  EXPECT_EQ(idx.postings(), 6u);
+  idx.remove("acme", "e1", storage::detail::index_words("renew contract"));
+  EXPECT_EQ(idx.postings(), 4u);
+  auto hits = idx.search("acme", {"renew", "contract"}, 10);
+  ASSERT_EQ(hits.size(), 2u);
+  // Two documents left, average length 2.5: e2 (renew, tf 2, 2 words) beats e3 (3 words).
+  EXPECT_EQ(hits[0].first, "e2");
+  const double docs = 2, avgdl = 2.5, idf = std::log(1 + (docs - 1 + 0.5) / (1 + 0.5));
+  EXPECT_NEAR(hits[0].second, idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 2 / avgdl)), 1e-12);
+  EXPECT_NEAR(hits[1].second, idf * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 3 / avgdl)), 1e-12);
+  idx.remove("acme", "e1", storage::detail::index_words("renew contract"));  // twice: no-op
+  idx.remove("acme", "e2", storage::detail::index_words("renew renew"));
+  EXPECT_TRUE(idx.search("acme", {"renew"}, 10).empty());
+  EXPECT_TRUE(idx.search("northwind", {"contract"}, 10).empty());
 }
 
 TEST_F(GraphStoreTest, DigestIgnoresOffsetsClusterAndRedeliveryButNotContent) {

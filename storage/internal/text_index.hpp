@@ -1,0 +1,90 @@
+#pragma once
+// BM25 postings in memory, one set per organisation: derived from the text column family
+// (the truth, written in each entry's batch) when the store opens, then kept up to date by
+// the writer after each batch it commits. A recall reads these instead of a RocksDB iterator
+// per term: the terms' posting lists are plain arrays, scored into one dense accumulator.
+
+#include <cstdint>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace engram::storage::detail {
+
+/// An entry's indexed words: (term, count) and the number of words.
+struct text_doc {
+  std::vector<std::pair<std::string, std::uint32_t>> tf;
+  std::uint32_t length = 0;
+};
+
+class text_index {
+public:
+  text_index() = default;
+  text_index(const text_index&) = delete;
+  text_index& operator=(const text_index&) = delete;
+
+  /// Adds an entry's postings (no-op when the entry is indexed already).
+  void add(const std::string& org, const std::string& id, const text_doc& doc);
+  /// Removes an entry's postings; `doc` is what add() was given. No-op when absent.
+  void remove(const std::string& org, const std::string& id, const text_doc& doc);
+  /// Bulk load (at open): one posting, in any order; call seal() after the last.
+  void load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf, std::uint32_t length);
+  /// Sorts and trims what load() gathered.
+  void seal();
+  /// BM25 (k1 1.2, b 0.75) over every posting of every distinct term: the best `limit`
+  /// entry ids, highest score first, ties by id. Terms are summed rarest first (then by
+  /// term), so equal inputs give equal bits.
+  [[nodiscard]] std::vector<std::pair<std::string, double>> search(const std::string& org,
+                                                                   const std::vector<std::string>& terms,
+                                                                   std::size_t limit) const;
+  /// Postings held, over all organisations (for the memory figures).
+  [[nodiscard]] std::size_t postings() const;
+
+private:
+  struct posting {
+    std::uint32_t doc, tf;
+  };
+  struct org_index;
+  /// Hashes and compares doc numbers by their ids' bytes, so the id set keeps no second
+  /// copy of any id; a string_view looks a doc number up by id.
+  struct by_id {
+    using is_transparent = void;
+    const org_index* o;
+    std::size_t operator()(std::uint32_t doc) const;
+    std::size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+    bool operator()(std::uint32_t a, std::uint32_t b) const { return a == b; }
+    bool operator()(std::string_view id, std::uint32_t doc) const;
+    bool operator()(std::uint32_t doc, std::string_view id) const { return (*this)(id, doc); }
+  };
+  struct org_index {
+    org_index() : doc_of(0, by_id{this}, by_id{this}) {}
+    org_index(const org_index&) = delete;
+    org_index& operator=(const org_index&) = delete;
+    [[nodiscard]] std::string_view id(std::uint32_t doc) const {
+      return std::string_view(ids).substr(id_at[doc], id_at[doc + 1] - id_at[doc]);
+    }
+    std::uint32_t intern(std::string_view id, std::uint32_t length, bool* added);
+
+    std::string ids;                            // every id ever indexed, back to back
+    std::vector<std::uint32_t> id_at{0};        // doc -> offset in ids (one more than docs)
+    std::vector<std::uint32_t> length;          // doc -> words
+    std::unordered_set<std::uint32_t, by_id, by_id> doc_of;  // live docs, found by id
+    std::unordered_map<std::string, std::vector<posting>> terms;  // each sorted by doc
+    std::uint64_t total_length = 0;
+  };
+  org_index& org_of(std::string_view org);
+
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<org_index>> orgs_;
+  // load(): the list being filled (rows come term by term).
+  org_index* loading_org_ = nullptr;
+  std::vector<posting>* loading_list_ = nullptr;
+  std::string loading_org_name_, loading_term_;
+};
+
+}  // namespace engram::storage::detail

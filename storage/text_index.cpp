@@ -1,0 +1,176 @@
+#include "storage/internal/text_index.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <set>
+
+namespace engram::storage::detail {
+
+std::size_t text_index::by_id::operator()(std::uint32_t doc) const {
+  return std::hash<std::string_view>{}(o->id(doc));
+}
+
+bool text_index::by_id::operator()(std::string_view id, std::uint32_t doc) const { return o->id(doc) == id; }
+
+std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t words, bool* added) {
+  if (auto it = doc_of.find(id); it != doc_of.end()) {
+    *added = false;
+    return *it;
+  }
+  const auto n = static_cast<std::uint32_t>(length.size());
+  ids.append(id);
+  id_at.push_back(static_cast<std::uint32_t>(ids.size()));
+  length.push_back(words);
+  doc_of.insert(n);
+  total_length += words;
+  *added = true;
+  return n;
+}
+
+text_index::org_index& text_index::org_of(std::string_view org) {
+  auto it = orgs_.find(std::string(org));
+  if (it == orgs_.end())
+    it = orgs_.emplace(std::string(org), std::make_unique<org_index>()).first;
+  return *it->second;
+}
+
+void text_index::add(const std::string& org, const std::string& id, const text_doc& doc) {
+  if (doc.tf.empty())
+    return;
+  std::unique_lock lock(mutex_);
+  auto& o = org_of(org);
+  bool added = false;
+  const auto n = o.intern(id, doc.length, &added);
+  if (!added)
+    return;
+  for (const auto& [term, f] : doc.tf)
+    o.terms[term].push_back({n, f});  // n is the highest doc number yet: lists stay sorted
+}
+
+void text_index::remove(const std::string& org, const std::string& id, const text_doc& doc) {
+  std::unique_lock lock(mutex_);
+  auto oi = orgs_.find(org);
+  if (oi == orgs_.end())
+    return;
+  auto& o = *oi->second;
+  auto di = o.doc_of.find(std::string_view(id));
+  if (di == o.doc_of.end())
+    return;
+  const auto n = *di;
+  for (const auto& [term, f] : doc.tf) {
+    auto ti = o.terms.find(term);
+    if (ti == o.terms.end())
+      continue;
+    auto& list = ti->second;
+    auto at = std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc < d; });
+    if (at != list.end() && at->doc == n)
+      list.erase(at);
+    if (list.empty())
+      o.terms.erase(ti);
+  }
+  o.doc_of.erase(di);  // the id's bytes stay in the arena: removals are rare
+  o.total_length -= std::min<std::uint64_t>(o.total_length, o.length[n]);
+}
+
+void text_index::load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf,
+                      std::uint32_t length) {
+  // Rows come sorted by organisation, then term: the current list is cached.
+  if (!loading_list_ || loading_org_name_ != org || loading_term_ != term) {
+    loading_org_name_.assign(org);
+    loading_term_.assign(term);
+    loading_org_ = &org_of(org);
+    loading_list_ = &loading_org_->terms[loading_term_];
+  }
+  bool added = false;
+  const auto n = loading_org_->intern(id, length, &added);
+  loading_list_->push_back({n, tf});
+}
+
+void text_index::seal() {
+  for (auto& [_, o] : orgs_) {
+    for (auto& [__, list] : o->terms) {
+      std::sort(list.begin(), list.end(), [](const posting& a, const posting& b) { return a.doc < b.doc; });
+      list.shrink_to_fit();
+    }
+    o->ids.shrink_to_fit();
+    o->id_at.shrink_to_fit();
+    o->length.shrink_to_fit();
+  }
+  loading_org_ = nullptr;
+  loading_list_ = nullptr;
+  loading_org_name_ = std::string();
+  loading_term_ = std::string();
+}
+
+std::vector<std::pair<std::string, double>> text_index::search(const std::string& org,
+                                                              const std::vector<std::string>& terms,
+                                                              std::size_t limit) const {
+  std::shared_lock lock(mutex_);
+  auto oi = orgs_.find(org);
+  if (oi == orgs_.end() || oi->second->doc_of.empty() || limit == 0)
+    return {};
+  const auto& o = *oi->second;
+  const double docs = static_cast<double>(o.doc_of.size()), avgdl = static_cast<double>(o.total_length) / docs;
+  const double k1 = 1.2, b = 0.75;
+  struct term_list {
+    const std::string* term;
+    const std::vector<posting>* list;
+    double idf;
+  };
+  std::vector<term_list> query;
+  std::set<std::string_view> seen;
+  for (const auto& term : terms) {
+    if (term.empty() || !seen.insert(term).second)
+      continue;
+    auto ti = o.terms.find(term);
+    if (ti == o.terms.end())
+      continue;
+    const double df = static_cast<double>(ti->second.size());
+    query.push_back({&ti->first, &ti->second, std::log(1.0 + (docs - df + 0.5) / (df + 0.5))});
+  }
+  std::sort(query.begin(), query.end(), [](const term_list& x, const term_list& y) {
+    return x.list->size() != y.list->size() ? x.list->size() < y.list->size() : *x.term < *y.term;
+  });
+  // One dense accumulator per thread, as large as the largest organisation seen; only the
+  // touched slots are read and zeroed again.
+  thread_local std::vector<double> score;
+  thread_local std::vector<std::uint32_t> touched;
+  if (score.size() < o.length.size())
+    score.resize(o.length.size(), 0.0);
+  touched.clear();
+  for (const auto& t : query)
+    for (const auto& p : *t.list) {
+      const double f = p.tf, dl = o.length[p.doc];
+      if (score[p.doc] == 0.0)
+        touched.push_back(p.doc);
+      score[p.doc] += t.idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
+    }
+  std::vector<std::pair<double, std::uint32_t>> hits;
+  hits.reserve(touched.size());
+  for (auto d : touched) {
+    hits.emplace_back(score[d], d);
+    score[d] = 0.0;
+  }
+  auto best_first = [&](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : o.id(x.second) < o.id(y.second);
+  };
+  const auto keep = std::min(limit, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(keep), hits.end(), best_first);
+  std::vector<std::pair<std::string, double>> out;
+  out.reserve(keep);
+  for (std::size_t i = 0; i < keep; ++i)
+    out.emplace_back(std::string(o.id(hits[i].second)), hits[i].first);
+  return out;
+}
+
+std::size_t text_index::postings() const {
+  std::shared_lock lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [_, o] : orgs_)
+    for (const auto& [__, list] : o->terms)
+      n += list.size();
+  return n;
+}
+
+}  // namespace engram::storage::detail

@@ -1,0 +1,96 @@
+#include "tools/bench/pipeline_bench.hpp"
+
+#include "actors/engine/engine.hpp"
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/producer.hpp"
+#include "tools/bench/synthetic.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+namespace engram::bench {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+}  // namespace
+
+config::engram_config engine_config(const std::string& brokers, const std::string& dir,
+                                    const std::string& model_path) {
+  std::filesystem::remove_all(dir);
+  config::engram_config cfg;
+  cfg.kafka.brokers = brokers;
+  cfg.storage.path = dir;
+  cfg.samples.load = false;
+  cfg.embedder.model_path = model_path;
+  cfg.http.listen = "127.0.0.1:0";
+  return cfg;
+}
+
+drain_figures drain(const std::vector<std::string>& events, int partitions, const std::string& model_path,
+                    bool stop_midway) {
+  drain_figures f;
+  f.messages = events.size();
+  auto broker = or_throw(ingest::embedded_broker::start(
+      {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, partitions));
+  static int run = 0;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("engram-bench-drain-" + std::to_string(::getpid()) + "-" + std::to_string(run++));
+  const auto cfg = engine_config(broker->bootstrap(), dir.string(), model_path);
+  auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
+  auto e = or_throw(engine::engine::start(cfg, {}));
+  auto applied = [&] { return e->metrics().applied(); };
+  // The engine owns inbound-messages once a warm-up event has gone all the way through.
+  const std::string warm_up = synthetic::events(1, 100, {"warm-up"})[0];
+  if (!producer->produce("inbound-messages", "warm-up", warm_up) || !producer->flush(std::chrono::seconds(10)))
+    throw std::runtime_error(producer->last_error());
+  for (auto deadline = clock_type::now() + std::chrono::seconds(120); applied() < 1;) {
+    if (clock_type::now() > deadline)
+      throw std::runtime_error("the warm-up event was not applied");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto base = applied();
+  const auto t0 = clock_type::now();
+  for (const auto& ev : events) {
+    f.megabytes += double(ev.size()) / 1e6;
+    if (!producer->produce("inbound-messages", synthetic::organization_of(ev), ev))
+      throw std::runtime_error(producer->last_error());
+  }
+  if (!producer->flush(std::chrono::seconds(120)))
+    throw std::runtime_error(producer->last_error());
+  const auto n = base + events.size();
+  const auto stop_at = base + std::max<std::size_t>(1, events.size() / 10);
+  for (auto deadline = clock_type::now() + std::chrono::seconds(3600); applied() < n;) {
+    if (f.first_applied_s == 0 && applied() > base)
+      f.first_applied_s = seconds_since(t0);
+    if (stop_midway && applied() >= stop_at) {
+      f.applied_at_stop = applied() - base;
+      const auto t1 = clock_type::now();
+      e->stop();
+      e.reset();
+      f.stop_s = seconds_since(t1);
+      break;
+    }
+    if (clock_type::now() > deadline)
+      throw std::runtime_error("the backlog was not applied within an hour: " + std::to_string(applied() - base) +
+                               " of " + std::to_string(events.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (e) {
+    f.seconds = seconds_since(t0);
+    e->stop();
+    e.reset();
+  }
+  std::filesystem::remove_all(dir);
+  return f;
+}
+
+}  // namespace engram::bench

@@ -1,0 +1,48 @@
+#pragma once
+// Benchmarks of the whole pipeline on a backlog: inbound-messages -> extract stage ->
+// engram-log -> store, in one engine on an in-process Kafka-protocol broker. They print
+// figures; nothing here asserts a speed.
+
+#include "config/config.hpp"
+#include "schemas/result.hpp"
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace engram::bench {
+
+/// The value of `r`; a bench cannot go on without it.
+template <class T>
+T or_throw(engram::result<T> r) {
+  if (!r)
+    throw std::runtime_error(r.error());
+  return std::move(*r);
+}
+
+/// The configuration every benchmark engine starts with: the defaults, on `brokers`, a
+/// store at `dir` (removed first), no samples, the converted model, any free port.
+config::engram_config engine_config(const std::string& brokers, const std::string& dir,
+                                    const std::string& model_path);
+
+struct drain_figures {
+  std::size_t messages = 0;
+  double megabytes = 0;        ///< the events' JSON, as produced
+  double first_applied_s = 0;  ///< from the first produce to the first applied event
+  double seconds = 0;          ///< from the first produce to the last applied event
+  double stop_s = 0;           ///< stop() while the backlog was being applied (when asked)
+  std::size_t applied_at_stop = 0;
+  [[nodiscard]] double rate() const { return seconds > 0 ? double(messages) / seconds : 0; }
+  [[nodiscard]] double megabytes_per_s() const { return seconds > 0 ? megabytes / seconds : 0; }
+};
+
+/// Starts an engine (default configuration: both roles, int8 encoder) on a new broker whose
+/// topics have `partitions` partitions, waits until it owns inbound-messages (a warm-up event
+/// applied), then produces `events` (keyed by organisation) at once and times their way
+/// into the store. With `stop_midway`, stops the engine as soon as a tenth of them are
+/// applied and times the stop instead (what SIGTERM does in engramd).
+drain_figures drain(const std::vector<std::string>& events, int partitions, const std::string& model_path,
+                    bool stop_midway = false);
+
+}  // namespace engram::bench
