@@ -293,20 +293,12 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
     }
     knowledge::forget_relations_with(*o, id);
   }
-  // Full text: the postings, the terms' document frequencies, the organisation's totals.
+  // Full text: the postings (the in-memory index follows once the batch is written).
   auto indexed = index_words(title_key + " " + d.sig.words);  // put_text's words
-  for (const auto& [term, n] : indexed.tf) {
+  for (const auto& [term, n] : indexed.tf)
     tx.batch.del(cf_text, key(org, term, id));
-    if (auto e = drop(tx, key("t", org, term), 1); e != errc::ok)
-      return e;
-  }
-  if (!indexed.tf.empty()) {
-    if (auto e = drop(tx, key("n", org, "text_docs"), 1); e != errc::ok)
-      return e;
-    if (auto e = drop(tx, key("n", org, "text_length"), indexed.length); e != errc::ok)
-      return e;
+  if (!indexed.tf.empty())
     tx.text.push_back({false, org, id, std::move(indexed)});
-  }
   // The vector.
   if (auto v = kv_->get(cf_vectors, key(org, "e", id))) {
     *seq = decode_u64(*v);

@@ -67,22 +67,15 @@ text_doc index_words(std::string_view words) {
   return d;
 }
 
-/// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
-/// document count and total length (meta counters text_docs, text_length); the in-memory
-/// postings follow once the batch is written.
+/// Indexes an entry's words for BM25: a row per distinct term (its count and the entry's
+/// length); the in-memory postings follow once the batch is written. Document frequencies
+/// and the organisation's totals are the postings' own (no counter rows to keep in step).
 errc kv_graph_store::put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words) {
   auto doc = index_words(words);
   if (doc.tf.empty())
     return errc::ok;
-  for (const auto& [term, n] : doc.tf) {
+  for (const auto& [term, n] : doc.tf)
     tx.batch.put(cf_text, key(org, term, id), encode_u32(n) + encode_u32(doc.length));
-    if (auto e = bump(tx, key("t", org, term), 1); e != errc::ok)  // the term's document frequency
-      return e;
-  }
-  if (auto e = bump(tx, key("n", org, "text_docs"), 1); e != errc::ok)
-    return e;
-  if (auto e = bump(tx, key("n", org, "text_length"), doc.length); e != errc::ok)
-    return e;
   tx.text.push_back({true, org, id, std::move(doc)});
   return errc::ok;
 }

@@ -124,8 +124,7 @@ private:
   /// Stores entries, their indexes, and the people and organisations they mention.
   errc put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<schemas::resolution>* resolutions);
-  /// Indexes an entry's words for BM25: a row per distinct term, and the organisation's
-  /// document count and total length (meta counters text_docs, text_length).
+  /// Indexes an entry's words for BM25: a row per distinct term (count, entry length).
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).

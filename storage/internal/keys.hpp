@@ -32,7 +32,6 @@
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "S" \0 org \0 eventId                        -> ""   seen branch saves
 //                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
-//                 "t" \0 org \0 term                           -> u64 BE document frequency (BM25)
 //                 "m" \0 partition(u32 BE)                      -> next engram-reminders offset recorded
 //                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...,
 //                                                                 vectors = the last vector seq)
