@@ -84,15 +84,18 @@ void sequencer::run() {
   // went through (or there was nothing to settle).
   using ranges = std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>;
   std::size_t handled = 0;
+  // Reads again from the first uncommitted offsets: whatever did reach engram-log is a
+  // duplicate there, and duplicates are no-ops when applied.
+  auto read_again = [&](const ranges& range) {
+    for (const auto& [p, r] : range) {
+      std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
+      (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
+    }
+  };
   auto settle = [&](ranges& range) {
     if (!m.producer->flush(std::chrono::seconds(30))) {
-      // Not acknowledged: read again from the first uncommitted offsets; whatever did reach
-      // engram-log is a duplicate there, and duplicates are no-ops when applied.
       logger().error("appends not acknowledged ({}); reading again from the last commit", m.producer->last_error());
-      for (const auto& [p, r] : range) {
-        std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
-        (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
-      }
+      read_again(range);
       return false;
     }
     m.metrics->count_sequenced(handled);
@@ -181,10 +184,7 @@ void sequencer::run() {
       if (crashed)
         break;
       if (!queued)  // a produce was refused: read the unsettled part again
-        for (const auto& [p, r] : range) {
-          std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
-          (void)m.consumer->seek(*tp, 5000);
-        }
+        read_again(range);
       handled = 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;

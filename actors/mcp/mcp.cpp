@@ -1,6 +1,7 @@
 #include "actors/mcp/mcp.hpp"
 #include "actors/common/log.hpp"
 
+#include "actors/extractor/extractor_actor.hpp"
 #include "actors/extractor/rules.hpp"
 #include "actors/extractor/signature.hpp"
 #include "actors/mcp/internal/tool_context.hpp"
@@ -89,17 +90,14 @@ struct service::impl final : tool_context {
   schemas::vector8 embed_save(const schemas::knowledge_save& s) const override {
     if (!deps.embedder)
       return {};
-    const auto x = extractor::read_save(s);
-    if (x.entries.empty())
-      return {};
-    std::vector<std::string_view> one{x.entries[0].content};
-    auto v = deps.embedder->embed(one);
-    if (!v || v->empty()) {
+    auto x = extractor::read_save(s);
+    schemas::extraction* one[] = {&x};
+    if (auto embedded = actors::embed_entries(*deps.embedder, one); !embedded) {
       logger().warn("save {} goes to engram-log without a vector (embedding failed: {})", s.event_id,
-                    v ? std::string("no vector") : v.error());
+                    embedded.error());
       return {};
     }
-    return schemas::quantise((*v)[0]);
+    return x.entries.empty() ? schemas::vector8{} : std::move(x.entries[0].embedding);
   }
 
   json capped(std::vector<json> results) const override {

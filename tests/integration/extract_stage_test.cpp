@@ -27,11 +27,17 @@ using namespace std::chrono_literals;
 
 constexpr std::size_t events_count = 300;
 
-void produce_inbound(const std::string& brokers, const std::vector<std::string>& events) {
+/// `events` on `topic`, each keyed by its organisation.
+void produce_keyed(const std::string& brokers, const std::string& topic, const std::vector<std::string>& events,
+                   const std::vector<std::pair<std::string, std::string>>& headers = {}) {
   std::vector<std::pair<std::string, std::string>> kv;
   for (const auto& e : events)
     kv.emplace_back(test::org_of(e), e);
-  test::produce_raw(brokers, "inbound-messages", kv);
+  test::produce_raw(brokers, topic, kv, headers);
+}
+
+void produce_inbound(const std::string& brokers, const std::vector<std::string>& events) {
+  produce_keyed(brokers, "inbound-messages", events);
 }
 
 /// Starts engramd with `sets`, waits until it has applied `n` events, stops it; its store's digest.
@@ -113,10 +119,7 @@ TEST(ExtractStage, RecordsOfTheFirstFormatAreStillAppliedToTheSameStore) {
   ASSERT_FALSE(reference.empty());
   // An earlier release's sequencer: the message alone on engram-log, kind inbound-message.
   auto broker = test::start_broker();
-  std::vector<std::pair<std::string, std::string>> kv;
-  for (const auto& e : events)
-    kv.emplace_back(test::org_of(e), e);
-  test::produce_raw(broker->bootstrap(), "engram-log", kv, {{schemas::kind_header, schemas::kind_inbound_message}});
+  produce_keyed(broker->bootstrap(), "engram-log", events, {{schemas::kind_header, schemas::kind_inbound_message}});
   const auto digest = run_until_applied(broker->bootstrap(), dir.sub("format1"), dir.sub("format1.log"),
                                         long(events.size()), {"roles=[store]"});
   EXPECT_EQ(digest, reference);

@@ -502,13 +502,10 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   const std::size_t rss_after = rss_bytes();
   // Query-sized texts (the first 7 words of other held-out sentences): what agents send.
   std::vector<double> short_ms;
-  for (std::size_t i = 0; i < held_out; ++i) {
-    const auto& s = sentences[base + (i + held_out / 2) % held_out];
-    std::size_t words = 0, cut = 0;
-    while (cut < s.size() && words < 7)
-      words += s[cut++] == ' ';
-    short_ms.push_back(recall("? " + s.substr(0, cut)));
-  }
+  const auto short_queries = bench::first_words(
+      std::vector<std::string>(sentences.begin() + static_cast<std::ptrdiff_t>(base), sentences.end()), 7);
+  for (std::size_t i = 0; i < held_out; ++i)
+    short_ms.push_back(recall("? " + short_queries[(i + held_out / 2) % held_out]));
   // Throughput: two clients at once, other queries (numbered, so the cache misses).
   std::atomic<std::size_t> done{0};
   auto t1 = clock_type::now();

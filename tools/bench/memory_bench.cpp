@@ -121,6 +121,8 @@ timing time_model(Model& model, const std::vector<std::string>& sentences, int r
   return {median(single), median(batched), double(tokens) / double(std::max<std::size_t>(texts.size(), 1))};
 }
 
+}  // namespace
+
 /// The first `words` words of each sentence: query-sized texts.
 std::vector<std::string> first_words(const std::vector<std::string>& sentences, std::size_t words) {
   std::vector<std::string> out;
@@ -137,8 +139,6 @@ std::vector<std::string> first_words(const std::vector<std::string>& sentences, 
   }
   return out;
 }
-
-}  // namespace
 
 embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs) {
   auto reference = load_model(model_path);

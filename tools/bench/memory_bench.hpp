@@ -20,6 +20,9 @@ struct embed_figures {
 /// int8 encoder and the float32 reference; query-sized texts; their agreement. Prints them.
 embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs);
 
+/// The first `words` words of each sentence: query-sized texts.
+std::vector<std::string> first_words(const std::vector<std::string>& sentences, std::size_t words);
+
 /// Recall@10 against brute force and query µs at `n` vectors of the GloVe set.
 int index(const std::string& glove_json, std::size_t n, std::size_t queries);
 
