@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <initializer_list>
 
 namespace engram::knowledge {
@@ -103,6 +104,96 @@ private:
   std::optional<std::string> error_;
 };
 
+/// The storage codec's primitives: lengths and counts as LEB128 varints, strings as a
+/// length and its bytes, doubles as their 8 bytes little-endian.
+class bin_writer {
+public:
+  void u(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_ += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    out_ += static_cast<char>(v);
+  }
+  void s(std::string_view v) {
+    u(v.size());
+    out_.append(v);
+  }
+  void d(double v) {
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    for (int i = 0; i < 8; ++i)
+      out_ += static_cast<char>((bits >> (8 * i)) & 0xff);
+  }
+  void strings(const std::vector<std::string>& xs) {
+    u(xs.size());
+    for (const auto& x : xs)
+      s(x);
+  }
+  std::string take() { return std::move(out_); }
+
+private:
+  std::string out_;
+};
+
+/// Reads what bin_writer wrote; past the end (a truncated or foreign record) every read
+/// gives a zero value and ok() turns false.
+class bin_reader {
+public:
+  explicit bin_reader(std::string_view in) : in_(in) {}
+  std::uint64_t u() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= in_.size())
+        return fail();
+      const auto b = static_cast<unsigned char>(in_[pos_++]);
+      v |= std::uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80))
+        return v;
+    }
+    return fail();
+  }
+  void s(std::string& out) {
+    const auto n = u();
+    if (n > in_.size() - pos_) {
+      fail();
+      return;
+    }
+    out.assign(in_.substr(pos_, n));
+    pos_ += n;
+  }
+  double d() {
+    if (in_.size() - pos_ < 8)
+      return double(fail());
+    std::uint64_t bits = 0;
+    for (int i = 0; i < 8; ++i)
+      bits |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
+    pos_ += 8;
+    return std::bit_cast<double>(bits);
+  }
+  /// A count of items that each take at least one byte: never more than the bytes left.
+  std::size_t count() {
+    const auto n = u();
+    return n <= in_.size() - pos_ ? std::size_t(n) : std::size_t(fail());
+  }
+  void strings(std::vector<std::string>& out) {
+    out.resize(count());
+    for (auto& x : out)
+      s(x);
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+  [[nodiscard]] bool at_end() const { return pos_ == in_.size(); }
+
+private:
+  std::uint64_t fail() {
+    ok_ = false;
+    pos_ = in_.size();
+    return 0;
+  }
+  std::string_view in_;
+  std::size_t pos_ = 0;
+  bool ok_ = true;
+};
+
 void put_extra(json& j, const json& extra) {
   for (auto it = extra.begin(); it != extra.end(); ++it)
     j[it.key()] = it.value();
@@ -128,6 +219,27 @@ struct string_fields {
   }
   /// Reads a list of such objects under `field`.
   void read_list(reader& r, const char* field, std::vector<T>& out) const;
+  /// The storage codec: every field, in list order.
+  void put(bin_writer& w, const T& x) const {
+    for (const auto* list : {&always, &when_set})
+      for (auto [k, m] : *list)
+        w.s(x.*m);
+  }
+  void get(bin_reader& r, T& x) const {
+    for (const auto* list : {&always, &when_set})
+      for (auto [k, m] : *list)
+        r.s(x.*m);
+  }
+  void put_list(bin_writer& w, const std::vector<T>& xs) const {
+    w.u(xs.size());
+    for (const auto& x : xs)
+      put(w, x);
+  }
+  void get_list(bin_reader& r, std::vector<T>& xs) const {
+    xs.resize(r.count());
+    for (auto& x : xs)
+      get(r, x);
+  }
   [[nodiscard]] json to_json(const std::vector<T>& xs) const {
     json a = json::array();
     for (const auto& x : xs) {
@@ -325,8 +437,44 @@ json to_json(const stored_entity& e) {
   return j;
 }
 
+namespace {
+
+/// The first byte of a stored entry in the storage codec (a JSON entry starts with '{').
+constexpr char entry_format_1 = '\x01';
+
+}  // namespace
+
 std::string encode(const stored_entry& e) {
-  return to_json(e).dump();
+  bin_writer w;
+  w.u(static_cast<unsigned char>(entry_format_1));
+  entry_fields.put(w, e);
+  reminder_fields.put(w, e);
+  w.s(schemas::to_string(e.type));  // by name: the enum's order is not a storage contract
+  source_fields.put_list(w, e.sources);
+  w.strings(e.contact_ids);
+  w.d(e.confidence);
+  w.s(e.expires_at);
+  w.s(e.due_at);
+  w.strings(e.tags);
+  mention_fields.put_list(w, e.entities);
+  relation_fields.put_list(w, e.relations);
+  w.u(static_cast<std::uint64_t>(e.status));
+  w.u(e.suspicious);
+  w.u(e.positive);
+  for (const auto* list : {&e.sig.numbers, &e.sig.dates, &e.sig.amounts, &e.sig.entities})
+    w.strings(*list);
+  w.s(e.sig.words);
+  w.s(e.sig.key);
+  w.u(static_cast<std::uint64_t>(e.merges));
+  w.s(e.last_merge_reason);
+  w.u(e.review.has_value());
+  if (e.review) {
+    review_open_fields.put(w, *e.review);
+    review_resolved_fields.put(w, *e.review);
+  }
+  validation_fields.put_list(w, e.validations);
+  w.s(e.extra.empty() ? std::string() : e.extra.dump());
+  return w.take();
 }
 
 std::string encode(const stored_entity& e) {
@@ -334,10 +482,63 @@ std::string encode(const stored_entity& e) {
 }
 
 std::optional<std::string> decode(std::string_view bytes, stored_entry& out) {
-  auto j = json::parse(bytes, nullptr, false);
-  if (j.is_discarded())
-    return std::string("entry: not valid JSON");
-  return from_json(j, out);
+  if (bytes.empty() || bytes[0] != entry_format_1) {
+    auto j = json::parse(bytes, nullptr, false);
+    if (j.is_discarded())
+      return std::string("entry: neither a stored entry nor valid JSON");
+    return from_json(j, out);
+  }
+  bin_reader r(bytes);
+  r.u();
+  stored_entry e;
+  entry_fields.get(r, e);
+  reminder_fields.get(r, e);
+  std::string type;
+  r.s(type);
+  if (auto t = schemas::parse_entry_type(type))
+    e.type = *t;
+  else if (r.ok())
+    return "entryType: unknown type '" + type + "'";
+  source_fields.get_list(r, e.sources);
+  r.strings(e.contact_ids);
+  e.confidence = r.d();
+  r.s(e.expires_at);
+  r.s(e.due_at);
+  r.strings(e.tags);
+  mention_fields.get_list(r, e.entities);
+  relation_fields.get_list(r, e.relations);
+  const auto status = r.u();
+  if (r.ok() && status > static_cast<std::uint64_t>(entry_status::superseded))
+    return "status: unknown status number " + std::to_string(status);
+  e.status = static_cast<entry_status>(status);
+  e.suspicious = r.u() != 0;
+  e.positive = r.u() != 0;
+  for (auto* list : {&e.sig.numbers, &e.sig.dates, &e.sig.amounts, &e.sig.entities})
+    r.strings(*list);
+  r.s(e.sig.words);
+  r.s(e.sig.key);
+  e.merges = static_cast<std::int64_t>(r.u());
+  r.s(e.last_merge_reason);
+  if (r.u()) {
+    review_note n;
+    review_open_fields.get(r, n);
+    review_resolved_fields.get(r, n);
+    e.review = std::move(n);
+  }
+  validation_fields.get_list(r, e.validations);
+  std::string extra;
+  r.s(extra);
+  if (!r.ok() || !r.at_end())
+    return std::string("entry: truncated or corrupt record");
+  if (!extra.empty()) {
+    e.extra = json::parse(extra, nullptr, false);
+    if (!e.extra.is_object())
+      return std::string("entry: unknown keys are not a JSON object");
+  }
+  if (e.id.empty())
+    return std::string("id: is required");
+  out = std::move(e);
+  return std::nullopt;
 }
 
 std::optional<std::string> decode(std::string_view bytes, stored_entity& out) {
@@ -356,6 +557,11 @@ std::optional<std::string> decode(std::string_view bytes, stored_entity& out) {
   e.extra = r.rest();
   out = std::move(e);
   return std::nullopt;
+}
+
+json entry_json(std::string_view stored) {
+  stored_entry e;
+  return decode(stored, e) ? json(nullptr) : to_json(e);
 }
 
 }  // namespace engram::knowledge

@@ -1,13 +1,19 @@
 #pragma once
 // The stored entry and the stored entity: what the graph store keeps of each (DESIGN.md §3),
-// as C++ values with one JSON codec. Storage writes them, dedup and the query service read
-// them; nobody else reads their JSON by field name.
+// as C++ values with two codecs. Storage writes them, dedup and the query service read
+// them; nobody else reads their bytes.
 //
-// The codec's contract: decode(encode(x)) == x, and encode(decode(text)) == text for any
-// text this codec wrote (the replay digest depends on it: keys sorted, optional fields
-// absent when unset, expiresAt and dueAt null when unset). Keys this version does not know
-// are kept in `extra` and written back as they were, so nothing a newer version stored is
-// lost by an older one rewriting the entry.
+// Entries are stored in a typed binary record (encode/decode: every field in a fixed
+// order, strings length-prefixed), so a recall reads its candidates without parsing JSON;
+// tools and command results show them as JSON (to_json/from_json). Entities are stored as
+// JSON (encode/decode of stored_entity).
+//
+// The codecs' contract: decode(encode(x)) == x, and encode(decode(bytes)) == bytes for
+// any bytes this codec wrote (the replay digest depends on it; in JSON: keys sorted,
+// optional fields absent when unset, expiresAt and dueAt null when unset). Keys this
+// version does not know are kept in `extra` and written back as they were, so nothing a
+// newer version stored is lost by an older one rewriting the entry. decode(entry) also
+// reads an entry stored as JSON (stores before layout 6).
 
 #include "schemas/knowledge.hpp"
 
@@ -137,11 +143,16 @@ struct stored_entity {
 
 [[nodiscard]] json to_json(const stored_entry& e);
 [[nodiscard]] json to_json(const stored_entity& e);
+/// The storage record (binary, first byte 0x01).
 [[nodiscard]] std::string encode(const stored_entry& e);
+/// The storage record (JSON).
 [[nodiscard]] std::string encode(const stored_entity& e);
-/// Decodes what encode wrote; an error "field: reason" when `bytes` is not a stored entry.
+/// Decodes what encode wrote (an entry also from its JSON); an error "field: reason" when
+/// `bytes` is not a stored entry.
 [[nodiscard]] std::optional<std::string> decode(std::string_view bytes, stored_entry& out);
 [[nodiscard]] std::optional<std::string> decode(std::string_view bytes, stored_entity& out);
 [[nodiscard]] std::optional<std::string> from_json(const json& j, stored_entry& out);
+/// A stored entry's bytes as JSON (to_json of what decode reads); null when they are not one.
+[[nodiscard]] json entry_json(std::string_view stored);
 
 }  // namespace engram::knowledge

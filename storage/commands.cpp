@@ -36,7 +36,7 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
     }
     put_entries(tx, org);
     for (const auto& [id, doc] : tx.entries)
-      r.entries.push_back(knowledge::encode(doc));
+      r.entries.push_back(knowledge::to_json(doc).dump());
   }
   put_offset(tx, pos);
   if (auto e = commit(tx); e != errc::ok)

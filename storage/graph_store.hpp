@@ -76,7 +76,7 @@ struct branch_save {
 struct command_result {
   /// Empty on success; else why nothing changed ("id: no entry 'x' in this organisation").
   std::string error;
-  /// The entries the command changed, as stored JSON, in a stable order.
+  /// The entries the command changed, as JSON (knowledge::to_json), in a stable order.
   std::vector<std::string> entries;
   /// Entries physically removed (expire), with the vector sequence each had (0 = none).
   std::vector<std::pair<std::string, std::uint64_t>> removed;

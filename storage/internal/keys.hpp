@@ -82,9 +82,10 @@ constexpr std::array<const char*, cf_count> cf_names{
     "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
     "branches", "expiry",   "due",      "review"};
 
-/// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32. A store of an
-/// older layout is refused at open: rebuild it from engram-log (engramctl replay).
-constexpr const char* layout_version = "5";
+/// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
+/// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.
+/// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
+constexpr const char* layout_version = "6";
 
 /// Joins key parts with '\0'.
 template <class... Parts>

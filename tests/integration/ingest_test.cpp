@@ -2,6 +2,7 @@
 // cluster), the real sequencer, pipeline and RocksDB store, HTTP over a real socket.
 #include "actors/engine/engine.hpp"
 #include "actors/ingest/sequencer.hpp"
+#include "knowledge/entry.hpp"
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "tests/integration/support.hpp"
@@ -219,7 +220,7 @@ TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
   ASSERT_EQ(decisions.size(), 1u);
   auto entry = store.get_entry("acme", decisions[0]);
   ASSERT_TRUE(entry) << storage::to_string(entry.error());
-  auto doc = json::parse(*entry);
+  auto doc = knowledge::entry_json(*entry);
   EXPECT_EQ(doc["entryType"], "decision");
   EXPECT_EQ(doc["threadId"], "t-9");
   EXPECT_EQ(doc["sourceType"], "email");
@@ -231,7 +232,7 @@ TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
   ASSERT_EQ(actions.size(), 1u);
   entry = store.get_entry("acme", actions[0]);
   ASSERT_TRUE(entry);
-  EXPECT_EQ(json::parse(*entry)["dueAt"], "2026-03-06");
+  EXPECT_EQ(knowledge::entry_json(*entry)["dueAt"], "2026-03-06");
   // Entities once per organisation, found by normalised name, with signature facts.
   auto entity = store.find_entity("acme", "  GLOBEX ");
   ASSERT_TRUE(entity);
@@ -276,7 +277,7 @@ TEST_F(IngestTest, DuplicatesMergeAndUpdatesSupersedeWithinOneOrganisationOnly) 
     for (const auto& id : store.entries_of_type(org, schemas::entry_type::fact)) {
       auto doc = store.get_entry(org, id);
       EXPECT_TRUE(doc);
-      out.push_back(doc ? json::parse(*doc) : json(nullptr));
+      out.push_back(doc ? knowledge::entry_json(*doc) : json(nullptr));
     }
     return out;
   };

@@ -5,6 +5,7 @@
 
 #include "actors/engine/engine.hpp"
 #include "actors/ingest/reminders.hpp"
+#include "knowledge/entry.hpp"
 #include "net/http.hpp"
 #include "schemas/knowledge.hpp"
 #include "tests/integration/support.hpp"
@@ -210,7 +211,7 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   const auto& store = engine_->store();
   auto raw = store.get_entry("acme", e["id"]);
   ASSERT_TRUE(raw);
-  const auto sig = json::parse(*raw)["signature"];
+  const auto sig = knowledge::entry_json(*raw)["signature"];
   const auto title_key = sig["key"].get<std::string>();
   const auto word_text = sig["words"].get<std::string>();
   const auto words = schemas::split_words(word_text);

@@ -3,6 +3,7 @@
 // answers, and the fallback to the rules on timeout, HTTP errors and invalid output.
 #include "actors/engine/engine.hpp"
 #include "actors/extractor/extract.hpp"
+#include "knowledge/entry.hpp"
 #include "net/http.hpp"
 #include "tests/integration/support.hpp"
 
@@ -214,7 +215,7 @@ TEST(LlmExtractor, TheEngineStoresLlmEntriesAndCountsFallbacks) {
   for (const auto& id : decisions) {
     auto entry = e->store().get_entry("acme", id);
     ASSERT_TRUE(entry);
-    extractors.insert(json::parse(*entry)["extractor"].get<std::string>());
+    extractors.insert(knowledge::entry_json(*entry)["extractor"].get<std::string>());
   }
   EXPECT_EQ(extractors, (std::set<std::string>{"llm", "rules"}));
   auto m = e->metrics().render();

@@ -3,6 +3,7 @@
 #include "actors/extractor/extractor_actor.hpp"
 #include "actors/extractor/rules.hpp"
 #include "actors/store/store_writer.hpp"
+#include "knowledge/entry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -206,8 +207,8 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
         auto v = e.embed(texts);
         std::fprintf(stderr, "%s %s cos=%.4f outcome=%s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
                      v ? schemas::similarity(schemas::quantise((*v)[0]), schemas::quantise((*v)[1])) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(),
-                     ja ? json::parse(*ja)["signature"].dump().c_str() : "(none)",
-                     jb ? json::parse(*jb)["signature"].dump().c_str() : "(merged)");
+                     ja ? knowledge::entry_json(*ja)["signature"].dump().c_str() : "(none)",
+                     jb ? knowledge::entry_json(*jb)["signature"].dump().c_str() : "(merged)");
       }
     }
   }
@@ -266,7 +267,7 @@ contradiction_report evaluate_contradictions(const std::string& cases_jsonl, con
       auto brief = [](const storage::result<std::string>& j) {
         if (!j)
           return std::string("(merged)");
-        auto d = json::parse(*j);
+        auto d = knowledge::entry_json(*j);
         return d["subject"].dump() + " " + d["slot"].dump() + " " + d["polarity"].dump() + " " + d["signature"].dump();
       };
       std::fprintf(stderr, "%s %s expect=%s got=%s outcome=%s\n  O %s\n  N %s\n", id.c_str(), kind.c_str(),

@@ -113,7 +113,37 @@ TEST(StoredEntry, ErrorsNameTheField) {
   EXPECT_EQ(error_of(with("sources", json::array({{{"sourceType", 1}}}))), "sources[0].sourceType: must be a string");
   EXPECT_EQ(error_of(with("signature", {{"words", 1}})), "signature.words: must be a string");
   stored_entry out;
-  EXPECT_EQ(decode("{", out), "entry: not valid JSON");
+  EXPECT_EQ(decode("{", out), "entry: neither a stored entry nor valid JSON");
+}
+
+TEST(StoredEntry, IsStoredAsATypedRecordAndStillReadFromJson) {
+  const auto e = full_entry();
+  const auto bytes = encode(e);
+  ASSERT_EQ(bytes[0], '\x01');
+  EXPECT_LT(bytes.size(), to_json(e).dump().size());  // no key names
+  stored_entry from_json_text;  // an entry a store of layout 5 holds
+  ASSERT_EQ(decode(to_json(e).dump(), from_json_text), std::nullopt);
+  EXPECT_EQ(from_json_text, e);
+  EXPECT_EQ(entry_json(bytes), to_json(e));
+  EXPECT_TRUE(entry_json("not an entry").is_null());
+  stored_entry minimal;
+  minimal.id = "e-2";
+  stored_entry back;
+  ASSERT_EQ(decode(encode(minimal), back), std::nullopt);
+  EXPECT_EQ(back, minimal);
+}
+
+TEST(StoredEntry, ATruncatedOrExtendedRecordIsAnErrorNeverAGuess) {
+  const auto bytes = encode(full_entry());
+  for (std::size_t n = 1; n < bytes.size(); ++n) {
+    stored_entry out;
+    EXPECT_TRUE(decode(bytes.substr(0, n), out).has_value()) << "cut at " << n;
+  }
+  stored_entry out;
+  EXPECT_EQ(decode(bytes + "x", out), "entry: truncated or corrupt record");
+  auto e = full_entry();
+  e.id.clear();
+  EXPECT_EQ(decode(encode(e), out), "id: is required");
 }
 
 TEST(StoredEntity, EveryFieldSurvivesEncodeAndDecode) {
