@@ -1,10 +1,12 @@
 #include "actors/dedup/dedup.hpp"
+#include "actors/dedup/internal/label_ids.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -68,8 +70,7 @@ bool same_wording(const std::string& words_a, const std::string& words_b) {
 
 struct deduplicator::org_index {
   std::unique_ptr<storage::vector_index> index;
-  /// Entry id by vector sequence number (the index label).
-  std::map<std::uint64_t, std::string> ids;
+  detail::label_ids ids;
   std::uint64_t last_seq = 0;
 };
 
@@ -117,8 +118,8 @@ std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::stri
   if (it == orgs_.end() || query.size() != opts_.dim)
     return out;
   for (const auto& hit : it->second->index->search(query, k))
-    if (auto id = it->second->ids.find(hit.label); id != it->second->ids.end())
-      out.emplace_back(id->second, hit.similarity);
+    if (auto id = it->second->ids.find(hit.label))
+      out.emplace_back(std::string(*id), hit.similarity);
   return out;
 }
 
@@ -150,13 +151,14 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
             ++st.loaded;
             // Entries removed (expired) after the snapshot was written: hidden as the live
             // index hid them (hnswlib keeps a removed vector in the graph either way).
-            for (auto it = oi->ids.begin(); it != oi->ids.end();) {
-              if (auto e = store_->get_entry(org, it->second); !e && e.error() == storage::errc::not_found) {
-                oi->index->remove(it->first);
-                it = oi->ids.erase(it);
-              } else {
-                ++it;
-              }
+            std::vector<std::uint64_t> gone;
+            oi->ids.for_each([&](std::uint64_t label, std::string_view id) {
+              if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
+                gone.push_back(label);
+            });
+            for (auto label : gone) {
+              oi->index->remove(label);
+              oi->ids.erase(label);
             }
           } else {
             oi->ids.clear();
@@ -177,7 +179,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
         return false;
       }
       oi->index->add(seq, v);
-      oi->ids.emplace(seq, std::string(id));
+      oi->ids.emplace(seq, id);
       oi->last_seq = seq;
       return true;
     });
@@ -211,8 +213,7 @@ engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
       return saved;
     std::ofstream ids(base + ".ids.tmp", std::ios::trunc);
     ids << identity << ' ' << oi->last_seq << '\n';
-    for (const auto& [seq, id] : oi->ids)
-      ids << seq << ' ' << id << '\n';
+    oi->ids.for_each([&](std::uint64_t seq, std::string_view id) { ids << seq << ' ' << id << '\n'; });
     if (!ids.flush())
       return engram::fail("cannot write '" + base + ".ids.tmp'");
     ids.close();
@@ -275,9 +276,9 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
           if (hit.similarity <= opts_.threshold)
             break;
           auto id = it->second->ids.find(hit.label);
-          if (id == it->second->ids.end())
+          if (!id)
             continue;
-          auto c = candidate(id->second);
+          auto c = candidate(std::string(*id));
           if (!c)
             continue;
           const auto sim = "cosine " + percent(hit.similarity);
