@@ -264,6 +264,22 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
           }},
        });
      }},
+    {"entities", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"type_parents", [&](const YAML::Node& v, const std::string& k) {
+                          if (v.IsNull())
+                            return;
+                          if (!v.IsMap())
+                            return fail(k, "must be a map of type: parent type");
+                          for (const auto& kv : v) {
+                            const auto child = kv.first.as<std::string>();
+                            const auto kk = k + "." + child;
+                            auto parent = as_string(kv.second, kk);
+                            if (child.empty() || parent.empty() || child.size() > 64 || parent.size() > 64)
+                              return fail(kk, "type names must be 1..64 characters");
+                            cfg.entities.type_parents[child] = std::move(parent);
+                          }
+                        }}});
+     }},
     {"dedup", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"threshold", [&](auto& v, auto& k) { cfg.dedup.threshold = as_double(v, k, 0.5, 1.0); }}});
      }},

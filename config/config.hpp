@@ -210,6 +210,13 @@ struct timers_config {
   std::uint32_t expiry_batch = 100;
 };
 
+struct entities_config {
+  /// An entity type's parent type (type names as agents give them; compared as lower snake
+  /// case), e.g. {saas_company: company}: a query for a type also finds its subtypes, with
+  /// confidence 0.8 per level (shared/seeds/002). Default: none.
+  std::map<std::string, std::string> type_parents;
+};
+
 struct engram_config {
   roles_config roles;
   kafka_config kafka;
@@ -227,6 +234,7 @@ struct engram_config {
   branches_config branches;
   reminders_config reminders;
   timers_config timers;
+  entities_config entities;
 };
 
 /// What load() found: the configuration, or the first error; warnings either way.

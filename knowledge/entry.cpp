@@ -299,7 +299,8 @@ const string_fields<stored_entity> entity_fields{
      {"firstSeenAt", &stored_entity::first_seen_at}},
     {{"address", &stored_entity::address}, {"contactId", &stored_entity::contact_id},
      {"lastSeenAt", &stored_entity::last_seen_at}, {"role", &stored_entity::role},
-     {"company", &stored_entity::company}, {"phone", &stored_entity::phone}}};
+     {"company", &stored_entity::company}, {"phone", &stored_entity::phone},
+     {"entityType", &stored_entity::entity_type}}};
 
 json to_json(const schemas::signature& s) {
   return {{"numbers", s.numbers}, {"dates", s.dates}, {"amounts", s.amounts},
@@ -434,6 +435,10 @@ json to_json(const stored_entity& e) {
   entity_fields.write(j, e);
   j["aliases"] = e.aliases;
   j["messages"] = e.messages;
+  if (!e.attributes.empty())
+    j["attributes"] = e.attributes;
+  if (!e.observations.empty())
+    j["observations"] = e.observations;
   return j;
 }
 
@@ -552,6 +557,16 @@ std::optional<std::string> decode(std::string_view bytes, stored_entity& out) {
     r.fail("id", "is required");
   r.strings("aliases", e.aliases);
   r.integer("messages", e.messages);
+  if (const json* a = r.object("attributes")) {
+    for (auto it = a->begin(); it != a->end(); ++it) {
+      if (!it.value().is_string()) {
+        r.fail("attributes." + it.key(), "must be a string");
+        break;
+      }
+      e.attributes[it.key()] = it.value().get<std::string>();
+    }
+  }
+  r.strings("observations", e.observations);
   if (r.error())
     return r.error();
   e.extra = r.rest();

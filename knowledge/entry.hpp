@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -130,13 +131,19 @@ struct stored_entry {
 /// A person or organisation: created when first seen, enriched by later messages.
 struct stored_entity {
   std::string id;
-  std::string kind;  // "person" or "organization"
+  std::string kind;  // "person", "organization", or "entity" (another type, from the entity tools)
   std::string name;
   std::vector<std::string> aliases;
   std::string first_seen_at;
   std::uint64_t messages = 0;
   /// Empty: absent.
   std::string address, contact_id, last_seen_at, role, company, phone;
+  /// The type an agent gave (entity tools; free-form, kept as given); empty: `kind` is the
+  /// type (people and organisations found in mail).
+  std::string entity_type;
+  /// Key-value facts and free-text observations from the entity tools; empty: absent.
+  std::map<std::string, std::string> attributes;
+  std::vector<std::string> observations;
   json extra = json::object();
   bool operator==(const stored_entity&) const = default;
 };

@@ -5,7 +5,7 @@ namespace engram::schemas {
 namespace {
 
 constexpr std::array<std::string_view, all_record_kinds.size()> kind_names{
-    kind_inbound_message, kind_knowledge_save, kind_knowledge_command, kind_extracted_message};
+    kind_inbound_message, kind_knowledge_save, kind_knowledge_command, kind_extracted_message, kind_entity_command};
 
 const inbound_message& message_of(const inbound_message& m) { return m; }
 const inbound_message& message_of(const extracted_message& x) { return x.message; }
@@ -73,6 +73,12 @@ std::variant<log_payload, record_error> decode_record(std::string_view header, s
       if (auto bad = decode(value, limits, x))
         return record_error{"extracted-message " + *bad, "schema"};
       return log_payload{std::move(x)};
+    }
+    case record_kind::entity_command: {
+      entity_command c;
+      if (auto bad = decode(value, c))
+        return record_error{"entity-command " + *bad, "schema"};
+      return log_payload{std::move(c)};
     }
   }
   return record_error{"unknown record kind '" + std::string(header) + "'", "unknown_kind"};

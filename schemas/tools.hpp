@@ -8,6 +8,10 @@ namespace engram::schemas {
 
 /// A JSON array of tool definitions (MCP Tool objects).
 [[nodiscard]] std::string_view tool_definitions();
+/// The entity tools' definitions (shared/seeds/001 and 002).
+[[nodiscard]] std::string_view entity_tool_definitions();
+/// The reference MCP memory server's tools (npm @modelcontextprotocol/server-memory).
+[[nodiscard]] std::string_view memory_tool_definitions();
 
 /// Limits the schemas state and the server enforces.
 inline constexpr std::size_t max_title = 200, max_content = 8000, max_query = 2000, max_tags = 20, max_tag = 64,

@@ -4,19 +4,36 @@
 
 namespace engram::storage::detail {
 
-errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
-                   apply_outcome* outcome) {
+errc kv_graph_store::apply_once(const log_position& pos, const std::string& org, const std::string& event_id,
+                                apply_outcome* outcome, const std::function<errc(write_txn&, std::string&)>& run) {
   write_txn tx;
-  command_result r;
   apply_outcome how = apply_outcome::applied;
-  const auto& org = c.organization_id;
-  const auto seen = key("s", org, c.event_id);
+  const auto seen = key("s", org, event_id);
   bool first = false;
   if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
     return e;
   if (!first) {
     how = apply_outcome::duplicate;
   } else {
+    std::string rejected;
+    if (auto e = run(tx, rejected); e != errc::ok)
+      return e;
+    if (!rejected.empty())  // nothing changes but the seen eventId and the offset
+      reject(tx, seen);
+  }
+  put_offset(tx, pos);
+  if (auto e = commit(tx); e != errc::ok)
+    return e;
+  if (outcome)
+    *outcome = how;
+  return errc::ok;
+}
+
+errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+                   apply_outcome* outcome) {
+  command_result r;
+  const auto& org = c.organization_id;
+  auto e = apply_once(pos, org, c.event_id, outcome, [&](write_txn& tx, std::string& rejected) {
     errc e = errc::ok;
     switch (c.op) {
       case schemas::command_op::validate: e = validate(tx, c, r); break;
@@ -28,24 +45,26 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
     }
     if (e != errc::ok)
       return e;
-    if (!r.error.empty()) {  // nothing changes but the seen eventId and the offset
-      tx.batch.clear();
-      tx.counters.clear();
-      tx.entries.clear();
-      tx.batch.put(cf_meta, seen, "");
+    rejected = r.error;
+    if (rejected.empty()) {
+      put_entries(tx, org);
+      for (const auto& [id, doc] : tx.entries)
+        r.entries.push_back(knowledge::to_json(doc).dump());
     }
-    put_entries(tx, org);
-    for (const auto& [id, doc] : tx.entries)
-      r.entries.push_back(knowledge::to_json(doc).dump());
-  }
-  put_offset(tx, pos);
-  if (auto e = commit(tx); e != errc::ok)
-    return e;
-  if (result)
+    return errc::ok;
+  });
+  if (e == errc::ok && result)
     *result = std::move(r);
-  if (outcome)
-    *outcome = how;
-  return errc::ok;
+  return e;
+}
+
+void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
+  tx.batch.clear();
+  tx.counters.clear();
+  tx.entries.clear();
+  tx.entities.clear();
+  tx.text.clear();
+  tx.batch.put(cf_meta, seen, "");
 }
 
 std::vector<std::pair<std::string, std::string>> kv_graph_store::review_queue(const std::string& org,

@@ -4,6 +4,7 @@
 // value), never as exceptions.
 
 #include "schemas/inbound_message.hpp"
+#include "schemas/entity_command.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 #include "schemas/knowledge.hpp"
@@ -82,6 +83,28 @@ struct command_result {
   std::vector<std::pair<std::string, std::uint64_t>> removed;
   /// Branch saves dropped (discard_branch, expire).
   std::size_t dropped_saves = 0;
+};
+
+/// What an entity command did (apply_entity_command).
+struct entity_result {
+  /// Empty on success; else why nothing changed ("/relations/0/to: no entity 'Rust' in this
+  /// organisation").
+  std::string error;
+  /// The answer, as JSON: add_entities {"entities": [{id, name, created}]}, relate
+  /// {"relations": [{from, to, relationType, created}]}, add_observations {"results":
+  /// [{entityName, addedObservations}]}, delete_* {"deleted": n}, merge_entities
+  /// {merged_into, removed, attributes_gained, relationships_gained}.
+  std::string json;
+};
+
+/// One edge of the entity graph.
+struct entity_edge {
+  std::string from_id, to_id;
+  /// schemas::relation_label of what was given.
+  std::string label;
+  double weight = 1.0;
+  std::map<std::string, std::string> attributes;
+  std::string created_at;
 };
 
 /// An action item whose reminder has not been recorded as sent.
@@ -211,6 +234,24 @@ public:
   /// The stored message of (organization, eventId) as canonical JSON, or not_found.
   [[nodiscard]] virtual result<std::string> get_message(const std::string& organization_id,
                                                         const std::string& event_id) const = 0;
+
+  /// Applies an entity command (schemas/entity_command.hpp) in one batch with the offset
+  /// advance; a duplicate eventId changes nothing. A command that names a missing entity
+  /// where one is required changes nothing but the seen eventId and the offset, and says why
+  /// in result->error.
+  [[nodiscard]] virtual errc apply_entity_command(const log_position& pos, const schemas::entity_command& c,
+                                                  entity_result* result, apply_outcome* outcome) = 0;
+  /// The id of the entity a name (or alias, case and spacing ignored) names; "" when none.
+  [[nodiscard]] virtual std::string entity_id(const std::string& organization_id, const std::string& name) const = 0;
+  /// An entity by id, as JSON (knowledge::to_json of stored_entity), or not_found.
+  [[nodiscard]] virtual result<std::string> get_entity(const std::string& organization_id,
+                                                       const std::string& id) const = 0;
+  /// The edges leaving (outgoing) or reaching an entity, by label then other end.
+  [[nodiscard]] virtual std::vector<entity_edge> entity_edges(const std::string& organization_id,
+                                                              const std::string& id, bool outgoing) const = 0;
+  /// Up to `limit` entities after id `after` ("" = from the first), in id order, as (id, JSON).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> list_entities(
+      const std::string& organization_id, const std::string& after, std::size_t limit) const = 0;
 
   /// The contact entity of an address (person), as JSON, or not_found.
   [[nodiscard]] virtual result<std::string> get_contact(const std::string& organization_id,

@@ -37,6 +37,8 @@ struct log_record {
   std::shared_ptr<const schemas::knowledge_save> save;
   /// Set when the record is a knowledge command (`message` is then null).
   std::shared_ptr<const schemas::knowledge_command> command;
+  /// Set when the record is an entity command (`message` is then null).
+  std::shared_ptr<const schemas::entity_command> entity;
   /// What was read from `message`, with an embedding per entry: from the record itself
   /// (extracted-message, format 2), or by the extractor stage for records of format 1 and
   /// saves that came without a vector (null before it, or when not extracted).
@@ -48,7 +50,7 @@ struct log_record {
 };
 
 /// Fills `rec` from a decoded engram-log record: a message (with what was read from it,
-/// format 2), a save (with its as_message() form) or a command. `re_extract` drops what a
+/// format 2), a save (with its as_message() form), a knowledge command or an entity command. `re_extract` drops what a
 /// format-2 record says was read, so the extractor stage reads the message again
 /// (engramctl replay --re-extract).
 inline void set_payload(log_record& rec, schemas::log_payload&& payload, bool re_extract = false) {
@@ -61,8 +63,10 @@ inline void set_payload(log_record& rec, schemas::log_payload&& payload, bool re
   } else if (auto* s = std::get_if<schemas::knowledge_save>(&payload)) {
     rec.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*s));
     rec.save = std::make_shared<schemas::knowledge_save>(std::move(*s));
+  } else if (auto* c = std::get_if<schemas::knowledge_command>(&payload)) {
+    rec.command = std::make_shared<schemas::knowledge_command>(std::move(*c));
   } else {
-    rec.command = std::make_shared<schemas::knowledge_command>(std::move(std::get<schemas::knowledge_command>(payload)));
+    rec.entity = std::make_shared<schemas::entity_command>(std::move(std::get<schemas::entity_command>(payload)));
   }
 }
 

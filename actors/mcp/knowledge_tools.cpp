@@ -33,18 +33,8 @@ std::size_t count(const json& a, const char* k, std::size_t dflt) {
 /// A knowledge command from an agent: appended, answered once applied.
 void command(tool_context& ctx, const grant& g, schemas::knowledge_command c, tool_reply reply,
              std::function<json(const json& result)> answer) {
-  c.organization_id = g.organization_id;
-  c.event_id = ctx.new_event_id("cmd-");
-  c.issued_at_ms = ctx.query().now();
-  c.issued_at = schemas::format_rfc3339(c.issued_at_ms);
-  c.issued_by = g.name;
-  ctx.append_and_answer(c, std::move(reply), [answer = std::move(answer)](const actors::applied_event& what) {
-    if (what.error != storage::errc::ok)
-      return tool_error("the store failed to apply the command");
-    if (what.duplicate)
-      return tool_error("already applied");
-    return answer(json::parse(what.result));
-  });
+  stamp(ctx, g, c, "cmd-");
+  ctx.append_and_answer(c, std::move(reply), answer_applied(std::move(answer)));
 }
 
 std::string no_entry(const std::string& id) {
@@ -176,31 +166,43 @@ void resolve_review(tool_context& ctx, const grant& g, const json& a, tool_reply
 
 }  // namespace
 
-void add_knowledge_tools(registry& r, tool_context& ctx) {
-  using handler = void (*)(tool_context&, const grant&, const json&, tool_reply);
-  const std::vector<std::tuple<const char*, const char*, handler>> table{
-      {"save_knowledge", "write", save},
-      {"recall_knowledge", "read", recall},
-      {"get_knowledge", "read", get},
-      {"search_knowledge", "read", search},
-      {"validate_knowledge", "write", validate},
-      {"merge_branch", "write",
-       [](tool_context& c, const grant& g, const json& a, tool_reply rep) { branch_op(c, g, a, std::move(rep), true); }},
-      {"discard_branch", "write",
-       [](tool_context& c, const grant& g, const json& a, tool_reply rep) { branch_op(c, g, a, std::move(rep), false); }},
-      {"list_review_queue", "read", review_queue},
-      {"resolve_review", "write", resolve_review},
+std::function<json(const actors::applied_event&)> answer_applied(std::function<json(const json& result)> answer) {
+  return [answer = std::move(answer)](const actors::applied_event& what) {
+    if (what.error != storage::errc::ok)
+      return tool_error("the store failed to apply the command");
+    if (what.duplicate)
+      return tool_error("already applied");
+    return answer(json::parse(what.result));
   };
-  const auto definitions = json::parse(schemas::tool_definitions());
+}
+
+void add_tools(registry& r, tool_context& ctx, std::string_view definitions_json,
+               const std::vector<std::tuple<const char*, const char*, tool_handler>>& table) {
+  const auto definitions = json::parse(definitions_json);
   for (const auto& [name, scope, fn] : table) {
     auto def = std::find_if(definitions.begin(), definitions.end(), [&](const json& d) { return d["name"] == name; });
     if (def == definitions.end())
-      throw std::logic_error(std::string("schemas/tools.cpp defines no tool ") + name);  // a programmer's error
+      throw std::logic_error(std::string("no definition of tool ") + name);  // a programmer's error
     r.add({*def, scope, [&ctx, fn = fn](const grant& g, const json& a, tool_reply rep) { fn(ctx, g, a, std::move(rep)); },
            nullptr});
   }
   if (definitions.size() != table.size())
-    throw std::logic_error("schemas/tools.cpp defines a tool without a handler here");  // a programmer's error
+    throw std::logic_error("a tool definition without a handler");  // a programmer's error
+}
+
+void add_knowledge_tools(registry& r, tool_context& ctx) {
+  add_tools(r, ctx, schemas::tool_definitions(),
+            {{"save_knowledge", "write", save},
+             {"recall_knowledge", "read", recall},
+             {"get_knowledge", "read", get},
+             {"search_knowledge", "read", search},
+             {"validate_knowledge", "write", validate},
+             {"merge_branch", "write",
+              [](tool_context& c, const grant& g, const json& a, tool_reply rep) { branch_op(c, g, a, std::move(rep), true); }},
+             {"discard_branch", "write",
+              [](tool_context& c, const grant& g, const json& a, tool_reply rep) { branch_op(c, g, a, std::move(rep), false); }},
+             {"list_review_queue", "read", review_queue},
+             {"resolve_review", "write", resolve_review}});
 }
 
 }  // namespace engram::mcp

@@ -37,6 +37,7 @@ struct service::impl final : tool_context {
   mcp_dependencies deps;
   mcp_options opts;
   std::unique_ptr<knowledge::query_service> queries;
+  std::unique_ptr<knowledge::entity_reader> entity_graph;
   registry tools;
   std::mt19937_64 rng{std::random_device{}()};
   std::mutex rng_mutex;
@@ -70,7 +71,9 @@ struct service::impl final : tool_context {
     };
     q.now = [clock = deps.clock] { return clock ? clock->now_ms() : system_now_ms(); };
     queries = std::make_unique<knowledge::query_service>(std::move(q), opts.policy);
+    entity_graph = std::make_unique<knowledge::entity_reader>(deps.store, opts.type_parents);
     add_knowledge_tools(tools, *this);
+    add_entity_tools(tools, *this);
   }
 
   ~impl() override {
@@ -79,6 +82,7 @@ struct service::impl final : tool_context {
   }
 
   const knowledge::query_service& query() const override { return *queries; }
+  const knowledge::entity_reader& entities() const override { return *entity_graph; }
 
   std::string new_event_id(const char* prefix) override {
     std::lock_guard lock(rng_mutex);

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,8 @@ struct mcp_options {
   std::size_t max_response_bytes = 256 * 1024;
   /// Decay, hide_below and the branches' time to live.
   knowledge::read_policy policy;
+  /// Entity types' parents (config entities.type_parents).
+  std::map<std::string, std::string> type_parents;
 };
 
 struct mcp_dependencies {

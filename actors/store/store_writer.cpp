@@ -140,6 +140,16 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     answer->result = j.dump();
     return e;
   }
+  if (rec.entity) {
+    storage::entity_result er;
+    auto e = store.apply_entity_command(rec.position, *rec.entity, &er, outcome);
+    if (e != storage::errc::ok)
+      return e;
+    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+    answer->rejected = std::move(er.error);
+    answer->result = std::move(er.json);
+    return e;
+  }
   if (rec.save && !rec.save->branch_id.empty()) {
     static const schemas::vector8 none;
     const auto& v = rec.knowledge && !rec.knowledge->entries.empty() ? rec.knowledge->entries[0].embedding : none;
@@ -180,10 +190,14 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
             st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
           if (rec.command && outcome == storage::apply_outcome::applied && answer.rejected.empty())
             st.counters->count_command(schemas::to_string(rec.command->op));
+          if (rec.entity && outcome == storage::apply_outcome::applied && answer.rejected.empty())
+            st.counters->count_command(schemas::to_string(rec.entity->op));
           if (st.notifier && rec.message)
             st.notifier->applied(rec.message->organization_id, rec.message->event_id, std::move(answer));
           else if (st.notifier && rec.command)
             st.notifier->applied(rec.command->organization_id, rec.command->event_id, std::move(answer));
+          else if (st.notifier && rec.entity)
+            st.notifier->applied(rec.entity->organization_id, rec.entity->event_id, std::move(answer));
         }
         st.counters->count_applied(r.applied);
         st.counters->count_duplicates(r.duplicates);

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -47,6 +48,8 @@ struct write_txn {
   std::map<std::string, std::uint64_t> counters;
   /// Entries removed by this command (never written back).
   std::set<std::string> removed;
+  /// Entities deleted by this event (entity commands): names resolving to them are gone.
+  std::set<std::string> deleted_entities;
   /// Postings added (true) or removed, for the in-memory text index once the batch is written.
   struct text_change {
     bool add;
@@ -101,7 +104,15 @@ public:
   std::vector<due_item> due_reminders(std::int64_t until_ms, std::size_t limit) const override;
   bool has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const override;
   std::map<std::int32_t, std::int64_t> reminder_marks() const override;
+  errc apply_entity_command(const log_position& pos, const schemas::entity_command& c, entity_result* result,
+                            apply_outcome* outcome) override;
+  std::string entity_id(const std::string& org, const std::string& name) const override;
+  result<std::string> get_entity(const std::string& org, const std::string& id) const override;
+  std::vector<entity_edge> entity_edges(const std::string& org, const std::string& id, bool outgoing) const override;
+  std::vector<std::pair<std::string, std::string>> list_entities(const std::string& org, const std::string& after,
+                                                                 std::size_t limit) const override;
 private:
+  class entity_writer;
   /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
   /// cached once read; the new value reaches the cache only when its batch is written.
   errc bump(write_txn& tx, const std::string& k, std::uint64_t delta);
@@ -110,6 +121,13 @@ private:
   /// Writes the batch; on success the counters it changed enter the cache.
   errc commit(write_txn& tx);
   errc mark_seen(write_txn& tx, const std::string& seen, const std::string& topic, bool* first);
+  /// A command that changes nothing: the batch keeps only the seen eventId (the offset is
+  /// added after).
+  void reject(write_txn& tx, const std::string& seen);
+  /// Applies a command record once per eventId, in one batch with the offset advance: `run`
+  /// does the work; when it sets its second argument (why), only the seen eventId is written.
+  errc apply_once(const log_position& pos, const std::string& org, const std::string& event_id, apply_outcome* outcome,
+                  const std::function<errc(write_txn&, std::string&)>& run);
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
   std::uint64_t sum_prefix(const std::string& prefix) const;

@@ -13,7 +13,7 @@
 //   by_thread     org \0 threadId \0 "message" \0 eventId      -> sentAt
 //   by_contact    org \0 contactId \0 "message" \0 eventId     -> ""
 //                 org \0 contactId \0 "entry" \0 entryId       -> ""
-//   entries       org \0 entryId                               -> entry JSON (DESIGN.md §3)
+//   entries       org \0 entryId                               -> entry record (knowledge/entry.hpp)
 //   by_type       org \0 type \0 createdAt \0 entryId           -> ""
 //   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
@@ -29,6 +29,9 @@
 //   expiry        org \0 expiresAtMs(u64 BE) \0 entryId       -> ""   what an expire command removes
 //   due           org \0 dueMs(u64 BE) \0 entryId              -> ""   action items awaiting their reminder
 //   review        org \0 flaggedEntryId                         -> the contradicting entry's id
+//   entity_edges     org \0 fromEntityId \0 label \0 toEntityId  -> edge JSON {weight, attributes,
+//                    createdAt, eventId}   the entity graph (label: schemas::relation_label)
+//   entity_edges_in  org \0 toEntityId \0 label \0 fromEntityId  -> ""   the same edge, seen from its end
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "S" \0 org \0 eventId                        -> ""   seen branch saves
 //                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
@@ -74,13 +77,15 @@ enum cf : std::size_t {
   cf_expiry,
   cf_due,
   cf_review,
+  cf_entity_edges,
+  cf_entity_edges_in,
   cf_count
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
     "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
     "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
-    "branches", "expiry",   "due",      "review"};
+    "branches", "expiry",   "due",      "review",       "entity_edges", "entity_edges_in"};
 
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.

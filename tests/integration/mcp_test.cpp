@@ -4,6 +4,7 @@
 
 #include "actors/engine/engine.hpp"
 #include "net/http.hpp"
+#include "schemas/tools.hpp"
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
@@ -81,9 +82,15 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
     EXPECT_TRUE(t["inputSchema"].is_object()) << t["name"];
     EXPECT_TRUE(t["outputSchema"].is_object()) << t["name"];
   }
-  EXPECT_EQ(names, (std::set<std::string>{"save_knowledge", "recall_knowledge", "get_knowledge", "search_knowledge",
-                                          "validate_knowledge", "merge_branch", "discard_branch", "list_review_queue",
-                                          "resolve_review"}));
+  std::set<std::string> defined;
+  for (auto definitions : {schemas::tool_definitions(), schemas::entity_tool_definitions(),
+                           schemas::memory_tool_definitions()})
+    for (const auto& t : json::parse(definitions))
+      defined.insert(t["name"].get<std::string>());
+  EXPECT_EQ(defined.size(), 27u);
+  EXPECT_EQ(names, defined);
+  for (const char* tool : {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})
+    EXPECT_TRUE(names.count(tool)) << tool;
   EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
 }
 

@@ -267,6 +267,19 @@ json mcp_call(std::uint16_t port, const std::string& token, const std::string& t
   return j["result"]["structuredContent"];
 }
 
+std::set<std::string> listed_tools(std::uint16_t port, const std::string& token) {
+  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
+                       R"({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})",
+                       {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
+                       std::chrono::seconds(30));
+  auto j = json::parse(r.body, nullptr, false);
+  std::set<std::string> names;
+  if (!j.is_discarded() && j.contains("result"))
+    for (const auto& t : j["result"]["tools"])
+      names.insert(t["name"].get<std::string>());
+  return names;
+}
+
 std::vector<std::string> recall_ids(std::uint16_t port, const std::string& token, const std::string& query,
                                     json extra) {
   extra["query"] = query;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,9 @@ std::string digest_of(const std::string& data_dir);
 /// {"error": text} for a tool error (isError) and {"error": body} for anything else.
 nlohmann::json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool,
                         const nlohmann::json& args);
+
+/// The tool names tools/list announces to `token` (empty when engramd does not answer).
+std::set<std::string> listed_tools(std::uint16_t port, const std::string& token);
 
 /// recall_knowledge's result ids, best first (at most 20); a tool error fails the test.
 std::vector<std::string> recall_ids(std::uint16_t port, const std::string& token, const std::string& query,

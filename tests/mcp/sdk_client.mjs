@@ -1,7 +1,8 @@
 // The official MCP TypeScript SDK client against a running engramd:
 //   node tests/mcp/sdk_client.mjs URL TOKEN
 // (ENGRAM_NODE_MODULES: where tools/dev.sh setup installed tests/mcp/package.json.)
-// Connects, lists the tools, saves, recalls what was saved, gets it. Prints one JSON line
+// Connects, lists the tools, saves, recalls what was saved, gets it, then makes the
+// reference memory server's calls and two entity tools' calls. Prints one JSON line
 // with what it saw; exits 1 on any failed check.
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -24,9 +25,12 @@ check(client.getServerVersion()?.name === 'engram', 'serverInfo.name is engram')
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(['discard_branch', 'get_knowledge', 'list_review_queue', 'merge_branch',
-                                              'recall_knowledge', 'resolve_review', 'save_knowledge', 'search_knowledge',
-                                              'validate_knowledge']),
+check(JSON.stringify(names) === JSON.stringify([
+  'add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations',
+  'discard_branch', 'entity_add', 'entity_find_related', 'entity_merge', 'entity_query', 'entity_relate', 'entity_search',
+  'entity_visualize', 'get_knowledge', 'graph_path', 'graph_traverse', 'list_review_queue', 'merge_branch', 'open_nodes',
+  'read_graph', 'recall_knowledge', 'resolve_review', 'save_knowledge', 'search_knowledge', 'search_nodes',
+  'validate_knowledge']),
       `tools: ${names}`);
 
 const saved = await client.callTool({
@@ -48,6 +52,31 @@ check(got.structuredContent?.entry?.entryType === 'decision', 'get keeps its typ
 
 const bad = await client.callTool({ name: 'recall_knowledge', arguments: { query: 'x', limit: 500 } });
 check(bad.isError === true, 'an out-of-range limit is a tool error');
+
+// The memory server's calls, as its users make them: the SDK checks each structuredContent
+// against the tool's outputSchema.
+const created = await client.callTool({ name: 'create_entities', arguments: { entities: [
+  { name: 'Ada', entityType: 'person', observations: ['writes programs'] },
+  { name: 'Analytical Engine', entityType: 'machine', observations: [] }] } });
+check(!created.isError && created.structuredContent?.entities?.length === 2, `create_entities: ${JSON.stringify(created)}`);
+const related = await client.callTool({ name: 'create_relations', arguments: { relations: [
+  { from: 'Ada', to: 'Analytical Engine', relationType: 'programs' }] } });
+check(related.structuredContent?.relations?.[0]?.relationType === 'programs', `create_relations: ${JSON.stringify(related)}`);
+const found = await client.callTool({ name: 'search_nodes', arguments: { query: 'ada' } });
+check(found.structuredContent?.entities?.[0]?.name === 'Ada' && found.structuredContent?.relations?.length === 1,
+      `search_nodes: ${JSON.stringify(found)}`);
+const opened = await client.callTool({ name: 'open_nodes', arguments: { names: ['Analytical Engine'] } });
+check(opened.structuredContent?.relations?.[0]?.from === 'Ada', `open_nodes: ${JSON.stringify(opened)}`);
+const graph = await client.callTool({ name: 'read_graph', arguments: {} });
+check(graph.structuredContent?.entities?.length === 2, `read_graph: ${JSON.stringify(graph)}`);
+const deleted = await client.callTool({ name: 'delete_entities', arguments: { entityNames: ['Analytical Engine'] } });
+check(deleted.structuredContent?.success === true, `delete_entities: ${JSON.stringify(deleted)}`);
+const added = await client.callTool({ name: 'entity_add', arguments: { name: 'Ada', entity_type: 'person',
+                                                                     attributes: { born: '1815' } } });
+check(added.structuredContent?.created === false && added.structuredContent?.attributes?.born === '1815',
+      `entity_add: ${JSON.stringify(added)}`);
+const drawn = await client.callTool({ name: 'entity_visualize', arguments: {} });
+check(drawn.structuredContent?.mermaid?.startsWith('graph LR'), `entity_visualize: ${JSON.stringify(drawn)}`);
 
 await client.close();
 console.log(JSON.stringify({ tools: names, id, failures }));

@@ -4,11 +4,16 @@
 
 #include "actors/common/notifier.hpp"
 #include "actors/mcp/registry.hpp"
+#include "knowledge/entity_graph.hpp"
 #include "knowledge/query.hpp"
 #include "schemas/log_record.hpp"
+#include "schemas/time.hpp"
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
 namespace engram::mcp {
 
@@ -16,6 +21,7 @@ class tool_context {
 public:
   virtual ~tool_context() = default;
   [[nodiscard]] virtual const knowledge::query_service& query() const = 0;
+  [[nodiscard]] virtual const knowledge::entity_reader& entities() const = 0;
   /// A new random event id with `prefix` ("save-", "cmd-").
   [[nodiscard]] virtual std::string new_event_id(const char* prefix) = 0;
   /// The embedding of the statement a save becomes (what the store stage would compute):
@@ -31,8 +37,35 @@ public:
                                  std::function<json(const actors::applied_event&)> answer) = 0;
 };
 
+using tool_handler = void (*)(tool_context&, const grant&, const json&, tool_reply);
+
+/// Makes a command (knowledge or entity) the agent's: its organisation, a new event id with
+/// `prefix`, now, and who issued it.
+template <class Command>
+void stamp(tool_context& ctx, const grant& g, Command& c, const char* prefix) {
+  c.organization_id = g.organization_id;
+  c.event_id = ctx.new_event_id(prefix);
+  c.issued_at_ms = ctx.query().now();
+  c.issued_at = schemas::format_rfc3339(c.issued_at_ms);
+  c.issued_by = g.name;
+}
+
+/// What a command's tool answers once the store applied it: `answer(the store's JSON)`, or a
+/// tool error when the store failed or the record was a duplicate.
+std::function<json(const actors::applied_event&)> answer_applied(std::function<json(const json& result)> answer);
+
+/// Registers handlers (name, scope, handler) against a JSON array of definitions: every
+/// definition must have a handler and every handler a definition (a programmer's error
+/// otherwise, thrown at start).
+void add_tools(registry& r, tool_context& ctx, std::string_view definitions_json,
+               const std::vector<std::tuple<const char*, const char*, tool_handler>>& table);
+
 /// Registers save, recall, get, search, validate, merge/discard branch, review queue and
 /// resolve (definitions from schemas/tools.cpp).
 void add_knowledge_tools(registry& r, tool_context& ctx);
+
+/// Registers the entity tools (seed 001's entity_*, seed 002's graph_*; definitions from
+/// schemas/entity_tools.cpp) and the reference memory server's tools (memory_tools.cpp).
+void add_entity_tools(registry& r, tool_context& ctx);
 
 }  // namespace engram::mcp

@@ -22,6 +22,9 @@ static_assert(sizeof(extraction) == 328, "extraction changed: set the new field 
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(knowledge_command) == 336, "knowledge_command changed: set the new field in full_command()");
+static_assert(sizeof(entity_command) == 304, "entity_command changed: set the new field in full_entity_command()");
+static_assert(sizeof(entity_spec) == 136, "entity_spec changed: set the new field in full_entity_command()");
+static_assert(sizeof(relation_spec) == 152, "relation_spec changed: set the new field in full_entity_command()");
 
 log_payload round_trip(const log_payload& in) {
   auto rec = encode(in);
@@ -308,6 +311,99 @@ TEST(LogRecord, BadRecordsSayWhyWithTheirDeadLetterLabel) {
     EXPECT_EQ(e.label, c.label) << e.reason;
     EXPECT_NE(e.reason.find(c.says), std::string::npos) << e.reason;
   }
+}
+
+constexpr entity_op all_entity_ops[] = {entity_op::add_entities,        entity_op::relate,
+                                       entity_op::add_observations,    entity_op::delete_entities,
+                                       entity_op::delete_observations, entity_op::delete_relations,
+                                       entity_op::merge_entities};
+
+/// An entity command with every field its op carries set away from its default.
+entity_command full_entity_command(entity_op op) {
+  entity_command c;
+  c.event_id = "ent-1";
+  c.organization_id = "acme";
+  c.issued_at = "2026-03-05T10:00:00.000Z";
+  c.issued_at_ms = *parse_rfc3339(c.issued_at);
+  c.issued_by = "agent-1";
+  c.op = op;
+  switch (op) {
+    case entity_op::add_entities:
+      c.merge_existing = true;
+      c.entities = {{"Stripe", "company", {{"founded", "2010"}, {"industry", "payments"}}, {"Uses Rust", "Öffnet"}},
+                    {"Rust", "technology", {}, {}}};
+      break;
+    case entity_op::relate:
+      c.relations = {{"Stripe", "Rust", "uses", 2.5, {{"since", "2019"}}}, {"Tokio", "Rust", "part of", 1.0, {}}};
+      break;
+    case entity_op::delete_relations:
+      c.relations = {{"Stripe", "Rust", "uses", 1.0, {}}};
+      break;
+    case entity_op::add_observations:
+    case entity_op::delete_observations:
+      c.observations = {{"Stripe", {"Founded in 2010", "HQ in SF"}}, {"Rust", {"Memory safe"}}};
+      break;
+    case entity_op::delete_entities: c.names = {"Stripe", "Stripe, Inc."}; break;
+    case entity_op::merge_entities:
+      c.name_a = "Stripe";
+      c.name_b = "Stripe, Inc.";
+      break;
+  }
+  return c;
+}
+
+TEST(LogRecord, EveryEntityOpKeepsEveryFieldSet) {
+  for (auto op : all_entity_ops) {
+    SCOPED_TRACE(std::string(to_string(op)));
+    const auto full = full_entity_command(op);
+    EXPECT_EQ(std::get<entity_command>(round_trip(full)), full);
+    EXPECT_EQ(parse_entity_op(to_string(op)), op);
+  }
+  auto skip = full_entity_command(entity_op::add_entities);
+  skip.merge_existing = false;
+  EXPECT_EQ(std::get<entity_command>(round_trip(skip)), skip);
+}
+
+TEST(LogRecord, EntityCommandsSayWhatIsWrongAndWhere) {
+  auto error_of = [](const json& j) {
+    auto out = decode_record("entity-command", j.dump(), {});
+    return std::holds_alternative<record_error>(out) ? std::get<record_error>(out).reason : std::string();
+  };
+  const auto relate = json::parse(encode(full_entity_command(entity_op::relate)).value);
+  auto with = [](json j, const json::json_pointer& at, json v) {
+    j[at] = std::move(v);
+    return j;
+  };
+  EXPECT_EQ(error_of(with(relate, "/relations/1/to"_json_pointer, "  ")), "entity-command /relations/1/to: must not be empty");
+  EXPECT_EQ(error_of(with(relate, "/relations/0/relationType"_json_pointer, "--")),
+            "entity-command /relations/0/relationType: has no letters or digits");
+  EXPECT_EQ(error_of(with(relate, "/relations/0/weight"_json_pointer, 0)),
+            "entity-command /relations/0/weight: must be a positive number");
+  EXPECT_EQ(error_of(with(relate, "/relations/0/from"_json_pointer, std::string(300, 'x'))),
+            "entity-command /relations/0/from: longer than 256 bytes");
+  EXPECT_EQ(error_of(with(relate, "/op"_json_pointer, "fly")), "entity-command /op: unknown operation 'fly'");
+  const auto add = json::parse(encode(full_entity_command(entity_op::add_entities)).value);
+  EXPECT_EQ(error_of(with(add, "/entities/0/attributes/founded"_json_pointer, 2010)),
+            "entity-command /entities/0/attributes/founded: must be a string");
+  EXPECT_EQ(error_of(with(add, "/onExisting"_json_pointer, "replace")), "entity-command /onExisting: must be merge or skip");
+  auto no_type = add;
+  no_type["entities"][1].erase("entityType");
+  EXPECT_EQ(error_of(no_type), "entity-command /entities/1/entityType: required");
+  const auto merge = json::parse(encode(full_entity_command(entity_op::merge_entities)).value);
+  auto no_b = merge;
+  no_b.erase("nameB");
+  EXPECT_EQ(error_of(no_b), "entity-command /nameB: required");
+}
+
+TEST(EntityLabels, AreTrimmedLowerSnakeCase) {
+  EXPECT_EQ(relation_label("uses"), "uses");
+  EXPECT_EQ(relation_label("  Works At "), "works_at");
+  EXPECT_EQ(relation_label("worksAt"), "works_at");
+  EXPECT_EQ(relation_label("competes-with"), "competes_with");
+  EXPECT_EQ(relation_label("founded_by"), "founded_by");
+  EXPECT_EQ(relation_label("--"), "");
+  EXPECT_EQ(type_key("SaaS Company"), "saas_company");
+  EXPECT_EQ(type_key("saas_company"), "saas_company");
 }
 
 }  // namespace

@@ -1,0 +1,359 @@
+// The entity graph's tools against engramd running as a child process, over MCP/HTTP: each
+// change goes through engram-log's encoder and decoder as an entity-command record. The
+// seed 001 workflow end to end (shared/seeds/001), traversal and paths (seed 002), the
+// reference memory server's own test scenarios re-expressed as black-box calls (its
+// repository's src/memory/__tests__), bad input, and isolation between organisations. The
+// last check of each test: every tool of its set is announced by tools/list and called.
+#include "net/http.hpp"
+#include "schemas/tools.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace {
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+const std::string acme = "entity-acme-0123456789abcdef";
+const std::string globex = "entity-globex-0123456789abcdef";
+const std::string acme_reader = "entity-acme-reader-0123456789abcdef";
+
+std::set<std::string> names_of(const json& list, const char* key = "name") {
+  std::set<std::string> out;
+  for (const auto& x : list)
+    out.insert(x[key].get<std::string>());
+  return out;
+}
+
+std::string error_of(const json& r) {
+  return r.contains("error") ? r["error"].get<std::string>() : std::string();
+}
+
+class EntityTools : public ::testing::Test {
+protected:
+  EntityTools() : dir_("entity-tools"), broker_(test::start_broker()), port_(test::free_port()) {}
+
+  void SetUp() override { start(); }
+  void TearDown() override {
+    if (engramd_)
+      EXPECT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
+  }
+
+  void start() {
+    engramd_ = std::make_unique<test::child>(
+        test::engramd_args(
+            broker_->bootstrap(), dir_.sub("store"), port_,
+            {"auth.tokens=[{token: " + acme + ", organization_id: acme, scopes: [read, write], name: agent-a}, "
+             "{token: " + acme_reader + ", organization_id: acme, scopes: [read], name: reader}, "
+             "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]",
+             "entities.type_parents={saas_company: company, fintech: saas_company}"}),
+        log());
+    ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
+  }
+  void restart() {
+    ASSERT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
+    start();
+  }
+
+  std::string log() const { return dir_.sub("engramd.log"); }
+
+  json call(const std::string& tool, const json& args, const std::string& token = acme) {
+    called_.insert(tool);
+    return test::mcp_call(port_, token, tool, args);
+  }
+  json ok(const std::string& tool, const json& args, const std::string& token = acme) {
+    auto r = call(tool, args, token);
+    EXPECT_FALSE(r.contains("error")) << tool << " " << args.dump() << " -> " << r;
+    return r;
+  }
+  json add(const std::string& name, const std::string& type, json attributes = json::object()) {
+    return ok("entity_add", {{"name", name}, {"entity_type", type}, {"attributes", attributes}});
+  }
+  json relate(const std::string& from, const std::string& to, const std::string& label) {
+    return ok("entity_relate", {{"from", from}, {"to", to}, {"relationship", label}});
+  }
+
+  /// Every tool `definitions` holds is announced by tools/list and was called by this test.
+  void expect_every_tool_called(std::string_view definitions) {
+    const auto listed = listed_tools();
+    for (const auto& t : json::parse(definitions)) {
+      const auto tool = t["name"].get<std::string>();
+      EXPECT_TRUE(listed.count(tool)) << tool << " is not announced by tools/list";
+      EXPECT_TRUE(called_.count(tool)) << tool << " is never called by this test";
+    }
+  }
+
+  std::set<std::string> listed_tools() { return test::listed_tools(port_, acme); }
+
+  test::temp_dir dir_;
+  std::unique_ptr<ingest::embedded_broker> broker_;
+  std::uint16_t port_;
+  std::unique_ptr<test::child> engramd_;
+  std::set<std::string> called_;
+};
+
+TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
+  // Add, and add again: attributes merged, created false.
+  auto stripe = add("Stripe", "company", {{"founded", "2010"}, {"industry", "payments"}});
+  EXPECT_EQ(stripe["created"], true);
+  EXPECT_EQ(stripe["entity_type"], "company");
+  stripe = add("stripe", "company", {{"headquarters", "San Francisco"}, {"industry", "online payments"}});
+  EXPECT_EQ(stripe["created"], false);
+  EXPECT_EQ(stripe["name"], "Stripe");  // one node, whatever the case
+  EXPECT_EQ(stripe["attributes"], (json{{"founded", "2010"}, {"headquarters", "San Francisco"},
+                                        {"industry", "online payments"}}));
+  add("Rust", "technology");
+  add("Patrick Collison", "person", {{"role", "CEO"}});
+  add("Cloudflare", "saas_company");
+  add("Tokio", "technology");
+  add("Mozilla", "company");
+  add("String (Rust type)", "technology");
+  add("Paystack", "fintech");
+  add("Square", "company");
+
+  // Relate: both ends must exist; labels normalised; the same edge once.
+  EXPECT_EQ(relate("Stripe", "Rust", "uses")["created"], true);
+  EXPECT_EQ(relate("Stripe", "Rust", "Uses")["created"], false);
+  relate("Stripe", "Patrick Collison", "founded_by");
+  relate("Cloudflare", "Rust", "uses");
+  EXPECT_EQ(relate("Tokio", "Rust", "part of")["relationship"], "part_of");
+  relate("Rust", "Mozilla", "createdBy");
+  EXPECT_EQ(error_of(call("entity_relate", {{"from", "Stripe"}, {"to", "Nobody"}, {"relationship", "uses"}})),
+            "to: no entity 'Nobody' in this organisation");
+
+  // "Stripe, Inc." is found separately, then merged into Stripe.
+  add("Stripe, Inc.", "company", {{"legal_name", "Stripe, Inc."}, {"founded", "2009"}});
+  relate("Stripe, Inc.", "Paystack", "acquired");
+  relate("Square", "Stripe, Inc.", "competes_with");
+  relate("Stripe, Inc.", "Rust", "uses");  // Stripe has it already: not gained
+  auto merged = ok("entity_merge", {{"name_a", "Stripe"}, {"name_b", "Stripe, Inc."}});
+  EXPECT_EQ(merged, (json{{"merged_into", "Stripe"}, {"removed", "Stripe, Inc."}, {"attributes_gained", 1},
+                          {"relationships_gained", 2}}));
+  EXPECT_EQ(error_of(call("entity_merge", {{"name_a", "Stripe"}, {"name_b", "Stripe, Inc."}})),
+            "name_b: 'Stripe, Inc.' and 'Stripe' are already one entity")
+      << "the old name is now Stripe's alias";
+  auto related = ok("entity_find_related", {{"name", "Stripe"}})["related"];
+  std::set<std::string> seen;
+  for (const auto& r : related)
+    seen.insert(r["name"].get<std::string>() + " " + r["relationship"].get<std::string>() + " " +
+                r["direction"].get<std::string>());
+  EXPECT_EQ(seen, (std::set<std::string>{"Rust uses outgoing", "Patrick Collison founded_by outgoing",
+                                         "Paystack acquired outgoing", "Square competes_with incoming"}));
+
+  // Fuzzy search: "stri" finds Stripe first; a typo still finds it; the old name too.
+  auto results = ok("entity_search", {{"query", "stri"}})["results"];
+  ASSERT_GE(results.size(), 2u) << results;
+  EXPECT_EQ(results[0]["name"], "Stripe");
+  EXPECT_EQ(results[1]["name"], "String (Rust type)");
+  EXPECT_GT(results[0]["score"].get<double>(), results[1]["score"].get<double>());
+  EXPECT_LE(results[0]["score"].get<double>(), 1.0);
+  EXPECT_EQ(ok("entity_search", {{"query", "Strpie"}})["results"][0]["name"], "Stripe");
+  EXPECT_EQ(ok("entity_search", {{"query", "stripe inc"}})["results"][0]["name"], "Stripe");
+  EXPECT_TRUE(ok("entity_search", {{"query", "zzzz"}})["results"].empty());
+
+  // Related to Rust, both directions.
+  related = ok("entity_find_related", {{"name", "Rust"}})["related"];
+  seen.clear();
+  for (const auto& r : related)
+    seen.insert(r["name"].get<std::string>() + " " + r["relationship"].get<std::string>() + " " +
+                r["direction"].get<std::string>());
+  EXPECT_EQ(seen, (std::set<std::string>{"Stripe uses incoming", "Cloudflare uses incoming", "Tokio part_of incoming",
+                                         "Mozilla created_by outgoing"}));
+
+  // Questions, without a model. Cloudflare is a saas_company, a company by type_parents.
+  auto q = ok("entity_query", {{"question", "which companies use Rust?"}});
+  EXPECT_EQ(names_of(q["entities"]), (std::set<std::string>{"Stripe", "Cloudflare"})) << q;
+  EXPECT_NE(q["answer"].get<std::string>().find("Stripe uses Rust."), std::string::npos) << q;
+  q = ok("entity_query", {{"question", "what do we know about Stripe?"}});
+  ASSERT_EQ(q["entities"].size(), 1u) << q;
+  EXPECT_EQ(q["entities"][0]["name"], "Stripe");
+  EXPECT_EQ(q["entities"][0]["relationships"].size(), 4u) << q;
+  const auto answer = q["answer"].get<std::string>();
+  EXPECT_NE(answer.find("Stripe is a company"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("uses Rust"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("acquired Paystack"), std::string::npos) << answer;
+  q = ok("entity_query", {{"question", "list the fintechs"}});
+  EXPECT_EQ(names_of(q["entities"]), (std::set<std::string>{"Paystack"})) << q;
+  EXPECT_EQ(ok("entity_query", {{"question", "what about quantum gravity?"}})["entities"].size(), 0u);
+
+  // Mermaid: the whole graph, then a bounded part around Rust with a note of the rest.
+  auto v = ok("entity_visualize", json::object());
+  const auto mermaid = v["mermaid"].get<std::string>();
+  EXPECT_EQ(mermaid.rfind("graph LR\n", 0), 0u) << mermaid;
+  EXPECT_EQ(v["nodes"], 9);  // 10 added, one merged away
+  EXPECT_EQ(v["omitted"], 0);
+  EXPECT_NE(mermaid.find("-->|uses|"), std::string::npos) << mermaid;
+  EXPECT_NE(mermaid.find("String (Rust type)"), std::string::npos) << mermaid;
+  v = ok("entity_visualize", {{"name", "Rust"}, {"depth", 1}, {"limit", 3}});
+  EXPECT_EQ(v["nodes"], 3);
+  EXPECT_EQ(v["omitted"], 2);  // Rust's five neighbours, two shown
+  EXPECT_NE(v["mermaid"].get<std::string>().find("%% 2 more entities not shown"), std::string::npos) << v;
+
+  // Traversal and paths.
+  auto t = ok("graph_traverse", {{"start", "Patrick Collison"}, {"max_depth", 2}});
+  std::map<std::string, int> distance;
+  for (const auto& n : t["nodes"])
+    distance[n["name"].get<std::string>()] = n["distance"].get<int>();
+  EXPECT_EQ(distance["Patrick Collison"], 0);
+  EXPECT_EQ(distance["Stripe"], 1);
+  EXPECT_EQ(distance["Rust"], 2);
+  EXPECT_EQ(distance["Square"], 2);
+  EXPECT_FALSE(distance.count("Mozilla"));  // three hops away
+  EXPECT_DOUBLE_EQ(t["nodes"][1]["similarity"].get<double>(), 0.5);
+  t = ok("graph_traverse", {{"start", "Stripe"}, {"max_depth", 3}, {"edge_types", {"uses", "created_by"}},
+                            {"direction", "outgoing"}});
+  EXPECT_EQ(names_of(t["nodes"]), (std::set<std::string>{"Stripe", "Rust", "Mozilla"}));
+  t = ok("graph_traverse", {{"start", "Rust"}, {"max_depth", 2}, {"entity_type", "company"}});
+  std::map<std::string, double> confidence;
+  for (const auto& n : t["nodes"])
+    confidence[n["name"].get<std::string>()] = n["type_confidence"].get<double>();
+  EXPECT_DOUBLE_EQ(confidence["Stripe"], 1.0);
+  EXPECT_DOUBLE_EQ(confidence["Cloudflare"], 0.8);
+  EXPECT_DOUBLE_EQ(confidence["Paystack"], 0.8 * 0.8);
+  EXPECT_FALSE(confidence.count("Tokio"));
+  auto p = ok("graph_path", {{"from", "Patrick Collison"}, {"to", "Mozilla"}});
+  EXPECT_EQ(p["nodes"], (json{"Patrick Collison", "Stripe", "Rust", "Mozilla"}));
+  EXPECT_EQ(p["hops"], 3);
+  EXPECT_EQ(p["edges"][0], (json{{"from", "Stripe"}, {"to", "Patrick Collison"}, {"relationship", "founded_by"},
+                                 {"weight", 1.0}}));
+  EXPECT_EQ(error_of(call("graph_path", {{"from", "Patrick Collison"}, {"to", "Mozilla"}, {"max_depth", 2}})),
+            "no path from 'Patrick Collison' to 'Mozilla' within 2 hops");
+  EXPECT_EQ(error_of(call("graph_path", {{"from", "Patrick Collison"}, {"to", "Mozilla"}, {"direction", "outgoing"}})),
+            "no path from 'Patrick Collison' to 'Mozilla' within 4 hops");
+
+  // Bad input: a clear error naming the field, nothing written.
+  EXPECT_EQ(error_of(call("entity_add", {{"name", "X"}, {"entity_type", "company"}, {"attributes", {{"n", 5}}}})),
+            "attributes.n: must be a string");
+  EXPECT_NE(error_of(call("entity_add", {{"name", std::string(300, 'x')}, {"entity_type", "company"}})).find("name"),
+            std::string::npos);
+  EXPECT_NE(error_of(call("entity_add", {{"name", "X"}})).find("entity_type"), std::string::npos);
+  EXPECT_EQ(error_of(call("entity_relate", {{"from", "Stripe"}, {"to", "Rust"}, {"relationship", "--"}})),
+            "relationship: has no letters or digits");
+  EXPECT_NE(error_of(call("graph_traverse", {{"start", "Stripe"}, {"max_depth", 9}})).find("max_depth"),
+            std::string::npos);
+  EXPECT_EQ(error_of(call("entity_find_related", {{"name", "Nobody"}})), "name: no entity 'Nobody' in this organisation");
+  EXPECT_NE(error_of(call("entity_add", {{"name", "Y"}, {"entity_type", "company"}}, acme_reader)).find("scope"),
+            std::string::npos);
+
+  // Isolation: another organisation sees none of it, and its own names are its own.
+  EXPECT_TRUE(ok("entity_search", {{"query", "stri"}}, globex)["results"].empty());
+  EXPECT_EQ(error_of(call("entity_find_related", {{"name", "Rust"}}, globex)),
+            "name: no entity 'Rust' in this organisation");
+  EXPECT_EQ(ok("entity_add", {{"name", "Rust"}, {"entity_type", "game"}}, globex)["created"], true);
+  EXPECT_EQ(ok("entity_find_related", {{"name", "Rust"}}, globex)["related"].size(), 0u);
+  EXPECT_EQ(ok("entity_visualize", json::object(), globex)["nodes"], 1);
+
+  // Everything survives a restart (the store, rebuilt from nothing but what was applied).
+  restart();
+  EXPECT_EQ(ok("entity_find_related", {{"name", "Rust"}})["related"].size(), 4u);
+  EXPECT_EQ(ok("entity_search", {{"query", "stri"}})["results"][0]["name"], "Stripe");
+  expect_every_tool_called(schemas::entity_tool_definitions());
+}
+
+/// The reference memory server's test scenarios (modelcontextprotocol/servers,
+/// src/memory/__tests__), as black-box calls; where Engram differs on purpose, the
+/// difference is asserted.
+TEST_F(EntityTools, TheMemoryServersScenarios) {
+  // Create: duplicates skipped, empty arrays fine.
+  auto r = ok("create_entities", {{"entities", {{{"name", "Alice"}, {"entityType", "person"}, {"observations", {"works at Acme Corp"}}},
+                                                 {{"name", "Bob"}, {"entityType", "person"}, {"observations", json::array()}}}}});
+  EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Alice", "Bob"}));
+  EXPECT_EQ(r["entities"][0]["observations"], (json{"works at Acme Corp"}));
+  r = ok("create_entities", {{"entities", {{{"name", "Alice"}, {"entityType", "person"}, {"observations", json::array()}},
+                                           {{"name", "Carol"}, {"entityType", "engineer"}, {"observations", {"likes Rust"}}}}}});
+  EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Carol"}));
+  EXPECT_EQ(ok("create_entities", {{"entities", json::array()}})["entities"], json::array());
+
+  // Relations: created once; an unknown end is an error (the reference accepts it).
+  r = ok("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}},
+                                             {{"from", "Carol"}, {"to", "Alice"}, {"relationType", "works_with"}}}}});
+  EXPECT_EQ(r["relations"].size(), 2u);
+  EXPECT_EQ(ok("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}}}}})["relations"],
+            json::array());
+  EXPECT_EQ(error_of(call("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Zed"}, {"relationType", "knows"}}}}})),
+            "relations[0].to: no entity 'Zed' in this organisation");
+  EXPECT_EQ(ok("create_relations", {{"relations", json::array()}})["relations"], json::array());
+
+  // Observations: added once each; a missing entity is the reference's error.
+  r = ok("add_observations", {{"observations", {{{"entityName", "Alice"}, {"contents", {"likes tea", "works at Acme Corp"}}}}}});
+  EXPECT_EQ(r["results"], (json{{{"entityName", "Alice"}, {"addedObservations", {"likes tea"}}}}));
+  EXPECT_EQ(error_of(call("add_observations", {{"observations", {{{"entityName", "Nobody"}, {"contents", {"x"}}}}}})),
+            "Entity with name Nobody not found");
+  EXPECT_EQ(ok("delete_observations", {{"deletions", {{{"entityName", "Alice"}, {"observations", {"likes tea"}}},
+                                                      {{"entityName", "Nobody"}, {"observations", {"x"}}}}}})["success"],
+            true);
+  EXPECT_EQ(ok("open_nodes", {{"names", {"Alice"}}})["entities"][0]["observations"], (json{"works at Acme Corp"}));
+
+  // Search: name, type or observation, case-insensitive; relations touching a result.
+  r = ok("search_nodes", {{"query", "ALICE"}});
+  EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Alice"}));
+  EXPECT_EQ(r["relations"].size(), 2u) << r;  // Alice->Bob, Carol->Alice: one end in the results
+  EXPECT_EQ(names_of(ok("search_nodes", {{"query", "person"}})["entities"]), (std::set<std::string>{"Alice", "Bob"}));
+  EXPECT_EQ(names_of(ok("search_nodes", {{"query", "acme"}})["entities"]), (std::set<std::string>{"Alice"}));
+  EXPECT_EQ(ok("search_nodes", {{"query", "nothing-matches"}}), (json{{"entities", json::array()},
+                                                                    {"relations", json::array()}, {"total", 0}}));
+  // Ranked (Engram): the exact name before a name that merely contains it, before an observation.
+  ok("create_entities", {{"entities", {{{"name", "Rustacean"}, {"entityType", "person"}, {"observations", json::array()}},
+                                       {{"name", "Rust"}, {"entityType", "language"}, {"observations", json::array()}}}}});
+  r = ok("search_nodes", {{"query", "rust"}});
+  ASSERT_EQ(r["entities"].size(), 3u) << r;
+  EXPECT_EQ(r["entities"][0]["name"], "Rust");
+  EXPECT_EQ(r["entities"][1]["name"], "Rustacean");
+  EXPECT_EQ(r["entities"][2]["name"], "Carol");
+  EXPECT_EQ(ok("search_nodes", {{"query", "rust"}, {"limit", 1}})["total"], 3);
+
+  // Open: outgoing and incoming relations of the named nodes; unknown names ignored.
+  r = ok("open_nodes", {{"names", {"Bob", "Nobody"}}});
+  EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Bob"}));
+  EXPECT_EQ(r["relations"], (json{{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}}}));
+  r = ok("open_nodes", {{"names", {"Alice"}}});
+  EXPECT_EQ(r["relations"].size(), 2u) << r;
+
+  // read_graph, paged (Engram): every entity once over the pages, each relation once.
+  std::set<std::string> all;
+  std::size_t relations = 0, pages = 0;
+  json page = ok("read_graph", {{"limit", 2}});
+  for (;;) {
+    ++pages;
+    for (const auto& e : page["entities"])
+      EXPECT_TRUE(all.insert(e["name"].get<std::string>()).second);
+    relations += page["relations"].size();
+    if (!page.contains("nextCursor"))
+      break;
+    page = ok("read_graph", {{"limit", 2}, {"cursor", page["nextCursor"]}});
+  }
+  EXPECT_EQ(all, (std::set<std::string>{"Alice", "Bob", "Carol", "Rust", "Rustacean"}));
+  EXPECT_EQ(relations, 2u);
+  EXPECT_EQ(pages, 3u);
+
+  // The entity tools see the same graph.
+  EXPECT_EQ(ok("entity_find_related", {{"name", "Alice"}})["related"].size(), 2u);
+
+  // Deletes: relations, then entities with their relations (cascade); missing: no-op.
+  EXPECT_EQ(ok("delete_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}},
+                                                    {{"from", "Alice"}, {"to", "Nobody"}, {"relationType", "knows"}}}}})["deleted"],
+            1);
+  EXPECT_EQ(ok("delete_entities", {{"entityNames", {"Carol", "Nobody"}}})["deleted"], 1);
+  r = ok("open_nodes", {{"names", {"Alice", "Carol"}}});
+  EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Alice"}));
+  EXPECT_EQ(r["relations"], json::array());
+  EXPECT_EQ(ok("entity_search", {{"query", "Carol"}})["results"], json::array());
+
+  // Persistence across a restart.
+  restart();
+  r = ok("read_graph", json::object());
+  EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Alice", "Bob", "Rust", "Rustacean"}));
+  EXPECT_EQ(ok("open_nodes", {{"names", {"Alice"}}})["entities"][0]["observations"], (json{"works at Acme Corp"}));
+
+  // Bad input: the schema's errors name the field.
+  EXPECT_NE(error_of(call("create_entities", {{"entities", {{{"name", "D"}}}}})).find("entityType"), std::string::npos);
+  EXPECT_NE(error_of(call("delete_entities", json::object())).find("entityNames"), std::string::npos);
+  expect_every_tool_called(schemas::memory_tool_definitions());
+}
+
+}  // namespace
