@@ -150,29 +150,26 @@ std::vector<entity_view> entity_reader::list(const std::string& org, const std::
 std::vector<std::pair<entity_view, double>> entity_reader::search(const std::string& org, const std::string& query,
                                                                   std::size_t limit) const {
   const auto q = normalise_name(query);
-  std::vector<std::pair<entity_view, double>> out;
-  std::string after;
-  for (;;) {
-    auto page = store_->list_entities(org, after, 1024);
-    if (page.empty())
-      break;
-    after = page.back().first;
-    for (const auto& [id, raw] : page) {
-      stored_entity e;
-      if (decode(raw, e))
-        continue;
-      double best = name_score(q, normalise_name(e.name));
-      for (const auto& a : e.aliases)
-        best = std::max(best, 0.98 * name_score(q, normalise_name(a)));
-      if (best > 0)
-        out.emplace_back(view_of(e), std::min(1.0, best));
+  std::vector<std::pair<std::string, double>> scored;  // (id, score)
+  std::map<std::string, std::string> names;
+  store_->scan_entities(org, [&](const storage::entity_summary& e) {
+    double best = 0;
+    for (std::size_t i = 0; i < e.normalised.size(); ++i)
+      best = std::max(best, (i == 0 ? 1.0 : 0.98) * name_score(q, e.normalised[i]));
+    if (best > 0) {
+      scored.emplace_back(std::string(e.id), std::min(1.0, best));
+      names[std::string(e.id)] = std::string(e.name);
     }
-  }
-  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
-    return x.second != y.second ? x.second > y.second : x.first.name < y.first.name;
   });
-  if (out.size() > limit)
-    out.resize(limit);
+  std::sort(scored.begin(), scored.end(), [&](const auto& x, const auto& y) {
+    return x.second != y.second ? x.second > y.second : names[x.first] < names[y.first];
+  });
+  if (scored.size() > limit)
+    scored.resize(limit);
+  std::vector<std::pair<entity_view, double>> out;
+  for (const auto& [id, score] : scored)
+    if (auto v = by_id(org, id))
+      out.emplace_back(std::move(*v), score);
   return out;
 }
 

@@ -54,6 +54,7 @@ public:
   /// for "company" also finds a "saas_company" (confidence 0.8 per level).
   entity_reader(std::shared_ptr<const storage::graph_store> store, std::map<std::string, std::string> type_parents);
 
+  [[nodiscard]] const storage::graph_store& store() const { return *store_; }
   [[nodiscard]] std::optional<entity_view> by_name(const std::string& org, const std::string& name) const;
   [[nodiscard]] std::optional<entity_view> by_id(const std::string& org, const std::string& id) const;
   /// Every entity of the organisation, in id order (paged: after `after`, at most `limit`).

@@ -7,6 +7,7 @@ namespace engram::storage::detail {
 errc kv_graph_store::apply_once(const log_position& pos, const std::string& org, const std::string& event_id,
                                 apply_outcome* outcome, const std::function<errc(write_txn&, std::string&)>& run) {
   write_txn tx;
+  tx.org = org;
   apply_outcome how = apply_outcome::applied;
   const auto seen = key("s", org, event_id);
   bool first = false;
@@ -63,6 +64,7 @@ void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
   tx.counters.clear();
   tx.entries.clear();
   tx.entities.clear();
+  tx.deleted_entities.clear();
   tx.text.clear();
   tx.batch.put(cf_meta, seen, "");
 }

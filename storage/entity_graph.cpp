@@ -447,6 +447,23 @@ std::vector<entity_edge> kv_graph_store::entity_edges(const std::string& org, co
   return out;
 }
 
+void kv_graph_store::scan_entities(const std::string& org, const std::function<void(const entity_summary&)>& fn) const {
+  entities_.scan(org, fn);
+}
+
+errc kv_graph_store::load_entity_index() {
+  auto it = kv_->iterate(cf_entities);
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    const auto k = it->key();
+    const auto z = k.find('\0');
+    stored_entity e;
+    if (z == std::string_view::npos || knowledge::decode(it->value(), e))
+      return errc::corruption;
+    entities_.put(k.substr(0, z), e);
+  }
+  return it->status();
+}
+
 std::vector<std::pair<std::string, std::string>> kv_graph_store::list_entities(const std::string& org,
                                                                                const std::string& after,
                                                                                std::size_t limit) const {

@@ -13,6 +13,7 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
     if (auto e = bump(tx, key("r", pos.topic), 1); e != errc::ok)
       return e;
   } else {
+    tx.org = m->organization_id;
     bool first = false;
     if (auto e = mark_seen(tx, key("s", m->organization_id, m->event_id), pos.topic, &first); e != errc::ok)
       return e;

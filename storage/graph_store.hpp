@@ -107,6 +107,15 @@ struct entity_edge {
   std::string created_at;
 };
 
+/// An entity as searches see it (views valid during the scan's callback only).
+struct entity_summary {
+  std::string_view id, name, type;
+  /// Lower-case: the name, the type, the observations joined by '\n'.
+  std::string_view name_lc, type_lc, observations_lc;
+  /// knowledge::normalise_name of the name, then of each alias.
+  const std::vector<std::string>& normalised;
+};
+
 /// An action item whose reminder has not been recorded as sent.
 struct due_item {
   std::string organization_id;
@@ -249,6 +258,10 @@ public:
   /// The edges leaving (outgoing) or reaching an entity, by label then other end.
   [[nodiscard]] virtual std::vector<entity_edge> entity_edges(const std::string& organization_id,
                                                               const std::string& id, bool outgoing) const = 0;
+  /// Calls `fn` for every entity of the organisation, in id order, from memory (the names,
+  /// types and observations the store keeps for searches). `fn` must not call the store.
+  virtual void scan_entities(const std::string& organization_id,
+                             const std::function<void(const entity_summary&)>& fn) const = 0;
   /// Up to `limit` entities after id `after` ("" = from the first), in id order, as (id, JSON).
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> list_entities(
       const std::string& organization_id, const std::string& after, std::size_t limit) const = 0;

@@ -163,6 +163,11 @@ errc kv_graph_store::commit(write_txn& tx) {
       counters_[k] = v;
     for (const auto& c : tx.text)
       c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
+    for (const auto& [id, e] : tx.entities)
+      entities_.put(tx.org, e);
+    for (const auto& id : tx.deleted_entities)
+      if (!tx.entities.count(id))
+        entities_.remove(tx.org, id);
   }
   tx.counters.clear();
   tx.text.clear();
@@ -236,6 +241,8 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
                   "): rebuild it from engram-log with engramctl replay");
   if (auto e = store->load_text_index(); e != errc::ok)
     return fail("store at '" + opts.path + "': cannot read its text index (" + to_string(e) + ")");
+  if (auto e = store->load_entity_index(); e != errc::ok)
+    return fail("store at '" + opts.path + "': cannot read its entities (" + to_string(e) + ")");
   return std::unique_ptr<graph_store>(std::move(store));
 }
 

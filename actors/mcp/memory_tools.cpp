@@ -170,26 +170,23 @@ void read_graph(tool_context& ctx, const grant& g, const json& a, tool_reply rep
 
 /// How an entity matches a search (lower is better; 0: no match): exact name, name prefix,
 /// a word of the name, within the name, its type, an observation.
-int match_rank(const entity_view& e, const std::string& q) {
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-  };
-  const auto name = lower(e.name);
+int match_rank(const storage::entity_summary& e, const std::string& q) {
+  const auto& name = e.name_lc;
   if (name == q)
     return 1;
   if (name.starts_with(q))
     return 2;
-  for (std::size_t at = name.find(q); at != std::string::npos; at = name.find(q, at + 1))
-    if (!std::isalnum(static_cast<unsigned char>(name[at - 1])))
-      return 3;
-  if (name.find(q) != std::string::npos)
+  auto at = name.find(q);
+  if (at != std::string::npos) {
+    for (; at != std::string::npos; at = name.find(q, at + 1))
+      if (!std::isalnum(static_cast<unsigned char>(name[at - 1])))
+        return 3;
     return 4;
-  if (lower(e.entity_type).find(q) != std::string::npos)
+  }
+  if (e.type_lc.find(q) != std::string::npos)
     return 5;
-  for (const auto& o : e.observations)
-    if (lower(o).find(q) != std::string::npos)
-      return 6;
+  if (e.observations_lc.find(q) != std::string::npos)
+    return 6;
   return 0;
 }
 
@@ -197,29 +194,27 @@ void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply r
   auto q = a["query"].get<std::string>();
   std::transform(q.begin(), q.end(), q.begin(), [](unsigned char c) { return std::tolower(c); });
   const auto limit = a.contains("limit") ? a["limit"].get<std::size_t>() : std::size_t{100};
-  std::vector<std::pair<int, entity_view>> hits;
-  std::string after;
-  for (;;) {
-    auto page = ctx.entities().list(g.organization_id, after, 1024);
-    if (page.empty())
-      break;
-    after = page.back().id;
-    for (auto& e : page)
-      if (int rank = match_rank(e, q))
-        hits.emplace_back(rank, std::move(e));
-  }
-  std::stable_sort(hits.begin(), hits.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first < y.first : x.second.name < y.second.name;
+  struct hit {
+    int rank;
+    std::string name, id;
+  };
+  std::vector<hit> hits;
+  ctx.entities().store().scan_entities(g.organization_id, [&](const storage::entity_summary& e) {
+    if (int rank = match_rank(e, q))
+      hits.push_back({rank, std::string(e.name), std::string(e.id)});
   });
   const std::size_t total = hits.size();
-  if (hits.size() > limit)
-    hits.resize(limit);
+  const auto keep = std::min(limit, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(keep), hits.end(),
+                    [](const hit& x, const hit& y) { return x.rank != y.rank ? x.rank < y.rank : x.name < y.name; });
+  hits.resize(keep);
   std::vector<entity_view> found;
   json entities = json::array();
-  for (auto& [rank, e] : hits) {
-    entities.push_back(entity_json(e));
-    found.push_back(std::move(e));
-  }
+  for (const auto& h : hits)
+    if (auto e = ctx.entities().by_id(g.organization_id, h.id)) {
+      entities.push_back(entity_json(*e));
+      found.push_back(std::move(*e));
+    }
   // As the reference: the relations with at least one end in the results.
   auto relations = relations_of(ctx, g.organization_id, found, [](const std::string&) { return true; }, true);
   reply(tool_result({{"entities", entities}, {"relations", relations}, {"total", total}}));

@@ -11,6 +11,7 @@
 #include "storage/graph_store.hpp"
 #include "storage/internal/keys.hpp"
 #include "storage/internal/kv.hpp"
+#include "storage/internal/entity_index.hpp"
 #include "storage/internal/text_index.hpp"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,8 @@ using knowledge::stored_entry;
 /// later steps read its own writes (entities, names, entries, counters). Made fresh for
 /// each apply and committed once; nothing of it outlives the apply.
 struct write_txn {
+  /// The organisation of the event being applied (every write is under it).
+  std::string org;
   kv_batch batch;
   /// Entities and names written by this event.
   std::map<std::string, stored_entity> entities;
@@ -111,6 +114,9 @@ public:
   std::vector<entity_edge> entity_edges(const std::string& org, const std::string& id, bool outgoing) const override;
   std::vector<std::pair<std::string, std::string>> list_entities(const std::string& org, const std::string& after,
                                                                  std::size_t limit) const override;
+  void scan_entities(const std::string& org, const std::function<void(const entity_summary&)>& fn) const override;
+  /// Reads the entities column family into the in-memory entity index (at open).
+  errc load_entity_index();
 private:
   class entity_writer;
   /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
@@ -173,6 +179,7 @@ private:
   std::map<std::string, std::uint64_t> counters_;
   /// BM25 postings, derived from cf_text; updated after each written batch.
   text_index text_;
+  entity_index entities_;
 };
 
 }  // namespace engram::storage::detail

@@ -1,0 +1,260 @@
+// The entity reader over a real graph store (RocksDB, reopened): breadth-first traversal and
+// shortest paths on generated graphs with known answers (a ring with chords; a random graph
+// checked against a plain BFS written here), edge filters, directions, cycles, depth limits,
+// type inheritance, fuzzy search and Mermaid; entity commands applied as the store applies
+// them from engram-log.
+#include "knowledge/entity_graph.hpp"
+
+#include "schemas/time.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+namespace engram::knowledge {
+namespace {
+
+class EntityGraph : public ::testing::Test {
+protected:
+  EntityGraph() : path_((std::filesystem::temp_directory_path() / ("engram-entity-graph-" + std::to_string(::getpid()))).string()) {
+    std::filesystem::remove_all(path_);
+    open();
+  }
+  ~EntityGraph() override {
+    reader_.reset();
+    store_.reset();
+    std::filesystem::remove_all(path_);
+  }
+  void open() {
+    reader_.reset();  // it shares the store: both go before the reopen
+    store_.reset();
+    auto s = storage::open_graph_store({path_});
+    ASSERT_TRUE(s) << s.error();
+    store_ = std::move(*s);
+    reader_ = std::make_unique<entity_reader>(store_, std::map<std::string, std::string>{{"saas_company", "company"},
+                                                                                          {"fintech", "saas_company"}});
+  }
+  /// Applies a command as the store applies engram-log; returns why it was rejected ("" when not).
+  std::string apply(schemas::entity_command c) {
+    c.event_id = "ent-" + std::to_string(++offset_);
+    c.organization_id = "acme";
+    c.issued_at = "2026-05-01T10:00:00.000Z";
+    c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+    storage::entity_result r;
+    storage::apply_outcome how{};
+    EXPECT_EQ(store_->apply_entity_command({"engram-log", 0, offset_, "test"}, c, &r, &how), storage::errc::ok);
+    return r.error;
+  }
+  void add(const std::vector<std::pair<std::string, std::string>>& entities) {
+    schemas::entity_command c;
+    c.op = schemas::entity_op::add_entities;
+    for (const auto& [name, type] : entities)
+      c.entities.push_back({name, type, {}, {}});
+    EXPECT_EQ(apply(c), "");
+  }
+  void relate(const std::vector<schemas::relation_spec>& relations) {
+    schemas::entity_command c;
+    c.op = schemas::entity_op::relate;
+    c.relations = relations;
+    EXPECT_EQ(apply(c), "");
+  }
+  std::string id(const std::string& name) const { return store_->entity_id("acme", name); }
+  std::map<std::string, std::size_t> distances(const std::string& start, std::size_t depth,
+                                               const std::set<std::string>& labels, edge_direction d) {
+    bool truncated = false;
+    std::map<std::string, std::size_t> out;
+    for (const auto& n : reader_->traverse("acme", id(start), depth, labels, d, 100000, &truncated))
+      out[n.entity.name] = n.distance;
+    EXPECT_FALSE(truncated);
+    return out;
+  }
+
+  std::string path_;
+  std::shared_ptr<storage::graph_store> store_;
+  std::unique_ptr<entity_reader> reader_;
+  std::int64_t offset_ = 0;
+};
+
+std::string n(int i) { return "n" + std::to_string(i); }
+
+/// A ring n0 -> n1 -> ... -> n11 -> n0 ("next", weight 1) with chords n0 -> n3 -> n6 -> n9 -> n0
+/// ("skip", weight 5).
+void ring(EntityGraph& t, std::vector<std::pair<std::string, std::string>>& entities,
+          std::vector<schemas::relation_spec>& edges) {
+  for (int i = 0; i < 12; ++i) {
+    entities.emplace_back(n(i), "node");
+    edges.push_back({n(i), n((i + 1) % 12), "next", 1.0, {}});
+    if (i % 3 == 0)
+      edges.push_back({n(i), n((i + 3) % 12), "skip", 5.0, {}});
+  }
+}
+
+TEST_F(EntityGraph, BreadthFirstOnARingWithChords) {
+  std::vector<std::pair<std::string, std::string>> entities;
+  std::vector<schemas::relation_spec> edges;
+  ring(*this, entities, edges);
+  add(entities);
+  relate(edges);
+  open();  // everything read back from RocksDB
+
+  // Outgoing over "next" only: n_k is k hops away; the depth limit cuts the ring.
+  auto d = distances("n0", 5, {"next"}, edge_direction::outgoing);
+  EXPECT_EQ(d.size(), 6u);
+  for (int k = 0; k <= 5; ++k)
+    EXPECT_EQ(d[n(k)], std::size_t(k)) << k;
+  // Both directions: min(k, 12 - k); the cycle closes without revisiting.
+  d = distances("n0", 6, {"next"}, edge_direction::both);
+  EXPECT_EQ(d.size(), 12u);
+  for (int k = 0; k < 12; ++k)
+    EXPECT_EQ(d[n(k)], std::size_t(std::min(k, 12 - k))) << k;
+  // Every edge, outgoing: the chords shorten the way (n6 at 2, n8 at 4 = skip, skip, next, next).
+  d = distances("n0", 10, {}, edge_direction::outgoing);
+  EXPECT_EQ(d[n(3)], 1u);
+  EXPECT_EQ(d[n(6)], 2u);
+  EXPECT_EQ(d[n(8)], 4u);
+  EXPECT_EQ(d[n(11)], 5u);  // three skips to n9, then two nexts
+  // Incoming only: who reaches n0 — n11 (next) and n9 (skip) at 1.
+  d = distances("n0", 1, {}, edge_direction::incoming);
+  EXPECT_EQ(d, (std::map<std::string, std::size_t>{{"n0", 0}, {"n11", 1}, {"n9", 1}}));
+
+  // Similarity 1 / (1 + distance), the start first, each level in name order; the limit.
+  bool truncated = false;
+  auto nodes = reader_->traverse("acme", id("n0"), 2, {}, edge_direction::outgoing, 3, &truncated);
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(nodes[0].entity.name, "n0");
+  EXPECT_DOUBLE_EQ(nodes[0].similarity, 1.0);
+  EXPECT_EQ(nodes[1].entity.name, "n1");
+  EXPECT_EQ(nodes[2].entity.name, "n3");
+  EXPECT_DOUBLE_EQ(nodes[2].similarity, 0.5);
+  EXPECT_EQ(nodes[2].via, "n0");
+  EXPECT_EQ(nodes[2].relationship, "skip");
+}
+
+TEST_F(EntityGraph, ShortestPathsByHopsAndByWeight) {
+  std::vector<std::pair<std::string, std::string>> entities;
+  std::vector<schemas::relation_spec> edges;
+  ring(*this, entities, edges);
+  add(entities);
+  relate(edges);
+  auto p = reader_->path("acme", id("n0"), id("n6"), 6, {}, edge_direction::outgoing, false);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->nodes, (std::vector<std::string>{"n0", "n3", "n6"}));
+  EXPECT_DOUBLE_EQ(p->total_weight, 10.0);
+  p = reader_->path("acme", id("n0"), id("n6"), 6, {}, edge_direction::outgoing, true);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->nodes.size(), 7u);  // six "next" edges: weight 6 < 10
+  EXPECT_DOUBLE_EQ(p->total_weight, 6.0);
+  // Within 4 hops by weight: a skip and three nexts (8, either order) beat skip, skip (10).
+  p = reader_->path("acme", id("n0"), id("n6"), 4, {}, edge_direction::outgoing, true);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->nodes == (std::vector<std::string>{"n0", "n3", "n4", "n5", "n6"}) ||
+              p->nodes == (std::vector<std::string>{"n0", "n1", "n2", "n3", "n6"}));
+  EXPECT_DOUBLE_EQ(p->total_weight, 8.0);
+  EXPECT_EQ(reader_->path("acme", id("n0"), id("n6"), 4, {}, edge_direction::outgoing, true)->nodes, p->nodes);
+  // Filters and limits: over "next" only n6 is 6 hops away; 5 is not enough; backwards
+  // (incoming) from n6 to n0 needs the reverse direction.
+  EXPECT_FALSE(reader_->path("acme", id("n0"), id("n6"), 5, {"next"}, edge_direction::outgoing, false));
+  EXPECT_TRUE(reader_->path("acme", id("n0"), id("n6"), 6, {"next"}, edge_direction::outgoing, false));
+  EXPECT_FALSE(reader_->path("acme", id("n6"), id("n0"), 3, {"next"}, edge_direction::outgoing, false));
+  p = reader_->path("acme", id("n6"), id("n0"), 3, {}, edge_direction::both, false);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->edges.size(), 2u);  // n6 <-skip- n3 <-skip- n0
+  EXPECT_EQ(p->edges[0].from, "n3");
+  EXPECT_EQ(p->edges[0].to, "n6");
+  p = reader_->path("acme", id("n4"), id("n4"), 3, {}, edge_direction::both, false);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->nodes, (std::vector<std::string>{"n4"}));
+}
+
+TEST_F(EntityGraph, TraversalMatchesAPlainBreadthFirstSearchOnARandomGraph) {
+  constexpr int nodes = 150, edge_count = 450;
+  std::mt19937 rng(20261124);
+  std::vector<std::pair<std::string, std::string>> entities;
+  for (int i = 0; i < nodes; ++i)
+    entities.emplace_back(n(i), "node");
+  add(entities);
+  std::set<std::tuple<int, int, std::string>> edges;
+  const char* labels[] = {"a", "b", "c"};
+  while (edges.size() < edge_count) {
+    int x = int(rng() % nodes), y = int(rng() % nodes);
+    if (x != y)
+      edges.emplace(x, y, labels[rng() % 3]);
+  }
+  std::vector<schemas::relation_spec> specs;
+  for (const auto& [x, y, l] : edges)
+    specs.push_back({n(x), n(y), l, 1.0, {}});
+  relate(specs);
+  auto reference = [&](int start, std::size_t depth, const std::set<std::string>& only, edge_direction d) {
+    std::map<std::string, std::size_t> dist{{n(start), 0}};
+    std::deque<int> q{start};
+    std::map<int, std::size_t> at{{start, 0}};
+    while (!q.empty()) {
+      int u = q.front();
+      q.pop_front();
+      if (at[u] == depth)
+        continue;
+      for (const auto& [x, y, l] : edges) {
+        if (!only.empty() && !only.count(l))
+          continue;
+        int v = -1;
+        if (x == u && d != edge_direction::incoming)
+          v = y;
+        else if (y == u && d != edge_direction::outgoing)
+          v = x;
+        if (v < 0 || at.count(v))
+          continue;
+        at[v] = at[u] + 1;
+        dist[n(v)] = at[v];
+        q.push_back(v);
+      }
+    }
+    return dist;
+  };
+  for (int start : {0, 7, 42, 149})
+    for (std::size_t depth : {1, 2, 3, 5})
+      for (auto d : {edge_direction::outgoing, edge_direction::incoming, edge_direction::both})
+        for (const auto& only : {std::set<std::string>{}, std::set<std::string>{"a"}, std::set<std::string>{"b", "c"}})
+          EXPECT_EQ(distances(n(start), depth, only, d), reference(start, depth, only, d))
+              << "start " << start << " depth " << depth << " direction " << int(d);
+  // Shortest path lengths agree with the reference's distances.
+  const auto from = reference(0, 6, {}, edge_direction::outgoing);
+  for (int target : {1, 20, 77, 120}) {
+    auto p = reader_->path("acme", id("n0"), id(n(target)), 6, {}, edge_direction::outgoing, false);
+    auto it = from.find(n(target));
+    ASSERT_EQ(p.has_value(), it != from.end()) << target;
+    if (p)
+      EXPECT_EQ(p->edges.size(), it->second) << target;
+  }
+}
+
+TEST_F(EntityGraph, TypesInheritSearchIsFuzzyAndMermaidEscapes) {
+  add({{"Stripe", "company"}, {"Cloudflare", "saas_company"}, {"Paystack", "fintech"}, {"String (Rust type)", "technology"},
+       {"Say \"hi\" <b>#1|2</b>", "other"}});
+  EXPECT_DOUBLE_EQ(reader_->type_match("company", "company"), 1.0);
+  EXPECT_DOUBLE_EQ(reader_->type_match("Company", "SaaS company"), 0.8);
+  EXPECT_DOUBLE_EQ(reader_->type_match("company", "fintech"), 0.8 * 0.8);
+  EXPECT_DOUBLE_EQ(reader_->type_match("fintech", "company"), 0.0);
+  auto hits = reader_->search("acme", "stri", 10);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].first.name, "Stripe");
+  EXPECT_EQ(reader_->search("acme", "Stirpe", 10).at(0).first.name, "Stripe");  // a transposition
+  EXPECT_TRUE(reader_->search("acme", "xq", 10).empty());
+  std::size_t shown = 0, omitted = 0;
+  auto m = reader_->mermaid("acme", "", 2, 100, &shown, &omitted);
+  EXPECT_EQ(shown, 5u);
+  EXPECT_NE(m.find("Say #quot;hi#quot; #lt;b#gt;#35;1#124;2#lt;/b#gt;"), std::string::npos) << m;
+  EXPECT_EQ(edit_distance("stripe", "stirpe"), 1u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  open();  // the in-memory entity index is rebuilt from RocksDB
+  EXPECT_EQ(reader_->search("acme", "stri", 10).at(0).first.name, "Stripe");
+  EXPECT_TRUE(reader_->search("globex", "stri", 10).empty());
+}
+
+}  // namespace
+}  // namespace engram::knowledge
