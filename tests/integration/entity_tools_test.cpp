@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <set>
 
 namespace {
@@ -86,6 +87,19 @@ protected:
       EXPECT_TRUE(listed.count(tool)) << tool << " is not announced by tools/list";
       EXPECT_TRUE(called_.count(tool)) << tool << " is never called by this test";
     }
+  }
+
+  /// Runs the real Mermaid parser (tests/mcp/mermaid_check.mjs) over `diagrams`; its output.
+  int parse_mermaid(const std::vector<std::string>& diagrams, std::string* out) {
+    std::string files;
+    for (std::size_t i = 0; i < diagrams.size(); ++i) {
+      const auto f = dir_.sub("diagram-" + std::to_string(i) + ".mmd");
+      std::ofstream(f) << diagrams[i];
+      files += " " + f;
+    }
+    return test::run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
+                     "/tests/mcp/mermaid_check.mjs" + files,
+                     out);
   }
 
   std::set<std::string> listed_tools() { return test::listed_tools(port_, acme); }
@@ -193,6 +207,19 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   EXPECT_EQ(v["nodes"], 3);
   EXPECT_EQ(v["omitted"], 2);  // Rust's five neighbours, two shown
   EXPECT_NE(v["mermaid"].get<std::string>().find("%% 2 more entities not shown"), std::string::npos) << v;
+
+  // Names that are Mermaid syntax render as text: the real parser reads every diagram.
+  for (const auto* hostile : {"Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "end", "graph LR", "Zoë 日本 -->|x|", "%% not a comment"})
+    add(hostile, "other; type [x]");
+  relate("end", "graph LR", "links to");
+  relate("Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "quotes");
+  std::string parsed;
+  const auto hostile_diagram = ok("entity_visualize", json::object())["mermaid"].get<std::string>();
+  EXPECT_EQ(parse_mermaid({mermaid, v["mermaid"].get<std::string>(), hostile_diagram}, &parsed), 0)
+      << parsed << hostile_diagram;
+  EXPECT_NE(parse_mermaid({"graph LR\n  n1[[\"unclosed\n"}, &parsed), 0) << "the parser must be able to fail: " << parsed;
+  ok("delete_entities", {{"entityNames", {"Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "end", "graph LR", "Zoë 日本 -->|x|",
+                                          "%% not a comment"}}});
 
   // Traversal and paths.
   auto t = ok("graph_traverse", {{"start", "Patrick Collison"}, {"max_depth", 2}});
