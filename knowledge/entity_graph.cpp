@@ -206,7 +206,14 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
                                                     edge_direction d, std::size_t limit, bool* truncated) const {
   std::vector<traversal_node> out;
   *truncated = false;
-  auto start = by_id(org, start_id);
+  auto light = [&](const std::string& id) -> std::optional<entity_view> {
+    entity_view v;
+    v.id = id;
+    if (!store_->entity_name(org, id, &v.name, &v.entity_type))
+      return std::nullopt;
+    return v;
+  };
+  auto start = light(start_id);
   if (!start)
     return out;
   std::unordered_map<std::string, std::size_t> seen{{start_id, 0}};
@@ -224,7 +231,7 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
         const auto& other = e.from_id == id ? e.to_id : e.from_id;
         if (seen.count(other))
           continue;
-        auto v = by_id(org, other);
+        auto v = light(other);
         if (!v)
           continue;
         seen.emplace(other, SIZE_MAX);
@@ -247,61 +254,126 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
   return out;
 }
 
+namespace {
+
+edge_direction reverse(edge_direction d) {
+  return d == edge_direction::outgoing ? edge_direction::incoming
+                                       : d == edge_direction::incoming ? edge_direction::outgoing : edge_direction::both;
+}
+
+}  // namespace
+
 std::optional<graph_path> entity_reader::path(const std::string& org, const std::string& from_id,
                                               const std::string& to_id, std::size_t max_depth,
                                               const std::set<std::string>& labels, edge_direction d,
                                               bool by_weight) const {
+  // How each reached node was reached: the node before it (towards its side's start) and the edge.
   struct reached {
     std::string prev;
     storage::entity_edge edge;
     double cost = 0;
     std::size_t hops = 0;
   };
-  std::map<std::string, reached> best{{from_id, {}}};
-  // Dijkstra over (cost, hops, id); by hops every edge costs 1. Ties broken by id.
-  using item = std::tuple<double, std::size_t, std::string>;
-  std::priority_queue<item, std::vector<item>, std::greater<>> queue;
-  queue.emplace(0.0, 0, from_id);
-  std::set<std::string> done;
-  while (!queue.empty()) {
-    auto [cost, hops, id] = queue.top();
-    queue.pop();
-    if (!done.insert(id).second)
-      continue;
-    if (id == to_id)
-      break;
-    if (hops == max_depth)
-      continue;
-    for (auto& e : edges(org, id, d)) {
+  auto follow = [&](const std::string& id, edge_direction dir, const auto& fn) {
+    for (auto& e : edges(org, id, dir)) {
       if (!labels.empty() && !labels.count(e.label))
         continue;
-      const auto other = e.from_id == id ? e.to_id : e.from_id;
-      if (done.count(other))
-        continue;
-      const double c = cost + (by_weight ? e.weight : 1.0);
-      auto it = best.find(other);
-      if (it == best.end() || c < it->second.cost || (c == it->second.cost && hops + 1 < it->second.hops)) {
-        best[other] = {id, e, c, hops + 1};
-        queue.emplace(c, hops + 1, other);
-      }
+      auto other = e.from_id == id ? e.to_id : e.from_id;  // before e is moved from
+      fn(other, std::move(e));
     }
-  }
-  if (!done.count(to_id))
-    return std::nullopt;
-  std::vector<std::string> ids{to_id};
+  };
   std::vector<storage::entity_edge> steps;
-  for (auto at = to_id; at != from_id;) {
-    const auto& r = best[at];
-    steps.push_back(r.edge);
-    at = r.prev;
-    ids.push_back(at);
+  std::vector<std::string> ids;
+  if (from_id == to_id) {
+    ids.push_back(from_id);
+  } else if (!by_weight) {
+    // Breadth-first from both ends, a level at a time on the smaller frontier; the first
+    // meeting at the lowest total depth wins (ties: the smallest meeting id), so the answer
+    // does not depend on the order edges are read.
+    std::map<std::string, reached> side[2];
+    side[0][from_id] = {};
+    side[1][to_id] = {};
+    std::vector<std::string> frontier[2] = {{from_id}, {to_id}};
+    std::size_t depth[2] = {0, 0};
+    std::string meet;
+    while (meet.empty() && depth[0] + depth[1] < max_depth && (!frontier[0].empty() || !frontier[1].empty())) {
+      const int s = frontier[1].empty() || (!frontier[0].empty() && frontier[0].size() <= frontier[1].size()) ? 0 : 1;
+      std::vector<std::string> next;
+      for (const auto& id : frontier[s])
+        follow(id, s == 0 ? d : reverse(d), [&](const std::string& other, storage::entity_edge e) {
+          if (side[s].count(other))
+            return;
+          side[s][other] = {id, std::move(e), 0, depth[s] + 1};
+          next.push_back(other);
+        });
+      ++depth[s];
+      std::sort(next.begin(), next.end());
+      for (const auto& id : next)
+        if (side[1 - s].count(id)) {
+          meet = id;
+          break;
+        }
+      frontier[s] = std::move(next);
+    }
+    if (meet.empty())
+      return std::nullopt;
+    for (auto at = meet; at != from_id;) {
+      const auto& r = side[0][at];
+      steps.push_back(r.edge);
+      ids.push_back(at);
+      at = r.prev;
+    }
+    ids.push_back(from_id);
+    std::reverse(ids.begin(), ids.end());
+    std::reverse(steps.begin(), steps.end());
+    for (auto at = meet; at != to_id;) {
+      const auto& r = side[1][at];
+      steps.push_back(r.edge);
+      at = r.prev;
+      ids.push_back(at);
+    }
+  } else {
+    // Dijkstra over (cost, hops, id), within max_depth hops.
+    std::map<std::string, reached> best{{from_id, {}}};
+    using item = std::tuple<double, std::size_t, std::string>;
+    std::priority_queue<item, std::vector<item>, std::greater<>> queue;
+    queue.emplace(0.0, 0, from_id);
+    std::set<std::string> done;
+    while (!queue.empty()) {
+      auto [cost, hops, id] = queue.top();
+      queue.pop();
+      if (!done.insert(id).second)
+        continue;
+      if (id == to_id || hops == max_depth)
+        continue;
+      follow(id, d, [&](const std::string& other, storage::entity_edge e) {
+        if (done.count(other))
+          return;
+        const double c = cost + e.weight;
+        auto it = best.find(other);
+        if (it == best.end() || c < it->second.cost || (c == it->second.cost && hops + 1 < it->second.hops)) {
+          best[other] = {id, std::move(e), c, hops + 1};
+          queue.emplace(c, hops + 1, other);
+        }
+      });
+    }
+    if (!done.count(to_id))
+      return std::nullopt;
+    ids.push_back(to_id);
+    for (auto at = to_id; at != from_id;) {
+      const auto& r = best[at];
+      steps.push_back(r.edge);
+      at = r.prev;
+      ids.push_back(at);
+    }
+    std::reverse(ids.begin(), ids.end());
+    std::reverse(steps.begin(), steps.end());
   }
-  std::reverse(ids.begin(), ids.end());
-  std::reverse(steps.begin(), steps.end());
   std::map<std::string, std::string> names;
-  for (const auto& id : ids)
-    if (auto v = by_id(org, id))
-      names[id] = v->name;
+  for (const auto& id : ids) {
+    std::string type;
+    store_->entity_name(org, id, &names[id], &type);
+  }
   graph_path p;
   for (const auto& id : ids)
     p.nodes.push_back(names[id]);

@@ -29,6 +29,7 @@ struct entity_view {
 enum class edge_direction : std::uint8_t { outgoing, incoming, both };
 
 struct traversal_node {
+  /// Its id, name and type (a walk reads no attributes or observations).
   entity_view entity;
   std::size_t distance = 0;
   /// 1 / (1 + distance).

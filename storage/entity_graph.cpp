@@ -451,6 +451,11 @@ void kv_graph_store::scan_entities(const std::string& org, const std::function<v
   entities_.scan(org, fn);
 }
 
+bool kv_graph_store::entity_name(const std::string& org, const std::string& id, std::string* name,
+                                 std::string* type) const {
+  return entities_.find(org, id, name, type);
+}
+
 errc kv_graph_store::load_entity_index() {
   auto it = kv_->iterate(cf_entities);
   for (it->seek_to_first(); it->valid(); it->next()) {

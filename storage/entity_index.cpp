@@ -49,6 +49,19 @@ void entity_index::scan(const std::string& org, const std::function<void(const e
     fn(entity_summary{id, r.name, r.type, r.names_lc, r.type_lc, r.observations_lc, r.normalised});
 }
 
+bool entity_index::find(const std::string& org, const std::string& id, std::string* name, std::string* type) const {
+  std::shared_lock lock(mutex_);
+  auto o = orgs_.find(org);
+  if (o == orgs_.end())
+    return false;
+  auto it = o->second.find(id);
+  if (it == o->second.end())
+    return false;
+  *name = it->second.name;
+  *type = it->second.type;
+  return true;
+}
+
 std::size_t entity_index::size() const {
   std::shared_lock lock(mutex_);
   std::size_t n = 0;

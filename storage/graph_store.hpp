@@ -262,6 +262,9 @@ public:
   /// types and observations the store keeps for searches). `fn` must not call the store.
   virtual void scan_entities(const std::string& organization_id,
                              const std::function<void(const entity_summary&)>& fn) const = 0;
+  /// An entity's name and shown type, from memory; false when there is none.
+  [[nodiscard]] virtual bool entity_name(const std::string& organization_id, const std::string& id, std::string* name,
+                                         std::string* type) const = 0;
   /// Up to `limit` entities after id `after` ("" = from the first), in id order, as (id, JSON).
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> list_entities(
       const std::string& organization_id, const std::string& after, std::size_t limit) const = 0;

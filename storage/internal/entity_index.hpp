@@ -26,6 +26,8 @@ public:
   void remove(std::string_view org, const std::string& id);
   /// Calls `fn` for each entity of the organisation, in id order, under a shared lock.
   void scan(const std::string& org, const std::function<void(const entity_summary&)>& fn) const;
+  /// An entity's name and shown type; false when the organisation has no such entity.
+  bool find(const std::string& org, const std::string& id, std::string* name, std::string* type) const;
   /// Entities held, over all organisations.
   [[nodiscard]] std::size_t size() const;
 

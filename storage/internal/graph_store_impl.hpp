@@ -115,6 +115,7 @@ public:
   std::vector<std::pair<std::string, std::string>> list_entities(const std::string& org, const std::string& after,
                                                                  std::size_t limit) const override;
   void scan_entities(const std::string& org, const std::function<void(const entity_summary&)>& fn) const override;
+  bool entity_name(const std::string& org, const std::string& id, std::string* name, std::string* type) const override;
   /// Reads the entities column family into the in-memory entity index (at open).
   errc load_entity_index();
 private:
