@@ -220,24 +220,29 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
   out.push_back({*start, 0, 1.0, {}, {}});
   std::vector<std::string> frontier{start_id};
   for (std::size_t depth = 1; depth <= max_depth && !frontier.empty(); ++depth) {
-    // Each level in name order, so equal graphs give equal answers.
+    // Each level in name order, and each node reached through the least (name, label) of its
+    // parents, so the answer does not depend on the order edges are read.
+    std::map<std::string, std::pair<std::string, std::string>> reach;  // id -> (via, label)
+    for (const auto& id : frontier) {
+      const auto from_name = out[seen[id]].entity.name;
+      for (const auto& e : store_->entity_neighbours(org, id, d != edge_direction::incoming, d != edge_direction::outgoing)) {
+        if ((!labels.empty() && !labels.count(e.label)) || seen.count(e.other_id))
+          continue;
+        std::pair<std::string, std::string> how{from_name, e.label};
+        auto it = reach.find(e.other_id);
+        if (it == reach.end() || how < it->second)
+          reach[e.other_id] = std::move(how);
+      }
+    }
     std::vector<traversal_node> level;
     std::vector<std::string> next;
-    for (const auto& id : frontier) {
-      const auto& from_name = out[seen[id]].entity.name;
-      for (const auto& e : edges(org, id, d)) {
-        if (!labels.empty() && !labels.count(e.label))
-          continue;
-        const auto& other = e.from_id == id ? e.to_id : e.from_id;
-        if (seen.count(other))
-          continue;
-        auto v = light(other);
-        if (!v)
-          continue;
-        seen.emplace(other, SIZE_MAX);
-        level.push_back({std::move(*v), depth, 1.0 / (1.0 + double(depth)), from_name, e.label});
-        next.push_back(other);
-      }
+    for (auto& [other, how] : reach) {
+      auto v = light(other);
+      if (!v)
+        continue;
+      seen.emplace(other, SIZE_MAX);
+      level.push_back({std::move(*v), depth, 1.0 / (1.0 + double(depth)), std::move(how.first), std::move(how.second)});
+      next.push_back(other);
     }
     std::sort(level.begin(), level.end(),
               [](const auto& a, const auto& b) { return a.entity.name < b.entity.name; });
@@ -275,11 +280,11 @@ std::optional<graph_path> entity_reader::path(const std::string& org, const std:
     std::size_t hops = 0;
   };
   auto follow = [&](const std::string& id, edge_direction dir, const auto& fn) {
-    for (auto& e : edges(org, id, dir)) {
-      if (!labels.empty() && !labels.count(e.label))
+    for (auto& n : store_->entity_neighbours(org, id, dir != edge_direction::incoming, dir != edge_direction::outgoing)) {
+      if (!labels.empty() && !labels.count(n.label))
         continue;
-      auto other = e.from_id == id ? e.to_id : e.from_id;  // before e is moved from
-      fn(other, std::move(e));
+      storage::entity_edge e{n.outgoing ? id : n.other_id, n.outgoing ? n.other_id : id, n.label, n.weight, {}, {}};
+      fn(n.other_id, std::move(e));
     }
   };
   std::vector<storage::entity_edge> steps;
@@ -301,10 +306,14 @@ std::optional<graph_path> entity_reader::path(const std::string& org, const std:
       std::vector<std::string> next;
       for (const auto& id : frontier[s])
         follow(id, s == 0 ? d : reverse(d), [&](const std::string& other, storage::entity_edge e) {
-          if (side[s].count(other))
-            return;
-          side[s][other] = {id, std::move(e), 0, depth[s] + 1};
-          next.push_back(other);
+          auto it = side[s].find(other);
+          if (it == side[s].end()) {
+            side[s][other] = {id, std::move(e), 0, depth[s] + 1};
+            next.push_back(other);
+          } else if (it->second.hops == depth[s] + 1 &&
+                     std::tie(id, e.label) < std::tie(it->second.prev, it->second.edge.label)) {
+            it->second = {id, std::move(e), 0, depth[s] + 1};  // the least parent: order-free answers
+          }
         });
       ++depth[s];
       std::sort(next.begin(), next.end());
@@ -351,7 +360,10 @@ std::optional<graph_path> entity_reader::path(const std::string& org, const std:
           return;
         const double c = cost + e.weight;
         auto it = best.find(other);
-        if (it == best.end() || c < it->second.cost || (c == it->second.cost && hops + 1 < it->second.hops)) {
+        if (it == best.end() || c < it->second.cost ||
+            (c == it->second.cost && (hops + 1 < it->second.hops ||
+                                      (hops + 1 == it->second.hops && std::tie(id, e.label) <
+                                                                           std::tie(it->second.prev, it->second.edge.label))))) {
           best[other] = {id, std::move(e), c, hops + 1};
           queue.emplace(c, hops + 1, other);
         }

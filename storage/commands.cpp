@@ -65,6 +65,7 @@ void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
   tx.entries.clear();
   tx.entities.clear();
   tx.deleted_entities.clear();
+  tx.edges.clear();
   tx.text.clear();
   tx.batch.put(cf_meta, seen, "");
 }

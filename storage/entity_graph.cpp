@@ -47,6 +47,18 @@ const char* kind_of_type(const std::string& type_key) {
   return "entity";
 }
 
+/// A key's parts (split at '\0').
+std::vector<std::string> split_key(std::string_view k) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0;;) {
+    const auto z = k.find('\0', at);
+    out.emplace_back(k.substr(at, z == std::string_view::npos ? std::string_view::npos : z - at));
+    if (z == std::string_view::npos)
+      return out;
+    at = z + 1;
+  }
+}
+
 /// Splits a key under `prefix` into its remaining two parts (label, other end).
 std::pair<std::string, std::string> rest_of(std::string_view k, std::size_t prefix) {
   auto rest = k.substr(prefix);
@@ -116,11 +128,13 @@ private:
     tx_.batch.put(cf_entity_edges, key(org_, e.from_id, e.label, e.to_id), edge_value(e, c_.event_id));
     tx_.batch.put(cf_entity_edges_in, key(org_, e.to_id, e.label, e.from_id), "");
     edges_[key(org_, e.from_id, e.label, e.to_id)] = e;
+    tx_.edges.push_back({true, e.from_id, e.label, e.to_id, e.weight});
   }
   void del_edge(const std::string& from, const std::string& label, const std::string& to) {
     tx_.batch.del(cf_entity_edges, key(org_, from, label, to));
     tx_.batch.del(cf_entity_edges_in, key(org_, to, label, from));
     edges_[key(org_, from, label, to)] = std::nullopt;
+    tx_.edges.push_back({false, from, label, to, 0});
   }
   /// Every edge leaving (or reaching) `id`, as stored and as this command changed them.
   std::vector<entity_edge> edges_of(const std::string& id, bool outgoing) {
@@ -466,7 +480,27 @@ errc kv_graph_store::load_entity_index() {
       return errc::corruption;
     entities_.put(k.substr(0, z), e);
   }
-  return it->status();
+  if (auto e = it->status(); e != errc::ok)
+    return e;
+  auto edges = kv_->iterate(cf_entity_edges);
+  for (edges->seek_to_first(); edges->valid(); edges->next()) {
+    auto parts = split_key(edges->key());
+    if (parts.size() != 4)
+      return errc::corruption;
+    const auto edge = parse_edge(parts[1], parts[2], parts[3], edges->value());
+    entities_.add_edge(parts[0], edge.from_id, edge.label, edge.to_id, edge.weight);
+  }
+  return edges->status();
+}
+
+std::vector<entity_neighbour> kv_graph_store::entity_neighbours(const std::string& org, const std::string& id,
+                                                                bool outgoing, bool incoming) const {
+  std::vector<entity_neighbour> out;
+  entities_.neighbours(org, id, outgoing, incoming,
+                       [&](const std::string& other, const std::string& label, double weight, bool out_edge) {
+                         out.push_back({other, label, weight, out_edge});
+                       });
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> kv_graph_store::list_entities(const std::string& org,

@@ -107,6 +107,14 @@ struct entity_edge {
   std::string created_at;
 };
 
+/// An edge seen from one end, as walks read it (from memory).
+struct entity_neighbour {
+  std::string other_id, label;
+  double weight = 1.0;
+  /// True when the entity walked from is the edge's source.
+  bool outgoing = true;
+};
+
 /// An entity as searches see it (views valid during the scan's callback only).
 struct entity_summary {
   std::string_view id, name, type;
@@ -262,6 +270,10 @@ public:
   /// types and observations the store keeps for searches). `fn` must not call the store.
   virtual void scan_entities(const std::string& organization_id,
                              const std::function<void(const entity_summary&)>& fn) const = 0;
+  /// The edges at an entity (outgoing first, then incoming), from memory: for walks.
+  [[nodiscard]] virtual std::vector<entity_neighbour> entity_neighbours(const std::string& organization_id,
+                                                                        const std::string& id, bool outgoing,
+                                                                        bool incoming) const = 0;
   /// An entity's name and shown type, from memory; false when there is none.
   [[nodiscard]] virtual bool entity_name(const std::string& organization_id, const std::string& id, std::string* name,
                                          std::string* type) const = 0;

@@ -163,14 +163,19 @@ errc kv_graph_store::commit(write_txn& tx) {
       counters_[k] = v;
     for (const auto& c : tx.text)
       c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
+    // Entities first (an edge needs both ends), then edges in order, then removals.
     for (const auto& [id, e] : tx.entities)
       entities_.put(tx.org, e);
+    for (const auto& c : tx.edges)
+      c.add ? entities_.add_edge(tx.org, c.from, c.label, c.to, c.weight)
+            : entities_.remove_edge(tx.org, c.from, c.label, c.to);
     for (const auto& id : tx.deleted_entities)
       if (!tx.entities.count(id))
         entities_.remove(tx.org, id);
   }
   tx.counters.clear();
   tx.text.clear();
+  tx.edges.clear();
   return e;
 }
 

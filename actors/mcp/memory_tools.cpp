@@ -49,8 +49,10 @@ json relations_of(tool_context& ctx, const std::string& org, const std::vector<e
   auto name_of = [&](const std::string& id) -> std::string {
     if (auto it = names.find(id); it != names.end())
       return it->second;
-    auto v = ctx.entities().by_id(org, id);
-    return names[id] = v ? v->name : std::string();
+    std::string type;
+    if (!ctx.entities().store().entity_name(org, id, &names[id], &type))
+      names[id].clear();
+    return names[id];
   };
   for (const auto& e : entities)
     for (bool outgoing : {true, false}) {

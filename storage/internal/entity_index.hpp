@@ -1,9 +1,10 @@
 #pragma once
-// The entities of every organisation in memory, for search: names, aliases, types and
-// observations, as shown and lower-cased. Derived from the entities column family (the
-// truth) when the store opens, then kept up to date by the writer after each batch it
+// The entities of every organisation in memory, for search and walks: names, aliases, types
+// and observations, as shown and lower-cased, and each entity's edges both ways (the other
+// end, the label, the weight). Derived from the entities and entity_edges column families
+// (the truth) when the store opens, then kept up to date by the writer after each batch it
 // commits. A search (the entity tools' fuzzy search, the memory server's search_nodes) scans
-// these instead of reading and parsing every entity from RocksDB.
+// these, and a walk (graph_traverse, graph_path) follows them, instead of reading RocksDB.
 
 #include "knowledge/entry.hpp"
 #include "storage/graph_store.hpp"
@@ -11,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -28,16 +30,32 @@ public:
   void scan(const std::string& org, const std::function<void(const entity_summary&)>& fn) const;
   /// An entity's name and shown type; false when the organisation has no such entity.
   bool find(const std::string& org, const std::string& id, std::string* name, std::string* type) const;
+  /// Adds or removes the edge from -> to with `label` (both ends must be held; no-op otherwise).
+  void add_edge(std::string_view org, const std::string& from, const std::string& label, const std::string& to,
+                double weight);
+  void remove_edge(std::string_view org, const std::string& from, const std::string& label, const std::string& to);
+  /// Calls `fn(other end's id, label, weight, outgoing)` for the edges at `id`, under a shared lock.
+  void neighbours(const std::string& org, const std::string& id, bool outgoing, bool incoming,
+                  const std::function<void(const std::string&, const std::string&, double, bool)>& fn) const;
   /// Entities held, over all organisations.
   [[nodiscard]] std::size_t size() const;
 
 private:
+  /// An edge seen from one end: pointers to the other end's id (a key of the organisation's
+  /// map: std::map keys do not move) and to the interned label.
+  struct adjacent {
+    const std::string* other;
+    const std::string* label;
+    double weight;
+  };
   struct row {
     std::string name, type, names_lc, type_lc, observations_lc;
     std::vector<std::string> normalised;
+    std::vector<adjacent> out, in;
   };
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::map<std::string, row>> orgs_;
+  std::set<std::string> labels_;
 };
 
 }  // namespace engram::storage::detail

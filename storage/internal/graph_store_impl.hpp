@@ -53,6 +53,13 @@ struct write_txn {
   std::set<std::string> removed;
   /// Entities deleted by this event (entity commands): names resolving to them are gone.
   std::set<std::string> deleted_entities;
+  /// Edges written (true) or deleted, in order, for the in-memory entity index.
+  struct edge_change {
+    bool add;
+    std::string from, label, to;
+    double weight;
+  };
+  std::vector<edge_change> edges;
   /// Postings added (true) or removed, for the in-memory text index once the batch is written.
   struct text_change {
     bool add;
@@ -116,6 +123,8 @@ public:
                                                                  std::size_t limit) const override;
   void scan_entities(const std::string& org, const std::function<void(const entity_summary&)>& fn) const override;
   bool entity_name(const std::string& org, const std::string& id, std::string* name, std::string* type) const override;
+  std::vector<entity_neighbour> entity_neighbours(const std::string& org, const std::string& id, bool outgoing,
+                                                  bool incoming) const override;
   /// Reads the entities column family into the in-memory entity index (at open).
   errc load_entity_index();
 private:

@@ -1,7 +1,9 @@
 // engramctl as a user runs it: a separate devbroker process, produce with line-numbered
-// rejections, stats against a running engine.
+// rejections, stats against a running engine, the entity graph read from a store.
 #include "actors/common/log.hpp"
 #include "actors/engine/engine.hpp"
+#include "schemas/time.hpp"
+#include "storage/graph_store.hpp"
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
@@ -170,6 +172,79 @@ namespace {
 
 // engramd --set log.format=json: every line it writes is one JSON object naming its module,
 // and log.levels quiets one module without quieting the others.
+/// engramctl entities on a store the entity commands built (opened read-only, as beside a
+/// running engramd): search ranks, show has everything, export writes the memory server's
+/// JSON Lines (every entity and relation once) and a Mermaid diagram the real parser reads.
+TEST(Engramctl, EntitiesSearchShowAndExport) {
+  test::temp_dir dir("engramctl-entities");
+  const auto data = dir.sub("store");
+  {
+    auto store = storage::open_graph_store({data});
+    ASSERT_TRUE(store) << store.error();
+    std::int64_t offset = 0;
+    auto apply = [&](schemas::entity_command c) {
+      c.event_id = "ent-" + std::to_string(offset);
+      c.organization_id = "acme";
+      c.issued_at = "2026-05-01T10:00:00.000Z";
+      c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+      storage::entity_result r;
+      storage::apply_outcome how{};
+      ASSERT_EQ((*store)->apply_entity_command({"engram-log", 0, offset++, "t"}, c, &r, &how), storage::errc::ok);
+      ASSERT_EQ(r.error, "");
+    };
+    schemas::entity_command add;
+    add.op = schemas::entity_op::add_entities;
+    add.entities = {{"Stripe", "company", {{"founded", "2010"}}, {"payments \"API\""}},
+                    {"Rust", "technology", {}, {}},
+                    {"String (Rust type)", "technology", {}, {}}};
+    apply(add);
+    schemas::entity_command relate;
+    relate.op = schemas::entity_op::relate;
+    relate.relations = {{"Stripe", "Rust", "uses", 1.0, {}}, {"String (Rust type)", "Rust", "part of", 1.0, {}}};
+    apply(relate);
+  }
+  const std::string base = engramctl() + " entities ";
+  const std::string where = " --data-dir " + data + " --organization acme";
+  std::string out;
+  ASSERT_EQ(run(base + "search" + where + " stri", &out), 0) << out;
+  std::istringstream lines(out);
+  std::string first;
+  std::getline(lines, first);
+  EXPECT_EQ(json::parse(first)["name"], "Stripe") << out;
+  ASSERT_EQ(run(base + "show" + where + " stripe", &out), 0) << out;
+  auto shown = json::parse(out);
+  EXPECT_EQ(shown["attributes"], (json{{"founded", "2010"}}));
+  EXPECT_EQ(shown["observations"], (json{"payments \"API\""}));
+  ASSERT_EQ(shown["relations"].size(), 1u);
+  EXPECT_EQ(shown["relations"][0]["relationType"], "uses");
+  EXPECT_NE(run(base + "show" + where + " Nobody", &out), 0);
+  EXPECT_NE(out.find("no entity 'Nobody'"), std::string::npos) << out;
+
+  ASSERT_EQ(run(base + "export" + where + " 2>/dev/null", &out), 0) << out;
+  std::istringstream jsonl(out);
+  std::size_t entities = 0, relations = 0;
+  for (std::string line; std::getline(jsonl, line);) {
+    auto j = json::parse(line);
+    if (j["type"] == "entity") {
+      ++entities;
+      EXPECT_TRUE(j.contains("name") && j.contains("entityType") && j.contains("observations")) << line;
+    } else {
+      ++relations;
+      EXPECT_EQ(j["type"], "relation") << line;
+      EXPECT_TRUE(j.contains("from") && j.contains("to") && j.contains("relationType")) << line;
+    }
+  }
+  EXPECT_EQ(entities, 3u);
+  EXPECT_EQ(relations, 2u);
+
+  ASSERT_EQ(run(base + "export --format mermaid" + where + " > " + dir.sub("graph.mmd"), &out), 0) << out;
+  ASSERT_EQ(run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
+                "/tests/mcp/mermaid_check.mjs " + dir.sub("graph.mmd"), &out),
+            0)
+      << out;
+  EXPECT_NE(run(base + "export --format dot" + where, &out), 0);
+}
+
 TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
   test::temp_dir dir("json-logs");
   const auto log = dir.sub("engramd.log");

@@ -12,6 +12,7 @@
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
 #include "schemas/log_record.hpp"
+#include "tools/bench/entity_bench.hpp"
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/memory_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
@@ -823,6 +824,17 @@ int main(int argc, char** argv) {
   std::size_t mail_limit = 750;
   real_mail->add_option("--messages", mail_limit, "Mails at most")->capture_default_str();
   real_mail->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
+  auto* entity_graph = app.add_subcommand(
+      "entities", "Entity tools: the reference memory server and Engram side by side; traversal and paths at scale");
+  bench::entity_bench_options entity_opts;
+  entity_graph->add_option("--memory-entities", entity_opts.memory_entities, "Entities in the side-by-side workload")
+      ->capture_default_str();
+  entity_graph->add_option("--graph-entities", entity_opts.graph_entities, "Entities of the generated graph")
+      ->capture_default_str();
+  entity_graph->add_option("--graph-edges", entity_opts.graph_edges, "Edges of the generated graph")->capture_default_str();
+  entity_graph->add_option("--queries", entity_opts.queries, "Calls per figure")->capture_default_str();
+  bool no_reference = false;
+  entity_graph->add_flag("--no-reference", no_reference, "Skip the side by side (traversal and paths only)");
   auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
@@ -843,6 +855,11 @@ int main(int argc, char** argv) {
   }
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*entity_graph) {
+      entity_opts.model_path = model_path;
+      entity_opts.side_by_side = !no_reference;
+      return bench::entities(entity_opts);
+    }
     if (*store)
       return bench_store(events, runs);
     if (*quality)

@@ -16,6 +16,7 @@
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "config/config.hpp"
+#include "tools/engramctl/entities.hpp"
 #include "tools/mail/mail_reader.hpp"
 
 #include <CLI/CLI.hpp>
@@ -391,7 +392,30 @@ int main(int argc, char** argv) {
                "Read every logged message again with today's extractor and encoder instead of applying what the "
                "log says was read (for upgrades of the rules or the model; a new digest)");
 
+  auto* en = app.add_subcommand("entities", "Search, show or export an organisation's entity graph (store opened read-only)");
+  en->require_subcommand(1);
+  engram::ctl::entities_options eo;
+  auto* en_search = en->add_subcommand("search", "Fuzzy search over names and aliases, best first (JSON lines)");
+  auto* en_show = en->add_subcommand("show", "One entity with its attributes, observations and relations (JSON)");
+  auto* en_export = en->add_subcommand(
+      "export", "Every entity and relation: JSON Lines in the reference memory server's file format, or Mermaid");
+  for (auto* sc : {en_search, en_show, en_export}) {
+    sc->add_option("--data-dir", eo.data_dir, "The store's directory (storage.path)")->required();
+    sc->add_option("--organization", eo.organization, "organizationId")->required();
+  }
+  en_search->add_option("query", eo.query, "Words of the name")->required();
+  en_search->add_option("--limit", eo.limit, "Results at most")->capture_default_str()->check(CLI::Range(1, 1000));
+  en_show->add_option("name", eo.query, "The entity's name or alias")->required();
+  en_export->add_option("--format", eo.format, "jsonl or mermaid")->capture_default_str()->check(
+      CLI::IsMember({"jsonl", "mermaid"}));
+
   CLI11_PARSE(app, argc, argv);
+  if (*en_search)
+    return engram::ctl::entities_search(eo, std::cout, std::cerr);
+  if (*en_show)
+    return engram::ctl::entities_show(eo, std::cout, std::cerr);
+  if (*en_export)
+    return engram::ctl::entities_export(eo, std::cout, std::cerr);
   if (*rp)
     return replay(replay_config, replay_overrides, replay_into, replay_re_extract);
   if (*db)

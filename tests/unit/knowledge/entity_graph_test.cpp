@@ -232,6 +232,35 @@ TEST_F(EntityGraph, TraversalMatchesAPlainBreadthFirstSearchOnARandomGraph) {
   }
 }
 
+TEST_F(EntityGraph, WalksSeeMergesAndDeletesAliveAndAfterAReopen) {
+  add({{"A", "company"}, {"B", "company"}, {"C", "person"}, {"D", "product"}, {"E", "product"}});
+  relate({{"B", "D", "makes", 1.0, {}}, {"C", "B", "works_at", 1.0, {}}, {"A", "E", "makes", 1.0, {}},
+          {"B", "A", "partner_of", 1.0, {}}, {"C", "E", "uses", 1.0, {}}});
+  schemas::entity_command merge;
+  merge.op = schemas::entity_op::merge_entities;
+  merge.name_a = "A";
+  merge.name_b = "B";
+  EXPECT_EQ(apply(merge), "");
+  schemas::entity_command remove;
+  remove.op = schemas::entity_op::delete_entities;
+  remove.names = {"E"};
+  EXPECT_EQ(apply(remove), "");
+  auto walk = [&] {
+    bool truncated = false;
+    std::vector<std::string> out;
+    for (const auto& n : reader_->traverse("acme", id("A"), 3, {}, edge_direction::both, 100, &truncated))
+      out.push_back(n.entity.name + "@" + std::to_string(n.distance) + " via " + n.via + " " + n.relationship);
+    return out;
+  };
+  const auto live = walk();
+  EXPECT_EQ(live, (std::vector<std::string>{"A@0 via  ", "C@1 via A works_at", "D@1 via A makes"}));
+  EXPECT_EQ(id("B"), id("A"));  // B's name is now A's alias
+  open();
+  EXPECT_EQ(walk(), live);
+  EXPECT_TRUE(reader_->path("acme", id("C"), id("D"), 2, {}, edge_direction::outgoing, false).has_value());
+  EXPECT_FALSE(reader_->path("acme", id("D"), id("C"), 2, {}, edge_direction::outgoing, false).has_value());
+}
+
 TEST_F(EntityGraph, TypesInheritSearchIsFuzzyAndMermaidEscapes) {
   add({{"Stripe", "company"}, {"Cloudflare", "saas_company"}, {"Paystack", "fintech"}, {"String (Rust type)", "technology"},
        {"Say \"hi\" <b>#1|2</b>", "other"}});
