@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 #include <set>
 
 namespace {
@@ -381,6 +383,75 @@ TEST_F(EntityTools, TheMemoryServersScenarios) {
   EXPECT_NE(error_of(call("create_entities", {{"entities", {{{"name", "D"}}}}})).find("entityType"), std::string::npos);
   EXPECT_NE(error_of(call("delete_entities", json::object())).find("entityNames"), std::string::npos);
   expect_every_tool_called(schemas::memory_tool_definitions());
+}
+
+/// Entity writes and mail together, engramd killed with SIGKILL in the middle of a burst of
+/// entity writes (when engram-log has grown by a set number of records: observed, not timed),
+/// restarted: every answered write is in the graph, nothing is applied twice (the live store
+/// equals a replay of the log into a new store, digest for digest).
+TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRebuildsIt) {
+  const auto mail = test::make_events(30);
+  std::vector<std::pair<std::string, std::string>> keyed;
+  for (const auto& e : mail)
+    keyed.emplace_back(test::org_of(e), e);
+  test::produce_raw(broker_->bootstrap(), "inbound-messages", keyed);
+  const auto log_before = test::topic_size(broker_->bootstrap(), "engram-log");
+  // The writer: an agent adding and relating entities as fast as answers come.
+  std::set<int> answered;
+  std::atomic<int> i{0};
+  std::thread writer([&] {
+    for (; i < 400; ++i) {
+      const auto name = "E" + std::to_string(i);
+      auto r = test::mcp_call(port_, acme, "entity_add", {{"name", name}, {"entity_type", i % 2 ? "company" : "product"},
+                                                          {"attributes", {{"n", std::to_string(i)}}}});
+      if (r.contains("error"))
+        return;  // engramd is gone
+      if (i > 0) {
+        r = test::mcp_call(port_, acme, "entity_relate",
+                           {{"from", name}, {"to", "E" + std::to_string(i - 1)}, {"relationship", "follows"}});
+        if (r.contains("error"))
+          return;
+      }
+      answered.insert(i);
+    }
+  });
+  // SIGKILL while the writer is in the middle of its burst: once engram-log has grown by 41 records.
+  const bool grew = test::wait_until(
+      [&] { return test::topic_size(broker_->bootstrap(), "engram-log") - log_before >= 41; }, 60s, 1ms);
+  engramd_->kill9();
+  writer.join();
+  called_.insert({"entity_add", "entity_relate"});
+  ASSERT_TRUE(grew) << test::tail(log());
+  ASSERT_LT(i.load(), 400) << "the writer never saw engramd go";
+  start();
+  // Read your writes: the sentinel is answered once everything before it on its partition is applied.
+  ASSERT_EQ(ok("entity_add", {{"name", "sentinel"}, {"entity_type", "other"}})["created"], true);
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == long(mail.size()); }, 60s))
+      << test::events_applied(port_) << test::tail(log());
+  for (int k : answered) {
+    auto e = ok("entity_find_related", {{"name", "E" + std::to_string(k)}});
+    std::size_t follows = 0;
+    for (const auto& r : e["related"])
+      follows += r["relationship"] == "follows";
+    EXPECT_GE(follows, k == 0 ? 0u : 1u) << k;
+  }
+  // Another burst after the restart, then a merge and a delete.
+  for (int k = i + 1; k < i.load() + 6; ++k)
+    add("E" + std::to_string(k), "company");
+  ok("entity_merge", {{"name_a", "E1"}, {"name_b", "E2"}});
+  ok("delete_entities", {{"entityNames", {"E3"}}});
+  ASSERT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
+  engramd_.reset();
+  const auto live = test::digest_of(dir_.sub("store"));
+  ASSERT_FALSE(live.empty());
+  std::string out;
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set "
+                      "kafka.brokers=" + broker_->bootstrap() + " --set embedder.model_path=" + test::model_path +
+                      " --into " + dir_.sub("replayed"),
+                      &out),
+            0)
+      << out;
+  EXPECT_EQ(test::digest_of(dir_.sub("replayed")), live) << out;
 }
 
 }  // namespace
