@@ -27,6 +27,13 @@ json entity_json(const entity_view& e) {
   return {{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}};
 }
 
+std::vector<json> json_list(json array) {
+  std::vector<json> out;
+  for (auto& x : array)
+    out.push_back(std::move(x));
+  return out;
+}
+
 std::vector<std::string> strings(const json& a) {
   std::vector<std::string> out;
   for (const auto& x : a)
@@ -156,15 +163,22 @@ void read_graph(tool_context& ctx, const grant& g, const json& a, tool_reply rep
   const auto limit = a.contains("limit") ? a["limit"].get<std::size_t>() : std::size_t{100};
   const auto after = a.value("cursor", std::string());
   auto page = ctx.entities().list(g.organization_id, after, limit + 1);
-  const bool more = page.size() > limit;
+  bool more = page.size() > limit;
   if (more)
     page.resize(limit);
-  json entities = json::array();
+  std::vector<json> listed;
   for (const auto& e : page)
-    entities.push_back(entity_json(e));
+    listed.push_back(entity_json(e));
+  // The size cap: a page of large entities ends early, and the cursor says where.
+  auto entities = ctx.capped(std::move(listed));
+  if (entities.size() < page.size()) {
+    page.resize(entities.size());
+    more = true;
+  }
   // Each relation once, on the page of its source.
   json out{{"entities", entities},
-           {"relations", relations_of(ctx, g.organization_id, page, [](const std::string&) { return true; }, false)}};
+           {"relations", ctx.capped(json_list(relations_of(ctx, g.organization_id, page,
+                                                          [](const std::string&) { return true; }, false)))}};
   if (more)
     out["nextCursor"] = page.back().id;
   reply(tool_result(std::move(out)));
@@ -211,15 +225,17 @@ void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply r
                     [](const hit& x, const hit& y) { return x.rank != y.rank ? x.rank < y.rank : x.name < y.name; });
   hits.resize(keep);
   std::vector<entity_view> found;
-  json entities = json::array();
+  std::vector<json> listed;
   for (const auto& h : hits)
     if (auto e = ctx.entities().by_id(g.organization_id, h.id)) {
-      entities.push_back(entity_json(*e));
+      listed.push_back(entity_json(*e));
       found.push_back(std::move(*e));
     }
+  auto entities = ctx.capped(std::move(listed));  // the size cap; "total" still counts every match
+  found.resize(entities.size());
   // As the reference: the relations with at least one end in the results.
   auto relations = relations_of(ctx, g.organization_id, found, [](const std::string&) { return true; }, true);
-  reply(tool_result({{"entities", entities}, {"relations", relations}, {"total", total}}));
+  reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}, {"total", total}}));
 }
 
 void open_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
@@ -228,11 +244,13 @@ void open_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply rep
     if (auto e = ctx.entities().by_name(g.organization_id, n.get<std::string>()))
       if (std::none_of(found.begin(), found.end(), [&](const entity_view& f) { return f.id == e->id; }))
         found.push_back(std::move(*e));
-  json entities = json::array();
+  std::vector<json> listed;
   for (const auto& e : found)
-    entities.push_back(entity_json(e));
+    listed.push_back(entity_json(e));
+  auto entities = ctx.capped(std::move(listed));
+  found.resize(entities.size());
   auto relations = relations_of(ctx, g.organization_id, found, [](const std::string&) { return true; }, true);
-  reply(tool_result({{"entities", entities}, {"relations", relations}}));
+  reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}}));
 }
 
 }  // namespace

@@ -385,6 +385,36 @@ TEST_F(EntityTools, TheMemoryServersScenarios) {
   expect_every_tool_called(schemas::memory_tool_definitions());
 }
 
+/// Answers stay under the size cap (256 KiB): a page of large entities ends early with a
+/// cursor, and paging still lists every entity once.
+TEST_F(EntityTools, LargeEntitiesArePagedUnderTheSizeCap) {
+  const std::string line(1000, 'x');
+  for (int b = 0; b < 3; ++b) {
+    json observations = json::array();
+    for (int k = 0; k < 200; ++k)
+      observations.push_back(line + std::to_string(k));
+    ok("create_entities", {{"entities", {{{"name", "Big" + std::to_string(b)}, {"entityType", "blob"},
+                                          {"observations", observations}}}}});
+  }
+  ok("create_entities", {{"entities", {{{"name", "Small"}, {"entityType", "blob"}, {"observations", json::array()}}}}});
+  std::set<std::string> seen;
+  json page = ok("read_graph", {{"limit", 1000}});
+  std::size_t pages = 1;
+  for (; page.contains("nextCursor"); ++pages) {
+    EXPECT_LE(page.dump().size(), 260u * 1024) << "page " << pages;
+    for (const auto& e : page["entities"])
+      EXPECT_TRUE(seen.insert(e["name"].get<std::string>()).second);
+    page = ok("read_graph", {{"limit", 1000}, {"cursor", page["nextCursor"]}});
+  }
+  for (const auto& e : page["entities"])
+    EXPECT_TRUE(seen.insert(e["name"].get<std::string>()).second);
+  EXPECT_EQ(seen, (std::set<std::string>{"Big0", "Big1", "Big2", "Small"}));
+  EXPECT_GE(pages, 3u);
+  auto found = ok("search_nodes", {{"query", "big"}});
+  EXPECT_LT(found["entities"].size(), 3u);
+  EXPECT_EQ(found["total"], 3);
+}
+
 /// Entity writes and mail together, engramd killed with SIGKILL in the middle of a burst of
 /// entity writes (when engram-log has grown by a set number of records: observed, not timed),
 /// restarted: every answered write is in the graph, nothing is applied twice (the live store
@@ -435,6 +465,18 @@ TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRe
       follows += r["relationship"] == "follows";
     EXPECT_GE(follows, k == 0 ? 0u : 1u) << k;
   }
+  // A person from mail and the same person from a tool are one node.
+  const json sarah_mail{{"eventId", "mail-sarah"}, {"organizationId", "acme"}, {"sourceType", "email"},
+                        {"sentAt", "2026-05-01T09:00:00Z"}, {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}}},
+                        {"subject", "renewal"}, {"body", "We decided to renew the Contoso contract for two years."}};
+  test::produce_raw(broker_->bootstrap(), "inbound-messages", {{"acme", sarah_mail.dump()}});
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == long(mail.size()) + 1; }, 60s));
+  auto sarah = ok("entity_add", {{"name", "sarah lee"}, {"entity_type", "person"}, {"attributes", {{"role", "buyer"}}}});
+  EXPECT_EQ(sarah["created"], false) << sarah;
+  EXPECT_EQ(sarah["name"], "Sarah Lee");
+  EXPECT_EQ(sarah["entity_type"], "person");
+  EXPECT_EQ(ok("open_nodes", {{"names", {"sarah@acme.example"}}})["entities"][0]["name"], "Sarah Lee");
+
   // Another burst after the restart, then a merge and a delete.
   for (int k = i + 1; k < i.load() + 6; ++k)
     add("E" + std::to_string(k), "company");
