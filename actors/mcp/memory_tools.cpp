@@ -41,41 +41,41 @@ std::vector<std::string> strings(const json& a) {
   return out;
 }
 
-/// The relations among `entities`: those leaving one of them (every edge once), kept when
-/// `keep(other end's id)` says so.
-template <class Keep>
-json relations_of(tool_context& ctx, const std::string& org, const std::vector<entity_view>& entities, Keep keep,
+/// The relations touching `entities`: those leaving one of them, then (with `incoming_too`)
+/// those reaching one from outside the list; each once, per entity by label then other end.
+/// From the in-memory edges: no RocksDB read.
+json relations_of(tool_context& ctx, const std::string& org, const std::vector<entity_view>& entities,
                   bool incoming_too) {
+  const auto& store = ctx.entities().store();
   json out = json::array();
   std::set<std::string> ids;
-  for (const auto& e : entities)
-    ids.insert(e.id);
   std::map<std::string, std::string> names;
-  for (const auto& e : entities)
+  for (const auto& e : entities) {
+    ids.insert(e.id);
     names[e.id] = e.name;
-  auto name_of = [&](const std::string& id) -> std::string {
+  }
+  auto name_of = [&](const std::string& id) -> const std::string& {
     if (auto it = names.find(id); it != names.end())
       return it->second;
     std::string type;
-    if (!ctx.entities().store().entity_name(org, id, &names[id], &type))
-      names[id].clear();
-    return names[id];
+    auto& n = names[id];
+    if (!store.entity_name(org, id, &n, &type))
+      n.clear();
+    return n;
   };
-  for (const auto& e : entities)
-    for (bool outgoing : {true, false}) {
-      if (!outgoing && !incoming_too)
-        continue;
-      for (const auto& edge : ctx.entities().edges(org, e.id, outgoing ? edge_direction::outgoing : edge_direction::incoming)) {
-        const auto& other = outgoing ? edge.to_id : edge.from_id;
-        if (!outgoing && ids.count(other))
-          continue;  // listed from its source already
-        if (!keep(other))
-          continue;
-        const auto from = name_of(edge.from_id), to = name_of(edge.to_id);
-        if (!from.empty() && !to.empty())
-          out.push_back({{"from", from}, {"to", to}, {"relationType", edge.label}});
-      }
+  for (const auto& e : entities) {
+    auto edges = store.entity_neighbours(org, e.id, true, incoming_too);
+    std::sort(edges.begin(), edges.end(), [](const auto& x, const auto& y) {
+      return std::tie(y.outgoing, x.label, x.other_id) < std::tie(x.outgoing, y.label, y.other_id);
+    });
+    for (const auto& n : edges) {
+      if (!n.outgoing && ids.count(n.other_id))
+        continue;  // listed from its source already
+      const auto& other = name_of(n.other_id);
+      if (!other.empty())
+        out.push_back({{"from", n.outgoing ? e.name : other}, {"to", n.outgoing ? other : e.name}, {"relationType", n.label}});
     }
+  }
   return out;
 }
 
@@ -177,8 +177,7 @@ void read_graph(tool_context& ctx, const grant& g, const json& a, tool_reply rep
   }
   // Each relation once, on the page of its source.
   json out{{"entities", entities},
-           {"relations", ctx.capped(json_list(relations_of(ctx, g.organization_id, page,
-                                                          [](const std::string&) { return true; }, false)))}};
+           {"relations", ctx.capped(json_list(relations_of(ctx, g.organization_id, page, false)))}};
   if (more)
     out["nextCursor"] = page.back().id;
   reply(tool_result(std::move(out)));
@@ -234,7 +233,7 @@ void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply r
   auto entities = ctx.capped(std::move(listed));  // the size cap; "total" still counts every match
   found.resize(entities.size());
   // As the reference: the relations with at least one end in the results.
-  auto relations = relations_of(ctx, g.organization_id, found, [](const std::string&) { return true; }, true);
+  auto relations = relations_of(ctx, g.organization_id, found, true);
   reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}, {"total", total}}));
 }
 
@@ -249,7 +248,7 @@ void open_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply rep
     listed.push_back(entity_json(e));
   auto entities = ctx.capped(std::move(listed));
   found.resize(entities.size());
-  auto relations = relations_of(ctx, g.organization_id, found, [](const std::string&) { return true; }, true);
+  auto relations = relations_of(ctx, g.organization_id, found, true);
   reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}}));
 }
 
