@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace {
 
@@ -102,6 +103,19 @@ TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   EXPECT_NE(r.error.find("portable"), std::string::npos) << r.error;
   r = load(write("embedder:\n  kind: use-lite-int4\n"), {}, nullptr);
   EXPECT_NE(r.error.find("'embedder.kind'"), std::string::npos) << r.error;
+}
+
+TEST_F(ConfigTest, EntityTypeParentsAreAMapOfNames) {
+  auto r = load(write("entities:\n  type_parents: {saas_company: company, fintech: saas_company}\n"), {}, nullptr);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.config.entities.type_parents,
+            (std::map<std::string, std::string>{{"saas_company", "company"}, {"fintech", "saas_company"}}));
+  r = load(write("entities:\n  type_parents: [company]\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'entities.type_parents'"), std::string::npos) << r.error;
+  r = load(write("entities:\n  type_parents: {a: ''}\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("entities.type_parents.a"), std::string::npos) << r.error;
+  r = load(write("entities:\n  parents: {}\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("'entities.parents'"), std::string::npos) << r.error;
 }
 
 TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
