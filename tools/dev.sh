@@ -19,7 +19,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
   libeigen3-dev libicu-dev libstemmer-dev
-  kcat curl
+  kcat curl libtest-json-schema-acceptance-perl
 )
 
 setup() {

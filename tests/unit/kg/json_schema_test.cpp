@@ -1,0 +1,83 @@
+// The validator's own errors, table-driven: a schema it cannot honour is refused naming the
+// keyword and where it is; an invalid instance gets every reason with the instance's JSON
+// pointer, the keyword and the schema's pointer.
+#include "kg/json_schema.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace engram::kg {
+namespace {
+
+TEST(JsonSchema, SchemasItCannotHonourAreRefusedNamingTheKeywordAndPlace) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"properties": {"a": {"unevaluatedProperties": false}}})", "unevaluatedProperties at '/properties/a'"},
+      {R"({"x-id-field": "id"})", "x-id-field at ''"},
+      {R"({"$schema": "http://json-schema.org/draft-07/schema#"})", "only draft 2020-12"},
+      {R"({"type": "text"})", "type at ''"},
+      {R"({"pattern": "(unclosed"})", "pattern at ''"},
+      {R"({"$ref": "#/$defs/missing"})", "'#/$defs/missing' points at nothing"},
+      {R"({"$ref": "other.json"})", "outside this schema"},
+      {R"({"minLength": -1})", "minLength at '': must be a non-negative integer"},
+      {R"({"items": 5})", "schema at '/items': must be an object or a boolean"},
+      {R"({"required": [1]})", "required at ''"},
+      {R"({"$defs": {"a": {"$id": "http://x/y"}}})", "only the root schema may have an $id"},
+  };
+  for (const auto& [schema, says] : cases) {
+    auto r = json_schema::compile(json::parse(schema));
+    ASSERT_FALSE(r) << schema;
+    EXPECT_NE(r.error().find(says), std::string::npos) << schema << " -> " << r.error();
+  }
+  // The bundles' annotations, when the caller allows them.
+  compile_options bundles;
+  bundles.extension = [](std::string_view k) { return k.starts_with("x-"); };
+  EXPECT_TRUE(json_schema::compile(json::parse(R"({"x-id-field": "id", "properties": {"id": {"x-index": true}}})"), bundles));
+}
+
+TEST(JsonSchema, InvalidInstancesGetEveryReasonWithPointers) {
+  auto schema = json_schema::compile(json::parse(R"({
+    "type": "object", "required": ["id", "name"], "additionalProperties": false,
+    "$defs": {"code": {"type": "string", "pattern": "^[A-Z]{2}$"}},
+    "properties": {
+      "id": {"type": "string", "minLength": 3},
+      "name": {"type": "string", "maxLength": 5},
+      "country": {"$ref": "#/$defs/code"},
+      "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": true, "maxItems": 3},
+      "price": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.01}}})"));
+  ASSERT_TRUE(schema) << schema.error();
+  EXPECT_TRUE(schema->validate(json::parse(R"({"id": "abc", "name": "Zoë", "country": "FR", "tags": ["a"], "price": 9.99})")).empty());
+  struct expect {
+    const char* instance;
+    const char* path;
+    const char* keyword;
+    const char* schema_path;
+  };
+  const expect cases[] = {
+      {R"({"name": "x"})", "", "required", "/required"},
+      {R"({"id": "ab", "name": "x"})", "/id", "minLength", "/properties/id/minLength"},
+      {R"({"id": "abc", "name": "toolong"})", "/name", "maxLength", "/properties/name/maxLength"},
+      {R"({"id": "abc", "name": "x", "country": "fr"})", "/country", "pattern", "/properties/country/$ref/pattern"},
+      {R"({"id": "abc", "name": "x", "tags": ["a", "c"]})", "/tags/1", "enum", "/properties/tags/items/enum"},
+      {R"({"id": "abc", "name": "x", "tags": ["a", "a"]})", "/tags", "uniqueItems", "/properties/tags/uniqueItems"},
+      {R"({"id": "abc", "name": "x", "price": 0})", "/price", "exclusiveMinimum", "/properties/price/exclusiveMinimum"},
+      {R"({"id": "abc", "name": "x", "colour": "red"})", "/colour", "false", "/additionalProperties/false"},
+      {R"([1])", "", "type", "/type"},
+  };
+  for (const auto& c : cases) {
+    auto errors = schema->validate(json::parse(c.instance));
+    ASSERT_FALSE(errors.empty()) << c.instance;
+    EXPECT_EQ(errors[0].instance_path, c.path) << c.instance;
+    EXPECT_EQ(errors[0].keyword, c.keyword) << c.instance << ": " << errors[0].message;
+    EXPECT_EQ(errors[0].schema_path, c.schema_path) << c.instance;
+  }
+  auto many = schema->validate(json::parse(R"({"id": 1, "name": 2, "extra": 3})"));
+  EXPECT_EQ(many.size(), 3u);
+  EXPECT_EQ(schema->validate(json::parse(R"({"id": 1, "name": 2, "extra": 3})"), 2).size(), 2u);
+  EXPECT_TRUE(std::any_of(many.begin(), many.end(), [](const validation_error& e) {
+    return e.instance_path == "/extra" && e.message == "'extra' is not a property this schema allows";
+  }));
+}
+
+}  // namespace
+}  // namespace engram::kg
