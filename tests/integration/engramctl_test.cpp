@@ -245,6 +245,60 @@ TEST(Engramctl, EntitiesSearchShowAndExport) {
   EXPECT_NE(run(base + "export --format dot" + where, &out), 0);
 }
 
+/// engramctl kg bowtie as Bowtie runs it: a separate process fed JSON lines. Every group of
+/// two official suite files: results for what compiles (equal to the suite's answers),
+/// "skipped" naming the reason for what uses an unsupported feature.
+TEST(Engramctl, KgBowtieAnswersTheOfficialSuiteOverTheHarnessProtocol) {
+  test::temp_dir dir("engramctl-bowtie");
+  std::ofstream in(dir.sub("in.jsonl"));
+  in << R"({"cmd": "start", "version": 1})" << "\n"
+     << R"({"cmd": "dialect", "dialect": "https://json-schema.org/draft/2020-12/schema"})" << "\n";
+  std::vector<json> expected;
+  for (const char* file : {"type", "ref", "properties"}) {
+    std::ifstream f(std::string(JSON_SCHEMA_SUITE) + "/" + file + ".json");
+    ASSERT_TRUE(f) << file;
+    for (auto& group : json::parse(f)) {
+      json tests = json::array(), valid = json::array();
+      for (const auto& t : group["tests"]) {
+        tests.push_back({{"description", t["description"]}, {"instance", t["data"]}});
+        valid.push_back(t["valid"]);
+      }
+      in << json{{"cmd", "run"}, {"seq", expected.size()}, {"output", "flag"},
+                 {"case", {{"description", group["description"]}, {"schema", group["schema"]}, {"tests", tests}}}}
+                .dump()
+         << "\n";
+      expected.push_back(valid);
+    }
+  }
+  in << R"({"cmd": "stop"})" << "\n";
+  in.close();
+  std::string out;
+  ASSERT_EQ(run(engramctl() + " kg bowtie < " + dir.sub("in.jsonl") + " 2>&1", &out), 0) << out;
+  std::istringstream lines(out);
+  std::vector<json> replies;
+  for (std::string line; std::getline(lines, line);)
+    replies.push_back(json::parse(line));
+  ASSERT_EQ(replies.size(), expected.size() + 3) << out;
+  EXPECT_EQ(replies[1], (json{{"ok", true}}));
+  std::size_t results = 0, skipped = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& r = replies[i + 2];
+    ASSERT_EQ(r["seq"], i);
+    if (r.contains("skipped")) {
+      ++skipped;
+      EXPECT_FALSE(r["message"].get<std::string>().empty());
+      continue;
+    }
+    ++results;
+    ASSERT_EQ(r["results"].size(), expected[i].size()) << r;
+    for (std::size_t k = 0; k < expected[i].size(); ++k)
+      EXPECT_EQ(r["results"][k]["valid"], expected[i][k]) << "case " << i << " test " << k;
+  }
+  EXPECT_EQ(results, 36u);
+  EXPECT_EQ(skipped, 14u);  // ref.json's groups the suite test excludes: embedded $id, the remote metaschema
+  EXPECT_EQ(replies.back(), json::object());
+}
+
 TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
   test::temp_dir dir("json-logs");
   const auto log = dir.sub("engramd.log");

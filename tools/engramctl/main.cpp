@@ -13,6 +13,7 @@
 #include "actors/extractor/rules.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
+#include "kg/bowtie.hpp"
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "config/config.hpp"
@@ -409,7 +410,14 @@ int main(int argc, char** argv) {
   en_export->add_option("--format", eo.format, "jsonl or mermaid")->capture_default_str()->check(
       CLI::IsMember({"jsonl", "mermaid"}));
 
+  auto* kg = app.add_subcommand("kg", "Knowledge bundles (JSON Schema entity types)");
+  kg->require_subcommand(1);
+  auto* kg_bowtie = kg->add_subcommand(
+      "bowtie", "Serve the Bowtie harness protocol (JSON lines on stdin/stdout) with Engram's JSON Schema validator");
+
   CLI11_PARSE(app, argc, argv);
+  if (*kg_bowtie)
+    return engram::kg::bowtie_harness(std::cin, std::cout);
   if (*en_search)
     return engram::ctl::entities_search(eo, std::cout, std::cerr);
   if (*en_show)

@@ -1,11 +1,13 @@
 // The validator's own errors, table-driven: a schema it cannot honour is refused naming the
 // keyword and where it is; an invalid instance gets every reason with the instance's JSON
 // pointer, the keyword and the schema's pointer.
+#include "kg/bowtie.hpp"
 #include "kg/json_schema.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 namespace engram::kg {
 namespace {
@@ -77,6 +79,39 @@ TEST(JsonSchema, InvalidInstancesGetEveryReasonWithPointers) {
   EXPECT_TRUE(std::any_of(many.begin(), many.end(), [](const validation_error& e) {
     return e.instance_path == "/extra" && e.message == "'extra' is not a property this schema allows";
   }));
+}
+
+TEST(Bowtie, TheHarnessSpeaksTheProtocol) {
+  std::istringstream in(
+      R"({"cmd": "start", "version": 1})" "\n"
+      R"({"cmd": "dialect", "dialect": "https://json-schema.org/draft/2020-12/schema"})" "\n"
+      R"({"cmd": "dialect", "dialect": "http://json-schema.org/draft-07/schema#"})" "\n"
+      R"({"cmd": "run", "seq": 1, "case": {"description": "d", "schema": {"type": "integer", "minimum": 3},)"
+      R"( "tests": [{"description": "a", "instance": 5}, {"description": "b", "instance": 2}, {"description": "c", "instance": "x"}]}})" "\n"
+      R"({"cmd": "run", "seq": 2, "case": {"description": "d", "schema": {"unevaluatedItems": false}, "tests": [{"description": "a", "instance": []}]}})" "\n"
+      R"({"cmd": "stop"})" "\n");
+  std::ostringstream out;
+  ASSERT_EQ(bowtie_harness(in, out), 0);
+  std::istringstream lines(out.str());
+  std::vector<json> replies;
+  for (std::string line; std::getline(lines, line);)
+    replies.push_back(json::parse(line));
+  ASSERT_EQ(replies.size(), 6u) << out.str();
+  EXPECT_EQ(replies[0]["version"], 1);
+  EXPECT_EQ(replies[0]["implementation"]["language"], "c++");
+  EXPECT_EQ(replies[0]["implementation"]["dialects"], json({"https://json-schema.org/draft/2020-12/schema"}));
+  EXPECT_EQ(replies[1], (json{{"ok", true}}));
+  EXPECT_EQ(replies[2], (json{{"ok", false}}));
+  EXPECT_EQ(replies[3], (json{{"seq", 1}, {"results", {{{"valid", true}}, {{"valid", false}}, {{"valid", false}}}}}));
+  EXPECT_EQ(replies[4]["seq"], 2);
+  EXPECT_EQ(replies[4]["skipped"], true);
+  EXPECT_NE(replies[4]["message"].get<std::string>().find("unevaluatedItems"), std::string::npos);
+  EXPECT_EQ(replies[5], json::object());
+
+  std::istringstream early(R"({"cmd": "run", "seq": 1})" "\n");
+  std::ostringstream said;
+  EXPECT_EQ(bowtie_harness(early, said), 1);
+  EXPECT_NE(said.str().find("'start' must come first"), std::string::npos);
 }
 
 }  // namespace
