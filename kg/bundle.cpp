@@ -72,10 +72,11 @@ public:
 
   std::variant<bundle, std::vector<bundle_error>> run() {
     manifest();
-    if (errors_.empty())
+    // Every problem at once: instances and references are checked even when some are wrong.
+    if (errors_.empty() || !b_.types.empty()) {
       check_types();
-    if (errors_.empty())
       check_references();
+    }
     if (!errors_.empty())
       return errors_;
     return std::move(b_);
@@ -282,7 +283,7 @@ private:
         const auto& [file, index] = origin_[&t][i];
         const auto& e = t.entities[i];
         for (const auto& err : compiled->validate(e, 20))
-          fail(file, index, err.instance_path, err.keyword + ": " + err.message);
+          fail(file, index, err.instance_path, err.keyword == "false" ? err.message : err.keyword + ": " + err.message);
         if (!e.is_object())
           continue;
         for (const auto& [field, counted] : t.derived)

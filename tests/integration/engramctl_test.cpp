@@ -299,6 +299,34 @@ TEST(Engramctl, KgBowtieAnswersTheOfficialSuiteOverTheHarnessProtocol) {
   EXPECT_EQ(replies.back(), json::object());
 }
 
+/// engramctl kg validate on the shipped example bundle (tools/samples/kg/ecommerce-catalog:
+/// 302 entities, x-ref chains, a cycle) and on a broken copy: every problem on its own line
+/// with file, entity, pointer and reason, exit 1.
+TEST(Engramctl, KgValidateChecksABundleLocally) {
+  const std::string sample = ENGRAM_SOURCE_DIR "/tools/samples/kg/ecommerce-catalog";
+  std::string out;
+  ASSERT_EQ(run(engramctl() + " kg validate " + sample + " 2>&1", &out), 0) << out;
+  EXPECT_NE(out.find("3 types, 302 entities, valid"), std::string::npos) << out;
+  EXPECT_NE(out.find("warning: cycle between types: brand -> category -> brand"), std::string::npos) << out;
+  EXPECT_NE(out.find("list_category_ids"), std::string::npos) << out;
+
+  test::temp_dir dir("engramctl-kg");
+  const auto copy = dir.sub("bundle");
+  std::filesystem::copy(sample, copy, std::filesystem::copy_options::recursive);
+  auto attributes = json::parse(std::ifstream(copy + "/entities/product_attributes.json"));
+  attributes[7]["category"] = "spaceships";
+  attributes[9]["brand_count"] = 3;
+  std::ofstream(copy + "/entities/product_attributes.json") << attributes.dump();
+  ASSERT_EQ(run(engramctl() + " kg validate " + copy + " 2>&1", &out), 1) << out;
+  EXPECT_NE(out.find("entities/product_attributes.json entity 7 /category: refers to category 'spaceships', which the "
+                     "bundle does not have"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("entities/product_attributes.json entity 9 /brand_count: 'brand_count' is not a property this schema allows"),
+            std::string::npos)
+      << out;
+}
+
 TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
   test::temp_dir dir("json-logs");
   const auto log = dir.sub("engramd.log");

@@ -14,6 +14,7 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "kg/bowtie.hpp"
+#include "kg/bundle.hpp"
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "config/config.hpp"
@@ -317,6 +318,32 @@ int digest(const std::string& dir) {
   return 0;
 }
 
+int kg_validate_bundle(const std::string& dir) {
+  auto loaded = engram::kg::load_bundle(dir);
+  if (auto* errors = std::get_if<std::vector<engram::kg::bundle_error>>(&loaded)) {
+    for (const auto& e : *errors)
+      std::cerr << e.to_string() << "\n";
+    std::cerr << "kg validate: " << errors->size() << " problem" << (errors->size() == 1 ? "" : "s") << " in " << dir
+              << "\n";
+    return 1;
+  }
+  const auto& b = std::get<engram::kg::bundle>(loaded);
+  for (const auto& w : b.warnings)
+    std::cerr << "warning: " << w << "\n";
+  std::size_t entities = 0;
+  for (const auto& [name, t] : b.types)
+    entities += t.entities.size();
+  std::cout << "bundle " << b.name << " " << b.version << ": " << b.types.size() << " types, " << entities
+            << " entities, valid\n";
+  for (const auto& [name, t] : b.types) {
+    std::string tools;
+    for (const auto& x : t.expose)
+      tools += " " + (x == "list_ids" ? "list_" + name + "_ids" : x + "_" + name);
+    std::cout << "  " << name << ": " << t.entities.size() << " entities, id " << t.id_field << ", tools" << tools << "\n";
+  }
+  return 0;
+}
+
 int stats(std::string url) {
   if (url.find("/v1/stats") == std::string::npos) {
     while (!url.empty() && url.back() == '/')
@@ -415,9 +442,16 @@ int main(int argc, char** argv) {
   auto* kg_bowtie = kg->add_subcommand(
       "bowtie", "Serve the Bowtie harness protocol (JSON lines on stdin/stdout) with Engram's JSON Schema validator");
 
+  auto* kg_validate = kg->add_subcommand(
+      "validate", "Check a bundle directory locally (manifest, schemas, entities, references); every problem, one a line");
+  std::string bundle_dir;
+  kg_validate->add_option("bundle", bundle_dir, "The bundle's directory (manifest.yaml at its root)")->required();
+
   CLI11_PARSE(app, argc, argv);
   if (*kg_bowtie)
     return engram::kg::bowtie_harness(std::cin, std::cout);
+  if (*kg_validate)
+    return kg_validate_bundle(bundle_dir);
   if (*en_search)
     return engram::ctl::entities_search(eo, std::cout, std::cerr);
   if (*en_show)
