@@ -314,7 +314,7 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
             if (v.IsNull())
               return;
             if (!v.IsSequence())
-              fail(k, "must be a list of {token, organization_id, scopes, name}");
+              fail(k, "must be a list of {token, organization_id, scopes, name, bundles}");
             for (std::size_t i = 0; i < v.size(); ++i) {
               token_config t;
               const auto at = k + "[" + std::to_string(i) + "]";
@@ -331,6 +331,12 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
                        fail(kk, "unknown scope '" + scope + "' (read, write, admin)");
                      t.scopes.push_back(scope);
                    }
+                 }},
+                {"bundles", [&](const YAML::Node& x, const std::string& kk) {
+                   if (!x.IsSequence())
+                     fail(kk, "must be a list of bundle names");
+                   for (const auto& b : x)
+                     t.bundles.push_back(as_string(b, kk));
                  }},
               });
               if (t.token.size() < 16)

@@ -152,6 +152,9 @@ struct token_config {
   std::vector<std::string> scopes;
   /// Who saves with it (recorded as the author of saved knowledge). Default: "agent".
   std::string name = "agent";
+  /// The knowledge bundles of its organisation it is bound to: only these bundles' tools
+  /// (list_<type>, get_<type>, ...) and prompts are shown to it. Default: none.
+  std::vector<std::string> bundles;
 };
 
 struct auth_config {

@@ -5,7 +5,8 @@ namespace engram::schemas {
 namespace {
 
 constexpr std::array<std::string_view, all_record_kinds.size()> kind_names{
-    kind_inbound_message, kind_knowledge_save, kind_knowledge_command, kind_extracted_message, kind_entity_command};
+    kind_inbound_message, kind_knowledge_save, kind_knowledge_command, kind_extracted_message, kind_entity_command,
+    kind_kg_bundle};
 
 const inbound_message& message_of(const inbound_message& m) { return m; }
 const inbound_message& message_of(const extracted_message& x) { return x.message; }
@@ -78,6 +79,12 @@ std::variant<log_payload, record_error> decode_record(std::string_view header, s
       entity_command c;
       if (auto bad = decode(value, c))
         return record_error{"entity-command " + *bad, "schema"};
+      return log_payload{std::move(c)};
+    }
+    case record_kind::kg_bundle: {
+      kg_command c;
+      if (auto bad = decode(value, c))
+        return record_error{"kg-bundle " + *bad, "schema"};
       return log_payload{std::move(c)};
     }
   }

@@ -13,12 +13,14 @@
 //   knowledge-save      schemas/knowledge_save.hpp          MCP save_knowledge
 //   knowledge-command   schemas/knowledge_command.hpp       MCP (validate, branches, review), timers
 //   entity-command      schemas/entity_command.hpp          MCP entity tools (the entity graph)
+//   kg-bundle           schemas/kg_bundle.hpp               engramctl kg apply|delete (bundles)
 //
 // A record without a kind header is an inbound message (what the first releases wrote).
 
 #include "schemas/entity_command.hpp"
 #include "schemas/extracted_message.hpp"
 #include "schemas/inbound_message.hpp"
+#include "schemas/kg_bundle.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 
@@ -34,21 +36,28 @@ namespace engram::schemas {
 inline constexpr const char* kind_header = "kind";
 
 /// In the order of log_payload's alternatives.
-enum class record_kind : std::uint8_t { inbound_message, knowledge_save, knowledge_command, extracted_message, entity_command };
+enum class record_kind : std::uint8_t {
+  inbound_message,
+  knowledge_save,
+  knowledge_command,
+  extracted_message,
+  entity_command,
+  kg_bundle
+};
 
 inline constexpr std::array all_record_kinds{record_kind::inbound_message, record_kind::knowledge_save,
                                              record_kind::knowledge_command, record_kind::extracted_message,
-                                             record_kind::entity_command};
+                                             record_kind::entity_command, record_kind::kg_bundle};
 
 /// The header value: "inbound-message", "knowledge-save", "knowledge-command", "extracted-message",
-/// "entity-command".
+/// "entity-command", "kg-bundle".
 [[nodiscard]] std::string_view to_string(record_kind k);
 /// The kind a header value names; an empty header is an inbound message; nullopt: unknown.
 [[nodiscard]] std::optional<record_kind> parse_record_kind(std::string_view header);
 
 /// A decoded record's value.
 using log_payload =
-    std::variant<inbound_message, knowledge_save, knowledge_command, extracted_message, entity_command>;
+    std::variant<inbound_message, knowledge_save, knowledge_command, extracted_message, entity_command, kg_command>;
 
 [[nodiscard]] record_kind kind_of(const log_payload& p);
 [[nodiscard]] const std::string& organization_of(const log_payload& p);

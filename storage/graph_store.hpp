@@ -5,6 +5,7 @@
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/entity_command.hpp"
+#include "schemas/kg_bundle.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 #include "schemas/knowledge.hpp"
@@ -95,6 +96,36 @@ struct entity_result {
   /// [{entityName, addedObservations}]}, delete_* {"deleted": n}, merge_entities
   /// {merged_into, removed, attributes_gained, relationships_gained}.
   std::string json;
+};
+
+/// What a bundle record did (apply_kg_command).
+struct kg_result {
+  /// Why the bundle was refused ("tool_name_collision_in_tenant: ..."): nothing became
+  /// visible, the chunks kept so far were dropped. Empty otherwise.
+  std::string error;
+  /// The apply's status as JSON: {bundle, applyId, state: staged | applied | rejected |
+  /// deleted, chunksReceived, chunks, entities, version, error}.
+  std::string json;
+  /// True when the organisation's visible bundles changed (a version applied, one deleted).
+  bool changed = false;
+};
+
+/// A bundle's visible version.
+struct kg_bundle_info {
+  std::string organization_id, name, version, description, apply_id, applied_at;
+  std::vector<schemas::kg_type_spec> types;
+  /// Entities per type.
+  std::map<std::string, std::uint64_t> counts;
+};
+
+/// A page of one type's entities (kg_list).
+struct kg_page {
+  /// Entities that pass every filter.
+  std::uint64_t total = 0;
+  /// The page's ids, in id order.
+  std::vector<std::string> ids;
+  /// Their JSON, when asked for.
+  std::vector<std::string> items;
 };
 
 /// One edge of the entity graph.
@@ -280,6 +311,29 @@ public:
   /// Up to `limit` entities after id `after` ("" = from the first), in id order, as (id, JSON).
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> list_entities(
       const std::string& organization_id, const std::string& after, std::size_t limit) const = 0;
+
+  /// Applies one record of a bundle (schemas/kg_bundle.hpp) in one batch with the offset
+  /// advance. An apply's chunks are kept apart until the last has arrived; then the new
+  /// version replaces the old one in the same batch (readers see one or the other, whole),
+  /// unless a tool it would expose is already exposed by another bundle of the organisation
+  /// or by the server (then nothing changes and result->error says which).
+  [[nodiscard]] virtual errc apply_kg_command(const log_position& pos, const schemas::kg_command& c,
+                                              kg_result* result, apply_outcome* outcome) = 0;
+  /// The visible bundles of an organisation ("" = of every organisation), by organisation and name.
+  [[nodiscard]] virtual std::vector<kg_bundle_info> kg_bundles(const std::string& organization_id) const = 0;
+  /// The last apply's status of a bundle (kg_result::json), or not_found.
+  [[nodiscard]] virtual result<std::string> kg_status(const std::string& organization_id,
+                                                      const std::string& bundle) const = 0;
+  /// One entity of a bundle's type by id, as JSON, or not_found.
+  [[nodiscard]] virtual result<std::string> kg_get(const std::string& organization_id, const std::string& bundle,
+                                                   const std::string& type, const std::string& id) const = 0;
+  /// The entities of a type that match every filter (indexed field, schemas::kg_index_value of
+  /// the value), in id order from `offset`, at most `limit`; their JSON when `with_items`. A
+  /// filter reads the index, so the work follows the result, not the bundle.
+  [[nodiscard]] virtual kg_page kg_list(const std::string& organization_id, const std::string& bundle,
+                                        const std::string& type,
+                                        const std::vector<std::pair<std::string, std::string>>& filters,
+                                        std::size_t offset, std::size_t limit, bool with_items) const = 0;
 
   /// The contact entity of an address (person), as JSON, or not_found.
   [[nodiscard]] virtual result<std::string> get_contact(const std::string& organization_id,

@@ -34,4 +34,19 @@ void apply_notifier::applied(const std::string& org, const std::string& id, appl
   count_ = waiting_.size();
 }
 
+void apply_notifier::on_bundles_changed(std::function<void(const std::string&)> fn) {
+  std::lock_guard lock(mutex_);
+  bundle_listeners_.push_back(std::move(fn));
+}
+
+void apply_notifier::bundles_changed(const std::string& org) {
+  std::vector<std::function<void(const std::string&)>> listeners;
+  {
+    std::lock_guard lock(mutex_);
+    listeners = bundle_listeners_;
+  }
+  for (const auto& fn : listeners)
+    fn(org);
+}
+
 }  // namespace engram::actors

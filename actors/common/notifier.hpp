@@ -6,6 +6,7 @@
 #include "storage/graph_store.hpp"
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -22,6 +23,8 @@ struct applied_event {
   /// A command's answer (JSON), or why it did not apply (`rejected`).
   std::string result;
   std::string rejected;
+  /// A bundle record made a version visible or deleted one.
+  bool bundles_changed = false;
 };
 
 class apply_notifier {
@@ -33,7 +36,15 @@ public:
   /// Called by the store stage for every applied event; cheap when nobody waits.
   void applied(const std::string& organization_id, const std::string& event_id, applied_event what);
 
+  /// Calls `fn(organization)` whenever the store made a bundle version visible or deleted
+  /// one (the MCP side regenerates that organisation's bundle tools). Register before
+  /// the store starts applying.
+  void on_bundles_changed(std::function<void(const std::string& organization_id)> fn);
+  /// Called by the store stage after such a change is durable.
+  void bundles_changed(const std::string& organization_id);
+
 private:
+  std::vector<std::function<void(const std::string&)>> bundle_listeners_;
   std::mutex mutex_;
   std::map<std::string, std::promise<applied_event>> waiting_;
   std::atomic<std::size_t> count_{0};

@@ -39,6 +39,8 @@ struct log_record {
   std::shared_ptr<const schemas::knowledge_command> command;
   /// Set when the record is an entity command (`message` is then null).
   std::shared_ptr<const schemas::entity_command> entity;
+  /// Set when the record is a chunk (or the deletion) of a knowledge bundle (`message` null).
+  std::shared_ptr<const schemas::kg_command> bundle;
   /// What was read from `message`, with an embedding per entry: from the record itself
   /// (extracted-message, format 2), or by the extractor stage for records of format 1 and
   /// saves that came without a vector (null before it, or when not extracted).
@@ -50,7 +52,7 @@ struct log_record {
 };
 
 /// Fills `rec` from a decoded engram-log record: a message (with what was read from it,
-/// format 2), a save (with its as_message() form), a knowledge command or an entity command. `re_extract` drops what a
+/// format 2), a save (with its as_message() form), a knowledge command, an entity command or a bundle's chunk. `re_extract` drops what a
 /// format-2 record says was read, so the extractor stage reads the message again
 /// (engramctl replay --re-extract).
 inline void set_payload(log_record& rec, schemas::log_payload&& payload, bool re_extract = false) {
@@ -65,8 +67,10 @@ inline void set_payload(log_record& rec, schemas::log_payload&& payload, bool re
     rec.save = std::make_shared<schemas::knowledge_save>(std::move(*s));
   } else if (auto* c = std::get_if<schemas::knowledge_command>(&payload)) {
     rec.command = std::make_shared<schemas::knowledge_command>(std::move(*c));
+  } else if (auto* e = std::get_if<schemas::entity_command>(&payload)) {
+    rec.entity = std::make_shared<schemas::entity_command>(std::move(*e));
   } else {
-    rec.entity = std::make_shared<schemas::entity_command>(std::move(std::get<schemas::entity_command>(payload)));
+    rec.bundle = std::make_shared<schemas::kg_command>(std::move(std::get<schemas::kg_command>(payload)));
   }
 }
 

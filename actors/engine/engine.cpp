@@ -104,6 +104,12 @@ http::router engine::impl::routes() {
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   });
   if (store)
+    r.add("/v1/kg/bundles", get, [this, json_reply](const http::request& req, http::responder respond) {
+      if (!mcp)
+        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+      mcp->handle_bundles(req, std::move(respond));
+    });
+  if (store)
     r.add("/v1/stats", get, [this](const http::request&, http::responder respond) {
       respond(http::response{200, "application/json", stats(), {}});
     });
@@ -137,7 +143,8 @@ engram::result<std::string> dev_token(const std::string& dir) {
 engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg) {
   mcp::mcp_options o;
   for (const auto& t : cfg.auth.tokens)
-    o.auth.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name};
+    o.auth.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name,
+                              std::set<std::string>(t.bundles.begin(), t.bundles.end())};
   o.auth.anonymous_organization = cfg.auth.anonymous_organization;
   o.policy.decay = cfg.decay;
   o.policy.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
@@ -146,7 +153,7 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
     auto token = dev_token(cfg.storage.path);
     if (!token)
       return engram::fail(token.error());
-    o.auth.tokens[*token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev"};
+    o.auth.tokens[*token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev", {}};
     logging::get(logging::module::mcp)
         .info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
               cfg.auth.dev_organization, cfg.storage.path, *token);

@@ -200,7 +200,7 @@ void log_consumer::run() {
       } else {
         set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)), m.re_extract);
       }
-      if (!rec.message && !rec.command && !rec.entity)
+      if (!rec.message && !rec.command && !rec.entity && !rec.bundle)
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
       batch.records.push_back(std::move(rec));
     }

@@ -26,7 +26,7 @@ std::variant<grant, http::response> authenticate(const http::request& req, const
     return error_response(failure::forbidden, nullptr, "origin not allowed: " + origin);
   auto auth = header("authorization");
   if (auth.empty() && !opts.anonymous_organization.empty())
-    return grant{opts.anonymous_organization, {"read", "write"}, "anonymous"};
+    return grant{opts.anonymous_organization, {"read", "write"}, "anonymous", {}};
   const std::string bearer = "Bearer ";
   if (auth.size() > bearer.size() && std::equal(bearer.begin(), bearer.end(), auth.begin(), [](char x, char y) {
         return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));

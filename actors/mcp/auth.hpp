@@ -17,6 +17,8 @@ struct grant {
   std::set<std::string> scopes;
   /// Recorded as the author of what it saves.
   std::string name;
+  /// The bundles of its organisation whose tools and prompts it sees (config auth.tokens[].bundles).
+  std::set<std::string> bundles;
 
   /// True when the grant holds `scope` (admin holds every scope).
   [[nodiscard]] bool allows(const std::string& scope) const { return scopes.count(scope) || scopes.count("admin"); }

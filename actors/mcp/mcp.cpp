@@ -29,7 +29,7 @@ std::int64_t system_now_ms() {
 }
 
 /// The JSON-RPC methods answered besides tools/call (metric labels).
-const std::set<std::string> methods{"initialize", "ping", "tools/list", "tools/call"};
+const std::set<std::string> methods{"initialize", "ping", "tools/list", "tools/call", "prompts/list", "prompts/get"};
 
 }  // namespace
 
@@ -74,9 +74,26 @@ struct service::impl final : tool_context {
     entity_graph = std::make_unique<knowledge::entity_reader>(deps.store, opts.type_parents);
     add_knowledge_tools(tools, *this);
     add_entity_tools(tools, *this);
+    if (deps.store) {
+      alive->second = true;
+      refresh_bundle_tools(tools, deps.store, "");
+      if (deps.notifier)
+        deps.notifier->on_bundles_changed([alive = alive, this](const std::string& org) {
+          std::lock_guard lock(alive->first);
+          if (alive->second)
+            refresh_bundle_tools(tools, deps.store, org);
+        });
+    }
   }
 
+  /// Guards the bundle listener against a store that applies after this service is gone.
+  std::shared_ptr<std::pair<std::mutex, bool>> alive = std::make_shared<std::pair<std::mutex, bool>>();
+
   ~impl() override {
+    {
+      std::lock_guard lock(alive->first);
+      alive->second = false;
+    }
     std::unique_lock lock(wait_mutex);
     wait_cv.wait(lock, [&] { return waiting == 0; });
   }
@@ -186,7 +203,7 @@ struct service::impl final : tool_context {
     if (!params.contains("name") || !params["name"].is_string())
       return respond(error_response(failure::invalid_params, id, "params.name: must be a tool name"));
     const auto name = params["name"].get<std::string>();
-    const json arguments = params.contains("arguments") ? params["arguments"] : json::object();
+    json arguments = params.contains("arguments") ? params["arguments"] : json::object();
     if (!arguments.is_object())
       return respond(error_response(failure::invalid_params, id, "params.arguments: must be an object"));
     auto t = tools.find(name, g);
@@ -195,6 +212,9 @@ struct service::impl final : tool_context {
     if (!g.allows(t->scope))
       return respond(error_response(failure::forbidden, id, "this token lacks the " + t->scope + " scope"));
     auto reply = [id, respond](json result) { respond(result_response(id, std::move(result))); };
+    if (t->prepare)
+      if (auto bad = t->prepare(arguments))
+        return reply(tool_error(*bad));
     if (auto bad = check_arguments(t->definition["inputSchema"], arguments))
       return reply(tool_error(*bad));
     try {
@@ -212,6 +232,22 @@ service::service(mcp_dependencies deps, mcp_options opts)
 service::~service() = default;
 
 registry& service::tools() { return impl_->tools; }
+
+void service::handle_bundles(const http::request& req, http::responder respond) {
+  auto who = authenticate(req, impl_->opts.auth);
+  if (auto* refused = std::get_if<http::response>(&who))
+    return respond(std::move(*refused));
+  const auto& g = std::get<grant>(who);
+  std::string name;
+  if (auto q = req.target.find("?name="); q != std::string::npos)
+    name = req.target.substr(q + 6, req.target.find('&', q) == std::string::npos ? std::string::npos
+                                                                                  : req.target.find('&', q) - q - 6);
+  if (!name.empty() && !schemas::valid_bundle_name(name))
+    return respond(json_response(400, {{"error", "name: '" + name + "' is not a bundle name ([a-z0-9-]+)"}}));
+  if (!impl_->deps.store)
+    return respond(json_response(503, {{"error", "no store in this process"}}));
+  respond(json_response(200, bundles_json(*impl_->deps.store, g.organization_id, name)));
+}
 
 void service::handle(const http::request& req, http::responder respond) {
   auto& m = *impl_;
@@ -254,7 +290,7 @@ void service::handle(const http::request& req, http::responder respond) {
         version = p;
     return respond(result_response(
         id, {{"protocolVersion", version},
-             {"capabilities", {{"tools", {{"listChanged", false}}}}},
+             {"capabilities", {{"tools", {{"listChanged", false}}}, {"prompts", {{"listChanged", false}}}}},
              {"serverInfo", {{"name", "engram"}, {"version", "0.1.0"}}},
              {"instructions", "Engram: this organisation's knowledge, read from its mail and chat. "
                               "recall_knowledge before answering; save_knowledge what you learn."}}));
@@ -265,6 +301,16 @@ void service::handle(const http::request& req, http::responder respond) {
     return respond(result_response(id, {{"tools", m.tools.list(g)}}));
   if (method == "tools/call")
     return m.call_tool(g, id, params, std::move(respond));
+  if (method == "prompts/list")
+    return respond(result_response(
+        id, {{"prompts", m.deps.store ? bundle_prompts(*m.deps.store, g) : json::array()}}));
+  if (method == "prompts/get") {
+    const auto name = params.value("name", json()).is_string() ? params["name"].get<std::string>() : std::string();
+    auto p = m.deps.store ? bundle_prompt(*m.deps.store, g, name) : std::nullopt;
+    if (!p)
+      return respond(error_response(failure::invalid_params, id, "unknown prompt: " + name));
+    return respond(result_response(id, std::move(*p)));
+  }
   respond(error_response(failure::method_not_found, id, "method not found: " + method));
 }
 

@@ -59,6 +59,8 @@ public:
   ~service();
   /// Answers one request to /mcp (any method).
   void handle(const http::request& req, http::responder respond);
+  /// Answers GET /v1/kg/bundles[?name=N] for the token's organisation (engramctl kg).
+  void handle_bundles(const http::request& req, http::responder respond);
   /// The tools served (the knowledge tools at start; more may be added).
   [[nodiscard]] registry& tools();
 

@@ -10,11 +10,22 @@ void registry::add(tool t) {
   {
     std::unique_lock lock(mutex_);
     auto shared = std::make_shared<const tool>(std::move(t));
-    auto it = std::find_if(tools_.begin(), tools_.end(), [&](const auto& x) { return x->name() == shared->name(); });
+    auto it = std::find_if(tools_.begin(), tools_.end(),
+                           [&](const auto& x) { return x->name() == shared->name() && x->owner == shared->owner; });
     if (it != tools_.end())
       *it = std::move(shared);
     else
       tools_.push_back(std::move(shared));
+  }
+  announce();
+}
+
+void registry::replace_owned(const std::string& owner_prefix, std::vector<tool> tools) {
+  {
+    std::unique_lock lock(mutex_);
+    std::erase_if(tools_, [&](const auto& x) { return !x->owner.empty() && x->owner.starts_with(owner_prefix); });
+    for (auto& t : tools)
+      tools_.push_back(std::make_shared<const tool>(std::move(t)));
   }
   announce();
 }
@@ -34,8 +45,8 @@ bool registry::remove(const std::string& name) {
 std::shared_ptr<const tool> registry::find(const std::string& name, const grant& g) const {
   std::shared_lock lock(mutex_);
   for (const auto& t : tools_)
-    if (t->name() == name)
-      return !t->visible_to || t->visible_to(g) ? t : nullptr;
+    if (t->name() == name && (!t->visible_to || t->visible_to(g)))
+      return t;
   return nullptr;
 }
 
@@ -52,7 +63,8 @@ std::vector<std::string> registry::names() const {
   std::shared_lock lock(mutex_);
   std::vector<std::string> out;
   for (const auto& t : tools_)
-    out.push_back(t->name());
+    if (std::find(out.begin(), out.end(), t->name()) == out.end())
+      out.push_back(t->name());
   return out;
 }
 

@@ -33,21 +33,31 @@ struct tool {
   std::function<void(const grant&, const json& arguments, tool_reply)> handler;
   /// Who sees the tool (null: every grant).
   std::function<bool(const grant&)> visible_to;
+  /// Generated tools: who made them ("kg\0<org>\0<bundle>"); "" for the server's own. Two
+  /// tools may share a name when their owners differ (list_category of two organisations);
+  /// the caller's grant picks the one it sees.
+  std::string owner;
+  /// Runs before the inputSchema check, on the arguments as sent: may repair them (a JSON
+  /// string where an object belongs) or refuse them with the tool's own message.
+  std::function<std::optional<std::string>(json& arguments)> prepare;
 
   [[nodiscard]] std::string name() const { return definition.value("name", ""); }
 };
 
 class registry {
 public:
-  /// Adds a tool, replacing one of the same name; announces the change.
+  /// Adds a tool, replacing one of the same name and owner; announces the change.
   void add(tool t);
+  /// Replaces every tool whose owner starts with `owner_prefix` by `tools`, at once;
+  /// announces the change.
+  void replace_owned(const std::string& owner_prefix, std::vector<tool> tools);
   /// Removes a tool; false when there is none of that name. Announces the change.
   bool remove(const std::string& name);
   /// The tool `name` as `g` sees it, or null (absent, or not visible to `g`).
   [[nodiscard]] std::shared_ptr<const tool> find(const std::string& name, const grant& g) const;
   /// tools/list's "tools" for `g`, in the order tools were added.
   [[nodiscard]] json list(const grant& g) const;
-  /// Every tool's name (metric labels: a fixed set the server defines, never the client).
+  /// Every tool's name, once each (metric labels: a set the server defines, never the client).
   [[nodiscard]] std::vector<std::string> names() const;
   /// Calls `fn` with the notifications/tools/list_changed message after each change.
   void on_list_changed(std::function<void(const json& notification)> fn);

@@ -150,6 +150,17 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     answer->result = std::move(er.json);
     return e;
   }
+  if (rec.bundle) {
+    storage::kg_result kr;
+    auto e = store.apply_kg_command(rec.position, *rec.bundle, &kr, outcome);
+    if (e != storage::errc::ok)
+      return e;
+    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+    answer->rejected = std::move(kr.error);
+    answer->result = std::move(kr.json);
+    answer->bundles_changed = kr.changed;
+    return e;
+  }
   if (rec.save && !rec.save->branch_id.empty()) {
     static const schemas::vector8 none;
     const auto& v = rec.knowledge && !rec.knowledge->entries.empty() ? rec.knowledge->entries[0].embedding : none;
@@ -198,6 +209,12 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
             st.notifier->applied(rec.command->organization_id, rec.command->event_id, std::move(answer));
           else if (st.notifier && rec.entity)
             st.notifier->applied(rec.entity->organization_id, rec.entity->event_id, std::move(answer));
+          else if (st.notifier && rec.bundle) {
+            const bool changed = answer.bundles_changed;
+            st.notifier->applied(rec.bundle->organization_id, rec.bundle->event_id, std::move(answer));
+            if (changed)
+              st.notifier->bundles_changed(rec.bundle->organization_id);
+          }
         }
         st.counters->count_applied(r.applied);
         st.counters->count_duplicates(r.duplicates);

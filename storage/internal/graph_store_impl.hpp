@@ -127,7 +127,20 @@ public:
                                                   bool incoming) const override;
   /// Reads the entities column family into the in-memory entity index (at open).
   errc load_entity_index();
+  errc apply_kg_command(const log_position& pos, const schemas::kg_command& c, kg_result* result,
+                        apply_outcome* outcome) override;
+  std::vector<kg_bundle_info> kg_bundles(const std::string& org) const override;
+  result<std::string> kg_status(const std::string& org, const std::string& bundle) const override;
+  result<std::string> kg_get(const std::string& org, const std::string& bundle, const std::string& type,
+                             const std::string& id) const override;
+  kg_page kg_list(const std::string& org, const std::string& bundle, const std::string& type,
+                  const std::vector<std::pair<std::string, std::string>>& filters, std::size_t offset,
+                  std::size_t limit, bool with_items) const override;
 private:
+  /// bundles.cpp: an apply's last chunk (every chunk present): the new version replaces the old.
+  errc kg_finalize(write_txn& tx, const schemas::kg_command& c, kg_result& r);
+  /// Deletes every row of a bundle's visible version and its staged chunks.
+  void kg_drop(write_txn& tx, const std::string& org, const std::string& bundle);
   class entity_writer;
   /// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
   /// cached once read; the new value reaches the cache only when its batch is written.

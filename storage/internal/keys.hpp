@@ -32,6 +32,12 @@
 //   entity_edges     org \0 fromEntityId \0 label \0 toEntityId  -> edge JSON {weight, attributes,
 //                    createdAt, eventId}   the entity graph (label: schemas::relation_label)
 //   entity_edges_in  org \0 toEntityId \0 label \0 fromEntityId  -> ""   the same edge, seen from its end
+//   kg            org \0 "h" \0 bundle                          -> the visible version: a kg-bundle chunk-0
+//                                                                 record without entities, plus counts
+//                 org \0 "s" \0 bundle                          -> the last apply's status (kg_result::json)
+//                 org \0 "e" \0 bundle \0 type \0 id              -> entity JSON (derived values included)
+//                 org \0 "p" \0 bundle \0 applyId \0 chunk(u32 BE) -> a staged chunk's record, until the last
+//   kg_index      org \0 bundle \0 type \0 field \0 value \0 id     -> ""   list_<type> filters
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "S" \0 org \0 eventId                        -> ""   seen branch saves
 //                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
@@ -79,13 +85,16 @@ enum cf : std::size_t {
   cf_review,
   cf_entity_edges,
   cf_entity_edges_in,
+  cf_kg,
+  cf_kg_index,
   cf_count
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
     "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
     "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
-    "branches", "expiry",   "due",      "review",       "entity_edges", "entity_edges_in"};
+    "branches", "expiry",   "due",      "review",       "entity_edges", "entity_edges_in",
+    "kg",      "kg_index"};
 
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.

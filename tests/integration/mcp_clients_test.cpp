@@ -71,7 +71,7 @@ TEST(McpClients, TheOfficialConformanceSuitePassesEveryScenarioThatAppliesToAnyS
                    "/tests/mcp/conformance-expected-failures.yml",
                &out);
   EXPECT_EQ(rc, 0) << out;
-  for (const char* scenario : {"server-initialize", "ping", "tools-list", "dns-rebinding-protection"})
+  for (const char* scenario : {"server-initialize", "ping", "tools-list", "prompts-list", "dns-rebinding-protection"})
     EXPECT_NE(out.find(std::string("✓ ") + scenario + ":"), std::string::npos) << scenario << "\n" << out;
   EXPECT_NE(out.find("Baseline check passed"), std::string::npos) << out;
   EXPECT_EQ(engramd.terminate(10s), 0);

@@ -5,6 +5,7 @@
 //   extract    what extraction reads from inbound events, without broker or store
 //   import     e-mail files (.eml, mbox, maildir) to inbound events
 //   stats      engramd's /v1/stats
+//   kg         knowledge bundles: validate, apply, delete, list, show; the Bowtie harness
 //   replay     rebuild the graph from engram-log into a new store, then print its digest
 //              (--re-extract: read every message again with today's extractor and encoder)
 #include "actors/engine/engine.hpp"
@@ -19,6 +20,7 @@
 #include "storage/graph_store.hpp"
 #include "config/config.hpp"
 #include "tools/engramctl/entities.hpp"
+#include "tools/engramctl/kg.hpp"
 #include "tools/mail/mail_reader.hpp"
 
 #include <CLI/CLI.hpp>
@@ -446,12 +448,42 @@ int main(int argc, char** argv) {
       "validate", "Check a bundle directory locally (manifest, schemas, entities, references); every problem, one a line");
   std::string bundle_dir;
   kg_validate->add_option("bundle", bundle_dir, "The bundle's directory (manifest.yaml at its root)")->required();
+  engram::ctl::kg_options ko;
+  auto* kg_apply = kg->add_subcommand(
+      "apply", "Check a bundle locally, write it to engram-log and wait until engramd has made it visible");
+  auto* kg_delete = kg->add_subcommand("delete", "Delete a bundle (and its tools) of an organisation");
+  auto* kg_list = kg->add_subcommand("list", "The organisation's bundles, from engramd");
+  auto* kg_show = kg->add_subcommand("show", "One bundle: its types, tools, counts and last apply (JSON), from engramd");
+  std::int64_t kg_timeout = 120;
+  for (auto* sc : {kg_apply, kg_delete, kg_list, kg_show}) {
+    sc->add_option("--organization", ko.organization, "organizationId")->required();
+    sc->add_option("--config", ko.config_path, "engramd's YAML configuration (brokers, topics, http.listen, auth.tokens)")
+        ->capture_default_str();
+    sc->add_option("--set", ko.overrides, "Override a config key (repeatable), as for engramd");
+    sc->add_option("--token", ko.token, "A bearer token of the organisation (default: the config's first for it)");
+    sc->add_option("--url", ko.url, "engramd's base URL (default: http://<http.listen>)");
+  }
+  kg_apply->add_option("bundle", ko.bundle, "The bundle's directory (manifest.yaml at its root)")->required();
+  kg_delete->add_option("name", ko.bundle, "The bundle's name")->required();
+  kg_show->add_option("name", ko.bundle, "The bundle's name")->required();
+  for (auto* sc : {kg_apply, kg_delete})
+    sc->add_option("--timeout", kg_timeout, "Seconds to wait for engramd to apply it")->capture_default_str()->check(
+        CLI::Range(1, 86400));
 
   CLI11_PARSE(app, argc, argv);
   if (*kg_bowtie)
     return engram::kg::bowtie_harness(std::cin, std::cout);
   if (*kg_validate)
     return kg_validate_bundle(bundle_dir);
+  ko.timeout = std::chrono::seconds(kg_timeout);
+  if (*kg_apply)
+    return engram::ctl::kg_apply(ko, std::cout, std::cerr);
+  if (*kg_delete)
+    return engram::ctl::kg_delete(ko, std::cout, std::cerr);
+  if (*kg_list)
+    return engram::ctl::kg_list(ko, std::cout, std::cerr);
+  if (*kg_show)
+    return engram::ctl::kg_show(ko, std::cout, std::cerr);
   if (*en_search)
     return engram::ctl::entities_search(eo, std::cout, std::cerr);
   if (*en_show)

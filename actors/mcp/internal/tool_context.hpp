@@ -8,6 +8,10 @@
 #include "knowledge/query.hpp"
 #include "schemas/log_record.hpp"
 #include "schemas/time.hpp"
+#include "storage/graph_store.hpp"
+
+#include <memory>
+#include <optional>
 
 #include <functional>
 #include <string>
@@ -63,6 +67,21 @@ void add_tools(registry& r, tool_context& ctx, std::string_view definitions_json
 /// Registers save, recall, get, search, validate, merge/discard branch, review queue and
 /// resolve (definitions from schemas/tools.cpp).
 void add_knowledge_tools(registry& r, tool_context& ctx);
+
+/// Makes the tools of the visible bundles of `organization_id` ("" = every organisation)
+/// again from the store (kg_tools.cpp), replacing that organisation's bundle tools at once.
+void refresh_bundle_tools(registry& r, const std::shared_ptr<const storage::graph_store>& store,
+                          const std::string& organization_id);
+/// prompts/list's "prompts" for `g`: the workflow prompt of each bundle it is bound to.
+[[nodiscard]] json bundle_prompts(const storage::graph_store& store, const grant& g);
+/// prompts/get's result for `name`, or nullopt when `g` has no such prompt.
+[[nodiscard]] std::optional<json> bundle_prompt(const storage::graph_store& store, const grant& g,
+                                                const std::string& name);
+
+/// GET /v1/kg/bundles: the organisation's visible bundles (their types, tools, counts and last
+/// apply's status); `name` non-empty: that bundle only, or its last apply when none is visible.
+[[nodiscard]] json bundles_json(const storage::graph_store& store, const std::string& organization_id,
+                                const std::string& name);
 
 /// Registers the entity tools (seed 001's entity_*, seed 002's graph_*; definitions from
 /// schemas/entity_tools.cpp) and the reference memory server's tools (memory_tools.cpp).

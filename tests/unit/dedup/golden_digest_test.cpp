@@ -38,8 +38,10 @@ using json = nlohmann::json;
 /// to_json(decode(record)), gave d400bd76…cbac again for every backend and format. Re-pinned
 /// when the entity graph came (entity-command records, the entity_edges column families):
 /// this build without the entity records and with those families left out of the digest
-/// gave 75c5d802…d246 again.
-constexpr const char* pinned = "a8cb2e3a6251ab45ba127063bc68e34717d3799dac0de9e2caa9fe12c53052e7";
+/// gave 75c5d802…d246 again. Re-pinned when knowledge bundles came (kg-bundle records, the
+/// kg and kg_index column families): this build without the bundle records and with those
+/// families left out of the digest gave a8cb2e3a…52e7 again.
+constexpr const char* pinned = "485dca44089b36cbcfe76b56cbfd85397e3864daca3bf033272af5471ef724a8";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
@@ -140,6 +142,17 @@ protected:
     c.issued_at = at(minute);
     c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
     c.issued_by = "agent-1";
+    c.op = op;
+    return c;
+  }
+
+  schemas::kg_command bundle(const std::string& id, int minute, schemas::kg_op op) {
+    schemas::kg_command c;
+    c.event_id = id;
+    c.organization_id = "acme";
+    c.issued_at = at(minute);
+    c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+    c.issued_by = "engramctl";
     c.op = op;
     return c;
   }
@@ -260,9 +273,56 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
   EXPECT_EQ(store_->entity_id("acme", "Stripe, Inc."), store_->entity_id("acme", "Stripe"));
   EXPECT_EQ(store_->entity_id("acme", "Initech"), "");
 
+  // A bundle in two chunks, a second version, a refused one, and a deletion.
+  using schemas::kg_op;
+  const std::vector<schemas::kg_type_spec> types{
+      {"category", "code", "Categories.", {"list", "get", "list_ids"}, {"tier"}, {}, R"({"type":"object"})"},
+      {"brand", "code", "", {"list", "get"}, {"category"}, {{"category", "category"}}, R"({"type":"object"})"}};
+  auto v1_0 = bundle("kg-v1-0", 80, kg_op::apply);
+  v1_0.bundle = "shop";
+  v1_0.apply_id = "v1";
+  v1_0.chunks = 2;
+  v1_0.version = "1.0.0";
+  v1_0.types = types;
+  v1_0.items = {{"category", "footwear", R"({"brand_count":1,"code":"footwear","tier":"primary"})"}};
+  auto v1_1 = v1_0;
+  v1_1.event_id = "kg-v1-1";
+  v1_1.chunk = 1;
+  v1_1.types.clear();
+  v1_1.items = {{"brand", "north-aurora", R"({"category":"footwear","code":"north-aurora"})"}};
+  EXPECT_TRUE(apply(v1_0).rejected.empty());
+  EXPECT_TRUE(apply(v1_1).rejected.empty());
+  auto v2 = v1_0;
+  v2.event_id = "kg-v2-0";
+  v2.apply_id = "v2";
+  v2.chunks = 1;
+  v2.version = "2.0.0";
+  v2.items.push_back({"category", "bags", R"({"brand_count":0,"code":"bags","tier":"secondary"})"});
+  EXPECT_TRUE(apply(v2).rejected.empty());
+  auto clash = v2;
+  clash.event_id = "kg-clash-0";
+  clash.bundle = "outlet";
+  clash.apply_id = "c1";
+  EXPECT_EQ(apply(clash).rejected,
+            "tool_name_collision_in_tenant: list_category is already exposed by bundle 'shop' of this organisation");
+  auto gone = v2;
+  gone.event_id = "kg-gone-0";
+  gone.bundle = "old-shop";
+  gone.apply_id = "g1";
+  gone.types = {{"part", "code", "", {"get"}, {}, {}, R"({"type":"object"})"}};
+  gone.items = {{"part", "p-1", R"({"code":"p-1"})"}};
+  EXPECT_TRUE(apply(gone).rejected.empty());
+  auto del = bundle("kg-delete", 81, kg_op::remove);
+  del.bundle = "old-shop";
+  EXPECT_TRUE(apply(del).rejected.empty());
+  ASSERT_EQ(store_->kg_bundles("acme").size(), 1u);
+  EXPECT_EQ(store_->kg_list("acme", "shop", "category", {{"tier", "secondary"}}, 0, 10, false).ids,
+            std::vector<std::string>{"bags"});
+
   // A redelivered record changes nothing.
   apply(validate);
   apply(merge_entities);
+  apply(v1_1);
 
   EXPECT_EQ(store_->digest(), pinned);
 }

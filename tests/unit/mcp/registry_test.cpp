@@ -79,9 +79,9 @@ TEST(ToolRegistry, ListsFindsAndAnnouncesPerGrant) {
 }
 
 TEST(ToolRegistry, AGrantWithoutTheScopeIsRefusedUnlessAdmin) {
-  EXPECT_TRUE((grant{"acme", {"read"}, ""}.allows("read")));
-  EXPECT_FALSE((grant{"acme", {"read"}, ""}.allows("write")));
-  EXPECT_TRUE((grant{"acme", {"admin"}, ""}.allows("write")));
+  EXPECT_TRUE((grant{"acme", {"read"}, "", {}}.allows("read")));
+  EXPECT_FALSE((grant{"acme", {"read"}, "", {}}.allows("write")));
+  EXPECT_TRUE((grant{"acme", {"admin"}, "", {}}.allows("write")));
 }
 
 }  // namespace

@@ -407,3 +407,72 @@ TEST(EntityLabels, AreTrimmedLowerSnakeCase) {
 }
 
 }  // namespace
+
+namespace {
+
+static_assert(sizeof(kg_command) == 328, "kg_command changed: set the new field in full_kg_command()");
+static_assert(sizeof(kg_type_spec) == 224, "kg_type_spec changed: set the new field in full_kg_command()");
+static_assert(sizeof(kg_item) == 96, "kg_item changed: set the new field in full_kg_command()");
+
+/// A bundle record with every field its op and chunk carry set away from its default.
+kg_command full_kg_command(kg_op op, std::uint32_t chunk) {
+  kg_command c;
+  c.event_id = "kg-a1-" + std::to_string(chunk);
+  c.organization_id = "acme";
+  c.issued_at = "2026-03-05T10:00:00.000Z";
+  c.issued_at_ms = *parse_rfc3339(c.issued_at);
+  c.issued_by = "engramctl";
+  c.op = op;
+  c.bundle = "legal-kb";
+  if (op == kg_op::remove)
+    return c;
+  c.apply_id = "a1";
+  c.chunk = chunk;
+  c.chunks = 3;
+  if (chunk == 0) {
+    c.version = "1.2.0";
+    c.description = "Statutes by jurisdiction.";
+    c.types = {{"statute", "code", "Statutes.", {"list", "get", "list_ids"}, {"topic", "year"}, {{"topic", "topic"}},
+                R"({"properties":{"code":{"type":"string"}},"type":"object","x-id-field":"code"})"},
+               {"topic", "code", "", {"get"}, {}, {}, R"({"type":"object"})"}};
+  }
+  c.items = {{"statute", "s-1", R"({"code":"s-1","title":"Ünïcode Act","topic":"privacy","year":2018})"},
+             {"topic", "privacy", R"({"code":"privacy"})"}};
+  return c;
+}
+
+TEST(LogRecord, KgBundleRecordsKeepEveryFieldSet) {
+  for (auto [op, chunk] : {std::pair{kg_op::apply, 0u}, {kg_op::apply, 2u}, {kg_op::remove, 0u}}) {
+    SCOPED_TRACE(std::string(to_string(op)) + " chunk " + std::to_string(chunk));
+    const auto full = full_kg_command(op, chunk);
+    EXPECT_EQ(std::get<kg_command>(round_trip(full)), full);
+  }
+}
+
+TEST(LogRecord, KgBundleRecordsSayWhatIsWrongAndWhere) {
+  const auto good = json::parse(encode(full_kg_command(kg_op::apply, 0)).value);
+  struct bad_case {
+    std::function<void(json&)> change;
+    std::string says;
+  };
+  const bad_case cases[] = {
+      {[](json& j) { j["bundle"] = "Legal KB"; }, "/bundle: 'Legal KB' must be lowercase letters, digits and '-'"},
+      {[](json& j) { j["chunk"] = 3; }, "/chunk: must be below chunks"},
+      {[](json& j) { j["types"][0]["name"] = "Statute"; }, "/types/0/name: 'Statute' must be lowercase"},
+      {[](json& j) { j["types"][0]["expose"] = {"list", "delete"}; }, "/types/0/expose: 'delete' is not list, get or list_ids"},
+      {[](json& j) { j["entities"][1].erase("data"); }, "/entities/1/data: must be an object"},
+      {[](json& j) { j["op"] = "merge"; }, "/op: unknown operation 'merge'"},
+      {[](json& j) { j.erase("types"); }, "/types: must hold 1..100 types"},
+  };
+  for (const auto& c : cases) {
+    auto j = good;
+    c.change(j);
+    auto out = decode_record(kind_kg_bundle, j.dump(), {});
+    ASSERT_TRUE(std::holds_alternative<record_error>(out)) << j.dump();
+    const auto& e = std::get<record_error>(out);
+    EXPECT_EQ(e.label, "schema");
+    EXPECT_NE(e.reason.find(c.says), std::string::npos) << e.reason;
+  }
+}
+
+}  // namespace
