@@ -5,11 +5,15 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <atomic>
+#include <cstdio>
+#include <deque>
 #include <optional>
 #include <thread>
 
@@ -43,7 +47,7 @@ std::optional<endpoint_parts> split_host_port(const std::string& s) {
   return endpoint_parts{host, s.substr(colon + 1)};
 }
 
-class session : public std::enable_shared_from_this<session> {
+class session : public std::enable_shared_from_this<session>, public event_stream {
 public:
   session(tcp::socket socket, std::shared_ptr<net::io_context> ioc, const handler& h, const server_options& o)
     : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o) {}
@@ -51,6 +55,21 @@ public:
   void run() {
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::do_read, shared_from_this()));
   }
+
+  bool send(const std::string& data) override {
+    if (closed_)
+      return false;
+    std::string event = "event: message\ndata: " + data + "\n\n";
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", event.size());
+    net::post(stream_.get_executor(), [self = shared_from_this(), chunk = size + event + "\r\n"]() mutable {
+      self->queue_.push_back(std::move(chunk));
+      if (self->queue_.size() == 1)
+        self->write_queued();
+    });
+    return true;
+  }
+  bool open() const override { return !closed_; }
 
 private:
   void do_read() {
@@ -93,6 +112,8 @@ private:
   }
 
   void do_write(response r) {
+    if (r.on_stream)
+      return start_stream(std::move(r));
     res_ = {};
     res_.version(version_);
     res_.result(static_cast<unsigned>(r.status));
@@ -139,6 +160,45 @@ private:
     });
   }
 
+  /// An event stream: the header by hand (chunked), then only events; reading on to learn when
+  /// the client goes (a stream request has no further requests on its connection).
+  void start_stream(response r) {
+    std::string head = "HTTP/1.1 " + std::to_string(r.status) + " OK\r\nServer: engramd\r\nContent-Type: " +
+                       r.content_type + "\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    for (const auto& [k, v] : r.headers)
+      head += k + ": " + v + "\r\n";
+    queue_.push_back(head + "\r\n");
+    stream_.expires_never();
+    write_queued();
+    watch_close();
+    r.on_stream(std::shared_ptr<event_stream>(shared_from_this(), static_cast<event_stream*>(this)));
+  }
+
+  void write_queued() {
+    net::async_write(stream_.socket(), net::buffer(queue_.front()),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) {
+                         self->closed_ = true;
+                         return;
+                       }
+                       self->queue_.pop_front();
+                       if (!self->queue_.empty())
+                         self->write_queued();
+                     });
+  }
+
+  void watch_close() {
+    stream_.socket().async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) {
+        self->closed_ = true;
+        beast::error_code ignored;
+        self->stream_.socket().close(ignored);
+        return;
+      }
+      self->watch_close();  // a client does not send on a stream; anything it does is dropped
+    });
+  }
+
   void do_close() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);  // the peer may be gone already
@@ -156,6 +216,9 @@ private:
   std::array<char, 16384> scratch_{};
   bool keep_alive_ = true;
   unsigned version_ = 11;
+  /// Event stream: chunks waiting to be written (the strand's only), and whether the client left.
+  std::deque<std::string> queue_;
+  std::atomic<bool> closed_{false};
 };
 
 class beast_server final : public server {

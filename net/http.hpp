@@ -24,11 +24,25 @@ struct request {
   std::string body;
 };
 
+/// A server-sent event stream (text/event-stream) kept open after its response's header:
+/// the handler's owner sends events on it from any thread until the client goes away.
+class event_stream {
+public:
+  virtual ~event_stream() = default;
+  /// Queues one event ("event: message", "data: <data>"); false once the client has gone.
+  virtual bool send(const std::string& data) = 0;
+  [[nodiscard]] virtual bool open() const = 0;
+};
+
 struct response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  /// Set: the response is an event stream (the body is ignored; the header is sent with
+  /// chunked transfer and the connection stays open). Called once the header is written;
+  /// keep a weak_ptr: the stream lives while the client stays.
+  std::function<void(std::shared_ptr<event_stream>)> on_stream = {};
 };
 
 /// Sends the response; call exactly once, from any thread.

@@ -96,6 +96,11 @@ struct metrics::impl {
                                               .Help("Partitions of inbound-messages this process's extract stage reads")
                                               .Register(registry)
                                               .Add({});
+  prometheus::Gauge& event_streams = prometheus::BuildGauge()
+                                         .Name("engram_mcp_event_streams")
+                                         .Help("GET /mcp event streams open (clients told of tool list changes)")
+                                         .Register(registry)
+                                         .Add({});
   prometheus::Gauge& index_size = prometheus::BuildGauge()
                                       .Name("engram_vector_index_size")
                                       .Help("Vectors searchable in the per-organisation HNSW indexes")
@@ -174,6 +179,7 @@ void metrics::count_timer_round(std::uint64_t expired, std::uint64_t dropped_sav
 }
 void metrics::set_extract_partitions(std::size_t n) { impl_->extract_partitions.Set(static_cast<double>(n)); }
 void metrics::set_index_size(std::uint64_t vectors) { impl_->index_size.Set(static_cast<double>(vectors)); }
+void metrics::set_event_streams(std::size_t open) { impl_->event_streams.Set(static_cast<double>(open)); }
 void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(seconds); }
 
 void metrics::set_rocksdb(const std::map<std::string, std::uint64_t>& stats) {

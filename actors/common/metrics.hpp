@@ -56,6 +56,8 @@ public:
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).
   void set_lag(std::int32_t partition, std::int64_t lag);
   void set_ready(bool ready);
+  /// GET /mcp event streams open.
+  void set_event_streams(std::size_t open);
   /// RocksDB figures (graph_store::engine_stats), as gauges engram_rocksdb_<name>.
   void set_rocksdb(const std::map<std::string, std::uint64_t>& stats);
 

@@ -99,6 +99,8 @@ http::router engine::impl::routes() {
     metrics.set_ready(store ? status.ready() : sequencer && sequencer->running());
     if (store)
       metrics.set_rocksdb(store->engine_stats());
+    if (mcp)
+      metrics.set_event_streams(mcp->open_streams());
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});

@@ -74,16 +74,55 @@ struct service::impl final : tool_context {
     entity_graph = std::make_unique<knowledge::entity_reader>(deps.store, opts.type_parents);
     add_knowledge_tools(tools, *this);
     add_entity_tools(tools, *this);
+    alive->second = true;
     if (deps.store) {
-      alive->second = true;
       refresh_bundle_tools(tools, deps.store, "");
       if (deps.notifier)
         deps.notifier->on_bundles_changed([alive = alive, this](const std::string& org) {
           std::lock_guard lock(alive->first);
-          if (alive->second)
-            refresh_bundle_tools(tools, deps.store, org);
+          if (!alive->second)
+            return;
+          refresh_bundle_tools(tools, deps.store, org);
+          tools_changed(org);
         });
     }
+  }
+
+  /// Open GET /mcp event streams, each with the grant that opened it.
+  std::mutex streams_mutex;
+  std::vector<std::pair<grant, std::weak_ptr<http::event_stream>>> streams;
+
+  /// Tells every open stream of `org` that its tool list may have changed (a bundle came,
+  /// went or changed); forgets the streams whose clients left.
+  void tools_changed(const std::string& org) {
+    const std::string note = json{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}.dump();
+    std::lock_guard lock(streams_mutex);
+    std::erase_if(streams, [&](auto& s) {
+      auto stream = s.second.lock();
+      if (!stream || !stream->open())
+        return true;
+      if (s.first.organization_id == org)
+        stream->send(note);
+      return false;
+    });
+  }
+
+  /// GET /mcp: an event stream for what the server says unasked (notifications/tools/list_changed).
+  void open_stream(const grant& g, const http::request& req, http::responder respond) {
+    auto accept = req.headers.find("accept");
+    if (accept == req.headers.end() || accept->second.find("text/event-stream") == std::string::npos)
+      return respond(json_response(406, {{"jsonrpc", "2.0"}, {"id", nullptr},
+                                         {"error", {{"code", -32600},
+                                                    {"message", "GET /mcp opens an event stream: send Accept: text/event-stream"}}}}));
+    http::response r{200, "text/event-stream", "", {}};
+    r.on_stream = [alive = alive, this, g](std::shared_ptr<http::event_stream> s) {
+      std::lock_guard guard(alive->first);
+      if (!alive->second)
+        return;
+      std::lock_guard lock(streams_mutex);
+      streams.emplace_back(g, s);
+    };
+    respond(std::move(r));
   }
 
   /// Guards the bundle listener against a store that applies after this service is gone.
@@ -233,6 +272,15 @@ service::~service() = default;
 
 registry& service::tools() { return impl_->tools; }
 
+std::size_t service::open_streams() {
+  std::lock_guard lock(impl_->streams_mutex);
+  std::erase_if(impl_->streams, [](auto& s) {
+    auto stream = s.second.lock();
+    return !stream || !stream->open();
+  });
+  return impl_->streams.size();
+}
+
 void service::handle_bundles(const http::request& req, http::responder respond) {
   auto who = authenticate(req, impl_->opts.auth);
   if (auto* refused = std::get_if<http::response>(&who))
@@ -257,9 +305,12 @@ void service::handle(const http::request& req, http::responder respond) {
   if (auto* refused = std::get_if<http::response>(&who))
     return respond(std::move(*refused));
   const auto& g = std::get<grant>(who);
+  if (req.method == "GET")
+    return m.open_stream(g, req, std::move(respond));
   if (req.method != "POST")
-    return respond(
-        error_response(failure::wrong_method, nullptr, "use POST for /mcp (no SSE stream here)", {{"Allow", "POST"}}));
+    return respond(error_response(failure::wrong_method, nullptr,
+                                  "use POST for /mcp, or GET for its event stream (no sessions to DELETE)",
+                                  {{"Allow", "GET, POST"}}));
   if (auto it = req.headers.find("mcp-protocol-version");
       it != req.headers.end() && !it->second.empty() &&
       std::none_of(std::begin(protocol_versions), std::end(protocol_versions),
@@ -290,7 +341,7 @@ void service::handle(const http::request& req, http::responder respond) {
         version = p;
     return respond(result_response(
         id, {{"protocolVersion", version},
-             {"capabilities", {{"tools", {{"listChanged", false}}}, {"prompts", {{"listChanged", false}}}}},
+             {"capabilities", {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", false}}}}},
              {"serverInfo", {{"name", "engram"}, {"version", "0.1.0"}}},
              {"instructions", "Engram: this organisation's knowledge, read from its mail and chat. "
                               "recall_knowledge before answering; save_knowledge what you learn."}}));

@@ -61,6 +61,8 @@ public:
   void handle(const http::request& req, http::responder respond);
   /// Answers GET /v1/kg/bundles[?name=N] for the token's organisation (engramctl kg).
   void handle_bundles(const http::request& req, http::responder respond);
+  /// GET /mcp event streams whose clients are still there.
+  [[nodiscard]] std::size_t open_streams();
   /// The tools served (the knowledge tools at start; more may be added).
   [[nodiscard]] registry& tools();
 

@@ -278,6 +278,29 @@ TEST_F(KgBundles, TheWorkflowPromptIsServedToBoundTokens) {
   EXPECT_EQ(rpc(unbound, "prompts/get", {{"name", "kg_workflow_" + bundle_name}})["error"]["code"], -32602);
 }
 
+TEST_F(KgBundles, AnOpenClientIsToldWhenItsToolListChanges) {
+  // The official SDK client, connected before the bundle exists, on its GET event stream.
+  std::string sdk_out;
+  int sdk_status = -1;
+  std::thread sdk([&] {
+    sdk_status = test::run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
+                           "/tests/mcp/sdk_list_changed.mjs http://127.0.0.1:" + std::to_string(port_) + "/mcp " +
+                               shop + " list_category",
+                           &sdk_out);
+  });
+  const bool streaming = test::wait_until([&] { return test::metric(port_, "engram_mcp_event_streams") >= 1; }, 60s);
+  if (streaming)
+    apply_sample();
+  sdk.join();
+  ASSERT_TRUE(streaming) << sdk_out << test::tail(log());
+  EXPECT_EQ(sdk_status, 0) << sdk_out;
+  auto j = json::parse(sdk_out.substr(sdk_out.rfind('{')), nullptr, false);
+  EXPECT_EQ(j["listed"], true) << sdk_out;
+  EXPECT_GE(j["notified"].get<int>(), 1) << sdk_out;
+  // Once the client has gone, its stream is forgotten.
+  EXPECT_TRUE(test::wait_until([&] { return test::metric(port_, "engram_mcp_event_streams") == 0; }, 30s));
+}
+
 TEST_F(KgBundles, KillDuringALargeApplyShowsTheBundleWholeOnceAndAReplayRebuildsIt) {
   // 10,000 entities: several records of engram-log.
   const auto big = dir_.sub("big");

@@ -91,7 +91,9 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
   EXPECT_EQ(names, defined);
   for (const char* tool : {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})
     EXPECT_TRUE(names.count(tool)) << tool;
-  EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
+  // GET opens the event stream only for a client that accepts one; there are no sessions to DELETE.
+  EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 406);
+  EXPECT_EQ(http::fetch("DELETE", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
 }
 
 TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {

@@ -5,6 +5,7 @@
 #include "net/http.hpp"
 #include "schemas/time.hpp"
 #include "storage/graph_store.hpp"
+#include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
 
 #include <nlohmann/json.hpp>
@@ -34,13 +35,6 @@ namespace {
 using json = nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())))];
-}
-
 /// Runs a shell command; its standard output.
 std::string capture(const std::string& cmd) {
   std::string out;
@@ -64,60 +58,6 @@ json last_json(const std::string& out) {
   return j;
 }
 
-/// engramd as a child process on `brokers`, HTTP on `port`, its store in `dir`.
-class engramd_child {
-public:
-  engramd_child(const std::string& brokers, const std::string& dir, std::uint16_t port, const std::string& token,
-                const std::string& model_path) {
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "engramd";
-    std::vector<std::string> args{exe.string(), "--config", "config/engram.yaml",
-                                  "--set", "kafka.brokers=" + brokers,
-                                  "--set", "storage.path=" + dir,
-                                  "--set", "samples.load=false",
-                                  "--set", "embedder.model_path=" + model_path,
-                                  "--set", "http.listen=127.0.0.1:" + std::to_string(port),
-                                  "--set", "log.level=warn",
-                                  "--set", "auth.tokens=[{token: " + token +
-                                               ", organization_id: bench, scopes: [read, write], name: bench}]"};
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
-      throw std::runtime_error("cannot start " + args[0]);
-    for (int i = 0; i < 600; ++i) {
-      auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
-      if (r.status == 200)
-        return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling readiness, not timing anything
-    }
-    throw std::runtime_error("engramd did not become ready");
-  }
-  ~engramd_child() {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-  }
-  [[nodiscard]] pid_t pid() const { return pid_; }
-
-private:
-  pid_t pid_ = -1;
-};
-
-/// A TCP port that was free a moment ago on 127.0.0.1.
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("no free port");
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 void side_by_side(const entity_bench_options& o) {
   const auto modules = std::filesystem::absolute(".cache/node/node_modules").string();
   const auto script = std::filesystem::absolute("tools/bench/memory_compare.mjs").string();
@@ -133,7 +73,8 @@ void side_by_side(const entity_bench_options& o) {
   const auto port = free_port();
   json eng;
   {
-    engramd_child engramd(broker->bootstrap(), dir.string(), port, token, o.model_path);
+    engramd_child engramd(broker->bootstrap(), dir.string(), port, o.model_path,
+                          {"auth.tokens=[{token: " + token + ", organization_id: bench, scopes: [read, write], name: bench}]"});
     std::fprintf(stderr, "engram_bench entities: Engram (engramd pid %d), %s entities\n", int(engramd.pid()), n.c_str());
     eng = last_json(capture(env + "node " + script + " engram " + n + " http://127.0.0.1:" + std::to_string(port) +
                             "/mcp " + token + " " + std::to_string(engramd.pid())));

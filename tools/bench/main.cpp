@@ -12,7 +12,9 @@
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
 #include "schemas/log_record.hpp"
+#include "tools/bench/bench_support.hpp"
 #include "tools/bench/entity_bench.hpp"
+#include "tools/bench/kg_bench.hpp"
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/memory_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
@@ -43,6 +45,7 @@ using namespace engram;
 using clock_type = std::chrono::steady_clock;
 
 using bench::or_throw;
+using bench::percentile;
 
 /// A new RocksDB store at `dir`; a bench cannot go on without one.
 std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
@@ -369,11 +372,6 @@ std::string utf8_prefix(const std::string& s, std::size_t n) {
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
     --n;
   return s.substr(0, n);
-}
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
 /// This process's resident set, in bytes (VmRSS of /proc/self/status).
@@ -835,6 +833,10 @@ int main(int argc, char** argv) {
   entity_graph->add_option("--queries", entity_opts.queries, "Calls per figure")->capture_default_str();
   bool no_reference = false;
   entity_graph->add_flag("--no-reference", no_reference, "Skip the side by side (traversal and paths only)");
+  auto* kg = app.add_subcommand("kg", "Knowledge bundles: kg apply of N entities, list_<type> and get_<type> over MCP");
+  bench::kg_bench_options kg_opts;
+  kg->add_option("--entities", kg_opts.entities, "Entities in the bundle")->capture_default_str()->check(CLI::Range(100, 1000000));
+  kg->add_option("--queries", kg_opts.queries, "Calls per figure")->capture_default_str();
   auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
@@ -855,6 +857,10 @@ int main(int argc, char** argv) {
   }
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*kg) {
+      kg_opts.model_path = model_path;
+      return bench::kg(kg_opts);
+    }
     if (*entity_graph) {
       entity_opts.model_path = model_path;
       entity_opts.side_by_side = !no_reference;
@@ -908,6 +914,8 @@ int main(int argc, char** argv) {
     bench_recall(ham_dir, 10000, 1000);
     bench_recall(ham_dir, 100000, 1000);
     bench_ham(ham_dir);
+    kg_opts.model_path = model_path;
+    bench::kg(kg_opts);
     bench_store(events, runs);
     return bench_ingest(events, runs);
   } catch (const std::exception& e) {
