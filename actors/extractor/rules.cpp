@@ -21,6 +21,44 @@
 namespace engram::extractor {
 namespace {
 
+/// The due date of an action item among the sentence's dates: the one a deadline word leads
+/// ("by Wednesday", "before the 15th", "due March 3", "until Friday", "no later than ..."; not
+/// "on" or "for", which also lead dates that are not deadlines),
+/// else a day ("today", "Thursday") before a period ("the February accruals", "Q2"), else the
+/// first; a period gives its last day. "" when the sentence names no date.
+std::string due_date(std::string_view sentence, const std::vector<detail::span_mention>& spans) {
+  static constexpr std::string_view cues[] = {"by",     "before",   "until", "till",    "due",
+                                              "latest", "deadline", "eod",   "goes out", "no later than"};
+  const detail::span_mention* best = nullptr;
+  int best_score = -1;
+  for (const auto& sp : spans) {
+    if (sp.m.kind != schemas::entity_kind::date)
+      continue;
+    const bool period = sp.m.value.find('/') != std::string::npos;
+    int score = period ? 0 : 1;
+    std::string before(sentence.substr(0, sp.begin));
+    while (!before.empty() && (before.back() == ' ' || before.back() == ','))
+      before.pop_back();
+    for (auto& c : before)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (before.ends_with(" the"))
+      before.resize(before.size() - 4);
+    for (auto cue : cues)
+      if (before == cue || before.ends_with(" " + std::string(cue)) || before.ends_with(":" + std::string(cue))) {
+        score = 2;
+        break;
+      }
+    if (score > best_score || (score == best_score && best && sp.begin < best->begin)) {
+      best = &sp;
+      best_score = score;
+    }
+  }
+  if (!best)
+    return "";
+  auto slash = best->m.value.find('/');
+  return slash == std::string::npos ? best->m.value : best->m.value.substr(slash + 1);
+}
+
 using detail::classify;
 using detail::date_word_phrases;
 using detail::find_people_and_orgs;
@@ -228,12 +266,7 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     read_subject_slot_value(e, spans, cleaned.sig ? std::string_view(cleaned.sig->company) : std::string_view(),
                             st != nullptr, core, tv);
     if (e.type == entry_type::action_item)
-      for (const auto& sp : spans)
-        if (sp.m.kind == entity_kind::date) {
-          auto slash = sp.m.value.find('/');
-          e.due_at = slash == std::string::npos ? sp.m.value : sp.m.value.substr(slash + 1);
-          break;
-        }
+      e.due_at = due_date(sentence, spans);
     x.entries.push_back(std::move(e));
   }
   return x;

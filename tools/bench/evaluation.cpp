@@ -63,6 +63,20 @@ double report::macro_f1() const {
   return sum / static_cast<double>(types.size());
 }
 
+double report::typed_recall() const {
+  std::size_t tp = 0;
+  for (const auto& c : types)
+    tp += c.tp;
+  return gold_entries ? double(tp) / double(gold_entries) : 1.0;
+}
+
+double report::typed_precision() const {
+  std::size_t tp = 0;
+  for (const auto& c : types)
+    tp += c.tp;
+  return predicted_entries ? double(tp) / double(predicted_entries) : 1.0;
+}
+
 counts report::entities_total() const {
   counts t;
   for (const auto& c : entities) {
@@ -124,11 +138,14 @@ report evaluate(const std::string& path, const extractor::validator_options& opt
             match = i;
             break;
           }
+      const auto due = g.value("dueAt", std::string());
+      r.due_dates += !due.empty();
       if (!match) {
         ++r.types[gi].fn;
         continue;
       }
       used[*match] = true;
+      r.due_dates_correct += !due.empty() && x.entries[*match].due_at == due;
       auto pi = type_index(x.entries[*match].type);
       if (pi == gi) {
         ++r.types[gi].tp;
@@ -202,7 +219,7 @@ report evaluate(const std::string& path, const extractor::validator_options& opt
 
 std::string report::table() const {
   std::string out;
-  char buf[256];
+  char buf[512];
   std::snprintf(buf, sizeof buf, "%zu messages, %zu labelled entries, %zu extracted\n\n", messages, gold_entries,
                 predicted_entries);
   out += buf;
@@ -227,9 +244,10 @@ std::string report::table() const {
   std::snprintf(buf, sizeof buf, "| **all** | %.2f | %.2f | **%.2f** |\n\n", t.precision(), t.recall(), t.f1());
   out += buf;
   std::snprintf(buf, sizeof buf,
-                "date resolution: %zu of %zu correct (%.2f); entries from junk sentences: %zu; injection messages "
-                "flagged: %zu of %zu\n",
-                dates_correct, dates, date_accuracy(), junk_entries, injection_messages_flagged, injection_messages);
+                "typed recall %.2f, typed precision %.2f; due dates %zu of %zu right (%.2f); date resolution: %zu of %zu "
+                "correct (%.2f); entries from junk sentences: %zu; injection messages flagged: %zu of %zu\n",
+                typed_recall(), typed_precision(), due_dates_correct, due_dates, due_date_accuracy(), dates_correct, dates,
+                date_accuracy(), junk_entries, injection_messages_flagged, injection_messages);
   out += buf;
   return out;
 }

@@ -30,6 +30,10 @@ struct report {
   std::array<counts, 4> entities{};
   std::size_t dates = 0;
   std::size_t dates_correct = 0;
+  /// Labelled entries with a dueAt, and those found with that due date (a statement missed
+  /// counts as a wrong due date).
+  std::size_t due_dates = 0;
+  std::size_t due_dates_correct = 0;
   /// Entries read from sentences labelled junk.
   std::size_t junk_entries = 0;
   std::size_t injection_messages = 0;
@@ -40,6 +44,12 @@ struct report {
   [[nodiscard]] double macro_f1() const;
   [[nodiscard]] counts entities_total() const;
   [[nodiscard]] double date_accuracy() const { return dates ? double(dates_correct) / double(dates) : 1.0; }
+  [[nodiscard]] double due_date_accuracy() const {
+    return due_dates ? double(due_dates_correct) / double(due_dates) : 1.0;
+  }
+  /// Entries found with their labelled type, over all labelled (recall) and all extracted (precision).
+  [[nodiscard]] double typed_recall() const;
+  [[nodiscard]] double typed_precision() const;
   /// A Markdown table of everything above.
   [[nodiscard]] std::string table() const;
 };

@@ -17,6 +17,7 @@ TEST(ExtractionQuality, LabelledSetMeetsTheFloors) {
   EXPECT_GE(r.macro_f1(), 0.80);
   EXPECT_GE(r.entities_total().f1(), 0.85);
   EXPECT_GE(r.date_accuracy(), 0.90);
+  EXPECT_GE(r.due_date_accuracy(), 0.90);
   EXPECT_EQ(r.injection_messages_flagged, r.injection_messages);
 }
 

@@ -113,6 +113,26 @@ schemas::inbound_message message(const std::string& body) {
   return m;
 }
 
+TEST(Rules, TheDueDateIsTheDateADeadlineWordLeadsElseADayBeforeAPeriod) {
+  struct row {
+    const char* sentence;
+    const char* due;
+  } rows[] = {
+      // Sent on Wednesday 2026-03-04.
+      {"I'll get you the Q2 forecast by March 27.", "2026-03-27"},                 // not the end of Q2
+      {"Tom, please send me the February freight accruals today.", "2026-03-04"},  // not the end of February
+      {"Please send the Thursday briefing notes by Monday.", "2026-03-09"},  // the deadline, not the first day
+      {"Please send the signed SOW before March 20.", "2026-03-20"},
+      {"Can you confirm the venue by the end of March?", "2026-03-31"},
+  };
+  for (const auto& r : rows) {
+    auto x = extract_validated(message(r.sentence), {});
+    ASSERT_EQ(x.entries.size(), 1u) << r.sentence;
+    EXPECT_EQ(x.entries[0].type, schemas::entry_type::action_item) << r.sentence;
+    EXPECT_EQ(x.entries[0].due_at, r.due) << r.sentence;
+  }
+}
+
 TEST(Rules, OneTypedEntryPerKnowledgeSentenceAndNothingForNoise) {
   auto x = extract_validated(message("Hi Bob,\n\nThanks so much! We decided to move the launch to April 14. "
                                      "Globex prefers invoices in EUR. Please send the signed SOW by next Friday. "
