@@ -165,6 +165,12 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
                        {"max_entries_per_message", [&](auto& v, auto& k) {
                           cfg.extraction.max_entries_per_message =
                               static_cast<std::uint32_t>(as_uint(v, k, 0, 1000000));
+                        }},
+                       {"bulk", [&](auto& v, auto& k) {
+                          cfg.extraction.bulk = as_string(v, k);
+                          if (cfg.extraction.bulk != "skip" && cfg.extraction.bulk != "low_confidence" &&
+                              cfg.extraction.bulk != "keep")
+                            fail(k, "must be skip, low_confidence or keep, got '" + cfg.extraction.bulk + "'");
                         }}});
      }},
     {"extractor", [&](const YAML::Node& n, const std::string& p) {

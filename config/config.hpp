@@ -87,6 +87,9 @@ struct extraction_config {
   /// Entries kept per message at most, its first ones; the message itself is stored whole.
   /// 0: no bound. Default: 200.
   std::uint32_t max_entries_per_message = 200;
+  /// Newsletters, list traffic, notifications and spam (extractor/bulk.hpp): "skip" (nothing
+  /// read from them), "low_confidence" (read, with half the confidence) or "keep". Default: skip.
+  std::string bulk = "skip";
 };
 
 struct llm_config {

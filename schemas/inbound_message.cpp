@@ -1,6 +1,8 @@
 #include "schemas/inbound_message.hpp"
 #include "schemas/time.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 
@@ -323,6 +325,26 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
       for (std::size_t i = 0; i < ids->size(); ++i)
         m.contact_ids.push_back(check_id((*ids)[i], "/contactIds/" + std::to_string(i)));
     }
+    if (const json* hs = member(doc, "headers")) {
+      if (!hs->is_object())
+        violate("/headers", std::string("must be an object of strings, got ") + type_name(*hs));
+      if (hs->size() > max_headers)
+        violate("/headers", "at most " + std::to_string(max_headers) + " headers");
+      for (auto it = hs->begin(); it != hs->end(); ++it) {
+        const auto at = "/headers/" + it.key();
+        if (it.key().empty() || it.key().size() > max_header_name ||
+            it.key().find_first_of(std::string("\0\r\n: ", 5)) != std::string::npos)
+          violate("/headers", "'" + it.key().substr(0, 64) + "' is not a header name (1.." +
+                                  std::to_string(max_header_name) + " characters, no spaces, colons or controls)");
+        if (!it.value().is_string())
+          violate(at, std::string("must be a string, got ") + type_name(it.value()));
+        if (it.value().get_ref<const std::string&>().size() > max_header_value)
+          violate(at, "at most " + std::to_string(max_header_value) + " bytes");
+        std::string name = it.key();
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        m.headers[name] = it.value().get<std::string>();
+      }
+    }
     out = std::move(m);
   } catch (schema_violation& v) {
     return decode_error{k::schema, std::move(v.field), std::move(v.reason)};
@@ -363,6 +385,8 @@ std::string to_json(const inbound_message& m) {
     j["subject"] = m.subject;
   j["body"] = m.body;
   j["contactIds"] = m.contact_ids;
+  if (!m.headers.empty())
+    j["headers"] = m.headers;
   return j.dump();
 }
 

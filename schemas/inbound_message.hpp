@@ -3,6 +3,7 @@
 // and its decoder. Pure functions: no I/O, no globals, thread-safe.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,10 @@ struct inbound_message {
   std::string subject;
   std::string body;
   std::vector<std::string> contact_ids;
+  /// Optional: headers the bus carries that say how the message was sent (list and bulk mail
+  /// markers: list-id, list-unsubscribe, precedence, auto-submitted, x-spam-flag, ...),
+  /// names lower-cased. Empty for most events.
+  std::map<std::string, std::string> headers;
 
   /// threadId, or the eventId for a message that starts no known thread.
   [[nodiscard]] const std::string& thread_or_event() const {
@@ -69,6 +74,9 @@ struct decode_error {
 };
 
 [[nodiscard]] std::string_view to_string(decode_error::kind k);
+
+/// The most headers an event may carry, and their sizes.
+inline constexpr std::size_t max_headers = 32, max_header_name = 64, max_header_value = 2048;
 
 struct decode_limits {
   /// Larger events are refused (kind too_large). Default: 1 MiB (ingest.max_event_bytes).

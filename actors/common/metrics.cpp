@@ -1,5 +1,8 @@
 #include "actors/common/metrics.hpp"
 
+#include <array>
+#include <atomic>
+
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -71,6 +74,12 @@ struct metrics::impl {
   prometheus::Counter& dropped = extraction.Add({{"outcome", "dropped_low_confidence"}});
   prometheus::Counter& suspicious = extraction.Add({{"outcome", "suspicious"}});
   prometheus::Counter& dropped_injected = extraction.Add({{"outcome", "dropped_injected"}});
+  prometheus::Family<prometheus::Counter>& messages_by_class =
+      prometheus::BuildCounter()
+          .Name("engram_messages_classified_total")
+          .Help("Messages extracted, by class: person, bulk (newsletters, lists, notifications) or spam")
+          .Register(registry);
+  std::array<std::atomic<std::uint64_t>, 3> by_class{};
   prometheus::Family<prometheus::Counter>& llm_fallback =
       prometheus::BuildCounter()
           .Name("engram_llm_fallback_total")
@@ -152,6 +161,17 @@ void metrics::count_extraction(std::uint64_t entries, std::uint64_t dropped, std
   impl_->kept.Increment(static_cast<double>(entries));
   impl_->dropped.Increment(static_cast<double>(dropped));
   impl_->suspicious.Increment(static_cast<double>(suspicious));
+}
+void metrics::count_message_class(std::string_view cls) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->messages_by_class.Add({{"class", std::string(cls)}}).Increment();
+  }
+  const std::size_t i = cls == "person" ? 0 : cls == "bulk" ? 1 : 2;
+  ++impl_->by_class[i];
+}
+std::array<std::uint64_t, 3> metrics::messages_by_class() const {
+  return {impl_->by_class[0].load(), impl_->by_class[1].load(), impl_->by_class[2].load()};
 }
 void metrics::count_llm_fallback(std::string_view reason) {
   std::lock_guard lock(impl_->mutex);

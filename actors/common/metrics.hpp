@@ -1,6 +1,7 @@
 #pragma once
 // Prometheus metrics of one engramd. Thread-safe: every actor and thread may update it.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,6 +34,10 @@ public:
                         std::uint64_t dropped_injected);
   /// Counts a message the LLM extractor could not read (the rules read it instead).
   void count_llm_fallback(std::string_view reason);
+  /// One message extracted, by class (person, bulk, spam; extractor/bulk.hpp).
+  void count_message_class(std::string_view cls);
+  /// Messages extracted since start by class: person, bulk, spam.
+  [[nodiscard]] std::array<std::uint64_t, 3> messages_by_class() const;
   /// Counts a batch whose entries could not be embedded (stored without vectors).
   void count_embedding_failure();
   /// Counts what dedup and contradiction decided for a new entry: outcome is created,

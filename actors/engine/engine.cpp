@@ -34,6 +34,9 @@ extractor::extractor_options extractor_options_of(const config::engram_config& c
   extractor::extractor_options o;
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
+  o.validator.bulk = cfg.extraction.bulk == "keep"             ? extractor::bulk_policy::keep
+                     : cfg.extraction.bulk == "low_confidence" ? extractor::bulk_policy::low_confidence
+                                                               : extractor::bulk_policy::skip;
   o.kind = cfg.extractor.kind == "llm" ? extractor::extractor_kind::llm : extractor::extractor_kind::rules;
   o.llm.base_url = cfg.extractor.llm.base_url;
   o.llm.model = cfg.extractor.llm.model;
@@ -464,6 +467,10 @@ std::string engine::impl::stats() {
            {"duplicatesSkipped", dups},
            {"recordsSkipped", skipped},
            {"deadLettered", m.metrics.dead_lettered()},
+           {"messagesByClass",
+            {{"person", m.metrics.messages_by_class()[0]},
+             {"bulk", m.metrics.messages_by_class()[1]},
+             {"spam", m.metrics.messages_by_class()[2]}}},
            {"ready", m.status.ready()}};
   return doc.dump();
 }

@@ -24,6 +24,7 @@ schemas::extraction read_one(const schemas::inbound_message& m, const reader_con
   if (ctx.counters) {
     if (fallback != extractor::llm_failure::none)
       ctx.counters->count_llm_fallback(extractor::to_string(fallback));
+    ctx.counters->count_message_class(extractor::to_string(report.verdict.cls));
     ctx.counters->count_extraction(x.entries.size(), report.dropped_low_confidence,
                                    report.injection_signals.empty() ? 0 : x.entries.size(), report.dropped_injected);
   }

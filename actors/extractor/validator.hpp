@@ -4,6 +4,7 @@
 // source text. Pure functions.
 
 #include "actors/extractor/injection.hpp"
+#include "actors/extractor/bulk.hpp"
 #include "schemas/knowledge.hpp"
 
 #include <string>
@@ -13,6 +14,9 @@
 namespace engram::extractor {
 
 struct validator_options {
+  /// What to do with bulk, automated and spam messages (bulk.hpp; extraction.bulk). Default:
+  /// skip (nothing is read from them).
+  bulk_policy bulk = bulk_policy::skip;
   /// Entries below are dropped (and counted). Default 0.6 (extraction.confidence_threshold).
   double confidence_threshold = 0.6;
   /// Longer content is cut at a character boundary. Default 2,000 characters.
@@ -34,6 +38,8 @@ struct validation_report {
   std::size_t dropped_injected = 0;
   /// Entries past validator_options::max_entries.
   std::size_t dropped_over_cap = 0;
+  /// The message's class (bulk.hpp) and why.
+  message_verdict verdict;
   /// Why the source text looks like a prompt injection (empty when it does not).
   std::vector<std::string> injection_signals;
 };

@@ -87,7 +87,7 @@ TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
   std::string out;
   ASSERT_EQ(run(engramctl() + " import --output " + dir.sub("events.jsonl") + " --organization acme " + mail, &out), 0)
       << out;
-  EXPECT_NE(out.find("imported 6 events from 7 files"), std::string::npos) << out;
+  EXPECT_NE(out.find("imported 7 events from 8 files"), std::string::npos) << out;
   EXPECT_NE(out.find("2 malformed"), std::string::npos) << out;
   EXPECT_NE(out.find("no-from.eml: no From address"), std::string::npos) << out;
   EXPECT_NE(out.find("garbage.eml: not a parsable e-mail message"), std::string::npos) << out;
@@ -101,7 +101,13 @@ TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
     EXPECT_EQ(ev["organizationId"], "acme");
     by_subject[ev["subject"].get<std::string>()] = ev;
   }
-  ASSERT_EQ(by_subject.size(), 6u);
+  ASSERT_EQ(by_subject.size(), 7u);
+  // List and bulk markers travel as the event's headers, names lower-cased.
+  auto weekly = by_subject.at("Northwind Weekly: new warehouse in Porto");
+  EXPECT_EQ(weekly["headers"]["list-id"], "Northwind Weekly <weekly.northwind.example>");
+  EXPECT_EQ(weekly["headers"]["list-unsubscribe"], "<https://northwind.example/unsubscribe?u=42>");
+  EXPECT_EQ(weekly["headers"]["precedence"], "bulk");
+  EXPECT_FALSE(by_subject.at("Renewal \xE2\x80\x93 pricing").contains("headers"));
   // multipart/alternative, quoted-printable, RFC 2047 subject: the plain part wins.
   auto renewal = by_subject.at("Renewal \xE2\x80\x93 pricing");
   EXPECT_EQ(renewal["eventId"], "renewal-1@acme.example");
@@ -132,8 +138,8 @@ TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
   auto broker = test::start_broker();
   ASSERT_EQ(run(engramctl() + " import --brokers " + broker->bootstrap() + " --organization acme " + mail, &out), 0)
       << out;
-  auto records = test::consume_all(broker->bootstrap(), "inbound-messages", 6, 30s);
-  ASSERT_EQ(records.size(), 6u);
+  auto records = test::consume_all(broker->bootstrap(), "inbound-messages", 7, 30s);
+  ASSERT_EQ(records.size(), 7u);
   for (const auto& r : records)
     EXPECT_EQ(r.key, "acme");
 

@@ -187,13 +187,16 @@ int produce(const std::string& brokers, const std::string& topic, const std::str
 
 /// One JSON line per event: its ids and what extraction read. Invalid lines are reported
 /// on stderr with their line number and skipped.
-int extract(const std::string& file, double threshold, bool explain) {
+int extract(const std::string& file, double threshold, bool explain, const std::string& bulk) {
   std::ifstream f;
   std::istream* in = open_input(file, f, "extract");
   if (!in)
     return 1;
   engram::extractor::validator_options opts;
   opts.confidence_threshold = threshold;
+  opts.bulk = bulk == "keep"             ? engram::extractor::bulk_policy::keep
+              : bulk == "low_confidence" ? engram::extractor::bulk_policy::low_confidence
+                                         : engram::extractor::bulk_policy::skip;
   std::string line;
   std::size_t lineno = 0, bad = 0;
   while (std::getline(*in, line)) {
@@ -213,6 +216,9 @@ int extract(const std::string& file, double threshold, bool explain) {
     out.update(doc);
     if (!report.injection_signals.empty())
       out["injectionSignals"] = report.injection_signals;
+    out["messageClass"] = std::string(engram::extractor::to_string(report.verdict.cls));
+    if (!report.verdict.signals.empty())
+      out["classSignals"] = report.verdict.signals;
     if (explain) {
       auto cleaned = engram::extractor::clean(m.body, m.from.name);
       out["cleanedText"] = cleaned.text;
@@ -396,6 +402,10 @@ int main(int argc, char** argv) {
   ex->add_option("--confidence-threshold", threshold, "Drop entries below")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   bool explain = false;
   ex->add_flag("--explain", explain, "Also print the cleaned text and its sentences");
+  std::string extract_bulk = "skip";
+  ex->add_option("--bulk", extract_bulk, "Bulk and spam mail: skip, low_confidence or keep (extraction.bulk)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"skip", "low_confidence", "keep"}));
 
   auto* im = app.add_subcommand("import", "Read .eml, mbox and maildir and produce inbound events");
   std::string import_brokers, import_output, organization, import_topic = "inbound-messages";
@@ -499,7 +509,7 @@ int main(int argc, char** argv) {
   if (*dg)
     return digest(data_dir);
   if (*ex)
-    return extract(extract_file, threshold, explain);
+    return extract(extract_file, threshold, explain, extract_bulk);
   if (*im) {
     if (import_brokers.empty() && import_output.empty()) {
       std::cerr << "import: give --brokers ADDR (produce) or --output FILE (JSONL)\n";

@@ -197,6 +197,20 @@ mail_result to_event(GMimeMessage* msg, const std::string& source, const read_op
           {"contactIds", json::array()}};
   if (!message_id.empty())
     ev["sourceId"] = message_id;
+  // How it was sent: list, bulk, automated and spam markers, for the extractor's bulk-mail
+  // classification (extraction.bulk).
+  json headers = json::object();
+  for (const char* h : {"List-Id", "List-Unsubscribe", "List-Post", "List-Help", "Precedence", "Auto-Submitted",
+                        "X-Auto-Response-Suppress", "X-Mailing-List", "Mailing-List", "Feedback-ID", "X-Campaign",
+                        "X-Spam-Flag", "X-Spam-Status"}) {
+    if (const char* v = g_mime_object_get_header(obj, h)) {
+      std::string name(h);
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      headers[name] = cut_utf8(valid_utf8(v), schemas::max_header_value);
+    }
+  }
+  if (!headers.empty())
+    ev["headers"] = std::move(headers);
   // The decoder is the judge: an event it refuses is reported, never produced.
   auto text = ev.dump();
   schemas::inbound_message check;

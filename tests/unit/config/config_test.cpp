@@ -118,6 +118,22 @@ TEST_F(ConfigTest, EntityTypeParentsAreAMapOfNames) {
   EXPECT_NE(r.error.find("'entities.parents'"), std::string::npos) << r.error;
 }
 
+TEST_F(ConfigTest, BulkMailPolicyAndTokenBundlesAreRead) {
+  auto r = load(write("extraction:\n  bulk: low_confidence\nauth:\n  tokens:\n    - {token: 0123456789abcdef0123, "
+                      "organization_id: acme, scopes: [read], bundles: [legal-kb, shop]}\n"),
+                {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.extraction.bulk, "low_confidence");
+  EXPECT_EQ(r.config.auth.tokens.at(0).bundles, (std::vector<std::string>{"legal-kb", "shop"}));
+  EXPECT_EQ(load(write(""), {}, nullptr).config.extraction.bulk, "skip");
+  r = load(write("extraction:\n  bulk: drop\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("extraction.bulk"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("must be skip, low_confidence or keep"), std::string::npos) << r.error;
+  r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, bundles: shop}\n"), {},
+           nullptr);
+  EXPECT_NE(r.error.find("bundles"), std::string::npos) << r.error;
+}
+
 TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
   auto r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [read]}\n"
                       "  anonymous_organization: null\n"),

@@ -113,6 +113,56 @@ schemas::inbound_message message(const std::string& body) {
   return m;
 }
 
+TEST(BulkMail, MessagesAreClassedByHeadersSenderFooterAndSalesMarks) {
+  auto person = message("We decided to move the launch to April 14. Please send the signed SOW by Friday.");
+  EXPECT_EQ(classify_message(person).cls, message_class::person);
+  auto listed = person;
+  listed.headers = {{"list-id", "<sales.acme.example>"}};
+  EXPECT_EQ(classify_message(listed).cls, message_class::bulk);
+  auto precedence = person;
+  precedence.headers = {{"precedence", "Bulk"}};
+  EXPECT_EQ(classify_message(precedence).cls, message_class::bulk);
+  auto automated = person;
+  automated.headers = {{"auto-submitted", "auto-generated"}};
+  EXPECT_EQ(classify_message(automated).cls, message_class::bulk);
+  auto noreply = message("Your invoice is ready. To stop receiving these emails, unsubscribe here.");
+  noreply.from.address = "no-reply@billing.example";
+  EXPECT_EQ(classify_message(noreply).cls, message_class::bulk);
+  auto sales = message("Dear friend, this is a LIMITED TIME offer: click here to make money from home, 100% free and "
+                       "risk-free! To be removed from our list reply REMOVE.");
+  sales.subject = "EARN EXTRA INCOME NOW";
+  auto v = classify_message(sales);
+  EXPECT_EQ(v.cls, message_class::spam);
+  EXPECT_FALSE(v.signals.empty());
+  // The same words in a person's mail once are not enough ("amazing" work is not spam).
+  EXPECT_EQ(classify_message(message("Amazing work on the Globex demo; we decided to ship it on May 4.")).cls,
+            message_class::person);
+}
+
+TEST(BulkMail, ThePolicySkipsMarksOrKeepsWhatIsReadFromBulkMail) {
+  auto weekly = message("Northwind opened a new warehouse in Porto. We decided to ship the catalogue on March 20.");
+  weekly.headers = {{"list-id", "<weekly.northwind.example>"}};
+  validator_options skip;
+  validation_report report;
+  auto none = extract_validated(weekly, skip, &report);
+  EXPECT_TRUE(none.entries.empty());
+  EXPECT_TRUE(none.mentions.empty());
+  EXPECT_EQ(report.verdict.cls, message_class::bulk);
+  validator_options keep;
+  keep.bulk = bulk_policy::keep;
+  auto kept = extract_validated(weekly, keep);
+  ASSERT_FALSE(kept.entries.empty());
+  validator_options low;
+  low.bulk = bulk_policy::low_confidence;
+  auto marked = extract_validated(weekly, low);
+  ASSERT_EQ(marked.entries.size(), kept.entries.size());
+  for (std::size_t i = 0; i < kept.entries.size(); ++i)
+    EXPECT_DOUBLE_EQ(marked.entries[i].confidence, kept.entries[i].confidence * 0.5);
+  // A person's mail is read whatever the policy.
+  weekly.headers.clear();
+  EXPECT_EQ(extract_validated(weekly, skip).entries.size(), kept.entries.size());
+}
+
 TEST(Rules, TheDueDateIsTheDateADeadlineWordLeadsElseADayBeforeAPeriod) {
   struct row {
     const char* sentence;

@@ -123,7 +123,10 @@ INSTANTIATE_TEST_SUITE_P(
         wrong_case{"/subject", 3, "must be a string, got number"},
         wrong_case{"/body", json::array({"a"}), "must be a string, got array"},
         wrong_case{"/contactIds", "c-17", "must be an array, got string"},
-        wrong_case{"/contactIds/0", 17, "must be a string, got number"}),
+        wrong_case{"/contactIds/0", 17, "must be a string, got number"},
+        wrong_case{"/headers", "List-Id: x", "must be an object of strings, got string"},
+        wrong_case{"/headers/list-id", 3, "must be a string, got number"},
+        wrong_case{"/headers/precedence", std::string(2049, 'x'), "at most 2048 bytes"}),
     [](const ::testing::TestParamInfo<wrong_case>& info) {
       std::string name = std::to_string(info.index) + "_";
       for (char c : std::string(info.param.pointer))
@@ -192,6 +195,31 @@ TEST(Rfc3339, ParsesOffsetsFractionsAndLeapDays) {
   EXPECT_FALSE(parse_rfc3339("2026-13-01T00:00:00Z"));
   EXPECT_FALSE(parse_rfc3339("2026-03-05T24:00:00Z"));
   EXPECT_FALSE(parse_rfc3339("2026-03-05T10:00:00Zjunk"));
+}
+
+TEST(InboundMessage, HeadersAreOptionalLowerCasedAndKept) {
+  auto j = valid_event();
+  j["headers"] = {{"List-Id", "<ilug.linux.ie>"}, {"Precedence", "bulk"}};
+  inbound_message m;
+  ASSERT_FALSE(decode_json(j, &m));
+  EXPECT_EQ(m.headers, (std::map<std::string, std::string>{{"list-id", "<ilug.linux.ie>"}, {"precedence", "bulk"}}));
+  inbound_message again;
+  ASSERT_FALSE(decode(engram::schemas::to_json(m), {}, again));
+  EXPECT_EQ(again.headers, m.headers);
+  j["headers"] = {{"bad name", "x"}};
+  auto err = decode_json(j);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "/headers");
+  json many = json::object();
+  for (int i = 0; i < 33; ++i)
+    many["x-h" + std::to_string(i)] = "v";
+  j["headers"] = many;
+  err = decode_json(j);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->reason, "at most 32 headers");
+  // An event without headers keeps its canonical form (stored messages are unchanged).
+  ASSERT_FALSE(decode_json(valid_event(), &m));
+  EXPECT_EQ(engram::schemas::to_json(m).find("headers"), std::string::npos);
 }
 
 TEST(InboundMessage, CanonicalJsonRoundTrips) {

@@ -15,9 +15,9 @@ using json = nlohmann::json;
 
 // A field added to a record must be set below (and carried by its codec): these sizes
 // (x86-64/AArch64 libstdc++) make the compiler say so.
-static_assert(sizeof(inbound_message) == 408, "inbound_message changed: set the new field in full_message()");
+static_assert(sizeof(inbound_message) == 456, "inbound_message changed: set the new field in full_message()");
 static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
-static_assert(sizeof(extracted_message) == 768, "extracted_message changed: set the new field in full_extracted()");
+static_assert(sizeof(extracted_message) == 816, "extracted_message changed: set the new field in full_extracted()");
 static_assert(sizeof(extraction) == 328, "extraction changed: set the new field in full_extracted()");
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
@@ -53,6 +53,7 @@ inbound_message full_message() {
   m.subject = "Trial extension";
   m.body = "The trial runs until June 30.";
   m.contact_ids = {"c-17", "c-2"};
+  m.headers = {{"list-id", "<sales.acme.example>"}, {"precedence", "list"}};
   return m;
 }
 
