@@ -224,3 +224,49 @@ TEST(ExtractStage, EveryEncoderPathRebuildsTheSameStore) {
 }
 
 }  // namespace
+
+namespace {
+
+/// The value of one labelled series in engramd's /metrics (-1 when absent).
+double labelled_metric(std::uint16_t port, const std::string& series) {
+  const auto text = test::get(port, "/metrics");
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(ExtractStage, BulkMailIsClassedCountedAndSkippedByDefault) {
+  test::temp_dir dir("bulk-mail");
+  auto broker = test::start_broker();
+  const auto port = test::free_port();
+  test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port), dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
+  nlohmann::json person{{"eventId", "bulk-test-1"}, {"organizationId", "acme"}, {"sourceType", "email"},
+                        {"sentAt", "2026-03-04T10:00:00Z"},
+                        {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}}},
+                        {"subject", "Renewal"},
+                        {"body", "We decided to hold the price at $42 per seat. Please send the order form by Friday."}};
+  auto weekly = person;
+  weekly["eventId"] = "bulk-test-2";
+  weekly["from"] = {{"name", "Northwind Weekly"}, {"address", "newsletter@northwind.example"}};
+  weekly["headers"] = {{"List-Id", "<weekly.northwind.example>"}, {"Precedence", "bulk"}};
+  weekly["subject"] = "Northwind Weekly";
+  weekly["body"] = "This week Northwind opened a new warehouse in Porto. We decided to ship the spring catalogue on "
+                   "March 20.";  // read as a person's mail, this gives entries of its own
+  produce_inbound(broker->bootstrap(), {person.dump(), weekly.dump()});
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 2; }, 60s)) << test::tail(dir.sub("engramd.log"));
+  auto stats = nlohmann::json::parse(test::get(port, "/v1/stats"));
+  EXPECT_EQ(stats["messagesByClass"]["person"], 1) << stats;
+  EXPECT_EQ(stats["messagesByClass"]["bulk"], 1) << stats;
+  EXPECT_EQ(stats["messagesByClass"]["spam"], 0) << stats;
+  EXPECT_EQ(labelled_metric(port, "engram_messages_classified_total{class=\"bulk\"}"), 1);
+  EXPECT_EQ(labelled_metric(port, "engram_messages_classified_total{class=\"person\"}"), 1);
+  // Both messages are stored (provenance), the newsletter with no entries.
+  std::int64_t entries = -1;
+  for (const auto& org : stats["organizations"])
+    if (org["organizationId"] == "acme")
+      entries = org["entries"].get<std::int64_t>();
+  EXPECT_EQ(entries, 2) << stats;  // the person's decision and action item only
+  EXPECT_EQ(engramd.terminate(10s), 0);
+}
+
+}  // namespace
