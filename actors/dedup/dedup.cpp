@@ -247,7 +247,8 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
       return c;
     };
     auto duplicate = [&](const facts& c) {
-      return c.positive == f.positive && same_values(c.sig, f.sig) && same_wording(c.sig.words, f.sig.words);
+      return c.positive == f.positive && c.markers == f.markers && same_values(c.sig, f.sig) &&
+             same_wording(c.sig.words, f.sig.words);
     };
     // 1. Exact normalised title, before any vector search.
     std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);

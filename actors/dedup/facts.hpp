@@ -25,12 +25,19 @@ struct facts {
   std::string slot;
   schemas::signature sig;
   bool positive = true;
+  /// The title's meaning markers (markers_of): words the content-word signature leaves out
+  /// that change what a statement says ("this" / "next" year, "to 5%" / "by 5%", a weekday,
+  /// "all" / "some"). Two statements whose markers differ are never duplicates.
+  std::string markers;
   /// Lower-case sender address of the statement's source.
   std::string author;
   schemas::source_type source = schemas::source_type::email;
   /// "active", "flagged" or "superseded".
   std::string status = "active";
 };
+
+/// The meaning markers of a text, sorted and joined by spaces.
+[[nodiscard]] std::string markers_of(std::string_view text);
 
 /// Facts of the index-th entry of an event about to be applied.
 [[nodiscard]] facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::size_t index);

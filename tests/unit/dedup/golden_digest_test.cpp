@@ -40,8 +40,12 @@ using json = nlohmann::json;
 /// this build without the entity records and with those families left out of the digest
 /// gave 75c5d802…d246 again. Re-pinned when knowledge bundles came (kg-bundle records, the
 /// kg and kg_index column families): this build without the bundle records and with those
-/// families left out of the digest gave a8cb2e3a…52e7 again.
-constexpr const char* pinned = "485dca44089b36cbcfe76b56cbfd85397e3864daca3bf033272af5471ef724a8";
+/// families left out of the digest gave a8cb2e3a…52e7 again. Re-pinned when four look-alike
+/// pairs (p110–p113: to/by a percentage, this/next year, a weekday, some/every) joined the
+/// development pairs this stream reads: with the pairs file before them, this build (dedup
+/// comparing meaning markers) gives 485dca44…24a8 again; with them, the build before the
+/// markers gives the same new pin (none of the four is merged on this message path either way).
+constexpr const char* pinned = "0512aaa8815246bb2203c3061999603ba8dbedd5ad9353ac47df04d6fc7161de";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {

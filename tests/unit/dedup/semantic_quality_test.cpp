@@ -68,6 +68,16 @@ TEST_F(SemanticQuality, DifferentFactsAreNeverMergedAndNearDuplicatesAre) {
   EXPECT_GE(r.recall(), 0.9);
 }
 
+TEST_F(SemanticQuality, NoSetHasAFalseMerge) {
+  // A false merge destroys a fact. The held-out sets are measured here, never tuned on.
+  for (const char* set : {"pairs", "heldout", "heldout_paraphrase"}) {
+    auto r = dedup(*int8_, set, scratch("dedup"));
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    for (const char* kind : {"different_fact", "unrelated"})
+      EXPECT_EQ(r.merged.count(kind) ? r.merged.at(kind) : 0, 0u) << set << " " << kind << "\n" << r.table();
+  }
+}
+
 TEST_F(SemanticQuality, ContradictionsAreFoundWithinOneSubjectOnly) {
   auto r = contradictions(*int8_, "cases", scratch("contradiction"));
   ASSERT_TRUE(r.error.empty()) << r.error;
