@@ -462,15 +462,14 @@ std::string engine::impl::stats() {
     parts.push_back(std::move(row));
   }
   auto [dups, skipped] = m.store->redelivery_counts();
+  const auto by_class = m.metrics.messages_by_class();
   json doc{{"organizations", orgs},
            {"partitions", parts},
            {"duplicatesSkipped", dups},
            {"recordsSkipped", skipped},
            {"deadLettered", m.metrics.dead_lettered()},
            {"messagesByClass",
-            {{"person", m.metrics.messages_by_class()[0]},
-             {"bulk", m.metrics.messages_by_class()[1]},
-             {"spam", m.metrics.messages_by_class()[2]}}},
+            {{"person", by_class[0]}, {"bulk", by_class[1]}, {"spam", by_class[2]}}},
            {"ready", m.status.ready()}};
   return doc.dump();
 }

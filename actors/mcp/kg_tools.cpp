@@ -7,9 +7,9 @@
 #include "actors/mcp/internal/tool_context.hpp"
 
 #include "actors/mcp/jsonrpc.hpp"
+#include "knowledge/write_rules.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace engram::mcp {
 
@@ -19,11 +19,6 @@ constexpr std::size_t max_limit = 500, default_limit = 50;
 
 std::string owner_of(const std::string& org, const std::string& bundle) {
   return std::string("kg") + '\0' + org + '\0' + bundle;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 std::string joined(const std::vector<std::string>& xs) {
@@ -57,12 +52,12 @@ std::string meant(const storage::graph_store& store, const type_view& t, const s
                   const json& value) {
   if (!value.is_string())
     return "";
-  const auto want = lower(value.get<std::string>());
+  const auto want = knowledge::lower_ascii(value.get<std::string>());
   const json prop = t.schema.value("properties", json::object()).value(field, json::object());
   const json f = filter_schema(prop);
   if (f.contains("enum"))
     for (const auto& e : f["enum"])
-      if (e.is_string() && lower(e.get<std::string>()) == want)
+      if (e.is_string() && knowledge::lower_ascii(e.get<std::string>()) == want)
         return "filters." + field + ": '" + value.get<std::string>() + "' is not a code; did you mean '" +
                e.get<std::string>() + "'?";
   // The type whose ids the field holds: a reference, or this type's own id.
@@ -77,10 +72,10 @@ std::string meant(const storage::graph_store& store, const type_view& t, const s
   for (std::size_t i = 0; i < page.ids.size(); ++i) {
     auto e = json::parse(page.items[i], nullptr, false);
     for (const char* label : {"name", "title", "label", "display_name"})
-      if (e.is_object() && e.contains(label) && e[label].is_string() && lower(e[label].get<std::string>()) == want)
+      if (e.is_object() && e.contains(label) && e[label].is_string() && knowledge::lower_ascii(e[label].get<std::string>()) == want)
         return "filters." + field + ": '" + value.get<std::string>() + "' is a display name, not a code; the " +
                target + " it names has the code '" + page.ids[i] + "'";
-    if (lower(page.ids[i]) == want)
+    if (knowledge::lower_ascii(page.ids[i]) == want)
       return "filters." + field + ": '" + value.get<std::string>() + "' is not a code; did you mean '" +
              page.ids[i] + "'?";
   }

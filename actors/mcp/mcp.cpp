@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -92,18 +93,25 @@ struct service::impl final : tool_context {
   std::mutex streams_mutex;
   std::vector<std::pair<grant, std::weak_ptr<http::event_stream>>> streams;
 
-  /// Tells every open stream of `org` that its tool list may have changed (a bundle came,
-  /// went or changed); forgets the streams whose clients left.
-  void tools_changed(const std::string& org) {
-    const std::string note = json{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}.dump();
+  /// Forgets the streams whose clients left; calls `fn` with each open one. Locks streams_mutex.
+  void each_open_stream(const std::function<void(const grant&, http::event_stream&)>& fn) {
     std::lock_guard lock(streams_mutex);
     std::erase_if(streams, [&](auto& s) {
       auto stream = s.second.lock();
       if (!stream || !stream->open())
         return true;
-      if (s.first.organization_id == org)
-        stream->send(note);
+      fn(s.first, *stream);
       return false;
+    });
+  }
+
+  /// Tells every open stream of `org` that its tool list may have changed (a bundle came,
+  /// went or changed).
+  void tools_changed(const std::string& org) {
+    const std::string note = json{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}.dump();
+    each_open_stream([&](const grant& g, http::event_stream& s) {
+      if (g.organization_id == org)
+        s.send(note);
     });
   }
 
@@ -273,12 +281,9 @@ service::~service() = default;
 registry& service::tools() { return impl_->tools; }
 
 std::size_t service::open_streams() {
-  std::lock_guard lock(impl_->streams_mutex);
-  std::erase_if(impl_->streams, [](auto& s) {
-    auto stream = s.second.lock();
-    return !stream || !stream->open();
-  });
-  return impl_->streams.size();
+  std::size_t n = 0;
+  impl_->each_open_stream([&](const grant&, http::event_stream&) { ++n; });
+  return n;
 }
 
 void service::handle_bundles(const http::request& req, http::responder respond) {
