@@ -2,8 +2,10 @@
 #include "actors/dedup/internal/label_ids.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -16,12 +18,46 @@ namespace engram::dedup {
 
 namespace {
 
-bool is_subsequence(const std::vector<std::string_view>& small, const std::vector<std::string_view>& big) {
-  std::size_t j = 0;
-  for (auto w : big)
-    if (j < small.size() && small[j] == w)
-      ++j;
-  return j == small.size();
+/// Every word of `small` is in `big`.
+bool is_subset(const std::vector<std::string_view>& small, const std::vector<std::string_view>& big) {
+  std::set<std::string_view> have(big.begin(), big.end());
+  return std::all_of(small.begin(), small.end(), [&](auto w) { return have.count(w) > 0; });
+}
+
+/// Where each word of `seq` that occurs once stands.
+std::map<std::string_view, std::size_t> single_positions(const std::vector<order_word>& seq) {
+  std::map<std::string_view, std::size_t> at, seen;
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    if (++seen[seq[i].word] == 1)
+      at[seq[i].word] = i;
+    else
+      at.erase(seq[i].word);
+  return at;
+}
+
+/// Two shared words in opposite orders with a word between them (in either title), or two
+/// names swapped: who does what to whom changed.
+bool roles_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
+  // Function words link the roles, they hold none: "for 2026 the budget" is "the budget for 2026".
+  static const std::set<std::string_view> links = {"for",  "to",   "by",    "with",  "from", "over",  "than",
+                                                   "into", "onto", "and",   "or",    "as",   "per",   "about",
+                                                   "via",  "we",   "our",   "you",   "your", "i",     "they",
+                                                   "it",   "this", "that",  "their", "just", "also"};
+  auto pa = single_positions(a), pb = single_positions(b);
+  std::vector<std::pair<std::size_t, std::size_t>> shared;  // (position in a, position in b)
+  for (const auto& [w, i] : pa)
+    if (auto it = pb.find(w);
+        it != pb.end() && !std::isdigit(static_cast<unsigned char>(w[0])) && w[0] != '$' && !links.count(w))
+      shared.emplace_back(i, it->second);
+  for (const auto& [ai, bi] : shared)
+    for (const auto& [aj, bj] : shared) {
+      if (!(ai < aj && bi > bj))
+        continue;
+      const bool names = (a[ai].name || b[bi].name) && (a[aj].name || b[bj].name);
+      if (names || aj - ai > 1 || bi - bj > 1)
+        return true;
+    }
+  return false;
 }
 
 /// One list contains the other (the extra names are detail one statement adds).
@@ -63,9 +99,12 @@ bool same_values(const schemas::signature& a, const schemas::signature& b) {
   return a.numbers == b.numbers && a.dates == b.dates && a.amounts == b.amounts && nested(a.entities, b.entities);
 }
 
-bool same_wording(const std::string& words_a, const std::string& words_b) {
+bool same_wording(const std::string& words_a, const std::string& words_b, const std::vector<order_word>& order_a,
+                  const std::vector<order_word>& order_b) {
   auto a = schemas::split_words(words_a), b = schemas::split_words(words_b);
-  return a.size() <= b.size() ? is_subsequence(a, b) : is_subsequence(b, a);
+  if (!(is_subset(a, b) || is_subset(b, a)))
+    return false;
+  return !roles_swapped(order_a, order_b);
 }
 
 struct deduplicator::org_index {
@@ -248,7 +287,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     };
     auto duplicate = [&](const facts& c) {
       return c.positive == f.positive && c.markers == f.markers && same_values(c.sig, f.sig) &&
-             same_wording(c.sig.words, f.sig.words);
+             same_wording(c.sig.words, f.sig.words, c.order, f.order);
     };
     // 1. Exact normalised title, before any vector search.
     std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);
@@ -290,7 +329,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
             r.relations.clear();
             break;
           }
-          if (c->positive == f.positive && complementary(c->sig, f.sig) && same_wording(c->sig.words, f.sig.words)) {
+          if (c->positive == f.positive && complementary(c->sig, f.sig) && same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
             r.outcome = schemas::save_outcome::linked;
             r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
           } else {

@@ -104,9 +104,15 @@ private:
 /// True when two signatures name the same numbers, dates, amounts and entities.
 [[nodiscard]] bool same_values(const schemas::signature& a, const schemas::signature& b);
 
-/// Wording check of a merge: one statement's content words (schemas::signature::words)
-/// are the other's plus additions, in the same order (swapped or substituted words mean
-/// another statement).
-[[nodiscard]] bool same_wording(const std::string& words_a, const std::string& words_b);
+/// Wording check of a merge: one statement's content words (schemas::signature::words),
+/// as a set, are the other's plus additions (a substituted word means another statement;
+/// a reordering does not: "for 2026 the Orion budget is ..." is "the Orion budget for
+/// 2026 is ..."). Order guard over the titles' words (facts::order): two words both
+/// statements share, in opposite orders, mean another statement when a word stands between
+/// them in either ("Hugo reports to Claire" / "Claire reports to Hugo", "tea over coffee" /
+/// "coffee over tea") or both are names ("Hugo is Claire's manager"); "a Lisbon office" /
+/// "an office in Lisbon" is the same.
+[[nodiscard]] bool same_wording(const std::string& words_a, const std::string& words_b,
+                                const std::vector<order_word>& order_a, const std::vector<order_word>& order_b);
 
 }  // namespace engram::dedup

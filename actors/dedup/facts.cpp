@@ -65,6 +65,38 @@ std::string markers_of(std::string_view text) {
   return joined;
 }
 
+std::vector<order_word> order_of(std::string_view title) {
+  static const std::set<std::string> neutral = {"a",  "an", "the", "is", "are", "was", "were", "be",
+                                                "been", "in", "at", "on", "of", "'s"};
+  std::vector<order_word> out;
+  std::string w;
+  bool capital = false, first = true;
+  auto flush = [&] {
+    if (w.size() > 2 && (w.ends_with("'s") || w.ends_with("\u2019s")))
+      w.resize(w.size() - (w.ends_with("'s") ? 2 : 4));
+    if (!w.empty() && !neutral.count(w))
+      out.push_back({w, capital && !first});
+    if (!w.empty())
+      first = false;
+    w.clear();
+  };
+  for (std::size_t i = 0; i < title.size(); ++i) {
+    const auto c = static_cast<unsigned char>(title[i]);
+    if (std::isalnum(c) || c >= 0x80 || c == '$' || c == '%' || (c == '\'' && !w.empty())) {
+      if (w.empty())
+        capital = std::isupper(c) != 0;
+      w += static_cast<char>(std::tolower(c));
+    } else if ((c == '.' || c == ',') && !w.empty() && i + 1 < title.size() &&
+               std::isdigit(static_cast<unsigned char>(title[i + 1]))) {
+      w += static_cast<char>(c);  // 75,000 and 2.5 stay one word
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
 facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::size_t index) {
   facts f;
   f.id = schemas::entry_id(m.organization_id, m.event_id, index);
@@ -75,6 +107,7 @@ facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::
   f.sig = e.sig;
   f.positive = e.positive;
   f.markers = markers_of(e.title);
+  f.order = order_of(e.title);
   f.author = lower(m.from.address);
   f.source = m.source;
   return f;
@@ -90,6 +123,7 @@ facts facts_of(const knowledge::stored_entry& e) {
   f.title = e.sig.key;
   f.positive = e.positive;
   f.markers = markers_of(e.title);
+  f.order = order_of(e.title);
   f.author = e.author;
   f.source = e.source_type == "manual" ? schemas::source_type::manual
              : e.source_type == "chat" ? schemas::source_type::chat

@@ -15,6 +15,18 @@
 
 namespace engram::dedup {
 
+/// A word of a title, lower-case, and whether it was written capitalised past the first
+/// word (a name).
+struct order_word {
+  std::string word;
+  bool name = false;
+  bool operator==(const order_word&) const = default;
+};
+
+/// The words of a title in order, without articles, forms of "to be" and the prepositions
+/// that only place a word ("in", "at", "on", "of"); a possessive "'s" is cut.
+[[nodiscard]] std::vector<order_word> order_of(std::string_view title);
+
 struct facts {
   std::string id;
   schemas::entry_type type = schemas::entry_type::fact;
@@ -29,6 +41,8 @@ struct facts {
   /// that change what a statement says ("this" / "next" year, "to 5%" / "by 5%", a weekday,
   /// "all" / "some"). Two statements whose markers differ are never duplicates.
   std::string markers;
+  /// The title's words in order (order_of): what the wording check's order guard reads.
+  std::vector<order_word> order;
   /// Lower-case sender address of the statement's source.
   std::string author;
   schemas::source_type source = schemas::source_type::email;

@@ -203,8 +203,10 @@ bool decision_word_first(const std::string& l) {
 }  // namespace
 
 std::optional<verdict> classify(const std::string& s, const token_view& tv, bool has_date, bool has_amount, bool has_number,
-                                bool has_entity, bool starts_with_name) {
+                                bool has_entity, bool starts_with_name, bool* uncued) {
   const std::string& l = tv.lower;
+  if (uncued)
+    *uncued = false;
   const auto nwords = tv.tokens.size();
   if (is_injected_instruction(s))
     return std::nullopt;  // an instruction aimed at a model is not knowledge
@@ -290,6 +292,8 @@ std::optional<verdict> classify(const std::string& s, const token_view& tv, bool
   // A plain statement about a thing ("the cold room compressor is making noise again").
   if (stative && nwords >= 6 && !personal_phrases.any(tv))
     return make(entry_type::fact, 0.62);
+  if (uncued)
+    *uncued = true;
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@
 #include "actors/extractor/phrases.hpp"
 #include "actors/extractor/sentences.hpp"
 #include "actors/extractor/text.hpp"
+#include "actors/extractor/type_model.hpp"
 #include "actors/extractor/validator.hpp"
 
 #include <algorithm>
@@ -57,6 +58,29 @@ std::string due_date(std::string_view sentence, const std::vector<detail::span_m
     return "";
   auto slash = best->m.value.find('/');
   return slash == std::string::npos ? best->m.value : best->m.value.substr(slash + 1);
+}
+
+/// The type of a sentence from the cues' reading `v` (none: uncued) and the model's
+/// probabilities `p` (type_choice_options says how they weigh).
+std::optional<detail::verdict> type_choice(std::optional<detail::verdict> v, const type_probabilities& p,
+                                           const type_choice_options& o) {
+  std::size_t top = 0;
+  for (std::size_t c = 1; c < type_classes; ++c)
+    if (p[c] > p[top])
+      top = c;
+  if (v) {
+    std::size_t cued = 0;
+    while (schemas::all_entry_types[cued] != v->type)
+      ++cued;
+    if (p[type_none] >= o.drop_min)
+      return std::nullopt;
+    if (top != type_none && top != cued && p[top] >= o.override_min && p[cued] <= o.rules_max)
+      v->type = schemas::all_entry_types[top];
+    return v;
+  }
+  if (top != type_none && p[top] >= o.add_min)
+    return detail::verdict{schemas::all_entry_types[top], o.added_confidence};
+  return std::nullopt;
 }
 
 using detail::classify;
@@ -148,7 +172,8 @@ struct statement_mode {
   double confidence;
 };
 
-schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st) {
+schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st,
+                            const type_model* types) {
   schemas::extraction x;
   x.extractor = st ? "agent" : "rules";
   cleaned_message cleaned;
@@ -219,13 +244,24 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
 
   // Injected instructions are cut out before sentences are read: what follows a closing
   // tag starts a sentence of its own, and nothing inside the tags becomes an entry.
+  // First every sentence's entities and the cues' reading; then, with the type model, the
+  // types of the sentences read or left uncued (one run of the encoder); then the entries.
+  struct sentence_reading {
+    std::string sentence, core;
+    std::vector<span_mention> spans;
+    std::vector<std::size_t> ids;
+    std::optional<verdict> v;
+    bool uncued = false;
+  };
+  std::vector<sentence_reading> read;
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
   for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
     if (!st && is_noise(sentence))
       continue;
-    std::vector<span_mention> spans;
-    const std::string core = strip_vocative(sentence, ctx);
-    const token_view tv(core);
+    sentence_reading r;
+    std::vector<span_mention>& spans = r.spans;
+    r.core = strip_vocative(sentence, ctx);
+    const token_view tv(r.core);
     const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
     // Every date has a digit or one of these words; most sentences have neither.
     if (has_number || date_word_phrases.any(tv))
@@ -247,26 +283,44 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     bool starts_with_name = !spans.empty() && std::any_of(spans.begin(), spans.end(), [](const span_mention& sp) {
       return sp.begin == 0 && (sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization);
     });
-    std::vector<std::size_t> ids;
     for (auto& sp : spans)
-      ids.push_back(add_mention(sp.m));
-    auto v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
-                : classify(core, tv, has_date, has_amount, has_number, has_entity, starts_with_name);
-    if (!v)
+      r.ids.push_back(add_mention(sp.m));
+    r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
+             : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
+    if (!r.v && !(types && r.uncued && tv.tokens.size() >= 4))
       continue;
+    r.sentence = std::move(sentence);
+    read.push_back(std::move(r));
+  }
+
+  if (types && !st && !read.empty()) {
+    std::vector<std::string_view> texts;
+    for (const auto& r : read)
+      texts.push_back(r.sentence);
+    // The encoder failing leaves the cues' reading (the entries' own embedding fails alike
+    // and is counted there).
+    if (auto p = types->classify(texts))
+      for (std::size_t i = 0; i < read.size(); ++i)
+        read[i].v = type_choice(read[i].v, (*p)[i], types->choice());
+  }
+
+  for (auto& r : read) {
+    if (!r.v)
+      continue;
+    const token_view tv(r.core);
     schemas::entry e;
-    e.type = v->type;
-    e.confidence = v->confidence;
-    e.content = sentence;
-    e.title = st ? std::string(st->title) : title_of(sentence);
-    e.mentions = ids;
+    e.type = r.v->type;
+    e.confidence = r.v->confidence;
+    e.content = r.sentence;
+    e.title = st ? std::string(st->title) : title_of(r.sentence);
+    e.mentions = r.ids;
     std::sort(e.mentions.begin(), e.mentions.end());
     e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
     e.positive = !negation_phrases.any(tv);
-    read_subject_slot_value(e, spans, cleaned.sig ? std::string_view(cleaned.sig->company) : std::string_view(),
-                            st != nullptr, core, tv);
+    read_subject_slot_value(e, r.spans, cleaned.sig ? std::string_view(cleaned.sig->company) : std::string_view(),
+                            st != nullptr, r.core, tv);
     if (e.type == entry_type::action_item)
-      e.due_at = due_date(sentence, spans);
+      e.due_at = due_date(r.sentence, r.spans);
     x.entries.push_back(std::move(e));
   }
   return x;
@@ -274,14 +328,15 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
 
 }  // namespace
 
-schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned_text) {
-  return extract(m, cleaned_text, nullptr);
+schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned_text,
+                                  const type_model* types) {
+  return extract(m, cleaned_text, nullptr, types);
 }
 
 schemas::extraction read_statement(const schemas::inbound_message& m, entry_type type, std::string_view title,
                                    double confidence) {
   statement_mode st{type, title, confidence};
-  auto x = extract(m, nullptr, &st);
+  auto x = extract(m, nullptr, &st, nullptr);
   sign(x);
   return x;
 }

@@ -15,9 +15,14 @@
 
 namespace engram::extractor {
 
+class type_model;
+
 /// Reads an inbound message. Pure and thread-safe. `cleaned`, when given, receives the text
-/// the entries were read from (the message without quotes, signature and footers).
-[[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned = nullptr);
+/// the entries were read from (the message without quotes, signature and footers). With
+/// `types`, the type model weighs in on every sentence the cues typed or left uncued
+/// (type_model.hpp; type_choice); without it, the cues alone decide.
+[[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned = nullptr,
+                                                const type_model* types = nullptr);
 
 /// Reads one statement an agent saves (save_knowledge): `m.body` is its content, taken as
 /// one entry of `type` with the given title and confidence; its entities, subject, slot,

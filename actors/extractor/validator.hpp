@@ -7,11 +7,14 @@
 #include "actors/extractor/bulk.hpp"
 #include "schemas/knowledge.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace engram::extractor {
+
+class type_model;
 
 struct validator_options {
   /// What to do with bulk, automated and spam messages (bulk.hpp; extraction.bulk). Default:
@@ -29,6 +32,9 @@ struct validator_options {
   /// is a dump: its message is stored whole, its knowledge bounded). Default 200
   /// (extraction.max_entries_per_message); 0: no bound.
   std::size_t max_entries = 200;
+  /// The entry-type model (type_model.hpp), weighed with the cues; null: the cues alone
+  /// (extraction.type_model: off, or where no encoder is loaded).
+  std::shared_ptr<const type_model> types;
 };
 
 struct validation_report {

@@ -141,12 +141,14 @@ report evaluate(const std::string& path, const extractor::validator_options& opt
       const auto due = g.value("dueAt", std::string());
       r.due_dates += !due.empty();
       if (!match) {
+        ++r.confusion[gi][7];
         ++r.types[gi].fn;
         continue;
       }
       used[*match] = true;
       r.due_dates_correct += !due.empty() && x.entries[*match].due_at == due;
       auto pi = type_index(x.entries[*match].type);
+      ++r.confusion[gi][pi];
       if (pi == gi) {
         ++r.types[gi].tp;
       } else {
@@ -233,6 +235,15 @@ std::string report::table() const {
   }
   std::snprintf(buf, sizeof buf, "| **macro** | | | **%.2f** | | | |\n\n", macro_f1());
   out += buf;
+  out += "| labelled \\ read as | fact | decision | event | preference | goal | relationship | action_item | not found |\n"
+         "|---|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t g = 0; g < 7; ++g) {
+    out += "| " + std::string(schemas::to_string(schemas::all_entry_types[g]));
+    for (auto n : confusion[g])
+      out += " | " + std::to_string(n);
+    out += " |\n";
+  }
+  out += "\n";
   out += "| entity kind | precision | recall | F1 |\n|---|---|---|---|\n";
   static constexpr const char* kinds[] = {"person", "organization", "amount", "date"};
   for (std::size_t i = 0; i < 4; ++i) {

@@ -26,6 +26,9 @@ struct report {
   std::size_t predicted_entries = 0;
   /// Per entry type, in schemas::all_entry_types order.
   std::array<counts, 7> types{};
+  /// confusion[gold][read]: labelled entries by their type and the type they were read
+  /// with; read index 7 is "not found".
+  std::array<std::array<std::size_t, 8>, 7> confusion{};
   /// People, organisations, amounts, dates.
   std::array<counts, 4> entities{};
   std::size_t dates = 0;

@@ -1,4 +1,5 @@
 #include "tools/bench/semantic.hpp"
+#include "actors/dedup/dedup.hpp"
 
 #include "actors/extractor/extractor_actor.hpp"
 #include "actors/extractor/rules.hpp"
@@ -205,8 +206,18 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
         std::vector<std::string_view> texts{text_a, text_b};
         // An explanation only: when the embedder fails, why does not matter and cos shows 0.
         auto v = e.embed(texts);
-        std::fprintf(stderr, "%s %s cos=%.4f outcome=%s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
-                     v ? schemas::similarity(schemas::quantise((*v)[0]), schemas::quantise((*v)[1])) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(),
+        // Which check of a merge said no (dedup.cpp: duplicate()).
+        std::string checks = "(b merged)";
+        knowledge::stored_entry ea, eb;
+        if (ja && jb && !knowledge::decode(*ja, ea) && !knowledge::decode(*jb, eb)) {
+          auto fa = dedup::facts_of(ea), fb = dedup::facts_of(eb);
+          checks = std::string("polarity=") + (fa.positive == fb.positive ? "same" : "differs") +
+                   " markers=" + (fa.markers == fb.markers ? "same" : "differ") +
+                   " values=" + (dedup::same_values(fa.sig, fb.sig) ? "same" : "differ") + " wording=" +
+                   (dedup::same_wording(fa.sig.words, fb.sig.words, fa.order, fb.order) ? "same" : "differs");
+        }
+        std::fprintf(stderr, "%s %s cos=%.4f outcome=%s %s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
+                     v ? schemas::similarity(schemas::quantise((*v)[0]), schemas::quantise((*v)[1])) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(), checks.c_str(),
                      ja ? knowledge::entry_json(*ja)["signature"].dump().c_str() : "(none)",
                      jb ? knowledge::entry_json(*jb)["signature"].dump().c_str() : "(merged)");
       }

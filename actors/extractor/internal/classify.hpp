@@ -24,9 +24,11 @@ extern const phrase_set date_word_phrases;
 extern const phrase_set negation_phrases;
 
 /// The type of sentence `s` (`tv` is its token view; the flags say what the entity finders
-/// found in it), or none when it records nothing.
+/// found in it), or none when it records nothing. `uncued`, when given, is set when the
+/// answer is none only for want of a cue (not small talk, a greeting, a question that asks
+/// for nothing or an injected instruction): a sentence the type model may still read.
 [[nodiscard]] std::optional<verdict> classify(const std::string& s, const token_view& tv, bool has_date,
                                               bool has_amount, bool has_number, bool has_entity,
-                                              bool starts_with_name);
+                                              bool starts_with_name, bool* uncued = nullptr);
 
 }  // namespace engram::extractor::detail

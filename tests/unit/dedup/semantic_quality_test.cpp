@@ -3,7 +3,9 @@
 // int8 encoder; the float32 one stays as the reference, and on every set (labelled and
 // held out) the two must decide every pair and every case alike.
 
+#include "actors/dedup/dedup.hpp"
 #include "actors/extractor/extractor_actor.hpp"
+#include "actors/extractor/signature.hpp"
 #include "tools/bench/semantic.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +16,29 @@
 using namespace engram;
 
 namespace {
+
+bool same_wording(const char* a, const char* b) {
+  return dedup::same_wording(extractor::content_words(a), extractor::content_words(b), dedup::order_of(a),
+                             dedup::order_of(b));
+}
+
+// The wording check of a merge, alone (the values, markers and polarity are checked apart).
+TEST(SameWording, ReorderedOrMovedWordsAreTheSameStatement) {
+  EXPECT_TRUE(same_wording("For 2026 the Orion project budget is $75,000", "The Orion project budget for 2026 is $75,000"));
+  EXPECT_TRUE(same_wording("Dana prefers tea to coffee", "Dana prefers tea over coffee"));
+  EXPECT_TRUE(same_wording("We are opening a Lisbon office", "We are opening an office in Lisbon"));
+  EXPECT_TRUE(same_wording("Globex's budget is approved", "The budget of Globex is approved"));
+  EXPECT_TRUE(same_wording("Globex has 180 seats", "Just to confirm, Globex has 180 seats on the Enterprise plan"));
+}
+
+TEST(SameWording, WhoDoesWhatToWhomAndSubstitutedWordsAreAnother) {
+  EXPECT_FALSE(same_wording("Hugo reports to Claire", "Claire reports to Hugo"));
+  EXPECT_FALSE(same_wording("Dana prefers tea over coffee", "Dana prefers coffee over tea"));
+  EXPECT_FALSE(same_wording("Dana prefers tea to coffee", "Dana prefers coffee to tea"));
+  EXPECT_FALSE(same_wording("Hugo is Claire's manager", "Claire is Hugo's manager"));
+  EXPECT_FALSE(same_wording("Globex prefers email", "Globex prefers phone"));
+  EXPECT_FALSE(same_wording("Acme sells to Globex", "Globex sells to Acme"));
+}
 
 class SemanticQuality : public ::testing::Test {
 protected:

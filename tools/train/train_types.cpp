@@ -1,0 +1,277 @@
+// engram_train_types: trains the entry-type model (actors/extractor/type_model.hpp) from the
+// development sets, and checks or writes actors/extractor/type_weights.inc. Run from the
+// source root.
+//
+//   engram_train_types --out actors/extractor/type_weights.inc   train on every example, write
+//   engram_train_types --check actors/extractor/type_weights.inc train, compare (exit 1 if stale)
+//   engram_train_types --cv 5    k-fold cross-validation over the labelled messages: the
+//                                extractor's typed recall / precision with the cues alone and
+//                                with the model under each choice of thresholds
+//
+// Examples: the labelled statements of tests/data/extraction/labelled.jsonl with their types,
+// its junk and every other sentence of its messages as none; the typed statements of
+// tests/data/dedup/pairs.jsonl and tests/data/contradiction/cases.jsonl. Never a held-out set.
+
+#include "actors/extractor/cleaner.hpp"
+#include "actors/extractor/embedder.hpp"
+#include "actors/extractor/sentences.hpp"
+#include "actors/extractor/type_model.hpp"
+#include "tools/bench/evaluation.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace {
+
+using namespace engram;
+using nlohmann::json;
+
+constexpr const char* labelled_path = "tests/data/extraction/labelled.jsonl";
+constexpr const char* provenance =
+    "Trained on tests/data/extraction/labelled.jsonl, tests/data/dedup/pairs.jsonl and "
+    "tests/data/contradiction/cases.jsonl with the int8 USE Lite encoder.";
+
+struct example {
+  std::string text;
+  std::uint8_t cls;
+  /// The labelled message it comes from (-1: another set).
+  int message;
+};
+
+std::uint8_t class_of(const std::string& type) {
+  auto t = schemas::parse_entry_type(type);
+  if (!t)
+    throw std::runtime_error("unknown entry type '" + type + "'");
+  std::uint8_t c = 0;
+  while (schemas::all_entry_types[c] != *t)
+    ++c;
+  return c;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read " + path + " (run from the source root)");
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      out.push_back(line);
+  return out;
+}
+
+/// Lower-case letters and digits, one space between words: what "the same sentence" compares.
+std::string norm(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80)
+      out += static_cast<char>(std::tolower(u));
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
+}
+
+std::vector<example> examples(const std::vector<std::string>& labelled) {
+  std::vector<example> out;
+  for (int i = 0; i < static_cast<int>(labelled.size()); ++i) {
+    auto doc = json::parse(labelled[static_cast<std::size_t>(i)]);
+    const auto& labels = doc["labels"];
+    std::vector<std::string> known;
+    for (const auto& e : labels["entries"]) {
+      out.push_back({e["text"].get<std::string>(), class_of(e["type"].get<std::string>()), i});
+      known.push_back(norm(e["text"].get<std::string>()));
+    }
+    for (const auto& j : labels.value("junk", json::array())) {
+      out.push_back({j.get<std::string>(), static_cast<std::uint8_t>(extractor::type_none), i});
+      known.push_back(norm(j.get<std::string>()));
+    }
+    auto cleaned = extractor::clean(doc.value("body", ""), doc["from"].value("name", ""));
+    for (auto& s : extractor::split_sentences(cleaned.text)) {
+      auto n = norm(s);
+      if (n.size() < 8)
+        continue;
+      bool seen = false;
+      for (const auto& k : known)
+        seen |= k.find(n) != std::string::npos || n.find(k) != std::string::npos;
+      if (!seen)
+        out.push_back({s, static_cast<std::uint8_t>(extractor::type_none), i});
+    }
+  }
+  for (const auto& line : read_lines("tests/data/dedup/pairs.jsonl")) {
+    auto p = json::parse(line);
+    for (const char* side : {"a", "b"})
+      out.push_back({p[side].get<std::string>(), class_of(p["type"].get<std::string>()), -1});
+  }
+  for (const auto& line : read_lines("tests/data/contradiction/cases.jsonl")) {
+    auto c = json::parse(line);
+    for (const char* side : {"older", "newer"})
+      out.push_back({c[side]["text"].get<std::string>(), class_of(c["type"].get<std::string>()), -1});
+  }
+  return out;
+}
+
+std::vector<std::vector<float>> embed_all(const extractor::embedder& e, const std::vector<example>& xs) {
+  std::vector<std::vector<float>> out;
+  for (std::size_t b = 0; b < xs.size(); b += 64) {
+    std::vector<std::string_view> texts;
+    for (std::size_t i = b; i < std::min(xs.size(), b + 64); ++i)
+      texts.push_back(xs[i].text);
+    auto v = e.embed(texts);
+    if (!v)
+      throw std::runtime_error(v.error());
+    for (auto& vec : *v)
+      out.push_back(std::move(vec));
+  }
+  return out;
+}
+
+extractor::type_weights train_on(const std::vector<example>& xs, const std::vector<std::vector<float>>& vs,
+                                 int held_fold, int folds) {
+  std::vector<std::vector<float>> x;
+  std::vector<std::uint8_t> y;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (held_fold < 0 || xs[i].message < 0 || xs[i].message % folds != held_fold) {
+      x.push_back(vs[i]);
+      y.push_back(xs[i].cls);
+    }
+  return extractor::train_type_model(x, y);
+}
+
+struct tally {
+  std::size_t tp = 0, gold = 0, predicted = 0;
+  void add(const evaluation::report& r) {
+    for (const auto& c : r.types)
+      tp += c.tp;
+    gold += r.gold_entries;
+    predicted += r.predicted_entries;
+  }
+  [[nodiscard]] std::string str() const {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "typed recall %.3f  precision %.3f", gold ? double(tp) / double(gold) : 0.0,
+                  predicted ? double(tp) / double(predicted) : 0.0);
+    return buf;
+  }
+};
+
+int cross_validate(const std::shared_ptr<const extractor::embedder>& enc, const std::vector<std::string>& labelled,
+                   const std::vector<example>& xs, const std::vector<std::vector<float>>& vs, int folds) {
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / ("engram-train-types-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::vector<std::string> fold_files;
+  std::vector<extractor::type_weights> fold_weights;
+  for (int f = 0; f < folds; ++f) {
+    auto path = (dir / ("fold" + std::to_string(f) + ".jsonl")).string();
+    std::ofstream out(path);
+    for (std::size_t i = 0; i < labelled.size(); ++i)
+      if (static_cast<int>(i) % folds == f)
+        out << labelled[i] << "\n";
+    fold_files.push_back(path);
+    fold_weights.push_back(train_on(xs, vs, f, folds));
+  }
+  // The model alone on the held fold's examples: the type of the labelled statements (the
+  // first of the seven types), and none against a type.
+  std::size_t typed = 0, typed_right = 0, all = 0, all_right = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i].message < 0)
+      continue;
+    auto p = extractor::type_probabilities_of(fold_weights[static_cast<std::size_t>(xs[i].message % folds)], vs[i]);
+    std::size_t top = 0, top_type = 0;
+    for (std::size_t c = 1; c < extractor::type_classes; ++c) {
+      top = p[c] > p[top] ? c : top;
+      if (c < extractor::type_none)
+        top_type = p[c] > p[top_type] ? c : top_type;
+    }
+    ++all;
+    all_right += (top == extractor::type_none) == (xs[i].cls == extractor::type_none);
+    if (xs[i].cls != extractor::type_none) {
+      ++typed;
+      typed_right += top_type == xs[i].cls;
+    }
+  }
+  std::printf("model alone on held folds: type of %zu labelled statements %.3f right; statement or none of %zu "
+              "sentences %.3f right\n",
+              typed, double(typed_right) / double(typed), all, double(all_right) / double(all));
+  tally cues;
+  for (int f = 0; f < folds; ++f)
+    cues.add(evaluation::evaluate(fold_files[static_cast<std::size_t>(f)], {}));
+  std::printf("%d-fold cross-validation over %zu labelled messages (%zu examples)\ncues alone: %s\n", folds,
+              labelled.size(), xs.size(), cues.str().c_str());
+  for (float override_min : {0.5f, 0.6f, 0.7f})
+    for (float rules_max : {0.1f, 0.2f, 0.3f})
+      for (float add_min : {0.6f, 0.7f, 0.8f, 1.1f})
+        for (float drop_min : {0.8f, 0.9f, 1.1f}) {
+          tally with;
+          for (int f = 0; f < folds; ++f) {
+            extractor::validator_options opts;
+            opts.types = std::make_shared<extractor::type_model>(
+                enc, fold_weights[static_cast<std::size_t>(f)],
+                extractor::type_choice_options{override_min, rules_max, add_min, 0.65, drop_min});
+            with.add(evaluation::evaluate(fold_files[static_cast<std::size_t>(f)], opts));
+          }
+          std::printf("override_min %.1f rules_max %.1f add_min %.1f drop_min %.1f: %s\n", override_min, rules_max,
+                      add_min, drop_min, with.str().c_str());
+        }
+  fs::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"engram_train_types: trains the entry-type model from the development sets"};
+  std::string model_path = ".cache/models/use-lite-en.bin", out, check;
+  int folds = 0;
+  app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
+  app.add_option("--out", out, "Write the trained weights here (type_weights.inc)");
+  app.add_option("--check", check, "Exit 1 unless this file is what training gives");
+  app.add_option("--cv", folds, "k-fold cross-validation of the thresholds")->check(CLI::Range(2, 20));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    auto loaded = extractor::use_lite_int8_embedder::load(model_path);
+    if (!loaded)
+      throw std::runtime_error(loaded.error());
+    std::shared_ptr<const extractor::embedder> enc =
+        std::make_shared<extractor::cached_embedder>(std::shared_ptr<const extractor::embedder>(std::move(*loaded)), 50000);
+    auto labelled = read_lines(labelled_path);
+    auto xs = examples(labelled);
+    auto vs = embed_all(*enc, xs);
+    if (folds > 0)
+      return cross_validate(enc, labelled, xs, vs, folds);
+    auto text = extractor::type_weights_source(train_on(xs, vs, -1, 1), provenance);
+    if (!check.empty()) {
+      std::ifstream in(check);
+      std::stringstream have;
+      have << in.rdbuf();
+      if (have.str() != text) {
+        std::cerr << check << " is not what training on the development sets gives: run engram_train_types --out "
+                  << check << "\n";
+        return 1;
+      }
+      std::cout << check << " is what training gives (" << xs.size() << " examples)\n";
+      return 0;
+    }
+    if (out.empty()) {
+      std::cerr << "one of --out, --check or --cv is needed\n";
+      return 2;
+    }
+    std::ofstream(out) << text;
+    std::cout << "wrote " << out << " (" << xs.size() << " examples)\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "engram_train_types: " << e.what() << "\n";
+    return 1;
+  }
+}
