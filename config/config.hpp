@@ -90,6 +90,10 @@ struct extraction_config {
   /// Newsletters, list traffic, notifications and spam (extractor/bulk.hpp): "skip" (nothing
   /// read from them), "low_confidence" (read, with half the confidence) or "keep". Default: skip.
   std::string bulk = "skip";
+  /// The entry-type model (extractor/type_model.hpp) weighs in on the cues' types and reads
+  /// sentences the cues left untyped; it runs the int8 USE Lite encoder (embedder.model_path).
+  /// false: the cues alone. Default: true.
+  bool type_model = true;
 };
 
 struct llm_config {

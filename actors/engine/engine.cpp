@@ -3,6 +3,7 @@
 
 #include "actors/engine/pipeline.hpp"
 #include "actors/extractor/extractor_actor.hpp"
+#include "actors/extractor/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
@@ -30,8 +31,10 @@ using json = nlohmann::json;
 /// Partitions of each topic the embedded broker creates.
 constexpr int embedded_partitions = 4;
 
-extractor::extractor_options extractor_options_of(const config::engram_config& cfg) {
+extractor::extractor_options extractor_options_of(const config::engram_config& cfg,
+                                                  std::shared_ptr<const extractor::type_model> types) {
   extractor::extractor_options o;
+  o.validator.types = std::move(types);
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.validator.bulk = cfg.extraction.bulk == "keep"             ? extractor::bulk_policy::keep
@@ -58,6 +61,8 @@ struct engine::impl {
   std::unique_ptr<ingest::kafka_producer> log_producer;
   std::unique_ptr<mcp::service> mcp;
   std::shared_ptr<const extractor::embedder> embedder;
+  /// extraction.type_model (null when off).
+  std::shared_ptr<const extractor::type_model> types;
   std::shared_ptr<actors::resolver> resolve;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
@@ -237,6 +242,12 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   if (cfg.embedder.cache_size > 0)
     embedder = std::make_shared<extractor::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
   m.embedder = embedder;
+  if (cfg.extraction.type_model) {
+    auto types = extractor::make_type_model(cfg.embedder, embedder);
+    if (!types)
+      return engram::fail(types.error());
+    m.types = std::move(*types);
+  }
   auto* raw = &m;
   if (store_role) {
     auto started = start_store(m, cfg, opts);
@@ -273,7 +284,7 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   }
   if (extract_role) {
     if (!opts.sequencer.extract) {
-      actors::reader_context rc{extractor_options_of(cfg), m.embedder, &m.metrics, cfg.embedder.max_per_message};
+      actors::reader_context rc{extractor_options_of(cfg, m.types), m.embedder, &m.metrics, cfg.embedder.max_per_message};
       const unsigned threads =
           cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
       opts.sequencer.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
@@ -349,7 +360,7 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
   m.resolve = resolve;
   m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
-                                      &m.notifier, extractor_options_of(cfg), cfg.embedder.max_per_message);
+                                      &m.notifier, extractor_options_of(cfg, m.types), cfg.embedder.max_per_message);
   if (opts.replay) {
     auto consumer =
         ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, opts.re_extract);

@@ -66,11 +66,11 @@ struct type_training {
 struct type_choice_options {
   /// The model's first class replaces the cues' type when it has at least this probability
   /// and the cues' type at most rules_max.
-  float override_min = 0.6f;
+  float override_min = 0.4f;
   float rules_max = 0.2f;
   /// A sentence the cues found no type for is read as the model's first class (not none)
   /// when it has at least this probability, with confidence added_confidence.
-  float add_min = 0.7f;
+  float add_min = 0.5f;
   double added_confidence = 0.65;
   /// A sentence the cues typed is dropped when the model gives none at least this (above 1:
   /// never).
@@ -95,5 +95,11 @@ private:
   type_weights weights_;
   type_choice_options choice_;
 };
+
+/// The model on the configured encoder when it is the int8 one (`configured`, its cache
+/// shared), else on an int8 encoder of its own loaded from cfg.model_path; an error naming
+/// the path when that fails.
+[[nodiscard]] engram::result<std::shared_ptr<const type_model>> make_type_model(
+    const config::embedder_config& cfg, std::shared_ptr<const embedder> configured);
 
 }  // namespace engram::extractor

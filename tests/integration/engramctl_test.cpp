@@ -151,7 +151,11 @@ TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
 
 TEST(Engramctl, ExtractPrintsOneLinePerEventWithEntitiesAndEntries) {
   std::string out;
-  ASSERT_EQ(run(engramctl() + " extract " + std::string(ENGRAM_SOURCE_DIR) + "/tools/samples/demo-stream.jsonl", &out), 0);
+  ASSERT_EQ(run(engramctl() + " extract --model " ENGRAM_MODEL_PATH " " + std::string(ENGRAM_SOURCE_DIR) +
+                    "/tools/samples/demo-stream.jsonl",
+                &out),
+            0)
+      << out;
   std::istringstream lines(out);
   std::string line;
   std::size_t n = 0, entries = 0;
@@ -168,8 +172,12 @@ TEST(Engramctl, ExtractPrintsOneLinePerEventWithEntitiesAndEntries) {
   }
   EXPECT_EQ(n, 91u);
   EXPECT_GT(entries, 60u);
-  EXPECT_EQ(run("printf '{\"eventId\": 1}\\n' | " + engramctl() + " extract -", &out), 1);
+  EXPECT_EQ(run("printf '{\"eventId\": 1}\\n' | " + engramctl() + " extract --no-type-model -", &out), 1);
   EXPECT_NE(out.find("line 1: /eventId: must be a string"), std::string::npos) << out;
+  // Without the encoder's weights the type model cannot run: said, with the way out.
+  EXPECT_EQ(run(engramctl() + " extract --model /nonexistent/use.bin -", &out), 1);
+  EXPECT_NE(out.find("/nonexistent/use.bin"), std::string::npos) << out;
+  EXPECT_NE(out.find("--no-type-model"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "actors/extractor/cleaner.hpp"
 #include "actors/extractor/extract.hpp"
 #include "actors/extractor/rules.hpp"
+#include "actors/extractor/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "kg/bowtie.hpp"
@@ -187,12 +188,23 @@ int produce(const std::string& brokers, const std::string& topic, const std::str
 
 /// One JSON line per event: its ids and what extraction read. Invalid lines are reported
 /// on stderr with their line number and skipped.
-int extract(const std::string& file, double threshold, bool explain, const std::string& bulk) {
+int extract(const std::string& file, double threshold, bool explain, const std::string& bulk,
+            const std::string& model_path) {
   std::ifstream f;
   std::istream* in = open_input(file, f, "extract");
   if (!in)
     return 1;
   engram::extractor::validator_options opts;
+  if (!model_path.empty()) {
+    engram::config::embedder_config ec;
+    ec.model_path = model_path;
+    auto types = engram::extractor::make_type_model(ec, nullptr);
+    if (!types) {
+      std::cerr << "extract: " << types.error() << " (tools/dev.sh setup fetches it; --no-type-model reads with the cues alone)\n";
+      return 1;
+    }
+    opts.types = std::move(*types);
+  }
   opts.confidence_threshold = threshold;
   opts.bulk = bulk == "keep"             ? engram::extractor::bulk_policy::keep
               : bulk == "low_confidence" ? engram::extractor::bulk_policy::low_confidence
@@ -406,6 +418,11 @@ int main(int argc, char** argv) {
   ex->add_option("--bulk", extract_bulk, "Bulk and spam mail: skip, low_confidence or keep (extraction.bulk)")
       ->capture_default_str()
       ->check(CLI::IsMember({"skip", "low_confidence", "keep"}));
+  std::string extract_model = ".cache/models/use-lite-en.bin";
+  bool no_type_model = false;
+  ex->add_option("--model", extract_model, "The USE Lite weights the entry-type model reads with (embedder.model_path)")
+      ->capture_default_str();
+  ex->add_flag("--no-type-model", no_type_model, "Types from the cues alone (extraction.type_model: false)");
 
   auto* im = app.add_subcommand("import", "Read .eml, mbox and maildir and produce inbound events");
   std::string import_brokers, import_output, organization, import_topic = "inbound-messages";
@@ -509,7 +526,7 @@ int main(int argc, char** argv) {
   if (*dg)
     return digest(data_dir);
   if (*ex)
-    return extract(extract_file, threshold, explain, extract_bulk);
+    return extract(extract_file, threshold, explain, extract_bulk, no_type_model ? std::string() : extract_model);
   if (*im) {
     if (import_brokers.empty() && import_output.empty()) {
       std::cerr << "import: give --brokers ADDR (produce) or --output FILE (JSONL)\n";

@@ -1,5 +1,6 @@
 // The extractor against the labelled set: the floors of the quality bar. The bench
 // (`engram_bench extraction`) prints the full table.
+#include "actors/extractor/type_model.hpp"
 #include "tools/bench/evaluation.hpp"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,29 @@ TEST(ExtractionQuality, LabelledSetMeetsTheFloors) {
   EXPECT_GE(r.date_accuracy(), 0.90);
   EXPECT_GE(r.due_date_accuracy(), 0.90);
   EXPECT_EQ(r.injection_messages_flagged, r.injection_messages);
+}
+
+// The type model (extraction.type_model, on by default) is trained on this set among others:
+// these floors say it keeps what the cues read; what it adds on unseen text is the
+// held-out figure `engram_bench extraction` prints.
+TEST(ExtractionQuality, TypeModelKeepsTheLabelledSetsFloors) {
+  const auto set = std::string(ENGRAM_SOURCE_DIR) + "/tests/data/extraction/labelled.jsonl";
+  engram::config::embedder_config ec;
+  ec.model_path = ENGRAM_MODEL_PATH;
+  auto types = engram::extractor::make_type_model(ec, nullptr);
+  ASSERT_TRUE(types) << types.error();
+  engram::extractor::validator_options opts;
+  opts.types = *types;
+  auto cues = engram::evaluation::evaluate(set, {});
+  auto with = engram::evaluation::evaluate(set, opts);
+  ASSERT_TRUE(with.error.empty()) << with.error;
+  std::printf("%s", with.table().c_str());
+  EXPECT_GE(with.typed_recall(), cues.typed_recall());
+  EXPECT_GE(with.typed_recall(), 0.85);
+  EXPECT_GE(with.typed_precision(), 0.85);
+  EXPECT_GE(with.macro_f1(), 0.85);
+  EXPECT_GE(with.due_date_accuracy(), 0.90);
+  EXPECT_EQ(with.injection_messages_flagged, with.injection_messages);
 }
 
 }  // namespace
