@@ -132,13 +132,14 @@ TEST(ExtractStage, AReplayAppliesWhatTheLogSaysAndReExtractReadsAgain) {
   const auto live = run_until_applied(broker->bootstrap(), dir.sub("live"), dir.sub("live.log"), long(events.size()),
                                       {}, [&] { produce_inbound(broker->bootstrap(), events); });
   ASSERT_FALSE(live.empty());
-  // The replaying engramctl has no working encoder (an endpoint that refuses connections):
-  // if a replay embedded anything, its entries would lose their vectors and the digest.
+  // The replaying engramctl has no working encoder (an endpoint that refuses connections, and
+  // no int8 weights for the type model, so extraction.type_model is off): if a replay
+  // embedded anything, its entries would lose their vectors and the digest.
   const std::string replay = std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR
                              "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
                              " --set embedder.kind=openai --set embedder.openai.base_url=http://127.0.0.1:1/v1"
                              " --set embedder.openai.model=none --set embedder.openai.dimension=512"
-                             " --set embedder.cache_size=0";
+                             " --set embedder.cache_size=0 --set extraction.type_model=false";
   std::string out;
   ASSERT_EQ(test::run(replay + " --into " + dir.sub("replayed"), &out), 0) << out;
   EXPECT_NE(out.find(live), std::string::npos) << "live " << live << "\n" << out;
