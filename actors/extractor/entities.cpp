@@ -31,9 +31,22 @@ bool is_org_word(std::string_view w) {
   return s.count(text::lower(w)) != 0;
 }
 
+/// Lower-case words that are also first names or company names: never read as a name when
+/// written in lower case.
+bool is_common_word(std::string_view w) {
+  static const std::set<std::string_view> s{
+      "will", "may", "mark", "bill", "grace", "hope", "joy", "rose", "june", "april", "august", "summer", "art",
+      "dawn", "sky", "max", "pat", "sue", "rob", "frank", "ray", "jack", "drew", "gene", "chase",
+      "faith", "rich", "win", "ivy", "amber", "ruby", "jade", "pearl", "page", "lane", "wade", "dean", "don",
+      "guy", "hunter", "miles", "carter", "cash", "penny", "sandy", "stone", "apple", "target", "box", "square",
+      "slack", "zoom", "notion", "shell", "orange", "amazon", "oracle", "the", "and", "for", "you", "all", "team",
+      "sales", "support", "ops", "finance", "legal", "info", "hello", "admin", "office", "mail", "news"};
+  return s.count(w) != 0;
+}
+
 }  // namespace
 
-bool is_capitalised(std::string_view w) { return !w.empty() && text::is_upper(w[0]); }
+bool is_capitalised(std::string_view w) { return text::starts_upper(w); }
 
 bool is_legal_suffix(std::string_view w) {
   static const std::set<std::string_view> s{"inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "ag", "s.a.", "sa", "plc",
@@ -61,9 +74,24 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
   auto offset = [&](std::string_view w) { return static_cast<std::size_t>(w.data() - s.data()); };
   for (std::size_t i = 0; i < ws.size(); ++i) {
     auto w = text::strip_punct(ws[i]);
-    if (!is_capitalised(w) || w.size() < 2)
+    if (w.size() < 2)
       continue;
     auto lw = text::lower(w);
+    if (!is_capitalised(w)) {
+      // Chat is often lower-case: a participant's first name or an organisation this message
+      // knows (its domains, its signature) is recognised in any case, unless it is also a
+      // common word ("will", "may", "target").
+      if (w.size() < 3 || is_common_word(lw))
+        continue;
+      if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
+        entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
+        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      } else if (auto p = ctx.person_by_first.find(lw); p != ctx.person_by_first.end()) {
+        entity_mention m{entity_kind::person, std::string(w), p->second, {}, {}, {}, {}, {}};
+        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      }
+      continue;
+    }
     // Organisation names known from the message (domains, signature) or with a suffix.
     if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
       entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
@@ -107,7 +135,11 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
         auto next = text::strip_punct(ws[i + 1]);
         bool joined = ws[i].back() != ',' && ws[i].back() != '.';
         if (joined && is_capitalised(next) && !lexicon::is_stop_capital(text::lower(next)) &&
-            !ctx.known_orgs.count(text::lower(next)) && !lexicon::is_first_name(text::lower(next))) {
+            !ctx.known_orgs.count(text::lower(next)) &&
+            (!lexicon::is_first_name(text::lower(next)) || !lexicon::is_first_name(lw) || i + 2 >= ws.size() ||
+             !is_capitalised(text::strip_punct(ws[i + 2])))) {
+          // A surname may be a first name too ("Siobhán Kelly"), unless a third capital
+          // follows: "Dana Kelly Smith" reads as Dana and Kelly Smith.
           name += " " + std::string(next);
           end_word = next;
           ++i;

@@ -40,9 +40,108 @@ const std::unordered_set<std::string_view>& first_names() {
   return names;
 }
 
+/// First names beyond the English-speaking world, written without diacritics (is_first_name
+/// folds them away): Irish, German and Nordic, Dutch, French, Italian, Spanish and Portuguese,
+/// Polish and Czech, Greek, Turkish, Arabic and Persian, Indian, Chinese, Japanese, Korean,
+/// Vietnamese, Nigerian and other African names.
+const std::unordered_set<std::string_view>& world_first_names() {
+  static const std::unordered_set<std::string_view> names{
+      // Irish and Scottish
+      "aoife", "aisling", "caoimhe", "ciara", "ciaran", "cian", "clodagh", "darragh", "declan", "deirdre", "donal",
+      "eamon", "eamonn", "eimear", "eoin", "fionn", "grainne", "niamh", "oisin", "orla", "padraig", "roisin", "ronan",
+      "saoirse", "seamus", "siobhan", "sinead", "aine", "brendan", "colm", "cormac", "diarmuid", "eilis", "fergus",
+      "laoise", "muireann", "nuala", "tadhg", "catriona", "eilidh", "isla", "kirsty", "lachlan", "morag", "hamish",
+      // German, Austrian, Swiss, Nordic, Dutch
+      "jurgen", "jorg", "gunter", "gunther", "dieter", "wolfgang", "helmut", "uwe", "ulrich", "ute", "birgit",
+      "sabine", "heike", "silke", "katrin", "anke", "jens", "lars", "matthias", "maximilian", "moritz", "niklas",
+      "florian", "sebastian", "stefanie", "annika", "lennart", "leonie", "finn", "jannik", "henrik", "soren", "bjorn",
+      "sigrid", "solveig", "ingrid", "kari", "liv", "maja", "mette", "nils", "ole", "pernille", "rasmus", "signe",
+      "tove", "anneke", "bram", "daan", "femke", "joost", "lotte", "maarten", "sanne", "sander", "wouter", "pieter",
+      "ruud", "anouk", "ilse", "jesper", "mikael", "oskar", "elin", "linnea", "annelie",
+      // French, Italian, Spanish, Portuguese, Brazilian
+      "amelie", "antoine", "aurelie", "benoit", "camille", "celine", "chloe", "clement", "elodie", "etienne",
+      "francois", "helene", "jerome", "julien", "laetitia", "mathieu", "nathalie", "remi", "sebastien", "severine",
+      "theo", "thibault", "valentin", "yann", "yves", "alessandro", "alessia", "chiara", "davide", "federica",
+      "federico", "gianluca", "giorgio", "giovanni", "lorenzo", "marco", "paolo", "riccardo", "simona", "stefano",
+      "alejandro", "alvaro", "beatriz", "carmen", "consuelo", "dolores", "esteban", "guillermo", "ignacio", "jaime",
+      "lucia", "marisol", "mercedes", "nicolas", "pilar", "ramon", "raul", "rocio", "santiago", "sergio", "ximena",
+      "joao", "goncalo", "rui", "tiago", "vasco", "duarte", "afonso", "leonor", "mariana", "beatriz", "ines", "rita",
+      "catarina", "thiago", "rodrigo", "felipe", "gustavo", "larissa", "leticia", "fernanda", "juliana", "camila",
+      "bruna", "caio", "otavio", "vitor", "luana", "renata", "sebastiao", "conceicao", "graca",
+      // Polish, Czech, Slovak, Hungarian, Greek, Turkish
+      "agnieszka", "bartosz", "dorota", "ewa", "grzegorz", "jakub", "kasia", "katarzyna", "krzysztof", "lukasz",
+      "magda", "malgorzata", "marek", "michal", "monika", "pawel", "piotr", "tomasz", "wojciech", "zofia", "jiri",
+      "petr", "tereza", "zuzana", "ondrej", "lenka", "bence", "zsofia", "laszlo", "gabor", "eszter", "dimitris",
+      "eleni", "giorgos", "katerina", "nikos", "sofia", "yannis", "ayse", "ahmet", "burak", "cem", "deniz", "elif",
+      "emre", "fatma", "kemal", "mehmet", "mustafa", "ozge", "selin", "zeynep", "hakan", "serkan",
+      // Arabic, Persian, Hebrew
+      "abdullah", "ali", "amira", "faisal", "farah", "hassan", "hussein", "ibrahim", "karim", "khalid", "layla",
+      "leila", "mariam", "mohamed", "muhammad", "nour", "rania", "salma", "samir", "tariq", "youssef", "yasmin",
+      "zainab", "darius", "farhad", "parisa", "reza", "shirin", "avi", "noa", "tamar", "yael", "yosef", "eitan",
+      // Indian and Pakistani
+      "aarav", "abhishek", "akash", "amit", "anjali", "arun", "deepa", "divya", "gaurav", "harish", "ishaan",
+      "kiran", "krishna", "lakshmi", "manish", "meera", "nikhil", "pooja", "pradeep", "prakash", "rajesh", "ramesh",
+      "sanjay", "shreya", "siddharth", "sneha", "suresh", "swati", "varun", "vijay", "vivek", "anand", "aparna",
+      "ashwin", "bhavna", "dev", "kavita", "madhu", "nandini", "preeti", "rekha", "sachin", "sunita", "tanvi", "usha",
+      "imran", "bilal", "ayesha", "hamza", "sana", "zubair",
+      // Chinese, Japanese, Korean, Vietnamese
+      "bo", "fang", "hao", "hui", "jian", "jing", "jun", "lei", "li", "lin", "ling", "ming", "ning", "qiang", "xiu",
+      "xin", "yan", "yang", "yi", "ying", "yu", "zhen", "zhi", "xiaoming", "xiaoli", "jia", "haruto", "hiroko",
+      "kaito", "kazuki", "keiko", "kenta", "koji", "makoto", "mariko", "megumi", "naoko", "ren", "riku", "sakura",
+      "satoshi", "sora", "takashi", "takeshi", "yoko", "yuka", "yumi", "yusuke", "akira", "daiki", "emi", "haruka",
+      "hina", "kenichi", "misaki", "nanami", "rin", "shota", "taro", "tomoko", "aiko", "daisuke", "ryo", "ji-ho",
+      "jihoon", "minjun", "seojun", "soyeon", "jiwoo", "hyun", "minji", "jisoo", "eunji", "sungmin", "anh", "bao",
+      "hieu", "huong", "khanh", "linh", "minh", "ngoc", "nguyen", "phuong", "quang", "thanh", "thao", "trang", "tuan",
+      // Nigerian and other African
+      "adaeze", "adebayo", "adewale", "ayodele", "babajide", "chidi", "chiamaka", "chinedu", "chioma", "emeka",
+      "folake", "funmilayo", "ifeoma", "ngozi", "nkechi", "obinna", "oluwaseun", "seun", "tobi", "tunde", "uche",
+      "yetunde", "kwame", "kofi", "ama", "akosua", "abena", "kwabena", "thabo", "sipho", "lerato", "nomvula",
+      "zanele", "tendai", "wanjiru", "njeri", "kamau", "otieno", "amani", "baraka", "zuri", "amara", "femi", "kemi"};
+  return names;
+}
+
+/// Lower-case ASCII for the Latin letters with diacritics of Latin-1 and Latin Extended-A
+/// ("João" -> "joao", "Siobhán" -> "siobhan", "Łukasz" -> "lukasz"); other bytes kept.
+std::string fold(std::string_view w) {
+  static constexpr std::string_view latin1 =  // U+00C0..U+00FF
+      "aaaaaaaceeeeiiiidnooooo*ouuuuyts"
+      "aaaaaaaceeeeiiiidnooooo/ouuuuyty";
+  static constexpr std::string_view extended_a =  // U+0100..U+017F
+      "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiiiijjkkklllllll"
+      "lllnnnnnnnnnoooooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+  std::string out;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(w[i]);
+    if (b0 < 0x80) {
+      out += static_cast<char>(b0 >= 'A' && b0 <= 'Z' ? b0 - 'A' + 'a' : b0);
+      continue;
+    }
+    if ((b0 & 0xE0) == 0xC0 && i + 1 < w.size()) {
+      const unsigned cp = ((b0 & 0x1Fu) << 6) | (static_cast<unsigned char>(w[i + 1]) & 0x3Fu);
+      if (cp >= 0xC0 && cp <= 0xFF) {
+        out += latin1[cp - 0xC0];
+        ++i;
+        continue;
+      }
+      if (cp >= 0x100 && cp <= 0x17F) {
+        out += extended_a[cp - 0x100];
+        ++i;
+        continue;
+      }
+    }
+    out += static_cast<char>(b0);
+  }
+  return out;
+}
+
 }  // namespace
 
-bool is_first_name(std::string_view lowered) { return first_names().count(lowered) != 0; }
+bool is_first_name(std::string_view lowered) {
+  if (first_names().count(lowered) || world_first_names().count(lowered))
+    return true;
+  const auto folded = fold(lowered);
+  return folded != lowered && (first_names().count(folded) || world_first_names().count(folded));
+}
 
 bool is_stop_capital(std::string_view w) {
   static const std::unordered_set<std::string_view> stops{

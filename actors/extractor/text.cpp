@@ -49,6 +49,28 @@ bool contains_ci(std::string_view s, std::string_view needle) {
 }
 
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+
+bool starts_upper(std::string_view w) {
+  if (w.empty())
+    return false;
+  const auto b0 = static_cast<unsigned char>(w[0]);
+  if (b0 < 0x80)
+    return is_upper(w[0]);
+  if (w.size() < 2 || (b0 & 0xE0) != 0xC0)
+    return false;
+  const unsigned cp = ((b0 & 0x1Fu) << 6) | (static_cast<unsigned char>(w[1]) & 0x3Fu);
+  // Latin-1 capitals (À..Þ without ×), and Latin Extended-A, where a capital is the even
+  // code point of its pair (Ā ā ... Ž ž; the pairs shift by one from Ĺ to Ň, and Ÿ is alone).
+  if (cp >= 0xC0 && cp <= 0xDE)
+    return cp != 0xD7;
+  if (cp >= 0x100 && cp <= 0x137)
+    return cp % 2 == 0;
+  if (cp >= 0x139 && cp <= 0x148)
+    return cp % 2 == 1;
+  if (cp >= 0x14A && cp <= 0x177)
+    return cp % 2 == 0;
+  return cp == 0x178 || cp == 0x179 || cp == 0x17B || cp == 0x17D;
+}
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 

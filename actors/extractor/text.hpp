@@ -19,6 +19,9 @@ namespace engram::extractor::text {
 [[nodiscard]] bool has_any(std::string_view lowered, std::initializer_list<std::string_view> phrases);
 [[nodiscard]] std::vector<std::string_view> lines(std::string_view s);
 [[nodiscard]] bool is_upper(char c);
+/// Whether a word starts with a capital: ASCII, Latin-1 or Latin Extended-A in UTF-8
+/// ("Zoë", "Élodie", "Łukasz", "Ōta").
+[[nodiscard]] bool starts_upper(std::string_view w);
 [[nodiscard]] bool is_alpha(char c);
 [[nodiscard]] bool is_digit(char c);
 /// Splits on whitespace, keeping punctuation attached.

@@ -45,7 +45,12 @@ using json = nlohmann::json;
 /// development pairs this stream reads: with the pairs file before them, this build (dedup
 /// comparing meaning markers) gives 485dca44…24a8 again; with them, the build before the
 /// markers gives the same new pin (none of the four is merged on this message path either way).
-constexpr const char* pinned = "0512aaa8815246bb2203c3061999603ba8dbedd5ad9353ac47df04d6fc7161de";
+/// Re-pinned when people were found anywhere (first names beyond English lists, diacritics,
+/// lower-case participants and organisations in chat): this build with entities.cpp,
+/// lexicon.cpp and text.cpp as before gives 0512aaa8…61de again (the set-based wording
+/// check of dedup left the pin unchanged). This stream is read with the cues alone; the type
+/// model's path is pinned by the replay tests against engramd.
+constexpr const char* pinned = "80f021aba28fa0daaa65e2d7a6b05d3c0e455437a6cfab91bf75d622d4c2a572";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {

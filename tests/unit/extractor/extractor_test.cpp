@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace {
 
 using namespace engram;
@@ -181,6 +183,40 @@ TEST(Rules, TheDueDateIsTheDateADeadlineWordLeadsElseADayBeforeAPeriod) {
     EXPECT_EQ(x.entries[0].type, schemas::entry_type::action_item) << r.sentence;
     EXPECT_EQ(x.entries[0].due_at, r.due) << r.sentence;
   }
+}
+
+// People and organisations anywhere: first names beyond English lists, diacritics kept, and
+// in lower-case chat the message's participants and known organisations.
+TEST(Rules, NamesWithDiacriticsAndLowerCaseParticipantsAreFound) {
+  // The people the entries name (the headers' participants are mentions of every message).
+  auto people_of = [](const schemas::extraction& x) {
+    std::set<std::string> out;
+    for (const auto& e : x.entries)
+      for (auto i : e.mentions)
+        if (x.mentions[i].kind == schemas::entity_kind::person)
+          out.insert(x.mentions[i].value);
+    return out;
+  };
+  auto x = extract_validated(message("Siobhán Kelly will send the signed SOW by Friday. João Pereira approved the "
+                                     "budget of $52,000. Ayşe Demir prefers calls in the morning."),
+                             {});
+  auto people = people_of(x);
+  EXPECT_TRUE(people.count("Siobhán Kelly")) << x.mentions.size();
+  EXPECT_TRUE(people.count("João Pereira"));
+  EXPECT_TRUE(people.count("Ayşe Demir"));
+
+  auto chat = message("bob can you send the globex renewal numbers by friday");
+  auto y = extract_validated(chat, {});
+  EXPECT_TRUE(people_of(y).count("Bob Martin"));
+  bool globex = false;
+  for (const auto& e : y.entries)
+    for (auto i : e.mentions)
+      globex |= y.mentions[i].kind == schemas::entity_kind::organization && y.mentions[i].value == "Globex";
+  EXPECT_TRUE(globex);
+  // A lower-case word that is also a name stays a word.
+  chat.to = {{"Will Hart", "will@globex.example", ""}};
+  chat.body = "we will send the numbers by friday";
+  EXPECT_FALSE(people_of(extract_validated(chat, {})).count("Will Hart"));
 }
 
 TEST(Rules, OneTypedEntryPerKnowledgeSentenceAndNothingForNoise) {
