@@ -50,6 +50,7 @@ const phrase_set request_cue_phrases{"can you", "could you", "would you",
       "will you", "can someone", "could someone", "would you mind", "need you to", "make sure", "don't forget",
       "do not forget", "remember to", "please make sure", "please send", "please review", "please confirm",
       "please share", "please update", "please sign", "please submit", "please prepare", "action item", "action:",
+      "can we", "could we", "shall we", "should we",
       "todo", "to-do", "can we get", "could we get", "i need you", "we need you"};
 // Commitments and obligations ("I'll send", "we need to", "pls"): an action item.
 const phrase_set commitment_phrases{"i'll", "i will", "i'm going to", "i am going to", "i can send", "i can share",
@@ -62,7 +63,8 @@ const phrase_set commitment_phrases{"i'll", "i will", "i'm going to", "i am goin
       "i need a", "we need the", "i'm drafting", "i am drafting", "i'm preparing", "i'm sending", "i'll be sending",
       "pls", "plz", "i want an", "i want a", "i want the", "i want you", "i'd like you to", "we'd like you to",
       "i'd like a", "we'd like a", "i expect", "get me", "i need your", "we need your", "should send",
-      "should share", "should review", "should submit", "should prepare", "should update", "should confirm"};
+      "should share", "should review", "should submit", "should prepare", "should update", "should confirm",
+      "is due", "are due", "due by", "due on", "goes out", "go out on", "ahead of"};
 // Decisions: agreements, approvals, choices, cancellations, postponements, changes of policy.
 const phrase_set decision_phrases{"decided", "decision is", "decision was", "final decision", "we've agreed",
       "we have agreed", "we agreed", "agreed to", "agreed that", "agreed on", "it's agreed", "approved", "signed off",

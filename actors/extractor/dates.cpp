@@ -311,6 +311,22 @@ std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
         continue;
       }
     }
+    // "the 15th", "on the 3rd": the next such day of a month (this month's when it is still
+    // ahead or today). Only with its ordinal suffix: "the 15 units" is no date.
+    if (auto d = day_number(w); d && i > 0 && tok(i - 1) == "the" && w.size() > 2 && !text::is_digit(w.back()) &&
+                                !month_of(tok(i + 1)) && tok(i + 1) != "of") {
+      int y = sent_c.y;
+      unsigned m = sent_c.m;
+      if (*d < sent_c.d) {
+        m = m == 12 ? 1 : m + 1;
+        y += m == 1;
+      }
+      if (*d <= days_in_month(y, m)) {
+        add(i, i, format_day(days_from_civil(y, m, *d)), true);
+        ++i;
+        continue;
+      }
+    }
     if (auto d = day_number(w)) {
       std::size_t k = i + 1;
       if (tok(k) == "of")

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <optional>
 
 namespace engram::extractor {
@@ -28,8 +29,9 @@ namespace {
 /// else a day ("today", "Thursday") before a period ("the February accruals", "Q2"), else the
 /// first; a period gives its last day. "" when the sentence names no date.
 std::string due_date(std::string_view sentence, const std::vector<detail::span_mention>& spans) {
-  static constexpr std::string_view cues[] = {"by",     "before",   "until", "till",    "due",
-                                              "latest", "deadline", "eod",   "goes out", "no later than"};
+  static constexpr std::string_view cues[] = {"by",       "before",   "until",         "till",    "due",
+                                              "latest",   "deadline", "eod",           "goes out", "no later than",
+                                              "ahead of", "due on",   "go out on"};
   const detail::span_mention* best = nullptr;
   int best_score = -1;
   for (const auto& sp : spans) {
@@ -165,6 +167,31 @@ std::string title_of(std::string_view content) {
   return std::string(text::trim(content.substr(0, cut))) + "\xE2\x80\xA6";
 }
 
+/// The clauses of a sentence, cut at ", " and "; " (not inside a number: "$52,000"), each of
+/// three words or more (a shorter piece joins the clause before it: "Dana, please ..." stays
+/// whole). One clause when there is nothing to cut.
+std::vector<std::string> split_clauses(const std::string& sentence) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end) in the sentence
+  auto words_in = [&](std::size_t b, std::size_t e) { return text::words(std::string_view(sentence).substr(b, e - b)).size(); };
+  std::size_t from = 0;
+  auto push = [&](std::size_t to) {
+    if (!spans.empty() && (words_in(from, to) < 3 || words_in(spans.back().first, spans.back().second) < 3))
+      spans.back().second = to;  // too short to stand alone: part of the clause before
+    else
+      spans.emplace_back(from, to);
+  };
+  for (std::size_t i = 0; i + 1 < sentence.size(); ++i)
+    if ((sentence[i] == ',' || sentence[i] == ';') && sentence[i + 1] == ' ') {
+      push(i);
+      from = i + 2;
+    }
+  push(sentence.size());
+  std::vector<std::string> out;
+  for (auto [b, e] : spans)
+    out.emplace_back(text::trim(std::string_view(sentence).substr(b, e - b)));
+  return out;
+}
+
 /// What read_statement asks of extract: the body is one statement of a given type.
 struct statement_mode {
   entry_type type;
@@ -253,18 +280,15 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     std::optional<verdict> v;
     bool uncued = false;
   };
-  std::vector<sentence_reading> read;
-  const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
-  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
-    if (!st && is_noise(sentence))
-      continue;
+  auto read_sentence = [&](std::string sentence) {
     sentence_reading r;
     std::vector<span_mention>& spans = r.spans;
     r.core = strip_vocative(sentence, ctx);
     const token_view tv(r.core);
     const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
-    // Every date has a digit or one of these words; most sentences have neither.
-    if (has_number || date_word_phrases.any(tv))
+    // Every date has a digit or one of these words ("Wednesday's" holds one, as "day");
+    // most sentences have neither.
+    if (has_number || date_word_phrases.any(tv) || tv.lower.find("day") != std::string::npos)
       for (auto& d : find_dates(sentence, sent_day))
         spans.push_back({d.begin, d.end,
                          {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
@@ -287,10 +311,40 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
       r.ids.push_back(add_mention(sp.m));
     r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
              : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
-    if (!r.v && !(types && r.uncued && tv.tokens.size() >= 4))
-      continue;
+    r.uncued = r.uncued && tv.tokens.size() >= 4;
     r.sentence = std::move(sentence);
-    read.push_back(std::move(r));
+    return r;
+  };
+  auto worth_reading = [&](const sentence_reading& r) { return r.v || (types && r.uncued); };
+
+  std::vector<sentence_reading> read;
+  const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
+  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
+    if (!st && is_noise(sentence))
+      continue;
+    // One sentence, several statements: clauses the cues read as different types are
+    // entries of their own ("the budget is now $52,000, finance approved the increase").
+    if (!st) {
+      auto clauses = split_clauses(sentence);
+      if (clauses.size() >= 2) {
+        std::vector<sentence_reading> parts;
+        std::set<entry_type> types_read;
+        for (auto& c : clauses) {
+          parts.push_back(read_sentence(std::move(c)));
+          if (parts.back().v)
+            types_read.insert(parts.back().v->type);
+        }
+        if (types_read.size() >= 2) {
+          for (auto& p : parts)
+            if (p.v)
+              read.push_back(std::move(p));
+          continue;
+        }
+      }
+    }
+    auto r = read_sentence(std::move(sentence));
+    if (worth_reading(r))
+      read.push_back(std::move(r));
   }
 
   if (types && !st && !read.empty()) {

@@ -176,6 +176,12 @@ TEST(Rules, TheDueDateIsTheDateADeadlineWordLeadsElseADayBeforeAPeriod) {
       {"Please send the Thursday briefing notes by Monday.", "2026-03-09"},  // the deadline, not the first day
       {"Please send the signed SOW before March 20.", "2026-03-20"},
       {"Can you confirm the venue by the end of March?", "2026-03-31"},
+      {"Please send the signed SOW before the 15th.", "2026-03-15"},            // a day of this month
+      {"Please send the signed SOW before the 3rd.", "2026-04-03"},             // already past: next month's
+      {"I'll circulate the agenda ahead of Wednesday's call.", "2026-03-11"},   // a possessive weekday
+      {"The invoice goes out Monday.", "2026-03-09"},
+      {"The report is due next Friday.", "2026-03-06"},
+      {"Can we meet on Thursday at 2pm to go through the numbers?", "2026-03-05"},
   };
   for (const auto& r : rows) {
     auto x = extract_validated(message(r.sentence), {});
@@ -217,6 +223,25 @@ TEST(Rules, NamesWithDiacriticsAndLowerCaseParticipantsAreFound) {
   chat.to = {{"Will Hart", "will@globex.example", ""}};
   chat.body = "we will send the numbers by friday";
   EXPECT_FALSE(people_of(extract_validated(chat, {})).count("Will Hart"));
+}
+
+// One sentence, several statements: clauses the cues read as different types are entries of
+// their own; a sentence whose clauses say one thing stays whole.
+TEST(Rules, ClausesOfDifferentTypesAreEntriesOfTheirOwn) {
+  auto x = extract_validated(message("Umbrella Labs signed the renewal at $36k/year, invoice goes out Monday. "
+                                     "The budget is now $52,000; finance approved the increase."),
+                             {});
+  ASSERT_EQ(x.entries.size(), 4u);
+  EXPECT_EQ(x.entries[0].type, schemas::entry_type::event);
+  EXPECT_EQ(x.entries[0].content, "Umbrella Labs signed the renewal at $36k/year");
+  EXPECT_EQ(x.entries[1].type, schemas::entry_type::action_item);
+  EXPECT_EQ(x.entries[1].due_at, "2026-03-09");
+  EXPECT_EQ(x.entries[2].type, schemas::entry_type::fact);
+  EXPECT_EQ(x.entries[3].type, schemas::entry_type::decision);
+
+  auto whole = extract_validated(message("Dana, please send the signed SOW by Friday, with the annex."), {});
+  ASSERT_EQ(whole.entries.size(), 1u);
+  EXPECT_EQ(whole.entries[0].content, "Dana, please send the signed SOW by Friday, with the annex.");
 }
 
 TEST(Rules, OneTypedEntryPerKnowledgeSentenceAndNothingForNoise) {
