@@ -315,7 +315,10 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     r.sentence = std::move(sentence);
     return r;
   };
-  auto worth_reading = [&](const sentence_reading& r) { return r.v || (types && r.uncued); };
+  std::size_t uncued_kept = 0;
+  auto worth_reading = [&](const sentence_reading& r) {
+    return r.v || (types && r.uncued && uncued_kept++ < types->choice().max_uncued);
+  };
 
   std::vector<sentence_reading> read;
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);

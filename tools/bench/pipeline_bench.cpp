@@ -23,6 +23,10 @@ double seconds_since(clock_type::time_point t) {
 
 }  // namespace
 
+bool type_model_on = true;
+
+void use_type_model(bool on) { type_model_on = on; }
+
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path) {
   std::filesystem::remove_all(dir);
@@ -36,6 +40,7 @@ config::engram_config engine_config(const std::string& brokers, const std::strin
   // traffic and spam, which the default (skip) would not read at all; the figures stay
   // comparable with the issue-15 table (engram_bench bulk measures what skip does).
   cfg.extraction.bulk = "keep";
+  cfg.extraction.type_model = type_model_on;
   return cfg;
 }
 

@@ -24,6 +24,10 @@ T or_throw(engram::result<T> r) {
 /// The configuration every benchmark engine starts with: the defaults, on `brokers`, a
 /// store at `dir` (removed first), no samples, the converted model, any free port, bulk mail
 /// read like any other (extraction.bulk: keep).
+/// Whether the engines of the benchmarks run the entry-type model (extraction.type_model;
+/// default true, as engramd).
+void use_type_model(bool on);
+
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path);
 
