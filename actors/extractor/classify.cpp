@@ -51,7 +51,8 @@ const phrase_set request_cue_phrases{"can you", "could you", "would you",
       "do not forget", "remember to", "please make sure", "please send", "please review", "please confirm",
       "please share", "please update", "please sign", "please submit", "please prepare", "action item", "action:",
       "can we", "could we", "shall we", "should we",
-      "todo", "to-do", "can we get", "could we get", "i need you", "we need you"};
+      "todo", "to-do", "can we get", "could we get", "i need you", "we need you",
+      "requested", "asked for", "asked us to", "asked me to", "asked whether", "asked if", "would like a copy", "would like the", "would like an", "could the team", "can the team", "we owe", "owe them", "someone needs to", "someone should", "needs to be done", "should reconcile", "should chase"};
 // Commitments and obligations ("I'll send", "we need to", "pls"): an action item.
 const phrase_set commitment_phrases{"i'll", "i will", "i'm going to", "i am going to", "i can send", "i can share",
       "i'll make sure", "we'll send", "we will send", "we'll share", "we will share", "we'll prepare", "we'll get",
@@ -84,7 +85,8 @@ const phrase_set decision_phrases{"decided", "decision is", "decision was", "fin
       "decision:", "we're consolidating", "we're retiring", "retire the", "sunset", "we're extending", "extended the",
       "we'll extend", "we will extend", "we're raising", "we're lowering", "we're holding", "hold the price",
       "we are moving", "will be moved", "has been moved", "was moved", "has been pushed", "was pushed",
-      "has been postponed", "was postponed", "has been cancelled", "was cancelled", "approve", "sign off on"};
+      "has been postponed", "was postponed", "has been cancelled", "was cancelled", "approve", "sign off on",
+      "is off", "are off", "we're killing", "we are killing", "killed the", "picked", "must go through", "must be approved", "need two sign-offs", "need sign-off", "caps", "is capped", "final answer", "we ship without", "will no longer", "scrapped", "shelved", "call it off", "called off"};
 // Preferences: likes, dislikes, how someone wants things done.
 const phrase_set preference_phrases{"prefer", "prefers", "preferred", "preference", "would rather", "'d rather",
       "rather have", "rather not", "likes to", "like to receive", "like to get", "doesn't like", "does not like",
@@ -93,13 +95,15 @@ const phrase_set preference_phrases{"prefer", "prefers", "preferred", "preferenc
       "no calls", "no meetings", "allergic", "no longer want", "no longer wants", "don't want", "do not want", "doesn't want", "does not want",
       "want to keep", "wants to keep", "wants the", "want the", "insist on", "insists on", "insist that",
       "insists that", "rather than", "rather pay", "rather sign", "rather keep", "rather handle", "prefer to",
-      "happier with", "would like us", "they'd like", "she'd like", "he'd like", "is fussy", "particular about"};
+      "happier with", "would like us", "they'd like", "she'd like", "he'd like", "is fussy", "particular about",
+      "likes", "favours", "favors", "favour", "wants paper", "wants fewer", "wants more", "want fewer", "want more", "would prefer", "is happiest", "works better", "work better", "best way to reach"};
 // Goals, targets and objectives.
 const phrase_set goal_phrases{"goal", "goals", "target", "targets", "targeting", "aim to", "aims to", "aiming", "aim is",
       "objective", "objectives", "okr", "okrs", "kpi", "ambition", "we want to reach", "want to hit", "hope to reach",
       "plan to reach", "plan to hit", "on track to", "strive", "mission is", "north star", "aiming for",
       "want to be live", "want to be at", "want to get to", "want to reach", "hoping to", "we'd want to",
-      "ambitious", "push for", "the plan is to", "by year end", "by end of year"};
+      "ambitious", "push for", "the plan is to", "by year end", "by end of year",
+      "want to double", "wants to double", "want to triple", "want to grow", "wants to grow", "want to cut", "wants to cut", "want to reduce", "wants to reduce", "want to increase", "wants to increase", "wants to hit", "hope to sign", "hope to close", "want to ship", "wants to ship", "want to launch", "wants to launch", "wants to consolidate", "want to consolidate", "wants nps", "want nps", "hit $", "get to $", "reach $"};
 // Relations between people and organisations: roles, reporting lines, customers, ownership.
 const phrase_set relationship_phrases{"reports to", "report to", "reporting to", "works for", "works at", "works with",
       "is our contact", "is our new", "is the new", "is now the", "will be the new", "will be our", "has joined",
@@ -116,7 +120,8 @@ const phrase_set relationship_phrases{"reports to", "report to", "reporting to",
       "now leads", "leads all", "will be your", "is your", "replacement is", "work with", "we currently use",
       "currently use", "budget owner", "owner for", "head of", "is our head", "reports directly", "works under",
       "is in the", "belongs to", "sits in", "is part of", "part of the", "runs the", "runs our", "now runs",
-      "new owner", "took over from", "handed over", "moved to the", "introduced", "is the main", "their new"};
+      "new owner", "took over from", "handed over", "moved to the", "introduced", "is the main", "their new",
+      "resell", "resells", "supplies", "supplies all", "chairs", "reports into", "our auditors", "are our", "is our auditor", "is our lawyer", "our account manager", "our main contact"};
 // Events: what happened, or is scheduled to happen, at some time.
 const phrase_set event_phrases{"took place", "happened", "occurred", "was held", "were held", "went live", "go-live",
       "launched", "kicked off", "kick-off", "outage", "incident", "went down", "was down", "was delivered",
@@ -137,7 +142,8 @@ const phrase_set event_phrases{"took place", "happened", "occurred", "was held",
       "starts on", "start on", "is set for", "set for", "happens", "happening", "is leaving", "leaving",
       "confirmed yesterday", "confirmed today", "confirmed this morning", "eta", "reached", "cut all", "closed its",
       "closed a", "closed our", "delivered to", "scheduled delivery", "next delivery", "ships on", "sailing",
-      "was locked", "were locked", "come thursday", "come monday", "come friday"};
+      "was locked", "were locked", "come thursday", "come monday", "come friday",
+      "we had our", "took effect", "goes live", "go live", "signed up", "ended on", "demoed", "handed in", "onboarded", "was held", "wrapped up", "went ahead", "closed out", "kicked off", "had a call", "had a meeting", "met yesterday", "met today"};
 // Hedges ("maybe", "I think"): they lower the confidence of any reading.
 const phrase_set hedge_phrases{"maybe", "might", "perhaps", "possibly", "probably", "i think", "not sure", "i guess",
                              "tentatively", "if possible", "could be", "i believe", "likely"};
@@ -175,7 +181,9 @@ bool is_junk(const token_view& tv, std::size_t nwords) {
        starts("appreciate")) &&
       !thanks_exceptions_phrases.any(tv))
     return true;
-  if (small_talk_phrases.any(tv))
+  // Small talk, unless the sentence also decides, prefers or aims ("Claire prefers a quick
+  // call over a long email thread").
+  if (small_talk_phrases.any(tv) && !decision_phrases.any(tv) && !preference_phrases.any(tv) && !goal_phrases.any(tv))
     return true;
   return false;
 }
