@@ -61,8 +61,10 @@ struct type_training {
 /// type_weights.inc's text for `w` (floats written so they read back exactly).
 [[nodiscard]] std::string type_weights_source(const type_weights& w, std::string_view provenance);
 
-/// How the rules extractor weighs the model against the cues (chosen by cross-validation on
-/// the development set: engram_train_types --cv).
+/// How the rules extractor weighs the model against the cues. Chosen by cross-validation
+/// (engram_train_types --cv 5): on the training statements, which the cues were not written
+/// against, lower thresholds read more statements right; on the development messages, which
+/// they were, higher ones keep more of the cues' reading; these defaults sit between.
 struct type_choice_options {
   /// The model's first class replaces the cues' type when it has at least this probability
   /// and the cues' type at most rules_max.
@@ -93,6 +95,11 @@ public:
   [[nodiscard]] engram::result<std::vector<type_probabilities>> classify(std::span<const std::string_view> texts) const;
 
   [[nodiscard]] const embedder& encoder() const noexcept { return *encoder_; }
+
+  /// The same weights and choice on another encoder.
+  [[nodiscard]] std::shared_ptr<const type_model> on(std::shared_ptr<const embedder> encoder) const {
+    return std::make_shared<const type_model>(std::move(encoder), weights_, choice_);
+  }
 
 private:
   std::shared_ptr<const embedder> encoder_;
