@@ -3,6 +3,7 @@
 
 #include "actors/extractor/extract.hpp"
 #include "actors/extractor/rules.hpp"
+#include "actors/extractor/type_model.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>

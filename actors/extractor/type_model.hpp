@@ -80,7 +80,7 @@ struct type_choice_options {
   /// Untyped sentences of one message the model reads at most (its first ones): the
   /// sentences the cues typed are embedded for their entries anyway, these are extra
   /// encoder runs, and a long mail has dozens of them.
-  std::size_t max_uncued = 8;
+  std::size_t max_uncued = 3;
 };
 
 /// The model bound to the encoder it was trained on. Thread-safe.

@@ -215,7 +215,7 @@ void statement_folds(const std::shared_ptr<const extractor::embedder>& enc, cons
         for (int f = 0; f < folds; ++f)
           models.push_back(std::make_unique<extractor::type_model>(
               enc, weights[static_cast<std::size_t>(f)],
-              extractor::type_choice_options{override_min, rules_max, add_min, 0.65, 1.1f, 8}));
+              extractor::type_choice_options{override_min, rules_max, add_min, 0.65, 1.1f, 3}));
         std::printf("override_min %.1f rules_max %.1f add_min %.1f: ", override_min, rules_max, add_min);
         score([&](const example& x) { return read(x, models[static_cast<std::size_t>(fold_of(x, folds))].get()); });
       }
@@ -302,7 +302,7 @@ int cross_validate(const std::shared_ptr<const extractor::embedder>& enc, const 
             extractor::validator_options opts;
             opts.types = std::make_shared<extractor::type_model>(
                 enc, fold_weights[static_cast<std::size_t>(f)],
-                extractor::type_choice_options{override_min, rules_max, add_min, 0.65, drop_min, 8});
+                extractor::type_choice_options{override_min, rules_max, add_min, 0.65, drop_min, 3});
             with.add(evaluation::evaluate(fold_files[static_cast<std::size_t>(f)], opts));
           }
           std::printf("override_min %.1f rules_max %.1f add_min %.1f drop_min %.1f: %s\n", override_min, rules_max,
