@@ -3,12 +3,10 @@
 
 #include "actors/extractor/extract.hpp"
 #include "actors/extractor/rules.hpp"
-#include "actors/extractor/type_model.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include <mutex>
 #include <thread>
 
 namespace engram::actors {
@@ -74,86 +72,21 @@ engram::result<void> embed_entries(const extractor::embedder& e, std::span<schem
   return {};
 }
 
-namespace {
-
-/// Records the texts it is asked for and answers with an error: what the type model would
-/// read, without reading it.
-class recording_embedder final : public extractor::embedder {
-public:
-  explicit recording_embedder(std::size_t dim) : dim_(dim) {}
-  [[nodiscard]] std::size_t dim() const noexcept override { return dim_; }
-  [[nodiscard]] std::string name() const override { return "recording"; }
-  [[nodiscard]] engram::result<std::vector<std::vector<float>>> embed(
-      std::span<const std::string_view> texts) const override {
-    std::lock_guard lock(mutex_);
-    for (auto t : texts)
-      texts_.emplace_back(t);
-    return engram::fail("recording only");
-  }
-  [[nodiscard]] std::vector<std::string> take() const {
-    std::lock_guard lock(mutex_);
-    return std::move(texts_);
-  }
-
-private:
-  std::size_t dim_;
-  mutable std::mutex mutex_;
-  mutable std::vector<std::string> texts_;
-};
-
-/// The type model reads each message's sentences inside extraction, a message at a time.
-/// When its encoder is the batch's (cached) one, the sentences it will read are found first
-/// (the rules alone, cheap) and embedded in the long runs the entries use, so extraction
-/// finds them in the cache.
-/// Calls work(t) for t in [0, threads) on that many threads (0 on the caller's).
-template <class F>
-void on_threads(unsigned threads, F&& work) {
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads; ++t)
-    helpers.emplace_back(work, t);
-  work(0u);
-  for (auto& h : helpers)
-    h.join();
-}
-
-void warm_type_model(std::span<const schemas::inbound_message> messages, const reader_context& ctx,
-                     unsigned threads) {
-  const auto& types = ctx.options.validator.types;
-  if (!types || !ctx.embedder || &types->encoder() != ctx.embedder.get())
-    return;
-  auto recorder = std::make_shared<recording_embedder>(ctx.embedder->dim());
-  auto probe = ctx.options.validator;
-  probe.types = types->on(recorder);
-  on_threads(threads, [&](unsigned t) {
-    for (std::size_t i = t; i < messages.size(); i += threads)
-      (void)extractor::extract_validated(messages[i], probe);
-  });
-  auto texts = recorder->take();
-  std::sort(texts.begin(), texts.end());  // the threads' order varies; the vectors do not
-  texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
-  constexpr std::size_t run = 64;
-  for (std::size_t b = 0; b < texts.size(); b += run) {
-    std::vector<std::string_view> views(texts.begin() + static_cast<std::ptrdiff_t>(b),
-                                        texts.begin() + static_cast<std::ptrdiff_t>(std::min(texts.size(), b + run)));
-    if (!ctx.embedder->embed(views))
-      return;  // extraction asks again and meets the same failure
-  }
-}
-
-}  // namespace
-
 std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_message> messages,
                                                const reader_context& ctx, unsigned threads) {
   std::vector<schemas::extraction> out(messages.size());
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(messages.size())));
-  if (ctx.options.kind == extractor::extractor_kind::rules)
-    warm_type_model(messages, ctx, threads);
   // Message i goes to thread i % threads: each result lands in its own slot, in order.
   auto work = [&](unsigned t) {
     for (std::size_t i = t; i < messages.size(); i += threads)
       out[i] = read_one(messages[i], ctx);
   };
-  on_threads(threads, work);
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back(work, t);
+  work(0);
+  for (auto& h : helpers)
+    h.join();
   std::vector<schemas::extraction*> xs;
   for (auto& x : out)
     xs.push_back(&x);

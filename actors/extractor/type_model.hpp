@@ -96,11 +96,6 @@ public:
 
   [[nodiscard]] const embedder& encoder() const noexcept { return *encoder_; }
 
-  /// The same weights and choice on another encoder.
-  [[nodiscard]] std::shared_ptr<const type_model> on(std::shared_ptr<const embedder> encoder) const {
-    return std::make_shared<const type_model>(std::move(encoder), weights_, choice_);
-  }
-
 private:
   std::shared_ptr<const embedder> encoder_;
   type_weights weights_;
