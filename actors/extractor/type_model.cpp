@@ -148,4 +148,10 @@ engram::result<std::shared_ptr<const type_model>> make_type_model(const config::
   return std::make_shared<const type_model>(std::shared_ptr<const embedder>(std::move(*own)));
 }
 
+engram::result<std::shared_ptr<const type_model>> load_type_model(const std::string& model_path) {
+  config::embedder_config cfg;
+  cfg.model_path = model_path;
+  return make_type_model(cfg, nullptr);
+}
+
 }  // namespace engram::extractor

@@ -108,4 +108,8 @@ private:
 [[nodiscard]] engram::result<std::shared_ptr<const type_model>> make_type_model(
     const config::embedder_config& cfg, std::shared_ptr<const embedder> configured);
 
+/// The model on an int8 encoder of its own, read from the USE Lite weights at `model_path`
+/// (engramctl extract, the benchmarks, the tests).
+[[nodiscard]] engram::result<std::shared_ptr<const type_model>> load_type_model(const std::string& model_path);
+
 }  // namespace engram::extractor

@@ -242,9 +242,7 @@ const extractor::validator_options& read_everything() {
 int bench_extract_speed(const std::string& path, int runs, const std::string& type_model) {
   auto opts = read_everything();
   if (!type_model.empty()) {
-    config::embedder_config ec;
-    ec.model_path = type_model;
-    auto types = extractor::make_type_model(ec, nullptr);
+    auto types = extractor::load_type_model(type_model);
     if (!types)
       throw std::runtime_error(types.error());
     opts.types = *types;
@@ -311,9 +309,6 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
     *malformed_out = malformed;
   return msgs;
 }
-
-/// --no-type-model: the engines read with the cues alone.
-bool bench_type_model = true;
 
 struct ham_ingest_figures {
   std::size_t messages = 0;  // per phase
@@ -499,7 +494,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   cfg.embedder.model_path = model_path;
   cfg.http.listen = "127.0.0.1:0";
   cfg.extraction.bulk = "keep";  // as engine_config: comparable with the earlier figures
-  cfg.extraction.type_model = bench_type_model;
+  cfg.extraction.type_model = bench::type_model_used();
   const std::string token = "bench-token-0123456789abcdef";
   cfg.auth.tokens = {{token, "bench", {"read", "write"}, "bench"}};
   ::malloc_trim(0);  // what earlier phases freed goes back to the system: the baseline is live memory
@@ -686,11 +681,7 @@ int bench_extraction(const std::string& model) {
   // and the held-out one (written by a helper session that never saw the rules or the
   // development set; never tuned on), always reported apart; with the cues alone and with
   // the type model (the default).
-  auto types = extractor::make_type_model([&] {
-    config::embedder_config ec;
-    ec.model_path = model;
-    return ec;
-  }(), nullptr);
+  auto types = extractor::load_type_model(model);
   if (!types)
     throw std::runtime_error(types.error());
   for (const char* set : {"tests/data/extraction/labelled.jsonl", "tests/data/extraction/heldout.jsonl"})
@@ -936,8 +927,7 @@ int main(int argc, char** argv) {
     sc->add_option("--runs", runs, "Runs; the median is reported")->capture_default_str();
   }
   CLI11_PARSE(app, argc, argv);
-  bench_type_model = !no_type_model;
-  bench::use_type_model(bench_type_model);
+  bench::use_type_model(!no_type_model);
   try {
     if (*bulk)
       return bench_bulk(ham_dir);

@@ -23,9 +23,14 @@ double seconds_since(clock_type::time_point t) {
 
 }  // namespace
 
+namespace {
+/// use_type_model.
 bool type_model_on = true;
+}  // namespace
 
 void use_type_model(bool on) { type_model_on = on; }
+
+bool type_model_used() { return type_model_on; }
 
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path) {

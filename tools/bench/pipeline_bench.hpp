@@ -27,6 +27,7 @@ T or_throw(engram::result<T> r) {
 /// Whether the engines of the benchmarks run the entry-type model (extraction.type_model;
 /// default true, as engramd).
 void use_type_model(bool on);
+[[nodiscard]] bool type_model_used();
 
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path);

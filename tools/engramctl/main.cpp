@@ -196,9 +196,7 @@ int extract(const std::string& file, double threshold, bool explain, const std::
     return 1;
   engram::extractor::validator_options opts;
   if (!model_path.empty()) {
-    engram::config::embedder_config ec;
-    ec.model_path = model_path;
-    auto types = engram::extractor::make_type_model(ec, nullptr);
+    auto types = engram::extractor::load_type_model(model_path);
     if (!types) {
       std::cerr << "extract: " << types.error() << " (tools/dev.sh setup fetches it; --no-type-model reads with the cues alone)\n";
       return 1;

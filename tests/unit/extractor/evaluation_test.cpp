@@ -27,9 +27,7 @@ TEST(ExtractionQuality, LabelledSetMeetsTheFloors) {
 // held-out figure `engram_bench extraction` prints.
 TEST(ExtractionQuality, TypeModelKeepsTheLabelledSetsFloors) {
   const auto set = std::string(ENGRAM_SOURCE_DIR) + "/tests/data/extraction/labelled.jsonl";
-  engram::config::embedder_config ec;
-  ec.model_path = ENGRAM_MODEL_PATH;
-  auto types = engram::extractor::make_type_model(ec, nullptr);
+  auto types = engram::extractor::load_type_model(ENGRAM_MODEL_PATH);
   ASSERT_TRUE(types) << types.error();
   engram::extractor::validator_options opts;
   opts.types = *types;
