@@ -92,10 +92,8 @@ struct extraction_config {
   std::string bulk = "skip";
   /// The entry-type model (extractor/type_model.hpp) weighs in on the cues' types and reads
   /// sentences the cues left untyped; it runs the int8 USE Lite encoder (embedder.model_path).
-  /// false: the cues alone. Default: false, until a restart in the middle of a backlog reads
-  /// every message as one uninterrupted run does with it on (ExtractStage.Sigterm… fails
-  /// with it on: a known defect, issue 18's note).
-  bool type_model = false;
+  /// false: the cues alone. Default: true.
+  bool type_model = true;
 };
 
 struct llm_config {

@@ -352,6 +352,12 @@ public:
   /// value, leaving out what depends on delivery (offsets, redelivery counts). Independent
   /// of RocksDB's physical layout and of wall-clock time.
   [[nodiscard]] virtual std::string digest() const = 0;
+
+  /// What the digest hashes, in its order: each column family (`family` with its name),
+  /// then its logical keys and values (`pair`); engramctl digest --dump shows where two
+  /// stores differ.
+  virtual void visit_logical(const std::function<void(std::string_view name)>& family,
+                             const std::function<void(std::string_view key, std::string_view value)>& pair) const = 0;
 };
 
 /// Opens (creating if needed) the store at opts.path, or says why it cannot.

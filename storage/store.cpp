@@ -64,6 +64,22 @@ std::map<std::string, std::uint64_t> kv_graph_store::engine_stats() const {
   return kv_->engine_stats();
 }
 
+void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& family,
+                                   const std::function<void(std::string_view, std::string_view)>& pair) const {
+  // A snapshot makes the view consistent even while the writer keeps applying.
+  const auto snap = kv_->snapshot();
+  for (std::size_t c = cf_messages; c < cf_count; ++c) {
+    family(cf_names[c]);
+    auto it = kv_->iterate(c, snap.get());
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      auto k = it->key();
+      if (c == cf_meta && ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r')) || k == "v"))
+        continue;  // physical: delivery positions, redelivery counts, the layout version
+      pair(k, it->value());
+    }
+  }
+}
+
 std::string kv_graph_store::digest() const {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
@@ -72,19 +88,10 @@ std::string kv_graph_store::digest() const {
     EVP_DigestUpdate(ctx.get(), len.data(), len.size());
     EVP_DigestUpdate(ctx.get(), s.data(), s.size());
   };
-  // A snapshot makes the digest consistent even while the writer keeps applying.
-  const auto snap = kv_->snapshot();
-  for (std::size_t c = cf_messages; c < cf_count; ++c) {
-    feed(cf_names[c]);
-    auto it = kv_->iterate(c, snap.get());
-    for (it->seek_to_first(); it->valid(); it->next()) {
-      auto k = it->key();
-      if (c == cf_meta && ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r')) || k == "v"))
-        continue;  // physical: delivery positions, redelivery counts, the layout version
-      feed(k);
-      feed(it->value());
-    }
-  }
+  visit_logical(feed, [&](std::string_view k, std::string_view v) {
+    feed(k);
+    feed(v);
+  });
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md.data(), &len);

@@ -100,6 +100,8 @@ public:
   result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
+  void visit_logical(const std::function<void(std::string_view)>& family,
+                     const std::function<void(std::string_view, std::string_view)>& pair) const override;
   errc init_layout();
   /// Reads the text column family into the in-memory postings (at open).
   errc load_text_index();

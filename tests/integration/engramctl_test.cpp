@@ -9,10 +9,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
-#include <fstream>
 #include <thread>
 
 #include <sys/wait.h>
@@ -73,6 +74,23 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
     total += o["events"].get<std::uint64_t>();
   EXPECT_EQ(total, 5u);
   e->stop();
+
+  // digest --dump: what the digest hashes, one key a line, then the digest itself.
+  std::string digest, dump;
+  ASSERT_EQ(run(engramctl() + " digest --data-dir " + dir.sub("store"), &digest), 0) << digest;
+  ASSERT_EQ(run(engramctl() + " digest --dump --data-dir " + dir.sub("store"), &dump), 0) << dump;
+  ASSERT_GT(dump.size(), digest.size());
+  EXPECT_EQ(dump.substr(dump.size() - digest.size()), digest) << "the dump ends with the digest";
+  std::istringstream lines(dump.substr(0, dump.size() - digest.size()));
+  std::map<std::string, int> keys_by_family;
+  for (std::string line; std::getline(lines, line);) {
+    ASSERT_EQ(std::count(line.begin(), line.end(), '\t'), 2) << line;
+    EXPECT_TRUE(std::all_of(line.begin(), line.end(), [](char c) { return c == '\t' || (c >= 0x20 && c < 0x7f); }))
+        << "bytes outside printable ASCII are escaped: " << line;
+    ++keys_by_family[line.substr(0, line.find('\t'))];
+  }
+  EXPECT_EQ(keys_by_family["messages"], 5) << dump;
+  EXPECT_GT(keys_by_family["entries"], 0) << dump;
 
   EXPECT_EQ(broker.terminate(5s), 0);
   EXPECT_EQ(run(engramctl() + " produce --brokers 127.0.0.1:1 /nonexistent.jsonl", &out), 1);

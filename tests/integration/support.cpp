@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <sys/wait.h>
 #include <csignal>
 #include <deque>
@@ -39,6 +40,11 @@ temp_dir::temp_dir(const std::string& tag) {
 }
 
 temp_dir::~temp_dir() {
+  // ENGRAM_TEST_KEEP=1 keeps the stores and logs (engramctl digest --dump to compare them).
+  if (const char* keep = std::getenv("ENGRAM_TEST_KEEP"); keep && std::string_view(keep) == "1") {
+    std::fprintf(stderr, "kept %s\n", path_.c_str());
+    return;
+  }
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);  // best effort
 }
@@ -222,7 +228,13 @@ std::vector<std::string> engramd_args(const std::string& brokers, const std::str
                              "--set", std::string("embedder.model_path=") + model_path,
                              "--set", "http.listen=127.0.0.1:" + std::to_string(port),
                              "--set", "kafka.rdkafka.session.timeout.ms=3000",
-                             "--set", "kafka.rdkafka.heartbeat.interval.ms=300"};
+                             "--set", "kafka.rdkafka.heartbeat.interval.ms=300",
+                             // No timer round after the first (which finds an empty or
+                             // unready store): a round sends reminders at wall-clock
+                             // moments, each recorded on engram-log (a replay repeats it),
+                             // so two live runs of one input that last past a round differ
+                             // in them. Tests of the timers set their own interval.
+                             "--set", "timers.interval_ms=86400000"};
   for (const auto& kv : sets) {
     a.push_back("--set");
     a.push_back(kv);

@@ -326,11 +326,35 @@ int import(const std::string& brokers, const std::string& output, const std::str
   return 0;
 }
 
-int digest(const std::string& dir) {
+/// Printable ASCII as is, every other byte (and the backslash) as \xNN.
+std::string escaped(std::string_view bytes) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += char(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+int digest(const std::string& dir, bool dump) {
   auto store = engram::storage::open_graph_store({dir, /*read_only=*/true});
   if (!store) {
     std::cerr << "digest: " << store.error() << "\n";
     return 1;
+  }
+  if (dump) {
+    // One line a key: its column family, key and value, tab-separated, in the digest's order.
+    std::string family;
+    (*store)->visit_logical([&](std::string_view name) { family = name; },
+                            [&](std::string_view k, std::string_view v) {
+                              std::cout << family << '\t' << escaped(k) << '\t' << escaped(v) << '\n';
+                            });
   }
   std::cout << (*store)->digest() << "\n";
   return 0;
@@ -404,6 +428,10 @@ int main(int argc, char** argv) {
   auto* dg = app.add_subcommand("digest", "Print the hash of a store's logical content");
   std::string data_dir;
   dg->add_option("--data-dir", data_dir, "The store's directory (storage.path)")->required();
+  bool dump = false;
+  dg->add_flag("--dump", dump,
+               "First print what the digest hashes, one key a line (column family, key, value; tab-separated, "
+               "bytes outside printable ASCII as \\xNN): diff two dumps to see where two stores differ");
 
   auto* ex = app.add_subcommand("extract", "Print what extraction reads from inbound events (JSONL), one JSON line each");
   std::string extract_file = "-";
@@ -522,7 +550,7 @@ int main(int argc, char** argv) {
   if (*pr)
     return produce(brokers, topic, file, max_bytes);
   if (*dg)
-    return digest(data_dir);
+    return digest(data_dir, dump);
   if (*ex)
     return extract(extract_file, threshold, explain, extract_bulk, no_type_model ? std::string() : extract_model);
   if (*im) {

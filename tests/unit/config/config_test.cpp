@@ -134,11 +134,11 @@ TEST_F(ConfigTest, BulkMailPolicyAndTokenBundlesAreRead) {
   EXPECT_NE(r.error.find("bundles"), std::string::npos) << r.error;
 }
 
-TEST_F(ConfigTest, TheTypeModelIsOffByDefaultAndCanBeTurnedOn) {
-  EXPECT_FALSE(load(write(""), {}, nullptr).config.extraction.type_model);
-  auto r = load(write("extraction:\n  type_model: true\n"), {}, nullptr);
+TEST_F(ConfigTest, TheTypeModelIsOnByDefaultAndCanBeTurnedOff) {
+  EXPECT_TRUE(load(write(""), {}, nullptr).config.extraction.type_model);
+  auto r = load(write("extraction:\n  type_model: false\n"), {}, nullptr);
   ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_TRUE(r.config.extraction.type_model);
+  EXPECT_FALSE(r.config.extraction.type_model);
   r = load(write("extraction:\n  type_model: maybe\n"), {}, nullptr);
   EXPECT_NE(r.error.find("extraction.type_model"), std::string::npos) << r.error;
 }
