@@ -11,9 +11,6 @@ using json = nlohmann::ordered_json;
 using detail::error;
 using detail::fields;
 
-constexpr entity_kind all_entity_kinds[] = {entity_kind::person, entity_kind::organization, entity_kind::date,
-                                            entity_kind::amount};
-
 json mention_json(const entity_mention& m) {
   json j{{"kind", to_string(m.kind)}, {"text", m.text}, {"value", m.value}};
   for (auto [k, v] : {std::pair{"currency", &m.currency}, {"address", &m.address}, {"role", &m.role},
@@ -29,14 +26,10 @@ error read_mention(const fields& f, entity_mention& m) {
   std::string kind;
   if (auto e = f.text("kind", kind, true))
     return e;
-  bool known = false;
-  for (auto k : all_entity_kinds)
-    if (to_string(k) == kind) {
-      m.kind = k;
-      known = true;
-    }
-  if (!known)
+  auto k = parse_entity_kind(kind);
+  if (!k)
     return f.why("kind", "unknown entity kind '" + kind + "'");
+  m.kind = *k;
   for (auto [k, v] : {std::pair{"text", &m.text}, {"value", &m.value}, {"currency", &m.currency},
                       {"address", &m.address}, {"role", &m.role}, {"company", &m.company}, {"phone", &m.phone}})
     if (auto e = f.text(k, *v))
@@ -120,6 +113,43 @@ error read_entry(const fields& f, std::size_t mentions, entry& en) {
   return f.vector("vector", en.embedding);
 }
 
+json relation_json(const entity_relation& r) {
+  json j{{"subject", r.subject}, {"predicate", r.predicate}, {"object", r.object}, {"confidence", r.confidence}};
+  if (r.entry)
+    j["entry"] = *r.entry;
+  if (r.ended)
+    j["ended"] = true;
+  if (!r.role.empty())
+    j["role"] = r.role;
+  return j;
+}
+
+error read_relation(const fields& f, const extraction& x, entity_relation& r) {
+  if (!f.is_object())
+    return f.at("") + ": must be an object";
+  for (auto [k, v] : {std::pair{"subject", &r.subject}, {"object", &r.object}}) {
+    if (!f.has(k) || !f[k].is_number_unsigned() || f[k].get<std::size_t>() >= x.mentions.size())
+      return f.why(k, "must be an index into /extraction/mentions (0.." + std::to_string(x.mentions.size()) + ")");
+    *v = f[k].get<std::size_t>();
+  }
+  if (auto e = f.text("predicate", r.predicate, true))
+    return e;
+  if (!is_relation_predicate(r.predicate))
+    return f.why("predicate", "unknown relation '" + r.predicate + "'");
+  if (auto e = f.number("confidence", r.confidence, true))
+    return e;
+  if (!(r.confidence >= 0 && r.confidence <= 1))
+    return f.why("confidence", "must be within 0..1");
+  if (f.has("entry")) {
+    if (!f["entry"].is_number_unsigned() || f["entry"].get<std::size_t>() >= x.entries.size())
+      return f.why("entry", "must be an index into /extraction/entries (0.." + std::to_string(x.entries.size()) + ")");
+    r.entry = f["entry"].get<std::size_t>();
+  }
+  if (auto e = f.boolean("ended", r.ended))
+    return e;
+  return f.text("role", r.role);
+}
+
 error read_extraction(const fields& f, extraction& x) {
   if (!f.is_object())
     return f.at("") + ": must be an object";
@@ -142,6 +172,16 @@ error read_extraction(const fields& f, extraction& x) {
     if (auto e = read_entry(fields(entries[i], f.at("entries/" + std::to_string(i))), x.mentions.size(),
                             x.entries.emplace_back()))
       return e;
+  // Records written before issue 19 carry no relations.
+  if (f.has("relations")) {
+    const auto& relations = f["relations"];
+    if (!relations.is_array())
+      return f.why("relations", "must be an array");
+    for (std::size_t i = 0; i < relations.size(); ++i)
+      if (auto e = read_relation(fields(relations[i], f.at("relations/" + std::to_string(i))), x,
+                                 x.relations.emplace_back()))
+        return e;
+  }
   return std::nullopt;
 }
 
@@ -158,6 +198,12 @@ std::string to_json(const extracted_message& x) {
   if (k.sender_signature)
     ex["senderSignature"] = mention_json(*k.sender_signature);
   ex["entries"] = std::move(entries);
+  if (!k.relations.empty()) {
+    json relations = json::array();
+    for (const auto& r : k.relations)
+      relations.push_back(relation_json(r));
+    ex["relations"] = std::move(relations);
+  }
   json j{{"formatVersion", extracted_format_version}, {"message", json::parse(to_json(x.message))},
          {"extraction", std::move(ex)}};
   if (!x.embedder.empty())

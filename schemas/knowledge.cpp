@@ -32,8 +32,25 @@ std::string_view to_string(entity_kind k) {
     case entity_kind::organization: return "organization";
     case entity_kind::date: return "date";
     case entity_kind::amount: return "amount";
+    case entity_kind::technology: return "technology";
+    case entity_kind::location: return "location";
   }
   return {};
+}
+
+std::optional<entity_kind> parse_entity_kind(std::string_view s) {
+  for (auto k : {entity_kind::person, entity_kind::organization, entity_kind::date, entity_kind::amount,
+                 entity_kind::technology, entity_kind::location})
+    if (to_string(k) == s)
+      return k;
+  return std::nullopt;
+}
+
+bool is_relation_predicate(std::string_view p) {
+  for (auto q : relation_predicates)
+    if (q == p)
+      return true;
+  return false;
 }
 
 std::string entry_id(std::string_view org, std::string_view event_id, std::size_t index) {
@@ -173,6 +190,23 @@ std::string to_json(const extraction& x) {
                      {"droppedLowConfidence", x.dropped_low_confidence}};
   if (x.sender_signature)
     out["senderSignature"] = mention_json(*x.sender_signature);
+  if (!x.relations.empty()) {
+    nlohmann::json relations = nlohmann::json::array();
+    for (const auto& r : x.relations) {
+      if (r.subject >= x.mentions.size() || r.object >= x.mentions.size())
+        continue;
+      nlohmann::json j{{"subject", x.mentions[r.subject].value}, {"predicate", r.predicate},
+                       {"object", x.mentions[r.object].value}, {"confidence", r.confidence}};
+      if (r.ended)
+        j["ended"] = true;
+      if (!r.role.empty())
+        j["role"] = r.role;
+      if (r.entry && *r.entry < x.entries.size())
+        j["statement"] = x.entries[*r.entry].content;
+      relations.push_back(std::move(j));
+    }
+    out["relations"] = std::move(relations);
+  }
   return out.dump();
 }
 

@@ -22,13 +22,16 @@ inline constexpr entry_type all_entry_types[] = {entry_type::fact,       entry_t
 [[nodiscard]] std::string_view to_string(entry_type t);
 [[nodiscard]] std::optional<entry_type> parse_entry_type(std::string_view s);
 
-enum class entity_kind : std::uint8_t { person, organization, date, amount };
+/// technology (a product, tool or platform an organisation uses) and location (a city,
+/// country or site) name the far ends of relations (entity_relation).
+enum class entity_kind : std::uint8_t { person, organization, date, amount, technology, location };
 
 [[nodiscard]] std::string_view to_string(entity_kind k);
+[[nodiscard]] std::optional<entity_kind> parse_entity_kind(std::string_view s);
 
-/// A mention of an entity in a message. People and organisations become stored entities
-/// (once per organisation, by normalised name); dates and amounts stay attributes of the
-/// entries that mention them.
+/// A mention of an entity in a message. People, organisations, technologies and locations
+/// become stored entities (once per organisation, by normalised name); dates and amounts
+/// stay attributes of the entries that mention them.
 struct entity_mention {
   entity_kind kind = entity_kind::person;
   /// As written ("next Friday", "$12,500", "Sarah Lee").
@@ -100,10 +103,38 @@ struct entry {
   bool operator==(const entry&) const = default;
 };
 
+/// Relations between entities the extractors read (shared/seeds/004, issue 19): who works
+/// where, who reports to whom, what an organisation uses, where it is, which organisation
+/// is part of, a partner, a customer or a competitor of another.
+inline constexpr std::string_view relation_predicates[] = {"works_at",   "reports_to",  "uses",
+                                                           "located_in", "part_of",     "partner_of",
+                                                           "customer_of", "competes_with"};
+
+[[nodiscard]] bool is_relation_predicate(std::string_view p);
+
+/// A relation between two entities that one message states ("Mei Chen joined Contoso as
+/// CTO": Mei Chen works_at Contoso, role CTO). It holds from the message's sentAt; `ended`
+/// says the message ends it ("Mei left Contoso"), which closes it without deleting it.
+struct entity_relation {
+  /// Indexes into extraction::mentions.
+  std::size_t subject = 0, object = 0;
+  /// One of relation_predicates.
+  std::string predicate;
+  double confidence = 0;
+  /// The index of the entry (into extraction::entries) that states it, when one does (a
+  /// signature's works_at has none).
+  std::optional<std::size_t> entry;
+  bool ended = false;
+  /// works_at: the role named with it ("CTO"); empty otherwise.
+  std::string role;
+  bool operator==(const entity_relation&) const = default;
+};
+
 /// What an extractor read from one message.
 struct extraction {
   std::vector<entity_mention> mentions;
   std::vector<entry> entries;
+  std::vector<entity_relation> relations;
   /// Signature facts of the sender, if the message carried a signature.
   std::optional<entity_mention> sender_signature;
   /// Entries the validator dropped for low confidence.

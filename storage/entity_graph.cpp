@@ -7,8 +7,6 @@
 
 namespace engram::storage::detail {
 
-namespace {
-
 std::string edge_value(const entity_edge& e, const std::string& event_id) {
   json j{{"weight", e.weight}, {"createdAt", e.created_at}, {"eventId", event_id}};
   j["attributes"] = json(e.attributes);
@@ -28,6 +26,8 @@ entity_edge parse_edge(std::string from, std::string label, std::string to, std:
   }
   return e;
 }
+
+namespace {
 
 /// The id an entity of this type gets when a tool creates it: people and organisations
 /// share the id space extraction uses, so mail and tools meet on one node.

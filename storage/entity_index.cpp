@@ -67,6 +67,9 @@ void entity_index::add_edge(std::string_view org, const std::string& from, const
   for (auto& a : f->second.out)
     if (a.other == &t->first && a.label == l) {
       a.weight = weight;
+      for (auto& b : t->second.in)  // the same edge seen from its other end
+        if (b.other == &f->first && b.label == l)
+          b.weight = weight;
       return;
     }
   f->second.out.push_back({&t->first, l, weight});

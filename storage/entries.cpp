@@ -70,23 +70,34 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   std::vector<std::string> entity_of(x.mentions.size());
   for (std::size_t i = 0; i < x.mentions.size(); ++i) {
     const auto& mention = x.mentions[i];
-    bool person = mention.kind == schemas::entity_kind::person;
-    if (!person && mention.kind != schemas::entity_kind::organization)
+    const bool person = mention.kind == schemas::entity_kind::person;
+    const bool company = mention.kind == schemas::entity_kind::organization;
+    // Technologies and locations (the far ends of relations) are entities of their type,
+    // in the id space the entity tools use ("entity:" + name); a name already known as
+    // any entity (a vendor's organisation) is that entity.
+    const bool other = mention.kind == schemas::entity_kind::technology ||
+                       mention.kind == schemas::entity_kind::location;
+    if (!person && !company && !other)
       continue;
     auto norm = normalise_name(mention.value);
+    if (norm.empty())
+      continue;
     std::string id;
     if (person && !mention.address.empty())
       id = person_id(mention.address);
     if (id.empty())
-      id = resolve_name(&tx, org, norm, person ? "person:" : "org:");
+      id = resolve_name(&tx, org, norm, person ? "person:" : company ? "org:" : "");
     if (id.empty())
-      id = (person ? "person:~" : "org:") + norm;
+      id = (person ? "person:~" : company ? "org:" : "entity:") + norm;
     stored_entity* e = nullptr;
     if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
       return err;
     if (!e) {
       ++new_entities;
-      e = &(tx.entities[id] = new_entity(id, person ? "person" : "organization", mention.value, m.sent_at));
+      e = &(tx.entities[id] = new_entity(id, person ? "person" : company ? "organization" : "entity", mention.value,
+                                         m.sent_at));
+      if (other)
+        e->entity_type = std::string(schemas::to_string(mention.kind));
       if (person && !mention.address.empty())
         e->address = lower_ascii(mention.address);
     }
@@ -122,11 +133,13 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   const auto contact_ids = knowledge::contacts_of(m);
   const auto& thread = m.thread_or_event();
   std::uint64_t created = 0, relations = 0, vectors = 0;
+  std::vector<std::string> entry_ids(x.entries.size());
   for (std::size_t i = 0; i < x.entries.size(); ++i) {
     const auto& en = x.entries[i];
     const schemas::resolution* r = resolutions && i < resolutions->size() ? &(*resolutions)[i] : nullptr;
     const bool merged = r && r->outcome == schemas::save_outcome::merged;
     const auto id = merged ? r->merged_into : schemas::entry_id(org, m.event_id, i);
+    entry_ids[i] = id;
     std::vector<knowledge::mention_ref> mentions;
     for (auto mi : en.mentions) {
       if (mi >= x.mentions.size())
@@ -200,6 +213,8 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     }
   }
   put_entries(tx, org);
+  if (auto e = put_relations(tx, m, x, entity_of, entry_ids); e != errc::ok)
+    return e;
   if (created)
     if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
       return e;
@@ -212,6 +227,66 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   if (new_entities)
     if (auto e = bump(tx, key("n", org, "entities"), new_entities); e != errc::ok)
       return e;
+  return errc::ok;
+}
+
+/// The relations a message states, as edges of the entity graph (one graph with the
+/// entity tools' edges). Bi-temporal: an edge holds from the sentAt of the message that
+/// first stated it (validFrom); a message that ends it ("Mei left Contoso") sets validTo and
+/// keeps it; one that states it again later opens it again. Evidence: the message (the
+/// edge's eventId), the statement (attribute entry), confidence and, for works_at, role.
+errc kv_graph_store::put_relations(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+                                   const std::vector<std::string>& entity_of,
+                                   const std::vector<std::string>& entry_ids) {
+  const auto& org = m.organization_id;
+  std::map<std::string, entity_edge> written;  // this message's edges, by key
+  for (const auto& rel : x.relations) {
+    if (rel.subject >= entity_of.size() || rel.object >= entity_of.size())
+      continue;
+    const auto& from = entity_of[rel.subject];
+    const auto& to = entity_of[rel.object];
+    if (from.empty() || to.empty() || from == to || !schemas::is_relation_predicate(rel.predicate))
+      continue;
+    const auto k = key(org, from, rel.predicate, to);
+    std::optional<entity_edge> edge;
+    if (auto it = written.find(k); it != written.end()) {
+      edge = it->second;
+    } else {
+      auto v = kv_->get(cf_entity_edges, k);
+      if (!v && v.error() != errc::not_found)
+        return v.error();
+      if (v)
+        edge = parse_edge(from, rel.predicate, to, *v);
+    }
+    const bool is_new = !edge;
+    if (is_new) {
+      edge = entity_edge{from, to, rel.predicate, rel.confidence, {}, m.sent_at};
+      edge->attributes["source"] = "extracted";
+      edge->attributes["message"] = m.event_id;
+    }
+    auto& a = edge->attributes;
+    const auto before = a;
+    const double weight_before = edge->weight;
+    if (rel.ended) {
+      a["validTo"] = m.sent_at;
+    } else {
+      if (is_new || a.count("validTo")) {
+        a["validFrom"] = m.sent_at;
+        a.erase("validTo");
+      }
+      edge->weight = std::max(edge->weight, rel.confidence);
+      if (!rel.role.empty())
+        a["role"] = rel.role;
+    }
+    if (rel.entry && *rel.entry < entry_ids.size() && (is_new || !a.count("entry")))
+      a["entry"] = entry_ids[*rel.entry];
+    if (!is_new && a == before && edge->weight == weight_before)
+      continue;  // said again: the first statement stays its evidence
+    tx.batch.put(cf_entity_edges, k, edge_value(*edge, m.event_id));
+    tx.batch.put(cf_entity_edges_in, key(org, to, rel.predicate, from), "");
+    tx.edges.push_back({true, from, rel.predicate, to, edge->weight});
+    written[k] = *edge;
+  }
   return errc::ok;
 }
 

@@ -7,6 +7,7 @@
 #include "actors/extractor/dates.hpp"
 #include "actors/extractor/internal/classify.hpp"
 #include "actors/extractor/internal/entities.hpp"
+#include "actors/extractor/internal/relations.hpp"
 #include "actors/extractor/internal/slots.hpp"
 #include "actors/extractor/lexicon.hpp"
 #include "actors/extractor/phrases.hpp"
@@ -88,6 +89,8 @@ std::optional<detail::verdict> type_choice(std::optional<detail::verdict> v, con
 using detail::classify;
 using detail::date_word_phrases;
 using detail::find_people_and_orgs;
+using detail::find_relations;
+using detail::found_relation;
 using detail::is_legal_suffix;
 using detail::message_context;
 using detail::negation_phrases;
@@ -265,7 +268,10 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
       while (!company.empty() && company.back() == ',')
         company.pop_back();
       ctx.known_orgs.emplace(text::lower(company), company);
-      add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
+      auto org = add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
+      // The signature says where its writer works (and as what).
+      if (org != idx)
+        x.relations.push_back({idx, org, "works_at", 0.85, std::nullopt, false, sig.role});
     }
   }
 
@@ -279,6 +285,8 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     std::vector<std::size_t> ids;
     std::optional<verdict> v;
     bool uncued = false;
+    /// Relations the sentence states, added with its entry.
+    std::vector<found_relation> relations;
   };
   auto read_sentence = [&](std::string sentence) {
     sentence_reading r;
@@ -309,9 +317,19 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     });
     for (auto& sp : spans)
       r.ids.push_back(add_mention(sp.m));
+    r.relations = find_relations(sentence, spans, ctx);
     r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
              : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
     r.uncued = r.uncued && tv.tokens.size() >= 4;
+    // A sentence that states a relation the cues did not type is still a statement: who
+    // works where or with whom is a relationship, what an organisation uses, where it is or
+    // what it belongs to a fact.
+    if (!r.v && !r.relations.empty()) {
+      const auto& p = r.relations.front().predicate;
+      const bool structural = p == "uses" || p == "located_in" || p == "part_of";
+      r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
+      r.uncued = false;
+    }
     r.sentence = std::move(sentence);
     return r;
   };
@@ -378,6 +396,15 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
                             st != nullptr, r.core, tv);
     if (e.type == entry_type::action_item)
       e.due_at = due_date(r.sentence, r.spans);
+    // Its relations; an end no span covered becomes a mention now (never for a sentence
+    // that gives no entry).
+    for (auto& f : r.relations) {
+      const auto subject = f.subject_span ? r.ids[*f.subject_span] : add_mention(std::move(f.subject));
+      const auto object = f.object_span ? r.ids[*f.object_span] : add_mention(std::move(f.object));
+      if (subject != object)
+        x.relations.push_back({subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended,
+                               std::move(f.role)});
+    }
     x.entries.push_back(std::move(e));
   }
   return x;

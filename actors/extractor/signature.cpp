@@ -145,7 +145,9 @@ void sign(schemas::extraction& x) {
           break;
         case entity_kind::amount: amounts.insert(m.value + (m.currency.empty() ? "" : " " + m.currency)); break;
         case entity_kind::person:
-        case entity_kind::organization: entities.insert(schemas::normal_form(m.value)); break;
+        case entity_kind::organization:
+        case entity_kind::technology:
+        case entity_kind::location: entities.insert(schemas::normal_form(m.value)); break;
       }
       if (m.kind == entity_kind::date || m.kind == entity_kind::amount)
         for (auto at = rest.find(m.text); !m.text.empty() && at != std::string::npos; at = rest.find(m.text))

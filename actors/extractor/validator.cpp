@@ -48,7 +48,9 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
   for (std::size_t i = 0; i < x.mentions.size(); ++i) {
     auto& m = x.mentions[i];
     auto n = utf8_chars(m.value);
-    if (n == 0 || n > opts.max_entity_chars || utf8_chars(m.text) > opts.max_entity_chars) {
+    // An instruction is never an entity (shared/seeds/004: suspicious names are refused).
+    if (n == 0 || n > opts.max_entity_chars || utf8_chars(m.text) > opts.max_entity_chars ||
+        is_injected_instruction(m.value)) {
       ++r.dropped_invalid;
       continue;
     }
@@ -57,7 +59,9 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
   }
   x.mentions = std::move(kept);
   std::vector<schemas::entry> entries;
-  for (auto& e : x.entries) {
+  std::vector<std::size_t> entry_remap(x.entries.size(), SIZE_MAX);
+  for (std::size_t ei = 0; ei < x.entries.size(); ++ei) {
+    auto& e = x.entries[ei];
     if (!(e.confidence >= 0 && e.confidence <= 1) || schemas::to_string(e.type).empty() || text::trim(e.content).empty()) {
       ++r.dropped_invalid;
       continue;
@@ -84,6 +88,8 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
       e.suspicious = true;
       e.confidence = std::max(0.05, e.confidence - opts.suspicious_penalty);
     }
+    if (opts.max_entries == 0 || entries.size() < opts.max_entries)
+      entry_remap[ei] = entries.size();
     entries.push_back(std::move(e));
   }
   if (opts.max_entries > 0 && entries.size() > opts.max_entries) {
@@ -91,6 +97,30 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
     entries.resize(opts.max_entries);
   }
   x.entries = std::move(entries);
+  // Relations: both ends kept, a known predicate, enough confidence, and the statement that
+  // says it kept (a relation read from a dropped or injected statement goes with it); none
+  // at all from a message that looks like a prompt injection.
+  std::vector<schemas::entity_relation> relations;
+  for (auto& rel : x.relations) {
+    const bool ends = rel.subject < remap.size() && remap[rel.subject] != SIZE_MAX && rel.object < remap.size() &&
+                      remap[rel.object] != SIZE_MAX && rel.subject != rel.object;
+    const bool stated = !rel.entry || (*rel.entry < entry_remap.size() && entry_remap[*rel.entry] != SIZE_MAX);
+    if (!ends || !stated || !schemas::is_relation_predicate(rel.predicate) || !(rel.confidence <= 1) ||
+        !r.injection_signals.empty()) {
+      ++r.dropped_relations;
+      continue;
+    }
+    if (rel.confidence < opts.confidence_threshold) {
+      ++r.dropped_relations;
+      continue;
+    }
+    rel.subject = remap[rel.subject];
+    rel.object = remap[rel.object];
+    if (rel.entry)
+      rel.entry = entry_remap[*rel.entry];
+    relations.push_back(std::move(rel));
+  }
+  x.relations = std::move(relations);
   x.dropped_low_confidence += r.dropped_low_confidence;
   return r;
 }

@@ -44,6 +44,9 @@ struct validation_report {
   std::size_t dropped_injected = 0;
   /// Entries past validator_options::max_entries.
   std::size_t dropped_over_cap = 0;
+  /// Relations refused: an end or its statement dropped, an unknown predicate, too little
+  /// confidence, or a message that looks like a prompt injection.
+  std::size_t dropped_relations = 0;
   /// The message's class (bulk.hpp) and why.
   message_verdict verdict;
   /// Why the source text looks like a prompt injection (empty when it does not).

@@ -69,6 +69,11 @@ struct write_txn {
   std::vector<text_change> text;
 };
 
+/// An edge of the entity graph as stored (cf_entity_edges' value: weight, createdAt, the
+/// eventId that wrote it, attributes), and back.
+std::string edge_value(const entity_edge& e, const std::string& event_id);
+entity_edge parse_edge(std::string from, std::string label, std::string to, std::string_view value);
+
 /// An entry's indexed words (its title key and content words) as BM25 counts them.
 text_doc index_words(std::string_view words);
 
@@ -174,6 +179,8 @@ private:
   errc put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<schemas::resolution>* resolutions);
   /// Indexes an entry's words for BM25: a row per distinct term (count, entry length).
+  errc put_relations(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+                     const std::vector<std::string>& entity_of, const std::vector<std::string>& entry_ids);
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).

@@ -53,9 +53,12 @@ using json = nlohmann::json;
 /// we"): this build with rules.cpp, dates.cpp and classify.cpp as before gives 80f021ab…a572
 /// again. Re-pinned when the cue lists grew from the training statements (and small talk no
 /// longer hides a decision, preference or goal): this build with classify.cpp as before gives
-/// 4915dee2…d586 again. This stream is read with the cues alone; the type model's path is
-/// pinned by the replay tests against engramd.
-constexpr const char* pinned = "6ac71560378beb3b8446ec277e07d7a559c07c85a213f6767b367467d9e75a99";
+/// 4915dee2…d586 again. Re-pinned when relations between entities were extracted (issue 19:
+/// signatures' works_at, relation sentences, technologies and locations as entities, their
+/// edges): this build with relations switched off in rules.cpp gives 6ac71560…5a99 again.
+/// This stream is read with the cues alone; the type model's path is pinned by the replay
+/// tests against engramd.
+constexpr const char* pinned = "aa4a7a69fafd345df73156321af65cbe694816f9e91c7a6db300a7f1727ac454";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {

@@ -17,10 +17,11 @@ using json = nlohmann::json;
 // (x86-64/AArch64 libstdc++) make the compiler say so.
 static_assert(sizeof(inbound_message) == 456, "inbound_message changed: set the new field in full_message()");
 static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
-static_assert(sizeof(extracted_message) == 816, "extracted_message changed: set the new field in full_extracted()");
-static_assert(sizeof(extraction) == 328, "extraction changed: set the new field in full_extracted()");
+static_assert(sizeof(extracted_message) == 840, "extracted_message changed: set the new field in full_extracted()");
+static_assert(sizeof(extraction) == 352, "extraction changed: set the new field in full_extracted()");
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
+static_assert(sizeof(entity_relation) == 112, "entity_relation changed: set the new field in full_extracted()");
 static_assert(sizeof(knowledge_command) == 336, "knowledge_command changed: set the new field in full_command()");
 static_assert(sizeof(entity_command) == 304, "entity_command changed: set the new field in full_entity_command()");
 static_assert(sizeof(entity_spec) == 136, "entity_spec changed: set the new field in full_entity_command()");
@@ -88,7 +89,14 @@ extracted_message full_extracted() {
   k.mentions.push_back({entity_kind::person, "Sarah Lee", "Sarah Lee", "", "sarah@acme.example", "VP Sales", "Acme",
                         "+1 555 0100"});
   k.mentions.push_back({entity_kind::amount, "$12,500", "12500", "USD", "", "", "", ""});
+  k.mentions.push_back({entity_kind::organization, "Acme", "Acme", "", "", "", "", ""});
+  k.mentions.push_back({entity_kind::technology, "Snowflake", "Snowflake", "", "", "", "", ""});
+  k.mentions.push_back({entity_kind::location, "Lisbon", "Lisbon", "", "", "", "", ""});
   k.sender_signature = k.mentions[0];
+  // Every field of a relation set; one with no statement and not ended.
+  k.relations.push_back({0, 2, "works_at", 0.85, 1, true, "VP Sales"});
+  k.relations.push_back({2, 3, "uses", 0.75, std::nullopt, false, ""});
+  k.relations.push_back({2, 4, "located_in", 0.7250000000000001, 0, false, ""});
   entry e;
   e.type = entry_type::action_item;
   e.title = "Send the contract";
@@ -231,6 +239,19 @@ TEST(LogRecord, ExtractedMessageErrorsNameTheField) {
        "/extraction/entries/0/vector/q: not base64"},
       {[](json& j) { j["extraction"]["mentions"][1]["kind"] = "planet"; },
        "/extraction/mentions/1/kind: unknown entity kind 'planet'"},
+      {[](json& j) { j["extraction"]["relations"][0]["subject"] = 9; },
+       "/extraction/relations/0/subject: must be an index into /extraction/mentions (0..5)"},
+      {[](json& j) { j["extraction"]["relations"][1].erase("object"); }, "/extraction/relations/1/object: must be"},
+      {[](json& j) { j["extraction"]["relations"][0]["predicate"] = "likes"; },
+       "/extraction/relations/0/predicate: unknown relation 'likes'"},
+      {[](json& j) { j["extraction"]["relations"][0].erase("predicate"); }, "/extraction/relations/0/predicate: required"},
+      {[](json& j) { j["extraction"]["relations"][0]["confidence"] = 1.5; },
+       "/extraction/relations/0/confidence: must be within 0..1"},
+      {[](json& j) { j["extraction"]["relations"][0]["entry"] = 2; },
+       "/extraction/relations/0/entry: must be an index into /extraction/entries (0..2)"},
+      {[](json& j) { j["extraction"]["relations"][0]["ended"] = "yes"; },
+       "/extraction/relations/0/ended: must be true or false"},
+      {[](json& j) { j["extraction"]["relations"] = "none"; }, "/extraction/relations: must be an array"},
   };
   for (const auto& [change, says] : cases) {
     auto j = good;

@@ -296,3 +296,80 @@ TEST_F(GraphStoreTest, OpeningANonDirectoryFailsWithAClearError) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A message from `sent_at` stating `predicate` between two named things (one statement).
+schemas::extraction relation_extraction(const std::string& subject, schemas::entity_kind object_kind,
+                                        const std::string& object, const std::string& predicate, bool ended,
+                                        const std::string& role = "") {
+  schemas::extraction x;
+  x.mentions.push_back({schemas::entity_kind::person, subject, subject, {}, {}, {}, {}, {}});
+  x.mentions.push_back({object_kind, object, object, {}, {}, {}, {}, {}});
+  x.entries.emplace_back();
+  x.entries[0].type = schemas::entry_type::relationship;
+  x.entries[0].title = x.entries[0].content = subject + " " + predicate + " " + object;
+  x.entries[0].confidence = 0.8;
+  x.entries[0].mentions = {0, 1};
+  x.relations.push_back({0, 1, predicate, 0.8, 0, ended, role});
+  return x;
+}
+
+}  // namespace
+
+// Relations between entities are edges of the entity graph, with their evidence, and
+// bi-temporal: an end closes the edge (validTo) without deleting it; stating it again
+// opens it again from the new message.
+TEST_F(GraphStoreTest, ExtractedRelationsAreEdgesThatAnEndClosesAndALaterStatementReopens) {
+  auto apply_at = [&](const std::string& id, const std::string& sent_at, std::int64_t offset,
+                      const schemas::extraction& x) {
+    auto m = message("acme", id);
+    m.sent_at = sent_at;
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply({"engram-log", 0, offset, "c"}, &m, &x, nullptr, &out), storage::errc::ok);
+  };
+  apply_at("m1", "2026-01-10T09:00:00Z", 0,
+           relation_extraction("Mei Chen", schemas::entity_kind::organization, "Contoso", "works_at", false, "CTO"));
+  const auto mei = store_->entity_id("acme", "Mei Chen"), contoso = store_->entity_id("acme", "Contoso");
+  ASSERT_FALSE(mei.empty());
+  ASSERT_FALSE(contoso.empty());
+  auto edges = store_->entity_edges("acme", mei, true);
+  ASSERT_EQ(edges.size(), 1u);
+  EXPECT_EQ(edges[0].label, "works_at");
+  EXPECT_EQ(edges[0].to_id, contoso);
+  EXPECT_DOUBLE_EQ(edges[0].weight, 0.8);
+  EXPECT_EQ(edges[0].attributes.at("validFrom"), "2026-01-10T09:00:00Z");
+  EXPECT_EQ(edges[0].attributes.at("role"), "CTO");
+  EXPECT_EQ(edges[0].attributes.at("message"), "m1");
+  EXPECT_EQ(edges[0].attributes.at("entry"), schemas::entry_id("acme", "m1", 0));
+  EXPECT_EQ(edges[0].attributes.at("source"), "extracted");
+  EXPECT_FALSE(edges[0].attributes.count("validTo"));
+  // The walk index sees it too, from both ends.
+  ASSERT_EQ(store_->entity_neighbours("acme", contoso, false, true).size(), 1u);
+
+  apply_at("m2", "2026-05-02T09:00:00Z", 1,
+           relation_extraction("Mei Chen", schemas::entity_kind::organization, "Contoso", "works_at", true));
+  edges = store_->entity_edges("acme", mei, true);
+  ASSERT_EQ(edges.size(), 1u) << "an end keeps the edge";
+  EXPECT_EQ(edges[0].attributes.at("validFrom"), "2026-01-10T09:00:00Z");
+  EXPECT_EQ(edges[0].attributes.at("validTo"), "2026-05-02T09:00:00Z");
+  EXPECT_EQ(edges[0].attributes.at("message"), "m1") << "the first statement stays the evidence";
+
+  apply_at("m3", "2026-09-01T09:00:00Z", 2,
+           relation_extraction("Mei Chen", schemas::entity_kind::organization, "Contoso", "works_at", false));
+  edges = store_->entity_edges("acme", mei, true);
+  ASSERT_EQ(edges.size(), 1u);
+  EXPECT_EQ(edges[0].attributes.at("validFrom"), "2026-09-01T09:00:00Z");
+  EXPECT_FALSE(edges[0].attributes.count("validTo"));
+
+  // A technology is an entity of its type, in the entity tools' id space.
+  apply_at("m4", "2026-09-02T09:00:00Z", 3,
+           relation_extraction("Mei Chen", schemas::entity_kind::technology, "Snowflake", "uses", false));
+  const auto snowflake = store_->entity_id("acme", "Snowflake");
+  EXPECT_EQ(snowflake, "entity:snowflake");
+  std::string name, type;
+  ASSERT_TRUE(store_->entity_name("acme", snowflake, &name, &type));
+  EXPECT_EQ(type, "technology");
+  // Another organisation sees none of it.
+  EXPECT_TRUE(store_->entity_id("globex", "Snowflake").empty());
+}
