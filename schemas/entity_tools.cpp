@@ -96,10 +96,38 @@ constexpr std::string_view definitions = R"([
      "to": {"type": "string"}, "relationship": {"type": "string"}, "weight": {"type": "number"}}}}}}}
 ])";
 
+// The graph query of shared/seeds/004 (issue 19): its inputSchema and response shape, the
+// seed's limits (query 10 KB, 50 hints, max_hops 3, limit 100).
+constexpr std::string_view kag_definitions = R"([
+{"name": "kag_query",
+ "description": "Query the knowledge graph for entities and their relationships. Use this for questions about concepts, people, organizations, or how things relate to each other in the indexed documents and mail (who works where, who reports to whom, who uses what, where an organisation is, which organisations are partners, customers or competitors), including questions that need two or three hops. Answers the entities the question names and those around them, ranked, the relations between them with the statements that support them, and a Markdown context for an LLM.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
+   "properties": {"query": {"type": "string", "minLength": 1, "maxLength": 10240, "description": "Natural language question or search terms; at most 10 KB"},
+     "entities": {"type": "array", "maxItems": 50, "items": {"type": "string", "minLength": 1, "maxLength": 256}, "description": "Optional: specific entity names to search for"},
+     "include_relations": {"type": "boolean", "default": true, "description": "Include relationships between entities"},
+     "max_hops": {"type": "integer", "minimum": 0, "default": 2, "maximum": 3, "description": "Maximum relationship hops for graph traversal"},
+     "limit": {"type": "integer", "minimum": 1, "default": 20, "maximum": 100, "description": "Maximum number of entities to return"},
+     "source_id": {"type": "string", "minLength": 1, "maxLength": 256, "description": "Optional: only relations read from this message or document: its eventId or document id"}}},
+ "outputSchema": {"type": "object", "required": ["entities", "relations", "context", "total_entities"],
+   "properties": {"entities": {"type": "array", "items": {"type": "object", "required": ["id", "name", "type", "confidence"],
+       "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
+         "description": {"type": "string"}, "confidence": {"type": "number"}, "distance": {"type": "integer"},
+         "source_document_id": {"type": "string"}, "source_document_title": {"type": "string"}}}},
+     "relations": {"type": "array", "items": {"type": "object", "required": ["subject", "predicate", "object", "confidence"],
+       "properties": {"subject": {"type": "string"}, "predicate": {"type": "string"}, "object": {"type": "string"},
+         "confidence": {"type": "number"}, "valid_from": {"type": "string"}, "valid_to": {"type": "string"},
+         "statement": {"type": "string"}, "source_document_id": {"type": "string"}, "source_document_title": {"type": "string"}}}},
+     "context": {"type": "string"}, "total_entities": {"type": "integer"}, "note": {"type": "string"}}}}
+])";
+
 }  // namespace
 
 std::string_view entity_tool_definitions() {
   return definitions;
+}
+
+std::string_view kag_tool_definitions() {
+  return kag_definitions;
 }
 
 }  // namespace engram::schemas

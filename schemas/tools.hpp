@@ -10,6 +10,8 @@ namespace engram::schemas {
 [[nodiscard]] std::string_view tool_definitions();
 /// The entity tools' definitions (shared/seeds/001 and 002).
 [[nodiscard]] std::string_view entity_tool_definitions();
+/// kag_query (shared/seeds/004).
+[[nodiscard]] std::string_view kag_tool_definitions();
 /// The reference MCP memory server's tools (npm @modelcontextprotocol/server-memory).
 [[nodiscard]] std::string_view memory_tool_definitions();
 

@@ -14,7 +14,8 @@ namespace {
 const std::set<std::string>& server_tool_names() {
   static const std::set<std::string> names = [] {
     std::set<std::string> out;
-    for (auto defs : {schemas::tool_definitions(), schemas::entity_tool_definitions(), schemas::memory_tool_definitions()})
+    for (auto defs : {schemas::tool_definitions(), schemas::entity_tool_definitions(), schemas::kag_tool_definitions(),
+                      schemas::memory_tool_definitions()})
       for (const auto& t : json::parse(defs))
         out.insert(t.value("name", std::string()));
     return out;

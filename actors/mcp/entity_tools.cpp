@@ -5,6 +5,7 @@
 #include "actors/mcp/internal/entity_tools.hpp"
 
 #include "actors/mcp/jsonrpc.hpp"
+#include "knowledge/kag.hpp"
 #include "schemas/time.hpp"
 #include "schemas/tools.hpp"
 
@@ -424,6 +425,47 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
   reply(tool_result({{"entities", ctx.capped(std::move(entities))}, {"answer", answer}}));
 }
 
+void kag_query(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  knowledge::kag_request r;
+  r.query = str(a, "query");
+  for (const auto& e : a.value("entities", json::array()))
+    r.entities.push_back(e.get<std::string>());
+  r.include_relations = a.value("include_relations", true);
+  r.max_hops = count(a, "max_hops", 2);
+  r.limit = count(a, "limit", 20);
+  r.source_id = str(a, "source_id");
+  if (auto bad = knowledge::check(r))
+    return reply(tool_error(*bad));
+  const auto answer = knowledge::kag_query(ctx.entities(), g.organization_id, r);
+  json entities = json::array(), relations = json::array();
+  for (const auto& e : answer.entities) {
+    json j{{"id", e.id}, {"name", e.name}, {"type", e.type}, {"description", e.description},
+           {"confidence", e.confidence}, {"distance", e.distance}};
+    if (!e.source_document_id.empty()) {
+      j["source_document_id"] = e.source_document_id;
+      j["source_document_title"] = e.source_document_title;
+    }
+    entities.push_back(std::move(j));
+  }
+  for (const auto& rel : answer.relations) {
+    json j{{"subject", rel.subject}, {"predicate", rel.predicate}, {"object", rel.object},
+           {"confidence", rel.confidence}};
+    for (auto [k, v] : {std::pair{"valid_from", &rel.valid_from}, {"valid_to", &rel.valid_to},
+                        {"statement", &rel.statement}, {"source_document_id", &rel.source_document_id},
+                        {"source_document_title", &rel.source_document_title}})
+      if (!v->empty())
+        j[k] = *v;
+    relations.push_back(std::move(j));
+  }
+  json out{{"entities", std::move(entities)},
+           {"relations", std::move(relations)},
+           {"context", answer.context},
+           {"total_entities", answer.total_entities}};
+  if (!answer.note.empty())
+    out["note"] = answer.note;
+  reply(tool_result(out));
+}
+
 }  // namespace
 
 std::optional<std::string> read_attributes(const json& a, schemas::attribute_map& out) {
@@ -467,6 +509,7 @@ void add_entity_tools(registry& r, tool_context& ctx) {
              {"entity_visualize", "read", entity_visualize},
              {"graph_traverse", "read", graph_traverse},
              {"graph_path", "read", graph_path}});
+  add_tools(r, ctx, schemas::kag_tool_definitions(), {{"kag_query", "read", kag_query}});
   add_memory_tools(r, ctx);
 }
 

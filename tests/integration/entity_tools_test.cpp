@@ -497,3 +497,131 @@ TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRe
 }
 
 }  // namespace
+
+namespace {
+
+/// An inbound e-mail event of acme from Sarah Lee.
+std::string mail(const std::string& id, const std::string& sent_at, const std::string& subject, const std::string& body) {
+  return json{{"eventId", id},
+              {"organizationId", "acme"},
+              {"sourceType", "email"},
+              {"sentAt", sent_at},
+              {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}}},
+              {"subject", subject},
+              {"body", body}}
+      .dump();
+}
+
+std::set<std::string> entity_names(const json& answer) { return names_of(answer["entities"]); }
+
+}  // namespace
+
+// kag_query (shared/seeds/004, issue 19) against engramd: relations read from mail (through
+// engram-log's extracted-message records) and an agent's entity_relate edges are one graph;
+// questions of one to three hops; the statement and message behind each relation; validity
+// closed by a later message; the seed's limits as errors that name them; isolation.
+TEST_F(EntityTools, KagQueryAnswersFromRelationsInMailAndAgentsEdgesAsOneGraph) {
+  test::produce_raw(broker_->bootstrap(), "inbound-messages",
+                    {{"acme", mail("kag-1", "2026-01-10T09:00:00Z", "Team news",
+                                   "Mei Chen joined Contoso as CTO last month. Hugo Martin reports to Mei Chen. "
+                                   "Contoso runs on Snowflake.")},
+                     {"acme", mail("kag-2", "2026-02-01T09:00:00Z", "Accounts",
+                                   "Contoso is a customer of Globex. Globex is headquartered in Lisbon.")}});
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == 2; }, 60s)) << test::tail(log());
+  // An agent's edge joins the graph the mail built: Snowflake is the technology mail named.
+  EXPECT_EQ(add("Snowflake", "technology")["created"], false);
+  add("Snowpark", "product");
+  relate("Snowflake", "Snowpark", "makes");
+
+  // One hop: the relation, its statement and the message behind it.
+  auto a = ok("kag_query", {{"query", "Who does Hugo Martin report to?"}});
+  ASSERT_FALSE(a["entities"].empty()) << a;
+  EXPECT_EQ(a["entities"][0]["name"], "Mei Chen") << "the answer first, the named entity after: " << a;
+  bool found = false;
+  for (const auto& r : a["relations"])
+    if (r["subject"] == "Hugo Martin" && r["predicate"] == "reports_to" && r["object"] == "Mei Chen") {
+      found = true;
+      EXPECT_EQ(r["statement"], "Hugo Martin reports to Mei Chen.");
+      EXPECT_EQ(r["source_document_id"], "kag-1");
+      EXPECT_EQ(r["source_document_title"], "Team news");
+      EXPECT_EQ(r["valid_from"], "2026-01-10T09:00:00Z");
+    }
+  EXPECT_TRUE(found) << a;
+  const auto context = a["context"].get<std::string>();
+  EXPECT_EQ(context.rfind("Knowledge Graph Results for: Who does Hugo Martin report to?", 0), 0u) << context;
+  for (const auto* part : {"## Entities", "- **Mei Chen** (person)", "## Relations", "## Supporting statements",
+                           "\"Hugo Martin reports to Mei Chen.\" (source kag-1, \"Team news\", 2026-01-10)"})
+    EXPECT_NE(context.find(part), std::string::npos) << part << "\n" << context;
+
+  // Two hops (the company Mei Chen works at, what it uses), and three (the supplier of the
+  // company where Hugo Martin's manager works), which two hops do not reach.
+  a = ok("kag_query", {{"query", "Which technology does the company Mei Chen works at use?"}});
+  EXPECT_TRUE(entity_names(a).count("Snowflake")) << a;
+  a = ok("kag_query", {{"query", "Which vendor supplies the company where Hugo Martin's manager works?"},
+                       {"max_hops", 3}});
+  EXPECT_TRUE(entity_names(a).count("Globex")) << a;
+  // Within three hops of Hugo Martin: Mei Chen, Contoso, then Globex and Snowflake (Lisbon
+  // and Snowpark are a fourth hop away).
+  EXPECT_EQ(a["total_entities"].get<std::size_t>(), 5u) << a;
+  EXPECT_NE(a["context"].get<std::string>().find("- **Mei Chen** (person): CTO at Contoso"), std::string::npos)
+      << "a job read from mail describes the person: " << a;
+  a = ok("kag_query", {{"query", "Which vendor supplies the company where Hugo Martin's manager works?"},
+                       {"max_hops", 2}});
+  EXPECT_FALSE(entity_names(a).count("Globex")) << a;
+  a = ok("kag_query", {{"query", "What does the maker of Snowpark sell to?"}, {"max_hops", 1}});
+  EXPECT_TRUE(entity_names(a).count("Snowflake")) << "an agent's edge is walked like a read one: " << a;
+  // A hint finds an entity by a misspelt name; include_relations false leaves relations out.
+  a = ok("kag_query", {{"query", "accounts"}, {"entities", {"Contosso"}}, {"include_relations", false}});
+  EXPECT_TRUE(entity_names(a).count("Contoso")) << a;
+  EXPECT_TRUE(a["relations"].empty()) << a;
+  // source_id: only what that message says.
+  a = ok("kag_query", {{"query", "Contoso"}, {"source_id", "kag-2"}});
+  ASSERT_FALSE(a["relations"].empty()) << a;
+  for (const auto& r : a["relations"])
+    EXPECT_EQ(r["source_document_id"], "kag-2") << a;
+
+  // A later message ends Mei Chen's job: the relation stays, closed.
+  test::produce_raw(broker_->bootstrap(), "inbound-messages",
+                    {{"acme", mail("kag-3", "2026-05-02T09:00:00Z", "Farewell", "Mei Chen left Contoso in April.")}});
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == 3; }, 60s)) << test::tail(log());
+  a = ok("kag_query", {{"query", "Where does Mei Chen work?"}});
+  found = false;
+  for (const auto& r : a["relations"])
+    if (r["subject"] == "Mei Chen" && r["predicate"] == "works_at") {
+      found = true;
+      EXPECT_EQ(r["valid_from"], "2026-01-10T09:00:00Z");
+      EXPECT_EQ(r["valid_to"], "2026-05-02T09:00:00Z");
+    }
+  EXPECT_TRUE(found) << a;
+  EXPECT_NE(a["context"].get<std::string>().find("until 2026-05-02"), std::string::npos) << a;
+
+  // The seed's limits, each an error that names it.
+  for (const auto& [args, says] : std::vector<std::pair<json, std::string>>{
+           {{{"query", "x"}, {"max_hops", 4}}, "max_hops"},
+           {{{"query", "x"}, {"limit", 101}}, "limit"},
+           {{{"query", "x"}, {"limit", 0}}, "limit"},
+           {{{"query", std::string(10241, 'a')}}, "query"},
+           {{{"query", ""}}, "query"},
+           {{{"query", "x"}, {"entities", std::vector<std::string>(51, "Contoso")}}, "entities"},
+           {{{"query", "x"}, {"max_hops", "two"}}, "max_hops"},
+           {{{"limit", 3}}, "query"},
+           {{{"query", "x"}, {"depth", 2}}, "depth"}}) {
+    const auto r = call("kag_query", args);
+    EXPECT_NE(error_of(r).find(says), std::string::npos) << args.dump().substr(0, 80) << " -> " << r.dump().substr(0, 300);
+  }
+
+  // Another organisation: an empty graph, said so; nothing of acme's.
+  a = ok("kag_query", {{"query", "Where does Mei Chen work?"}}, globex);
+  EXPECT_TRUE(a["entities"].empty()) << a;
+  EXPECT_EQ(a["note"], "the knowledge graph of this organisation is empty") << a;
+  ok("entity_add", {{"name", "Umbrella"}, {"entity_type", "company"}}, globex);
+  a = ok("kag_query", {{"query", "Contoso and Mei Chen"}}, globex);
+  EXPECT_TRUE(a["entities"].empty()) << a;
+  EXPECT_EQ(a["note"], "no entity of this organisation's graph is named in the query") << a;
+
+  // The same answer after a restart.
+  const auto before = ok("kag_query", {{"query", "Which technology does the company Mei Chen works at use?"}});
+  restart();
+  EXPECT_EQ(ok("kag_query", {{"query", "Which technology does the company Mei Chen works at use?"}}), before);
+  expect_every_tool_called(schemas::kag_tool_definitions());
+}

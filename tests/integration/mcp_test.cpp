@@ -84,10 +84,10 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
   }
   std::set<std::string> defined;
   for (auto definitions : {schemas::tool_definitions(), schemas::entity_tool_definitions(),
-                           schemas::memory_tool_definitions()})
+                           schemas::kag_tool_definitions(), schemas::memory_tool_definitions()})
     for (const auto& t : json::parse(definitions))
       defined.insert(t["name"].get<std::string>());
-  EXPECT_EQ(defined.size(), 27u);
+  EXPECT_EQ(defined.size(), 28u);
   EXPECT_EQ(names, defined);
   for (const char* tool : {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})
     EXPECT_TRUE(names.count(tool)) << tool;

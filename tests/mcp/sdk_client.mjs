@@ -2,7 +2,7 @@
 //   node tests/mcp/sdk_client.mjs URL TOKEN
 // (ENGRAM_NODE_MODULES: where tools/dev.sh setup installed tests/mcp/package.json.)
 // Connects, lists the tools, saves, recalls what was saved, gets it, then makes the
-// reference memory server's calls and two entity tools' calls. Prints one JSON line
+// reference memory server's calls, kag_query and two entity tools' calls. Prints one JSON line
 // with what it saw; exits 1 on any failed check.
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -28,7 +28,7 @@ const names = tools.map((t) => t.name).sort();
 check(JSON.stringify(names) === JSON.stringify([
   'add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations',
   'discard_branch', 'entity_add', 'entity_find_related', 'entity_merge', 'entity_query', 'entity_relate', 'entity_search',
-  'entity_visualize', 'get_knowledge', 'graph_path', 'graph_traverse', 'list_review_queue', 'merge_branch', 'open_nodes',
+  'entity_visualize', 'get_knowledge', 'graph_path', 'graph_traverse', 'kag_query', 'list_review_queue', 'merge_branch', 'open_nodes',
   'read_graph', 'recall_knowledge', 'resolve_review', 'save_knowledge', 'search_knowledge', 'search_nodes',
   'validate_knowledge']),
       `tools: ${names}`);
@@ -65,6 +65,11 @@ check(related.structuredContent?.relations?.[0]?.relationType === 'programs', `c
 const found = await client.callTool({ name: 'search_nodes', arguments: { query: 'ada' } });
 check(found.structuredContent?.entities?.[0]?.name === 'Ada' && found.structuredContent?.relations?.length === 1,
       `search_nodes: ${JSON.stringify(found)}`);
+// kag_query's answer passes the SDK's check against its outputSchema.
+const kag = await client.callTool({ name: 'kag_query', arguments: { query: 'Who programs the Analytical Engine?' } });
+check(!kag.isError && kag.structuredContent?.entities?.some((e) => e.name === 'Ada') &&
+      kag.structuredContent?.relations?.[0]?.predicate === 'programs' &&
+      kag.structuredContent?.context?.includes('## Relations'), `kag_query: ${JSON.stringify(kag)}`);
 const opened = await client.callTool({ name: 'open_nodes', arguments: { names: ['Analytical Engine'] } });
 check(opened.structuredContent?.relations?.[0]?.from === 'Ada', `open_nodes: ${JSON.stringify(opened)}`);
 const graph = await client.callTool({ name: 'read_graph', arguments: {} });

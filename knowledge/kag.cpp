@@ -1,0 +1,411 @@
+// Graph queries (kag.hpp). The work follows the question, not the graph: the query's word
+// n-grams are looked up by name (a seek each), the walk reads the in-memory adjacency, and
+// only the answer's entities and edges are read from the store.
+#include "knowledge/kag.hpp"
+
+#include "knowledge/entry.hpp"
+#include "knowledge/write_rules.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace engram::knowledge {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t max_query_words = 300;  // n-grams looked up: the first words only
+constexpr std::size_t max_visited = 20000;    // a walk's bound on a dense graph
+constexpr std::size_t max_fuzzy_words = 5;
+
+bool is_word_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80 || c == '-' ||
+         c == '.' || c == '&' || c == '\'';
+}
+
+/// The query's words as written, outer punctuation and possessives removed ("Acme's" -> "Acme").
+std::vector<std::string> words_of(std::string_view q) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < q.size() && out.size() < max_query_words) {
+    while (i < q.size() && !is_word_byte(static_cast<unsigned char>(q[i])))
+      ++i;
+    std::size_t b = i;
+    while (i < q.size() && is_word_byte(static_cast<unsigned char>(q[i])))
+      ++i;
+    std::string w(q.substr(b, i - b));
+    for (std::string_view poss : {"'s", "\xE2\x80\x99s"})
+      if (w.size() > poss.size() && w.compare(w.size() - poss.size(), poss.size(), poss) == 0)
+        w.resize(w.size() - poss.size());
+    while (!w.empty() && (w.back() == '.' || w.back() == '\'' || w.back() == '-'))
+      w.pop_back();
+    while (!w.empty() && (w.front() == '\'' || w.front() == '-' || w.front() == '.'))
+      w.erase(0, 1);
+    if (!w.empty())
+      out.push_back(std::move(w));
+  }
+  return out;
+}
+
+const std::set<std::string>& question_words() {
+  static const std::set<std::string> words{
+      "a",     "an",    "the",   "of",    "in",    "on",    "at",    "to",    "for",   "and",   "or",    "is",
+      "are",   "was",   "were",  "be",    "who",   "whom",  "whose", "what",  "which", "where", "when",  "how",
+      "why",   "does",  "do",    "did",   "that",  "this",  "these", "those", "with",  "by",    "from", "as",
+      "it",    "its",   "their", "our",   "we",    "they",  "he",    "she",   "his",   "her",   "me",    "my",
+      "all",   "any",   "some",  "many",  "much",  "there", "has",   "have",  "had",   "about", "tell",  "list",
+      "show",  "give",  "find",  "person", "people", "company", "companies"};
+  return words;
+}
+
+/// Words of a relation label's meaning, as stems: a query word that starts with one of
+/// them asks about that relation ("Who manages…" -> reports_to).
+const std::map<std::string, std::vector<std::string>>& label_stems() {
+  static const std::map<std::string, std::vector<std::string>> stems{
+      {"works_at", {"work", "employ", "join", "staff", "ceo", "cto", "cfo", "coo", "vp", "head", "role", "job"}},
+      {"reports_to", {"report", "manag", "boss", "superv", "lead"}},
+      {"uses", {"use", "using", "run", "platform", "tool", "technolog", "product", "stack", "software"}},
+      {"located_in", {"where", "locat", "based", "office", "headquart", "city", "countr"}},
+      {"part_of", {"subsidiar", "parent", "own", "division", "part", "acquir", "belong"}},
+      {"partner_of", {"partner", "allian"}},
+      {"customer_of", {"custom", "client", "buy", "bought", "purchas", "vendor", "supplier"}},
+      {"competes_with", {"compet", "rival"}},
+  };
+  return stems;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(0, p.size()) == p; }
+
+/// True when a query word speaks of `label` (its stems, or the label's own words).
+bool label_asked(const std::string& label, const std::vector<std::string>& query_lc) {
+  const auto& stems = label_stems();
+  std::vector<std::string> parts;
+  if (auto it = stems.find(label); it != stems.end())
+    parts = it->second;
+  for (std::size_t b = 0; b <= label.size();) {
+    auto e = label.find('_', b);
+    auto part = label.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (part.size() >= 3 && part != "with" && part != "of")
+      parts.push_back(part.substr(0, std::min<std::size_t>(part.size(), 5)));
+    if (e == std::string::npos)
+      break;
+    b = e + 1;
+  }
+  for (const auto& w : query_lc)
+    for (const auto& p : parts)
+      if (starts_with(w, p))
+        return true;
+  return false;
+}
+
+/// True when a query word speaks of an entity type ("which technologies", "who").
+bool type_asked(const std::string& type, const std::vector<std::string>& query_lc) {
+  const auto t = lower_ascii(type);
+  for (const auto& w : query_lc) {
+    if ((w == "who" || w == "whom" || starts_with(w, "person") || starts_with(w, "people")) && t == "person")
+      return true;
+    if ((starts_with(w, "compan") || starts_with(w, "organi") || starts_with(w, "customer") ||
+         starts_with(w, "vendor") || starts_with(w, "partner")) &&
+        (t == "organization" || t == "company"))
+      return true;
+    if ((w == "where" || starts_with(w, "city") || starts_with(w, "locat")) && t == "location")
+      return true;
+    if (w.size() >= 5 && t.size() >= 5 && w.compare(0, 5, t, 0, 5) == 0)
+      return true;
+  }
+  return false;
+}
+
+struct node {
+  std::string id;
+  std::size_t distance = 0;
+  double confidence = 0;
+  /// Edges on the best path whose label the query speaks of.
+  std::size_t asked_edges = 0;
+  bool named = false;
+};
+
+std::string two_places(double v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+/// "2026-01-10T09:00:00Z" -> "2026-01-10".
+std::string day_of(const std::string& t) { return t.substr(0, std::min<std::size_t>(t.size(), 10)); }
+
+}  // namespace
+
+std::optional<std::string> check(const kag_request& r) {
+  if (r.query.empty())
+    return "query: must not be empty";
+  if (r.query.size() > kag_limits::query_bytes)
+    return "query: at most " + std::to_string(kag_limits::query_bytes) + " bytes (10 KB)";
+  if (r.entities.size() > kag_limits::hints)
+    return "entities: at most " + std::to_string(kag_limits::hints) + " names";
+  if (r.max_hops > kag_limits::max_hops)
+    return "max_hops: at most " + std::to_string(kag_limits::max_hops);
+  if (r.limit < 1 || r.limit > kag_limits::max_limit)
+    return "limit: must be 1.." + std::to_string(kag_limits::max_limit);
+  return std::nullopt;
+}
+
+kag_answer kag_query(const entity_reader& reader, const std::string& org, const kag_request& r) {
+  const auto& store = reader.store();
+  kag_answer out;
+  const auto words = words_of(r.query);
+  std::vector<std::string> query_lc;
+  for (const auto& w : words)
+    query_lc.push_back(lower_ascii(w));
+
+  // Seeds: the longest word n-grams (up to four words) that name an entity, exactly or by an
+  // alias; then the hints; then, when nothing matched, a fuzzy look at the query's words.
+  std::map<std::string, node> seen;  // id -> best node
+  auto seed = [&](const std::string& id, double confidence) {
+    auto& n = seen[id];
+    if (n.id.empty() || confidence > n.confidence) {
+      n.id = id;
+      n.confidence = confidence;
+      n.named = true;
+    }
+  };
+  std::vector<bool> covered(words.size(), false);
+  for (std::size_t len = std::min<std::size_t>(4, words.size()); len >= 1; --len) {
+    for (std::size_t b = 0; b + len <= words.size(); ++b) {
+      if (std::any_of(covered.begin() + static_cast<std::ptrdiff_t>(b),
+                      covered.begin() + static_cast<std::ptrdiff_t>(b + len), [](bool c) { return c; }))
+        continue;
+      if (len == 1 && (question_words().count(query_lc[b]) || words[b].size() < 2))
+        continue;
+      std::string name = words[b];
+      for (std::size_t k = b + 1; k < b + len; ++k)
+        name += " " + words[k];
+      const auto id = store.entity_id(org, name);
+      if (id.empty())
+        continue;
+      seed(id, 1.0);
+      std::fill(covered.begin() + static_cast<std::ptrdiff_t>(b), covered.begin() + static_cast<std::ptrdiff_t>(b + len),
+                true);
+    }
+  }
+  for (const auto& hint : r.entities) {
+    if (auto id = store.entity_id(org, hint); !id.empty()) {
+      seed(id, 1.0);
+      continue;
+    }
+    auto found = reader.search(org, hint, 1);
+    if (!found.empty() && found.front().second >= 0.6)
+      seed(found.front().first.id, found.front().second);
+  }
+  if (seen.empty()) {
+    std::size_t tried = 0;
+    for (std::size_t i = 0; i < words.size() && tried < max_fuzzy_words; ++i) {
+      if (words[i].size() < 4 || question_words().count(query_lc[i]))
+        continue;
+      ++tried;
+      auto found = reader.search(org, words[i], 1);
+      if (!found.empty() && found.front().second >= 0.85)
+        seed(found.front().first.id, found.front().second);
+    }
+  }
+  if (seen.empty()) {
+    out.note = reader.list(org, "", 1).empty() ? "the knowledge graph of this organisation is empty"
+                                               : "no entity of this organisation's graph is named in the query";
+    out.context = "Knowledge Graph Results for: " + r.query.substr(0, 200) + "\n\n" + out.note + ".\n";
+    return out;
+  }
+
+  // The walk: breadth first over the typed edges in both directions, to max_hops. A node's
+  // confidence is the best product of edge confidences (weights above 1 count as 1) from a
+  // named entity.
+  std::vector<std::string> frontier;
+  for (const auto& [id, n] : seen)
+    frontier.push_back(id);
+  for (std::size_t hop = 1; hop <= r.max_hops && !frontier.empty() && seen.size() < max_visited; ++hop) {
+    std::vector<std::string> next;
+    for (const auto& id : frontier) {
+      const node from = seen[id];
+      for (const auto& nb : store.entity_neighbours(org, id, true, true)) {
+        const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
+        const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc) ? 1 : 0);
+        auto [it, fresh] = seen.try_emplace(nb.other_id);
+        auto& n = it->second;
+        if (fresh) {
+          n.id = nb.other_id;
+          n.distance = hop;
+          next.push_back(nb.other_id);
+        } else if (n.distance < hop) {
+          continue;  // reached before, nearer
+        }
+        if (c > n.confidence || asked > n.asked_edges) {
+          n.confidence = std::max(n.confidence, c);
+          n.asked_edges = std::max(n.asked_edges, asked);
+        }
+        if (seen.size() >= max_visited)
+          break;
+      }
+    }
+    frontier = std::move(next);
+  }
+  out.total_entities = seen.size();
+
+  // Ranking: nearer, surer, and reached over the relations the question speaks of, of the
+  // type it asks for.
+  struct ranked {
+    const node* n;
+    stored_entity e;
+    double score;
+  };
+  std::vector<ranked> all;
+  all.reserve(seen.size());
+  for (const auto& [id, n] : seen) {
+    auto raw = store.get_entity(org, id);
+    stored_entity e;
+    if (!raw || decode(*raw, e))
+      continue;
+    // A named entity is what the question starts from, seldom its answer: half its weight.
+    double score = n.named ? 0.5 * n.confidence
+                           : n.confidence / static_cast<double>(1 + n.distance) *
+                                 (1.0 + 0.5 * static_cast<double>(n.asked_edges));
+    if (type_asked(shown_type(e), query_lc) && !n.named)
+      score += 0.25;
+    all.push_back({&n, std::move(e), score});
+  }
+  std::sort(all.begin(), all.end(), [](const ranked& a, const ranked& b) {
+    return a.score != b.score ? a.score > b.score : a.e.name < b.e.name;
+  });
+  if (all.size() > r.limit)
+    all.resize(r.limit);
+
+  std::unordered_map<std::string, std::size_t> index;  // id -> position in out.entities
+  for (const auto& x : all) {
+    kag_entity k;
+    k.id = x.e.id;
+    k.name = x.e.name;
+    k.type = shown_type(x.e);
+    if (!x.e.observations.empty())
+      k.description = x.e.observations.front();
+    else if (!x.e.role.empty())
+      k.description = x.e.role + (x.e.company.empty() ? "" : " at " + x.e.company);
+    else if (auto d = x.e.attributes.find("description"); d != x.e.attributes.end())
+      k.description = d->second;
+    k.confidence = std::round(std::min(1.0, x.n->confidence) * 1000) / 1000;
+    k.distance = x.n->distance;
+    k.score = std::round(x.score * 1000) / 1000;
+    index.emplace(k.id, out.entities.size());
+    out.entities.push_back(std::move(k));
+  }
+
+  // Relations among the answer's entities, with the statement and message that support each.
+  std::map<std::string, std::pair<std::string, std::string>> messages;  // id -> (title, sentAt)
+  auto message_of = [&](const std::string& id) -> const std::pair<std::string, std::string>& {
+    auto [it, fresh] = messages.try_emplace(id);
+    if (fresh)
+      if (auto m = store.get_message(org, id)) {
+        auto j = json::parse(*m, nullptr, false);
+        if (j.is_object()) {
+          it->second.first = j.value("subject", std::string());
+          if (auto doc = j.find("document"); doc != j.end() && doc->is_object())
+            it->second.first = doc->value("title", it->second.first);
+          it->second.second = j.value("sentAt", std::string());
+        }
+      }
+    return it->second;
+  };
+  if (r.include_relations) {
+    for (const auto& subject : out.entities) {
+      for (const auto& edge : store.entity_edges(org, subject.id, true)) {
+        auto obj = index.find(edge.to_id);
+        if (obj == index.end())
+          continue;
+        auto attr = [&](const char* k) {
+          auto it = edge.attributes.find(k);
+          return it == edge.attributes.end() ? std::string() : it->second;
+        };
+        kag_relation rel;
+        rel.subject = subject.name;
+        rel.predicate = edge.label;
+        rel.object = out.entities[obj->second].name;
+        rel.confidence = std::round(std::clamp(edge.weight, 0.0, 1.0) * 1000) / 1000;
+        rel.valid_from = attr("validFrom");
+        rel.valid_to = attr("validTo");
+        rel.source_document_id = attr("message");
+        if (!r.source_id.empty() && rel.source_document_id != r.source_id)
+          continue;
+        if (auto entry_id = attr("entry"); !entry_id.empty())
+          if (auto raw = store.get_entry(org, entry_id)) {
+            stored_entry st;
+            if (!decode(*raw, st))
+              rel.statement = st.content;
+          }
+        if (!rel.source_document_id.empty())
+          rel.source_document_title = message_of(rel.source_document_id).first;
+        // A job read from mail describes a person the store knows nothing else about.
+        if (auto role = attr("role"); edge.label == "works_at" && !role.empty() && rel.valid_to.empty()) {
+          auto& subject_entity = out.entities[index.at(subject.id)];
+          if (subject_entity.description.empty())
+            subject_entity.description = role + " at " + rel.object;
+        }
+        out.relations.push_back(std::move(rel));
+      }
+    }
+    // An entity's source: the first message that supports one of its relations.
+    for (const auto& rel : out.relations)
+      for (const auto* name : {&rel.subject, &rel.object})
+        for (auto& e : out.entities)
+          if (e.name == *name && e.source_document_id.empty() && !rel.source_document_id.empty()) {
+            e.source_document_id = rel.source_document_id;
+            e.source_document_title = rel.source_document_title;
+          }
+  }
+
+  // The context for an LLM.
+  std::string& c = out.context;
+  c = "Knowledge Graph Results for: " + r.query.substr(0, 200) + "\n\n## Entities\n";
+  for (const auto& e : out.entities) {
+    c += "- **" + e.name + "** (" + e.type + ")";
+    if (!e.description.empty())
+      c += ": " + e.description;
+    c += "\n";
+  }
+  if (!out.relations.empty()) {
+    c += "\n## Relations\n";
+    for (const auto& rel : out.relations) {
+      c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + " (confidence " + two_places(rel.confidence);
+      if (!rel.valid_from.empty())
+        c += "; from " + day_of(rel.valid_from);
+      if (!rel.valid_to.empty())
+        c += "; until " + day_of(rel.valid_to);
+      c += ")\n";
+    }
+    bool header = false;
+    for (const auto& rel : out.relations) {
+      if (rel.statement.empty())
+        continue;
+      if (!header)
+        c += "\n## Supporting statements\n";
+      header = true;
+      c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + ": \"" + rel.statement + "\"";
+      if (!rel.source_document_id.empty()) {
+        const auto& [title, sent] = message_of(rel.source_document_id);
+        c += " (source " + rel.source_document_id;
+        if (!title.empty())
+          c += ", \"" + title + "\"";
+        if (!sent.empty())
+          c += ", " + day_of(sent);
+        c += ")";
+      }
+      c += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace engram::knowledge

@@ -1,0 +1,72 @@
+#pragma once
+// Graph queries for knowledge-augmented generation (shared/seeds/004, issue 19): the
+// entities a question names, the graph around them to max_hops, ranked, with the relations
+// between them, the statements that support each relation and a Markdown context for an
+// LLM. One organisation per call, by construction. What kag_query (MCP) and `engramctl kag
+// query` answer.
+
+#include "knowledge/entity_graph.hpp"
+#include "storage/graph_store.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace engram::knowledge {
+
+/// The seed's limits: what kag_query's inputSchema states and the server enforces.
+struct kag_limits {
+  static constexpr std::size_t query_bytes = 10240;
+  static constexpr std::size_t hints = 50;
+  static constexpr std::size_t max_hops = 3;
+  static constexpr std::size_t max_limit = 100;
+};
+
+struct kag_request {
+  std::string query;
+  /// Entity names to start from besides those the query names (exact, alias, then fuzzy).
+  std::vector<std::string> entities;
+  bool include_relations = true;
+  std::size_t max_hops = 2;
+  std::size_t limit = 20;
+  /// Only relations whose evidence is this message or document ("" = any).
+  std::string source_id;
+};
+
+struct kag_entity {
+  std::string id, name, type, description;
+  double confidence = 0;
+  /// Hops from the nearest entity the query named (0: named).
+  std::size_t distance = 0;
+  double score = 0;
+  /// The message (or document) the entity was first read from, and its title; empty when
+  /// it came from an agent's tool call.
+  std::string source_document_id, source_document_title;
+};
+
+struct kag_relation {
+  std::string subject, predicate, object;
+  double confidence = 0;
+  /// Bi-temporal validity (RFC 3339; empty: open) and the statement that says it.
+  std::string valid_from, valid_to;
+  std::string statement, source_document_id, source_document_title;
+};
+
+struct kag_answer {
+  std::vector<kag_entity> entities;
+  std::vector<kag_relation> relations;
+  /// Markdown for an LLM: entities, relations, supporting statements with their sources.
+  std::string context;
+  /// Entities reachable within max_hops before `limit` (the seed's total_entities).
+  std::size_t total_entities = 0;
+  /// Why the answer is empty ("the graph of this organisation is empty", "no entity ...").
+  std::string note;
+};
+
+/// Why a request is out of the seed's limits ("max_hops: at most 3"), or nullopt.
+[[nodiscard]] std::optional<std::string> check(const kag_request& r);
+
+/// Answers `r` from organisation `org`'s graph.
+[[nodiscard]] kag_answer kag_query(const entity_reader& entities, const std::string& org, const kag_request& r);
+
+}  // namespace engram::knowledge
