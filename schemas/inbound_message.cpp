@@ -151,6 +151,7 @@ std::string_view to_string(source_type t) {
     case source_type::email: return "email";
     case source_type::chat: return "chat";
     case source_type::manual: return "manual";
+    case source_type::file: return "file";
   }
   return {};
 }
@@ -301,8 +302,10 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
       m.source = source_type::email;
     else if (st == "chat")
       m.source = source_type::chat;
+    else if (st == "file")
+      m.source = source_type::file;
     else
-      violate("/sourceType", "must be one of email, chat; got \"" + st + "\"");
+      violate("/sourceType", "must be one of email, chat, file; got \"" + st + "\"");
     m.source_id = get_id(doc, "sourceId", "", false);
     m.thread_id = get_id(doc, "threadId", "", false);
     m.sent_at = get_string(doc, "sentAt", "", true, 0);
@@ -344,6 +347,29 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
         std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
         m.headers[name] = it.value().get<std::string>();
       }
+    }
+    if (const json* d = member(doc, "document")) {
+      if (m.source != source_type::file)
+        violate("/document", "only events of sourceType file are chunks of a document");
+      if (!d->is_object())
+        violate("/document", std::string("must be an object, got ") + type_name(*d));
+      document_ref ref;
+      ref.id = get_id(*d, "id", "/document", true);
+      ref.title = get_string(*d, "title", "/document", false, 1000);
+      ref.section = get_string(*d, "section", "/document", false, 1000);
+      for (auto [name, field] : {std::pair{"chunk", &ref.chunk}, {"chunks", &ref.chunks}}) {
+        const json* v = member(*d, name);
+        if (!v)
+          violate(std::string("/document/") + name, "required field is missing");
+        if (!v->is_number_unsigned() || v->get<std::uint64_t>() > 1000000)
+          violate(std::string("/document/") + name, "must be an integer within 0..1000000");
+        *field = static_cast<std::uint32_t>(v->get<std::uint64_t>());
+      }
+      if (ref.chunks == 0 || ref.chunk >= ref.chunks)
+        violate("/document/chunk", "must be below chunks (" + std::to_string(ref.chunks) + ")");
+      m.document = std::move(ref);
+    } else if (m.source == source_type::file) {
+      violate("/document", "required for sourceType file (id, chunk, chunks)");
     }
     out = std::move(m);
   } catch (schema_violation& v) {
@@ -387,6 +413,14 @@ std::string to_json(const inbound_message& m) {
   j["contactIds"] = m.contact_ids;
   if (!m.headers.empty())
     j["headers"] = m.headers;
+  if (m.document) {
+    json d{{"id", m.document->id}, {"chunk", m.document->chunk}, {"chunks", m.document->chunks}};
+    if (!m.document->title.empty())
+      d["title"] = m.document->title;
+    if (!m.document->section.empty())
+      d["section"] = m.document->section;
+    j["document"] = std::move(d);
+  }
   return j.dump();
 }
 

@@ -17,7 +17,8 @@ inline constexpr const char* kind_inbound_message = "inbound-message";
 /// Where a statement came from. Inbound events are email or chat; `manual` is knowledge an
 /// agent or a person saved deliberately (save_knowledge), which outranks what was read
 /// from a message when statements disagree.
-enum class source_type : std::uint8_t { email, chat, manual };
+/// file: a chunk of a document (engramctl ingest-docs), with its document_ref.
+enum class source_type : std::uint8_t { email, chat, manual, file };
 
 [[nodiscard]] std::string_view to_string(source_type t);
 
@@ -29,6 +30,19 @@ struct participant {
   std::string contact_id;
 
   friend bool operator==(const participant&, const participant&) = default;
+};
+
+/// The document a `file` event is a chunk of (engramctl ingest-docs): its id (the same for
+/// every chunk), title, the section (headings, " > "-joined) the chunk sits in, and which
+/// chunk of how many it is.
+struct document_ref {
+  std::string id;
+  std::string title;
+  std::string section;
+  std::uint32_t chunk = 0;
+  std::uint32_t chunks = 1;
+
+  friend bool operator==(const document_ref&, const document_ref&) = default;
 };
 
 /// One decoded, validated inbound message.
@@ -53,6 +67,8 @@ struct inbound_message {
   /// markers: list-id, list-unsubscribe, precedence, auto-submitted, x-spam-flag, ...),
   /// names lower-cased. Empty for most events.
   std::map<std::string, std::string> headers;
+  /// sourceType file: the document this event is a chunk of (required then, refused otherwise).
+  std::optional<document_ref> document;
 
   /// threadId, or the eventId for a message that starts no known thread.
   [[nodiscard]] const std::string& thread_or_event() const {

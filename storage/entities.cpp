@@ -40,7 +40,8 @@ errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& 
     if (addresses.insert(lower_ascii(p.address)).second)
       people.emplace_back(&p, role);
   };
-  if (m.source != schemas::source_type::manual)  // an agent's save names no mail participants
+  // An agent's save names no mail participants; a document's "from" is where it came from.
+  if (m.source != schemas::source_type::manual && m.source != schemas::source_type::file)
     add(m.from, "from");
   for (const auto& p : m.to)
     add(p, "to");

@@ -7,6 +7,17 @@
 
 namespace engram::storage::detail {
 
+std::vector<std::string> split_key(std::string_view k) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0;;) {
+    const auto z = k.find('\0', at);
+    out.emplace_back(k.substr(at, z == std::string_view::npos ? std::string_view::npos : z - at));
+    if (z == std::string_view::npos)
+      return out;
+    at = z + 1;
+  }
+}
+
 std::string edge_value(const entity_edge& e, const std::string& event_id) {
   json j{{"weight", e.weight}, {"createdAt", e.created_at}, {"eventId", event_id}};
   j["attributes"] = json(e.attributes);
@@ -45,18 +56,6 @@ const char* kind_of_type(const std::string& type_key) {
   if (type_key == "company" || type_key == "organization" || type_key == "organisation" || type_key == "org")
     return "organization";
   return "entity";
-}
-
-/// A key's parts (split at '\0').
-std::vector<std::string> split_key(std::string_view k) {
-  std::vector<std::string> out;
-  for (std::size_t at = 0;;) {
-    const auto z = k.find('\0', at);
-    out.emplace_back(k.substr(at, z == std::string_view::npos ? std::string_view::npos : z - at));
-    if (z == std::string_view::npos)
-      return out;
-    at = z + 1;
-  }
 }
 
 /// Splits a key under `prefix` into its remaining two parts (label, other end).

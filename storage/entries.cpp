@@ -26,6 +26,8 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
       if (knowledge)
         if (auto e = put_knowledge(tx, *m, *knowledge, resolutions); e != errc::ok)
           return e;
+      if (m->document)
+        put_chunk_status(tx, *m, knowledge);
     }
   }
   put_offset(tx, pos);
@@ -228,6 +230,48 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     if (auto e = bump(tx, key("n", org, "entities"), new_entities); e != errc::ok)
       return e;
   return errc::ok;
+}
+
+/// A document chunk's status: applied, and what extraction read from it.
+void kv_graph_store::put_chunk_status(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction* x) {
+  const auto& d = *m.document;
+  std::uint64_t entities = 0;
+  if (x)
+    for (const auto& mention : x->mentions)
+      entities += mention.kind != schemas::entity_kind::date && mention.kind != schemas::entity_kind::amount;
+  json status{{"title", d.title},
+              {"section", d.section},
+              {"chunk", d.chunk},
+              {"chunks", d.chunks},
+              {"eventId", m.event_id},
+              {"status", "done"},
+              {"entries", x ? x->entries.size() : 0},
+              {"entities", entities},
+              {"relations", x ? x->relations.size() : 0}};
+  tx.batch.put(cf_meta, key("c", m.organization_id, d.id, encode_u64(d.chunk)), status.dump());
+}
+
+std::vector<document_status> kv_graph_store::documents(const std::string& org) const {
+  std::vector<document_status> out;
+  const auto prefix = org.empty() ? std::string("c") + '\0' : key("c", org, "");
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    const auto parts = split_key(it->key());  // "c", org, documentId, chunk
+    if (parts.size() < 4)
+      continue;
+    auto j = json::parse(it->value(), nullptr, false);
+    if (!j.is_object())
+      continue;
+    if (out.empty() || out.back().organization_id != parts[1] || out.back().id != parts[2])
+      out.push_back({parts[1], parts[2], j.value("title", std::string())});
+    auto& d = out.back();
+    d.chunks = std::max<std::uint32_t>(d.chunks, j.value("chunks", 0u));
+    ++d.done;
+    d.entries += j.value("entries", std::uint64_t{0});
+    d.entities += j.value("entities", std::uint64_t{0});
+    d.relations += j.value("relations", std::uint64_t{0});
+  }
+  return out;
 }
 
 /// The relations a message states, as edges of the entity graph (one graph with the

@@ -155,6 +155,17 @@ struct entity_summary {
   const std::vector<std::string>& normalised;
 };
 
+/// A document ingested in chunks (engramctl ingest-docs; sourceType file): what its chunks
+/// applied so far gave. A chunk not yet applied (still on the log, or dead-lettered with its
+/// reason on the dead-letter topic) is pending.
+struct document_status {
+  std::string organization_id, id, title;
+  /// Chunks the document has, and those applied.
+  std::uint32_t chunks = 0, done = 0;
+  /// What extraction read from the applied chunks.
+  std::uint64_t entries = 0, entities = 0, relations = 0;
+};
+
 /// An action item whose reminder has not been recorded as sent.
 struct due_item {
   std::string organization_id;
@@ -338,6 +349,9 @@ public:
   /// The contact entity of an address (person), as JSON, or not_found.
   [[nodiscard]] virtual result<std::string> get_contact(const std::string& organization_id,
                                                         const std::string& address) const = 0;
+
+  /// The documents of an organisation ("" = of every organisation), by organisation and id.
+  [[nodiscard]] virtual std::vector<document_status> documents(const std::string& organization_id) const = 0;
 
   /// EventIds of a thread's messages, in key order.
   [[nodiscard]] virtual std::vector<std::string> thread_messages(const std::string& organization_id,

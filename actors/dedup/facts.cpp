@@ -127,6 +127,7 @@ facts facts_of(const knowledge::stored_entry& e) {
   f.author = e.author;
   f.source = e.source_type == "manual" ? schemas::source_type::manual
              : e.source_type == "chat" ? schemas::source_type::chat
+             : e.source_type == "file" ? schemas::source_type::file
                                        : schemas::source_type::email;
   f.status = std::string(knowledge::to_string(e.status));
   return f;

@@ -55,6 +55,11 @@ std::string_view to_string(message_class c) {
 
 message_verdict classify_message(const schemas::inbound_message& m) {
   message_verdict v;
+  // A document an operator ingested is read whatever its links or capitals look like.
+  if (m.source == schemas::source_type::file) {
+    v.signals.push_back("document");
+    return v;
+  }
   int bulk = 0, spam = 0;
   auto header = [&](const char* name) -> const std::string* {
     auto it = m.headers.find(name);

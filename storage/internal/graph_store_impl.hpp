@@ -69,6 +69,9 @@ struct write_txn {
   std::vector<text_change> text;
 };
 
+/// A key's parts (split at '\0').
+std::vector<std::string> split_key(std::string_view k);
+
 /// An edge of the entity graph as stored (cf_entity_edges' value: weight, createdAt, the
 /// eventId that wrote it, attributes), and back.
 std::string edge_value(const entity_edge& e, const std::string& event_id);
@@ -105,6 +108,7 @@ public:
   result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
+  std::vector<document_status> documents(const std::string& organization_id) const override;
   void visit_logical(const std::function<void(std::string_view)>& family,
                      const std::function<void(std::string_view, std::string_view)>& pair) const override;
   errc init_layout();
@@ -179,6 +183,7 @@ private:
   errc put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<schemas::resolution>* resolutions);
   /// Indexes an entry's words for BM25: a row per distinct term (count, entry length).
+  void put_chunk_status(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction* x);
   errc put_relations(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<std::string>& entity_of, const std::vector<std::string>& entry_ids);
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);

@@ -46,6 +46,8 @@
 //                                                                 vectors = the last vector seq)
 //                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
 //                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
+//                 "c" \0 org \0 documentId \0 chunk(u64 BE)     -> JSON status of a document's
+//                                                                 chunk (ingest-docs; kag status)
 //                 "v"                                          -> layout version
 //
 // "o", "d" and "r" are physical (they depend on how the log was delivered), and so is "v"

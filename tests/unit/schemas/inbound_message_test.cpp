@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <functional>
+#include <tuple>
 
 namespace {
 
@@ -100,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         wrong_case{"/organizationId", "acme corp",
                    "must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or "
                    "digit"},
-        wrong_case{"/sourceType", "fax", "must be one of email, chat; got \"fax\""},
+        wrong_case{"/sourceType", "fax", "must be one of email, chat, file; got \"fax\""},
         wrong_case{"/sourceType", true, "must be a string, got boolean"},
         wrong_case{"/sourceId", 1.5, "must be a string, got number"},
         wrong_case{"/threadId", nullptr, "must be a string, got null"},
@@ -248,3 +250,37 @@ TEST(InboundMessage, EverySampleEventIsValid) {
 }
 
 }  // namespace
+
+TEST(InboundMessage, AFileEventIsAChunkOfADocumentAndOnlyItHasOne) {
+  auto j = valid_event();
+  j["sourceType"] = "file";
+  auto err = decode_json(j);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->field, "/document");
+  EXPECT_EQ(err->reason, "required for sourceType file (id, chunk, chunks)");
+  j["document"] = {{"id", "doc-1"}, {"title", "Vendor review"}, {"section", "Vendors > Data"}, {"chunk", 2},
+                   {"chunks", 3}};
+  inbound_message m;
+  ASSERT_FALSE(decode_json(j, &m));
+  ASSERT_TRUE(m.document);
+  EXPECT_EQ(*m.document, (engram::schemas::document_ref{"doc-1", "Vendor review", "Vendors > Data", 2, 3}));
+  inbound_message again;
+  ASSERT_FALSE(decode(engram::schemas::to_json(m), {}, again));
+  EXPECT_EQ(again, m);
+  for (const auto& [change, field, reason] : std::vector<std::tuple<std::function<void(json&)>, std::string, std::string>>{
+           {[](json& e) { e["document"]["chunk"] = 3; }, "/document/chunk", "must be below chunks (3)"},
+           {[](json& e) { e["document"]["chunks"] = 0; }, "/document/chunk", "must be below chunks (0)"},
+           {[](json& e) { e["document"].erase("id"); }, "/document/id", "required field is missing"},
+           {[](json& e) { e["document"].erase("chunks"); }, "/document/chunks", "required field is missing"},
+           {[](json& e) { e["document"]["chunk"] = -1; }, "/document/chunk", "must be an integer within 0..1000000"},
+           {[](json& e) { e["document"] = "doc-1"; }, "/document", "must be an object, got string"},
+           {[](json& e) { e["sourceType"] = "email"; }, "/document",
+            "only events of sourceType file are chunks of a document"}}) {
+    auto bad = j;
+    change(bad);
+    auto e = decode_json(bad);
+    ASSERT_TRUE(e) << bad.dump();
+    EXPECT_EQ(e->field, field) << bad.dump();
+    EXPECT_EQ(e->reason, reason) << bad.dump();
+  }
+}

@@ -15,9 +15,9 @@ using json = nlohmann::json;
 
 // A field added to a record must be set below (and carried by its codec): these sizes
 // (x86-64/AArch64 libstdc++) make the compiler say so.
-static_assert(sizeof(inbound_message) == 456, "inbound_message changed: set the new field in full_message()");
+static_assert(sizeof(inbound_message) == 568, "inbound_message changed: set the new field in full_message() (a document in InboundMessageKeepsEveryField)");
 static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
-static_assert(sizeof(extracted_message) == 840, "extracted_message changed: set the new field in full_extracted()");
+static_assert(sizeof(extracted_message) == 952, "extracted_message changed: set the new field in full_extracted()");
 static_assert(sizeof(extraction) == 352, "extraction changed: set the new field in full_extracted()");
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
@@ -194,6 +194,12 @@ TEST(LogRecord, EveryKindHasAHeaderNameThatParsesBack) {
 TEST(LogRecord, InboundMessageKeepsEveryField) {
   const log_payload in = full_message();
   EXPECT_EQ(std::get<inbound_message>(round_trip(in)), std::get<inbound_message>(in));
+  // A chunk of a document (sourceType file) with its document_ref.
+  auto doc = full_message();
+  doc.source = source_type::file;
+  doc.document = document_ref{"doc-0123", "Vendor review", "Vendors > Data", 1, 4};
+  const log_payload chunk = doc;
+  EXPECT_EQ(std::get<inbound_message>(round_trip(chunk)), doc);
 }
 
 TEST(LogRecord, KnowledgeSaveKeepsEveryField) {
