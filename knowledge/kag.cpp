@@ -304,17 +304,23 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
   }
 
   // Relations among the answer's entities, with the statement and message that support each.
-  std::map<std::string, std::pair<std::string, std::string>> messages;  // id -> (title, sentAt)
-  auto message_of = [&](const std::string& id) -> const std::pair<std::string, std::string>& {
-    auto [it, fresh] = messages.try_emplace(id);
+  // A source: the message, or the document a chunk belongs to (its id and title).
+  struct source {
+    std::string id, title, sent_at;
+  };
+  std::map<std::string, source> messages;  // eventId -> its source
+  auto message_of = [&](const std::string& event_id) -> const source& {
+    auto [it, fresh] = messages.try_emplace(event_id, source{event_id, {}, {}});
     if (fresh)
-      if (auto m = store.get_message(org, id)) {
+      if (auto m = store.get_message(org, event_id)) {
         auto j = json::parse(*m, nullptr, false);
         if (j.is_object()) {
-          it->second.first = j.value("subject", std::string());
-          if (auto doc = j.find("document"); doc != j.end() && doc->is_object())
-            it->second.first = doc->value("title", it->second.first);
-          it->second.second = j.value("sentAt", std::string());
+          it->second.title = j.value("subject", std::string());
+          it->second.sent_at = j.value("sentAt", std::string());
+          if (auto doc = j.find("document"); doc != j.end() && doc->is_object()) {
+            it->second.id = doc->value("id", event_id);
+            it->second.title = doc->value("title", it->second.title);
+          }
         }
       }
     return it->second;
@@ -336,8 +342,13 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
         rel.confidence = std::round(std::clamp(edge.weight, 0.0, 1.0) * 1000) / 1000;
         rel.valid_from = attr("validFrom");
         rel.valid_to = attr("validTo");
-        rel.source_document_id = attr("message");
-        if (!r.source_id.empty() && rel.source_document_id != r.source_id)
+        const auto evidence = attr("message");
+        if (!evidence.empty()) {
+          const auto& src = message_of(evidence);
+          rel.source_document_id = src.id;
+          rel.source_document_title = src.title;
+        }
+        if (!r.source_id.empty() && rel.source_document_id != r.source_id && evidence != r.source_id)
           continue;
         if (auto entry_id = attr("entry"); !entry_id.empty())
           if (auto raw = store.get_entry(org, entry_id)) {
@@ -345,8 +356,6 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
             if (!decode(*raw, st))
               rel.statement = st.content;
           }
-        if (!rel.source_document_id.empty())
-          rel.source_document_title = message_of(rel.source_document_id).first;
         // A job read from mail describes a person the store knows nothing else about.
         if (auto role = attr("role"); edge.label == "works_at" && !role.empty() && rel.valid_to.empty()) {
           auto& subject_entity = out.entities[index.at(subject.id)];
@@ -394,12 +403,11 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
       header = true;
       c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + ": \"" + rel.statement + "\"";
       if (!rel.source_document_id.empty()) {
-        const auto& [title, sent] = message_of(rel.source_document_id);
         c += " (source " + rel.source_document_id;
-        if (!title.empty())
-          c += ", \"" + title + "\"";
-        if (!sent.empty())
-          c += ", " + day_of(sent);
+        if (!rel.source_document_title.empty())
+          c += ", \"" + rel.source_document_title + "\"";
+        if (!rel.valid_from.empty())
+          c += ", " + day_of(rel.valid_from);
         c += ")";
       }
       c += "\n";

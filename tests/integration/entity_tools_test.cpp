@@ -625,3 +625,123 @@ TEST_F(EntityTools, KagQueryAnswersFromRelationsInMailAndAgentsEdgesAsOneGraph) 
   EXPECT_EQ(ok("kag_query", {{"query", "Which technology does the company Mei Chen works at use?"}}), before);
   expect_every_tool_called(schemas::kag_tool_definitions());
 }
+
+namespace {
+
+/// Writes `text` to `path`.
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+// Documents as a source (issue 19): Markdown, HTML and a PDF written at test time (groff),
+// through engramctl ingest-docs as inbound events of sourceType file, to engramd, its
+// extraction, the graph and kag_query, whose answer names the documents; kag status and
+// /v1/stats count the chunks; a replay of the log rebuilds the same store.
+TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
+  const auto docs = dir_.sub("docs");
+  std::filesystem::create_directories(docs);
+  write_file(docs + "/vendors.md",
+             "# Vendor review 2026\n\nPrepared for the operations team.\n\n## Data platform\n\nGlobex runs on "
+             "Snowflake. Initech, a subsidiary of Globex, is headquartered in Lisbon.\n\n## People\n\nDana Smith, VP "
+             "Sales at Initech, approved the **renewal**. See [the contract](https://example.com/c).\n");
+  write_file(docs + "/partners.html",
+             "<html><head><title>Partner map</title></head><body><h1>Partner map</h1><p>An overview.</p>"
+             "<h2>Partners</h2><p>Fabrikam partnered with Globex on the rollout.</p><h2>Competitors</h2>"
+             "<p>Northwind competes with Globex in Europe.</p></body></html>");
+  std::string out;
+  ASSERT_EQ(test::run("printf '.LP\\nAccount plan\\n.PP\\nUmbrella Labs is a customer of Globex.\\n.bp\\n.PP\\n"
+                      "Hugo Martin reports to Dana Smith.\\n' | groff -Tpdf -ms > " + docs + "/plan.pdf",
+                      &out),
+            0)
+      << "groff (Debian package groff) writes the PDF fixture: " << out;
+  write_file(docs + "/notes.xyz", "not a document");
+
+  // To a file first: every chunk an event of sourceType file, with its document and section.
+  const std::string ctl = ENGRAMCTL_PATH;
+  EXPECT_EQ(test::run(ctl + " ingest-docs --organization acme --sent-at 2026-04-01T09:00:00Z --output " +
+                          dir_.sub("docs.jsonl") + " " + docs,
+                      &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("notes.xyz: not a document this reads"), std::string::npos) << out;
+  EXPECT_NE(out.find("ingested 3 documents (4 pages) as 8 chunks"), std::string::npos) << out;
+  std::map<std::string, json> by_section;
+  std::set<std::string> titles, ids;
+  std::ifstream events(dir_.sub("docs.jsonl"));
+  for (std::string line; std::getline(events, line);) {
+    auto e = json::parse(line);
+    EXPECT_EQ(e["sourceType"], "file");
+    EXPECT_EQ(e["sentAt"], "2026-04-01T09:00:00Z");
+    titles.insert(e["document"]["title"].get<std::string>());
+    ids.insert(e["eventId"].get<std::string>());
+    by_section[e["document"]["title"].get<std::string>() + " / " + e["document"].value("section", "")] = e;
+  }
+  EXPECT_EQ(titles, (std::set<std::string>{"Vendor review 2026", "Partner map", "Account plan"}));
+  EXPECT_EQ(ids.size(), 8u);
+  ASSERT_TRUE(by_section.count("Vendor review 2026 / Data platform")) << testing::PrintToString(titles);
+  EXPECT_EQ(by_section["Vendor review 2026 / People"]["body"],
+            "Dana Smith, VP Sales at Initech, approved the renewal. See the contract.");
+  EXPECT_EQ(by_section["Partner map / Competitors"]["body"], "Northwind competes with Globex in Europe.");
+  EXPECT_EQ(by_section["Account plan / Page 2"]["body"], "Hugo Martin reports to Dana Smith.");
+
+  // Then to Kafka, twice: the same documents are the same events, applied once.
+  for (int run = 0; run < 2; ++run)
+    ASSERT_EQ(test::run(ctl + " ingest-docs --organization acme --sent-at 2026-04-01T09:00:00Z --brokers " +
+                            broker_->bootstrap() + " " + docs + "/vendors.md " + docs + "/partners.html " + docs +
+                            "/plan.pdf",
+                        &out),
+              0)
+        << out;
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == 8; }, 60s)) << test::tail(log());
+  auto stats = json::parse(test::get(port_, "/v1/stats"));
+  ASSERT_EQ(stats["organizations"].size(), 1u) << stats;
+  const auto& d = stats["organizations"][0]["documents"];
+  EXPECT_EQ(d["documents"], 3) << stats;
+  EXPECT_EQ(d["chunksDone"], 8) << stats;
+  EXPECT_EQ(d["chunksPending"], 0) << stats;
+  EXPECT_GE(d["relations"].get<int>(), 6) << stats;
+
+  // kag_query walks what the documents said, two hops, and names them as sources.
+  auto a = ok("kag_query", {{"query", "Who is the manager of Hugo Martin and where does that person work?"}});
+  for (const auto* name : {"Dana Smith", "Initech"})
+    EXPECT_TRUE(entity_names(a).count(name)) << name << " " << a;
+  bool from_pdf = false, from_md = false;
+  for (const auto& r : a["relations"]) {
+    from_pdf |= r["predicate"] == "reports_to" && r["source_document_title"] == "Account plan" &&
+                r["source_document_id"].get<std::string>().rfind("doc-", 0) == 0;
+    from_md |= r["predicate"] == "works_at" && r["source_document_title"] == "Vendor review 2026" &&
+               r["statement"] == "Dana Smith, VP Sales at Initech, approved the renewal.";
+  }
+  EXPECT_TRUE(from_pdf) << a;
+  EXPECT_TRUE(from_md) << a;
+  a = ok("kag_query", {{"query", "Who are Globex's partners and competitors?"}, {"max_hops", 1}});
+  for (const auto* name : {"Fabrikam", "Northwind", "Initech", "Snowflake", "Umbrella Labs"})
+    EXPECT_TRUE(entity_names(a).count(name)) << name << " " << a;
+
+  // engramctl kag status and kag query read the store beside the running engramd.
+  ASSERT_EQ(test::run(ctl + " kag status --data-dir " + dir_.sub("store") + " --organization acme", &out), 0) << out;
+  EXPECT_NE(out.find("\"Account plan\"  done  2/2 chunks"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"Vendor review 2026\"  done  3/3 chunks"), std::string::npos) << out;
+  ASSERT_EQ(test::run(ctl + " kag query --data-dir " + dir_.sub("store") +
+                          " --organization acme \"Who does Hugo Martin report to?\"",
+                      &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("- Hugo Martin reports_to Dana Smith (confidence 0.80; from 2026-04-01)"), std::string::npos)
+      << out;
+  EXPECT_EQ(test::run(ctl + " kag query --data-dir " + dir_.sub("store") + " --organization acme --max-hops 4 x", &out),
+            2);
+  EXPECT_NE(out.find("max_hops: at most 3"), std::string::npos) << out;
+
+  // A replay of the log rebuilds the same store, documents and relations included.
+  ASSERT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
+  engramd_.reset();
+  const auto live = test::digest_of(dir_.sub("store"));
+  ASSERT_EQ(test::run(ctl + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" +
+                          broker_->bootstrap() + " --set embedder.model_path=" + test::model_path + " --into " +
+                          dir_.sub("replayed"),
+                      &out),
+            0)
+      << out;
+  EXPECT_EQ(test::digest_of(dir_.sub("replayed")), live) << out;
+}

@@ -20,6 +20,7 @@
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "config/config.hpp"
+#include "tools/engramctl/docs.hpp"
 #include "tools/engramctl/entities.hpp"
 #include "tools/engramctl/kg.hpp"
 #include "tools/mail/mail_reader.hpp"
@@ -460,6 +461,33 @@ int main(int argc, char** argv) {
   im->add_option("--topic", import_topic, "Topic")->capture_default_str();
   im->add_option("paths", import_paths, "Files and folders")->required();
 
+  auto* idocs = app.add_subcommand("ingest-docs", "Read text, Markdown, HTML and PDF documents and produce their chunks "
+                                                 "as inbound events (sourceType file)");
+  engram::ctl::ingest_options ido;
+  auto* idb = idocs->add_option("--brokers", ido.brokers, "Bootstrap servers to produce to");
+  auto* ido_out = idocs->add_option("--output", ido.output, "Write JSONL here instead of producing");
+  idb->excludes(ido_out);
+  idocs->add_option("--organization", ido.organization, "organizationId of every event")->required();
+  idocs->add_option("--topic", ido.topic, "Topic")->capture_default_str();
+  idocs->add_option("--sent-at", ido.sent_at, "sentAt of every event (RFC 3339; default: each file's modification time)");
+  idocs->add_option("--chunk-chars", ido.chunk_chars, "Bytes of text a chunk holds at most")->capture_default_str();
+  idocs->add_option("paths", ido.paths, "Files and folders (.txt, .md, .markdown, .html, .htm, .pdf)")->required();
+
+  auto* kag = app.add_subcommand("kag", "Graph queries over the relations read from mail and documents (store opened "
+                                         "read-only)");
+  kag->require_subcommand(1);
+  engram::ctl::kag_options kago;
+  auto* kag_status = kag->add_subcommand("status", "Each document's chunks applied and pending, and what they gave");
+  kag_status->add_option("--data-dir", kago.data_dir, "The store's directory (storage.path)")->required();
+  kag_status->add_option("--organization", kago.organization, "Only this organisation");
+  auto* kag_query = kag->add_subcommand("query", "kag_query's Markdown context for a question (--json: the whole answer)");
+  kag_query->add_option("--data-dir", kago.data_dir, "The store's directory (storage.path)")->required();
+  kag_query->add_option("--organization", kago.organization, "The organisation")->required();
+  kag_query->add_option("--max-hops", kago.max_hops, "Hops of the walk (0..3)")->capture_default_str();
+  kag_query->add_option("--limit", kago.limit, "Entities at most (1..100)")->capture_default_str();
+  kag_query->add_flag("--json", kago.json, "Print the whole answer as JSON");
+  kag_query->add_option("query", kago.query, "The question")->required();
+
   auto* st = app.add_subcommand("stats", "Print engramd's /v1/stats");
   std::string url = "http://127.0.0.1:8700";
   st->add_option("--url", url, "engramd's base URL")->capture_default_str();
@@ -553,6 +581,12 @@ int main(int argc, char** argv) {
     return digest(data_dir, dump);
   if (*ex)
     return extract(extract_file, threshold, explain, extract_bulk, no_type_model ? std::string() : extract_model);
+  if (*idocs)
+    return engram::ctl::ingest_docs(ido, std::cout, std::cerr);
+  if (*kag_status)
+    return engram::ctl::kag_status(kago, std::cout, std::cerr);
+  if (*kag_query)
+    return engram::ctl::kag_query(kago, std::cout, std::cerr);
   if (*im) {
     if (import_brokers.empty() && import_output.empty()) {
       std::cerr << "import: give --brokers ADDR (produce) or --output FILE (JSONL)\n";

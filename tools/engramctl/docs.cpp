@@ -1,0 +1,489 @@
+#include "tools/engramctl/docs.hpp"
+
+#include "actors/ingest/producer.hpp"
+#include "knowledge/kag.hpp"
+#include "schemas/inbound_message.hpp"
+#include "schemas/time.hpp"
+#include "storage/graph_store.hpp"
+#include "tools/mail/mail_reader.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+
+namespace engram::ctl {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n\f");
+  if (b == std::string_view::npos)
+    return {};
+  return std::string(s.substr(b, s.find_last_not_of(" \t\r\n\f") - b + 1));
+}
+
+std::string hex16(std::string_view bytes) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+/// Paragraphs of plain text: blank lines separate them; the lines of one are joined (a
+/// line broken after a hyphen is joined without it), spaces made single.
+std::vector<std::string> paragraphs(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    auto t = trim(cur);
+    // A page number ("-2-", "12") is no text.
+    const bool page_number = !t.empty() && t.size() <= 8 && t.find_first_not_of("-0123456789 ") == std::string::npos;
+    if (!t.empty() && !page_number)
+      out.push_back(std::move(t));
+    cur.clear();
+  };
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);) {
+    auto t = trim(line);
+    if (t.empty()) {
+      flush();
+      continue;
+    }
+    if (!cur.empty()) {
+      if (cur.back() == '-' && cur.size() > 1 && std::isalpha(static_cast<unsigned char>(cur[cur.size() - 2])))
+        cur.pop_back();
+      else
+        cur += ' ';
+    }
+    // Runs of spaces (columns of a PDF's layout) as one.
+    for (char c : t)
+      if (!(c == ' ' || c == '\t') || cur.empty() || cur.back() != ' ')
+        cur += c == '\t' ? ' ' : c;
+  }
+  flush();
+  return out;
+}
+
+/// The first non-empty line of a text when it is short enough to be its title, else "".
+std::string first_line(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);)
+    if (auto t = trim(line); !t.empty())
+      return t.size() <= 120 ? t : std::string();
+  return {};
+}
+
+/// A section's paragraphs as chunks of at most `max` bytes, cut at paragraph ends; a longer
+/// paragraph is cut at sentence ends, then anywhere.
+void chunk_section(const std::string& section, const std::vector<std::string>& paras, std::size_t max,
+                   std::vector<document_chunk>& out) {
+  std::string cur;
+  auto emit = [&] {
+    if (!cur.empty())
+      out.push_back({section, std::move(cur)});
+    cur.clear();
+  };
+  for (auto p : paras) {
+    while (p.size() > max) {
+      auto cut = p.rfind(". ", max);
+      cut = cut == std::string::npos || cut < max / 2 ? max : cut + 1;
+      emit();
+      cur = trim(p.substr(0, cut));
+      emit();
+      p = trim(p.substr(cut));
+    }
+    if (!cur.empty() && cur.size() + 2 + p.size() > max)
+      emit();
+    cur += (cur.empty() ? "" : "\n\n") + p;
+  }
+  emit();
+}
+
+/// The headings a chunk sits under, " > "-joined; the document's own heading is its title.
+std::string section_of(const std::vector<std::string>& headings, const std::string& title) {
+  std::string s;
+  for (const auto& h : headings)
+    if (!h.empty() && h != title)
+      s += (s.empty() ? "" : " > ") + h;
+  return s;
+}
+
+/// Markdown: '#' lines are headings; emphasis, inline code and link targets are dropped.
+void read_markdown(const std::string& text, std::size_t max, document& d) {
+  std::vector<std::string> stack;  // heading of each level so far
+  std::string body;
+  auto section = [&] { return section_of(stack, d.title); };
+  auto close = [&] {
+    chunk_section(section(), paragraphs(body), max, d.chunks);
+    body.clear();
+  };
+  std::istringstream in(text);
+  bool fenced = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) {
+      fenced = !fenced;
+      continue;
+    }
+    std::size_t level = 0;
+    while (!fenced && level < line.size() && line[level] == '#')
+      ++level;
+    if (level >= 1 && level <= 6 && level < line.size() && line[level] == ' ') {
+      close();
+      auto heading = trim(line.substr(level));
+      if (d.title.empty() && level == 1)
+        d.title = heading;
+      stack.resize(level);
+      stack[level - 1] = heading;
+      continue;
+    }
+    std::string clean;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (c == '*' || c == '_' || c == '`')
+        continue;
+      if (c == ']' && i + 1 < line.size() && line[i + 1] == '(') {  // [text](target): the text
+        const auto close_paren = line.find(')', i);
+        if (close_paren != std::string::npos) {
+          i = close_paren;
+          continue;
+        }
+      }
+      if (c == '[')
+        continue;
+      clean += c;
+    }
+    // List markers and quotes start a paragraph of their own.
+    auto t = trim(clean);
+    if (t.rfind("- ", 0) == 0 || t.rfind("> ", 0) == 0 || t.rfind("+ ", 0) == 0) {
+      body += "\n";
+      t = t.substr(2);
+    }
+    body += t + "\n";
+  }
+  close();
+}
+
+/// HTML: <title>, and <h1>..<h6> as headings; everything else through mail's html_to_text.
+void read_html(const std::string& html, std::size_t max, document& d) {
+  const auto lc = lower(html);
+  if (auto t = lc.find("<title"); t != std::string::npos)
+    if (auto gt = lc.find('>', t); gt != std::string::npos)
+      if (auto end = lc.find("</title", gt); end != std::string::npos)
+        d.title = trim(mail::html_to_text(html.substr(gt + 1, end - gt - 1)));
+  std::vector<std::string> stack;
+  auto section = [&] { return section_of(stack, d.title); };
+  std::size_t at = 0;
+  if (auto body = lc.find("<body"); body != std::string::npos)
+    at = body;
+  while (at < html.size()) {
+    // The next heading.
+    std::size_t h = at;
+    for (;;) {
+      h = lc.find("<h", h);
+      if (h == std::string::npos || (h + 2 < lc.size() && lc[h + 2] >= '1' && lc[h + 2] <= '6'))
+        break;
+      h += 2;
+    }
+    const auto text_end = h == std::string::npos ? html.size() : h;
+    chunk_section(section(), paragraphs(mail::html_to_text(html.substr(at, text_end - at))), max, d.chunks);
+    if (h == std::string::npos)
+      break;
+    const std::size_t level = static_cast<std::size_t>(lc[h + 2] - '0');
+    const auto open_end = lc.find('>', h);
+    const auto close = lc.find("</h" + std::string(1, lc[h + 2]), open_end == std::string::npos ? h : open_end);
+    if (open_end == std::string::npos || close == std::string::npos)
+      break;
+    auto heading = trim(mail::html_to_text(html.substr(open_end + 1, close - open_end - 1)));
+    if (d.title.empty() && level == 1)
+      d.title = heading;
+    stack.resize(level);
+    stack[level - 1] = heading;
+    at = lc.find('>', close);
+    at = at == std::string::npos ? html.size() : at + 1;
+  }
+}
+
+/// pdftotext's text of `path` (pages separated by form feeds), or an error.
+bool pdf_text(const std::string& path, std::string* text, std::string* error) {
+  std::string quoted = "'";
+  for (char c : path)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(("pdftotext -enc UTF-8 " + quoted + " - 2>&1").c_str(), "r"),
+                                          ::pclose);
+  if (!p) {
+    *error = "cannot run pdftotext (Debian package poppler-utils)";
+    return false;
+  }
+  std::array<char, 65536> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p.get())) > 0)
+    text->append(buf.data(), n);
+  const int status = ::pclose(p.release());
+  if (status != 0) {
+    const auto said = trim(*text);
+    *error = status == 127 * 256 || said.find("not found") != std::string::npos
+                 ? "pdftotext not found (install the Debian package poppler-utils)"
+                 : "pdftotext failed: " + said.substr(0, 200);
+    return false;
+  }
+  return true;
+}
+
+std::string file_time(const std::string& path) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(path, ec);
+  if (ec)
+    return "1970-01-01T00:00:00Z";
+  const auto sys = std::chrono::file_clock::to_sys(t);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(sys.time_since_epoch()).count();
+  return schemas::format_rfc3339(ms / 1000 * 1000);
+}
+
+}  // namespace
+
+bool read_document(const std::string& path, std::size_t chunk_chars, document* out, std::string* error) {
+  document d;
+  d.path = path;
+  const auto ext = lower(fs::path(path).extension().string());
+  std::string raw;
+  if (ext == ".pdf") {
+    if (!pdf_text(path, &raw, error))
+      return false;
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      *error = "cannot read the file";
+      return false;
+    }
+    std::ostringstream s;
+    s << in.rdbuf();
+    raw = s.str();
+  }
+  d.id = "doc-" + hex16(raw);
+  if (ext == ".md" || ext == ".markdown") {
+    read_markdown(raw, chunk_chars, d);
+  } else if (ext == ".html" || ext == ".htm") {
+    read_html(raw, chunk_chars, d);
+  } else if (ext == ".pdf") {
+    // Pages are sections ("Page 2"); the first line of the text is the title.
+    std::size_t page = 0, at = 0;
+    while (at <= raw.size()) {
+      auto ff = raw.find('\f', at);
+      auto text = raw.substr(at, ff == std::string::npos ? std::string::npos : ff - at);
+      ++page;
+      auto paras = paragraphs(text);
+      if (d.title.empty())
+        d.title = first_line(text);
+      chunk_section(page == 1 ? std::string() : "Page " + std::to_string(page), paras, chunk_chars, d.chunks);
+      if (ff == std::string::npos)
+        break;
+      at = ff + 1;
+    }
+    // pdftotext ends every page with a form feed.
+    d.pages = std::max<std::size_t>(1, static_cast<std::size_t>(std::count(raw.begin(), raw.end(), '\f')));
+  } else if (ext == ".txt" || ext == ".text" || ext.empty()) {
+    auto paras = paragraphs(raw);
+    d.title = first_line(raw);
+    chunk_section("", paras, chunk_chars, d.chunks);
+  } else {
+    *error = "not a document this reads (.txt, .md, .markdown, .html, .htm, .pdf)";
+    return false;
+  }
+  if (d.title.empty())
+    d.title = fs::path(path).stem().string();
+  if (d.chunks.empty()) {
+    *error = "no text in it";
+    return false;
+  }
+  *out = std::move(d);
+  return true;
+}
+
+int ingest_docs(const ingest_options& o, std::ostream& out, std::ostream& err) {
+  if (o.brokers.empty() == o.output.empty()) {
+    err << "ingest-docs: give --brokers ADDR (produce) or --output FILE (JSONL)\n";
+    return 2;
+  }
+  if (o.chunk_chars < 200) {
+    err << "ingest-docs: --chunk-chars: at least 200\n";
+    return 2;
+  }
+  if (!o.sent_at.empty() && !schemas::parse_rfc3339(o.sent_at)) {
+    err << "ingest-docs: --sent-at: must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z\n";
+    return 2;
+  }
+  // Every file under the paths, in name order.
+  std::vector<std::string> files;
+  for (const auto& p : o.paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      for (const auto& e : fs::recursive_directory_iterator(p, ec))
+        if (e.is_regular_file())
+          files.push_back(e.path().string());
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      err << p << ": no such file or folder\n";
+      return 1;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::unique_ptr<ingest::kafka_producer> producer;
+  std::ofstream file_out;
+  if (!o.brokers.empty()) {
+    auto made = ingest::kafka_producer::create(o.brokers, {});
+    if (!made) {
+      err << "ingest-docs: " << made.error() << "\n";
+      return 1;
+    }
+    producer = std::move(*made);
+  } else {
+    file_out.open(o.output);
+    if (!file_out) {
+      err << "ingest-docs: cannot write " << o.output << "\n";
+      return 1;
+    }
+  }
+  std::size_t documents = 0, chunks = 0, failed = 0, pages = 0;
+  for (const auto& f : files) {
+    document d;
+    std::string why;
+    if (!read_document(f, o.chunk_chars, &d, &why)) {
+      ++failed;
+      err << f << ": " << why << "\n";
+      continue;
+    }
+    const auto sent = o.sent_at.empty() ? file_time(f) : o.sent_at;
+    for (std::size_t i = 0; i < d.chunks.size(); ++i) {
+      schemas::inbound_message m;
+      std::ostringstream id;
+      id << d.id << "-" << std::setw(4) << std::setfill('0') << i;
+      m.event_id = id.str();
+      m.organization_id = o.organization;
+      m.source = schemas::source_type::file;
+      m.source_id = fs::path(f).filename().string().substr(0, 200);
+      m.thread_id = d.id;
+      m.sent_at = sent;
+      m.from = {"", "ingest-docs", ""};
+      m.subject = d.chunks[i].section.empty() ? d.title : d.title + " — " + d.chunks[i].section;
+      if (m.subject.size() > 1000)
+        m.subject.resize(1000);
+      m.body = d.chunks[i].text;
+      m.document = schemas::document_ref{d.id, d.title.substr(0, 1000), d.chunks[i].section.substr(0, 1000),
+                                         static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(d.chunks.size())};
+      const auto event = schemas::to_json(m);
+      // What engramd will refuse is refused here, with the file named.
+      schemas::inbound_message check;
+      if (auto bad = schemas::decode(event, {}, check)) {
+        err << f << ": chunk " << i << ": " << bad->to_string() << "\n";
+        ++failed;
+        break;
+      }
+      if (producer) {
+        if (!producer->produce(o.topic, o.organization, event)) {
+          err << "ingest-docs: " << producer->last_error() << "\n";
+          return 1;
+        }
+      } else {
+        file_out << event << "\n";
+      }
+      ++chunks;
+    }
+    ++documents;
+    pages += d.pages;
+  }
+  if (producer && !producer->flush(std::chrono::seconds(60))) {
+    err << "ingest-docs: " << producer->last_error() << "\n";
+    return 1;
+  }
+  out << "ingested " << documents << " documents (" << pages << " pages) as " << chunks << " chunks"
+      << (producer ? " to " + o.topic : " to " + o.output) << ", " << failed << " failed\n";
+  return failed ? 1 : 0;
+}
+
+namespace {
+
+std::unique_ptr<knowledge::entity_reader> open_reader(const std::string& dir, std::ostream& err) {
+  auto store = storage::open_graph_store({dir, /*read_only=*/true});
+  if (!store) {
+    err << "kag: " << store.error() << "\n";
+    return nullptr;
+  }
+  return std::make_unique<knowledge::entity_reader>(std::shared_ptr<const storage::graph_store>(std::move(*store)),
+                                                    std::map<std::string, std::string>{});
+}
+
+}  // namespace
+
+int kag_status(const kag_options& o, std::ostream& out, std::ostream& err) {
+  auto r = open_reader(o.data_dir, err);
+  if (!r)
+    return 1;
+  const auto docs = r->store().documents(o.organization);
+  if (docs.empty()) {
+    out << "no documents" << (o.organization.empty() ? "" : " in organisation " + o.organization) << "\n";
+    return 0;
+  }
+  for (const auto& d : docs) {
+    const auto pending = d.chunks - std::min(d.chunks, d.done);
+    out << d.organization_id << "  " << d.id << "  \"" << d.title << "\"  " << (pending ? "pending" : "done") << "  "
+        << d.done << "/" << d.chunks << " chunks, " << d.entries << " entries, " << d.entities << " entities, "
+        << d.relations << " relations\n";
+  }
+  return 0;
+}
+
+int kag_query(const kag_options& o, std::ostream& out, std::ostream& err) {
+  knowledge::kag_request q;
+  q.query = o.query;
+  q.max_hops = o.max_hops;
+  q.limit = o.limit;
+  if (auto bad = knowledge::check(q)) {
+    err << "kag query: " << *bad << "\n";
+    return 2;
+  }
+  auto r = open_reader(o.data_dir, err);
+  if (!r)
+    return 1;
+  const auto a = knowledge::kag_query(*r, o.organization, q);
+  if (!o.json) {
+    out << a.context;
+    return 0;
+  }
+  json entities = json::array(), relations = json::array();
+  for (const auto& e : a.entities)
+    entities.push_back({{"id", e.id}, {"name", e.name}, {"type", e.type}, {"description", e.description},
+                        {"confidence", e.confidence}, {"distance", e.distance}});
+  for (const auto& rel : a.relations)
+    relations.push_back({{"subject", rel.subject}, {"predicate", rel.predicate}, {"object", rel.object},
+                         {"confidence", rel.confidence}, {"statement", rel.statement}});
+  out << json{{"entities", entities}, {"relations", relations}, {"context", a.context},
+              {"total_entities", a.total_entities}}
+             .dump()
+      << "\n";
+  return 0;
+}
+
+}  // namespace engram::ctl
