@@ -195,26 +195,36 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
                 true);
     }
   }
-  for (const auto& hint : r.entities) {
-    if (auto id = store.entity_id(org, hint); !id.empty()) {
-      seed(id, 1.0);
-      continue;
+  // A name written a little differently ("Contosso"): the names that share its first
+  // letters (a seek in the name index), within an edit or two.
+  auto near_name = [&](const std::string& written) -> std::string {
+    const auto norm = normalise_name(written);
+    if (norm.size() < 4)
+      return {};
+    const std::size_t max_edits = norm.size() >= 8 ? 2 : 1;
+    for (std::size_t keep : {norm.size() - 2, std::size_t{3}}) {
+      for (const auto& [name, id] : store.names_with_prefix(org, norm.substr(0, std::max<std::size_t>(3, keep)), 64)) {
+        const auto first = name.substr(0, name.find(' '));
+        if (edit_distance(norm, name) <= max_edits || edit_distance(norm, first) <= max_edits)
+          return id;
+      }
     }
-    auto found = reader.search(org, hint, 1);
-    if (!found.empty() && found.front().second >= 0.6)
-      seed(found.front().first.id, found.front().second);
+    return {};
+  };
+  for (const auto& hint : r.entities) {
+    if (auto id = store.entity_id(org, hint); !id.empty())
+      seed(id, 1.0);
+    else if (auto near = near_name(hint); !near.empty())
+      seed(near, 0.8);
   }
-  if (seen.empty()) {
-    std::size_t tried = 0;
-    for (std::size_t i = 0; i < words.size() && tried < max_fuzzy_words; ++i) {
+  if (seen.empty())
+    for (std::size_t i = 0, tried = 0; i < words.size() && tried < max_fuzzy_words; ++i) {
       if (words[i].size() < 4 || question_words().count(query_lc[i]))
         continue;
       ++tried;
-      auto found = reader.search(org, words[i], 1);
-      if (!found.empty() && found.front().second >= 0.85)
-        seed(found.front().first.id, found.front().second);
+      if (auto near = near_name(words[i]); !near.empty())
+        seed(near, 0.8);
     }
-  }
   if (seen.empty()) {
     out.note = reader.list(org, "", 1).empty() ? "the knowledge graph of this organisation is empty"
                                                : "no entity of this organisation's graph is named in the query";

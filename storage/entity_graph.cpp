@@ -439,6 +439,22 @@ std::string kv_graph_store::entity_id(const std::string& org, const std::string&
   return resolve_name(nullptr, org, knowledge::normalise_name(name), "");
 }
 
+std::vector<std::pair<std::string, std::string>> kv_graph_store::names_with_prefix(const std::string& org,
+                                                                                  const std::string& prefix,
+                                                                                  std::size_t limit) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto under = key(org, "");
+  const auto start = under + prefix;
+  auto it = kv_->iterate(cf_entity_names);
+  for (it->seek(start); it->valid() && it->key().starts_with(start) && out.size() < limit; it->next()) {
+    const auto rest = it->key().substr(under.size());  // name \0 id
+    const auto z = rest.find('\0');
+    if (z != std::string_view::npos)
+      out.emplace_back(std::string(rest.substr(0, z)), std::string(rest.substr(z + 1)));
+  }
+  return out;
+}
+
 result<std::string> kv_graph_store::get_entity(const std::string& org, const std::string& id) const {
   return kv_->get(cf_entities, key(org, id));
 }

@@ -80,6 +80,33 @@ std::string normal_gap(std::string_view g) {
   return t;
 }
 
+/// A gap as the cue lists write it: a relative pronoun, adverbs and tense helpers that do
+/// not change the relation dropped ("who recently joined" -> "joined", "is now a division
+/// of" -> "is a division of", "remains headquartered in" -> "is headquartered in").
+std::string plain_gap(const std::string& g) {
+  static constexpr std::string_view dropped[] = {"who",       "which",   "that",    "recently", "just",  "also",
+                                                 "now",       "officially", "formally", "finally", "still", "already",
+                                                 "currently", "today",   "both",    "directly"};
+  std::string out;
+  std::size_t at = 0;
+  bool first = true;
+  while (at <= g.size()) {
+    auto sp = g.find(' ', at);
+    auto w = std::string_view(g).substr(at, sp == std::string::npos ? std::string::npos : sp - at);
+    if (std::find(std::begin(dropped), std::end(dropped), w) == std::end(dropped)) {
+      std::string word(w);
+      if (first && (word == "remains" || word == "remain"))
+        word = "is";
+      out += (out.empty() ? "" : " ") + word;
+      first = false;
+    }
+    if (sp == std::string::npos)
+      break;
+    at = sp + 1;
+  }
+  return out;
+}
+
 /// `s` without a leading word of `words` (and the space after it).
 std::string_view drop_first(std::string_view s, std::initializer_list<std::string_view> words) {
   for (auto w : words)
@@ -175,6 +202,8 @@ constexpr org_cue org_cues[] = {
     {"opened a new office in", "located_in"}, {"is opening an office in", "located_in"},
     {"relocated to", "located_in"}, {"has a warehouse in", "located_in"}, {"opened a warehouse in", "located_in"},
     {"opened a new warehouse in", "located_in"}, {"has a site in", "located_in"},
+    {"opened a new office in", "located_in"}, {"keeps its offices in", "located_in"},
+    {"keeps its office in", "located_in"}, {"just opened an office in", "located_in"},
 };
 
 constexpr std::string_view join_gaps[] = {"works at", "works for", "is working at", "is working for", "joined",
@@ -188,9 +217,17 @@ constexpr std::string_view leave_gaps[] = {"left",           "has left",        
 constexpr std::string_view hire_gaps[] = {"hired", "has hired", "appointed", "has appointed", "brought on", "welcomed"};
 constexpr std::string_view reports_gaps[] = {"reports to",      "reports directly to", "report to",
                                              "now reports to",  "will report to",      "works under",
-                                             "is managed by",   "is reporting to",     "will be reporting to"};
+                                             "is managed by",   "is reporting to",     "will be reporting to",
+                                             "moves under",     "will move under",     "moved under"};
 constexpr std::string_view manages_gaps[] = {"manages", "is managing", "is the manager of", "is the boss of",
                                              "supervises"};
+
+bool starts_with_any(std::string_view w, std::initializer_list<std::string_view> stems) {
+  for (auto s : stems)
+    if (w.size() >= s.size() && w.substr(0, s.size()) == s)
+      return true;
+  return false;
+}
 
 bool in(std::string_view g, std::span<const std::string_view> set) {
   return std::find(set.begin(), set.end(), g) != set.end();
@@ -214,8 +251,9 @@ std::vector<chunk> chunks_of(std::string_view sentence, const std::vector<span_m
     while (j < ws.size() && j - i < 3) {
       const auto w = text::strip_punct(ws[j]);
       const auto wb = static_cast<std::size_t>(w.data() - sentence.data());
+      // A title ends a name ("Initech CEO Bill Lumbergh": Initech, then the role).
       if (w.empty() || !text::starts_upper(w) || covered(wb, wb + w.size()) ||
-          (name.empty() && lexicon::is_stop_capital(text::lower(w))))
+          (name.empty() && lexicon::is_stop_capital(text::lower(w))) || is_title_word(text::lower(w)))
         break;
       if (name.empty())
         b = wb;
@@ -233,6 +271,80 @@ std::vector<chunk> chunks_of(std::string_view sentence, const std::vector<span_m
   }
   std::sort(out.begin(), out.end(), [](const chunk& a, const chunk& b) { return a.begin < b.begin; });
   return out;
+}
+
+/// Two organisations related by what the second one's noun says: "Cobalt is Stratus Data's
+/// biggest rival", "Zephyr Retail is an Acme customer", "Lumen Insights, Acme's
+/// implementation partner", "Brightline Media is no longer an Acme customer" (ended); and by
+/// a gap that names a partnership ("has entered a strategic partnership with", "has ended
+/// its alliance with"), a place ("Initech, a payroll software maker based in Austin") or an
+/// end of use ("retired its old Nagios").
+found_relation organisation_noun(const std::string& g, const std::string& after, const chunk& a, const chunk& b,
+                                 const std::vector<span_mention>& spans) {
+  found_relation r;
+  auto ends = [&](std::string_view suffix) {
+    return g.size() >= suffix.size() && g.compare(g.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  auto link = [&](const chunk& subject, const chunk& object, entity_kind object_kind, const char* predicate,
+                  double confidence, bool ended) {
+    r.predicate = predicate;
+    r.confidence = confidence;
+    r.ended = ended;
+    if (subject.span)
+      r.subject_span = subject.span;
+    else
+      r.subject = schemas::entity_mention{entity_kind::organization, subject.text, subject.text, {}, {}, {}, {}, {}};
+    if (object.span)
+      r.object_span = object.span;
+    else
+      r.object = schemas::entity_mention{object_kind, object.text, object.text, {}, {}, {}, {}, {}};
+  };
+  (void)spans;
+  const bool negated = g.find("no longer") != std::string::npos || g.find("former") != std::string::npos ||
+                       g.find("ended") != std::string::npos || g.find("terminated") != std::string::npos;
+  // The noun after the second name: "'s [adjectives] NOUN" or " NOUN".
+  if (g.empty() || one_of(g, {"is", "is a", "is an", "has been", "has been a", "has been an", "was", "became",
+                              "became a", "became an", "is no longer", "is no longer a", "is no longer an",
+                              "is the", "is one of"})) {
+    auto t = normal_gap(after);
+    if (t.rfind("'s ", 0) == 0 || t.rfind("' ", 0) == 0)
+      t = t.substr(t.find(' ') + 1);
+    else if (g.empty())
+      return r;  // an apposition needs the possessive: "Lumen, Acme's partner"
+    std::string_view rest = t;
+    for (int k = 0; k < 3 && !rest.empty(); ++k) {
+      const auto sp = rest.find_first_of(" ,.;");
+      const auto w = rest.substr(0, sp);
+      const bool last = sp == std::string_view::npos || rest[sp] != ' ';
+      if (starts_with_any(w, {"competitor", "rival"}))
+        return link(a, b, entity_kind::organization, "competes_with", 0.75, negated), r;
+      if (starts_with_any(w, {"customer", "client"}))
+        return link(a, b, entity_kind::organization, "customer_of", 0.75, negated), r;
+      if (starts_with_any(w, {"partner", "reseller", "distributor"}))
+        return link(a, b, entity_kind::organization, "partner_of", 0.75, negated), r;
+      if (starts_with_any(w, {"supplier", "vendor", "provider"}))
+        return link(b, a, entity_kind::organization, "customer_of", 0.7, negated), r;
+      if (starts_with_any(w, {"subsidiary", "division", "unit"}))
+        return link(a, b, entity_kind::organization, "part_of", 0.75, negated), r;
+      if (last)
+        break;
+      rest = rest.substr(sp + 1);
+    }
+    return r;
+  }
+  if (ends("partnership with") || ends("alliance with") || ends("partnered with"))
+    return link(a, b, entity_kind::organization, "partner_of", 0.75, negated), r;
+  if ((g.rfind("a ", 0) == 0 || g.rfind("an ", 0) == 0) && (ends("based in") || ends("headquartered in")))
+    return link(a, b, entity_kind::location, "located_in", 0.7, false), r;
+  if (ends("offices in") || ends("office in") || ends("headquarters in") || ends("headquarters to"))
+    return link(a, b, entity_kind::location, "located_in", 0.7, false), r;
+  for (std::string_view verb : {"retired", "dropped", "decommissioned", "replaced", "phased out", "moved off",
+                                "stopped using", "switched off", "migrated off", "moved away from"})
+    if (g.rfind(verb, 0) == 0 &&
+        one_of(std::string_view(g).substr(verb.size()), {"", " its", " its old", " its legacy", " their",
+                                                         " their old", " the", " the old"}))
+      return link(a, b, entity_kind::technology, "uses", 0.75, true), r;
+  return r;
 }
 
 }  // namespace
@@ -274,9 +386,12 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     const auto& b = cs[i + 1];
     if (b.begin < a.end)
       continue;
-    const auto g = normal_gap(sentence.substr(a.end, b.begin - a.end));
-    if (g.size() > 48)
+    const auto written_gap = normal_gap(sentence.substr(a.end, b.begin - a.end));
+    if (written_gap.size() > 60)
       continue;
+    // The gap plainly, and without a perfect's "has" ("has standardized on").
+    const auto g = plain_gap(written_gap);
+    const std::string g_simple = g.rfind("has ", 0) == 0 || g.rfind("have ", 0) == 0 ? g.substr(g.find(' ') + 1) : g;
     const auto ka = kind(a), kb = kind(b);
     const bool a_person = ka == entity_kind::person, b_person = kb == entity_kind::person;
     const bool a_org = ka == entity_kind::organization || !a.span, b_org = kb == entity_kind::organization || !b.span;
@@ -300,6 +415,14 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
         r.predicate = "works_at", r.confidence = 0.8, r.ended = true;
       } else if (auto role = role_before_preposition(g)) {
         r.predicate = "works_at", r.confidence = 0.8, r.role = *role;
+      } else if (g.empty()) {
+        // "José Álvarez, Fabrikam's Chief Data Officer"
+        const auto t = normal_gap(after);
+        if (t.rfind("'s ", 0) == 0) {
+          const auto role = role_after("as " + t.substr(3));
+          if (!role.empty())
+            r.predicate = "works_at", r.confidence = 0.8, r.role = role;
+        }
       }
       if (!r.predicate.empty()) {
         r.subject_span = a.span;
@@ -320,7 +443,7 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
       }
     } else if (a_org && !b_person) {
       for (const auto& cue : org_cues) {
-        if (cue.gap != g)
+        if (cue.gap != g && cue.gap != g_simple)
           continue;
         r.predicate = cue.predicate, r.confidence = cue.confidence, r.ended = cue.ended;
         const auto object_kind = r.predicate == "uses"         ? entity_kind::technology
@@ -331,6 +454,8 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
         break;
       }
     }
+    if (r.predicate.empty() && a_org && b_org && !b_person)
+      r = organisation_noun(g, after, a, b, spans);
     if (r.predicate.empty())
       continue;
     if (!r.role.empty())

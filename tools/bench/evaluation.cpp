@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <optional>
 
 namespace engram::evaluation {
@@ -267,6 +269,103 @@ std::string report::table() const {
                 "correct (%.2f); entries from junk sentences: %zu; injection messages flagged: %zu of %zu\n",
                 typed_recall(), typed_precision(), due_dates_correct, due_dates, due_date_accuracy(), dates_correct, dates,
                 date_accuracy(), junk_entries, injection_messages_flagged, injection_messages);
+  out += buf;
+  return out;
+}
+
+namespace {
+
+/// A name as relations are compared: lower case, letters and digits, single spaces, without
+/// a legal form at the end ("Acme Corp" and "Acme" are one entity in the store: an alias).
+std::string relation_name(const std::string& s) {
+  auto n = schemas::normal_form(s);
+  for (std::string_view form : {" corp", " corporation", " inc", " ltd", " llc", " gmbh", " plc", " ag", " sa", " bv"})
+    if (n.size() > form.size() && n.compare(n.size() - form.size(), form.size(), form) == 0) {
+      n.resize(n.size() - form.size());
+      break;
+    }
+  return n;
+}
+
+}  // namespace
+
+relation_report evaluate_relations(const std::string& path, const extractor::validator_options& opts) {
+  relation_report rep;
+  std::ifstream in(path);
+  if (!in) {
+    rep.error = "cannot read " + path;
+    return rep;
+  }
+  auto predicate_index = [](const std::string& p) -> std::size_t {
+    for (std::size_t i = 0; i < std::size(schemas::relation_predicates); ++i)
+      if (schemas::relation_predicates[i] == p)
+        return i;
+    return std::size(schemas::relation_predicates);
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty())
+      continue;
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      rep.error = path + ": a line is not JSON";
+      return rep;
+    }
+    auto labels = j.value("labels", json::object()).value("relations", json::array());
+    j.erase("labels");
+    schemas::inbound_message m;
+    if (auto bad = schemas::decode(j.dump(), {}, m)) {
+      rep.error = path + ": " + bad->to_string();
+      return rep;
+    }
+    ++rep.messages;
+    // (subject, predicate, object) -> ended, labelled and read.
+    std::map<std::tuple<std::string, std::string, std::string>, bool> gold, read;
+    for (const auto& l : labels)
+      gold[{relation_name(l.value("subject", "")), l.value("predicate", ""), relation_name(l.value("object", ""))}] =
+          l.value("ended", false);
+    const auto x = extractor::extract_validated(m, opts);
+    for (const auto& r : x.relations)
+      read[{relation_name(x.mentions[r.subject].value), r.predicate, relation_name(x.mentions[r.object].value)}] =
+          r.ended;
+    for (const auto& [k, ended] : read) {
+      const auto p = predicate_index(std::get<1>(k));
+      auto g = gold.find(k);
+      auto& c = p < rep.predicates.size() ? rep.predicates[p] : rep.total;
+      if (g != gold.end()) {
+        ++c.tp;
+        ++rep.ended_checked;
+        rep.ended_right += g->second == ended;
+      } else {
+        ++c.fp;
+      }
+    }
+    for (const auto& [k, ended] : gold)
+      if (!read.count(k)) {
+        const auto p = predicate_index(std::get<1>(k));
+        ++(p < rep.predicates.size() ? rep.predicates[p] : rep.total).fn;
+      }
+  }
+  for (const auto& c : rep.predicates) {
+    rep.total.tp += c.tp;
+    rep.total.fp += c.fp;
+    rep.total.fn += c.fn;
+  }
+  return rep;
+}
+
+std::string relation_report::table() const {
+  std::string out = "| relation | labelled | read | precision | recall | F1 |\n|---|---|---|---|---|---|\n";
+  char buf[200];
+  auto row = [&](std::string_view name, const counts& c) {
+    std::snprintf(buf, sizeof buf, "| %.*s | %zu | %zu | %.2f | %.2f | %.2f |\n", static_cast<int>(name.size()),
+                  name.data(), c.tp + c.fn, c.tp + c.fp, c.precision(), c.recall(), c.f1());
+    out += buf;
+  };
+  for (std::size_t i = 0; i < predicates.size(); ++i)
+    row(schemas::relation_predicates[i], predicates[i]);
+  row("all", total);
+  std::snprintf(buf, sizeof buf, "\n%zu messages; ended/open right on %zu of %zu relations found\n", messages,
+                ended_right, ended_checked);
   out += buf;
   return out;
 }

@@ -59,4 +59,22 @@ struct report {
 
 [[nodiscard]] report evaluate(const std::string& labelled_jsonl, const extractor::validator_options& opts);
 
+/// Relations between entities (issue 19) against tests/data/relations/*.jsonl, whose lines
+/// carry labels.relations [{subject, predicate, object, ended?}]: a relation read is right
+/// when its subject, predicate and object match a labelled one (names compared without case
+/// and spacing); `ended` is scored apart, on the relations found.
+struct relation_report {
+  std::size_t messages = 0;
+  /// Per predicate, in schemas::relation_predicates order, then all together.
+  std::array<counts, 8> predicates{};
+  counts total;
+  std::size_t ended_checked = 0, ended_right = 0;
+  std::string error;
+  /// A Markdown table: per predicate P / R / F1 and the total.
+  [[nodiscard]] std::string table() const;
+};
+
+[[nodiscard]] relation_report evaluate_relations(const std::string& labelled_jsonl,
+                                                 const extractor::validator_options& opts);
+
 }  // namespace engram::evaluation

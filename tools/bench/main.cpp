@@ -15,6 +15,7 @@
 #include "schemas/log_record.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/entity_bench.hpp"
+#include "tools/bench/kag_bench.hpp"
 #include "tools/bench/kg_bench.hpp"
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/memory_bench.hpp"
@@ -906,6 +907,12 @@ int main(int argc, char** argv) {
   bench::kg_bench_options kg_opts;
   kg->add_option("--entities", kg_opts.entities, "Entities in the bundle")->capture_default_str()->check(CLI::Range(100, 1000000));
   kg->add_option("--queries", kg_opts.queries, "Calls per figure")->capture_default_str();
+  auto* kag = app.add_subcommand("kag", "Graph queries: kag_query at N entries and M entities (2 and 3 hops), relation "
+                                         "extraction messages/s, document ingest pages/s");
+  bench::kag_bench_options kag_opts;
+  kag->add_option("--entries", kag_opts.entries, "Entries of the generated organisation")->capture_default_str();
+  kag->add_option("--entities", kag_opts.entities, "Entities of the generated organisation")->capture_default_str();
+  kag->add_option("--queries", kag_opts.queries, "Queries per figure")->capture_default_str();
   auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
@@ -935,6 +942,8 @@ int main(int argc, char** argv) {
       kg_opts.model_path = model_path;
       return bench::kg(kg_opts);
     }
+    if (*kag)
+      return bench::kag(kag_opts);
     if (*entity_graph) {
       entity_opts.model_path = model_path;
       entity_opts.side_by_side = !no_reference;
