@@ -54,7 +54,8 @@ schemas::extraction message_knowledge(const world& w, std::size_t k, std::mt1993
     x.entries.push_back(std::move(e));
     x.relations.push_back({a, b, predicate, 0.8, x.entries.size() - 1, false, ""});
   };
-  const auto p = rng() % w.people, c = p % w.companies;
+  // Every person, company, technology and place appears (once the messages outnumber them).
+  const auto p = (k * 7919) % w.people, c = p % w.companies;
   const auto person = mention(entity_kind::person, w.person(p));
   const auto company = mention(entity_kind::organization, w.company(c));
   statement(person, company, "works_at");
@@ -64,8 +65,8 @@ schemas::extraction message_knowledge(const world& w, std::size_t k, std::mt1993
       statement(person, boss, "reports_to");
       break;
     }
-    case 1: statement(company, mention(entity_kind::technology, w.technology(rng() % w.technologies)), "uses"); break;
-    case 2: statement(company, mention(entity_kind::location, w.place(rng() % w.places)), "located_in"); break;
+    case 1: statement(company, mention(entity_kind::technology, w.technology(k / 4 % w.technologies)), "uses"); break;
+    case 2: statement(company, mention(entity_kind::location, w.place(k / 4 % w.places)), "located_in"); break;
     default: {
       static const char* between[] = {"customer_of", "partner_of", "competes_with"};
       statement(company, mention(entity_kind::organization, w.company(rng() % w.companies)), between[rng() % 3]);
