@@ -253,6 +253,9 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
           }},
        });
      }},
+    {"recall", [&](const YAML::Node& n, const std::string& p) {
+       each_key(n, p, {{"graph_expansion", [&](auto& v, auto& k) { cfg.recall.graph_expansion = as_bool(v, k); }}});
+     }},
     {"branches", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {{"ttl_ms", [&](auto& v, auto& k) { cfg.branches.ttl_ms = as_uint(v, k, 1000, 365ull * 86400000); }}});
      }},

@@ -201,6 +201,13 @@ struct decay_config {
   double hide_below = 0.1;
 };
 
+struct recall_config {
+  /// Hybrid recall (issue 19): entries that mention the entities a query names, then those
+  /// of their neighbours in the entity graph, join recall's fusion as a third ranked list.
+  /// Default: false (not yet measured on a multi-hop question set).
+  bool graph_expansion = false;
+};
+
 struct branches_config {
   /// A branch without a save for this long is abandoned: its saves vanish.
   std::uint64_t ttl_ms = 24ull * 3600 * 1000;
@@ -241,6 +248,7 @@ struct engram_config {
   auth_config auth;
   log_config log;
   decay_config decay;
+  recall_config recall;
   branches_config branches;
   reminders_config reminders;
   timers_config timers;

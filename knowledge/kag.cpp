@@ -143,6 +143,33 @@ std::string day_of(const std::string& t) { return t.substr(0, std::min<std::size
 
 }  // namespace
 
+std::vector<std::string> entities_named(const storage::graph_store& store, const std::string& org,
+                                        std::string_view text) {
+  const auto words = words_of(text);
+  std::vector<std::string> out;
+  std::vector<bool> covered(words.size(), false);
+  for (std::size_t len = std::min<std::size_t>(4, words.size()); len >= 1; --len) {
+    for (std::size_t b = 0; b + len <= words.size(); ++b) {
+      if (std::any_of(covered.begin() + static_cast<std::ptrdiff_t>(b),
+                      covered.begin() + static_cast<std::ptrdiff_t>(b + len), [](bool c) { return c; }))
+        continue;
+      if (len == 1 && (question_words().count(lower_ascii(words[b])) || words[b].size() < 2))
+        continue;
+      std::string name = words[b];
+      for (std::size_t k = b + 1; k < b + len; ++k)
+        name += " " + words[k];
+      const auto id = store.entity_id(org, name);
+      if (id.empty())
+        continue;
+      if (std::find(out.begin(), out.end(), id) == out.end())
+        out.push_back(id);
+      std::fill(covered.begin() + static_cast<std::ptrdiff_t>(b), covered.begin() + static_cast<std::ptrdiff_t>(b + len),
+                true);
+    }
+  }
+  return out;
+}
+
 std::optional<std::string> check(const kag_request& r) {
   if (r.query.empty())
     return "query: must not be empty";
@@ -176,25 +203,8 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
       n.named = true;
     }
   };
-  std::vector<bool> covered(words.size(), false);
-  for (std::size_t len = std::min<std::size_t>(4, words.size()); len >= 1; --len) {
-    for (std::size_t b = 0; b + len <= words.size(); ++b) {
-      if (std::any_of(covered.begin() + static_cast<std::ptrdiff_t>(b),
-                      covered.begin() + static_cast<std::ptrdiff_t>(b + len), [](bool c) { return c; }))
-        continue;
-      if (len == 1 && (question_words().count(query_lc[b]) || words[b].size() < 2))
-        continue;
-      std::string name = words[b];
-      for (std::size_t k = b + 1; k < b + len; ++k)
-        name += " " + words[k];
-      const auto id = store.entity_id(org, name);
-      if (id.empty())
-        continue;
-      seed(id, 1.0);
-      std::fill(covered.begin() + static_cast<std::ptrdiff_t>(b), covered.begin() + static_cast<std::ptrdiff_t>(b + len),
-                true);
-    }
-  }
+  for (const auto& id : entities_named(store, org, r.query))
+    seed(id, 1.0);
   // A name written a little differently ("Contosso"): the names that share its first
   // letters (a seek in the name index), within an edit or two.
   auto near_name = [&](const std::string& written) -> std::string {
@@ -267,44 +277,51 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
   out.total_entities = seen.size();
 
   // Ranking: nearer, surer, and reached over the relations the question speaks of, of the
-  // type it asks for.
+  // type it asks for. Names and types come from memory; only the answer's entities are read
+  // from the store (a hub reached at the first hop may bring thousands).
   struct ranked {
     const node* n;
-    stored_entity e;
+    std::string name, type;
     double score;
   };
   std::vector<ranked> all;
   all.reserve(seen.size());
   for (const auto& [id, n] : seen) {
-    auto raw = store.get_entity(org, id);
-    stored_entity e;
-    if (!raw || decode(*raw, e))
+    ranked x{&n, {}, {}, 0};
+    if (!store.entity_name(org, id, &x.name, &x.type))
       continue;
     // A named entity is what the question starts from, seldom its answer: half its weight.
-    double score = n.named ? 0.5 * n.confidence
-                           : n.confidence / static_cast<double>(1 + n.distance) *
-                                 (1.0 + 0.5 * static_cast<double>(n.asked_edges));
-    if (type_asked(shown_type(e), query_lc) && !n.named)
-      score += 0.25;
-    all.push_back({&n, std::move(e), score});
+    x.score = n.named ? 0.5 * n.confidence
+                      : n.confidence / static_cast<double>(1 + n.distance) *
+                            (1.0 + 0.5 * static_cast<double>(n.asked_edges));
+    if (!n.named && type_asked(x.type, query_lc))
+      x.score += 0.25;
+    all.push_back(std::move(x));
   }
-  std::sort(all.begin(), all.end(), [](const ranked& a, const ranked& b) {
-    return a.score != b.score ? a.score > b.score : a.e.name < b.e.name;
-  });
-  if (all.size() > r.limit)
+  const auto better = [](const ranked& a, const ranked& b) {
+    return a.score != b.score ? a.score > b.score : a.name < b.name;
+  };
+  if (all.size() > r.limit) {
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(r.limit), all.end(), better);
     all.resize(r.limit);
+  } else {
+    std::sort(all.begin(), all.end(), better);
+  }
 
   std::unordered_map<std::string, std::size_t> index;  // id -> position in out.entities
   for (const auto& x : all) {
+    stored_entity e;
+    if (auto raw = store.get_entity(org, x.n->id); !raw || decode(*raw, e))
+      continue;
     kag_entity k;
-    k.id = x.e.id;
-    k.name = x.e.name;
-    k.type = shown_type(x.e);
-    if (!x.e.observations.empty())
-      k.description = x.e.observations.front();
-    else if (!x.e.role.empty())
-      k.description = x.e.role + (x.e.company.empty() ? "" : " at " + x.e.company);
-    else if (auto d = x.e.attributes.find("description"); d != x.e.attributes.end())
+    k.id = e.id;
+    k.name = x.name;
+    k.type = x.type;
+    if (!e.observations.empty())
+      k.description = e.observations.front();
+    else if (!e.role.empty())
+      k.description = e.role + (e.company.empty() ? "" : " at " + e.company);
+    else if (auto d = e.attributes.find("description"); d != e.attributes.end())
       k.description = d->second;
     k.confidence = std::round(std::min(1.0, x.n->confidence) * 1000) / 1000;
     k.distance = x.n->distance;

@@ -63,6 +63,11 @@ struct kag_answer {
   std::string note;
 };
 
+/// The entities `text` names by a name or an alias (its longest word n-grams first, up to
+/// four words), in the order found: kag_query's seeds and hybrid recall's.
+[[nodiscard]] std::vector<std::string> entities_named(const storage::graph_store& store, const std::string& org,
+                                                      std::string_view text);
+
 /// Why a request is out of the seed's limits ("max_hops: at most 3"), or nullopt.
 [[nodiscard]] std::optional<std::string> check(const kag_request& r);
 

@@ -1,5 +1,7 @@
 #include "knowledge/query.hpp"
 
+#include "knowledge/kag.hpp"
+
 #include "schemas/knowledge_save.hpp"
 #include "schemas/time.hpp"
 #include "storage/vector_index.hpp"
@@ -46,6 +48,31 @@ bool query_service::branch_alive(const std::string& org, const std::string& bran
   return !deps_.store->branch_saves(org, branch, &last).empty() && knowledge::branch_alive(last, now(), policy_);
 }
 
+void query_service::add_graph(const std::string& org, const std::string& query,
+                              std::map<std::string, double>& fused) const {
+  // The statements about the entities the query names first, then those about their
+  // neighbours (one hop), each entity's in id order: one more ranked list for the fusion.
+  constexpr std::size_t per_named = 20, per_neighbour = 5, neighbours = 10;
+  const auto& store = *deps_.store;
+  const auto named = entities_named(store, org, query);
+  std::vector<std::string> ranked;
+  std::set<std::string> seen;
+  auto take = [&](const std::string& entity, std::size_t n) {
+    for (auto& id : store.entity_entries(org, entity, n))
+      if (ranked.size() < recall_candidates && seen.insert(id).second)
+        ranked.push_back(std::move(id));
+  };
+  for (const auto& id : named)
+    take(id, per_named);
+  for (const auto& id : named) {
+    const auto around = store.entity_neighbours(org, id, true, true);
+    for (std::size_t i = 0; i < around.size() && i < neighbours; ++i)
+      take(around[i].other_id, per_neighbour);
+  }
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    fused[ranked[i]] += 1.0 / (rrf_k + double(i + 1));
+}
+
 std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
   std::map<std::string, double> fused;
   const auto terms = deps_.terms(r.query);
@@ -62,6 +89,8 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
         fused[near[i].first] += 1.0 / (rrf_k + double(i + 1));
     }
   }
+  if (policy_.graph_expansion)
+    add_graph(org, r.query, fused);
   const auto at = now();
   std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
   if (!r.branch_id.empty())

@@ -59,8 +59,10 @@ class query_service {
 public:
   query_service(query_dependencies deps, read_policy policy);
 
-  /// Meaning (vectors) and words (BM25) fused by reciprocal rank, weighted by decayed
-  /// confidence and contact; presented entries with "score", best first.
+  /// Meaning (vectors) and words (BM25) fused by reciprocal rank (with
+  /// recall.graph_expansion, also the statements about the entities the query names and
+  /// their neighbours), weighted by decayed confidence and contact; presented entries with
+  /// "score", best first.
   [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r) const;
 
   /// BM25 alone; presented entries with "score", best first.
@@ -89,6 +91,10 @@ private:
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
                   const std::vector<std::string>& query_terms, const schemas::vector8* query_vector,
                   std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const;
+  /// Hybrid recall's ranked list: the entries of the entities `query` names, then of their
+  /// neighbours (recall.graph_expansion).
+  void add_graph(const std::string& organization_id, const std::string& query,
+                 std::map<std::string, double>& fused) const;
 
   query_dependencies deps_;
   read_policy policy_;

@@ -29,6 +29,9 @@ struct read_policy {
   config::decay_config decay;
   /// branches.ttl: a branch idle for longer is gone. Default: 24 h.
   std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
+  /// recall.graph_expansion: entries of the entities a query names and of their neighbours
+  /// join recall's fusion. Default: false.
+  bool graph_expansion = false;
 };
 
 /// An entry's confidence decayed to `at_ms` (its own confidence when it has no

@@ -439,6 +439,16 @@ std::string kv_graph_store::entity_id(const std::string& org, const std::string&
   return resolve_name(nullptr, org, knowledge::normalise_name(name), "");
 }
 
+std::vector<std::string> kv_graph_store::entity_entries(const std::string& org, const std::string& id,
+                                                       std::size_t limit) const {
+  std::vector<std::string> out;
+  const auto prefix = key(org, id, "entry", "");
+  auto it = kv_->iterate(cf_links);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix) && out.size() < limit; it->next())
+    out.emplace_back(it->key().substr(prefix.size()));
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> kv_graph_store::names_with_prefix(const std::string& org,
                                                                                   const std::string& prefix,
                                                                                   std::size_t limit) const {

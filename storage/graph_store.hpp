@@ -302,6 +302,10 @@ public:
                                                   entity_result* result, apply_outcome* outcome) = 0;
   /// The id of the entity a name (or alias, case and spacing ignored) names; "" when none.
   [[nodiscard]] virtual std::string entity_id(const std::string& organization_id, const std::string& name) const = 0;
+  /// Ids of up to `limit` entries that mention an entity (their mention links), in id order.
+  [[nodiscard]] virtual std::vector<std::string> entity_entries(const std::string& organization_id,
+                                                                const std::string& entity_id,
+                                                                std::size_t limit) const = 0;
   /// Up to `limit` (normalised name or alias, id) pairs whose name starts with `prefix`
   /// (normalised), in name order: a seek, whatever the graph's size.
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> names_with_prefix(

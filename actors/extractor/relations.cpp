@@ -279,8 +279,7 @@ std::vector<chunk> chunks_of(std::string_view sentence, const std::vector<span_m
 /// a gap that names a partnership ("has entered a strategic partnership with", "has ended
 /// its alliance with"), a place ("Initech, a payroll software maker based in Austin") or an
 /// end of use ("retired its old Nagios").
-found_relation organisation_noun(const std::string& g, const std::string& after, const chunk& a, const chunk& b,
-                                 const std::vector<span_mention>& spans) {
+found_relation organisation_noun(const std::string& g, const std::string& after, const chunk& a, const chunk& b) {
   found_relation r;
   auto ends = [&](std::string_view suffix) {
     return g.size() >= suffix.size() && g.compare(g.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -299,7 +298,6 @@ found_relation organisation_noun(const std::string& g, const std::string& after,
     else
       r.object = schemas::entity_mention{object_kind, object.text, object.text, {}, {}, {}, {}, {}};
   };
-  (void)spans;
   const bool negated = g.find("no longer") != std::string::npos || g.find("former") != std::string::npos ||
                        g.find("ended") != std::string::npos || g.find("terminated") != std::string::npos;
   // The noun after the second name: "'s [adjectives] NOUN" or " NOUN".
@@ -455,7 +453,7 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
       }
     }
     if (r.predicate.empty() && a_org && b_org && !b_person)
-      r = organisation_noun(g, after, a, b, spans);
+      r = organisation_noun(g, after, a, b);
     if (r.predicate.empty())
       continue;
     if (!r.role.empty())

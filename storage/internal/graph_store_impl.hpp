@@ -108,6 +108,8 @@ public:
   result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
+  std::vector<std::string> entity_entries(const std::string& organization_id, const std::string& entity_id,
+                                          std::size_t limit) const override;
   std::vector<std::pair<std::string, std::string>> names_with_prefix(const std::string& organization_id,
                                                                     const std::string& prefix,
                                                                     std::size_t limit) const override;

@@ -48,16 +48,17 @@ protected:
   }
 
   void start() {
-    engramd_ = std::make_unique<test::child>(
-        test::engramd_args(
-            broker_->bootstrap(), dir_.sub("store"), port_,
-            {"auth.tokens=[{token: " + acme + ", organization_id: acme, scopes: [read, write], name: agent-a}, "
-             "{token: " + acme_reader + ", organization_id: acme, scopes: [read], name: reader}, "
-             "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]",
-             "entities.type_parents={saas_company: company, fintech: saas_company}"}),
-        log());
+    std::vector<std::string> sets{
+        "auth.tokens=[{token: " + acme + ", organization_id: acme, scopes: [read, write], name: agent-a}, "
+        "{token: " + acme_reader + ", organization_id: acme, scopes: [read], name: reader}, "
+        "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]",
+        "entities.type_parents={saas_company: company, fintech: saas_company}"};
+    sets.insert(sets.end(), extra_sets_.begin(), extra_sets_.end());
+    engramd_ = std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets),
+                                             log());
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
+
   void restart() {
     ASSERT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
     start();
@@ -111,6 +112,8 @@ protected:
   std::uint16_t port_;
   std::unique_ptr<test::child> engramd_;
   std::set<std::string> called_;
+  /// More config for the next start().
+  std::vector<std::string> extra_sets_;
 };
 
 TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
@@ -744,4 +747,41 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
             0)
       << out;
   EXPECT_EQ(test::digest_of(dir_.sub("replayed")), live) << out;
+}
+
+// Hybrid recall (issue 19): with recall.graph_expansion, the statements about the entities a
+// query names, and about their neighbours in the graph, join recall's fusion: a question
+// about Hugo Martin's manager finds what Mei Chen decided, which shares no word with it.
+TEST_F(EntityTools, HybridRecallAddsTheStatementsOfNamedEntitiesAndTheirNeighbours) {
+  std::vector<std::pair<std::string, std::string>> events{
+      {"acme", mail("hyb-1", "2026-03-02T09:00:00Z", "Org", "Hugo Martin reports to Mei Chen.")},
+      {"acme", mail("hyb-2", "2026-03-03T09:00:00Z", "Budget", "Mei Chen approved the Q3 budget of $50,000.")}};
+  const char* distractors[] = {
+      "The board decided lately to review every vendor contract.",
+      "Someone decided lately that the boss review happens monthly.",
+      "We decided lately to move the boss offsite to June.",
+      "The team decided lately that the boss dashboard needs a refresh.",
+      "Finance decided lately to close the books a day earlier.",
+      "Legal decided lately that the boss signs every NDA.",
+  };
+  for (std::size_t i = 0; i < std::size(distractors); ++i)
+    events.push_back({"acme", mail("hyb-d" + std::to_string(i), "2026-03-04T09:00:00Z", "Notes", distractors[i])});
+  test::produce_raw(broker_->bootstrap(), "inbound-messages", events);
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == long(events.size()); }, 60s))
+      << test::tail(log());
+  const json question{{"query", "What has the boss of Hugo Martin decided lately?"}, {"limit", 5}};
+  auto found = [&](const json& answer) {
+    for (const auto& e : answer["results"])
+      if (e["content"] == "Mei Chen approved the Q3 budget of $50,000.")
+        return true;
+    return false;
+  };
+  auto without = ok("recall_knowledge", question);
+  EXPECT_FALSE(found(without)) << "by words and meaning alone the budget is not among the first 5: " << without;
+  extra_sets_ = {"recall.graph_expansion=true"};
+  restart();
+  auto with = ok("recall_knowledge", question);
+  EXPECT_TRUE(found(with)) << with;
+  // Isolation holds: another organisation's recall sees none of it.
+  EXPECT_TRUE(ok("recall_knowledge", question, globex)["results"].empty());
 }

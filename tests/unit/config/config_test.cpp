@@ -143,6 +143,15 @@ TEST_F(ConfigTest, TheTypeModelIsOnByDefaultAndCanBeTurnedOff) {
   EXPECT_NE(r.error.find("extraction.type_model"), std::string::npos) << r.error;
 }
 
+TEST_F(ConfigTest, HybridRecallIsOffByDefaultAndCanBeTurnedOn) {
+  EXPECT_FALSE(load(write(""), {}, nullptr).config.recall.graph_expansion);
+  auto r = load(write("recall:\n  graph_expansion: true\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.config.recall.graph_expansion);
+  r = load(write("recall:\n  graph_expansions: true\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("recall.graph_expansions"), std::string::npos) << r.error;
+}
+
 TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
   auto r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [read]}\n"
                       "  anonymous_organization: null\n"),
