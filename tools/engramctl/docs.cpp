@@ -2,9 +2,11 @@
 
 #include "actors/ingest/producer.hpp"
 #include "knowledge/kag.hpp"
+#include "knowledge/write_rules.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/time.hpp"
 #include "storage/graph_store.hpp"
+#include "tools/engramctl/entities.hpp"
 #include "tools/mail/mail_reader.hpp"
 
 #include <nlohmann/json.hpp>
@@ -24,13 +26,6 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string lower(std::string s) {
-  for (auto& c : s)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
 
 std::string trim(std::string_view s) {
   const auto b = s.find_first_not_of(" \t\r\n\f");
@@ -186,7 +181,7 @@ void read_markdown(const std::string& text, std::size_t max, document& d) {
 
 /// HTML: <title>, and <h1>..<h6> as headings; everything else through mail's html_to_text.
 void read_html(const std::string& html, std::size_t max, document& d) {
-  const auto lc = lower(html);
+  const auto lc = knowledge::lower_ascii(html);
   if (auto t = lc.find("<title"); t != std::string::npos)
     if (auto gt = lc.find('>', t); gt != std::string::npos)
       if (auto end = lc.find("</title", gt); end != std::string::npos)
@@ -266,7 +261,7 @@ std::string file_time(const std::string& path) {
 bool read_document(const std::string& path, std::size_t chunk_chars, document* out, std::string* error) {
   document d;
   d.path = path;
-  const auto ext = lower(fs::path(path).extension().string());
+  const auto ext = knowledge::lower_ascii(fs::path(path).extension().string());
   std::string raw;
   if (ext == ".pdf") {
     if (!pdf_text(path, &raw, error))
@@ -423,22 +418,8 @@ int ingest_docs(const ingest_options& o, std::ostream& out, std::ostream& err) {
   return failed ? 1 : 0;
 }
 
-namespace {
-
-std::unique_ptr<knowledge::entity_reader> open_reader(const std::string& dir, std::ostream& err) {
-  auto store = storage::open_graph_store({dir, /*read_only=*/true});
-  if (!store) {
-    err << "kag: " << store.error() << "\n";
-    return nullptr;
-  }
-  return std::make_unique<knowledge::entity_reader>(std::shared_ptr<const storage::graph_store>(std::move(*store)),
-                                                    std::map<std::string, std::string>{});
-}
-
-}  // namespace
-
 int kag_status(const kag_options& o, std::ostream& out, std::ostream& err) {
-  auto r = open_reader(o.data_dir, err);
+  auto r = open_reader(o.data_dir, "kag", err);
   if (!r)
     return 1;
   const auto docs = r->store().documents(o.organization);
@@ -464,7 +445,7 @@ int kag_query(const kag_options& o, std::ostream& out, std::ostream& err) {
     err << "kag query: " << *bad << "\n";
     return 2;
   }
-  auto r = open_reader(o.data_dir, err);
+  auto r = open_reader(o.data_dir, "kag", err);
   if (!r)
     return 1;
   const auto a = knowledge::kag_query(*r, o.organization, q);

@@ -10,19 +10,20 @@
 
 namespace engram::ctl {
 
-namespace {
-
-using json = nlohmann::json;
-
-std::unique_ptr<knowledge::entity_reader> open_reader(const entities_options& o, std::ostream& err) {
-  auto store = storage::open_graph_store({o.data_dir, /*read_only=*/true});
+std::unique_ptr<knowledge::entity_reader> open_reader(const std::string& data_dir, std::string_view command,
+                                                      std::ostream& err) {
+  auto store = storage::open_graph_store({data_dir, /*read_only=*/true});
   if (!store) {
-    err << "entities: " << store.error() << "\n";
+    err << command << ": " << store.error() << "\n";
     return nullptr;
   }
   return std::make_unique<knowledge::entity_reader>(std::shared_ptr<const storage::graph_store>(std::move(*store)),
                                                     std::map<std::string, std::string>{});
 }
+
+namespace {
+
+using json = nlohmann::json;
 
 json relation_json(const knowledge::entity_reader& r, const std::string& org, const storage::entity_edge& e) {
   std::string from, to, type;
@@ -37,7 +38,7 @@ json relation_json(const knowledge::entity_reader& r, const std::string& org, co
 }  // namespace
 
 int entities_search(const entities_options& o, std::ostream& out, std::ostream& err) {
-  auto r = open_reader(o, err);
+  auto r = open_reader(o.data_dir, "entities", err);
   if (!r)
     return 1;
   for (const auto& [e, score] : r->search(o.organization, o.query, o.limit))
@@ -46,7 +47,7 @@ int entities_search(const entities_options& o, std::ostream& out, std::ostream& 
 }
 
 int entities_show(const entities_options& o, std::ostream& out, std::ostream& err) {
-  auto r = open_reader(o, err);
+  auto r = open_reader(o.data_dir, "entities", err);
   if (!r)
     return 1;
   auto e = r->by_name(o.organization, o.query);
@@ -71,7 +72,7 @@ int entities_export(const entities_options& o, std::ostream& out, std::ostream& 
     err << "entities export: --format must be jsonl or mermaid\n";
     return 2;
   }
-  auto r = open_reader(o, err);
+  auto r = open_reader(o.data_dir, "entities", err);
   if (!r)
     return 1;
   if (o.format == "mermaid") {
