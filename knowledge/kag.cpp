@@ -106,6 +106,20 @@ bool label_asked(const std::string& label, const std::vector<std::string>& query
 }
 
 /// True when a query word speaks of an entity type ("which technologies", "who").
+/// The words that say what a question asks for: "who" alone, "where" alone, the word after
+/// "which" or "what" ("Which technology does the company Mei works at use?" ->
+/// "technology", not "company"); all the words when none of them.
+std::vector<std::string> focus_of(const std::vector<std::string>& query_lc) {
+  for (std::size_t i = 0; i < query_lc.size(); ++i) {
+    const auto& w = query_lc[i];
+    if (w == "who" || w == "whom" || w == "where")
+      return {w};
+    if ((w == "which" || w == "what") && i + 1 < query_lc.size() && !question_words().count(query_lc[i + 1]))
+      return {query_lc[i + 1]};
+  }
+  return query_lc;
+}
+
 bool type_asked(const std::string& type, const std::vector<std::string>& query_lc) {
   const auto t = lower_ascii(type);
   for (const auto& w : query_lc) {
@@ -129,7 +143,63 @@ struct node {
   double confidence = 0;
   /// Edges on the best path whose label the query speaks of.
   std::size_t asked_edges = 0;
+  /// The query's words found in the statements of the path's edges ("signed", "renewal"),
+  /// as a factor: 1 when none.
+  double relevance = 1;
+  /// The best score of any path that reaches it, also longer ones: in a graph where many
+  /// things are named together, the path that means something is seldom the shortest
+  /// (Umbrella -> the person who signed its renewal -> their manager, who is also named
+  /// with Umbrella in a note).
+  double best = 0;
   bool named = false;
+};
+
+/// How much the statements behind an entity's edges share the query's own words, per
+/// neighbour. Reads the edges and their statements from the store, within a budget of
+/// statement reads per query, so a walk through hubs stays bounded (what it has not read
+/// counts as no shared word).
+class statement_relevance {
+public:
+  statement_relevance(const storage::graph_store& store, const std::string& org, std::vector<std::string> words)
+      : store_(store), org_(org), words_(std::move(words)) {}
+
+  /// Shared words between the query and the statement of the edge from `id` to `other`.
+  std::size_t shared(const std::string& id, const std::string& other) {
+    if (words_.empty())
+      return 0;
+    auto [it, fresh] = by_node_.try_emplace(id);
+    if (fresh)
+      for (bool outgoing : {true, false})
+        for (const auto& e : store_.entity_edges(org_, id, outgoing)) {
+          auto entry = e.attributes.find("entry");
+          if (entry == e.attributes.end() || budget_ == 0)
+            continue;
+          --budget_;
+          auto& best = it->second[outgoing ? e.to_id : e.from_id];
+          best = std::max(best, words_in(entry->second));
+        }
+    auto o = it->second.find(other);
+    return o == it->second.end() ? 0 : o->second;
+  }
+
+private:
+  std::size_t words_in(const std::string& entry_id) {
+    auto raw = store_.get_entry(org_, entry_id);
+    stored_entry st;
+    if (!raw || decode(*raw, st))
+      return 0;
+    const auto text = lower_ascii(st.content);
+    std::size_t n = 0;
+    for (const auto& w : words_)
+      n += text.find(w) != std::string::npos;
+    return n;
+  }
+
+  const storage::graph_store& store_;
+  const std::string& org_;
+  std::vector<std::string> words_;
+  std::size_t budget_ = 256;
+  std::map<std::string, std::map<std::string, std::size_t>> by_node_;
 };
 
 std::string two_places(double v) {
@@ -242,6 +312,26 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
     return out;
   }
 
+  // The query's own words, beside the names and question words ("signed", "renewal"): the
+  // first five letters of each word of four letters or more.
+  std::vector<std::string> own_words;
+  {
+    std::set<std::string> name_words;
+    for (const auto& [id, n] : seen) {
+      std::string name, type;
+      if (store.entity_name(org, id, &name, &type))
+        for (const auto& w : words_of(name))
+          name_words.insert(lower_ascii(w));
+    }
+    for (const auto& w : query_lc)
+      if (w.size() >= 4 && !question_words().count(w) && !name_words.count(w)) {
+        auto stem = w.substr(0, 5);
+        if (std::find(own_words.begin(), own_words.end(), stem) == own_words.end())
+          own_words.push_back(std::move(stem));
+      }
+  }
+  statement_relevance relevance(store, org, std::move(own_words));
+
   // The walk: breadth first over the typed edges in both directions, to max_hops. A node's
   // confidence is the best product of edge confidences (weights above 1 count as 1) from a
   // named entity.
@@ -255,19 +345,21 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
       for (const auto& nb : store.entity_neighbours(org, id, true, true)) {
         const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
         const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc) ? 1 : 0);
+        const double rel = from.relevance * (1.0 + 0.5 * static_cast<double>(relevance.shared(id, nb.other_id)));
+        const double path = c / static_cast<double>(1 + hop) * (1.0 + 0.5 * static_cast<double>(asked)) * rel;
         auto [it, fresh] = seen.try_emplace(nb.other_id);
         auto& n = it->second;
+        n.best = std::max(n.best, path);
         if (fresh) {
           n.id = nb.other_id;
           n.distance = hop;
           next.push_back(nb.other_id);
         } else if (n.distance < hop) {
-          continue;  // reached before, nearer
+          continue;  // reached before, nearer: walked on from there
         }
-        if (c > n.confidence || asked > n.asked_edges) {
-          n.confidence = std::max(n.confidence, c);
-          n.asked_edges = std::max(n.asked_edges, asked);
-        }
+        n.confidence = std::max(n.confidence, c);
+        n.asked_edges = std::max(n.asked_edges, asked);
+        n.relevance = std::max(n.relevance, rel);
         if (seen.size() >= max_visited)
           break;
       }
@@ -276,9 +368,11 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
   }
   out.total_entities = seen.size();
 
-  // Ranking: nearer, surer, and reached over the relations the question speaks of, of the
-  // type it asks for. Names and types come from memory; only the answer's entities are read
-  // from the store (a hub reached at the first hop may bring thousands).
+  // Ranking: nearer, surer, reached over the relations the question speaks of and through
+  // statements that share its words, of the type it asks for; each entity by its best path.
+  // Names and types come from memory; only the answer's entities (and, within a budget, the
+  // statements behind the walked edges) are read from the store.
+  const auto focus = focus_of(query_lc);
   struct ranked {
     const node* n;
     std::string name, type;
@@ -291,10 +385,8 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
     if (!store.entity_name(org, id, &x.name, &x.type))
       continue;
     // A named entity is what the question starts from, seldom its answer: half its weight.
-    x.score = n.named ? 0.5 * n.confidence
-                      : n.confidence / static_cast<double>(1 + n.distance) *
-                            (1.0 + 0.5 * static_cast<double>(n.asked_edges));
-    if (!n.named && type_asked(x.type, query_lc))
+    x.score = n.named ? 0.5 * n.confidence : n.best;
+    if (!n.named && type_asked(x.type, focus))
       x.score += 0.25;
     all.push_back(std::move(x));
   }

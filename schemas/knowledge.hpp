@@ -29,6 +29,12 @@ enum class entity_kind : std::uint8_t { person, organization, date, amount, tech
 [[nodiscard]] std::string_view to_string(entity_kind k);
 [[nodiscard]] std::optional<entity_kind> parse_entity_kind(std::string_view s);
 
+/// People, organisations, technologies and places: the kinds that are nodes of the entity
+/// graph (dates and amounts are values).
+[[nodiscard]] constexpr bool is_named_entity(entity_kind k) {
+  return k != entity_kind::date && k != entity_kind::amount;
+}
+
 /// A mention of an entity in a message. People, organisations, technologies and locations
 /// become stored entities (once per organisation, by normalised name); dates and amounts
 /// stay attributes of the entries that mention them.
@@ -105,10 +111,16 @@ struct entry {
 
 /// Relations between entities the extractors read (shared/seeds/004, issue 19): who works
 /// where, who reports to whom, what an organisation uses, where it is, which organisation
-/// is part of, a partner, a customer or a competitor of another.
-inline constexpr std::string_view relation_predicates[] = {"works_at",   "reports_to",  "uses",
-                                                           "located_in", "part_of",     "partner_of",
-                                                           "customer_of", "competes_with"};
+/// is part of, a partner, a customer or a competitor of another; and relates_to, two
+/// entities one statement names together that no other predicate relates (the seed's
+/// general relationship: "Hugo Martin signed Globex's renewal"); and a document's
+/// structure: a document contains its sections, a section mentions what it names.
+inline constexpr std::string_view relation_predicates[] = {
+    "works_at",   "reports_to",    "uses",       "located_in", "part_of",  "partner_of",
+    "customer_of", "competes_with", "relates_to", "mentions",   "contains"};
+
+/// The confidence of a relates_to read from two names in one statement.
+inline constexpr double co_mention_confidence = 0.6;
 
 [[nodiscard]] bool is_relation_predicate(std::string_view p);
 

@@ -2,6 +2,8 @@
 // merges, supersedes and flags, in one WriteBatch with the offset advance.
 #include "storage/internal/graph_store_impl.hpp"
 
+#include <set>
+
 namespace engram::storage::detail {
 
 errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
@@ -122,6 +124,10 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     entity_of[i] = id;
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }
+  std::vector<schemas::entity_relation> entity_relations = x.relations;
+  if (m.document)
+    if (auto e = put_document_structure(tx, m, entity_of, entity_relations, &new_entities); e != errc::ok)
+      return e;
   for (auto& [id, e] : tx.entities)
     tx.batch.put(cf_entities, key(org, id), knowledge::encode(e));
 
@@ -215,7 +221,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     }
   }
   put_entries(tx, org);
-  if (auto e = put_relations(tx, m, x, entity_of, entry_ids); e != errc::ok)
+  if (auto e = put_relations(tx, m, entity_relations, entity_of, entry_ids); e != errc::ok)
     return e;
   if (created)
     if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
@@ -279,12 +285,55 @@ std::vector<document_status> kv_graph_store::documents(const std::string& org) c
 /// first stated it (validFrom); a message that ends it ("Mei left Contoso") sets validTo and
 /// keeps it; one that states it again later opens it again. Evidence: the message (the
 /// edge's eventId), the statement (attribute entry), confidence and, for works_at, role.
-errc kv_graph_store::put_relations(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+errc kv_graph_store::put_document_structure(write_txn& tx, const schemas::inbound_message& m,
+                                            std::vector<std::string>& entity_of,
+                                            std::vector<schemas::entity_relation>& relations,
+                                            std::uint64_t* new_entities) {
+  const auto& org = m.organization_id;
+  const auto& d = *m.document;
+  const auto named = entity_of.size();
+  auto ensure = [&](const std::string& name, const char* type) -> errc {
+    const auto norm = normalise_name(name);
+    const auto id = "entity:" + norm;
+    stored_entity* e = nullptr;
+    if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
+      return err;
+    if (!e) {
+      ++*new_entities;
+      e = &(tx.entities[id] = new_entity(id, "entity", name, m.sent_at));
+      e->entity_type = type;
+      tx.batch.put(cf_entity_names, key(org, norm, id), "");
+      tx.names[key(org, norm)] = id;
+    }
+    entity_of.push_back(id);
+    return errc::ok;
+  };
+  const auto title = d.title.empty() ? d.id : d.title;
+  if (normalise_name(title).empty())
+    return errc::ok;
+  if (auto e = ensure(title, "document"); e != errc::ok)
+    return e;
+  std::size_t holder = named;
+  if (!d.section.empty() && !normalise_name(d.section).empty()) {
+    if (auto e = ensure(title + ": " + d.section, "section"); e != errc::ok)
+      return e;
+    holder = named + 1;
+    relations.push_back({named, holder, "contains", 1.0, std::nullopt, false, {}});
+  }
+  std::set<std::string> mentioned;
+  for (std::size_t i = 0; i < named; ++i)
+    if (!entity_of[i].empty() && mentioned.insert(entity_of[i]).second)
+      relations.push_back({holder, i, "mentions", 1.0, std::nullopt, false, {}});
+  return errc::ok;
+}
+
+errc kv_graph_store::put_relations(write_txn& tx, const schemas::inbound_message& m,
+                                   const std::vector<schemas::entity_relation>& relations,
                                    const std::vector<std::string>& entity_of,
                                    const std::vector<std::string>& entry_ids) {
   const auto& org = m.organization_id;
   std::map<std::string, entity_edge> written;  // this message's edges, by key
-  for (const auto& rel : x.relations) {
+  for (const auto& rel : relations) {
     if (rel.subject >= entity_of.size() || rel.object >= entity_of.size())
       continue;
     const auto& from = entity_of[rel.subject];

@@ -4,6 +4,9 @@
 #include "actors/extractor/rules.hpp"
 #include "actors/extractor/signature.hpp"
 
+#include <algorithm>
+#include <set>
+
 namespace engram::extractor {
 
 namespace {
@@ -22,6 +25,31 @@ void mark_bulk(schemas::extraction& x, const validator_options& opts, const mess
     e.confidence *= 0.5;
 }
 
+/// The seed's relates_to: two people, organisations, technologies or places one statement
+/// names together that no relation of the message the validator will keep already links.
+/// A statement naming more than max_named is a list, not a relation between each two.
+void add_co_mentions(schemas::extraction& x, const validator_options& opts) {
+  constexpr std::size_t max_named = 5;
+  std::set<std::pair<std::size_t, std::size_t>> linked;
+  for (const auto& r : x.relations)
+    if (schemas::is_relation_predicate(r.predicate) && r.confidence >= opts.confidence_threshold &&
+        r.confidence <= 1)
+      linked.insert(std::minmax(r.subject, r.object));
+  for (std::size_t e = 0; e < x.entries.size(); ++e) {
+    std::vector<std::size_t> named;
+    for (auto m : x.entries[e].mentions)
+      if (m < x.mentions.size() && schemas::is_named_entity(x.mentions[m].kind))
+        named.push_back(m);
+    if (named.size() < 2 || named.size() > max_named)
+      continue;
+    for (std::size_t a = 0; a < named.size(); ++a)
+      for (std::size_t b = a + 1; b < named.size(); ++b)
+        if (linked.insert(std::minmax(named[a], named[b])).second)
+          x.relations.push_back(
+              {named[a], named[b], "relates_to", schemas::co_mention_confidence, e, false, std::string()});
+  }
+}
+
 }  // namespace
 
 schemas::extraction extract_validated(const schemas::inbound_message& m, const validator_options& opts,
@@ -38,6 +66,7 @@ schemas::extraction extract_validated(const schemas::inbound_message& m, const v
   // text. Quoted parts never reach an extractor (rules or LLM).
   std::string cleaned;
   auto x = extract_rules(m, &cleaned, opts.types.get());
+  add_co_mentions(x, opts);
   auto r = validate(x, m.subject + "\n" + cleaned, opts);
   mark_bulk(x, opts, verdict);
   r.verdict = std::move(verdict);
@@ -57,6 +86,7 @@ schemas::extraction extract_message(const schemas::inbound_message& m, const ext
       return extract_validated(m, opts.validator, report);  // skipped without asking the model
     llm_failure failure = llm_failure::none;
     if (auto x = extract_llm(m, opts.llm, &failure)) {
+      add_co_mentions(*x, opts.validator);
       auto r = validate(*x, m.subject + "\n" + clean(m.body, m.from.name).text, opts.validator);
       mark_bulk(*x, opts.validator, verdict);
       r.verdict = std::move(verdict);

@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
+
 namespace engram::extractor {
 namespace {
 
@@ -22,9 +25,13 @@ constexpr std::string_view instructions =
     "preference, goal, relationship, action_item; \"title\": at most 80 characters; \"content\": the sentence; "
     "\"confidence\": 0..1; \"subject\": the entity it is about; \"slot\": the attribute (e.g. price); \"value\": its "
     "value; \"polarity\": positive or negative; \"dueAt\": YYYY-MM-DD for action items with a deadline; "
-    "\"entities\": [{\"kind\": person|organization|date|amount, \"text\": as written, \"value\": a name, a "
-    "YYYY-MM-DD date or a number, \"currency\": ISO code for amounts}]}. Resolve relative dates against the sent "
-    "date given before the message.";
+    "\"entities\": [{\"kind\": person|organization|technology|location|date|amount, \"text\": as written, "
+    "\"value\": a name, a YYYY-MM-DD date or a number, \"currency\": ISO code for amounts}]; \"relations\": the "
+    "relations the sentence states between two of its entities, [{\"subject\": an entity's value, \"predicate\": "
+    "one of works_at, reports_to, uses, located_in, part_of, partner_of, customer_of, competes_with, relates_to; "
+    "\"object\": an entity's value, \"confidence\": 0..1, \"ended\": true when the sentence ends it (left, no "
+    "longer uses), \"role\": the job title for works_at}]}. Resolve relative dates against the sent date given "
+    "before the message.";
 
 bool is_invisible(std::uint32_t cp) {
   return cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF || cp == 0x00AD ||
@@ -123,17 +130,10 @@ std::optional<schemas::extraction> parse_llm_response(std::string_view body) {
         if (!m.is_object())
           continue;
         schemas::entity_mention em;
-        auto kind = str(m, "kind");
-        if (kind == "person")
-          em.kind = schemas::entity_kind::person;
-        else if (kind == "organization")
-          em.kind = schemas::entity_kind::organization;
-        else if (kind == "date")
-          em.kind = schemas::entity_kind::date;
-        else if (kind == "amount")
-          em.kind = schemas::entity_kind::amount;
-        else
+        auto kind = schemas::parse_entity_kind(str(m, "kind"));
+        if (!kind)
           continue;
+        em.kind = *kind;
         em.text = str(m, "text");
         em.value = m.contains("value") && m["value"].is_number() ? m["value"].dump() : str(m, "value");
         em.currency = str(m, "currency");
@@ -141,6 +141,30 @@ std::optional<schemas::extraction> parse_llm_response(std::string_view body) {
           em.value = em.text;
         x.mentions.push_back(std::move(em));
         en.mentions.push_back(x.mentions.size() - 1);
+      }
+    }
+    // Relations between two of the entry's entities, named by value (or as written). What
+    // the contract cannot hold (an end the entry does not name, a confidence that is not a
+    // number) is kept so that the validator drops it and counts it, with the unknown
+    // predicates.
+    if (auto rels = e.find("relations"); rels != e.end() && rels->is_array()) {
+      auto end_of = [&](const std::string& name) {
+        const auto want = schemas::normal_form(name);
+        for (auto i : en.mentions)
+          if (!want.empty() && (schemas::normal_form(x.mentions[i].value) == want ||
+                                schemas::normal_form(x.mentions[i].text) == want))
+            return i;
+        return SIZE_MAX;
+      };
+      for (const auto& r : *rels) {
+        if (!r.is_object())
+          continue;
+        auto c = r.find("confidence");
+        auto ended = r.find("ended");
+        x.relations.push_back({end_of(str(r, "subject")), end_of(str(r, "object")), str(r, "predicate"),
+                               c != r.end() && c->is_number() ? c->get<double>() : std::nan(""),
+                               x.entries.size(), ended != r.end() && ended->is_boolean() && ended->get<bool>(),
+                               str(r, "role")});
       }
     }
     x.entries.push_back(std::move(en));

@@ -189,8 +189,17 @@ private:
                      const std::vector<schemas::resolution>* resolutions);
   /// Indexes an entry's words for BM25: a row per distinct term (count, entry length).
   void put_chunk_status(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction* x);
-  errc put_relations(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
-                     const std::vector<std::string>& entity_of, const std::vector<std::string>& entry_ids);
+  /// `entity_of`: the entity id of each index the relations name (the mentions, then the
+  /// document structure's entities).
+  errc put_relations(write_txn& tx, const schemas::inbound_message& m,
+                     const std::vector<schemas::entity_relation>& relations, const std::vector<std::string>& entity_of,
+                     const std::vector<std::string>& entry_ids);
+  /// A document chunk's place in the graph (seed 004's contains and mentions): the document
+  /// (type document) contains its section (type section), which mentions every entity the
+  /// chunk names (the document does when the chunk has no section). Appends the ids to
+  /// `entity_of` and the edges to `relations`; counts the entities it creates.
+  errc put_document_structure(write_txn& tx, const schemas::inbound_message& m, std::vector<std::string>& entity_of,
+                              std::vector<schemas::entity_relation>& relations, std::uint64_t* new_entities);
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).

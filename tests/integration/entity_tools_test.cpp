@@ -720,6 +720,21 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
   a = ok("kag_query", {{"query", "Who are Globex's partners and competitors?"}, {"max_hops", 1}});
   for (const auto* name : {"Fabrikam", "Northwind", "Initech", "Snowflake", "Umbrella Labs"})
     EXPECT_TRUE(entity_names(a).count(name)) << name << " " << a;
+  // A document contains its sections; a section mentions what it names (seed 004's
+  // structure relations).
+  a = ok("kag_query", {{"query", "What does the Vendor review 2026 cover?"}, {"max_hops", 2}});
+  std::set<std::string> structure;
+  for (const auto& r : a["relations"])
+    if (r["predicate"] == "contains" || r["predicate"] == "mentions")
+      structure.insert(r["subject"].get<std::string>() + " " + r["predicate"].get<std::string>() + " " +
+                       r["object"].get<std::string>());
+  for (const auto* rel : {"Vendor review 2026 contains Vendor review 2026: Data platform",
+                          "Vendor review 2026: Data platform mentions Snowflake",
+                          "Vendor review 2026: People mentions Dana Smith"})
+    EXPECT_TRUE(structure.count(rel)) << rel << " " << a;
+  for (const auto& e : a["entities"])
+    if (e["name"] == "Vendor review 2026: People")
+      EXPECT_EQ(e["type"], "section") << e;
 
   // engramctl kag status and kag query read the store beside the running engramd.
   ASSERT_EQ(test::run(ctl + " kag status --data-dir " + dir_.sub("store") + " --organization acme", &out), 0) << out;

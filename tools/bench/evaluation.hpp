@@ -65,8 +65,10 @@ struct report {
 /// and spacing); `ended` is scored apart, on the relations found.
 struct relation_report {
   std::size_t messages = 0;
-  /// Per predicate, in schemas::relation_predicates order, then all together.
-  std::array<counts, 8> predicates{};
+  /// Per predicate, in schemas::relation_predicates order, then all together; relates_to
+  /// (two names in one statement, never labelled) is not scored but counted apart.
+  std::array<counts, std::size(schemas::relation_predicates)> predicates{};
+  std::size_t co_mentions = 0;
   counts total;
   std::size_t ended_checked = 0, ended_right = 0;
   std::string error;

@@ -56,9 +56,11 @@ using json = nlohmann::json;
 /// 4915dee2…d586 again. Re-pinned when relations between entities were extracted (issue 19:
 /// signatures' works_at, relation sentences, technologies and locations as entities, their
 /// edges): this build with relations switched off in rules.cpp gives 6ac71560…5a99 again.
+/// Re-pinned when two names in one statement became relates_to (the seed's general
+/// relationship): this build without add_co_mentions in extract.cpp gives 076f25d9…ff6b again.
 /// This stream is read with the cues alone; the type model's path is pinned by the replay
 /// tests against engramd.
-constexpr const char* pinned = "076f25d9abdbfbc921af1a3f7b948081f5edd7196d77e623f18c826916a4ff6b";
+constexpr const char* pinned = "7ec925c8c21ed057cc4db134cc08f8c9b30149ad0484bcb4644e9e0bc6b94408";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {

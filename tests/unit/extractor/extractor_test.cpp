@@ -489,14 +489,32 @@ TEST(Relations, WhatTheSentencesSayBetweenNamedThingsIsRead) {
   }
 }
 
-TEST(Relations, NeighbouringNamesWithoutARelationWordGiveNone) {
+TEST(Relations, NeighbouringNamesWithoutARelationWordGiveNoTypedOne) {
   for (const auto* sentence :
        {"Sarah sent the invoice to Globex on Monday.", "We met Globex and Initech at the conference in Lisbon.",
         "Mei Chen at Lisbon airport called.", "Globex uses the new process.", "Dana Smith and Hugo Martin met today.",
         "Please ask Claire Dubois about Hugo Martin.", "Globex reports to the board on Monday."}) {
     auto x = extract_validated(message(sentence), {});
-    EXPECT_TRUE(x.relations.empty()) << sentence << " gave " << testing::PrintToString(relations_of(x));
+    for (const auto& r : x.relations)
+      EXPECT_EQ(r.predicate, "relates_to") << sentence << " gave " << testing::PrintToString(relations_of(x));
   }
+}
+
+// The seed's relates_to: two named things one statement names together, when no other
+// relation links them; never between each two of a list.
+TEST(Relations, TwoNamesInOneStatementRelateWhenNothingElseLinksThem) {
+  auto got = relations_of(extract_validated(message("Hugo Martin signed the Globex renewal on Monday."), {}));
+  EXPECT_EQ(got, std::vector<std::string>{"Hugo Martin relates_to Globex"});
+  got = relations_of(extract_validated(message("Dana Smith and Hugo Martin met today."), {}));
+  EXPECT_EQ(got, std::vector<std::string>{"Dana Smith relates_to Hugo Martin"});
+  got = relations_of(extract_validated(message("Mei Chen joined Contoso as CTO last month."), {}));
+  EXPECT_EQ(got, std::vector<std::string>{"Mei Chen works_at Contoso as CTO"}) << "linked already";
+  auto x = extract_validated(
+      message("We decided that Globex, Initech, Contoso, Fabrikam, Northwind and Umbrella Labs get the new price."),
+      {});
+  EXPECT_TRUE(x.relations.empty()) << testing::PrintToString(relations_of(x));
+  for (const auto& r : extract_validated(message("Hugo Martin signed the Globex renewal."), {}).relations)
+    EXPECT_DOUBLE_EQ(r.confidence, schemas::co_mention_confidence);
 }
 
 TEST(Relations, TheSignatureSaysWhereItsWriterWorks) {
