@@ -11,8 +11,9 @@ namespace engram::schemas {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> op_names = {"validate",       "resolve_review", "merge_branch",
-                                                      "discard_branch", "expire",         "reminder_sent"};
+constexpr std::array<std::string_view, 7> op_names = {"validate",      "resolve_review", "merge_branch",
+                                                      "discard_branch", "expire",        "reminder_sent",
+                                                      "chunk_failed"};
 
 using op_set = std::uint8_t;
 constexpr op_set bit(command_op op) { return static_cast<op_set>(1u << static_cast<unsigned>(op)); }
@@ -29,9 +30,10 @@ struct field {
 };
 
 // The one table the encoder and the decoder both read, so they cannot disagree.
-const std::array<field, 8> fields{{
+const std::array<field, 12> fields{{
     {"id", &knowledge_command::id,
-     bit(command_op::validate) | bit(command_op::resolve_review) | bit(command_op::reminder_sent)},
+     bit(command_op::validate) | bit(command_op::resolve_review) | bit(command_op::reminder_sent) |
+         bit(command_op::chunk_failed)},
     {"outcome", &knowledge_command::outcome, bit(command_op::validate)},
     {"keep", &knowledge_command::keep, bit(command_op::resolve_review)},
     {"branchId", &knowledge_command::branch_id, bit(command_op::merge_branch) | bit(command_op::discard_branch)},
@@ -40,6 +42,10 @@ const std::array<field, 8> fields{{
      bit(command_op::merge_branch)},
     {"reminderId", &knowledge_command::reminder_id, bit(command_op::reminder_sent)},
     {"partition", &knowledge_command::reminder_partition, bit(command_op::reminder_sent)},
+    {"title", &knowledge_command::title, 0},
+    {"chunk", &knowledge_command::chunk, bit(command_op::chunk_failed)},
+    {"chunks", &knowledge_command::chunks, bit(command_op::chunk_failed)},
+    {"reason", &knowledge_command::reason, bit(command_op::chunk_failed)},
 }};
 // reminder_offset is carried as "offset" (below): -1 is its default, not 0.
 
@@ -143,6 +149,8 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
     return std::string("/outcome: must be approved or rejected");
   if (out.op == command_op::resolve_review && out.keep != "newer" && out.keep != "older" && out.keep != "both")
     return std::string("/keep: must be newer, older or both");
+  if (out.op == command_op::chunk_failed && (out.chunks < 1 || out.chunk >= out.chunks))
+    return std::string("/chunk: must be less than chunks (at least 1)");
   return std::nullopt;
 }
 

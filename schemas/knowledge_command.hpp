@@ -19,6 +19,9 @@
 //                    branch saves older than issuedAt - branches.ttl (given as ttlMs)
 //   reminder_sent    id (the action item), reminderId, partition, offset: the reminder is on
 //                    engram-reminders at that position
+//   chunk_failed     id (the document), chunk, chunks, reason, title (optional): the sequencer
+//                    refused a chunk of a document (sourceType file); the event is on the
+//                    dead-letter topic with the same reason, the chunk's status is failed
 
 #include <cstdint>
 #include <optional>
@@ -29,7 +32,15 @@ namespace engram::schemas {
 
 inline constexpr const char* kind_knowledge_command = "knowledge-command";
 
-enum class command_op : std::uint8_t { validate, resolve_review, merge_branch, discard_branch, expire, reminder_sent };
+enum class command_op : std::uint8_t {
+  validate,
+  resolve_review,
+  merge_branch,
+  discard_branch,
+  expire,
+  reminder_sent,
+  chunk_failed
+};
 
 [[nodiscard]] std::string_view to_string(command_op op);
 [[nodiscard]] std::optional<command_op> parse_command_op(std::string_view s);
@@ -41,7 +52,7 @@ struct knowledge_command {
   std::int64_t issued_at_ms = 0;
   std::string issued_by;
   command_op op = command_op::validate;
-  /// validate, resolve_review, reminder_sent: the entry.
+  /// validate, resolve_review, reminder_sent: the entry; chunk_failed: the document.
   std::string id;
   /// validate: "approved" | "rejected".
   std::string outcome;
@@ -58,6 +69,11 @@ struct knowledge_command {
   std::string reminder_id;
   std::int32_t reminder_partition = 0;
   std::int64_t reminder_offset = -1;
+  /// chunk_failed: the document's title, the chunk (of `chunks`) and why it was refused.
+  std::string title;
+  std::int32_t chunk = 0;
+  std::int32_t chunks = 0;
+  std::string reason;
 
   friend bool operator==(const knowledge_command&, const knowledge_command&) = default;
 };

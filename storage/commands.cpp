@@ -43,6 +43,7 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
       case schemas::command_op::discard_branch: e = drop_branch(tx, org, c.branch_id, &r.dropped_saves); break;
       case schemas::command_op::expire: e = expire(tx, c, r); break;
       case schemas::command_op::reminder_sent: e = reminder_sent(tx, c, r); break;
+      case schemas::command_op::chunk_failed: e = chunk_failed(tx, c); break;
     }
     if (e != errc::ok)
       return e;
@@ -172,6 +173,21 @@ errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_comma
     return e == errc::not_found ? errc::ok : e;  // removed since: the mark is all that is left to record
   if (knowledge::record_reminder(*doc, c.reminder_id, c.issued_at))
     drop_due_row(tx, *doc);
+  return errc::ok;
+}
+
+/// A document chunk the sequencer refused: failed, with the reason, unless a good copy of
+/// the chunk was applied (a done status stays; a later good copy overwrites a failed one).
+errc kv_graph_store::chunk_failed(write_txn& tx, const schemas::knowledge_command& c) {
+  const auto k = key("c", c.organization_id, c.id, encode_u64(static_cast<std::uint64_t>(c.chunk)));
+  auto have = kv_->get(cf_meta, k);
+  if (!have && have.error() != errc::not_found)
+    return have.error();
+  if (have && json::parse(*have, nullptr, false).value("status", std::string()) == "done")
+    return errc::ok;
+  json status{{"title", c.title}, {"chunk", c.chunk},   {"chunks", c.chunks},
+              {"eventId", c.event_id}, {"status", "failed"}, {"error", c.reason}};
+  tx.batch.put(cf_meta, k, status.dump());
   return errc::ok;
 }
 

@@ -268,10 +268,20 @@ std::vector<document_status> kv_graph_store::documents(const std::string& org) c
     auto j = json::parse(it->value(), nullptr, false);
     if (!j.is_object())
       continue;
-    if (out.empty() || out.back().organization_id != parts[1] || out.back().id != parts[2])
-      out.push_back({parts[1], parts[2], j.value("title", std::string())});
+    if (out.empty() || out.back().organization_id != parts[1] || out.back().id != parts[2]) {
+      auto& fresh = out.emplace_back();
+      fresh.organization_id = parts[1];
+      fresh.id = parts[2];
+    }
     auto& d = out.back();
     d.chunks = std::max<std::uint32_t>(d.chunks, j.value("chunks", 0u));
+    if (d.title.empty())
+      d.title = j.value("title", std::string());
+    if (j.value("status", std::string()) == "failed") {
+      if (!d.failed++)
+        d.error = j.value("error", std::string());
+      continue;
+    }
     ++d.done;
     d.entries += j.value("entries", std::uint64_t{0});
     d.entities += j.value("entities", std::uint64_t{0});

@@ -160,8 +160,10 @@ struct entity_summary {
 /// reason on the dead-letter topic) is pending.
 struct document_status {
   std::string organization_id, id, title;
-  /// Chunks the document has, and those applied.
-  std::uint32_t chunks = 0, done = 0;
+  /// Chunks the document has, those applied and those the sequencer refused (a
+  /// chunk_failed command; the first one's reason in `error`).
+  std::uint32_t chunks = 0, done = 0, failed = 0;
+  std::string error;
   /// What extraction read from the applied chunks.
   std::uint64_t entries = 0, entities = 0, relations = 0;
 };

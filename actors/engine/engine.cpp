@@ -441,18 +441,20 @@ std::string engine::stats_json() { return impl_->stats(); }
 
 std::string engine::impl::stats() {
   auto& m = *this;
-  // Documents (ingest-docs) per organisation: how many, their chunks applied and pending,
-  // and what extraction read from them.
+  // Documents (ingest-docs) per organisation: how many, their chunks applied, refused and
+  // pending, and what extraction read from them.
   std::map<std::string, json> documents;
   for (const auto& d : m.store->documents("")) {
     auto& j = documents[d.organization_id];
     if (j.is_null())
-      j = {{"documents", 0}, {"chunks", 0}, {"chunksDone", 0}, {"chunksPending", 0}, {"entities", 0},
-           {"relations", 0}};
+      j = {{"documents", 0}, {"chunks", 0},   {"chunksDone", 0}, {"chunksPending", 0},
+           {"chunksFailed", 0}, {"entities", 0}, {"relations", 0}};
     j["documents"] = j["documents"].get<std::uint64_t>() + 1;
     j["chunks"] = j["chunks"].get<std::uint64_t>() + d.chunks;
     j["chunksDone"] = j["chunksDone"].get<std::uint64_t>() + d.done;
-    j["chunksPending"] = j["chunksPending"].get<std::uint64_t>() + (d.chunks - std::min(d.chunks, d.done));
+    j["chunksFailed"] = j["chunksFailed"].get<std::uint64_t>() + d.failed;
+    j["chunksPending"] =
+        j["chunksPending"].get<std::uint64_t>() + (d.chunks - std::min(d.chunks, d.done + d.failed));
     j["entities"] = j["entities"].get<std::uint64_t>() + d.entities;
     j["relations"] = j["relations"].get<std::uint64_t>() + d.relations;
   }

@@ -217,6 +217,7 @@ private:
   errc validate(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   errc resolve_review(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   errc reminder_sent(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
+  errc chunk_failed(write_txn& tx, const schemas::knowledge_command& c);
   /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
   /// and the saves of branches idle since before issuedAt - ttlMs.
   errc expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r);

@@ -736,10 +736,41 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
     if (e["name"] == "Vendor review 2026: People")
       EXPECT_EQ(e["type"], "section") << e;
 
+  // A chunk engramd refuses (here a sentAt that is no time) goes to the dead-letter topic
+  // and its status is failed, with the reason, through a chunk_failed command on engram-log.
+  const auto dead_before = test::topic_size(broker_->bootstrap(), "engram-dlq");
+  test::produce_raw(broker_->bootstrap(), "inbound-messages",
+                    {{"acme", json{{"eventId", "doc-broken-1"},
+                                   {"organizationId", "acme"},
+                                   {"sourceType", "file"},
+                                   {"sentAt", "last Tuesday"},
+                                   {"from", {{"name", "ingest-docs"}, {"address", "ingest-docs"}}},
+                                   {"body", "Globex runs on Oracle."},
+                                   {"document", {{"id", "doc-broken"}, {"title", "Broken manual"}, {"chunk", 1},
+                                                 {"chunks", 2}}}}
+                                  .dump()}});
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        auto st = json::parse(test::get(port_, "/v1/stats"), nullptr, false);
+        return st.is_object() && st["organizations"][0]["documents"].value("chunksFailed", 0) == 1;
+      },
+      60s))
+      << test::get(port_, "/v1/stats");
+  // On the dead-letter topic too (produced before the command; delivered on its own).
+  EXPECT_TRUE(test::wait_until(
+      [&] { return test::topic_size(broker_->bootstrap(), "engram-dlq") == dead_before + 1; }, 30s));
+  stats = json::parse(test::get(port_, "/v1/stats"));
+  EXPECT_EQ(stats["organizations"][0]["documents"]["documents"], 4) << stats;
+  EXPECT_EQ(stats["organizations"][0]["documents"]["chunksPending"], 1) << "chunk 0 of the broken manual " << stats;
+
   // engramctl kag status and kag query read the store beside the running engramd.
   ASSERT_EQ(test::run(ctl + " kag status --data-dir " + dir_.sub("store") + " --organization acme", &out), 0) << out;
   EXPECT_NE(out.find("\"Account plan\"  done  2/2 chunks"), std::string::npos) << out;
   EXPECT_NE(out.find("\"Vendor review 2026\"  done  3/3 chunks"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"Broken manual\"  failed  0/2 chunks, 0 entries, 0 entities, 0 relations; 1 failed: "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("sentAt: must be an RFC 3339 date-time"), std::string::npos) << out;
   ASSERT_EQ(test::run(ctl + " kag query --data-dir " + dir_.sub("store") +
                           " --organization acme \"Who does Hugo Martin report to?\"",
                       &out),

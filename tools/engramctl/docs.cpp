@@ -428,10 +428,13 @@ int kag_status(const kag_options& o, std::ostream& out, std::ostream& err) {
     return 0;
   }
   for (const auto& d : docs) {
-    const auto pending = d.chunks - std::min(d.chunks, d.done);
-    out << d.organization_id << "  " << d.id << "  \"" << d.title << "\"  " << (pending ? "pending" : "done") << "  "
-        << d.done << "/" << d.chunks << " chunks, " << d.entries << " entries, " << d.entities << " entities, "
-        << d.relations << " relations\n";
+    const auto pending = d.chunks - std::min(d.chunks, d.done + d.failed);
+    out << d.organization_id << "  " << d.id << "  \"" << d.title << "\"  "
+        << (d.failed ? "failed" : pending ? "pending" : "done") << "  " << d.done << "/" << d.chunks << " chunks, "
+        << d.entries << " entries, " << d.entities << " entities, " << d.relations << " relations";
+    if (d.failed)
+      out << "; " << d.failed << " failed: " << d.error;
+    out << "\n";
   }
   return 0;
 }

@@ -22,7 +22,7 @@ static_assert(sizeof(extraction) == 352, "extraction changed: set the new field 
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_relation) == 112, "entity_relation changed: set the new field in full_extracted()");
-static_assert(sizeof(knowledge_command) == 336, "knowledge_command changed: set the new field in full_command()");
+static_assert(sizeof(knowledge_command) == 408, "knowledge_command changed: set the new field in full_command()");
 static_assert(sizeof(entity_command) == 304, "entity_command changed: set the new field in full_entity_command()");
 static_assert(sizeof(entity_spec) == 136, "entity_spec changed: set the new field in full_entity_command()");
 static_assert(sizeof(relation_spec) == 152, "relation_spec changed: set the new field in full_entity_command()");
@@ -141,6 +141,10 @@ knowledge_command full_command(command_op op) {
   c.reminder_id = "rem-e-0123456789abcdef";
   c.reminder_partition = 3;
   c.reminder_offset = 42;
+  c.title = "Vendor review";
+  c.chunk = 1;
+  c.chunks = 3;
+  c.reason = "/document/chunk: must be less than chunks";
   return c;
 }
 
@@ -177,12 +181,19 @@ knowledge_command minimal_command(command_op op) {
       c.reminder_partition = 0;
       c.reminder_offset = 0;
       break;
+    case command_op::chunk_failed:
+      c.id = "doc-0123";
+      c.chunk = 0;
+      c.chunks = 2;
+      c.reason = "/body: required non-empty string";
+      break;
   }
   return c;
 }
 
 constexpr command_op all_ops[] = {command_op::validate,       command_op::resolve_review, command_op::merge_branch,
-                                  command_op::discard_branch, command_op::expire,         command_op::reminder_sent};
+                                  command_op::discard_branch, command_op::expire,         command_op::reminder_sent,
+                                  command_op::chunk_failed};
 
 TEST(LogRecord, EveryKindHasAHeaderNameThatParsesBack) {
   for (auto k : all_record_kinds)
@@ -301,7 +312,9 @@ TEST(LogRecord, EachOpsRequiredFieldIsNamedWhenMissing) {
       {command_op::merge_branch, "branchId"}, {command_op::discard_branch, "branchId"},
       {command_op::expire, "limit"},         {command_op::expire, "ttlMs"},
       {command_op::reminder_sent, "id"},     {command_op::reminder_sent, "reminderId"},
-      {command_op::reminder_sent, "partition"}, {command_op::reminder_sent, "offset"}};
+      {command_op::reminder_sent, "partition"}, {command_op::reminder_sent, "offset"},
+      {command_op::chunk_failed, "id"},      {command_op::chunk_failed, "chunk"},
+      {command_op::chunk_failed, "chunks"},  {command_op::chunk_failed, "reason"}};
   for (auto [op, field] : required) {
     auto j = json::parse(encode(minimal_command(op)).value);
     ASSERT_TRUE(j.contains(field)) << to_string(op) << " " << field;
