@@ -472,8 +472,10 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
         if (auto entry_id = attr("entry"); !entry_id.empty())
           if (auto raw = store.get_entry(org, entry_id)) {
             stored_entry st;
-            if (!decode(*raw, st))
+            if (!decode(*raw, st)) {
               rel.statement = st.content;
+              rel.entry_id = std::move(entry_id);
+            }
           }
         // A job read from mail describes a person the store knows nothing else about.
         if (auto role = attr("role"); edge.label == "works_at" && !role.empty() && rel.valid_to.empty()) {
@@ -484,6 +486,9 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
         out.relations.push_back(std::move(rel));
       }
     }
+    // The relations the question speaks of first (in the answer's order), then the others.
+    std::stable_partition(out.relations.begin(), out.relations.end(),
+                          [&](const kag_relation& rel) { return label_asked(rel.predicate, query_lc); });
     // An entity's source: the first message that supports one of its relations.
     for (const auto& rel : out.relations)
       for (const auto* name : {&rel.subject, &rel.object})

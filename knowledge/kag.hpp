@@ -50,6 +50,8 @@ struct kag_relation {
   /// Bi-temporal validity (RFC 3339; empty: open) and the statement that says it.
   std::string valid_from, valid_to;
   std::string statement, source_document_id, source_document_title;
+  /// The statement's entry id (empty when none): for hybrid recall; not in the tool's answer.
+  std::string entry_id;
 };
 
 struct kag_answer {

@@ -19,6 +19,8 @@ constexpr std::size_t recall_candidates = 100;
 /// Candidates read per result asked: parsing every candidate dominated recall's time; the
 /// type and contact filters may then leave fewer than asked.
 constexpr std::size_t candidates_per_result = 8;
+// Hybrid recall: the graph's list weighs as much as words and meaning together.
+constexpr double graph_weight = 2.0;
 /// BM25 candidates search reads.
 constexpr std::size_t search_candidates = 200;
 /// A contact's own knowledge first.
@@ -50,27 +52,32 @@ bool query_service::branch_alive(const std::string& org, const std::string& bran
 
 void query_service::add_graph(const std::string& org, const std::string& query,
                               std::map<std::string, double>& fused) const {
-  // The statements about the entities the query names first, then those about their
-  // neighbours (one hop), each entity's in id order: one more ranked list for the fusion.
-  constexpr std::size_t per_named = 20, per_neighbour = 5, neighbours = 10;
+  // One more ranked list for the fusion, from kag_query's walk (two hops, its ten best
+  // entities): the statements behind the relations among them, in the answer's order; then
+  // what the named entities' statements say; then the statements of the other entities it
+  // ranked, a few each, best entity first.
+  constexpr std::size_t per_named = 20, per_reached = 5;
   const auto& store = *deps_.store;
-  const auto named = entities_named(store, org, query);
+  kag_request q;
+  q.query = query.substr(0, std::min(query.size(), kag_limits::query_bytes));
+  q.max_hops = 2;
+  q.limit = 10;
+  const auto answer = kag_query(entity_reader(deps_.store, {}), org, q);
   std::vector<std::string> ranked;
   std::set<std::string> seen;
-  auto take = [&](const std::string& entity, std::size_t n) {
-    for (auto& id : store.entity_entries(org, entity, n))
-      if (ranked.size() < recall_candidates && seen.insert(id).second)
-        ranked.push_back(std::move(id));
+  auto add = [&](std::string id) {
+    if (ranked.size() < recall_candidates && !id.empty() && seen.insert(id).second)
+      ranked.push_back(std::move(id));
   };
-  for (const auto& id : named)
-    take(id, per_named);
-  for (const auto& id : named) {
-    const auto around = store.entity_neighbours(org, id, true, true);
-    for (std::size_t i = 0; i < around.size() && i < neighbours; ++i)
-      take(around[i].other_id, per_neighbour);
-  }
+  for (const auto& rel : answer.relations)
+    add(rel.entry_id);
+  for (bool named : {true, false})
+    for (const auto& e : answer.entities)
+      if ((e.distance == 0) == named)
+        for (auto& id : store.entity_entries(org, e.id, named ? per_named : per_reached))
+          add(std::move(id));
   for (std::size_t i = 0; i < ranked.size(); ++i)
-    fused[ranked[i]] += 1.0 / (rrf_k + double(i + 1));
+    fused[ranked[i]] += graph_weight / (rrf_k + double(i + 1));
 }
 
 std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {

@@ -91,8 +91,9 @@ private:
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
                   const std::vector<std::string>& query_terms, const schemas::vector8* query_vector,
                   std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const;
-  /// Hybrid recall's ranked list: the entries of the entities `query` names, then of their
-  /// neighbours (recall.graph_expansion).
+  /// Hybrid recall's ranked list (recall.graph_expansion), from kag_query's walk: the
+  /// statements behind the relations of its answer, then the named entities' statements,
+  /// then those of the entities it reached.
   void add_graph(const std::string& organization_id, const std::string& query,
                  std::map<std::string, double>& fused) const;
 

@@ -29,8 +29,8 @@ struct read_policy {
   config::decay_config decay;
   /// branches.ttl: a branch idle for longer is gone. Default: 24 h.
   std::int64_t branch_ttl_ms = 24ll * 3600 * 1000;
-  /// recall.graph_expansion: entries of the entities a query names and of their neighbours
-  /// join recall's fusion. Default: false.
+  /// recall.graph_expansion: the statements kag_query's walk finds for the query (those
+  /// behind its relations, then its entities') join recall's fusion. Default: false.
   bool graph_expansion = false;
 };
 

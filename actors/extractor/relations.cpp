@@ -396,6 +396,22 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     found_relation r;
     const std::string after(sentence.substr(b.end, std::min<std::size_t>(sentence.size() - b.end, 60)));
 
+    if ((a_person && b_org && !(b.span && ctx.known_orgs.count(text::lower(spans[*b.span].m.value)))) ||
+        (a_org && !(a.span && ctx.known_orgs.count(text::lower(spans[*a.span].m.value))) && b_person)) {
+      // A reporting line between a person and a name read as an organisation (or not read:
+      // a first name no list knows, "Tomas Novak"): that name is a person too, unless the
+      // message knows it as an organisation. rules.cpp makes it one.
+      const bool reports = in(g, reports_gaps), manages = !reports && in(g, manages_gaps);
+      if (reports || manages) {
+        r.predicate = "reports_to", r.confidence = 0.7;
+        const auto& report = reports ? a : b;
+        const auto& manager = reports ? b : a;
+        end_of(report, entity_kind::person, r.subject_span, r.subject);
+        end_of(manager, entity_kind::person, r.object_span, r.object);
+        out.push_back(std::move(r));
+        continue;
+      }
+    }
     if (a_person && b_person) {
       if (in(g, reports_gaps)) {
         r.subject_span = a.span, r.object_span = b.span, r.predicate = "reports_to", r.confidence = 0.8;

@@ -401,6 +401,11 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     for (auto& f : r.relations) {
       const auto subject = f.subject_span ? r.ids[*f.subject_span] : add_mention(std::move(f.subject));
       const auto object = f.object_span ? r.ids[*f.object_span] : add_mention(std::move(f.object));
+      // Both ends of a reporting line are people, whatever a name was first read as.
+      if (f.predicate == "reports_to")
+        for (auto end : {subject, object})
+          if (x.mentions[end].kind == entity_kind::organization)
+            x.mentions[end].kind = entity_kind::person;
       if (subject != object)
         x.relations.push_back({subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended,
                                std::move(f.role)});

@@ -13,7 +13,11 @@
 //                      Martin.") among its first k results;
 //   hybrid recall      the same with recall.graph_expansion on (engramd restarted over the
 //                      same store).
-// The table is printed; the floors asserted are below the measured figures (README).
+// A second set, held out (tests/data/kag/heldout.jsonl: another organisation's mail and
+// questions, written by a helper session that never saw the extractor or kag_query), is
+// scored the same way and reported apart: the generated set's templates and kag_query's
+// ranking were adjusted together; the held-out figures are the honest ones.
+// The tables are printed; the floors asserted (generated set) are below the figures (README).
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
@@ -21,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -223,15 +228,53 @@ struct score {
   }
 };
 
+/// One organisation's mail and questions.
+struct question_set {
+  std::string organization, token;
+  std::vector<std::string> events;
+  std::vector<question> questions;
+  score kag, plain, hybrid;
+  std::vector<std::string> misses;  // kag_query's answers not first
+};
+
+/// The held-out set (tests/data/kag/heldout.jsonl): another organisation, its mail and
+/// questions, written by a helper session that never saw the extractor or kag_query.
+question_set load_heldout(std::string* error) {
+  question_set set{"heldout", "kag-questions-heldout-0123456789abcdef", {}, {}, {}, {}, {}, {}};
+  std::ifstream in(ENGRAM_SOURCE_DIR "/tests/data/kag/heldout.jsonl");
+  if (!in)
+    *error = "cannot read tests/data/kag/heldout.jsonl";
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty())
+      continue;
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      *error = "a line is not a JSON object: " + line.substr(0, 80);
+      continue;
+    }
+    if (j.contains("event"))
+      set.events.push_back(j["event"].dump());
+    else
+      set.questions.push_back(
+          {j.value("question", ""), j.value("answer", ""), j.value("statement", ""), j.value("hops", std::size_t{0})});
+  }
+  return set;
+}
+
 class KagQuestions : public ::testing::Test {
 protected:
   KagQuestions() : dir_("kag-questions"), broker_(test::start_broker()), port_(test::free_port()) {}
   void TearDown() override {
-    if (engramd_)
+    if (engramd_) {
       EXPECT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
+    }
   }
-  void start(std::vector<std::string> sets) {
-    sets.push_back("auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read], name: asker}]");
+  void start(std::vector<std::string> sets, const std::vector<question_set*>& with) {
+    std::string tokens = "auth.tokens=[";
+    for (const auto* q : with)
+      tokens += std::string(q == with.front() ? "" : ", ") + "{token: " + q->token +
+                ", organization_id: " + q->organization + ", scopes: [read], name: asker}";
+    sets.push_back(tokens + "]");
     engramd_ = std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets),
                                              log());
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
@@ -241,14 +284,28 @@ protected:
     engramd_.reset();
   }
   std::string log() const { return dir_.sub("engramd.log"); }
-  json call(const std::string& tool, const json& args) {
-    auto r = test::mcp_call(port_, token, tool, args);
+  json call(const question_set& set, const std::string& tool, const json& args) {
+    auto r = test::mcp_call(port_, set.token, tool, args);
     EXPECT_FALSE(r.contains("error")) << tool << " " << args.dump() << " -> " << r;
     return r;
   }
+  /// kag_query's score of `q`: the rank of its answer among the entities, and whether the
+  /// statement of its last hop is in the context.
+  void kag(question_set& set, const question& q) {
+    auto a = call(set, "kag_query", {{"query", q.text}, {"limit", 10}, {"max_hops", q.hops}});
+    std::size_t rank = 0, i = 0;
+    for (const auto& e : a.value("entities", json::array())) {
+      ++i;
+      if (e.value("name", "") == q.answer && !rank)
+        rank = i;
+    }
+    set.kag.add(q, rank, a.value("context", "").find(q.statement) != std::string::npos);
+    if (rank != 1)
+      set.misses.push_back(q.text + " -> " + q.answer + " at " + std::to_string(rank));
+  }
   /// recall_knowledge's score of `q`: the rank of its last hop's statement.
-  void recall(const question& q, score& s) {
-    auto r = call("recall_knowledge", {{"query", q.text}, {"limit", 10}});
+  void recall(question_set& set, const question& q, score& s) {
+    auto r = call(set, "recall_knowledge", {{"query", q.text}, {"limit", 10}});
     std::size_t rank = 0, i = 0;
     for (const auto& e : r.value("results", json::array())) {
       ++i;
@@ -256,6 +313,23 @@ protected:
         rank = i;
     }
     s.add(q, rank, rank >= 1 && rank <= 10);
+  }
+  static void print(const question_set& set, const std::string& title) {
+    std::printf("\n%s: %zu questions (%zu of 2 hops, %zu of 3), %zu messages\n\n", title.c_str(),
+                set.questions.size(), set.kag.by_hops.count(2) ? set.kag.by_hops.at(2).first : 0,
+                set.kag.by_hops.count(3) ? set.kag.by_hops.at(3).first : 0, set.events.size());
+    std::printf("| method | hit@1 | hit@10 | 2 hops hit@10 | 3 hops hit@10 | answer's statement given |\n"
+                "|---|---|---|---|---|---|\n");
+    auto row = [&](const char* name, const score& s) {
+      std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name, s.rate(s.hit1), s.rate(s.hit10),
+                  s.hops_rate(2), s.hops_rate(3), s.rate(s.supported));
+    };
+    row("kag_query (max_hops = the question's, limit 10)", set.kag);
+    row("recall_knowledge (limit 10)", set.plain);
+    row("recall_knowledge, recall.graph_expansion on", set.hybrid);
+    std::printf("\nkag_query not first:\n");
+    for (const auto& m : set.misses)
+      std::printf("  %s\n", m.c_str());
   }
 
   test::temp_dir dir_;
@@ -266,59 +340,46 @@ protected:
 
 TEST_F(KagQuestions, KagQueryAndHybridRecallAnswerMultiHopQuestions) {
   const auto o = generate();
-  ASSERT_GE(o.questions.size(), 40u);
+  question_set generated{"acme", token, o.events, o.questions, {}, {}, {}, {}};
+  std::string error;
+  auto heldout = load_heldout(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_GE(generated.questions.size(), 40u);
+  ASSERT_GE(heldout.questions.size(), 30u);
+  const std::vector<question_set*> sets{&generated, &heldout};
   std::vector<std::pair<std::string, std::string>> events;
-  for (const auto& e : o.events)
-    events.push_back({"acme", e});
+  for (const auto* set : sets)
+    for (const auto& e : set->events)
+      events.push_back({set->organization, e});
   test::produce_raw(broker_->bootstrap(), "inbound-messages", events);
-  start({});
+  start({}, sets);
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == long(events.size()); }, 300s))
       << test::tail(log());
-
-  score kag, plain, hybrid;
-  std::vector<std::string> misses;
-  for (const auto& q : o.questions) {
-    auto a = call("kag_query", {{"query", q.text}, {"limit", 10}, {"max_hops", q.hops}});
-    std::size_t rank = 0, i = 0;
-    for (const auto& e : a.value("entities", json::array())) {
-      ++i;
-      if (e.value("name", "") == q.answer && !rank)
-        rank = i;
+  for (auto* set : sets)
+    for (const auto& q : set->questions) {
+      kag(*set, q);
+      recall(*set, q, set->plain);
     }
-    const bool support = a.value("context", "").find(q.statement) != std::string::npos;
-    kag.add(q, rank, support);
-    if (rank != 1)
-      misses.push_back(q.text + " -> " + q.answer + " at " + std::to_string(rank));
-    recall(q, plain);
-  }
   stop();
-  start({"recall.graph_expansion=true"});
-  for (const auto& q : o.questions)
-    recall(q, hybrid);
+  start({"recall.graph_expansion=true"}, sets);
+  for (auto* set : sets)
+    for (const auto& q : set->questions)
+      recall(*set, q, set->hybrid);
 
-  std::printf("\nMulti-hop questions over a generated organisation: %zu questions (%zu of 2 hops, %zu of 3), "
-              "%zu messages, 45 people, 9 companies\n\n",
-              o.questions.size(), kag.by_hops[2].first, kag.by_hops[3].first, o.events.size());
-  std::printf("| method | hit@1 | hit@10 | 2 hops hit@10 | 3 hops hit@10 | answer's statement given |\n"
-              "|---|---|---|---|---|---|\n");
-  auto row = [&](const char* name, const score& s) {
-    std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name, s.rate(s.hit1), s.rate(s.hit10), s.hops_rate(2),
-                s.hops_rate(3), s.rate(s.supported));
-  };
-  row("kag_query (max_hops = the question's, limit 10)", kag);
-  row("recall_knowledge (limit 10)", plain);
-  row("recall_knowledge, recall.graph_expansion on", hybrid);
-  std::printf("\nkag_query not first:\n");
-  for (const auto& m : misses)
-    std::printf("  %s\n", m.c_str());
+  print(generated, "Multi-hop questions over a generated organisation (45 people, 9 companies)");
+  print(heldout, "Held-out multi-hop questions (another organisation, written by a helper that never saw the code)");
 
-  // Floors, below the figures measured (README: hit@1 0.38, hit@10 0.96, the statement in
-  // the context for 0.89): the graph answers what words and meaning cannot.
-  EXPECT_GE(kag.rate(kag.hit10), 0.9);
-  EXPECT_GE(kag.rate(kag.hit1), 0.3);
-  EXPECT_GE(kag.rate(kag.supported), 0.85);
-  EXPECT_GT(kag.hit10, 4 * std::max<std::size_t>(1, plain.hit10));
-  EXPECT_GE(hybrid.hit10, plain.hit10) << "graph expansion never loses what words and meaning found here";
+  // Floors on the generated set, below the figures measured (README: hit@1 0.38, hit@10
+  // 1.00, statement given 0.98; recall hit@10 0.04, hybrid 0.21): the graph answers
+  // what words and meaning cannot. The held-out set is measured, not held to floors.
+  const auto& g = generated;
+  EXPECT_GE(g.kag.rate(g.kag.hit10), 0.9);
+  EXPECT_GE(g.kag.rate(g.kag.hit1), 0.3);
+  EXPECT_GE(g.kag.rate(g.kag.supported), 0.85);
+  EXPECT_GT(g.kag.hit10, 4 * std::max<std::size_t>(1, g.plain.hit10));
+  for (const auto* set : sets)
+    EXPECT_GE(set->hybrid.hit10, set->plain.hit10)
+        << set->organization << ": graph expansion never loses what words and meaning found here";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "tools/bench/kag_bench.hpp"
 
 #include "actors/extractor/extract.hpp"
+#include "actors/extractor/signature.hpp"
+#include "knowledge/query.hpp"
 #include "knowledge/kag.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
@@ -51,6 +53,7 @@ schemas::extraction message_knowledge(const world& w, std::size_t k, std::mt1993
     e.confidence = 0.8;
     e.mentions = {a, b};
     e.sig.key = "s" + std::to_string(k) + "-" + std::to_string(x.entries.size());
+    e.sig.words = extractor::content_words(e.content);  // what recall's BM25 reads
     x.entries.push_back(std::move(e));
     x.relations.push_back({a, b, predicate, 0.8, x.entries.size() - 1, false, ""});
   };
@@ -145,6 +148,39 @@ int kag(const kag_bench_options& o) {
     std::printf("| kag_query, max_hops %zu, limit 20 | %.2f | %.2f | ms | %.0f entities reachable, %.1f returned, "
                 "%.1f relations an answer |\n",
                 hops, percentile(times, 0.5), percentile(times, 0.99), reachable / n, entities / n, relations / n);
+  }
+
+  // What hybrid recall costs: recall_knowledge's path by words alone (this store has no
+  // vectors), the same questions with and without recall.graph_expansion.
+  for (bool expansion : {false, true}) {
+    knowledge::query_dependencies deps;
+    deps.store = store;
+    deps.terms = [](std::string_view text) {
+      const auto words = extractor::content_words(text);
+      const auto ws = schemas::split_words(words);
+      return std::vector<std::string>(ws.begin(), ws.end());
+    };
+    deps.now = [] { return *schemas::parse_rfc3339("2026-06-01T00:00:00Z"); };
+    knowledge::read_policy policy;
+    policy.graph_expansion = expansion;
+    const knowledge::query_service queries(std::move(deps), policy);
+    std::vector<double> times;
+    double results = 0;
+    std::mt19937_64 q(7);
+    for (std::size_t i = 0; i < o.queries; ++i) {
+      knowledge::recall_request r;
+      r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
+      r.limit = 10;
+      auto t = clock_type::now();
+      results += double(queries.recall("bench", r).size());
+      times.push_back(ms_since(t));
+    }
+    std::printf("| recall_knowledge by words, limit 10, recall.graph_expansion %s | %.2f | %.2f | ms | %.1f results "
+                "a question; %s |\n",
+                expansion ? "on" : "off", percentile(times, 0.5), percentile(times, 0.99),
+                results / double(o.queries),
+                expansion ? "adds a kag_query walk (two hops, ten entities) and its statements to the fusion"
+                          : "BM25 over 100,000 entries");
   }
 
   // Relation extraction: the rules extractor (no type model) over relation sentences.

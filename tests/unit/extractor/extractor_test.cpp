@@ -500,6 +500,18 @@ TEST(Relations, NeighbouringNamesWithoutARelationWordGiveNoTypedOne) {
   }
 }
 
+// A reporting line makes people of both ends, also of a name no first-name list knows
+// (read as an organisation, or not read at all).
+TEST(Relations, BothEndsOfAReportingLineArePeople) {
+  for (const auto* sentence : {"Marco Conti reports to Tomas Novak.", "Tomas Novak manages Marco Conti."}) {
+    auto x = extract_validated(message(sentence), {});
+    EXPECT_EQ(relations_of(x), std::vector<std::string>{"Marco Conti reports_to Tomas Novak"}) << sentence;
+    for (const auto& m : x.mentions)
+      if (m.value == "Tomas Novak")
+        EXPECT_EQ(m.kind, schemas::entity_kind::person) << sentence;
+  }
+}
+
 // The seed's relates_to: two named things one statement names together, when no other
 // relation links them; never between each two of a list.
 TEST(Relations, TwoNamesInOneStatementRelateWhenNothingElseLinksThem) {
