@@ -77,6 +77,7 @@ const std::map<std::string, std::vector<std::string>>& label_stems() {
       {"partner_of", {"partner", "allian"}},
       {"customer_of", {"custom", "client", "buy", "bought", "purchas", "vendor", "supplier"}},
       {"competes_with", {"compet", "rival"}},
+      {"defines", {"defin", "specif", "standard", "meaning"}},
   };
   return stems;
 }
@@ -105,7 +106,6 @@ bool label_asked(const std::string& label, const std::vector<std::string>& query
   return false;
 }
 
-/// True when a query word speaks of an entity type ("which technologies", "who").
 /// The words that say what a question asks for: "who" alone, "where" alone, the word after
 /// "which" or "what" ("Which technology does the company Mei works at use?" ->
 /// "technology", not "company"); all the words when none of them.
@@ -120,6 +120,7 @@ std::vector<std::string> focus_of(const std::vector<std::string>& query_lc) {
   return query_lc;
 }
 
+/// True when a query word speaks of an entity type ("which technologies", "who").
 bool type_asked(const std::string& type, const std::vector<std::string>& query_lc) {
   const auto t = lower_ascii(type);
   for (const auto& w : query_lc) {
@@ -168,7 +169,7 @@ public:
     if (words_.empty())
       return 0;
     auto [it, fresh] = by_node_.try_emplace(id);
-    if (fresh)
+    if (fresh && budget_ > 0)  // spent: no more store reads, not even of the edges
       for (bool outgoing : {true, false})
         for (const auto& e : store_.entity_edges(org_, id, outgoing)) {
           auto entry = e.attributes.find("entry");

@@ -71,11 +71,14 @@ void query_service::add_graph(const std::string& org, const std::string& query,
   };
   for (const auto& rel : answer.relations)
     add(rel.entry_id);
-  for (bool named : {true, false})
-    for (const auto& e : answer.entities)
-      if ((e.distance == 0) == named)
-        for (auto& id : store.entity_entries(org, e.id, named ? per_named : per_reached))
-          add(std::move(id));
+  // The named entities, also those the answer's limit left out.
+  for (const auto& named : entities_named(store, org, q.query))
+    for (auto& id : store.entity_entries(org, named, per_named))
+      add(std::move(id));
+  for (const auto& e : answer.entities)
+    if (e.distance > 0)
+      for (auto& id : store.entity_entries(org, e.id, per_reached))
+        add(std::move(id));
   for (std::size_t i = 0; i < ranked.size(); ++i)
     fused[ranked[i]] += graph_weight / (rrf_k + double(i + 1));
 }

@@ -126,6 +126,26 @@ std::vector<participant> get_participants(const json& obj, const char* name) {
   return out;
 }
 
+document_ref get_document(const json& d) {
+  if (!d.is_object())
+    violate("/document", std::string("must be an object, got ") + type_name(d));
+  document_ref ref;
+  ref.id = get_id(d, "id", "/document", true);
+  ref.title = get_string(d, "title", "/document", false, 1000);
+  ref.section = get_string(d, "section", "/document", false, 1000);
+  for (auto [name, field] : {std::pair{"chunk", &ref.chunk}, {"chunks", &ref.chunks}}) {
+    const json* v = member(d, name);
+    if (!v)
+      violate(std::string("/document/") + name, "required field is missing");
+    if (!v->is_number_unsigned() || v->get<std::uint64_t>() > 1000000)
+      violate(std::string("/document/") + name, "must be an integer within 0..1000000");
+    *field = static_cast<std::uint32_t>(v->get<std::uint64_t>());
+  }
+  if (ref.chunks == 0 || ref.chunk >= ref.chunks)
+    violate("/document/chunk", "must be below chunks (" + std::to_string(ref.chunks) + ")");
+  return ref;
+}
+
 bool valid_org_id(std::string_view s) {
   if (s.empty() || s.size() > 128 || !std::isalnum(static_cast<unsigned char>(s[0])))
     return false;
@@ -136,6 +156,28 @@ bool valid_org_id(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<refused_chunk> refused_chunk_of(std::string_view bytes) {
+  const auto doc = json::parse(bytes, nullptr, false);
+  if (!doc.is_object())
+    return std::nullopt;
+  const json* org = member(doc, "organizationId");
+  const json* d = member(doc, "document");
+  if (!org || !org->is_string() || !valid_org_id(org->get_ref<const std::string&>()) || !d)
+    return std::nullopt;
+  refused_chunk out;
+  try {
+    out = {org->get<std::string>(), {}, get_document(*d)};
+  } catch (const schema_violation&) {
+    return std::nullopt;
+  }
+  try {
+    if (const json* id = member(doc, "eventId"))
+      out.event_id = check_id(*id, "/eventId");
+  } catch (const schema_violation&) {  // the chunk is still known without it
+  }
+  return out;
+}
 
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
@@ -351,23 +393,7 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
     if (const json* d = member(doc, "document")) {
       if (m.source != source_type::file)
         violate("/document", "only events of sourceType file are chunks of a document");
-      if (!d->is_object())
-        violate("/document", std::string("must be an object, got ") + type_name(*d));
-      document_ref ref;
-      ref.id = get_id(*d, "id", "/document", true);
-      ref.title = get_string(*d, "title", "/document", false, 1000);
-      ref.section = get_string(*d, "section", "/document", false, 1000);
-      for (auto [name, field] : {std::pair{"chunk", &ref.chunk}, {"chunks", &ref.chunks}}) {
-        const json* v = member(*d, name);
-        if (!v)
-          violate(std::string("/document/") + name, "required field is missing");
-        if (!v->is_number_unsigned() || v->get<std::uint64_t>() > 1000000)
-          violate(std::string("/document/") + name, "must be an integer within 0..1000000");
-        *field = static_cast<std::uint32_t>(v->get<std::uint64_t>());
-      }
-      if (ref.chunks == 0 || ref.chunk >= ref.chunks)
-        violate("/document/chunk", "must be below chunks (" + std::to_string(ref.chunks) + ")");
-      m.document = std::move(ref);
+      m.document = get_document(*d);
     } else if (m.source == source_type::file) {
       violate("/document", "required for sourceType file (id, chunk, chunks)");
     }

@@ -45,6 +45,18 @@ struct document_ref {
   friend bool operator==(const document_ref&, const document_ref&) = default;
 };
 
+/// What a refused event still says of itself when it is a chunk of a document: its
+/// organisation, eventId (empty when not valid) and document, each valid as the schema says.
+struct refused_chunk {
+  std::string organization_id, event_id;
+  document_ref document;
+};
+
+/// The chunk an event that failed to decode belongs to, when its organizationId and
+/// document are valid on their own (what the sequencer records a refused chunk under);
+/// nullopt otherwise.
+[[nodiscard]] std::optional<refused_chunk> refused_chunk_of(std::string_view bytes);
+
 /// One decoded, validated inbound message.
 struct inbound_message {
   std::string event_id;

@@ -83,7 +83,8 @@ std::string to_json(const knowledge_command& c) {
       std::visit([&](auto m) { j[f.name] = c.*m; }, f.member);
   if (c.op == command_op::reminder_sent || c.reminder_offset != -1)
     j["offset"] = c.reminder_offset;
-  return j.dump();
+  // A reason quotes what was refused, perhaps cut inside a character: replaced, not thrown.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::optional<std::string> decode(std::string_view bytes, knowledge_command& out) {

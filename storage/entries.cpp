@@ -302,9 +302,11 @@ errc kv_graph_store::put_document_structure(write_txn& tx, const schemas::inboun
   const auto& org = m.organization_id;
   const auto& d = *m.document;
   const auto named = entity_of.size();
+  // Ids of their own ("~doc:" sorts after every other prefix): a document titled like an
+  // organisation or a technology never stands for it when the name is looked up.
   auto ensure = [&](const std::string& name, const char* type) -> errc {
     const auto norm = normalise_name(name);
-    const auto id = "entity:" + norm;
+    const auto id = "~doc:" + norm;
     stored_entity* e = nullptr;
     if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
       return err;

@@ -28,7 +28,8 @@ constexpr std::string_view instructions =
     "\"entities\": [{\"kind\": person|organization|technology|location|date|amount, \"text\": as written, "
     "\"value\": a name, a YYYY-MM-DD date or a number, \"currency\": ISO code for amounts}]; \"relations\": the "
     "relations the sentence states between two of its entities, [{\"subject\": an entity's value, \"predicate\": "
-    "one of works_at, reports_to, uses, located_in, part_of, partner_of, customer_of, competes_with, relates_to; "
+    "one of works_at, reports_to, uses, located_in, part_of, partner_of, customer_of, competes_with, defines, "
+    "relates_to; "
     "\"object\": an entity's value, \"confidence\": 0..1, \"ended\": true when the sentence ends it (left, no "
     "longer uses), \"role\": the job title for works_at}]}. Resolve relative dates against the sent date given "
     "before the message.";

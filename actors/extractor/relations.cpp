@@ -204,6 +204,10 @@ constexpr org_cue org_cues[] = {
     {"opened a new warehouse in", "located_in"}, {"has a site in", "located_in"},
     {"opened a new office in", "located_in"}, {"keeps its offices in", "located_in"},
     {"keeps its office in", "located_in"}, {"just opened an office in", "located_in"},
+    {"defines", "defines"}, {"specifies", "defines"}, {"is defined in", "defines", true},
+    {"is defined by", "defines", true}, {"is specified in", "defines", true},
+    {"is defined in the", "defines", true}, {"is defined by the", "defines", true},
+    {"is specified in the", "defines", true},
 };
 
 constexpr std::string_view join_gaps[] = {"works at", "works for", "is working at", "is working for", "joined",
@@ -460,9 +464,9 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
         if (cue.gap != g && cue.gap != g_simple)
           continue;
         r.predicate = cue.predicate, r.confidence = cue.confidence, r.ended = cue.ended;
-        const auto object_kind = r.predicate == "uses"         ? entity_kind::technology
-                                 : r.predicate == "located_in" ? entity_kind::location
-                                                               : entity_kind::organization;
+        const auto object_kind = r.predicate == "uses" || r.predicate == "defines" ? entity_kind::technology
+                                 : r.predicate == "located_in"                     ? entity_kind::location
+                                                                                   : entity_kind::organization;
         end_of(cue.reversed ? b : a, entity_kind::organization, r.subject_span, r.subject);
         end_of(cue.reversed ? a : b, object_kind, r.object_span, r.object);
         break;

@@ -105,7 +105,9 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
     const bool ends = rel.subject < remap.size() && remap[rel.subject] != SIZE_MAX && rel.object < remap.size() &&
                       remap[rel.object] != SIZE_MAX && rel.subject != rel.object;
     const bool stated = !rel.entry || (*rel.entry < entry_remap.size() && entry_remap[*rel.entry] != SIZE_MAX);
-    if (!ends || !stated || !schemas::is_relation_predicate(rel.predicate) || !(rel.confidence <= 1) ||
+    // A document's structure (contains, mentions) is the store's to write, never read.
+    const bool structure = rel.predicate == "contains" || rel.predicate == "mentions";
+    if (!ends || !stated || !schemas::is_relation_predicate(rel.predicate) || structure || !(rel.confidence <= 1) ||
         !r.injection_signals.empty()) {
       ++r.dropped_relations;
       continue;

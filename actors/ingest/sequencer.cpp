@@ -6,12 +6,10 @@
 #include "schemas/log_record.hpp"
 #include "schemas/time.hpp"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <optional>
 #include <map>
 
@@ -20,48 +18,30 @@ namespace engram::ingest {
 namespace {
 spdlog::logger& logger() { return logging::get(logging::module::sequencer); }
 
-/// A refused event that is a chunk of a document (its organizationId and document {id,
-/// chunk, chunks} still readable): the chunk_failed command that records why, so the
-/// chunk's status says failed instead of pending. Nothing for other events.
+/// A refused event that is a chunk of a document (its organizationId and document valid on
+/// their own): the chunk_failed command that records why, so the chunk's status says failed
+/// instead of pending. Nothing for other events.
 std::optional<schemas::knowledge_command> chunk_failure(std::string_view bytes, const schemas::decode_error& bad,
                                                         std::int32_t partition, std::int64_t offset) {
-  using json = nlohmann::json;
-  using kind = schemas::decode_error::kind;
-  if (bad.what == kind::too_large || bad.what == kind::invalid_utf8 || bad.field.rfind("organizationId", 0) == 0)
+  if (bad.what == schemas::decode_error::kind::too_large || bad.what == schemas::decode_error::kind::invalid_utf8)
     return std::nullopt;
-  const auto j = json::parse(bytes, nullptr, false);
-  if (!j.is_object())
-    return std::nullopt;
-  const auto org = j.find("organizationId");
-  const auto doc = j.find("document");
-  if (org == j.end() || !org->is_string() || org->get<std::string>().empty() || doc == j.end() || !doc->is_object())
-    return std::nullopt;
-  const auto id = doc->find("id");
-  const auto chunk = doc->find("chunk");
-  const auto chunks = doc->find("chunks");
-  constexpr std::int64_t most = std::numeric_limits<std::int32_t>::max();
-  if (id == doc->end() || !id->is_string() || id->get<std::string>().empty() || id->get<std::string>().size() > 256 ||
-      chunk == doc->end() || !chunk->is_number_integer() || chunks == doc->end() || !chunks->is_number_integer() ||
-      chunk->get<std::int64_t>() < 0 || chunks->get<std::int64_t>() > most ||
-      chunk->get<std::int64_t>() >= chunks->get<std::int64_t>())
+  auto chunk = schemas::refused_chunk_of(bytes);
+  if (!chunk)
     return std::nullopt;
   schemas::knowledge_command c;
-  const auto event = j.find("eventId");
-  c.event_id = "chunk-failed:" + (event != j.end() && event->is_string() ? event->get<std::string>() : std::string()) +
-               "@" + std::to_string(partition) + ":" + std::to_string(offset);
-  c.organization_id = org->get<std::string>();
+  c.event_id = "chunk-failed:" + chunk->event_id + "@" + std::to_string(partition) + ":" + std::to_string(offset);
+  c.organization_id = std::move(chunk->organization_id);
   c.issued_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   c.issued_at = schemas::format_rfc3339(c.issued_at_ms);
   c.issued_by = "sequencer";
   c.op = schemas::command_op::chunk_failed;
-  c.id = id->get<std::string>();
-  if (auto title = doc->find("title"); title != doc->end() && title->is_string() && title->get<std::string>().size() <= 1024)
-    c.title = title->get<std::string>();
-  c.chunk = static_cast<std::int32_t>(chunk->get<std::int64_t>());
-  c.chunks = static_cast<std::int32_t>(chunks->get<std::int64_t>());
-  c.reason = bad.to_string();
+  c.id = std::move(chunk->document.id);
+  c.title = std::move(chunk->document.title);
+  c.chunk = static_cast<std::int32_t>(chunk->document.chunk);
+  c.chunks = static_cast<std::int32_t>(chunk->document.chunks);
+  c.reason = bad.to_string();  // may hold a cut value: the record's JSON replaces invalid UTF-8
   return c;
 }
 }  // namespace

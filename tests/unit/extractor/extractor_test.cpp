@@ -475,6 +475,8 @@ TEST(Relations, WhatTheSentencesSayBetweenNamedThingsIsRead) {
       {"Fabrikam partnered with Globex on the rollout.", "Fabrikam partner_of Globex"},
       {"Globex no longer uses Oracle.", "Globex uses Oracle (ended)"},
       {"Ana Souza from Globex called about the renewal.", "Ana Souza works_at Globex"},  // a participant's domain
+      {"The Payments Policy defines Settlement Netting.", "Payments Policy defines Settlement Netting"},
+      {"Settlement Netting is defined in the Payments Policy.", "Payments Policy defines Settlement Netting"},
   };
   for (const auto& [sentence, want] : cases) {
     auto x = extract_validated(message(sentence), {});
@@ -556,6 +558,14 @@ TEST(Relations, TheValidatorDropsRelationsOfDroppedStatementsUnknownPredicatesAn
   unknown.relations[0].confidence = 0.5;
   auto report = validate(unknown, "", opts);
   EXPECT_TRUE(unknown.relations.empty());
+  EXPECT_EQ(report.dropped_relations, 2u);
+
+  // A document's structure is the store's to write: an extractor's contains or mentions is dropped.
+  auto structure = x;
+  structure.relations[0].predicate = "contains";
+  structure.relations[1].predicate = "mentions";
+  report = validate(structure, "", opts);
+  EXPECT_TRUE(structure.relations.empty());
   EXPECT_EQ(report.dropped_relations, 2u);
 
   auto injected = extract_validated(

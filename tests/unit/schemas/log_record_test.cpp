@@ -292,6 +292,31 @@ TEST(LogRecord, EveryCommandOpKeepsEveryFieldSet) {
   }
 }
 
+// What the sequencer records a refused chunk under: an organisation and a document valid on
+// their own (ids are key parts joined by NUL in the store), and a reason that may be cut.
+TEST(LogRecord, ARefusedChunkIsRecordedOnlyUnderAValidOrganisationAndDocument) {
+  auto chunk = refused_chunk_of(
+      R"({"organizationId": "acme", "eventId": "e1", "sentAt": "x", "document": {"id": "d", "chunk": 1, "chunks": 2}})");
+  ASSERT_TRUE(chunk);
+  EXPECT_EQ(chunk->organization_id, "acme");
+  EXPECT_EQ(chunk->event_id, "e1");
+  EXPECT_EQ(chunk->document.chunk, 1u);
+  for (const auto* bad :
+       {R"({"organizationId": "acme\u0000x", "document": {"id": "d", "chunk": 0, "chunks": 2}})",
+        R"({"organizationId": "", "document": {"id": "d", "chunk": 0, "chunks": 2}})",
+        R"({"organizationId": "acme", "document": {"id": "d\u0001", "chunk": 0, "chunks": 2}})",
+        R"({"organizationId": "acme", "document": {"id": "d", "chunk": 0, "chunks": 2000000}})",
+        R"({"organizationId": "acme", "document": {"id": "d", "chunk": 2, "chunks": 2}})",
+        R"({"organizationId": "acme"})", "not json"})
+    EXPECT_FALSE(refused_chunk_of(bad)) << bad;
+  auto c = minimal_command(command_op::chunk_failed);
+  c.reason = std::string("/sentAt: must be an RFC 3339 date-time, got \"2026\xC3");  // cut inside a character
+  const auto rec = encode(log_payload{c});
+  auto back = decode_record("knowledge-command", rec.value, {});
+  ASSERT_TRUE(std::holds_alternative<log_payload>(back));
+  EXPECT_EQ(std::get<knowledge_command>(std::get<log_payload>(back)).reason.rfind("/sentAt: must be", 0), 0u);
+}
+
 TEST(LogRecord, MergeBranchCarriesTheBranchesTimeToLive) {
   auto rec = encode(minimal_command(command_op::merge_branch));
   EXPECT_EQ(json::parse(rec.value).value("ttlMs", std::int64_t{0}), 86400000) << rec.value;
