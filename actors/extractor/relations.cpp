@@ -398,6 +398,7 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     const bool a_person = ka == entity_kind::person, b_person = kb == entity_kind::person;
     const bool a_org = ka == entity_kind::organization || !a.span, b_org = kb == entity_kind::organization || !b.span;
     found_relation r;
+    std::optional<entity_kind> list_kind;  // the cue's object kind, when a list may follow
     const std::string after(sentence.substr(b.end, std::min<std::size_t>(sentence.size() - b.end, 60)));
 
     if ((a_person && b_org && !(b.span && ctx.known_orgs.count(text::lower(spans[*b.span].m.value)))) ||
@@ -469,6 +470,8 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
                                                                                    : entity_kind::organization;
         end_of(cue.reversed ? b : a, entity_kind::organization, r.subject_span, r.subject);
         end_of(cue.reversed ? a : b, object_kind, r.object_span, r.object);
+        if (!cue.reversed)
+          list_kind = object_kind;
         break;
       }
     }
@@ -478,6 +481,26 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
       continue;
     if (!r.role.empty())
       r.role = as_written(sentence, a.begin, std::min(sentence.size(), b.end + after.size()), r.role);
+    // A list after the cue shares it: "Contoso uses Kubernetes, Kafka and Datadog". Only a
+    // list that ends with "and" or "or": "Globex runs on Snowflake, Initech on Kafka" is not.
+    if (list_kind) {
+      std::size_t last = i + 1;  // the list's last member that an "and" or "or" closes
+      for (std::size_t j = i + 2; j < cs.size(); ++j) {
+        // normal_gap drops the commas: "" is a comma, "and" also ", and".
+        const auto joint = normal_gap(sentence.substr(cs[j - 1].end, cs[j].begin - cs[j - 1].end));
+        if (kind(cs[j]) == entity_kind::person || !one_of(joint, {"", "and", "or", "as well as"}))
+          break;
+        if (!joint.empty())
+          last = j;
+      }
+      for (std::size_t j = i + 2; j <= last; ++j) {
+        found_relation more = r;
+        more.object_span.reset();
+        end_of(cs[j], *list_kind, more.object_span, more.object);
+        more.confidence = std::min(r.confidence, 0.7);
+        out.push_back(std::move(more));
+      }
+    }
     out.push_back(std::move(r));
   }
   return out;

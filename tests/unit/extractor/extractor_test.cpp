@@ -502,6 +502,16 @@ TEST(Relations, NeighbouringNamesWithoutARelationWordGiveNoTypedOne) {
   }
 }
 
+// A list after a cue shares it; a comma alone does not make a list.
+TEST(Relations, AListAfterACueSharesIt) {
+  auto got = relations_of(extract_validated(message("Contoso uses Kubernetes, Kafka and Datadog."), {}));
+  for (const auto* want : {"Contoso uses Kubernetes", "Contoso uses Kafka", "Contoso uses Datadog"})
+    EXPECT_EQ(std::count(got.begin(), got.end(), want), 1) << want << " " << testing::PrintToString(got);
+  got = relations_of(extract_validated(message("Globex runs on Snowflake, Initech runs on Kafka."), {}));
+  EXPECT_EQ(std::count(got.begin(), got.end(), "Globex uses Initech"), 0) << testing::PrintToString(got);
+  EXPECT_EQ(std::count(got.begin(), got.end(), "Globex uses Snowflake"), 1) << testing::PrintToString(got);
+}
+
 // A reporting line makes people of both ends, also of a name no first-name list knows
 // (read as an organisation, or not read at all).
 TEST(Relations, BothEndsOfAReportingLineArePeople) {
