@@ -274,7 +274,8 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
       n.named = true;
     }
   };
-  for (const auto& id : entities_named(store, org, r.query))
+  out.named = entities_named(store, org, r.query);
+  for (const auto& id : out.named)
     seed(id, 1.0);
   // A name written a little differently ("Contosso"): the names that share its first
   // letters (a seek in the name index), within an edit or two.

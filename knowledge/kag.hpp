@@ -61,6 +61,9 @@ struct kag_answer {
   std::string context;
   /// Entities reachable within max_hops before `limit` (the seed's total_entities).
   std::size_t total_entities = 0;
+  /// The entities the query names (entities_named), also those `limit` left out: for
+  /// hybrid recall; not in the tool's answer.
+  std::vector<std::string> named;
   /// Why the answer is empty ("the graph of this organisation is empty", "no entity ...").
   std::string note;
 };

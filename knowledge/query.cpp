@@ -72,7 +72,7 @@ void query_service::add_graph(const std::string& org, const std::string& query,
   for (const auto& rel : answer.relations)
     add(rel.entry_id);
   // The named entities, also those the answer's limit left out.
-  for (const auto& named : entities_named(store, org, q.query))
+  for (const auto& named : answer.named)
     for (auto& id : store.entity_entries(org, named, per_named))
       add(std::move(id));
   for (const auto& e : answer.entities)

@@ -124,10 +124,15 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     entity_of[i] = id;
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }
-  std::vector<schemas::entity_relation> entity_relations = x.relations;
-  if (m.document)
-    if (auto e = put_document_structure(tx, m, entity_of, entity_relations, &new_entities); e != errc::ok)
+  // A document chunk's relations add its structure's; a message's are written as read.
+  std::vector<schemas::entity_relation> with_structure;
+  const auto* entity_relations = &x.relations;
+  if (m.document) {
+    with_structure = x.relations;
+    if (auto e = put_document_structure(tx, m, entity_of, with_structure, &new_entities); e != errc::ok)
       return e;
+    entity_relations = &with_structure;
+  }
   for (auto& [id, e] : tx.entities)
     tx.batch.put(cf_entities, key(org, id), knowledge::encode(e));
 
@@ -221,7 +226,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     }
   }
   put_entries(tx, org);
-  if (auto e = put_relations(tx, m, entity_relations, entity_of, entry_ids); e != errc::ok)
+  if (auto e = put_relations(tx, m, *entity_relations, entity_of, entry_ids); e != errc::ok)
     return e;
   if (created)
     if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
@@ -290,11 +295,6 @@ std::vector<document_status> kv_graph_store::documents(const std::string& org) c
   return out;
 }
 
-/// The relations a message states, as edges of the entity graph (one graph with the
-/// entity tools' edges). Bi-temporal: an edge holds from the sentAt of the message that
-/// first stated it (validFrom); a message that ends it ("Mei left Contoso") sets validTo and
-/// keeps it; one that states it again later opens it again. Evidence: the message (the
-/// edge's eventId), the statement (attribute entry), confidence and, for works_at, role.
 errc kv_graph_store::put_document_structure(write_txn& tx, const schemas::inbound_message& m,
                                             std::vector<std::string>& entity_of,
                                             std::vector<schemas::entity_relation>& relations,
@@ -339,6 +339,11 @@ errc kv_graph_store::put_document_structure(write_txn& tx, const schemas::inboun
   return errc::ok;
 }
 
+/// The relations a message states, as edges of the entity graph (one graph with the
+/// entity tools' edges). Bi-temporal: an edge holds from the sentAt of the message that
+/// first stated it (validFrom); a message that ends it ("Mei left Contoso") sets validTo and
+/// keeps it; one that states it again later opens it again. Evidence: the message (the
+/// edge's eventId), the statement (attribute entry), confidence and, for works_at, role.
 errc kv_graph_store::put_relations(write_txn& tx, const schemas::inbound_message& m,
                                    const std::vector<schemas::entity_relation>& relations,
                                    const std::vector<std::string>& entity_of,

@@ -11,6 +11,7 @@
 #include "schemas/knowledge.hpp"
 #include "schemas/result.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -164,6 +165,8 @@ struct document_status {
   /// chunk_failed command; the first one's reason in `error`).
   std::uint32_t chunks = 0, done = 0, failed = 0;
   std::string error;
+  /// Chunks neither applied nor refused yet.
+  [[nodiscard]] std::uint32_t pending() const { return chunks - std::min(chunks, done + failed); }
   /// What extraction read from the applied chunks.
   std::uint64_t entries = 0, entities = 0, relations = 0;
 };

@@ -453,8 +453,7 @@ std::string engine::impl::stats() {
     j["chunks"] = j["chunks"].get<std::uint64_t>() + d.chunks;
     j["chunksDone"] = j["chunksDone"].get<std::uint64_t>() + d.done;
     j["chunksFailed"] = j["chunksFailed"].get<std::uint64_t>() + d.failed;
-    j["chunksPending"] =
-        j["chunksPending"].get<std::uint64_t>() + (d.chunks - std::min(d.chunks, d.done + d.failed));
+    j["chunksPending"] = j["chunksPending"].get<std::uint64_t>() + d.pending();
     j["entities"] = j["entities"].get<std::uint64_t>() + d.entities;
     j["relations"] = j["relations"].get<std::uint64_t>() + d.relations;
   }

@@ -376,6 +376,10 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
       return spans[*c.span].m.kind;
     return std::nullopt;
   };
+  // An organisation the message knows (its participants' domains, its signature).
+  auto known_org = [&](const chunk& c) {
+    return c.span && ctx.known_orgs.count(text::lower(spans[*c.span].m.value)) > 0;
+  };
   // A run named as `k` becomes a mention of its own; a span stays what it is.
   auto end_of = [&](const chunk& c, entity_kind k, std::optional<std::size_t>& span, schemas::entity_mention& m) {
     if (c.span)
@@ -401,8 +405,7 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     std::optional<entity_kind> list_kind;  // the cue's object kind, when a list may follow
     const std::string after(sentence.substr(b.end, std::min<std::size_t>(sentence.size() - b.end, 60)));
 
-    if ((a_person && b_org && !(b.span && ctx.known_orgs.count(text::lower(spans[*b.span].m.value)))) ||
-        (a_org && !(a.span && ctx.known_orgs.count(text::lower(spans[*a.span].m.value))) && b_person)) {
+    if ((a_person && b_org && !known_org(b)) || (a_org && !known_org(a) && b_person)) {
       // A reporting line between a person and a name read as an organisation (or not read:
       // a first name no list knows, "Tomas Novak"): that name is a person too, unless the
       // message knows it as an organisation. rules.cpp makes it one.
@@ -426,7 +429,7 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     } else if (a_person && b_org) {
       // "Ana from Globex" / "Mei at Contoso": only for an organisation the message knows
       // (its participants' domains, its signature), not any capital after "at".
-      if ((g == "at" || g == "from") && b.span && ctx.known_orgs.count(text::lower(spans[*b.span].m.value))) {
+      if ((g == "at" || g == "from") && known_org(b)) {
         r.predicate = "works_at", r.confidence = 0.7;
       } else if (in(g, join_gaps)) {
         r.predicate = "works_at", r.confidence = 0.8, r.role = role_after(after);

@@ -428,7 +428,7 @@ int kag_status(const kag_options& o, std::ostream& out, std::ostream& err) {
     return 0;
   }
   for (const auto& d : docs) {
-    const auto pending = d.chunks - std::min(d.chunks, d.done + d.failed);
+    const auto pending = d.pending();
     out << d.organization_id << "  " << d.id << "  \"" << d.title << "\"  "
         << (d.failed ? "failed" : pending ? "pending" : "done") << "  " << d.done << "/" << d.chunks << " chunks, "
         << d.entries << " entries, " << d.entities << " entities, " << d.relations << " relations";
