@@ -111,6 +111,8 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
        each_key(n, p, {
          {"brokers", [&](auto& v, auto& k) { cfg.kafka.brokers = as_string(v, k); }},
          {"group_id", [&](auto& v, auto& k) { cfg.kafka.group_id = as_string(v, k); }},
+         {"min_inbound_retention_ms",
+          [&](auto& v, auto& k) { cfg.kafka.min_inbound_retention_ms = as_uint(v, k, 0, UINT64_MAX / 2); }},
          {"rdkafka", [&](const YAML::Node& v, const std::string& k) {
             if (v.IsNull())
               return;
@@ -155,6 +157,29 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
           }},
          {"batch_ms", [&](auto& v, auto& k) {
             cfg.ingest.batch_ms = static_cast<std::uint32_t>(as_uint(v, k, 10, 600000));
+          }},
+         {"accept_gaps", [&](const YAML::Node& v, const std::string& k) {
+            cfg.ingest.accept_gaps.clear();
+            if (v.IsNull())
+              return;
+            auto add = [&](const std::string& item) {
+              // "topic:partition": the partition is the digits after the last colon.
+              auto colon = item.rfind(':');
+              std::uint64_t partition = 0;
+              const char* first = item.data() + (colon == std::string::npos ? 0 : colon + 1);
+              const char* last = item.data() + item.size();
+              auto [end, ec] = std::from_chars(first, last, partition);
+              if (colon == std::string::npos || colon == 0 || first == last || ec != std::errc{} || end != last ||
+                  partition > 1000000)
+                fail(k, "'" + item + "' is not topic:partition (e.g. engram-log:3)");
+              cfg.ingest.accept_gaps.push_back(item);
+            };
+            if (v.IsSequence()) {
+              for (std::size_t i = 0; i < v.size(); ++i)
+                add(scalar(v[i], k));
+            } else {
+              add(scalar(v, k));
+            }
           }},
        });
      }},
@@ -498,6 +523,11 @@ std::string validate(const engram_config& cfg) {
       return "config key 'embedder.openai.dimension': required when embedder.kind is openai";
   }
   return {};
+}
+
+bool ingest_config::accepts_gap(const std::string& topic, std::int32_t partition) const {
+  const auto wanted = topic + ":" + std::to_string(partition);
+  return std::find(accept_gaps.begin(), accept_gaps.end(), wanted) != accept_gaps.end();
 }
 
 }  // namespace engram::config

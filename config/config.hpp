@@ -35,6 +35,10 @@ struct kafka_config {
   /// librdkafka properties passed through unchanged to every client. Default: none.
   std::map<std::string, std::string> rdkafka;
   topics_config topics;
+  /// On a real broker, engramd refuses to start unless the log topic keeps every record
+  /// (retention.ms and retention.bytes -1, cleanup.policy delete), and warns when the inbound
+  /// topic keeps records for less than this. 0: no warning. Default: 604,800,000 (7 days).
+  std::uint64_t min_inbound_retention_ms = 604800000;
   /// True when `brokers` asks for the in-process mock cluster.
   [[nodiscard]] bool embedded() const { return brokers == "embedded"; }
 };
@@ -69,6 +73,14 @@ struct ingest_config {
   /// The extract stage commits what it appended at least this often within a large batch
   /// (and stops between chunks of 32 messages on SIGTERM). Default: 1,000 ms.
   std::uint32_t batch_ms = 1000;
+  /// Partitions whose lost records an operator accepts, as "topic:partition" (e.g.
+  /// "engram-log:3"). When records a partition still needs were deleted from the broker
+  /// (retention, a full test broker), engramd stops reading that partition and is not ready;
+  /// a partition named here instead resumes at the oldest record left, and the gap is recorded
+  /// in the store and shown in /v1/stats. Default: none (a gap is never jumped by default).
+  std::vector<std::string> accept_gaps;
+  /// True when `accept_gaps` names this partition of `topic`.
+  [[nodiscard]] bool accepts_gap(const std::string& topic, std::int32_t partition) const;
 };
 
 /// What this engramd process does (DESIGN.md §1). `extract`: reads inbound-messages,

@@ -50,6 +50,16 @@ struct stored_offset {
   std::string cluster_id;
 };
 
+/// Offsets [from, to) of a topic's partition that were deleted from the broker before they
+/// were read, and that an operator accepted to lose (ingest.accept_gaps, replay
+/// --accept-partial).
+struct accepted_gap {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+};
+
 enum class apply_outcome : std::uint8_t {
   applied,    ///< new event: its mutations and the offset advance were written
   duplicate,  ///< eventId seen before: only the offset advanced
@@ -287,6 +297,14 @@ public:
 
   /// Offsets stored for `topic`, by partition.
   [[nodiscard]] virtual std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const = 0;
+
+  /// Records an accepted gap. With `advance` (a topic the store reads), the stored offset of
+  /// the partition moves to `g.to` on `cluster_id` in the same batch, so a restart resumes
+  /// after the gap. Physical, like the offsets: the digest leaves it out. Callable from the
+  /// consumer thread while nothing of that partition is being applied.
+  [[nodiscard]] virtual errc record_gap(const accepted_gap& g, bool advance, const std::string& cluster_id) = 0;
+  /// Every accepted gap, by topic, partition and first offset.
+  [[nodiscard]] virtual std::vector<accepted_gap> gaps() const = 0;
 
   /// Counts per organisation, sorted by organization id.
   [[nodiscard]] virtual std::vector<organization_stats> stats() const = 0;

@@ -21,6 +21,35 @@ std::map<std::int32_t, stored_offset> kv_graph_store::offsets(const std::string&
   return out;
 }
 
+errc kv_graph_store::record_gap(const accepted_gap& g, bool advance, const std::string& cluster_id) {
+  if (g.topic.empty() || g.topic.find('\0') != std::string::npos || g.partition < 0 || g.from < 0 || g.to <= g.from)
+    return errc::invalid_argument;
+  const auto partition = encode_u32(static_cast<std::uint32_t>(g.partition));
+  kv_batch b;
+  b.put(cf_meta, key("g", g.topic, partition + encode_u64(static_cast<std::uint64_t>(g.from))),
+        encode_u64(static_cast<std::uint64_t>(g.to)));
+  if (advance)
+    b.put(cf_meta, key("o", g.topic, partition), encode_u64(static_cast<std::uint64_t>(g.to)) + cluster_id);
+  return kv_->write(b);
+}
+
+std::vector<accepted_gap> kv_graph_store::gaps() const {
+  std::vector<accepted_gap> out;
+  const std::string prefix("g\0", 2);
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto k = it->key().substr(prefix.size());
+    auto sep = k.find('\0');
+    if (sep == std::string_view::npos || k.size() != sep + 1 + 12)
+      continue;
+    auto pos = k.substr(sep + 1);
+    out.push_back({std::string(k.substr(0, sep)), static_cast<std::int32_t>(decode_u32(pos)),
+                   static_cast<std::int64_t>(decode_u64(pos.substr(4))),
+                   static_cast<std::int64_t>(decode_u64(it->value()))});
+  }
+  return out;
+}
+
 std::vector<organization_stats> kv_graph_store::stats() const {
   std::map<std::string, organization_stats> by_org;
   std::string prefix("n\0", 2);
@@ -73,8 +102,9 @@ void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& 
     auto it = kv_->iterate(c, snap.get());
     for (it->seek_to_first(); it->valid(); it->next()) {
       auto k = it->key();
-      if (c == cf_meta && ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r')) || k == "v"))
-        continue;  // physical: delivery positions, redelivery counts, the layout version
+      if (c == cf_meta && ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r' || k[0] == 'g')) ||
+                            k == "v"))
+        continue;  // physical: delivery positions, redelivery counts, accepted gaps, the layout version
       pair(k, it->value());
     }
   }

@@ -63,6 +63,12 @@ struct metrics::impl {
           .Name("engram_log_lag")
           .Help("engram-log records not yet applied, by partition")
           .Register(registry);
+  prometheus::Family<prometheus::Gauge>& gaps =
+      prometheus::BuildGauge()
+          .Name("engram_log_gap_records")
+          .Help("Records deleted from the broker before they were read, by topic and partition: the records of "
+                "the gap a partition is stopped at (0 once accepted)")
+          .Register(registry);
   prometheus::Gauge& ready =
       prometheus::BuildGauge().Name("engram_ready").Help("1 once caught up at start").Register(registry).Add({});
   prometheus::Family<prometheus::Counter>& extraction =
@@ -218,6 +224,10 @@ void metrics::observe_mcp(std::string_view tool, std::string_view outcome, doubl
 void metrics::set_lag(std::int32_t partition, std::int64_t lag) {
   std::lock_guard lock(impl_->mutex);
   impl_->lag.Add({{"partition", std::to_string(partition)}}).Set(static_cast<double>(lag));
+}
+void metrics::set_gap(const std::string& topic, std::int32_t partition, std::int64_t records) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->gaps.Add({{"topic", topic}, {"partition", std::to_string(partition)}}).Set(static_cast<double>(records));
 }
 void metrics::set_ready(bool ready) { impl_->ready.Set(ready ? 1 : 0); }
 std::uint64_t metrics::applied() const { return impl_->applied_total.load(); }

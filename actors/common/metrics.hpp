@@ -60,6 +60,8 @@ public:
   void observe_mcp(std::string_view tool, std::string_view outcome, double seconds);
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).
   void set_lag(std::int32_t partition, std::int64_t lag);
+  /// Records of the gap a partition is stopped at (0: none, or accepted).
+  void set_gap(const std::string& topic, std::int32_t partition, std::int64_t records);
   void set_ready(bool ready);
   /// GET /mcp event streams open.
   void set_event_streams(std::size_t open);

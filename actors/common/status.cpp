@@ -1,5 +1,7 @@
 #include "actors/common/status.hpp"
 
+#include <algorithm>
+
 namespace engram::actors {
 
 void ingest_status::assigned(const std::map<std::int32_t, assignment>& partitions) {
@@ -39,6 +41,18 @@ void ingest_status::watermark(std::int32_t partition, std::int64_t high_watermar
     it->second.catch_up_target = targets_[partition] = high_watermark;
 }
 
+void ingest_status::read(std::int32_t partition, std::int64_t offset, const std::string& kind) {
+  std::lock_guard lock(mutex_);
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end())
+    return;
+  auto& p = it->second;
+  if (p.first_read < 0)
+    p.first_read = offset;
+  p.last_read = std::max(p.last_read, offset);
+  ++p.kinds[kind];
+}
+
 bool ingest_status::ready() {
   std::lock_guard lock(mutex_);
   if (ready_)
@@ -70,6 +84,36 @@ std::string ingest_status::not_ready_reason() {
 std::map<std::int32_t, partition_status> ingest_status::partitions() {
   std::lock_guard lock(mutex_);
   return partitions_;
+}
+
+std::string log_gap::describe() const {
+  return topic + " partition " + std::to_string(partition) + ": " + std::to_string(lost()) + " record" +
+         (lost() == 1 ? "" : "s") + " (offsets " + std::to_string(from) + ".." + std::to_string(to - 1) +
+         ") were deleted before they were read";
+}
+
+void gap_registry::found(const log_gap& g) {
+  std::lock_guard lock(mutex_);
+  open_[{g.topic, g.partition}] = g;
+}
+
+void gap_registry::accepted(const log_gap& g) {
+  std::lock_guard lock(mutex_);
+  open_.erase({g.topic, g.partition});
+  accepted_.push_back(g);
+}
+
+std::vector<log_gap> gap_registry::open() const {
+  std::lock_guard lock(mutex_);
+  std::vector<log_gap> out;
+  for (const auto& [_, g] : open_)
+    out.push_back(g);
+  return out;
+}
+
+std::vector<log_gap> gap_registry::accepted() const {
+  std::lock_guard lock(mutex_);
+  return accepted_;
 }
 
 }  // namespace engram::actors

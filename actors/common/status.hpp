@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace engram::actors {
 
@@ -18,6 +20,11 @@ struct partition_status {
   /// -1 while unknown (the broker did not answer): then the partition is not caught up, and
   /// the first high-water mark the consumer learns becomes the target.
   std::int64_t catch_up_target = 0;
+  /// First and last offsets read off the log since assignment (-1: none yet).
+  std::int64_t first_read = -1;
+  std::int64_t last_read = -1;
+  /// Records read since assignment, by kind ("extracted-message", ..., "undecodable").
+  std::map<std::string, std::uint64_t> kinds;
 };
 
 /// One assigned partition: where reading starts and the high-water mark at assignment
@@ -35,6 +42,8 @@ public:
   void assigned(const std::map<std::int32_t, assignment>& partitions);
   void revoked_all();
   void applied(std::int32_t partition, std::int64_t next_offset);
+  /// One record read at `offset` and handed to the store, of kind `kind`.
+  void read(std::int32_t partition, std::int64_t offset, const std::string& kind);
   void watermark(std::int32_t partition, std::int64_t high_watermark);
   /// True once partitions were assigned and each reached its catch-up target; stays true.
   [[nodiscard]] bool ready();
@@ -48,6 +57,38 @@ private:
   std::map<std::int32_t, std::int64_t> targets_;
   bool assigned_ = false;
   bool ready_ = false;
+};
+
+/// Records deleted from a partition of a topic before this process read them: offsets
+/// [from, to) are gone (the broker's retention or size limit removed them).
+struct log_gap {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+  [[nodiscard]] std::int64_t lost() const { return to - from; }
+  /// "engram-log partition 3: 463 records (offsets 0..462) were deleted before they were read".
+  [[nodiscard]] std::string describe() const;
+};
+
+/// The gaps this process met: open ones (the partition is stopped at the gap: engramd is not
+/// ready) and the ones accepted since start (ingest.accept_gaps, replay --accept-partial).
+/// Thread-safe; written by the consumer threads, read by HTTP handlers and engramctl replay.
+class gap_registry {
+public:
+  /// A partition stopped at a gap; replaces an earlier gap of the same partition.
+  void found(const log_gap& g);
+  /// The gap was accepted: the partition goes on after it.
+  void accepted(const log_gap& g);
+  /// Gaps still open, by topic and partition.
+  [[nodiscard]] std::vector<log_gap> open() const;
+  /// Gaps accepted since start, in order.
+  [[nodiscard]] std::vector<log_gap> accepted() const;
+
+private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, std::int32_t>, log_gap> open_;
+  std::vector<log_gap> accepted_;
 };
 
 }  // namespace engram::actors

@@ -7,6 +7,7 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
+#include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "net/router.hpp"
 #include "actors/mcp/mcp.hpp"
@@ -48,6 +49,41 @@ extractor::extractor_options extractor_options_of(const config::engram_config& c
   return o;
 }
 
+/// On a real broker: engram-log must keep every record (topics.hpp, judge_retention); an
+/// error refuses the start. A broker that cannot describe configurations (the test broker)
+/// or a topic not there yet is a warning: nothing to check.
+engram::result<void> check_retention(const config::engram_config& cfg) {
+  auto& log = logging::get(logging::module::engine);
+  const auto& t = cfg.kafka.topics;
+  auto described = [&](const std::string& topic) -> std::optional<ingest::topic_settings> {
+    auto d = ingest::describe_topics(cfg.kafka.brokers, cfg.kafka.rdkafka, {topic});
+    if (!d || !d->count(topic)) {
+      log.warn("retention of {} not checked: {} (librdkafka's mock cluster, engramctl devbroker, cannot describe "
+               "configurations; a real Kafka can)",
+               topic, d ? std::string("not described") : d.error());
+      return std::nullopt;
+    }
+    return d->at(topic);
+  };
+  auto log_settings = described(t.log);
+  if (!log_settings)
+    return {};
+  auto inbound_settings = described(t.inbound);
+  auto verdict = ingest::judge_retention(t.log, *log_settings, t.inbound,
+                                         inbound_settings ? &*inbound_settings : nullptr,
+                                         cfg.kafka.min_inbound_retention_ms);
+  for (const auto& w : verdict.warnings)
+    log.warn("{}", w);
+  if (!verdict.errors.empty()) {
+    std::string all;
+    for (const auto& e : verdict.errors)
+      all += (all.empty() ? "" : "; ") + e;
+    return engram::fail("refusing to start: " + all);
+  }
+  log.info("{} keeps every record (retention.ms=-1, retention.bytes=-1, cleanup.policy=delete)", t.log);
+  return {};
+}
+
 }  // namespace
 
 struct engine::impl {
@@ -57,6 +93,7 @@ struct engine::impl {
   std::shared_ptr<storage::graph_store> store;
   actors::metrics metrics;
   actors::ingest_status status;
+  actors::gap_registry gaps;
   actors::apply_notifier notifier;
   std::unique_ptr<ingest::kafka_producer> log_producer;
   std::unique_ptr<mcp::service> mcp;
@@ -78,7 +115,40 @@ struct engine::impl {
   /// engramd's endpoints (DESIGN.md §3).
   http::router routes();
   std::string stats();
+  /// Ready for /readyz and /metrics: caught up (or the extract stage running) and no
+  /// partition stopped at a gap; else why not.
+  std::pair<bool, std::string> readiness();
+  /// What each consumer does with a gap: accepted when the replay accepts a partial
+  /// rebuild or ingest.accept_gaps names the partition.
+  ingest::gap_handling gap_handling(bool accept_partial);
 };
+
+std::pair<bool, std::string> engine::impl::readiness() {
+  if (auto open = gaps.open(); !open.empty()) {
+    std::string reason;
+    for (const auto& g : open)
+      reason += (reason.empty() ? "" : "; ") + g.describe() + ": that partition is stopped (to go on without them: "
+                "--set ingest.accept_gaps=" + g.topic + ":" + std::to_string(g.partition) + ")";
+    return {false, reason};
+  }
+  if (store) {
+    if (status.ready())
+      return {true, {}};
+    return {false, status.not_ready_reason()};
+  }
+  if (sequencer && sequencer->running())
+    return {true, {}};
+  return {false, "the extract stage is not running"};
+}
+
+ingest::gap_handling engine::impl::gap_handling(bool accept_partial) {
+  ingest::gap_handling h;
+  h.registry = &gaps;
+  h.accept = [accept_partial, this](const actors::log_gap& g) {
+    return accept_partial || cfg.ingest.accepts_gap(g.topic, g.partition);
+  };
+  return h;
+}
 
 http::router engine::impl::routes() {
   const std::vector<std::string> get{"GET", "HEAD"};
@@ -96,15 +166,18 @@ http::router engine::impl::routes() {
     json_reply(respond, 200, {{"status", "ok"}});
   });
   r.add("/readyz", get, [this, json_reply](const http::request&, http::responder respond) {
-    const bool ready = store ? status.ready() : sequencer && sequencer->running();
+    auto [ready, reason] = readiness();
     metrics.set_ready(ready);
     if (ready)
       return json_reply(respond, 200, {{"ready", true}});
-    json_reply(respond, 503, {{"ready", false},
-                              {"reason", store ? status.not_ready_reason() : "the extract stage is not running"}});
+    json_reply(respond, 503, {{"ready", false}, {"reason", reason}});
   });
   r.add("/metrics", get, [this](const http::request&, http::responder respond) {
-    metrics.set_ready(store ? status.ready() : sequencer && sequencer->running());
+    metrics.set_ready(readiness().first);
+    for (const auto& g : gaps.accepted())
+      metrics.set_gap(g.topic, g.partition, 0);
+    for (const auto& g : gaps.open())
+      metrics.set_gap(g.topic, g.partition, g.lost());
     if (store)
       metrics.set_rocksdb(store->engine_stats());
     if (mcp)
@@ -234,6 +307,9 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
               m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
   } else {
     m.brokers = cfg.kafka.brokers;
+    if (!opts.replay)  // a replay only reads: it refuses a partial rebuild instead
+      if (auto checked = check_retention(cfg); !checked)
+        return engram::fail(checked.error());
   }
 
   auto made_embedder = extractor::make_embedder(cfg.embedder);
@@ -276,7 +352,8 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, m.http->port(), paths);
 
   if (store_role) {
-    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status);
+    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status,
+                                                m.gap_handling(false));
     if (!consumer) {
       e->stop();
       return engram::fail(consumer.error());
@@ -293,6 +370,11 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
       };
       opts.sequencer.embedder = m.embedder->name();
     }
+    opts.sequencer.gaps = m.gap_handling(false);
+    if (m.store)  // an accepted inbound gap is shown in /v1/stats beside engram-log's
+      opts.sequencer.gaps.record = [store = m.store](const actors::log_gap& g) {
+        return store->record_gap({g.topic, g.partition, g.from, g.to}, /*advance=*/false, {}) == storage::errc::ok;
+      };
     auto sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer));
     if (!sequencer) {
       e->stop();
@@ -364,7 +446,8 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
                                       &m.notifier, extractor_options_of(cfg, m.types), cfg.embedder.max_per_message);
   if (opts.replay) {
     auto consumer =
-        ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status, opts.re_extract);
+        ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status,
+                                    m.gap_handling(opts.accept_partial), opts.re_extract);
     if (!consumer)
       return engram::fail(consumer.error());
     m.consumer = std::move(*consumer);
@@ -436,6 +519,7 @@ std::uint16_t engine::http_port() const { return impl_->http ? impl_->http->port
 const storage::graph_store& engine::store() const { return *impl_->store; }
 actors::metrics& engine::metrics() { return impl_->metrics; }
 actors::ingest_status& engine::status() { return impl_->status; }
+const actors::gap_registry& engine::gaps() const { return impl_->gaps; }
 
 std::string engine::stats_json() { return impl_->stats(); }
 
@@ -493,6 +577,15 @@ std::string engine::impl::stats() {
     }
     parts.push_back(std::move(row));
   }
+  // Gaps: partitions stopped at records deleted before they were read, and gaps an operator
+  // accepted (recorded in the store).
+  json gaps_json = json::array();
+  for (const auto& g : m.gaps.open())
+    gaps_json.push_back({{"topic", g.topic}, {"partition", g.partition}, {"from", g.from}, {"to", g.to},
+                         {"lost", g.lost()}, {"status", "stopped"}});
+  for (const auto& g : m.store->gaps())
+    gaps_json.push_back({{"topic", g.topic}, {"partition", g.partition}, {"from", g.from}, {"to", g.to},
+                         {"lost", g.to - g.from}, {"status", "accepted"}});
   auto [dups, skipped] = m.store->redelivery_counts();
   const auto by_class = m.metrics.messages_by_class();
   json doc{{"organizations", orgs},
@@ -502,7 +595,8 @@ std::string engine::impl::stats() {
            {"deadLettered", m.metrics.dead_lettered()},
            {"messagesByClass",
             {{"person", by_class[0]}, {"bulk", by_class[1]}, {"spam", by_class[2]}}},
-           {"ready", m.status.ready()}};
+           {"logGaps", gaps_json},
+           {"ready", m.readiness().first}};
   return doc.dump();
 }
 

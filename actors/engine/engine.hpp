@@ -30,6 +30,9 @@ struct engine_options {
   /// With replay: read every message again with today's extractor and encoder instead of
   /// applying what the log says was read (a new digest, by design).
   bool re_extract = false;
+  /// With replay: records deleted from engram-log are accepted as lost (engramctl replay
+  /// --accept-partial); without it a gap stops its partition and the replay fails.
+  bool accept_partial = false;
 };
 
 class engine {
@@ -55,6 +58,9 @@ public:
   [[nodiscard]] const storage::graph_store& store() const;
   [[nodiscard]] actors::metrics& metrics();
   [[nodiscard]] actors::ingest_status& status();
+  /// Records deleted from the broker before they were read: open (a partition stopped
+  /// there) and accepted since start.
+  [[nodiscard]] const actors::gap_registry& gaps() const;
   /// The /v1/stats document.
   [[nodiscard]] std::string stats_json();
 

@@ -39,6 +39,9 @@ engram::result<std::unique_ptr<embedded_broker>> embedded_broker::start(const st
   return b;
 }
 
-embedded_broker::~embedded_broker() = default;
+embedded_broker::~embedded_broker() {
+  if (before_stop_)
+    before_stop_(*this);
+}
 
 }  // namespace engram::ingest

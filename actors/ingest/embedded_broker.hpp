@@ -1,11 +1,14 @@
 #pragma once
 // librdkafka's mock cluster: a real Kafka-protocol broker inside this process, listening
 // on 127.0.0.1 at a random port. It keeps everything in memory and starts empty, and each
-// partition keeps only about 5 MiB (older messages are evicted).
+// partition keeps only about 5 MiB (and at most 100,000 produce batches): past that it
+// silently drops the partition's oldest records, as a real Kafka does with a retention limit
+// (Engram then stops at the gap: actors/ingest/gaps.hpp).
 
 #include "schemas/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,11 +28,16 @@ public:
   /// "127.0.0.1:PORT", for bootstrap.servers.
   [[nodiscard]] const std::string& bootstrap() const { return bootstrap_; }
 
+  /// Called once when the broker is destroyed, before it stops: the test harness and the
+  /// benchmarks check there that no partition dropped records under them.
+  void before_stop(std::function<void(const embedded_broker&)> f) { before_stop_ = std::move(f); }
+
 private:
   embedded_broker() = default;
   struct handles;
   std::unique_ptr<handles> h_;
   std::string bootstrap_;
+  std::function<void(const embedded_broker&)> before_stop_;
 };
 
 }  // namespace engram::ingest

@@ -115,7 +115,7 @@ engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(
                         {{"group.id", group},
                          {"enable.auto.commit", "false"},
                          {"enable.auto.offset.store", "false"},
-                         {"auto.offset.reset", "earliest"},
+                         {"auto.offset.reset", "error"},
                          {"enable.partition.eof", "false"}});
   if (!made)
     return engram::fail(made.error());
@@ -140,10 +140,9 @@ std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::
           {"source-offset", std::to_string(msg.offset())}};
 }
 
-std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(RdKafka::KafkaConsumer& consumer,
-                                                             std::size_t max,
-                                                             std::chrono::milliseconds wait,
-                                                             const char* who) {
+std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(
+    RdKafka::KafkaConsumer& consumer, std::size_t max, std::chrono::milliseconds wait, const char* who,
+    std::vector<std::pair<std::int32_t, std::int64_t>>* resets) {
   std::vector<std::unique_ptr<RdKafka::Message>> out;
   int timeout = static_cast<int>(wait.count());
   while (out.size() < max) {
@@ -155,12 +154,43 @@ std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(RdKafka::KafkaConsu
       case RdKafka::ERR__TIMED_OUT:
       case RdKafka::ERR__PARTITION_EOF:
         return out;  // nothing more right now
+      case RdKafka::ERR__AUTO_OFFSET_RESET:
+        if (resets) {
+          resets->emplace_back(msg->partition(), msg->offset());
+          return out;
+        }
+        logging::get(who).error("{}/{}: {}", msg->topic_name(), msg->partition(), msg->errstr());
+        return out;
       default:
         logging::get(who).warn("consume failed: {}", msg->errstr());
         return out;
     }
   }
   return out;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> watermarks(RdKafka::KafkaConsumer& consumer,
+                                                                const std::string& topic, std::int32_t partition,
+                                                                const char* who) {
+  std::int64_t lo = 0, hi = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto e = consumer.query_watermark_offsets(topic, partition, &lo, &hi, 5000);
+    if (e == RdKafka::ERR_NO_ERROR)
+      return std::pair{lo, hi};
+    logging::get(who).warn("{}/{}: cannot read watermarks (attempt {} of 3): {}", topic, partition, attempt + 1,
+                           RdKafka::err2str(e));
+  }
+  return std::nullopt;
+}
+
+void reassign(RdKafka::KafkaConsumer& consumer, const std::string& topic,
+              const std::map<std::int32_t, std::int64_t>& offsets, const char* who) {
+  std::vector<RdKafka::TopicPartition*> parts;
+  for (const auto& [p, offset] : offsets)
+    parts.push_back(RdKafka::TopicPartition::create(topic, p, offset));
+  if (auto e = consumer.assign(parts); e != RdKafka::ERR_NO_ERROR)
+    logging::get(who).error("{}: assign failed: {}", topic, RdKafka::err2str(e));
+  RdKafka::TopicPartition::destroy(parts);
 }
 
 std::string header(RdKafka::Message& msg, const std::string& name) {

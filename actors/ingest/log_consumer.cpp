@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 
 namespace engram::ingest {
 
@@ -24,8 +25,9 @@ constexpr std::size_t max_in_flight = 4;
 struct log_consumer::impl : RdKafka::RebalanceCb {
   config::engram_config cfg;
   std::string brokers;
-  std::shared_ptr<const storage::graph_store> store;
+  std::shared_ptr<storage::graph_store> store;
   actors::stage_actor head;
+  gap_handling gaps;
   actors::metrics* metrics = nullptr;
   actors::ingest_status* status = nullptr;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
@@ -58,12 +60,31 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     return ok;
   }
 
+  /// Partitions assigned now and the next offset each reads from (to assign them again after
+  /// an offset reset stopped one), and those stopped at an open gap (paused).
+  std::map<std::int32_t, std::int64_t> assignment;
+  std::set<std::int32_t> stopped;
+
+  /// `gaps` with the store as the record of an accepted gap (its offset moves past it).
+  gap_handling gaps_here(const std::string& cluster) {
+    gap_handling h = gaps;
+    h.record = [this, cluster](const actors::log_gap& g) {
+      auto e = store->record_gap({g.topic, g.partition, g.from, g.to}, /*advance=*/true, cluster);
+      if (e != storage::errc::ok)
+        logger().error("{}/{}: cannot record the gap: {}", g.topic, g.partition, storage::to_string(e));
+      return e == storage::errc::ok;
+    };
+    return h;
+  }
+
   void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
     const auto& topic = cfg.kafka.topics.log;
     drain();  // nothing of the old assignment may still be on its way
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       status->revoked_all();
+      assignment.clear();
+      stopped.clear();
       c->unassign();
       logger().info("{} partitions revoked", topic);
       return;
@@ -71,48 +92,101 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     std::string cluster = c->clusterid(5000);
     auto stored = store->offsets(topic);
     std::map<std::int32_t, actors::assignment> assigned;
+    std::vector<RdKafka::TopicPartition*> paused;
     for (auto* tp : partitions) {
-      std::int64_t lo = 0, hi = 0;
-      bool known = false;
-      for (int attempt = 0; attempt < 3 && !known; ++attempt) {
-        auto e = c->query_watermark_offsets(topic, tp->partition(), &lo, &hi, 5000);
-        known = e == RdKafka::ERR_NO_ERROR;
-        if (!known)
-          logger().warn("{}/{}: cannot read watermarks (attempt {} of 3): {}", topic, tp->partition(), attempt + 1,
-                        RdKafka::err2str(e));
-      }
+      auto marks = detail::watermarks(*c, topic, tp->partition(), "ingest");
+      const bool known = marks.has_value();
+      const std::int64_t lo = known ? marks->first : 0;
+      std::int64_t hi = known ? marks->second : -1;
+      // The offset a complete store needs next: the stored one when it belongs to this
+      // cluster and this topic's life, else 0 (everything; events applied before are skipped
+      // by eventId). Unknown watermarks: the stored offset (or the beginning), and not ready
+      // until the consumer learns the high-water mark from a fetch.
+      std::int64_t needed = 0;
       auto it = stored.find(tp->partition());
-      // Unknown watermarks: read from the beginning of retention (or the stored offset), and
-      // stay not ready until the consumer learns the high-water mark from a fetch.
-      std::int64_t start = known ? lo : RdKafka::Topic::OFFSET_BEGINNING;
-      if (!known)
-        hi = -1;
       if (it == stored.end()) {
-        logger().info("{}/{}: nothing applied yet, reading from offset {}", topic, tp->partition(),
-                      known ? std::to_string(lo) : std::string("the beginning"));
+        logger().info("{}/{}: nothing applied yet, reading from offset 0", topic, tp->partition());
       } else if (it->second.cluster_id != cluster) {
         logger().warn("{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
                       "from the beginning; events applied before are skipped by eventId",
                       topic, tp->partition(), it->second.cluster_id, cluster);
       } else if (known && it->second.next_offset > hi) {
         logger().warn("{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
-                      "from offset {}; events applied before are skipped by eventId",
-                      topic, tp->partition(), it->second.next_offset, hi, lo);
-      } else if (known && it->second.next_offset < lo) {
-        logger().error("{}/{}: offsets {}..{} were deleted from the log before they were applied "
-                       "(engram-log needs unlimited retention); resuming at {}",
-                       topic, tp->partition(), it->second.next_offset, lo - 1, lo);
+                      "from the beginning; events applied before are skipped by eventId",
+                      topic, tp->partition(), it->second.next_offset, hi);
       } else {
-        start = it->second.next_offset;
-        logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(),
-                      start, known ? std::to_string(hi) : std::string("not known yet"));
+        needed = it->second.next_offset;
+        logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(), needed,
+                      known ? std::to_string(hi) : std::string("not known yet"));
       }
+      std::int64_t start = needed;
+      if (known && needed < lo) {
+        actors::log_gap g{topic, tp->partition(), needed, lo};
+        if (settle_gap(gaps_here(cluster), g, "ingest"))
+          start = lo;
+        else
+          paused.push_back(tp);
+      }
+      if (!known && it == stored.end())
+        start = RdKafka::Topic::OFFSET_BEGINNING;  // checked when the first fetch fails or succeeds
       tp->set_offset(start);
       assigned[tp->partition()] = {std::max<std::int64_t>(start, 0), hi};
+      assignment[tp->partition()] = start;
     }
     status->assigned(assigned);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
       logger().error("assign failed: {}", RdKafka::err2str(e));
+    stop_at_gaps(*c, paused);
+  }
+
+  /// Pauses partitions stopped at an open gap (an assignment resumes every partition).
+  void stop_at_gaps(RdKafka::KafkaConsumer& c, const std::vector<RdKafka::TopicPartition*>& paused) {
+    stopped.clear();
+    for (auto* tp : paused)
+      stopped.insert(tp->partition());
+    if (paused.empty())
+      return;
+    if (auto e = c.pause(const_cast<std::vector<RdKafka::TopicPartition*>&>(paused)); e != RdKafka::ERR_NO_ERROR)
+      logger().error("pause failed: {}", RdKafka::err2str(e));
+  }
+
+  /// An offset reset error: the record `offset` of `partition` is no longer on the broker.
+  /// Everything read before it is applied first; then the gap is decided, and the partitions
+  /// are assigned again from where each stands (the stopped one at the gap's end when
+  /// accepted, else paused).
+  void on_reset(std::int32_t partition, std::int64_t offset, const std::string& cluster) {
+    const auto& topic = cfg.kafka.topics.log;
+    drain();
+    auto st = status->partitions();
+    auto it = st.find(partition);
+    const std::int64_t from = offset >= 0 ? offset : it != st.end() ? it->second.next_offset : 0;
+    auto marks = detail::watermarks(*consumer, topic, partition, "ingest");
+    std::map<std::int32_t, std::int64_t> offsets;
+    for (const auto& [p, s] : st)
+      offsets[p] = s.next_offset;
+    std::vector<std::int32_t> keep_stopped(stopped.begin(), stopped.end());
+    if (marks && from < marks->first) {
+      actors::log_gap g{topic, partition, from, marks->first};
+      if (settle_gap(gaps_here(cluster), g, "ingest")) {
+        offsets[partition] = g.to;
+        status->applied(partition, g.to);
+      } else {
+        offsets[partition] = from;
+        keep_stopped.push_back(partition);
+      }
+    } else {
+      logger().warn("{}/{}: offset {} was reported out of range but the broker holds it ({}): reading on", topic,
+                    partition, from, marks ? std::to_string(marks->first) + ".." + std::to_string(marks->second)
+                                           : std::string("watermarks unknown"));
+      offsets[partition] = from;
+    }
+    assignment = offsets;
+    detail::reassign(*consumer, topic, offsets, "ingest");
+    std::vector<RdKafka::TopicPartition*> paused;
+    for (auto p : keep_stopped)
+      paused.push_back(RdKafka::TopicPartition::create(topic, p));
+    stop_at_gaps(*consumer, paused);
+    RdKafka::TopicPartition::destroy(paused);
   }
 
   void dead_letter(const RdKafka::Message& msg, const std::string& reason, std::string_view kind) {
@@ -133,8 +207,9 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 };
 
 engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
-    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<const storage::graph_store> store,
-    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, bool re_extract) {
+    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
+    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
+    bool re_extract) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
@@ -143,6 +218,7 @@ engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
   m.brokers = brokers;
   m.store = std::move(store);
   m.head = std::move(head);
+  m.gaps = std::move(gaps);
   m.metrics = &metrics;
   m.status = &status;
   m.failed = &lc->failed_;
@@ -175,16 +251,20 @@ void log_consumer::run() {
            m.in_flight.front().second.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       if (!m.complete_oldest())
         break;
+    std::vector<std::pair<std::int32_t, std::int64_t>> resets;
     auto msgs = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
-                                      "ingest");
+                                      "ingest", &resets);
     // The high-water marks librdkafka learnt with its last fetch (no broker round trip).
     for (const auto& [p, s] : m.status->partitions()) {
       std::int64_t lo = 0, hi = -1;
       if (m.consumer->get_watermark_offsets(topic, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0)
         m.status->watermark(p, hi);
     }
-    if (msgs.empty())
+    if (msgs.empty()) {
+      for (const auto& [p, offset] : resets)
+        m.on_reset(p, offset, cluster);
       continue;
+    }
     actors::event_batch batch;
     batch.done = std::make_shared<std::promise<actors::batch_result>>();
     auto now = std::chrono::steady_clock::now();
@@ -197,8 +277,11 @@ void log_consumer::run() {
       if (auto* bad = std::get_if<schemas::record_error>(&decoded)) {
         rec.rejection = std::move(bad->reason);
         m.dead_letter(*msg, rec.rejection, bad->label);
+        m.status->read(msg->partition(), msg->offset(), "undecodable");
       } else {
-        set_payload(rec, std::move(std::get<schemas::log_payload>(decoded)), m.re_extract);
+        auto& payload = std::get<schemas::log_payload>(decoded);
+        m.status->read(msg->partition(), msg->offset(), std::string(schemas::to_string(schemas::kind_of(payload))));
+        set_payload(rec, std::move(payload), m.re_extract);
       }
       if (!rec.message && !rec.command && !rec.entity && !rec.bundle)
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
@@ -209,6 +292,8 @@ void log_consumer::run() {
     while (m.in_flight.size() >= max_in_flight && !failed_)
       if (!m.complete_oldest())
         break;
+    for (const auto& [p, offset] : resets)
+      m.on_reset(p, offset, cluster);
   }
   m.drain();
   if (m.dlq && !m.dlq->flush(std::chrono::seconds(5)))

@@ -7,6 +7,7 @@
 #include "actors/common/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
+#include "actors/ingest/gaps.hpp"
 #include "config/config.hpp"
 #include "schemas/result.hpp"
 #include "storage/graph_store.hpp"
@@ -20,13 +21,16 @@ namespace engram::ingest {
 
 class log_consumer {
 public:
-  /// Starts the consumer thread. `store` is only read (stored offsets) from this thread. An
-  /// error when the consumer cannot be made. `re_extract`: records that carry what was read
-  /// from their message (format 2) are read again by the pipeline (engramctl replay
-  /// --re-extract).
+  /// Starts the consumer thread. `store` is read (stored offsets) from this thread and
+  /// written only to record an accepted gap (while nothing of that partition is in flight).
+  /// A partition whose next record was deleted from the broker stops there unless `gaps`
+  /// accepts the loss (gaps.hpp); a new store needs every partition from offset 0. An error
+  /// when the consumer cannot be made. `re_extract`: records that carry what was read from
+  /// their message (format 2) are read again by the pipeline (engramctl replay --re-extract).
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
-      const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<const storage::graph_store> store,
-      actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, bool re_extract = false);
+      const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
+      actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
+      bool re_extract = false);
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

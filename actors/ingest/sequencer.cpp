@@ -10,8 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <map>
+#include <optional>
+#include <set>
 
 namespace engram::ingest {
 
@@ -53,18 +54,109 @@ struct sequencer::impl : RdKafka::RebalanceCb {
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<kafka_producer> producer;
 
-  /// Takes what the group assigns, and says how many partitions this process reads.
+  /// Next offset to read of each assigned partition, and those stopped at an open gap.
+  std::map<std::int32_t, std::int64_t> next_read;
+  std::set<std::int32_t> stopped;
+  actors::gap_registry own_registry;
+
+  /// Commits `offset` for `partition` (past an accepted gap); false when the broker refused.
+  bool commit_at(RdKafka::KafkaConsumer& c, std::int32_t partition, std::int64_t offset) {
+    std::vector<RdKafka::TopicPartition*> at{
+        RdKafka::TopicPartition::create(cfg.kafka.topics.inbound, partition, offset)};
+    auto e = c.commitSync(at);
+    RdKafka::TopicPartition::destroy(at);
+    if (e != RdKafka::ERR_NO_ERROR)
+      logger().error("{}/{}: cannot commit offset {} past the gap: {}", cfg.kafka.topics.inbound, partition, offset,
+                     RdKafka::err2str(e));
+    return e == RdKafka::ERR_NO_ERROR;
+  }
+
+  /// `opts.gaps`, with the inbound offset committed past an accepted gap before it is
+  /// recorded, so a restart does not meet it again.
+  gap_handling gaps_here(RdKafka::KafkaConsumer& c) {
+    gap_handling h = opts.gaps;
+    if (!h.registry)
+      h.registry = &own_registry;
+    h.record = [this, &c, record = opts.gaps.record](const actors::log_gap& g) {
+      return commit_at(c, g.partition, g.to) && (!record || record(g));
+    };
+    return h;
+  }
+
+  /// Pauses the partitions stopped at an open gap (an assignment resumes every partition).
+  void stop_at_gaps(RdKafka::KafkaConsumer& c) {
+    if (stopped.empty())
+      return;
+    std::vector<RdKafka::TopicPartition*> paused;
+    for (auto p : stopped)
+      paused.push_back(RdKafka::TopicPartition::create(cfg.kafka.topics.inbound, p));
+    if (auto e = c.pause(paused); e != RdKafka::ERR_NO_ERROR)
+      logger().error("pause failed: {}", RdKafka::err2str(e));
+    RdKafka::TopicPartition::destroy(paused);
+  }
+
+  /// Takes what the group assigns at the committed offsets, and says how many partitions this
+  /// process reads. A committed offset the broker no longer holds is a gap.
   void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
-    if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
-      c->assign(partitions);
-      metrics->set_extract_partitions(partitions.size());
-      logger().info("{}: {} partitions assigned", cfg.kafka.topics.inbound, partitions.size());
-    } else {
+    const auto& topic = cfg.kafka.topics.inbound;
+    next_read.clear();
+    stopped.clear();
+    if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       c->unassign();
       metrics->set_extract_partitions(0);
-      logger().info("{}: partitions revoked", cfg.kafka.topics.inbound);
+      logger().info("{}: partitions revoked", topic);
+      return;
     }
+    if (auto e = c->committed(partitions, 10000); e != RdKafka::ERR_NO_ERROR)
+      logger().warn("{}: cannot read the committed offsets ({}): reading from the oldest records kept", topic,
+                    RdKafka::err2str(e));
+    for (auto* tp : partitions) {
+      const std::int64_t committed = tp->offset();
+      if (committed < 0) {  // never committed: the oldest record kept
+        tp->set_offset(RdKafka::Topic::OFFSET_BEGINNING);
+        next_read[tp->partition()] = RdKafka::Topic::OFFSET_BEGINNING;
+        continue;
+      }
+      next_read[tp->partition()] = committed;
+      auto marks = detail::watermarks(*c, topic, tp->partition(), "sequencer");
+      if (!marks || committed >= marks->first)
+        continue;
+      actors::log_gap g{topic, tp->partition(), committed, marks->first};
+      if (settle_gap(gaps_here(*c), g, "sequencer")) {
+        tp->set_offset(g.to);
+        next_read[tp->partition()] = g.to;
+      } else {
+        stopped.insert(tp->partition());
+      }
+    }
+    c->assign(partitions);
+    stop_at_gaps(*c);
+    metrics->set_extract_partitions(partitions.size());
+    logger().info("{}: {} partitions assigned", topic, partitions.size());
+  }
+
+  /// An offset reset error while reading: the record `offset` of `partition` is gone.
+  void on_reset(std::int32_t partition, std::int64_t offset) {
+    const auto& topic = cfg.kafka.topics.inbound;
+    const std::int64_t from =
+        std::max<std::int64_t>(0, offset >= 0 ? offset : next_read.count(partition) ? next_read[partition] : 0);
+    auto marks = detail::watermarks(*consumer, topic, partition, "sequencer");
+    std::int64_t at = from;
+    if (marks && from < marks->first) {
+      actors::log_gap g{topic, partition, from, marks->first};
+      if (settle_gap(gaps_here(*consumer), g, "sequencer"))
+        at = g.to;
+      else
+        stopped.insert(partition);
+    }
+    next_read[partition] = at;
+    std::map<std::int32_t, std::int64_t> offsets = next_read;
+    for (auto& [p, o] : offsets)
+      if (o < 0)
+        o = RdKafka::Topic::OFFSET_BEGINNING;
+    detail::reassign(*consumer, topic, offsets, "sequencer");
+    stop_at_gaps(*consumer);
   }
 };
 
@@ -148,9 +240,16 @@ void sequencer::run() {
     RdKafka::TopicPartition::destroy(offsets);
     return true;
   };
+  std::vector<std::pair<std::int32_t, std::int64_t>> resets;
   while (!stop_ && !crashed) {
+    // An offset reset met in the last poll is decided once that poll's messages are handled.
+    for (const auto& [p, offset] : resets)
+      m.on_reset(p, offset);
+    resets.clear();
     auto batch = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
-                                       "sequencer");
+                                       "sequencer", &resets);
+    for (const auto& msg : batch)
+      m.next_read[msg->partition()] = msg->offset() + 1;
     if (batch.empty())
       continue;
     ranges range;

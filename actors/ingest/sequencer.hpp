@@ -15,6 +15,7 @@
 // still has one writer of the store (config `roles`).
 
 #include "actors/common/metrics.hpp"
+#include "actors/ingest/gaps.hpp"
 #include "config/config.hpp"
 #include "schemas/knowledge.hpp"
 #include "schemas/result.hpp"
@@ -40,6 +41,11 @@ struct sequencer_options {
   std::string embedder;
   /// Messages read and appended between two checks of a stop request.
   std::size_t chunk = 32;
+  /// Records deleted from inbound-messages before they were forwarded: the partition stops
+  /// at such a gap unless `gaps` accepts it (then its offset is committed past it). A
+  /// partition the group never committed starts at the oldest record kept (no gap: Engram
+  /// had not read that topic before). `gaps.registry` null: a registry of the sequencer's own.
+  gap_handling gaps;
   /// Test seam: called after a batch's appends are acknowledged and before the inbound
   /// offsets are committed. Returning false stops the sequencer right there, without
   /// committing, the way a crash at that moment would.

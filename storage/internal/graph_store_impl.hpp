@@ -86,6 +86,8 @@ public:
   errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
              const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override;
   std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override;
+  errc record_gap(const accepted_gap& g, bool advance, const std::string& cluster_id) override;
+  std::vector<accepted_gap> gaps() const override;
   std::vector<organization_stats> stats() const override;
   std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const override;
   result<std::string> get_message(const std::string& org, const std::string& event_id) const override;

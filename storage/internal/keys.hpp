@@ -46,11 +46,13 @@
 //                                                                 vectors = the last vector seq)
 //                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
 //                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
+//                 "g" \0 topic \0 partition(u32 BE) from(u64 BE) -> to (u64 BE): an accepted gap, offsets
+//                                                                 [from, to) deleted before they were read
 //                 "c" \0 org \0 documentId \0 chunk(u64 BE)     -> JSON status of a document's
 //                                                                 chunk (ingest-docs; kag status)
 //                 "v"                                          -> layout version
 //
-// "o", "d" and "r" are physical (they depend on how the log was delivered), and so is "v"
+// "o", "d", "r" and "g" are physical (they depend on how the log was delivered), and so is "v"
 // (how the bytes are laid out): they stay out of the digest; everything else is logical.
 
 #include "knowledge/write_rules.hpp"

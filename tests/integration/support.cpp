@@ -1,4 +1,5 @@
 #include "tests/integration/support.hpp"
+#include "actors/ingest/topics.hpp"
 
 #include "actors/ingest/producer.hpp"
 #include "net/http.hpp"
@@ -17,6 +18,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -49,10 +51,43 @@ temp_dir::~temp_dir() {
   std::filesystem::remove_all(path_, ec);  // best effort
 }
 
-std::unique_ptr<ingest::embedded_broker> start_broker() {
-  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4);
+namespace {
+std::mutex truncation_mutex;
+/// Partitions each live test broker is expected to drop records of.
+std::map<const ingest::embedded_broker*, std::set<std::pair<std::string, std::int32_t>>> truncation_expected;
+}  // namespace
+
+std::unique_ptr<ingest::embedded_broker> start_broker(int partitions) {
+  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"},
+                                          partitions);
   EXPECT_TRUE(b) << b.error();
-  return b ? std::move(*b) : nullptr;
+  if (!b)
+    return nullptr;
+  (*b)->before_stop([](const ingest::embedded_broker& broker) {
+    std::set<std::pair<std::string, std::int32_t>> expected;
+    {
+      std::lock_guard lock(truncation_mutex);
+      expected = std::move(truncation_expected[&broker]);
+      truncation_expected.erase(&broker);
+    }
+    expect_untruncated(broker.bootstrap(), expected);
+  });
+  return std::move(*b);
+}
+
+void expect_truncated(const ingest::embedded_broker& broker, const std::string& topic, std::int32_t partition) {
+  std::lock_guard lock(truncation_mutex);
+  truncation_expected[&broker].emplace(topic, partition);
+}
+
+void expect_untruncated(const std::string& brokers, const std::set<std::pair<std::string, std::int32_t>>& expected) {
+  auto ranges = ingest::partition_ranges(brokers);
+  ASSERT_TRUE(ranges) << "cannot check the test broker's partitions: " << ranges.error();
+  for (const auto& r : *ranges)
+    if (!expected.count({r.topic, r.partition}))
+      ADD_FAILURE() << r.topic << " partition " << r.partition << " dropped its first " << r.start
+                    << " records past the test broker's ~5 MiB limit: the test ran on less data than it "
+                       "thinks (spread it over more partitions, make it smaller, or expect_truncated())";
 }
 
 void produce_raw(const std::string& brokers, const std::string& topic,

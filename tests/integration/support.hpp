@@ -32,8 +32,18 @@ private:
   std::string path_;
 };
 
-/// The four default topics with 4 partitions each.
-std::unique_ptr<ingest::embedded_broker> start_broker();
+/// The test broker with the four default topics, `partitions` each. When it stops, every
+/// partition must still start at offset 0 (the broker drops records past ~5 MiB a partition):
+/// a test that ran past that limit fails, unless it said so with expect_truncated().
+std::unique_ptr<ingest::embedded_broker> start_broker(int partitions = 4);
+
+/// Declares that `topic` partition `partition` of `broker` drops records on purpose.
+void expect_truncated(const ingest::embedded_broker& broker, const std::string& topic, std::int32_t partition);
+
+/// Fails the test for each partition of the broker at `brokers` that no longer starts at
+/// offset 0, except the `expected` (topic, partition) pairs: the guard for a broker in
+/// another process (engramctl devbroker).
+void expect_untruncated(const std::string& brokers, const std::set<std::pair<std::string, std::int32_t>>& expected = {});
 
 struct record {
   std::int32_t partition = 0;

@@ -1,8 +1,12 @@
 #include "tools/bench/bench_support.hpp"
 
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
@@ -19,6 +23,38 @@
 extern char** environ;
 
 namespace engram::bench {
+
+namespace {
+std::atomic<bool> truncated{false};
+}
+
+std::unique_ptr<ingest::embedded_broker> test_broker(int partitions) {
+  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"},
+                                          partitions);
+  if (!b)
+    throw std::runtime_error(b.error());
+  (*b)->before_stop([](const ingest::embedded_broker& broker) {
+    auto ranges = ingest::partition_ranges(broker.bootstrap());
+    if (!ranges) {
+      std::fprintf(stderr, "engram_bench: ERROR: cannot check the test broker's partitions: %s\n",
+                   ranges.error().c_str());
+      truncated = true;
+      return;
+    }
+    for (const auto& r : *ranges)
+      if (r.start > 0) {
+        std::fprintf(stderr,
+                     "engram_bench: ERROR: %s partition %d dropped its first %lld records past the test broker's "
+                     "~5 MiB limit: the figures above are not of the data they say (spread the stream over more "
+                     "partitions or make it smaller)\n",
+                     r.topic.c_str(), r.partition, static_cast<long long>(r.start));
+        truncated = true;
+      }
+  });
+  return std::move(*b);
+}
+
+bool broker_truncated() { return truncated; }
 
 double percentile(std::vector<double> v, double p) {
   if (v.empty())

@@ -3,12 +3,24 @@
 // port, and engramd as a child process.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <sys/types.h>
 
+namespace engram::ingest {
+class embedded_broker;
+}
+
 namespace engram::bench {
+
+/// The test broker (librdkafka's mock cluster) with the four topics of `partitions` each.
+/// When it stops, a partition that dropped records past the broker's ~5 MiB limit is printed
+/// as an error and makes engram_bench exit 3 (its figures would be of less data than said).
+std::unique_ptr<ingest::embedded_broker> test_broker(int partitions = 4);
+/// True once a test broker dropped records under a benchmark.
+[[nodiscard]] bool broker_truncated();
 
 /// The value at fraction `p` (0..1) of `v` once sorted; 0 for none.
 double percentile(std::vector<double> v, double p);

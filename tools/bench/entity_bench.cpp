@@ -66,7 +66,7 @@ void side_by_side(const entity_bench_options& o) {
   std::fprintf(stderr, "engram_bench entities: the reference memory server, %s entities\n", n.c_str());
   const auto ref = last_json(capture(env + "node " + script + " reference " + n));
 
-  auto broker = or_throw(ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4));
+  auto broker = test_broker(4);
   const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-entities-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string token = "bench-token-0123456789abcdef";
@@ -159,7 +159,7 @@ void graph_at_scale(const entity_bench_options& o) {
     }
   }
   const double fill_s = std::chrono::duration<double>(clock_type::now() - t0).count();
-  auto broker = or_throw(ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4));
+  auto broker = test_broker(4);
   auto cfg = engine_config(broker->bootstrap(), "", o.model_path);
   cfg.storage.path = dir.string();  // the filled store (engine_config would start an empty one)
   const std::string token = "bench-token-0123456789abcdef";

@@ -94,7 +94,7 @@ int kg(const kg_bench_options& o) {
   const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-kg-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   write_bundle(dir / "bundle", o.entities);
-  auto broker = or_throw(ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 4));
+  auto broker = test_broker(4);
   const std::string token = "bench-kg-token-0123456789abcdef";
   const auto port = free_port();
   const auto tokens = "[{token: " + token + ", organization_id: bench, scopes: [read], name: bench, bundles: [bench-catalog]}]";

@@ -3,6 +3,7 @@
 #include "actors/engine/engine.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
+#include "tools/bench/bench_support.hpp"
 #include "tools/bench/synthetic.hpp"
 
 #include <chrono>
@@ -53,8 +54,7 @@ drain_figures drain(const std::vector<std::string>& events, int partitions, cons
                     bool stop_midway) {
   drain_figures f;
   f.messages = events.size();
-  auto broker = or_throw(ingest::embedded_broker::start(
-      {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, partitions));
+  auto broker = test_broker(partitions);
   static int run = 0;
   auto dir = std::filesystem::temp_directory_path() /
              ("engram-bench-drain-" + std::to_string(::getpid()) + "-" + std::to_string(run++));

@@ -42,13 +42,16 @@ extern char** environ;
 
 namespace {
 
-/// Rebuilds the graph from the start of engram-log's retention into `into` (new or empty)
-/// in a consumer group of its own, up to the high-water marks seen when its partitions
-/// were assigned; writes to no topic; then prints the new store's digest. `re_extract`: what
-/// the records say was read is ignored and every message is read again (rules or model
-/// upgrades): a new digest, by design.
+/// Rebuilds the graph from offset 0 of every engram-log partition into `into` (new or
+/// empty) in a consumer group of its own, up to the high-water marks seen when its
+/// partitions were assigned; writes to no topic; then prints, per partition, the offsets read
+/// and the records by kind, and the new store's digest. A partition whose first records were
+/// deleted from the broker fails the replay (exit 1, the partition and the count named)
+/// unless `accept_partial`: then it rebuilds from what is left and says what is missing.
+/// `re_extract`: what the records say was read is ignored and every message is read again
+/// (rules or model upgrades): a new digest, by design.
 int replay(const std::string& config_path, const std::vector<std::string>& overrides, const std::string& into,
-           bool re_extract) {
+           bool re_extract, bool accept_partial) {
   auto loaded = engram::config::load(config_path, overrides, environ);
   if (!loaded.ok()) {
     std::cerr << "replay: " << loaded.error << "\n";
@@ -72,6 +75,7 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
   engram::engine::engine_options opts;
   opts.replay = true;
   opts.re_extract = re_extract;
+  opts.accept_partial = accept_partial;
   auto t0 = std::chrono::steady_clock::now();
   auto started = engram::engine::engine::start(cfg, std::move(opts));
   if (!started) {
@@ -84,6 +88,14 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
   while (!engine->status().ready()) {
     if (engine->failed()) {
       std::cerr << "\nreplay: the pipeline failed (see the log); the new store is incomplete\n";
+      return 1;
+    }
+    if (auto gaps = engine->gaps().open(); !gaps.empty()) {
+      std::cerr << (tty ? "\n" : "");
+      for (const auto& g : gaps)
+        std::cerr << "replay: " << g.describe() << "\n";
+      std::cerr << "replay: refusing a partial rebuild: the new store in " << into
+                << " is incomplete (--accept-partial rebuilds from what is left and says what is missing)\n";
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -105,8 +117,8 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
     }
   }
   std::int64_t records = 0;
-  for (const auto& [p, st] : engine->status().partitions())
-    records += st.next_offset;
+  const auto partitions = engine->status().partitions();
+  const auto accepted = engine->gaps().accepted();
   engine->stop();
   engine.reset();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -115,8 +127,35 @@ int replay(const std::string& config_path, const std::vector<std::string>& overr
     std::cerr << "replay: " << store.error() << "\n";
     return 1;
   }
-  std::fprintf(stderr, "%sreplay: %lld records of engram-log into %s in %.1f s (%.0f records/s)\n", tty ? "\n" : "",
+  if (tty)
+    std::fputc('\n', stderr);
+  for (const auto& [p, st] : partitions) {
+    std::int64_t read = 0;
+    std::string kinds;
+    for (const auto& [kind, n] : st.kinds) {
+      read += static_cast<std::int64_t>(n);
+      kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+    }
+    records += read;
+    if (st.first_read < 0)
+      std::fprintf(stderr, "replay: partition %d: nothing to read (end offset %lld)\n", p,
+                   static_cast<long long>(st.catch_up_target));
+    else
+      std::fprintf(stderr, "replay: partition %d: offsets %lld..%lld read (end offset %lld): %lld records: %s\n", p,
+                   static_cast<long long>(st.first_read), static_cast<long long>(st.last_read),
+                   static_cast<long long>(st.catch_up_target), static_cast<long long>(read), kinds.c_str());
+  }
+  std::int64_t missing = 0;
+  for (const auto& g : accepted) {
+    missing += g.lost();
+    std::fprintf(stderr, "replay: MISSING %s (--accept-partial)\n", g.describe().c_str());
+  }
+  std::fprintf(stderr, "replay: %lld records of engram-log into %s in %.1f s (%.0f records/s)\n",
                static_cast<long long>(records), into.c_str(), secs, secs > 0 ? double(records) / secs : 0.0);
+  if (!accepted.empty())
+    std::fprintf(stderr, "replay: PARTIAL rebuild: %lld records of engram-log were deleted before this replay and "
+                         "are not in %s; its digest differs from a complete store's\n",
+                 static_cast<long long>(missing), into.c_str());
   if (re_extract)
     std::fprintf(stderr, "replay: every message was read again with today's extractor and encoder (--re-extract): "
                          "this digest is new by design and differs from the live store's wherever the reading "
@@ -147,7 +186,10 @@ int devbroker(int partitions, const std::string& bootstrap_file, const std::vect
     }
   }
   std::cout << broker->bootstrap() << std::endl;
-  std::cerr << "devbroker: " << partitions << " partitions per topic; stop with SIGTERM or Ctrl-C\n";
+  std::cerr << "devbroker: " << partitions << " partitions per topic; stop with SIGTERM or Ctrl-C\n"
+            << "devbroker: a test broker (librdkafka's mock cluster, in memory): each partition keeps about "
+               "5 MiB and silently drops its oldest records past that; Engram then stops at the gap (replay "
+               "refuses it). Spread large streams over more partitions (--partitions), or use a real Kafka\n";
   int sig = 0;
   sigwait(&signals, &sig);
   return 0;
@@ -499,6 +541,10 @@ int main(int argc, char** argv) {
   rp->add_option("--set", replay_overrides, "Override a config key (repeatable), as for engramd");
   rp->add_option("--into", replay_into, "The new store's directory (new or empty)")->required();
   bool replay_re_extract = false;
+  bool replay_accept_partial = false;
+  rp->add_flag("--accept-partial", replay_accept_partial,
+               "Rebuild even when records were deleted from engram-log (retention, a full test broker): from what is "
+               "left, naming what is missing; without it such a replay fails");
   rp->add_flag("--re-extract", replay_re_extract,
                "Read every logged message again with today's extractor and encoder instead of applying what the "
                "log says was read (for upgrades of the rules or the model; a new digest)");
@@ -572,7 +618,7 @@ int main(int argc, char** argv) {
   if (*en_export)
     return engram::ctl::entities_export(eo, std::cout, std::cerr);
   if (*rp)
-    return replay(replay_config, replay_overrides, replay_into, replay_re_extract);
+    return replay(replay_config, replay_overrides, replay_into, replay_re_extract, replay_accept_partial);
   if (*db)
     return devbroker(partitions, bootstrap_file, topics);
   if (*pr)

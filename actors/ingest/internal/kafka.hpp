@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,8 +32,10 @@ enum class client_role : std::uint8_t { consumer, producer };
                                                                        const properties& required);
 
 /// A KafkaConsumer in consumer group `group`, subscribed to `topic`, never committing on its
-/// own. `rebalance` may be null (librdkafka assigns the committed offsets). An error names
-/// `who`.
+/// own and never jumping to another offset on its own (auto.offset.reset=error: an offset
+/// that is no longer on the broker is an ERR__AUTO_OFFSET_RESET error, and that partition
+/// stops fetching until it is assigned again). `rebalance` may be null (librdkafka assigns
+/// the committed offsets). An error names `who`.
 [[nodiscard]] engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(
     const std::string& brokers, const properties& user, const std::string& group, const std::string& topic,
     RdKafka::RebalanceCb* rebalance, const char* who);
@@ -42,11 +45,23 @@ std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::
                                                                      const RdKafka::Message& msg);
 
 /// Polls up to `max` messages: waits up to `wait` for the first, then takes what is ready.
-/// Errors other than timeouts are logged and dropped from the result.
-std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(RdKafka::KafkaConsumer& consumer,
-                                                             std::size_t max,
-                                                             std::chrono::milliseconds wait,
-                                                             const char* who);
+/// An offset that is no longer on the broker (ERR__AUTO_OFFSET_RESET: its partition and the
+/// offset asked for) goes to `resets` and ends the batch; other errors are logged and
+/// dropped from the result.
+std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(
+    RdKafka::KafkaConsumer& consumer, std::size_t max, std::chrono::milliseconds wait, const char* who,
+    std::vector<std::pair<std::int32_t, std::int64_t>>* resets = nullptr);
+
+/// The oldest offset a partition still has and its high-water mark, asking the broker (three
+/// tries); nullopt when it does not answer.
+std::optional<std::pair<std::int64_t, std::int64_t>> watermarks(RdKafka::KafkaConsumer& consumer,
+                                                                const std::string& topic, std::int32_t partition,
+                                                                const char* who);
+
+/// Assigns `offsets` (partition -> next offset) of `topic`, replacing the assignment: how a
+/// partition stopped by an offset reset error fetches again (a seek cannot restart it).
+void reassign(RdKafka::KafkaConsumer& consumer, const std::string& topic,
+              const std::map<std::int32_t, std::int64_t>& offsets, const char* who);
 
 /// The value of the last header `name`, or "" when absent.
 std::string header(RdKafka::Message& msg, const std::string& name);

@@ -1,0 +1,163 @@
+#include "actors/ingest/topics.hpp"
+
+#include "actors/ingest/internal/kafka.hpp"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <tuple>
+
+namespace engram::ingest {
+
+namespace {
+
+/// A producer handle for metadata and admin requests (it produces nothing).
+engram::result<std::unique_ptr<RdKafka::Producer>> admin_handle(const std::string& brokers,
+                                                                const std::map<std::string, std::string>& user) {
+  auto conf = detail::make_conf(detail::client_role::producer, brokers, user, {});
+  if (!conf)
+    return engram::fail(conf.error());
+  std::string err;
+  std::unique_ptr<RdKafka::Producer> p(RdKafka::Producer::create(conf->get(), err));
+  if (!p)
+    return engram::fail("cannot create a Kafka client: " + err);
+  return p;
+}
+
+std::string fix_hint(const std::string& topic) {
+  return "fix: kafka-configs.sh --bootstrap-server HOST:9092 --alter --entity-type topics --entity-name " + topic +
+         " --add-config retention.ms=-1,retention.bytes=-1,cleanup.policy=delete";
+}
+
+}  // namespace
+
+engram::result<std::vector<partition_range>> partition_ranges(const std::string& brokers,
+                                                              const std::vector<std::string>& topics,
+                                                              std::chrono::milliseconds timeout) {
+  auto handle = admin_handle(brokers, {});
+  if (!handle)
+    return engram::fail(handle.error());
+  auto& h = **handle;
+  const int ms = static_cast<int>(timeout.count());
+  RdKafka::Metadata* raw = nullptr;
+  if (auto e = h.metadata(true, nullptr, &raw, ms); e != RdKafka::ERR_NO_ERROR)
+    return engram::fail("cannot read the broker's metadata: " + RdKafka::err2str(e));
+  std::unique_ptr<RdKafka::Metadata> md(raw);
+  std::vector<partition_range> out;
+  std::map<std::string, bool> wanted;
+  for (const auto& t : topics)
+    wanted[t] = false;
+  for (const auto* t : *md->topics()) {
+    if (!topics.empty() && !wanted.count(t->topic()))
+      continue;
+    wanted[t->topic()] = true;
+    for (const auto* p : *t->partitions()) {
+      partition_range r{t->topic(), p->id(), 0, 0};
+      if (auto e = h.query_watermark_offsets(r.topic, r.partition, &r.start, &r.end, ms); e != RdKafka::ERR_NO_ERROR)
+        return engram::fail(r.topic + " partition " + std::to_string(r.partition) +
+                            ": cannot read its offsets: " + RdKafka::err2str(e));
+      out.push_back(std::move(r));
+    }
+  }
+  for (const auto& [t, seen] : wanted)
+    if (!seen)
+      return engram::fail("the broker has no topic '" + t + "'");
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
+  });
+  return out;
+}
+
+retention_verdict judge_retention(const std::string& log_topic, const topic_settings& log,
+                                  const std::string& inbound_topic, const topic_settings* inbound,
+                                  std::uint64_t min_inbound_ms) {
+  retention_verdict v;
+  auto value = [](const topic_settings& s, const char* name) -> const std::string* {
+    auto it = s.find(name);
+    return it == s.end() ? nullptr : &it->second;
+  };
+  for (const char* name : {"retention.ms", "retention.bytes"}) {
+    const auto* x = value(log, name);
+    if (!x)
+      v.errors.push_back(log_topic + ": the broker did not report " + name +
+                         "; engram-log must keep every record (-1, unlimited); " + fix_hint(log_topic));
+    else if (*x != "-1")
+      v.errors.push_back(log_topic + ": " + name + "=" + *x +
+                         " deletes records the store is rebuilt from; engram-log must keep every record (-1, "
+                         "unlimited); " + fix_hint(log_topic));
+  }
+  if (const auto* policy = value(log, "cleanup.policy"); !policy)
+    v.errors.push_back(log_topic + ": the broker did not report cleanup.policy; engram-log needs 'delete' with "
+                       "unlimited retention; " + fix_hint(log_topic));
+  else if (*policy != "delete")
+    v.errors.push_back(log_topic + ": cleanup.policy=" + *policy +
+                       " (compaction keeps only the newest record of each key, and every record of an organisation "
+                       "shares its key); engram-log needs 'delete' with unlimited retention; " + fix_hint(log_topic));
+  if (inbound && min_inbound_ms > 0) {
+    if (const auto* ms = value(*inbound, "retention.ms"); ms && *ms != "-1") {
+      char* end = nullptr;
+      const long long kept = std::strtoll(ms->c_str(), &end, 10);
+      if (end && *end == '\0' && kept >= 0 && static_cast<std::uint64_t>(kept) < min_inbound_ms)
+        v.warnings.push_back(inbound_topic + ": retention.ms=" + *ms +
+                             " is shorter than kafka.min_inbound_retention_ms=" + std::to_string(min_inbound_ms) +
+                             ": mail the extract stage has not read by then is deleted (engramd would stop at the "
+                             "gap and name it)");
+    }
+  }
+  return v;
+}
+
+engram::result<std::map<std::string, topic_settings>> describe_topics(const std::string& brokers,
+                                                                     const std::map<std::string, std::string>& rdkafka,
+                                                                     const std::vector<std::string>& topics,
+                                                                     std::chrono::milliseconds timeout) {
+  auto handle = admin_handle(brokers, rdkafka);
+  if (!handle)
+    return engram::fail(handle.error());
+  rd_kafka_t* rk = (*handle)->c_ptr();
+  std::vector<rd_kafka_ConfigResource_t*> resources;
+  for (const auto& t : topics)
+    resources.push_back(rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, t.c_str()));
+  std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(rd_kafka_queue_new(rk),
+                                                                               &rd_kafka_queue_destroy);
+  std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS), &rd_kafka_AdminOptions_destroy);
+  char errstr[512];
+  (void)rd_kafka_AdminOptions_set_request_timeout(options.get(), static_cast<int>(timeout.count()), errstr,
+                                                  sizeof errstr);  // in range: cannot fail
+  rd_kafka_DescribeConfigs(rk, resources.data(), resources.size(), options.get(), queue.get());
+  rd_kafka_ConfigResource_destroy_array(resources.data(), resources.size());  // the request holds copies
+  std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_destroy)> ev(
+      rd_kafka_queue_poll(queue.get(), static_cast<int>(timeout.count()) + 1000), &rd_kafka_event_destroy);
+  if (!ev)
+    return engram::fail("the broker did not describe the topics' configuration in time");
+  if (rd_kafka_event_error(ev.get()))
+    return engram::fail(std::string("the broker cannot describe the topics' configuration: ") +
+                        rd_kafka_event_error_string(ev.get()));
+  const auto* result = rd_kafka_event_DescribeConfigs_result(ev.get());
+  if (!result)
+    return engram::fail("unexpected answer to DescribeConfigs");
+  std::size_t n = 0;
+  const rd_kafka_ConfigResource_t** described = rd_kafka_DescribeConfigs_result_resources(result, &n);
+  std::map<std::string, topic_settings> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string name = rd_kafka_ConfigResource_name(described[i]);
+    if (auto e = rd_kafka_ConfigResource_error(described[i]); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* why = rd_kafka_ConfigResource_error_string(described[i]);
+      return engram::fail(name + ": the broker cannot describe its configuration: " +
+                          (why ? std::string(why) : std::string(rd_kafka_err2str(e))));
+    }
+    std::size_t m = 0;
+    const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(described[i], &m);
+    auto& settings = out[name];
+    for (std::size_t j = 0; j < m; ++j) {
+      const char* value = rd_kafka_ConfigEntry_value(entries[j]);
+      settings[rd_kafka_ConfigEntry_name(entries[j])] = value ? value : "";
+    }
+  }
+  return out;
+}
+
+}  // namespace engram::ingest

@@ -1,0 +1,55 @@
+#pragma once
+// What a broker says of its topics: each partition's range of offsets (the oldest record it
+// still keeps and the next offset), and whether engram-log's configuration keeps every
+// record (the retention check engramd makes at start on a real broker).
+
+#include "schemas/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace engram::ingest {
+
+/// One partition's offsets: records [start, end) are on the broker.
+struct partition_range {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+};
+
+/// Every partition of `topics` (of every topic the broker has, when empty), by topic and
+/// partition. An error names the topic or partition the broker did not answer for.
+[[nodiscard]] engram::result<std::vector<partition_range>> partition_ranges(
+    const std::string& brokers, const std::vector<std::string>& topics = {},
+    std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// A topic's configuration as the broker describes it: entry name -> value.
+using topic_settings = std::map<std::string, std::string>;
+
+struct retention_verdict {
+  /// Why engramd must not start; empty: it may.
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+};
+
+/// The retention decision. engram-log must keep every record: retention.ms and
+/// retention.bytes -1 (unlimited) and cleanup.policy delete (compaction would drop records
+/// that share a key: every record of an organisation does); an entry the broker did not
+/// report counts as wrong. `inbound` (null: not described) keeping records for less than
+/// `min_inbound_ms` (0: no minimum) is a warning: a stopped extract stage then loses mail.
+[[nodiscard]] retention_verdict judge_retention(const std::string& log_topic, const topic_settings& log,
+                                                const std::string& inbound_topic, const topic_settings* inbound,
+                                                std::uint64_t min_inbound_ms);
+
+/// The configuration of each of `topics` (AdminClient DescribeConfigs), with `rdkafka`
+/// properties (kafka.rdkafka). An error when the broker cannot answer: unreachable, or a
+/// broker that cannot describe configurations (librdkafka's mock cluster, the test broker).
+[[nodiscard]] engram::result<std::map<std::string, topic_settings>> describe_topics(
+    const std::string& brokers, const std::map<std::string, std::string>& rdkafka,
+    const std::vector<std::string>& topics, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+}  // namespace engram::ingest
