@@ -174,11 +174,16 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
                 fail(k, "'" + item + "' is not topic:partition (e.g. engram-log:3)");
               cfg.ingest.accept_gaps.push_back(item);
             };
+            auto item = [&](const YAML::Node& x) {
+              if (!x.IsScalar())
+                fail(k, "must be topic:partition or a list of them (e.g. [engram-log:3])");
+              add(x.Scalar());
+            };
             if (v.IsSequence()) {
               for (std::size_t i = 0; i < v.size(); ++i)
-                add(scalar(v[i], k));
+                item(v[i]);
             } else {
-              add(scalar(v, k));
+              item(v);
             }
           }},
        });

@@ -92,6 +92,12 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
   EXPECT_EQ(keys_by_family["messages"], 5) << dump;
   EXPECT_GT(keys_by_family["entries"], 0) << dump;
 
+  // The devbroker says what it is, and it held every record of this test.
+  const auto broker_log = test::tail(dir.sub("devbroker.log"));
+  EXPECT_NE(broker_log.find("each partition keeps about 5 MiB and silently drops its oldest records"),
+            std::string::npos)
+      << broker_log;
+  test::expect_untruncated(brokers);
   EXPECT_EQ(broker.terminate(5s), 0);
   EXPECT_EQ(run(engramctl() + " produce --brokers 127.0.0.1:1 /nonexistent.jsonl", &out), 1);
   EXPECT_NE(out.find("cannot read /nonexistent.jsonl"), std::string::npos) << out;

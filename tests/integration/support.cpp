@@ -84,7 +84,7 @@ void expect_untruncated(const std::string& brokers, const std::set<std::pair<std
   auto ranges = ingest::partition_ranges(brokers);
   ASSERT_TRUE(ranges) << "cannot check the test broker's partitions: " << ranges.error();
   for (const auto& r : *ranges)
-    if (!expected.count({r.topic, r.partition}))
+    if (r.start > 0 && !expected.count({r.topic, r.partition}))
       ADD_FAILURE() << r.topic << " partition " << r.partition << " dropped its first " << r.start
                     << " records past the test broker's ~5 MiB limit: the test ran on less data than it "
                        "thinks (spread it over more partitions, make it smaller, or expect_truncated())";

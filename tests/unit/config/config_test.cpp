@@ -181,3 +181,33 @@ TEST_F(ConfigTest, MissingFileAndBadOverrideAreClearErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(ConfigTest, AcceptGapsNamesPartitionsAndIsEmptyByDefault) {
+  auto none = load(std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", {}, nullptr);
+  ASSERT_TRUE(none.ok()) << none.error;
+  EXPECT_TRUE(none.config.ingest.accept_gaps.empty());
+  EXPECT_FALSE(none.config.ingest.accepts_gap("engram-log", 0));
+  EXPECT_EQ(none.config.kafka.min_inbound_retention_ms, 604800000u);
+
+  auto list = load(write("ingest:\n  accept_gaps: [engram-log:3, inbound-messages:0]\n"), {}, nullptr);
+  ASSERT_TRUE(list.ok()) << list.error;
+  EXPECT_TRUE(list.config.ingest.accepts_gap("engram-log", 3));
+  EXPECT_TRUE(list.config.ingest.accepts_gap("inbound-messages", 0));
+  EXPECT_FALSE(list.config.ingest.accepts_gap("engram-log", 0));
+  EXPECT_FALSE(list.config.ingest.accepts_gap("inbound-messages", 3));
+
+  auto one = load(write(""), {"ingest.accept_gaps=engram-log:12"}, nullptr);
+  ASSERT_TRUE(one.ok()) << one.error;
+  EXPECT_TRUE(one.config.ingest.accepts_gap("engram-log", 12));
+
+  for (const char* bad : {"engram-log", "engram-log:", ":3", "engram-log:x", "engram-log:-1"}) {
+    auto r = load(write(""), {std::string("ingest.accept_gaps=") + bad}, nullptr);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error.find("'ingest.accept_gaps'"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("topic:partition"), std::string::npos) << r.error;
+  }
+}
+
+}  // namespace

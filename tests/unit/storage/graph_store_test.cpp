@@ -129,6 +129,33 @@ TEST_F(GraphStoreTest, EverythingSurvivesReopen) {
   EXPECT_EQ(apply(*store_, &m2, 2, 3), storage::apply_outcome::duplicate);
 }
 
+TEST_F(GraphStoreTest, AnAcceptedGapIsRecordedAndMovesTheOffsetOnlyWhenAsked) {
+  auto m1 = message("acme", "evt-1");
+  apply(*store_, &m1, 0, 2);
+  const auto digest = store_->digest();
+  // engram-log: the stored offset moves past the gap in the same batch.
+  ASSERT_EQ(store_->record_gap({"engram-log", 2, 1, 463}, /*advance=*/true, "cluster-a"), storage::errc::ok);
+  // inbound-messages (the sequencer's): recorded only.
+  ASSERT_EQ(store_->record_gap({"inbound-messages", 0, 10, 20}, /*advance=*/false, {}), storage::errc::ok);
+  EXPECT_EQ(store_->record_gap({"engram-log", 1, 5, 5}, true, "cluster-a"), storage::errc::invalid_argument);
+  reopen();
+  auto offsets = store_->offsets("engram-log");
+  EXPECT_EQ(offsets[2].next_offset, 463);
+  EXPECT_EQ(offsets[2].cluster_id, "cluster-a");
+  EXPECT_TRUE(store_->offsets("inbound-messages").empty());
+  auto gaps = store_->gaps();
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].topic, "engram-log");
+  EXPECT_EQ(gaps[0].partition, 2);
+  EXPECT_EQ(gaps[0].from, 1);
+  EXPECT_EQ(gaps[0].to, 463);
+  EXPECT_EQ(gaps[1].topic, "inbound-messages");
+  EXPECT_EQ(gaps[1].from, 10);
+  EXPECT_EQ(gaps[1].to, 20);
+  // Physical, like the offsets: the digest of the knowledge is unchanged.
+  EXPECT_EQ(store_->digest(), digest);
+}
+
 TEST_F(GraphStoreTest, UndecodableRecordOnlyAdvancesTheOffset) {
   auto before = store_->digest();
   EXPECT_EQ(apply(*store_, nullptr, 5), storage::apply_outcome::skipped);
