@@ -103,6 +103,11 @@ void gap_registry::accepted(const log_gap& g) {
   accepted_.push_back(g);
 }
 
+void gap_registry::forget(const std::string& topic) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(open_, [&](const auto& kv) { return kv.first.first == topic; });
+}
+
 std::vector<log_gap> gap_registry::open() const {
   std::lock_guard lock(mutex_);
   std::vector<log_gap> out;

@@ -80,6 +80,8 @@ public:
   void found(const log_gap& g);
   /// The gap was accepted: the partition goes on after it.
   void accepted(const log_gap& g);
+  /// Forgets the open gaps of `topic` (its partitions were revoked: their next owner decides).
+  void forget(const std::string& topic);
   /// Gaps still open, by topic and partition.
   [[nodiscard]] std::vector<log_gap> open() const;
   /// Gaps accepted since start, in order.

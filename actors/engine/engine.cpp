@@ -55,22 +55,17 @@ extractor::extractor_options extractor_options_of(const config::engram_config& c
 engram::result<void> check_retention(const config::engram_config& cfg) {
   auto& log = logging::get(logging::module::engine);
   const auto& t = cfg.kafka.topics;
-  auto described = [&](const std::string& topic) -> std::optional<ingest::topic_settings> {
-    auto d = ingest::describe_topics(cfg.kafka.brokers, cfg.kafka.rdkafka, {topic});
-    if (!d || !d->count(topic)) {
-      log.warn("retention of {} not checked: {} (librdkafka's mock cluster, engramctl devbroker, cannot describe "
-               "configurations; a real Kafka can)",
-               topic, d ? std::string("not described") : d.error());
-      return std::nullopt;
-    }
-    return d->at(topic);
-  };
-  auto log_settings = described(t.log);
-  if (!log_settings)
+  auto described = ingest::describe_topics(cfg.kafka.brokers, cfg.kafka.rdkafka, {t.log, t.inbound});
+  if (!described || !described->count(t.log)) {
+    log.warn("retention of {} not checked: {}", t.log,
+             described ? "the topic is not there yet (create it with retention.ms=-1, retention.bytes=-1, "
+                         "cleanup.policy=delete: a broker's default deletes records after 7 days)"
+                       : described.error());
     return {};
-  auto inbound_settings = described(t.inbound);
-  auto verdict = ingest::judge_retention(t.log, *log_settings, t.inbound,
-                                         inbound_settings ? &*inbound_settings : nullptr,
+  }
+  auto inbound = described->find(t.inbound);
+  auto verdict = ingest::judge_retention(t.log, described->at(t.log), t.inbound,
+                                         inbound == described->end() ? nullptr : &inbound->second,
                                          cfg.kafka.min_inbound_retention_ms);
   for (const auto& w : verdict.warnings)
     log.warn("{}", w);

@@ -60,9 +60,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     return ok;
   }
 
-  /// Partitions assigned now and the next offset each reads from (to assign them again after
-  /// an offset reset stopped one), and those stopped at an open gap (paused).
-  std::map<std::int32_t, std::int64_t> assignment;
+  /// Partitions stopped at an open gap (paused).
   std::set<std::int32_t> stopped;
 
   /// `gaps` with the store as the record of an accepted gap (its offset moves past it).
@@ -83,8 +81,8 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     drain();  // nothing of the old assignment may still be on its way
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       status->revoked_all();
-      assignment.clear();
       stopped.clear();
+      gaps.registry->forget(topic);  // the next owner of those partitions meets them
       c->unassign();
       logger().info("{} partitions revoked", topic);
       return;
@@ -131,7 +129,6 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
         start = RdKafka::Topic::OFFSET_BEGINNING;  // checked when the first fetch fails or succeeds
       tp->set_offset(start);
       assigned[tp->partition()] = {std::max<std::int64_t>(start, 0), hi};
-      assignment[tp->partition()] = start;
     }
     status->assigned(assigned);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
@@ -180,7 +177,6 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
                                            : std::string("watermarks unknown"));
       offsets[partition] = from;
     }
-    assignment = offsets;
     detail::reassign(*consumer, topic, offsets, "ingest");
     std::vector<RdKafka::TopicPartition*> paused;
     for (auto p : keep_stopped)

@@ -104,6 +104,7 @@ struct sequencer::impl : RdKafka::RebalanceCb {
     stopped.clear();
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       c->unassign();
+      (opts.gaps.registry ? *opts.gaps.registry : own_registry).forget(topic);
       metrics->set_extract_partitions(0);
       logger().info("{}: partitions revoked", topic);
       return;

@@ -116,6 +116,10 @@ engram::result<std::map<std::string, topic_settings>> describe_topics(const std:
   auto handle = admin_handle(brokers, rdkafka);
   if (!handle)
     return engram::fail(handle.error());
+  // librdkafka's mock cluster names itself so and has no controller to send DescribeConfigs
+  // to: asking would only wait out the timeout.
+  if (const auto id = (*handle)->clusterid(static_cast<int>(timeout.count())); id.rfind("mockCluster", 0) == 0)
+    return engram::fail("the test broker (librdkafka's mock cluster '" + id + "') cannot describe configurations");
   rd_kafka_t* rk = (*handle)->c_ptr();
   std::vector<rd_kafka_ConfigResource_t*> resources;
   for (const auto& t : topics)
@@ -144,11 +148,8 @@ engram::result<std::map<std::string, topic_settings>> describe_topics(const std:
   std::map<std::string, topic_settings> out;
   for (std::size_t i = 0; i < n; ++i) {
     const std::string name = rd_kafka_ConfigResource_name(described[i]);
-    if (auto e = rd_kafka_ConfigResource_error(described[i]); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      const char* why = rd_kafka_ConfigResource_error_string(described[i]);
-      return engram::fail(name + ": the broker cannot describe its configuration: " +
-                          (why ? std::string(why) : std::string(rd_kafka_err2str(e))));
-    }
+    if (rd_kafka_ConfigResource_error(described[i]) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      continue;  // not there (yet): left out
     std::size_t m = 0;
     const rd_kafka_ConfigEntry_t** entries = rd_kafka_ConfigResource_configs(described[i], &m);
     auto& settings = out[name];

@@ -46,8 +46,9 @@ struct retention_verdict {
                                                 std::uint64_t min_inbound_ms);
 
 /// The configuration of each of `topics` (AdminClient DescribeConfigs), with `rdkafka`
-/// properties (kafka.rdkafka). An error when the broker cannot answer: unreachable, or a
-/// broker that cannot describe configurations (librdkafka's mock cluster, the test broker).
+/// properties (kafka.rdkafka); a topic the broker cannot describe (not there yet) is left
+/// out. An error when the broker cannot answer: unreachable, or a broker that cannot describe
+/// configurations (librdkafka's mock cluster, the test broker: known by its cluster id).
 [[nodiscard]] engram::result<std::map<std::string, topic_settings>> describe_topics(
     const std::string& brokers, const std::map<std::string, std::string>& rdkafka,
     const std::vector<std::string>& topics, std::chrono::milliseconds timeout = std::chrono::seconds(10));

@@ -56,8 +56,8 @@ std::string run_until_applied(const std::string& brokers, const std::string& dat
 }
 
 /// The digest of one engramd with both roles that read `events` from inbound-messages.
-std::string reference_digest(const test::temp_dir& dir, const std::vector<std::string>& events) {
-  auto broker = test::start_broker();
+std::string reference_digest(const test::temp_dir& dir, const std::vector<std::string>& events, int partitions = 4) {
+  auto broker = test::start_broker(partitions);
   return run_until_applied(broker->bootstrap(), dir.sub("reference"), dir.sub("reference.log"), long(events.size()),
                            {}, [&] { produce_inbound(broker->bootstrap(), events); });
 }
@@ -151,11 +151,15 @@ TEST(ExtractStage, AReplayAppliesWhatTheLogSaysAndReExtractReadsAgain) {
 }
 
 TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRestIsAppliedOnce) {
-  // Dense business mail for four organisations, and every 100th message a long one (about
+  // Dense business mail for eight organisations, and every 101st message a long one (about
   // 2,000 statements, 200 KB): the encoder's time per message is bounded, and a stop waits
-  // for one chunk of messages at most.
-  std::vector<std::string> events = synthetic::dense_events(1500, {"acme", "globex", "initech", "umbrella"});
-  for (std::size_t i = 0; i < events.size(); i += 100) {
+  // for one chunk of messages at most. Eight partitions, one organisation each (their keys
+  // hash apart): a partition of the test broker keeps ~5 MiB, about 370 of these records.
+  const std::vector<std::string> organisations{"initech", "fabrikam", "globex", "cyberdyne",
+                                               "pied",    "wayne",    "acme",   "wonka"};
+  constexpr int partitions = 8;
+  std::vector<std::string> events = synthetic::dense_events(1500, organisations);
+  for (std::size_t i = 0; i < events.size(); i += 101) {
     auto e = nlohmann::json::parse(events[i]);
     std::string body;
     for (int k = 0; body.size() < 200000; ++k)
@@ -165,10 +169,10 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
     events[i] = e.dump();
   }
   test::temp_dir dir("extract-sigterm");
-  const auto reference = reference_digest(dir, events);
+  const auto reference = reference_digest(dir, events, partitions);
   ASSERT_FALSE(reference.empty());
 
-  auto broker = test::start_broker();
+  auto broker = test::start_broker(partitions);
   const auto port = test::free_port();
   test::child first(test::engramd_args(broker->bootstrap(), dir.sub("store"), port), dir.sub("first.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("first.log"));
