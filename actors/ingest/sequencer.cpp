@@ -213,6 +213,7 @@ void sequencer::run() {
     for (const auto& [p, r] : range) {
       std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
       (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
+      m.next_read[p] = r.first;           // an assignment after an offset reset starts here too
     }
   };
   auto settle = [&](ranges& range) {
