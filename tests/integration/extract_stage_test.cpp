@@ -56,8 +56,12 @@ std::string run_until_applied(const std::string& brokers, const std::string& dat
 }
 
 /// The digest of one engramd with both roles that read `events` from inbound-messages.
-std::string reference_digest(const test::temp_dir& dir, const std::vector<std::string>& events, int partitions = 4) {
-  auto broker = test::start_broker(partitions);
+/// `truncated`: engram-log partitions this stream fills past the test broker's limit.
+std::string reference_digest(const test::temp_dir& dir, const std::vector<std::string>& events,
+                             const std::vector<std::int32_t>& truncated = {}) {
+  auto broker = test::start_broker();
+  for (auto p : truncated)
+    test::expect_truncated(*broker, "engram-log", p);
   return run_until_applied(broker->bootstrap(), dir.sub("reference"), dir.sub("reference.log"), long(events.size()),
                            {}, [&] { produce_inbound(broker->bootstrap(), events); });
 }
@@ -151,15 +155,11 @@ TEST(ExtractStage, AReplayAppliesWhatTheLogSaysAndReExtractReadsAgain) {
 }
 
 TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRestIsAppliedOnce) {
-  // Dense business mail for eight organisations, and every 101st message a long one (about
+  // Dense business mail for four organisations, and every 100th message a long one (about
   // 2,000 statements, 200 KB): the encoder's time per message is bounded, and a stop waits
-  // for one chunk of messages at most. Eight partitions, one organisation each (their keys
-  // hash apart): a partition of the test broker keeps ~5 MiB, about 370 of these records.
-  const std::vector<std::string> organisations{"initech", "fabrikam", "globex", "cyberdyne",
-                                               "pied",    "wayne",    "acme",   "wonka"};
-  constexpr int partitions = 8;
-  std::vector<std::string> events = synthetic::dense_events(1500, organisations);
-  for (std::size_t i = 0; i < events.size(); i += 101) {
+  // for one chunk of messages at most.
+  std::vector<std::string> events = synthetic::dense_events(1500, {"acme", "globex", "initech", "umbrella"});
+  for (std::size_t i = 0; i < events.size(); i += 100) {
     auto e = nlohmann::json::parse(events[i]);
     std::string body;
     for (int k = 0; body.size() < 200000; ++k)
@@ -168,11 +168,17 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
     e["body"] = body;
     events[i] = e.dump();
   }
+  // acme, globex and umbrella share engram-log partition 2, which passes the test broker's
+  // ~5 MiB and drops its oldest records once the store has applied them. Should the store
+  // ever fall behind that, it stops at the gap (readyz, events_applied short of n) and the
+  // test fails: the loss cannot pass unnoticed.
+  constexpr std::int32_t crowded = 2;
   test::temp_dir dir("extract-sigterm");
-  const auto reference = reference_digest(dir, events, partitions);
+  const auto reference = reference_digest(dir, events, {crowded});
   ASSERT_FALSE(reference.empty());
 
-  auto broker = test::start_broker(partitions);
+  auto broker = test::start_broker();
+  test::expect_truncated(*broker, "engram-log", crowded);
   const auto port = test::free_port();
   test::child first(test::engramd_args(broker->bootstrap(), dir.sub("store"), port), dir.sub("first.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("first.log"));
