@@ -1,11 +1,14 @@
 #include "knowledge/query.hpp"
 
 #include "knowledge/kag.hpp"
+#include "knowledge/write_rules.hpp"
 
 #include "schemas/knowledge_save.hpp"
 #include "schemas/time.hpp"
 #include "storage/vector_index.hpp"
 
+#include <cctype>
+#include <optional>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -25,8 +28,18 @@ constexpr double graph_weight = 2.0;
 constexpr std::size_t search_candidates = 200;
 /// A contact's own knowledge first.
 constexpr double own_contact_weight = 2.0;
-/// Decayed confidence below this still ranks as this (fusion, not a filter).
-constexpr double min_confidence_weight = 0.05;
+/// An entry's weight is decay_floor + (1 - decay_floor) × its decayed confidence: decay
+/// ranks among comparable matches, it never buries a match.
+constexpr double decay_floor = 0.5;
+/// An entry both BM25 and the vectors rank among their first strong_rank is shown however
+/// faded (decay.hide_below hides weak matches only).
+constexpr std::size_t strong_rank = 10;
+/// A passage weighs as a fresh entry of confidence 0.7 does.
+constexpr double passage_weight = 0.85;
+/// What a person the query names said, or an entry about them.
+constexpr double named_person_weight = 1.5;
+/// A dated match of a question that asks when.
+constexpr double dated_weight = 1.5;
 
 }  // namespace
 
@@ -83,91 +96,371 @@ void query_service::add_graph(const std::string& org, const std::string& query,
     fused[ranked[i]] += graph_weight / (rrf_k + double(i + 1));
 }
 
-std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
-  std::map<std::string, double> fused;
-  const auto terms = deps_.terms(r.query);
-  auto text = deps_.store->search_text(org, terms, recall_candidates);
-  for (std::size_t i = 0; i < text.size(); ++i)
-    fused[text[i].first] += 1.0 / (rrf_k + double(i + 1));
-  schemas::vector8 qv;
-  if (deps_.embed && deps_.nearest) {
-    // Without a vector recall ranks by words alone; why is logged where embedding failed.
-    if (auto v = deps_.embed(r.query)) {
-      qv = std::move(*v);
-      auto near = deps_.nearest(org, qv, recall_candidates);
-      for (std::size_t i = 0; i < near.size(); ++i)
-        fused[near[i].first] += 1.0 / (rrf_k + double(i + 1));
-    }
-  }
-  if (policy_.graph_expansion)
-    add_graph(org, r.query, fused);
-  const auto at = now();
-  std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
-  if (!r.branch_id.empty())
-    add_branch(org, r.branch_id, at, terms, qv.empty() ? nullptr : &qv, fused, branch_docs);
+namespace {
+
+/// A question that asks when: its dated matches rank first.
+bool asks_when(std::string_view query) {
+  std::string q;
+  for (char c : query)
+    q.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  while (!q.empty() && (q.front() == ' ' || q.front() == '"'))
+    q.erase(0, 1);
+  if (q.starts_with("when ") || q.starts_with("when's") || q.starts_with("since when"))
+    return true;
+  for (const char* cue : {"what date", "what day", "which day", "what year", "which year", "what month", "which month",
+                          "how long ago", "what time of year", "which weekend", "what weekend"})
+    if (q.find(cue) != std::string::npos)
+      return true;
+  return false;
+}
+
+/// Milliseconds of "YYYY-MM-DD" (or the start of a period "a/b"), of an RFC 3339 time.
+std::optional<std::int64_t> time_of(std::string_view s) {
+  if (s.empty())
+    return std::nullopt;
+  if (auto slash = s.find('/'); slash != std::string_view::npos)
+    s = s.substr(0, slash);
+  if (s.size() == 10)
+    return schemas::parse_rfc3339(std::string(s) + "T00:00:00Z");
+  return schemas::parse_rfc3339(s);
+}
+
+/// Ranks of a list: its i-th id (from 1) adds weight / (rrf_k + i).
+void fuse(const std::vector<std::string>& ids, double weight, std::map<std::string, double>& fused) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    fused[ids[i]] += weight / (rrf_k + double(i + 1));
+}
+
+template <class Score>
+std::vector<std::string> ids_of(const std::vector<std::pair<std::string, Score>>& hits) {
+  std::vector<std::string> out;
+  out.reserve(hits.size());
+  for (const auto& h : hits)
+    out.push_back(h.first);
+  return out;
+}
+
+/// The best `n` of a fused map, best first (ties by id).
+std::vector<std::pair<std::string, double>> best(const std::map<std::string, double>& fused, std::size_t n) {
   std::vector<std::pair<std::string, double>> order(fused.begin(), fused.end());
   std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
     return x.second != y.second ? x.second > y.second : x.first < y.first;
   });
-  if (order.size() > r.limit * candidates_per_result)
-    order.resize(r.limit * candidates_per_result);
-  // A candidate's score is its fused rank times its weight (at most max_weight) times its
-  // decayed confidence (at most 1): once the next rank, so bounded, falls below the
-  // limit-th best score found, no later candidate can enter the results, and reading
-  // stops. Only the results are presented.
-  const double max_weight = r.contact_id.empty() ? 1.0 : own_contact_weight;
-  std::vector<std::pair<double, stored_entry>> scored;
-  auto better = [](const std::pair<double, stored_entry>& x, const std::pair<double, stored_entry>& y) {
-    return x.first != y.first ? x.first > y.first : x.second.id < y.second.id;
+  if (order.size() > n)
+    order.resize(n);
+  return order;
+}
+
+/// A passage as recall and search return it.
+json present_passage(const json& p, double score) {
+  json out{{"kind", "passage"},
+           {"id", p.value("id", "")},
+           {"text", p.value("text", "")},
+           {"eventId", p.value("eventId", "")},
+           {"sourceType", p.value("sourceType", "")},
+           {"sourceId", p.value("sourceId", "")},
+           {"threadId", p.value("threadId", "")},
+           {"sentAt", p.value("sentAt", "")},
+           {"from", p.value("from", json::object())},
+           {"score", score}};
+  if (p.contains("dates"))
+    out["dates"] = p["dates"];
+  if (p.value("suspicious", false))
+    out["suspicious"] = true;
+  return out;
+}
+
+}  // namespace
+
+std::vector<named_person> query_service::named_people(const std::string& org, std::string_view query) const {
+  // Runs of capitalised words ("Caroline", "Tomás Ortega", "Melanie's"), longest names first.
+  std::vector<std::vector<std::string>> runs(1);
+  std::string word;
+  auto end_word = [&](bool breaks) {
+    if (!word.empty()) {
+      if (word.size() > 2 && (word.ends_with("'s") || word.ends_with("\xE2\x80\x99s")))
+        word.resize(word.size() - (word.ends_with("'s") ? 2 : 4));
+      const bool capital = std::isupper(static_cast<unsigned char>(word[0])) || static_cast<unsigned char>(word[0]) >= 0x80;
+      if (capital)
+        runs.back().push_back(word);
+      else if (!runs.back().empty())
+        runs.emplace_back();
+      word.clear();
+    }
+    if (breaks && !runs.back().empty())
+      runs.emplace_back();
   };
-  for (const auto& [id, rrf] : order) {
-    if (scored.size() >= r.limit && rrf * max_weight < scored[r.limit - 1].first)
-      break;
+  for (char c : query) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80 || c == '\'' || c == '-')
+      word.push_back(c);
+    else
+      end_word(c != ' ');
+  }
+  end_word(true);
+  std::vector<named_person> out;
+  const auto& store = *deps_.store;
+  auto is_person = [&](const std::string& id) {
+    std::string name, type;
+    return store.entity_name(org, id, &name, &type) && type == "person";
+  };
+  for (const auto& run : runs)
+    for (std::size_t b = 0; b < run.size();) {
+      std::size_t used = 0;
+      for (std::size_t n = std::min<std::size_t>(3, run.size() - b); n >= 1 && !used; --n) {
+        std::string name;
+        for (std::size_t i = b; i < b + n; ++i)
+          name += (i > b ? " " : "") + run[i];
+        auto id = store.entity_id(org, name);
+        if (id.empty() || !is_person(id)) {
+          // A first name (or first names) that starts exactly one person's name.
+          id.clear();
+          for (const auto& [_, other] : store.names_with_prefix(org, normalise_name(name) + " ", 8)) {
+            if (!is_person(other) || (!id.empty() && other != id)) {
+              id.clear();
+              break;
+            }
+            id = other;
+          }
+        }
+        if (!id.empty()) {
+          used = n;
+          if (std::none_of(out.begin(), out.end(), [&](const named_person& p) { return p.id == id; }))
+            out.push_back({id, deps_.terms(name)});
+        }
+      }
+      b += used ? used : 1;
+    }
+  return out;
+}
+
+std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
+  const auto at = now();
+  const auto& store = *deps_.store;
+  const bool want_entries = r.kinds.entries;
+  const bool want_passages = r.kinds.passages && !r.type;  // passages have no type
+  // A person the query names weighs their knowledge up instead of matching every message
+  // that names them: their name leaves the words searched (unless nothing else is left).
+  const auto people = named_people(org, r.query);
+  auto terms = deps_.terms(r.query);
+  {
+    std::set<std::string> names;
+    for (const auto& p : people)
+      names.insert(p.terms.begin(), p.terms.end());
+    std::vector<std::string> rest;
+    for (const auto& t : terms)
+      if (!names.count(t))
+        rest.push_back(t);
+    if (!rest.empty())
+      terms = std::move(rest);
+  }
+  std::map<std::string, double> fe, fp;  // fused ranks of entries and passages
+  std::map<std::string, std::size_t> text_rank, vector_rank;  // entries' ranks (from 1)
+  if (want_entries) {
+    const auto text = ids_of(store.search_text(org, terms, recall_candidates));
+    fuse(text, 1.0, fe);
+    for (std::size_t i = 0; i < text.size(); ++i)
+      text_rank[text[i]] = i + 1;
+  }
+  if (want_passages)
+    fuse(ids_of(store.search_passages(org, terms, recall_candidates)), 1.0, fp);
+  schemas::vector8 qv;
+  if (deps_.embed) {
+    // Without a vector recall ranks by words alone; why is logged where embedding failed.
+    if (auto v = deps_.embed(r.query)) {
+      qv = std::move(*v);
+      if (want_entries && deps_.nearest) {
+        const auto near = ids_of(deps_.nearest(org, qv, recall_candidates));
+        fuse(near, 1.0, fe);
+        for (std::size_t i = 0; i < near.size(); ++i)
+          vector_rank[near[i]] = i + 1;
+      }
+      if (want_passages)
+        fuse(ids_of(store.nearest_passages(org, qv, recall_candidates)), 1.0, fp);
+    }
+  }
+  std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
+  if (want_entries) {
+    if (policy_.graph_expansion)
+      add_graph(org, r.query, fe);
+    if (!r.branch_id.empty())
+      add_branch(org, r.branch_id, at, terms, qv.empty() ? nullptr : &qv, fe, branch_docs);
+  }
+  const bool when = asks_when(r.query);
+  auto in_window = [&](std::optional<std::int64_t> t) {
+    if (!r.since_ms && !r.until_ms)
+      return true;
+    return t && (!r.since_ms || *t >= *r.since_ms) && (!r.until_ms || *t < *r.until_ms);
+  };
+  // The contact scope: a contact's own knowledge weighs more; another contact's is out.
+  auto contact_weight = [&](const std::vector<std::string>& contacts) -> std::optional<double> {
+    if (r.contact_id.empty())
+      return 1.0;
+    if (std::find(contacts.begin(), contacts.end(), r.contact_id) != contacts.end())
+      return own_contact_weight;
+    if (!contacts.empty())
+      return std::nullopt;
+    return 1.0;
+  };
+  std::map<std::string, std::string> person_of_address;  // sender address -> entity id
+  auto person_at = [&](const std::string& address) -> const std::string& {
+    auto [it, added] = person_of_address.try_emplace(address);
+    if (added && !address.empty())
+      it->second = store.entity_id(org, address);
+    return it->second;
+  };
+  auto names_person = [&](const std::string& id) {
+    return std::any_of(people.begin(), people.end(), [&](const named_person& p) { return p.id == id; });
+  };
+
+  struct scored {
+    double score = 0;
+    bool is_entry = true;
+    std::string id;
+    stored_entry entry;
+    json passage;          // is_entry false: the passage; else its evidence (or null)
+  };
+  std::vector<scored> results;
+  const std::size_t per_kind = std::max<std::size_t>(r.limit * candidates_per_result, 40);
+  for (const auto& [id, rrf] : best(fe, per_kind)) {
     auto overlaid = branch_docs.find(id);
     auto doc = overlaid != branch_docs.end() ? std::optional<stored_entry>(overlaid->second) : load(org, id);
-    if (!doc || !recallable(*doc, at, policy_))
+    if (!doc || !visible(*doc, schemas::format_rfc3339(at)) || (r.type && doc->type != *r.type))
       continue;
-    if (r.type && doc->type != *r.type)
+    // Decay ranks; it hides only what matches weakly: an entry both words and meaning put
+    // among their first ten stays, however old.
+    const double confidence = effective_confidence(*doc, at, policy_);
+    const bool strong = text_rank.count(id) && vector_rank.count(id) && text_rank[id] <= strong_rank &&
+                        vector_rank[id] <= strong_rank;
+    if (confidence < policy_.decay.hide_below && !strong)
       continue;
-    double weight = 1.0;
-    const auto& contacts = doc->contact_ids;
-    if (!r.contact_id.empty()) {
-      if (std::find(contacts.begin(), contacts.end(), r.contact_id) != contacts.end())
-        weight = own_contact_weight;
-      else if (!contacts.empty())
-        continue;  // another contact's: not in this contact's scope
+    auto cw = contact_weight(doc->contact_ids);
+    if (!cw)
+      continue;
+    const auto& dates = doc->sig.dates;
+    if (!in_window(time_of(dates.empty() ? doc->created_at : dates.front())))
+      continue;
+    double weight = *cw * (decay_floor + (1 - decay_floor) * std::max(0.0, std::min(1.0, confidence)));
+    bool about = false;
+    for (const auto& m : doc->entities)
+      about |= !m.entity_id.empty() && names_person(m.entity_id);
+    for (const auto& src : doc->sources)
+      about |= names_person(person_at(src.author));
+    if (about)
+      weight *= named_person_weight;
+    if (when && !dates.empty())
+      weight *= dated_weight;
+    results.push_back({rrf * weight, true, id, std::move(*doc), nullptr});
+  }
+  for (const auto& [id, rrf] : best(fp, per_kind)) {
+    auto raw = store.get_passage(org, id);
+    if (!raw)
+      continue;
+    auto p = json::parse(*raw, nullptr, false);
+    if (!p.is_object())
+      continue;
+    auto cw = contact_weight(p.value("contactIds", std::vector<std::string>{}));
+    if (!cw)
+      continue;
+    const auto dates = p.value("dates", std::vector<std::string>{});
+    if (!in_window(time_of(dates.empty() ? p.value("sentAt", "") : dates.front())))
+      continue;
+    double weight = *cw * passage_weight * (p.value("suspicious", false) ? 0.5 : 1.0);
+    if (names_person(person_at(p["from"].value("address", ""))))
+      weight *= named_person_weight;
+    if (when && !dates.empty())
+      weight *= dated_weight;
+    const double score = rrf * weight;
+    // The passage an entry was read from is that entry's evidence: they count once.
+    const auto event = p.value("eventId", "");
+    const auto text = p.value("text", "");
+    auto covered = std::find_if(results.begin(), results.end(), [&](const scored& s) {
+      return s.is_entry && s.passage.is_null() && text.find(s.entry.content) != std::string::npos &&
+             std::any_of(s.entry.sources.begin(), s.entry.sources.end(),
+                         [&](const source_ref& src) { return src.event_id == event; });
+    });
+    if (covered != results.end()) {
+      covered->score += score;
+      covered->passage = std::move(p);
+    } else {
+      results.push_back({score, false, id, {}, std::move(p)});
     }
-    const double score =
-        rrf * weight * std::max(min_confidence_weight, effective_confidence(*doc, at, policy_));
-    std::pair<double, stored_entry> item{score, std::move(*doc)};
-    scored.insert(std::upper_bound(scored.begin(), scored.end(), item, better), std::move(item));
-    if (scored.size() > r.limit)
-      scored.pop_back();
   }
-  std::vector<json> results;
-  results.reserve(scored.size());
-  for (auto& [score, doc] : scored) {
-    auto e = knowledge::present(doc, at, policy_);
-    e["score"] = score;
-    results.push_back(std::move(e));
+  std::sort(results.begin(), results.end(), [](const scored& x, const scored& y) {
+    return x.score != y.score ? x.score > y.score : x.id < y.id;
+  });
+  if (results.size() > r.limit)
+    results.resize(r.limit);
+  std::vector<json> out;
+  out.reserve(results.size());
+  for (auto& s : results)
+    out.push_back(s.is_entry ? present_result(org, s.entry, at, s.score, s.passage) : present_passage(s.passage, s.score));
+  return out;
+}
+
+json query_service::present_result(const std::string& org, const stored_entry& doc, std::int64_t at, double score,
+                                   const json& evidence) const {
+  auto e = knowledge::present(doc, at, policy_);
+  e["kind"] = "entry";
+  e["eventId"] = doc.event_id;
+  // Each source with when it was said (the first one's is when the entry was made).
+  json sources = json::array();
+  for (std::size_t i = 0; i < doc.sources.size(); ++i) {
+    const auto& src = doc.sources[i];
+    std::string sent_at = i == 0 ? doc.created_at : std::string();
+    if (i > 0 && !src.event_id.empty())
+      if (auto raw = deps_.store->get_message(org, src.event_id)) {
+        auto m = json::parse(*raw, nullptr, false);
+        if (m.is_object())
+          sent_at = m.value("sentAt", "");
+      }
+    sources.push_back({{"eventId", src.event_id}, {"sourceId", src.source_id}, {"sentAt", sent_at}});
   }
-  return results;
+  e["sources"] = std::move(sources);
+  if (!doc.sig.dates.empty()) {
+    e["dates"] = doc.sig.dates;
+    if (doc.type == schemas::entry_type::event)
+      e["occurredAt"] = doc.sig.dates.front().substr(0, doc.sig.dates.front().find('/'));
+  }
+  if (evidence.is_object())
+    e["evidence"] = {{"passageId", evidence.value("id", "")}, {"text", evidence.value("text", "")}};
+  e["score"] = score;
+  return e;
 }
 
 std::vector<json> query_service::search(const std::string& org, const search_request& r) const {
   const auto at = now();
+  const auto& store = *deps_.store;
+  const auto terms = deps_.terms(r.query);
+  const bool want_passages = r.kinds.passages && !r.type;
+  std::vector<std::pair<std::string, double>> entries, passages;
+  if (r.kinds.entries)
+    entries = store.search_text(org, terms, search_candidates);
+  if (want_passages)
+    passages = store.search_passages(org, terms, search_candidates);
+  // The two lists interleaved by rank (their BM25 scores come from different collections).
   std::vector<json> results;
-  for (const auto& [id, score] : deps_.store->search_text(org, deps_.terms(r.query), search_candidates)) {
-    if (results.size() == r.limit)
-      break;
-    auto doc = load(org, id);
-    if (!doc || !recallable(*doc, at, policy_) ||
-        (r.type && doc->type != *r.type))
-      continue;
-    auto e = knowledge::present(*doc, at, policy_);
-    e["score"] = score;
-    results.push_back(std::move(e));
+  std::size_t ei = 0, pi = 0;
+  const auto now_text = schemas::format_rfc3339(at);
+  while (results.size() < r.limit && (ei < entries.size() || pi < passages.size())) {
+    const bool take_entry = pi >= passages.size() || (ei < entries.size() && ei <= pi);
+    if (take_entry) {
+      const auto& [id, score] = entries[ei++];
+      auto doc = load(org, id);
+      if (!doc || !recallable(*doc, at, policy_) || (r.type && doc->type != *r.type))
+        continue;
+      results.push_back(present_result(org, *doc, at, score, nullptr));
+    } else {
+      const auto& [id, score] = passages[pi++];
+      auto raw = store.get_passage(org, id);
+      if (!raw)
+        continue;
+      auto p = json::parse(*raw, nullptr, false);
+      if (p.is_object())
+        results.push_back(present_passage(p, score));
+    }
   }
+  (void)now_text;
   return results;
 }
 

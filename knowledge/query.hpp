@@ -39,33 +39,54 @@ struct query_dependencies {
   std::function<std::int64_t()> now;
 };
 
+/// What a recall or a search returns: entries, passages (schemas::passage), or both.
+struct result_kinds {
+  bool entries = true;
+  bool passages = true;
+};
+
 struct recall_request {
   std::string query;
   /// Organisation-wide knowledge plus this contact's (weighted up), never another's.
   std::string contact_id;
   /// Also this branch's own saves (never another branch's).
   std::string branch_id;
+  /// Entries of this type only (passages have no type: a typed recall returns entries).
   std::optional<schemas::entry_type> type;
   std::size_t limit = 5;
+  result_kinds kinds;
+  /// Only what happened (its date, else when it was said) at or after / before these
+  /// (milliseconds since the epoch).
+  std::optional<std::int64_t> since_ms, until_ms;
 };
 
 struct search_request {
   std::string query;
   std::optional<schemas::entry_type> type;
   std::size_t limit = 10;
+  result_kinds kinds;
+};
+
+/// A person a query names (an exact name or alias of a known person, or a first name only
+/// one person has), and the terms of that name.
+struct named_person {
+  std::string id;
+  std::vector<std::string> terms;
 };
 
 class query_service {
 public:
   query_service(query_dependencies deps, read_policy policy);
 
-  /// Meaning (vectors) and words (BM25) fused by reciprocal rank (with
-  /// recall.graph_expansion, also the statements about the entities the query names and
-  /// their neighbours), weighted by decayed confidence and contact; presented entries with
-  /// "score", best first.
+  /// Entries and passages, each ranked by meaning (vectors) and words (BM25), fused by
+  /// reciprocal rank (with recall.graph_expansion, also the statements about the entities
+  /// the query names and their neighbours). An entry and the passage it was read from count
+  /// once: the entry, with the passage as its evidence. Weighted by decayed confidence
+  /// (entries), contact, the people the query names and, for a question that asks when,
+  /// dates. Results best first, each {"kind": "entry" | "passage", …, "score"}.
   [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r) const;
 
-  /// BM25 alone; presented entries with "score", best first.
+  /// BM25 alone over entries and passages (their lists fused by rank); results as recall's.
   [[nodiscard]] std::vector<json> search(const std::string& organization_id, const search_request& r) const;
 
   /// {"entry": presented, "source": the message or save it came from, or null}; nullopt
@@ -87,7 +108,16 @@ public:
   [[nodiscard]] std::int64_t now() const { return deps_.now(); }
   [[nodiscard]] const read_policy& policy() const { return policy_; }
 
+  /// The people `query` names (named_person), in the order named.
+  [[nodiscard]] std::vector<named_person> named_people(const std::string& organization_id,
+                                                       std::string_view query) const;
+
 private:
+  /// An entry as recall and search return it: present() plus kind, eventId, sources (each
+  /// with eventId, sourceId, sentAt), its dates (occurredAt for an event), the passage it
+  /// was read from as evidence (when recall found it), and score.
+  [[nodiscard]] json present_result(const std::string& organization_id, const stored_entry& doc, std::int64_t at,
+                                    double score, const json& evidence) const;
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
                   const std::vector<std::string>& query_terms, const schemas::vector8* query_vector,
                   std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const;

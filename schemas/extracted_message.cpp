@@ -150,6 +150,33 @@ error read_relation(const fields& f, const extraction& x, entity_relation& r) {
   return f.text("role", r.role);
 }
 
+json passage_json(const passage& p) {
+  json j{{"text", p.text}, {"words", p.words}};
+  if (!p.dates.empty())
+    j["dates"] = p.dates;
+  if (p.suspicious)
+    j["suspicious"] = true;
+  if (!p.embedding.empty())
+    j["vector"] = detail::vector_json(p.embedding);
+  return j;
+}
+
+error read_passage(const fields& f, passage& p) {
+  if (!f.is_object())
+    return f.at("") + ": must be an object";
+  if (auto e = f.text("text", p.text, true))
+    return e;
+  if (p.text.empty())
+    return f.why("text", "must not be empty");
+  if (auto e = f.text("words", p.words))
+    return e;
+  if (auto e = f.texts("dates", p.dates))
+    return e;
+  if (auto e = f.boolean("suspicious", p.suspicious))
+    return e;
+  return f.vector("vector", p.embedding);
+}
+
 error read_extraction(const fields& f, extraction& x) {
   if (!f.is_object())
     return f.at("") + ": must be an object";
@@ -182,6 +209,17 @@ error read_extraction(const fields& f, extraction& x) {
                                  x.relations.emplace_back()))
         return e;
   }
+  // Records of format 2 carry no passages.
+  if (f.has("passages")) {
+    const auto& passages = f["passages"];
+    if (!passages.is_array())
+      return f.why("passages", "must be an array");
+    if (passages.size() > max_passages_per_message)
+      return f.why("passages", "at most " + std::to_string(max_passages_per_message) + " a message");
+    for (std::size_t i = 0; i < passages.size(); ++i)
+      if (auto e = read_passage(fields(passages[i], f.at("passages/" + std::to_string(i))), x.passages.emplace_back()))
+        return e;
+  }
   return std::nullopt;
 }
 
@@ -204,6 +242,12 @@ std::string to_json(const extracted_message& x) {
       relations.push_back(relation_json(r));
     ex["relations"] = std::move(relations);
   }
+  if (!k.passages.empty()) {
+    json passages = json::array();
+    for (const auto& p : k.passages)
+      passages.push_back(passage_json(p));
+    ex["passages"] = std::move(passages);
+  }
   json j{{"formatVersion", extracted_format_version}, {"message", json::parse(to_json(x.message))},
          {"extraction", std::move(ex)}};
   if (!x.embedder.empty())
@@ -219,9 +263,9 @@ std::optional<std::string> decode(std::string_view bytes, const decode_limits& l
   double version = 0;
   if (auto e = f.number("formatVersion", version, true))
     return e;
-  if (version != extracted_format_version)
-    return f.why("formatVersion", "this build reads version " + std::to_string(extracted_format_version) + ", not " +
-                                      std::to_string(static_cast<long long>(version)));
+  if (version != extracted_format_version && version != 2)
+    return f.why("formatVersion", "this build reads versions 2 and " + std::to_string(extracted_format_version) +
+                                      ", not " + std::to_string(static_cast<long long>(version)));
   if (!f.has("message"))
     return f.why("message", "required");
   if (auto bad = decode(f["message"].dump(), limits, out.message))

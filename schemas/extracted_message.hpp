@@ -4,7 +4,7 @@
 // embedding happen once, before the log of record; the store stage applies what the record
 // says and a replay never extracts or embeds again (DESIGN.md §1).
 //
-//   {"formatVersion": 2,
+//   {"formatVersion": 3,
 //    "message": {…the inbound message, schemas/inbound_message.hpp…},
 //    "extraction": {"extractor": "rules", "droppedLowConfidence": 0,
 //                   "mentions": [{"kind": "person", "text": "Sarah Lee", "value": "Sarah Lee", …}],
@@ -15,11 +15,15 @@
 //                                              "entities": [], "words": "…", "key": "…"},
 //                                "subject", "slot", "value", "dueAt", "suspicious", "tags",
 //                                "expiresAt"                                      (when set)
-//                                "vector": {"scale": 0.0071, "q": "<base64 int8>"}}]}, (when embedded)
+//                                "vector": {"scale": 0.0071, "q": "<base64 int8>"}}],  (when embedded)
+//                   "passages": [{"text": "…", "words": "…BM25 terms…",
+//                                 "dates": ["2026-03-04"] (when any), "suspicious": true (when set),
+//                                 "vector": {…as an entry's…}}]},                  (when any)
 //    "embedder": "use-lite"}
 //
 // Format versions of message records: 1 is "inbound-message" (the message alone, extracted
-// when applied; what earlier releases wrote, still applied), 2 is this record.
+// when applied; what earlier releases wrote, still applied), 2 is this record without
+// passages (still applied: the message then has none), 3 is this record.
 
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
@@ -31,7 +35,7 @@
 namespace engram::schemas {
 
 inline constexpr const char* kind_extracted_message = "extracted-message";
-inline constexpr int extracted_format_version = 2;
+inline constexpr int extracted_format_version = 3;
 
 struct extracted_message {
   inbound_message message;

@@ -143,6 +143,28 @@ struct entity_relation {
   bool operator==(const entity_relation&) const = default;
 };
 
+/// A window of a person message's cleaned text (quoted replies, signature and boilerplate
+/// left out; injected spans cut), kept beside the entries so that recall never loses what
+/// was said: indexed for BM25 and vectors, returned as itself when no entry covers it.
+struct passage {
+  std::string text;
+  /// Its BM25 terms (the stemmed content words, as an entry's signature words), read once
+  /// by the extractor: the store indexes what the record says.
+  std::string words;
+  /// The dates it names, resolved against the message's sentAt ("YYYY-MM-DD", or a period
+  /// "YYYY-MM-DD/YYYY-MM-DD"; "yesterday", "last Saturday", "in three weeks"), in order.
+  std::vector<std::string> dates;
+  /// The message carried a prompt injection (its injected spans are not in `text`).
+  bool suspicious = false;
+  /// The window's embedding (an entry's vector when the window is that entry's sentence:
+  /// never embedded twice); empty when no embedder ran.
+  vector8 embedding;
+  bool operator==(const passage&) const = default;
+};
+
+/// At most this many passages a message (a record stays well under the broker's limit).
+inline constexpr std::size_t max_passages_per_message = 24;
+
 /// What an extractor read from one message.
 struct extraction {
   std::vector<entity_mention> mentions;
@@ -154,6 +176,9 @@ struct extraction {
   std::size_t dropped_low_confidence = 0;
   /// "rules" or "llm".
   std::string extractor = "rules";
+  /// The message's passages (person mail, chat and document chunks; none for bulk, spam and
+  /// agents' saves).
+  std::vector<passage> passages;
   bool operator==(const extraction&) const = default;
 };
 

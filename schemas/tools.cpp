@@ -17,6 +17,24 @@ namespace {
   R"( "entities": {"type": "array"}, "relations": {"type": "array"}, "status": {"type": "string"},)"            \
   R"( "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}, "score": {"type": "number"}}})"
 
+// A recall or search result: an entry (with its sources and the passage it was read from as
+// evidence) or a passage no entry covers.
+#define ENGRAM_RESULT_SCHEMA                                                                                    \
+  R"({"type": "object", "required": ["kind", "id", "eventId", "score"],)"                                     \
+  R"( "properties": {"kind": {"type": "string", "enum": ["entry", "passage"]}, "id": {"type": "string"},)"       \
+  R"( "eventId": {"type": "string"}, "score": {"type": "number"},)"                                             \
+  R"( "entryType": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},)"             \
+  R"( "text": {"type": "string"}, "sourceId": {"type": "string"}, "threadId": {"type": "string"},)"             \
+  R"( "sentAt": {"type": "string"}, "from": {"type": "object"}, "dates": {"type": "array", "items": {"type": "string"}},)" \
+  R"( "occurredAt": {"type": "string"}, "evidence": {"type": "object"},)"                                       \
+  R"( "sources": {"type": "array", "items": {"type": "object", "required": ["eventId"],)"                       \
+  R"(   "properties": {"eventId": {"type": "string"}, "sourceId": {"type": "string"}, "sentAt": {"type": "string"}}}},)" \
+  R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"}, "status": {"type": "string"},)" \
+  R"( "suspicious": {"type": "boolean"}},)"                                                                      \
+  R"( "if": {"properties": {"kind": {"const": "entry"}}},)"                                                      \
+  R"( "then": {"required": ["entryType", "title", "content", "confidence", "status", "sources"]},)"             \
+  R"( "else": {"required": ["text", "sentAt", "from"]}})"
+
 constexpr std::string_view definitions = R"([
 {"name": "save_knowledge",
  "description": "Save a piece of knowledge for this organisation. It goes through the same dedup and contradiction checks as knowledge read from mail, and the answer says whether it was created, merged into an existing entry, linked to one, or superseded one.",
@@ -38,16 +56,19 @@ constexpr std::string_view definitions = R"([
      "contradictions": {"type": "array", "items": {"type": "string"}},
      "branchId": {"type": "string"}}}},
 {"name": "recall_knowledge",
- "description": "Recall the knowledge most relevant to a query: meaning (sentence embeddings) and words (BM25) fused, organisation-wide knowledge plus the contact's (weighted up), optionally one entry type.",
+ "description": "Recall what is most relevant to a query: knowledge entries and the passages of messages they were read from (kind entry or passage; a passage no entry covers is returned as itself), meaning (sentence embeddings) and words (BM25) fused, organisation-wide knowledge plus the contact's (weighted up), a person the query names weighted up, dated matches first for a question that asks when.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
    "properties": {
      "query": {"type": "string", "minLength": 1, "maxLength": 2000},
      "contactId": {"type": "string", "minLength": 1, "maxLength": 256},
-     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"]},
+     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"], "description": "Entries of this type only (no passages)."},
+     "kinds": {"type": "array", "minItems": 1, "uniqueItems": true, "items": {"type": "string", "enum": ["entry", "passage"]}, "default": ["entry", "passage"]},
+     "since": {"type": "string", "format": "date-time", "description": "Only what happened (its date, else when it was said) at or after this time (RFC 3339)."},
+     "until": {"type": "string", "format": "date-time", "description": "Only what happened before this time (RFC 3339)."},
      "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5},
      "branchId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "Also see this branch's own saves (never another branch's)."}}},
  "outputSchema": {"type": "object", "required": ["results"],
-   "properties": {"results": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}},
+   "properties": {"results": {"type": "array", "items": )" ENGRAM_RESULT_SCHEMA R"(}}}},
 {"name": "get_knowledge",
  "description": "One knowledge entry by id, with its relations and the message or save it came from.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["id"],
@@ -55,14 +76,15 @@ constexpr std::string_view definitions = R"([
  "outputSchema": {"type": "object", "required": ["entry"],
    "properties": {"entry": )" ENGRAM_ENTRY_SCHEMA R"(, "source": {"type": ["object", "null"]}}}},
 {"name": "search_knowledge",
- "description": "Full-text search (BM25 over stemmed words of title and content) of this organisation's knowledge.",
+ "description": "Full-text search (BM25 over stemmed words) of this organisation's knowledge entries (title and content) and message passages (kind entry or passage).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
    "properties": {
      "query": {"type": "string", "minLength": 1, "maxLength": 2000},
-     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"]},
+     "type": {"type": "string", "enum": ["fact", "decision", "event", "preference", "goal", "relationship", "action_item"], "description": "Entries of this type only (no passages)."},
+     "kinds": {"type": "array", "minItems": 1, "uniqueItems": true, "items": {"type": "string", "enum": ["entry", "passage"]}, "default": ["entry", "passage"]},
      "limit": {"type": "integer", "minimum": 1, "maximum": 25, "default": 10}}},
  "outputSchema": {"type": "object", "required": ["results"],
-   "properties": {"results": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}},
+   "properties": {"results": {"type": "array", "items": )" ENGRAM_RESULT_SCHEMA R"(}}}},
 {"name": "validate_knowledge",
  "description": "Confirm or reject an entry. approved moves its confidence half way to 1 and restarts its decay; rejected halves its confidence.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["id", "outcome"],

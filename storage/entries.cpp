@@ -25,9 +25,12 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
       result = apply_outcome::applied;
       if (auto e = put_message(tx, *m); e != errc::ok)
         return e;
-      if (knowledge)
+      if (knowledge) {
         if (auto e = put_knowledge(tx, *m, *knowledge, resolutions); e != errc::ok)
           return e;
+        if (auto e = put_passages(tx, *m, *knowledge); e != errc::ok)
+          return e;
+      }
       if (m->document)
         put_chunk_status(tx, *m, knowledge);
     }

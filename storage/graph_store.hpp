@@ -74,6 +74,7 @@ struct organization_stats {
   std::uint64_t entries = 0;
   std::uint64_t entities = 0;
   std::uint64_t relations = 0;
+  std::uint64_t passages = 0;
 };
 
 /// A save kept in its branch until the branch is merged or discarded.
@@ -269,6 +270,23 @@ public:
   /// stemmed content words (extractor::content_words). Best first, at most `limit`.
   [[nodiscard]] virtual std::vector<std::pair<std::string, double>> search_text(
       const std::string& organization_id, const std::vector<std::string>& terms, std::size_t limit) const = 0;
+
+  /// BM25 over an organisation's passages (schemas::passage: the windows of person messages
+  /// kept beside the entries), as search_text over entries. Best first, at most `limit`.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, double>> search_passages(
+      const std::string& organization_id, const std::vector<std::string>& terms, std::size_t limit) const = 0;
+  /// The `k` passages of an organisation nearest to `query`, most similar first (the
+  /// store's own HNSW index of passage vectors, derived from the passages column family in
+  /// the order they were applied).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, float>> nearest_passages(
+      const std::string& organization_id, const schemas::vector8& query, std::size_t k) const = 0;
+  /// A passage as JSON: {id, eventId, index, text, sourceType, sourceId, threadId, sentAt,
+  /// from: {name, address, contactId}, contactIds, dates (when any), suspicious (when
+  /// set)}; or not_found.
+  [[nodiscard]] virtual result<std::string> get_passage(const std::string& organization_id,
+                                                        const std::string& passage_id) const = 0;
+  /// Passages stored and passage vectors indexed, over all organisations (memory figures).
+  [[nodiscard]] virtual std::pair<std::size_t, std::size_t> passage_counts() const = 0;
 
   /// RocksDB's identity of this database (stable for its life; a new store gets a new one):
   /// what derived files such as index snapshots are checked against.

@@ -74,6 +74,8 @@ std::vector<organization_stats> kv_graph_store::stats() const {
       s.entities = v;
     else if (counter == "relations")
       s.relations = v;
+    else if (counter == "passages")
+      s.passages = v;
   }
   std::vector<organization_stats> out;
   for (auto& [_, s] : by_org)
@@ -200,6 +202,7 @@ errc kv_graph_store::commit(write_txn& tx) {
       counters_[k] = v;
     for (const auto& c : tx.text)
       c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
+    index_passages(tx);
     // Entities first (an edge needs both ends), then edges in order, then removals.
     for (const auto& [id, e] : tx.entities)
       entities_.put(tx.org, e);
@@ -212,6 +215,9 @@ errc kv_graph_store::commit(write_txn& tx) {
   }
   tx.counters.clear();
   tx.text.clear();
+  tx.passage_text.clear();
+  tx.passage_vectors.clear();
+  tx.new_passages = 0;
   tx.edges.clear();
   return e;
 }
@@ -285,6 +291,8 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
     return fail("store at '" + opts.path + "': cannot read its text index (" + to_string(e) + ")");
   if (auto e = store->load_entity_index(); e != errc::ok)
     return fail("store at '" + opts.path + "': cannot read its entities (" + to_string(e) + ")");
+  if (auto e = store->load_passage_indexes(); e != errc::ok)
+    return fail("store at '" + opts.path + "': cannot read its passages (" + to_string(e) + ")");
   return std::unique_ptr<graph_store>(std::move(store));
 }
 

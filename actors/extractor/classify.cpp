@@ -30,6 +30,19 @@ const phrase_set date_word_phrases{
 
 // Words that keep a sentence starting with thanks from being junk ("thanks, we agreed ...").
 const phrase_set thanks_exceptions_phrases{"decided", "agreed", "approved", "will", "please", "prefer"};
+// Chat pleasantries: compliments, sympathy, catching up. A short sentence with one and
+// nothing dated, counted or decided is not knowledge (it stays in the message's passages).
+const phrase_set pleasantry_phrases{
+    "so happy for you", "happy for you", "proud of you", "so proud", "that's so", "that is so", "that sounds",
+    "sounds amazing", "sounds lovely", "sounds wonderful", "sounds fun", "sounds awesome", "sounds like fun", "so cool",
+    "how cool", "love that", "love this", "glad to hear", "so glad", "glad you", "miss you", "since we last",
+    "last chatted", "last talked", "last spoke", "been a while", "long time no", "what's new", "how have you been",
+    "how've you been", "how are things", "how's everything", "take care", "haha", "lol", "omg", "aww", "thanks for asking",
+    "you too", "me too", "sorry to hear", "hang in there", "that's awesome", "that's amazing", "that's great",
+    "that's wonderful", "that's lovely", "that's fantastic", "that's incredible", "what a", "a lot has happened",
+    "good for you", "well done", "you deserve", "can't wait to hear", "tell me more", "keep me posted", "so sweet",
+    "so nice", "you're amazing", "you're the best", "thank you so much", "thanks so much", "means a lot"};
+
 // Small talk, pleasantries and scheduling chatter: a sentence with one is junk.
 const phrase_set small_talk_phrases{"hope you", "hope all", "hope everyone", "hope this finds", "have a great", "have a good",
                   "have a nice", "enjoy the", "enjoy your", "how are you", "how was your", "how's it going",
@@ -222,6 +235,9 @@ std::optional<verdict> classify(const std::string& s, const token_view& tv, bool
     return std::nullopt;  // an instruction aimed at a model is not knowledge
   bool question = !s.empty() && s.back() == '?';
   if (is_junk(tv, nwords) && !(has_amount && !question))
+    return std::nullopt;
+  if (nwords <= 14 && !has_date && !has_amount && !has_number && pleasantry_phrases.any(tv) &&
+      !decision_phrases.any(tv) && !preference_phrases.any(tv) && !goal_phrases.any(tv))
     return std::nullopt;
 
   // Requests and commitments.

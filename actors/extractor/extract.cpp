@@ -18,6 +18,19 @@ bool bulk_gate(const schemas::inbound_message& m, const validator_options& opts,
   return verdict.cls == message_class::person || opts.bulk != bulk_policy::skip;
 }
 
+/// Person mail, chat and document chunks keep their passages (bulk and spam do not: what
+/// they say is not an organisation's knowledge); a message that looks like a prompt
+/// injection marks them suspicious (its injected blocks are cut from them).
+void add_passages(schemas::extraction& x, const schemas::inbound_message& m, std::string_view cleaned,
+                  const validation_report& r) {
+  if (r.verdict.cls != message_class::person)
+    return;
+  x.passages = make_passages(cleaned, m.sent_at_ms);
+  if (!r.injection_signals.empty())
+    for (auto& p : x.passages)
+      p.suspicious = true;
+}
+
 void mark_bulk(schemas::extraction& x, const validator_options& opts, const message_verdict& verdict) {
   if (verdict.cls == message_class::person || opts.bulk != bulk_policy::low_confidence)
     return;
@@ -70,6 +83,7 @@ schemas::extraction extract_validated(const schemas::inbound_message& m, const v
   auto r = validate(x, m.subject + "\n" + cleaned, opts);
   mark_bulk(x, opts, verdict);
   r.verdict = std::move(verdict);
+  add_passages(x, m, cleaned, r);
   if (report)
     *report = std::move(r);
   sign(x);
@@ -87,9 +101,11 @@ schemas::extraction extract_message(const schemas::inbound_message& m, const ext
     llm_failure failure = llm_failure::none;
     if (auto x = extract_llm(m, opts.llm, &failure)) {
       add_co_mentions(*x, opts.validator);
-      auto r = validate(*x, m.subject + "\n" + clean(m.body, m.from.name).text, opts.validator);
+      const auto cleaned = clean(m.body, m.from.name).text;
+      auto r = validate(*x, m.subject + "\n" + cleaned, opts.validator);
       mark_bulk(*x, opts.validator, verdict);
       r.verdict = std::move(verdict);
+      add_passages(*x, m, cleaned, r);
       if (report)
         *report = std::move(r);
       sign(*x);

@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <thread>
 
 namespace engram::actors {
@@ -39,9 +40,12 @@ void embed_or_clear(const reader_context& ctx, std::span<schemas::extraction* co
     logger().warn("embedding failed, entries of this batch are stored without vectors: {}", embedded.error());
     if (ctx.counters)
       ctx.counters->count_embedding_failure();
-    for (auto* x : xs)
+    for (auto* x : xs) {
       for (auto& en : x->entries)
         en.embedding = {};
+      for (auto& p : x->passages)
+        p.embedding = {};
+    }
   }
 }
 
@@ -50,26 +54,56 @@ void embed_or_clear(const reader_context& ctx, std::span<schemas::extraction* co
 engram::result<void> embed_entries(const extractor::embedder& e, std::span<schemas::extraction* const> xs,
                                    std::size_t max_per_message) {
   constexpr std::size_t run = 64;
+  auto embed_all = [&](const std::vector<std::string_view>& all, const std::function<void(std::size_t, schemas::vector8)>& put)
+      -> engram::result<void> {
+    std::vector<std::string_view> texts;
+    for (std::size_t b = 0; b < all.size(); b += run) {
+      auto n = std::min(run, all.size() - b);
+      texts.assign(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(b + n));
+      auto vectors = e.embed(texts);
+      if (!vectors)
+        return engram::fail(vectors.error());
+      for (std::size_t i = 0; i < n; ++i)
+        put(b + i, schemas::quantise((*vectors)[i]));
+    }
+    return {};
+  };
   std::vector<schemas::entry*> entries;
+  std::vector<std::string_view> texts;
   for (auto* x : xs) {
     std::size_t n = 0;
     for (auto& en : x->entries)
-      if (max_per_message == 0 || n++ < max_per_message)
+      if (max_per_message == 0 || n++ < max_per_message) {
         entries.push_back(&en);
+        texts.push_back(en.content);
+      }
   }
-  std::vector<std::string_view> texts;
-  for (std::size_t b = 0; b < entries.size(); b += run) {
-    auto n = std::min(run, entries.size() - b);
-    texts.clear();
-    for (std::size_t i = 0; i < n; ++i)
-      texts.push_back(entries[b + i]->content);
-    auto vectors = e.embed(texts);
-    if (!vectors)
-      return engram::fail(vectors.error());
-    for (std::size_t i = 0; i < n; ++i)
-      entries[b + i]->embedding = schemas::quantise((*vectors)[i]);
-  }
-  return {};
+  if (auto done = embed_all(texts, [&](std::size_t i, schemas::vector8 v) { entries[i]->embedding = std::move(v); });
+      !done)
+    return done;
+  // A passage's vector is its entries' (the sum of theirs, their sentences are in it): never
+  // embedded twice. Only a passage no embedded entry was read from is embedded.
+  std::vector<schemas::passage*> rest;
+  texts.clear();
+  for (auto* x : xs)
+    for (auto& p : x->passages) {
+      std::vector<float> sum;
+      for (const auto& en : x->entries)
+        if (!en.embedding.empty() && p.text.find(en.content) != std::string::npos) {
+          auto v = schemas::dequantise(en.embedding);
+          if (sum.empty())
+            sum.assign(v.size(), 0.0f);
+          for (std::size_t i = 0; i < v.size() && i < sum.size(); ++i)
+            sum[i] += v[i];
+        }
+      if (!sum.empty()) {
+        p.embedding = schemas::quantise(sum);
+      } else {
+        rest.push_back(&p);
+        texts.push_back(p.text);
+      }
+    }
+  return embed_all(texts, [&](std::size_t i, schemas::vector8 v) { rest[i]->embedding = std::move(v); });
 }
 
 std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_message> messages,

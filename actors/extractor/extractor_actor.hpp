@@ -46,8 +46,10 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
                                            reader_context ctx);
 
 /// Embeds the content of the entries of `xs` (at most `max_per_message` of each extraction,
-/// its first ones; 0: all) in runs of at most 64 sentences. An error when the embedder
-/// failed; entries are then left without embeddings.
+/// its first ones; 0: all) in runs of at most 64 sentences, then gives each passage the sum
+/// of the vectors of the entries read from it (the passage alone is embedded when none
+/// was). An error when the embedder failed; entries and passages are then left without
+/// embeddings.
 [[nodiscard]] engram::result<void> embed_entries(const extractor::embedder& e,
                                                  std::span<schemas::extraction* const> xs,
                                                  std::size_t max_per_message = 0);

@@ -106,8 +106,8 @@ using schemas::entry_type;
 // Sentence glue of the driver (sentences.cpp splits, classify.cpp types, entities.cpp
 // finds names, slots.cpp reads subject, slot and value).
 
-/// Text no one writes as a sentence: ASCII art, link lists, navigation bars, code, and
-/// run-on blocks far longer than any sentence.
+}  // namespace
+
 bool is_noise(std::string_view s) {
   if (s.size() > 600)
     return true;
@@ -124,6 +124,8 @@ bool is_noise(std::string_view s) {
           s.find("www.") != std::string_view::npos) &&
          text::words(s).size() < 8;
 }
+
+namespace {
 
 /// "@dana pls send ..." -> "pls send ..."; "Dana, please ..." -> "please ...": the words
 /// that address someone say nothing about the type of the sentence.
@@ -148,6 +150,14 @@ std::string strip_vocative(const std::string& s, const message_context& ctx) {
       v = text::trim(v.substr(comma + 2));
   }
   return std::string(v);
+}
+
+/// A sentence its writer says of themselves ("I", "I'm", "my", "me").
+bool speaks_for_self(const token_view& tv) {
+  for (auto t : tv.tokens)
+    if (t == "i" || t == "i'm" || t == "i've" || t == "i'd" || t == "i'll" || t == "my" || t == "me" || t == "im")
+      return true;
+  return false;
 }
 
 std::string title_of(std::string_view content) {
@@ -338,6 +348,13 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     return r.v || (types && r.uncued && uncued_kept++ < types->choice().max_uncued);
   };
 
+  // The writer's own mention (a person of the headers), for first-person statements.
+  std::optional<std::size_t> sender_mention;
+  for (std::size_t i = 0; i < x.mentions.size() && !sender_mention; ++i)
+    if (x.mentions[i].kind == entity_kind::person && !m.from.address.empty() &&
+        x.mentions[i].address == m.from.address)
+      sender_mention = i;
+
   std::vector<sentence_reading> read;
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
   for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
@@ -394,6 +411,15 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     e.positive = !negation_phrases.any(tv);
     read_subject_slot_value(e, r.spans, cleaned.sig ? std::string_view(cleaned.sig->company) : std::string_view(),
                             st != nullptr, r.core, tv);
+    // "I went to a support group yesterday": what the writer says of themselves is about
+    // them (its subject, and a mention of them), unless it names someone else first.
+    if (!st && sender_mention && speaks_for_self(tv) &&
+        (e.subject.empty() || (cleaned.sig && e.subject == cleaned.sig->company))) {
+      e.subject = x.mentions[*sender_mention].value;
+      e.mentions.push_back(*sender_mention);
+      std::sort(e.mentions.begin(), e.mentions.end());
+      e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+    }
     if (e.type == entry_type::action_item)
       e.due_at = due_date(r.sentence, r.spans);
     // Its relations; an end no span covered becomes a mention now (never for a sentence
@@ -437,6 +463,40 @@ schemas::extraction read_save(const schemas::knowledge_save& s) {
     en.expires_at = s.expires_at;
   }
   return x;
+}
+
+}  // namespace engram::extractor
+
+namespace engram::extractor {
+
+std::vector<schemas::passage> make_passages(std::string_view cleaned_text, std::int64_t sent_at_ms) {
+  const std::int64_t sent_day = sent_at_ms >= 0 ? sent_at_ms / 86400000 : (sent_at_ms - 86399999) / 86400000;
+  std::vector<schemas::passage> out;
+  std::string window;
+  auto flush = [&] {
+    if (!window.empty() && out.size() < schemas::max_passages_per_message) {
+      std::vector<std::string> dates;
+      for (auto& d : find_dates(window, sent_day))
+        if (std::find(dates.begin(), dates.end(), d.resolved) == dates.end())
+          dates.push_back(std::move(d.resolved));
+      out.push_back({window, content_words(window), std::move(dates), false, {}});
+    }
+    window.clear();
+  };
+  for (auto& sentence : split_sentences(cut_injected_blocks(cleaned_text))) {
+    const auto s = text::trim(sentence);
+    if (s.empty() || is_noise(s))
+      continue;
+    if (!window.empty() && window.size() + 1 + s.size() > passage_window_chars)
+      flush();
+    if (out.size() == schemas::max_passages_per_message)
+      break;
+    if (!window.empty())
+      window.push_back(' ');
+    window.append(s);
+  }
+  flush();
+  return out;
 }
 
 }  // namespace engram::extractor

@@ -9,6 +9,7 @@
 #include "schemas/knowledge.hpp"
 #include "schemas/knowledge_save.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,18 @@ class type_model;
 /// (type_model.hpp; type_choice); without it, the cues alone decide.
 [[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned = nullptr,
                                                 const type_model* types = nullptr);
+
+/// Text no one writes as a sentence: ASCII art, link lists, navigation bars, code, and
+/// run-on blocks far longer than any sentence.
+[[nodiscard]] bool is_noise(std::string_view sentence);
+
+/// The passages of a message's cleaned text (schemas::passage): injected blocks cut, its
+/// sentences (noise left out) grouped in order into windows of up to
+/// passage_window_chars characters (a longer sentence is a window alone), at most
+/// schemas::max_passages_per_message (the text past them is not kept as passages).
+inline constexpr std::size_t passage_window_chars = 360;
+/// `sent_at_ms` resolves the dates each passage names.
+[[nodiscard]] std::vector<schemas::passage> make_passages(std::string_view cleaned_text, std::int64_t sent_at_ms);
 
 /// Reads one statement an agent saves (save_knowledge): `m.body` is its content, taken as
 /// one entry of `type` with the given title and confidence; its entities, subject, slot,

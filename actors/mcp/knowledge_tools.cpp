@@ -26,6 +26,17 @@ std::optional<schemas::entry_type> type_arg(const json& a) {
                                                       : std::nullopt;
 }
 
+knowledge::result_kinds kinds_arg(const json& a) {
+  if (!a.contains("kinds") || !a["kinds"].is_array())
+    return {};
+  knowledge::result_kinds k{false, false};
+  for (const auto& v : a["kinds"]) {
+    k.entries |= v == "entry";
+    k.passages |= v == "passage";
+  }
+  return k;
+}
+
 std::size_t count(const json& a, const char* k, std::size_t dflt) {
   return a.contains(k) && a[k].is_number() ? static_cast<std::size_t>(a[k].get<double>()) : dflt;
 }
@@ -84,6 +95,13 @@ void recall(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
   r.branch_id = str(a, "branchId");
   r.type = type_arg(a);
   r.limit = count(a, "limit", 5);
+  r.kinds = kinds_arg(a);
+  for (auto [k, out] : {std::pair{"since", &r.since_ms}, {"until", &r.until_ms}})
+    if (a.contains(k)) {
+      *out = schemas::parse_rfc3339(str(a, k));
+      if (!*out)
+        return reply(tool_error(std::string(k) + ": not an RFC 3339 time (\"2026-03-05T10:00:00Z\")"));
+    }
   reply(tool_result({{"results", ctx.capped(ctx.query().recall(g.organization_id, r))}}));
 }
 
@@ -92,6 +110,7 @@ void search(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
   r.query = str(a, "query");
   r.type = type_arg(a);
   r.limit = count(a, "limit", 10);
+  r.kinds = kinds_arg(a);
   reply(tool_result({{"results", ctx.capped(ctx.query().search(g.organization_id, r))}}));
 }
 

@@ -67,6 +67,15 @@ struct write_txn {
     text_doc doc;
   };
   std::vector<text_change> text;
+  /// Passage postings and vectors added, for the in-memory indexes once the batch is written.
+  std::vector<text_change> passage_text;
+  struct vector_change {
+    std::string org, id;
+    std::uint64_t seq;
+    schemas::vector8 v;
+  };
+  std::vector<vector_change> passage_vectors;
+  std::size_t new_passages = 0;
 };
 
 /// A key's parts (split at '\0').
@@ -82,7 +91,8 @@ text_doc index_words(std::string_view words);
 
 class kv_graph_store final : public graph_store {
 public:
-  explicit kv_graph_store(std::unique_ptr<kv> backend) : kv_(std::move(backend)) {}
+  explicit kv_graph_store(std::unique_ptr<kv> backend);
+  ~kv_graph_store() override;
   errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
              const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override;
   std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override;
@@ -118,6 +128,15 @@ public:
   std::vector<document_status> documents(const std::string& organization_id) const override;
   void visit_logical(const std::function<void(std::string_view)>& family,
                      const std::function<void(std::string_view, std::string_view)>& pair) const override;
+  std::vector<std::pair<std::string, double>> search_passages(const std::string& org,
+                                                              const std::vector<std::string>& terms,
+                                                              std::size_t limit) const override;
+  std::vector<std::pair<std::string, float>> nearest_passages(const std::string& org, const schemas::vector8& query,
+                                                              std::size_t k) const override;
+  result<std::string> get_passage(const std::string& org, const std::string& passage_id) const override;
+  std::pair<std::size_t, std::size_t> passage_counts() const override;
+  /// Reads the passage_text column family and the passage vectors into memory (at open).
+  errc load_passage_indexes();
   errc init_layout();
   /// Reads the text column family into the in-memory postings (at open).
   errc load_text_index();
@@ -203,6 +222,10 @@ private:
   errc put_document_structure(write_txn& tx, const schemas::inbound_message& m, std::vector<std::string>& entity_of,
                               std::vector<schemas::entity_relation>& relations, std::uint64_t* new_entities);
   errc put_text(write_txn& tx, const std::string& org, const std::string& id, const std::string& words);
+  /// passages.cpp: a message's passages, their BM25 rows and vectors.
+  errc put_passages(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x);
+  /// After a written batch: its passage postings and vectors enter the in-memory indexes.
+  void index_passages(write_txn& tx);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).
   /// not_found when the organisation has no such entry.
@@ -234,6 +257,11 @@ private:
   /// BM25 postings, derived from cf_text; updated after each written batch.
   text_index text_;
   entity_index entities_;
+  /// passages.cpp: BM25 postings of passages (from cf_passage_text) and one HNSW index of
+  /// passage vectors per organisation (from cf_passages' "v" rows, in seq order).
+  text_index passage_text_;
+  struct passage_vectors;
+  std::unique_ptr<passage_vectors> passage_vectors_;
 };
 
 }  // namespace engram::storage::detail

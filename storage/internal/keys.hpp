@@ -38,6 +38,10 @@
 //                 org \0 "e" \0 bundle \0 type \0 id              -> entity JSON (derived values included)
 //                 org \0 "p" \0 bundle \0 applyId \0 chunk(u32 BE) -> a staged chunk's record, until the last
 //   kg_index      org \0 bundle \0 type \0 field \0 value \0 id     -> ""   list_<type> filters
+//   passages      org \0 "p" \0 passageId                     -> passage JSON (graph_store::get_passage)
+//                 org \0 "v" \0 seq(u64 BE)                   -> passageId \0 to_bytes(vector8)
+//                 (the per-organisation HNSW index of passages is derived from these, in seq order)
+//   passage_text  org \0 term \0 passageId   -> tf(u32 BE) + passage length(u32 BE)   BM25 of passages
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "S" \0 org \0 eventId                        -> ""   seen branch saves
 //                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
@@ -91,6 +95,8 @@ enum cf : std::size_t {
   cf_entity_edges_in,
   cf_kg,
   cf_kg_index,
+  cf_passages,
+  cf_passage_text,
   cf_count
 };
 
@@ -98,12 +104,13 @@ constexpr std::array<const char*, cf_count> cf_names{
     "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
     "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
     "branches", "expiry",   "due",      "review",       "entity_edges", "entity_edges_in",
-    "kg",      "kg_index"};
+    "kg",      "kg_index", "passages", "passage_text"};
 
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.
+/// 7: passages (the passages and passage_text column families).
 /// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
-constexpr const char* layout_version = "6";
+constexpr const char* layout_version = "7";
 
 /// Joins key parts with '\0'.
 template <class... Parts>

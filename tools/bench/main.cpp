@@ -14,6 +14,7 @@
 #include "actors/ingest/sequencer.hpp"
 #include "schemas/log_record.hpp"
 #include "tools/bench/bench_support.hpp"
+#include "tools/bench/conversations_bench.hpp"
 #include "tools/bench/entity_bench.hpp"
 #include "tools/bench/kag_bench.hpp"
 #include "tools/bench/kg_bench.hpp"
@@ -911,6 +912,15 @@ int run_bench(int argc, char** argv) {
   kag->add_option("--entries", kag_opts.entries, "Entries of the generated organisation")->capture_default_str();
   kag->add_option("--entities", kag_opts.entities, "Entities of the generated organisation")->capture_default_str();
   kag->add_option("--queries", kag_opts.queries, "Queries per figure")->capture_default_str();
+  auto* conversations = app.add_subcommand(
+      "recall-conversations",
+      "Long conversations (tests/data/conversations, dev and held-out sets): recall@10 of answer messages per kind of "
+      "question, Engram's recall_knowledge and a BM25 over the raw messages side by side (run from the source root)");
+  std::string conversations_dir = "tests/data/conversations";
+  conversations->add_option("--data", conversations_dir, "The sets' directory (dev/ and heldout/)")->capture_default_str();
+  std::string conversations_set = "both";
+  conversations->add_option("--set", conversations_set, "dev, heldout or both")->capture_default_str()
+      ->check(CLI::IsMember({"dev", "heldout", "both"}));
   auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
@@ -936,6 +946,12 @@ int run_bench(int argc, char** argv) {
   try {
     if (*bulk)
       return bench_bulk(ham_dir);
+    if (*conversations) {
+      for (const char* set : {"dev", "heldout"})
+        if (conversations_set == "both" || conversations_set == set)
+          bench::recall_conversations(conversations_dir + "/" + set, set, model_path);
+      return 0;
+    }
     if (*kg) {
       kg_opts.model_path = model_path;
       return bench::kg(kg_opts);
@@ -996,6 +1012,8 @@ int run_bench(int argc, char** argv) {
     bench_recall(ham_dir, 100000, 1000);
     bench_ham(ham_dir);
     bench_bulk(ham_dir);
+    for (const char* set : {"dev", "heldout"})
+      bench::recall_conversations(std::string("tests/data/conversations/") + set, set, model_path);
     kg_opts.model_path = model_path;
     bench::kg(kg_opts);
     bench_store(events, runs);

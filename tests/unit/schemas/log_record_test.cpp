@@ -17,8 +17,8 @@ using json = nlohmann::json;
 // (x86-64/AArch64 libstdc++) make the compiler say so.
 static_assert(sizeof(inbound_message) == 568, "inbound_message changed: set the new field in full_message() (a document in InboundMessageKeepsEveryField)");
 static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
-static_assert(sizeof(extracted_message) == 952, "extracted_message changed: set the new field in full_extracted()");
-static_assert(sizeof(extraction) == 352, "extraction changed: set the new field in full_extracted()");
+static_assert(sizeof(extracted_message) == 976, "extracted_message changed: set the new field in full_extracted()");
+static_assert(sizeof(extraction) == 376, "extraction changed: set the new field in full_extracted()");
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_relation) == 112, "entity_relation changed: set the new field in full_extracted()");
@@ -120,6 +120,11 @@ extracted_message full_extracted() {
   e.embedding = {};  // an entry the encoder could not embed
   e.mentions.clear();
   k.entries.push_back(e);
+  // A passage with its entry's vector, and a suspicious one without a vector.
+  k.passages.push_back(
+      {"Sarah Lee will send the $12,500 contract by June 30.", "sarah lee send 12500 contract june 30", {"2026-06-30"}, false,
+       k.entries[0].embedding});
+  k.passages.push_back({"Thanks, talk soon.", "thank talk soon", {}, true, {}});
   return x;
 }
 
@@ -238,13 +243,24 @@ TEST(LogRecord, ExtractedMessageKeepsEveryFieldOfTheMessageItsEntriesMentionsAnd
   bare.knowledge = {};
   bare.embedder.clear();
   EXPECT_EQ(std::get<extracted_message>(round_trip(bare)), bare);
-  EXPECT_EQ(json::parse(encode(in).value)["formatVersion"], 2);
+  EXPECT_EQ(json::parse(encode(in).value)["formatVersion"], 3);
+  // A record of format 2 (written before passages) is still applied: no passages.
+  auto v2 = json::parse(encode(bare).value);
+  v2["formatVersion"] = 2;
+  auto old = decode_record("extracted-message", v2.dump(), {});
+  ASSERT_TRUE(std::holds_alternative<log_payload>(old));
+  EXPECT_EQ(std::get<extracted_message>(std::get<log_payload>(old)), bare);
 }
 
 TEST(LogRecord, ExtractedMessageErrorsNameTheField) {
   const auto good = json::parse(encode(full_extracted()).value);
   const std::pair<std::function<void(json&)>, const char*> cases[] = {
-      {[](json& j) { j["formatVersion"] = 3; }, "/formatVersion: this build reads version 2, not 3"},
+      {[](json& j) { j["formatVersion"] = 4; }, "/formatVersion: this build reads versions 2 and 3, not 4"},
+      {[](json& j) { j["extraction"]["passages"][1]["text"] = ""; }, "/extraction/passages/1/text: must not be empty"},
+      {[](json& j) { j["extraction"]["passages"][0].erase("text"); }, "/extraction/passages/0/text: required"},
+      {[](json& j) { j["extraction"]["passages"] = json::array({"x"}); }, "/extraction/passages/0/: must be an object"},
+      {[](json& j) { j["extraction"]["passages"] = json::array(); for (int i = 0; i < 25; ++i) j["extraction"]["passages"].push_back({{"text", "x"}}); },
+       "/extraction/passages: at most 24 a message"},
       {[](json& j) { j.erase("extraction"); }, "/extraction: required"},
       {[](json& j) { j["message"].erase("organizationId"); }, "/message/organizationId"},
       {[](json& j) { j["extraction"]["entries"][0]["type"] = "rumour"; },

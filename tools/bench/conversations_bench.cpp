@@ -1,0 +1,285 @@
+#include "tools/bench/conversations_bench.hpp"
+
+#include "actors/engine/engine.hpp"
+#include "actors/extractor/signature.hpp"
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/producer.hpp"
+#include "net/http.hpp"
+#include "schemas/inbound_message.hpp"
+#include "schemas/knowledge.hpp"
+#include "schemas/time.hpp"
+#include "tools/bench/bench_support.hpp"
+#include "tools/bench/pipeline_bench.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace engram::bench {
+
+namespace {
+
+using json = nlohmann::json;
+constexpr std::int64_t day_ms = 86400000, week_ms = 7 * day_ms;
+constexpr std::size_t k = 10;
+
+struct message {
+  std::string id, from, text;
+  std::int64_t sent_ms = 0;
+};
+
+struct question {
+  std::string id, kind, text;
+  std::set<std::string> answers;
+};
+
+struct conversation {
+  std::string id;
+  std::vector<std::string> speakers;
+  std::vector<message> messages;
+  std::vector<question> questions;
+};
+
+conversation read_conversation(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  auto j = json::parse(in);
+  conversation c;
+  c.id = j.at("id").get<std::string>();
+  c.speakers = j.at("speakers").get<std::vector<std::string>>();
+  for (const auto& m : j.at("messages")) {
+    auto ms = schemas::parse_rfc3339(m.at("sentAt").get<std::string>());
+    if (!ms)
+      throw std::runtime_error(file.string() + ": bad sentAt in " + m.at("id").get<std::string>());
+    c.messages.push_back({m.at("id"), m.at("from"), m.at("text"), *ms});
+  }
+  for (const auto& q : j.at("questions")) {
+    question x{q.at("id"), q.at("kind"), q.at("question"), {}};
+    for (const auto& a : q.at("answers"))
+      x.answers.insert(a.get<std::string>());
+    c.questions.push_back(std::move(x));
+  }
+  return c;
+}
+
+std::vector<std::string> terms_of(const std::string& text) {
+  const auto words = extractor::content_words(text);
+  const auto ws = schemas::split_words(words);
+  return {ws.begin(), ws.end()};
+}
+
+/// BM25 (k1 1.2, b 0.75) over a conversation's raw message texts: the baseline with no
+/// knowledge at all. The `n` best message ids (ties by id).
+class raw_bm25 {
+public:
+  explicit raw_bm25(const std::vector<message>& messages) {
+    for (const auto& m : messages) {
+      auto t = terms_of(m.text);
+      std::map<std::string, std::uint32_t> tf;
+      for (const auto& w : t)
+        ++tf[w];
+      for (const auto& [w, _] : tf)
+        ++df_[w];
+      docs_.push_back({m.id, std::move(tf), t.size()});
+      total_ += t.size();
+    }
+  }
+  [[nodiscard]] std::vector<std::string> top(const std::string& query, std::size_t n) const {
+    const double avg = docs_.empty() ? 1 : double(total_) / double(docs_.size());
+    std::set<std::string> q;
+    for (auto& t : terms_of(query))
+      q.insert(t);
+    std::vector<std::pair<double, std::string>> scored;
+    for (const auto& d : docs_) {
+      double s = 0;
+      for (const auto& t : q) {
+        auto it = d.tf.find(t);
+        if (it == d.tf.end())
+          continue;
+        const double df = df_.at(t), N = double(docs_.size());
+        const double idf = std::log(1 + (N - df + 0.5) / (df + 0.5));
+        const double f = it->second;
+        s += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * double(d.length) / avg));
+      }
+      if (s > 0)
+        scored.emplace_back(-s, d.id);
+    }
+    std::sort(scored.begin(), scored.end());
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < scored.size() && i < n; ++i)
+      out.push_back(scored[i].second);
+    return out;
+  }
+
+private:
+  struct doc {
+    std::string id;
+    std::map<std::string, std::uint32_t> tf;
+    std::size_t length;
+  };
+  std::vector<doc> docs_;
+  std::map<std::string, std::uint32_t> df_;
+  std::size_t total_ = 0;
+};
+
+std::string address_of(const std::string& speaker) {
+  std::string a;
+  for (char c : speaker)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      a.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    else if (c == ' ')
+      a.push_back('.');
+  return a + "@chat.example";
+}
+
+/// The conversation's events, moved by whole weeks so that it ends in the week before `now`.
+std::vector<std::string> events_of(const conversation& c, const std::string& org, std::int64_t now) {
+  const auto last = c.messages.back().sent_ms;
+  const auto yesterday_end = (now / day_ms) * day_ms;  // today 00:00: the run's day starts
+  const std::int64_t shift = ((yesterday_end - last) / week_ms) * week_ms;
+  std::vector<std::string> out;
+  for (const auto& m : c.messages) {
+    json to = json::array();
+    for (const auto& s : c.speakers)
+      if (s != m.from)
+        to.push_back({{"name", s}, {"address", address_of(s)}});
+    out.push_back(json{{"eventId", m.id},
+                       {"organizationId", org},
+                       {"sourceType", "chat"},
+                       {"sourceId", "chat:" + m.id},
+                       {"threadId", c.id},
+                       {"sentAt", schemas::format_rfc3339(m.sent_ms + shift)},
+                       {"from", {{"name", m.from}, {"address", address_of(m.from)}}},
+                       {"to", to},
+                       {"cc", json::array()},
+                       {"subject", ""},
+                       {"body", m.text}}
+                      .dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+conversation_figures recall_conversations(const std::string& dir, const std::string& label,
+                                          const std::string& model_path) {
+  std::vector<conversation> convs;
+  std::vector<std::filesystem::path> files;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().extension() == ".json")
+      files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files)
+    convs.push_back(read_conversation(f));
+  if (convs.empty())
+    throw std::runtime_error("no conversations in " + dir);
+
+  auto broker = test_broker(4);
+  const auto store_dir = std::filesystem::temp_directory_path() /
+                         ("engram-bench-conversations-" + std::to_string(::getpid()) + "-" + label);
+  auto cfg = engine_config(broker->bootstrap(), store_dir.string(), model_path);
+  cfg.extraction.bulk = "skip";  // the default: chat is read as person mail
+  std::map<std::string, std::string> token_of;
+  for (const auto& c : convs) {
+    const auto org = "conv-" + c.id;
+    token_of[org] = "bench-token-" + c.id + "-0123456789abcdef";
+    cfg.auth.tokens.push_back({token_of[org], org, {"read", "write"}, "bench"});
+  }
+  auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
+  auto e = or_throw(engine::engine::start(cfg, {}));
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  conversation_figures f;
+  f.conversations = convs.size();
+  for (const auto& c : convs) {
+    const auto org = "conv-" + c.id;
+    for (const auto& ev : events_of(c, org, now))
+      if (!producer->produce("inbound-messages", org, ev))
+        throw std::runtime_error(producer->last_error());
+    f.messages += c.messages.size();
+  }
+  if (!producer->flush(std::chrono::seconds(60)))
+    throw std::runtime_error(producer->last_error());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto deadline = t0 + std::chrono::minutes(30); e->metrics().applied() < f.messages;) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("conversations not applied: " + std::to_string(e->metrics().applied()) + " of " +
+                               std::to_string(f.messages));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const double ingest_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string url = "http://127.0.0.1:" + std::to_string(e->http_port()) + "/mcp";
+  for (const auto& c : convs) {
+    const auto org = "conv-" + c.id;
+    const std::map<std::string, std::string> headers{{"Authorization", "Bearer " + token_of[org]},
+                                                     {"Content-Type", "application/json"}};
+    const raw_bm25 baseline(c.messages);
+    for (const auto& q : c.questions) {
+      json req{{"jsonrpc", "2.0"},
+               {"id", 1},
+               {"method", "tools/call"},
+               {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", q.text}, {"limit", k}}}}}};
+      auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
+      auto body = json::parse(r.body, nullptr, false);
+      if (r.status != 200 || body.is_discarded() || body["result"].value("isError", true))
+        throw std::runtime_error("recall failed: " + r.body.substr(0, 300));
+      std::set<std::string> found;
+      for (const auto& res : body["result"]["structuredContent"]["results"]) {
+        found.insert(res.value("eventId", ""));
+        for (const auto& s : res.value("sources", json::array()))
+          found.insert(s.value("eventId", ""));
+      }
+      const bool engram_hit = std::any_of(q.answers.begin(), q.answers.end(), [&](auto& a) { return found.count(a); });
+      const auto raw = baseline.top(q.text, k);
+      const bool bm25_hit =
+          std::any_of(raw.begin(), raw.end(), [&](const std::string& id) { return q.answers.count(id) > 0; });
+      for (const auto& kind : {q.kind, std::string("all")}) {
+        auto& row = f.by_kind[kind];
+        ++row.questions;
+        row.engram += engram_hit;
+        row.bm25 += bm25_hit;
+      }
+      if (std::getenv("ENGRAM_BENCH_MISSES") && !engram_hit) {
+        // What was missed, and (ENGRAM_BENCH_MISSES=2) what the answer said and what came first.
+        std::fprintf(stderr, "MISS %s [%s] %s\n", q.id.c_str(), q.kind.c_str(), q.text.c_str());
+        if (std::string(std::getenv("ENGRAM_BENCH_MISSES")) == "2") {
+          for (const auto& m : c.messages)
+            if (q.answers.count(m.id))
+              std::fprintf(stderr, "   answer %s: %s\n", m.id.c_str(), m.text.c_str());
+          int shown = 0;
+          for (const auto& res : body["result"]["structuredContent"]["results"])
+            if (shown++ < 4)
+              std::fprintf(stderr, "   got %s %.4f %s: %s\n", res.value("kind", "").c_str(), res.value("score", 0.0),
+                           res.value("eventId", "").c_str(),
+                           res.value(res.value("kind", "") == "entry" ? "content" : "text", "").substr(0, 140).c_str());
+        }
+      }
+    }
+  }
+  e->stop();
+  e.reset();
+  std::filesystem::remove_all(store_dir);
+  std::printf("recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
+              "limit %zu over MCP vs BM25 over the raw messages):\n",
+              label.c_str(), f.conversations, f.messages, ingest_s, k);
+  std::printf("  %-10s %9s %12s %12s %8s\n", "kind", "questions", "Engram", "raw BM25", "delta");
+  for (const char* kind : {"single", "multi", "temporal", "inference", "all"}) {
+    auto it = f.by_kind.find(kind);
+    if (it == f.by_kind.end())
+      continue;
+    const auto& r = it->second;
+    const double a = double(r.engram) / double(r.questions), b = double(r.bm25) / double(r.questions);
+    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f\n", kind, r.questions, r.engram, a, r.bm25, b, a - b);
+  }
+  return f;
+}
+
+}  // namespace engram::bench

@@ -1,0 +1,33 @@
+#pragma once
+// recall-conversations: long multi-session chats (tests/data/conversations: dev/ and the
+// held-out heldout/, written by helpers that never saw the code) produced as chat events
+// into an engine, then every question asked at the end of its conversation with
+// recall_knowledge (limit 10, over MCP). A question is answered when one of its answer
+// messages is among the results' sources (an entry's eventId and sources, a passage's
+// eventId). Beside it, a BM25 over the raw message texts (no knowledge at all): recall@10
+// of both per kind of question, in one run.
+//
+// Dates: each conversation is moved by whole weeks (weekdays keep their meaning) so that it
+// ends in the week before the run (questions are asked at its end; decay runs on the wall clock).
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace engram::bench {
+
+struct conversation_figures {
+  struct row {
+    std::size_t questions = 0, engram = 0, bm25 = 0;
+  };
+  /// Per kind of question ("single", "multi", "temporal", "inference") and "all".
+  std::map<std::string, row> by_kind;
+  std::size_t messages = 0, conversations = 0;
+};
+
+/// Runs one set (the .json files of `dir`); prints its table under `label`.
+conversation_figures recall_conversations(const std::string& dir, const std::string& label,
+                                          const std::string& model_path);
+
+}  // namespace engram::bench
