@@ -380,7 +380,7 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
                          [&](const source_ref& src) { return src.event_id == event; });
     });
     if (covered != results.end()) {
-      covered->score += score;
+      covered->score = std::max(covered->score, score);
       covered->passage = std::move(p);
     } else {
       results.push_back({score, false, id, {}, std::move(p)});

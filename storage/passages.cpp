@@ -66,32 +66,121 @@ kv_graph_store::kv_graph_store(std::unique_ptr<kv> backend)
 
 kv_graph_store::~kv_graph_store() = default;
 
+namespace {
+
+/// A thread's last passage, for the reply that follows it: its sender, eventId, words (at
+/// most context_words of them) and vector. Row value: address \0 eventId \0 words \0 vector.
+constexpr std::size_t context_words = 60;
+/// How much of the message before a reply its first passage's vector takes in.
+constexpr float context_share = 0.5f;
+
+struct thread_context {
+  std::string address, event_id, words;
+  schemas::vector8 vector;
+};
+
+std::optional<thread_context> parse_context(std::string_view v) {
+  thread_context c;
+  auto take = [&](std::string& out) {
+    auto sep = v.find('\0');
+    if (sep == std::string_view::npos)
+      return false;
+    out.assign(v.substr(0, sep));
+    v.remove_prefix(sep + 1);
+    return true;
+  };
+  if (!take(c.address) || !take(c.event_id) || !take(c.words))
+    return std::nullopt;
+  if (!v.empty()) {
+    auto vec = schemas::from_bytes(v);
+    if (!vec)
+      return std::nullopt;
+    c.vector = std::move(*vec);
+  }
+  return c;
+}
+
+std::string first_words(std::string_view words, std::size_t n) {
+  std::string out;
+  for (auto w : schemas::split_words(words)) {
+    if (n-- == 0)
+      break;
+    if (!out.empty())
+      out.push_back(' ');
+    out.append(w);
+  }
+  return out;
+}
+
+}  // namespace
+
 errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x) {
   if (x.passages.empty())
     return errc::ok;
   const auto& org = m.organization_id;
   const auto contacts = knowledge::contacts_of(m);
-  for (std::size_t i = 0; i < x.passages.size() && i < schemas::max_passages_per_message; ++i) {
+  // A reply is read with the message before it in its thread, when another person wrote
+  // that one ("How much did you raise?" / "$1,340!"): its first passage is indexed with
+  // that message's words too, and its vector leans towards that message's.
+  std::optional<thread_context> before;
+  const auto context_key = m.thread_id.empty() ? std::string() : key(org, "t", m.thread_id);
+  if (!context_key.empty()) {
+    auto raw = kv_->get(cf_passages, context_key);
+    if (!raw && raw.error() != errc::not_found)
+      return raw.error();
+    if (raw) {
+      before = parse_context(*raw);
+      if (!before)
+        return errc::corruption;
+      if (before->address == m.from.address)
+        before.reset();
+    }
+  }
+  const std::size_t n = std::min(x.passages.size(), schemas::max_passages_per_message);
+  for (std::size_t i = 0; i < n; ++i) {
     const auto& p = x.passages[i];
+    const bool reply = i == 0 && before;
     const auto id = passage_id(org, m.event_id, i);
-    tx.batch.put(cf_passages, key(org, "p", id), passage_json(id, m, i, p, contacts));
-    auto doc = index_words(p.words);
+    auto record = passage_json(id, m, i, p, contacts);
+    if (reply) {
+      auto j = json::parse(record);
+      j["after"] = before->event_id;
+      record = j.dump();
+    }
+    tx.batch.put(cf_passages, key(org, "p", id), record);
+    auto doc = index_words(reply ? p.words + " " + before->words : p.words);
     if (!doc.tf.empty()) {
-      for (const auto& [term, n] : doc.tf)
-        tx.batch.put(cf_passage_text, key(org, term, id), encode_u32(n) + encode_u32(doc.length));
+      for (const auto& [term, count] : doc.tf)
+        tx.batch.put(cf_passage_text, key(org, term, id), encode_u32(count) + encode_u32(doc.length));
       tx.passage_text.push_back({true, org, id, std::move(doc)});
     }
-    if (!p.embedding.empty()) {
+    auto vector = p.embedding;
+    if (reply && !vector.empty() && before->vector.size() == vector.size()) {
+      auto a = schemas::dequantise(vector);
+      const auto b = schemas::dequantise(before->vector);
+      for (std::size_t d = 0; d < a.size(); ++d)
+        a[d] += context_share * b[d];
+      vector = schemas::quantise(a);
+    }
+    if (!vector.empty()) {
       const auto counter = key("n", org, "passage_vectors");
       if (auto e = bump(tx, counter, 1); e != errc::ok)
         return e;
       const auto seq = tx.counters[counter];
-      tx.batch.put(cf_passages, key(org, "v", encode_u64(seq)), id + std::string(1, '\0') + schemas::to_bytes(p.embedding));
-      tx.passage_vectors.push_back({org, id, seq, p.embedding});
+      tx.batch.put(cf_passages, key(org, "v", encode_u64(seq)), id + std::string(1, '\0') + schemas::to_bytes(vector));
+      tx.passage_vectors.push_back({org, id, seq, std::move(vector)});
     }
   }
-  tx.new_passages += std::min(x.passages.size(), schemas::max_passages_per_message);
-  return bump(tx, key("n", org, "passages"), std::min(x.passages.size(), schemas::max_passages_per_message));
+  if (!context_key.empty()) {
+    const auto& last = x.passages[n - 1];
+    std::string row = m.from.address + std::string(1, '\0') + m.event_id + std::string(1, '\0') +
+                      first_words(last.words, context_words) + std::string(1, '\0');
+    if (!last.embedding.empty())
+      row += schemas::to_bytes(last.embedding);
+    tx.batch.put(cf_passages, context_key, row);
+  }
+  tx.new_passages += n;
+  return bump(tx, key("n", org, "passages"), n);
 }
 
 void kv_graph_store::index_passages(write_txn& tx) {
@@ -131,9 +220,9 @@ errc kv_graph_store::load_passage_indexes() {
     const auto a = k.find('\0');
     if (a == std::string_view::npos || k.size() < a + 3 || k[a + 2] != '\0')
       return errc::corruption;
-    if (k[a + 1] == 'p') {
-      ++passage_vectors_->passages;
-      continue;
+    if (k[a + 1] == 'p' || k[a + 1] == 't') {
+      passage_vectors_->passages += k[a + 1] == 'p';
+      continue;  // a passage, or a thread's last one (the context of its next reply)
     }
     const auto v = it->value();
     const auto sep = v.find('\0');

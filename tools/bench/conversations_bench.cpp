@@ -227,6 +227,8 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
                {"id", 1},
                {"method", "tools/call"},
                {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", q.text}, {"limit", k}}}}}};
+      if (const char* kinds = std::getenv("ENGRAM_BENCH_KINDS"))  // "entry" or "passage": one kind alone
+        req["params"]["arguments"]["kinds"] = {kinds};
       auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
       auto body = json::parse(r.body, nullptr, false);
       if (r.status != 200 || body.is_discarded() || body["result"].value("isError", true))
@@ -255,6 +257,14 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
             if (q.answers.count(m.id))
               std::fprintf(stderr, "   answer %s: %s\n", m.id.c_str(), m.text.c_str());
           int shown = 0;
+          json preq = req;
+          preq["params"]["arguments"]["kinds"] = {"passage"};
+          auto pr = json::parse(http::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr, false);
+          for (const auto& res : pr["result"]["structuredContent"]["results"])
+            if (shown++ < 3)
+              std::fprintf(stderr, "   passage %.4f %s: %s\n", res.value("score", 0.0), res.value("eventId", "").c_str(),
+                           res.value("text", "").substr(0, 100).c_str());
+          shown = 0;
           for (const auto& res : body["result"]["structuredContent"]["results"])
             if (shown++ < 4)
               std::fprintf(stderr, "   got %s %.4f %s: %s\n", res.value("kind", "").c_str(), res.value("score", 0.0),
