@@ -69,13 +69,16 @@ kv_graph_store::~kv_graph_store() = default;
 namespace {
 
 /// A thread's last passage, for the reply that follows it: its sender, eventId, words (at
-/// most context_words of them) and vector. Row value: address \0 eventId \0 words \0 vector.
+/// most context_words of them), the words of the message before it, and its vector. Row
+/// value: address \0 eventId \0 words \0 earlier words \0 vector.
 constexpr std::size_t context_words = 60;
 /// How much of the message before a reply its first passage's vector takes in.
 constexpr float context_share = 0.5f;
 
 struct thread_context {
   std::string address, event_id, words;
+  /// The words of the message before that one (a reply two messages on still reads them).
+  std::string earlier;
   schemas::vector8 vector;
 };
 
@@ -89,7 +92,7 @@ std::optional<thread_context> parse_context(std::string_view v) {
     v.remove_prefix(sep + 1);
     return true;
   };
-  if (!take(c.address) || !take(c.event_id) || !take(c.words))
+  if (!take(c.address) || !take(c.event_id) || !take(c.words) || !take(c.earlier))
     return std::nullopt;
   if (!v.empty()) {
     auto vec = schemas::from_bytes(v);
@@ -120,9 +123,11 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
   const auto& org = m.organization_id;
   const auto contacts = knowledge::contacts_of(m);
   // A reply is read with the message before it in its thread, when another person wrote
-  // that one ("How much did you raise?" / "$1,340!"): its first passage is indexed with
-  // that message's words too, and its vector leans towards that message's.
+  // that one ("How much did you raise?" / "$1,340!"): its first passage is indexed with the
+  // words of that message and of the one before it (the exchange it answers), and its
+  // vector leans towards that message's.
   std::optional<thread_context> before;
+  std::string prior_words;  // what this message's row passes on as "earlier"
   const auto context_key = m.thread_id.empty() ? std::string() : key(org, "t", m.thread_id);
   if (!context_key.empty()) {
     auto raw = kv_->get(cf_passages, context_key);
@@ -132,6 +137,7 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
       before = parse_context(*raw);
       if (!before)
         return errc::corruption;
+      prior_words = before->words;
       if (before->address == m.from.address)
         before.reset();
     }
@@ -148,7 +154,7 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
       record = j.dump();
     }
     tx.batch.put(cf_passages, key(org, "p", id), record);
-    auto doc = index_words(reply ? p.words + " " + before->words : p.words);
+    auto doc = index_words(reply ? p.words + " " + before->words + " " + before->earlier : p.words);
     if (!doc.tf.empty()) {
       for (const auto& [term, count] : doc.tf)
         tx.batch.put(cf_passage_text, key(org, term, id), encode_u32(count) + encode_u32(doc.length));
@@ -174,7 +180,8 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
   if (!context_key.empty()) {
     const auto& last = x.passages[n - 1];
     std::string row = m.from.address + std::string(1, '\0') + m.event_id + std::string(1, '\0') +
-                      first_words(last.words, context_words) + std::string(1, '\0');
+                      first_words(last.words, context_words) + std::string(1, '\0') +
+                      prior_words + std::string(1, '\0');
     if (!last.embedding.empty())
       row += schemas::to_bytes(last.embedding);
     tx.batch.put(cf_passages, context_key, row);

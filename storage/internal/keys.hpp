@@ -42,7 +42,8 @@
 //                 org \0 "v" \0 seq(u64 BE)                   -> passageId \0 to_bytes(vector8)
 //                 (the per-organisation HNSW index of passages is derived from these, in seq order)
 //                 org \0 "t" \0 threadId                     -> the thread's last passage: sender address \0
-//                                                                 eventId \0 words \0 to_bytes(vector8) (a reply's context)
+//                                                                 eventId \0 words \0 the words before them \0
+//                                                                 to_bytes(vector8) (a reply's context)
 //   passage_text  org \0 term \0 passageId   -> tf(u32 BE) + passage length(u32 BE)   BM25 of passages
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "S" \0 org \0 eventId                        -> ""   seen branch saves
