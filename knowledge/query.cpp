@@ -28,16 +28,18 @@ constexpr double graph_weight = 2.0;
 constexpr std::size_t search_candidates = 200;
 /// A contact's own knowledge first.
 constexpr double own_contact_weight = 2.0;
-/// Reciprocal rank fusion's constant for recall's own lists (words and meaning, of entries
-/// and of passages): 30 rather than rrf_k's 60 puts more on the first ranks (measured on the
+/// Reciprocal rank fusion's constant for every list recall fuses (words and meaning, of entries
+/// and of passages; the graph; a branch): 30 rather than rrf_k's 60 puts more on the first ranks (measured on the
 /// conversations' development set: 0.771 at 60, 0.810 at 30, 0.799 at 10; docs/recall.md).
 constexpr double recall_rrf_k = 30.0;
 /// An entry's weight is decay_floor + (1 - decay_floor) × its decayed confidence: decay
 /// ranks among comparable matches, it never buries a match.
 constexpr double decay_floor = 0.5;
-/// An entry both BM25 and the vectors rank among their first strong_rank is shown however
+/// An entry BM25 ranks among its first strong_rank and whose meaning is close to the query's
+/// (cosine at least strong_similarity) is a specific match: shown however
 /// faded (decay.hide_below hides weak matches only).
 constexpr std::size_t strong_rank = 10;
+constexpr float strong_similarity = 0.6f;
 /// A passage (what was said) weighs as an entry of full confidence: an entry's weight
 /// (decay_floor..1) is at most this.
 constexpr double passage_weight = 1.0;
@@ -98,7 +100,7 @@ void query_service::add_graph(const std::string& org, const std::string& query,
       for (auto& id : store.entity_entries(org, e.id, per_reached))
         add(std::move(id));
   for (std::size_t i = 0; i < ranked.size(); ++i)
-    fused[ranked[i]] += graph_weight / (rrf_k + double(i + 1));
+    fused[ranked[i]] += graph_weight / (recall_rrf_k + double(i + 1));
 }
 
 namespace {
@@ -130,7 +132,7 @@ std::optional<std::int64_t> time_of(std::string_view s) {
   return schemas::parse_rfc3339(s);
 }
 
-/// Ranks of a list: its i-th id (from 1) adds weight / (rrf_k + i).
+/// Ranks of a list: its i-th id (from 1) adds weight / (recall_rrf_k + i).
 void fuse(const std::vector<std::string>& ids, double weight, std::map<std::string, double>& fused) {
   for (std::size_t i = 0; i < ids.size(); ++i)
     fused[ids[i]] += weight / (recall_rrf_k + double(i + 1));
@@ -260,7 +262,8 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
       terms = std::move(rest);
   }
   std::map<std::string, double> fe, fp;  // fused ranks of entries and passages
-  std::map<std::string, std::size_t> text_rank, vector_rank;  // entries' ranks (from 1)
+  std::map<std::string, std::size_t> text_rank;  // entries' BM25 ranks (from 1)
+  std::map<std::string, float> similarity;       // entries' cosines with the query
   if (want_entries) {
     const auto text = ids_of(store.search_text(org, terms, recall_candidates));
     fuse(text, 1.0, fe);
@@ -275,10 +278,10 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     if (auto v = deps_.embed(r.query)) {
       qv = std::move(*v);
       if (want_entries && deps_.nearest) {
-        const auto near = ids_of(deps_.nearest(org, qv, recall_candidates));
-        fuse(near, 1.0, fe);
-        for (std::size_t i = 0; i < near.size(); ++i)
-          vector_rank[near[i]] = i + 1;
+        const auto hits = deps_.nearest(org, qv, recall_candidates);
+        fuse(ids_of(hits), 1.0, fe);
+        for (const auto& [id, cosine] : hits)
+          similarity[id] = cosine;
       }
       if (want_passages)
         fuse(ids_of(store.nearest_passages(org, qv, recall_candidates)), 1.0, fp);
@@ -336,8 +339,8 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     // Decay ranks; it hides only what matches weakly: an entry both words and meaning put
     // among their first ten stays, however old.
     const double confidence = effective_confidence(*doc, at, policy_);
-    const bool strong = text_rank.count(id) && vector_rank.count(id) && text_rank[id] <= strong_rank &&
-                        vector_rank[id] <= strong_rank;
+    const bool strong = text_rank.count(id) && text_rank[id] <= strong_rank && similarity.count(id) &&
+                        similarity[id] >= strong_similarity;
     if (confidence < policy_.decay.hide_below && !strong)
       continue;
     auto cw = contact_weight(doc->contact_ids);
@@ -539,7 +542,7 @@ void query_service::add_branch(const std::string& org, const std::string& branch
   for (auto* ranked : {&by_vector, &by_words}) {
     std::sort(ranked->begin(), ranked->end());
     for (std::size_t i = 0; i < ranked->size(); ++i)
-      fused[(*ranked)[i].second] += 1.0 / (rrf_k + double(i + 1));
+      fused[(*ranked)[i].second] += 1.0 / (recall_rrf_k + double(i + 1));
   }
 }
 

@@ -30,17 +30,25 @@ constexpr std::string_view instruction_overrides[] = {
     "admin mode", "developer mode", "jailbreak", "pretend to be"};
 constexpr std::string_view tags[] = {"<system",   "</system",   "[system]", "[/system]", "### system", "system:",
                                      "assistant:", "<|im_start|>", "<|im_end|>", "<|system|>", "[inst]",
-                                     "<<sys>>",   "<instructions>"};
+                                     "<<sys>>",   "<instructions>", "<assistant", "</assistant", "[assistant]"};
 constexpr std::string_view delimiters[] = {"<<<end",    "end of message>>>", "<<<message", "message>>>",
                                            "```system", "---end---",         "</message>", "<message>",
-                                           "</document>", "end_of_text"};
+                                           "</document>", "end_of_text",     "</context>", "<context>",
+                                           "</instructions>", "</prompt>",    "</user>"};
 
 /// A role-tagged block: opening tag (a prefix: "<system" also opens "<system role=x>") and
 /// closing tag.
 constexpr std::pair<std::string_view, std::string_view> blocks[] = {
     {"<system", "</system>"},     {"<|im_start|>", "<|im_end|>"}, {"[system]", "[/system]"},
     {"[inst]", "[/inst]"},        {"<<sys>>", "<</sys>>"},        {"<instructions>", "</instructions>"},
-    {"<|system|>", "<|end|>"}};
+    {"<|system|>", "<|end|>"},    {"<assistant", "</assistant>"}, {"[assistant]", "[/assistant]"}};
+
+/// Verbs that, with one of override_objects within override_reach words in the same clause,
+/// make an override of any wording ("Please ignore all the instructions you were given").
+constexpr std::string_view override_verbs[] = {"ignore", "disregard", "forget", "override", "bypass"};
+constexpr std::string_view override_objects[] = {"instruction", "instructions", "prompt", "prompts", "directive",
+                                                 "directives"};
+constexpr std::size_t override_reach = 8;
 
 /// Decodes one UTF-8 code point at `i`; advances `i` (invalid input: one byte at a time).
 std::uint32_t next_cp(std::string_view s, std::size_t& i) {
@@ -114,6 +122,84 @@ bool starts_line(std::string_view l, std::size_t pos) {
   return before == std::string_view::npos || l[before] == '\n';
 }
 
+bool clause_end(char c) { return c == '.' || c == ';' || c == '!' || c == '?' || c == '\n'; }
+
+/// The spans [begin, end) of `lower` that are overrides of any wording: from the verb (and a
+/// "please" or "kindly" before it) to the end of its clause (its '.', ';', '!', '?' or line
+/// end included).
+std::vector<std::pair<std::size_t, std::size_t>> override_clauses(std::string_view lower) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (auto verb : override_verbs)
+    for (auto pos = lower.find(verb); pos != std::string_view::npos; pos = lower.find(verb, pos + 1)) {
+      const auto after = pos + verb.size();
+      if ((pos > 0 && word_char(lower[pos - 1])) || (after < lower.size() && word_char(lower[after])))
+        continue;
+      auto end = after;
+      while (end < lower.size() && !clause_end(lower[end]))
+        ++end;
+      // Its object within reach: the words after the verb, in the clause.
+      bool found = false;
+      std::size_t words = 0;
+      for (std::size_t i = after; i < end && words < override_reach && !found;) {
+        while (i < end && !word_char(lower[i]))
+          ++i;
+        const auto w0 = i;
+        while (i < end && word_char(lower[i]))
+          ++i;
+        if (i > w0) {
+          ++words;
+          const auto w = lower.substr(w0, i - w0);
+          found = std::find(std::begin(override_objects), std::end(override_objects), w) != std::end(override_objects);
+        }
+      }
+      if (!found)
+        continue;
+      auto begin = pos;
+      for (std::string_view polite : {"please ", "kindly "})
+        if (begin >= polite.size() && lower.substr(begin - polite.size(), polite.size()) == polite)
+          begin -= polite.size();
+      out.emplace_back(begin, std::min(lower.size(), end + 1));
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// The text with invisible and direction-changing characters dropped and the Cyrillic or
+/// Greek look-alikes of words that mix them with Latin letters read as the Latin letters
+/// ("Ignоre" with a Cyrillic o is "Ignore"); words in one script are kept as they are.
+std::string unobfuscate(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    // One word (a run of non-space bytes) at a time.
+    auto end = i;
+    while (end < s.size() && !(s[end] == ' ' || s[end] == '\n' || s[end] == '\t' || s[end] == '\r'))
+      ++end;
+    const auto word = s.substr(i, end - i);
+    bool latin = false, other = false;
+    for (std::size_t k = 0; k < word.size();) {
+      auto cp = next_cp(word, k);
+      latin |= (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
+      other |= (cp >= 0x0370 && cp <= 0x03FF) || (cp >= 0x0400 && cp <= 0x04FF);
+    }
+    for (std::size_t k = 0; k < word.size();) {
+      const auto at = k;
+      auto cp = next_cp(word, k);
+      if (invisible(cp) || bidi_control(cp))
+        continue;
+      if (char l = latin && other ? lookalike(cp) : 0)
+        out += l;
+      else
+        out.append(word.substr(at, k - at));
+    }
+    while (end < s.size() && (s[end] == ' ' || s[end] == '\n' || s[end] == '\t' || s[end] == '\r'))
+      out += s[end++];
+    i = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string fold_lookalikes(std::string_view s) {
@@ -145,7 +231,8 @@ bool is_injected_instruction(std::string_view sentence) {
     if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r') || (!flat.empty() && flat.back() != ' '))
       flat += (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
   if (std::any_of(std::begin(instruction_overrides), std::end(instruction_overrides),
-                  [&](std::string_view p) { return has_phrase(flat, p); }))
+                  [&](std::string_view p) { return has_phrase(flat, p); }) ||
+      !override_clauses(flat).empty())
     return true;
   for (auto t : tags) {
     const bool role_prefix = t == "system:" || t == "assistant:";
@@ -157,8 +244,30 @@ bool is_injected_instruction(std::string_view sentence) {
                      [&](std::string_view p) { return flat.find(p) != std::string::npos; });
 }
 
-std::string cut_injected_blocks(std::string_view text, std::string* removed) {
-  const std::string l = text::lower(text);  // same byte offsets as `text`
+std::string cut_injected_blocks(std::string_view original, std::string* removed) {
+  const bool ascii =
+      std::all_of(original.begin(), original.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const std::string plain = ascii ? std::string() : unobfuscate(original);
+  std::string_view text = ascii ? original : std::string_view(plain);
+  std::string l = text::lower(text);  // same byte offsets as `text`
+  // Overrides of any wording go first, out to the end of their clause.
+  std::string unclaused;
+  if (const auto spans = override_clauses(l); !spans.empty()) {
+    std::size_t at = 0;
+    for (auto [b, e] : spans) {
+      if (b < at)
+        b = at;
+      if (b >= e)
+        continue;
+      unclaused.append(text.substr(at, b - at)).append("\n\n");
+      if (removed)
+        removed->append(text.substr(b, e - b)).push_back('\n');
+      at = e;
+    }
+    unclaused.append(text.substr(at));
+    text = unclaused;
+    l = text::lower(text);
+  }
   if (!any_pattern(l))
     return std::string(text);
   constexpr std::string_view brk = "\n\n";
@@ -207,7 +316,8 @@ std::string cut_injected_blocks(std::string_view text, std::string* removed) {
         len = d.size();
     if (len) {
       std::size_t end = i + len;
-      while (end < l.size() && std::string_view("<>-#`=").find(l[end]) != std::string_view::npos)
+      // The markup after it, not a tag that opens there ("</context><assistant>").
+      while (end < l.size() && std::string_view(">-#`=").find(l[end]) != std::string_view::npos)
         ++end;
       while (!out.empty() && std::string_view("<>-#`=").find(out.back()) != std::string_view::npos)
         out.pop_back();
@@ -279,6 +389,14 @@ std::vector<std::string> injection_signals(std::string_view source) {
       if (l.find(p) != std::string::npos)
         out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
   }
+  // An override of any wording ("Please ignore all the instructions you were given").
+  const std::string clauses_of = l.empty() ? text::lower(source) : l;
+  if (const auto spans = override_clauses(clauses_of); !spans.empty())
+    if (std::none_of(out.begin(), out.end(), [](const std::string& x) { return x.starts_with("instruction override"); }))
+      out.push_back("instruction override: \"" +
+                    std::string(text::trim(std::string_view(clauses_of).substr(
+                        spans[0].first, std::min<std::size_t>(60, spans[0].second - spans[0].first)))) +
+                    "\"");
   // Unicode obfuscation: invisible or direction-changing characters, and words that mix
   // Latin with Cyrillic or Greek letters (look-alikes).
   bool hidden = false, bidi = false, mixed = false;

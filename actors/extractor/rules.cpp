@@ -485,7 +485,8 @@ std::vector<schemas::passage> make_passages(std::string_view cleaned_text, std::
   };
   for (auto& sentence : split_sentences(cut_injected_blocks(cleaned_text))) {
     const auto s = text::trim(sentence);
-    if (s.empty() || is_noise(s))
+    // An instruction aimed at a model is never kept as what was said.
+    if (s.empty() || is_noise(s) || is_injected_instruction(s))
       continue;
     if (!window.empty() && window.size() + 1 + s.size() > passage_window_chars)
       flush();

@@ -30,7 +30,7 @@ class type_model;
 [[nodiscard]] bool is_noise(std::string_view sentence);
 
 /// The passages of a message's cleaned text (schemas::passage): injected blocks cut, its
-/// sentences (noise left out) grouped in order into windows of up to
+/// sentences (noise and injected instructions left out) grouped in order into windows of up to
 /// passage_window_chars characters (a longer sentence is a window alone), at most
 /// schemas::max_passages_per_message (the text past them is not kept as passages).
 inline constexpr std::size_t passage_window_chars = 360;
