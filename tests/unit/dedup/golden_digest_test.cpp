@@ -58,9 +58,15 @@ using json = nlohmann::json;
 /// edges): this build with relations switched off in rules.cpp gives 6ac71560…5a99 again.
 /// Re-pinned when two names in one statement became relates_to (the seed's general
 /// relationship): this build without add_co_mentions in extract.cpp gives 076f25d9…ff6b again.
+/// Re-pinned when person messages kept passages beside their entries (issue 30: the passages
+/// and passage_text column families, extracted-message format 3), chat pleasantries stopped
+/// being entries and first-person statements became about their writer: this build without
+/// passages (none made, the two families left out of the digest), without the pleasantry
+/// rule in classify.cpp and without the first-person subject in rules.cpp gives 7ec925c8…4408
+/// again (the injection changes leave this stream as it was).
 /// This stream is read with the cues alone; the type model's path is pinned by the replay
 /// tests against engramd.
-constexpr const char* pinned = "7ec925c8c21ed057cc4db134cc08f8c9b30149ad0484bcb4644e9e0bc6b94408";
+constexpr const char* pinned = "a2f41711d357b22fa686e27be1f9619d4b5d606941237c6d0f3d7866c20420c1";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
