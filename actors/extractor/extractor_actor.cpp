@@ -81,13 +81,16 @@ engram::result<void> embed_entries(const extractor::embedder& e, std::span<schem
   if (auto done = embed_all(texts, [&](std::size_t i, schemas::vector8 v) { entries[i]->embedding = std::move(v); });
       !done)
     return done;
-  // A passage's vector is its entries' (the sum of theirs, their sentences are in it): never
-  // embedded twice. Only a passage no embedded entry was read from is embedded.
+  // A passage whose text its entries say (nearly) all of takes their vectors (the sum):
+  // nothing is embedded twice. A passage with more in it than its entries (greetings around
+  // a statement, sentences no entry was read from) is embedded as itself, once.
+  constexpr double covered_share = 0.8;
   std::vector<schemas::passage*> rest;
   texts.clear();
   for (auto* x : xs)
     for (auto& p : x->passages) {
       std::vector<float> sum;
+      std::size_t covered = 0;
       for (const auto& en : x->entries)
         if (!en.embedding.empty() && p.text.find(en.content) != std::string::npos) {
           auto v = schemas::dequantise(en.embedding);
@@ -95,8 +98,9 @@ engram::result<void> embed_entries(const extractor::embedder& e, std::span<schem
             sum.assign(v.size(), 0.0f);
           for (std::size_t i = 0; i < v.size() && i < sum.size(); ++i)
             sum[i] += v[i];
+          covered += en.content.size();
         }
-      if (!sum.empty()) {
+      if (!sum.empty() && double(covered) >= covered_share * double(p.text.size())) {
         p.embedding = schemas::quantise(sum);
       } else {
         rest.push_back(&p);
