@@ -202,7 +202,8 @@ void decode(const YAML::Node& root, engram_config& cfg, std::vector<std::string>
                               cfg.extraction.bulk != "keep")
                             fail(k, "must be skip, low_confidence or keep, got '" + cfg.extraction.bulk + "'");
                         }},
-                       {"type_model", [&](auto& v, auto& k) { cfg.extraction.type_model = as_bool(v, k); }}});
+                       {"type_model", [&](auto& v, auto& k) { cfg.extraction.type_model = as_bool(v, k); }},
+                       {"passages", [&](auto& v, auto& k) { cfg.extraction.passages = as_bool(v, k); }}});
      }},
     {"extractor", [&](const YAML::Node& n, const std::string& p) {
        each_key(n, p, {

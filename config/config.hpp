@@ -106,6 +106,9 @@ struct extraction_config {
   /// sentences the cues left untyped; it runs the int8 USE Lite encoder (embedder.model_path).
   /// false: the cues alone. Default: true.
   bool type_model = true;
+  /// Person messages are also kept as passages (docs/recall.md): recall never loses what was
+  /// said. false: entries only (smaller records and store). Default: true.
+  bool passages = true;
 };
 
 struct llm_config {

@@ -38,6 +38,7 @@ extractor::extractor_options extractor_options_of(const config::engram_config& c
   o.validator.types = std::move(types);
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
+  o.validator.passages = cfg.extraction.passages;
   o.validator.bulk = cfg.extraction.bulk == "keep"             ? extractor::bulk_policy::keep
                      : cfg.extraction.bulk == "low_confidence" ? extractor::bulk_policy::low_confidence
                                                                : extractor::bulk_policy::skip;

@@ -22,8 +22,8 @@ bool bulk_gate(const schemas::inbound_message& m, const validator_options& opts,
 /// they say is not an organisation's knowledge); a message that looks like a prompt
 /// injection marks them suspicious (its injected blocks are cut from them).
 void add_passages(schemas::extraction& x, const schemas::inbound_message& m, std::string_view cleaned,
-                  const validation_report& r) {
-  if (r.verdict.cls != message_class::person)
+                  const validation_report& r, const validator_options& opts) {
+  if (r.verdict.cls != message_class::person || !opts.passages)
     return;
   x.passages = make_passages(cleaned, m.sent_at_ms);
   if (!r.injection_signals.empty())
@@ -83,7 +83,7 @@ schemas::extraction extract_validated(const schemas::inbound_message& m, const v
   auto r = validate(x, m.subject + "\n" + cleaned, opts);
   mark_bulk(x, opts, verdict);
   r.verdict = std::move(verdict);
-  add_passages(x, m, cleaned, r);
+  add_passages(x, m, cleaned, r, opts);
   if (report)
     *report = std::move(r);
   sign(x);
@@ -105,7 +105,7 @@ schemas::extraction extract_message(const schemas::inbound_message& m, const ext
       auto r = validate(*x, m.subject + "\n" + cleaned, opts.validator);
       mark_bulk(*x, opts.validator, verdict);
       r.verdict = std::move(verdict);
-      add_passages(*x, m, cleaned, r);
+      add_passages(*x, m, cleaned, r, opts.validator);
       if (report)
         *report = std::move(r);
       sign(*x);

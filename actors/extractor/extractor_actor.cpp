@@ -84,10 +84,15 @@ engram::result<void> embed_entries(const extractor::embedder& e, std::span<schem
   // A passage whose text its entries say (nearly) all of takes their vectors (the sum):
   // nothing is embedded twice. A passage with more in it than its entries (greetings around
   // a statement, sentences no entry was read from) is embedded as itself, once.
+  // Only a message of one passage (a chat message, a short mail) has its passage embedded:
+  // the encoder's time stays bounded by the entries for long mail, whose passages take their
+  // entries' vectors, or none (BM25 finds them).
   constexpr double covered_share = 0.8;
+  const std::size_t max_passages_embedded = 1;
   std::vector<schemas::passage*> rest;
   texts.clear();
-  for (auto* x : xs)
+  for (auto* x : xs) {
+    std::size_t embedded = 0;
     for (auto& p : x->passages) {
       std::vector<float> sum;
       std::size_t covered = 0;
@@ -102,11 +107,15 @@ engram::result<void> embed_entries(const extractor::embedder& e, std::span<schem
         }
       if (!sum.empty() && double(covered) >= covered_share * double(p.text.size())) {
         p.embedding = schemas::quantise(sum);
-      } else {
+      } else if (x->passages.size() == 1 && embedded < max_passages_embedded) {
+        ++embedded;
         rest.push_back(&p);
         texts.push_back(p.text);
+      } else if (!sum.empty()) {
+        p.embedding = schemas::quantise(sum);
       }
     }
+  }
   return embed_all(texts, [&](std::size_t i, schemas::vector8 v) { rest[i]->embedding = std::move(v); });
 }
 

@@ -47,8 +47,9 @@ stage_actor::behavior_type extractor_stage(stage_actor::stateful_pointer<extract
 
 /// Embeds the content of the entries of `xs` (at most `max_per_message` of each extraction,
 /// its first ones; 0: all) in runs of at most 64 sentences, then gives each passage the sum
-/// of the vectors of the entries read from it (the passage alone is embedded when none
-/// was). An error when the embedder failed; entries and passages are then left without
+/// of the vectors of the entries read from it when they say nearly all of it; the passage of
+/// a message of one passage (chat, a short mail) is otherwise embedded as itself, the
+/// passages of a longer mail keep their entries' vectors (or none: BM25 finds them). An error when the embedder failed; entries and passages are then left without
 /// embeddings.
 [[nodiscard]] engram::result<void> embed_entries(const extractor::embedder& e,
                                                  std::span<schemas::extraction* const> xs,

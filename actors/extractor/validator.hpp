@@ -17,6 +17,8 @@ namespace engram::extractor {
 class type_model;
 
 struct validator_options {
+  /// Person messages are also kept as passages (extraction.passages). Default: true.
+  bool passages = true;
   /// What to do with bulk, automated and spam messages (bulk.hpp; extraction.bulk). Default:
   /// skip (nothing is read from them).
   bulk_policy bulk = bulk_policy::skip;

@@ -33,6 +33,10 @@ void use_type_model(bool on) { type_model_on = on; }
 
 bool type_model_used() { return type_model_on; }
 
+bool passages_on = true;
+void use_passages(bool on) { passages_on = on; }
+bool passages_used() { return passages_on; }
+
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path) {
   std::filesystem::remove_all(dir);
@@ -47,6 +51,7 @@ config::engram_config engine_config(const std::string& brokers, const std::strin
   // comparable with the issue-15 table (engram_bench bulk measures what skip does).
   cfg.extraction.bulk = "keep";
   cfg.extraction.type_model = type_model_on;
+  cfg.extraction.passages = passages_on;
   return cfg;
 }
 

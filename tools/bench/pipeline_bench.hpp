@@ -28,6 +28,9 @@ T or_throw(engram::result<T> r) {
 /// default true, as engramd).
 void use_type_model(bool on);
 [[nodiscard]] bool type_model_used();
+/// Whether they keep passages (extraction.passages; default true, as engramd).
+void use_passages(bool on);
+[[nodiscard]] bool passages_used();
 
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path);

@@ -143,6 +143,15 @@ TEST_F(ConfigTest, TheTypeModelIsOnByDefaultAndCanBeTurnedOff) {
   EXPECT_NE(r.error.find("extraction.type_model"), std::string::npos) << r.error;
 }
 
+TEST_F(ConfigTest, PassagesAreOnByDefaultAndCanBeTurnedOff) {
+  EXPECT_TRUE(load(write(""), {}, nullptr).config.extraction.passages);
+  auto r = load(write("extraction:\n  passages: false\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_FALSE(r.config.extraction.passages);
+  r = load(write("extraction:\n  passages: 3\n"), {}, nullptr);
+  EXPECT_NE(r.error.find("extraction.passages"), std::string::npos) << r.error;
+}
+
 TEST_F(ConfigTest, HybridRecallIsOffByDefaultAndCanBeTurnedOn) {
   EXPECT_FALSE(load(write(""), {}, nullptr).config.recall.graph_expansion);
   auto r = load(write("recall:\n  graph_expansion: true\n"), {}, nullptr);
