@@ -234,7 +234,9 @@ message_verdict classify_message(const schemas::inbound_message& m) {
         v.signals.push_back(std::string("phrase '") + p + "'");
     }
   spam += 2 * std::min(phrases, 3);
-  int sales = phrases;  // marks of sales copy (phrases, salutations, tokens): what makes cold mail spam
+  // Marks of sales copy that make cold mail spam: two phrases (one is not: "amazing work on
+  // the demo"), a salutation to no one, tokens in the subject, HTML alone, footers, shouting.
+  int sales = phrases >= 2 ? 1 : 0;
   // The first lines: a salutation to no one in particular.
   {
     const auto head = std::string_view(body).substr(0, 300);
@@ -320,16 +322,17 @@ message_verdict classify_message(const schemas::inbound_message& m) {
   // not two.
   const bool reply = subject.starts_with("re:") || (!m.thread_id.empty() && m.thread_id != m.event_id);
   const bool quotes = contains(body, " wrote:") || contains(body, "\n>") || body.starts_with(">");
-  const bool cold = !list && !reply && !quotes;
+  const bool cold = !list && !reply && !quotes && !automated;
   // HTML alone, no text part: how mass mailers send (people's mail clients add a text part).
   if (const auto* ct = header("content-type"); ct && lower(*ct).starts_with("text/html")) {
     ++sales;
     v.signals.push_back("html only");
   }
-  // Cold mail with a list's footer, a sender that is a system, or shouting is selling too.
+  // Cold mail with a list's footer or shouting is selling too (a system's sender, noreply@,
+  // is automated mail: bulk, below).
   if (cold)
     for (const auto& sg : v.signals)
-      if (sg.starts_with("footer") || sg.starts_with("sender") || sg.starts_with("capitals") || sg == "'!!'" ||
+      if (sg.starts_with("footer") || sg.starts_with("capitals") || sg == "'!!'" ||
           sg.starts_with("subject in capitals")) {
         ++sales;
         break;

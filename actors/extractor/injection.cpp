@@ -164,38 +164,49 @@ std::vector<std::pair<std::size_t, std::size_t>> override_clauses(std::string_vi
   return out;
 }
 
-/// The text with invisible and direction-changing characters dropped and the Cyrillic or
-/// Greek look-alikes of words that mix them with Latin letters read as the Latin letters
-/// ("Ignоre" with a Cyrillic o is "Ignore"); words in one script are kept as they are.
-std::string unobfuscate(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  std::size_t i = 0;
-  while (i < s.size()) {
-    // One word (a run of non-space bytes) at a time.
-    auto end = i;
-    while (end < s.size() && !(s[end] == ' ' || s[end] == '\n' || s[end] == '\t' || s[end] == '\r'))
+/// The sentences of `s` that hide a word: invisible or direction-changing characters between
+/// letters ("Ig\u200Bnore"), or Latin letters mixed with Cyrillic or Greek look-alikes in one
+/// word ("Аdmin" with a Cyrillic А): spans [begin, end) from the sentence's start to its end
+/// ('.', '!', '?' or line end included). Nobody writes a word that way but to get past a filter.
+std::vector<std::pair<std::size_t, std::size_t>> obfuscated_sentences(std::string_view s) {
+  std::vector<std::size_t> marks;  // where each hidden word starts
+  bool latin = false, other = false, letter_before = false, hidden_in_word = false;
+  std::size_t word_start = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto at = i;
+    const auto cp = next_cp(s, i);
+    if ((invisible(cp) && cp != 0x00AD) || bidi_control(cp)) {
+      hidden_in_word = letter_before;  // inside a word when a letter follows
+      continue;
+    }
+    const bool is_latin = (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
+    const bool is_other = (cp >= 0x0370 && cp <= 0x03FF) || (cp >= 0x0400 && cp <= 0x04FF);
+    if (is_latin || is_other) {
+      if (!latin && !other)
+        word_start = at;
+      if (hidden_in_word || (is_latin && other) || (is_other && latin))
+        marks.push_back(word_start);
+      latin |= is_latin;
+      other |= is_other;
+      letter_before = true;
+    } else {
+      latin = other = letter_before = false;
+    }
+    hidden_in_word = false;
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (auto mark : marks) {
+    auto begin = mark;
+    while (begin > 0 && !clause_end(s[begin - 1]))
+      --begin;
+    auto end = mark;
+    while (end < s.size() && !(s[end] == '.' || s[end] == '!' || s[end] == '?' || s[end] == '\n'))
       ++end;
-    const auto word = s.substr(i, end - i);
-    bool latin = false, other = false;
-    for (std::size_t k = 0; k < word.size();) {
-      auto cp = next_cp(word, k);
-      latin |= (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
-      other |= (cp >= 0x0370 && cp <= 0x03FF) || (cp >= 0x0400 && cp <= 0x04FF);
-    }
-    for (std::size_t k = 0; k < word.size();) {
-      const auto at = k;
-      auto cp = next_cp(word, k);
-      if (invisible(cp) || bidi_control(cp))
-        continue;
-      if (char l = latin && other ? lookalike(cp) : 0)
-        out += l;
-      else
-        out.append(word.substr(at, k - at));
-    }
-    while (end < s.size() && (s[end] == ' ' || s[end] == '\n' || s[end] == '\t' || s[end] == '\r'))
-      out += s[end++];
-    i = end;
+    end = std::min(s.size(), end + 1);
+    if (!out.empty() && begin <= out.back().second)
+      out.back().second = std::max(out.back().second, end);
+    else
+      out.emplace_back(begin, end);
   }
   return out;
 }
@@ -244,15 +255,18 @@ bool is_injected_instruction(std::string_view sentence) {
                      [&](std::string_view p) { return flat.find(p) != std::string::npos; });
 }
 
-std::string cut_injected_blocks(std::string_view original, std::string* removed) {
-  const bool ascii =
-      std::all_of(original.begin(), original.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-  const std::string plain = ascii ? std::string() : unobfuscate(original);
-  std::string_view text = ascii ? original : std::string_view(plain);
+std::string cut_injected_blocks(std::string_view text, std::string* removed) {
+  const bool ascii = std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   std::string l = text::lower(text);  // same byte offsets as `text`
-  // Overrides of any wording go first, out to the end of their clause.
+  // Sentences that hide a word (invisible characters, look-alike letters) and overrides of
+  // any wording go first, out to the end of their sentence or clause.
   std::string unclaused;
-  if (const auto spans = override_clauses(l); !spans.empty()) {
+  auto spans = override_clauses(l);
+  if (!ascii)
+    for (auto span : obfuscated_sentences(text))
+      spans.push_back(span);
+  std::sort(spans.begin(), spans.end());
+  if (!spans.empty()) {
     std::size_t at = 0;
     for (auto [b, e] : spans) {
       if (b < at)
