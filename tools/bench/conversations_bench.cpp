@@ -216,6 +216,21 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const double ingest_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // What the store holds, logically (keys and values as the digest reads them): entries with
+  // their indexes, and passages with theirs.
+  std::map<std::string, std::uint64_t> bytes;
+  std::string family;
+  e->store().visit_logical([&](std::string_view name) { family = std::string(name); },
+                           [&](std::string_view k, std::string_view v) { bytes[family] += k.size() + v.size(); });
+  std::uint64_t entries = 0, passages = 0;
+  for (const auto& o : e->store().stats()) {
+    entries += o.entries;
+    passages += o.passages;
+  }
+  std::uint64_t entry_bytes = 0;
+  for (const char* f : {"entries", "by_type", "titles", "by_slot", "text", "vectors", "relations", "relations_in"})
+    entry_bytes += bytes[f];
+  const std::uint64_t passage_bytes = bytes["passages"] + bytes["passage_text"];
   const std::string url = "http://127.0.0.1:" + std::to_string(e->http_port()) + "/mcp";
   for (const auto& c : convs) {
     const auto org = "conv-" + c.id;
@@ -280,6 +295,11 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
   std::printf("recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
               "limit %zu over MCP vs BM25 over the raw messages):\n",
               label.c_str(), f.conversations, f.messages, ingest_s, k);
+  std::printf("  stored: %llu entries, %.0f bytes each with their indexes; %llu passages, %.0f bytes each with "
+              "theirs (%.0f bytes of passages a stored entry); messages %.0f bytes each\n",
+              static_cast<unsigned long long>(entries), entries ? double(entry_bytes) / double(entries) : 0.0,
+              static_cast<unsigned long long>(passages), passages ? double(passage_bytes) / double(passages) : 0.0,
+              entries ? double(passage_bytes) / double(entries) : 0.0, double(bytes["messages"]) / double(f.messages));
   std::printf("  %-10s %9s %12s %12s %8s\n", "kind", "questions", "Engram", "raw BM25", "delta");
   for (const char* kind : {"single", "multi", "temporal", "inference", "all"}) {
     auto it = f.by_kind.find(kind);

@@ -209,11 +209,12 @@ mail_result to_event(GMimeMessage* msg, const std::string& source, const read_op
       headers[name] = cut_utf8(valid_utf8(v), schemas::max_header_value);
     }
   }
-  // The message's own media type ("text/html" alone is how mass mailers send).
+  // HTML alone, no text part: how mass mailers send (the bulk classifier reads it).
   if (GMimeObject* part = g_mime_message_get_mime_part(msg))
     if (GMimeContentType* ct = g_mime_object_get_content_type(part))
       if (char* type = g_mime_content_type_get_mime_type(ct)) {
-        headers["content-type"] = cut_utf8(valid_utf8(type), schemas::max_header_value);
+        if (std::string_view(type) == "text/html")
+          headers["content-type"] = "text/html";
         g_free(type);
       }
   if (!headers.empty())
