@@ -464,7 +464,6 @@ std::vector<json> query_service::search(const std::string& org, const search_req
   // The two lists interleaved by rank (their BM25 scores come from different collections).
   std::vector<json> results;
   std::size_t ei = 0, pi = 0;
-  const auto now_text = schemas::format_rfc3339(at);
   while (results.size() < r.limit && (ei < entries.size() || pi < passages.size())) {
     const bool take_entry = pi >= passages.size() || (ei < entries.size() && ei <= pi);
     if (take_entry) {
@@ -483,7 +482,6 @@ std::vector<json> query_service::search(const std::string& org, const search_req
         results.push_back(present_passage(p, score));
     }
   }
-  (void)now_text;
   return results;
 }
 

@@ -9,21 +9,23 @@ std::vector<std::pair<std::string, double>> kv_graph_store::search_text(const st
   return text_.search(org, terms, limit);
 }
 
-errc kv_graph_store::load_text_index() {
-  // Rows are org \0 term \0 id -> tf (u32) + the entry's length (u32).
-  auto it = kv_->iterate(cf_text);
+errc kv_graph_store::load_postings(std::size_t family, text_index& into) {
+  // Rows are org \0 term \0 id -> tf (u32) + the document's length (u32).
+  auto it = kv_->iterate(family);
   for (it->seek_to_first(); it->valid(); it->next()) {
     const auto k = it->key();
     const auto a = k.find('\0'), b = a == std::string_view::npos ? a : k.find('\0', a + 1);
     const auto v = it->value();
     if (b == std::string_view::npos || v.size() < 8)
       return errc::corruption;
-    text_.load(k.substr(0, a), k.substr(a + 1, b - a - 1), k.substr(b + 1), decode_u32(v.substr(0, 4)),
-               decode_u32(v.substr(4, 4)));
+    into.load(k.substr(0, a), k.substr(a + 1, b - a - 1), k.substr(b + 1), decode_u32(v.substr(0, 4)),
+              decode_u32(v.substr(4, 4)));
   }
-  text_.seal();
+  into.seal();
   return it->status();
 }
+
+errc kv_graph_store::load_text_index() { return load_postings(cf_text, text_); }
 
 std::map<std::string, std::uint64_t> kv_graph_store::vector_sequences() const {
   std::map<std::string, std::uint64_t> out;

@@ -205,21 +205,8 @@ void kv_graph_store::index_passages(write_txn& tx) {
 }
 
 errc kv_graph_store::load_passage_indexes() {
-  {
-    auto it = kv_->iterate(cf_passage_text);
-    for (it->seek_to_first(); it->valid(); it->next()) {
-      const auto k = it->key();
-      const auto a = k.find('\0'), b = a == std::string_view::npos ? a : k.find('\0', a + 1);
-      const auto v = it->value();
-      if (b == std::string_view::npos || v.size() < 8)
-        return errc::corruption;
-      passage_text_.load(k.substr(0, a), k.substr(a + 1, b - a - 1), k.substr(b + 1), decode_u32(v.substr(0, 4)),
-                         decode_u32(v.substr(4, 4)));
-    }
-    passage_text_.seal();
-    if (auto e = it->status(); e != errc::ok)
-      return e;
-  }
+  if (auto e = load_postings(cf_passage_text, passage_text_); e != errc::ok)
+    return e;
   std::unique_lock lock(passage_vectors_->mutex);
   auto it = kv_->iterate(cf_passages);
   for (it->seek_to_first(); it->valid(); it->next()) {

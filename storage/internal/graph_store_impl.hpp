@@ -140,6 +140,8 @@ public:
   errc init_layout();
   /// Reads the text column family into the in-memory postings (at open).
   errc load_text_index();
+  /// Reads a family of BM25 rows (org \0 term \0 id -> tf + length) into `into`, sealed.
+  errc load_postings(std::size_t family, text_index& into);
   errc apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, const schemas::vector8& embedding,
                          apply_outcome* outcome) override;
   std::vector<branch_save> branch_saves(const std::string& org, const std::string& branch,

@@ -702,15 +702,6 @@ int bench_bulk(const std::string& data_dir) {
       extractor::validation_report r;
       auto x = extractor::extract_validated(m, {}, &r);
       ++by[static_cast<int>(r.verdict.cls)];
-      if (std::getenv("ENGRAM_BENCH_SPAM") && std::string(folder) == std::getenv("ENGRAM_BENCH_SPAM") &&
-          (std::getenv("ENGRAM_BENCH_CLASS") ? std::string(extractor::to_string(r.verdict.cls)) == std::getenv("ENGRAM_BENCH_CLASS")
-                                              : r.verdict.cls == extractor::message_class::person && !x.entries.empty())) {
-        std::string signals;
-        for (const auto& sg : r.verdict.signals)
-          signals += sg + "; ";
-        std::fprintf(stderr, "PERSON %zu entries [%s] subject=%s\n   %s\n", x.entries.size(), signals.c_str(),
-                     m.subject.c_str(), m.body.substr(0, 300).c_str());
-      }
       skipped += x.entries.size();
       if (r.verdict.cls == extractor::message_class::person)
         person_entries += x.entries.size();
