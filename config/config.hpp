@@ -13,7 +13,7 @@
 
 namespace engram::config {
 
-/// Kafka topic names. Other programs depend on the defaults (DESIGN.md §3).
+/// Kafka topic names. Other programs depend on the defaults (docs/architecture.md).
 struct topics_config {
   /// Upstream topic the bus writes messages to. Default: "inbound-messages".
   std::string inbound = "inbound-messages";
@@ -83,7 +83,7 @@ struct ingest_config {
   [[nodiscard]] bool accepts_gap(const std::string& topic, std::int32_t partition) const;
 };
 
-/// What this engramd process does (DESIGN.md §1). `extract`: reads inbound-messages,
+/// What this engramd process does (docs/architecture.md). `extract`: reads inbound-messages,
 /// extracts and embeds, appends to engram-log (the sequencer). `store`: consumes
 /// engram-log and applies it to the store, and serves MCP and the timers. Several
 /// `extract` processes may share the inbound partitions (one consumer group); each store
@@ -245,7 +245,7 @@ struct timers_config {
 struct entities_config {
   /// An entity type's parent type (type names as agents give them; compared as lower snake
   /// case), e.g. {saas_company: company}: a query for a type also finds its subtypes, with
-  /// confidence 0.8 per level (shared/seeds/002). Default: none.
+  /// confidence 0.8 per level. Default: none.
   std::map<std::string, std::string> type_parents;
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// A knowledge bundle on disk (shared/seeds/000): manifest.yaml, schemas/<type>.schema.json
+// A knowledge bundle on disk (docs/bundles.md): manifest.yaml, schemas/<type>.schema.json
 // (draft 2020-12 with the x-* annotations below) and entities/*.yaml|json (arrays of one
 // type's instances). load_bundle reads and checks all of it locally, before anything is
 // written anywhere, and reports every problem with its file, entity index, JSON pointer and

@@ -1,5 +1,5 @@
 #pragma once
-// A JSON Schema validator for a declared subset of draft 2020-12 (shared/seeds/000: the
+// A JSON Schema validator for a declared subset of draft 2020-12 (docs/bundles.md: the
 // entity types of knowledge bundles). A schema is compiled once: every keyword it uses must be
 // in supported_keywords() (or an extension the caller allows, such as the bundles' x-*
 // annotations), else compiling fails naming the keyword and where it is; nothing is silently
@@ -9,7 +9,7 @@
 //
 // Thread-safe once compiled (validation only reads).
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <nlohmann/json.hpp>
 

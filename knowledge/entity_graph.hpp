@@ -1,5 +1,5 @@
 #pragma once
-// How the entity graph is read (shared/seeds/001 and 002), for every caller (the MCP entity
+// How the entity graph is read (docs/entity-graph.md), for every caller (the MCP entity
 // tools, the memory-server tools, engramctl entities): an entity by name, fuzzy search over
 // names and aliases, neighbours, breadth-first traversal, shortest paths, a question
 // answered from the facts found, and Mermaid. Scoped to one organisation by construction:

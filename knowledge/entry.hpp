@@ -1,5 +1,5 @@
 #pragma once
-// The stored entry and the stored entity: what the graph store keeps of each (DESIGN.md §3),
+// The stored entry and the stored entity: what the graph store keeps of each (docs/architecture.md),
 // as C++ values with two codecs. Storage writes them, dedup and the query service read
 // them; nobody else reads their bytes.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Graph queries for knowledge-augmented generation (shared/seeds/004, issue 19): the
+// Graph queries for knowledge-augmented generation (docs/graph-queries.md): the
 // entities a question names, the graph around them to max_hops, ranked, with the relations
 // between them, the statements that support each relation and a Markdown context for an
 // LLM. One organisation per call, by construction. What kag_query (MCP) and `engramctl kag

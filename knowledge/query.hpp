@@ -7,7 +7,7 @@
 
 #include "knowledge/read_rules.hpp"
 #include "schemas/knowledge.hpp"
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The read-time rules of knowledge (DESIGN.md §5): decay, visibility (superseded, expired,
+// The read-time rules of knowledge (docs/extraction.md): decay, visibility (superseded, expired,
 // faded below decay.hide_below), what an entry looks like to an agent, and a branch's life.
 // Pure functions of a stored entry and "now": wall-clock time never enters stored state,
 // it enters here. Used by the query service, the MCP tools and the timers.
@@ -44,7 +44,7 @@ struct read_policy {
 /// Visible and not faded below decay.hide_below: what recall and search may return.
 [[nodiscard]] bool recallable(const stored_entry& e, std::int64_t at_ms, const read_policy& p);
 
-/// An entry as tools return it: the stored fields of DESIGN.md §3 (and branchId, review,
+/// An entry as tools return it: the stored fields (docs/mcp-tools.md) (and branchId, review,
 /// supersededBy, reminderSentAt, suspicious), content cut to max_presented_content, and
 /// effectiveConfidence at `at_ms` rounded to 6 decimals.
 [[nodiscard]] json present(const stored_entry& e, std::int64_t at_ms, const read_policy& p);

@@ -23,27 +23,6 @@ void mark_superseded(stored_entry& loser, const std::string& winner) {
 
 }  // namespace
 
-std::string lower_ascii(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-std::string normalise_name(std::string_view s) {
-  std::string out;
-  bool space = false;
-  for (unsigned char c : s) {
-    if (std::isspace(c)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space)
-      out += ' ';
-    space = false;
-    out += static_cast<char>(std::tolower(c));
-  }
-  return out;
-}
-
 source_ref source_of(const schemas::inbound_message& m) {
   return {std::string(schemas::to_string(m.source)), m.source_id.empty() ? m.event_id : m.source_id, m.event_id,
           lower_ascii(m.from.address)};

@@ -1,11 +1,12 @@
 #pragma once
-// The write-side rules of knowledge (DESIGN.md §5): what a new statement becomes, how a
+// The write-side rules of knowledge (docs/extraction.md): what a new statement becomes, how a
 // duplicate folds into the entry it duplicates, how validation moves confidence, and the
 // supersede / flag / review transitions. Pure functions of stored values and the event
 // being applied (its time, never the wall clock), so replay gives the same graph. The store
 // applies them inside one write transaction and keeps the index rows in step (which rows a
 // transition touches is said on each function).
 
+#include "base/text.hpp"
 #include "knowledge/entry.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
@@ -83,12 +84,7 @@ struct review_outcome {
 /// recovered reminder recorded twice): nothing changes. Index rows: its due row goes.
 [[nodiscard]] bool record_reminder(stored_entry& e, const std::string& reminder_id, const std::string& at);
 
-/// ASCII lower case (addresses, the author of a statement).
-[[nodiscard]] std::string lower_ascii(std::string s);
 
-/// Lower-cased, whitespace collapsed and trimmed: the exact-lookup form of a name, what
-/// makes "Acme" from a signature and "ACME " from a body one entity.
-[[nodiscard]] std::string normalise_name(std::string_view s);
 
 /// A person's entity id from an address.
 [[nodiscard]] std::string person_id(const std::string& address);

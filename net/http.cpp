@@ -20,7 +20,7 @@
 namespace engram::http {
 
 namespace {
-/// The "http" module logger once engramd has set logging up (actors/common/log.hpp), else
+/// The "http" module logger once engramd has set logging up (config/log.hpp), else
 /// spdlog's default (tools and tests that only fetch).
 spdlog::logger& logger() {
   auto l = spdlog::get("http");

@@ -2,7 +2,7 @@
 // HTTP/1.1 over Boost.Beast, behind plain structs: nothing outside net/http.cpp sees Beast.
 // The server runs one I/O thread; a handler may answer later, from any thread.
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // A change to the entity graph, as it travels on engram-log: record kind "entity-command",
-// key = organizationId. Made by the entity tools (seed 001's entity_add, entity_relate,
+// key = organizationId. Made by the entity tools (entity_add, entity_relate,
 // entity_merge and the memory server's create/delete tools); applied by the store in log
 // order, so a replay rebuilds the graph exactly. Everything the store needs is in the
 // record (names as given, issuedAt as the time); which names exist is decided when applied.

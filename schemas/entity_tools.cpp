@@ -4,7 +4,7 @@ namespace engram::schemas {
 
 namespace {
 
-// The entity tools of shared/seeds/001 (entity_*), the traversal of seed 002 (graph_*).
+// The entity tools (entity_*) and the traversal (graph_*).
 // Lengths match schemas/entity_command.hpp's entity_limits.
 #define ENGRAM_NAME R"({"type": "string", "minLength": 1, "maxLength": 256})"
 #define ENGRAM_ATTRIBUTES \
@@ -96,7 +96,7 @@ constexpr std::string_view definitions = R"([
      "to": {"type": "string"}, "relationship": {"type": "string"}, "weight": {"type": "number"}}}}}}}
 ])";
 
-// The graph query of shared/seeds/004 (issue 19): its inputSchema and response shape, the
+// The graph query (docs/graph-queries.md): its inputSchema and response shape, the
 // seed's limits (query 10 KB, 50 hints, max_hops 3, limit 100).
 constexpr std::string_view kag_definitions = R"([
 {"name": "kag_query",

@@ -2,7 +2,7 @@
 // A message with what was read from it, as the extract stage appends it to engram-log:
 // record kind "extracted-message", key = organizationId. Extraction (rules or the LLM) and
 // embedding happen once, before the log of record; the store stage applies what the record
-// says and a replay never extracts or embeds again (DESIGN.md §1).
+// says and a replay never extracts or embeds again (docs/architecture.md).
 //
 //   {"formatVersion": 3,
 //    "message": {…the inbound message, schemas/inbound_message.hpp…},

@@ -1,5 +1,5 @@
 #pragma once
-// The inbound event (DESIGN.md §3, schemas/inbound-message.schema.json) as a C++ value,
+// The inbound event (schemas/inbound-message.schema.json) as a C++ value,
 // and its decoder. Pure functions: no I/O, no globals, thread-safe.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// A knowledge bundle (shared/seeds/000) as it travels on engram-log: record kind
+// A knowledge bundle (docs/bundles.md) as it travels on engram-log: record kind
 // "kg-bundle", key = organizationId. Written by `engramctl kg apply` after it has checked the
 // bundle locally (kg/bundle.hpp), in chunks of bounded size, so a bundle of 10,000 entities
 // fits Kafka's message limits; applied by the store, which keeps the chunks of one apply

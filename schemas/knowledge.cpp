@@ -1,4 +1,5 @@
 #include "schemas/knowledge.hpp"
+#include "base/hash.hpp"
 
 #include <cmath>
 
@@ -54,15 +55,8 @@ bool is_relation_predicate(std::string_view p) {
 }
 
 std::string entry_id(std::string_view org, std::string_view event_id, std::size_t index) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;  // separator
-    h *= 1099511628211ull;
-  };
+  std::uint64_t h = fnv1a_seed;
+  auto mix = [&](std::string_view s) { h = fnv1a(0xff, fnv1a(s, h)); };  // 0xff: the separator
   mix(org);
   mix(event_id);
   mix(std::to_string(index));

@@ -1,5 +1,5 @@
 #pragma once
-// Knowledge as the extractor produces it and the store keeps it (DESIGN.md §3): typed
+// Knowledge as the extractor produces it and the store keeps it (docs/architecture.md): typed
 // entries and the entities they mention. Plain values; JSON in knowledge.cpp.
 
 #include "schemas/inbound_message.hpp"
@@ -56,7 +56,7 @@ struct entity_mention {
   bool operator==(const entity_mention&) const = default;
 };
 
-/// What must agree for two statements to say the same thing (DESIGN.md §5), read once
+/// What must agree for two statements to say the same thing (docs/extraction.md), read once
 /// when the statement is extracted and stored with the entry (merges never change it).
 /// Every list is sorted and unique.
 struct signature {
@@ -109,7 +109,7 @@ struct entry {
   bool operator==(const entry&) const = default;
 };
 
-/// Relations between entities the extractors read (shared/seeds/004, issue 19): who works
+/// Relations between entities the extractors read (docs/graph-queries.md): who works
 /// where, who reports to whom, what an organisation uses, where it is, which organisation
 /// is part of, a partner, a customer or a competitor of another; and relates_to, two
 /// entities one statement names together that no other predicate relates (the seed's
@@ -195,7 +195,7 @@ struct extraction {
 /// The views point into `s`.
 [[nodiscard]] std::vector<std::string_view> split_words(std::string_view s);
 
-/// Relations between entries (DESIGN.md §3), stored in both directions.
+/// Relations between entries (docs/architecture.md), stored in both directions.
 enum class relation_type : std::uint8_t { supports, contradicts, supersedes, relates_to, causes, blocks };
 
 [[nodiscard]] std::string_view to_string(relation_type t);
@@ -236,7 +236,7 @@ struct resolution {
 /// JSON of an extraction (engramctl extract's output, minus the event fields).
 [[nodiscard]] std::string to_json(const extraction& x);
 
-/// Decay (DESIGN.md §5), evaluated at read time: confidence × 0.5^(age / half-life), age
+/// Decay (docs/extraction.md), evaluated at read time: confidence × 0.5^(age / half-life), age
 /// the days from lastValidatedAt to now (never negative); a half-life of 0 means no decay.
 [[nodiscard]] double effective_confidence(double confidence, std::int64_t last_validated_ms, std::int64_t now_ms,
                                           double half_life_days);

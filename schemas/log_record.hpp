@@ -1,5 +1,5 @@
 #pragma once
-// One record of engram-log, the log of record (DESIGN.md §1): its kind (the Kafka header
+// One record of engram-log, the log of record (docs/architecture.md): its kind (the Kafka header
 // "kind"), its key (the organisation) and its value (the kind's JSON). Every producer of
 // engram-log encodes here and the consumer decodes here, so a field the producer sets is a
 // field the store reads: the round-trip tests in tests/unit/schemas run over every kind and,
@@ -7,9 +7,10 @@
 //
 //   kind header         value                               written by
 //   inbound-message     schemas/inbound_message.hpp         format 1: the message alone (earlier
-//                                                           releases; extracted when applied)
-//   extracted-message   schemas/extracted_message.hpp       the extract stage: format 2, the message
-//                                                           with its entries, entities and vectors
+//                                                           releases; read by the log consumer)
+//   extracted-message   schemas/extracted_message.hpp       the extract stage: format 3 (2 is still
+//                                                           read), the message with its entries,
+//                                                           entities, passages and vectors
 //   knowledge-save      schemas/knowledge_save.hpp          MCP save_knowledge
 //   knowledge-command   schemas/knowledge_command.hpp       MCP (validate, branches, review), timers
 //   entity-command      schemas/entity_command.hpp          MCP entity tools (the entity graph)

@@ -1,10 +1,12 @@
 #include "schemas/tools.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace engram::schemas {
 
 namespace {
 
-// An entry as the tools return it (DESIGN.md §3).
+// An entry as the tools return it (docs/architecture.md).
 #define ENGRAM_ENTRY_SCHEMA                                                                                     \
   R"({"type": "object", "required": ["id", "entryType", "title", "content", "confidence", "status"],)"          \
   R"( "properties": {"id": {"type": "string"}, "organizationId": {"type": "string"},)"                          \
@@ -131,6 +133,14 @@ constexpr std::string_view definitions = R"([
 
 std::string_view tool_definitions() {
   return definitions;
+}
+
+std::set<std::string> server_tool_names() {
+  std::set<std::string> out;
+  for (auto defs : {tool_definitions(), entity_tool_definitions(), kag_tool_definitions(), memory_tool_definitions()})
+    for (const auto& t : nlohmann::json::parse(defs))
+      out.insert(t.value("name", std::string()));
+  return out;
 }
 
 }  // namespace engram::schemas

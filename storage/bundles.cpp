@@ -1,27 +1,13 @@
-// Knowledge bundles (shared/seeds/000; records: schemas/kg_bundle.hpp): an apply's chunks are
+// Knowledge bundles (docs/bundles.md; records: schemas/kg_bundle.hpp): an apply's chunks are
 // staged in cf_kg until the last one has arrived, then the new version replaces the old one
 // in one batch (entities, the filter index, the header), so a reader sees one version whole.
 // Tool names are checked here, in log order, so a replay refuses the same applies.
 #include "storage/internal/graph_store_impl.hpp"
 
-#include "schemas/tools.hpp"
 
 namespace engram::storage::detail {
 
 namespace {
-
-/// The tools the server itself serves: a bundle may not expose one of these names.
-const std::set<std::string>& server_tool_names() {
-  static const std::set<std::string> names = [] {
-    std::set<std::string> out;
-    for (auto defs : {schemas::tool_definitions(), schemas::entity_tool_definitions(), schemas::kag_tool_definitions(),
-                      schemas::memory_tool_definitions()})
-      for (const auto& t : json::parse(defs))
-        out.insert(t.value("name", std::string()));
-    return out;
-  }();
-  return names;
-}
 
 std::string status_json(const schemas::kg_command& c, const char* state, std::size_t received, std::size_t entities,
                         const std::string& error) {
@@ -121,7 +107,7 @@ errc kv_graph_store::kg_finalize(write_txn& tx, const schemas::kg_command& last,
       if (auto x = taken.find(name); x != taken.end())
         return refuse("tool_name_collision_in_tenant: " + name + " is already exposed by bundle '" + x->second +
                       "' of this organisation");
-      if (server_tool_names().count(name))
+      if (reserved_tool_names_.count(name))
         return refuse("tool_name_collision_in_tenant: " + name + " is a tool of the server itself");
     }
   }

@@ -91,7 +91,7 @@ public:
 
 private:
   std::string find(const std::string& name) const {
-    auto id = s_.resolve_name(&tx_, org_, knowledge::normalise_name(name), "");
+    auto id = s_.resolve_name(&tx_, org_, normalise_name(name), "");
     return tx_.deleted_entities.count(id) ? std::string() : id;
   }
   std::string missing(const std::string& field, const std::string& name) const {
@@ -99,12 +99,12 @@ private:
   }
   void put(const stored_entity& e) { tx_.batch.put(cf_entities, key(org_, e.id), knowledge::encode(e)); }
   void index_name(const std::string& name, const std::string& id) {
-    const auto norm = knowledge::normalise_name(name);
+    const auto norm = normalise_name(name);
     tx_.batch.put(cf_entity_names, key(org_, norm, id), "");
     tx_.names[key(org_, norm)] = id;
   }
   void unindex_name(const std::string& name, const std::string& id) {
-    const auto norm = knowledge::normalise_name(name);
+    const auto norm = normalise_name(name);
     tx_.batch.del(cf_entity_names, key(org_, norm, id));
     if (auto it = tx_.names.find(key(org_, norm)); it != tx_.names.end() && it->second == id)
       tx_.names.erase(it);
@@ -150,7 +150,7 @@ private:
   errc add_entities(std::string& answer) {
     json items = json::array();
     for (const auto& spec : c_.entities) {
-      const auto norm = knowledge::normalise_name(spec.name);
+      const auto norm = normalise_name(spec.name);
       auto id = find(spec.name);
       stored_entity* e = nullptr;
       bool created = false;
@@ -363,9 +363,9 @@ private:
     a->messages += gone.messages;
     std::vector<std::string> names{gone.name};
     names.insert(names.end(), gone.aliases.begin(), gone.aliases.end());
-    const auto a_norm = knowledge::normalise_name(a->name);
+    const auto a_norm = normalise_name(a->name);
     for (const auto& n : names) {
-      if (knowledge::normalise_name(n) != a_norm &&
+      if (normalise_name(n) != a_norm &&
           std::find(a->aliases.begin(), a->aliases.end(), n) == a->aliases.end())
         a->aliases.push_back(n);
       index_name(n, a_id);
@@ -436,7 +436,7 @@ errc kv_graph_store::apply_entity_command(const log_position& pos, const schemas
 }
 
 std::string kv_graph_store::entity_id(const std::string& org, const std::string& name) const {
-  return resolve_name(nullptr, org, knowledge::normalise_name(name), "");
+  return resolve_name(nullptr, org, normalise_name(name), "");
 }
 
 std::vector<std::string> kv_graph_store::entity_entries(const std::string& org, const std::string& id,

@@ -1,4 +1,5 @@
 #include "storage/internal/entity_index.hpp"
+#include "base/text.hpp"
 
 #include "knowledge/write_rules.hpp"
 
@@ -9,11 +10,6 @@ namespace engram::storage::detail {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 }  // namespace
 
@@ -21,15 +17,15 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
   row r;
   r.name = e.name;
   r.type = e.entity_type.empty() ? e.kind : e.entity_type;
-  r.names_lc = lower(e.name);
-  r.type_lc = lower(r.type);
+  r.names_lc = lower_ascii(e.name);
+  r.type_lc = lower_ascii(r.type);
   for (const auto& o : e.observations) {
-    r.observations_lc += lower(o);
+    r.observations_lc += lower_ascii(o);
     r.observations_lc += '\n';
   }
-  r.normalised.push_back(knowledge::normalise_name(e.name));
+  r.normalised.push_back(normalise_name(e.name));
   for (const auto& a : e.aliases)
-    r.normalised.push_back(knowledge::normalise_name(a));
+    r.normalised.push_back(normalise_name(a));
   std::unique_lock lock(mutex_);
   auto& slot = orgs_[std::string(org)][e.id];
   r.out = std::move(slot.out);  // the edges stay: only the entity's own fields change

@@ -9,7 +9,7 @@
 #include "schemas/knowledge_command.hpp"
 #include "schemas/knowledge_save.hpp"
 #include "schemas/knowledge.hpp"
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,9 @@ struct open_options {
   bool read_only = false;
   /// fsync the WAL on every write. Default: false (a kill -9 loses nothing; a power cut may).
   bool sync_writes = false;
+  /// Tool names a knowledge bundle may not expose: the server's own (engramd passes
+  /// schemas::server_tool_names()). A bundle that would is refused.
+  std::set<std::string> reserved_tool_names;
 };
 
 /// Persistent knowledge graph. Reads are thread-safe; writes (apply) must come from one
@@ -267,7 +271,7 @@ public:
                                                                    const std::string& slot) const = 0;
 
   /// Full-text search (BM25, k1 1.2, b 0.75) over an organisation's entries: `terms` are
-  /// stemmed content words (extractor::content_words). Best first, at most `limit`.
+  /// stemmed content words (reading::content_words). Best first, at most `limit`.
   [[nodiscard]] virtual std::vector<std::pair<std::string, double>> search_text(
       const std::string& organization_id, const std::vector<std::string>& terms, std::size_t limit) const = 0;
 
@@ -428,6 +432,6 @@ public:
 
 /// A new, empty store in memory, behind the same interface and rules (no RocksDB, no disk):
 /// for unit tests of the knowledge rules. Gone when destroyed.
-[[nodiscard]] std::unique_ptr<graph_store> make_memory_graph_store();
+[[nodiscard]] std::unique_ptr<graph_store> make_memory_graph_store(std::set<std::string> reserved_tool_names = {});
 
 }  // namespace engram::storage

@@ -61,8 +61,10 @@ struct kv_graph_store::passage_vectors {
   }
 };
 
-kv_graph_store::kv_graph_store(std::unique_ptr<kv> backend)
-  : kv_(std::move(backend)), passage_vectors_(std::make_unique<passage_vectors>()) {}
+kv_graph_store::kv_graph_store(std::unique_ptr<kv> backend, std::set<std::string> reserved_tool_names)
+  : kv_(std::move(backend)),
+    reserved_tool_names_(std::move(reserved_tool_names)),
+    passage_vectors_(std::make_unique<passage_vectors>()) {}
 
 kv_graph_store::~kv_graph_store() = default;
 

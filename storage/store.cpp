@@ -239,7 +239,7 @@ std::uint64_t kv_graph_store::sum_prefix(const std::string& prefix) const {
   return total;
 }
 
-/// Folds a duplicate into the entry it duplicates (DESIGN.md §5): content combined,
+/// Folds a duplicate into the entry it duplicates (docs/extraction.md): content combined,
 /// confidence raised by noisy-or, contacts, sources and entities united, the newer
 /// timestamp kept.
 void kv_graph_store::put_offset(write_txn& tx, const log_position& pos) {
@@ -281,7 +281,7 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
   auto kv = detail::open_rocks_kv(opts);
   if (!kv)
     return fail(kv.error());
-  auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv));
+  auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv), opts.reserved_tool_names);
   if (!opts.read_only)
     if (auto e = store->init_layout(); e != errc::ok)
       return fail("store at '" + opts.path + "' was written with another layout than this build's (" +
@@ -296,8 +296,8 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
   return std::unique_ptr<graph_store>(std::move(store));
 }
 
-std::unique_ptr<graph_store> make_memory_graph_store() {
-  auto store = std::make_unique<detail::kv_graph_store>(detail::make_memory_kv());
+std::unique_ptr<graph_store> make_memory_graph_store(std::set<std::string> reserved_tool_names) {
+  auto store = std::make_unique<detail::kv_graph_store>(detail::make_memory_kv(), std::move(reserved_tool_names));
   if (store->init_layout() != errc::ok)
     return nullptr;  // cannot happen: a new memory store is empty
   return store;

@@ -1,6 +1,7 @@
 // The only translation unit that includes hnswlib (its headers define non-inline symbols).
 
 #include "storage/vector_index.hpp"
+#include "base/hash.hpp"
 
 #include <hnswlib/hnswlib.h>
 
@@ -23,15 +24,12 @@ bool fingerprint(const std::string& path, std::uint64_t* size, std::uint64_t* ha
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return false;
-  std::uint64_t h = 1469598103934665603ull, n = 0;
+  std::uint64_t h = fnv1a_seed, n = 0;
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     auto got = static_cast<std::size_t>(in.gcount());
-    for (std::size_t i = 0; i < got; ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ull;
-    }
+    h = fnv1a(std::string_view(buf.data(), got), h);
     n += got;
   }
   *size = n;

@@ -2,7 +2,7 @@
 // One organisation's approximate nearest-neighbour index over quantised vectors
 // (schemas/vector.hpp; hnswlib HNSW over an int8 inner-product space: 4 + dim bytes a
 // vector, a quarter of float32, and distances that are exact integer sums). Derived state: the `vectors` column family is the truth, and the index
-// can always be rebuilt from it (DESIGN.md §4).
+// can always be rebuilt from it (docs/architecture.md).
 //
 // hnswlib 0.6.2 defines non-inline functions in its headers, so it is included by
 // vector_index.cpp alone; nothing else sees it.
@@ -13,7 +13,7 @@
 // and rebuilds and snapshots keep that order: a restarted or replayed engine searches the
 // same graph as the live one did.
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 #include "schemas/vector.hpp"
 
 #include <cstddef>

@@ -4,7 +4,7 @@
 #   tools/dev.sh build   Release build into build/ (binaries in build/bin/)
 #   tools/dev.sh run     setup + build + start engramd on the embedded default
 #   tools/dev.sh test    setup + build + the whole test suite (ctest)
-#   tools/dev.sh bench   setup + build + README's Performance table (--quick: small inputs, shape only;
+#   tools/dev.sh bench   setup + build + the benchmark table of docs/benchmarks.md (--quick: small inputs, shape only;
 #                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one)
 set -euo pipefail
 
@@ -90,7 +90,7 @@ case "${1:-}" in
     cd "$root"
     tools/fetch-data.sh spamassassin >/dev/null
     args=("${@:2}")
-    # No subcommand (or only flags such as --quick): README's Performance table.
+    # No subcommand (or only flags such as --quick): the benchmark table of docs/benchmarks.md.
     if [ ${#args[@]} -eq 0 ] || [[ "${args[0]}" == --* ]]; then
       args=(table "${args[@]}")
     elif [ "${args[0]}" = all ]; then

@@ -1,6 +1,8 @@
 #pragma once
 // Prometheus metrics of one engramd. Thread-safe: every actor and thread may update it.
 
+#include "reading/observer.hpp"
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -10,7 +12,7 @@
 
 namespace engram::actors {
 
-class metrics {
+class metrics final : public reading::read_observer {
 public:
   metrics();
   ~metrics();
@@ -31,15 +33,15 @@ public:
   /// suspicious (prompt-injection patterns in the source), and dropped as the injected
   /// instruction itself.
   void count_extraction(std::uint64_t entries, std::uint64_t dropped_low_confidence, std::uint64_t suspicious,
-                        std::uint64_t dropped_injected);
+                        std::uint64_t dropped_injected) override;
   /// Counts a message the LLM extractor could not read (the rules read it instead).
-  void count_llm_fallback(std::string_view reason);
+  void count_llm_fallback(std::string_view reason) override;
   /// One message extracted, by class (person, bulk, spam; extractor/bulk.hpp).
-  void count_message_class(std::string_view cls);
+  void count_message_class(std::string_view cls) override;
   /// Messages extracted since start by class: person, bulk, spam.
   [[nodiscard]] std::array<std::uint64_t, 3> messages_by_class() const;
   /// Counts a batch whose entries could not be embedded (stored without vectors).
-  void count_embedding_failure();
+  void count_embedding_failure() override;
   /// Counts what dedup and contradiction decided for a new entry: outcome is created,
   /// merged, linked or superseded; `contradictions` new contradicts relations.
   void count_resolution(std::string_view outcome, std::uint64_t contradictions);

@@ -1,16 +1,17 @@
 #include "actors/engine/engine.hpp"
-#include "actors/common/log.hpp"
+#include "schemas/tools.hpp"
+#include "config/log.hpp"
 
-#include "actors/engine/pipeline.hpp"
-#include "actors/extractor/extractor_actor.hpp"
-#include "actors/extractor/type_model.hpp"
+#include "actors/store/store_writer.hpp"
+#include "reading/read.hpp"
+#include "embedding/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "net/router.hpp"
-#include "actors/mcp/mcp.hpp"
+#include "mcp/mcp.hpp"
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
@@ -32,17 +33,17 @@ using json = nlohmann::json;
 /// Partitions of each topic the embedded broker creates.
 constexpr int embedded_partitions = 4;
 
-extractor::extractor_options extractor_options_of(const config::engram_config& cfg,
-                                                  std::shared_ptr<const extractor::type_model> types) {
-  extractor::extractor_options o;
+reading::extractor_options extractor_options_of(const config::engram_config& cfg,
+                                                  std::shared_ptr<const embedding::type_model> types) {
+  reading::extractor_options o;
   o.validator.types = std::move(types);
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.validator.passages = cfg.extraction.passages;
-  o.validator.bulk = cfg.extraction.bulk == "keep"             ? extractor::bulk_policy::keep
-                     : cfg.extraction.bulk == "low_confidence" ? extractor::bulk_policy::low_confidence
-                                                               : extractor::bulk_policy::skip;
-  o.kind = cfg.extractor.kind == "llm" ? extractor::extractor_kind::llm : extractor::extractor_kind::rules;
+  o.validator.bulk = cfg.extraction.bulk == "keep"             ? reading::bulk_policy::keep
+                     : cfg.extraction.bulk == "low_confidence" ? reading::bulk_policy::low_confidence
+                                                               : reading::bulk_policy::skip;
+  o.kind = cfg.extractor.kind == "llm" ? reading::extractor_kind::llm : reading::extractor_kind::rules;
   o.llm.base_url = cfg.extractor.llm.base_url;
   o.llm.model = cfg.extractor.llm.model;
   o.llm.api_key = cfg.extractor.llm.api_key;
@@ -93,13 +94,14 @@ struct engine::impl {
   actors::apply_notifier notifier;
   std::unique_ptr<ingest::kafka_producer> log_producer;
   std::unique_ptr<mcp::service> mcp;
-  std::shared_ptr<const extractor::embedder> embedder;
+  std::shared_ptr<const embedding::embedder> embedder;
   /// extraction.type_model (null when off).
-  std::shared_ptr<const extractor::type_model> types;
+  std::shared_ptr<const embedding::type_model> types;
   std::shared_ptr<actors::resolver> resolve;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
-  actors::pipeline pipeline;
+  /// The store actor: the consumer sends it each batch of engram-log.
+  actors::stage_actor store_actor;
   std::unique_ptr<ingest::log_consumer> consumer;
   std::unique_ptr<ingest::sequencer> sequencer;
   std::unique_ptr<http::server> http;
@@ -108,7 +110,13 @@ struct engine::impl {
   actors::timers::append_fn append;
   bool stopped = false;
 
-  /// engramd's endpoints (DESIGN.md §3).
+  /// How this engramd reads messages: the extract stage, and the consumer for records that
+  /// carry no reading.
+  reading::reader_context reader(const config::engram_config& cfg) {
+    return {extractor_options_of(cfg, types), embedder, &metrics, cfg.embedder.max_per_message};
+  }
+
+  /// engramd's endpoints (docs/architecture.md).
   http::router routes();
   std::string stats();
   /// Ready for /readyz and /metrics: caught up (or the extract stage running) and no
@@ -282,6 +290,7 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   if (store_role) {
     storage::open_options so;
     so.path = cfg.storage.path;
+    so.reserved_tool_names = schemas::server_tool_names();
     auto store = storage::open_graph_store(so);
     if (!store)
       return engram::fail(store.error());
@@ -308,15 +317,15 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
         return engram::fail(checked.error());
   }
 
-  auto made_embedder = extractor::make_embedder(cfg.embedder);
+  auto made_embedder = embedding::make_embedder(cfg.embedder);
   if (!made_embedder)
     return engram::fail(made_embedder.error());
-  std::shared_ptr<const extractor::embedder> embedder = std::move(*made_embedder);
+  std::shared_ptr<const embedding::embedder> embedder = std::move(*made_embedder);
   if (cfg.embedder.cache_size > 0)
-    embedder = std::make_shared<extractor::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
+    embedder = std::make_shared<embedding::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
   m.embedder = embedder;
   if (cfg.extraction.type_model) {
-    auto types = extractor::make_type_model(cfg.embedder, embedder);
+    auto types = embedding::make_type_model(cfg.embedder, embedder);
     if (!types)
       return engram::fail(types.error());
     m.types = std::move(*types);
@@ -348,8 +357,8 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, m.http->port(), paths);
 
   if (store_role) {
-    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status,
-                                                m.gap_handling(false));
+    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
+                                                m.gap_handling(false), m.reader(cfg));
     if (!consumer) {
       e->stop();
       return engram::fail(consumer.error());
@@ -358,11 +367,11 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   }
   if (extract_role) {
     if (!opts.sequencer.extract) {
-      actors::reader_context rc{extractor_options_of(cfg, m.types), m.embedder, &m.metrics, cfg.embedder.max_per_message};
+      auto rc = m.reader(cfg);
       const unsigned threads =
           cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
       opts.sequencer.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
-        return actors::read_messages(ms, rc, threads);
+        return reading::read_messages(ms, rc, threads);
       };
       opts.sequencer.embedder = m.embedder->name();
     }
@@ -438,12 +447,13 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
   m.caf_cfg.set("scheduler.max-threads", std::size_t{2});
   m.sys = std::make_unique<caf::actor_system>(m.caf_cfg);
   m.resolve = resolve;
-  m.pipeline = actors::spawn_pipeline(*m.sys, m.store, resolve, std::move(embedder), m.metrics, m.status,
-                                      &m.notifier, extractor_options_of(cfg, m.types), cfg.embedder.max_per_message);
+  // RocksDB writes block: the store gets its own thread. Dedup and contradiction run in it,
+  // just before each record is applied, so every decision sees every earlier record.
+  m.store_actor = m.sys->spawn<caf::detached>(actors::store_writer, m.store, resolve, &m.metrics, &m.status, &m.notifier);
   if (opts.replay) {
     auto consumer =
-        ingest::log_consumer::start(cfg, m.brokers, m.store, m.pipeline.head, m.metrics, m.status,
-                                    m.gap_handling(opts.accept_partial), opts.re_extract);
+        ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
+                                    m.gap_handling(opts.accept_partial), m.reader(cfg), opts.re_extract);
     if (!consumer)
       return engram::fail(consumer.error());
     m.consumer = std::move(*consumer);
@@ -497,12 +507,12 @@ void engine::stop() {
   m.timers.reset();
   m.log_producer.reset();
   // Every handle to an actor must be gone before the actor system joins its detached
-  // threads: the consumer holds the pipeline's head.
+  // threads: the consumer holds the store actor's.
   m.sequencer.reset();
   m.consumer.reset();
-  for (auto& s : m.pipeline.stages)
-    caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
-  m.pipeline = {};
+  if (m.store_actor)
+    caf::anon_send_exit(m.store_actor, caf::exit_reason::user_shutdown);
+  m.store_actor = nullptr;
   m.sys.reset();  // joins the actors
   m.broker.reset();
   m.store.reset();

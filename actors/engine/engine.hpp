@@ -9,7 +9,7 @@
 #include "actors/common/status.hpp"
 #include "actors/ingest/sequencer.hpp"
 #include "config/config.hpp"
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // engramd: engramd --config config/engram.yaml [--set a.b=c]...
 #include "actors/engine/engine.hpp"
-#include "actors/common/log.hpp"
+#include "config/log.hpp"
 #include "config/config.hpp"
 
 #include <CLI/CLI.hpp>

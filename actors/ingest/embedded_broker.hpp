@@ -5,7 +5,7 @@
 // silently drops the partition's oldest records, as a real Kafka does with a retention limit
 // (Engram then stops at the gap: actors/ingest/gaps.hpp).
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,5 +1,5 @@
 #include "actors/ingest/gaps.hpp"
-#include "actors/common/log.hpp"
+#include "config/log.hpp"
 
 #include <spdlog/spdlog.h>
 

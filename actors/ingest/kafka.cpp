@@ -1,5 +1,5 @@
 #include "actors/ingest/internal/kafka.hpp"
-#include "actors/common/log.hpp"
+#include "config/log.hpp"
 
 #include "actors/ingest/sequencer.hpp"
 

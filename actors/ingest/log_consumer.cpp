@@ -1,5 +1,5 @@
 #include "actors/ingest/log_consumer.hpp"
-#include "actors/common/log.hpp"
+#include "config/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/producer.hpp"
@@ -35,6 +35,8 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   /// Batches sent to the pipeline, oldest first: (records, completion).
   std::deque<std::pair<std::size_t, std::future<actors::batch_result>>> in_flight;
   std::atomic<bool>* failed = nullptr;
+  /// Reads the records that carry no reading.
+  reading::reader_context reader;
   /// engramctl replay --re-extract: what format-2 records say was read is dropped.
   bool re_extract = false;
 
@@ -205,11 +207,12 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
     const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
     actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-    bool re_extract) {
+    reading::reader_context reader, bool re_extract) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
   m.cfg = cfg;
+  m.reader = std::move(reader);
   m.re_extract = re_extract;
   m.brokers = brokers;
   m.store = std::move(store);
@@ -274,15 +277,18 @@ void log_consumer::run() {
         rec.rejection = std::move(bad->reason);
         m.dead_letter(*msg, rec.rejection, bad->label);
         m.status->read(msg->partition(), msg->offset(), "undecodable");
-      } else {
-        auto& payload = std::get<schemas::log_payload>(decoded);
-        m.status->read(msg->partition(), msg->offset(), std::string(schemas::to_string(schemas::kind_of(payload))));
-        set_payload(rec, std::move(payload), m.re_extract);
-      }
-      if (!rec.message && !rec.command && !rec.entity && !rec.bundle)
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
+      } else {
+        rec.payload = std::move(std::get<schemas::log_payload>(decoded));
+        m.status->read(msg->partition(), msg->offset(), std::string(schemas::to_string(schemas::kind_of(*rec.payload))));
+      }
       batch.records.push_back(std::move(rec));
     }
+    std::vector<schemas::log_payload*> payloads;
+    for (auto& rec : batch.records)
+      if (rec.payload)
+        payloads.push_back(&*rec.payload);
+    reading::read_unread(payloads, m.reader, m.re_extract);
     m.in_flight.emplace_back(batch.records.size(), batch.done->get_future());
     caf::anon_send(m.head, std::move(batch));
     while (m.in_flight.size() >= max_in_flight && !failed_)

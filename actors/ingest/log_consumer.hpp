@@ -9,7 +9,8 @@
 #include "actors/common/status.hpp"
 #include "actors/ingest/gaps.hpp"
 #include "config/config.hpp"
-#include "schemas/result.hpp"
+#include "reading/read.hpp"
+#include "base/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <atomic>
@@ -25,12 +26,13 @@ public:
   /// written only to record an accepted gap (while nothing of that partition is in flight).
   /// A partition whose next record was deleted from the broker stops there unless `gaps`
   /// accepts the loss (gaps.hpp); a new store needs every partition from offset 0. An error
-  /// when the consumer cannot be made. `re_extract`: records that carry what was read from
-  /// their message (format 2) are read again by the pipeline (engramctl replay --re-extract).
+  /// when the consumer cannot be made. Records that carry no reading (format 1, saves without
+  /// a vector) are read here with `reader` before they go to the store; `re_extract`: so are
+  /// the messages that carry theirs (format 2; engramctl replay --re-extract).
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
       const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
       actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-      bool re_extract = false);
+      reading::reader_context reader, bool re_extract = false);
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

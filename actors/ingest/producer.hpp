@@ -2,7 +2,7 @@
 // A Kafka producer for Engram's own appends (engram-log, engram-dlq) and for tools:
 // idempotent, acks=all, with delivery tracked between flushes.
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -6,7 +6,7 @@
 // (Kafka transactions would make send-and-record atomic, but librdkafka 2.0.2's mock
 // cluster, where the tests run, does not hide aborted records: measured.)
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <cstdint>
 #include <map>

@@ -18,7 +18,7 @@
 #include "actors/ingest/gaps.hpp"
 #include "config/config.hpp"
 #include "schemas/knowledge.hpp"
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <atomic>
 #include <functional>

@@ -3,7 +3,7 @@
 // still keeps and the next offset), and whether engram-log's configuration keeps every
 // record (the retention check engramd makes at start on a real broker).
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -1,7 +1,9 @@
 #include "actors/store/store_writer.hpp"
-#include "actors/common/log.hpp"
+#include "config/log.hpp"
 
-#include "actors/extractor/rules.hpp"
+#include "reading/rules.hpp"
+
+#include <variant>
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
@@ -24,28 +26,29 @@ store_writer_state::~store_writer_state() {
 
 namespace {
 
-/// Dedup and contradiction for one message-like record, then its apply.
-storage::errc resolve_message(storage::graph_store& store, resolver* r, const log_record& rec,
+/// Dedup and contradiction for one message (with what was read from it), then its apply.
+/// Without `message` (an undecodable record) only the offset advances.
+storage::errc resolve_message(storage::graph_store& store, resolver* r, const storage::log_position& position,
+                              const schemas::inbound_message* message, const schemas::extraction* knowledge,
                               storage::apply_outcome* outcome, applied_event* answer) {
   std::vector<schemas::resolution> resolutions;
-  const bool resolve = r && r->dedup && rec.message && rec.knowledge && !rec.knowledge->entries.empty();
+  const bool resolve = r && r->dedup && message && knowledge && !knowledge->entries.empty();
   if (resolve) {
     // A redelivered event is not applied again: it must not reach the index either.
-    auto seen = store.get_message(rec.message->organization_id, rec.message->event_id);
+    auto seen = store.get_message(message->organization_id, message->event_id);
     if (seen) {
       answer->duplicate = true;
-      return store.apply(rec.position, rec.message.get(), rec.knowledge.get(), nullptr, outcome);
+      return store.apply(position, message, knowledge, nullptr, outcome);
     }
     if (seen.error() != storage::errc::not_found)
       return seen.error();
     std::vector<std::vector<dedup::near_conflict>> near;
     dedup::event_overlay overlay;
-    r->dedup->resolve(*rec.message, *rec.knowledge, resolutions, near, overlay);
+    r->dedup->resolve(*message, *knowledge, resolutions, near, overlay);
     if (r->contradiction)
-      r->contradiction->resolve(*rec.message, *rec.knowledge, resolutions, near, overlay);
+      r->contradiction->resolve(*message, *knowledge, resolutions, near, overlay);
   }
-  auto e = store.apply(rec.position, rec.message.get(), rec.knowledge.get(), resolve ? &resolutions : nullptr,
-                       outcome);
+  auto e = store.apply(position, message, knowledge, resolve ? &resolutions : nullptr, outcome);
   if (e != storage::errc::ok && resolve)
     r->dedup->poisoned();
   answer->duplicate = answer->duplicate || *outcome == storage::apply_outcome::duplicate;
@@ -53,13 +56,24 @@ storage::errc resolve_message(storage::graph_store& store, resolver* r, const lo
   return e;
 }
 
+/// An agent's save (outside a branch), taken as given: the statement it says (read_save),
+/// with the vector it came with, as the message it stands for.
+storage::errc apply_save(storage::graph_store& store, resolver* r, const storage::log_position& position,
+                         const schemas::knowledge_save& s, storage::apply_outcome* outcome, applied_event* answer) {
+  const auto message = schemas::as_message(s);
+  auto x = reading::read_save(s);
+  for (auto& en : x.entries)
+    en.embedding = s.embedding;
+  return resolve_message(store, r, position, &message, &x, outcome, answer);
+}
+
 /// merge_branch: each of the branch's saves, in save order, through dedup and
 /// contradiction like any save (the offset does not advance with them), then the command
 /// drops the saves and advances the offset. After a crash in between, the redelivered
 /// command skips the saves already applied (by eventId) and goes on.
-storage::errc merge_branch(storage::graph_store& store, resolver* r, const log_record& rec,
-                           storage::apply_outcome* outcome, applied_event* answer) {
-  const auto& c = *rec.command;
+storage::errc merge_branch(storage::graph_store& store, resolver* r, const storage::log_position& position,
+                           const schemas::knowledge_command& c, storage::apply_outcome* outcome,
+                           applied_event* answer) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   std::int64_t last = 0;
   auto saves = store.branch_saves(c.organization_id, c.branch_id, &last);
@@ -75,18 +89,12 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const log_r
         continue;
       }
       s->branch_id.clear();
-      log_record sub;
-      sub.position = rec.position;
-      sub.position.advance = false;
-      sub.message = std::make_shared<schemas::inbound_message>(schemas::as_message(*s));
-      auto x = std::make_shared<schemas::extraction>(extractor::read_save(*s));
-      for (auto& en : x->entries)
-        en.embedding = b.embedding;
-      sub.knowledge = std::move(x);
-      sub.save = s;
+      s->embedding = b.embedding;
+      auto sub_position = position;
+      sub_position.advance = false;
       storage::apply_outcome sub_outcome{};
       applied_event sub_answer;
-      if (auto e = resolve_message(store, r, sub, &sub_outcome, &sub_answer); e != storage::errc::ok)
+      if (auto e = apply_save(store, r, sub_position, *s, &sub_outcome, &sub_answer); e != storage::errc::ok)
         return e;
       auto one = nlohmann::ordered_json::object();
       one["saveId"] = s->event_id;
@@ -105,24 +113,41 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const log_r
     }
   }
   storage::command_result cr;
-  auto e = store.apply_command(rec.position, c, &cr, outcome);
+  auto e = store.apply_command(position, c, &cr, outcome);
   if (e == storage::errc::ok && answer->rejected.empty())
     answer->result = nlohmann::ordered_json{{"branchId", c.branch_id}, {"merged", results}}.dump();
   return e;
 }
 
-}  // namespace
+/// Applies each kind of record; a kind without its handler here does not compile.
+struct record_handler {
+  storage::graph_store& store;
+  resolver* r;
+  const storage::log_position& position;
+  storage::apply_outcome* outcome;
+  applied_event* answer;
 
-storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
-                                storage::apply_outcome* outcome, applied_event* answer) {
-  applied_event ignored;
-  if (!answer)
-    answer = &ignored;
-  if (rec.command) {
-    if (rec.command->op == schemas::command_op::merge_branch)
-      return merge_branch(store, r, rec, outcome, answer);
+  storage::errc operator()(const schemas::extracted_message& x) const {
+    return resolve_message(store, r, position, &x.message, &x.knowledge, outcome, answer);
+  }
+  // A format-1 message is read at the consumer (read_unread) and arrives as an extracted one;
+  // were it not, it is kept as a message with nothing read from it.
+  storage::errc operator()(const schemas::inbound_message& m) const {
+    return resolve_message(store, r, position, &m, nullptr, outcome, answer);
+  }
+  storage::errc operator()(const schemas::knowledge_save& s) const {
+    if (s.branch_id.empty())
+      return apply_save(store, r, position, s, outcome, answer);
+    auto e = store.apply_branch_save(position, s, s.embedding, outcome);
+    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+    answer->result = schemas::save_answer_json(s.organization_id, s.event_id, {});
+    return e;
+  }
+  storage::errc operator()(const schemas::knowledge_command& c) const {
+    if (c.op == schemas::command_op::merge_branch)
+      return merge_branch(store, r, position, c, outcome, answer);
     storage::command_result cr;
-    auto e = store.apply_command(rec.position, *rec.command, &cr, outcome);
+    auto e = store.apply_command(position, c, &cr, outcome);
     if (e != storage::errc::ok)
       return e;
     answer->duplicate = *outcome == storage::apply_outcome::duplicate;
@@ -130,7 +155,7 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     if (r && r->dedup)
       for (const auto& [id, seq] : cr.removed)
         if (seq)
-          r->dedup->forget(rec.command->organization_id, seq);
+          r->dedup->forget(c.organization_id, seq);
     auto j = nlohmann::ordered_json::object();
     j["entries"] = nlohmann::ordered_json::array();
     for (const auto& doc : cr.entries)
@@ -140,9 +165,9 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     answer->result = j.dump();
     return e;
   }
-  if (rec.entity) {
+  storage::errc operator()(const schemas::entity_command& c) const {
     storage::entity_result er;
-    auto e = store.apply_entity_command(rec.position, *rec.entity, &er, outcome);
+    auto e = store.apply_entity_command(position, c, &er, outcome);
     if (e != storage::errc::ok)
       return e;
     answer->duplicate = *outcome == storage::apply_outcome::duplicate;
@@ -150,9 +175,9 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     answer->result = std::move(er.json);
     return e;
   }
-  if (rec.bundle) {
+  storage::errc operator()(const schemas::kg_command& c) const {
     storage::kg_result kr;
-    auto e = store.apply_kg_command(rec.position, *rec.bundle, &kr, outcome);
+    auto e = store.apply_kg_command(position, c, &kr, outcome);
     if (e != storage::errc::ok)
       return e;
     answer->duplicate = *outcome == storage::apply_outcome::duplicate;
@@ -161,16 +186,43 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
     answer->bundles_changed = kr.changed;
     return e;
   }
-  if (rec.save && !rec.save->branch_id.empty()) {
-    static const schemas::vector8 none;
-    const auto& v = rec.knowledge && !rec.knowledge->entries.empty() ? rec.knowledge->entries[0].embedding : none;
-    auto e = store.apply_branch_save(rec.position, *rec.save, v, outcome);
-    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
-    answer->result = schemas::save_answer_json(rec.save->organization_id, rec.save->event_id, {});
-    return e;
-  }
-  return resolve_message(store, r, rec, outcome, answer);
+};
+
+}  // namespace
+
+storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
+                                storage::apply_outcome* outcome, applied_event* answer) {
+  applied_event ignored;
+  if (!answer)
+    answer = &ignored;
+  if (!rec.payload)
+    return resolve_message(store, r, rec.position, nullptr, nullptr, outcome, answer);
+  return std::visit(record_handler{store, r, rec.position, outcome, answer}, *rec.payload);
 }
+
+namespace {
+
+/// The counters and the waiting caller, once a record is applied.
+void tell(store_writer_state& st, const log_record& rec, storage::apply_outcome outcome, applied_event&& answer) {
+  for (const auto& d : answer.resolutions)
+    st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
+  if (!rec.payload)
+    return;
+  const auto& p = *rec.payload;
+  const bool done = outcome == storage::apply_outcome::applied && answer.rejected.empty();
+  if (auto* c = std::get_if<schemas::knowledge_command>(&p); c && done)
+    st.counters->count_command(schemas::to_string(c->op));
+  if (auto* c = std::get_if<schemas::entity_command>(&p); c && done)
+    st.counters->count_command(schemas::to_string(c->op));
+  if (!st.notifier)
+    return;
+  const bool bundles_changed = answer.bundles_changed;
+  st.notifier->applied(schemas::organization_of(p), schemas::event_id_of(p), std::move(answer));
+  if (bundles_changed)
+    st.notifier->bundles_changed(schemas::organization_of(p));
+}
+
+}  // namespace
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
@@ -197,24 +249,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
             case storage::apply_outcome::duplicate: ++r.duplicates; break;
             case storage::apply_outcome::skipped: ++r.skipped; break;
           }
-          for (const auto& d : answer.resolutions)
-            st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
-          if (rec.command && outcome == storage::apply_outcome::applied && answer.rejected.empty())
-            st.counters->count_command(schemas::to_string(rec.command->op));
-          if (rec.entity && outcome == storage::apply_outcome::applied && answer.rejected.empty())
-            st.counters->count_command(schemas::to_string(rec.entity->op));
-          if (st.notifier && rec.message)
-            st.notifier->applied(rec.message->organization_id, rec.message->event_id, std::move(answer));
-          else if (st.notifier && rec.command)
-            st.notifier->applied(rec.command->organization_id, rec.command->event_id, std::move(answer));
-          else if (st.notifier && rec.entity)
-            st.notifier->applied(rec.entity->organization_id, rec.entity->event_id, std::move(answer));
-          else if (st.notifier && rec.bundle) {
-            const bool changed = answer.bundles_changed;
-            st.notifier->applied(rec.bundle->organization_id, rec.bundle->event_id, std::move(answer));
-            if (changed)
-              st.notifier->bundles_changed(rec.bundle->organization_id);
-          }
+          tell(st, rec, outcome, std::move(answer));
         }
         st.counters->count_applied(r.applied);
         st.counters->count_duplicates(r.duplicates);

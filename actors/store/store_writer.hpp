@@ -10,8 +10,8 @@
 #include "actors/common/notifier.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
-#include "actors/contradiction/contradiction.hpp"
-#include "actors/dedup/dedup.hpp"
+#include "knowledge/contradiction.hpp"
+#include "knowledge/dedup.hpp"
 #include "storage/graph_store.hpp"
 
 #include <memory>

@@ -1,5 +1,5 @@
 #include "actors/timers/timers.hpp"
-#include "actors/common/log.hpp"
+#include "config/log.hpp"
 
 #include "knowledge/read_rules.hpp"
 #include "schemas/knowledge_command.hpp"

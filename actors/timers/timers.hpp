@@ -1,5 +1,5 @@
 #pragma once
-// The timers (DESIGN.md §1): expiry sweeps and action-item reminders. They change nothing
+// The timers (docs/architecture.md): expiry sweeps and action-item reminders. They change nothing
 // themselves: each change is a record on engram-log (an expire command, a reminder_sent
 // command) that the store applies like any other, so a replay repeats exactly what
 // happened and sends nothing. They act only once the store has caught up with the log.
@@ -15,7 +15,7 @@
 #include "actors/common/notifier.hpp"
 #include "actors/ingest/reminders.hpp"
 #include "schemas/log_record.hpp"
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 #include "storage/graph_store.hpp"
 
 #include <atomic>

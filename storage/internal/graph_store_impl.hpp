@@ -8,6 +8,7 @@
 // The store is the materialised view of engram-log: every event's writes go in one kv_batch
 // (write_txn) with the offset advance.
 
+#include "knowledge/write_rules.hpp"  // the store applies knowledge's write rules in its batch
 #include "storage/graph_store.hpp"
 #include "storage/internal/keys.hpp"
 #include "storage/internal/kv.hpp"
@@ -91,7 +92,7 @@ text_doc index_words(std::string_view words);
 
 class kv_graph_store final : public graph_store {
 public:
-  explicit kv_graph_store(std::unique_ptr<kv> backend);
+  kv_graph_store(std::unique_ptr<kv> backend, std::set<std::string> reserved_tool_names);
   ~kv_graph_store() override;
   errc apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
              const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override;
@@ -217,7 +218,7 @@ private:
   errc put_relations(write_txn& tx, const schemas::inbound_message& m,
                      const std::vector<schemas::entity_relation>& relations, const std::vector<std::string>& entity_of,
                      const std::vector<std::string>& entry_ids);
-  /// A document chunk's place in the graph (seed 004's contains and mentions): the document
+  /// A document chunk's place in the graph (contains and mentions): the document
   /// (type document) contains its section (type section), which mentions every entity the
   /// chunk names (the document does when the chunk has no section). Appends the ids to
   /// `entity_of` and the edges to `relations`; counts the entities it creates.
@@ -254,6 +255,8 @@ private:
   /// An RFC 3339 time or a YYYY-MM-DD date (its start, UTC) as milliseconds.
   static std::optional<std::int64_t> due_ms(const std::string& s);
   std::unique_ptr<kv> kv_;
+  /// Tool names no bundle may expose (open_options::reserved_tool_names).
+  std::set<std::string> reserved_tool_names_;
   /// Counter values as of the last written batch (meta key -> value). Writer thread only.
   std::map<std::string, std::uint64_t> counters_;
   /// BM25 postings, derived from cf_text; updated after each written batch.

@@ -62,7 +62,7 @@
 // "o", "d", "r" and "g" are physical (they depend on how the log was delivered), and so is "v"
 // (how the bytes are laid out): they stay out of the digest; everything else is logical.
 
-#include "knowledge/write_rules.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -152,8 +152,5 @@ inline std::string encode_u32(std::uint32_t v) {
     out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
   return out;
 }
-
-using knowledge::lower_ascii;
-using knowledge::normalise_name;
 
 }  // namespace engram::storage::detail

@@ -1,4 +1,4 @@
-// `tools/dev.sh bench --quick`, README's test of the benchmark table: it runs the same code
+// `tools/dev.sh bench --quick`, the test of the benchmark table (docs/benchmarks.md): it runs the same code
 // as the full table on small inputs and checks the table's shape, not its figures (speed is
 // never asserted by a test).
 #include "tests/integration/support.hpp"
@@ -53,7 +53,7 @@ TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
   }
   ASSERT_TRUE(header && separator) << out;
 
-  // Every figure README's Performance section shows, in this order, with its unit.
+  // Every figure docs/benchmarks.md shows, in this order, with its unit.
   const std::vector<std::pair<std::string, std::string>> expected{
       {"ingest, ham corpus end to end (20 messages)", "messages/s"},
       {"ingest, 16 organisations on 16 partitions, dense mail (80 messages)", "messages/s"},

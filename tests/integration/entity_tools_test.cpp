@@ -1,6 +1,6 @@
 // The entity graph's tools against engramd running as a child process, over MCP/HTTP: each
 // change goes through engram-log's encoder and decoder as an entity-command record. The
-// seed 001 workflow end to end (shared/seeds/001), traversal and paths (seed 002), the
+// entity workflow end to end, traversal and paths, the
 // reference memory server's own test scenarios re-expressed as black-box calls (its
 // repository's src/memory/__tests__), bad input, and isolation between organisations. The
 // last check of each test: every tool of its set is announced by tools/list and called.
@@ -519,7 +519,7 @@ std::set<std::string> entity_names(const json& answer) { return names_of(answer[
 
 }  // namespace
 
-// kag_query (shared/seeds/004, issue 19) against engramd: relations read from mail (through
+// kag_query (docs/graph-queries.md) against engramd: relations read from mail (through
 // engram-log's extracted-message records) and an agent's entity_relate edges are one graph;
 // questions of one to three hops; the statement and message behind each relation; validity
 // closed by a later message; the seed's limits as errors that name them; isolation.
@@ -720,7 +720,7 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
   a = ok("kag_query", {{"query", "Who are Globex's partners and competitors?"}, {"max_hops", 1}});
   for (const auto* name : {"Fabrikam", "Northwind", "Initech", "Snowflake", "Umbrella Labs"})
     EXPECT_TRUE(entity_names(a).count(name)) << name << " " << a;
-  // A document contains its sections; a section mentions what it names (seed 004's
+  // A document contains its sections; a section mentions what it names (the
   // structure relations).
   a = ok("kag_query", {{"query", "What does the Vendor review 2026 cover?"}, {"max_hops", 2}});
   std::set<std::string> structure;

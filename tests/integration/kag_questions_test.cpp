@@ -17,7 +17,7 @@
 // questions, written by a helper session that never saw the extractor or kag_query), is
 // scored the same way and reported apart: the generated set's templates and kag_query's
 // ranking were adjusted together; the held-out figures are the honest ones.
-// The tables are printed; the floors asserted (generated set) are below the figures (README).
+// The tables are printed; the floors asserted (generated set) are below the figures (docs/graph-queries.md).
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
@@ -369,7 +369,7 @@ TEST_F(KagQuestions, KagQueryAndHybridRecallAnswerMultiHopQuestions) {
   print(generated, "Multi-hop questions over a generated organisation (45 people, 9 companies)");
   print(heldout, "Held-out multi-hop questions (another organisation, written by a helper that never saw the code)");
 
-  // Floors on the generated set, below the figures measured (README: hit@1 0.38, hit@10
+  // Floors on the generated set, below the figures measured (docs/graph-queries.md: hit@1 0.38, hit@10
   // 1.00, statement given 0.98; recall hit@10 0.04, hybrid 0.21): the graph answers
   // what words and meaning cannot. The held-out set is measured, not held to floors.
   const auto& g = generated;

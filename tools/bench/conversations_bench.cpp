@@ -1,7 +1,7 @@
 #include "tools/bench/conversations_bench.hpp"
 
 #include "actors/engine/engine.hpp"
-#include "actors/extractor/signature.hpp"
+#include "reading/signature.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "net/http.hpp"
@@ -70,7 +70,7 @@ conversation read_conversation(const std::filesystem::path& file) {
 }
 
 std::vector<std::string> terms_of(const std::string& text) {
-  const auto words = extractor::content_words(text);
+  const auto words = reading::content_words(text);
   const auto ws = schemas::split_words(words);
   return {ws.begin(), ws.end()};
 }

@@ -1,6 +1,6 @@
 #include "tools/bench/evaluation.hpp"
 
-#include "actors/extractor/extract.hpp"
+#include "reading/extract.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -89,7 +89,7 @@ counts report::entities_total() const {
   return t;
 }
 
-report evaluate(const std::string& path, const extractor::validator_options& opts) {
+report evaluate(const std::string& path, const reading::validator_options& opts) {
   report r;
   std::ifstream in(path);
   if (!in) {
@@ -113,8 +113,8 @@ report evaluate(const std::string& path, const extractor::validator_options& opt
       return r;
     }
     ++r.messages;
-    extractor::validation_report vr;
-    auto x = extractor::extract_validated(m, opts, &vr);
+    reading::validation_report vr;
+    auto x = reading::extract_validated(m, opts, &vr);
     if (labels.value("injection", false)) {
       ++r.injection_messages;
       if (!vr.injection_signals.empty())
@@ -289,7 +289,7 @@ std::string relation_name(const std::string& s) {
 
 }  // namespace
 
-relation_report evaluate_relations(const std::string& path, const extractor::validator_options& opts) {
+relation_report evaluate_relations(const std::string& path, const reading::validator_options& opts) {
   relation_report rep;
   std::ifstream in(path);
   if (!in) {
@@ -323,7 +323,7 @@ relation_report evaluate_relations(const std::string& path, const extractor::val
     for (const auto& l : labels)
       gold[{relation_name(l.value("subject", "")), l.value("predicate", ""), relation_name(l.value("object", ""))}] =
           l.value("ended", false);
-    const auto x = extractor::extract_validated(m, opts);
+    const auto x = reading::extract_validated(m, opts);
     for (const auto& r : x.relations)
       if (r.predicate == "relates_to")
         ++rep.co_mentions;

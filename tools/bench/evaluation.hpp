@@ -3,7 +3,7 @@
 // per-type precision/recall/F1 of entries, entity F1 and date-resolution accuracy.
 // Shared by the evaluation test (which asserts the floors) and the bench (which prints).
 
-#include "actors/extractor/validator.hpp"
+#include "reading/validator.hpp"
 
 #include <array>
 #include <cstddef>
@@ -57,7 +57,7 @@ struct report {
   [[nodiscard]] std::string table() const;
 };
 
-[[nodiscard]] report evaluate(const std::string& labelled_jsonl, const extractor::validator_options& opts);
+[[nodiscard]] report evaluate(const std::string& labelled_jsonl, const reading::validator_options& opts);
 
 /// Relations between entities (issue 19) against tests/data/relations/*.jsonl, whose lines
 /// carry labels.relations [{subject, predicate, object, ended?}]: a relation read is right
@@ -77,6 +77,6 @@ struct relation_report {
 };
 
 [[nodiscard]] relation_report evaluate_relations(const std::string& labelled_jsonl,
-                                                 const extractor::validator_options& opts);
+                                                 const reading::validator_options& opts);
 
 }  // namespace engram::evaluation

@@ -1,7 +1,7 @@
 #include "tools/bench/kag_bench.hpp"
 
-#include "actors/extractor/extract.hpp"
-#include "actors/extractor/signature.hpp"
+#include "reading/extract.hpp"
+#include "reading/signature.hpp"
 #include "knowledge/query.hpp"
 #include "knowledge/kag.hpp"
 #include "storage/graph_store.hpp"
@@ -53,7 +53,7 @@ schemas::extraction message_knowledge(const world& w, std::size_t k, std::mt1993
     e.confidence = 0.8;
     e.mentions = {a, b};
     e.sig.key = "s" + std::to_string(k) + "-" + std::to_string(x.entries.size());
-    e.sig.words = extractor::content_words(e.content);  // what recall's BM25 reads
+    e.sig.words = reading::content_words(e.content);  // what recall's BM25 reads
     x.entries.push_back(std::move(e));
     x.relations.push_back({a, b, predicate, 0.8, x.entries.size() - 1, false, ""});
   };
@@ -156,7 +156,7 @@ int kag(const kag_bench_options& o) {
     knowledge::query_dependencies deps;
     deps.store = store;
     deps.terms = [](std::string_view text) {
-      const auto words = extractor::content_words(text);
+      const auto words = reading::content_words(text);
       const auto ws = schemas::split_words(words);
       return std::vector<std::string>(ws.begin(), ws.end());
     };
@@ -204,7 +204,7 @@ int kag(const kag_bench_options& o) {
     std::size_t rels = 0;
     auto t = clock_type::now();
     for (const auto& m : ms)
-      rels += extractor::extract_validated(m, {}).relations.size();
+      rels += reading::extract_validated(m, {}).relations.size();
     const double s = ms_since(t) / 1000;
     std::printf("| relation extraction (rules, 3 sentences a message, no type model) | %.0f | | messages/s | %.2f "
                 "relations a message, one core |\n",

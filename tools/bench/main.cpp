@@ -1,14 +1,14 @@
 // engram_bench: Engram's benchmarks. They print figures; nothing here asserts a speed.
-//   engram_bench table [--quick]      README's Performance table (tools/dev.sh bench)
+//   engram_bench table [--quick]      the benchmark table of docs/benchmarks.md (tools/dev.sh bench)
 //   engram_bench SUBCOMMAND [...]     one benchmark (--help lists them); no subcommand: all of them
 #include "actors/engine/engine.hpp"
-#include "actors/extractor/embedder.hpp"
-#include "actors/extractor/extract.hpp"
-#include "actors/extractor/extractor_actor.hpp"
+#include "embedding/embedder.hpp"
+#include "reading/extract.hpp"
+#include "reading/read.hpp"
 #include "net/http.hpp"
-#include "actors/extractor/rules.hpp"
-#include "actors/extractor/signature.hpp"
-#include "actors/extractor/type_model.hpp"
+#include "reading/rules.hpp"
+#include "reading/signature.hpp"
+#include "embedding/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
@@ -98,8 +98,8 @@ struct run_result {
 /// `events` as today's extract stage appends them to engram-log (rules extraction, int8
 /// vectors, format 2): the store applies them and never reads a message again.
 std::vector<schemas::encoded_record> extracted_records(const std::vector<std::string>& events) {
-  static std::shared_ptr<const extractor::embedder> encoder =
-      or_throw(extractor::use_lite_int8_embedder::load(model_path));
+  static std::shared_ptr<const embedding::embedder> encoder =
+      or_throw(embedding::use_lite_int8_embedder::load(model_path));
   std::vector<schemas::inbound_message> msgs;
   for (const auto& ev : events) {
     schemas::inbound_message m;
@@ -107,9 +107,9 @@ std::vector<schemas::encoded_record> extracted_records(const std::vector<std::st
       throw std::runtime_error(bad->to_string());
     msgs.push_back(std::move(m));
   }
-  actors::reader_context ctx{{}, encoder, nullptr};
+  reading::reader_context ctx{{}, encoder, nullptr};
   ctx.options.validator.passages = bench::passages_used();
-  auto read = actors::read_messages(msgs, ctx, std::max(1u, std::thread::hardware_concurrency()));
+  auto read = reading::read_messages(msgs, ctx, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<schemas::encoded_record> out;
   for (std::size_t i = 0; i < msgs.size(); ++i)
     out.push_back(schemas::encode(schemas::log_payload{
@@ -232,10 +232,10 @@ int bench_store(std::size_t n, int runs) {
 /// Rules extraction + validation over a JSONL file of inbound events, one thread.
 /// Validator options that read bulk and spam mail like any other (extraction.bulk: keep): the
 /// benchmarks' inputs stay what they were before bulk mail was skipped.
-const extractor::validator_options& read_everything() {
-  static const extractor::validator_options o = [] {
-    extractor::validator_options x;
-    x.bulk = extractor::bulk_policy::keep;
+const reading::validator_options& read_everything() {
+  static const reading::validator_options o = [] {
+    reading::validator_options x;
+    x.bulk = reading::bulk_policy::keep;
     return x;
   }();
   return o;
@@ -244,7 +244,7 @@ const extractor::validator_options& read_everything() {
 int bench_extract_speed(const std::string& path, int runs, const std::string& type_model) {
   auto opts = read_everything();
   if (!type_model.empty()) {
-    auto types = extractor::load_type_model(type_model);
+    auto types = embedding::load_type_model(type_model);
     if (!types)
       throw std::runtime_error(types.error());
     opts.types = *types;
@@ -266,7 +266,7 @@ int bench_extract_speed(const std::string& path, int runs, const std::string& ty
     auto t0 = clock_type::now();
     double c0 = thread_cpu_seconds();
     for (const auto& m : msgs)
-      entries += extractor::extract_validated(m, opts).entries.size();
+      entries += reading::extract_validated(m, opts).entries.size();
     cpu_rates.push_back(static_cast<double>(msgs.size()) / (thread_cpu_seconds() - c0));
     rates.push_back(static_cast<double>(msgs.size()) / std::chrono::duration<double>(clock_type::now() - t0).count());
   }
@@ -380,7 +380,7 @@ std::vector<std::string> labelled_sentences() {
 std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n) {
   std::vector<std::string> out;
   for (const auto& m : ham_messages(data_dir, "ham"))
-    for (auto& e : extractor::extract_validated(m, read_everything()).entries) {
+    for (auto& e : reading::extract_validated(m, read_everything()).entries) {
       if (out.size() == n)
         return out;
       out.push_back(e.content);
@@ -428,7 +428,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
   const auto sentences = ham_sentences(data_dir, std::min<std::size_t>(12000, n + held_out));
   if (sentences.size() < held_out + 100)
     throw std::runtime_error("too few ham sentences");
-  auto model = or_throw(extractor::use_lite_int8_embedder::load(model_path));  // as engramd's default
+  auto model = or_throw(embedding::use_lite_int8_embedder::load(model_path));  // as engramd's default
   const std::size_t base = sentences.size() - held_out;
   std::vector<std::vector<float>> vectors;
   {
@@ -450,7 +450,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
       m.sent_at_ms = 1772704800000;
       m.from.address = "fill@bench.example";
       m.body = i < base ? text : text + " (" + std::to_string(i / base) + ")";
-      auto x = extractor::read_statement(m, schemas::entry_type::fact, utf8_prefix(m.body, 80), 0.8);
+      auto x = reading::read_statement(m, schemas::entry_type::fact, utf8_prefix(m.body, 80), 0.8);
       if (x.entries.empty())
         continue;
       auto v = vectors[i % base];
@@ -479,7 +479,7 @@ recall_figures bench_recall(const std::string& data_dir, std::size_t n, std::siz
     for (std::size_t i = 0; i < held_out; ++i) {
       const auto q = utf8_prefix(sentences[base + i], 200);
       auto t = clock_type::now();
-      const auto words = extractor::content_words(q);
+      const auto words = reading::content_words(q);
       const auto ws = schemas::split_words(words);
       (void)store->search_text("bench", {ws.begin(), ws.end()}, 100);
       text_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
@@ -604,10 +604,10 @@ int bench_ham(const std::string& data_dir) {
   std::map<std::string, std::size_t> types;
   // One pass for the figures, then timed passes that do nothing else.
   for (const auto& m : msgs) {
-    auto x = extractor::extract_validated(m, {});
+    auto x = reading::extract_validated(m, {});
     entries += x.entries.size();
     for (const auto& e : x.entries) {
-        auto tc = extractor::utf8_chars(e.title), cc = extractor::utf8_chars(e.content);
+        auto tc = reading::utf8_chars(e.title), cc = reading::utf8_chars(e.content);
         max_title = std::max(max_title, tc);
         max_content = std::max(max_content, cc);
         over_caps += tc > 80 || cc > 2000 || e.confidence < 0 || e.confidence > 1;
@@ -622,7 +622,7 @@ int bench_ham(const std::string& data_dir) {
     double c1 = thread_cpu_seconds();
     std::size_t n = 0;
     for (const auto& m : msgs)
-      n += extractor::extract_validated(m, {}).entries.size();
+      n += reading::extract_validated(m, {}).entries.size();
     if (n != entries)
       throw std::runtime_error("extraction is not deterministic");
     cpu_rates.push_back(static_cast<double>(msgs.size()) / (thread_cpu_seconds() - c1));
@@ -672,8 +672,8 @@ void bench_mail_classes(const std::string& data_dir, const std::string& file) {
                       schemas::inbound_message m;
                       if (!r.error.empty() || schemas::decode(r.event_json, {1u << 20}, m))
                         return;
-                      const auto v = extractor::classify_message(m);
-                      const bool said = v.cls == extractor::message_class::person;
+                      const auto v = reading::classify_message(m);
+                      const bool said = v.cls == reading::message_class::person;
                       (said ? (person ? tp : fp) : (person ? fn : tn))++;
                       if (std::getenv("ENGRAM_BENCH_MISSES") && said != person)
                         std::fprintf(stderr, "%s %s/%s: %s\n", person ? "MISSED PERSON" : "FALSE PERSON",
@@ -693,19 +693,19 @@ int bench_bulk(const std::string& data_dir) {
   std::printf("\nBulk and spam mail by folder (entries per message with extraction.bulk keep / skip):\n\n");
   std::printf("| folder | messages | person | bulk | spam | entries/message, keep | entries/message, skip | person "
               "messages' entries, skip |\n|---|---|---|---|---|---|---|---|\n");
-  extractor::validator_options keep;
-  keep.bulk = extractor::bulk_policy::keep;
+  reading::validator_options keep;
+  keep.bulk = reading::bulk_policy::keep;
   for (const char* folder : {"easy-ham-1", "hard-ham-1", "spam-1", "easy-ham-2", "spam-2"}) {
     auto msgs = ham_messages(data_dir, "bulk", nullptr, nullptr, {folder});
     std::size_t by[3] = {}, kept = 0, skipped = 0, person_entries = 0;
     for (const auto& m : msgs) {
-      extractor::validation_report r;
-      auto x = extractor::extract_validated(m, {}, &r);
+      reading::validation_report r;
+      auto x = reading::extract_validated(m, {}, &r);
       ++by[static_cast<int>(r.verdict.cls)];
       skipped += x.entries.size();
-      if (r.verdict.cls == extractor::message_class::person)
+      if (r.verdict.cls == reading::message_class::person)
         person_entries += x.entries.size();
-      kept += extractor::extract_validated(m, keep).entries.size();
+      kept += reading::extract_validated(m, keep).entries.size();
     }
     const double n = msgs.empty() ? 1.0 : double(msgs.size());
     std::printf("| %s | %zu | %zu | %zu | %zu | %.2f | %.2f | %.2f |\n", folder, msgs.size(), by[0], by[1], by[2],
@@ -719,12 +719,12 @@ int bench_extraction(const std::string& model) {
   // and the held-out one (written by a helper session that never saw the rules or the
   // development set; never tuned on), always reported apart; with the cues alone and with
   // the type model (the default).
-  auto types = extractor::load_type_model(model);
+  auto types = embedding::load_type_model(model);
   if (!types)
     throw std::runtime_error(types.error());
   for (const char* set : {"tests/data/extraction/labelled.jsonl", "tests/data/extraction/heldout.jsonl"})
     for (bool with_model : {false, true}) {
-      extractor::validator_options opts;
+      reading::validator_options opts;
       if (with_model)
         opts.types = *types;
       auto r = evaluation::evaluate(set, opts);
@@ -769,7 +769,7 @@ std::string grouped(std::size_t n) {
   return out;
 }
 
-/// The figures README's Performance section shows, as one Markdown table (tools/dev.sh
+/// The figures docs/benchmarks.md shows, as one Markdown table (tools/dev.sh
 /// bench). `quick` shrinks every input so the whole run takes about a minute (the smoke test
 /// of the table's shape); its figures are not comparable.
 struct pipeline_figures {
@@ -959,7 +959,7 @@ int run_bench(int argc, char** argv) {
   std::string conversations_set = "both";
   conversations->add_option("--set", conversations_set, "dev, heldout or both")->capture_default_str()
       ->check(CLI::IsMember({"dev", "heldout", "both"}));
-  auto* table = app.add_subcommand("table", "README's Performance table: every headline figure, with cores and commit");
+  auto* table = app.add_subcommand("table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
   table->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();

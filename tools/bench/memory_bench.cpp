@@ -1,6 +1,6 @@
 #include "tools/bench/memory_bench.hpp"
 
-#include "actors/extractor/embedder.hpp"
+#include "embedding/embedder.hpp"
 #include "storage/vector_index.hpp"
 #include "tools/bench/semantic.hpp"
 
@@ -38,8 +38,8 @@ double percentile(std::vector<double> v, double p) {
   return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
-std::unique_ptr<extractor::use_lite_embedder> load_model(const std::string& path) {
-  auto m = extractor::use_lite_embedder::load(path);
+std::unique_ptr<embedding::use_lite_embedder> load_model(const std::string& path) {
+  auto m = embedding::use_lite_embedder::load(path);
   if (!m)
     throw std::runtime_error(m.error());
   return std::move(*m);
@@ -142,7 +142,7 @@ std::vector<std::string> first_words(const std::vector<std::string>& sentences, 
 
 embed_figures embed(const std::string& model_path, const std::vector<std::string>& sentences, int runs) {
   auto reference = load_model(model_path);
-  auto integer = extractor::use_lite_int8_embedder::load(model_path);
+  auto integer = embedding::use_lite_int8_embedder::load(model_path);
   if (!integer)
     throw std::runtime_error(integer.error());
   auto& model = **integer;
@@ -178,7 +178,7 @@ embed_figures embed(const std::string& model_path, const std::vector<std::string
   f.cosine_min = least;
   std::printf("USE Lite embedding, %zu sentences (%.1f tokens on average), 1 core, CPU time, median of %d runs; int8 "
               "encoder on its %s path (engramd's default) / float32 reference:\n",
-              texts.size(), f.avg_tokens, runs, std::string(extractor::to_string(model.active_isa())).c_str());
+              texts.size(), f.avg_tokens, runs, std::string(embedding::to_string(model.active_isa())).c_str());
   std::printf("  one sentence at a time:  %.3f / %.3f ms/sentence\n", f.single_ms, f.float_single_ms);
   std::printf("  in runs of 64:           %.3f / %.3f ms/sentence\n", f.batched_ms, f.float_batched_ms);
   std::printf("  queries (first 7 words, %.1f tokens), one at a time: %.3f ms (int8)\n", f.query_tokens, f.query_ms);

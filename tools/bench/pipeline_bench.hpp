@@ -4,7 +4,7 @@
 // figures; nothing here asserts a speed.
 
 #include "config/config.hpp"
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <cstddef>
 #include <stdexcept>

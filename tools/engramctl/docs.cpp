@@ -1,4 +1,5 @@
 #include "tools/engramctl/docs.hpp"
+#include "base/hash.hpp"
 
 #include "actors/ingest/producer.hpp"
 #include "knowledge/kag.hpp"
@@ -35,11 +36,7 @@ std::string trim(std::string_view s) {
 }
 
 std::string hex16(std::string_view bytes) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  const std::uint64_t h = fnv1a(bytes);
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
@@ -181,7 +178,7 @@ void read_markdown(const std::string& text, std::size_t max, document& d) {
 
 /// HTML: <title>, and <h1>..<h6> as headings; everything else through mail's html_to_text.
 void read_html(const std::string& html, std::size_t max, document& d) {
-  const auto lc = knowledge::lower_ascii(html);
+  const auto lc = lower_ascii(html);
   if (auto t = lc.find("<title"); t != std::string::npos)
     if (auto gt = lc.find('>', t); gt != std::string::npos)
       if (auto end = lc.find("</title", gt); end != std::string::npos)
@@ -261,7 +258,7 @@ std::string file_time(const std::string& path) {
 bool read_document(const std::string& path, std::size_t chunk_chars, document* out, std::string* error) {
   document d;
   d.path = path;
-  const auto ext = knowledge::lower_ascii(fs::path(path).extension().string());
+  const auto ext = lower_ascii(fs::path(path).extension().string());
   std::string raw;
   if (ext == ".pdf") {
     if (!pdf_text(path, &raw, error))

@@ -1,5 +1,5 @@
 #pragma once
-// Documents as a source (issue 19, shared/seeds/004): engramctl ingest-docs reads text,
+// Documents as a source (docs/graph-queries.md): engramctl ingest-docs reads text,
 // Markdown, HTML and PDF (poppler's pdftotext), cleans them, cuts them into chunks under
 // their headings and produces one inbound event per chunk (sourceType file, with the
 // document's id and title), so documents go through the same log, extraction, graph and

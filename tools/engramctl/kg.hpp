@@ -1,5 +1,5 @@
 #pragma once
-// engramctl kg apply|delete|list|show: knowledge bundles (shared/seeds/000) of one
+// engramctl kg apply|delete|list|show: knowledge bundles (docs/bundles.md) of one
 // organisation. apply checks the bundle locally (kg/bundle.hpp) and prints every problem;
 // then writes it to engram-log in chunks (kind kg-bundle) with the brokers of engramd's
 // config, and waits, through engramd's GET /v1/kg/bundles, until the store has made the new

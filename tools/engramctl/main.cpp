@@ -9,10 +9,10 @@
 //   replay     rebuild the graph from engram-log into a new store, then print its digest
 //              (--re-extract: read every message again with today's extractor and encoder)
 #include "actors/engine/engine.hpp"
-#include "actors/extractor/cleaner.hpp"
-#include "actors/extractor/extract.hpp"
-#include "actors/extractor/rules.hpp"
-#include "actors/extractor/type_model.hpp"
+#include "reading/cleaner.hpp"
+#include "reading/extract.hpp"
+#include "reading/rules.hpp"
+#include "embedding/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/producer.hpp"
 #include "kg/bowtie.hpp"
@@ -237,9 +237,9 @@ int extract(const std::string& file, double threshold, bool explain, const std::
   std::istream* in = open_input(file, f, "extract");
   if (!in)
     return 1;
-  engram::extractor::validator_options opts;
+  engram::reading::validator_options opts;
   if (!model_path.empty()) {
-    auto types = engram::extractor::load_type_model(model_path);
+    auto types = engram::embedding::load_type_model(model_path);
     if (!types) {
       std::cerr << "extract: " << types.error() << " (tools/dev.sh setup fetches it; --no-type-model reads with the cues alone)\n";
       return 1;
@@ -247,9 +247,9 @@ int extract(const std::string& file, double threshold, bool explain, const std::
     opts.types = std::move(*types);
   }
   opts.confidence_threshold = threshold;
-  opts.bulk = bulk == "keep"             ? engram::extractor::bulk_policy::keep
-              : bulk == "low_confidence" ? engram::extractor::bulk_policy::low_confidence
-                                         : engram::extractor::bulk_policy::skip;
+  opts.bulk = bulk == "keep"             ? engram::reading::bulk_policy::keep
+              : bulk == "low_confidence" ? engram::reading::bulk_policy::low_confidence
+                                         : engram::reading::bulk_policy::skip;
   std::string line;
   std::size_t lineno = 0, bad = 0;
   while (std::getline(*in, line)) {
@@ -262,20 +262,20 @@ int extract(const std::string& file, double threshold, bool explain, const std::
       ++bad;
       continue;
     }
-    engram::extractor::validation_report report;
-    auto x = engram::extractor::extract_validated(m, opts, &report);
+    engram::reading::validation_report report;
+    auto x = engram::reading::extract_validated(m, opts, &report);
     auto doc = nlohmann::json::parse(engram::schemas::to_json(x));
     nlohmann::json out{{"eventId", m.event_id}, {"organizationId", m.organization_id}};
     out.update(doc);
     if (!report.injection_signals.empty())
       out["injectionSignals"] = report.injection_signals;
-    out["messageClass"] = std::string(engram::extractor::to_string(report.verdict.cls));
+    out["messageClass"] = std::string(engram::reading::to_string(report.verdict.cls));
     if (!report.verdict.signals.empty())
       out["classSignals"] = report.verdict.signals;
     if (explain) {
-      auto cleaned = engram::extractor::clean(m.body, m.from.name);
+      auto cleaned = engram::reading::clean(m.body, m.from.name);
       out["cleanedText"] = cleaned.text;
-      out["sentences"] = engram::extractor::split_sentences(cleaned.text);
+      out["sentences"] = engram::reading::split_sentences(cleaned.text);
     }
     std::cout << out.dump() << "\n";
   }

@@ -3,7 +3,7 @@
 // message into an inbound event (schemas/inbound-message.schema.json). MIME multipart,
 // quoted-printable, base64 and charsets are decoded to UTF-8; an HTML-only body becomes text.
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <cstddef>
 #include <functional>

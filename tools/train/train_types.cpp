@@ -1,9 +1,9 @@
-// engram_train_types: trains the entry-type model (actors/extractor/type_model.hpp) from the
-// development sets, and checks or writes actors/extractor/type_weights.inc. Run from the
+// engram_train_types: trains the entry-type model (embedding/type_model.hpp) from the
+// development sets, and checks or writes embedding/type_weights.inc. Run from the
 // source root.
 //
-//   engram_train_types --out actors/extractor/type_weights.inc   train on every example, write
-//   engram_train_types --check actors/extractor/type_weights.inc train, compare (exit 1 if stale)
+//   engram_train_types --out embedding/type_weights.inc   train on every example, write
+//   engram_train_types --check embedding/type_weights.inc train, compare (exit 1 if stale)
 //   engram_train_types --cv 5    k-fold cross-validation over the labelled messages: the
 //                                extractor's typed recall / precision with the cues alone and
 //                                with the model under each choice of thresholds
@@ -14,11 +14,11 @@
 // neither the rules nor a held-out set); the typed statements of tests/data/dedup/pairs.jsonl
 // and tests/data/contradiction/cases.jsonl. Never a held-out set.
 
-#include "actors/extractor/cleaner.hpp"
-#include "actors/extractor/embedder.hpp"
-#include "actors/extractor/extract.hpp"
-#include "actors/extractor/sentences.hpp"
-#include "actors/extractor/type_model.hpp"
+#include "reading/cleaner.hpp"
+#include "embedding/embedder.hpp"
+#include "reading/extract.hpp"
+#include "reading/sentences.hpp"
+#include "embedding/type_model.hpp"
 #include "tools/bench/evaluation.hpp"
 
 #include <CLI/CLI.hpp>
@@ -102,11 +102,11 @@ std::vector<example> examples(const std::vector<std::string>& labelled) {
       known.push_back(norm(e["text"].get<std::string>()));
     }
     for (const auto& j : labels.value("junk", json::array())) {
-      out.push_back({j.get<std::string>(), static_cast<std::uint8_t>(extractor::type_none), i});
+      out.push_back({j.get<std::string>(), static_cast<std::uint8_t>(embedding::type_none), i});
       known.push_back(norm(j.get<std::string>()));
     }
-    auto cleaned = extractor::clean(doc.value("body", ""), doc["from"].value("name", ""));
-    for (auto& s : extractor::split_sentences(cleaned.text)) {
+    auto cleaned = reading::clean(doc.value("body", ""), doc["from"].value("name", ""));
+    for (auto& s : reading::split_sentences(cleaned.text)) {
       auto n = norm(s);
       if (n.size() < 8)
         continue;
@@ -114,7 +114,7 @@ std::vector<example> examples(const std::vector<std::string>& labelled) {
       for (const auto& k : known)
         seen |= k.find(n) != std::string::npos || n.find(k) != std::string::npos;
       if (!seen)
-        out.push_back({s, static_cast<std::uint8_t>(extractor::type_none), i});
+        out.push_back({s, static_cast<std::uint8_t>(embedding::type_none), i});
     }
   }
   for (const auto& line : read_lines("tests/data/dedup/pairs.jsonl")) {
@@ -126,7 +126,7 @@ std::vector<example> examples(const std::vector<std::string>& labelled) {
     auto t = json::parse(line);
     const auto type = t["type"].get<std::string>();
     out.push_back({t["text"].get<std::string>(),
-                   type == "none" ? static_cast<std::uint8_t>(extractor::type_none) : class_of(type),
+                   type == "none" ? static_cast<std::uint8_t>(embedding::type_none) : class_of(type),
                    statement_base - static_cast<int>(out.size())});
   }
   for (const auto& line : read_lines("tests/data/contradiction/cases.jsonl")) {
@@ -137,7 +137,7 @@ std::vector<example> examples(const std::vector<std::string>& labelled) {
   return out;
 }
 
-std::vector<std::vector<float>> embed_all(const extractor::embedder& e, const std::vector<example>& xs) {
+std::vector<std::vector<float>> embed_all(const embedding::embedder& e, const std::vector<example>& xs) {
   std::vector<std::vector<float>> out;
   for (std::size_t b = 0; b < xs.size(); b += 64) {
     std::vector<std::string_view> texts;
@@ -152,7 +152,7 @@ std::vector<std::vector<float>> embed_all(const extractor::embedder& e, const st
   return out;
 }
 
-extractor::type_training training;
+embedding::type_training training;
 
 /// The fold an example is held out in (-1: never): labelled messages by message, training
 /// statements by statement.
@@ -168,9 +168,9 @@ int fold_of(const example& x, int folds) {
 /// alone and with the model under each choice of thresholds: how often the type (or none) is
 /// the label. The rules were never tuned on these statements, so this measures how the two
 /// should be weighed on text neither has seen.
-void statement_folds(const std::shared_ptr<const extractor::embedder>& enc, const std::vector<example>& xs,
-                     const std::vector<extractor::type_weights>& weights, int folds) {
-  auto read = [&](const example& x, const extractor::type_model* m) {
+void statement_folds(const std::shared_ptr<const embedding::embedder>& enc, const std::vector<example>& xs,
+                     const std::vector<embedding::type_weights>& weights, int folds) {
+  auto read = [&](const example& x, const embedding::type_model* m) {
     schemas::inbound_message msg;
     msg.event_id = "s";
     msg.organization_id = "acme";
@@ -178,12 +178,12 @@ void statement_folds(const std::shared_ptr<const extractor::embedder>& enc, cons
     msg.from.name = "Sam Doe";
     msg.from.address = "sam@acme.example";
     msg.body = x.text;
-    extractor::validator_options opts;
+    reading::validator_options opts;
     if (m)
-      opts.types = std::shared_ptr<const extractor::type_model>(m, [](const extractor::type_model*) {});
-    auto got = extractor::extract_validated(msg, opts);
+      opts.types = std::shared_ptr<const embedding::type_model>(m, [](const embedding::type_model*) {});
+    auto got = reading::extract_validated(msg, opts);
     if (got.entries.empty())
-      return extractor::type_none;
+      return embedding::type_none;
     std::size_t c = 0;
     while (schemas::all_entry_types[c] != got.entries[0].type)
       ++c;
@@ -195,9 +195,9 @@ void statement_folds(const std::shared_ptr<const extractor::embedder>& enc, cons
       if (x.message > statement_base)
         continue;
       auto got = f(x);
-      if (x.cls == extractor::type_none) {
+      if (x.cls == embedding::type_none) {
         ++none;
-        none_right += got == extractor::type_none;
+        none_right += got == embedding::type_none;
       } else {
         ++typed;
         typed_right += got == x.cls;
@@ -211,17 +211,17 @@ void statement_folds(const std::shared_ptr<const extractor::embedder>& enc, cons
   for (float override_min : {0.3f, 0.4f, 0.5f, 0.6f})
     for (float rules_max : {0.1f, 0.2f, 0.3f, 0.5f})
       for (float add_min : {0.4f, 0.5f, 0.6f, 0.7f}) {
-        std::vector<std::unique_ptr<extractor::type_model>> models;
+        std::vector<std::unique_ptr<embedding::type_model>> models;
         for (int f = 0; f < folds; ++f)
-          models.push_back(std::make_unique<extractor::type_model>(
+          models.push_back(std::make_unique<embedding::type_model>(
               enc, weights[static_cast<std::size_t>(f)],
-              extractor::type_choice_options{override_min, rules_max, add_min, 0.65, 1.1f, 3}));
+              embedding::type_choice_options{override_min, rules_max, add_min, 0.65, 1.1f, 3}));
         std::printf("override_min %.1f rules_max %.1f add_min %.1f: ", override_min, rules_max, add_min);
         score([&](const example& x) { return read(x, models[static_cast<std::size_t>(fold_of(x, folds))].get()); });
       }
 }
 
-extractor::type_weights train_on(const std::vector<example>& xs, const std::vector<std::vector<float>>& vs,
+embedding::type_weights train_on(const std::vector<example>& xs, const std::vector<std::vector<float>>& vs,
                                  int held_fold, int folds) {
   std::vector<std::vector<float>> x;
   std::vector<std::uint8_t> y;
@@ -230,7 +230,7 @@ extractor::type_weights train_on(const std::vector<example>& xs, const std::vect
       x.push_back(vs[i]);
       y.push_back(xs[i].cls);
     }
-  return extractor::train_type_model(x, y, training);
+  return embedding::train_type_model(x, y, training);
 }
 
 struct tally {
@@ -249,13 +249,13 @@ struct tally {
   }
 };
 
-int cross_validate(const std::shared_ptr<const extractor::embedder>& enc, const std::vector<std::string>& labelled,
+int cross_validate(const std::shared_ptr<const embedding::embedder>& enc, const std::vector<std::string>& labelled,
                    const std::vector<example>& xs, const std::vector<std::vector<float>>& vs, int folds) {
   namespace fs = std::filesystem;
   auto dir = fs::temp_directory_path() / ("engram-train-types-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::vector<std::string> fold_files;
-  std::vector<extractor::type_weights> fold_weights;
+  std::vector<embedding::type_weights> fold_weights;
   for (int f = 0; f < folds; ++f) {
     auto path = (dir / ("fold" + std::to_string(f) + ".jsonl")).string();
     std::ofstream out(path);
@@ -271,16 +271,16 @@ int cross_validate(const std::shared_ptr<const extractor::embedder>& enc, const 
   for (std::size_t i = 0; i < xs.size(); ++i) {
     if (xs[i].message < 0)
       continue;
-    auto p = extractor::type_probabilities_of(fold_weights[static_cast<std::size_t>(fold_of(xs[i], folds))], vs[i]);
+    auto p = embedding::type_probabilities_of(fold_weights[static_cast<std::size_t>(fold_of(xs[i], folds))], vs[i]);
     std::size_t top = 0, top_type = 0;
-    for (std::size_t c = 1; c < extractor::type_classes; ++c) {
+    for (std::size_t c = 1; c < embedding::type_classes; ++c) {
       top = p[c] > p[top] ? c : top;
-      if (c < extractor::type_none)
+      if (c < embedding::type_none)
         top_type = p[c] > p[top_type] ? c : top_type;
     }
     ++all;
-    all_right += (top == extractor::type_none) == (xs[i].cls == extractor::type_none);
-    if (xs[i].cls != extractor::type_none) {
+    all_right += (top == embedding::type_none) == (xs[i].cls == embedding::type_none);
+    if (xs[i].cls != embedding::type_none) {
       ++typed;
       typed_right += top_type == xs[i].cls;
     }
@@ -299,10 +299,10 @@ int cross_validate(const std::shared_ptr<const extractor::embedder>& enc, const 
         for (float drop_min : {0.9f, 1.1f}) {
           tally with;
           for (int f = 0; f < folds; ++f) {
-            extractor::validator_options opts;
-            opts.types = std::make_shared<extractor::type_model>(
+            reading::validator_options opts;
+            opts.types = std::make_shared<embedding::type_model>(
                 enc, fold_weights[static_cast<std::size_t>(f)],
-                extractor::type_choice_options{override_min, rules_max, add_min, 0.65, drop_min, 3});
+                embedding::type_choice_options{override_min, rules_max, add_min, 0.65, drop_min, 3});
             with.add(evaluation::evaluate(fold_files[static_cast<std::size_t>(f)], opts));
           }
           std::printf("override_min %.1f rules_max %.1f add_min %.1f drop_min %.1f: %s\n", override_min, rules_max,
@@ -328,17 +328,17 @@ int main(int argc, char** argv) {
   app.add_option("--cv", folds, "k-fold cross-validation of the thresholds")->check(CLI::Range(2, 20));
   CLI11_PARSE(app, argc, argv);
   try {
-    auto loaded = extractor::use_lite_int8_embedder::load(model_path);
+    auto loaded = embedding::use_lite_int8_embedder::load(model_path);
     if (!loaded)
       throw std::runtime_error(loaded.error());
-    std::shared_ptr<const extractor::embedder> enc =
-        std::make_shared<extractor::cached_embedder>(std::shared_ptr<const extractor::embedder>(std::move(*loaded)), 50000);
+    std::shared_ptr<const embedding::embedder> enc =
+        std::make_shared<embedding::cached_embedder>(std::shared_ptr<const embedding::embedder>(std::move(*loaded)), 50000);
     auto labelled = read_lines(labelled_path);
     auto xs = examples(labelled);
     auto vs = embed_all(*enc, xs);
     if (folds > 0)
       return cross_validate(enc, labelled, xs, vs, folds);
-    auto text = extractor::type_weights_source(train_on(xs, vs, -1, 1), provenance);
+    auto text = embedding::type_weights_source(train_on(xs, vs, -1, 1), provenance);
     if (!check.empty()) {
       std::ifstream in(check);
       std::stringstream have;

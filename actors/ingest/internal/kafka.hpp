@@ -2,7 +2,7 @@
 // librdkafka helpers shared by the sequencer, the log consumer and the producer.
 // Internal to actors/ingest.
 
-#include "schemas/result.hpp"
+#include "base/result.hpp"
 
 #include <librdkafka/rdkafkacpp.h>
 

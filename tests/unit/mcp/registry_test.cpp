@@ -1,6 +1,6 @@
 // The tool registry: argument checks from each tool's own inputSchema (messages name the
 // field and the reason), tools listed per grant, changes announced.
-#include "actors/mcp/registry.hpp"
+#include "mcp/registry.hpp"
 #include "schemas/tools.hpp"
 
 #include <gtest/gtest.h>

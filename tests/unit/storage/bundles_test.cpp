@@ -3,6 +3,7 @@
 // filters read the index, tool names are checked, deletes remove every row, redelivery is a
 // no-op, and a replay of the same records gives the same digest.
 #include "storage/graph_store.hpp"
+#include "schemas/tools.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -73,9 +74,12 @@ protected:
   }
   std::unique_ptr<storage::graph_store> open(const std::filesystem::path& d) {
     if (!GetParam())
-      return storage::make_memory_graph_store();
+      return storage::make_memory_graph_store(schemas::server_tool_names());
     dirs_.push_back(d);
-    auto s = storage::open_graph_store({d.string()});
+    storage::open_options o;
+    o.path = d.string();
+    o.reserved_tool_names = schemas::server_tool_names();
+    auto s = storage::open_graph_store(o);
     EXPECT_TRUE(s) << s.error();
     return std::move(*s);
   }

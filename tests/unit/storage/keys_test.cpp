@@ -10,6 +10,8 @@
 namespace {
 
 using namespace engram::storage::detail;
+using engram::lower_ascii;
+using engram::normalise_name;
 
 std::vector<std::string> split(const std::string& k) {
   std::vector<std::string> parts(1);

@@ -1,0 +1,66 @@
+#pragma once
+// The Universal Sentence Encoder Lite model file and tokenizer, shared by the float encoder
+// (use_lite.cpp) and the int8 encoder (use_lite_int8.cpp). Internal to embedding/.
+//
+// File (written by tools/embedder/convert-use.js): "EGUSE001", u32 8000, then per piece
+// f64 score, u32 length, UTF-8 bytes; u32 tensor count, then per tensor u32 name length,
+// name, u32 element count, float32 elements (little-endian throughout).
+
+#include "base/result.hpp"
+
+#include <unicode/uversion.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+U_NAMESPACE_BEGIN
+class Normalizer2;
+U_NAMESPACE_END
+
+namespace engram::embedding::detail {
+
+/// At most this many tokens of a sentence are read by the model.
+inline constexpr std::size_t use_lite_max_tokens = 128;
+/// Attention heads of both layers.
+inline constexpr int use_lite_heads = 4;
+
+/// The float tensors of one transformer layer (pointers into use_lite_model::blob; weight
+/// matrices are row-major [in, out]).
+struct use_lite_layer {
+  const float *ln1_scale = nullptr, *ln1_bias = nullptr;
+  const float *qkv_w = nullptr, *qkv_b = nullptr;    // [in, 3 * width]: q | k | v
+  const float *out_w = nullptr, *out_b = nullptr;    // [width, 512]
+  const float *res_w = nullptr, *res_b = nullptr;    // layer 0: [256, 512]; layer 1: none (identity)
+  const float *ln2_scale = nullptr, *ln2_bias = nullptr;
+  const float *ffn1_w = nullptr, *ffn1_b = nullptr;  // [512, 1536]
+  const float *ffn2_w = nullptr, *ffn2_b = nullptr;  // [1536, 512]
+  float q_scale = 0;
+  int in = 0, width = 0;  // input width; attention width (256 in layer 0, 512 in layer 1)
+};
+
+/// The converted model: vocabulary and tensors, read once, immutable afterwards.
+struct use_lite_model {
+  std::vector<char> blob;  // the file; tensors point into it
+  /// Piece (code points) -> (score, id); ids 0..5 are never matched.
+  std::unordered_map<std::u32string, std::pair<double, std::int32_t>> pieces;
+  const float* embeddings = nullptr;  // [8002, 256]
+  const float* timing_inv = nullptr;  // [128]
+  const float* tanh_w = nullptr;      // [512, 512]
+  const float* tanh_b = nullptr;      // [512]
+  float ln_eps = 1e-6f, l2_eps = 1e-12f;
+  use_lite_layer layers[2];
+  const icu::Normalizer2* nfkc = nullptr;
+};
+
+/// Reads the converted model file; an error naming the path and the reason.
+[[nodiscard]] engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::string& path);
+
+/// The token ids the model reads for `text` (NFKC, SentencePiece unigram), unclipped.
+[[nodiscard]] std::vector<std::int32_t> tokenize(const use_lite_model& model, std::string_view text);
+
+}  // namespace engram::embedding::detail

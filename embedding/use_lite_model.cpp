@@ -1,0 +1,176 @@
+// The USE Lite model file and tokenizer, shared by the float and the int8 encoders.
+//
+// tokens  NFKC, ' ' -> U+2581 with one U+2581 in front, unigram Viterbi over the 8,000
+//         pieces (ids 0..5 never matched; unknown characters id 0, runs of them merged).
+
+#include "embedding/internal/use_lite_model.hpp"
+
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+namespace engram::embedding::detail {
+
+namespace {
+
+constexpr std::size_t max_piece = 16;  // code points of the longest piece
+
+}  // namespace
+
+engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::string& path) {
+  auto fail = [&](const std::string& why) { return engram::fail("embedder model '" + path + "': " + why); };
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail("cannot open (run `tools/dev.sh setup` to fetch and convert it, or set embedder.model_path)");
+  auto m = std::make_unique<use_lite_model>();
+  m->blob.assign(std::istreambuf_iterator<char>(in), {});
+  const auto& b = m->blob;
+  std::size_t at = 0;
+  auto take = [&](void* dst, std::size_t n) {
+    if (at + n > b.size())
+      return false;
+    std::memcpy(dst, b.data() + at, n);
+    at += n;
+    return true;
+  };
+  char magic[8];
+  if (!take(magic, 8) || std::memcmp(magic, "EGUSE001", 8) != 0)
+    return fail("not a converted USE Lite model (bad magic)");
+  std::uint32_t count = 0;
+  if (!take(&count, 4) || count != 8000)
+    return fail("expected 8000 vocabulary pieces");
+  UErrorCode status = U_ZERO_ERROR;
+  m->nfkc = icu::Normalizer2::getNFKCInstance(status);
+  if (U_FAILURE(status))
+    return fail(std::string("ICU NFKC unavailable: ") + u_errorName(status));
+  for (std::uint32_t id = 0; id < count; ++id) {
+    double score = 0;
+    std::uint32_t len = 0;
+    if (!take(&score, 8) || !take(&len, 4) || at + len > b.size())
+      return fail("truncated vocabulary");
+    std::string piece(b.data() + at, len);
+    at += len;
+    if (id < 6)
+      continue;  // <unk>, <s>, </s> and 3 reserved ids are never matched
+    auto u = icu::UnicodeString::fromUTF8(piece);
+    std::u32string cps;
+    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1))
+      cps.push_back(static_cast<char32_t>(u.char32At(i)));
+    m->pieces[cps] = {score, static_cast<std::int32_t>(id)};  // a later duplicate wins, as in the JS
+  }
+  if (!take(&count, 4))
+    return fail("truncated tensor table");
+  std::map<std::string, std::pair<const float*, std::uint32_t>> tensors;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t len = 0, n = 0;
+    if (!take(&len, 4) || at + len > b.size())
+      return fail("truncated tensor table");
+    std::string name(b.data() + at, len);
+    at += len;
+    if (!take(&n, 4) || at + std::size_t(n) * 4 > b.size())
+      return fail("truncated tensor " + name);
+    tensors[name] = {reinterpret_cast<const float*>(b.data() + at), n};
+    at += std::size_t(n) * 4;
+  }
+  std::string missing;
+  auto get = [&](const std::string& name, std::size_t n) -> const float* {
+    auto it = tensors.find(name);
+    if (it == tensors.end() || it->second.second != n) {
+      missing += (missing.empty() ? "" : ", ") + name;
+      return nullptr;
+    }
+    return it->second.first;
+  };
+  m->embeddings = get("embeddings", 8002 * 256);
+  m->timing_inv = get("timing_inv", 128);
+  m->tanh_w = get("tanh_w", 512 * 512);
+  m->tanh_b = get("tanh_b", 512);
+  auto ln_eps = get("ln_eps", 1), l2_eps = get("l2_eps", 1);
+  for (int l = 0; l < 2; ++l) {
+    auto& L = m->layers[l];
+    auto p = "l" + std::to_string(l) + ".";
+    L.in = l == 0 ? 256 : 512;
+    L.width = L.in;
+    L.ln1_scale = get(p + "ln1_scale", L.in);
+    L.ln1_bias = get(p + "ln1_bias", L.in);
+    L.qkv_w = get(p + "qkv_w", std::size_t(L.in) * 3 * L.width);
+    L.qkv_b = get(p + "qkv_b", 3 * L.width);
+    L.out_w = get(p + "out_w", std::size_t(L.width) * 512);
+    L.out_b = get(p + "out_b", 512);
+    if (l == 0) {
+      L.res_w = get(p + "res_w", 256 * 512);
+      L.res_b = get(p + "res_b", 512);
+    }
+    L.ln2_scale = get(p + "ln2_scale", 512);
+    L.ln2_bias = get(p + "ln2_bias", 512);
+    L.ffn1_w = get(p + "ffn1_w", 512 * 1536);
+    L.ffn1_b = get(p + "ffn1_b", 1536);
+    L.ffn2_w = get(p + "ffn2_w", 1536 * 512);
+    L.ffn2_b = get(p + "ffn2_b", 512);
+    auto q = get(p + "q_scale", 1);
+    L.q_scale = q ? *q : 0;
+  }
+  if (!missing.empty())
+    return fail("missing or misshapen tensors: " + missing);
+  m->ln_eps = *ln_eps;
+  m->l2_eps = *l2_eps;
+  return m;
+}
+
+std::vector<std::int32_t> tokenize(const use_lite_model& model, std::string_view text) {
+  UErrorCode status = U_ZERO_ERROR;
+  auto normalised = model.nfkc->normalize(
+      icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size()))), status);
+  std::vector<std::int32_t> out;
+  if (U_FAILURE(status) || normalised.isEmpty())
+    return out;
+  std::u32string c{U'\u2581'};
+  for (int32_t i = 0; i < normalised.length(); i = normalised.moveIndex32(i, 1)) {
+    auto cp = static_cast<char32_t>(normalised.char32At(i));
+    c.push_back(cp == U' ' ? U'\u2581' : cp);
+  }
+  // Viterbi exactly as the reference: ascending starts, a best of 0.0 counts as unset,
+  // ties go to the later (shorter) piece; scores summed in double.
+  const std::size_t n = c.size();
+  std::vector<double> best(n + 1, 0.0);
+  std::vector<std::int32_t> id(n + 1, 0);
+  std::vector<std::size_t> len(n + 1, 0);
+  std::u32string key;
+  for (std::size_t e = 1; e <= n; ++e) {
+    for (std::size_t st = e > max_piece ? e - max_piece : 0; st < e; ++st) {
+      key.assign(c, st, e - st);
+      double score;
+      std::int32_t pid;
+      if (auto it = model.pieces.find(key); it != model.pieces.end()) {
+        score = it->second.first;
+        pid = it->second.second;
+      } else if (e == st + 1) {
+        score = 0.0;  // an unknown character (no piece starts with it)
+        pid = 0;
+      } else {
+        continue;
+      }
+      double total = score + best[st];
+      if (best[e] == 0.0 || total >= best[e]) {
+        best[e] = total;
+        id[e] = pid;
+        len[e] = e - st;
+      }
+    }
+  }
+  for (std::size_t e = n; e > 0; e -= len[e])
+    out.push_back(id[e]);
+  std::reverse(out.begin(), out.end());
+  std::vector<std::int32_t> merged;
+  for (auto t : out)
+    if (!(t == 0 && !merged.empty() && merged.back() == 0))
+      merged.push_back(t);
+  return merged;
+}
+
+}  // namespace engram::embedding::detail

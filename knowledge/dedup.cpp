@@ -1,0 +1,357 @@
+#include "knowledge/dedup.hpp"
+#include "knowledge/internal/label_ids.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <unordered_set>
+
+namespace engram::dedup {
+
+namespace {
+
+/// Every word of `small` is in `big`.
+bool is_subset(const std::vector<std::string_view>& small, const std::vector<std::string_view>& big) {
+  std::set<std::string_view> have(big.begin(), big.end());
+  return std::all_of(small.begin(), small.end(), [&](auto w) { return have.count(w) > 0; });
+}
+
+/// Where each word of `seq` that occurs once stands.
+std::map<std::string_view, std::size_t> single_positions(const std::vector<order_word>& seq) {
+  std::map<std::string_view, std::size_t> at, seen;
+  for (std::size_t i = 0; i < seq.size(); ++i)
+    if (++seen[seq[i].word] == 1)
+      at[seq[i].word] = i;
+    else
+      at.erase(seq[i].word);
+  return at;
+}
+
+/// Two shared words in opposite orders with a word between them (in either title), or two
+/// names swapped: who does what to whom changed.
+bool roles_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
+  // Function words link the roles, they hold none: "for 2026 the budget" is "the budget for 2026".
+  static const std::set<std::string_view> links = {"for",  "to",   "by",    "with",  "from", "over",  "than",
+                                                   "into", "onto", "and",   "or",    "as",   "per",   "about",
+                                                   "via",  "we",   "our",   "you",   "your", "i",     "they",
+                                                   "it",   "this", "that",  "their", "just", "also"};
+  auto pa = single_positions(a), pb = single_positions(b);
+  std::vector<std::pair<std::size_t, std::size_t>> shared;  // (position in a, position in b)
+  for (const auto& [w, i] : pa)
+    if (auto it = pb.find(w);
+        it != pb.end() && !std::isdigit(static_cast<unsigned char>(w[0])) && w[0] != '$' && !links.count(w))
+      shared.emplace_back(i, it->second);
+  for (const auto& [ai, bi] : shared)
+    for (const auto& [aj, bj] : shared) {
+      if (!(ai < aj && bi > bj))
+        continue;
+      const bool names = (a[ai].name || b[bi].name) && (a[aj].name || b[bj].name);
+      if (names || aj - ai > 1 || bi - bj > 1)
+        return true;
+    }
+  return false;
+}
+
+/// One list contains the other (the extra names are detail one statement adds).
+bool nested(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return std::includes(a.begin(), a.end(), b.begin(), b.end()) || std::includes(b.begin(), b.end(), a.begin(), a.end());
+}
+
+/// Each list equal, or one of the two empty (one statement leaves out what the other says).
+bool complementary(const schemas::signature& a, const schemas::signature& b) {
+  auto fits = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
+    return x == y || x.empty() || y.empty();
+  };
+  return fits(a.numbers, b.numbers) && fits(a.dates, b.dates) && fits(a.amounts, b.amounts) &&
+         fits(a.entities, b.entities);
+}
+
+std::string percent(float similarity) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(similarity));
+  return buf;
+}
+
+/// Snapshot file names: the organisation id hex-encoded (ids may hold any printable byte).
+std::string snapshot_name(const std::string& org) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : org) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out + ".hnsw";
+}
+
+}  // namespace
+
+bool same_values(const schemas::signature& a, const schemas::signature& b) {
+  // Named entities are read by capitalisation and lexicons: one statement may name a
+  // company the reader missed in the other. The wording check sees real differences.
+  return a.numbers == b.numbers && a.dates == b.dates && a.amounts == b.amounts && nested(a.entities, b.entities);
+}
+
+bool same_wording(const std::string& words_a, const std::string& words_b, const std::vector<order_word>& order_a,
+                  const std::vector<order_word>& order_b) {
+  auto a = schemas::split_words(words_a), b = schemas::split_words(words_b);
+  if (!(is_subset(a, b) || is_subset(b, a)))
+    return false;
+  return !roles_swapped(order_a, order_b);
+}
+
+struct deduplicator::org_index {
+  std::unique_ptr<storage::vector_index> index;
+  detail::label_ids ids;
+  std::uint64_t last_seq = 0;
+};
+
+deduplicator::deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts)
+  : store_(std::move(store)), opts_(opts) {}
+
+deduplicator::~deduplicator() = default;
+
+deduplicator::org_index& deduplicator::index_of(const std::string& org) {
+  auto& slot = orgs_[org];
+  if (!slot) {
+    slot = std::make_unique<org_index>();
+    slot->index = std::make_unique<storage::vector_index>(opts_.dim, opts_.index);
+  }
+  return *slot;
+}
+
+void deduplicator::forget(const std::string& org, std::uint64_t seq) {
+  std::unique_lock lock(mutex_);
+  auto it = orgs_.find(org);
+  if (it == orgs_.end() || !it->second->ids.erase(seq))
+    return;
+  it->second->index->remove(seq);
+}
+
+std::size_t deduplicator::size(const std::string& org) const {
+  std::shared_lock lock(mutex_);
+  auto it = orgs_.find(org);
+  return it == orgs_.end() ? 0 : it->second->index->size();
+}
+
+std::size_t deduplicator::total_size() const {
+  std::shared_lock lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [_, oi] : orgs_)
+    n += oi->index->size();
+  return n;
+}
+
+std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org,
+                                                                 const schemas::vector8& query, std::size_t k) const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::pair<std::string, float>> out;
+  auto it = orgs_.find(org);
+  if (it == orgs_.end() || query.size() != opts_.dim)
+    return out;
+  for (const auto& hit : it->second->index->search(query, k))
+    if (auto id = it->second->ids.find(hit.label))
+      out.emplace_back(std::string(*id), hit.similarity);
+  return out;
+}
+
+engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) {
+  std::unique_lock lock(mutex_);
+  orgs_.clear();
+  poisoned_ = false;
+  index_stats st;
+  const auto identity = store_->identity();
+  for (const auto& [org, last] : store_->vector_sequences()) {
+    auto oi = std::make_unique<org_index>();
+    if (!snapshot_dir.empty()) {
+      // A snapshot: <name> (hnswlib), <name>.sum (its checksum), <name>.ids (the store's
+      // identity, the last seq covered, then "seq id" lines).
+      auto base = snapshot_dir + "/" + snapshot_name(org);
+      std::ifstream ids(base + ".ids");
+      std::string snap_identity;
+      std::uint64_t covered = 0;
+      if (ids >> snap_identity >> covered && snap_identity == identity && covered <= last) {
+        // An unreadable snapshot is rebuilt from the store: why it was refused does not matter.
+        if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index)) {
+          std::uint64_t seq;
+          std::string id;
+          while (ids >> seq >> id)
+            oi->ids.emplace(seq, id);
+          if (oi->ids.size() >= (*loaded)->size()) {
+            oi->index = std::move(*loaded);
+            oi->last_seq = covered;
+            ++st.loaded;
+            // Entries removed (expired) after the snapshot was written: hidden as the live
+            // index hid them (hnswlib keeps a removed vector in the graph either way).
+            std::vector<std::uint64_t> gone;
+            oi->ids.for_each([&](std::uint64_t label, std::string_view id) {
+              if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
+                gone.push_back(label);
+            });
+            for (auto label : gone) {
+              oi->index->remove(label);
+              oi->ids.erase(label);
+            }
+          } else {
+            oi->ids.clear();
+          }
+        }
+      }
+    }
+    if (!oi->index) {
+      oi->index = std::make_unique<storage::vector_index>(opts_.dim, opts_.index);
+      ++st.rebuilt;
+    }
+    // The vectors applied after the snapshot (all of them on a rebuild), in apply order.
+    bool bad_dim = false;
+    auto e = store_->scan_vectors(org, oi->last_seq, [&](std::uint64_t seq, std::string_view id,
+                                                         const schemas::vector8& v) {
+      if (v.size() != opts_.dim) {
+        bad_dim = true;
+        return false;
+      }
+      oi->index->add(seq, v);
+      oi->ids.emplace(seq, id);
+      oi->last_seq = seq;
+      return true;
+    });
+    // The highest sequence handed out, even when its vector was removed since: the next
+    // vector gets the number it got live.
+    oi->last_seq = std::max(oi->last_seq, last);
+    if (bad_dim)
+      return engram::fail("the store's vectors of organisation '" + org + "' do not have " +
+                          std::to_string(opts_.dim) +
+                          " dimensions: the embedder changed; rebuild the store with engramctl replay");
+    if (e != storage::errc::ok)
+      return engram::fail("cannot read the vectors of organisation '" + org + "': " + storage::to_string(e));
+    st.vectors += oi->index->size();
+    orgs_[org] = std::move(oi);
+  }
+  st.organizations = orgs_.size();
+  return st;
+}
+
+engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
+  if (poisoned_)
+    return engram::fail("the index holds vectors the store failed to write; not saved (it is rebuilt at start)");
+  std::error_code ec;
+  std::filesystem::create_directories(snapshot_dir, ec);
+  if (ec)
+    return engram::fail("cannot create '" + snapshot_dir + "': " + ec.message());
+  const auto identity = store_->identity();
+  for (const auto& [org, oi] : orgs_) {
+    auto base = snapshot_dir + "/" + snapshot_name(org);
+    if (auto saved = oi->index->save(base); !saved)
+      return saved;
+    std::ofstream ids(base + ".ids.tmp", std::ios::trunc);
+    ids << identity << ' ' << oi->last_seq << '\n';
+    oi->ids.for_each([&](std::uint64_t seq, std::string_view id) { ids << seq << ' ' << id << '\n'; });
+    if (!ids.flush())
+      return engram::fail("cannot write '" + base + ".ids.tmp'");
+    ids.close();
+    std::filesystem::rename(base + ".ids.tmp", base + ".ids", ec);
+    if (ec)
+      return engram::fail("cannot install '" + base + ".ids': " + ec.message());
+  }
+  return {};
+}
+
+namespace {
+/// Stored entries with the same title compared per new entry at most.
+constexpr std::size_t max_title_candidates = 64;
+}  // namespace
+
+void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,
+                           std::vector<schemas::resolution>& out, std::vector<std::vector<near_conflict>>& near,
+                           event_overlay& overlay) {
+  const auto& org = m.organization_id;
+  out.assign(x.entries.size(), {});
+  near.assign(x.entries.size(), {});
+  overlay.clear();
+  for (std::size_t i = 0; i < x.entries.size(); ++i) {
+    const auto& en = x.entries[i];
+    auto& r = out[i];
+    auto f = facts_of(m, en, i);
+    auto candidate = [&](const std::string& id) -> std::optional<facts> {
+      auto c = load_facts(*store_, overlay, org, id);
+      if (!c || c->type != f.type || c->status == "superseded" || c->id == f.id)
+        return std::nullopt;
+      return c;
+    };
+    auto duplicate = [&](const facts& c) {
+      return c.positive == f.positive && c.markers == f.markers && same_values(c.sig, f.sig) &&
+             same_wording(c.sig.words, f.sig.words, c.order, f.order);
+    };
+    // 1. Exact normalised title, before any vector search.
+    std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);
+    if (f.title.empty())
+      same_title.clear();  // a title of fillers only says nothing to match on
+    // A title many entries share ("order N ships on ...") would make every save read them
+    // all: the first max_title_candidates in key order are compared (deterministic), and
+    // the vector search below still finds a near duplicate among the rest.
+    if (same_title.size() > max_title_candidates)
+      same_title.resize(max_title_candidates);
+    for (const auto& [id, c] : overlay)
+      if (c.type == f.type && c.title == f.title && !f.title.empty())
+        same_title.push_back(id);
+    for (const auto& id : same_title)
+      if (auto c = candidate(id); c && duplicate(*c)) {
+        r.outcome = schemas::save_outcome::merged;
+        r.merged_into = c->id;
+        r.reason = "same title words; same numbers, dates, amounts, entities and polarity";
+        break;
+      }
+    // 2. Neighbours above the threshold in the organisation's index.
+    if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
+      auto it = orgs_.find(org);
+      if (it != orgs_.end())
+        for (const auto& hit : it->second->index->search(en.embedding, opts_.neighbours)) {
+          if (hit.similarity <= opts_.threshold)
+            break;
+          auto id = it->second->ids.find(hit.label);
+          if (!id)
+            continue;
+          auto c = candidate(std::string(*id));
+          if (!c)
+            continue;
+          const auto sim = "cosine " + percent(hit.similarity);
+          if (duplicate(*c)) {
+            r.outcome = schemas::save_outcome::merged;
+            r.merged_into = c->id;
+            r.reason = sim + "; same numbers, dates, amounts, entities and polarity";
+            r.relations.clear();
+            break;
+          }
+          if (c->positive == f.positive && complementary(c->sig, f.sig) && same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
+            r.outcome = schemas::save_outcome::linked;
+            r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
+          } else {
+            near[i].push_back({c->id, hit.similarity});
+          }
+        }
+    }
+    if (r.outcome == schemas::save_outcome::merged) {
+      near[i].clear();
+      continue;
+    }
+    if (r.outcome == schemas::save_outcome::linked)
+      r.reason = "complements " + std::to_string(r.relations.size()) + " entr" + (r.relations.size() == 1 ? "y" : "ies");
+    if (en.embedding.size() == opts_.dim) {
+      std::unique_lock lock(mutex_);
+      auto& oi = index_of(org);
+      r.vector_seq = ++oi.last_seq;
+      oi.index->add(r.vector_seq, en.embedding);
+      oi.ids.emplace(r.vector_seq, f.id);
+    }
+    overlay.emplace(f.id, std::move(f));
+  }
+}
+
+}  // namespace engram::dedup

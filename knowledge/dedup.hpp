@@ -1,0 +1,118 @@
+#pragma once
+// Dedup (docs/extraction.md): a new entry is a duplicate of an older one of the same
+// organisation and type only when the statements are near-identical (exact normalised
+// title, or cosine above the threshold) AND their numbers, dates, amounts, named entities
+// and polarity agree AND the wording differs only by additions (no word swapped for
+// another, no reordering). Outcomes:
+//   merge     into the older entry (the store combines content, confidence, sources);
+//   link      `supports` to older entries that the new one complements (same values, one
+//             states some the other leaves out);
+//   otherwise a new entry; near-identical statements that disagree in a value or in
+//             polarity are handed to contradiction as candidates.
+//
+// The deduplicator owns one HNSW index per organisation (isolation by construction). It
+// resolves one event at a time against the store with every earlier event applied, so its
+// decisions are the same live, after a restart and in a replay.
+
+#include "knowledge/facts.hpp"
+#include "storage/graph_store.hpp"
+#include "storage/vector_index.hpp"
+
+#include <map>
+#include <shared_mutex>
+#include <span>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace engram::dedup {
+
+struct dedup_options {
+  /// dedup.threshold: cosine above which two statements may be the same.
+  double threshold = 0.92;
+  /// Neighbours fetched per search.
+  std::size_t neighbours = 10;
+  /// Embedding dimension.
+  std::size_t dim = 512;
+  storage::vector_index_options index;
+};
+
+/// A near-identical older statement that disagrees with the new one (contradiction's
+/// second source of candidates).
+struct near_conflict {
+  std::string id;
+  float similarity = 0;
+};
+
+struct index_stats {
+  std::size_t organizations = 0;
+  std::size_t vectors = 0;
+  /// Organisations loaded from a snapshot / rebuilt from the vectors column family.
+  std::size_t loaded = 0;
+  std::size_t rebuilt = 0;
+};
+
+class deduplicator {
+public:
+  deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts);
+  ~deduplicator();
+
+  /// Builds the indexes: each organisation's snapshot in `snapshot_dir` when it is valid
+  /// for this store (then the vectors applied after it are added), else a rebuild from the
+  /// vectors column family in sequence order. `snapshot_dir` empty: always rebuild.
+  [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir);
+
+  /// Decides dedup for every entry of one event. Fills `out` (one per entry: outcome,
+  /// merged_into, supports edges, vector_seq), `near` (conflicting near-duplicates per
+  /// entry) and `overlay` (facts of the entries the event creates). Adds the created
+  /// entries' vectors to the index.
+  void resolve(const schemas::inbound_message& m, const schemas::extraction& x, std::vector<schemas::resolution>& out,
+               std::vector<std::vector<near_conflict>>& near, event_overlay& overlay);
+
+  /// Hides a removed entry's vector (label `seq`) from every later search.
+  void forget(const std::string& organization_id, std::uint64_t seq);
+
+  /// The store failed to apply the last resolved event: the index may hold vectors the
+  /// store does not, so no snapshot is written from it.
+  void poisoned() noexcept { poisoned_ = true; }
+
+  /// Writes every organisation's snapshot (when not poisoned).
+  [[nodiscard]] engram::result<void> save(const std::string& snapshot_dir) const;
+
+  /// Searchable vectors in one organisation's index.
+  [[nodiscard]] std::size_t size(const std::string& organization_id) const;
+  /// Searchable vectors in all indexes.
+  [[nodiscard]] std::size_t total_size() const;
+
+  /// The `k` entries of one organisation nearest to `query` (unit vector), most similar
+  /// first: recall's vector side. Safe to call from any thread while events are resolved.
+  [[nodiscard]] std::vector<std::pair<std::string, float>> nearest(const std::string& organization_id,
+                                                                   const schemas::vector8& query, std::size_t k) const;
+
+private:
+  struct org_index;
+  org_index& index_of(const std::string& org);
+
+  std::shared_ptr<const storage::graph_store> store_;
+  dedup_options opts_;
+  std::map<std::string, std::unique_ptr<org_index>> orgs_;
+  bool poisoned_ = false;
+  /// Readers (nearest) share it; resolve and open take it alone while they change indexes.
+  mutable std::shared_mutex mutex_;
+};
+
+/// True when two signatures name the same numbers, dates, amounts and entities.
+[[nodiscard]] bool same_values(const schemas::signature& a, const schemas::signature& b);
+
+/// Wording check of a merge: one statement's content words (schemas::signature::words),
+/// as a set, are the other's plus additions (a substituted word means another statement;
+/// a reordering does not: "for 2026 the Orion budget is ..." is "the Orion budget for
+/// 2026 is ..."). Order guard over the titles' words (facts::order): two words both
+/// statements share, in opposite orders, mean another statement when a word stands between
+/// them in either ("Hugo reports to Claire" / "Claire reports to Hugo", "tea over coffee" /
+/// "coffee over tea") or both are names ("Hugo is Claire's manager"); "a Lisbon office" /
+/// "an office in Lisbon" is the same.
+[[nodiscard]] bool same_wording(const std::string& words_a, const std::string& words_b,
+                                const std::vector<order_word>& order_a, const std::vector<order_word>& order_b);
+
+}  // namespace engram::dedup

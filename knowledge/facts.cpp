@@ -1,0 +1,148 @@
+#include "knowledge/facts.hpp"
+#include "base/text.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <vector>
+
+namespace engram::dedup {
+
+namespace {
+
+
+}  // namespace
+
+std::string markers_of(std::string_view text) {
+  // Relative times, weekdays and quantities change what is said; so does the preposition
+  // before a number ("cut churn to 5%" is not "cut churn by 5%").
+  static const std::set<std::string> standalone = {
+      "this",   "next",    "last",     "previous", "coming",  "current", "monday", "tuesday", "wednesday",
+      "thursday", "friday", "saturday", "sunday",  "some",    "none",    "every",
+      "increase", "decrease", "increased", "decreased", "more", "less",  "fewer",  "above",   "below",
+      "before",  "after",   "until",    "since"};
+  static const std::set<std::string> before_number = {"to", "by", "from", "of", "over", "under", "at", "than"};
+  std::vector<std::string> words;
+  std::string w;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ' ';
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '$' || c == '%' || c == '.' || c == ',' ||
+        static_cast<unsigned char>(c) >= 0x80) {
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!w.empty()) {
+      while (!w.empty() && (w.back() == '.' || w.back() == ','))
+        w.pop_back();
+      if (!w.empty())
+        words.push_back(w);
+      w.clear();
+    }
+  }
+  // A number, an amount, or a date that starts with its month ("to March 5" is "to 5 March").
+  static const std::set<std::string> months = {"january", "february", "march",     "april",   "may",      "june",
+                                               "july",    "august",   "september", "october", "november", "december",
+                                               "jan",     "feb",      "mar",       "apr",     "jun",      "jul",
+                                               "aug",     "sep",      "sept",      "oct",     "nov",      "dec"};
+  auto number_like = [&](const std::string& x) {
+    return std::isdigit(static_cast<unsigned char>(x[0])) || x[0] == '$' || static_cast<unsigned char>(x[0]) >= 0x80 ||
+           months.count(x);
+  };
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (standalone.count(words[i]))
+      out.push_back(words[i]);
+    else if (before_number.count(words[i]) && i + 1 < words.size() && number_like(words[i + 1]))
+      out.push_back(words[i] + "#");
+  }
+  std::sort(out.begin(), out.end());
+  std::string joined;
+  for (const auto& x : out)
+    joined += (joined.empty() ? "" : " ") + x;
+  return joined;
+}
+
+std::vector<order_word> order_of(std::string_view title) {
+  static const std::set<std::string> neutral = {"a",  "an", "the", "is", "are", "was", "were", "be",
+                                                "been", "in", "at", "on", "of", "'s"};
+  std::vector<order_word> out;
+  std::string w;
+  bool capital = false, first = true;
+  auto flush = [&] {
+    if (w.size() > 2 && (w.ends_with("'s") || w.ends_with("\u2019s")))
+      w.resize(w.size() - (w.ends_with("'s") ? 2 : 4));
+    if (!w.empty() && !neutral.count(w))
+      out.push_back({w, capital && !first});
+    if (!w.empty())
+      first = false;
+    w.clear();
+  };
+  for (std::size_t i = 0; i < title.size(); ++i) {
+    const auto c = static_cast<unsigned char>(title[i]);
+    if (std::isalnum(c) || c >= 0x80 || c == '$' || c == '%' || (c == '\'' && !w.empty())) {
+      if (w.empty())
+        capital = std::isupper(c) != 0;
+      w += static_cast<char>(std::tolower(c));
+    } else if ((c == '.' || c == ',') && !w.empty() && i + 1 < title.size() &&
+               std::isdigit(static_cast<unsigned char>(title[i + 1]))) {
+      w += static_cast<char>(c);  // 75,000 and 2.5 stay one word
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::size_t index) {
+  facts f;
+  f.id = schemas::entry_id(m.organization_id, m.event_id, index);
+  f.type = e.type;
+  f.title = e.sig.key;
+  f.subject = schemas::normal_form(e.subject);
+  f.slot = e.slot;
+  f.sig = e.sig;
+  f.positive = e.positive;
+  f.markers = markers_of(e.title);
+  f.order = order_of(e.title);
+  f.author = lower_ascii(m.from.address);
+  f.source = m.source;
+  return f;
+}
+
+facts facts_of(const knowledge::stored_entry& e) {
+  facts f;
+  f.id = e.id;
+  f.type = e.type;
+  f.subject = schemas::normal_form(e.subject);
+  f.slot = e.slot;
+  f.sig = e.sig;
+  f.title = e.sig.key;
+  f.positive = e.positive;
+  f.markers = markers_of(e.title);
+  f.order = order_of(e.title);
+  f.author = e.author;
+  f.source = e.source_type == "manual" ? schemas::source_type::manual
+             : e.source_type == "chat" ? schemas::source_type::chat
+             : e.source_type == "file" ? schemas::source_type::file
+                                       : schemas::source_type::email;
+  f.status = std::string(knowledge::to_string(e.status));
+  return f;
+}
+
+int authority(schemas::source_type s) {
+  return s == schemas::source_type::manual ? 2 : 1;
+}
+
+std::optional<facts> load_facts(const storage::graph_store& store, const event_overlay& overlay,
+                                const std::string& org, const std::string& id) {
+  if (auto it = overlay.find(id); it != overlay.end())
+    return it->second;
+  auto raw = store.get_entry(org, id);
+  knowledge::stored_entry e;
+  if (!raw || knowledge::decode(*raw, e))
+    return std::nullopt;
+  return facts_of(e);
+}
+
+}  // namespace engram::dedup

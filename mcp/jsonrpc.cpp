@@ -1,0 +1,44 @@
+#include "mcp/jsonrpc.hpp"
+
+namespace engram::mcp {
+
+failure_code code_of(failure f) {
+  switch (f) {
+    case failure::parse_error: return {400, -32700};
+    case failure::invalid_request: return {400, -32600};
+    case failure::method_not_found: return {200, -32601};
+    case failure::invalid_params: return {200, -32602};
+    case failure::unauthorized: return {401, -32600};
+    case failure::forbidden: return {403, -32600};
+    case failure::wrong_method: return {405, -32600};
+  }
+  return {500, -32603};
+}
+
+http::response json_response(int status, const json& body, std::vector<std::pair<std::string, std::string>> headers) {
+  return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(headers)};
+}
+
+http::response error_response(failure f, const json& id, const std::string& message,
+                              std::vector<std::pair<std::string, std::string>> headers) {
+  const auto c = code_of(f);
+  return json_response(c.http_status,
+                       {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", c.rpc_code}, {"message", message}}}},
+                       std::move(headers));
+}
+
+http::response result_response(const json& id, json result) {
+  return json_response(200, {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+}
+
+json tool_result(json structured) {
+  auto text = structured.dump(-1, ' ', false, json::error_handler_t::replace);
+  return {{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"structuredContent", std::move(structured)},
+          {"isError", false}};
+}
+
+json tool_error(const std::string& message) {
+  return {{"content", json::array({{{"type", "text"}, {"text", message}}})}, {"isError", true}};
+}
+
+}  // namespace engram::mcp

@@ -1,0 +1,77 @@
+#pragma once
+// MCP over Streamable HTTP on POST /mcp (protocol 2025-11-25; 2025-06-18 and 2025-03-26
+// accepted): the JSON-RPC envelope (jsonrpc.hpp), Origin and bearer-token checks
+// (auth.hpp), and the tools of the registry (registry.hpp; the knowledge tools in
+// knowledge_tools.cpp). No Beast here: it answers http::request with http::response. Every
+// tool call is scoped to the token's organisation: the organisation is a key prefix of
+// every store read, the vector index is the organisation's own, and no tool takes an
+// organisation argument.
+
+#include "actors/common/clock.hpp"
+#include "actors/common/metrics.hpp"
+#include "actors/common/notifier.hpp"
+#include "knowledge/dedup.hpp"
+#include "embedding/embedder.hpp"
+#include "mcp/auth.hpp"
+#include "mcp/registry.hpp"
+#include "knowledge/read_rules.hpp"
+#include "net/http.hpp"
+#include "schemas/log_record.hpp"
+#include "base/result.hpp"
+#include "storage/graph_store.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace engram::mcp {
+
+struct mcp_options {
+  auth_options auth;
+  /// A save is answered once applied, or after this with isError (it stays on the log).
+  std::chrono::milliseconds save_timeout{10000};
+  /// Largest tool answer, in bytes of JSON; larger result lists are cut.
+  std::size_t max_response_bytes = 256 * 1024;
+  /// Decay, hide_below and the branches' time to live.
+  knowledge::read_policy policy;
+  /// Entity types' parents (config entities.type_parents).
+  std::map<std::string, std::string> type_parents;
+};
+
+struct mcp_dependencies {
+  std::shared_ptr<const storage::graph_store> store;
+  std::shared_ptr<const dedup::deduplicator> index;
+  std::shared_ptr<const embedding::embedder> embedder;
+  actors::apply_notifier* notifier = nullptr;
+  /// Requests by tool and outcome, with latency (may be null).
+  actors::metrics* metrics = nullptr;
+  /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
+  std::shared_ptr<const actors::clock> clock;
+  /// Appends one record to engram-log; an error when it was not acknowledged.
+  std::function<engram::result<void>(const schemas::encoded_record& record)> append;
+};
+
+class service {
+public:
+  service(mcp_dependencies deps, mcp_options opts);
+  ~service();
+  /// Answers one request to /mcp (any method).
+  void handle(const http::request& req, http::responder respond);
+  /// Answers GET /v1/kg/bundles[?name=N] for the token's organisation (engramctl kg).
+  void handle_bundles(const http::request& req, http::responder respond);
+  /// GET /mcp event streams whose clients are still there.
+  [[nodiscard]] std::size_t open_streams();
+  /// The tools served (the knowledge tools at start; more may be added).
+  [[nodiscard]] registry& tools();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Newest protocol first.
+inline constexpr const char* protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+}  // namespace engram::mcp

@@ -1,0 +1,270 @@
+// The reference MCP memory server's tools (npm @modelcontextprotocol/server-memory) over the
+// entity graph: the same input names and result shapes, so its users switch by changing a
+// URL. Its semantics are kept (duplicate names and relations skipped, observations
+// de-duplicated, a delete cascades to relations, deleting what is missing is a no-op,
+// open_nodes returns the relations touching the named nodes), with three deliberate
+// differences: a relation to a missing entity is an error; read_graph is paged (limit,
+// cursor); search_nodes ranks its matches. Names are matched case- and space-insensitively,
+// and relation types are stored as lower snake case (docs/entity-graph.md).
+#include "mcp/internal/entity_tools.hpp"
+
+#include "mcp/jsonrpc.hpp"
+#include "knowledge/write_rules.hpp"
+#include "schemas/tools.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace engram::mcp {
+
+namespace {
+
+using knowledge::edge_direction;
+using knowledge::entity_view;
+
+json entity_json(const entity_view& e) {
+  return {{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}};
+}
+
+std::vector<json> json_list(json array) {
+  std::vector<json> out;
+  for (auto& x : array)
+    out.push_back(std::move(x));
+  return out;
+}
+
+std::vector<std::string> strings(const json& a) {
+  std::vector<std::string> out;
+  for (const auto& x : a)
+    out.push_back(x.get<std::string>());
+  return out;
+}
+
+/// The relations touching `entities`: those leaving one of them, then (with `incoming_too`)
+/// those reaching one from outside the list; each once, per entity by label then other end.
+/// From the in-memory edges: no RocksDB read.
+json relations_of(tool_context& ctx, const std::string& org, const std::vector<entity_view>& entities,
+                  bool incoming_too) {
+  const auto& store = ctx.entities().store();
+  json out = json::array();
+  std::set<std::string> ids;
+  std::map<std::string, std::string> names;
+  for (const auto& e : entities) {
+    ids.insert(e.id);
+    names[e.id] = e.name;
+  }
+  auto name_of = [&](const std::string& id) -> const std::string& {
+    if (auto it = names.find(id); it != names.end())
+      return it->second;
+    std::string type;
+    auto& n = names[id];
+    if (!store.entity_name(org, id, &n, &type))
+      n.clear();
+    return n;
+  };
+  for (const auto& e : entities) {
+    auto edges = store.entity_neighbours(org, e.id, true, incoming_too);
+    std::sort(edges.begin(), edges.end(), [](const auto& x, const auto& y) {
+      return std::tie(y.outgoing, x.label, x.other_id) < std::tie(x.outgoing, y.label, y.other_id);
+    });
+    for (const auto& n : edges) {
+      if (!n.outgoing && ids.count(n.other_id))
+        continue;  // listed from its source already
+      const auto& other = name_of(n.other_id);
+      if (!other.empty())
+        out.push_back({{"from", n.outgoing ? e.name : other}, {"to", n.outgoing ? other : e.name}, {"relationType", n.label}});
+    }
+  }
+  return out;
+}
+
+void create_entities(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::entity_command c;
+  c.op = schemas::entity_op::add_entities;
+  c.merge_existing = false;
+  for (const auto& e : a["entities"])
+    c.entities.push_back({e["name"].get<std::string>(), e["entityType"].get<std::string>(), {},
+                          strings(e.value("observations", json::array()))});
+  entity_command(ctx, g, std::move(c), std::move(reply), [&ctx, org = g.organization_id](const json& r) {
+    json created = json::array();
+    for (const auto& item : r["entities"])
+      if (item["created"].get<bool>())
+        if (auto e = ctx.entities().by_id(org, item["id"].get<std::string>()))
+          created.push_back(entity_json(*e));
+    return tool_result({{"entities", created}});
+  });
+}
+
+void create_relations(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::entity_command c;
+  c.op = schemas::entity_op::relate;
+  for (std::size_t i = 0; i < a["relations"].size(); ++i) {
+    const auto& r = a["relations"][i];
+    c.relations.push_back({r["from"].get<std::string>(), r["to"].get<std::string>(), r["relationType"].get<std::string>()});
+    for (const char* end : {"from", "to"})
+      if (!ctx.entities().by_name(g.organization_id, r[end].get<std::string>()))
+        return reply(tool_error("relations[" + std::to_string(i) + "]." + end + ": no entity '" +
+                                r[end].get<std::string>() + "' in this organisation"));
+  }
+  entity_command(ctx, g, std::move(c), std::move(reply), [](const json& r) {
+    json created = json::array();
+    for (const auto& item : r["relations"])
+      if (item["created"].get<bool>())
+        created.push_back({{"from", item["from"]}, {"to", item["to"]}, {"relationType", item["relationType"]}});
+    return tool_result({{"relations", created}});
+  });
+}
+
+void add_observations(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::entity_command c;
+  c.op = schemas::entity_op::add_observations;
+  for (const auto& o : a["observations"]) {
+    const auto name = o["entityName"].get<std::string>();
+    if (!ctx.entities().by_name(g.organization_id, name))
+      return reply(tool_error("Entity with name " + name + " not found"));
+    c.observations.push_back({name, strings(o["contents"])});
+  }
+  entity_command(ctx, g, std::move(c), std::move(reply), [](const json& r) {
+    return tool_result({{"results", r["results"]}});
+  });
+}
+
+void delete_entities(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::entity_command c;
+  c.op = schemas::entity_op::delete_entities;
+  c.names = strings(a["entityNames"]);
+  entity_command(ctx, g, std::move(c), std::move(reply), [](const json& r) {
+    return tool_result({{"success", true}, {"message", "Entities deleted successfully"}, {"deleted", r["deleted"]}});
+  });
+}
+
+void delete_observations(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::entity_command c;
+  c.op = schemas::entity_op::delete_observations;
+  for (const auto& d : a["deletions"])
+    c.observations.push_back({d["entityName"].get<std::string>(), strings(d["observations"])});
+  entity_command(ctx, g, std::move(c), std::move(reply), [](const json&) {
+    return tool_result({{"success", true}, {"message", "Observations deleted successfully"}});
+  });
+}
+
+void delete_relations(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::entity_command c;
+  c.op = schemas::entity_op::delete_relations;
+  for (const auto& r : a["relations"])
+    c.relations.push_back({r["from"].get<std::string>(), r["to"].get<std::string>(), r["relationType"].get<std::string>()});
+  entity_command(ctx, g, std::move(c), std::move(reply), [](const json& r) {
+    return tool_result({{"success", true}, {"message", "Relations deleted successfully"}, {"deleted", r["deleted"]}});
+  });
+}
+
+void read_graph(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  const auto limit = a.contains("limit") ? a["limit"].get<std::size_t>() : std::size_t{100};
+  const auto after = a.value("cursor", std::string());
+  auto page = ctx.entities().list(g.organization_id, after, limit + 1);
+  bool more = page.size() > limit;
+  if (more)
+    page.resize(limit);
+  std::vector<json> listed;
+  for (const auto& e : page)
+    listed.push_back(entity_json(e));
+  // The size cap: a page of large entities ends early, and the cursor says where.
+  auto entities = ctx.capped(std::move(listed));
+  if (entities.size() < page.size()) {
+    page.resize(entities.size());
+    more = true;
+  }
+  // Each relation once, on the page of its source.
+  json out{{"entities", entities},
+           {"relations", ctx.capped(json_list(relations_of(ctx, g.organization_id, page, false)))}};
+  if (more)
+    out["nextCursor"] = page.back().id;
+  reply(tool_result(std::move(out)));
+}
+
+/// How an entity matches a search (lower is better; 0: no match): exact name, name prefix,
+/// a word of the name, within the name, its type, an observation.
+int match_rank(const storage::entity_summary& e, const std::string& q) {
+  const auto& name = e.name_lc;
+  if (name == q)
+    return 1;
+  if (name.starts_with(q))
+    return 2;
+  auto at = name.find(q);
+  if (at != std::string::npos) {
+    for (; at != std::string::npos; at = name.find(q, at + 1))
+      if (!std::isalnum(static_cast<unsigned char>(name[at - 1])))
+        return 3;
+    return 4;
+  }
+  if (e.type_lc.find(q) != std::string::npos)
+    return 5;
+  if (e.observations_lc.find(q) != std::string::npos)
+    return 6;
+  return 0;
+}
+
+void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  auto q = a["query"].get<std::string>();
+  std::transform(q.begin(), q.end(), q.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto limit = a.contains("limit") ? a["limit"].get<std::size_t>() : std::size_t{100};
+  struct hit {
+    int rank;
+    std::string name, id;
+  };
+  std::vector<hit> hits;
+  ctx.entities().store().scan_entities(g.organization_id, [&](const storage::entity_summary& e) {
+    if (int rank = match_rank(e, q))
+      hits.push_back({rank, std::string(e.name), std::string(e.id)});
+  });
+  const std::size_t total = hits.size();
+  const auto keep = std::min(limit, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(keep), hits.end(),
+                    [](const hit& x, const hit& y) { return x.rank != y.rank ? x.rank < y.rank : x.name < y.name; });
+  hits.resize(keep);
+  std::vector<entity_view> found;
+  std::vector<json> listed;
+  for (const auto& h : hits)
+    if (auto e = ctx.entities().by_id(g.organization_id, h.id)) {
+      listed.push_back(entity_json(*e));
+      found.push_back(std::move(*e));
+    }
+  auto entities = ctx.capped(std::move(listed));  // the size cap; "total" still counts every match
+  found.resize(entities.size());
+  // As the reference: the relations with at least one end in the results.
+  auto relations = relations_of(ctx, g.organization_id, found, true);
+  reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}, {"total", total}}));
+}
+
+void open_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  std::vector<entity_view> found;
+  for (const auto& n : a["names"])
+    if (auto e = ctx.entities().by_name(g.organization_id, n.get<std::string>()))
+      if (std::none_of(found.begin(), found.end(), [&](const entity_view& f) { return f.id == e->id; }))
+        found.push_back(std::move(*e));
+  std::vector<json> listed;
+  for (const auto& e : found)
+    listed.push_back(entity_json(e));
+  auto entities = ctx.capped(std::move(listed));
+  found.resize(entities.size());
+  auto relations = relations_of(ctx, g.organization_id, found, true);
+  reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}}));
+}
+
+}  // namespace
+
+void add_memory_tools(registry& r, tool_context& ctx) {
+  add_tools(r, ctx, schemas::memory_tool_definitions(),
+            {{"create_entities", "write", create_entities},
+             {"create_relations", "write", create_relations},
+             {"add_observations", "write", add_observations},
+             {"delete_entities", "write", delete_entities},
+             {"delete_observations", "write", delete_observations},
+             {"delete_relations", "write", delete_relations},
+             {"read_graph", "read", read_graph},
+             {"search_nodes", "read", search_nodes},
+             {"open_nodes", "read", open_nodes}});
+}
+
+}  // namespace engram::mcp

@@ -1,0 +1,351 @@
+#include "reading/dates.hpp"
+
+#include "reading/text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <optional>
+
+namespace engram::reading {
+namespace {
+
+struct civil {
+  int y;
+  unsigned m, d;
+};
+
+civil civil_from_days(std::int64_t z) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  return {static_cast<int>(y + (m <= 2)), m, d};
+}
+
+unsigned days_in_month(int y, unsigned m) {
+  static constexpr std::array<unsigned, 12> md{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : md[m - 1];
+}
+
+/// Monday = 0 ... Sunday = 6.
+int weekday(std::int64_t day) { return static_cast<int>(((day + 3) % 7 + 7) % 7); }
+
+std::string period(std::int64_t a, std::int64_t b) { return format_day(a) + "/" + format_day(b); }
+
+struct token {
+  std::string_view lower;  // a view into the lower-cased sentence
+  std::size_t begin, end;
+};
+
+/// Words and numbers of `lowered` (the sentence lower-cased, same offsets).
+std::vector<token> tokenize(std::string_view lowered) {
+  std::vector<token> out;
+  std::size_t i = 0;
+  while (i < lowered.size()) {
+    if (text::is_alpha(lowered[i]) || text::is_digit(lowered[i])) {
+      std::size_t b = i;
+      while (i < lowered.size() && (text::is_alpha(lowered[i]) || text::is_digit(lowered[i])))
+        ++i;
+      out.push_back({lowered.substr(b, i - b), b, i});
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::optional<unsigned> month_of(std::string_view w) {
+  static constexpr std::array<std::string_view, 12> full{"january", "february", "march",     "april",   "may",      "june",
+                                                         "july",    "august",   "september", "october", "november", "december"};
+  for (unsigned i = 0; i < 12; ++i)
+    if (w == full[i] || (w.size() == 3 && full[i].substr(0, 3) == w))
+      return i + 1;
+  if (w == "sept")
+    return 9u;
+  return std::nullopt;
+}
+
+std::optional<int> weekday_of(std::string_view w) {
+  static constexpr std::array<std::string_view, 7> names{"monday", "tuesday", "wednesday", "thursday",
+                                                         "friday", "saturday", "sunday"};
+  static constexpr std::array<std::string_view, 7> shorts{"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+  for (int i = 0; i < 7; ++i)
+    if (w == names[static_cast<std::size_t>(i)] || w == shorts[static_cast<std::size_t>(i)] ||
+        (i == 1 && w == "tues") || (i == 3 && (w == "thur" || w == "thurs")))
+      return i;
+  return std::nullopt;
+}
+
+std::optional<unsigned> day_number(std::string_view w) {
+  std::size_t i = 0;
+  unsigned v = 0;
+  while (i < w.size() && text::is_digit(w[i]) && i < 2)
+    v = v * 10 + static_cast<unsigned>(w[i++] - '0');
+  if (i == 0 || v < 1 || v > 31)
+    return std::nullopt;
+  auto rest = w.substr(i);
+  if (!rest.empty() && rest != "st" && rest != "nd" && rest != "rd" && rest != "th")
+    return std::nullopt;
+  return v;
+}
+
+std::optional<int> small_number(std::string_view w) {
+  static constexpr std::array<std::string_view, 13> words{"zero", "one", "two",   "three", "four",   "five", "six",
+                                                          "seven", "eight", "nine", "ten", "eleven", "twelve"};
+  for (int i = 0; i < 13; ++i)
+    if (w == words[static_cast<std::size_t>(i)])
+      return i;
+  if (w == "a" || w == "an")
+    return 1;
+  if (!w.empty() && w.size() <= 3 && std::all_of(w.begin(), w.end(), [](char c) { return text::is_digit(c); }))
+    return std::stoi(std::string(w));
+  return std::nullopt;
+}
+
+std::int64_t month_day(int y, unsigned m, unsigned d) {
+  return days_from_civil(y, m, std::min(d, days_in_month(y, m)));
+}
+
+/// A month-day in the sent year, or the next year if that is more than six months back.
+std::int64_t nearest(std::int64_t sent, unsigned m, unsigned d) {
+  auto y = civil_from_days(sent).y;
+  auto day = month_day(y, m, d);
+  if (day < sent - 183)
+    day = month_day(y + 1, m, d);
+  return day;
+}
+
+}  // namespace
+
+std::string format_day(std::int64_t day) {
+  auto c = civil_from_days(day);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", c.y, c.m, c.d);
+  return buf;
+}
+
+std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
+  std::vector<date_match> out;
+  const std::string lowered = lower_ascii(s);
+  auto toks = tokenize(lowered);
+  const auto sent_c = civil_from_days(sent);
+  const int sent_wd = weekday(sent);
+  // "end of week": that week's Friday, or the next one when it is already past.
+  const std::int64_t end_of_week = sent - sent_wd + 4 < sent ? sent - sent_wd + 11 : sent - sent_wd + 4;
+  auto tok = [&](std::size_t i) -> std::string_view { return i < toks.size() ? toks[i].lower : std::string_view(); };
+  auto add = [&](std::size_t first, std::size_t last, std::string resolved, bool relative) {
+    out.push_back({toks[first].begin, toks[last].end, std::move(resolved), relative});
+  };
+  std::size_t i = 0;
+  while (i < toks.size()) {
+    auto w = tok(i);
+    // ISO 2026-04-14 (three tokens joined by '-').
+    if (w.size() == 4 && text::is_digit(w[0]) && i + 2 < toks.size() && toks[i + 1].begin == toks[i].end + 1 &&
+        s[toks[i].end] == '-' && toks[i + 2].begin == toks[i + 1].end + 1 && s[toks[i + 1].end] == '-') {
+      int y = std::stoi(std::string(w));
+      auto m = small_number(tok(i + 1));
+      auto d = day_number(tok(i + 2));
+      if (m && *m >= 1 && *m <= 12 && d && y > 1900 && y < 2200) {
+        add(i, i + 2, format_day(month_day(y, static_cast<unsigned>(*m), *d)), false);
+        i += 3;
+        continue;
+      }
+    }
+    // "end of (the) day|week|month|<Month>|Q3"
+    if (w == "end" && tok(i + 1) == "of") {
+      std::size_t k = i + 2;
+      if (tok(k) == "the")
+        ++k;
+      auto x = tok(k);
+      if (x == "day") {
+        add(i, k, format_day(sent), true);
+        i = k + 1;
+        continue;
+      }
+      if (x == "week") {
+        add(i, k, format_day(end_of_week), true);
+        i = k + 1;
+        continue;
+      }
+      if (x == "month") {
+        add(i, k, format_day(month_day(sent_c.y, sent_c.m, 31)), true);
+        i = k + 1;
+        continue;
+      }
+      if (auto m = month_of(x)) {
+        auto first = nearest(sent, *m, 1);
+        auto c = civil_from_days(first);
+        add(i, k, format_day(month_day(c.y, c.m, 31)), false);
+        i = k + 1;
+        continue;
+      }
+    }
+    if (w == "eod" || w == "cob" || w == "today" || w == "tonight") {
+      add(i, i, format_day(sent), true);
+      ++i;
+      continue;
+    }
+    if (w == "close" && tok(i + 1) == "of" && tok(i + 2) == "business") {
+      add(i, i + 2, format_day(sent), true);
+      i += 3;
+      continue;
+    }
+    if (w == "eow") {
+      add(i, i, format_day(end_of_week), true);
+      ++i;
+      continue;
+    }
+    if (w == "eom") {
+      add(i, i, format_day(month_day(sent_c.y, sent_c.m, 31)), true);
+      ++i;
+      continue;
+    }
+    if (w == "tomorrow") {
+      add(i, i, format_day(sent + 1), true);
+      ++i;
+      continue;
+    }
+    if (w == "yesterday") {
+      add(i, i, format_day(sent - 1), true);
+      ++i;
+      continue;
+    }
+    // "in two weeks", "in 3 days", "in a month"
+    if (w == "in" || w == "within") {
+      std::size_t k = i + 1;
+      if (tok(k) == "a" && tok(k + 1) == "couple" && tok(k + 2) == "of")
+        k += 2;  // "a couple of" = two
+      auto n = tok(k) == "couple" ? std::optional<int>(2) : small_number(tok(k));
+      auto unit = tok(k + 1);
+      if (n && (unit == "day" || unit == "days" || unit == "week" || unit == "weeks")) {
+        int days = unit[0] == 'd' ? *n : *n * 7;
+        add(i, k + 1, format_day(sent + days), true);
+        i = k + 2;
+        continue;
+      }
+      if (n && (unit == "month" || unit == "months")) {
+        int m0 = static_cast<int>(sent_c.m) - 1 + *n;
+        int y = sent_c.y + m0 / 12;
+        add(i, k + 1, format_day(month_day(y, static_cast<unsigned>(m0 % 12 + 1), sent_c.d)), true);
+        i = k + 2;
+        continue;
+      }
+    }
+    // "next week", "this week", "last week", "next month"
+    if ((w == "next" || w == "this" || w == "last") && (tok(i + 1) == "week" || tok(i + 1) == "month")) {
+      if (tok(i + 1) == "week") {
+        std::int64_t monday = sent - sent_wd + (w == "next" ? 7 : w == "last" ? -7 : 0);
+        add(i, i + 1, period(monday, monday + 6), true);
+      } else {
+        int m0 = static_cast<int>(sent_c.m) - 1 + (w == "next" ? 1 : w == "last" ? -1 : 0);
+        int y = sent_c.y + (m0 < 0 ? -1 : m0 / 12);
+        unsigned m = static_cast<unsigned>((m0 % 12 + 12) % 12 + 1);
+        add(i, i + 1, period(month_day(y, m, 1), month_day(y, m, 31)), true);
+      }
+      i += 2;
+      continue;
+    }
+    // "(next|this) Friday", "Friday"
+    {
+      std::size_t k = i;
+      if (w == "next" || w == "this" || w == "coming")
+        ++k;
+      if (auto wd = weekday_of(tok(k)); wd && (k > i || tok(k).size() > 3 || std::isupper(static_cast<unsigned char>(s[toks[k].begin])))) {
+        int delta = (*wd - sent_wd + 7) % 7;
+        if (delta == 0)
+          delta = 7;
+        add(i, k, format_day(sent + delta), true);
+        i = k + 1;
+        continue;
+      }
+    }
+    // "Q3", "Q3 2026", "H2"
+    if (w.size() == 2 && (w[0] == 'q' || w[0] == 'h') && w[1] >= '1' && w[1] <= (w[0] == 'q' ? '4' : '2')) {
+      unsigned n = static_cast<unsigned>(w[1] - '0');
+      unsigned months = w[0] == 'q' ? 3 : 6;
+      unsigned m1 = (n - 1) * months + 1, m2 = n * months;
+      int y = sent_c.y;
+      std::size_t last = i;
+      if (tok(i + 1).size() == 4 && text::is_digit(tok(i + 1)[0])) {
+        y = std::stoi(std::string(tok(i + 1)));
+        last = i + 1;
+      } else if (month_day(y, m2, 31) < sent) {
+        ++y;
+      }
+      add(i, last, period(month_day(y, m1, 1), month_day(y, m2, 31)), false);
+      i = last + 1;
+      continue;
+    }
+    // "March 5", "Mar 5th", "March 5, 2026", "5 March", "5th of March", "March" (a period)
+    // Month names count only capitalised: "march on", "may need" are not dates.
+    if (auto m = month_of(w); m && std::isupper(static_cast<unsigned char>(s[toks[i].begin]))) {
+      if (auto d = day_number(tok(i + 1))) {
+        std::size_t last = i + 1;
+        std::int64_t day;
+        if (tok(i + 2).size() == 4 && text::is_digit(tok(i + 2)[0])) {
+          day = month_day(std::stoi(std::string(tok(i + 2))), *m, *d);
+          last = i + 2;
+        } else {
+          day = nearest(sent, *m, *d);
+        }
+        add(i, last, format_day(day), false);
+        i = last + 1;
+        continue;
+      }
+      if (w != "may" || (i > 0 && (tok(i - 1) == "in" || tok(i - 1) == "by" || tok(i - 1) == "until"))) {
+        auto first = nearest(sent, *m, 1);
+        auto c = civil_from_days(first);
+        if (month_day(c.y, c.m, 31) < sent - 183)
+          first = month_day(c.y + 1, *m, 1);
+        c = civil_from_days(first);
+        add(i, i, period(first, month_day(c.y, c.m, 31)), false);
+        ++i;
+        continue;
+      }
+    }
+    // "the 15th", "on the 3rd": the next such day of a month (this month's when it is still
+    // ahead or today). Only with its ordinal suffix: "the 15 units" is no date.
+    if (auto d = day_number(w); d && i > 0 && tok(i - 1) == "the" && w.size() > 2 && !text::is_digit(w.back()) &&
+                                !month_of(tok(i + 1)) && tok(i + 1) != "of") {
+      int y = sent_c.y;
+      unsigned m = sent_c.m;
+      if (*d < sent_c.d) {
+        m = m == 12 ? 1 : m + 1;
+        y += m == 1;
+      }
+      if (*d <= days_in_month(y, m)) {
+        add(i, i, format_day(days_from_civil(y, m, *d)), true);
+        ++i;
+        continue;
+      }
+    }
+    if (auto d = day_number(w)) {
+      std::size_t k = i + 1;
+      if (tok(k) == "of")
+        ++k;
+      if (auto m = month_of(tok(k)); m && k < toks.size() && std::isupper(static_cast<unsigned char>(s[toks[k].begin]))) {
+        // "30 June 2027": a year after the month is the date's.
+        if (tok(k + 1).size() == 4 && text::is_digit(tok(k + 1)[0]) && text::is_digit(tok(k + 1)[3])) {
+          add(i, k + 1, format_day(month_day(std::stoi(std::string(tok(k + 1))), *m, *d)), false);
+          i = k + 2;
+          continue;
+        }
+        add(i, k, format_day(nearest(sent, *m, *d)), false);
+        i = k + 1;
+        continue;
+      }
+    }
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace engram::reading

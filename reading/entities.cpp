@@ -1,0 +1,189 @@
+#include "reading/internal/entities.hpp"
+
+#include "reading/lexicon.hpp"
+#include "reading/text.hpp"
+
+#include <array>
+#include <cctype>
+#include <set>
+
+namespace engram::reading::detail {
+
+using schemas::entity_kind;
+using schemas::entity_mention;
+
+namespace {
+
+std::string capitalise(std::string_view s) {
+  std::string out(s);
+  if (!out.empty())
+    out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  return out;
+}
+
+bool is_org_word(std::string_view w) {
+  static const std::set<std::string_view> s{
+      "traders", "logistics", "systems", "labs", "technologies", "technology", "solutions", "partners", "bank",
+      "industries", "consulting", "software", "networks", "foods", "motors", "pharma", "capital", "media", "health",
+      "energy", "airlines", "freight", "shipping", "group", "holdings", "ventures", "analytics", "robotics",
+      "dynamics", "manufacturing", "insurance", "retail", "electronics", "telecom", "transport", "consultancy",
+      "associates", "agency", "studios", "university", "institute", "foundation", "hospital", "council", "ministry"};
+  return s.count(lower_ascii(w)) != 0;
+}
+
+/// Lower-case words that are also first names or company names: never read as a name when
+/// written in lower case.
+bool is_common_word(std::string_view w) {
+  static const std::set<std::string_view> s{
+      "will", "may", "mark", "bill", "grace", "hope", "joy", "rose", "june", "april", "august", "summer", "art",
+      "dawn", "sky", "max", "pat", "sue", "rob", "frank", "ray", "jack", "drew", "gene", "chase",
+      "faith", "rich", "win", "ivy", "amber", "ruby", "jade", "pearl", "page", "lane", "wade", "dean", "don",
+      "guy", "hunter", "miles", "carter", "cash", "penny", "sandy", "stone", "apple", "target", "box", "square",
+      "slack", "zoom", "notion", "shell", "orange", "amazon", "oracle", "the", "and", "for", "you", "all", "team",
+      "sales", "support", "ops", "finance", "legal", "info", "hello", "admin", "office", "mail", "news"};
+  return s.count(w) != 0;
+}
+
+}  // namespace
+
+bool is_capitalised(std::string_view w) { return text::starts_upper(w); }
+
+bool is_legal_suffix(std::string_view w) {
+  static const std::set<std::string_view> s{"inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "ag", "s.a.", "sa", "plc",
+                                            "corp", "corp.", "corporation", "co.", "bv", "b.v.", "nv", "n.v.", "pty",
+                                            "se", "sas", "sarl", "limited", "llp", "oy", "ab", "as", "kg", "spa"};
+  return s.count(lower_ascii(w)) != 0;
+}
+
+/// An organisation name derived from an e-mail domain ("ops@globex.example" -> "Globex").
+std::string org_from_address(std::string_view address) {
+  auto at = address.find('@');
+  if (at == std::string_view::npos)
+    return {};
+  auto domain = lower_ascii(address.substr(at + 1));
+  auto dot = domain.find('.');
+  auto label = domain.substr(0, dot);
+  if (label.empty() || lexicon::is_generic_domain(label))
+    return {};
+  return capitalise(label);
+}
+
+void find_people_and_orgs(const std::string& s, std::size_t sentence_start, const message_context& ctx,
+                          std::vector<span_mention>& out) {
+  auto ws = text::words(s);
+  auto offset = [&](std::string_view w) { return static_cast<std::size_t>(w.data() - s.data()); };
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    auto w = text::strip_punct(ws[i]);
+    if (w.size() < 2)
+      continue;
+    auto lw = lower_ascii(w);
+    if (!is_capitalised(w)) {
+      // Chat is often lower-case: a participant's first name or an organisation this message
+      // knows (its domains, its signature) is recognised in any case, unless it is also a
+      // common word ("will", "may", "target").
+      if (w.size() < 3 || is_common_word(lw))
+        continue;
+      if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
+        entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
+        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      } else if (auto p = ctx.person_by_first.find(lw); p != ctx.person_by_first.end()) {
+        entity_mention m{entity_kind::person, std::string(w), p->second, {}, {}, {}, {}, {}};
+        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      }
+      continue;
+    }
+    // Organisation names known from the message (domains, signature) or with a suffix.
+    if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
+      entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      continue;
+    }
+    // "Contoso Ltd", "Northwind Traders", "Acme Corp."
+    std::size_t j = i;
+    std::array<std::string_view, 4> run{};
+    std::size_t n = 0;
+    while (j < ws.size() && n < run.size() && is_capitalised(text::strip_punct(ws[j]))) {
+      run[n++] = text::strip_punct(ws[j]);
+      bool ends = ws[j].back() == ',' || ws[j].back() == '.' || ws[j].back() == ';';
+      ++j;
+      if (ends && !is_legal_suffix(ws[j - 1]))
+        break;
+    }
+    std::vector<std::string_view> caps;
+    if (n >= 2 && (is_legal_suffix(ws[i + n - 1]) || is_org_word(run[n - 1])))
+      caps.assign(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(n));
+    if (caps.size() >= 2 && !lexicon::is_stop_capital(lw)) {
+      std::string written;
+      for (std::size_t k = 0; k < caps.size(); ++k)
+        written += (k ? " " : "") + std::string(caps[k]);
+      std::string name;
+      for (std::size_t k = 0; k < caps.size(); ++k)
+        if (!(k + 1 == caps.size() && is_legal_suffix(ws[i + k])))
+          name += (name.empty() ? "" : " ") + std::string(caps[k]);
+      auto b = offset(caps.front());
+      entity_mention m{entity_kind::organization, written, name, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + b, sentence_start + offset(caps.back()) + caps.back().size(), m});
+      i += caps.size() - 1;
+      continue;
+    }
+    // People: a known first name, optionally followed by a capitalised surname.
+    bool first = lexicon::is_first_name(lw) || ctx.person_by_first.count(lw);
+    if (first && !lexicon::is_stop_capital(lw)) {
+      std::string name(w);
+      auto end_word = w;
+      if (i + 1 < ws.size()) {
+        auto next = text::strip_punct(ws[i + 1]);
+        bool joined = ws[i].back() != ',' && ws[i].back() != '.';
+        if (joined && is_capitalised(next) && !lexicon::is_stop_capital(lower_ascii(next)) &&
+            !ctx.known_orgs.count(lower_ascii(next)) &&
+            (!lexicon::is_first_name(lower_ascii(next)) || !lexicon::is_first_name(lw) || i + 2 >= ws.size() ||
+             !is_capitalised(text::strip_punct(ws[i + 2])))) {
+          // A surname may be a first name too ("Siobhán Kelly"), unless a third capital
+          // follows: "Dana Kelly Smith" reads as Dana and Kelly Smith.
+          name += " " + std::string(next);
+          end_word = next;
+          ++i;
+        }
+      }
+      std::string value = name;
+      if (name.find(' ') == std::string::npos)
+        if (auto it = ctx.person_by_first.find(lw); it != ctx.person_by_first.end())
+          value = it->second;
+      entity_mention m{entity_kind::person, name, value, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + offset(w), sentence_start + offset(end_word) + end_word.size(), m});
+      continue;
+    }
+    // "subsidiary of Contoso", "joined Fabrikam", "at Initech", "with Coho Winery",
+    // "Globex's team": a capitalised name (up to three words) after an organisation cue, or
+    // in the possessive, that is no one's first name.
+    const bool possessive_word = ws[i].size() > 2 && (ws[i].find("'s") != std::string_view::npos ||
+                                                      ws[i].find("\xE2\x80\x99s") != std::string_view::npos);
+    if ((i > 0 || possessive_word) && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) &&
+        !ctx.person_by_first.count(lw) && w.size() >= 3) {
+      auto prev = i > 0 ? lower_ascii(text::strip_punct(ws[i - 1])) : std::string();
+      bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
+                 prev == "for" || prev == "from" || prev == "by" || prev == "to" || prev == "via" || prev == "and";
+      bool possessive = possessive_word;
+      if (!cue && !possessive)
+        continue;
+      std::size_t n = 1;
+      while (!possessive && n < 3 && i + n < ws.size() && ws[i + n - 1].back() != ',' &&
+             ws[i + n - 1].back() != '.') {
+        auto next = text::strip_punct(ws[i + n]);
+        auto ln = lower_ascii(next);
+        if (!is_capitalised(next) || lexicon::is_stop_capital(ln) || lexicon::is_first_name(ln))
+          break;
+        ++n;
+      }
+      auto last = text::strip_punct(ws[i + n - 1]);
+      std::string name(s.substr(offset(w), offset(last) + last.size() - offset(w)));
+      if (prev == "and" && out.empty())
+        continue;  // "and X" counts only next to another name
+      entity_mention m{entity_kind::organization, name, name, {}, {}, {}, {}, {}};
+      out.push_back({sentence_start + offset(w), sentence_start + offset(last) + last.size(), m});
+      i += n - 1;
+    }
+  }
+}
+
+}  // namespace engram::reading::detail

@@ -1,0 +1,47 @@
+#pragma once
+// People and organisations named in a sentence, for the rules extractor (rules.cpp, per
+// sentence): participants and organisations the message itself names, company names with
+// a legal suffix or an organisation word ("Contoso Ltd", "Northwind Traders"), known first
+// names with a surname, and capitalised names after an organisation cue ("joined Fabrikam")
+// or in the possessive. Word lists are in lexicon.hpp; dates and amounts have their own
+// finders (dates.hpp, amounts.hpp). Internal to reading/. Pure and thread-safe.
+
+#include "schemas/knowledge.hpp"
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::reading::detail {
+
+/// A mention found in a sentence, with its byte range in the sentence.
+struct span_mention {
+  std::size_t begin, end;
+  schemas::entity_mention m;
+};
+
+/// What the message itself says about names (its headers and signature).
+struct message_context {
+  /// Participants by lower-case first name -> full name.
+  std::map<std::string, std::string> person_by_first;
+  /// Organisations the message itself names (domains, signature): lower-case -> as written.
+  std::map<std::string, std::string> known_orgs;
+};
+
+/// True when `w` starts with an upper-case (ASCII) letter.
+[[nodiscard]] bool is_capitalised(std::string_view w);
+
+/// True for a legal form that ends a company name ("Ltd", "GmbH", "Inc."), any case.
+[[nodiscard]] bool is_legal_suffix(std::string_view w);
+
+/// An organisation name derived from an e-mail domain ("ops@globex.example" -> "Globex").
+[[nodiscard]] std::string org_from_address(std::string_view address);
+
+/// Appends the people and organisations named in sentence `s` to `out`, their offsets
+/// shifted by `sentence_start`.
+void find_people_and_orgs(const std::string& s, std::size_t sentence_start, const message_context& ctx,
+                          std::vector<span_mention>& out);
+
+}  // namespace engram::reading::detail

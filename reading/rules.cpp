@@ -1,0 +1,503 @@
+#include "reading/rules.hpp"
+#include "reading/signature.hpp"
+
+#include "reading/amounts.hpp"
+#include "reading/cleaner.hpp"
+#include "reading/injection.hpp"
+#include "reading/dates.hpp"
+#include "reading/internal/classify.hpp"
+#include "reading/internal/entities.hpp"
+#include "reading/internal/relations.hpp"
+#include "reading/internal/slots.hpp"
+#include "reading/lexicon.hpp"
+#include "reading/phrases.hpp"
+#include "reading/sentences.hpp"
+#include "reading/text.hpp"
+#include "embedding/type_model.hpp"
+#include "reading/validator.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <optional>
+
+namespace engram::reading {
+namespace {
+
+/// The due date of an action item among the sentence's dates: the one a deadline word leads
+/// ("by Wednesday", "before the 15th", "due March 3", "until Friday", "no later than ..."; not
+/// "on" or "for", which also lead dates that are not deadlines),
+/// else a day ("today", "Thursday") before a period ("the February accruals", "Q2"), else the
+/// first; a period gives its last day. "" when the sentence names no date.
+std::string due_date(std::string_view sentence, const std::vector<detail::span_mention>& spans) {
+  static constexpr std::string_view cues[] = {"by",       "before",   "until",         "till",    "due",
+                                              "latest",   "deadline", "eod",           "goes out", "no later than",
+                                              "ahead of", "due on",   "go out on"};
+  const detail::span_mention* best = nullptr;
+  int best_score = -1;
+  for (const auto& sp : spans) {
+    if (sp.m.kind != schemas::entity_kind::date)
+      continue;
+    const bool period = sp.m.value.find('/') != std::string::npos;
+    int score = period ? 0 : 1;
+    std::string before(sentence.substr(0, sp.begin));
+    while (!before.empty() && (before.back() == ' ' || before.back() == ','))
+      before.pop_back();
+    for (auto& c : before)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (before.ends_with(" the"))
+      before.resize(before.size() - 4);
+    for (auto cue : cues)
+      if (before == cue || before.ends_with(" " + std::string(cue)) || before.ends_with(":" + std::string(cue))) {
+        score = 2;
+        break;
+      }
+    if (score > best_score || (score == best_score && best && sp.begin < best->begin)) {
+      best = &sp;
+      best_score = score;
+    }
+  }
+  if (!best)
+    return "";
+  auto slash = best->m.value.find('/');
+  return slash == std::string::npos ? best->m.value : best->m.value.substr(slash + 1);
+}
+
+/// The type of a sentence from the cues' reading `v` (none: uncued) and the model's
+/// probabilities `p` (embedding::type_choice_options says how they weigh).
+std::optional<detail::verdict> type_choice(std::optional<detail::verdict> v, const embedding::type_probabilities& p,
+                                           const embedding::type_choice_options& o) {
+  std::size_t top = 0;
+  for (std::size_t c = 1; c < embedding::type_classes; ++c)
+    if (p[c] > p[top])
+      top = c;
+  if (v) {
+    std::size_t cued = 0;
+    while (schemas::all_entry_types[cued] != v->type)
+      ++cued;
+    if (p[embedding::type_none] >= o.drop_min)
+      return std::nullopt;
+    if (top != embedding::type_none && top != cued && p[top] >= o.override_min && p[cued] <= o.rules_max)
+      v->type = schemas::all_entry_types[top];
+    return v;
+  }
+  if (top != embedding::type_none && p[top] >= o.add_min)
+    return detail::verdict{schemas::all_entry_types[top], o.added_confidence};
+  return std::nullopt;
+}
+
+using detail::classify;
+using detail::date_word_phrases;
+using detail::find_people_and_orgs;
+using detail::find_relations;
+using detail::found_relation;
+using detail::is_legal_suffix;
+using detail::message_context;
+using detail::negation_phrases;
+using detail::org_from_address;
+using detail::read_subject_slot_value;
+using detail::span_mention;
+using detail::verdict;
+using schemas::entity_kind;
+using schemas::entity_mention;
+using schemas::entry_type;
+
+// ---------------------------------------------------------------------------------------
+// Sentence glue of the driver (sentences.cpp splits, classify.cpp types, entities.cpp
+// finds names, slots.cpp reads subject, slot and value).
+
+}  // namespace
+
+bool is_noise(std::string_view s) {
+  if (s.size() > 600)
+    return true;
+  std::size_t letters = 0, visible = 0;
+  for (char c : s) {
+    if (c == ' ')
+      continue;
+    ++visible;
+    letters += text::is_alpha(c) || text::is_digit(c) || static_cast<unsigned char>(c) >= 0x80;
+  }
+  if (visible == 0 || letters * 10 < visible * 6)
+    return true;  // under 60% letters and digits
+  return (s.find("http://") != std::string_view::npos || s.find("https://") != std::string_view::npos ||
+          s.find("www.") != std::string_view::npos) &&
+         text::words(s).size() < 8;
+}
+
+namespace {
+
+/// "@dana pls send ..." -> "pls send ..."; "Dana, please ..." -> "please ...": the words
+/// that address someone say nothing about the type of the sentence.
+std::string strip_vocative(const std::string& s, const message_context& ctx) {
+  std::string_view v = s;
+  while (!v.empty() && v[0] == '@') {
+    auto sp = v.find(' ');
+    if (sp == std::string_view::npos)
+      return s;
+    v = text::trim(v.substr(sp + 1));
+  }
+  auto comma = v.find(", ");
+  if (comma != std::string_view::npos && comma < 30) {
+    auto head = text::words(v.substr(0, comma));
+    bool names = !head.empty() && head.size() <= 3;
+    for (auto w : head) {
+      auto lw = lower_ascii(text::strip_punct(w));
+      names &= text::is_upper(w[0]) &&
+               (lexicon::is_first_name(lw) || ctx.person_by_first.count(lw) || lw == "team" || lw == "all" || lw == "folks");
+    }
+    if (names)
+      v = text::trim(v.substr(comma + 2));
+  }
+  return std::string(v);
+}
+
+/// A sentence its writer says of themselves ("I", "I'm", "my", "me").
+bool speaks_for_self(const token_view& tv) {
+  for (auto t : tv.tokens)
+    if (t == "i" || t == "i'm" || t == "i've" || t == "i'd" || t == "i'll" || t == "my" || t == "me" || t == "im")
+      return true;
+  return false;
+}
+
+std::string title_of(std::string_view content) {
+  constexpr std::size_t max_chars = 80;
+  std::size_t chars = 0, cut = content.size();
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    if ((static_cast<unsigned char>(content[i]) & 0xC0) != 0x80) {
+      if (chars == max_chars - 1) {
+        cut = i;
+        break;
+      }
+      ++chars;
+    }
+  }
+  if (cut == content.size())
+    return std::string(content);
+  auto space = content.substr(0, cut).rfind(' ');
+  if (space != std::string_view::npos && space > 40)
+    cut = space;
+  return std::string(text::trim(content.substr(0, cut))) + "\xE2\x80\xA6";
+}
+
+/// The clauses of a sentence, cut at ", " and "; " (not inside a number: "$52,000"), each of
+/// three words or more (a shorter piece joins the clause before it: "Dana, please ..." stays
+/// whole). One clause when there is nothing to cut.
+std::vector<std::string> split_clauses(const std::string& sentence) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end) in the sentence
+  auto words_in = [&](std::size_t b, std::size_t e) { return text::words(std::string_view(sentence).substr(b, e - b)).size(); };
+  std::size_t from = 0;
+  auto push = [&](std::size_t to) {
+    if (!spans.empty() && (words_in(from, to) < 3 || words_in(spans.back().first, spans.back().second) < 3))
+      spans.back().second = to;  // too short to stand alone: part of the clause before
+    else
+      spans.emplace_back(from, to);
+  };
+  for (std::size_t i = 0; i + 1 < sentence.size(); ++i)
+    if ((sentence[i] == ',' || sentence[i] == ';') && sentence[i + 1] == ' ') {
+      push(i);
+      from = i + 2;
+    }
+  push(sentence.size());
+  std::vector<std::string> out;
+  for (auto [b, e] : spans)
+    out.emplace_back(text::trim(std::string_view(sentence).substr(b, e - b)));
+  return out;
+}
+
+/// What read_statement asks of extract: the body is one statement of a given type.
+struct statement_mode {
+  entry_type type;
+  std::string_view title;
+  double confidence;
+};
+
+schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st,
+                            const embedding::type_model* types) {
+  schemas::extraction x;
+  x.extractor = st ? "agent" : "rules";
+  cleaned_message cleaned;
+  if (st)
+    cleaned.text = std::string(text::trim(m.body));
+  else
+    cleaned = clean(m.body, m.from.name);
+  if (cleaned_text)
+    *cleaned_text = cleaned.text;
+  const std::int64_t sent_day = m.sent_at_ms >= 0 ? m.sent_at_ms / 86400000 : (m.sent_at_ms - 86399999) / 86400000;
+
+  message_context ctx;
+  std::map<std::pair<entity_kind, std::string>, std::size_t> index;  // (kind, lower value) -> mention
+  auto add_mention = [&](entity_mention em) -> std::size_t {
+    auto key = std::make_pair(em.kind, lower_ascii(em.value));
+    if (auto it = index.find(key); it != index.end()) {
+      auto& have = x.mentions[it->second];
+      if (have.address.empty())
+        have.address = em.address;
+      return it->second;
+    }
+    x.mentions.push_back(std::move(em));
+    index.emplace(key, x.mentions.size() - 1);
+    return x.mentions.size() - 1;
+  };
+
+  // Participants: people of the headers, organisations of their domains (as a lexicon).
+  std::vector<const schemas::participant*> people{&m.from};
+  for (const auto& p : m.to)
+    people.push_back(&p);
+  for (const auto& p : m.cc)
+    people.push_back(&p);
+  for (const auto* p : people) {
+    auto org = org_from_address(p->address);
+    if (!org.empty() && lower_ascii(org) != lower_ascii(m.organization_id))
+      ctx.known_orgs.emplace(lower_ascii(org), org);
+    auto name = std::string(text::trim(p->name));
+    if (name.empty() || name.find('@') != std::string::npos)
+      continue;
+    auto first = lower_ascii(name.substr(0, name.find(' ')));
+    ctx.person_by_first.emplace(first, name);
+    entity_mention em{entity_kind::person, name, name, {}, p->address, {}, {}, {}};
+    add_mention(std::move(em));
+  }
+  if (cleaned.sig) {
+    auto& sig = *cleaned.sig;
+    entity_mention em{entity_kind::person, sig.name.empty() ? m.from.name : sig.name,
+                      sig.name.empty() ? m.from.name : sig.name, {}, m.from.address, sig.role, sig.company, sig.phone};
+    if (em.value.empty())
+      em.value = em.text = m.from.address;
+    x.sender_signature = em;
+    auto idx = add_mention(em);
+    x.mentions[idx].role = sig.role;
+    x.mentions[idx].company = sig.company;
+    x.mentions[idx].phone = sig.phone;
+    if (!sig.company.empty()) {
+      std::string company = sig.company;
+      auto ws = text::words(company);
+      if (ws.size() >= 2 && is_legal_suffix(ws.back()))
+        company = std::string(company, 0, static_cast<std::size_t>(ws.back().data() - company.data()));
+      company = std::string(text::trim(company));
+      while (!company.empty() && company.back() == ',')
+        company.pop_back();
+      ctx.known_orgs.emplace(lower_ascii(company), company);
+      auto org = add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
+      // The signature says where its writer works (and as what).
+      if (org != idx)
+        x.relations.push_back({idx, org, "works_at", 0.85, std::nullopt, false, sig.role});
+    }
+  }
+
+  // Injected instructions are cut out before sentences are read: what follows a closing
+  // tag starts a sentence of its own, and nothing inside the tags becomes an entry.
+  // First every sentence's entities and the cues' reading; then, with the type model, the
+  // types of the sentences read or left uncued (one run of the encoder); then the entries.
+  struct sentence_reading {
+    std::string sentence, core;
+    std::vector<span_mention> spans;
+    std::vector<std::size_t> ids;
+    std::optional<verdict> v;
+    bool uncued = false;
+    /// Relations the sentence states, added with its entry.
+    std::vector<found_relation> relations;
+  };
+  auto read_sentence = [&](std::string sentence) {
+    sentence_reading r;
+    std::vector<span_mention>& spans = r.spans;
+    r.core = strip_vocative(sentence, ctx);
+    const token_view tv(r.core);
+    const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
+    // Every date has a digit or one of these words ("Wednesday's" holds one, as "day");
+    // most sentences have neither.
+    if (has_number || date_word_phrases.any(tv) || tv.lower.find("day") != std::string::npos)
+      for (auto& d : find_dates(sentence, sent_day))
+        spans.push_back({d.begin, d.end,
+                         {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
+    if (has_number)  // every amount has a digit
+      for (auto& a : find_amounts(sentence))
+      spans.push_back({a.begin, a.end,
+                       {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {},
+                        {}}});
+    find_people_and_orgs(sentence, 0, ctx, spans);
+    bool has_date = false, has_amount = false, has_entity = false;
+    for (const auto& sp : spans) {
+      has_date |= sp.m.kind == entity_kind::date;
+      has_amount |= sp.m.kind == entity_kind::amount;
+      has_entity |= sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization;
+    }
+    bool starts_with_name = !spans.empty() && std::any_of(spans.begin(), spans.end(), [](const span_mention& sp) {
+      return sp.begin == 0 && (sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization);
+    });
+    for (auto& sp : spans)
+      r.ids.push_back(add_mention(sp.m));
+    r.relations = find_relations(sentence, spans, ctx);
+    r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
+             : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
+    r.uncued = r.uncued && tv.tokens.size() >= 4;
+    // A sentence that states a relation the cues did not type is still a statement: who
+    // works where or with whom is a relationship, what an organisation uses, where it is or
+    // what it belongs to a fact.
+    if (!r.v && !r.relations.empty()) {
+      const auto& p = r.relations.front().predicate;
+      const bool structural = p == "uses" || p == "located_in" || p == "part_of";
+      r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
+      r.uncued = false;
+    }
+    r.sentence = std::move(sentence);
+    return r;
+  };
+  std::size_t uncued_kept = 0;
+  auto worth_reading = [&](const sentence_reading& r) {
+    return r.v || (types && r.uncued && uncued_kept++ < types->choice().max_uncued);
+  };
+
+  // The writer's own mention (a person of the headers), for first-person statements.
+  std::optional<std::size_t> sender_mention;
+  for (std::size_t i = 0; i < x.mentions.size() && !sender_mention; ++i)
+    if (x.mentions[i].kind == entity_kind::person && !m.from.address.empty() &&
+        x.mentions[i].address == m.from.address)
+      sender_mention = i;
+
+  std::vector<sentence_reading> read;
+  const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
+  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
+    if (!st && is_noise(sentence))
+      continue;
+    // One sentence, several statements: clauses the cues read as different types are
+    // entries of their own ("the budget is now $52,000, finance approved the increase").
+    if (!st) {
+      auto clauses = split_clauses(sentence);
+      if (clauses.size() >= 2) {
+        std::vector<sentence_reading> parts;
+        std::set<entry_type> types_read;
+        for (auto& c : clauses) {
+          parts.push_back(read_sentence(std::move(c)));
+          if (parts.back().v)
+            types_read.insert(parts.back().v->type);
+        }
+        if (types_read.size() >= 2) {
+          for (auto& p : parts)
+            if (p.v)
+              read.push_back(std::move(p));
+          continue;
+        }
+      }
+    }
+    auto r = read_sentence(std::move(sentence));
+    if (worth_reading(r))
+      read.push_back(std::move(r));
+  }
+
+  if (types && !st && !read.empty()) {
+    std::vector<std::string_view> texts;
+    for (const auto& r : read)
+      texts.push_back(r.sentence);
+    // The encoder failing leaves the cues' reading (the entries' own embedding fails alike
+    // and is counted there).
+    if (auto p = types->classify(texts))
+      for (std::size_t i = 0; i < read.size(); ++i)
+        read[i].v = type_choice(read[i].v, (*p)[i], types->choice());
+  }
+
+  for (auto& r : read) {
+    if (!r.v)
+      continue;
+    const token_view tv(r.core);
+    schemas::entry e;
+    e.type = r.v->type;
+    e.confidence = r.v->confidence;
+    e.content = r.sentence;
+    e.title = st ? std::string(st->title) : title_of(r.sentence);
+    e.mentions = r.ids;
+    std::sort(e.mentions.begin(), e.mentions.end());
+    e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+    e.positive = !negation_phrases.any(tv);
+    read_subject_slot_value(e, r.spans, cleaned.sig ? std::string_view(cleaned.sig->company) : std::string_view(),
+                            st != nullptr, r.core, tv);
+    // "I went to a support group yesterday": what the writer says of themselves is about
+    // them (its subject, and a mention of them), unless it names someone else first.
+    if (!st && sender_mention && speaks_for_self(tv) &&
+        (e.subject.empty() || (cleaned.sig && e.subject == cleaned.sig->company))) {
+      e.subject = x.mentions[*sender_mention].value;
+      e.mentions.push_back(*sender_mention);
+      std::sort(e.mentions.begin(), e.mentions.end());
+      e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+    }
+    if (e.type == entry_type::action_item)
+      e.due_at = due_date(r.sentence, r.spans);
+    // Its relations; an end no span covered becomes a mention now (never for a sentence
+    // that gives no entry).
+    for (auto& f : r.relations) {
+      const auto subject = f.subject_span ? r.ids[*f.subject_span] : add_mention(std::move(f.subject));
+      const auto object = f.object_span ? r.ids[*f.object_span] : add_mention(std::move(f.object));
+      // Both ends of a reporting line are people, whatever a name was first read as.
+      if (f.predicate == "reports_to")
+        for (auto end : {subject, object})
+          if (x.mentions[end].kind == entity_kind::organization)
+            x.mentions[end].kind = entity_kind::person;
+      if (subject != object)
+        x.relations.push_back({subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended,
+                               std::move(f.role)});
+    }
+    x.entries.push_back(std::move(e));
+  }
+  return x;
+}
+
+}  // namespace
+
+schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned_text,
+                                  const embedding::type_model* types) {
+  return extract(m, cleaned_text, nullptr, types);
+}
+
+schemas::extraction read_statement(const schemas::inbound_message& m, entry_type type, std::string_view title,
+                                   double confidence) {
+  statement_mode st{type, title, confidence};
+  auto x = extract(m, nullptr, &st, nullptr);
+  sign(x);
+  return x;
+}
+
+schemas::extraction read_save(const schemas::knowledge_save& s) {
+  auto x = read_statement(schemas::as_message(s), s.type, s.title, s.confidence);
+  for (auto& en : x.entries) {
+    en.tags = s.tags;
+    en.expires_at = s.expires_at;
+  }
+  return x;
+}
+
+}  // namespace engram::reading
+
+namespace engram::reading {
+
+std::vector<schemas::passage> make_passages(std::string_view cleaned_text, std::int64_t sent_at_ms) {
+  const std::int64_t sent_day = sent_at_ms >= 0 ? sent_at_ms / 86400000 : (sent_at_ms - 86399999) / 86400000;
+  std::vector<schemas::passage> out;
+  std::string window;
+  auto flush = [&] {
+    if (!window.empty() && out.size() < schemas::max_passages_per_message) {
+      std::vector<std::string> dates;
+      for (auto& d : find_dates(window, sent_day))
+        if (std::find(dates.begin(), dates.end(), d.resolved) == dates.end())
+          dates.push_back(std::move(d.resolved));
+      out.push_back({window, content_words(window), std::move(dates), false, {}});
+    }
+    window.clear();
+  };
+  for (auto& sentence : split_sentences(cut_injected_blocks(cleaned_text))) {
+    const auto s = text::trim(sentence);
+    // An instruction aimed at a model is never kept as what was said.
+    if (s.empty() || is_noise(s) || is_injected_instruction(s))
+      continue;
+    if (!window.empty() && window.size() + 1 + s.size() > passage_window_chars)
+      flush();
+    if (out.size() == schemas::max_passages_per_message)
+      break;
+    if (!window.empty())
+      window.push_back(' ');
+    window.append(s);
+  }
+  flush();
+  return out;
+}
+
+}  // namespace engram::reading

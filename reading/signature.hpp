@@ -1,0 +1,23 @@
+#pragma once
+// The signature of a statement: the numbers, dates, amounts and named entities that must
+// agree (with the polarity) before two near-identical statements count as one, and its
+// content words (what the wording checks compare).
+
+#include "schemas/knowledge.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace engram::reading {
+
+/// Fills every entry's `sig` from its content, its title and the mentions it refers to.
+void sign(schemas::extraction& x);
+
+/// Content words of a text, stemmed (Snowball English), in order (schemas::signature::words).
+[[nodiscard]] std::string content_words(std::string_view text);
+
+/// A number as the signature compares it: times in 24 h ("3pm", "03:00 PM" -> "15:00"),
+/// integers without leading zeros.
+[[nodiscard]] std::string normal_number(std::string n);
+
+}  // namespace engram::reading

@@ -1,0 +1,365 @@
+// The store's logical content, pinned: a fixed stream of every engram-log record kind
+// (messages with merges, links, supersedes and contradictions; saves in the graph and in
+// branches; every knowledge-command op) goes through the log codec and the store's apply
+// path, and the digest must equal the one recorded before the knowledge-layer carve-out.
+// A change of this digest is a change of behaviour: say why in the commit that makes it,
+// and record the new value here. No embedder runs (vectors would make the digest depend on
+// the CPU's vector units); dedup then matches on exact keys only. The same stream through the
+// in-memory store gives the same digest: one set of rules over either backend. And messages
+// give the same digest whether they travel as format 1 (inbound-message, read when applied,
+// as earlier releases wrote them) or format 2 (extracted-message, read before the log).
+#include "reading/extract.hpp"
+#include "schemas/tools.hpp"
+#include "reading/rules.hpp"
+#include "actors/store/store_writer.hpp"
+#include "reading/read.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <tuple>
+#include <unistd.h>
+
+using namespace engram;
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Recorded at 0f79394 (after the three defect fixes, before the carve-out) as
+/// 63caf9d4…c27b5; re-pinned when layout 5 made the layout version ("v" in meta) physical,
+/// left out of the digest like delivery positions. Checked then: feeding "v" = "4" back in
+/// gave 63caf9d4…c27b5 again, for both formats; nothing else changed. Re-pinned again when
+/// the per-term document-frequency counters ("t" in meta) and the text_docs / text_length
+/// counters went (the in-memory postings hold them): the build before, with those rows left
+/// out of its digest, gave d400bd76…cbac; nothing else changed. Re-pinned when layout 6
+/// stored entries as typed binary records: this build, digesting each entry as
+/// to_json(decode(record)), gave d400bd76…cbac again for every backend and format. Re-pinned
+/// when the entity graph came (entity-command records, the entity_edges column families):
+/// this build without the entity records and with those families left out of the digest
+/// gave 75c5d802…d246 again. Re-pinned when knowledge bundles came (kg-bundle records, the
+/// kg and kg_index column families): this build without the bundle records and with those
+/// families left out of the digest gave a8cb2e3a…52e7 again. Re-pinned when four look-alike
+/// pairs (p110–p113: to/by a percentage, this/next year, a weekday, some/every) joined the
+/// development pairs this stream reads: with the pairs file before them, this build (dedup
+/// comparing meaning markers) gives 485dca44…24a8 again; with them, the build before the
+/// markers gives the same new pin (none of the four is merged on this message path either way).
+/// Re-pinned when people were found anywhere (first names beyond English lists, diacritics,
+/// lower-case participants and organisations in chat): this build with entities.cpp,
+/// lexicon.cpp and text.cpp as before gives 0512aaa8…61de again (the set-based wording
+/// check of dedup left the pin unchanged). Re-pinned when sentences were cut into clauses of
+/// different types and more due dates were read ("the 15th", "Wednesday's", "is due", "can
+/// we"): this build with rules.cpp, dates.cpp and classify.cpp as before gives 80f021ab…a572
+/// again. Re-pinned when the cue lists grew from the training statements (and small talk no
+/// longer hides a decision, preference or goal): this build with classify.cpp as before gives
+/// 4915dee2…d586 again. Re-pinned when relations between entities were extracted (issue 19:
+/// signatures' works_at, relation sentences, technologies and locations as entities, their
+/// edges): this build with relations switched off in rules.cpp gives 6ac71560…5a99 again.
+/// Re-pinned when two names in one statement became relates_to (the seed's general
+/// relationship): this build without add_co_mentions in extract.cpp gives 076f25d9…ff6b again.
+/// Re-pinned when person messages kept passages beside their entries (issue 30: the passages
+/// and passage_text column families, extracted-message format 3), chat pleasantries stopped
+/// being entries and first-person statements became about their writer: this build without
+/// passages (none made, the two families left out of the digest), without the pleasantry
+/// rule in classify.cpp and without the first-person subject in rules.cpp gives 7ec925c8…4408
+/// again (the injection changes leave this stream as it was).
+/// This stream is read with the cues alone; the type model's path is pinned by the replay
+/// tests against engramd.
+constexpr const char* pinned = "a2f41711d357b22fa686e27be1f9619d4b5d606941237c6d0f3d7866c20420c1";
+
+/// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
+class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
+protected:
+  GoldenDigest()
+    : path_((std::filesystem::temp_directory_path() / ("engram-golden-" + std::to_string(::getpid()))).string()) {
+    std::filesystem::remove_all(path_);
+    // As engramd opens it: a bundle may not expose the server's own tools.
+    if (std::get<0>(GetParam())) {
+      store_ = storage::make_memory_graph_store(schemas::server_tool_names());
+    } else {
+      storage::open_options o;
+      o.path = path_;
+      o.reserved_tool_names = schemas::server_tool_names();
+      auto opened = storage::open_graph_store(o);
+      EXPECT_TRUE(opened) << opened.error();
+      if (opened)
+        store_ = std::move(*opened);
+    }
+    resolve_.dedup = std::make_unique<dedup::deduplicator>(store_, dedup::dedup_options{});
+    resolve_.contradiction = std::make_unique<contradiction::contradiction_finder>(store_);
+    auto indexes = resolve_.dedup->open("");
+    EXPECT_TRUE(indexes) << indexes.error();
+  }
+  ~GoldenDigest() override {
+    resolve_.dedup.reset();
+    resolve_.contradiction.reset();
+    store_.reset();
+    std::filesystem::remove_all(path_);
+  }
+
+  /// One record through the log's encoder and decoder, then as the consumer reads it and the
+  /// store applies it.
+  actors::applied_event apply(const schemas::log_payload& payload) {
+    auto encoded = schemas::encode(payload);
+    auto decoded = schemas::decode_record(encoded.kind, encoded.value, {});
+    EXPECT_TRUE(std::holds_alternative<schemas::log_payload>(decoded)) << encoded.value;
+    actors::log_record rec;
+    rec.position = {"engram-log", 0, offset_++, "golden"};
+    rec.payload = std::move(std::get<schemas::log_payload>(decoded));
+    schemas::log_payload* one[] = {&*rec.payload};
+    reading::read_unread(one, {}, /*re_extract=*/false);  // format 1: read at the consumer
+    storage::apply_outcome outcome{};
+    actors::applied_event answer;
+    EXPECT_EQ(actors::resolve_and_apply(*store_, &resolve_, rec, &outcome, &answer), storage::errc::ok);
+    return answer;
+  }
+
+  void apply_line(const std::string& line) {
+    schemas::inbound_message m;
+    ASSERT_FALSE(schemas::decode(line, {}, m)) << line;
+    if (std::get<1>(GetParam())) {  // format 2: read before the log, as the extract stage does
+      auto x = reading::extract_validated(m, {});
+      apply(schemas::extracted_message{std::move(m), std::move(x), ""});
+    } else {
+      apply(m);
+    }
+  }
+
+  static std::string at(int minute) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "2026-05-01T%02d:%02d:00.000Z", 8 + minute / 60, minute % 60);
+    return buf;
+  }
+
+  schemas::knowledge_save save(const std::string& id, int minute, schemas::entry_type type, const std::string& text,
+                               const std::string& branch = "", const std::string& expires = "") {
+    schemas::knowledge_save s;
+    s.event_id = id;
+    s.organization_id = "acme";
+    s.saved_at = at(minute);
+    s.saved_at_ms = *schemas::parse_rfc3339(s.saved_at);
+    s.saved_by = "agent-" + std::to_string(minute % 2);
+    s.type = type;
+    s.title = text.substr(0, 80);
+    s.content = text;
+    s.confidence = 0.8;
+    s.expires_at = expires;
+    s.tags = {"golden"};
+    s.branch_id = branch;
+    s.branch_ttl_ms = branch.empty() ? 0 : 86400000;
+    return s;
+  }
+
+  schemas::knowledge_command command(const std::string& id, int minute, schemas::command_op op) {
+    schemas::knowledge_command c;
+    c.event_id = id;
+    c.organization_id = "acme";
+    c.issued_at = at(minute);
+    c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+    c.issued_by = "agent-0";
+    c.op = op;
+    return c;
+  }
+
+  schemas::entity_command entity(const std::string& id, int minute, schemas::entity_op op) {
+    schemas::entity_command c;
+    c.event_id = id;
+    c.organization_id = "acme";
+    c.issued_at = at(minute);
+    c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+    c.issued_by = "agent-1";
+    c.op = op;
+    return c;
+  }
+
+  schemas::kg_command bundle(const std::string& id, int minute, schemas::kg_op op) {
+    schemas::kg_command c;
+    c.event_id = id;
+    c.organization_id = "acme";
+    c.issued_at = at(minute);
+    c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+    c.issued_by = "engramctl";
+    c.op = op;
+    return c;
+  }
+
+  std::string path_;
+  std::shared_ptr<storage::graph_store> store_;
+  actors::resolver resolve_;
+  std::int64_t offset_ = 0;
+};
+
+TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
+  // Messages: the demo stream, then the labelled dedup pairs and contradiction cases.
+  std::ifstream demo(ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl");
+  for (std::string line; std::getline(demo, line);)
+    if (!line.empty())
+      apply_line(line);
+  int n = 0;
+  auto message = [&](const std::string& from, const std::string& text) {
+    char sent[32];
+    std::snprintf(sent, sizeof sent, "2026-04-%02dT%02d:%02d:00Z", 1 + n / 600, (n / 60) % 10 + 8, n % 60);
+    ++n;
+    return json{{"eventId", "gen-" + std::to_string(n)}, {"organizationId", "acme"}, {"sourceType", "email"},
+                {"sentAt", sent}, {"from", {{"address", from}}}, {"subject", "update"}, {"body", text}}
+        .dump();
+  };
+  std::ifstream pairs(ENGRAM_SOURCE_DIR "/tests/data/dedup/pairs.jsonl");
+  for (std::string line; std::getline(pairs, line);) {
+    auto p = json::parse(line);
+    apply_line(message("sarah@acme.example", p["a"]));
+    apply_line(message("sarah@acme.example", p["b"]));
+  }
+  std::ifstream cases(ENGRAM_SOURCE_DIR "/tests/data/contradiction/cases.jsonl");
+  for (std::string line; std::getline(cases, line);) {
+    auto c = json::parse(line);
+    apply_line(message(c["older"]["from"], c["older"]["text"]));
+    apply_line(message(c["newer"]["from"], c["newer"]["text"]));
+  }
+  // Saves: the graph (one twice: merged; one that expires), two branches.
+  using schemas::entry_type;
+  apply(save("save-1", 0, entry_type::fact, "Initech's support plan is Gold."));
+  apply(save("save-2", 1, entry_type::fact, "Initech's support plan is Gold."));
+  apply(save("save-3", 2, entry_type::fact, "The Fabrikam discount code SPRING26 is valid.", "", at(30)));
+  apply(save("save-4", 3, entry_type::fact, "Contoso wants the proposal in German.", "intent-1"));
+  apply(save("save-5", 4, entry_type::preference, "Contoso prefers invoices by post.", "intent-1"));
+  apply(save("save-6", 5, entry_type::decision, "We will not renew the Tailspin lease.", "intent-2"));
+  apply(save("save-7", 6, entry_type::action_item, "Send Contoso the updated proposal by May 20, 2026."));
+  // Every command op.
+  auto merge = command("cmd-merge", 60, schemas::command_op::merge_branch);
+  merge.branch_id = "intent-1";
+  merge.ttl_ms = 86400000;
+  EXPECT_TRUE(apply(merge).rejected.empty());
+  auto discard = command("cmd-discard", 61, schemas::command_op::discard_branch);
+  discard.branch_id = "intent-2";
+  EXPECT_TRUE(apply(discard).rejected.empty());
+  auto validate = command("cmd-validate", 62, schemas::command_op::validate);
+  validate.id = schemas::entry_id("acme", "save-1", 0);
+  validate.outcome = "approved";
+  EXPECT_TRUE(apply(validate).rejected.empty());
+  auto review = store_->review_queue("acme", 2);
+  ASSERT_EQ(review.size(), 2u) << "the contradiction cases flag entries";
+  auto keep_older = command("cmd-review-1", 63, schemas::command_op::resolve_review);
+  keep_older.id = review[0].first;
+  keep_older.keep = "older";
+  EXPECT_TRUE(apply(keep_older).rejected.empty());
+  auto keep_both = command("cmd-review-2", 64, schemas::command_op::resolve_review);
+  keep_both.id = review[1].first;
+  keep_both.keep = "both";
+  EXPECT_TRUE(apply(keep_both).rejected.empty());
+  auto due = store_->due_reminders(std::numeric_limits<std::int64_t>::max(), 1);
+  ASSERT_EQ(due.size(), 1u);
+  auto sent = command("sent-rem-1", 65, schemas::command_op::reminder_sent);
+  sent.organization_id = due[0].organization_id;
+  sent.id = due[0].entry_id;
+  sent.reminder_id = "rem-" + due[0].entry_id;
+  sent.reminder_partition = 1;
+  sent.reminder_offset = 7;
+  EXPECT_TRUE(apply(sent).rejected.empty());
+  auto expire = command("expire-1", 66, schemas::command_op::expire);
+  expire.limit = 100;
+  expire.ttl_ms = 86400000;
+  EXPECT_TRUE(apply(expire).rejected.empty());
+  // Every entity op, on nodes from mail (Globex, Initech) and from tools alike.
+  using schemas::entity_op;
+  auto add = entity("ent-add", 70, entity_op::add_entities);
+  add.merge_existing = true;
+  add.entities = {{"Stripe", "company", {{"founded", "2010"}}, {"payments"}},
+                  {"Rust", "technology", {}, {}},
+                  {"globex", "company", {{"tier", "gold"}}, {}}};
+  EXPECT_TRUE(apply(add).rejected.empty());
+  auto add_skip = entity("ent-add-skip", 71, entity_op::add_entities);
+  add_skip.entities = {{"Stripe", "company", {{"founded", "1999"}}, {}}, {"Stripe, Inc.", "company", {{"ticker", "none"}}, {}}};
+  EXPECT_TRUE(apply(add_skip).rejected.empty());
+  auto relate = entity("ent-relate", 72, entity_op::relate);
+  relate.relations = {{"Stripe", "Rust", "uses", 1.0, {}},
+                      {"Stripe, Inc.", "Globex", "partner of", 2.5, {{"since", "2024"}}},
+                      {"Initech", "Stripe, Inc.", "customerOf", 1.0, {}}};
+  EXPECT_TRUE(apply(relate).rejected.empty());
+  auto dangling = entity("ent-dangling", 73, entity_op::relate);
+  dangling.relations = {{"Stripe", "Nobody", "uses", 1.0, {}}};
+  EXPECT_EQ(apply(dangling).rejected, "/relations/0/to: no entity 'Nobody' in this organisation");
+  auto observe = entity("ent-observe", 74, entity_op::add_observations);
+  observe.observations = {{"Stripe", {"payments", "HQ in San Francisco"}}, {"Globex", {"renewal in June"}}};
+  EXPECT_TRUE(apply(observe).rejected.empty());
+  auto merge_entities = entity("ent-merge", 75, entity_op::merge_entities);
+  merge_entities.name_a = "Stripe";
+  merge_entities.name_b = "Stripe, Inc.";
+  EXPECT_TRUE(apply(merge_entities).rejected.empty());
+  auto unobserve = entity("ent-unobserve", 76, entity_op::delete_observations);
+  unobserve.observations = {{"Stripe", {"payments"}}};
+  EXPECT_TRUE(apply(unobserve).rejected.empty());
+  auto unrelate = entity("ent-unrelate", 77, entity_op::delete_relations);
+  unrelate.relations = {{"Stripe", "Rust", "uses", 1.0, {}}};
+  EXPECT_TRUE(apply(unrelate).rejected.empty());
+  auto remove = entity("ent-delete", 78, entity_op::delete_entities);
+  remove.names = {"Rust", "Initech"};
+  EXPECT_TRUE(apply(remove).rejected.empty());
+  EXPECT_EQ(store_->entity_edges("acme", store_->entity_id("acme", "Stripe"), true).size(), 1u);
+  EXPECT_EQ(store_->entity_id("acme", "Stripe, Inc."), store_->entity_id("acme", "Stripe"));
+  EXPECT_EQ(store_->entity_id("acme", "Initech"), "");
+
+  // A bundle in two chunks, a second version, a refused one, and a deletion.
+  using schemas::kg_op;
+  const std::vector<schemas::kg_type_spec> types{
+      {"category", "code", "Categories.", {"list", "get", "list_ids"}, {"tier"}, {}, R"({"type":"object"})"},
+      {"brand", "code", "", {"list", "get"}, {"category"}, {{"category", "category"}}, R"({"type":"object"})"}};
+  auto v1_0 = bundle("kg-v1-0", 80, kg_op::apply);
+  v1_0.bundle = "shop";
+  v1_0.apply_id = "v1";
+  v1_0.chunks = 2;
+  v1_0.version = "1.0.0";
+  v1_0.types = types;
+  v1_0.items = {{"category", "footwear", R"({"brand_count":1,"code":"footwear","tier":"primary"})"}};
+  auto v1_1 = v1_0;
+  v1_1.event_id = "kg-v1-1";
+  v1_1.chunk = 1;
+  v1_1.types.clear();
+  v1_1.items = {{"brand", "north-aurora", R"({"category":"footwear","code":"north-aurora"})"}};
+  EXPECT_TRUE(apply(v1_0).rejected.empty());
+  EXPECT_TRUE(apply(v1_1).rejected.empty());
+  auto v2 = v1_0;
+  v2.event_id = "kg-v2-0";
+  v2.apply_id = "v2";
+  v2.chunks = 1;
+  v2.version = "2.0.0";
+  v2.items.push_back({"category", "bags", R"({"brand_count":0,"code":"bags","tier":"secondary"})"});
+  EXPECT_TRUE(apply(v2).rejected.empty());
+  auto clash = v2;
+  clash.event_id = "kg-clash-0";
+  clash.bundle = "outlet";
+  clash.apply_id = "c1";
+  EXPECT_EQ(apply(clash).rejected,
+            "tool_name_collision_in_tenant: list_category is already exposed by bundle 'shop' of this organisation");
+  auto gone = v2;
+  gone.event_id = "kg-gone-0";
+  gone.bundle = "old-shop";
+  gone.apply_id = "g1";
+  gone.types = {{"part", "code", "", {"get"}, {}, {}, R"({"type":"object"})"}};
+  gone.items = {{"part", "p-1", R"({"code":"p-1"})"}};
+  EXPECT_TRUE(apply(gone).rejected.empty());
+  auto del = bundle("kg-delete", 81, kg_op::remove);
+  del.bundle = "old-shop";
+  EXPECT_TRUE(apply(del).rejected.empty());
+  ASSERT_EQ(store_->kg_bundles("acme").size(), 1u);
+  EXPECT_EQ(store_->kg_list("acme", "shop", "category", {{"tier", "secondary"}}, 0, 10, false).ids,
+            std::vector<std::string>{"bags"});
+
+  // A redelivered record changes nothing.
+  apply(validate);
+  apply(merge_entities);
+  apply(v1_1);
+
+  EXPECT_EQ(store_->digest(), pinned);
+}
+
+INSTANTIATE_TEST_SUITE_P(BackendsAndFormats, GoldenDigest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) ? "Memory" : "RocksDB") +
+                                  (std::get<1>(info.param) ? "ExtractedBeforeTheLog" : "ExtractedWhenApplied");
+                         });
+
+}  // namespace

@@ -1,0 +1,197 @@
+// Dedup and contradiction decide the same way whenever the same events are applied in the
+// same order: two runs of one stream give one digest, and so does a run interrupted by a
+// restart (index loaded from its snapshot, or rebuilt from the vectors column family).
+// The stream: the demo stream plus the labelled pairs and contradiction cases as messages,
+// so merges, links, supersedes and contradicts all happen.
+
+#include "reading/extract.hpp"
+#include "reading/read.hpp"
+#include "actors/store/store_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace engram;
+
+namespace {
+
+using json = nlohmann::json;
+
+class ReplayTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    auto loaded = embedding::use_lite_embedder::load(ENGRAM_MODEL_PATH);
+    ASSERT_TRUE(loaded) << loaded.error();
+    model_ = loaded->release();
+    stream_ = new std::vector<actors::log_record>(build_stream());
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete stream_;
+  }
+
+  /// Every event of the stream, extracted and embedded once (what the extractor stage does).
+  static std::vector<actors::log_record> build_stream() {
+    std::vector<std::string> lines;
+    std::ifstream demo(ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl");
+    for (std::string line; std::getline(demo, line);)
+      if (!line.empty())
+        lines.push_back(line);
+    int n = 0;
+    auto message = [&](const std::string& org, const std::string& from, const std::string& text) {
+      char sent[32];
+      std::snprintf(sent, sizeof sent, "2026-04-%02dT%02d:%02d:00Z", 1 + n / 600, (n / 60) % 10 + 8, n % 60);
+      ++n;
+      return json{{"eventId", "gen-" + std::to_string(n)}, {"organizationId", org}, {"sourceType", "email"},
+                  {"sentAt", sent}, {"from", {{"address", from}}}, {"subject", "update"}, {"body", text}}
+          .dump();
+    };
+    std::ifstream pairs(ENGRAM_SOURCE_DIR "/tests/data/dedup/pairs.jsonl");
+    for (std::string line; std::getline(pairs, line);) {
+      auto p = json::parse(line);
+      lines.push_back(message("acme", "sarah@acme.example", p["a"]));
+      lines.push_back(message("acme", "sarah@acme.example", p["b"]));
+    }
+    std::ifstream cases(ENGRAM_SOURCE_DIR "/tests/data/contradiction/cases.jsonl");
+    for (std::string line; std::getline(cases, line);) {
+      auto c = json::parse(line);
+      lines.push_back(message("acme", c["older"]["from"], c["older"]["text"]));
+      lines.push_back(message("acme", c["newer"]["from"], c["newer"]["text"]));
+    }
+    std::vector<actors::log_record> out;
+    reading::validator_options vo;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      schemas::extracted_message m;
+      EXPECT_FALSE(schemas::decode(lines[i], {}, m.message)) << lines[i];
+      m.knowledge = reading::extract_validated(m.message, vo);
+      schemas::extraction* xs[] = {&m.knowledge};
+      auto embedded = reading::embed_entries(*model_, xs);
+      EXPECT_TRUE(embedded) << embedded.error();
+      actors::log_record rec;
+      rec.position = {"engram-log", 0, static_cast<std::int64_t>(i), "test"};
+      rec.payload = std::move(m);
+      out.push_back(std::move(rec));
+    }
+    return out;
+  }
+
+  std::string dir(const std::string& name) {
+    auto d = std::filesystem::temp_directory_path() / ("engram-replay-" + std::to_string(::getpid()) + "-" + name);
+    dirs_.push_back(d.string());
+    return d.string();
+  }
+  void TearDown() override {
+    for (const auto& d : dirs_)
+      std::filesystem::remove_all(d);
+  }
+
+  struct run {
+    std::shared_ptr<storage::graph_store> store;
+    actors::resolver resolve;
+    std::map<std::string, std::size_t> outcomes;
+  };
+
+  /// Opens (or reopens) a store and its resolver, loading index snapshots from `snapshots`.
+  static std::unique_ptr<run> open(const std::string& path, const std::string& snapshots) {
+    auto r = std::make_unique<run>();
+    auto opened = storage::open_graph_store({path});
+    EXPECT_TRUE(opened) << opened.error();
+    if (opened)
+      r->store = std::move(*opened);
+    dedup::dedup_options d;
+    r->resolve.dedup = std::make_unique<dedup::deduplicator>(r->store, d);
+    r->resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(r->store);
+    auto indexes = r->resolve.dedup->open(snapshots);
+    EXPECT_TRUE(indexes) << indexes.error();
+    return r;
+  }
+
+  static void apply(run& r, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      storage::apply_outcome outcome{};
+      actors::applied_event answer;
+      ASSERT_EQ(actors::resolve_and_apply(*r.store, &r.resolve, (*stream_)[i], &outcome, &answer),
+                storage::errc::ok);
+      for (const auto& d : answer.resolutions) {
+        ++r.outcomes[std::string(schemas::to_string(d.outcome))];
+        r.outcomes["contradicts"] += d.flagged.size();
+      }
+    }
+  }
+
+  static embedding::use_lite_embedder* model_;
+  static std::vector<actors::log_record>* stream_;
+  std::vector<std::string> dirs_;
+};
+
+embedding::use_lite_embedder* ReplayTest::model_ = nullptr;
+std::vector<actors::log_record>* ReplayTest::stream_ = nullptr;
+
+TEST_F(ReplayTest, SameStreamTwiceGivesTheSameDigest) {
+  auto a = open(dir("a"), "");
+  apply(*a, 0, stream_->size());
+  auto b = open(dir("b"), "");
+  apply(*b, 0, stream_->size());
+  EXPECT_EQ(a->store->digest(), b->store->digest());
+  EXPECT_EQ(a->outcomes, b->outcomes);
+  // The stream exercises every decision.
+  for (const char* o : {"created", "merged", "linked", "superseded", "contradicts"})
+    EXPECT_GT(a->outcomes[o], 0u) << o;
+  std::cout << "[ figures  ] outcomes:";
+  for (const auto& [k, v] : a->outcomes)
+    std::cout << " " << k << "=" << v;
+  std::cout << "\n";
+}
+
+TEST_F(ReplayTest, RestartFromSnapshotOrRebuildGivesTheSameDigest) {
+  auto full = open(dir("full"), "");
+  apply(*full, 0, stream_->size());
+  const auto want = full->store->digest();
+  const std::size_t half = stream_->size() / 2;
+  for (bool snapshot : {true, false}) {
+    auto path = dir(snapshot ? "snap" : "rebuild");
+    auto snaps = path + "/vector-index";
+    {
+      auto first = open(path, snaps);
+      apply(*first, 0, half);
+      if (snapshot) {
+        auto saved = first->resolve.dedup->save(snaps);
+        ASSERT_TRUE(saved) << saved.error();
+      }
+    }
+    // Applied after the snapshot: the restart must add these from the vectors family.
+    {
+      auto more = open(path, "");
+      apply(*more, half, half + 25);
+    }
+    auto second = open(path, snaps);
+    if (snapshot) {
+      EXPECT_GT(second->resolve.dedup->total_size(), 0u);
+    }
+    apply(*second, half + 25, stream_->size());
+    EXPECT_EQ(second->store->digest(), want) << (snapshot ? "from a snapshot" : "rebuilt");
+  }
+}
+
+TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
+  auto a = open(dir("one"), "");
+  apply(*a, 0, 60);
+  auto snaps = dir("snaps");
+  auto saved = a->resolve.dedup->save(snaps);
+  ASSERT_TRUE(saved) << saved.error();
+  const auto two = dir("two");
+  auto b = open(two, "");
+  apply(*b, 0, 30);
+  b.reset();
+  auto reopened = open(two, "");
+  auto st = reopened->resolve.dedup->open(snaps);
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(st->loaded, 0u);
+  EXPECT_GT(st->rebuilt, 0u);
+}
+
+}  // namespace

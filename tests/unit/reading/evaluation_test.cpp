@@ -1,0 +1,64 @@
+// The extractor against the labelled set: the floors of the quality bar. The bench
+// (`engram_bench extraction`) prints the full table.
+#include "embedding/type_model.hpp"
+#include "tools/bench/evaluation.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+TEST(ExtractionQuality, LabelledSetMeetsTheFloors) {
+  auto r = engram::evaluation::evaluate(std::string(ENGRAM_SOURCE_DIR) + "/tests/data/extraction/labelled.jsonl", {});
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  std::printf("%s", r.table().c_str());
+  ASSERT_GE(r.messages, 40u);
+  ASSERT_GE(r.gold_entries, 150u);
+  for (const auto& c : r.types)
+    ASSERT_GE(c.tp + c.fn, 15u) << "every type needs labelled examples";
+  EXPECT_GE(r.macro_f1(), 0.80);
+  EXPECT_GE(r.entities_total().f1(), 0.85);
+  EXPECT_GE(r.date_accuracy(), 0.90);
+  EXPECT_GE(r.due_date_accuracy(), 0.90);
+  EXPECT_EQ(r.injection_messages_flagged, r.injection_messages);
+}
+
+// The type model (extraction.type_model, on by default) is trained on this set among others:
+// these floors say it keeps what the cues read; what it adds on unseen text is the
+// held-out figure `engram_bench extraction` prints.
+TEST(ExtractionQuality, TypeModelKeepsTheLabelledSetsFloors) {
+  const auto set = std::string(ENGRAM_SOURCE_DIR) + "/tests/data/extraction/labelled.jsonl";
+  auto types = engram::embedding::load_type_model(ENGRAM_MODEL_PATH);
+  ASSERT_TRUE(types) << types.error();
+  engram::reading::validator_options opts;
+  opts.types = *types;
+  auto cues = engram::evaluation::evaluate(set, {});
+  auto with = engram::evaluation::evaluate(set, opts);
+  ASSERT_TRUE(with.error.empty()) << with.error;
+  std::printf("%s", with.table().c_str());
+  EXPECT_GE(with.typed_recall(), cues.typed_recall());
+  EXPECT_GE(with.typed_recall(), 0.85);
+  EXPECT_GE(with.typed_precision(), 0.85);
+  EXPECT_GE(with.macro_f1(), 0.85);
+  EXPECT_GE(with.due_date_accuracy(), 0.90);
+  EXPECT_EQ(with.injection_messages_flagged, with.injection_messages);
+}
+
+}  // namespace
+
+// Relations between entities (issue 19) on their development set
+// (tests/data/relations/dev.jsonl; the rules were written against its misses). The held-out
+// set (heldout.jsonl) is printed by `engram_bench kag`, never asserted or tuned on.
+TEST(RelationQuality, DevelopmentSetMeetsTheFloors) {
+  auto r = engram::evaluation::evaluate_relations(std::string(ENGRAM_SOURCE_DIR) + "/tests/data/relations/dev.jsonl",
+                                                  {});
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.messages, 38u);  // 30 messages and 8 document chunks
+  EXPECT_GE(r.total.precision(), 0.80) << r.table();
+  EXPECT_GE(r.total.recall(), 0.60) << r.table();
+  EXPECT_EQ(r.ended_right, r.ended_checked) << "an end read as a start, or the reverse\n" << r.table();
+  // The held-out set is read (every line decodes, messages and chunks), not held to floors.
+  auto h = engram::evaluation::evaluate_relations(
+      std::string(ENGRAM_SOURCE_DIR) + "/tests/data/relations/heldout.jsonl", {});
+  ASSERT_TRUE(h.error.empty()) << h.error;
+  EXPECT_EQ(h.messages, 60u);  // 45 messages and 15 document chunks
+}
