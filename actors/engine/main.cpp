@@ -28,15 +28,13 @@ int main(int argc, char** argv) {
 
   auto& log = engram::logging::get(engram::logging::module::engine);
   auto loaded = engram::config::load(config_path, overrides, environ);
-  if (!loaded.ok()) {
-    log.error("{}", loaded.error);
+  if (!loaded) {
+    log.error("{}", loaded.error());
     return 2;
   }
-  engram::logging::configure(loaded.config.log);
-  for (const auto& w : loaded.warnings)
-    log.warn("{}", w);
+  engram::logging::configure(loaded->log);
 
-  auto started = engram::engine::engine::start(loaded.config, {});
+  auto started = engram::engine::engine::start(*loaded, {});
   if (!started) {
     log.error("{}", started.error());
     return 1;

@@ -37,11 +37,11 @@ struct target {
 
 std::optional<target> connect(const kg_options& o, const char* who, std::ostream& err) {
   auto loaded = config::load(o.config_path, o.overrides, environ);
-  if (!loaded.ok()) {
-    err << who << ": " << loaded.error << "\n";
+  if (!loaded) {
+    err << who << ": " << loaded.error() << "\n";
     return std::nullopt;
   }
-  target t{loaded.config, o.url, o.token};
+  target t{*loaded, o.url, o.token};
   if (t.url.empty()) {
     auto listen = t.cfg.http.listen;
     if (listen.starts_with("0.0.0.0:"))

@@ -53,11 +53,11 @@ namespace {
 int replay(const std::string& config_path, const std::vector<std::string>& overrides, const std::string& into,
            bool re_extract, bool accept_partial) {
   auto loaded = engram::config::load(config_path, overrides, environ);
-  if (!loaded.ok()) {
-    std::cerr << "replay: " << loaded.error << "\n";
+  if (!loaded) {
+    std::cerr << "replay: " << loaded.error() << "\n";
     return 2;
   }
-  auto cfg = loaded.config;
+  auto cfg = *loaded;
   if (cfg.kafka.embedded()) {
     std::cerr << "replay: kafka.brokers is 'embedded' (an in-process broker that starts empty): give the brokers that "
                  "hold engram-log, e.g. --set kafka.brokers=host:9092\n";

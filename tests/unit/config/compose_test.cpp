@@ -82,16 +82,17 @@ TEST(Compose, KafkaKraftEngramdAndPrometheusFitTogether) {
     overrides.push_back(k + "=" + v);
   char* no_env[] = {nullptr};
   auto loaded = config::load(root + "/" + engramd["command"][1].as<std::string>(), overrides, no_env);
-  EXPECT_TRUE(loaded.ok()) << loaded.error;
-  EXPECT_EQ(loaded.config.kafka.brokers, "kafka:9092");
+  EXPECT_TRUE(loaded.ok()) << loaded.error();
+  const auto cfg = loaded.ok() ? loaded.value() : config::engram_config{};
+  EXPECT_EQ(cfg.kafka.brokers, "kafka:9092");
 
   // The image carries the binaries, the config and the encoder where the config expects it.
   const auto df = read(dockerfile);
   EXPECT_NE(df.find("tools/dev.sh setup && tools/dev.sh build"), std::string::npos);
   EXPECT_NE(df.find("ENTRYPOINT [\"engramd\"]"), std::string::npos);
   EXPECT_NE(df.find("COPY --from=build /src/config config"), std::string::npos);
-  EXPECT_NE(df.find(" " + loaded.config.embedder.model_path + "\n"), std::string::npos)
-      << "the runtime image must hold " << loaded.config.embedder.model_path;
+  EXPECT_NE(df.find(" " + cfg.embedder.model_path + "\n"), std::string::npos)
+      << "the runtime image must hold " << cfg.embedder.model_path;
   for (const char* lib : {"libcaf-core0.17", "librocksdb7.8", "librdkafka++1", "libyaml-cpp0.7", "libspdlog1.10",
                           "libprometheus-cpp-core1.0", "libstemmer0d", "libicu72", "libgmime-3.0-0"})
     EXPECT_NE(df.find(lib), std::string::npos) << lib;

@@ -11,6 +11,11 @@ namespace {
 
 using engram::config::load;
 
+/// The load error, or "" when the file loaded: the tests look for words in it either way.
+std::string error_of(const engram::result<engram::config::engram_config>& r) {
+  return r.ok() ? std::string() : r.error();
+}
+
 class ConfigTest : public ::testing::Test {
 protected:
   std::string write(const std::string& yaml) {
@@ -26,34 +31,33 @@ protected:
 
 TEST_F(ConfigTest, EmbeddedDefaultFileLoadsWithDesignDefaults) {
   auto r = load(std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_TRUE(r.config.kafka.embedded());
-  EXPECT_EQ(r.config.kafka.group_id, "engram");
-  EXPECT_EQ(r.config.kafka.topics.inbound, "inbound-messages");
-  EXPECT_EQ(r.config.kafka.topics.log, "engram-log");
-  EXPECT_EQ(r.config.kafka.topics.reminders, "engram-reminders");
-  EXPECT_EQ(r.config.kafka.topics.dead_letter, "engram-dlq");
-  EXPECT_EQ(r.config.storage.path, "./data/engram");
-  EXPECT_EQ(r.config.http.listen, "127.0.0.1:8700");
-  EXPECT_TRUE(r.config.samples.load);
-  EXPECT_EQ(r.config.ingest.max_event_bytes, 1048576u);
-  EXPECT_EQ(r.config.embedder.kind, "use-lite-int8");
-  EXPECT_EQ(r.config.embedder.isa, "auto");
-  EXPECT_TRUE(r.warnings.empty());
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_TRUE(r->kafka.embedded());
+  EXPECT_EQ(r->kafka.group_id, "engram");
+  EXPECT_EQ(r->kafka.topics.inbound, "inbound-messages");
+  EXPECT_EQ(r->kafka.topics.log, "engram-log");
+  EXPECT_EQ(r->kafka.topics.reminders, "engram-reminders");
+  EXPECT_EQ(r->kafka.topics.dead_letter, "engram-dlq");
+  EXPECT_EQ(r->storage.path, "./data/engram");
+  EXPECT_EQ(r->http.listen, "127.0.0.1:8700");
+  EXPECT_TRUE(r->samples.load);
+  EXPECT_EQ(r->ingest.max_event_bytes, 1048576u);
+  EXPECT_EQ(r->embedder.kind, "use-lite-int8");
+  EXPECT_EQ(r->embedder.isa, "auto");
 }
 
 TEST_F(ConfigTest, EmptyFileGivesDefaults) {
   auto r = load(write(""), {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.config.kafka.brokers, "embedded");
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->kafka.brokers, "embedded");
 }
 
 TEST_F(ConfigTest, UnknownKeyIsAnErrorThatNamesIt) {
   auto r = load(write("kafka:\n  brokerz: x\n"), {}, nullptr);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("'kafka.brokerz'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'kafka.brokerz'"), std::string::npos) << error_of(r);
   auto top = load(write("nonsense: 1\n"), {}, nullptr);
-  EXPECT_NE(top.error.find("'nonsense'"), std::string::npos) << top.error;
+  EXPECT_NE(error_of(top).find("'nonsense'"), std::string::npos) << error_of(top);
 }
 
 TEST_F(ConfigTest, SetOverridesWinOverFileAndEnvironment) {
@@ -62,10 +66,10 @@ TEST_F(ConfigTest, SetOverridesWinOverFileAndEnvironment) {
   std::string env_script = "ENGRAM_JOBS=4";  // not config: no "__"
   char* env[] = {env_brokers.data(), env_group.data(), env_script.data(), nullptr};
   auto r = load(write("kafka:\n  brokers: file:9092\n"), {"kafka.brokers=cli:9092", "samples.load=false"}, env);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.config.kafka.brokers, "cli:9092");
-  EXPECT_EQ(r.config.kafka.group_id, "from-env");
-  EXPECT_FALSE(r.config.samples.load);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->kafka.brokers, "cli:9092");
+  EXPECT_EQ(r->kafka.group_id, "from-env");
+  EXPECT_FALSE(r->samples.load);
 }
 
 TEST_F(ConfigTest, RdkafkaPropertiesKeepTheirDots) {
@@ -73,10 +77,10 @@ TEST_F(ConfigTest, RdkafkaPropertiesKeepTheirDots) {
   char* env[] = {env_prop.data(), nullptr};
   auto r = load(write("kafka:\n  rdkafka:\n    socket.timeout.ms: 1000\n"), {"kafka.rdkafka.session.timeout.ms=6000"},
                 env);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.config.kafka.rdkafka.at("session.timeout.ms"), "6000");
-  EXPECT_EQ(r.config.kafka.rdkafka.at("socket.timeout.ms"), "1000");
-  EXPECT_EQ(r.config.kafka.rdkafka.at("fetch.wait.max.ms"), "50");
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->kafka.rdkafka.at("session.timeout.ms"), "6000");
+  EXPECT_EQ(r->kafka.rdkafka.at("socket.timeout.ms"), "1000");
+  EXPECT_EQ(r->kafka.rdkafka.at("fetch.wait.max.ms"), "50");
 }
 
 TEST_F(ConfigTest, UnknownKeyFromEnvironmentNamesTheVariable) {
@@ -84,109 +88,109 @@ TEST_F(ConfigTest, UnknownKeyFromEnvironmentNamesTheVariable) {
   char* env[] = {env_bad.data(), nullptr};
   auto r = load(write(""), {}, env);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error.find("'kafka.brokerz'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'kafka.brokerz'"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   auto r = load(write("samples:\n  load: maybe\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'samples.load'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'samples.load'"), std::string::npos) << error_of(r);
   r = load(write("ingest:\n  max_event_bytes: -5\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'ingest.max_event_bytes'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'ingest.max_event_bytes'"), std::string::npos) << error_of(r);
   r = load(write("ingest:\n  max_event_bytes: 10\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("between 1024"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("between 1024"), std::string::npos) << error_of(r);
   r = load(write("http:\n  listen: nowhere\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'http.listen'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'http.listen'"), std::string::npos) << error_of(r);
   r = load(write("kafka:\n  topics:\n    log: same\n    inbound: same\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("distinct"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("distinct"), std::string::npos) << error_of(r);
   r = load(write("embedder:\n  isa: sse2\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'embedder.isa'"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("portable"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'embedder.isa'"), std::string::npos) << error_of(r);
+  EXPECT_NE(error_of(r).find("portable"), std::string::npos) << error_of(r);
   r = load(write("embedder:\n  kind: use-lite-int4\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'embedder.kind'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'embedder.kind'"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, EntityTypeParentsAreAMapOfNames) {
   auto r = load(write("entities:\n  type_parents: {saas_company: company, fintech: saas_company}\n"), {}, nullptr);
-  ASSERT_TRUE(r.error.empty()) << r.error;
-  EXPECT_EQ(r.config.entities.type_parents,
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->entities.type_parents,
             (std::map<std::string, std::string>{{"saas_company", "company"}, {"fintech", "saas_company"}}));
   r = load(write("entities:\n  type_parents: [company]\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'entities.type_parents'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'entities.type_parents'"), std::string::npos) << error_of(r);
   r = load(write("entities:\n  type_parents: {a: ''}\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("entities.type_parents.a"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("entities.type_parents.a"), std::string::npos) << error_of(r);
   r = load(write("entities:\n  parents: {}\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("'entities.parents'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("'entities.parents'"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, BulkMailPolicyAndTokenBundlesAreRead) {
   auto r = load(write("extraction:\n  bulk: low_confidence\nauth:\n  tokens:\n    - {token: 0123456789abcdef0123, "
                       "organization_id: acme, scopes: [read], bundles: [legal-kb, shop]}\n"),
                 {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.config.extraction.bulk, "low_confidence");
-  EXPECT_EQ(r.config.auth.tokens.at(0).bundles, (std::vector<std::string>{"legal-kb", "shop"}));
-  EXPECT_EQ(load(write(""), {}, nullptr).config.extraction.bulk, "skip");
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->extraction.bulk, "low_confidence");
+  EXPECT_EQ(r->auth.tokens.at(0).bundles, (std::vector<std::string>{"legal-kb", "shop"}));
+  EXPECT_EQ(load(write(""), {}, nullptr)->extraction.bulk, "skip");
   r = load(write("extraction:\n  bulk: drop\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("extraction.bulk"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("must be skip, low_confidence or keep"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("extraction.bulk"), std::string::npos) << error_of(r);
+  EXPECT_NE(error_of(r).find("must be skip, low_confidence or keep"), std::string::npos) << error_of(r);
   r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, bundles: shop}\n"), {},
            nullptr);
-  EXPECT_NE(r.error.find("bundles"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("bundles"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, TheTypeModelIsOnByDefaultAndCanBeTurnedOff) {
-  EXPECT_TRUE(load(write(""), {}, nullptr).config.extraction.type_model);
+  EXPECT_TRUE(load(write(""), {}, nullptr)->extraction.type_model);
   auto r = load(write("extraction:\n  type_model: false\n"), {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_FALSE(r.config.extraction.type_model);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_FALSE(r->extraction.type_model);
   r = load(write("extraction:\n  type_model: maybe\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("extraction.type_model"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("extraction.type_model"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, PassagesAreOnByDefaultAndCanBeTurnedOff) {
-  EXPECT_TRUE(load(write(""), {}, nullptr).config.extraction.passages);
+  EXPECT_TRUE(load(write(""), {}, nullptr)->extraction.passages);
   auto r = load(write("extraction:\n  passages: false\n"), {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_FALSE(r.config.extraction.passages);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_FALSE(r->extraction.passages);
   r = load(write("extraction:\n  passages: 3\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("extraction.passages"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("extraction.passages"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, HybridRecallIsOffByDefaultAndCanBeTurnedOn) {
-  EXPECT_FALSE(load(write(""), {}, nullptr).config.recall.graph_expansion);
+  EXPECT_FALSE(load(write(""), {}, nullptr)->recall.graph_expansion);
   auto r = load(write("recall:\n  graph_expansion: true\n"), {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_TRUE(r.config.recall.graph_expansion);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_TRUE(r->recall.graph_expansion);
   r = load(write("recall:\n  graph_expansions: true\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("recall.graph_expansions"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("recall.graph_expansions"), std::string::npos) << error_of(r);
 }
 
 TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
   auto r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [read]}\n"
                       "  anonymous_organization: null\n"),
                 {}, nullptr);
-  ASSERT_TRUE(r.ok()) << r.error;
-  ASSERT_EQ(r.config.auth.tokens.size(), 1u);
-  EXPECT_EQ(r.config.auth.tokens[0].organization_id, "acme");
-  EXPECT_EQ(r.config.auth.tokens[0].scopes, std::vector<std::string>{"read"});
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  ASSERT_EQ(r->auth.tokens.size(), 1u);
+  EXPECT_EQ(r->auth.tokens[0].organization_id, "acme");
+  EXPECT_EQ(r->auth.tokens[0].scopes, std::vector<std::string>{"read"});
   r = load(write("auth:\n  tokens:\n    - {token: short, organization_id: acme, scopes: [read]}\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("auth.tokens[0].token"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("auth.tokens[0].token"), std::string::npos) << error_of(r);
   r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [root]}\n"),
            {}, nullptr);
-  EXPECT_NE(r.error.find("unknown scope 'root'"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("unknown scope 'root'"), std::string::npos) << error_of(r);
   r = load(write("http:\n  listen: 0.0.0.0:8700\nauth:\n  anonymous_organization: acme\n"), {}, nullptr);
-  EXPECT_NE(r.error.find("auth.anonymous_organization"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("auth.anonymous_organization"), std::string::npos) << error_of(r);
   r = load(write("auth:\n  anonymous_organization: acme\n"), {}, nullptr);
-  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.ok()) << error_of(r);
 }
 
 TEST_F(ConfigTest, MissingFileAndBadOverrideAreClearErrors) {
   auto r = load("/nonexistent/engram.yaml", {}, nullptr);
-  EXPECT_NE(r.error.find("cannot read config file '/nonexistent/engram.yaml'"), std::string::npos);
+  EXPECT_NE(error_of(r).find("cannot read config file '/nonexistent/engram.yaml'"), std::string::npos);
   r = load(write(""), {"kafka.brokers"}, nullptr);
-  EXPECT_NE(r.error.find("expected key=value"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("expected key=value"), std::string::npos) << error_of(r);
   r = load(write(""), {"kafka..brokers=x"}, nullptr);
-  EXPECT_NE(r.error.find("not a valid key"), std::string::npos) << r.error;
+  EXPECT_NE(error_of(r).find("not a valid key"), std::string::npos) << error_of(r);
 }
 
 }  // namespace
@@ -195,27 +199,27 @@ namespace {
 
 TEST_F(ConfigTest, AcceptGapsNamesPartitionsAndIsEmptyByDefault) {
   auto none = load(std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", {}, nullptr);
-  ASSERT_TRUE(none.ok()) << none.error;
-  EXPECT_TRUE(none.config.ingest.accept_gaps.empty());
-  EXPECT_FALSE(none.config.ingest.accepts_gap("engram-log", 0));
-  EXPECT_EQ(none.config.kafka.min_inbound_retention_ms, 604800000u);
+  ASSERT_TRUE(none.ok()) << error_of(none);
+  EXPECT_TRUE(none->ingest.accept_gaps.empty());
+  EXPECT_FALSE(none->ingest.accepts_gap("engram-log", 0));
+  EXPECT_EQ(none->kafka.min_inbound_retention_ms, 604800000u);
 
   auto list = load(write("ingest:\n  accept_gaps: [engram-log:3, inbound-messages:0]\n"), {}, nullptr);
-  ASSERT_TRUE(list.ok()) << list.error;
-  EXPECT_TRUE(list.config.ingest.accepts_gap("engram-log", 3));
-  EXPECT_TRUE(list.config.ingest.accepts_gap("inbound-messages", 0));
-  EXPECT_FALSE(list.config.ingest.accepts_gap("engram-log", 0));
-  EXPECT_FALSE(list.config.ingest.accepts_gap("inbound-messages", 3));
+  ASSERT_TRUE(list.ok()) << error_of(list);
+  EXPECT_TRUE(list->ingest.accepts_gap("engram-log", 3));
+  EXPECT_TRUE(list->ingest.accepts_gap("inbound-messages", 0));
+  EXPECT_FALSE(list->ingest.accepts_gap("engram-log", 0));
+  EXPECT_FALSE(list->ingest.accepts_gap("inbound-messages", 3));
 
   auto one = load(write(""), {"ingest.accept_gaps=engram-log:12"}, nullptr);
-  ASSERT_TRUE(one.ok()) << one.error;
-  EXPECT_TRUE(one.config.ingest.accepts_gap("engram-log", 12));
+  ASSERT_TRUE(one.ok()) << error_of(one);
+  EXPECT_TRUE(one->ingest.accepts_gap("engram-log", 12));
 
   for (const char* bad : {"engram-log", "engram-log:", ":3", "engram-log:x", "engram-log:-1"}) {
     auto r = load(write(""), {std::string("ingest.accept_gaps=") + bad}, nullptr);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.error.find("'ingest.accept_gaps'"), std::string::npos) << r.error;
-    EXPECT_NE(r.error.find("topic:partition"), std::string::npos) << r.error;
+    EXPECT_NE(error_of(r).find("'ingest.accept_gaps'"), std::string::npos) << error_of(r);
+    EXPECT_NE(error_of(r).find("topic:partition"), std::string::npos) << error_of(r);
   }
 }
 
