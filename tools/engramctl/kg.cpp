@@ -140,6 +140,31 @@ void stamp(Command& c, const std::string& org) {
 
 }  // namespace
 
+int kg_validate(const std::string& dir, std::ostream& out, std::ostream& err) {
+  auto loaded = kg::load_bundle(dir);
+  if (auto* errors = std::get_if<std::vector<kg::bundle_error>>(&loaded)) {
+    for (const auto& e : *errors)
+      err << e.to_string() << "\n";
+    err << "kg validate: " << errors->size() << " problem" << (errors->size() == 1 ? "" : "s") << " in " << dir << "\n";
+    return 1;
+  }
+  const auto& b = std::get<kg::bundle>(loaded);
+  for (const auto& w : b.warnings)
+    err << "warning: " << w << "\n";
+  std::size_t entities = 0;
+  for (const auto& [name, t] : b.types)
+    entities += t.entities.size();
+  out << "bundle " << b.name << " " << b.version << ": " << b.types.size() << " types, " << entities
+      << " entities, valid\n";
+  for (const auto& [name, t] : b.types) {
+    std::string tools;
+    for (const auto& x : t.expose)
+      tools += " " + (x == "list_ids" ? "list_" + name + "_ids" : x + "_" + name);
+    out << "  " << name << ": " << t.entities.size() << " entities, id " << t.id_field << ", tools" << tools << "\n";
+  }
+  return 0;
+}
+
 int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
   auto loaded = kg::load_bundle(o.bundle);
   if (auto* errors = std::get_if<std::vector<kg::bundle_error>>(&loaded)) {

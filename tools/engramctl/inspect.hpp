@@ -1,0 +1,18 @@
+#pragma once
+// Looking at a store and at a running engramd: engramctl digest (a stable hash of a store's
+// logical content, opened read-only; --dump: what it hashes) and engramctl stats (engramd's
+// /v1/stats).
+
+#include <string>
+
+namespace engram::ctl {
+
+/// Prints the digest of the store at `dir` (opened read-only), after every key it hashes
+/// when `dump`. Exit 0, or 1 when the store cannot be opened.
+int digest(const std::string& dir, bool dump);
+
+/// Prints engramd's /v1/stats (`url`: its base URL, or the whole address), indented when it
+/// is JSON. Exit 0 on HTTP 200, else 1.
+int stats(std::string url);
+
+}  // namespace engram::ctl
