@@ -3,6 +3,10 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
+#include "reading/extract.hpp"
+#include "reading/validator.hpp"
+#include "storage/graph_store.hpp"
+#include "tools/mail/mail_reader.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +14,10 @@
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,6 +25,7 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -61,6 +69,80 @@ double percentile(std::vector<double> v, double p) {
     return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())))];
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+const std::vector<std::string> synthetic_organisations{"acme", "globex", "initech", "umbrella",
+                                                       "hooli", "vandelay", "stark", "wayne"};
+
+std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
+  auto store = storage::open_graph_store({dir});
+  if (!store)
+    throw std::runtime_error(store.error());
+  return std::move(*store);
+}
+
+const reading::validator_options& read_everything() {
+  static const reading::validator_options o = [] {
+    reading::validator_options x;
+    x.bulk = reading::bulk_policy::keep;
+    return x;
+  }();
+  return o;
+}
+
+std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, const std::string& org,
+                                                   std::size_t* files_read, std::size_t* malformed_out,
+                                                   std::vector<const char*> folders) {
+  std::vector<std::string> dirs;
+  for (const char* d : folders)
+    dirs.push_back(data_dir + "/" + d);
+  auto all = mail::list_files(dirs);
+  if (!all)
+    throw std::runtime_error(all.error() + " (run tools/fetch-data.sh spamassassin)");
+  std::vector<std::string> files;
+  for (auto& f : *all)
+    if (f.size() > 4 && f.substr(f.size() - 4) == ".txt")
+      files.push_back(f);
+  mail::read_options ro;
+  ro.organization_id = org;
+  std::vector<schemas::inbound_message> msgs;
+  std::size_t malformed = 0;
+  for (const auto& f : files)
+    mail::read_file(f, ro, [&](mail::mail_result r) {
+      schemas::inbound_message m;
+      if (!r.error.empty() || schemas::decode(r.event_json, {1u << 20}, m)) {
+        ++malformed;
+        return;
+      }
+      msgs.push_back(std::move(m));
+    });
+  if (files_read)
+    *files_read = files.size();
+  if (malformed_out)
+    *malformed_out = malformed;
+  return msgs;
+}
+
+std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n) {
+  std::vector<std::string> out;
+  for (const auto& m : ham_messages(data_dir, "ham"))
+    for (auto& e : reading::extract_validated(m, read_everything()).entries) {
+      if (out.size() == n)
+        return out;
+      out.push_back(e.content);
+    }
+  return out;
 }
 
 std::uint16_t free_port() {

@@ -1,7 +1,12 @@
 #pragma once
-// What the benchmarks that drive engramd as a separate process share: percentiles, a free
-// port, and engramd as a child process.
+// What the benchmarks share: the test broker, percentiles and medians, this thread's CPU
+// time, a scratch store, the organisations of the synthetic events, the SpamAssassin ham
+// corpus as messages and as extracted sentences; for those that drive engramd as a separate
+// process, a free port and engramd as a child process.
 
+#include "schemas/inbound_message.hpp"
+
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +16,12 @@
 
 namespace engram::ingest {
 class embedded_broker;
+}
+namespace engram::reading {
+struct validator_options;
+}
+namespace engram::storage {
+class graph_store;
 }
 
 namespace engram::bench {
@@ -24,6 +35,37 @@ std::unique_ptr<ingest::embedded_broker> test_broker(int partitions = 4);
 
 /// The value at fraction `p` (0..1) of `v` once sorted; 0 for none.
 double percentile(std::vector<double> v, double p);
+
+/// The median of `v`, which must not be empty.
+double median(std::vector<double> v);
+
+/// CPU time of this thread, in seconds: unlike wall time it does not count what the
+/// hypervisor steals from a virtual machine, so "per core" figures stay comparable.
+double thread_cpu_seconds();
+
+/// Organisation ids of the synthetic events (the store and ingest benchmarks), chosen so
+/// that keys spread over all 4 partitions.
+extern const std::vector<std::string> synthetic_organisations;
+
+/// A new RocksDB store at `dir`; a bench cannot go on without one.
+std::unique_ptr<storage::graph_store> open_store(const std::string& dir);
+
+/// Validator options that read bulk and spam mail like any other (extraction.bulk: keep): the
+/// benchmarks' inputs stay what they were before bulk mail was skipped.
+const reading::validator_options& read_everything();
+
+/// The ham messages of the SpamAssassin corpus as inbound events (organisation `org`); with
+/// `folders`, the messages of those folders of the corpus instead. `files_read` and
+/// `malformed_out`, when given, receive how many files were read and how many messages
+/// could not be read or decoded.
+std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, const std::string& org,
+                                                   std::size_t* files_read = nullptr, std::size_t* malformed_out = nullptr,
+                                                   std::vector<const char*> folders = {"easy-ham-1", "easy-ham-2",
+                                                                                       "hard-ham-1"});
+
+/// Sentences as extraction reads them from the ham corpus, the first `n` at most (the
+/// embedding and recall benchmarks' input).
+std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n);
 
 /// A TCP port that was free a moment ago on 127.0.0.1.
 std::uint16_t free_port();

@@ -1,0 +1,231 @@
+// Ingest through one engine: engram-log -> store, inbound -> ... -> store, replay (ingest_bench.hpp).
+#include "tools/bench/ingest_bench.hpp"
+
+#include "actors/engine/engine.hpp"
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/producer.hpp"
+#include "config/config.hpp"
+#include "embedding/embedder.hpp"
+#include "reading/read.hpp"
+#include "schemas/inbound_message.hpp"
+#include "schemas/log_record.hpp"
+#include "tools/bench/bench_support.hpp"
+#include "tools/bench/pipeline_bench.hpp"
+#include "tools/bench/synthetic.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+namespace engram::bench {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+bool wait_applied(engine::engine& e, std::uint64_t n, std::chrono::seconds timeout) {
+  auto deadline = clock_type::now() + timeout;
+  while (e.metrics().applied() < n) {
+    if (clock_type::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return true;
+}
+
+struct run_result {
+  double log_to_store = 0;   // events/s, engram-log -> RocksDB
+  double end_to_end = 0;     // events/s, inbound-messages -> sequencer -> engram-log -> RocksDB
+  double replay = 0;         // records/s, a replay of the whole engram-log into a new store
+  std::int64_t replayed = 0; // records the replay read
+  double replay_start_s = 0; // from the replay engine's start to its first applied record
+};
+
+/// `events` as today's extract stage appends them to engram-log (rules extraction, int8
+/// vectors, format 2): the store applies them and never reads a message again. The encoder
+/// is loaded once, from the first call's `model_path`.
+std::vector<schemas::encoded_record> extracted_records(const std::vector<std::string>& events,
+                                                       const std::string& model_path) {
+  static std::shared_ptr<const embedding::embedder> encoder =
+      or_throw(embedding::use_lite_int8_embedder::load(model_path));
+  std::vector<schemas::inbound_message> msgs;
+  for (const auto& ev : events) {
+    schemas::inbound_message m;
+    if (auto bad = schemas::decode(ev, {}, m))
+      throw std::runtime_error(bad->to_string());
+    msgs.push_back(std::move(m));
+  }
+  reading::reader_context ctx{{}, encoder, nullptr};
+  ctx.options.validator.passages = passages_used();
+  auto read = reading::read_messages(msgs, ctx, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<schemas::encoded_record> out;
+  for (std::size_t i = 0; i < msgs.size(); ++i)
+    out.push_back(schemas::encode(schemas::log_payload{
+        schemas::extracted_message{std::move(msgs[i]), std::move(read[i]), encoder->name()}}));
+  return out;
+}
+
+/// Phase 3 of run_once, once its engine has stopped and its store at `dir` is removed: a new
+/// store rebuilt from the whole of engram-log as `engramctl replay` does (own consumer
+/// group, replay mode), engine start included. Fills the replay figures of `r`.
+void replay_log(const config::engram_config& cfg, const std::filesystem::path& dir, run_result& r) {
+  auto rcfg = cfg;
+  rcfg.storage.path = dir.string() + "-replay";
+  rcfg.kafka.group_id += "-replay";
+  std::filesystem::remove_all(rcfg.storage.path);
+  engine::engine_options ropts;
+  ropts.replay = true;
+  auto t2 = clock_type::now();
+  auto re = or_throw(engine::engine::start(rcfg, std::move(ropts)));
+  const auto deadline = t2 + std::chrono::seconds(1800);
+  // Timed from the first applied record (the engine's start and its group join, about
+  // 3 s on the mock broker, are reported apart), as the live log phase is.
+  std::uint64_t first = 0;
+  auto t3 = t2;
+  while (!re->status().ready()) {
+    if (re->failed() || clock_type::now() > deadline)
+      throw std::runtime_error("replay did not finish");
+    if (first == 0 && (first = re->metrics().applied()) > 0) {
+      t3 = clock_type::now();
+      r.replay_start_s = std::chrono::duration<double>(t3 - t2).count();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (const auto& [p, st] : re->status().partitions())
+    r.replayed += st.next_offset;
+  const auto timed = static_cast<double>(r.replayed) - static_cast<double>(first);
+  r.replay = timed > 0 ? timed / std::chrono::duration<double>(clock_type::now() - t3).count()
+                       : static_cast<double>(r.replayed) / std::chrono::duration<double>(clock_type::now() - t2).count();
+  re->stop();
+  re.reset();
+  std::filesystem::remove_all(rcfg.storage.path);
+}
+
+/// Phase 1 drains `log_events` already on engram-log (as the extract stage writes them); phase 2 sends `in_events` (the first
+/// is a warm-up) through inbound-messages, the sequencer and engram-log. With `replay`,
+/// phase 3 stops the engine and rebuilds a new store from the whole of engram-log as
+/// `engramctl replay` does (own consumer group, replay mode), engine start included.
+run_result run_once(const std::vector<std::string>& log_events, const std::vector<std::string>& in_events, int run,
+                    const std::string& model_path, bool replay = false) {
+  run_result r;
+  const std::size_t n = log_events.size();
+  if (in_events.size() != n + 1)
+    throw std::runtime_error("run_once: in_events must hold one warm-up event more than log_events");
+  auto broker = test_broker(4);
+  auto dir = std::filesystem::temp_directory_path() / ("engram-bench-" + std::to_string(::getpid()) + "-" +
+                                                       std::to_string(run));
+  auto cfg = engine_config(broker->bootstrap(), dir.string(), model_path);
+  auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
+
+  // Phase 1: records already on engram-log; the engine starts and drains them.
+  for (const auto& rec : extracted_records(log_events, model_path))
+    if (!producer->produce("engram-log", rec.key, rec.value, {{schemas::kind_header, rec.kind}}))
+      throw std::runtime_error(producer->last_error());
+  if (!producer->flush(std::chrono::seconds(60)))
+    throw std::runtime_error(producer->last_error());
+  const auto t_start = clock_type::now();
+  auto e = or_throw(engine::engine::start(cfg, {}));
+  if (!wait_applied(*e, 1, std::chrono::seconds(60)))
+    throw std::runtime_error("nothing applied");
+  auto t0 = clock_type::now();
+  auto first = e->metrics().applied();
+  if (!wait_applied(*e, n, std::chrono::seconds(1800)))
+    throw std::runtime_error("log phase did not finish: " + std::to_string(e->metrics().applied()) + " of " +
+                             std::to_string(n) + " applied");
+  // Timed from the first applied batch, which is left out (the engine's start is not timed);
+  // when that batch was everything (small runs), from the engine's start instead.
+  r.log_to_store = first < n ? static_cast<double>(n - first) / std::chrono::duration<double>(clock_type::now() - t0).count()
+                             : static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t_start).count();
+
+  // Phase 2: wait until the sequencer owns inbound (one warm-up event), then the whole path.
+  if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[0]), in_events[0]) ||
+      !producer->flush(std::chrono::seconds(10)) || !wait_applied(*e, n + 1, std::chrono::seconds(60)))
+    throw std::runtime_error("warm-up event not applied");
+  auto t1 = clock_type::now();
+  for (std::size_t i = 1; i <= n; ++i)
+    if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[i]), in_events[i]))
+      throw std::runtime_error(producer->last_error());
+  if (!producer->flush(std::chrono::seconds(60)) || !wait_applied(*e, 2 * n + 1, std::chrono::seconds(1800)))
+    throw std::runtime_error("end-to-end phase did not finish");
+  r.end_to_end = static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t1).count();
+  e->stop();
+  e.reset();
+  std::filesystem::remove_all(dir);
+  if (replay)
+    replay_log(cfg, dir, r);  // on the same broker: it holds the engram-log to replay
+  return r;
+}
+
+}  // namespace
+
+int bench_ingest(const std::string& model_path, std::size_t n, int runs) {
+  std::vector<double> log_rates, e2e_rates;
+  auto log_events = synthetic::events(n, 200, synthetic_organisations);
+  for (auto& ev : log_events)
+    ev.replace(ev.find("\"evt-"), 5, "\"log-");
+  auto in_events = synthetic::events(n + 1, 200, synthetic_organisations);
+  for (int i = 0; i < runs; ++i) {
+    auto r = run_once(log_events, in_events, i, model_path);
+    log_rates.push_back(r.log_to_store);
+    e2e_rates.push_back(r.end_to_end);
+    std::printf("  run %d: engram-log -> RocksDB %.0f events/s; inbound -> sequencer -> engram-log -> RocksDB %.0f events/s\n",
+                i + 1, r.log_to_store, r.end_to_end);
+  }
+  std::printf("ingest (pipeline with rules extraction, USE Lite embeddings, dedup and contradiction, %zu events of ~%zu bytes, %u cores, median of %d runs):\n", n,
+              synthetic::events(1, 200, synthetic_organisations)[0].size(), std::thread::hardware_concurrency(), runs);
+  std::printf("  engram-log -> RocksDB:                          %.0f events/s\n", median(log_rates));
+  std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f events/s\n", median(e2e_rates));
+  return 0;
+}
+
+ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::string& data_dir, int runs,
+                                    std::size_t limit) {
+  // Different messages in the two phases: the embedding cache must not make phase 2 a replay.
+  auto msgs = ham_messages(data_dir, "ham");
+  // Four organisations whose keys land on the four partitions (librdkafka's crc32 % 4:
+  // initech 0, fabrikam 1, globex 2, cyberdyne 3): the mock broker keeps about 5 MiB a
+  // partition, and an extracted-message record (entries, passages, vectors) is ~10 KB.
+  static const char* spread[] = {"initech", "fabrikam", "globex", "cyberdyne"};
+  for (std::size_t i = 0; i < msgs.size(); ++i)
+    msgs[i].organization_id = spread[i % 4];
+  limit = std::min(limit, (msgs.size() - 1) / 2);
+  std::vector<std::string> log_events, in_events;
+  for (std::size_t i = 0; i < limit; ++i)
+    log_events.push_back(schemas::to_json(msgs[i]));
+  for (std::size_t i = limit; i < 2 * limit + 1; ++i)  // the first is the warm-up
+    in_events.push_back(schemas::to_json(msgs[i]));
+  std::vector<double> log_rates, e2e_rates, replay_rates;
+  ham_ingest_figures f;
+  for (int i = 0; i < runs; ++i) {
+    auto r = run_once(log_events, in_events, 100 + i, model_path, /*replay=*/true);
+    log_rates.push_back(r.log_to_store);
+    e2e_rates.push_back(r.end_to_end);
+    replay_rates.push_back(r.replay);
+    f.replayed = r.replayed;
+    std::printf("  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s; "
+                "replay of %lld records %.0f records/s (first applied %.1f s after its start)\n",
+                i + 1, r.log_to_store, r.end_to_end, static_cast<long long>(r.replayed), r.replay, r.replay_start_s);
+  }
+  std::printf("ingest of SpamAssassin ham (%zu real messages; rules extraction, USE Lite embeddings, dedup, "
+              "contradiction; %u cores, median of %d runs):\n",
+              log_events.size(), std::thread::hardware_concurrency(), runs);
+  std::printf("  engram-log -> RocksDB:                          %.0f messages/s\n", median(log_rates));
+  std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f messages/s\n", median(e2e_rates));
+  std::printf("  replay of engram-log into a new store:          %.0f records/s\n", median(replay_rates));
+  f.messages = log_events.size();
+  f.log_to_store = median(log_rates);
+  f.end_to_end = median(e2e_rates);
+  f.replay = median(replay_rates);
+  return f;
+}
+
+}  // namespace engram::bench
