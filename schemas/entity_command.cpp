@@ -1,6 +1,7 @@
 #include "schemas/entity_command.hpp"
 
 #include "schemas/inbound_message.hpp"
+#include "schemas/internal/json_fields.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,96 +31,63 @@ ojson attributes_json(const attribute_map& m) {
   return j;
 }
 
-/// Reads one JSON object's fields under a path ("/relations/3"); the first problem wins.
-class reader {
-public:
-  reader(const nlohmann::json& j, std::string path) : j_(j), path_(std::move(path)) {}
+using detail::error;
+using detail::fields;
 
-  void text(const char* k, std::string& out, std::size_t max, bool required = true) {
-    const auto* at = field(k, required);
-    if (!at)
-      return;
-    const auto& v = *at;
-    if (!v.is_string())
-      return fail(k, "must be a string");
-    out = v.get<std::string>();
-    check(k, out, max, required);
-  }
-  void texts(const char* k, std::vector<std::string>& out, std::size_t max_each, std::size_t max_count,
-             bool required) {
-    const auto* at = field(k, required);
-    if (!at)
-      return;
-    const auto& v = *at;
-    if (!v.is_array())
-      return fail(k, "must be an array of strings");
-    if (v.size() > max_count)
-      return fail(k, "at most " + std::to_string(max_count) + " items");
-    out.clear();
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_string())
-        return fail(std::string(k) + "/" + std::to_string(i), "must be a string");
-      out.push_back(v[i].get<std::string>());
-      check((std::string(k) + "/" + std::to_string(i)).c_str(), out.back(), max_each, true);
-      if (error_)
-        return;
-    }
-  }
-  void attributes(attribute_map& out) {
-    if (error_ || !j_.contains("attributes"))
-      return;
-    const auto& v = j_["attributes"];
-    if (!v.is_object())
-      return fail("attributes", "must be an object of strings");
-    if (v.size() > entity_limits::attributes)
-      return fail("attributes", "at most " + std::to_string(entity_limits::attributes) + " keys");
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      const auto at = "attributes/" + it.key();
-      if (!it.value().is_string())
-        return fail(at, "must be a string");
-      check("attributes", it.key(), entity_limits::attribute_key, true);
-      check(at.c_str(), it.value().get_ref<const std::string&>(), entity_limits::attribute_value, false);
-      if (error_)
-        return;
-      out[it.key()] = it.value().get<std::string>();
-    }
-  }
-  void weight(double& out) {
-    if (error_ || !j_.contains("weight"))
-      return;
-    const auto& v = j_["weight"];
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-      return fail("weight", "must be a positive number");
-    out = v.get<double>();
-  }
-  void fail(const std::string& k, const std::string& reason) {
-    if (!error_)
-      error_ = path_ + "/" + k + ": " + reason;
-  }
-  [[nodiscard]] const std::optional<std::string>& error() const { return error_; }
+/// A name or label: required, at most `max` bytes, with something besides white space.
+error name(const fields& f, const char* k, std::string& out, std::size_t max) {
+  if (auto e = f.text(k, out, max, true))
+    return e;
+  if (out.find_first_not_of(" \t\r\n") == std::string::npos)
+    return f.why(k, "must not be empty");
+  return std::nullopt;
+}
 
-private:
-  /// The value of `k`, or null (absent: an error when required; or an earlier error).
-  const nlohmann::json* field(const char* k, bool required) {
-    if (error_)
-      return nullptr;
-    if (!j_.contains(k)) {
-      if (required)
-        fail(k, "required");
-      return nullptr;
-    }
-    return &j_[k];
+/// Names or observations: as fields::texts reads them, none only white space.
+error names(const fields& f, const char* k, std::vector<std::string>& out, std::size_t max_each, std::size_t max_count,
+            bool required) {
+  if (auto e = f.texts(k, out, max_each, max_count, required))
+    return e;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].find_first_not_of(" \t\r\n") == std::string::npos)
+      return f.why(std::string(k) + "/" + std::to_string(i), "must not be empty");
+  return std::nullopt;
+}
+
+/// "attributes": an object of at most entity_limits::attributes strings.
+error read_attributes(const fields& f, attribute_map& out) {
+  if (!f.has("attributes"))
+    return std::nullopt;
+  const auto& v = f["attributes"];
+  if (!v.is_object())
+    return f.why("attributes", "must be an object of strings");
+  if (v.size() > entity_limits::attributes)
+    return f.why("attributes", "at most " + std::to_string(entity_limits::attributes) + " keys");
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const auto at = "attributes/" + it.key();
+    if (!it.value().is_string())
+      return f.why(at, "must be a string");
+    if (it.key().find_first_not_of(" \t\r\n") == std::string::npos)
+      return f.why("attributes", "must not be empty");
+    if (it.key().size() > entity_limits::attribute_key)
+      return f.why("attributes", "at most " + std::to_string(entity_limits::attribute_key) + " bytes");
+    if (it.value().get_ref<const std::string&>().size() > entity_limits::attribute_value)
+      return f.why(at, "at most " + std::to_string(entity_limits::attribute_value) + " bytes");
+    out[it.key()] = it.value().get<std::string>();
   }
-  void check(const char* k, const std::string& s, std::size_t max, bool non_empty) {
-    if (non_empty && s.find_first_not_of(" \t\r\n") == std::string::npos)
-      fail(k, "must not be empty");
-    else if (s.size() > max)
-      fail(k, "longer than " + std::to_string(max) + " bytes");
-  }
-  const nlohmann::json& j_;
-  std::string path_;
-  std::optional<std::string> error_;
-};
+  return std::nullopt;
+}
+
+/// "weight": a positive number, absent: left as it is.
+error read_weight(const fields& f, double& out) {
+  if (!f.has("weight"))
+    return std::nullopt;
+  const auto& v = f["weight"];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+    return f.why("weight", "must be a positive number");
+  out = v.get<double>();
+  return std::nullopt;
+}
 
 /// The items of array `k` (1..entity_limits::items objects), each read by `read`.
 template <class T, class F>
@@ -133,11 +101,9 @@ std::optional<std::string> read_items(const nlohmann::json& j, const char* k, st
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (!a[i].is_object())
       return std::string("/") + k + "/" + std::to_string(i) + ": must be an object";
-    reader r(a[i], std::string("/") + k + "/" + std::to_string(i));
     T x;
-    read(r, x);
-    if (r.error())
-      return r.error();
+    if (auto e = read(fields(a[i], std::string("/") + k + "/" + std::to_string(i)), x))
+      return e;
     out.push_back(std::move(x));
   }
   return std::nullopt;
@@ -191,10 +157,7 @@ std::string type_key(std::string_view given) {
 
 std::string to_json(const entity_command& c) {
   ojson j;
-  j["eventId"] = c.event_id;
-  j["organizationId"] = c.organization_id;
-  j["issuedAt"] = c.issued_at;
-  j["issuedBy"] = c.issued_by;
+  detail::put_envelope(j, c);
   j["op"] = to_string(c.op);
   if (has_entities(c.op)) {
     j["onExisting"] = c.merge_existing ? "merge" : "skip";
@@ -236,18 +199,11 @@ std::optional<std::string> decode(std::string_view bytes, entity_command& out) {
     return std::string("not a JSON object");
   entity_command c;
   std::string op;
-  reader top(j, "");
-  top.text("eventId", c.event_id, 256);
-  top.text("organizationId", c.organization_id, 256);
-  top.text("issuedAt", c.issued_at, 64);
-  top.text("issuedBy", c.issued_by, 256, false);
-  top.text("op", op, 64);
-  if (top.error())
-    return top.error();
-  auto ms = parse_rfc3339(c.issued_at);
-  if (!ms)
-    return std::string("/issuedAt: not an RFC 3339 time");
-  c.issued_at_ms = *ms;
+  const fields top(j, "");
+  if (auto e = detail::read_envelope(top, c))
+    return e;
+  if (auto e = top.text("op", op, 64, true))
+    return e;
   auto parsed = parse_entity_op(op);
   if (!parsed)
     return "/op: unknown operation '" + op + "'";
@@ -258,34 +214,41 @@ std::optional<std::string> decode(std::string_view bytes, entity_command& out) {
     if (on != "merge" && on != "skip")
       return std::string("/onExisting: must be merge or skip");
     c.merge_existing = on == "merge";
-    bad = read_items(j, "entities", c.entities, [](reader& r, entity_spec& e) {
-      r.text("name", e.name, entity_limits::name);
-      r.text("entityType", e.entity_type, entity_limits::entity_type);
-      r.attributes(e.attributes);
-      r.texts("observations", e.observations, entity_limits::observation, entity_limits::observations, false);
+    bad = read_items(j, "entities", c.entities, [](const fields& r, entity_spec& e) -> error {
+      if (auto x = name(r, "name", e.name, entity_limits::name))
+        return x;
+      if (auto x = name(r, "entityType", e.entity_type, entity_limits::entity_type))
+        return x;
+      if (auto x = read_attributes(r, e.attributes))
+        return x;
+      return names(r, "observations", e.observations, entity_limits::observation, entity_limits::observations, false);
     });
   } else if (has_relations(c.op)) {
-    bad = read_items(j, "relations", c.relations, [](reader& r, relation_spec& x) {
-      r.text("from", x.from, entity_limits::name);
-      r.text("to", x.to, entity_limits::name);
-      r.text("relationType", x.relation_type, entity_limits::label);
-      if (!r.error() && relation_label(x.relation_type).empty())
-        r.fail("relationType", "has no letters or digits");
-      r.weight(x.weight);
-      r.attributes(x.attributes);
+    bad = read_items(j, "relations", c.relations, [](const fields& r, relation_spec& x) -> error {
+      if (auto e = name(r, "from", x.from, entity_limits::name))
+        return e;
+      if (auto e = name(r, "to", x.to, entity_limits::name))
+        return e;
+      if (auto e = name(r, "relationType", x.relation_type, entity_limits::label))
+        return e;
+      if (relation_label(x.relation_type).empty())
+        return r.why("relationType", "has no letters or digits");
+      if (auto e = read_weight(r, x.weight))
+        return e;
+      return read_attributes(r, x.attributes);
     });
   } else if (has_observations(c.op)) {
-    bad = read_items(j, "observations", c.observations, [](reader& r, observation_spec& o) {
-      r.text("entityName", o.entity_name, entity_limits::name);
-      r.texts("contents", o.contents, entity_limits::observation, entity_limits::observations, true);
+    bad = read_items(j, "observations", c.observations, [](const fields& r, observation_spec& o) -> error {
+      if (auto e = name(r, "entityName", o.entity_name, entity_limits::name))
+        return e;
+      return names(r, "contents", o.contents, entity_limits::observation, entity_limits::observations, true);
     });
   } else if (c.op == entity_op::delete_entities) {
-    top.texts("names", c.names, entity_limits::name, entity_limits::items, true);
-    bad = top.error();
+    bad = names(top, "names", c.names, entity_limits::name, entity_limits::items, true);
   } else {
-    top.text("nameA", c.name_a, entity_limits::name);
-    top.text("nameB", c.name_b, entity_limits::name);
-    bad = top.error();
+    bad = name(top, "nameA", c.name_a, entity_limits::name);
+    if (!bad)
+      bad = name(top, "nameB", c.name_b, entity_limits::name);
   }
   if (bad)
     return bad;

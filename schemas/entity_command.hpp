@@ -21,6 +21,7 @@
 //   delete_relations     relations [{from, to, relationType}]; missing: no-op
 //   merge_entities       nameA (kept), nameB (merged into A and deleted)
 
+#include "schemas/command_envelope.hpp"
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -70,12 +71,8 @@ struct observation_spec {
   friend bool operator==(const observation_spec&, const observation_spec&) = default;
 };
 
-struct entity_command {
-  std::string event_id;
-  std::string organization_id;
-  std::string issued_at;
-  std::int64_t issued_at_ms = 0;
-  std::string issued_by;
+/// After its envelope (eventId, organizationId, issuedAt, issuedBy).
+struct entity_command : command_envelope {
   entity_op op = entity_op::add_entities;
   /// add_entities: merge into an existing name (true) or skip it (false).
   bool merge_existing = false;

@@ -1,5 +1,7 @@
 #include "schemas/kg_bundle.hpp"
 
+#include "schemas/internal/json_fields.hpp"
+
 #include "schemas/inbound_message.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,15 +22,10 @@ bool type_name_ok(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
 }
 
+/// A string field of `j` (at `at`) as every codec reads one: required and not blank unless
+/// `required` is false, at most `max` bytes.
 error text(const json& j, const std::string& at, const char* k, std::string& out, std::size_t max, bool required = true) {
-  if (!j.contains(k))
-    return required ? error(at + "/" + k + ": required") : std::nullopt;
-  if (!j[k].is_string())
-    return at + "/" + k + ": must be a string";
-  out = j[k].get<std::string>();
-  if (out.size() > max)
-    return at + "/" + k + ": at most " + std::to_string(max) + " bytes";
-  return std::nullopt;
+  return detail::fields(j, at).text(k, out, max, required);
 }
 
 error count(const json& j, const char* k, std::uint32_t& out, std::uint32_t max) {
@@ -111,10 +108,7 @@ std::string kg_index_value(std::string_view v) {
 
 std::string to_json(const kg_command& c) {
   ojson j;
-  j["eventId"] = c.event_id;
-  j["organizationId"] = c.organization_id;
-  j["issuedAt"] = c.issued_at;
-  j["issuedBy"] = c.issued_by;
+  detail::put_envelope(j, c);
   j["op"] = to_string(c.op);
   j["bundle"] = c.bundle;
   if (c.op == kg_op::apply) {
@@ -151,19 +145,13 @@ std::optional<std::string> decode(std::string_view bytes, kg_command& out) {
     return std::string("not a JSON object");
   kg_command c;
   std::string op;
-  for (auto [k, field, max] : {std::tuple{"eventId", &c.event_id, std::size_t{256}},
-                               {"organizationId", &c.organization_id, std::size_t{256}},
-                               {"issuedAt", &c.issued_at, std::size_t{64}},
-                               {"op", &op, std::size_t{16}},
-                               {"bundle", &c.bundle, kg_limits::bundle_name}})
-    if (auto e = text(j, "", k, *field, max))
-      return e;
-  if (auto e = text(j, "", "issuedBy", c.issued_by, 256, false))
+  const detail::fields top(j, "");
+  if (auto e = detail::read_envelope(top, c))
     return e;
-  auto ms = parse_rfc3339(c.issued_at);
-  if (!ms)
-    return std::string("/issuedAt: not an RFC 3339 time");
-  c.issued_at_ms = *ms;
+  if (auto e = top.text("op", op, 16, true))
+    return e;
+  if (auto e = top.text("bundle", c.bundle, kg_limits::bundle_name, true))
+    return e;
   if (op != "apply" && op != "delete")
     return "/op: unknown operation '" + op + "'";
   c.op = op == "apply" ? kg_op::apply : kg_op::remove;

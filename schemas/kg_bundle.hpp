@@ -20,6 +20,7 @@
 //   apply    bundle, applyId, chunk, chunks, entities; version, description, types on chunk 0
 //   delete   bundle: the bundle and its tools are gone (no bundle of that name: a no-op)
 
+#include "schemas/command_envelope.hpp"
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -62,12 +63,8 @@ struct kg_item {
   friend bool operator==(const kg_item&, const kg_item&) = default;
 };
 
-struct kg_command {
-  std::string event_id;
-  std::string organization_id;
-  std::string issued_at;
-  std::int64_t issued_at_ms = 0;
-  std::string issued_by;
+/// After its envelope (eventId, organizationId, issuedAt, issuedBy).
+struct kg_command : command_envelope {
   kg_op op = kg_op::apply;
   std::string bundle;
   /// The same for every chunk of one apply (a new one per apply).

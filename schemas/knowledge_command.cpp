@@ -1,5 +1,7 @@
 #include "schemas/knowledge_command.hpp"
 
+#include "schemas/internal/json_fields.hpp"
+
 #include "schemas/inbound_message.hpp"
 
 #include <nlohmann/json.hpp>
@@ -73,10 +75,7 @@ std::optional<command_op> parse_command_op(std::string_view s) {
 
 std::string to_json(const knowledge_command& c) {
   nlohmann::ordered_json j;
-  j["eventId"] = c.event_id;
-  j["organizationId"] = c.organization_id;
-  j["issuedAt"] = c.issued_at;
-  j["issuedBy"] = c.issued_by;
+  detail::put_envelope(j, c);
   j["op"] = to_string(c.op);
   for (const auto& f : fields)
     if ((f.required & bit(c.op)) || !is_default(c, f))
@@ -91,23 +90,12 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
   auto j = nlohmann::json::parse(bytes, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return std::string("not a JSON object");
-  auto str = [&](const char* k, std::string& dst) -> std::optional<std::string> {
-    if (!j.contains(k) || !j[k].is_string() || j[k].get<std::string>().empty())
-      return std::string("/") + k + ": required non-empty string";
-    dst = j[k].get<std::string>();
-    return std::nullopt;
-  };
   std::string op;
-  for (auto [k, dst] : {std::pair{"eventId", &out.event_id}, {"organizationId", &out.organization_id},
-                        {"issuedAt", &out.issued_at}, {"op", &op}})
-    if (auto e = str(k, *dst))
-      return e;
-  if (j.contains("issuedBy") && j["issuedBy"].is_string())
-    out.issued_by = j["issuedBy"].get<std::string>();
-  auto ms = parse_rfc3339(out.issued_at);
-  if (!ms)
-    return std::string("/issuedAt: not an RFC 3339 time");
-  out.issued_at_ms = *ms;
+  const detail::fields top(j, "");
+  if (auto e = detail::read_envelope(top, out))
+    return e;
+  if (auto e = top.text("op", op, 64, true))
+    return e;
   auto parsed = parse_command_op(op);
   if (!parsed)
     return "/op: unknown operation '" + op + "'";

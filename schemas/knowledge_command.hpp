@@ -23,6 +23,7 @@
 //                    refused a chunk of a document (sourceType file); the event is on the
 //                    dead-letter topic with the same reason, the chunk's status is failed
 
+#include "schemas/command_envelope.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,12 +46,8 @@ enum class command_op : std::uint8_t {
 [[nodiscard]] std::string_view to_string(command_op op);
 [[nodiscard]] std::optional<command_op> parse_command_op(std::string_view s);
 
-struct knowledge_command {
-  std::string event_id;
-  std::string organization_id;
-  std::string issued_at;
-  std::int64_t issued_at_ms = 0;
-  std::string issued_by;
+/// After its envelope (eventId, organizationId, issuedAt, issuedBy).
+struct knowledge_command : command_envelope {
   command_op op = command_op::validate;
   /// validate, resolve_review, reminder_sent: the entry; chunk_failed: the document.
   std::string id;

@@ -33,26 +33,18 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
   auto j = nlohmann::json::parse(bytes, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return std::string("not a JSON object");
-  auto str = [&](const char* k, std::string& dst, bool required) -> std::optional<std::string> {
-    if (!j.contains(k)) {
-      if (required)
-        return std::string("/") + k + ": required";
-      return std::nullopt;
-    }
-    if (!j[k].is_string())
-      return std::string("/") + k + ": must be a string";
-    dst = j[k].get<std::string>();
-    if (required && dst.empty())
-      return std::string("/") + k + ": must not be empty";
-    return std::nullopt;
-  };
+  // Byte limits: four bytes a character of save_knowledge's own limits; the content has
+  // none of its own (the record is bounded as a whole by the broker's message size).
+  constexpr std::size_t id = 256, time = 64, chars_256 = 4 * 256, unbounded = std::string::npos;
+  const detail::fields f(j, "");
   std::string type;
-  for (auto [k, dst, req] : {std::tuple{"eventId", &out.event_id, true}, {"organizationId", &out.organization_id, true},
-                             {"savedAt", &out.saved_at, true}, {"savedBy", &out.saved_by, false},
-                             {"type", &type, true}, {"title", &out.title, true}, {"content", &out.content, true},
-                             {"contactId", &out.contact_id, false}, {"expiresAt", &out.expires_at, false},
-                             {"branchId", &out.branch_id, false}})
-    if (auto e = str(k, *dst, req))
+  for (auto [k, dst, max, req] :
+       {std::tuple{"eventId", &out.event_id, id, true}, {"organizationId", &out.organization_id, id, true},
+        {"savedAt", &out.saved_at, time, true}, {"savedBy", &out.saved_by, id, false}, {"type", &type, time, true},
+        {"title", &out.title, std::size_t{4 * 200}, true}, {"content", &out.content, unbounded, true},
+        {"contactId", &out.contact_id, chars_256, false}, {"expiresAt", &out.expires_at, time, false},
+        {"branchId", &out.branch_id, chars_256, false}})
+    if (auto e = f.text(k, *dst, max, req))
       return e;
   auto t = parse_entry_type(type);
   if (!t)
@@ -74,16 +66,9 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
       return std::string("/branchTtlMs: required positive integer with branchId");
     out.branch_ttl_ms = j["branchTtlMs"].get<std::int64_t>();
   }
-  if (j.contains("tags")) {
-    if (!j["tags"].is_array())
-      return std::string("/tags: must be an array of strings");
-    for (const auto& t : j["tags"]) {
-      if (!t.is_string())
-        return std::string("/tags: must be an array of strings");
-      out.tags.push_back(t.get<std::string>());
-    }
-  }
-  return detail::fields(j, "").vector("vector", out.embedding);
+  if (auto e = f.texts("tags", out.tags, 4 * 64, 20, false))
+    return e;
+  return f.vector("vector", out.embedding);
 }
 
 inbound_message as_message(const knowledge_save& s) {

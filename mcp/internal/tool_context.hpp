@@ -45,8 +45,7 @@ using tool_handler = void (*)(tool_context&, const grant&, const json&, tool_rep
 
 /// Makes a command (knowledge or entity) the agent's: its organisation, a new event id with
 /// `prefix`, now, and who issued it.
-template <class Command>
-void stamp(tool_context& ctx, const grant& g, Command& c, const char* prefix) {
+inline void stamp(tool_context& ctx, const grant& g, schemas::command_envelope& c, const char* prefix) {
   c.organization_id = g.organization_id;
   c.event_id = ctx.new_event_id(prefix);
   c.issued_at_ms = ctx.query().now();

@@ -2,6 +2,7 @@
 // Field readers for the schemas' JSON decoders: each names the field's JSON pointer and
 // the reason when it refuses ("/extraction/entries/2/confidence: must be a number").
 
+#include "schemas/command_envelope.hpp"
 #include "schemas/vector.hpp"
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,24 @@ public:
     out = j_[k].get<double>();
     return std::nullopt;
   }
+  /// A string of at most `max_bytes` bytes; `required`: present and not empty.
+  error text(const char* k, std::string& out, std::size_t max_bytes, bool required) const {
+    if (!j_.contains(k))
+      return required ? error(why(k, "required")) : std::nullopt;
+    if (!j_[k].is_string())
+      return why(k, "must be a string");
+    const auto& s = j_[k].get_ref<const std::string&>();
+    if (required && s.empty())
+      return why(k, "must not be empty");
+    if (s.size() > max_bytes)
+      return why(k, "at most " + std::to_string(max_bytes) + " bytes");
+    out = s;
+    return std::nullopt;
+  }
+  /// An array of at most `max_count` non-empty strings of at most `max_each` bytes (items
+  /// named "k/i").
+  error texts(const char* k, std::vector<std::string>& out, std::size_t max_each, std::size_t max_count,
+              bool required) const;
   error boolean(const char* k, bool& out) const {
     if (!j_.contains(k))
       return std::nullopt;
@@ -80,5 +99,11 @@ private:
 
 /// {"scale": …, "q": "<base64>"}.
 [[nodiscard]] nlohmann::json vector_json(const vector8& v);
+
+/// A command's envelope as its first keys: eventId, organizationId, issuedAt, issuedBy.
+void put_envelope(nlohmann::ordered_json& j, const command_envelope& c);
+/// Reads them (eventId and organizationId at most 256 bytes, issuedAt an RFC 3339 time,
+/// issuedBy optional), the first problem as "/field: reason".
+[[nodiscard]] error read_envelope(const fields& f, command_envelope& out);
 
 }  // namespace engram::schemas::detail

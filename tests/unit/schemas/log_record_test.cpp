@@ -462,7 +462,7 @@ TEST(LogRecord, EntityCommandsSayWhatIsWrongAndWhere) {
   EXPECT_EQ(error_of(with(relate, "/relations/0/weight"_json_pointer, 0)),
             "entity-command /relations/0/weight: must be a positive number");
   EXPECT_EQ(error_of(with(relate, "/relations/0/from"_json_pointer, std::string(300, 'x'))),
-            "entity-command /relations/0/from: longer than 256 bytes");
+            "entity-command /relations/0/from: at most 256 bytes");
   EXPECT_EQ(error_of(with(relate, "/op"_json_pointer, "fly")), "entity-command /op: unknown operation 'fly'");
   const auto add = json::parse(encode(full_entity_command(entity_op::add_entities)).value);
   EXPECT_EQ(error_of(with(add, "/entities/0/attributes/founded"_json_pointer, 2010)),
@@ -558,3 +558,39 @@ TEST(LogRecord, KgBundleRecordsSayWhatIsWrongAndWhere) {
 }
 
 }  // namespace
+
+// The three commands begin with one envelope, read by one decoder: the same record problem
+// gets the same words whichever command carries it.
+TEST(LogRecord, EveryCommandReadsItsEnvelopeTheSameWay) {
+  const std::pair<std::string, json> commands[] = {
+      {"knowledge-command", json::parse(encode(full_command(command_op::validate)).value)},
+      {"entity-command", json::parse(encode(full_entity_command(entity_op::relate)).value)},
+      {"kg-bundle", json::parse(encode(full_kg_command(kg_op::apply, 0)).value)},
+  };
+  for (const auto& [kind, good] : commands) {
+    SCOPED_TRACE(kind);
+    auto error_of = [&kind](const json& j) {
+      auto out = decode_record(kind, j.dump(), {});
+      return std::holds_alternative<record_error>(out) ? std::get<record_error>(out).reason : std::string();
+    };
+    EXPECT_EQ(error_of(good), "");
+    auto no_event = good;
+    no_event.erase("eventId");
+    EXPECT_EQ(error_of(no_event), kind + " /eventId: required");
+    auto empty_org = good;
+    empty_org["organizationId"] = "";
+    EXPECT_EQ(error_of(empty_org), kind + " /organizationId: must not be empty");
+    auto long_org = good;
+    long_org["organizationId"] = std::string(257, 'o');
+    EXPECT_EQ(error_of(long_org), kind + " /organizationId: at most 256 bytes");
+    auto bad_time = good;
+    bad_time["issuedAt"] = "yesterday";
+    EXPECT_EQ(error_of(bad_time), kind + " /issuedAt: not an RFC 3339 time");
+    auto by_number = good;
+    by_number["issuedBy"] = 7;
+    EXPECT_EQ(error_of(by_number), kind + " /issuedBy: must be a string");
+    auto no_by = good;
+    no_by.erase("issuedBy");
+    EXPECT_EQ(error_of(no_by), "");  // optional
+  }
+}
