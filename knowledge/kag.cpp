@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace engram::knowledge {
@@ -255,185 +257,227 @@ std::optional<std::string> check(const kag_request& r) {
   return std::nullopt;
 }
 
-kag_answer kag_query(const entity_reader& reader, const std::string& org, const kag_request& r) {
-  const auto& store = reader.store();
-  kag_answer out;
-  const auto words = words_of(r.query);
-  std::vector<std::string> query_lc;
-  for (const auto& w : words)
-    query_lc.push_back(lower_ascii(w));
+namespace {
 
-  // Seeds: the longest word n-grams (up to four words) that name an entity, exactly or by an
-  // alias; then the hints; then, when nothing matched, a fuzzy look at the query's words.
-  std::map<std::string, node> seen;  // id -> best node
-  auto seed = [&](const std::string& id, double confidence) {
-    auto& n = seen[id];
+/// An entity of the walk with its name, type and score, ranked.
+struct ranked {
+  const node* n;
+  std::string name, type;
+  double score;
+};
+
+/// A relation's source: the message, or the document a chunk belongs to (its id and title).
+struct source {
+  std::string id, title, sent_at;
+};
+
+/// One graph query, step by step; kag_query runs the steps in order. Reads go to the store
+/// of one organisation; nothing is written.
+class query_run {
+public:
+  query_run(const entity_reader& reader, const std::string& org, const kag_request& r)
+    : reader_(reader), store_(reader.store()), org_(org), r_(r), words_(words_of(r.query)) {
+    for (const auto& w : words_)
+      query_lc_.push_back(lower_ascii(w));
+  }
+
+  /// Seeds: the longest word n-grams (up to four words) that name an entity, exactly or by
+  /// an alias; then the hints; then, when nothing matched, a fuzzy look at the query's words.
+  /// False when nothing is named (`out` then says why).
+  bool seed(kag_answer& out) {
+    out.named = entities_named(store_, org_, r_.query);
+    for (const auto& id : out.named)
+      add_seed(id, 1.0);
+    for (const auto& hint : r_.entities) {
+      if (auto id = store_.entity_id(org_, hint); !id.empty())
+        add_seed(id, 1.0);
+      else if (auto near = near_name(hint); !near.empty())
+        add_seed(near, 0.8);
+    }
+    if (seen_.empty())
+      for (std::size_t i = 0, tried = 0; i < words_.size() && tried < max_fuzzy_words; ++i) {
+        if (words_[i].size() < 4 || question_words().count(query_lc_[i]))
+          continue;
+        ++tried;
+        if (auto near = near_name(words_[i]); !near.empty())
+          add_seed(near, 0.8);
+      }
+    if (!seen_.empty())
+      return true;
+    out.note = reader_.list(org_, "", 1).empty() ? "the knowledge graph of this organisation is empty"
+                                                 : "no entity of this organisation's graph is named in the query";
+    out.context = "Knowledge Graph Results for: " + r_.query.substr(0, 200) + "\n\n" + out.note + ".\n";
+    return false;
+  }
+
+  /// The walk: breadth first over the typed edges in both directions, to max_hops. A node's
+  /// confidence is the best product of edge confidences (weights above 1 count as 1) from a
+  /// named entity. Returns how many entities it reached.
+  std::size_t walk() {
+    statement_relevance relevance(store_, org_, own_words());
+    std::vector<std::string> frontier;
+    for (const auto& [id, n] : seen_)
+      frontier.push_back(id);
+    for (std::size_t hop = 1; hop <= r_.max_hops && !frontier.empty() && seen_.size() < max_visited; ++hop) {
+      std::vector<std::string> next;
+      for (const auto& id : frontier) {
+        const node from = seen_[id];
+        for (const auto& nb : store_.entity_neighbours(org_, id, true, true)) {
+          const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
+          const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc_) ? 1 : 0);
+          const double rel = from.relevance * (1.0 + 0.5 * static_cast<double>(relevance.shared(id, nb.other_id)));
+          const double path = c / static_cast<double>(1 + hop) * (1.0 + 0.5 * static_cast<double>(asked)) * rel;
+          auto [it, fresh] = seen_.try_emplace(nb.other_id);
+          auto& n = it->second;
+          n.best = std::max(n.best, path);
+          if (fresh) {
+            n.id = nb.other_id;
+            n.distance = hop;
+            next.push_back(nb.other_id);
+          } else if (n.distance < hop) {
+            continue;  // reached before, nearer: walked on from there
+          }
+          n.confidence = std::max(n.confidence, c);
+          n.asked_edges = std::max(n.asked_edges, asked);
+          n.relevance = std::max(n.relevance, rel);
+          if (seen_.size() >= max_visited)
+            break;
+        }
+      }
+      frontier = std::move(next);
+    }
+    return seen_.size();
+  }
+
+  /// Ranking: nearer, surer, reached over the relations the question speaks of and through
+  /// statements that share its words, of the type it asks for; each entity by its best path.
+  /// Names and types come from memory; the best `limit` only.
+  [[nodiscard]] std::vector<ranked> rank() const {
+    const auto focus = focus_of(query_lc_);
+    std::vector<ranked> all;
+    all.reserve(seen_.size());
+    for (const auto& [id, n] : seen_) {
+      ranked x{&n, {}, {}, 0};
+      if (!store_.entity_name(org_, id, &x.name, &x.type))
+        continue;
+      // A named entity is what the question starts from, seldom its answer: half its weight.
+      x.score = n.named ? 0.5 * n.confidence : n.best;
+      if (!n.named && type_asked(x.type, focus))
+        x.score += 0.25;
+      all.push_back(std::move(x));
+    }
+    const auto better = [](const ranked& a, const ranked& b) {
+      return a.score != b.score ? a.score > b.score : a.name < b.name;
+    };
+    if (all.size() > r_.limit) {
+      std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(r_.limit), all.end(), better);
+      all.resize(r_.limit);
+    } else {
+      std::sort(all.begin(), all.end(), better);
+    }
+    return all;
+  }
+
+  /// The answer's entities, read from the store, with a description each.
+  void answer_entities(const std::vector<ranked>& all, kag_answer& out) {
+    for (const auto& x : all) {
+      stored_entity e;
+      if (auto raw = store_.get_entity(org_, x.n->id); !raw || decode(*raw, e))
+        continue;
+      kag_entity k;
+      k.id = e.id;
+      k.name = x.name;
+      k.type = x.type;
+      if (!e.observations.empty())
+        k.description = e.observations.front();
+      else if (!e.role.empty())
+        k.description = e.role + (e.company.empty() ? "" : " at " + e.company);
+      else if (auto d = e.attributes.find("description"); d != e.attributes.end())
+        k.description = d->second;
+      k.confidence = std::round(std::min(1.0, x.n->confidence) * 1000) / 1000;
+      k.distance = x.n->distance;
+      k.score = std::round(x.score * 1000) / 1000;
+      index_.emplace(k.id, out.entities.size());
+      out.entities.push_back(std::move(k));
+    }
+  }
+
+  /// Relations among the answer's entities, with the statement and message that support
+  /// each; the ones the question speaks of first; each entity's source from its relations.
+  void add_relations(kag_answer& out) {
+    for (const auto& subject : out.entities)
+      for (const auto& edge : store_.entity_edges(org_, subject.id, true))
+        if (auto obj = index_.find(edge.to_id); obj != index_.end())
+          if (auto rel = relation(subject, edge, out.entities[obj->second].name))
+            out.relations.push_back(std::move(*rel));
+    // A job read from mail describes a person the store knows nothing else about.
+    for (const auto& [subject_id, role, object] : roles_)
+      if (auto& e = out.entities[index_.at(subject_id)]; e.description.empty())
+        e.description = role + " at " + object;
+    std::stable_partition(out.relations.begin(), out.relations.end(),
+                          [&](const kag_relation& rel) { return label_asked(rel.predicate, query_lc_); });
+    // An entity's source: the first message that supports one of its relations.
+    for (const auto& rel : out.relations)
+      for (const auto* name : {&rel.subject, &rel.object})
+        for (auto& e : out.entities)
+          if (e.name == *name && e.source_document_id.empty() && !rel.source_document_id.empty()) {
+            e.source_document_id = rel.source_document_id;
+            e.source_document_title = rel.source_document_title;
+          }
+  }
+
+private:
+  void add_seed(const std::string& id, double confidence) {
+    auto& n = seen_[id];
     if (n.id.empty() || confidence > n.confidence) {
       n.id = id;
       n.confidence = confidence;
       n.named = true;
     }
-  };
-  out.named = entities_named(store, org, r.query);
-  for (const auto& id : out.named)
-    seed(id, 1.0);
-  // A name written a little differently ("Contosso"): the names that share its first
-  // letters (a seek in the name index), within an edit or two.
-  auto near_name = [&](const std::string& written) -> std::string {
+  }
+
+  /// A name written a little differently ("Contosso"): the names that share its first
+  /// letters (a seek in the name index), within an edit or two.
+  [[nodiscard]] std::string near_name(const std::string& written) const {
     const auto norm = normalise_name(written);
     if (norm.size() < 4)
       return {};
     const std::size_t max_edits = norm.size() >= 8 ? 2 : 1;
     for (std::size_t keep : {norm.size() - 2, std::size_t{3}}) {
-      for (const auto& [name, id] : store.names_with_prefix(org, norm.substr(0, std::max<std::size_t>(3, keep)), 64)) {
+      for (const auto& [name, id] : store_.names_with_prefix(org_, norm.substr(0, std::max<std::size_t>(3, keep)), 64)) {
         const auto first = name.substr(0, name.find(' '));
         if (edit_distance(norm, name) <= max_edits || edit_distance(norm, first) <= max_edits)
           return id;
       }
     }
     return {};
-  };
-  for (const auto& hint : r.entities) {
-    if (auto id = store.entity_id(org, hint); !id.empty())
-      seed(id, 1.0);
-    else if (auto near = near_name(hint); !near.empty())
-      seed(near, 0.8);
-  }
-  if (seen.empty())
-    for (std::size_t i = 0, tried = 0; i < words.size() && tried < max_fuzzy_words; ++i) {
-      if (words[i].size() < 4 || question_words().count(query_lc[i]))
-        continue;
-      ++tried;
-      if (auto near = near_name(words[i]); !near.empty())
-        seed(near, 0.8);
-    }
-  if (seen.empty()) {
-    out.note = reader.list(org, "", 1).empty() ? "the knowledge graph of this organisation is empty"
-                                               : "no entity of this organisation's graph is named in the query";
-    out.context = "Knowledge Graph Results for: " + r.query.substr(0, 200) + "\n\n" + out.note + ".\n";
-    return out;
   }
 
-  // The query's own words, beside the names and question words ("signed", "renewal"): the
-  // first five letters of each word of four letters or more.
-  std::vector<std::string> own_words;
-  {
+  /// The query's own words, beside the names and question words ("signed", "renewal"): the
+  /// first five letters of each word of four letters or more.
+  [[nodiscard]] std::vector<std::string> own_words() const {
+    std::vector<std::string> out;
     std::set<std::string> name_words;
-    for (const auto& [id, n] : seen) {
+    for (const auto& [id, n] : seen_) {
       std::string name, type;
-      if (store.entity_name(org, id, &name, &type))
+      if (store_.entity_name(org_, id, &name, &type))
         for (const auto& w : words_of(name))
           name_words.insert(lower_ascii(w));
     }
-    for (const auto& w : query_lc)
+    for (const auto& w : query_lc_)
       if (w.size() >= 4 && !question_words().count(w) && !name_words.count(w)) {
         auto stem = w.substr(0, 5);
-        if (std::find(own_words.begin(), own_words.end(), stem) == own_words.end())
-          own_words.push_back(std::move(stem));
+        if (std::find(out.begin(), out.end(), stem) == out.end())
+          out.push_back(std::move(stem));
       }
-  }
-  statement_relevance relevance(store, org, std::move(own_words));
-
-  // The walk: breadth first over the typed edges in both directions, to max_hops. A node's
-  // confidence is the best product of edge confidences (weights above 1 count as 1) from a
-  // named entity.
-  std::vector<std::string> frontier;
-  for (const auto& [id, n] : seen)
-    frontier.push_back(id);
-  for (std::size_t hop = 1; hop <= r.max_hops && !frontier.empty() && seen.size() < max_visited; ++hop) {
-    std::vector<std::string> next;
-    for (const auto& id : frontier) {
-      const node from = seen[id];
-      for (const auto& nb : store.entity_neighbours(org, id, true, true)) {
-        const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
-        const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc) ? 1 : 0);
-        const double rel = from.relevance * (1.0 + 0.5 * static_cast<double>(relevance.shared(id, nb.other_id)));
-        const double path = c / static_cast<double>(1 + hop) * (1.0 + 0.5 * static_cast<double>(asked)) * rel;
-        auto [it, fresh] = seen.try_emplace(nb.other_id);
-        auto& n = it->second;
-        n.best = std::max(n.best, path);
-        if (fresh) {
-          n.id = nb.other_id;
-          n.distance = hop;
-          next.push_back(nb.other_id);
-        } else if (n.distance < hop) {
-          continue;  // reached before, nearer: walked on from there
-        }
-        n.confidence = std::max(n.confidence, c);
-        n.asked_edges = std::max(n.asked_edges, asked);
-        n.relevance = std::max(n.relevance, rel);
-        if (seen.size() >= max_visited)
-          break;
-      }
-    }
-    frontier = std::move(next);
-  }
-  out.total_entities = seen.size();
-
-  // Ranking: nearer, surer, reached over the relations the question speaks of and through
-  // statements that share its words, of the type it asks for; each entity by its best path.
-  // Names and types come from memory; only the answer's entities (and, within a budget, the
-  // statements behind the walked edges) are read from the store.
-  const auto focus = focus_of(query_lc);
-  struct ranked {
-    const node* n;
-    std::string name, type;
-    double score;
-  };
-  std::vector<ranked> all;
-  all.reserve(seen.size());
-  for (const auto& [id, n] : seen) {
-    ranked x{&n, {}, {}, 0};
-    if (!store.entity_name(org, id, &x.name, &x.type))
-      continue;
-    // A named entity is what the question starts from, seldom its answer: half its weight.
-    x.score = n.named ? 0.5 * n.confidence : n.best;
-    if (!n.named && type_asked(x.type, focus))
-      x.score += 0.25;
-    all.push_back(std::move(x));
-  }
-  const auto better = [](const ranked& a, const ranked& b) {
-    return a.score != b.score ? a.score > b.score : a.name < b.name;
-  };
-  if (all.size() > r.limit) {
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(r.limit), all.end(), better);
-    all.resize(r.limit);
-  } else {
-    std::sort(all.begin(), all.end(), better);
+    return out;
   }
 
-  std::unordered_map<std::string, std::size_t> index;  // id -> position in out.entities
-  for (const auto& x : all) {
-    stored_entity e;
-    if (auto raw = store.get_entity(org, x.n->id); !raw || decode(*raw, e))
-      continue;
-    kag_entity k;
-    k.id = e.id;
-    k.name = x.name;
-    k.type = x.type;
-    if (!e.observations.empty())
-      k.description = e.observations.front();
-    else if (!e.role.empty())
-      k.description = e.role + (e.company.empty() ? "" : " at " + e.company);
-    else if (auto d = e.attributes.find("description"); d != e.attributes.end())
-      k.description = d->second;
-    k.confidence = std::round(std::min(1.0, x.n->confidence) * 1000) / 1000;
-    k.distance = x.n->distance;
-    k.score = std::round(x.score * 1000) / 1000;
-    index.emplace(k.id, out.entities.size());
-    out.entities.push_back(std::move(k));
-  }
-
-  // Relations among the answer's entities, with the statement and message that support each.
-  // A source: the message, or the document a chunk belongs to (its id and title).
-  struct source {
-    std::string id, title, sent_at;
-  };
-  std::map<std::string, source> messages;  // eventId -> its source
-  auto message_of = [&](const std::string& event_id) -> const source& {
-    auto [it, fresh] = messages.try_emplace(event_id, source{event_id, {}, {}});
+  /// The source of a statement's message (read once per message).
+  const source& message_of(const std::string& event_id) {
+    auto [it, fresh] = messages_.try_emplace(event_id, source{event_id, {}, {}});
     if (fresh)
-      if (auto m = store.get_message(org, event_id)) {
+      if (auto m = store_.get_message(org_, event_id)) {
         auto j = json::parse(*m, nullptr, false);
         if (j.is_object()) {
           it->second.title = j.value("subject", std::string());
@@ -445,63 +489,57 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
         }
       }
     return it->second;
-  };
-  if (r.include_relations) {
-    for (const auto& subject : out.entities) {
-      for (const auto& edge : store.entity_edges(org, subject.id, true)) {
-        auto obj = index.find(edge.to_id);
-        if (obj == index.end())
-          continue;
-        auto attr = [&](const char* k) {
-          auto it = edge.attributes.find(k);
-          return it == edge.attributes.end() ? std::string() : it->second;
-        };
-        kag_relation rel;
-        rel.subject = subject.name;
-        rel.predicate = edge.label;
-        rel.object = out.entities[obj->second].name;
-        rel.confidence = std::round(std::clamp(edge.weight, 0.0, 1.0) * 1000) / 1000;
-        rel.valid_from = attr("validFrom");
-        rel.valid_to = attr("validTo");
-        const auto evidence = attr("message");
-        if (!evidence.empty()) {
-          const auto& src = message_of(evidence);
-          rel.source_document_id = src.id;
-          rel.source_document_title = src.title;
-        }
-        if (!r.source_id.empty() && rel.source_document_id != r.source_id && evidence != r.source_id)
-          continue;
-        if (auto entry_id = attr("entry"); !entry_id.empty())
-          if (auto raw = store.get_entry(org, entry_id)) {
-            stored_entry st;
-            if (!decode(*raw, st)) {
-              rel.statement = st.content;
-              rel.entry_id = std::move(entry_id);
-            }
-          }
-        // A job read from mail describes a person the store knows nothing else about.
-        if (auto role = attr("role"); edge.label == "works_at" && !role.empty() && rel.valid_to.empty()) {
-          auto& subject_entity = out.entities[index.at(subject.id)];
-          if (subject_entity.description.empty())
-            subject_entity.description = role + " at " + rel.object;
-        }
-        out.relations.push_back(std::move(rel));
-      }
-    }
-    // The relations the question speaks of first (in the answer's order), then the others.
-    std::stable_partition(out.relations.begin(), out.relations.end(),
-                          [&](const kag_relation& rel) { return label_asked(rel.predicate, query_lc); });
-    // An entity's source: the first message that supports one of its relations.
-    for (const auto& rel : out.relations)
-      for (const auto* name : {&rel.subject, &rel.object})
-        for (auto& e : out.entities)
-          if (e.name == *name && e.source_document_id.empty() && !rel.source_document_id.empty()) {
-            e.source_document_id = rel.source_document_id;
-            e.source_document_title = rel.source_document_title;
-          }
   }
 
-  // The context for an LLM.
+  /// One edge as a relation of the answer; nothing when the request asks for another source.
+  template <class Edge>
+  std::optional<kag_relation> relation(const kag_entity& subject, const Edge& edge, const std::string& object) {
+    auto attr = [&](const char* k) {
+      auto it = edge.attributes.find(k);
+      return it == edge.attributes.end() ? std::string() : it->second;
+    };
+    kag_relation rel;
+    rel.subject = subject.name;
+    rel.predicate = edge.label;
+    rel.object = object;
+    rel.confidence = std::round(std::clamp(edge.weight, 0.0, 1.0) * 1000) / 1000;
+    rel.valid_from = attr("validFrom");
+    rel.valid_to = attr("validTo");
+    const auto evidence = attr("message");
+    if (!evidence.empty()) {
+      const auto& src = message_of(evidence);
+      rel.source_document_id = src.id;
+      rel.source_document_title = src.title;
+    }
+    if (!r_.source_id.empty() && rel.source_document_id != r_.source_id && evidence != r_.source_id)
+      return std::nullopt;
+    if (auto entry_id = attr("entry"); !entry_id.empty())
+      if (auto raw = store_.get_entry(org_, entry_id)) {
+        stored_entry st;
+        if (!decode(*raw, st)) {
+          rel.statement = st.content;
+          rel.entry_id = std::move(entry_id);
+        }
+      }
+    if (auto role = attr("role"); edge.label == "works_at" && !role.empty() && rel.valid_to.empty())
+      roles_.push_back({subject.id, role, object});
+    return rel;
+  }
+
+  const entity_reader& reader_;
+  const storage::graph_store& store_;
+  const std::string& org_;
+  const kag_request& r_;
+  std::vector<std::string> words_, query_lc_;
+  std::map<std::string, node> seen_;                   // id -> best node
+  std::unordered_map<std::string, std::size_t> index_;  // id -> position in the answer's entities
+  std::map<std::string, source> messages_;              // eventId -> its source
+  /// Jobs read from mail (works_at with a role, not ended): subject id, role, company.
+  std::vector<std::tuple<std::string, std::string, std::string>> roles_;
+};
+
+/// The context for an LLM: the entities, the relations, the statements that support them.
+void write_context(const kag_request& r, kag_answer& out) {
   std::string& c = out.context;
   c = "Knowledge Graph Results for: " + r.query.substr(0, 200) + "\n\n## Entities\n";
   for (const auto& e : out.entities) {
@@ -510,35 +548,49 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
       c += ": " + e.description;
     c += "\n";
   }
-  if (!out.relations.empty()) {
-    c += "\n## Relations\n";
-    for (const auto& rel : out.relations) {
-      c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + " (confidence " + two_places(rel.confidence);
-      if (!rel.valid_from.empty())
-        c += "; from " + day_of(rel.valid_from);
-      if (!rel.valid_to.empty())
-        c += "; until " + day_of(rel.valid_to);
-      c += ")\n";
-    }
-    bool header = false;
-    for (const auto& rel : out.relations) {
-      if (rel.statement.empty())
-        continue;
-      if (!header)
-        c += "\n## Supporting statements\n";
-      header = true;
-      c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + ": \"" + rel.statement + "\"";
-      if (!rel.source_document_id.empty()) {
-        c += " (source " + rel.source_document_id;
-        if (!rel.source_document_title.empty())
-          c += ", \"" + rel.source_document_title + "\"";
-        if (!rel.valid_from.empty())
-          c += ", " + day_of(rel.valid_from);
-        c += ")";
-      }
-      c += "\n";
-    }
+  if (out.relations.empty())
+    return;
+  c += "\n## Relations\n";
+  for (const auto& rel : out.relations) {
+    c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + " (confidence " + two_places(rel.confidence);
+    if (!rel.valid_from.empty())
+      c += "; from " + day_of(rel.valid_from);
+    if (!rel.valid_to.empty())
+      c += "; until " + day_of(rel.valid_to);
+    c += ")\n";
   }
+  bool header = false;
+  for (const auto& rel : out.relations) {
+    if (rel.statement.empty())
+      continue;
+    if (!header)
+      c += "\n## Supporting statements\n";
+    header = true;
+    c += "- " + rel.subject + " " + rel.predicate + " " + rel.object + ": \"" + rel.statement + "\"";
+    if (!rel.source_document_id.empty()) {
+      c += " (source " + rel.source_document_id;
+      if (!rel.source_document_title.empty())
+        c += ", \"" + rel.source_document_title + "\"";
+      if (!rel.valid_from.empty())
+        c += ", " + day_of(rel.valid_from);
+      c += ")";
+    }
+    c += "\n";
+  }
+}
+
+}  // namespace
+
+kag_answer kag_query(const entity_reader& reader, const std::string& org, const kag_request& r) {
+  kag_answer out;
+  query_run run(reader, org, r);
+  if (!run.seed(out))
+    return out;
+  out.total_entities = run.walk();
+  run.answer_entities(run.rank(), out);
+  if (r.include_relations)
+    run.add_relations(out);
+  write_context(r, out);
   return out;
 }
 

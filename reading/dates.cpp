@@ -132,220 +132,234 @@ std::string format_day(std::int64_t day) {
   return buf;
 }
 
-std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
-  std::vector<date_match> out;
-  const std::string lowered = lower_ascii(s);
-  auto toks = tokenize(lowered);
-  const auto sent_c = civil_from_days(sent);
-  const int sent_wd = weekday(sent);
-  // "end of week": that week's Friday, or the next one when it is already past.
-  const std::int64_t end_of_week = sent - sent_wd + 4 < sent ? sent - sent_wd + 11 : sent - sent_wd + 4;
-  auto tok = [&](std::size_t i) -> std::string_view { return i < toks.size() ? toks[i].lower : std::string_view(); };
-  auto add = [&](std::size_t first, std::size_t last, std::string resolved, bool relative) {
-    out.push_back({toks[first].begin, toks[last].end, std::move(resolved), relative});
-  };
-  std::size_t i = 0;
-  while (i < toks.size()) {
-    auto w = tok(i);
-    // ISO 2026-04-14 (three tokens joined by '-').
-    if (w.size() == 4 && text::is_digit(w[0]) && i + 2 < toks.size() && toks[i + 1].begin == toks[i].end + 1 &&
-        s[toks[i].end] == '-' && toks[i + 2].begin == toks[i + 1].end + 1 && s[toks[i + 1].end] == '-') {
-      int y = std::stoi(std::string(w));
-      auto m = small_number(tok(i + 1));
-      auto d = day_number(tok(i + 2));
-      if (m && *m >= 1 && *m <= 12 && d && y > 1900 && y < 2200) {
-        add(i, i + 2, format_day(month_day(y, static_cast<unsigned>(*m), *d)), false);
-        i += 3;
-        continue;
-      }
+namespace {
+
+/// One pass of find_dates over a text: each phrase form is a method that, at token `i`,
+/// either adds its date and returns the token after the phrase, or returns 0 (no match).
+class date_reader {
+public:
+  date_reader(std::string_view s, std::int64_t sent)
+    : s_(s), lowered_(lower_ascii(s)), toks_(tokenize(lowered_)), sent_(sent), sent_c_(civil_from_days(sent)),
+      sent_wd_(weekday(sent)),
+      // "end of week": that week's Friday, or the next one when it is already past.
+      end_of_week_(sent - sent_wd_ + 4 < sent ? sent - sent_wd_ + 11 : sent - sent_wd_ + 4) {}
+
+  std::vector<date_match> read() {
+    using form = std::size_t (date_reader::*)(std::size_t);
+    static constexpr form forms[] = {&date_reader::iso,         &date_reader::end_of,     &date_reader::single_word,
+                                     &date_reader::in_n_units,  &date_reader::this_next,  &date_reader::weekday_name,
+                                     &date_reader::quarter,     &date_reader::month_first, &date_reader::ordinal_day,
+                                     &date_reader::day_first};
+    std::size_t i = 0;
+    while (i < toks_.size()) {
+      std::size_t next = 0;
+      for (auto f : forms)
+        if ((next = (this->*f)(i)) != 0)
+          break;
+      i = next != 0 ? next : i + 1;
     }
-    // "end of (the) day|week|month|<Month>|Q3"
-    if (w == "end" && tok(i + 1) == "of") {
-      std::size_t k = i + 2;
-      if (tok(k) == "the")
-        ++k;
-      auto x = tok(k);
-      if (x == "day") {
-        add(i, k, format_day(sent), true);
-        i = k + 1;
-        continue;
-      }
-      if (x == "week") {
-        add(i, k, format_day(end_of_week), true);
-        i = k + 1;
-        continue;
-      }
-      if (x == "month") {
-        add(i, k, format_day(month_day(sent_c.y, sent_c.m, 31)), true);
-        i = k + 1;
-        continue;
-      }
-      if (auto m = month_of(x)) {
-        auto first = nearest(sent, *m, 1);
-        auto c = civil_from_days(first);
-        add(i, k, format_day(month_day(c.y, c.m, 31)), false);
-        i = k + 1;
-        continue;
-      }
-    }
-    if (w == "eod" || w == "cob" || w == "today" || w == "tonight") {
-      add(i, i, format_day(sent), true);
-      ++i;
-      continue;
-    }
-    if (w == "close" && tok(i + 1) == "of" && tok(i + 2) == "business") {
-      add(i, i + 2, format_day(sent), true);
-      i += 3;
-      continue;
-    }
-    if (w == "eow") {
-      add(i, i, format_day(end_of_week), true);
-      ++i;
-      continue;
-    }
-    if (w == "eom") {
-      add(i, i, format_day(month_day(sent_c.y, sent_c.m, 31)), true);
-      ++i;
-      continue;
-    }
-    if (w == "tomorrow") {
-      add(i, i, format_day(sent + 1), true);
-      ++i;
-      continue;
-    }
-    if (w == "yesterday") {
-      add(i, i, format_day(sent - 1), true);
-      ++i;
-      continue;
-    }
-    // "in two weeks", "in 3 days", "in a month"
-    if (w == "in" || w == "within") {
-      std::size_t k = i + 1;
-      if (tok(k) == "a" && tok(k + 1) == "couple" && tok(k + 2) == "of")
-        k += 2;  // "a couple of" = two
-      auto n = tok(k) == "couple" ? std::optional<int>(2) : small_number(tok(k));
-      auto unit = tok(k + 1);
-      if (n && (unit == "day" || unit == "days" || unit == "week" || unit == "weeks")) {
-        int days = unit[0] == 'd' ? *n : *n * 7;
-        add(i, k + 1, format_day(sent + days), true);
-        i = k + 2;
-        continue;
-      }
-      if (n && (unit == "month" || unit == "months")) {
-        int m0 = static_cast<int>(sent_c.m) - 1 + *n;
-        int y = sent_c.y + m0 / 12;
-        add(i, k + 1, format_day(month_day(y, static_cast<unsigned>(m0 % 12 + 1), sent_c.d)), true);
-        i = k + 2;
-        continue;
-      }
-    }
-    // "next week", "this week", "last week", "next month"
-    if ((w == "next" || w == "this" || w == "last") && (tok(i + 1) == "week" || tok(i + 1) == "month")) {
-      if (tok(i + 1) == "week") {
-        std::int64_t monday = sent - sent_wd + (w == "next" ? 7 : w == "last" ? -7 : 0);
-        add(i, i + 1, period(monday, monday + 6), true);
-      } else {
-        int m0 = static_cast<int>(sent_c.m) - 1 + (w == "next" ? 1 : w == "last" ? -1 : 0);
-        int y = sent_c.y + (m0 < 0 ? -1 : m0 / 12);
-        unsigned m = static_cast<unsigned>((m0 % 12 + 12) % 12 + 1);
-        add(i, i + 1, period(month_day(y, m, 1), month_day(y, m, 31)), true);
-      }
-      i += 2;
-      continue;
-    }
-    // "(next|this) Friday", "Friday"
-    {
-      std::size_t k = i;
-      if (w == "next" || w == "this" || w == "coming")
-        ++k;
-      if (auto wd = weekday_of(tok(k)); wd && (k > i || tok(k).size() > 3 || std::isupper(static_cast<unsigned char>(s[toks[k].begin])))) {
-        int delta = (*wd - sent_wd + 7) % 7;
-        if (delta == 0)
-          delta = 7;
-        add(i, k, format_day(sent + delta), true);
-        i = k + 1;
-        continue;
-      }
-    }
-    // "Q3", "Q3 2026", "H2"
-    if (w.size() == 2 && (w[0] == 'q' || w[0] == 'h') && w[1] >= '1' && w[1] <= (w[0] == 'q' ? '4' : '2')) {
-      unsigned n = static_cast<unsigned>(w[1] - '0');
-      unsigned months = w[0] == 'q' ? 3 : 6;
-      unsigned m1 = (n - 1) * months + 1, m2 = n * months;
-      int y = sent_c.y;
-      std::size_t last = i;
-      if (tok(i + 1).size() == 4 && text::is_digit(tok(i + 1)[0])) {
-        y = std::stoi(std::string(tok(i + 1)));
-        last = i + 1;
-      } else if (month_day(y, m2, 31) < sent) {
-        ++y;
-      }
-      add(i, last, period(month_day(y, m1, 1), month_day(y, m2, 31)), false);
-      i = last + 1;
-      continue;
-    }
-    // "March 5", "Mar 5th", "March 5, 2026", "5 March", "5th of March", "March" (a period)
-    // Month names count only capitalised: "march on", "may need" are not dates.
-    if (auto m = month_of(w); m && std::isupper(static_cast<unsigned char>(s[toks[i].begin]))) {
-      if (auto d = day_number(tok(i + 1))) {
-        std::size_t last = i + 1;
-        std::int64_t day;
-        if (tok(i + 2).size() == 4 && text::is_digit(tok(i + 2)[0])) {
-          day = month_day(std::stoi(std::string(tok(i + 2))), *m, *d);
-          last = i + 2;
-        } else {
-          day = nearest(sent, *m, *d);
-        }
-        add(i, last, format_day(day), false);
-        i = last + 1;
-        continue;
-      }
-      if (w != "may" || (i > 0 && (tok(i - 1) == "in" || tok(i - 1) == "by" || tok(i - 1) == "until"))) {
-        auto first = nearest(sent, *m, 1);
-        auto c = civil_from_days(first);
-        if (month_day(c.y, c.m, 31) < sent - 183)
-          first = month_day(c.y + 1, *m, 1);
-        c = civil_from_days(first);
-        add(i, i, period(first, month_day(c.y, c.m, 31)), false);
-        ++i;
-        continue;
-      }
-    }
-    // "the 15th", "on the 3rd": the next such day of a month (this month's when it is still
-    // ahead or today). Only with its ordinal suffix: "the 15 units" is no date.
-    if (auto d = day_number(w); d && i > 0 && tok(i - 1) == "the" && w.size() > 2 && !text::is_digit(w.back()) &&
-                                !month_of(tok(i + 1)) && tok(i + 1) != "of") {
-      int y = sent_c.y;
-      unsigned m = sent_c.m;
-      if (*d < sent_c.d) {
-        m = m == 12 ? 1 : m + 1;
-        y += m == 1;
-      }
-      if (*d <= days_in_month(y, m)) {
-        add(i, i, format_day(days_from_civil(y, m, *d)), true);
-        ++i;
-        continue;
-      }
-    }
-    if (auto d = day_number(w)) {
-      std::size_t k = i + 1;
-      if (tok(k) == "of")
-        ++k;
-      if (auto m = month_of(tok(k)); m && k < toks.size() && std::isupper(static_cast<unsigned char>(s[toks[k].begin]))) {
-        // "30 June 2027": a year after the month is the date's.
-        if (tok(k + 1).size() == 4 && text::is_digit(tok(k + 1)[0]) && text::is_digit(tok(k + 1)[3])) {
-          add(i, k + 1, format_day(month_day(std::stoi(std::string(tok(k + 1))), *m, *d)), false);
-          i = k + 2;
-          continue;
-        }
-        add(i, k, format_day(nearest(sent, *m, *d)), false);
-        i = k + 1;
-        continue;
-      }
-    }
-    ++i;
+    return std::move(out_);
   }
-  return out;
+
+private:
+  std::string_view tok(std::size_t i) const { return i < toks_.size() ? toks_[i].lower : std::string_view(); }
+  bool capitalised(std::size_t i) const { return std::isupper(static_cast<unsigned char>(s_[toks_[i].begin])); }
+  /// Adds the date of tokens first..last; returns the token after them.
+  std::size_t add(std::size_t first, std::size_t last, std::string resolved, bool relative) {
+    out_.push_back({toks_[first].begin, toks_[last].end, std::move(resolved), relative});
+    return last + 1;
+  }
+  std::int64_t end_of_month() const { return month_day(sent_c_.y, sent_c_.m, 31); }
+
+  /// ISO 2026-04-14 (three tokens joined by '-').
+  std::size_t iso(std::size_t i) {
+    auto w = tok(i);
+    if (!(w.size() == 4 && text::is_digit(w[0]) && i + 2 < toks_.size() && toks_[i + 1].begin == toks_[i].end + 1 &&
+          s_[toks_[i].end] == '-' && toks_[i + 2].begin == toks_[i + 1].end + 1 && s_[toks_[i + 1].end] == '-'))
+      return 0;
+    int y = std::stoi(std::string(w));
+    auto m = small_number(tok(i + 1));
+    auto d = day_number(tok(i + 2));
+    if (m && *m >= 1 && *m <= 12 && d && y > 1900 && y < 2200)
+      return add(i, i + 2, format_day(month_day(y, static_cast<unsigned>(*m), *d)), false);
+    return 0;
+  }
+
+  /// "end of (the) day|week|month|<Month>"
+  std::size_t end_of(std::size_t i) {
+    if (tok(i) != "end" || tok(i + 1) != "of")
+      return 0;
+    std::size_t k = i + 2;
+    if (tok(k) == "the")
+      ++k;
+    auto x = tok(k);
+    if (x == "day")
+      return add(i, k, format_day(sent_), true);
+    if (x == "week")
+      return add(i, k, format_day(end_of_week_), true);
+    if (x == "month")
+      return add(i, k, format_day(end_of_month()), true);
+    if (auto m = month_of(x)) {
+      auto c = civil_from_days(nearest(sent_, *m, 1));
+      return add(i, k, format_day(month_day(c.y, c.m, 31)), false);
+    }
+    return 0;
+  }
+
+  /// "today", "EOD", "close of business", "EOW", "EOM", "tomorrow", "yesterday".
+  std::size_t single_word(std::size_t i) {
+    auto w = tok(i);
+    if (w == "eod" || w == "cob" || w == "today" || w == "tonight")
+      return add(i, i, format_day(sent_), true);
+    if (w == "close" && tok(i + 1) == "of" && tok(i + 2) == "business")
+      return add(i, i + 2, format_day(sent_), true);
+    if (w == "eow")
+      return add(i, i, format_day(end_of_week_), true);
+    if (w == "eom")
+      return add(i, i, format_day(end_of_month()), true);
+    if (w == "tomorrow")
+      return add(i, i, format_day(sent_ + 1), true);
+    if (w == "yesterday")
+      return add(i, i, format_day(sent_ - 1), true);
+    return 0;
+  }
+
+  /// "in two weeks", "in 3 days", "in a month", "within a couple of days".
+  std::size_t in_n_units(std::size_t i) {
+    if (tok(i) != "in" && tok(i) != "within")
+      return 0;
+    std::size_t k = i + 1;
+    if (tok(k) == "a" && tok(k + 1) == "couple" && tok(k + 2) == "of")
+      k += 2;  // "a couple of" = two
+    auto n = tok(k) == "couple" ? std::optional<int>(2) : small_number(tok(k));
+    auto unit = tok(k + 1);
+    if (n && (unit == "day" || unit == "days" || unit == "week" || unit == "weeks"))
+      return add(i, k + 1, format_day(sent_ + (unit[0] == 'd' ? *n : *n * 7)), true);
+    if (n && (unit == "month" || unit == "months")) {
+      int m0 = static_cast<int>(sent_c_.m) - 1 + *n;
+      int y = sent_c_.y + m0 / 12;
+      return add(i, k + 1, format_day(month_day(y, static_cast<unsigned>(m0 % 12 + 1), sent_c_.d)), true);
+    }
+    return 0;
+  }
+
+  /// "next week", "this week", "last week", "next month"
+  std::size_t this_next(std::size_t i) {
+    auto w = tok(i);
+    if (!((w == "next" || w == "this" || w == "last") && (tok(i + 1) == "week" || tok(i + 1) == "month")))
+      return 0;
+    if (tok(i + 1) == "week") {
+      std::int64_t monday = sent_ - sent_wd_ + (w == "next" ? 7 : w == "last" ? -7 : 0);
+      return add(i, i + 1, period(monday, monday + 6), true);
+    }
+    int m0 = static_cast<int>(sent_c_.m) - 1 + (w == "next" ? 1 : w == "last" ? -1 : 0);
+    int y = sent_c_.y + (m0 < 0 ? -1 : m0 / 12);
+    unsigned m = static_cast<unsigned>((m0 % 12 + 12) % 12 + 1);
+    return add(i, i + 1, period(month_day(y, m, 1), month_day(y, m, 31)), true);
+  }
+
+  /// "(next|this) Friday", "Friday"
+  std::size_t weekday_name(std::size_t i) {
+    std::size_t k = i;
+    if (tok(i) == "next" || tok(i) == "this" || tok(i) == "coming")
+      ++k;
+    auto wd = weekday_of(tok(k));
+    if (!wd || !(k > i || tok(k).size() > 3 || capitalised(k)))
+      return 0;
+    int delta = (*wd - sent_wd_ + 7) % 7;
+    return add(i, k, format_day(sent_ + (delta == 0 ? 7 : delta)), true);
+  }
+
+  /// "Q3", "Q3 2026", "H2"
+  std::size_t quarter(std::size_t i) {
+    auto w = tok(i);
+    if (!(w.size() == 2 && (w[0] == 'q' || w[0] == 'h') && w[1] >= '1' && w[1] <= (w[0] == 'q' ? '4' : '2')))
+      return 0;
+    unsigned n = static_cast<unsigned>(w[1] - '0');
+    unsigned months = w[0] == 'q' ? 3 : 6;
+    unsigned m1 = (n - 1) * months + 1, m2 = n * months;
+    int y = sent_c_.y;
+    std::size_t last = i;
+    if (tok(i + 1).size() == 4 && text::is_digit(tok(i + 1)[0])) {
+      y = std::stoi(std::string(tok(i + 1)));
+      last = i + 1;
+    } else if (month_day(y, m2, 31) < sent_) {
+      ++y;
+    }
+    return add(i, last, period(month_day(y, m1, 1), month_day(y, m2, 31)), false);
+  }
+
+  /// "March 5", "Mar 5th", "March 5, 2026", "March" (a period). Month names count only
+  /// capitalised: "march on", "may need" are not dates.
+  std::size_t month_first(std::size_t i) {
+    auto w = tok(i);
+    auto m = month_of(w);
+    if (!m || !capitalised(i))
+      return 0;
+    if (auto d = day_number(tok(i + 1))) {
+      if (tok(i + 2).size() == 4 && text::is_digit(tok(i + 2)[0]))
+        return add(i, i + 2, format_day(month_day(std::stoi(std::string(tok(i + 2))), *m, *d)), false);
+      return add(i, i + 1, format_day(nearest(sent_, *m, *d)), false);
+    }
+    if (w == "may" && !(i > 0 && (tok(i - 1) == "in" || tok(i - 1) == "by" || tok(i - 1) == "until")))
+      return 0;
+    auto first = nearest(sent_, *m, 1);
+    auto c = civil_from_days(first);
+    if (month_day(c.y, c.m, 31) < sent_ - 183)
+      first = month_day(c.y + 1, *m, 1);
+    c = civil_from_days(first);
+    return add(i, i, period(first, month_day(c.y, c.m, 31)), false);
+  }
+
+  /// "the 15th", "on the 3rd": the next such day of a month (this month's when it is still
+  /// ahead or today). Only with its ordinal suffix: "the 15 units" is no date.
+  std::size_t ordinal_day(std::size_t i) {
+    auto w = tok(i);
+    auto d = day_number(w);
+    if (!(d && i > 0 && tok(i - 1) == "the" && w.size() > 2 && !text::is_digit(w.back()) && !month_of(tok(i + 1)) &&
+          tok(i + 1) != "of"))
+      return 0;
+    int y = sent_c_.y;
+    unsigned m = sent_c_.m;
+    if (*d < sent_c_.d) {
+      m = m == 12 ? 1 : m + 1;
+      y += m == 1;
+    }
+    if (*d > days_in_month(y, m))
+      return 0;
+    return add(i, i, format_day(days_from_civil(y, m, *d)), true);
+  }
+
+  /// "5 March", "5th of March", "30 June 2027" (a year after the month is the date's).
+  std::size_t day_first(std::size_t i) {
+    auto d = day_number(tok(i));
+    if (!d)
+      return 0;
+    std::size_t k = i + 1;
+    if (tok(k) == "of")
+      ++k;
+    auto m = month_of(tok(k));
+    if (!m || k >= toks_.size() || !capitalised(k))
+      return 0;
+    if (tok(k + 1).size() == 4 && text::is_digit(tok(k + 1)[0]) && text::is_digit(tok(k + 1)[3]))
+      return add(i, k + 1, format_day(month_day(std::stoi(std::string(tok(k + 1))), *m, *d)), false);
+    return add(i, k, format_day(nearest(sent_, *m, *d)), false);
+  }
+
+  std::string_view s_;
+  std::string lowered_;
+  std::vector<token> toks_;  // views into lowered_
+  std::int64_t sent_;
+  civil sent_c_;
+  int sent_wd_;
+  std::int64_t end_of_week_;
+  std::vector<date_match> out_;
+};
+
+}  // namespace
+
+std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
+  return date_reader(s, sent).read();
 }
 
 }  // namespace engram::reading
