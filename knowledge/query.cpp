@@ -241,67 +241,49 @@ std::vector<named_person> query_service::named_people(const std::string& org, st
   return out;
 }
 
-std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
-  const auto at = now();
-  const auto& store = *deps_.store;
-  const bool want_entries = r.kinds.entries;
-  const bool want_passages = r.kinds.passages && !r.type;  // passages have no type
-  // A person the query names weighs their knowledge up instead of matching every message
-  // that names them: their name leaves the words searched (unless nothing else is left).
-  const auto people = named_people(org, r.query);
-  auto terms = deps_.terms(r.query);
-  {
-    std::set<std::string> names;
-    for (const auto& p : people)
-      names.insert(p.terms.begin(), p.terms.end());
-    std::vector<std::string> rest;
-    for (const auto& t : terms)
-      if (!names.count(t))
-        rest.push_back(t);
-    if (!rest.empty())
-      terms = std::move(rest);
-  }
-  std::map<std::string, double> fe, fp;  // fused ranks of entries and passages
-  std::map<std::string, std::size_t> text_rank;  // entries' BM25 ranks (from 1)
-  std::map<std::string, float> similarity;       // entries' cosines with the query
-  if (want_entries) {
-    const auto text = ids_of(store.search_text(org, terms, recall_candidates));
-    fuse(text, 1.0, fe);
-    for (std::size_t i = 0; i < text.size(); ++i)
-      text_rank[text[i]] = i + 1;
-  }
-  if (want_passages)
-    fuse(ids_of(store.search_passages(org, terms, recall_candidates)), 1.0, fp);
-  schemas::vector8 qv;
-  if (deps_.embed) {
-    // Without a vector recall ranks by words alone; why is logged where embedding failed.
-    if (auto v = deps_.embed(r.query)) {
-      qv = std::move(*v);
-      if (want_entries && deps_.nearest) {
-        const auto hits = deps_.nearest(org, qv, recall_candidates);
-        fuse(ids_of(hits), 1.0, fe);
-        for (const auto& [id, cosine] : hits)
-          similarity[id] = cosine;
-      }
-      if (want_passages)
-        fuse(ids_of(store.nearest_passages(org, qv, recall_candidates)), 1.0, fp);
-    }
-  }
-  std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
-  if (want_entries) {
-    if (policy_.graph_expansion)
-      add_graph(org, r.query, fe);
-    if (!r.branch_id.empty())
-      add_branch(org, r.branch_id, at, terms, qv.empty() ? nullptr : &qv, fe, branch_docs);
-  }
-  const bool when = asks_when(r.query);
-  auto in_window = [&](std::optional<std::int64_t> t) {
+/// A candidate of one recall: an entry (with the passage it was read from, when found) or
+/// a passage.
+struct recall_candidate {
+  double score = 0;
+  bool is_entry = true;
+  std::string id;
+  stored_entry entry;
+  json passage;          // is_entry false: the passage; else its evidence (or null)
+  bool dropped = false;  // folded into another entry read from the same passage
+};
+
+struct query_service::recall_run {
+  recall_run(const storage::graph_store& store, const std::string& org, const recall_request& r, std::int64_t at,
+             std::vector<named_person> people)
+    : store(store), org(org), r(r), at(at), people(std::move(people)), when(asks_when(r.query)) {}
+
+  const storage::graph_store& store;
+  const std::string& org;
+  const recall_request& r;
+  const std::int64_t at;
+  /// A person the query names weighs their knowledge up (named_person).
+  const std::vector<named_person> people;
+  /// A when-question weighs dated knowledge up.
+  const bool when;
+  std::vector<std::string> terms;
+  schemas::vector8 query_vector;
+  std::map<std::string, double> fused_entries, fused_passages;  // fused ranks
+  std::map<std::string, std::size_t> text_rank;                 // entries' BM25 ranks (from 1)
+  std::map<std::string, float> similarity;                      // entries' cosines with the query
+  std::map<std::string, stored_entry> branch_docs;              // the branch's own saves, seen only here
+  std::vector<recall_candidate> results;
+
+  bool want_entries() const { return r.kinds.entries; }
+  bool want_passages() const { return r.kinds.passages && !r.type; }  // passages have no type
+
+  /// Within since/until (by its date, else when it was said).
+  bool in_window(std::optional<std::int64_t> t) const {
     if (!r.since_ms && !r.until_ms)
       return true;
     return t && (!r.since_ms || *t >= *r.since_ms) && (!r.until_ms || *t < *r.until_ms);
-  };
-  // The contact scope: a contact's own knowledge weighs more; another contact's is out.
-  auto contact_weight = [&](const std::vector<std::string>& contacts) -> std::optional<double> {
+  }
+  /// The contact scope: a contact's own knowledge weighs more; another contact's is out.
+  std::optional<double> contact_weight(const std::vector<std::string>& contacts) const {
     if (r.contact_id.empty())
       return 1.0;
     if (std::find(contacts.begin(), contacts.end(), r.contact_id) != contacts.end())
@@ -309,75 +291,143 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     if (!contacts.empty())
       return std::nullopt;
     return 1.0;
-  };
-  std::map<std::string, std::string> person_of_address;  // sender address -> entity id
-  auto person_at = [&](const std::string& address) -> const std::string& {
+  }
+  /// The person entity of a sender's address ("" when none), looked up once.
+  const std::string& person_at(const std::string& address) {
     auto [it, added] = person_of_address.try_emplace(address);
     if (added && !address.empty())
       it->second = store.entity_id(org, address);
     return it->second;
-  };
-  auto names_person = [&](const std::string& id) {
+  }
+  bool names_person(const std::string& id) const {
     return std::any_of(people.begin(), people.end(), [&](const named_person& p) { return p.id == id; });
-  };
+  }
+  /// How many candidates of each kind are weighed.
+  std::size_t per_kind() const { return std::max<std::size_t>(r.limit * candidates_per_result, 40); }
 
-  struct scored {
-    double score = 0;
-    bool is_entry = true;
-    std::string id;
-    stored_entry entry;
-    json passage;          // is_entry false: the passage; else its evidence (or null)
-    bool dropped = false;  // folded into another entry read from the same passage
-  };
-  std::vector<scored> results;
-  const std::size_t per_kind = std::max<std::size_t>(r.limit * candidates_per_result, 40);
-  for (const auto& [id, rrf] : best(fe, per_kind)) {
-    auto overlaid = branch_docs.find(id);
-    auto doc = overlaid != branch_docs.end() ? std::optional<stored_entry>(overlaid->second) : load(org, id);
-    if (!doc || !visible(*doc, schemas::format_rfc3339(at)) || (r.type && doc->type != *r.type))
+private:
+  std::map<std::string, std::string> person_of_address;  // sender address -> entity id
+};
+
+std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
+  recall_run run(*deps_.store, org, r, now(), named_people(org, r.query));
+  // A person the query names weighs their knowledge up instead of matching every message
+  // that names them: their name leaves the words searched (unless nothing else is left).
+  run.terms = deps_.terms(r.query);
+  {
+    std::set<std::string> names;
+    for (const auto& p : run.people)
+      names.insert(p.terms.begin(), p.terms.end());
+    std::vector<std::string> rest;
+    for (const auto& t : run.terms)
+      if (!names.count(t))
+        rest.push_back(t);
+    if (!rest.empty())
+      run.terms = std::move(rest);
+  }
+  rank_lists(run);
+  score_entries(run);
+  fold_passages(run);
+  auto& results = run.results;
+  std::erase_if(results, [](const recall_candidate& s) { return s.dropped; });
+  std::sort(results.begin(), results.end(), [](const recall_candidate& x, const recall_candidate& y) {
+    return x.score != y.score ? x.score > y.score : x.id < y.id;
+  });
+  if (results.size() > r.limit)
+    results.resize(r.limit);
+  std::vector<json> out;
+  out.reserve(results.size());
+  for (auto& s : results)
+    out.push_back(s.is_entry ? present_result(org, s.entry, run.at, s.score, s.passage)
+                             : present_passage(s.passage, s.score));
+  return out;
+}
+
+void query_service::rank_lists(recall_run& run) const {
+  const auto& org = run.org;
+  if (run.want_entries()) {
+    const auto text = ids_of(run.store.search_text(org, run.terms, recall_candidates));
+    fuse(text, 1.0, run.fused_entries);
+    for (std::size_t i = 0; i < text.size(); ++i)
+      run.text_rank[text[i]] = i + 1;
+  }
+  if (run.want_passages())
+    fuse(ids_of(run.store.search_passages(org, run.terms, recall_candidates)), 1.0, run.fused_passages);
+  if (deps_.embed) {
+    // Without a vector recall ranks by words alone; why is logged where embedding failed.
+    if (auto v = deps_.embed(run.r.query)) {
+      run.query_vector = std::move(*v);
+      if (run.want_entries() && deps_.nearest) {
+        const auto hits = deps_.nearest(org, run.query_vector, recall_candidates);
+        fuse(ids_of(hits), 1.0, run.fused_entries);
+        for (const auto& [id, cosine] : hits)
+          run.similarity[id] = cosine;
+      }
+      if (run.want_passages())
+        fuse(ids_of(run.store.nearest_passages(org, run.query_vector, recall_candidates)), 1.0, run.fused_passages);
+    }
+  }
+  if (run.want_entries()) {
+    if (policy_.graph_expansion)
+      add_graph(org, run.r.query, run.fused_entries);
+    if (!run.r.branch_id.empty())
+      add_branch(org, run.r.branch_id, run.at, run.terms, run.query_vector.empty() ? nullptr : &run.query_vector,
+                 run.fused_entries, run.branch_docs);
+  }
+}
+
+void query_service::score_entries(recall_run& run) const {
+  const auto& r = run.r;
+  for (const auto& [id, rrf] : best(run.fused_entries, run.per_kind())) {
+    auto overlaid = run.branch_docs.find(id);
+    auto doc = overlaid != run.branch_docs.end() ? std::optional<stored_entry>(overlaid->second) : load(run.org, id);
+    if (!doc || !visible(*doc, schemas::format_rfc3339(run.at)) || (r.type && doc->type != *r.type))
       continue;
     // Decay ranks; it hides only what matches weakly: an entry both words and meaning put
     // among their first ten stays, however old.
-    const double confidence = effective_confidence(*doc, at, policy_);
-    const bool strong = text_rank.count(id) && text_rank[id] <= strong_rank && similarity.count(id) &&
-                        similarity[id] >= strong_similarity;
+    const double confidence = effective_confidence(*doc, run.at, policy_);
+    const bool strong = run.text_rank.count(id) && run.text_rank[id] <= strong_rank && run.similarity.count(id) &&
+                        run.similarity[id] >= strong_similarity;
     if (confidence < policy_.decay.hide_below && !strong)
       continue;
-    auto cw = contact_weight(doc->contact_ids);
+    auto cw = run.contact_weight(doc->contact_ids);
     if (!cw)
       continue;
     const auto& dates = doc->sig.dates;
-    if (!in_window(time_of(dates.empty() ? doc->created_at : dates.front())))
+    if (!run.in_window(time_of(dates.empty() ? doc->created_at : dates.front())))
       continue;
     double weight = *cw * (decay_floor + (1 - decay_floor) * std::max(0.0, std::min(1.0, confidence)));
     bool about = false;
     for (const auto& m : doc->entities)
-      about |= !m.entity_id.empty() && names_person(m.entity_id);
+      about |= !m.entity_id.empty() && run.names_person(m.entity_id);
     for (const auto& src : doc->sources)
-      about |= names_person(person_at(src.author));
+      about |= run.names_person(run.person_at(src.author));
     if (about)
       weight *= named_person_weight;
-    if (when && !dates.empty())
+    if (run.when && !dates.empty())
       weight *= dated_weight;
-    results.push_back({rrf * weight, true, id, std::move(*doc), nullptr, false});
+    run.results.push_back({rrf * weight, true, id, std::move(*doc), nullptr, false});
   }
-  for (const auto& [id, rrf] : best(fp, per_kind)) {
-    auto raw = store.get_passage(org, id);
+}
+
+void query_service::fold_passages(recall_run& run) const {
+  for (const auto& [id, rrf] : best(run.fused_passages, run.per_kind())) {
+    auto raw = run.store.get_passage(run.org, id);
     if (!raw)
       continue;
     auto p = json::parse(*raw, nullptr, false);
     if (!p.is_object())
       continue;
-    auto cw = contact_weight(p.value("contactIds", std::vector<std::string>{}));
+    auto cw = run.contact_weight(p.value("contactIds", std::vector<std::string>{}));
     if (!cw)
       continue;
     const auto dates = p.value("dates", std::vector<std::string>{});
-    if (!in_window(time_of(dates.empty() ? p.value("sentAt", "") : dates.front())))
+    if (!run.in_window(time_of(dates.empty() ? p.value("sentAt", "") : dates.front())))
       continue;
     double weight = *cw * passage_weight * (p.value("suspicious", false) ? 0.5 : 1.0);
-    if (names_person(person_at(p["from"].value("address", ""))))
+    if (run.names_person(run.person_at(p["from"].value("address", ""))))
       weight *= named_person_weight;
-    if (when && !dates.empty())
+    if (run.when && !dates.empty())
       weight *= dated_weight;
     const double score = rrf * weight;
     // The passage an entry was read from is that entry's evidence: they count once.
@@ -385,9 +435,9 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
     const auto text = p.value("text", "");
     // Every entry read from it folds into one result: the best of them, with the passage as
     // its evidence and the best score of them all (one message, one place in the list).
-    scored* keep = nullptr;
+    recall_candidate* keep = nullptr;
     double folded = score;
-    for (auto& s : results) {
+    for (auto& s : run.results) {
       if (!s.is_entry || s.dropped || !s.passage.is_null() || text.find(s.entry.content) == std::string::npos ||
           std::none_of(s.entry.sources.begin(), s.entry.sources.end(),
                        [&](const source_ref& src) { return src.event_id == event; }))
@@ -405,20 +455,9 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
       keep->score = folded;
       keep->passage = std::move(p);
     } else {
-      results.push_back({score, false, id, {}, std::move(p), false});
+      run.results.push_back({score, false, id, {}, std::move(p), false});
     }
   }
-  std::erase_if(results, [](const scored& s) { return s.dropped; });
-  std::sort(results.begin(), results.end(), [](const scored& x, const scored& y) {
-    return x.score != y.score ? x.score > y.score : x.id < y.id;
-  });
-  if (results.size() > r.limit)
-    results.resize(r.limit);
-  std::vector<json> out;
-  out.reserve(results.size());
-  for (auto& s : results)
-    out.push_back(s.is_entry ? present_result(org, s.entry, at, s.score, s.passage) : present_passage(s.passage, s.score));
-  return out;
 }
 
 json query_service::present_result(const std::string& org, const stored_entry& doc, std::int64_t at, double score,

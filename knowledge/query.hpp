@@ -113,6 +113,16 @@ public:
                                                        std::string_view query) const;
 
 private:
+  /// One recall: its scope, its ranked lists and its candidates (query.cpp).
+  struct recall_run;
+  /// The four ranked lists (entries and passages, by words and by meaning) fused by rank,
+  /// with the graph's and the branch's lists for entries.
+  void rank_lists(recall_run& run) const;
+  /// Entries of the fused list that are visible, in scope and in the window, weighed.
+  void score_entries(recall_run& run) const;
+  /// Passages likewise; an entry read from a passage folds the passage in as its evidence.
+  void fold_passages(recall_run& run) const;
+
   /// An entry as recall and search return it: present() plus kind, eventId, sources (each
   /// with eventId, sourceId, sentAt), its dates (occurredAt for an event), the passage it
   /// was read from as evidence (when recall found it), and score.

@@ -43,8 +43,8 @@ struct tool {
   std::function<std::optional<std::string>(json& arguments)> prepare;
   /// The inputSchema, compiled when the registry takes the tool (null, with `schema_error`
   /// saying why, when it does not compile: every call of the tool is then refused).
-  std::shared_ptr<const kg::json_schema> input_schema;
-  std::string schema_error;
+  std::shared_ptr<const kg::json_schema> input_schema{};
+  std::string schema_error{};
 
   [[nodiscard]] std::string name() const { return definition.value("name", ""); }
 };
