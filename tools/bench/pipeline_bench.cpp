@@ -40,6 +40,11 @@ bool passages_used() { return passages_on; }
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path) {
   std::filesystem::remove_all(dir);
+  return engine_settings(brokers, dir, model_path);
+}
+
+config::engram_config engine_settings(const std::string& brokers, const std::string& dir,
+                                      const std::string& model_path) {
   config::engram_config cfg;
   cfg.kafka.brokers = brokers;
   cfg.storage.path = dir;

@@ -32,6 +32,11 @@ void use_type_model(bool on);
 void use_passages(bool on);
 [[nodiscard]] bool passages_used();
 
+/// The benchmarks' engine on `brokers` with its store at `dir` (kept as it is), any free
+/// port, the encoder at `model_path`, bulk mail kept, the type model and passages as set.
+config::engram_config engine_settings(const std::string& brokers, const std::string& dir,
+                                      const std::string& model_path);
+/// engine_settings() over an empty store (`dir` removed first).
 config::engram_config engine_config(const std::string& brokers, const std::string& dir,
                                     const std::string& model_path);
 

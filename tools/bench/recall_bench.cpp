@@ -127,14 +127,7 @@ void time_recall_parts(const std::string& dir, const std::vector<std::string>& s
 /// token (`token`) for organisation "bench".
 config::engram_config recall_config(const std::string& brokers, const std::string& dir, const std::string& model_path,
                                     const std::string& token) {
-  config::engram_config cfg;
-  cfg.kafka.brokers = brokers;
-  cfg.storage.path = dir;
-  cfg.samples.load = false;
-  cfg.embedder.model_path = model_path;
-  cfg.http.listen = "127.0.0.1:0";
-  cfg.extraction.bulk = "keep";  // as engine_config: comparable with the earlier figures
-  cfg.extraction.type_model = type_model_used();
+  auto cfg = engine_settings(brokers, dir, model_path);
   cfg.auth.tokens = {{token, "bench", {"read", "write"}, "bench"}};
   return cfg;
 }
