@@ -29,9 +29,7 @@ struct failure {
 
 template <class E>
 failure(E) -> failure<E>;
-inline failure<std::string> fail(std::string message) {
-  return {std::move(message)};
-}
+inline failure<std::string> fail(std::string message) { return {std::move(message)}; }
 
 template <class T, class E = std::string>
 class [[nodiscard]] result {

@@ -13,26 +13,28 @@ using detail::config_error;
 /// Every section, each read by the reader next to its struct.
 void decode(const YAML::Node& root, engram_config& cfg) {
   using namespace detail;
-  each_key(root, "", {
-    {"roles", [&](const YAML::Node& n, const std::string& k) { read_roles(n, k, cfg.roles); }},
-    {"kafka", [&](const YAML::Node& n, const std::string& k) { read_kafka(n, k, cfg.kafka); }},
-    {"storage", [&](const YAML::Node& n, const std::string& k) { read_storage(n, k, cfg.storage); }},
-    {"http", [&](const YAML::Node& n, const std::string& k) { read_http(n, k, cfg.http); }},
-    {"samples", [&](const YAML::Node& n, const std::string& k) { read_samples(n, k, cfg.samples); }},
-    {"ingest", [&](const YAML::Node& n, const std::string& k) { read_ingest(n, k, cfg.ingest); }},
-    {"extraction", [&](const YAML::Node& n, const std::string& k) { read_extraction(n, k, cfg.extraction); }},
-    {"extractor", [&](const YAML::Node& n, const std::string& k) { read_extractor(n, k, cfg.extractor); }},
-    {"embedder", [&](const YAML::Node& n, const std::string& k) { read_embedder(n, k, cfg.embedder); }},
-    {"decay", [&](const YAML::Node& n, const std::string& k) { read_decay(n, k, cfg.decay); }},
-    {"recall", [&](const YAML::Node& n, const std::string& k) { read_recall(n, k, cfg.recall); }},
-    {"branches", [&](const YAML::Node& n, const std::string& k) { read_branches(n, k, cfg.branches); }},
-    {"reminders", [&](const YAML::Node& n, const std::string& k) { read_reminders(n, k, cfg.reminders); }},
-    {"timers", [&](const YAML::Node& n, const std::string& k) { read_timers(n, k, cfg.timers); }},
-    {"entities", [&](const YAML::Node& n, const std::string& k) { read_entities(n, k, cfg.entities); }},
-    {"dedup", [&](const YAML::Node& n, const std::string& k) { read_dedup(n, k, cfg.dedup); }},
-    {"log", [&](const YAML::Node& n, const std::string& k) { read_log(n, k, cfg.log); }},
-    {"auth", [&](const YAML::Node& n, const std::string& k) { read_auth(n, k, cfg.auth); }},
-  });
+  each_key(
+      root, "",
+      {
+          {"roles", [&](const YAML::Node& n, const std::string& k) { read_roles(n, k, cfg.roles); }},
+          {"kafka", [&](const YAML::Node& n, const std::string& k) { read_kafka(n, k, cfg.kafka); }},
+          {"storage", [&](const YAML::Node& n, const std::string& k) { read_storage(n, k, cfg.storage); }},
+          {"http", [&](const YAML::Node& n, const std::string& k) { read_http(n, k, cfg.http); }},
+          {"samples", [&](const YAML::Node& n, const std::string& k) { read_samples(n, k, cfg.samples); }},
+          {"ingest", [&](const YAML::Node& n, const std::string& k) { read_ingest(n, k, cfg.ingest); }},
+          {"extraction", [&](const YAML::Node& n, const std::string& k) { read_extraction(n, k, cfg.extraction); }},
+          {"extractor", [&](const YAML::Node& n, const std::string& k) { read_extractor(n, k, cfg.extractor); }},
+          {"embedder", [&](const YAML::Node& n, const std::string& k) { read_embedder(n, k, cfg.embedder); }},
+          {"decay", [&](const YAML::Node& n, const std::string& k) { read_decay(n, k, cfg.decay); }},
+          {"recall", [&](const YAML::Node& n, const std::string& k) { read_recall(n, k, cfg.recall); }},
+          {"branches", [&](const YAML::Node& n, const std::string& k) { read_branches(n, k, cfg.branches); }},
+          {"reminders", [&](const YAML::Node& n, const std::string& k) { read_reminders(n, k, cfg.reminders); }},
+          {"timers", [&](const YAML::Node& n, const std::string& k) { read_timers(n, k, cfg.timers); }},
+          {"entities", [&](const YAML::Node& n, const std::string& k) { read_entities(n, k, cfg.entities); }},
+          {"dedup", [&](const YAML::Node& n, const std::string& k) { read_dedup(n, k, cfg.dedup); }},
+          {"log", [&](const YAML::Node& n, const std::string& k) { read_log(n, k, cfg.log); }},
+          {"auth", [&](const YAML::Node& n, const std::string& k) { read_auth(n, k, cfg.auth); }},
+      });
 }
 
 /// Sets `root[path...] = value`, creating mappings on the way. Under kafka.rdkafka the rest

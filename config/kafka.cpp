@@ -11,32 +11,36 @@ namespace detail {
 namespace {
 
 void read_topics(const YAML::Node& n, const std::string& key, topics_config& t) {
-  each_key(n, key, {
-    {"inbound", [&](auto& x, auto& k) { t.inbound = as_string(x, k); }},
-    {"log", [&](auto& x, auto& k) { t.log = as_string(x, k); }},
-    {"reminders", [&](auto& x, auto& k) { t.reminders = as_string(x, k); }},
-    {"dead_letter", [&](auto& x, auto& k) { t.dead_letter = as_string(x, k); }},
-  });
+  each_key(n, key,
+           {
+               {"inbound", [&](auto& x, auto& k) { t.inbound = as_string(x, k); }},
+               {"log", [&](auto& x, auto& k) { t.log = as_string(x, k); }},
+               {"reminders", [&](auto& x, auto& k) { t.reminders = as_string(x, k); }},
+               {"dead_letter", [&](auto& x, auto& k) { t.dead_letter = as_string(x, k); }},
+           });
 }
 
 }  // namespace
 
 void read_kafka(const YAML::Node& n, const std::string& key, kafka_config& out) {
-  each_key(n, key, {
-    {"brokers", [&](auto& v, auto& k) { out.brokers = as_string(v, k); }},
-    {"group_id", [&](auto& v, auto& k) { out.group_id = as_string(v, k); }},
-    {"min_inbound_retention_ms",
-     [&](auto& v, auto& k) { out.min_inbound_retention_ms = as_uint(v, k, 0, UINT64_MAX / 2); }},
-    {"rdkafka", [&](const YAML::Node& v, const std::string& k) {
-       if (v.IsNull())
-         return;
-       if (!v.IsMap())
-         reject(k, "must be a mapping of librdkafka properties");
-       for (const auto& prop : v)
-         out.rdkafka[prop.first.as<std::string>()] = scalar(prop.second, join(k, prop.first.as<std::string>()));
-     }},
-    {"topics", [&](const YAML::Node& v, const std::string& k) { read_topics(v, k, out.topics); }},
-  });
+  each_key(n, key,
+           {
+               {"brokers", [&](auto& v, auto& k) { out.brokers = as_string(v, k); }},
+               {"group_id", [&](auto& v, auto& k) { out.group_id = as_string(v, k); }},
+               {"min_inbound_retention_ms",
+                [&](auto& v, auto& k) { out.min_inbound_retention_ms = as_uint(v, k, 0, UINT64_MAX / 2); }},
+               {"rdkafka",
+                [&](const YAML::Node& v, const std::string& k) {
+                  if (v.IsNull())
+                    return;
+                  if (!v.IsMap())
+                    reject(k, "must be a mapping of librdkafka properties");
+                  for (const auto& prop : v)
+                    out.rdkafka[prop.first.as<std::string>()] =
+                        scalar(prop.second, join(k, prop.first.as<std::string>()));
+                }},
+               {"topics", [&](const YAML::Node& v, const std::string& k) { read_topics(v, k, out.topics); }},
+           });
 }
 
 }  // namespace detail

@@ -21,9 +21,7 @@ public:
     dest.append(line.data(), line.data() + line.size());
     dest.push_back('\n');
   }
-  [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override {
-    return std::make_unique<json_formatter>();
-  }
+  [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<json_formatter>(); }
 };
 
 struct loggers {
@@ -74,10 +72,10 @@ std::string json_line(const spdlog::details::log_msg& msg) {
   const auto l = static_cast<std::size_t>(msg.level);
   const char* level = l < std::size(levels) ? levels[l] : "info";
   nlohmann::ordered_json j{{"time", time},
-                   {"level", level},
-                   {"module", std::string(msg.logger_name.data(), msg.logger_name.size())},
-                   {"thread", msg.thread_id},
-                   {"message", std::string(msg.payload.data(), msg.payload.size())}};
+                           {"level", level},
+                           {"module", std::string(msg.logger_name.data(), msg.logger_name.size())},
+                           {"thread", msg.thread_id},
+                           {"message", std::string(msg.payload.data(), msg.payload.size())}};
   // Messages quote events, which may hold invalid UTF-8: replace it rather than throw.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

@@ -14,22 +14,25 @@ void read_log(const YAML::Node& n, const std::string& key, log_config& out) {
       reject(k, "must be one of trace, debug, info, warn, error, off");
     return l;
   };
-  each_key(n, key, {
-    {"level", [&](auto& v, auto& k) { out.level = level(v, k); }},
-    {"format", [&](auto& v, auto& k) {
-       out.format = as_string(v, k);
-       if (out.format != "text" && out.format != "json")
-         reject(k, "must be text or json");
-     }},
-    {"levels", [&](const YAML::Node& v, const std::string& k) {
-       field_readers fields;
-       for (auto module : log_modules)
-         fields[std::string(module)] = [&, module](const YAML::Node& x, const std::string& kk) {
-           out.levels[std::string(module)] = level(x, kk);
-         };
-       each_key(v, k, fields);
-     }},
-  });
+  each_key(n, key,
+           {
+               {"level", [&](auto& v, auto& k) { out.level = level(v, k); }},
+               {"format",
+                [&](auto& v, auto& k) {
+                  out.format = as_string(v, k);
+                  if (out.format != "text" && out.format != "json")
+                    reject(k, "must be text or json");
+                }},
+               {"levels",
+                [&](const YAML::Node& v, const std::string& k) {
+                  field_readers fields;
+                  for (auto module : log_modules)
+                    fields[std::string(module)] = [&, module](const YAML::Node& x, const std::string& kk) {
+                      out.levels[std::string(module)] = level(x, kk);
+                    };
+                  each_key(v, k, fields);
+                }},
+           });
 }
 
 }  // namespace engram::config::detail

@@ -63,14 +63,17 @@ void read_storage(const YAML::Node& n, const std::string& key, storage_config& o
 }
 
 void read_ingest(const YAML::Node& n, const std::string& key, ingest_config& out) {
-  each_key(n, key, {
-    {"max_event_bytes", [&](auto& v, auto& k) { out.max_event_bytes = as_uint(v, k, 1024, 64u << 20); }},
-    {"batch_size", [&](auto& v, auto& k) { out.batch_size = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000)); }},
-    {"extract_threads",
-     [&](auto& v, auto& k) { out.extract_threads = static_cast<std::uint32_t>(as_uint(v, k, 0, 64)); }},
-    {"batch_ms", [&](auto& v, auto& k) { out.batch_ms = static_cast<std::uint32_t>(as_uint(v, k, 10, 600000)); }},
-    {"accept_gaps", [&](const YAML::Node& v, const std::string& k) { read_accept_gaps(v, k, out.accept_gaps); }},
-  });
+  each_key(
+      n, key,
+      {
+          {"max_event_bytes", [&](auto& v, auto& k) { out.max_event_bytes = as_uint(v, k, 1024, 64u << 20); }},
+          {"batch_size",
+           [&](auto& v, auto& k) { out.batch_size = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000)); }},
+          {"extract_threads",
+           [&](auto& v, auto& k) { out.extract_threads = static_cast<std::uint32_t>(as_uint(v, k, 0, 64)); }},
+          {"batch_ms", [&](auto& v, auto& k) { out.batch_ms = static_cast<std::uint32_t>(as_uint(v, k, 10, 600000)); }},
+          {"accept_gaps", [&](const YAML::Node& v, const std::string& k) { read_accept_gaps(v, k, out.accept_gaps); }},
+      });
 }
 
 }  // namespace detail

@@ -14,27 +14,30 @@ namespace {
 /// Reads auth.tokens[i] (`at` is its key) and checks its token and organisation.
 token_config read_token(const YAML::Node& n, const std::string& at) {
   token_config t;
-  each_key(n, at, {
-    {"token", [&](auto& x, auto& k) { t.token = as_string(x, k); }},
-    {"organization_id", [&](auto& x, auto& k) { t.organization_id = as_string(x, k); }},
-    {"name", [&](auto& x, auto& k) { t.name = as_string(x, k); }},
-    {"scopes", [&](const YAML::Node& x, const std::string& k) {
-       if (!x.IsSequence())
-         reject(k, "must be a list of read, write, admin");
-       for (const auto& sc : x) {
-         auto scope = as_string(sc, k);
-         if (scope != "read" && scope != "write" && scope != "admin")
-           reject(k, "unknown scope '" + scope + "' (read, write, admin)");
-         t.scopes.push_back(scope);
-       }
-     }},
-    {"bundles", [&](const YAML::Node& x, const std::string& k) {
-       if (!x.IsSequence())
-         reject(k, "must be a list of bundle names");
-       for (const auto& b : x)
-         t.bundles.push_back(as_string(b, k));
-     }},
-  });
+  each_key(n, at,
+           {
+               {"token", [&](auto& x, auto& k) { t.token = as_string(x, k); }},
+               {"organization_id", [&](auto& x, auto& k) { t.organization_id = as_string(x, k); }},
+               {"name", [&](auto& x, auto& k) { t.name = as_string(x, k); }},
+               {"scopes",
+                [&](const YAML::Node& x, const std::string& k) {
+                  if (!x.IsSequence())
+                    reject(k, "must be a list of read, write, admin");
+                  for (const auto& sc : x) {
+                    auto scope = as_string(sc, k);
+                    if (scope != "read" && scope != "write" && scope != "admin")
+                      reject(k, "unknown scope '" + scope + "' (read, write, admin)");
+                    t.scopes.push_back(scope);
+                  }
+                }},
+               {"bundles",
+                [&](const YAML::Node& x, const std::string& k) {
+                  if (!x.IsSequence())
+                    reject(k, "must be a list of bundle names");
+                  for (const auto& b : x)
+                    t.bundles.push_back(as_string(b, k));
+                }},
+           });
   if (t.token.size() < 16)
     reject(at + ".token", "must be at least 16 characters");
   if (t.organization_id.empty())
@@ -49,27 +52,31 @@ void read_http(const YAML::Node& n, const std::string& key, http_config& out) {
 }
 
 void read_auth(const YAML::Node& n, const std::string& key, auth_config& out) {
-  each_key(n, key, {
-    {"tokens", [&](const YAML::Node& v, const std::string& k) {
-       if (v.IsNull())
-         return;
-       if (!v.IsSequence())
-         reject(k, "must be a list of {token, organization_id, scopes, name, bundles}");
-       for (std::size_t i = 0; i < v.size(); ++i)
-         out.tokens.push_back(read_token(v[i], k + "[" + std::to_string(i) + "]"));
-     }},
-    {"anonymous_organization", [&](const YAML::Node& v, const std::string& k) {
-       out.anonymous_organization = v.IsNull() ? std::string() : as_string(v, k);
-     }},
-    {"dev_organization", [&](auto& v, auto& k) { out.dev_organization = as_string(v, k); }},
-  });
+  each_key(n, key,
+           {
+               {"tokens",
+                [&](const YAML::Node& v, const std::string& k) {
+                  if (v.IsNull())
+                    return;
+                  if (!v.IsSequence())
+                    reject(k, "must be a list of {token, organization_id, scopes, name, bundles}");
+                  for (std::size_t i = 0; i < v.size(); ++i)
+                    out.tokens.push_back(read_token(v[i], k + "[" + std::to_string(i) + "]"));
+                }},
+               {"anonymous_organization",
+                [&](const YAML::Node& v, const std::string& k) {
+                  out.anonymous_organization = v.IsNull() ? std::string() : as_string(v, k);
+                }},
+               {"dev_organization", [&](auto& v, auto& k) { out.dev_organization = as_string(v, k); }},
+           });
 }
 
 void read_samples(const YAML::Node& n, const std::string& key, samples_config& out) {
-  each_key(n, key, {
-    {"load", [&](auto& v, auto& k) { out.load = as_bool(v, k); }},
-    {"path", [&](auto& v, auto& k) { out.path = as_string(v, k); }},
-  });
+  each_key(n, key,
+           {
+               {"load", [&](auto& v, auto& k) { out.load = as_bool(v, k); }},
+               {"path", [&](auto& v, auto& k) { out.path = as_string(v, k); }},
+           });
 }
 
 void read_recall(const YAML::Node& n, const std::string& key, recall_config& out) {

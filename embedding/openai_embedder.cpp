@@ -106,7 +106,7 @@ struct cached_embedder::state {
 };
 
 cached_embedder::cached_embedder(std::shared_ptr<const embedder> inner, std::size_t capacity)
-  : inner_(std::move(inner)), st_(std::make_unique<state>()) {
+    : inner_(std::move(inner)), st_(std::make_unique<state>()) {
   st_->capacity = std::max<std::size_t>(capacity, 1);
 }
 

@@ -31,7 +31,6 @@ using row_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 constexpr std::size_t max_tokens = detail::use_lite_max_tokens;
 constexpr int heads = detail::use_lite_heads;
 
-
 /// y = (scale * r) * (x - mean) + bias per row, r = 1/sqrt(var + eps): the graph's order.
 void layer_norm(const row_matrix& x, const float* scale, const float* bias, float eps, row_matrix& y) {
   y.resize(x.rows(), x.cols());
@@ -175,9 +174,7 @@ engram::result<std::unique_ptr<use_lite_embedder>> use_lite_embedder::load(const
   return std::unique_ptr<use_lite_embedder>(new use_lite_embedder(std::move(m)));
 }
 
-void use_lite_embedder::set_two_threads(bool on) noexcept {
-  m_->two_threads = on;
-}
+void use_lite_embedder::set_two_threads(bool on) noexcept { m_->two_threads = on; }
 
 std::vector<std::int32_t> use_lite_embedder::tokenize(std::string_view text) const {
   return detail::tokenize(*m_->w, text);

@@ -65,14 +65,10 @@ std::optional<encoder_isa> parse_encoder_isa(std::string_view s) {
 
 std::string_view to_string(encoder_isa isa) {
   switch (isa) {
-    case encoder_isa::automatic:
-      return "auto";
-    case encoder_isa::avx512:
-      return "avx512";
-    case encoder_isa::avx2:
-      return "avx2";
-    case encoder_isa::portable:
-      return "portable";
+    case encoder_isa::automatic: return "auto";
+    case encoder_isa::avx512: return "avx512";
+    case encoder_isa::avx2: return "avx2";
+    case encoder_isa::portable: return "portable";
   }
   return "?";
 }
@@ -179,8 +175,8 @@ struct lanes {
   ENGRAM_INLINE static f exp(const f& x) {
     const f xc = x < splat(88.0f) ? x : splat(88.0f);
     const f k = (xc * 1.44269502f + 12582912.0f) - 12582912.0f;  // round(x log2 e), half to even
-    const f r = (xc - k * 0.693145751953125f)  // ln2's first 16 bits: k * this is exact
-                - k * 1.42860677e-6f;          // the rest of ln2
+    const f r = (xc - k * 0.693145751953125f)                    // ln2's first 16 bits: k * this is exact
+                - k * 1.42860677e-6f;                            // the rest of ln2
     f p = splat(1.0f / 5040.0f);
     p = p * r + 1.0f / 720.0f;
     p = p * r + 1.0f / 120.0f;
@@ -226,10 +222,22 @@ void sincos_fixed(double a, double& s, double& c) {
     pc = pc * r2 + (m % 2 == 0 ? 1.0 : -1.0) / factorial(2 * m);
   const double sr = ps * r, cr = pc;
   switch (static_cast<long long>(n) & 3) {
-    case 0: s = sr; c = cr; break;
-    case 1: s = cr; c = -sr; break;
-    case 2: s = -sr; c = -cr; break;
-    default: s = -cr; c = sr; break;
+    case 0:
+      s = sr;
+      c = cr;
+      break;
+    case 1:
+      s = cr;
+      c = -sr;
+      break;
+    case 2:
+      s = -sr;
+      c = -cr;
+      break;
+    default:
+      s = -cr;
+      c = sr;
+      break;
   }
 }
 
@@ -483,8 +491,8 @@ struct kernels {
   void (*quantise)(const float* x, std::size_t ld, int rows, int in, bool relu, qacts& a);
   /// Rows [r0, r1) and columns [c0, c1) of y = dequantised (a . w) + bias.
   void (*gemm)(const qacts& a, const qweights& w, float* y, std::size_t ldy, int r0, int r1, int c0, int c1);
-  void (*layer_norm)(const float* x, std::size_t ldx, int rows, int d, const float* scale, const float* bias,
-                     float eps, float* y, std::size_t ldy);
+  void (*layer_norm)(const float* x, std::size_t ldx, int rows, int d, const float* scale, const float* bias, float eps,
+                     float* y, std::size_t ldy);
   void (*attention_head)(const float* qkv, std::size_t ld, int T, int qoff, int koff, int voff, int dh, float q_scale,
                          float* o, std::size_t ldo, float* kt, float* sc, float* qs);
   void (*add)(const float* a, const float* b, float* y, std::size_t n);
@@ -495,23 +503,19 @@ struct kernels {
 /// The float steps for one path: the generic code inlined into functions with the path's
 /// target attribute, L float lanes wide.
 #define ENGRAM_FLOAT_KERNELS(prefix, attr, L)                                                                      \
-  attr void prefix##_layer_norm(const float* x, std::size_t ldx, int rows, int d, const float* scale,             \
+  attr void prefix##_layer_norm(const float* x, std::size_t ldx, int rows, int d, const float* scale,              \
                                 const float* bias, float eps, float* y, std::size_t ldy) {                         \
-    generic::layer_norm(x, ldx, rows, d, scale, bias, eps, y, ldy);                                               \
-  }                                                                                                               \
+    generic::layer_norm(x, ldx, rows, d, scale, bias, eps, y, ldy);                                                \
+  }                                                                                                                \
   attr void prefix##_attention_head(const float* qkv, std::size_t ld, int T, int qoff, int koff, int voff, int dh, \
-                                    float q_scale, float* o, std::size_t ldo, float* kt, float* sc, float* qs) {  \
-    generic::attention_head<L>(qkv, ld, T, qoff, koff, voff, dh, q_scale, o, ldo, kt, sc, qs);                    \
-  }                                                                                                               \
-  attr void prefix##_add(const float* a, const float* b, float* y, std::size_t n) {                               \
-    generic::add(a, b, y, n);                                                                                     \
-  }                                                                                                               \
-  attr void prefix##_mean_rows(const float* x, std::size_t start, std::size_t len, float* p) {                    \
-    generic::mean_rows(x, start, len, p);                                                                         \
-  }                                                                                                               \
-  attr void prefix##_finish(float* y, float l2_eps, float* out) {                                                 \
-    generic::finish<L>(y, l2_eps, out);                                                                           \
-  }
+                                    float q_scale, float* o, std::size_t ldo, float* kt, float* sc, float* qs) {   \
+    generic::attention_head<L>(qkv, ld, T, qoff, koff, voff, dh, q_scale, o, ldo, kt, sc, qs);                     \
+  }                                                                                                                \
+  attr void prefix##_add(const float* a, const float* b, float* y, std::size_t n) { generic::add(a, b, y, n); }    \
+  attr void prefix##_mean_rows(const float* x, std::size_t start, std::size_t len, float* p) {                     \
+    generic::mean_rows(x, start, len, p);                                                                          \
+  }                                                                                                                \
+  attr void prefix##_finish(float* y, float l2_eps, float* out) { generic::finish<L>(y, l2_eps, out); }
 
 // --- portable -------------------------------------------------------------------------
 
@@ -562,7 +566,7 @@ void portable_gemm(const qacts& a, const qweights& w, float* y, std::size_t ldy,
   }
 }
 
-constexpr kernels portable_kernels{encoder_isa::portable, portable_pack,      portable_quantise,
+constexpr kernels portable_kernels{encoder_isa::portable, portable_pack,       portable_quantise,
                                    portable_gemm,         portable_layer_norm, portable_attention_head,
                                    portable_add,          portable_mean_rows,  portable_finish};
 
@@ -652,8 +656,8 @@ ENGRAM_AVX2 void avx2_gemm(const qacts& a, const qweights& w, float* y, std::siz
   }
 }
 
-constexpr kernels avx2_kernels{encoder_isa::avx2, avx2_pack,      avx2_quantise, avx2_gemm, avx2_layer_norm,
-                               avx2_attention_head, avx2_add, avx2_mean_rows, avx2_finish};
+constexpr kernels avx2_kernels{encoder_isa::avx2,   avx2_pack, avx2_quantise,  avx2_gemm,  avx2_layer_norm,
+                               avx2_attention_head, avx2_add,  avx2_mean_rows, avx2_finish};
 
 // --- AVX-512 VNNI ---------------------------------------------------------------------
 // Weights in blocks of 32 columns; per quad of inputs 128 bytes: columns 0..15 then
@@ -688,8 +692,8 @@ ENGRAM_AVX512 void avx512_quantise(const float* x, std::size_t ld, int rows, int
 
 template <int R>
 ENGRAM_AVX512 ENGRAM_INLINE void avx512_tile(const std::uint8_t* x, int in, const std::int8_t* wb,
-                                             const std::int32_t* corr, const float* sx, const float* sw,
-                                             const float* b, float* y, std::size_t ldy) {
+                                             const std::int32_t* corr, const float* sx, const float* sw, const float* b,
+                                             float* y, std::size_t ldy) {
   __m512i acc0[R], acc1[R];
   const __m512i k0 = _mm512_load_si512(corr), k1 = _mm512_load_si512(corr + 16);
 #pragma GCC unroll 16
@@ -750,9 +754,8 @@ ENGRAM_AVX512 void avx512_gemm(const qacts& a, const qweights& w, float* y, std:
   }
 }
 
-constexpr kernels avx512_kernels{encoder_isa::avx512, avx512_pack,      avx512_quantise, avx512_gemm,
-                                 avx512_layer_norm,   avx512_attention_head, avx512_add, avx512_mean_rows,
-                                 avx512_finish};
+constexpr kernels avx512_kernels{encoder_isa::avx512,   avx512_pack, avx512_quantise,  avx512_gemm,  avx512_layer_norm,
+                                 avx512_attention_head, avx512_add,  avx512_mean_rows, avx512_finish};
 
 #endif  // __x86_64__
 
@@ -780,20 +783,14 @@ std::string choose_path(encoder_isa want, const kernels*& k) {
         return "the avx2 encoder path needs AVX2 (avx2), which this CPU lacks";
       k = &avx2_kernels;
       return {};
-    case encoder_isa::portable:
-      k = &portable_kernels;
-      return {};
+    case encoder_isa::portable: k = &portable_kernels; return {};
   }
 #else
   switch (want) {
     case encoder_isa::automatic:
-    case encoder_isa::portable:
-      k = &portable_kernels;
-      return {};
-    case encoder_isa::avx512:
-      return "the avx512 encoder path needs an x86-64 CPU with AVX-512 F, BW and VNNI";
-    case encoder_isa::avx2:
-      return "the avx2 encoder path needs an x86-64 CPU with AVX2";
+    case encoder_isa::portable: k = &portable_kernels; return {};
+    case encoder_isa::avx512: return "the avx512 encoder path needs an x86-64 CPU with AVX-512 F, BW and VNNI";
+    case encoder_isa::avx2: return "the avx2 encoder path needs an x86-64 CPU with AVX2";
   }
 #endif
   return "unknown encoder path";
@@ -885,13 +882,9 @@ engram::result<std::unique_ptr<use_lite_int8_embedder>> use_lite_int8_embedder::
   return std::unique_ptr<use_lite_int8_embedder>(new use_lite_int8_embedder(std::move(m)));
 }
 
-void use_lite_int8_embedder::set_two_threads(bool on) noexcept {
-  m_->two_threads = on;
-}
+void use_lite_int8_embedder::set_two_threads(bool on) noexcept { m_->two_threads = on; }
 
-encoder_isa use_lite_int8_embedder::active_isa() const {
-  return m_->k->isa;
-}
+encoder_isa use_lite_int8_embedder::active_isa() const { return m_->k->isa; }
 
 std::vector<std::int32_t> use_lite_int8_embedder::tokenize(std::string_view text) const {
   return detail::tokenize(*m_->w, text);

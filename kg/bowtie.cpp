@@ -24,7 +24,8 @@ json run_case(const json& cmd) {
   const auto seq = cmd.value("seq", json(nullptr));
   const auto& c = cmd.at("case");
   if (c.contains("registry") && !c["registry"].empty())
-    return {{"seq", seq}, {"skipped", true}, {"message", "schemas from a registry (remote references) are not supported"}};
+    return {
+        {"seq", seq}, {"skipped", true}, {"message", "schemas from a registry (remote references) are not supported"}};
   auto schema = json_schema::compile(c.at("schema"));
   if (!schema)
     return {{"seq", seq}, {"skipped", true}, {"message", schema.error()}};

@@ -62,9 +62,7 @@ std::string list(const std::vector<std::string>& xs) {
   return out;
 }
 
-std::string id_of(const json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
+std::string id_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 class loader {
 public:
@@ -173,7 +171,8 @@ private:
     auto stem = std::filesystem::path(rel).filename().string();
     stem = stem.substr(0, stem.size() - std::string(".schema.json").size());
     if (!std::regex_match(stem, std::regex("^[a-z][a-z0-9_]*$")))
-      return fail(rel, -1, "", "the type name (the file's stem) '" + stem + "' must be lowercase letters, digits and '_'");
+      return fail(rel, -1, "",
+                  "the type name (the file's stem) '" + stem + "' must be lowercase letters, digits and '_'");
     if (b_.types.count(stem))
       return fail(rel, -1, "", "type '" + stem + "' has two schemas");
     annotations(rel, *s, "");
@@ -200,8 +199,9 @@ private:
     if (s->contains("x-tool-expose")) {
       const auto& e = (*s)["x-tool-expose"];
       static const std::set<std::string> tools{"list", "get", "list_ids"};
-      if (!e.is_array() || e.empty() ||
-          !std::all_of(e.begin(), e.end(), [](const json& x) { return x.is_string() && tools.count(x.get<std::string>()); }))
+      if (!e.is_array() || e.empty() || !std::all_of(e.begin(), e.end(), [](const json& x) {
+            return x.is_string() && tools.count(x.get<std::string>());
+          }))
         fail(rel, -1, "/x-tool-expose", "must be a list of list, get, list_ids");
       else
         t.expose = e.get<std::vector<std::string>>();
@@ -234,8 +234,9 @@ private:
           fail(rel, -1, at + "/x-derived", "must be true (or absent)");
         else if (counted.empty() || v.value("type", json()) != "integer")
           fail(rel, -1, at + "/x-derived",
-               "'" + p.key() + "' fits no derivation the engine knows (an integer '<type>_count' counting the <type> "
-               "entities that refer to this one)");
+               "'" + p.key() +
+                   "' fits no derivation the engine knows (an integer '<type>_count' counting the <type> "
+                   "entities that refer to this one)");
         else
           t.derived[p.key()] = counted;
       }
@@ -277,7 +278,8 @@ private:
 
   void check_types() {
     for (auto& [name, t] : b_.types) {
-      auto compiled = json_schema::compile(t.schema, compile_options{[](std::string_view k) { return k.starts_with("x-"); }});
+      auto compiled =
+          json_schema::compile(t.schema, compile_options{[](std::string_view k) { return k.starts_with("x-"); }});
       std::set<std::string> ids;
       for (std::size_t i = 0; i < t.entities.size(); ++i) {
         const auto& [file, index] = origin_[&t][i];
@@ -335,9 +337,8 @@ private:
       }
       for (const auto& [field, counted] : t.derived) {
         auto c = b_.types.find(counted);
-        const bool refers = c != b_.types.end() &&
-                            std::any_of(c->second.refs.begin(), c->second.refs.end(),
-                                        [&](const auto& r) { return r.second.type == name; });
+        const bool refers = c != b_.types.end() && std::any_of(c->second.refs.begin(), c->second.refs.end(),
+                                                               [&](const auto& r) { return r.second.type == name; });
         if (!refers)
           fail(schema_file, -1, "/properties/" + field + "/x-derived",
                "'" + field + "' counts type '" + counted + "', which " +

@@ -16,15 +16,15 @@ const std::vector<std::string_view> keywords{
     // core
     "$schema", "$id", "$ref", "$defs", "$anchor", "$comment",
     // applicators
-    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "properties", "patternProperties",
-    "additionalProperties", "propertyNames", "dependentSchemas", "items", "prefixItems", "contains",
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "properties", "patternProperties", "additionalProperties",
+    "propertyNames", "dependentSchemas", "items", "prefixItems", "contains",
     // assertions
     "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength",
     "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties",
     "minProperties", "required", "dependentRequired",
     // annotations
-    "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "format",
-    "contentMediaType", "contentEncoding", "contentSchema"};
+    "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "format", "contentMediaType",
+    "contentEncoding", "contentSchema"};
 
 const std::set<std::string_view> type_names{"null", "boolean", "object", "array", "number", "string", "integer"};
 
@@ -202,7 +202,8 @@ struct json_schema::impl {
       } else if (k == "type") {
         auto ok = [](const json& t) { return t.is_string() && type_names.count(t.get<std::string>()); };
         if (!(ok(v) || (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), ok))))
-          return bad(k, "must be a type name or an array of them (null, boolean, object, array, number, string, integer)");
+          return bad(k,
+                     "must be a type name or an array of them (null, boolean, object, array, number, string, integer)");
       } else if (k == "enum") {
         if (!v.is_array())
           return bad(k, "must be an array");
@@ -222,7 +223,8 @@ struct json_schema::impl {
         try {
           patterns.emplace(&v, std::regex(v.get<std::string>(), std::regex::ECMAScript));
         } catch (const std::regex_error& e) {
-          return bad(k, "'" + v.get<std::string>() + "' is not a regular expression this validator reads (" + e.what() + ")");
+          return bad(
+              k, "'" + v.get<std::string>() + "' is not a regular expression this validator reads (" + e.what() + ")");
         }
       } else if (k == "uniqueItems" || k == "deprecated" || k == "readOnly" || k == "writeOnly") {
         if (!v.is_boolean())
@@ -262,7 +264,8 @@ struct json_schema::impl {
         if (auto a = anchors.find(ref.substr(1)); a != anchors.end())
           target = a->second;
       } else {
-        return "$ref at '" + at + "': '" + ref + "' is outside this schema (only references within the document: #/..., #anchor)";
+        return "$ref at '" + at + "': '" + ref +
+               "' is outside this schema (only references within the document: #/..., #anchor)";
       }
       if (!target)
         return "$ref at '" + at + "': '" + ref + "' points at nothing in this schema";
@@ -322,7 +325,8 @@ struct json_schema::impl {
       if (!any)
         ok = fail("type", "must be of type " + t->dump());
     }
-    if (auto e = s.find("enum"); e != s.end() && std::none_of(e->begin(), e->end(), [&](const json& x) { return same(x, v); }))
+    if (auto e = s.find("enum");
+        e != s.end() && std::none_of(e->begin(), e->end(), [&](const json& x) { return same(x, v); }))
       ok = fail("enum", "must be one of " + e->dump());
     if (auto c = s.find("const"); c != s.end() && !same(*c, v))
       ok = fail("const", "must be " + c->dump());
@@ -332,10 +336,14 @@ struct json_schema::impl {
         if (auto n = s.find(k); n != s.end() && bad_if(x, n->get<double>()))
           ok = fail(k, std::string(says) + " " + n->dump());
       };
-      num("minimum", [](double a, double b) { return a < b; }, "must be at least");
-      num("maximum", [](double a, double b) { return a > b; }, "must be at most");
-      num("exclusiveMinimum", [](double a, double b) { return a <= b; }, "must be more than");
-      num("exclusiveMaximum", [](double a, double b) { return a >= b; }, "must be less than");
+      num(
+          "minimum", [](double a, double b) { return a < b; }, "must be at least");
+      num(
+          "maximum", [](double a, double b) { return a > b; }, "must be at most");
+      num(
+          "exclusiveMinimum", [](double a, double b) { return a <= b; }, "must be more than");
+      num(
+          "exclusiveMaximum", [](double a, double b) { return a >= b; }, "must be less than");
       if (auto m = s.find("multipleOf"); m != s.end() && !multiple_of(v, *m))
         ok = fail("multipleOf", "must be a multiple of " + m->dump());
     }
@@ -364,7 +372,8 @@ struct json_schema::impl {
       if (auto p = s.find("prefixItems"); p != s.end()) {
         prefix = std::min(p->size(), v.size());
         for (std::size_t i = 0; i < prefix; ++i)
-          ok &= check((*p)[i], v[i], ip + "/" + std::to_string(i), sp + "/prefixItems/" + std::to_string(i), r, depth + 1);
+          ok &= check((*p)[i], v[i], ip + "/" + std::to_string(i), sp + "/prefixItems/" + std::to_string(i), r,
+                      depth + 1);
       }
       if (auto it = s.find("items"); it != s.end())
         for (std::size_t i = prefix; i < v.size(); ++i)
@@ -410,9 +419,11 @@ struct json_schema::impl {
           for (auto p = pats->begin(); p != pats->end(); ++p)
             if (std::regex_search(it.key(), patterns.at(&p.value()))) {
               known = true;
-              ok &= check(p.value(), it.value(), child, sp + "/patternProperties/" + escape_token(p.key()), r, depth + 1);
+              ok &=
+                  check(p.value(), it.value(), child, sp + "/patternProperties/" + escape_token(p.key()), r, depth + 1);
             }
-        if (!known && extra != s.end() && !check(*extra, it.value(), child, sp + "/additionalProperties", r, depth + 1)) {
+        if (!known && extra != s.end() &&
+            !check(*extra, it.value(), child, sp + "/additionalProperties", r, depth + 1)) {
           ok = false;
           if (extra->is_boolean() && !r.full())
             r.errors->back().message = "'" + it.key() + "' is not a property this schema allows";
@@ -472,12 +483,8 @@ std::vector<validation_error> json_schema::validate(const json& instance, std::s
   return errors;
 }
 
-const json& json_schema::document() const {
-  return p_->doc;
-}
+const json& json_schema::document() const { return p_->doc; }
 
-const std::vector<std::string_view>& json_schema::supported_keywords() {
-  return keywords;
-}
+const std::vector<std::string_view>& json_schema::supported_keywords() { return keywords; }
 
 }  // namespace engram::kg

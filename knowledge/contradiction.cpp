@@ -156,8 +156,9 @@ void contradiction_finder::resolve(const schemas::inbound_message& m, const sche
       if (compare(f, *c, &why) == conflict::none)
         continue;
       if (f.author == c->author || dedup::authority(f.source) > dedup::authority(c->source)) {
-        r.relations.push_back({schemas::relation_type::supersedes, c->id,
-                               (f.author == c->author ? "same source restates " : "more authoritative source: ") + why});
+        r.relations.push_back(
+            {schemas::relation_type::supersedes, c->id,
+             (f.author == c->author ? "same source restates " : "more authoritative source: ") + why});
         r.superseded.push_back(c->id);
         r.outcome = schemas::save_outcome::superseded;
         r.reason = "supersedes " + std::to_string(r.superseded.size()) + ": " + why;

@@ -39,10 +39,9 @@ std::map<std::string_view, std::size_t> single_positions(const std::vector<order
 /// names swapped: who does what to whom changed.
 bool roles_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
   // Function words link the roles, they hold none: "for 2026 the budget" is "the budget for 2026".
-  static const std::set<std::string_view> links = {"for",  "to",   "by",    "with",  "from", "over",  "than",
-                                                   "into", "onto", "and",   "or",    "as",   "per",   "about",
-                                                   "via",  "we",   "our",   "you",   "your", "i",     "they",
-                                                   "it",   "this", "that",  "their", "just", "also"};
+  static const std::set<std::string_view> links = {
+      "for", "to", "by",  "with", "from", "over", "than", "into", "onto", "and",  "or",    "as",   "per", "about",
+      "via", "we", "our", "you",  "your", "i",    "they", "it",   "this", "that", "their", "just", "also"};
   auto pa = single_positions(a), pb = single_positions(b);
   std::vector<std::pair<std::size_t, std::size_t>> shared;  // (position in a, position in b)
   for (const auto& [w, i] : pa)
@@ -114,7 +113,7 @@ struct deduplicator::org_index {
 };
 
 deduplicator::deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts)
-  : store_(std::move(store)), opts_(opts) {}
+    : store_(std::move(store)), opts_(opts) {}
 
 deduplicator::~deduplicator() = default;
 
@@ -149,8 +148,8 @@ std::size_t deduplicator::total_size() const {
   return n;
 }
 
-std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org,
-                                                                 const schemas::vector8& query, std::size_t k) const {
+std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org, const schemas::vector8& query,
+                                                                 std::size_t k) const {
   std::shared_lock lock(mutex_);
   std::vector<std::pair<std::string, float>> out;
   auto it = orgs_.find(org);
@@ -211,23 +210,22 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
     }
     // The vectors applied after the snapshot (all of them on a rebuild), in apply order.
     bool bad_dim = false;
-    auto e = store_->scan_vectors(org, oi->last_seq, [&](std::uint64_t seq, std::string_view id,
-                                                         const schemas::vector8& v) {
-      if (v.size() != opts_.dim) {
-        bad_dim = true;
-        return false;
-      }
-      oi->index->add(seq, v);
-      oi->ids.emplace(seq, id);
-      oi->last_seq = seq;
-      return true;
-    });
+    auto e =
+        store_->scan_vectors(org, oi->last_seq, [&](std::uint64_t seq, std::string_view id, const schemas::vector8& v) {
+          if (v.size() != opts_.dim) {
+            bad_dim = true;
+            return false;
+          }
+          oi->index->add(seq, v);
+          oi->ids.emplace(seq, id);
+          oi->last_seq = seq;
+          return true;
+        });
     // The highest sequence handed out, even when its vector was removed since: the next
     // vector gets the number it got live.
     oi->last_seq = std::max(oi->last_seq, last);
     if (bad_dim)
-      return engram::fail("the store's vectors of organisation '" + org + "' do not have " +
-                          std::to_string(opts_.dim) +
+      return engram::fail("the store's vectors of organisation '" + org + "' do not have " + std::to_string(opts_.dim) +
                           " dimensions: the embedder changed; rebuild the store with engramctl replay");
     if (e != storage::errc::ok)
       return engram::fail("cannot read the vectors of organisation '" + org + "': " + storage::to_string(e));
@@ -329,9 +327,11 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
             r.relations.clear();
             break;
           }
-          if (c->positive == f.positive && complementary(c->sig, f.sig) && same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
+          if (c->positive == f.positive && complementary(c->sig, f.sig) &&
+              same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
             r.outcome = schemas::save_outcome::linked;
-            r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
+            r.relations.push_back(
+                {schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
           } else {
             near[i].push_back({c->id, hit.similarity});
           }
@@ -342,7 +342,8 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
       continue;
     }
     if (r.outcome == schemas::save_outcome::linked)
-      r.reason = "complements " + std::to_string(r.relations.size()) + " entr" + (r.relations.size() == 1 ? "y" : "ies");
+      r.reason =
+          "complements " + std::to_string(r.relations.size()) + " entr" + (r.relations.size() == 1 ? "y" : "ies");
     if (en.embedding.size() == opts_.dim) {
       std::unique_lock lock(mutex_);
       auto& oi = index_of(org);

@@ -46,9 +46,8 @@ double name_score(const std::string& q, const std::string& name) {
   if (name.find(q) != std::string::npos)
     best = std::max(best, 0.7 + 0.09 * cover);
   // Every query word is a word of the name (any order): "collison patrick".
-  if (!qw.empty() && std::all_of(qw.begin(), qw.end(), [&](const std::string& w) {
-        return std::find(nw.begin(), nw.end(), w) != nw.end();
-      }))
+  if (!qw.empty() && std::all_of(qw.begin(), qw.end(),
+                                 [&](const std::string& w) { return std::find(nw.begin(), nw.end(), w) != nw.end(); }))
     best = std::max(best, 0.75 + 0.09 * cover);
   // A typo: the query against the name's start of the same length, or a whole word.
   const std::size_t allowed = q.size() >= 8 ? 2 : q.size() >= 4 ? 1 : 0;
@@ -65,9 +64,7 @@ double name_score(const std::string& q, const std::string& name) {
   return best;
 }
 
-std::string lower_key(const std::string& type) {
-  return schemas::type_key(type);
-}
+std::string lower_key(const std::string& type) { return schemas::type_key(type); }
 
 }  // namespace
 
@@ -88,9 +85,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::string shown_type(const stored_entity& e) {
-  return e.entity_type.empty() ? e.kind : e.entity_type;
-}
+std::string shown_type(const stored_entity& e) { return e.entity_type.empty() ? e.kind : e.entity_type; }
 
 entity_view view_of(const stored_entity& e) {
   return {e.id, e.name, shown_type(e), e.aliases, e.attributes, e.observations};
@@ -118,7 +113,7 @@ std::string mermaid_text(std::string_view s) {
 
 entity_reader::entity_reader(std::shared_ptr<const storage::graph_store> store,
                              std::map<std::string, std::string> type_parents)
-  : store_(std::move(store)) {
+    : store_(std::move(store)) {
   for (const auto& [child, parent] : type_parents)
     parents_[lower_key(child)] = lower_key(parent);
 }
@@ -225,7 +220,8 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
     std::map<std::string, std::pair<std::string, std::string>> reach;  // id -> (via, label)
     for (const auto& id : frontier) {
       const auto from_name = out[seen[id]].entity.name;
-      for (const auto& e : store_->entity_neighbours(org, id, d != edge_direction::incoming, d != edge_direction::outgoing)) {
+      for (const auto& e :
+           store_->entity_neighbours(org, id, d != edge_direction::incoming, d != edge_direction::outgoing)) {
         if ((!labels.empty() && !labels.count(e.label)) || seen.count(e.other_id))
           continue;
         std::pair<std::string, std::string> how{from_name, e.label};
@@ -244,8 +240,7 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
       level.push_back({std::move(*v), depth, 1.0 / (1.0 + double(depth)), std::move(how.first), std::move(how.second)});
       next.push_back(other);
     }
-    std::sort(level.begin(), level.end(),
-              [](const auto& a, const auto& b) { return a.entity.name < b.entity.name; });
+    std::sort(level.begin(), level.end(), [](const auto& a, const auto& b) { return a.entity.name < b.entity.name; });
     for (auto& n : level) {
       if (out.size() >= limit) {
         *truncated = true;
@@ -262,8 +257,9 @@ std::vector<traversal_node> entity_reader::traverse(const std::string& org, cons
 namespace {
 
 edge_direction reverse(edge_direction d) {
-  return d == edge_direction::outgoing ? edge_direction::incoming
-                                       : d == edge_direction::incoming ? edge_direction::outgoing : edge_direction::both;
+  return d == edge_direction::outgoing   ? edge_direction::incoming
+         : d == edge_direction::incoming ? edge_direction::outgoing
+                                         : edge_direction::both;
 }
 
 }  // namespace
@@ -280,7 +276,8 @@ std::optional<graph_path> entity_reader::path(const std::string& org, const std:
     std::size_t hops = 0;
   };
   auto follow = [&](const std::string& id, edge_direction dir, const auto& fn) {
-    for (auto& n : store_->entity_neighbours(org, id, dir != edge_direction::incoming, dir != edge_direction::outgoing)) {
+    for (auto& n :
+         store_->entity_neighbours(org, id, dir != edge_direction::incoming, dir != edge_direction::outgoing)) {
       if (!labels.empty() && !labels.count(n.label))
         continue;
       storage::entity_edge e{n.outgoing ? id : n.other_id, n.outgoing ? n.other_id : id, n.label, n.weight, {}, {}};
@@ -362,8 +359,8 @@ std::optional<graph_path> entity_reader::path(const std::string& org, const std:
         auto it = best.find(other);
         if (it == best.end() || c < it->second.cost ||
             (c == it->second.cost && (hops + 1 < it->second.hops ||
-                                      (hops + 1 == it->second.hops && std::tie(id, e.label) <
-                                                                           std::tie(it->second.prev, it->second.edge.label))))) {
+                                      (hops + 1 == it->second.hops &&
+                                       std::tie(id, e.label) < std::tie(it->second.prev, it->second.edge.label))))) {
           best[other] = {id, std::move(e), c, hops + 1};
           queue.emplace(c, hops + 1, other);
         }

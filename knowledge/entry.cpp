@@ -9,9 +9,7 @@ namespace engram::knowledge {
 
 namespace {
 
-json or_null(const std::string& s) {
-  return s.empty() ? json(nullptr) : json(s);
-}
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 /// Reads fields of one JSON object, remembering which keys it consumed; the first type
 /// mismatch is the error ("field: reason").
@@ -251,10 +249,11 @@ struct string_fields {
   }
 };
 
-const string_fields<source_ref> source_fields{
-    {{"sourceType", &source_ref::source_type}, {"sourceId", &source_ref::source_id},
-     {"eventId", &source_ref::event_id}, {"author", &source_ref::author}},
-    {}};
+const string_fields<source_ref> source_fields{{{"sourceType", &source_ref::source_type},
+                                               {"sourceId", &source_ref::source_id},
+                                               {"eventId", &source_ref::event_id},
+                                               {"author", &source_ref::author}},
+                                              {}};
 const string_fields<mention_ref> mention_fields{
     {{"kind", &mention_ref::kind}, {"text", &mention_ref::text}, {"value", &mention_ref::value}},
     {{"currency", &mention_ref::currency}, {"entityId", &mention_ref::entity_id}}};
@@ -266,34 +265,34 @@ const string_fields<validation_ref> validation_fields{
 const string_fields<review_note> review_open_fields{
     {{"contradictedBy", &review_note::contradicted_by}, {"reason", &review_note::reason}}, {}};
 /// Written together once the review is resolved.
-const string_fields<review_note> review_resolved_fields{
-    {{"resolved", &review_note::resolved}, {"resolvedAt", &review_note::resolved_at},
-     {"resolvedBy", &review_note::resolved_by}},
-    {}};
-const string_fields<stored_entry> entry_fields{
-    {{"id", &stored_entry::id},
-     {"organizationId", &stored_entry::organization_id},
-     {"title", &stored_entry::title},
-     {"content", &stored_entry::content},
-     {"sourceType", &stored_entry::source_type},
-     {"sourceId", &stored_entry::source_id},
-     {"eventId", &stored_entry::event_id},
-     {"author", &stored_entry::author},
-     {"threadId", &stored_entry::thread_id},
-     {"lastValidatedAt", &stored_entry::last_validated_at},
-     {"subject", &stored_entry::subject},
-     {"slot", &stored_entry::slot},
-     {"value", &stored_entry::value},
-     {"extractor", &stored_entry::extractor},
-     {"outcome", &stored_entry::outcome},
-     {"createdAt", &stored_entry::created_at},
-     {"updatedAt", &stored_entry::updated_at}},
-    {{"outcomeReason", &stored_entry::outcome_reason},
-     {"supersededBy", &stored_entry::superseded_by},
-     {"branchId", &stored_entry::branch_id}}};
+const string_fields<review_note> review_resolved_fields{{{"resolved", &review_note::resolved},
+                                                         {"resolvedAt", &review_note::resolved_at},
+                                                         {"resolvedBy", &review_note::resolved_by}},
+                                                        {}};
+const string_fields<stored_entry> entry_fields{{{"id", &stored_entry::id},
+                                                {"organizationId", &stored_entry::organization_id},
+                                                {"title", &stored_entry::title},
+                                                {"content", &stored_entry::content},
+                                                {"sourceType", &stored_entry::source_type},
+                                                {"sourceId", &stored_entry::source_id},
+                                                {"eventId", &stored_entry::event_id},
+                                                {"author", &stored_entry::author},
+                                                {"threadId", &stored_entry::thread_id},
+                                                {"lastValidatedAt", &stored_entry::last_validated_at},
+                                                {"subject", &stored_entry::subject},
+                                                {"slot", &stored_entry::slot},
+                                                {"value", &stored_entry::value},
+                                                {"extractor", &stored_entry::extractor},
+                                                {"outcome", &stored_entry::outcome},
+                                                {"createdAt", &stored_entry::created_at},
+                                                {"updatedAt", &stored_entry::updated_at}},
+                                               {{"outcomeReason", &stored_entry::outcome_reason},
+                                                {"supersededBy", &stored_entry::superseded_by},
+                                                {"branchId", &stored_entry::branch_id}}};
 /// Written together: a sent reminder's id and time.
 const string_fields<stored_entry> reminder_fields{
     {{"reminderId", &stored_entry::reminder_id}, {"reminderSentAt", &stored_entry::reminder_sent_at}}, {}};
+// clang-format off
 const string_fields<stored_entity> entity_fields{
     {{"id", &stored_entity::id}, {"kind", &stored_entity::kind}, {"name", &stored_entity::name},
      {"firstSeenAt", &stored_entity::first_seen_at}},
@@ -301,9 +300,10 @@ const string_fields<stored_entity> entity_fields{
      {"lastSeenAt", &stored_entity::last_seen_at}, {"role", &stored_entity::role},
      {"company", &stored_entity::company}, {"phone", &stored_entity::phone},
      {"entityType", &stored_entity::entity_type}}};
+// clang-format on
 
 json to_json(const schemas::signature& s) {
-  return {{"numbers", s.numbers}, {"dates", s.dates}, {"amounts", s.amounts},
+  return {{"numbers", s.numbers},   {"dates", s.dates}, {"amounts", s.amounts},
           {"entities", s.entities}, {"words", s.words}, {"key", s.key}};
 }
 
@@ -482,9 +482,7 @@ std::string encode(const stored_entry& e) {
   return w.take();
 }
 
-std::string encode(const stored_entity& e) {
-  return to_json(e).dump();
-}
+std::string encode(const stored_entity& e) { return to_json(e).dump(); }
 
 std::optional<std::string> decode(std::string_view bytes, stored_entry& out) {
   if (bytes.empty() || bytes[0] != entry_format_1) {

@@ -108,8 +108,8 @@ struct stored_entry {
   bool positive = true;
   schemas::signature sig;
   std::string extractor;
-  std::string outcome;          // schemas::save_outcome's name at creation
-  std::string outcome_reason;   // empty: absent
+  std::string outcome;         // schemas::save_outcome's name at creation
+  std::string outcome_reason;  // empty: absent
   std::string created_at;
   std::string updated_at;
   /// Set when merged into at least once (merges > 0 writes merges and lastMergeReason).

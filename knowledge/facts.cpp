@@ -10,19 +10,15 @@
 
 namespace engram::dedup {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 std::string markers_of(std::string_view text) {
   // Relative times, weekdays and quantities change what is said; so does the preposition
   // before a number ("cut churn to 5%" is not "cut churn by 5%").
   static const std::set<std::string> standalone = {
-      "this",   "next",    "last",     "previous", "coming",  "current", "monday", "tuesday", "wednesday",
-      "thursday", "friday", "saturday", "sunday",  "some",    "none",    "every",
-      "increase", "decrease", "increased", "decreased", "more", "less",  "fewer",  "above",   "below",
-      "before",  "after",   "until",    "since"};
+      "this",   "next",     "last",   "previous", "coming", "current", "monday",   "tuesday",  "wednesday", "thursday",
+      "friday", "saturday", "sunday", "some",     "none",   "every",   "increase", "decrease", "increased", "decreased",
+      "more",   "less",     "fewer",  "above",    "below",  "before",  "after",    "until",    "since"};
   static const std::set<std::string> before_number = {"to", "by", "from", "of", "over", "under", "at", "than"};
   std::vector<std::string> words;
   std::string w;
@@ -63,8 +59,8 @@ std::string markers_of(std::string_view text) {
 }
 
 std::vector<order_word> order_of(std::string_view title) {
-  static const std::set<std::string> neutral = {"a",  "an", "the", "is", "are", "was", "were", "be",
-                                                "been", "in", "at", "on", "of", "'s"};
+  static const std::set<std::string> neutral = {"a",  "an",   "the", "is", "are", "was", "were",
+                                                "be", "been", "in",  "at", "on",  "of",  "'s"};
   std::vector<order_word> out;
   std::string w;
   bool capital = false, first = true;
@@ -130,12 +126,10 @@ facts facts_of(const knowledge::stored_entry& e) {
   return f;
 }
 
-int authority(schemas::source_type s) {
-  return s == schemas::source_type::manual ? 2 : 1;
-}
+int authority(schemas::source_type s) { return s == schemas::source_type::manual ? 2 : 1; }
 
-std::optional<facts> load_facts(const storage::graph_store& store, const event_overlay& overlay,
-                                const std::string& org, const std::string& id) {
+std::optional<facts> load_facts(const storage::graph_store& store, const event_overlay& overlay, const std::string& org,
+                                const std::string& id) {
   if (auto it = overlay.find(id); it != overlay.end())
     return it->second;
   auto raw = store.get_entry(org, id);

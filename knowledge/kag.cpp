@@ -58,12 +58,12 @@ std::vector<std::string> words_of(std::string_view q) {
 
 const std::set<std::string>& question_words() {
   static const std::set<std::string> words{
-      "a",     "an",    "the",   "of",    "in",    "on",    "at",    "to",    "for",   "and",   "or",    "is",
-      "are",   "was",   "were",  "be",    "who",   "whom",  "whose", "what",  "which", "where", "when",  "how",
-      "why",   "does",  "do",    "did",   "that",  "this",  "these", "those", "with",  "by",    "from", "as",
-      "it",    "its",   "their", "our",   "we",    "they",  "he",    "she",   "his",   "her",   "me",    "my",
-      "all",   "any",   "some",  "many",  "much",  "there", "has",   "have",  "had",   "about", "tell",  "list",
-      "show",  "give",  "find",  "person", "people", "company", "companies"};
+      "a",    "an",   "the",   "of",     "in",     "on",      "at",       "to",    "for",   "and",   "or",   "is",
+      "are",  "was",  "were",  "be",     "who",    "whom",    "whose",    "what",  "which", "where", "when", "how",
+      "why",  "does", "do",    "did",    "that",   "this",    "these",    "those", "with",  "by",    "from", "as",
+      "it",   "its",  "their", "our",    "we",     "they",    "he",       "she",   "his",   "her",   "me",   "my",
+      "all",  "any",  "some",  "many",   "much",   "there",   "has",      "have",  "had",   "about", "tell", "list",
+      "show", "give", "find",  "person", "people", "company", "companies"};
   return words;
 }
 
@@ -236,8 +236,8 @@ std::vector<std::string> entities_named(const storage::graph_store& store, const
         continue;
       if (std::find(out.begin(), out.end(), id) == out.end())
         out.push_back(id);
-      std::fill(covered.begin() + static_cast<std::ptrdiff_t>(b), covered.begin() + static_cast<std::ptrdiff_t>(b + len),
-                true);
+      std::fill(covered.begin() + static_cast<std::ptrdiff_t>(b),
+                covered.begin() + static_cast<std::ptrdiff_t>(b + len), true);
     }
   }
   return out;
@@ -276,7 +276,7 @@ struct source {
 class query_run {
 public:
   query_run(const entity_reader& reader, const std::string& org, const kag_request& r)
-    : reader_(reader), store_(reader.store()), org_(org), r_(r), words_(words_of(r.query)) {
+      : reader_(reader), store_(reader.store()), org_(org), r_(r), words_(words_of(r.query)) {
     for (const auto& w : words_)
       query_lc_.push_back(lower_ascii(w));
   }
@@ -444,7 +444,8 @@ private:
       return {};
     const std::size_t max_edits = norm.size() >= 8 ? 2 : 1;
     for (std::size_t keep : {norm.size() - 2, std::size_t{3}}) {
-      for (const auto& [name, id] : store_.names_with_prefix(org_, norm.substr(0, std::max<std::size_t>(3, keep)), 64)) {
+      for (const auto& [name, id] :
+           store_.names_with_prefix(org_, norm.substr(0, std::max<std::size_t>(3, keep)), 64)) {
         const auto first = name.substr(0, name.find(' '));
         if (edit_distance(norm, name) <= max_edits || edit_distance(norm, first) <= max_edits)
           return id;
@@ -531,7 +532,7 @@ private:
   const std::string& org_;
   const kag_request& r_;
   std::vector<std::string> words_, query_lc_;
-  std::map<std::string, node> seen_;                   // id -> best node
+  std::map<std::string, node> seen_;                    // id -> best node
   std::unordered_map<std::string, std::size_t> index_;  // id -> position in the answer's entities
   std::map<std::string, source> messages_;              // eventId -> its source
   /// Jobs read from mail (works_at with a role, not ended): subject id, role, company.

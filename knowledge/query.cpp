@@ -51,7 +51,7 @@ constexpr double dated_weight = 2.0;
 }  // namespace
 
 query_service::query_service(query_dependencies deps, read_policy policy)
-  : deps_(std::move(deps)), policy_(std::move(policy)) {}
+    : deps_(std::move(deps)), policy_(std::move(policy)) {}
 
 std::optional<stored_entry> query_service::load(const std::string& org, const std::string& id) const {
   auto raw = deps_.store->get_entry(org, id);
@@ -61,9 +61,7 @@ std::optional<stored_entry> query_service::load(const std::string& org, const st
   return e;
 }
 
-json query_service::present(const stored_entry& doc) const {
-  return knowledge::present(doc, now(), policy_);
-}
+json query_service::present(const stored_entry& doc) const { return knowledge::present(doc, now(), policy_); }
 
 bool query_service::branch_alive(const std::string& org, const std::string& branch) const {
   std::int64_t last = 0;
@@ -187,7 +185,8 @@ std::vector<named_person> query_service::named_people(const std::string& org, st
     if (!word.empty()) {
       if (word.size() > 2 && (word.ends_with("'s") || word.ends_with("\xE2\x80\x99s")))
         word.resize(word.size() - (word.ends_with("'s") ? 2 : 4));
-      const bool capital = std::isupper(static_cast<unsigned char>(word[0])) || static_cast<unsigned char>(word[0]) >= 0x80;
+      const bool capital =
+          std::isupper(static_cast<unsigned char>(word[0])) || static_cast<unsigned char>(word[0]) >= 0x80;
       if (capital)
         runs.back().push_back(word);
       else if (!runs.back().empty())
@@ -255,7 +254,7 @@ struct recall_candidate {
 struct query_service::recall_run {
   recall_run(const storage::graph_store& store, const std::string& org, const recall_request& r, std::int64_t at,
              std::vector<named_person> people)
-    : store(store), org(org), r(r), at(at), people(std::move(people)), when(asks_when(r.query)) {}
+      : store(store), org(org), r(r), at(at), people(std::move(people)), when(asks_when(r.query)) {}
 
   const storage::graph_store& store;
   const std::string& org;

@@ -28,7 +28,7 @@ struct query_dependencies {
   std::shared_ptr<const storage::graph_store> store;
   /// The organisation's `k` entries nearest to a vector, most similar first.
   std::function<std::vector<std::pair<std::string, float>>(const std::string& organization_id,
-                                                            const schemas::vector8& query, std::size_t k)>
+                                                           const schemas::vector8& query, std::size_t k)>
       nearest;
   /// A text's embedding, quantised; an error when none can be made (recall then ranks by
   /// words alone).

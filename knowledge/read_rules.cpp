@@ -28,10 +28,10 @@ bool recallable(const stored_entry& e, std::int64_t at_ms, const read_policy& p)
 json present(const stored_entry& entry, std::int64_t at_ms, const read_policy& p) {
   const json doc = to_json(entry);
   json e = json::object();
-  for (const char* k : {"id", "organizationId", "entryType", "title", "content", "sourceType", "sourceId", "contactIds",
-                        "threadId", "confidence", "lastValidatedAt", "expiresAt", "dueAt", "tags", "entities",
-                        "relations", "status", "createdAt", "updatedAt", "branchId", "review", "supersededBy",
-                        "reminderSentAt", "suspicious"})
+  for (const char* k : {"id",        "organizationId", "entryType", "title",        "content",         "sourceType",
+                        "sourceId",  "contactIds",     "threadId",  "confidence",   "lastValidatedAt", "expiresAt",
+                        "dueAt",     "tags",           "entities",  "relations",    "status",          "createdAt",
+                        "updatedAt", "branchId",       "review",    "supersededBy", "reminderSentAt",  "suspicious"})
     if (doc.contains(k))
       e[k] = doc[k];
   if (entry.content.size() > max_presented_content)
@@ -45,8 +45,12 @@ bool branch_alive(std::int64_t last_save_ms, std::int64_t at_ms, const read_poli
 }
 
 stored_entry branch_entry(const schemas::knowledge_save& s) {
-  const schemas::entry en{.type = s.type, .title = s.title, .content = s.content, .confidence = s.confidence,
-                          .tags = s.tags, .expires_at = s.expires_at};
+  const schemas::entry en{.type = s.type,
+                          .title = s.title,
+                          .content = s.content,
+                          .confidence = s.confidence,
+                          .tags = s.tags,
+                          .expires_at = s.expires_at};
   auto e = new_entry(schemas::entry_id(s.organization_id, s.event_id, 0), schemas::as_message(s), en, {}, "", nullptr);
   e.branch_id = s.branch_id;
   return e;

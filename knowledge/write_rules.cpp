@@ -8,13 +8,9 @@ namespace engram::knowledge {
 
 namespace {
 
-double round6(double x) {
-  return std::round(x * 1e6) / 1e6;
-}
+double round6(double x) { return std::round(x * 1e6) / 1e6; }
 
-void keep_later(std::string& field, const std::string& at) {
-  field = std::max(field, at);
-}
+void keep_later(std::string& field, const std::string& at) { field = std::max(field, at); }
 
 void mark_superseded(stored_entry& loser, const std::string& winner) {
   loser.status = entry_status::superseded;
@@ -169,9 +165,7 @@ bool record_reminder(stored_entry& e, const std::string& reminder_id, const std:
   return true;
 }
 
-std::string person_id(const std::string& address) {
-  return "person:" + lower_ascii(address);
-}
+std::string person_id(const std::string& address) { return "person:" + lower_ascii(address); }
 
 stored_entity new_entity(const std::string& id, const char* kind, const std::string& name,
                          const std::string& first_seen) {

@@ -84,8 +84,6 @@ struct review_outcome {
 /// recovered reminder recorded twice): nothing changes. Index rows: its due row goes.
 [[nodiscard]] bool record_reminder(stored_entry& e, const std::string& reminder_id, const std::string& at);
 
-
-
 /// A person's entity id from an address.
 [[nodiscard]] std::string person_id(const std::string& address);
 

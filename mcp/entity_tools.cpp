@@ -80,7 +80,9 @@ void entity_add(tool_context& ctx, const grant& g, const json& a, tool_reply rep
     auto e = ctx.entities().by_id(org, item["id"].get<std::string>());
     if (!e)
       return tool_error("internal: the entity was not found after it was applied");
-    json out{{"name", e->name}, {"entity_type", e->entity_type}, {"attributes", e->attributes},
+    json out{{"name", e->name},
+             {"entity_type", e->entity_type},
+             {"attributes", e->attributes},
              {"created", item["created"]}};
     if (!e->observations.empty())
       out["observations"] = e->observations;
@@ -106,7 +108,8 @@ void entity_relate(tool_context& ctx, const grant& g, const json& a, tool_reply 
   c.relations.push_back(r);
   entity_command(ctx, g, std::move(c), std::move(reply), [](const json& res) {
     const auto& r = res["relations"][0];
-    return tool_result({{"from", r["from"]}, {"to", r["to"]}, {"relationship", r["relationType"]}, {"created", r["created"]}});
+    return tool_result(
+        {{"from", r["from"]}, {"to", r["to"]}, {"relationship", r["relationType"]}, {"created", r["created"]}});
   });
 }
 
@@ -161,8 +164,8 @@ void entity_visualize(tool_context& ctx, const grant& g, const json& a, tool_rep
     center = e->id;
   }
   std::size_t shown = 0, omitted = 0;
-  auto text = ctx.entities().mermaid(g.organization_id, center, count(a, "depth", 2), count(a, "limit", 100), &shown,
-                                     &omitted);
+  auto text =
+      ctx.entities().mermaid(g.organization_id, center, count(a, "depth", 2), count(a, "limit", 100), &shown, &omitted);
   reply(tool_result({{"mermaid", std::move(text)}, {"nodes", shown}, {"omitted", omitted}}));
 }
 
@@ -189,7 +192,9 @@ void graph_traverse(tool_context& ctx, const grant& g, const json& a, tool_reply
         break;
       }
     }
-    json j{{"name", n.entity.name}, {"entity_type", n.entity.entity_type}, {"distance", n.distance},
+    json j{{"name", n.entity.name},
+           {"entity_type", n.entity.entity_type},
+           {"distance", n.distance},
            {"similarity", n.similarity}};
     if (!type.empty())
       j["type_confidence"] = confidence;
@@ -214,8 +219,8 @@ void graph_path(tool_context& ctx, const grant& g, const json& a, tool_reply rep
   auto p = ctx.entities().path(g.organization_id, x->id, y->id, depth, labels_arg(a), direction_arg(a),
                                str(a, "by") == "weight");
   if (!p)
-    return reply(tool_error("no path from '" + x->name + "' to '" + y->name + "' within " + std::to_string(depth) +
-                            " hops"));
+    return reply(
+        tool_error("no path from '" + x->name + "' to '" + y->name + "' within " + std::to_string(depth) + " hops"));
   json edges = json::array();
   for (const auto& s : p->edges)
     edges.push_back({{"from", s.from}, {"to", s.to}, {"relationship", s.relationship}, {"weight", s.weight}});
@@ -230,10 +235,10 @@ void graph_path(tool_context& ctx, const grant& g, const json& a, tool_reply rep
 // --- entity_query: a question answered from the facts found, without a model ---
 
 const std::set<std::string> question_words{
-    "a",     "about", "all",   "an",   "and",   "any",  "are",   "at",    "by",   "can",  "do",   "does",
-    "for",   "from",  "have",  "has",  "how",   "i",    "in",    "is",    "it",   "its",  "know", "list",
-    "many",  "me",    "of",    "on",   "or",    "our",  "show",  "tell",  "that", "the",  "their", "there",
-    "they",  "this",  "to",    "we",   "what",  "which", "who",  "whom",  "with", "you",  "your", "known"};
+    "a",    "about", "all",  "an",  "and",  "any",   "are",  "at",   "by",   "can", "do",    "does",
+    "for",  "from",  "have", "has", "how",  "i",     "in",   "is",   "it",   "its", "know",  "list",
+    "many", "me",    "of",   "on",  "or",   "our",   "show", "tell", "that", "the", "their", "there",
+    "they", "this",  "to",   "we",  "what", "which", "who",  "whom", "with", "you", "your",  "known"};
 
 std::vector<std::string> question_tokens(const std::string& q) {
   std::vector<std::string> out;
@@ -313,7 +318,8 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
   std::string type;  // the first rest word that names a type some entity has (or inherits)
   for (const auto& w : rest) {
     for (const auto& s : singulars(w))
-      if (std::any_of(all.begin(), all.end(), [&](const entity_view& e) { return graph.type_match(s, e.entity_type) > 0; })) {
+      if (std::any_of(all.begin(), all.end(),
+                      [&](const entity_view& e) { return graph.type_match(s, e.entity_type) > 0; })) {
         type = s;
         break;
       }
@@ -398,7 +404,8 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
       for (const auto& o : e.observations)
         text += " " + o;
       std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (std::any_of(rest.begin(), rest.end(), [&](const std::string& w) { return w.size() > 2 && text.find(w) != std::string::npos; }) &&
+      if (std::any_of(rest.begin(), rest.end(),
+                      [&](const std::string& w) { return w.size() > 2 && text.find(w) != std::string::npos; }) &&
           found.size() < limit)
         found.push_back(e);
     }
@@ -439,8 +446,12 @@ void kag_query(tool_context& ctx, const grant& g, const json& a, tool_reply repl
   const auto answer = knowledge::kag_query(ctx.entities(), g.organization_id, r);
   json entities = json::array(), relations = json::array();
   for (const auto& e : answer.entities) {
-    json j{{"id", e.id}, {"name", e.name}, {"type", e.type}, {"description", e.description},
-           {"confidence", e.confidence}, {"distance", e.distance}};
+    json j{{"id", e.id},
+           {"name", e.name},
+           {"type", e.type},
+           {"description", e.description},
+           {"confidence", e.confidence},
+           {"distance", e.distance}};
     if (!e.source_document_id.empty()) {
       j["source_document_id"] = e.source_document_id;
       j["source_document_title"] = e.source_document_title;
@@ -448,10 +459,12 @@ void kag_query(tool_context& ctx, const grant& g, const json& a, tool_reply repl
     entities.push_back(std::move(j));
   }
   for (const auto& rel : answer.relations) {
-    json j{{"subject", rel.subject}, {"predicate", rel.predicate}, {"object", rel.object},
-           {"confidence", rel.confidence}};
-    for (auto [k, v] : {std::pair{"valid_from", &rel.valid_from}, {"valid_to", &rel.valid_to},
-                        {"statement", &rel.statement}, {"source_document_id", &rel.source_document_id},
+    json j{
+        {"subject", rel.subject}, {"predicate", rel.predicate}, {"object", rel.object}, {"confidence", rel.confidence}};
+    for (auto [k, v] : {std::pair{"valid_from", &rel.valid_from},
+                        {"valid_to", &rel.valid_to},
+                        {"statement", &rel.statement},
+                        {"source_document_id", &rel.source_document_id},
                         {"source_document_title", &rel.source_document_title}})
       if (!v->empty())
         j[k] = *v;

@@ -33,7 +33,8 @@ http::response result_response(const json& id, json result) {
 
 json tool_result(json structured) {
   auto text = structured.dump(-1, ' ', false, json::error_handler_t::replace);
-  return {{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"structuredContent", std::move(structured)},
+  return {{"content", json::array({{{"type", "text"}, {"text", text}}})},
+          {"structuredContent", std::move(structured)},
           {"isError", false}};
 }
 

@@ -48,8 +48,7 @@ struct type_view {
 
 /// A filter value that matched nothing: the code it most likely meant (a display name of an
 /// entity, an enum value in another case), as a sentence; "" when there is none.
-std::string meant(const storage::graph_store& store, const type_view& t, const std::string& field,
-                  const json& value) {
+std::string meant(const storage::graph_store& store, const type_view& t, const std::string& field, const json& value) {
   if (!value.is_string())
     return "";
   const auto want = lower_ascii(value.get<std::string>());
@@ -72,12 +71,13 @@ std::string meant(const storage::graph_store& store, const type_view& t, const s
   for (std::size_t i = 0; i < page.ids.size(); ++i) {
     auto e = json::parse(page.items[i], nullptr, false);
     for (const char* label : {"name", "title", "label", "display_name"})
-      if (e.is_object() && e.contains(label) && e[label].is_string() && lower_ascii(e[label].get<std::string>()) == want)
+      if (e.is_object() && e.contains(label) && e[label].is_string() &&
+          lower_ascii(e[label].get<std::string>()) == want)
         return "filters." + field + ": '" + value.get<std::string>() + "' is a display name, not a code; the " +
                target + " it names has the code '" + page.ids[i] + "'";
     if (lower_ascii(page.ids[i]) == want)
-      return "filters." + field + ": '" + value.get<std::string>() + "' is not a code; did you mean '" +
-             page.ids[i] + "'?";
+      return "filters." + field + ": '" + value.get<std::string>() + "' is not a code; did you mean '" + page.ids[i] +
+             "'?";
   }
   return "";
 }
@@ -118,30 +118,32 @@ json list_definition(const type_view& t, const std::string& name, bool ids) {
   const json props = t.schema.value("properties", json::object());
   for (const auto& f : t.spec.indexed)
     filters["properties"][f] = filter_schema(props.value(f, json::object()));
-  filters["description"] = t.spec.indexed.empty()
-                               ? std::string("No field of this type is indexed: leave filters out.")
-                               : "An object: field -> value (entity codes, not display names); fields: " +
-                                     joined(t.spec.indexed) + ".";
+  filters["description"] =
+      t.spec.indexed.empty()
+          ? std::string("No field of this type is indexed: leave filters out.")
+          : "An object: field -> value (entity codes, not display names); fields: " + joined(t.spec.indexed) + ".";
   std::string what = ids ? "Lists the ids of " : "Lists ";
-  json d{{"name", name},
-         {"description", what + "'" + t.spec.name + "' entities of the '" + t.bundle + "' knowledge bundle, in id order" +
-                             (t.spec.description.empty() ? "." : ". " + t.spec.description)},
-         {"inputSchema",
-          {{"type", "object"},
-           {"properties",
-            {{"filters", filters},
-             {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", max_limit}, {"default", default_limit}}},
-             {"offset", {{"type", "integer"}, {"minimum", 0}, {"default", 0}}}}},
-           {"additionalProperties", false}}},
-         {"annotations", {{"readOnlyHint", true}}}};
+  json d{
+      {"name", name},
+      {"description", what + "'" + t.spec.name + "' entities of the '" + t.bundle + "' knowledge bundle, in id order" +
+                          (t.spec.description.empty() ? "." : ". " + t.spec.description)},
+      {"inputSchema",
+       {{"type", "object"},
+        {"properties",
+         {{"filters", filters},
+          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", max_limit}, {"default", default_limit}}},
+          {"offset", {{"type", "integer"}, {"minimum", 0}, {"default", 0}}}}},
+        {"additionalProperties", false}}},
+      {"annotations", {{"readOnlyHint", true}}}};
   return d;
 }
 
 json get_definition(const type_view& t, const std::string& name) {
   const json id_prop = t.schema.value("properties", json::object()).value(t.spec.id_field, json::object());
-  json id{{"type", "string"},
-          {"description", "The entity's " + t.spec.id_field + " (its id)" +
-                              (id_prop.contains("description") ? ": " + id_prop["description"].get<std::string>() : "")}};
+  json id{
+      {"type", "string"},
+      {"description", "The entity's " + t.spec.id_field + " (its id)" +
+                          (id_prop.contains("description") ? ": " + id_prop["description"].get<std::string>() : "")}};
   return {{"name", name},
           {"description", "Gets one '" + t.spec.name + "' entity of the '" + t.bundle + "' knowledge bundle by its " +
                               t.spec.id_field + " (null when there is none)" +
@@ -170,7 +172,8 @@ void list(const storage::graph_store& store, const type_view& t, bool ids, const
   out["total"] = page.total;
   if (page.total == 0)
     for (auto it = given.begin(); it != given.end(); ++it)
-      if (store.kg_list(t.org, t.bundle, t.spec.name, {filters[std::distance(given.begin(), it)]}, 0, 1, false).total == 0)
+      if (store.kg_list(t.org, t.bundle, t.spec.name, {filters[std::distance(given.begin(), it)]}, 0, 1, false).total ==
+          0)
         if (auto note = meant(store, t, it.key(), it.value()); !note.empty())
           out["note"] = note;
   reply(tool_result(std::move(out)));
@@ -209,7 +212,9 @@ void refresh_bundle_tools(registry& r, const std::shared_ptr<const storage::grap
         const bool ids = name.ends_with("_ids");
         if (name.starts_with("get_")) {
           auto x = base(get_definition(*t, name));
-          x.handler = [store, t](const grant&, const json& a, tool_reply reply) { get(*store, *t, a, std::move(reply)); };
+          x.handler = [store, t](const grant&, const json& a, tool_reply reply) {
+            get(*store, *t, a, std::move(reply));
+          };
           made.push_back(std::move(x));
         } else {
           auto x = base(list_definition(*t, name, ids));
@@ -227,9 +232,7 @@ void refresh_bundle_tools(registry& r, const std::shared_ptr<const storage::grap
 
 namespace {
 
-std::string prompt_name(const std::string& bundle) {
-  return "kg_workflow_" + bundle;
-}
+std::string prompt_name(const std::string& bundle) { return "kg_workflow_" + bundle; }
 
 std::string prompt_text(const storage::kg_bundle_info& b) {
   std::string tools, example_filter;
@@ -282,8 +285,9 @@ json bundle_prompts(const storage::graph_store& store, const grant& g) {
 std::optional<json> bundle_prompt(const storage::graph_store& store, const grant& g, const std::string& name) {
   for (const auto& b : store.kg_bundles(g.organization_id))
     if (g.bundles.count(b.name) && prompt_name(b.name) == name)
-      return json{{"description", "Workflow for the " + b.name + " knowledge graph, version " + b.version},
-                  {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", prompt_text(b)}}}}})}};
+      return json{
+          {"description", "Workflow for the " + b.name + " knowledge graph, version " + b.version},
+          {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", prompt_text(b)}}}}})}};
   return std::nullopt;
 }
 

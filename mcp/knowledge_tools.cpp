@@ -23,7 +23,7 @@ std::string str(const json& a, const char* k) {
 
 std::optional<schemas::entry_type> type_arg(const json& a) {
   return a.contains("type") && a["type"].is_string() ? schemas::parse_entry_type(a["type"].get<std::string>())
-                                                      : std::nullopt;
+                                                     : std::nullopt;
 }
 
 knowledge::result_kinds kinds_arg(const json& a) {
@@ -48,9 +48,7 @@ void command(tool_context& ctx, const grant& g, schemas::knowledge_command c, to
   ctx.append_and_answer(c, std::move(reply), answer_applied(std::move(answer)));
 }
 
-std::string no_entry(const std::string& id) {
-  return "id: no entry '" + id + "' in this organisation";
-}
+std::string no_entry(const std::string& id) { return "id: no entry '" + id + "' in this organisation"; }
 
 void save(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
   schemas::knowledge_save s;
@@ -202,8 +200,8 @@ void add_tools(registry& r, tool_context& ctx, std::string_view definitions_json
     auto def = std::find_if(definitions.begin(), definitions.end(), [&](const json& d) { return d["name"] == name; });
     if (def == definitions.end())
       throw std::logic_error(std::string("no definition of tool ") + name);  // a programmer's error
-    r.add({*def, scope, [&ctx, fn = fn](const grant& g, const json& a, tool_reply rep) { fn(ctx, g, a, std::move(rep)); },
-           nullptr});
+    r.add({*def, scope,
+           [&ctx, fn = fn](const grant& g, const json& a, tool_reply rep) { fn(ctx, g, a, std::move(rep)); }, nullptr});
   }
   if (definitions.size() != table.size())
     throw std::logic_error("a tool definition without a handler");  // a programmer's error
@@ -217,9 +215,13 @@ void add_knowledge_tools(registry& r, tool_context& ctx) {
              {"search_knowledge", "read", search},
              {"validate_knowledge", "write", validate},
              {"merge_branch", "write",
-              [](tool_context& c, const grant& g, const json& a, tool_reply rep) { branch_op(c, g, a, std::move(rep), true); }},
+              [](tool_context& c, const grant& g, const json& a, tool_reply rep) {
+                branch_op(c, g, a, std::move(rep), true);
+              }},
              {"discard_branch", "write",
-              [](tool_context& c, const grant& g, const json& a, tool_reply rep) { branch_op(c, g, a, std::move(rep), false); }},
+              [](tool_context& c, const grant& g, const json& a, tool_reply rep) {
+                branch_op(c, g, a, std::move(rep), false);
+              }},
              {"list_review_queue", "read", review_queue},
              {"resolve_review", "write", resolve_review}});
 }

@@ -119,9 +119,11 @@ struct service::impl final : tool_context {
   void open_stream(const grant& g, const http::request& req, http::responder respond) {
     auto accept = req.headers.find("accept");
     if (accept == req.headers.end() || accept->second.find("text/event-stream") == std::string::npos)
-      return respond(json_response(406, {{"jsonrpc", "2.0"}, {"id", nullptr},
-                                         {"error", {{"code", -32600},
-                                                    {"message", "GET /mcp opens an event stream: send Accept: text/event-stream"}}}}));
+      return respond(json_response(
+          406, {{"jsonrpc", "2.0"},
+                {"id", nullptr},
+                {"error",
+                 {{"code", -32600}, {"message", "GET /mcp opens an event stream: send Accept: text/event-stream"}}}}));
     http::response r{200, "text/event-stream", "", {}};
     r.on_stream = [alive = alive, this, g](std::shared_ptr<http::event_stream> s) {
       std::lock_guard guard(alive->first);
@@ -161,8 +163,7 @@ struct service::impl final : tool_context {
     auto x = reading::read_save(s);
     schemas::extraction* one[] = {&x};
     if (auto embedded = reading::embed_entries(*deps.embedder, one); !embedded) {
-      logger().warn("save {} goes to engram-log without a vector (embedding failed: {})", s.event_id,
-                    embedded.error());
+      logger().warn("save {} goes to engram-log without a vector (embedding failed: {})", s.event_id, embedded.error());
       return {};
     }
     return x.entries.empty() ? schemas::vector8{} : std::move(x.entries[0].embedding);
@@ -276,7 +277,7 @@ struct service::impl final : tool_context {
 };
 
 service::service(mcp_dependencies deps, mcp_options opts)
-  : impl_(std::make_unique<impl>(std::move(deps), std::move(opts))) {}
+    : impl_(std::make_unique<impl>(std::move(deps), std::move(opts))) {}
 
 service::~service() = default;
 
@@ -295,8 +296,8 @@ void service::handle_bundles(const http::request& req, http::responder respond) 
   const auto& g = std::get<grant>(who);
   std::string name;
   if (auto q = req.target.find("?name="); q != std::string::npos)
-    name = req.target.substr(q + 6, req.target.find('&', q) == std::string::npos ? std::string::npos
-                                                                                  : req.target.find('&', q) - q - 6);
+    name = req.target.substr(
+        q + 6, req.target.find('&', q) == std::string::npos ? std::string::npos : req.target.find('&', q) - q - 6);
   if (!name.empty() && !schemas::valid_bundle_name(name))
     return respond(json_response(400, {{"error", "name: '" + name + "' is not a bundle name ([a-z0-9-]+)"}}));
   if (!impl_->deps.store)
@@ -329,7 +330,8 @@ void service::handle(const http::request& req, http::responder respond) {
   if (msg.is_array())
     return respond(error_response(failure::invalid_request, nullptr, "batches are not supported: send one message"));
   if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0" || !msg.contains("method") || !msg["method"].is_string())
-    return respond(error_response(failure::invalid_request, msg.is_object() && msg.contains("id") ? msg["id"] : json(nullptr),
+    return respond(error_response(failure::invalid_request,
+                                  msg.is_object() && msg.contains("id") ? msg["id"] : json(nullptr),
                                   "not a JSON-RPC 2.0 request"));
   const auto method = msg["method"].get<std::string>();
   if (!msg.contains("id"))  // a notification (initialized, cancelled, ...): accepted, nothing to answer
@@ -350,8 +352,9 @@ void service::handle(const http::request& req, http::responder respond) {
         id, {{"protocolVersion", version},
              {"capabilities", {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", false}}}}},
              {"serverInfo", {{"name", "engram"}, {"version", "0.1.0"}}},
-             {"instructions", "Engram: this organisation's knowledge, read from its mail and chat. "
-                              "recall_knowledge before answering; save_knowledge what you learn."}}));
+             {"instructions",
+              "Engram: this organisation's knowledge, read from its mail and chat. "
+              "recall_knowledge before answering; save_knowledge what you learn."}}));
   }
   if (method == "ping")
     return respond(result_response(id, json::object()));
@@ -360,8 +363,7 @@ void service::handle(const http::request& req, http::responder respond) {
   if (method == "tools/call")
     return m.call_tool(g, id, params, std::move(respond));
   if (method == "prompts/list")
-    return respond(result_response(
-        id, {{"prompts", m.deps.store ? bundle_prompts(*m.deps.store, g) : json::array()}}));
+    return respond(result_response(id, {{"prompts", m.deps.store ? bundle_prompts(*m.deps.store, g) : json::array()}}));
   if (method == "prompts/get") {
     const auto name = params.value("name", json()).is_string() ? params["name"].get<std::string>() : std::string();
     auto p = m.deps.store ? bundle_prompt(*m.deps.store, g, name) : std::nullopt;

@@ -73,7 +73,8 @@ json relations_of(tool_context& ctx, const std::string& org, const std::vector<e
         continue;  // listed from its source already
       const auto& other = name_of(n.other_id);
       if (!other.empty())
-        out.push_back({{"from", n.outgoing ? e.name : other}, {"to", n.outgoing ? other : e.name}, {"relationType", n.label}});
+        out.push_back(
+            {{"from", n.outgoing ? e.name : other}, {"to", n.outgoing ? other : e.name}, {"relationType", n.label}});
     }
   }
   return out;
@@ -84,7 +85,9 @@ void create_entities(tool_context& ctx, const grant& g, const json& a, tool_repl
   c.op = schemas::entity_op::add_entities;
   c.merge_existing = false;
   for (const auto& e : a["entities"])
-    c.entities.push_back({e["name"].get<std::string>(), e["entityType"].get<std::string>(), {},
+    c.entities.push_back({e["name"].get<std::string>(),
+                          e["entityType"].get<std::string>(),
+                          {},
                           strings(e.value("observations", json::array()))});
   entity_command(ctx, g, std::move(c), std::move(reply), [&ctx, org = g.organization_id](const json& r) {
     json created = json::array();
@@ -101,7 +104,8 @@ void create_relations(tool_context& ctx, const grant& g, const json& a, tool_rep
   c.op = schemas::entity_op::relate;
   for (std::size_t i = 0; i < a["relations"].size(); ++i) {
     const auto& r = a["relations"][i];
-    c.relations.push_back({r["from"].get<std::string>(), r["to"].get<std::string>(), r["relationType"].get<std::string>()});
+    c.relations.push_back(
+        {r["from"].get<std::string>(), r["to"].get<std::string>(), r["relationType"].get<std::string>()});
     for (const char* end : {"from", "to"})
       if (!ctx.entities().by_name(g.organization_id, r[end].get<std::string>()))
         return reply(tool_error("relations[" + std::to_string(i) + "]." + end + ": no entity '" +
@@ -153,7 +157,8 @@ void delete_relations(tool_context& ctx, const grant& g, const json& a, tool_rep
   schemas::entity_command c;
   c.op = schemas::entity_op::delete_relations;
   for (const auto& r : a["relations"])
-    c.relations.push_back({r["from"].get<std::string>(), r["to"].get<std::string>(), r["relationType"].get<std::string>()});
+    c.relations.push_back(
+        {r["from"].get<std::string>(), r["to"].get<std::string>(), r["relationType"].get<std::string>()});
   entity_command(ctx, g, std::move(c), std::move(reply), [](const json& r) {
     return tool_result({{"success", true}, {"message", "Relations deleted successfully"}, {"deleted", r["deleted"]}});
   });
@@ -234,7 +239,8 @@ void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply r
   found.resize(entities.size());
   // As the reference: the relations with at least one end in the results.
   auto relations = relations_of(ctx, g.organization_id, found, true);
-  reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}, {"total", total}}));
+  reply(tool_result(
+      {{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}, {"total", total}}));
 }
 
 void open_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {

@@ -125,7 +125,8 @@ std::string field_name(const std::string& pointer) {
       token.replace(at, 2, "/");
     for (std::size_t at; (at = token.find("~0")) != std::string::npos;)
       token.replace(at, 2, "~");
-    const bool index = !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool index =
+        !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
     out += index ? "[" + token + "]" : (out.empty() ? "" : ".") + token;
     from = to + 1;
   }
@@ -215,6 +216,5 @@ std::optional<std::string> check_arguments(const json& schema, const json& value
     return "inputSchema: " + compiled.error();
   return check_arguments(*compiled, value);
 }
-
 
 }  // namespace engram::mcp

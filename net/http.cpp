@@ -50,7 +50,7 @@ std::optional<endpoint_parts> split_host_port(const std::string& s) {
 class session : public std::enable_shared_from_this<session>, public event_stream {
 public:
   session(tcp::socket socket, std::shared_ptr<net::io_context> ioc, const handler& h, const server_options& o)
-    : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o) {}
+      : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o) {}
 
   void run() {
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::do_read, shared_from_this()));
@@ -85,10 +85,11 @@ private:
     if (ec == bhttp::error::body_limit) {
       keep_alive_ = false;
       draining_ = true;
-      return do_write(response{413, "application/json",
-                               R"({"error":"request body larger than )" + std::to_string(opts_.body_limit) +
-                                   R"( bytes"})",
-                               {}});
+      return do_write(
+          response{413,
+                   "application/json",
+                   R"({"error":"request body larger than )" + std::to_string(opts_.body_limit) + R"( bytes"})",
+                   {}});
     }
     if (ec)
       return;  // timeout, reset or garbage: drop the connection
@@ -107,7 +108,8 @@ private:
     stream_.expires_never();  // the handler may take its time; the response write re-arms
     auto self = shared_from_this();
     handler_(r, [self](response res) {
-      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
+      net::post(self->stream_.get_executor(),
+                [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
     });
   }
 
@@ -163,8 +165,9 @@ private:
   /// An event stream: the header by hand (chunked), then only events; reading on to learn when
   /// the client goes (a stream request has no further requests on its connection).
   void start_stream(response r) {
-    std::string head = "HTTP/1.1 " + std::to_string(r.status) + " OK\r\nServer: engramd\r\nContent-Type: " +
-                       r.content_type + "\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    std::string head = "HTTP/1.1 " + std::to_string(r.status) +
+                       " OK\r\nServer: engramd\r\nContent-Type: " + r.content_type +
+                       "\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
     for (const auto& [k, v] : r.headers)
       head += k + ": " + v + "\r\n";
     queue_.push_back(head + "\r\n");
@@ -188,15 +191,16 @@ private:
   }
 
   void watch_close() {
-    stream_.socket().async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) {
-        self->closed_ = true;
-        beast::error_code ignored;
-        self->stream_.socket().close(ignored);
-        return;
-      }
-      self->watch_close();  // a client does not send on a stream; anything it does is dropped
-    });
+    stream_.socket().async_read_some(
+        net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) {
+            self->closed_ = true;
+            beast::error_code ignored;
+            self->stream_.socket().close(ignored);
+            return;
+          }
+          self->watch_close();  // a client does not send on a stream; anything it does is dropped
+        });
   }
 
   void do_close() {
@@ -224,8 +228,10 @@ private:
 class beast_server final : public server {
 public:
   beast_server(server_options opts, handler h)
-    : opts_(std::move(opts)), handler_(std::move(h)), ioc_(std::make_shared<net::io_context>(1)),
-      acceptor_(net::make_strand(*ioc_)) {}
+      : opts_(std::move(opts)),
+        handler_(std::move(h)),
+        ioc_(std::make_shared<net::io_context>(1)),
+        acceptor_(net::make_strand(*ioc_)) {}
 
   ~beast_server() override { stop(); }
 

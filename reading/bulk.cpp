@@ -9,10 +9,10 @@ namespace engram::reading {
 
 namespace {
 
-
 bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
 /// Phrases of list and bulk footers.
+// clang-format off
 constexpr std::array bulk_phrases = {
     "unsubscribe",          "to stop receiving",       "you are receiving this", "you received this email",
     "you are subscribed",   "manage your subscription", "email preferences",      "update your preferences",
@@ -48,6 +48,7 @@ constexpr std::array generic_salutations = {"dear sir", "dear madam", "sir or ma
                                             "dear partner", "dear customer", "dear friend", "dear valued",
                                             "dear member", "dear user", "dear homeowner", "job seeker", "attn:",
                                             "attention:", "dear beneficiary", "dear colleague"};
+// clang-format on
 
 /// A token of random letters and digits ("4139YAEk3--9", "7099ocYT9-261UccU3485"), as spam
 /// puts in subjects to defeat filters: letters and at least three digits mixed, both cases.
@@ -63,7 +64,9 @@ bool random_token(std::string_view subject) {
     std::size_t digits = 0, upper = 0, lower_letters = 0, switches = 0;
     int last = -1;
     for (char c : w) {
-      const int kind = std::isdigit(static_cast<unsigned char>(c)) ? 0 : std::isalpha(static_cast<unsigned char>(c)) ? 1 : 2;
+      const int kind = std::isdigit(static_cast<unsigned char>(c))   ? 0
+                       : std::isalpha(static_cast<unsigned char>(c)) ? 1
+                                                                     : 2;
       digits += kind == 0;
       upper += std::isupper(static_cast<unsigned char>(c)) != 0;
       lower_letters += std::islower(static_cast<unsigned char>(c)) != 0;
@@ -77,6 +80,7 @@ bool random_token(std::string_view subject) {
   return false;
 }
 
+// clang-format off
 constexpr std::array automated_senders = {"noreply",   "no-reply", "donotreply", "do-not-reply", "mailer-daemon",
                                           "postmaster", "newsletter", "notifications", "notification", "bounce",
                                           "news@",      "alerts@",  "alert@",     "updates@",     "marketing@"};
@@ -92,6 +96,7 @@ constexpr std::array automated_subjects = {"[bug ", "headlines", "digest", "news
                                            "autoreply", "admin request", "mailing list memberships", "cvs commit",
                                            "cvs:", "commit:", "build failed", "cron ", "weekly", "daily ", "moviemail",
                                            "poem-a-day", "tips", "freebies", "sweepstakes"};
+// clang-format on
 
 /// How much a list message looks written by a person to people: a reply, quoted text, a
 /// question, the writer speaking for themselves, a personal From.
@@ -251,8 +256,8 @@ message_verdict classify_message(const schemas::inbound_message& m) {
   }
   // An advertisement's two marks together: a sales phrase and an unsubscribe footer; or the
   // link text of HTML mail turned into words.
-  if (phrases > 0 && bulk > 0 && std::any_of(v.signals.begin(), v.signals.end(),
-                                             [](const std::string& x) { return x.starts_with("footer"); }))
+  if (phrases > 0 && bulk > 0 &&
+      std::any_of(v.signals.begin(), v.signals.end(), [](const std::string& x) { return x.starts_with("footer"); }))
     spam += 2;
   if (contains(text, "click here"))
     spam += 2;
@@ -306,9 +311,10 @@ message_verdict classify_message(const schemas::inbound_message& m) {
   // A subject that ends in a tracking number after a run of spaces ("Make Huge Profits     951").
   if (const auto gap = m.subject.find("     "); gap != std::string::npos) {
     const auto tail = std::string_view(m.subject).substr(m.subject.find_first_not_of(' ', gap) == std::string::npos
-                                                              ? m.subject.size()
-                                                              : m.subject.find_first_not_of(' ', gap));
-    if (!tail.empty() && tail.size() <= 24 && std::any_of(tail.begin(), tail.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+                                                             ? m.subject.size()
+                                                             : m.subject.find_first_not_of(' ', gap));
+    if (!tail.empty() && tail.size() <= 24 &&
+        std::any_of(tail.begin(), tail.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
       spam += 3;
       ++sales;
       v.signals.push_back("tracking number in the subject");

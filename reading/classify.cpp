@@ -20,11 +20,13 @@ using text::has_word;
 
 // Words without which a sentence holds no date (the date finder's prefilter).
 const phrase_set date_word_phrases{
-    "today", "tonight", "tomorrow", "yesterday", "eod", "eow", "eom", "cob", "end", "close", "week", "weeks", "day",
-    "days", "month", "months", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon",
-    "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "january", "february", "march", "april", "may",
-    "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul",
-    "aug", "sep", "sept", "oct", "nov", "dec", "q1", "q2", "q3", "q4", "h1", "h2"};
+    "today",     "tonight",  "tomorrow", "yesterday", "eod",    "eow",       "eom",     "cob",      "end",
+    "close",     "week",     "weeks",    "day",       "days",   "month",     "months",  "monday",   "tuesday",
+    "wednesday", "thursday", "friday",   "saturday",  "sunday", "mon",       "tue",     "tues",     "wed",
+    "thu",       "thur",     "thurs",    "fri",       "sat",    "sun",       "january", "february", "march",
+    "april",     "may",      "june",     "july",      "august", "september", "october", "november", "december",
+    "jan",       "feb",      "mar",      "apr",       "jun",    "jul",       "aug",     "sep",      "sept",
+    "oct",       "nov",      "dec",      "q1",        "q2",     "q3",        "q4",      "h1",       "h2"};
 
 // Cue phrases of the classifier (lower-case, matched at word boundaries).
 
@@ -32,6 +34,7 @@ const phrase_set date_word_phrases{
 const phrase_set thanks_exceptions_phrases{"decided", "agreed", "approved", "will", "please", "prefer"};
 // Chat pleasantries: compliments, sympathy, catching up. A short sentence with one and
 // nothing dated, counted or decided is not knowledge (it stays in the message's passages).
+// clang-format off
 const phrase_set pleasantry_phrases{
     "so happy for you", "happy for you", "proud of you", "so proud", "that's so", "that is so", "that sounds",
     "sounds amazing", "sounds lovely", "sounds wonderful", "sounds fun", "sounds awesome", "sounds like fun", "so cool",
@@ -160,25 +163,27 @@ const phrase_set event_phrases{"took place", "happened", "occurred", "was held",
 // Hedges ("maybe", "I think"): they lower the confidence of any reading.
 const phrase_set hedge_phrases{"maybe", "might", "perhaps", "possibly", "probably", "i think", "not sure", "i guess",
                              "tentatively", "if possible", "could be", "i believe", "likely"};
+// clang-format on
 // Attachment notices ("please find attached"): not a request in themselves.
-const phrase_set attachment_notice_phrases{"please find attached", "please find enclosed", "attached is", "attached are",
-                  "attached you'll find"};
+const phrase_set attachment_notice_phrases{"please find attached", "please find enclosed", "attached is",
+                                           "attached are", "attached you'll find"};
 // The writer's own commitments: a sentence with one is not a preference.
 const phrase_set first_person_commitment_phrases{"i'll", "i will", "we'll send", "i'm drafting", "i am drafting"};
 // Stative verbs of a plain statement ("is", "costs", "renews"): a fact, given a number, entity or length.
-const phrase_set stative_phrases{"is", "are", "was", "were", "has", "have", "costs", "cost", "renews", "expires",
-                             "we're", "they're", "it's", "there's", "that's", "stays", "stay", "charge", "charges",
-                             "quoted", "currently", "gets", "get", "helps", "handle", "handles", "now", "'s",
-                             "means", "sits", "lives", "works", "work", "runs at", "averages", "grew", "grows",
-                             "includes", "include", "runs", "covers", "remains", "stands at", "totals", "comes to",
-                             "will be", "starts", "ends", "is due", "are due", "contains", "holds", "uses", "use",
-                             "requires", "take", "takes", "charges", "pay", "pays", "offers", "supports", "allows",
-                             "ships", "closes", "opens", "needs", "need", "operates", "employs", "serves"};
+const phrase_set stative_phrases{
+    "is",       "are",      "was",       "were",    "has",     "have",     "costs",     "cost",     "renews",
+    "expires",  "we're",    "they're",   "it's",    "there's", "that's",   "stays",     "stay",     "charge",
+    "charges",  "quoted",   "currently", "gets",    "get",     "helps",    "handle",    "handles",  "now",
+    "'s",       "means",    "sits",      "lives",   "works",   "work",     "runs at",   "averages", "grew",
+    "grows",    "includes", "include",   "runs",    "covers",  "remains",  "stands at", "totals",   "comes to",
+    "will be",  "starts",   "ends",      "is due",  "are due", "contains", "holds",     "uses",     "use",
+    "requires", "take",     "takes",     "charges", "pay",     "pays",     "offers",    "supports", "allows",
+    "ships",    "closes",   "opens",     "needs",   "need",    "operates", "employs",   "serves"};
 // First and second person: a plain statement with one is about the writer, not a fact.
 const phrase_set personal_phrases{"i", "you", "me"};
 // Negations: a sentence with one is a negative statement (entry::positive false).
-const phrase_set negation_phrases{"not", "no longer", "never", "don't", "doesn't", "didn't", "won't", "isn't", "aren't",
-                              "wasn't", "cannot", "can't", "no"};
+const phrase_set negation_phrases{"not",   "no longer", "never",  "don't",  "doesn't", "didn't", "won't",
+                                  "isn't", "aren't",    "wasn't", "cannot", "can't",   "no"};
 
 namespace {
 
@@ -190,8 +195,8 @@ bool is_junk(const token_view& tv, std::size_t nwords) {
     return true;
   if (nwords <= 3)
     return true;
-  if ((starts("thanks") || starts("thank you") || starts("thx") || starts("many thanks") || starts("much appreciated") ||
-       starts("appreciate")) &&
+  if ((starts("thanks") || starts("thank you") || starts("thx") || starts("many thanks") ||
+       starts("much appreciated") || starts("appreciate")) &&
       !thanks_exceptions_phrases.any(tv))
     return true;
   // Small talk, unless the sentence also decides, prefers or aims ("Claire prefers a quick
@@ -210,13 +215,15 @@ bool first_word_is(const std::string& l, std::initializer_list<std::string_view>
 }
 
 const std::set<std::string_view> task_verbs = {
-    "send", "share", "review", "submit", "sign", "prepare", "draft", "update", "confirm", "finalize", "finalise",
-    "check", "book", "call", "email", "forward", "provide", "complete", "fix", "upload", "approve", "file", "pay",
-    "order", "ship", "deliver", "schedule", "arrange", "set", "follow", "get", "loop", "reach", "ping", "chase",
-    "add", "remove", "create", "write", "compile", "put", "make", "ask", "collect", "circulate", "invoice", "renew",
-    "cancel", "look", "double-check", "validate", "test", "run", "organize", "organise", "coordinate", "return",
-    "escalate", "contact", "notify", "publish", "post", "reply", "respond", "clarify", "investigate", "confirm",
-    "tell", "settle", "go", "bring", "let", "kindly", "pack", "move", "talk", "sort", "keep", "hold", "draft"};
+    "send",     "share",      "review",      "submit",   "sign",         "prepare",  "draft",   "update",  "confirm",
+    "finalize", "finalise",   "check",       "book",     "call",         "email",    "forward", "provide", "complete",
+    "fix",      "upload",     "approve",     "file",     "pay",          "order",    "ship",    "deliver", "schedule",
+    "arrange",  "set",        "follow",      "get",      "loop",         "reach",    "ping",    "chase",   "add",
+    "remove",   "create",     "write",       "compile",  "put",          "make",     "ask",     "collect", "circulate",
+    "invoice",  "renew",      "cancel",      "look",     "double-check", "validate", "test",    "run",     "organize",
+    "organise", "coordinate", "return",      "escalate", "contact",      "notify",   "publish", "post",    "reply",
+    "respond",  "clarify",    "investigate", "confirm",  "tell",         "settle",   "go",      "bring",   "let",
+    "kindly",   "pack",       "move",        "talk",     "sort",         "keep",     "hold",    "draft"};
 
 /// "Approve ..." or "Cancel ..." at the start reads as a decision when it is past tense.
 bool decision_word_first(const std::string& l) {
@@ -225,8 +232,8 @@ bool decision_word_first(const std::string& l) {
 
 }  // namespace
 
-std::optional<verdict> classify(const std::string& s, const token_view& tv, bool has_date, bool has_amount, bool has_number,
-                                bool has_entity, bool starts_with_name, bool* uncued) {
+std::optional<verdict> classify(const std::string& s, const token_view& tv, bool has_date, bool has_amount,
+                                bool has_number, bool has_entity, bool starts_with_name, bool* uncued) {
   const std::string& l = tv.lower;
   if (uncued)
     *uncued = false;
@@ -251,9 +258,8 @@ std::optional<verdict> classify(const std::string& s, const token_view& tv, bool
       auto w0 = ws[k];
       bool will = w0 == "will" || (w0.size() > 3 && w0.substr(w0.size() - 3) == "'ll");
       if (will && (task_verbs.count(ws[k + 1]) ||
-                   has_any(ws[k + 1], {"countersign", "brief", "handle", "draft", "present",
-                                                          "demo", "book", "host", "bring", "train", "migrate",
-                                                          "install", "configure", "deploy", "send"}))) {
+                   has_any(ws[k + 1], {"countersign", "brief", "handle", "draft", "present", "demo", "book", "host",
+                                       "bring", "train", "migrate", "install", "configure", "deploy", "send"}))) {
         commitment = true;
         break;
       }
@@ -277,9 +283,7 @@ std::optional<verdict> classify(const std::string& s, const token_view& tv, bool
   bool relationship = relationship_phrases.any(tv);
   bool event = event_phrases.any(tv);
 
-  double hedge = hedge_phrases.any(tv)
-                     ? 0.12
-                     : 0.0;
+  double hedge = hedge_phrases.any(tv) ? 0.12 : 0.0;
   auto make = [&](entry_type t, double c) { return verdict{t, std::max(0.0, c - hedge)}; };
 
   if (question && !request && !(has_word(l, "could") && has_word(l, "you")))

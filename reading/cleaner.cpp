@@ -16,8 +16,8 @@ bool is_quote_header(const std::vector<std::string_view>& ls, std::size_t i) {
   auto t = trim(ls[i]);
   if (t.empty())
     return false;
-  if (starts_with_ci(t, "On ") && (text::contains_ci(t, "wrote:") ||
-                                   (i + 1 < ls.size() && text::contains_ci(ls[i + 1], "wrote:"))))
+  if (starts_with_ci(t, "On ") &&
+      (text::contains_ci(t, "wrote:") || (i + 1 < ls.size() && text::contains_ci(ls[i + 1], "wrote:"))))
     return true;
   if (t.find("--") != std::string_view::npos &&
       (text::contains_ci(t, "original message") || text::contains_ci(t, "forwarded message")))
@@ -47,6 +47,7 @@ bool is_footer_start(std::string_view line) {
       !text::contains_ci(t, "yahoo"))
     return false;
   auto l = lower_ascii(t);
+  // clang-format off
   static constexpr std::string_view starts[] = {
       "confidentiality notice", "confidential:", "disclaimer:", "disclaimer -", "this email and any",
       "this e-mail and any", "this message and any", "this email is confidential", "this e-mail is confidential",
@@ -55,6 +56,7 @@ bool is_footer_start(std::string_view line) {
       "this email was sent to", "sent from my iphone", "sent from my android", "sent from my mobile",
       "get outlook for", "notice: this", "you have received this message because", "this sf.net email is sponsored",
       "your use of yahoo! groups", "to post a message", "to unsubscribe from this group"};
+  // clang-format on
   for (auto s : starts)
     if (l.rfind(s, 0) == 0)
       return true;
@@ -73,11 +75,11 @@ bool is_sign_off(std::string_view line) {
   auto l = lower_ascii(trim(line));
   while (!l.empty() && (l.back() == ',' || l.back() == '.' || l.back() == '!'))
     l.pop_back();
-  static constexpr std::string_view offs[] = {"best",        "regards",     "best regards", "kind regards",
-                                              "warm regards", "thanks",      "thank you",    "cheers",
-                                              "sincerely",   "many thanks", "all the best", "thx",
-                                              "br",          "best wishes", "yours",        "talk soon",
-                                              "with thanks", "rgds",        "ta"};
+  static constexpr std::string_view offs[] = {
+      "best",      "regards",     "best regards", "kind regards", "warm regards", "thanks",
+      "thank you", "cheers",      "sincerely",    "many thanks",  "all the best", "thx",
+      "br",        "best wishes", "yours",        "talk soon",    "with thanks",  "rgds",
+      "ta"};
   return std::find(std::begin(offs), std::end(offs), l) != std::end(offs);
 }
 
@@ -107,13 +109,19 @@ std::string phone_number(std::string_view line) {
 
 bool has_role_word(std::string_view s) {
   auto l = lower_ascii(s);
-  return text::has_any(l, {"manager", "director", "vp", "vice president", "head", "chief", "ceo", "cto", "cfo",
-                           "coo", "cio", "engineer", "lead", "officer", "specialist", "coordinator", "analyst",
-                           "founder", "co-founder", "president", "partner", "consultant", "associate", "executive",
-                           "administrator", "architect", "designer", "developer", "controller", "accountant",
-                           "counsel", "supervisor", "dispatcher", "planner", "buyer", "representative", "assistant",
-                           "intern", "owner", "advisor", "agent", "sales", "marketing", "operations", "procurement",
-                           "finance", "support", "success", "legal", "account"});
+  return text::has_any(l, {"manager",       "director",   "vp",         "vice president",
+                           "head",          "chief",      "ceo",        "cto",
+                           "cfo",           "coo",        "cio",        "engineer",
+                           "lead",          "officer",    "specialist", "coordinator",
+                           "analyst",       "founder",    "co-founder", "president",
+                           "partner",       "consultant", "associate",  "executive",
+                           "administrator", "architect",  "designer",   "developer",
+                           "controller",    "accountant", "counsel",    "supervisor",
+                           "dispatcher",    "planner",    "buyer",      "representative",
+                           "assistant",     "intern",     "owner",      "advisor",
+                           "agent",         "sales",      "marketing",  "operations",
+                           "procurement",   "finance",    "support",    "success",
+                           "legal",         "account"});
 }
 
 bool looks_like_name(std::string_view s) {
@@ -130,8 +138,7 @@ bool looks_like_name(std::string_view s) {
 
 bool is_contact_noise(std::string_view line) {
   auto l = lower_ascii(line);
-  return l.find("http") != std::string::npos || l.find("www.") != std::string::npos ||
-         l.find('@') != std::string::npos;
+  return l.find("http") != std::string::npos || l.find("www.") != std::string::npos || l.find('@') != std::string::npos;
 }
 
 /// "VP Sales, Acme" or "VP Sales at Acme" -> role and company.
@@ -206,7 +213,8 @@ std::optional<signature> parse_signature(std::string_view block, std::string_vie
         continue;
       }
     }
-    if (sig.name.empty() && (looks_like_name(line) || (!sender_name.empty() && lower_ascii(line) == lower_ascii(sender_name)))) {
+    if (sig.name.empty() &&
+        (looks_like_name(line) || (!sender_name.empty() && lower_ascii(line) == lower_ascii(sender_name)))) {
       sig.name = std::string(line);
     } else if (sig.role.empty() && has_role_word(line)) {
       split_role_company(line, sig);
@@ -253,7 +261,8 @@ cleaned_message clean(std::string_view body, std::string_view sender_name) {
       std::size_t cut = i;
       if (cut > 0) {
         auto prev = trim(kept[cut - 1]);
-        if (prev == "--" || prev == "-- " || (prev.size() >= 2 && prev.find_first_not_of("_-=") == std::string_view::npos))
+        if (prev == "--" || prev == "-- " ||
+            (prev.size() >= 2 && prev.find_first_not_of("_-=") == std::string_view::npos))
           --cut;
       }
       kept.resize(cut);
@@ -305,8 +314,9 @@ cleaned_message clean(std::string_view body, std::string_view sender_name) {
     std::size_t n = last - first;
     if (first > 0 && n >= 1 && n <= 5) {
       auto name = trim(kept[first]);
-      bool named = looks_like_name(name) || (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name)) ||
-                   (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name.substr(0, sender_name.find(' '))));
+      bool named =
+          looks_like_name(name) || (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name)) ||
+          (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name.substr(0, sender_name.find(' '))));
       bool short_lines = true;
       for (std::size_t k = first; k < last; ++k)
         short_lines &= trim(kept[k]).size() <= 60 && trim(kept[k]).find(". ") == std::string_view::npos;

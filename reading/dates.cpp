@@ -63,8 +63,9 @@ std::vector<token> tokenize(std::string_view lowered) {
 }
 
 std::optional<unsigned> month_of(std::string_view w) {
-  static constexpr std::array<std::string_view, 12> full{"january", "february", "march",     "april",   "may",      "june",
-                                                         "july",    "august",   "september", "october", "november", "december"};
+  static constexpr std::array<std::string_view, 12> full{"january",   "february", "march",    "april",
+                                                         "may",       "june",     "july",     "august",
+                                                         "september", "october",  "november", "december"};
   for (unsigned i = 0; i < 12; ++i)
     if (w == full[i] || (w.size() == 3 && full[i].substr(0, 3) == w))
       return i + 1;
@@ -74,7 +75,7 @@ std::optional<unsigned> month_of(std::string_view w) {
 }
 
 std::optional<int> weekday_of(std::string_view w) {
-  static constexpr std::array<std::string_view, 7> names{"monday", "tuesday", "wednesday", "thursday",
+  static constexpr std::array<std::string_view, 7> names{"monday", "tuesday",  "wednesday", "thursday",
                                                          "friday", "saturday", "sunday"};
   static constexpr std::array<std::string_view, 7> shorts{"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
   for (int i = 0; i < 7; ++i)
@@ -98,8 +99,8 @@ std::optional<unsigned> day_number(std::string_view w) {
 }
 
 std::optional<int> small_number(std::string_view w) {
-  static constexpr std::array<std::string_view, 13> words{"zero", "one", "two",   "three", "four",   "five", "six",
-                                                          "seven", "eight", "nine", "ten", "eleven", "twelve"};
+  static constexpr std::array<std::string_view, 13> words{"zero",  "one",   "two",  "three", "four",   "five",  "six",
+                                                          "seven", "eight", "nine", "ten",   "eleven", "twelve"};
   for (int i = 0; i < 13; ++i)
     if (w == words[static_cast<std::size_t>(i)])
       return i;
@@ -139,16 +140,20 @@ namespace {
 class date_reader {
 public:
   date_reader(std::string_view s, std::int64_t sent)
-    : s_(s), lowered_(lower_ascii(s)), toks_(tokenize(lowered_)), sent_(sent), sent_c_(civil_from_days(sent)),
-      sent_wd_(weekday(sent)),
-      // "end of week": that week's Friday, or the next one when it is already past.
-      end_of_week_(sent - sent_wd_ + 4 < sent ? sent - sent_wd_ + 11 : sent - sent_wd_ + 4) {}
+      : s_(s),
+        lowered_(lower_ascii(s)),
+        toks_(tokenize(lowered_)),
+        sent_(sent),
+        sent_c_(civil_from_days(sent)),
+        sent_wd_(weekday(sent)),
+        // "end of week": that week's Friday, or the next one when it is already past.
+        end_of_week_(sent - sent_wd_ + 4 < sent ? sent - sent_wd_ + 11 : sent - sent_wd_ + 4) {}
 
   std::vector<date_match> read() {
     using form = std::size_t (date_reader::*)(std::size_t);
-    static constexpr form forms[] = {&date_reader::iso,         &date_reader::end_of,     &date_reader::single_word,
-                                     &date_reader::in_n_units,  &date_reader::this_next,  &date_reader::weekday_name,
-                                     &date_reader::quarter,     &date_reader::month_first, &date_reader::ordinal_day,
+    static constexpr form forms[] = {&date_reader::iso,        &date_reader::end_of,      &date_reader::single_word,
+                                     &date_reader::in_n_units, &date_reader::this_next,   &date_reader::weekday_name,
+                                     &date_reader::quarter,    &date_reader::month_first, &date_reader::ordinal_day,
                                      &date_reader::day_first};
     std::size_t i = 0;
     while (i < toks_.size()) {
@@ -358,8 +363,6 @@ private:
 
 }  // namespace
 
-std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) {
-  return date_reader(s, sent).read();
-}
+std::vector<date_match> find_dates(std::string_view s, std::int64_t sent) { return date_reader(s, sent).read(); }
 
 }  // namespace engram::reading

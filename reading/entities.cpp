@@ -23,11 +23,13 @@ std::string capitalise(std::string_view s) {
 
 bool is_org_word(std::string_view w) {
   static const std::set<std::string_view> s{
-      "traders", "logistics", "systems", "labs", "technologies", "technology", "solutions", "partners", "bank",
-      "industries", "consulting", "software", "networks", "foods", "motors", "pharma", "capital", "media", "health",
-      "energy", "airlines", "freight", "shipping", "group", "holdings", "ventures", "analytics", "robotics",
-      "dynamics", "manufacturing", "insurance", "retail", "electronics", "telecom", "transport", "consultancy",
-      "associates", "agency", "studios", "university", "institute", "foundation", "hospital", "council", "ministry"};
+      "traders",     "logistics",     "systems",    "labs",       "technologies", "technology", "solutions",
+      "partners",    "bank",          "industries", "consulting", "software",     "networks",   "foods",
+      "motors",      "pharma",        "capital",    "media",      "health",       "energy",     "airlines",
+      "freight",     "shipping",      "group",      "holdings",   "ventures",     "analytics",  "robotics",
+      "dynamics",    "manufacturing", "insurance",  "retail",     "electronics",  "telecom",    "transport",
+      "consultancy", "associates",    "agency",     "studios",    "university",   "institute",  "foundation",
+      "hospital",    "council",       "ministry"};
   return s.count(lower_ascii(w)) != 0;
 }
 
@@ -35,12 +37,13 @@ bool is_org_word(std::string_view w) {
 /// written in lower case.
 bool is_common_word(std::string_view w) {
   static const std::set<std::string_view> s{
-      "will", "may", "mark", "bill", "grace", "hope", "joy", "rose", "june", "april", "august", "summer", "art",
-      "dawn", "sky", "max", "pat", "sue", "rob", "frank", "ray", "jack", "drew", "gene", "chase",
-      "faith", "rich", "win", "ivy", "amber", "ruby", "jade", "pearl", "page", "lane", "wade", "dean", "don",
-      "guy", "hunter", "miles", "carter", "cash", "penny", "sandy", "stone", "apple", "target", "box", "square",
-      "slack", "zoom", "notion", "shell", "orange", "amazon", "oracle", "the", "and", "for", "you", "all", "team",
-      "sales", "support", "ops", "finance", "legal", "info", "hello", "admin", "office", "mail", "news"};
+      "will",    "may",    "mark",  "bill",   "grace", "hope",   "joy",    "rose",  "june",   "april",   "august",
+      "summer",  "art",    "dawn",  "sky",    "max",   "pat",    "sue",    "rob",   "frank",  "ray",     "jack",
+      "drew",    "gene",   "chase", "faith",  "rich",  "win",    "ivy",    "amber", "ruby",   "jade",    "pearl",
+      "page",    "lane",   "wade",  "dean",   "don",   "guy",    "hunter", "miles", "carter", "cash",    "penny",
+      "sandy",   "stone",  "apple", "target", "box",   "square", "slack",  "zoom",  "notion", "shell",   "orange",
+      "amazon",  "oracle", "the",   "and",    "for",   "you",    "all",    "team",  "sales",  "support", "ops",
+      "finance", "legal",  "info",  "hello",  "admin", "office", "mail",   "news"};
   return s.count(w) != 0;
 }
 
@@ -49,9 +52,10 @@ bool is_common_word(std::string_view w) {
 bool is_capitalised(std::string_view w) { return text::starts_upper(w); }
 
 bool is_legal_suffix(std::string_view w) {
-  static const std::set<std::string_view> s{"inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "ag", "s.a.", "sa", "plc",
-                                            "corp", "corp.", "corporation", "co.", "bv", "b.v.", "nv", "n.v.", "pty",
-                                            "se", "sas", "sarl", "limited", "llp", "oy", "ab", "as", "kg", "spa"};
+  static const std::set<std::string_view> s{"inc", "inc.", "ltd",  "ltd.",  "llc",         "gmbh", "ag",      "s.a.",
+                                            "sa",  "plc",  "corp", "corp.", "corporation", "co.",  "bv",      "b.v.",
+                                            "nv",  "n.v.", "pty",  "se",    "sas",         "sarl", "limited", "llp",
+                                            "oy",  "ab",   "as",   "kg",    "spa"};
   return s.count(lower_ascii(w)) != 0;
 }
 
@@ -167,8 +171,7 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
       if (!cue && !possessive)
         continue;
       std::size_t n = 1;
-      while (!possessive && n < 3 && i + n < ws.size() && ws[i + n - 1].back() != ',' &&
-             ws[i + n - 1].back() != '.') {
+      while (!possessive && n < 3 && i + n < ws.size() && ws[i + n - 1].back() != ',' && ws[i + n - 1].back() != '.') {
         auto next = text::strip_punct(ws[i + n]);
         auto ln = lower_ascii(next);
         if (!is_capitalised(next) || lexicon::is_stop_capital(ln) || lexicon::is_first_name(ln))

@@ -45,8 +45,7 @@ void add_co_mentions(schemas::extraction& x, const validator_options& opts) {
   constexpr std::size_t max_named = 5;
   std::set<std::pair<std::size_t, std::size_t>> linked;
   for (const auto& r : x.relations)
-    if (schemas::is_relation_predicate(r.predicate) && r.confidence >= opts.confidence_threshold &&
-        r.confidence <= 1)
+    if (schemas::is_relation_predicate(r.predicate) && r.confidence >= opts.confidence_threshold && r.confidence <= 1)
       linked.insert(std::minmax(r.subject, r.object));
   for (std::size_t e = 0; e < x.entries.size(); ++e) {
     std::vector<std::size_t> named;

@@ -16,6 +16,7 @@ namespace {
 // mail, not injections.
 //
 // Instruction overrides that flag a message (its entries are kept, marked suspicious).
+// clang-format off
 constexpr std::string_view overrides[] = {
     "ignore previous instructions", "ignore all previous", "ignore the previous", "ignore prior instructions",
     "ignore all prior", "ignore the above", "ignore your instructions", "disregard previous", "disregard all previous",
@@ -42,12 +43,13 @@ constexpr std::pair<std::string_view, std::string_view> blocks[] = {
     {"<system", "</system>"},     {"<|im_start|>", "<|im_end|>"}, {"[system]", "[/system]"},
     {"[inst]", "[/inst]"},        {"<<sys>>", "<</sys>>"},        {"<instructions>", "</instructions>"},
     {"<|system|>", "<|end|>"},    {"<assistant", "</assistant>"}, {"[assistant]", "[/assistant]"}};
+// clang-format on
 
 /// Verbs that, with one of override_objects within override_reach words in the same clause,
 /// make an override of any wording ("Please ignore all the instructions you were given").
 constexpr std::string_view override_verbs[] = {"ignore", "disregard", "forget", "override", "bypass"};
-constexpr std::string_view override_objects[] = {"instruction", "instructions", "prompt", "prompts", "directive",
-                                                 "directives"};
+constexpr std::string_view override_objects[] = {"instruction", "instructions", "prompt",
+                                                 "prompts",     "directive",    "directives"};
 constexpr std::size_t override_reach = 8;
 
 /// Decodes one UTF-8 code point at `i`; advances `i` (invalid input: one byte at a time).
@@ -67,12 +69,11 @@ bool invisible(std::uint32_t cp) {
   return cp == 0x200B || cp == 0x200C || cp == 0x200D || cp == 0x2060 || cp == 0xFEFF || cp == 0x00AD;
 }
 
-bool bidi_control(std::uint32_t cp) {
-  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-}
+bool bidi_control(std::uint32_t cp) { return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069); }
 
 /// The Latin letter a Cyrillic or Greek letter passes for, or 0.
 char lookalike(std::uint32_t cp) {
+  // clang-format off
   static constexpr std::pair<std::uint32_t, char> table[] = {
       // Cyrillic
       {0x0405, 's'}, {0x0406, 'i'}, {0x0408, 'j'}, {0x0410, 'a'}, {0x0412, 'b'}, {0x0415, 'e'}, {0x041A, 'k'},
@@ -85,6 +86,7 @@ char lookalike(std::uint32_t cp) {
       {0x039C, 'm'}, {0x039D, 'n'}, {0x039F, 'o'}, {0x03A1, 'p'}, {0x03A4, 't'}, {0x03A5, 'y'}, {0x03A7, 'x'},
       {0x03B1, 'a'}, {0x03B5, 'e'}, {0x03B9, 'i'}, {0x03BA, 'k'}, {0x03BD, 'v'}, {0x03BF, 'o'}, {0x03C1, 'p'},
       {0x03C4, 't'}, {0x03C5, 'u'}, {0x03C7, 'x'}};
+  // clang-format on
   auto it = std::lower_bound(std::begin(table), std::end(table), cp,
                              [](const auto& e, std::uint32_t c) { return e.first < c; });
   return it != std::end(table) && it->first == cp ? it->second : 0;
@@ -370,7 +372,8 @@ std::vector<std::string> injection_signals(std::string_view source) {
   auto starts_here = [&](std::size_t i) {
     auto rest = source.substr(i);
     auto any = [&](const auto& list) {
-      return std::any_of(std::begin(list), std::end(list), [&](std::string_view a) { return text::starts_with_ci(rest, a); });
+      return std::any_of(std::begin(list), std::end(list),
+                         [&](std::string_view a) { return text::starts_with_ci(rest, a); });
     };
     return any(overrides) || any(tags) || any(delimiters);
   };
@@ -384,7 +387,8 @@ std::vector<std::string> injection_signals(std::string_view source) {
       anchored = starts_here(i);
   }
   // Without an ASCII anchor, look-alike letters may still spell an override.
-  const bool ascii = std::all_of(source.begin(), source.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const bool ascii =
+      std::all_of(source.begin(), source.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   const std::string l = anchored ? lower_ascii(source) : ascii ? std::string() : fold_lookalikes(source);
   if (!l.empty()) {
     for (auto p : overrides)
@@ -406,10 +410,12 @@ std::vector<std::string> injection_signals(std::string_view source) {
   // An override of any wording ("Please ignore all the instructions you were given").
   const std::string clauses_of = l.empty() ? lower_ascii(source) : l;
   if (const auto spans = override_clauses(clauses_of); !spans.empty())
-    if (std::none_of(out.begin(), out.end(), [](const std::string& x) { return x.starts_with("instruction override"); }))
+    if (std::none_of(out.begin(), out.end(),
+                     [](const std::string& x) { return x.starts_with("instruction override"); }))
       out.push_back("instruction override: \"" +
-                    std::string(text::trim(std::string_view(clauses_of).substr(
-                        spans[0].first, std::min<std::size_t>(60, spans[0].second - spans[0].first)))) +
+                    std::string(text::trim(
+                        std::string_view(clauses_of)
+                            .substr(spans[0].first, std::min<std::size_t>(60, spans[0].second - spans[0].first)))) +
                     "\"");
   // Unicode obfuscation: invisible or direction-changing characters, and words that mix
   // Latin with Cyrillic or Greek letters (look-alikes).

@@ -8,6 +8,7 @@
 namespace engram::reading::lexicon {
 namespace {
 
+// clang-format off
 const std::unordered_set<std::string_view>& first_names() {
   static const std::unordered_set<std::string_view> names{
       "aaron", "adam", "adrian", "ahmed", "aisha", "alan", "albert", "alex", "alexander", "alexandra", "alice", "alicia",
@@ -37,6 +38,7 @@ const std::unordered_set<std::string_view>& first_names() {
       "walter", "wei", "will", "william", "yuki", "yusuf", "zara", "zoe", "lina", "noor", "omar", "priyanka", "aditya",
       "ananya", "rohan", "sunil", "anil", "deepak", "kavya", "lucia", "giulia", "matteo", "luca", "francesca", "tobias",
       "lukas", "jonah", "hana", "yara", "kai", "ines", "nils", "frida", "astrid", "bjorn", "mateus", "joao", "aleksandr"};
+  // clang-format on
   return names;
 }
 
@@ -52,12 +54,12 @@ const std::unordered_set<std::string_view>& world_first_names() {
       "saoirse", "seamus", "siobhan", "sinead", "aine", "brendan", "colm", "cormac", "diarmuid", "eilis", "fergus",
       "laoise", "muireann", "nuala", "tadhg", "catriona", "eilidh", "isla", "kirsty", "lachlan", "morag", "hamish",
       // German, Austrian, Swiss, Nordic, Dutch
-      "jurgen", "jorg", "gunter", "gunther", "dieter", "wolfgang", "helmut", "uwe", "ulrich", "ute", "birgit",
-      "sabine", "heike", "silke", "katrin", "anke", "jens", "lars", "matthias", "maximilian", "moritz", "niklas",
-      "florian", "sebastian", "stefanie", "annika", "lennart", "leonie", "finn", "jannik", "henrik", "soren", "bjorn",
-      "sigrid", "solveig", "ingrid", "kari", "liv", "maja", "mette", "nils", "ole", "pernille", "rasmus", "signe",
-      "tove", "anneke", "bram", "daan", "femke", "joost", "lotte", "maarten", "sanne", "sander", "wouter", "pieter",
-      "ruud", "anouk", "ilse", "jesper", "mikael", "oskar", "elin", "linnea", "annelie",
+      "jurgen", "jorg", "gunter", "gunther", "dieter", "wolfgang", "helmut", "uwe", "ulrich", "ute", "birgit", "sabine",
+      "heike", "silke", "katrin", "anke", "jens", "lars", "matthias", "maximilian", "moritz", "niklas", "florian",
+      "sebastian", "stefanie", "annika", "lennart", "leonie", "finn", "jannik", "henrik", "soren", "bjorn", "sigrid",
+      "solveig", "ingrid", "kari", "liv", "maja", "mette", "nils", "ole", "pernille", "rasmus", "signe", "tove",
+      "anneke", "bram", "daan", "femke", "joost", "lotte", "maarten", "sanne", "sander", "wouter", "pieter", "ruud",
+      "anouk", "ilse", "jesper", "mikael", "oskar", "elin", "linnea", "annelie",
       // French, Italian, Spanish, Portuguese, Brazilian
       "amelie", "antoine", "aurelie", "benoit", "camille", "celine", "chloe", "clement", "elodie", "etienne",
       "francois", "helene", "jerome", "julien", "laetitia", "mathieu", "nathalie", "remi", "sebastien", "severine",
@@ -79,24 +81,24 @@ const std::unordered_set<std::string_view>& world_first_names() {
       "leila", "mariam", "mohamed", "muhammad", "nour", "rania", "salma", "samir", "tariq", "youssef", "yasmin",
       "zainab", "darius", "farhad", "parisa", "reza", "shirin", "avi", "noa", "tamar", "yael", "yosef", "eitan",
       // Indian and Pakistani
-      "aarav", "abhishek", "akash", "amit", "anjali", "arun", "deepa", "divya", "gaurav", "harish", "ishaan",
-      "kiran", "krishna", "lakshmi", "manish", "meera", "nikhil", "pooja", "pradeep", "prakash", "rajesh", "ramesh",
-      "sanjay", "shreya", "siddharth", "sneha", "suresh", "swati", "varun", "vijay", "vivek", "anand", "aparna",
-      "ashwin", "bhavna", "dev", "kavita", "madhu", "nandini", "preeti", "rekha", "sachin", "sunita", "tanvi", "usha",
-      "imran", "bilal", "ayesha", "hamza", "sana", "zubair",
+      "aarav", "abhishek", "akash", "amit", "anjali", "arun", "deepa", "divya", "gaurav", "harish", "ishaan", "kiran",
+      "krishna", "lakshmi", "manish", "meera", "nikhil", "pooja", "pradeep", "prakash", "rajesh", "ramesh", "sanjay",
+      "shreya", "siddharth", "sneha", "suresh", "swati", "varun", "vijay", "vivek", "anand", "aparna", "ashwin",
+      "bhavna", "dev", "kavita", "madhu", "nandini", "preeti", "rekha", "sachin", "sunita", "tanvi", "usha", "imran",
+      "bilal", "ayesha", "hamza", "sana", "zubair",
       // Chinese, Japanese, Korean, Vietnamese
       "bo", "fang", "hao", "hui", "jian", "jing", "jun", "lei", "li", "lin", "ling", "ming", "ning", "qiang", "xiu",
-      "xin", "yan", "yang", "yi", "ying", "yu", "zhen", "zhi", "xiaoming", "xiaoli", "jia", "haruto", "hiroko",
-      "kaito", "kazuki", "keiko", "kenta", "koji", "makoto", "mariko", "megumi", "naoko", "ren", "riku", "sakura",
-      "satoshi", "sora", "takashi", "takeshi", "yoko", "yuka", "yumi", "yusuke", "akira", "daiki", "emi", "haruka",
-      "hina", "kenichi", "misaki", "nanami", "rin", "shota", "taro", "tomoko", "aiko", "daisuke", "ryo", "ji-ho",
-      "jihoon", "minjun", "seojun", "soyeon", "jiwoo", "hyun", "minji", "jisoo", "eunji", "sungmin", "anh", "bao",
-      "hieu", "huong", "khanh", "linh", "minh", "ngoc", "nguyen", "phuong", "quang", "thanh", "thao", "trang", "tuan",
+      "xin", "yan", "yang", "yi", "ying", "yu", "zhen", "zhi", "xiaoming", "xiaoli", "jia", "haruto", "hiroko", "kaito",
+      "kazuki", "keiko", "kenta", "koji", "makoto", "mariko", "megumi", "naoko", "ren", "riku", "sakura", "satoshi",
+      "sora", "takashi", "takeshi", "yoko", "yuka", "yumi", "yusuke", "akira", "daiki", "emi", "haruka", "hina",
+      "kenichi", "misaki", "nanami", "rin", "shota", "taro", "tomoko", "aiko", "daisuke", "ryo", "ji-ho", "jihoon",
+      "minjun", "seojun", "soyeon", "jiwoo", "hyun", "minji", "jisoo", "eunji", "sungmin", "anh", "bao", "hieu",
+      "huong", "khanh", "linh", "minh", "ngoc", "nguyen", "phuong", "quang", "thanh", "thao", "trang", "tuan",
       // Nigerian and other African
       "adaeze", "adebayo", "adewale", "ayodele", "babajide", "chidi", "chiamaka", "chinedu", "chioma", "emeka",
       "folake", "funmilayo", "ifeoma", "ngozi", "nkechi", "obinna", "oluwaseun", "seun", "tobi", "tunde", "uche",
-      "yetunde", "kwame", "kofi", "ama", "akosua", "abena", "kwabena", "thabo", "sipho", "lerato", "nomvula",
-      "zanele", "tendai", "wanjiru", "njeri", "kamau", "otieno", "amani", "baraka", "zuri", "amara", "femi", "kemi"};
+      "yetunde", "kwame", "kofi", "ama", "akosua", "abena", "kwabena", "thabo", "sipho", "lerato", "nomvula", "zanele",
+      "tendai", "wanjiru", "njeri", "kamau", "otieno", "amani", "baraka", "zuri", "amara", "femi", "kemi"};
   return names;
 }
 
@@ -144,6 +146,7 @@ bool is_first_name(std::string_view lowered) {
 }
 
 bool is_stop_capital(std::string_view w) {
+  // clang-format off
   static const std::unordered_set<std::string_view> stops{
       "i", "we", "you", "he", "she", "they", "it", "the", "a", "an", "our", "my", "your", "their", "this", "that",
       "these", "those", "there", "here", "hi", "hello", "hey", "dear", "thanks", "thank", "please", "regards", "best",
@@ -165,13 +168,14 @@ bool is_stop_capital(std::string_view w) {
       "slack", "zoom", "teams", "google", "excel", "word", "monday's", "friday's", "christmas", "easter", "gate",
       "dock", "truck", "route", "north", "south", "east", "west", "phase", "version", "release", "plan", "pro",
       "enterprise", "premium", "standard", "basic", "gold", "silver", "platinum", "annual", "monthly"};
+  // clang-format on
   return stops.count(w) != 0;
 }
 
 bool is_generic_domain(std::string_view l) {
   static constexpr std::array<std::string_view, 16> generic{
-      "gmail", "googlemail", "yahoo", "hotmail", "outlook", "live", "msn", "aol", "icloud", "me", "mac", "proton",
-      "protonmail", "gmx", "mail", "example"};
+      "gmail",  "googlemail", "yahoo", "hotmail", "outlook",    "live", "msn",  "aol",
+      "icloud", "me",         "mac",   "proton",  "protonmail", "gmx",  "mail", "example"};
   return std::find(generic.begin(), generic.end(), l) != generic.end();
 }
 

@@ -81,14 +81,14 @@ std::string sanitise_for_prompt(std::string_view text, std::size_t max_bytes) {
 
 std::string llm_request_body(const schemas::inbound_message& m, const llm_options& opts) {
   auto cleaned = clean(m.body, m.from.name);
-  std::string user = "Sent at: " + m.sent_at + "\nFrom: " + sanitise_for_prompt(m.from.name, 200) + "\nSubject: " +
-                     sanitise_for_prompt(m.subject, 500) + "\n" + std::string(open_delimiter) + "\n" +
+  std::string user = "Sent at: " + m.sent_at + "\nFrom: " + sanitise_for_prompt(m.from.name, 200) +
+                     "\nSubject: " + sanitise_for_prompt(m.subject, 500) + "\n" + std::string(open_delimiter) + "\n" +
                      sanitise_for_prompt(cleaned.text, opts.max_input_bytes) + "\n" + std::string(close_delimiter);
   json body{{"model", opts.model},
             {"temperature", 0},
             {"response_format", {{"type", "json_object"}}},
-            {"messages", json::array({{{"role", "system"}, {"content", instructions}},
-                                      {{"role", "user"}, {"content", user}}})}};
+            {"messages",
+             json::array({{{"role", "system"}, {"content", instructions}}, {{"role", "user"}, {"content", user}}})}};
   return body.dump();
 }
 
@@ -152,8 +152,8 @@ std::optional<schemas::extraction> parse_llm_response(std::string_view body) {
       auto end_of = [&](const std::string& name) {
         const auto want = schemas::normal_form(name);
         for (auto i : en.mentions)
-          if (!want.empty() && (schemas::normal_form(x.mentions[i].value) == want ||
-                                schemas::normal_form(x.mentions[i].text) == want))
+          if (!want.empty() &&
+              (schemas::normal_form(x.mentions[i].value) == want || schemas::normal_form(x.mentions[i].text) == want))
             return i;
         return SIZE_MAX;
       };
@@ -163,9 +163,8 @@ std::optional<schemas::extraction> parse_llm_response(std::string_view body) {
         auto c = r.find("confidence");
         auto ended = r.find("ended");
         x.relations.push_back({end_of(str(r, "subject")), end_of(str(r, "object")), str(r, "predicate"),
-                               c != r.end() && c->is_number() ? c->get<double>() : std::nan(""),
-                               x.entries.size(), ended != r.end() && ended->is_boolean() && ended->get<bool>(),
-                               str(r, "role")});
+                               c != r.end() && c->is_number() ? c->get<double>() : std::nan(""), x.entries.size(),
+                               ended != r.end() && ended->is_boolean() && ended->get<bool>(), str(r, "role")});
       }
     }
     x.entries.push_back(std::move(en));

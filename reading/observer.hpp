@@ -9,7 +9,7 @@ namespace engram::reading {
 
 /// What reading reports as it goes (engramd's metrics implement it).
 class read_observer {
- public:
+public:
   virtual ~read_observer() = default;
   /// What extraction kept, dropped below the confidence threshold, marked suspicious and
   /// dropped as an injected instruction.

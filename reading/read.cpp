@@ -52,8 +52,8 @@ void embed_or_clear(const reader_context& ctx, std::span<schemas::extraction* co
 engram::result<void> embed_entries(const embedding::embedder& e, std::span<schemas::extraction* const> xs,
                                    std::size_t max_per_message) {
   constexpr std::size_t run = 64;
-  auto embed_all = [&](const std::vector<std::string_view>& all, const std::function<void(std::size_t, schemas::vector8)>& put)
-      -> engram::result<void> {
+  auto embed_all = [&](const std::vector<std::string_view>& all,
+                       const std::function<void(std::size_t, schemas::vector8)>& put) -> engram::result<void> {
     std::vector<std::string_view> texts;
     for (std::size_t b = 0; b < all.size(); b += run) {
       auto n = std::min(run, all.size() - b);

@@ -48,8 +48,7 @@ void read_unread(std::span<schemas::log_payload* const> records, const reader_co
 /// a message of one passage (chat, a short mail) is otherwise embedded as itself, the
 /// passages of a longer mail keep their entries' vectors (or none: BM25 finds them). An error
 /// when the embedder failed; entries and passages are then left without embeddings.
-[[nodiscard]] engram::result<void> embed_entries(const embedding::embedder& e,
-                                                 std::span<schemas::extraction* const> xs,
+[[nodiscard]] engram::result<void> embed_entries(const embedding::embedder& e, std::span<schemas::extraction* const> xs,
                                                  std::size_t max_per_message = 0);
 
 }  // namespace engram::reading

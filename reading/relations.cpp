@@ -33,6 +33,7 @@ bool one_of(std::string_view s, std::initializer_list<std::string_view> options)
 }
 
 // Words of job titles: a title names the job, a department word narrows it.
+// clang-format off
 constexpr std::array<std::string_view, 44> title_words{
     "ceo",        "cto",       "cfo",      "coo",       "cmo",      "cio",       "ciso",       "cpo",
     "vp",         "svp",       "evp",      "head",      "director", "manager",   "lead",       "engineer",
@@ -46,6 +47,7 @@ constexpr std::array<std::string_view, 40> department_words{
     "people",   "senior",    "junior",     "chief",    "principal", "staff",      "regional",  "global",
     "technical", "account",  "general",    "managing", "deputy",    "associate",  "assistant", "of",
     "technology", "financial", "information", "research", "design",  "growth",     "revenue",   "partnerships"};
+// clang-format on
 
 bool is_title_word(std::string_view w) {
   return std::find(title_words.begin(), title_words.end(), w) != title_words.end();
@@ -84,9 +86,9 @@ std::string normal_gap(std::string_view g) {
 /// not change the relation dropped ("who recently joined" -> "joined", "is now a division
 /// of" -> "is a division of", "remains headquartered in" -> "is headquartered in").
 std::string plain_gap(const std::string& g) {
-  static constexpr std::string_view dropped[] = {"who",       "which",   "that",    "recently", "just",  "also",
-                                                 "now",       "officially", "formally", "finally", "still", "already",
-                                                 "currently", "today",   "both",    "directly"};
+  static constexpr std::string_view dropped[] = {"who",       "which",      "that",     "recently", "just",  "also",
+                                                 "now",       "officially", "formally", "finally",  "still", "already",
+                                                 "currently", "today",      "both",     "directly"};
   std::string out;
   std::size_t at = 0;
   bool first = true;
@@ -170,6 +172,7 @@ struct org_cue {
   bool ended = false;
   double confidence = 0.75;
 };
+// clang-format off
 constexpr org_cue org_cues[] = {
     {"is a customer of", "customer_of"}, {"is a client of", "customer_of"}, {"became a customer of", "customer_of"},
     {"is now a customer of", "customer_of"}, {"buys from", "customer_of"}, {"purchases from", "customer_of"},
@@ -218,11 +221,12 @@ constexpr std::string_view leave_gaps[] = {"left",           "has left",        
                                            "resigned from",  "has resigned from", "retired from",
                                            "is no longer at", "no longer works at", "no longer works for",
                                            "is no longer with", "departed"};
+// clang-format on
 constexpr std::string_view hire_gaps[] = {"hired", "has hired", "appointed", "has appointed", "brought on", "welcomed"};
-constexpr std::string_view reports_gaps[] = {"reports to",      "reports directly to", "report to",
-                                             "now reports to",  "will report to",      "works under",
-                                             "is managed by",   "is reporting to",     "will be reporting to",
-                                             "moves under",     "will move under",     "moved under"};
+constexpr std::string_view reports_gaps[] = {"reports to",     "reports directly to", "report to",
+                                             "now reports to", "will report to",      "works under",
+                                             "is managed by",  "is reporting to",     "will be reporting to",
+                                             "moves under",    "will move under",     "moved under"};
 constexpr std::string_view manages_gaps[] = {"manages", "is managing", "is the manager of", "is the boss of",
                                              "supervises"};
 
@@ -265,7 +269,8 @@ std::vector<chunk> chunks_of(std::string_view sentence, const std::vector<span_m
       e = wb + w.size();
       const bool stops = ws[j].size() > w.size() && ws[j].substr(ws[j].size() - 1).find_first_of(",.;:!?)") == 0;
       ++j;
-      if (stops || (w.size() < ws[j - 1].size() && ws[j - 1].back() == 's' && ws[j - 1].find('\'') != std::string_view::npos))
+      if (stops ||
+          (w.size() < ws[j - 1].size() && ws[j - 1].back() == 's' && ws[j - 1].find('\'') != std::string_view::npos))
         break;  // punctuation or a possessive ends the name
     }
     if (!name.empty()) {
@@ -305,9 +310,9 @@ found_relation organisation_noun(const std::string& g, const std::string& after,
   const bool negated = g.find("no longer") != std::string::npos || g.find("former") != std::string::npos ||
                        g.find("ended") != std::string::npos || g.find("terminated") != std::string::npos;
   // The noun after the second name: "'s [adjectives] NOUN" or " NOUN".
-  if (g.empty() || one_of(g, {"is", "is a", "is an", "has been", "has been a", "has been an", "was", "became",
-                              "became a", "became an", "is no longer", "is no longer a", "is no longer an",
-                              "is the", "is one of"})) {
+  if (g.empty() ||
+      one_of(g, {"is", "is a", "is an", "has been", "has been a", "has been an", "was", "became", "became a",
+                 "became an", "is no longer", "is no longer a", "is no longer an", "is the", "is one of"})) {
     auto t = normal_gap(after);
     if (t.rfind("'s ", 0) == 0 || t.rfind("' ", 0) == 0)
       t = t.substr(t.find(' ') + 1);
@@ -343,8 +348,8 @@ found_relation organisation_noun(const std::string& g, const std::string& after,
   for (std::string_view verb : {"retired", "dropped", "decommissioned", "replaced", "phased out", "moved off",
                                 "stopped using", "switched off", "migrated off", "moved away from"})
     if (g.rfind(verb, 0) == 0 &&
-        one_of(std::string_view(g).substr(verb.size()), {"", " its", " its old", " its legacy", " their",
-                                                         " their old", " the", " the old"}))
+        one_of(std::string_view(g).substr(verb.size()),
+               {"", " its", " its old", " its legacy", " their", " their old", " the", " the old"}))
       return link(a, b, entity_kind::technology, "uses", 0.75, true), r;
   return r;
 }

@@ -30,8 +30,8 @@ namespace {
 /// else a day ("today", "Thursday") before a period ("the February accruals", "Q2"), else the
 /// first; a period gives its last day. "" when the sentence names no date.
 std::string due_date(std::string_view sentence, const std::vector<detail::span_mention>& spans) {
-  static constexpr std::string_view cues[] = {"by",       "before",   "until",         "till",    "due",
-                                              "latest",   "deadline", "eod",           "goes out", "no later than",
+  static constexpr std::string_view cues[] = {"by",       "before",   "until",    "till",     "due",
+                                              "latest",   "deadline", "eod",      "goes out", "no later than",
                                               "ahead of", "due on",   "go out on"};
   const detail::span_mention* best = nullptr;
   int best_score = -1;
@@ -143,8 +143,8 @@ std::string strip_vocative(const std::string& s, const message_context& ctx) {
     bool names = !head.empty() && head.size() <= 3;
     for (auto w : head) {
       auto lw = lower_ascii(text::strip_punct(w));
-      names &= text::is_upper(w[0]) &&
-               (lexicon::is_first_name(lw) || ctx.person_by_first.count(lw) || lw == "team" || lw == "all" || lw == "folks");
+      names &= text::is_upper(w[0]) && (lexicon::is_first_name(lw) || ctx.person_by_first.count(lw) || lw == "team" ||
+                                        lw == "all" || lw == "folks");
     }
     if (names)
       v = text::trim(v.substr(comma + 2));
@@ -185,7 +185,9 @@ std::string title_of(std::string_view content) {
 /// whole). One clause when there is nothing to cut.
 std::vector<std::string> split_clauses(const std::string& sentence) {
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end) in the sentence
-  auto words_in = [&](std::size_t b, std::size_t e) { return text::words(std::string_view(sentence).substr(b, e - b)).size(); };
+  auto words_in = [&](std::size_t b, std::size_t e) {
+    return text::words(std::string_view(sentence).substr(b, e - b)).size();
+  };
   std::size_t from = 0;
   auto push = [&](std::size_t to) {
     if (!spans.empty() && (words_in(from, to) < 3 || words_in(spans.back().first, spans.back().second) < 3))
@@ -260,8 +262,14 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   }
   if (cleaned.sig) {
     auto& sig = *cleaned.sig;
-    entity_mention em{entity_kind::person, sig.name.empty() ? m.from.name : sig.name,
-                      sig.name.empty() ? m.from.name : sig.name, {}, m.from.address, sig.role, sig.company, sig.phone};
+    entity_mention em{entity_kind::person,
+                      sig.name.empty() ? m.from.name : sig.name,
+                      sig.name.empty() ? m.from.name : sig.name,
+                      {},
+                      m.from.address,
+                      sig.role,
+                      sig.company,
+                      sig.phone};
     if (em.value.empty())
       em.value = em.text = m.from.address;
     x.sender_signature = em;
@@ -308,13 +316,16 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     // most sentences have neither.
     if (has_number || date_word_phrases.any(tv) || tv.lower.find("day") != std::string::npos)
       for (auto& d : find_dates(sentence, sent_day))
-        spans.push_back({d.begin, d.end,
-                         {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
+        spans.push_back(
+            {d.begin,
+             d.end,
+             {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
     if (has_number)  // every amount has a digit
       for (auto& a : find_amounts(sentence))
-      spans.push_back({a.begin, a.end,
-                       {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {},
-                        {}}});
+        spans.push_back(
+            {a.begin,
+             a.end,
+             {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {}, {}}});
     find_people_and_orgs(sentence, 0, ctx, spans);
     bool has_date = false, has_amount = false, has_entity = false;
     for (const auto& sp : spans) {
@@ -351,8 +362,7 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   // The writer's own mention (a person of the headers), for first-person statements.
   std::optional<std::size_t> sender_mention;
   for (std::size_t i = 0; i < x.mentions.size() && !sender_mention; ++i)
-    if (x.mentions[i].kind == entity_kind::person && !m.from.address.empty() &&
-        x.mentions[i].address == m.from.address)
+    if (x.mentions[i].kind == entity_kind::person && !m.from.address.empty() && x.mentions[i].address == m.from.address)
       sender_mention = i;
 
   std::vector<sentence_reading> read;
@@ -433,8 +443,8 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
           if (x.mentions[end].kind == entity_kind::organization)
             x.mentions[end].kind = entity_kind::person;
       if (subject != object)
-        x.relations.push_back({subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended,
-                               std::move(f.role)});
+        x.relations.push_back(
+            {subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended, std::move(f.role)});
     }
     x.entries.push_back(std::move(e));
   }

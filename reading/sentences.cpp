@@ -14,11 +14,12 @@ using text::has_any;
 bool is_abbreviation(std::string_view before) {
   auto raw = before.substr(before.rfind(' ') == std::string_view::npos ? 0 : before.rfind(' ') + 1);
   auto w = lower_ascii(raw);
-  static const std::set<std::string> abbrev{"e.g", "i.e", "inc", "ltd", "corp", "vs", "etc", "approx", "a.m", "p.m",
-                                            "u.s", "dept", "ext", "(e.g", "(i.e", "cf", "incl", "esp"};
+  static const std::set<std::string> abbrev{"e.g", "i.e", "inc",  "ltd", "corp", "vs",   "etc", "approx", "a.m",
+                                            "p.m", "u.s", "dept", "ext", "(e.g", "(i.e", "cf",  "incl",   "esp"};
   // Titles and month abbreviations only when capitalised: "ms" after a number is a unit.
-  static const std::set<std::string> titled{"mr", "mrs", "ms", "dr", "st", "jr", "sr", "no", "co", "jan", "feb", "mar",
-                                            "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "fig"};
+  static const std::set<std::string> titled{"mr",  "mrs",  "ms",  "dr",  "st",  "jr",  "sr",  "no",
+                                            "co",  "jan",  "feb", "mar", "apr", "jun", "jul", "aug",
+                                            "sep", "sept", "oct", "nov", "dec", "fig"};
   if (abbrev.count(w))
     return true;
   if (!raw.empty() && text::is_upper(raw[0]) && titled.count(w))
@@ -90,13 +91,14 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
         auto rest = part.substr(pos + conj.size());
         auto next = first_words(rest, 3);
         auto left_words = first_words(part.substr(from, pos - from), 4).size();
-        bool new_subject = next.size() >= 3 && left_words >= 4 &&
-                           (has_any(lower_ascii(next[0]), {"i", "we", "you", "they", "he", "she", "i'll", "we'll",
-                                                           "we've", "i've", "they'll", "she'll", "he'll", "please",
-                                                           "could", "can", "would", "let's", "pls", "i'd", "we'd",
-                                                           "they'd", "it's", "there's", "everyone", "the", "our",
-                                                           "their", "his", "her", "its", "my", "your"}) ||
-                            (text::is_upper(next[0][0]) && lexicon::is_first_name(lower_ascii(text::strip_punct(next[0])))));
+        bool new_subject =
+            next.size() >= 3 && left_words >= 4 &&
+            (has_any(lower_ascii(next[0]),
+                     {"i",     "we",      "you",    "they",   "he",     "she",     "i'll",     "we'll", "we've",
+                      "i've",  "they'll", "she'll", "he'll",  "please", "could",   "can",      "would", "let's",
+                      "pls",   "i'd",     "we'd",   "they'd", "it's",   "there's", "everyone", "the",   "our",
+                      "their", "his",     "her",    "its",    "my",     "your"}) ||
+             (text::is_upper(next[0][0]) && lexicon::is_first_name(lower_ascii(text::strip_punct(next[0])))));
         if (new_subject) {
           out.emplace_back(text::trim(part.substr(from, pos - from)));
           from = pos + conj.size();
@@ -167,12 +169,13 @@ std::vector<std::string> split_sentences(std::string_view body) {
       if (c != '.' && c != '!' && c != '?')
         continue;
       std::size_t j = i;
-      while (j + 1 < p.size() && (p[j + 1] == '.' || p[j + 1] == '!' || p[j + 1] == '?' || p[j + 1] == '"' || p[j + 1] == ')'))
+      while (j + 1 < p.size() &&
+             (p[j + 1] == '.' || p[j + 1] == '!' || p[j + 1] == '?' || p[j + 1] == '"' || p[j + 1] == ')'))
         ++j;
-      bool end = j + 1 >= p.size() || (p[j + 1] == ' ' && j + 2 < p.size() &&
-                                       (text::is_upper(p[j + 2]) || text::is_digit(p[j + 2]) || p[j + 2] == '"' ||
-                                        p[j + 2] == '@' || static_cast<unsigned char>(p[j + 2]) >= 0x80 ||
-                                        p[j + 2] == '(' || p[j + 2] == '*'));
+      bool end = j + 1 >= p.size() ||
+                 (p[j + 1] == ' ' && j + 2 < p.size() &&
+                  (text::is_upper(p[j + 2]) || text::is_digit(p[j + 2]) || p[j + 2] == '"' || p[j + 2] == '@' ||
+                   static_cast<unsigned char>(p[j + 2]) >= 0x80 || p[j + 2] == '(' || p[j + 2] == '*'));
       // Chat writes sentences in lower case: ". it's" ends one when both sides are long enough.
       if (!end && j + 2 < p.size() && p[j + 1] == ' ' && text::is_alpha(p[j + 2]) &&
           first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3 &&

@@ -17,13 +17,12 @@ bool has_digit(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::vector<std::string> sorted(const std::set<std::string>& s) {
-  return {s.begin(), s.end()};
-}
+std::vector<std::string> sorted(const std::set<std::string>& s) { return {s.begin(), s.end()}; }
 
 /// Words that carry no fact of their own: articles, auxiliaries, pronouns, greetings and
 /// fillers, polarity words (compared apart) and calendar and currency words (dates and
 /// amounts are compared apart).
+// clang-format off
 const std::unordered_set<std::string_view>& filler_words() {
   static const std::unordered_set<std::string_view> words{
       "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "am", "will", "would", "shall",
@@ -37,15 +36,16 @@ const std::unordered_set<std::string_view>& filler_words() {
       "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
       "q1", "q2", "q3", "q4", "don", "doesn", "didn", "won", "isn", "aren", "wasn", "weren", "hasn", "haven", "hadn", "can",
       "cannot", "couldn", "shouldn", "wouldn"};
+  // clang-format on
   return words;
 }
 
 /// Units written beside a number ("EUR 24,000", "$50k", "3 pm", "5th"): fillers there, and
 /// content elsewhere ("pay in EUR").
 bool number_unit(std::string_view w) {
-  static const std::unordered_set<std::string_view> units{"usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "k",
-                                                          "m", "bn", "mn", "am", "pm", "dollars", "euros", "pounds",
-                                                          "st", "nd", "rd", "th", "million", "thousand", "billion"};
+  static const std::unordered_set<std::string_view> units{
+      "usd", "eur",     "gbp",   "chf",    "jpy", "cad", "aud", "k",  "m",       "bn",       "mn",     "am",
+      "pm",  "dollars", "euros", "pounds", "st",  "nd",  "rd",  "th", "million", "thousand", "billion"};
   return units.count(w) > 0;
 }
 
@@ -131,7 +131,7 @@ std::string normal_number(std::string n) {
 void sign(schemas::extraction& x) {
   for (auto& e : x.entries) {
     std::set<std::string> dates, amounts, entities, numbers;
-    std::set<std::string> years;  // years of the dates: "1 October 2026" may leave "2026" behind
+    std::set<std::string> years;   // years of the dates: "1 October 2026" may leave "2026" behind
     std::string rest = e.content;  // the content minus the text of its dates and amounts
     for (auto mi : e.mentions) {
       if (mi >= x.mentions.size())
@@ -168,15 +168,15 @@ void sign(schemas::extraction& x) {
       if (!has_digit(tokens[i]))
         continue;
       auto t = tokens[i];
-      if (i + 1 < tokens.size() && (tokens[i + 1] == "am" || tokens[i + 1] == "pm" || tokens[i + 1] == "AM" ||
-                                    tokens[i + 1] == "PM"))
+      if (i + 1 < tokens.size() &&
+          (tokens[i + 1] == "am" || tokens[i + 1] == "pm" || tokens[i + 1] == "AM" || tokens[i + 1] == "PM"))
         t += tokens[i + 1];
       auto n = normal_number(t);
       if (!n.empty() && !years.count(n))
         numbers.insert(n);
     }
-    e.sig = {sorted(numbers), sorted(dates), sorted(amounts), sorted(entities), content_words(e.content),
-             content_words(e.title)};
+    e.sig = {sorted(numbers),          sorted(dates),         sorted(amounts), sorted(entities),
+             content_words(e.content), content_words(e.title)};
   }
 }
 

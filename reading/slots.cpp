@@ -16,24 +16,24 @@ namespace {
 /// Attribute slots by cue word, first match wins. Built at static initialisation (the
 /// phrase index is not written after that). The names are stored data: see slots.hpp.
 const std::vector<std::pair<phrase_set, const char*>> slots = [] {
-    std::vector<std::pair<phrase_set, const char*>> v;
-    v.emplace_back(phrase_set{"price", "pricing", "cost", "costs", "fee", "fees", "rate", "quote", "quoted",
-                              "discount"}, "price");
-    v.emplace_back(phrase_set{"budget"}, "budget");
-    v.emplace_back(phrase_set{"seats", "licenses", "licences", "users", "headcount"}, "seats");
-    v.emplace_back(phrase_set{"payment terms", "net 30", "net 45", "net 60", "net 90"}, "payment_terms");
-    v.emplace_back(phrase_set{"launch", "go-live", "go live"}, "launch_date");
-    v.emplace_back(phrase_set{"renewal", "renews", "renew"}, "renewal_date");
-    v.emplace_back(phrase_set{"start date", "starts", "start on", "begins"}, "start_date");
-    v.emplace_back(phrase_set{"deadline", "due"}, "deadline");
-    v.emplace_back(phrase_set{"invoice", "invoices", "invoicing", "billing"}, "invoicing");
-    v.emplace_back(phrase_set{"support", "helpdesk", "support line"}, "support");
-    v.emplace_back(phrase_set{"contract", "agreement", "sow", "msa"}, "contract");
-    v.emplace_back(phrase_set{"delivery", "deliveries", "shipment", "shipments"}, "delivery");
-    v.emplace_back(phrase_set{"meeting", "call", "calls"}, "meetings");
-    v.emplace_back(phrase_set{"account manager", "point of contact", "contact"}, "contact");
-    return v;
-  }();
+  std::vector<std::pair<phrase_set, const char*>> v;
+  v.emplace_back(phrase_set{"price", "pricing", "cost", "costs", "fee", "fees", "rate", "quote", "quoted", "discount"},
+                 "price");
+  v.emplace_back(phrase_set{"budget"}, "budget");
+  v.emplace_back(phrase_set{"seats", "licenses", "licences", "users", "headcount"}, "seats");
+  v.emplace_back(phrase_set{"payment terms", "net 30", "net 45", "net 60", "net 90"}, "payment_terms");
+  v.emplace_back(phrase_set{"launch", "go-live", "go live"}, "launch_date");
+  v.emplace_back(phrase_set{"renewal", "renews", "renew"}, "renewal_date");
+  v.emplace_back(phrase_set{"start date", "starts", "start on", "begins"}, "start_date");
+  v.emplace_back(phrase_set{"deadline", "due"}, "deadline");
+  v.emplace_back(phrase_set{"invoice", "invoices", "invoicing", "billing"}, "invoicing");
+  v.emplace_back(phrase_set{"support", "helpdesk", "support line"}, "support");
+  v.emplace_back(phrase_set{"contract", "agreement", "sow", "msa"}, "contract");
+  v.emplace_back(phrase_set{"delivery", "deliveries", "shipment", "shipments"}, "delivery");
+  v.emplace_back(phrase_set{"meeting", "call", "calls"}, "meetings");
+  v.emplace_back(phrase_set{"account manager", "point of contact", "contact"}, "contact");
+  return v;
+}();
 
 }  // namespace
 

@@ -126,8 +126,8 @@ std::vector<std::string_view> words(std::string_view s) {
 
 std::string_view strip_punct(std::string_view w) {
   auto punct = [](char c) {
-    return c == ',' || c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '(' || c == ')' ||
-           c == '"' || c == '\'' || c == '[' || c == ']' || c == '*' || c == '<' || c == '>';
+    return c == ',' || c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '(' || c == ')' || c == '"' ||
+           c == '\'' || c == '[' || c == ']' || c == '*' || c == '<' || c == '>';
   };
   while (!w.empty() && punct(w.front()))
     w.remove_prefix(1);

@@ -62,7 +62,8 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
   std::vector<std::size_t> entry_remap(x.entries.size(), SIZE_MAX);
   for (std::size_t ei = 0; ei < x.entries.size(); ++ei) {
     auto& e = x.entries[ei];
-    if (!(e.confidence >= 0 && e.confidence <= 1) || schemas::to_string(e.type).empty() || text::trim(e.content).empty()) {
+    if (!(e.confidence >= 0 && e.confidence <= 1) || schemas::to_string(e.type).empty() ||
+        text::trim(e.content).empty()) {
       ++r.dropped_invalid;
       continue;
     }

@@ -14,9 +14,9 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 7> op_names = {"add_entities",        "relate",           "add_observations",
-                                                      "delete_entities",     "delete_observations",
-                                                      "delete_relations",    "merge_entities"};
+constexpr std::array<std::string_view, 7> op_names = {
+    "add_entities",        "relate",           "add_observations", "delete_entities",
+    "delete_observations", "delete_relations", "merge_entities"};
 
 bool has_entities(entity_op op) { return op == entity_op::add_entities; }
 bool has_relations(entity_op op) { return op == entity_op::relate || op == entity_op::delete_relations; }
@@ -136,9 +136,7 @@ std::string snake(std::string_view given) {
 
 }  // namespace
 
-std::string_view to_string(entity_op op) {
-  return op_names[static_cast<std::size_t>(op)];
-}
+std::string_view to_string(entity_op op) { return op_names[static_cast<std::size_t>(op)]; }
 
 std::optional<entity_op> parse_entity_op(std::string_view s) {
   for (std::size_t i = 0; i < op_names.size(); ++i)
@@ -147,13 +145,9 @@ std::optional<entity_op> parse_entity_op(std::string_view s) {
   return std::nullopt;
 }
 
-std::string relation_label(std::string_view given) {
-  return snake(given);
-}
+std::string relation_label(std::string_view given) { return snake(given); }
 
-std::string type_key(std::string_view given) {
-  return snake(given);
-}
+std::string type_key(std::string_view given) { return snake(given); }
 
 std::string to_json(const entity_command& c) {
   ojson j;

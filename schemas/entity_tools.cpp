@@ -11,10 +11,10 @@ namespace {
   R"({"type": "object", "description": "Key-value metadata (string values; keys up to 64 bytes, values up to 1,024, at most 64 keys)."})"
 #define ENGRAM_EDGE_TYPES \
   R"({"type": "array", "maxItems": 32, "items": {"type": "string", "minLength": 1, "maxLength": 64}, "description": "Follow only these relationship labels (compared as lower snake case)."})"
-#define ENGRAM_DIRECTION \
-  R"({"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"})"
+#define ENGRAM_DIRECTION R"({"type": "string", "enum": ["outgoing", "incoming", "both"], "default": "both"})"
 
-constexpr std::string_view definitions = R"([
+constexpr std::string_view definitions =
+    R"([
 {"name": "entity_add",
  "description": "Add an entity (a company, person, technology, product, location or any other type) to this organisation's graph, or merge attributes into the entity of that name (new keys added, existing keys updated; created is then false). People and organisations found in mail are the same nodes.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["name", "entity_type"],
@@ -52,14 +52,16 @@ constexpr std::string_view definitions = R"([
 {"name": "entity_search",
  "description": "Fuzzy search over entity names and aliases (exact, prefix, word, substring and typo matches), scored 0..1, best first.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
-   "properties": {"query": )" ENGRAM_NAME R"(, "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}}},
+   "properties": {"query": )" ENGRAM_NAME
+    R"(, "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}}},
  "outputSchema": {"type": "object", "required": ["results"],
    "properties": {"results": {"type": "array", "items": {"type": "object", "required": ["name", "entity_type", "score"],
      "properties": {"name": {"type": "string"}, "entity_type": {"type": "string"}, "score": {"type": "number"}}}}}}},
 {"name": "entity_find_related",
  "description": "Entities connected to an entity by any relationship, in either direction (outgoing: it is the source).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["name"],
-   "properties": {"name": )" ENGRAM_NAME R"(, "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200}}},
+   "properties": {"name": )" ENGRAM_NAME
+    R"(, "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200}}},
  "outputSchema": {"type": "object", "required": ["entity", "related"],
    "properties": {"entity": {"type": "string"}, "related": {"type": "array", "items": {"type": "object",
      "required": ["name", "relationship", "direction"], "properties": {"name": {"type": "string"},
@@ -122,12 +124,8 @@ constexpr std::string_view kag_definitions = R"([
 
 }  // namespace
 
-std::string_view entity_tool_definitions() {
-  return definitions;
-}
+std::string_view entity_tool_definitions() { return definitions; }
 
-std::string_view kag_tool_definitions() {
-  return kag_definitions;
-}
+std::string_view kag_tool_definitions() { return kag_definitions; }
 
 }  // namespace engram::schemas

@@ -13,8 +13,11 @@ using detail::fields;
 
 json mention_json(const entity_mention& m) {
   json j{{"kind", to_string(m.kind)}, {"text", m.text}, {"value", m.value}};
-  for (auto [k, v] : {std::pair{"currency", &m.currency}, {"address", &m.address}, {"role", &m.role},
-                      {"company", &m.company}, {"phone", &m.phone}})
+  for (auto [k, v] : {std::pair{"currency", &m.currency},
+                      {"address", &m.address},
+                      {"role", &m.role},
+                      {"company", &m.company},
+                      {"phone", &m.phone}})
     if (!v->empty())
       j[k] = *v;
   return j;
@@ -30,23 +33,28 @@ error read_mention(const fields& f, entity_mention& m) {
   if (!k)
     return f.why("kind", "unknown entity kind '" + kind + "'");
   m.kind = *k;
-  for (auto [k, v] : {std::pair{"text", &m.text}, {"value", &m.value}, {"currency", &m.currency},
-                      {"address", &m.address}, {"role", &m.role}, {"company", &m.company}, {"phone", &m.phone}})
+  for (auto [k, v] : {std::pair{"text", &m.text},
+                      {"value", &m.value},
+                      {"currency", &m.currency},
+                      {"address", &m.address},
+                      {"role", &m.role},
+                      {"company", &m.company},
+                      {"phone", &m.phone}})
     if (auto e = f.text(k, *v))
       return e;
   return std::nullopt;
 }
 
 json signature_json(const signature& s) {
-  return {{"numbers", s.numbers}, {"dates", s.dates}, {"amounts", s.amounts},
+  return {{"numbers", s.numbers},   {"dates", s.dates}, {"amounts", s.amounts},
           {"entities", s.entities}, {"words", s.words}, {"key", s.key}};
 }
 
 error read_signature(const fields& f, signature& s) {
   if (!f.is_object())
     return f.at("") + ": must be an object";
-  for (auto [k, v] : {std::pair{"numbers", &s.numbers}, {"dates", &s.dates}, {"amounts", &s.amounts},
-                      {"entities", &s.entities}})
+  for (auto [k, v] :
+       {std::pair{"numbers", &s.numbers}, {"dates", &s.dates}, {"amounts", &s.amounts}, {"entities", &s.entities}})
     if (auto e = f.texts(k, *v))
       return e;
   for (auto [k, v] : {std::pair{"words", &s.words}, {"key", &s.key}})
@@ -56,11 +64,14 @@ error read_signature(const fields& f, signature& s) {
 }
 
 json entry_json(const entry& e) {
-  json j{{"type", to_string(e.type)}, {"title", e.title}, {"content", e.content},
-         {"confidence", e.confidence}, {"positive", e.positive}, {"mentions", e.mentions},
+  json j{{"type", to_string(e.type)},         {"title", e.title},       {"content", e.content},
+         {"confidence", e.confidence},        {"positive", e.positive}, {"mentions", e.mentions},
          {"signature", signature_json(e.sig)}};
-  for (auto [k, v] : {std::pair{"subject", &e.subject}, {"slot", &e.slot}, {"value", &e.value},
-                      {"dueAt", &e.due_at}, {"expiresAt", &e.expires_at}})
+  for (auto [k, v] : {std::pair{"subject", &e.subject},
+                      {"slot", &e.slot},
+                      {"value", &e.value},
+                      {"dueAt", &e.due_at},
+                      {"expiresAt", &e.expires_at}})
     if (!v->empty())
       j[k] = *v;
   if (e.suspicious)
@@ -82,9 +93,13 @@ error read_entry(const fields& f, std::size_t mentions, entry& en) {
   if (!t)
     return f.why("type", "unknown entry type '" + type + "'");
   en.type = *t;
-  for (auto [k, v, req] : {std::tuple{"title", &en.title, true}, {"content", &en.content, true},
-                           {"subject", &en.subject, false}, {"slot", &en.slot, false}, {"value", &en.value, false},
-                           {"dueAt", &en.due_at, false}, {"expiresAt", &en.expires_at, false}})
+  for (auto [k, v, req] : {std::tuple{"title", &en.title, true},
+                           {"content", &en.content, true},
+                           {"subject", &en.subject, false},
+                           {"slot", &en.slot, false},
+                           {"value", &en.value, false},
+                           {"dueAt", &en.due_at, false},
+                           {"expiresAt", &en.expires_at, false}})
     if (auto e = f.text(k, *v, req))
       return e;
   if (auto e = f.number("confidence", en.confidence, true))
@@ -248,7 +263,8 @@ std::string to_json(const extracted_message& x) {
       passages.push_back(passage_json(p));
     ex["passages"] = std::move(passages);
   }
-  json j{{"formatVersion", extracted_format_version}, {"message", json::parse(to_json(x.message))},
+  json j{{"formatVersion", extracted_format_version},
+         {"message", json::parse(to_json(x.message))},
          {"extraction", std::move(ex)}};
   if (!x.embedder.empty())
     j["embedder"] = x.embedder;

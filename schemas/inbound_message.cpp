@@ -208,9 +208,7 @@ std::string_view to_string(decode_error::kind k) {
   return "schema";
 }
 
-std::string decode_error::to_string() const {
-  return field.empty() ? reason : field + ": " + reason;
-}
+std::string decode_error::to_string() const { return field.empty() ? reason : field + ": " + reason; }
 
 std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -264,15 +262,14 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
     return true;
   };
   int year, mon, day, hour, min, sec;
-  if (s.size() < 20 || !digits(0, 4, year) || s[4] != '-' || !digits(5, 2, mon) || s[7] != '-' ||
-      !digits(8, 2, day) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-      !digits(11, 2, hour) || s[13] != ':' || !digits(14, 2, min) || s[16] != ':' ||
-      !digits(17, 2, sec))
+  if (s.size() < 20 || !digits(0, 4, year) || s[4] != '-' || !digits(5, 2, mon) || s[7] != '-' || !digits(8, 2, day) ||
+      (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(11, 2, hour) || s[13] != ':' || !digits(14, 2, min) ||
+      s[16] != ':' || !digits(17, 2, sec))
     return std::nullopt;
   static constexpr std::array<int, 12> mdays{31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] || (mon == 2 && day == 29 && !leap) ||
-      hour > 23 || min > 59 || sec > 60)
+  if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] || (mon == 2 && day == 29 && !leap) || hour > 23 ||
+      min > 59 || sec > 60)
     return std::nullopt;
   std::size_t pos = 19;
   int millis = 0;
@@ -293,8 +290,8 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
     ++pos;
   } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
     int oh, om;
-    if (!digits(pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' ||
-        !digits(pos + 4, 2, om) || oh > 23 || om > 59)
+    if (!digits(pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !digits(pos + 4, 2, om) || oh > 23 ||
+        om > 59)
       return std::nullopt;
     offset_min = (oh * 60 + om) * (s[pos] == '+' ? 1 : -1);
     pos += 6;
@@ -308,13 +305,11 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
   return secs * 1000 + millis;
 }
 
-std::optional<decode_error> decode(std::string_view bytes, const decode_limits& limits,
-                                   inbound_message& out) {
+std::optional<decode_error> decode(std::string_view bytes, const decode_limits& limits, inbound_message& out) {
   using k = decode_error::kind;
   if (bytes.size() > limits.max_event_bytes)
     return decode_error{k::too_large, "",
-                        "event is " + std::to_string(bytes.size()) +
-                            " bytes, larger than ingest.max_event_bytes (" +
+                        "event is " + std::to_string(bytes.size()) + " bytes, larger than ingest.max_event_bytes (" +
                             std::to_string(limits.max_event_bytes) + ")"};
   if (auto bad = find_invalid_utf8(bytes))
     return decode_error{k::invalid_utf8, "", "invalid UTF-8 at byte " + std::to_string(*bad)};
@@ -353,8 +348,8 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
     m.sent_at = get_string(doc, "sentAt", "", true, 0);
     auto ms = parse_rfc3339(m.sent_at);
     if (!ms)
-      violate("/sentAt", "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got \"" +
-                             m.sent_at.substr(0, 64) + "\"");
+      violate("/sentAt",
+              "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got \"" + m.sent_at.substr(0, 64) + "\"");
     m.sent_at_ms = *ms;
     const json* from = member(doc, "from");
     if (!from)

@@ -83,9 +83,7 @@ struct inbound_message {
   std::optional<document_ref> document;
 
   /// threadId, or the eventId for a message that starts no known thread.
-  [[nodiscard]] const std::string& thread_or_event() const {
-    return thread_id.empty() ? event_id : thread_id;
-  }
+  [[nodiscard]] const std::string& thread_or_event() const { return thread_id.empty() ? event_id : thread_id; }
 
   friend bool operator==(const inbound_message&, const inbound_message&) = default;
 };

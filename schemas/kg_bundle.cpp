@@ -19,12 +19,14 @@ using error = std::optional<std::string>;
 bool type_name_ok(std::string_view s) {
   if (s.empty() || s.size() > kg_limits::type_name || s[0] < 'a' || s[0] > 'z')
     return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
 }
 
 /// A string field of `j` (at `at`) as every codec reads one: required and not blank unless
 /// `required` is false, at most `max` bytes.
-error text(const json& j, const std::string& at, const char* k, std::string& out, std::size_t max, bool required = true) {
+error text(const json& j, const std::string& at, const char* k, std::string& out, std::size_t max,
+           bool required = true) {
   return detail::fields(j, at).text(k, out, max, required);
 }
 
@@ -80,13 +82,12 @@ error read_type(const json& j, const std::string& at, kg_type_spec& t) {
 
 }  // namespace
 
-std::string_view to_string(kg_op op) {
-  return op == kg_op::apply ? "apply" : "delete";
-}
+std::string_view to_string(kg_op op) { return op == kg_op::apply ? "apply" : "delete"; }
 
 bool valid_bundle_name(std::string_view s) {
-  return !s.empty() && s.size() <= kg_limits::bundle_name &&
-         std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+  return !s.empty() && s.size() <= kg_limits::bundle_name && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
 }
 
 std::vector<std::string> kg_tool_names(const kg_type_spec& t) {

@@ -161,8 +161,11 @@ std::string to_json(const extraction& x) {
     entities.push_back(mention_json(m));
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : x.entries) {
-    nlohmann::json j{{"entryType", to_string(e.type)}, {"title", e.title},       {"content", e.content},
-                     {"confidence", e.confidence},      {"polarity", e.positive ? "positive" : "negative"}};
+    nlohmann::json j{{"entryType", to_string(e.type)},
+                     {"title", e.title},
+                     {"content", e.content},
+                     {"confidence", e.confidence},
+                     {"polarity", e.positive ? "positive" : "negative"}};
     if (!e.subject.empty())
       j["subject"] = e.subject;
     if (!e.slot.empty())
@@ -180,7 +183,9 @@ std::string to_json(const extraction& x) {
     j["entities"] = refs;
     entries.push_back(std::move(j));
   }
-  nlohmann::json out{{"extractor", x.extractor}, {"entities", entities}, {"entries", entries},
+  nlohmann::json out{{"extractor", x.extractor},
+                     {"entities", entities},
+                     {"entries", entries},
                      {"droppedLowConfidence", x.dropped_low_confidence}};
   if (x.sender_signature)
     out["senderSignature"] = mention_json(*x.sender_signature);
@@ -189,8 +194,10 @@ std::string to_json(const extraction& x) {
     for (const auto& r : x.relations) {
       if (r.subject >= x.mentions.size() || r.object >= x.mentions.size())
         continue;
-      nlohmann::json j{{"subject", x.mentions[r.subject].value}, {"predicate", r.predicate},
-                       {"object", x.mentions[r.object].value}, {"confidence", r.confidence}};
+      nlohmann::json j{{"subject", x.mentions[r.subject].value},
+                       {"predicate", r.predicate},
+                       {"object", x.mentions[r.object].value},
+                       {"confidence", r.confidence}};
       if (r.ended)
         j["ended"] = true;
       if (!r.role.empty())

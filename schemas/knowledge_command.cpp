@@ -13,9 +13,8 @@ namespace engram::schemas {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> op_names = {"validate",      "resolve_review", "merge_branch",
-                                                      "discard_branch", "expire",        "reminder_sent",
-                                                      "chunk_failed"};
+constexpr std::array<std::string_view, 7> op_names = {"validate", "resolve_review", "merge_branch", "discard_branch",
+                                                      "expire",   "reminder_sent",  "chunk_failed"};
 
 using op_set = std::uint8_t;
 constexpr op_set bit(command_op op) { return static_cast<op_set>(1u << static_cast<unsigned>(op)); }
@@ -62,9 +61,7 @@ bool is_default(const knowledge_command& c, const field& f) {
 
 }  // namespace
 
-std::string_view to_string(command_op op) {
-  return op_names[static_cast<std::size_t>(op)];
-}
+std::string_view to_string(command_op op) { return op_names[static_cast<std::size_t>(op)]; }
 
 std::optional<command_op> parse_command_op(std::string_view s) {
   for (std::size_t i = 0; i < op_names.size(); ++i)

@@ -38,12 +38,16 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
   constexpr std::size_t id = 256, time = 64, chars_256 = 4 * 256, unbounded = std::string::npos;
   const detail::fields f(j, "");
   std::string type;
-  for (auto [k, dst, max, req] :
-       {std::tuple{"eventId", &out.event_id, id, true}, {"organizationId", &out.organization_id, id, true},
-        {"savedAt", &out.saved_at, time, true}, {"savedBy", &out.saved_by, id, false}, {"type", &type, time, true},
-        {"title", &out.title, std::size_t{4 * 200}, true}, {"content", &out.content, unbounded, true},
-        {"contactId", &out.contact_id, chars_256, false}, {"expiresAt", &out.expires_at, time, false},
-        {"branchId", &out.branch_id, chars_256, false}})
+  for (auto [k, dst, max, req] : {std::tuple{"eventId", &out.event_id, id, true},
+                                  {"organizationId", &out.organization_id, id, true},
+                                  {"savedAt", &out.saved_at, time, true},
+                                  {"savedBy", &out.saved_by, id, false},
+                                  {"type", &type, time, true},
+                                  {"title", &out.title, std::size_t{4 * 200}, true},
+                                  {"content", &out.content, unbounded, true},
+                                  {"contactId", &out.contact_id, chars_256, false},
+                                  {"expiresAt", &out.expires_at, time, false},
+                                  {"branchId", &out.branch_id, chars_256, false}})
     if (auto e = f.text(k, *dst, max, req))
       return e;
   auto t = parse_entry_type(type);
@@ -62,7 +66,8 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_save& out) {
   if (!(out.confidence >= 0 && out.confidence <= 1))
     return std::string("/confidence: must be within 0..1");
   if (!out.branch_id.empty()) {
-    if (!j.contains("branchTtlMs") || !j["branchTtlMs"].is_number_integer() || j["branchTtlMs"].get<std::int64_t>() <= 0)
+    if (!j.contains("branchTtlMs") || !j["branchTtlMs"].is_number_integer() ||
+        j["branchTtlMs"].get<std::int64_t>() <= 0)
       return std::string("/branchTtlMs: required positive integer with branchId");
     out.branch_ttl_ms = j["branchTtlMs"].get<std::int64_t>();
   }

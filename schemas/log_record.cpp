@@ -5,19 +5,19 @@ namespace engram::schemas {
 namespace {
 
 constexpr std::array<std::string_view, all_record_kinds.size()> kind_names{
-    kind_inbound_message, kind_knowledge_save, kind_knowledge_command, kind_extracted_message, kind_entity_command,
-    kind_kg_bundle};
+    kind_inbound_message,   kind_knowledge_save, kind_knowledge_command,
+    kind_extracted_message, kind_entity_command, kind_kg_bundle};
 
 const inbound_message& message_of(const inbound_message& m) { return m; }
 const inbound_message& message_of(const extracted_message& x) { return x.message; }
 template <class T>
-const T& message_of(const T& v) { return v; }
+const T& message_of(const T& v) {
+  return v;
+}
 
 }  // namespace
 
-std::string_view to_string(record_kind k) {
-  return kind_names[static_cast<std::size_t>(k)];
-}
+std::string_view to_string(record_kind k) { return kind_names[static_cast<std::size_t>(k)]; }
 
 std::optional<record_kind> parse_record_kind(std::string_view header) {
   if (header.empty())
@@ -28,9 +28,7 @@ std::optional<record_kind> parse_record_kind(std::string_view header) {
   return std::nullopt;
 }
 
-record_kind kind_of(const log_payload& p) {
-  return all_record_kinds[p.index()];
-}
+record_kind kind_of(const log_payload& p) { return all_record_kinds[p.index()]; }
 
 const std::string& organization_of(const log_payload& p) {
   return std::visit([](const auto& v) -> const std::string& { return message_of(v).organization_id; }, p);

@@ -46,9 +46,9 @@ enum class record_kind : std::uint8_t {
   kg_bundle
 };
 
-inline constexpr std::array all_record_kinds{record_kind::inbound_message, record_kind::knowledge_save,
+inline constexpr std::array all_record_kinds{record_kind::inbound_message,   record_kind::knowledge_save,
                                              record_kind::knowledge_command, record_kind::extracted_message,
-                                             record_kind::entity_command, record_kind::kg_bundle};
+                                             record_kind::entity_command,    record_kind::kg_bundle};
 
 /// The header value: "inbound-message", "knowledge-save", "knowledge-command", "extracted-message",
 /// "entity-command", "kg-bundle".

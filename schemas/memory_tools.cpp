@@ -11,20 +11,20 @@ namespace {
 #define ENGRAM_MEM_NAME R"({"type": "string", "minLength": 1, "maxLength": 256})"
 #define ENGRAM_MEM_OBSERVATIONS \
   R"({"type": "array", "maxItems": 256, "items": {"type": "string", "minLength": 1, "maxLength": 2048}})"
-#define ENGRAM_MEM_ENTITY                                                                                      \
-  R"({"type": "object", "required": ["name", "entityType", "observations"], "properties": {)"                \
-  R"("name": )" ENGRAM_MEM_NAME R"(, "entityType": {"type": "string", "minLength": 1, "maxLength": 64},)"      \
+#define ENGRAM_MEM_ENTITY                                                                                 \
+  R"({"type": "object", "required": ["name", "entityType", "observations"], "properties": {)"             \
+  R"("name": )" ENGRAM_MEM_NAME R"(, "entityType": {"type": "string", "minLength": 1, "maxLength": 64},)" \
   R"( "observations": )" ENGRAM_MEM_OBSERVATIONS R"(}})"
-#define ENGRAM_MEM_RELATION                                                                                    \
-  R"({"type": "object", "required": ["from", "to", "relationType"], "properties": {)"                        \
-  R"("from": )" ENGRAM_MEM_NAME R"(, "to": )" ENGRAM_MEM_NAME R"(,)"                                           \
+#define ENGRAM_MEM_RELATION                                                           \
+  R"({"type": "object", "required": ["from", "to", "relationType"], "properties": {)" \
+  R"("from": )" ENGRAM_MEM_NAME R"(, "to": )" ENGRAM_MEM_NAME R"(,)"                  \
   R"( "relationType": {"type": "string", "minLength": 1, "maxLength": 64}}})"
-#define ENGRAM_MEM_GRAPH                                                                                       \
-  R"({"type": "object", "required": ["entities", "relations"], "properties": {)"                             \
-  R"("entities": {"type": "array", "items": )" ENGRAM_MEM_ENTITY R"(},)"                                       \
-  R"( "relations": {"type": "array", "items": )" ENGRAM_MEM_RELATION R"(},)"                                   \
+#define ENGRAM_MEM_GRAPH                                                         \
+  R"({"type": "object", "required": ["entities", "relations"], "properties": {)" \
+  R"("entities": {"type": "array", "items": )" ENGRAM_MEM_ENTITY R"(},)"         \
+  R"( "relations": {"type": "array", "items": )" ENGRAM_MEM_RELATION R"(},)"     \
   R"( "nextCursor": {"type": "string"}, "total": {"type": "integer"}}})"
-#define ENGRAM_MEM_DONE                                                                                        \
+#define ENGRAM_MEM_DONE                                                                                      \
   R"({"type": "object", "required": ["success", "message"], "properties": {"success": {"type": "boolean"},)" \
   R"( "message": {"type": "string"}, "deleted": {"type": "integer"}}})"
 
@@ -88,8 +88,6 @@ constexpr std::string_view definitions = R"([
 
 }  // namespace
 
-std::string_view memory_tool_definitions() {
-  return definitions;
-}
+std::string_view memory_tool_definitions() { return definitions; }
 
 }  // namespace engram::schemas

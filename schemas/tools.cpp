@@ -7,34 +7,34 @@ namespace engram::schemas {
 namespace {
 
 // An entry as the tools return it (docs/architecture.md).
-#define ENGRAM_ENTRY_SCHEMA                                                                                     \
-  R"({"type": "object", "required": ["id", "entryType", "title", "content", "confidence", "status"],)"          \
-  R"( "properties": {"id": {"type": "string"}, "organizationId": {"type": "string"},)"                          \
-  R"( "entryType": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},)"             \
-  R"( "sourceType": {"type": "string"}, "sourceId": {"type": "string"},)"                                       \
-  R"( "contactIds": {"type": "array", "items": {"type": "string"}}, "threadId": {"type": "string"},)"           \
-  R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"},)"                            \
-  R"( "lastValidatedAt": {"type": "string"}, "expiresAt": {"type": ["string", "null"]},)"                       \
-  R"( "dueAt": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},)"          \
-  R"( "entities": {"type": "array"}, "relations": {"type": "array"}, "status": {"type": "string"},)"            \
+#define ENGRAM_ENTRY_SCHEMA                                                                            \
+  R"({"type": "object", "required": ["id", "entryType", "title", "content", "confidence", "status"],)" \
+  R"( "properties": {"id": {"type": "string"}, "organizationId": {"type": "string"},)"                 \
+  R"( "entryType": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},)"   \
+  R"( "sourceType": {"type": "string"}, "sourceId": {"type": "string"},)"                              \
+  R"( "contactIds": {"type": "array", "items": {"type": "string"}}, "threadId": {"type": "string"},)"  \
+  R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"},)"                   \
+  R"( "lastValidatedAt": {"type": "string"}, "expiresAt": {"type": ["string", "null"]},)"              \
+  R"( "dueAt": {"type": ["string", "null"]}, "tags": {"type": "array", "items": {"type": "string"}},)" \
+  R"( "entities": {"type": "array"}, "relations": {"type": "array"}, "status": {"type": "string"},)"   \
   R"( "createdAt": {"type": "string"}, "updatedAt": {"type": "string"}, "score": {"type": "number"}}})"
 
 // A recall or search result: an entry (with its sources and the passage it was read from as
 // evidence) or a passage no entry covers.
-#define ENGRAM_RESULT_SCHEMA                                                                                    \
-  R"({"type": "object", "required": ["kind", "id", "eventId", "score"],)"                                     \
-  R"( "properties": {"kind": {"type": "string", "enum": ["entry", "passage"]}, "id": {"type": "string"},)"       \
-  R"( "eventId": {"type": "string"}, "score": {"type": "number"},)"                                             \
-  R"( "entryType": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},)"             \
-  R"( "text": {"type": "string"}, "sourceId": {"type": "string"}, "threadId": {"type": "string"},)"             \
+#define ENGRAM_RESULT_SCHEMA                                                                                               \
+  R"({"type": "object", "required": ["kind", "id", "eventId", "score"],)"                                                  \
+  R"( "properties": {"kind": {"type": "string", "enum": ["entry", "passage"]}, "id": {"type": "string"},)"                 \
+  R"( "eventId": {"type": "string"}, "score": {"type": "number"},)"                                                        \
+  R"( "entryType": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},)"                       \
+  R"( "text": {"type": "string"}, "sourceId": {"type": "string"}, "threadId": {"type": "string"},)"                        \
   R"( "sentAt": {"type": "string"}, "from": {"type": "object"}, "dates": {"type": "array", "items": {"type": "string"}},)" \
-  R"( "occurredAt": {"type": "string"}, "evidence": {"type": "object"},)"                                       \
-  R"( "sources": {"type": "array", "items": {"type": "object", "required": ["eventId"],)"                       \
-  R"(   "properties": {"eventId": {"type": "string"}, "sourceId": {"type": "string"}, "sentAt": {"type": "string"}}}},)" \
-  R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"}, "status": {"type": "string"},)" \
-  R"( "suspicious": {"type": "boolean"}},)"                                                                      \
-  R"( "if": {"properties": {"kind": {"const": "entry"}}},)"                                                      \
-  R"( "then": {"required": ["entryType", "title", "content", "confidence", "status", "sources"]},)"             \
+  R"( "occurredAt": {"type": "string"}, "evidence": {"type": "object"},)"                                                  \
+  R"( "sources": {"type": "array", "items": {"type": "object", "required": ["eventId"],)"                                  \
+  R"(   "properties": {"eventId": {"type": "string"}, "sourceId": {"type": "string"}, "sentAt": {"type": "string"}}}},)"   \
+  R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"}, "status": {"type": "string"},)"         \
+  R"( "suspicious": {"type": "boolean"}},)"                                                                                \
+  R"( "if": {"properties": {"kind": {"const": "entry"}}},)"                                                                \
+  R"( "then": {"required": ["entryType", "title", "content", "confidence", "status", "sources"]},)"                        \
   R"( "else": {"required": ["text", "sentAt", "from"]}})"
 
 constexpr std::string_view definitions = R"([
@@ -131,9 +131,7 @@ constexpr std::string_view definitions = R"([
 
 }  // namespace
 
-std::string_view tool_definitions() {
-  return definitions;
-}
+std::string_view tool_definitions() { return definitions; }
 
 std::set<std::string> server_tool_names() {
   std::set<std::string> out;

@@ -36,7 +36,8 @@ vector8 quantise(std::span<const float> v) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-std::int32_t dot_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) noexcept {
+std::int32_t
+dot_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) noexcept {
   std::int32_t s = 0;
   for (std::size_t i = 0; i < n; ++i)
     s += std::int32_t(a[i]) * std::int32_t(b[i]);

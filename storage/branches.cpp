@@ -3,8 +3,8 @@
 
 namespace engram::storage::detail {
 
-errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s, const schemas::vector8& embedding,
-                       apply_outcome* outcome) {
+errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::knowledge_save& s,
+                                       const schemas::vector8& embedding, apply_outcome* outcome) {
   write_txn tx;
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
@@ -48,7 +48,7 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
 }
 
 std::vector<branch_save> kv_graph_store::branch_saves(const std::string& org, const std::string& branch,
-                                      std::int64_t* last_save_ms) const {
+                                                      std::int64_t* last_save_ms) const {
   std::vector<branch_save> out;
   *last_save_ms = 0;
   if (auto v = kv_->get(cf_meta, key("b", org, branch)); v && v->size() >= 16)

@@ -4,15 +4,14 @@
 // Tool names are checked here, in log order, so a replay refuses the same applies.
 #include "storage/internal/graph_store_impl.hpp"
 
-
 namespace engram::storage::detail {
 
 namespace {
 
 std::string status_json(const schemas::kg_command& c, const char* state, std::size_t received, std::size_t entities,
                         const std::string& error) {
-  json j{{"bundle", c.bundle}, {"applyId", c.apply_id}, {"state", state},  {"chunksReceived", received},
-         {"chunks", c.chunks}, {"entities", entities},   {"version", c.version}, {"eventId", c.event_id}};
+  json j{{"bundle", c.bundle}, {"applyId", c.apply_id}, {"state", state},       {"chunksReceived", received},
+         {"chunks", c.chunks}, {"entities", entities},  {"version", c.version}, {"eventId", c.event_id}};
   if (!error.empty())
     j["error"] = error;
   return j.dump();

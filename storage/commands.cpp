@@ -31,7 +31,7 @@ errc kv_graph_store::apply_once(const log_position& pos, const std::string& org,
 }
 
 errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
-                   apply_outcome* outcome) {
+                                   apply_outcome* outcome) {
   command_result r;
   const auto& org = c.organization_id;
   auto e = apply_once(pos, org, c.event_id, outcome, [&](write_txn& tx, std::string& rejected) {
@@ -72,7 +72,7 @@ void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
 }
 
 std::vector<std::pair<std::string, std::string>> kv_graph_store::review_queue(const std::string& org,
-                                                              std::size_t limit) const {
+                                                                              std::size_t limit) const {
   std::vector<std::pair<std::string, std::string>> out;
   const auto prefix = key(org, "");
   auto it = kv_->iterate(cf_review);
@@ -185,7 +185,7 @@ errc kv_graph_store::chunk_failed(write_txn& tx, const schemas::knowledge_comman
     return have.error();
   if (have && json::parse(*have, nullptr, false).value("status", std::string()) == "done")
     return errc::ok;
-  json status{{"title", c.title}, {"chunk", c.chunk},   {"chunks", c.chunks},
+  json status{{"title", c.title},      {"chunk", c.chunk},   {"chunks", c.chunks},
               {"eventId", c.event_id}, {"status", "failed"}, {"error", c.reason}};
   tx.batch.put(cf_meta, k, status.dump());
   return errc::ok;
@@ -199,9 +199,8 @@ errc kv_graph_store::expire(write_txn& tx, const schemas::knowledge_command& c, 
   std::vector<std::string> ids;
   {
     auto it = kv_->iterate(cf_expiry);
-    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix) &&
-                           ids.size() < static_cast<std::size_t>(c.limit);
-         it->next()) {
+    for (it->seek(prefix);
+         it->valid() && it->key().starts_with(prefix) && ids.size() < static_cast<std::size_t>(c.limit); it->next()) {
       auto k = it->key().substr(prefix.size());
       if (static_cast<std::int64_t>(decode_u64(k.substr(0, 8))) > c.issued_at_ms)
         break;

@@ -96,7 +96,8 @@ errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& 
 /// The entity id an exact normalised name (or address) resolves to, preferring ids that
 /// start with `kind_prefix`; "" when none. Names written earlier by the event being applied
 /// are seen through `tx` (null for readers).
-std::string kv_graph_store::resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const {
+std::string kv_graph_store::resolve_name(const write_txn* tx, const std::string& org, const std::string& norm,
+                                         std::string_view kind_prefix) const {
   if (tx)
     if (auto it = tx->names.find(key(org, norm));
         it != tx->names.end() && (kind_prefix.empty() || it->second.rfind(kind_prefix, 0) == 0))

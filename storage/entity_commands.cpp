@@ -73,7 +73,7 @@ std::pair<std::string, std::string> rest_of(std::string_view k, std::size_t pref
 class kv_graph_store::entity_writer {
 public:
   entity_writer(kv_graph_store& s, write_txn& tx, const schemas::entity_command& c)
-    : s_(s), tx_(tx), c_(c), org_(c.organization_id) {}
+      : s_(s), tx_(tx), c_(c), org_(c.organization_id) {}
 
   /// The op's answer (JSON) or, in `error`, why nothing is to change.
   errc run(std::string& answer, std::string& error) {
@@ -345,7 +345,7 @@ private:
     if (auto err = s_.load_entity(tx_, org_, b_id, &b); err != errc::ok)
       return err;
     if (!a || !b)
-      return errc::corruption;  // a name row without its entity
+      return errc::corruption;      // a name row without its entity
     const stored_entity gone = *b;  // b's node may move when tx_.entities changes
     std::size_t attributes_gained = 0, relationships_gained = 0;
     for (const auto& [k, v] : gone.attributes)
@@ -356,8 +356,11 @@ private:
         a->observations.push_back(o);
     if (a->entity_type.empty())
       a->entity_type = gone.entity_type;
-    for (auto [mine, theirs] : {std::pair{&a->address, &gone.address}, {&a->contact_id, &gone.contact_id},
-                                {&a->role, &gone.role}, {&a->company, &gone.company}, {&a->phone, &gone.phone}})
+    for (auto [mine, theirs] : {std::pair{&a->address, &gone.address},
+                                {&a->contact_id, &gone.contact_id},
+                                {&a->role, &gone.role},
+                                {&a->company, &gone.company},
+                                {&a->phone, &gone.phone}})
       if (mine->empty())
         *mine = *theirs;
     a->messages += gone.messages;
@@ -365,8 +368,7 @@ private:
     names.insert(names.end(), gone.aliases.begin(), gone.aliases.end());
     const auto a_norm = normalise_name(a->name);
     for (const auto& n : names) {
-      if (normalise_name(n) != a_norm &&
-          std::find(a->aliases.begin(), a->aliases.end(), n) == a->aliases.end())
+      if (normalise_name(n) != a_norm && std::find(a->aliases.begin(), a->aliases.end(), n) == a->aliases.end())
         a->aliases.push_back(n);
       index_name(n, a_id);
     }
@@ -440,7 +442,7 @@ std::string kv_graph_store::entity_id(const std::string& org, const std::string&
 }
 
 std::vector<std::string> kv_graph_store::entity_entries(const std::string& org, const std::string& id,
-                                                       std::size_t limit) const {
+                                                        std::size_t limit) const {
   std::vector<std::string> out;
   const auto prefix = key(org, id, "entry", "");
   auto it = kv_->iterate(cf_links);
@@ -450,8 +452,8 @@ std::vector<std::string> kv_graph_store::entity_entries(const std::string& org, 
 }
 
 std::vector<std::pair<std::string, std::string>> kv_graph_store::names_with_prefix(const std::string& org,
-                                                                                  const std::string& prefix,
-                                                                                  std::size_t limit) const {
+                                                                                   const std::string& prefix,
+                                                                                   std::size_t limit) const {
   std::vector<std::pair<std::string, std::string>> out;
   const auto under = key(org, "");
   const auto start = under + prefix;

@@ -8,10 +8,7 @@
 
 namespace engram::storage::detail {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 void entity_index::put(std::string_view org, const knowledge::stored_entity& e) {
   row r;
@@ -86,8 +83,9 @@ void entity_index::remove_edge(std::string_view org, const std::string& from, co
   std::erase_if(t->second.in, [&](const adjacent& a) { return a.other == &f->first && a.label == &*l; });
 }
 
-void entity_index::neighbours(const std::string& org, const std::string& id, bool outgoing, bool incoming,
-                              const std::function<void(const std::string&, const std::string&, double, bool)>& fn) const {
+void entity_index::neighbours(
+    const std::string& org, const std::string& id, bool outgoing, bool incoming,
+    const std::function<void(const std::string&, const std::string&, double, bool)>& fn) const {
   std::shared_lock lock(mutex_);
   auto o = orgs_.find(org);
   if (o == orgs_.end())

@@ -6,7 +6,9 @@
 
 namespace engram::storage::detail {
 
-errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_message* m, const schemas::extraction* knowledge,
+errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_message* m,
+                           const schemas::extraction* knowledge,
+                           // clang-format off
            const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) {
   write_txn tx;
   apply_outcome result;
@@ -145,6 +147,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     auto e = load_entry(tx, org, id, out);
     return e == errc::not_found ? errc::invalid_argument : e;
   };
+  // clang-format on
   // Entries: ids derived from (organisation, eventId, index), never random.
   const auto contact_ids = knowledge::contacts_of(m);
   const auto& thread = m.thread_or_event();
@@ -433,7 +436,7 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
 
 /// Deletes an entry and every row that indexes it; other entries' references to it go too.
 errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
-                  std::uint64_t* relation_count) {
+                                  std::uint64_t* relation_count) {
   stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
     return e == errc::not_found ? errc::ok : e;  // gone already

@@ -272,8 +272,9 @@ public:
 
   /// Full-text search (BM25, k1 1.2, b 0.75) over an organisation's entries: `terms` are
   /// stemmed content words (reading::content_words). Best first, at most `limit`.
-  [[nodiscard]] virtual std::vector<std::pair<std::string, double>> search_text(
-      const std::string& organization_id, const std::vector<std::string>& terms, std::size_t limit) const = 0;
+  [[nodiscard]] virtual std::vector<std::pair<std::string, double>> search_text(const std::string& organization_id,
+                                                                                const std::vector<std::string>& terms,
+                                                                                std::size_t limit) const = 0;
 
   /// BM25 over an organisation's passages (schemas::passage: the windows of person messages
   /// kept beside the entries), as search_text over entries. Best first, at most `limit`.
@@ -282,8 +283,9 @@ public:
   /// The `k` passages of an organisation nearest to `query`, most similar first (the
   /// store's own HNSW index of passage vectors, derived from the passages column family in
   /// the order they were applied).
-  [[nodiscard]] virtual std::vector<std::pair<std::string, float>> nearest_passages(
-      const std::string& organization_id, const schemas::vector8& query, std::size_t k) const = 0;
+  [[nodiscard]] virtual std::vector<std::pair<std::string, float>> nearest_passages(const std::string& organization_id,
+                                                                                    const schemas::vector8& query,
+                                                                                    std::size_t k) const = 0;
   /// A passage as JSON: {id, eventId, index, text, sourceType, sourceId, threadId, sentAt,
   /// from: {name, address, contactId}, contactIds, dates (when any), suspicious (when
   /// set)}; or not_found.
@@ -359,8 +361,8 @@ public:
   [[nodiscard]] virtual result<std::string> get_entity(const std::string& organization_id,
                                                        const std::string& id) const = 0;
   /// The edges leaving (outgoing) or reaching an entity, by label then other end.
-  [[nodiscard]] virtual std::vector<entity_edge> entity_edges(const std::string& organization_id,
-                                                              const std::string& id, bool outgoing) const = 0;
+  [[nodiscard]] virtual std::vector<entity_edge> entity_edges(const std::string& organization_id, const std::string& id,
+                                                              bool outgoing) const = 0;
   /// Calls `fn` for every entity of the organisation, in id order, from memory (the names,
   /// types and observations the store keeps for searches). `fn` must not call the store.
   virtual void scan_entities(const std::string& organization_id,
@@ -381,8 +383,8 @@ public:
   /// version replaces the old one in the same batch (readers see one or the other, whole),
   /// unless a tool it would expose is already exposed by another bundle of the organisation
   /// or by the server (then nothing changes and result->error says which).
-  [[nodiscard]] virtual errc apply_kg_command(const log_position& pos, const schemas::kg_command& c,
-                                              kg_result* result, apply_outcome* outcome) = 0;
+  [[nodiscard]] virtual errc apply_kg_command(const log_position& pos, const schemas::kg_command& c, kg_result* result,
+                                              apply_outcome* outcome) = 0;
   /// The visible bundles of an organisation ("" = of every organisation), by organisation and name.
   [[nodiscard]] virtual std::vector<kg_bundle_info> kg_bundles(const std::string& organization_id) const = 0;
   /// The last apply's status of a bundle (kg_result::json), or not_found.

@@ -4,8 +4,8 @@
 namespace engram::storage::detail {
 
 std::vector<std::pair<std::string, double>> kv_graph_store::search_text(const std::string& org,
-                                                        const std::vector<std::string>& terms,
-                                                        std::size_t limit) const {
+                                                                        const std::vector<std::string>& terms,
+                                                                        std::size_t limit) const {
   return text_.search(org, terms, limit);
 }
 
@@ -40,9 +40,9 @@ std::map<std::string, std::uint64_t> kv_graph_store::vector_sequences() const {
   return out;
 }
 
-errc kv_graph_store::scan_vectors(const std::string& org, std::uint64_t after,
-                  const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn)
-    const {
+errc kv_graph_store::scan_vectors(
+    const std::string& org, std::uint64_t after,
+    const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn) const {
   auto prefix = key(org, "q", "");
   auto it = kv_->iterate(cf_vectors);
   for (it->seek(prefix + encode_u64(after + 1)); it->valid() && it->key().starts_with(prefix); it->next()) {

@@ -108,8 +108,6 @@ private:
 
 }  // namespace
 
-std::unique_ptr<kv> make_memory_kv() {
-  return std::make_unique<memory_kv>();
-}
+std::unique_ptr<kv> make_memory_kv() { return std::make_unique<memory_kv>(); }
 
 }  // namespace engram::storage::detail

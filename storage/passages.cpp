@@ -62,9 +62,9 @@ struct kv_graph_store::passage_vectors {
 };
 
 kv_graph_store::kv_graph_store(std::unique_ptr<kv> backend, std::set<std::string> reserved_tool_names)
-  : kv_(std::move(backend)),
-    reserved_tool_names_(std::move(reserved_tool_names)),
-    passage_vectors_(std::make_unique<passage_vectors>()) {}
+    : kv_(std::move(backend)),
+      reserved_tool_names_(std::move(reserved_tool_names)),
+      passage_vectors_(std::make_unique<passage_vectors>()) {}
 
 kv_graph_store::~kv_graph_store() = default;
 
@@ -182,8 +182,8 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
   if (!context_key.empty()) {
     const auto& last = x.passages[n - 1];
     std::string row = m.from.address + std::string(1, '\0') + m.event_id + std::string(1, '\0') +
-                      first_words(last.words, context_words) + std::string(1, '\0') +
-                      prior_words + std::string(1, '\0');
+                      first_words(last.words, context_words) + std::string(1, '\0') + prior_words +
+                      std::string(1, '\0');
     if (!last.embedding.empty())
       row += schemas::to_bytes(last.embedding);
     tx.batch.put(cf_passages, context_key, row);

@@ -62,7 +62,7 @@ private:
 class rocks_kv final : public kv {
 public:
   rocks_kv(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs, bool sync)
-    : db_(std::move(db)), cfs_(std::move(cfs)) {
+      : db_(std::move(db)), cfs_(std::move(cfs)) {
     write_opts_.sync = sync;
   }
   ~rocks_kv() override {

@@ -4,7 +4,6 @@
 
 namespace engram::storage::detail {
 
-
 std::map<std::int32_t, stored_offset> kv_graph_store::offsets(const std::string& topic) const {
   std::map<std::int32_t, stored_offset> out;
   auto prefix = key("o", topic, "");
@@ -87,13 +86,9 @@ std::pair<std::uint64_t, std::uint64_t> kv_graph_store::redelivery_counts() cons
   return {sum_prefix(std::string("d\0", 2)), sum_prefix(std::string("r\0", 2))};
 }
 
-std::string kv_graph_store::identity() const {
-  return kv_->identity();
-}
+std::string kv_graph_store::identity() const { return kv_->identity(); }
 
-std::map<std::string, std::uint64_t> kv_graph_store::engine_stats() const {
-  return kv_->engine_stats();
-}
+std::map<std::string, std::uint64_t> kv_graph_store::engine_stats() const { return kv_->engine_stats(); }
 
 void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& family,
                                    const std::function<void(std::string_view, std::string_view)>& pair) const {
@@ -104,8 +99,8 @@ void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& 
     auto it = kv_->iterate(c, snap.get());
     for (it->seek_to_first(); it->valid(); it->next()) {
       auto k = it->key();
-      if (c == cf_meta && ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r' || k[0] == 'g')) ||
-                            k == "v"))
+      if (c == cf_meta &&
+          ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r' || k[0] == 'g')) || k == "v"))
         continue;  // physical: delivery positions, redelivery counts, accepted gaps, the layout version
       pair(k, it->value());
     }
@@ -246,7 +241,7 @@ void kv_graph_store::put_offset(write_txn& tx, const log_position& pos) {
   if (!pos.advance)
     return;
   tx.batch.put(cf_meta, key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
-            encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id);
+               encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id);
 }
 
 /// Subtracts `delta` from a u64 counter (never below 0).

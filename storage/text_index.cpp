@@ -7,9 +7,7 @@
 
 namespace engram::storage::detail {
 
-std::size_t text_index::by_id::operator()(std::uint32_t doc) const {
-  return std::hash<std::string_view>{}(o->id(doc));
-}
+std::size_t text_index::by_id::operator()(std::uint32_t doc) const { return std::hash<std::string_view>{}(o->id(doc)); }
 
 bool text_index::by_id::operator()(std::string_view id, std::uint32_t doc) const { return o->id(doc) == id; }
 
@@ -63,7 +61,8 @@ void text_index::remove(const std::string& org, const std::string& id, const tex
     if (ti == o.terms.end())
       continue;
     auto& list = ti->second;
-    auto at = std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc < d; });
+    auto at =
+        std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc < d; });
     if (at != list.end() && at->doc == n)
       list.erase(at);
     if (list.empty())
@@ -104,8 +103,8 @@ void text_index::seal() {
 }
 
 std::vector<std::pair<std::string, double>> text_index::search(const std::string& org,
-                                                              const std::vector<std::string>& terms,
-                                                              std::size_t limit) const {
+                                                               const std::vector<std::string>& terms,
+                                                               std::size_t limit) const {
   std::shared_lock lock(mutex_);
   auto oi = orgs_.find(org);
   if (oi == orgs_.end() || oi->second->doc_of.empty() || limit == 0)

@@ -93,13 +93,9 @@ vector_index::vector_index(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 
 vector_index::~vector_index() = default;
 
-std::size_t vector_index::dim() const noexcept {
-  return p_->dim;
-}
+std::size_t vector_index::dim() const noexcept { return p_->dim; }
 
-std::size_t vector_index::size() const noexcept {
-  return p_->hnsw->cur_element_count - p_->hnsw->num_deleted_;
-}
+std::size_t vector_index::size() const noexcept { return p_->hnsw->cur_element_count - p_->hnsw->num_deleted_; }
 
 void vector_index::add(std::uint64_t label, const schemas::vector8& v) {
   auto& h = *p_->hnsw;
@@ -139,8 +135,8 @@ std::vector<vector_hit> vector_index::search(const schemas::vector8& query, std:
     const char* stored = h.getDataByInternalId(h.label_lookup_.at(label));
     float scale;
     std::memcpy(&scale, stored, sizeof scale);
-    const auto dot = schemas::dot_i8(query.q.data(), reinterpret_cast<const std::int8_t*>(stored) + sizeof(float),
-                                     p_->dim);
+    const auto dot =
+        schemas::dot_i8(query.q.data(), reinterpret_cast<const std::int8_t*>(stored) + sizeof(float), p_->dim);
     out.push_back({static_cast<std::uint64_t>(label), schemas::similarity_of(dot, query.scale, scale)});
     result.pop();
   }

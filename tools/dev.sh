@@ -20,7 +20,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
   libeigen3-dev libicu-dev libstemmer-dev
   kcat curl libtest-json-schema-acceptance-perl
-  poppler-utils groff
+  poppler-utils groff clang-format-14
 )
 
 setup() {

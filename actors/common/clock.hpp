@@ -19,8 +19,7 @@ public:
 class system_clock final : public clock {
 public:
   std::int64_t now_ms() const override {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
 };

@@ -17,11 +17,10 @@ namespace engram::actors {
 
 struct metrics::impl {
   prometheus::Registry registry;
-  prometheus::Family<prometheus::Counter>& records =
-      prometheus::BuildCounter()
-          .Name("engram_log_records_total")
-          .Help("engram-log records handled by the store, by outcome")
-          .Register(registry);
+  prometheus::Family<prometheus::Counter>& records = prometheus::BuildCounter()
+                                                         .Name("engram_log_records_total")
+                                                         .Help("engram-log records handled by the store, by outcome")
+                                                         .Register(registry);
   prometheus::Counter& applied = records.Add({{"outcome", "applied"}});
   prometheus::Counter& duplicates = records.Add({{"outcome", "duplicate"}});
   prometheus::Counter& skipped = records.Add({{"outcome", "skipped"}});
@@ -40,8 +39,8 @@ struct metrics::impl {
           .Name("engram_apply_latency_seconds")
           .Help("From receipt off engram-log to durable in RocksDB")
           .Register(registry)
-          .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                           0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
+          .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                           0.5, 1, 2.5, 5});
   prometheus::Family<prometheus::Counter>& mcp_requests =
       prometheus::BuildCounter()
           .Name("engram_mcp_requests_total")
@@ -56,18 +55,19 @@ struct metrics::impl {
   prometheus::Family<prometheus::Gauge>& rocksdb =
       prometheus::BuildGauge()
           .Name("engram_rocksdb")
-          .Help("RocksDB figures by name: memtable_bytes, pending_compaction_bytes, running_compactions, live_sst_bytes")
+          .Help(
+              "RocksDB figures by name: memtable_bytes, pending_compaction_bytes, running_compactions, live_sst_bytes")
           .Register(registry);
-  prometheus::Family<prometheus::Gauge>& lag =
-      prometheus::BuildGauge()
-          .Name("engram_log_lag")
-          .Help("engram-log records not yet applied, by partition")
-          .Register(registry);
+  prometheus::Family<prometheus::Gauge>& lag = prometheus::BuildGauge()
+                                                   .Name("engram_log_lag")
+                                                   .Help("engram-log records not yet applied, by partition")
+                                                   .Register(registry);
   prometheus::Family<prometheus::Gauge>& gaps =
       prometheus::BuildGauge()
           .Name("engram_log_gap_records")
-          .Help("Records deleted from the broker before they were read, by topic and partition: the records of "
-                "the gap a partition is stopped at (0 once accepted)")
+          .Help(
+              "Records deleted from the broker before they were read, by topic and partition: the records of "
+              "the gap a partition is stopped at (0 once accepted)")
           .Register(registry);
   prometheus::Gauge& ready =
       prometheus::BuildGauge().Name("engram_ready").Help("1 once caught up at start").Register(registry).Add({});
@@ -121,11 +121,10 @@ struct metrics::impl {
                                       .Help("Vectors searchable in the per-organisation HNSW indexes")
                                       .Register(registry)
                                       .Add({});
-  prometheus::Family<prometheus::Counter>& commands =
-      prometheus::BuildCounter()
-          .Name("engram_commands_total")
-          .Help("Knowledge commands applied by the store, by op")
-          .Register(registry);
+  prometheus::Family<prometheus::Counter>& commands = prometheus::BuildCounter()
+                                                          .Name("engram_commands_total")
+                                                          .Help("Knowledge commands applied by the store, by op")
+                                                          .Register(registry);
   prometheus::Family<prometheus::Counter>& timer_actions =
       prometheus::BuildCounter()
           .Name("engram_timer_actions_total")
@@ -233,8 +232,6 @@ void metrics::set_ready(bool ready) { impl_->ready.Set(ready ? 1 : 0); }
 std::uint64_t metrics::applied() const { return impl_->applied_total.load(); }
 std::uint64_t metrics::dead_lettered() const { return impl_->dlq_total.load(); }
 
-std::string metrics::render() const {
-  return prometheus::TextSerializer().Serialize(impl_->registry.Collect());
-}
+std::string metrics::render() const { return prometheus::TextSerializer().Serialize(impl_->registry.Collect()); }
 
 }  // namespace engram::actors

@@ -52,7 +52,7 @@ public:
   /// expired, branch saves dropped, reminders sent, reminders found sent but unrecorded
   /// (recorded instead of sent again).
   void count_timer_round(std::uint64_t expired, std::uint64_t dropped_saves, std::uint64_t reminders_sent,
-                           std::uint64_t reminders_recovered);
+                         std::uint64_t reminders_recovered);
   /// Vectors searchable in the per-organisation indexes.
   void set_index_size(std::uint64_t vectors);
   /// Seconds from receiving a record off Kafka to its batch being durable in RocksDB.

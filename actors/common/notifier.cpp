@@ -3,9 +3,7 @@
 namespace engram::actors {
 
 namespace {
-std::string waiter_key(const std::string& org, const std::string& id) {
-  return org + '\0' + id;
-}
+std::string waiter_key(const std::string& org, const std::string& id) { return org + '\0' + id; }
 }  // namespace
 
 std::future<applied_event> apply_notifier::expect(const std::string& org, const std::string& id) {

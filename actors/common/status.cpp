@@ -76,8 +76,8 @@ std::string ingest_status::not_ready_reason() {
       return "engram-log partition " + std::to_string(id) + ": high-water mark not known yet";
   for (const auto& [id, p] : partitions_)
     if (p.next_offset < p.catch_up_target)
-      return "catching up: engram-log partition " + std::to_string(id) + " at " +
-             std::to_string(p.next_offset) + " of " + std::to_string(p.catch_up_target);
+      return "catching up: engram-log partition " + std::to_string(id) + " at " + std::to_string(p.next_offset) +
+             " of " + std::to_string(p.catch_up_target);
   return {};
 }
 

@@ -34,7 +34,7 @@ using json = nlohmann::json;
 constexpr int embedded_partitions = 4;
 
 reading::extractor_options extractor_options_of(const config::engram_config& cfg,
-                                                  std::shared_ptr<const embedding::type_model> types) {
+                                                std::shared_ptr<const embedding::type_model> types) {
   reading::extractor_options o;
   o.validator.types = std::move(types);
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
@@ -131,8 +131,10 @@ std::pair<bool, std::string> engine::impl::readiness() {
   if (auto open = gaps.open(); !open.empty()) {
     std::string reason;
     for (const auto& g : open)
-      reason += (reason.empty() ? "" : "; ") + g.describe() + ": that partition is stopped (to go on without them: "
-                "--set ingest.accept_gaps=" + g.topic + ":" + std::to_string(g.partition) + ")";
+      reason += (reason.empty() ? "" : "; ") + g.describe() +
+                ": that partition is stopped (to go on without them: "
+                "--set ingest.accept_gaps=" +
+                g.topic + ":" + std::to_string(g.partition) + ")";
     return {false, reason};
   }
   if (store) {
@@ -255,8 +257,7 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
     return engram::fail(log_producer.error());
   m.log_producer = std::move(*log_producer);
   if (!m.log_producer->prepare(cfg.kafka.topics.log, std::chrono::seconds(5)))
-    logging::get(logging::module::mcp)
-        .warn("{} (the first save will look it up)", m.log_producer->last_error());
+    logging::get(logging::module::mcp).warn("{} (the first save will look it up)", m.log_producer->last_error());
   mcp::mcp_dependencies d;
   d.store = m.store;
   d.index = std::shared_ptr<const dedup::deduplicator>(m.resolve, m.resolve->dedup.get());
@@ -307,9 +308,10 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
     m.broker = std::move(*broker);
     m.brokers = m.broker->bootstrap();
     logging::get(logging::module::engine)
-        .info("embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
-              "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
-              m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
+        .info(
+            "embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
+            "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
+            m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
   } else {
     m.brokers = cfg.kafka.brokers;
     if (!opts.replay)  // a replay only reads: it refuses a partial rebuild instead
@@ -437,10 +439,11 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
       return engram::fail(opened.error());
     const auto& st = *opened;
     logging::get(logging::module::engine)
-        .info("embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
-              "snapshots, {} rebuilt) in {} ms",
-              embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
-              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+        .info(
+            "embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
+            "snapshots, {} rebuilt) in {} ms",
+            embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
     m.metrics.set_index_size(st.vectors);
   }
 
@@ -449,11 +452,11 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
   m.resolve = resolve;
   // RocksDB writes block: the store gets its own thread. Dedup and contradiction run in it,
   // just before each record is applied, so every decision sees every earlier record.
-  m.store_actor = m.sys->spawn<caf::detached>(actors::store_writer, m.store, resolve, &m.metrics, &m.status, &m.notifier);
+  m.store_actor =
+      m.sys->spawn<caf::detached>(actors::store_writer, m.store, resolve, &m.metrics, &m.status, &m.notifier);
   if (opts.replay) {
-    auto consumer =
-        ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
-                                    m.gap_handling(opts.accept_partial), m.reader(cfg), opts.re_extract);
+    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
+                                                m.gap_handling(opts.accept_partial), m.reader(cfg), opts.re_extract);
     if (!consumer)
       return engram::fail(consumer.error());
     m.consumer = std::move(*consumer);
@@ -474,8 +477,8 @@ engram::result<void> engine::start_timers(impl& m, const config::engram_config& 
     to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
     to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
     to.reminder_batch = cfg.reminders.batch;
-    m.timers = std::make_unique<actors::timers>(to, m.store, m.clock, &m.notifier, m.append,
-                                                [raw = &m] { return raw->status.ready(); }, std::move(*channel));
+    m.timers = std::make_unique<actors::timers>(
+        to, m.store, m.clock, &m.notifier, m.append, [raw = &m] { return raw->status.ready(); }, std::move(*channel));
     if (opts.timers_thread)
       m.timers->start();
   }
@@ -537,7 +540,7 @@ std::string engine::impl::stats() {
   for (const auto& d : m.store->documents("")) {
     auto& j = documents[d.organization_id];
     if (j.is_null())
-      j = {{"documents", 0}, {"chunks", 0},   {"chunksDone", 0}, {"chunksPending", 0},
+      j = {{"documents", 0},    {"chunks", 0},   {"chunksDone", 0}, {"chunksPending", 0},
            {"chunksFailed", 0}, {"entities", 0}, {"relations", 0}};
     j["documents"] = j["documents"].get<std::uint64_t>() + 1;
     j["chunks"] = j["chunks"].get<std::uint64_t>() + d.chunks;
@@ -573,9 +576,7 @@ std::string engine::impl::stats() {
     // cluster); otherwise the stored one.
     auto st = stored.find(p);
     auto it = live.find(p);
-    std::int64_t applied = it != live.end() ? it->second.next_offset
-                           : st != stored.end() ? st->second.next_offset
-                                                : 0;
+    std::int64_t applied = it != live.end() ? it->second.next_offset : st != stored.end() ? st->second.next_offset : 0;
     json row{{"topic", m.cfg.kafka.topics.log}, {"partition", p}, {"appliedOffset", applied}};
     if (it != live.end()) {
       row["highWatermark"] = it->second.high_watermark;
@@ -587,11 +588,19 @@ std::string engine::impl::stats() {
   // accepted (recorded in the store).
   json gaps_json = json::array();
   for (const auto& g : m.gaps.open())
-    gaps_json.push_back({{"topic", g.topic}, {"partition", g.partition}, {"from", g.from}, {"to", g.to},
-                         {"lost", g.lost()}, {"status", "stopped"}});
+    gaps_json.push_back({{"topic", g.topic},
+                         {"partition", g.partition},
+                         {"from", g.from},
+                         {"to", g.to},
+                         {"lost", g.lost()},
+                         {"status", "stopped"}});
   for (const auto& g : m.store->gaps())
-    gaps_json.push_back({{"topic", g.topic}, {"partition", g.partition}, {"from", g.from}, {"to", g.to},
-                         {"lost", g.to - g.from}, {"status", "accepted"}});
+    gaps_json.push_back({{"topic", g.topic},
+                         {"partition", g.partition},
+                         {"from", g.from},
+                         {"to", g.to},
+                         {"lost", g.to - g.from},
+                         {"status", "accepted"}});
   auto [dups, skipped] = m.store->redelivery_counts();
   const auto by_class = m.metrics.messages_by_class();
   json doc{{"organizations", orgs},
@@ -599,8 +608,7 @@ std::string engine::impl::stats() {
            {"duplicatesSkipped", dups},
            {"recordsSkipped", skipped},
            {"deadLettered", m.metrics.dead_lettered()},
-           {"messagesByClass",
-            {{"person", by_class[0]}, {"bulk", by_class[1]}, {"spam", by_class[2]}}},
+           {"messagesByClass", {{"person", by_class[0]}, {"bulk", by_class[1]}, {"spam", by_class[2]}}},
            {"logGaps", gaps_json},
            {"ready", m.readiness().first}};
   return doc.dump();

@@ -8,9 +8,10 @@ namespace engram::ingest {
 bool settle_gap(const gap_handling& h, const actors::log_gap& g, const char* who) {
   auto& log = logging::get(who);
   if (!h.accept || !h.accept(g)) {
-    log.error("{}: this partition stops here, the others go on (the broker's retention or size limit deleted "
-              "them; {} needs every record). To go on without them: --set ingest.accept_gaps={}:{}",
-              g.describe(), g.topic, g.topic, g.partition);
+    log.error(
+        "{}: this partition stops here, the others go on (the broker's retention or size limit deleted "
+        "them; {} needs every record). To go on without them: --set ingest.accept_gaps={}:{}",
+        g.describe(), g.topic, g.topic, g.partition);
     h.registry->found(g);
     return false;
   }

@@ -55,7 +55,7 @@ public:
     switch (event.type()) {
       case RdKafka::Event::EVENT_LOG: {
         const int syslog = static_cast<int>(event.severity());
-        const auto level = syslog <= 3 ? spdlog::level::err
+        const auto level = syslog <= 3   ? spdlog::level::err
                            : syslog == 4 ? spdlog::level::warn
                            : syslog <= 6 ? spdlog::level::info
                                          : spdlog::level::debug;
@@ -66,8 +66,7 @@ public:
         log.log(event.fatal() ? spdlog::level::err : spdlog::level::warn, "{}: {}", RdKafka::err2str(event.err()),
                 event.str());
         break;
-      default:
-        break;
+      default: break;
     }
   }
 };
@@ -103,9 +102,11 @@ engram::result<std::unique_ptr<RdKafka::Conf>> make_conf(client_role role, const
   return conf;
 }
 
-engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(
-    const std::string& brokers, const properties& user, const std::string& group, const std::string& topic,
-    RdKafka::RebalanceCb* rebalance, const char* who) {
+engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(const std::string& brokers,
+                                                                      const properties& user, const std::string& group,
+                                                                      const std::string& topic,
+                                                                      RdKafka::RebalanceCb* rebalance,
+                                                                      const char* who) {
   // Latency default (kafka.rdkafka may override it): a fetch waits at most 10 ms for data,
   // not librdkafka's 500 ms. The mock broker answers a waiting fetch only at the deadline,
   // and an agent's save waits for the pipeline to read it back (read-your-writes).
@@ -148,12 +149,9 @@ std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(
   while (out.size() < max) {
     std::unique_ptr<RdKafka::Message> msg(consumer.consume(out.empty() ? timeout : 0));
     switch (msg->err()) {
-      case RdKafka::ERR_NO_ERROR:
-        out.push_back(std::move(msg));
-        continue;
+      case RdKafka::ERR_NO_ERROR: out.push_back(std::move(msg)); continue;
       case RdKafka::ERR__TIMED_OUT:
-      case RdKafka::ERR__PARTITION_EOF:
-        return out;  // nothing more right now
+      case RdKafka::ERR__PARTITION_EOF: return out;  // nothing more right now
       case RdKafka::ERR__AUTO_OFFSET_RESET:
         if (resets) {
           resets->emplace_back(msg->partition(), msg->offset());
@@ -161,9 +159,7 @@ std::vector<std::unique_ptr<RdKafka::Message>> consume_batch(
         }
         logging::get(who).error("{}/{}: {}", msg->topic_name(), msg->partition(), msg->errstr());
         return out;
-      default:
-        logging::get(who).warn("consume failed: {}", msg->errstr());
-        return out;
+      default: logging::get(who).warn("consume failed: {}", msg->errstr()); return out;
     }
   }
   return out;

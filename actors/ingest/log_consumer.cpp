@@ -46,9 +46,10 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     in_flight.pop_front();
     auto r = fut.get();  // the store told `status` each applied offset already
     if (r.error != storage::errc::ok) {
-      logger().error("the store failed ({}) after {} of {} records: stopping; the stored offsets "
-                     "are where a restart resumes",
-                     storage::to_string(r.error), r.done, records);
+      logger().error(
+          "the store failed ({}) after {} of {} records: stopping; the stored offsets "
+          "are where a restart resumes",
+          storage::to_string(r.error), r.done, records);
       failed->store(true);
       return false;
     }
@@ -107,13 +108,15 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       if (it == stored.end()) {
         logger().info("{}/{}: nothing applied yet, reading from offset 0", topic, tp->partition());
       } else if (it->second.cluster_id != cluster) {
-        logger().warn("{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
-                      "from the beginning; events applied before are skipped by eventId",
-                      topic, tp->partition(), it->second.cluster_id, cluster);
+        logger().warn(
+            "{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
+            "from the beginning; events applied before are skipped by eventId",
+            topic, tp->partition(), it->second.cluster_id, cluster);
       } else if (known && it->second.next_offset > hi) {
-        logger().warn("{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
-                      "from the beginning; events applied before are skipped by eventId",
-                      topic, tp->partition(), it->second.next_offset, hi);
+        logger().warn(
+            "{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
+            "from the beginning; events applied before are skipped by eventId",
+            topic, tp->partition(), it->second.next_offset, hi);
       } else {
         needed = it->second.next_offset;
         logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(), needed,
@@ -175,8 +178,9 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       }
     } else {
       logger().warn("{}/{}: offset {} was reported out of range but the broker holds it ({}): reading on", topic,
-                    partition, from, marks ? std::to_string(marks->first) + ".." + std::to_string(marks->second)
-                                           : std::string("watermarks unknown"));
+                    partition, from,
+                    marks ? std::to_string(marks->first) + ".." + std::to_string(marks->second)
+                          : std::string("watermarks unknown"));
       offsets[partition] = from;
     }
     detail::reassign(*consumer, topic, offsets, "ingest");
@@ -204,10 +208,12 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   }
 };
 
-engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
-    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
-    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-    reading::reader_context reader, bool re_extract) {
+engram::result<std::unique_ptr<log_consumer>> log_consumer::start(const config::engram_config& cfg,
+                                                                  const std::string& brokers,
+                                                                  std::shared_ptr<storage::graph_store> store,
+                                                                  actors::stage_actor head, actors::metrics& metrics,
+                                                                  actors::ingest_status& status, gap_handling gaps,
+                                                                  reading::reader_context reader, bool re_extract) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
@@ -251,8 +257,8 @@ void log_consumer::run() {
       if (!m.complete_oldest())
         break;
     std::vector<std::pair<std::int32_t, std::int64_t>> resets;
-    auto msgs = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100),
-                                      "ingest", &resets);
+    auto msgs =
+        detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100), "ingest", &resets);
     // The high-water marks librdkafka learnt with its last fetch (no broker round trip).
     for (const auto& [p, s] : m.status->partitions()) {
       std::int64_t lo = 0, hi = -1;
@@ -280,7 +286,8 @@ void log_consumer::run() {
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
       } else {
         rec.payload = std::move(std::get<schemas::log_payload>(decoded));
-        m.status->read(msg->partition(), msg->offset(), std::string(schemas::to_string(schemas::kind_of(*rec.payload))));
+        m.status->read(msg->partition(), msg->offset(),
+                       std::string(schemas::to_string(schemas::kind_of(*rec.payload))));
       }
       batch.records.push_back(std::move(rec));
     }

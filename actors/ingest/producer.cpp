@@ -37,8 +37,7 @@ engram::result<std::unique_ptr<kafka_producer>> kafka_producer::create(
     return engram::fail(made.error());
   auto& conf = *made;
   std::string err;
-  if (conf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(p->impl_.get()), err) !=
-      RdKafka::Conf::CONF_OK)
+  if (conf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(p->impl_.get()), err) != RdKafka::Conf::CONF_OK)
     return engram::fail("producer: " + err);
   p->impl_->producer.reset(RdKafka::Producer::create(conf.get(), err));
   if (!p->impl_->producer)
@@ -77,9 +76,9 @@ bool kafka_producer::produce(const std::string& topic, std::string_view key, std
       for (const auto& [k, v] : hs)
         h->add(k, v.data(), v.size());
     }
-    auto err = impl_->producer->produce(topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
-                                        const_cast<char*>(value.data()), value.size(), key.data(),
-                                        key.size(), 0, h, nullptr);
+    auto err =
+        impl_->producer->produce(topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
+                                 const_cast<char*>(value.data()), value.size(), key.data(), key.size(), 0, h, nullptr);
     if (err == RdKafka::ERR_NO_ERROR)
       return true;  // librdkafka owns the headers now
     delete h;
@@ -100,8 +99,7 @@ bool kafka_producer::flush(std::chrono::milliseconds timeout) {
   std::lock_guard lock(impl_->mutex);
   bool ok = err == RdKafka::ERR_NO_ERROR && impl_->failures == 0;
   if (err != RdKafka::ERR_NO_ERROR)
-    last_error_ = "flush timed out with " + std::to_string(impl_->producer->outq_len()) +
-                  " messages undelivered";
+    last_error_ = "flush timed out with " + std::to_string(impl_->producer->outq_len()) + " messages undelivered";
   else if (impl_->failures)
     last_error_ = impl_->first_failure + " (" + std::to_string(impl_->failures) + " failed)";
   impl_->failures = 0;

@@ -49,8 +49,7 @@ public:
 
   /// Every reminder on the topic at or past `from` (next offset per partition; a partition
   /// not named, or whose mark is past its end, is read from its start), up to the end.
-  [[nodiscard]] engram::result<std::vector<sent_reminder>> sent_since(
-      const std::map<std::int32_t, std::int64_t>& from);
+  [[nodiscard]] engram::result<std::vector<sent_reminder>> sent_since(const std::map<std::int32_t, std::int64_t>& from);
 
 private:
   reminder_channel() = default;

@@ -32,9 +32,9 @@ std::optional<schemas::knowledge_command> chunk_failure(std::string_view bytes, 
   schemas::knowledge_command c;
   c.event_id = "chunk-failed:" + chunk->event_id + "@" + std::to_string(partition) + ":" + std::to_string(offset);
   c.organization_id = std::move(chunk->organization_id);
-  c.issued_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  c.issued_at_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   c.issued_at = schemas::format_rfc3339(c.issued_at_ms);
   c.issued_by = "sequencer";
   c.op = schemas::command_op::chunk_failed;
@@ -140,8 +140,9 @@ struct sequencer::impl : RdKafka::RebalanceCb {
   /// An offset reset error while reading: the record `offset` of `partition` is gone.
   void on_reset(std::int32_t partition, std::int64_t offset) {
     const auto& topic = cfg.kafka.topics.inbound;
-    const std::int64_t from =
-        std::max<std::int64_t>(0, offset >= 0 ? offset : next_read.count(partition) ? next_read[partition] : 0);
+    const std::int64_t from = std::max<std::int64_t>(0, offset >= 0                  ? offset
+                                                        : next_read.count(partition) ? next_read[partition]
+                                                                                     : 0);
     auto marks = detail::watermarks(*consumer, topic, partition, "sequencer");
     std::int64_t at = from;
     if (marks && from < marks->first) {
@@ -171,7 +172,7 @@ engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram
   m.metrics = &metrics;
   m.opts = std::move(opts);
   auto consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-sequencer",
-                                       cfg.kafka.topics.inbound, &m, "sequencer");
+                                        cfg.kafka.topics.inbound, &m, "sequencer");
   if (!consumer)
     return engram::fail(consumer.error());
   m.consumer = std::move(*consumer);

@@ -86,15 +86,19 @@ retention_verdict judge_retention(const std::string& log_topic, const topic_sett
     else if (*x != "-1")
       v.errors.push_back(log_topic + ": " + name + "=" + *x +
                          " deletes records the store is rebuilt from; engram-log must keep every record (-1, "
-                         "unlimited); " + fix_hint(log_topic));
+                         "unlimited); " +
+                         fix_hint(log_topic));
   }
   if (const auto* policy = value(log, "cleanup.policy"); !policy)
-    v.errors.push_back(log_topic + ": the broker did not report cleanup.policy; engram-log needs 'delete' with "
-                       "unlimited retention; " + fix_hint(log_topic));
+    v.errors.push_back(log_topic +
+                       ": the broker did not report cleanup.policy; engram-log needs 'delete' with "
+                       "unlimited retention; " +
+                       fix_hint(log_topic));
   else if (*policy != "delete")
     v.errors.push_back(log_topic + ": cleanup.policy=" + *policy +
                        " (compaction keeps only the newest record of each key, and every record of an organisation "
-                       "shares its key); engram-log needs 'delete' with unlimited retention; " + fix_hint(log_topic));
+                       "shares its key); engram-log needs 'delete' with unlimited retention; " +
+                       fix_hint(log_topic));
   if (inbound && min_inbound_ms > 0) {
     if (const auto* ms = value(*inbound, "retention.ms"); ms && *ms != "-1") {
       char* end = nullptr;
@@ -110,9 +114,9 @@ retention_verdict judge_retention(const std::string& log_topic, const topic_sett
 }
 
 engram::result<std::map<std::string, topic_settings>> describe_topics(const std::string& brokers,
-                                                                     const std::map<std::string, std::string>& rdkafka,
-                                                                     const std::vector<std::string>& topics,
-                                                                     std::chrono::milliseconds timeout) {
+                                                                      const std::map<std::string, std::string>& rdkafka,
+                                                                      const std::vector<std::string>& topics,
+                                                                      std::chrono::milliseconds timeout) {
   auto handle = admin_handle(brokers, rdkafka);
   if (!handle)
     return engram::fail(handle.error());
@@ -125,7 +129,7 @@ engram::result<std::map<std::string, topic_settings>> describe_topics(const std:
   for (const auto& t : topics)
     resources.push_back(rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, t.c_str()));
   std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(rd_kafka_queue_new(rk),
-                                                                               &rd_kafka_queue_destroy);
+                                                                             &rd_kafka_queue_destroy);
   std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
       rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS), &rd_kafka_AdminOptions_destroy);
   char errstr[512];

@@ -102,8 +102,8 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const stora
         one["id"] = schemas::entry_id(s->organization_id, s->event_id, 0);
         one["outcome"] = "applied before";
       } else {
-        auto a = nlohmann::ordered_json::parse(schemas::save_answer_json(s->organization_id, s->event_id,
-                                                                         sub_answer.resolutions[0]));
+        auto a = nlohmann::ordered_json::parse(
+            schemas::save_answer_json(s->organization_id, s->event_id, sub_answer.resolutions[0]));
         for (auto& [k, v] : a.items())
           one[k] = v;
       }
@@ -258,8 +258,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
           st.counters->set_index_size(st.resolve->dedup->total_size());
         auto now = std::chrono::steady_clock::now();
         for (std::size_t i = 0; i < r.done; ++i)
-          st.counters->observe_apply_latency(
-              std::chrono::duration<double>(now - batch.records[i].received_at).count());
+          st.counters->observe_apply_latency(std::chrono::duration<double>(now - batch.records[i].received_at).count());
         batch.done->set_value(r);
       },
   };

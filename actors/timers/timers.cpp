@@ -17,26 +17,22 @@ spdlog::logger& logger() { return logging::get(logging::module::timers); }
 
 using json = nlohmann::json;
 
-std::string rfc3339(std::int64_t ms) {
-  return schemas::format_rfc3339(ms);
-}
+std::string rfc3339(std::int64_t ms) { return schemas::format_rfc3339(ms); }
 
-std::string reminder_id_of(const std::string& entry_id) {
-  return "rem-" + entry_id;
-}
+std::string reminder_id_of(const std::string& entry_id) { return "rem-" + entry_id; }
 
 }  // namespace
 
 timers::timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
                apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
                std::unique_ptr<ingest::reminder_channel> reminders)
-  : opts_(opts),
-    store_(std::move(store)),
-    clock_(std::move(clk)),
-    notifier_(notifier),
-    append_(std::move(append)),
-    caught_up_(std::move(caught_up)),
-    reminders_(std::move(reminders)) {}
+    : opts_(opts),
+      store_(std::move(store)),
+      clock_(std::move(clk)),
+      notifier_(notifier),
+      append_(std::move(append)),
+      caught_up_(std::move(caught_up)),
+      reminders_(std::move(reminders)) {}
 
 timers::~timers() { stop(); }
 
@@ -49,9 +45,10 @@ void timers::start() {
       if (!r.problem.empty())
         logger().warn("{}", r.problem);
       if (r.expire_commands || r.reminders || r.recovered)
-        logger().info("{} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
-                      "{} recovered",
-                      r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
+        logger().info(
+            "{} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
+            "{} recovered",
+            r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
       lock.lock();
       stop_cv_.wait_for(lock, opts_.interval, [&] { return stopping_; });
     }
@@ -125,8 +122,7 @@ timers_round timers::round() {
       return r;
     }
     if (!found->empty())
-      logger().info("{} reminders found on engram-reminders past the recorded offsets: recording them",
-                    found->size());
+      logger().info("{} reminders found on engram-reminders past the recorded offsets: recording them", found->size());
     for (const auto& s : *found) {
       auto j = json::parse(s.value, nullptr, false);
       if (j.is_discarded() || !j.contains("entryId") || s.reminder_id.empty())

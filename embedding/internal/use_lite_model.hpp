@@ -33,9 +33,9 @@ inline constexpr int use_lite_heads = 4;
 /// matrices are row-major [in, out]).
 struct use_lite_layer {
   const float *ln1_scale = nullptr, *ln1_bias = nullptr;
-  const float *qkv_w = nullptr, *qkv_b = nullptr;    // [in, 3 * width]: q | k | v
-  const float *out_w = nullptr, *out_b = nullptr;    // [width, 512]
-  const float *res_w = nullptr, *res_b = nullptr;    // layer 0: [256, 512]; layer 1: none (identity)
+  const float *qkv_w = nullptr, *qkv_b = nullptr;  // [in, 3 * width]: q | k | v
+  const float *out_w = nullptr, *out_b = nullptr;  // [width, 512]
+  const float *res_w = nullptr, *res_b = nullptr;  // layer 0: [256, 512]; layer 1: none (identity)
   const float *ln2_scale = nullptr, *ln2_bias = nullptr;
   const float *ffn1_w = nullptr, *ffn1_b = nullptr;  // [512, 1536]
   const float *ffn2_w = nullptr, *ffn2_b = nullptr;  // [1536, 512]

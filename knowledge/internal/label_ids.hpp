@@ -36,8 +36,8 @@ public:
     return true;
   }
   [[nodiscard]] std::optional<std::string_view> find(std::uint64_t label) const {
-    auto it = std::lower_bound(rows_.begin(), rows_.end(), label,
-                               [](const row& r, std::uint64_t l) { return r.label < l; });
+    auto it =
+        std::lower_bound(rows_.begin(), rows_.end(), label, [](const row& r, std::uint64_t l) { return r.label < l; });
     if (it == rows_.end() || it->label != label)
       return std::nullopt;
     return id(*it);
@@ -83,6 +83,5 @@ private:
   std::string text_;
   std::size_t garbage_ = 0;
 };
-
 
 }  // namespace engram::dedup::detail

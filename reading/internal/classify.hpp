@@ -28,7 +28,7 @@ extern const phrase_set negation_phrases;
 /// answer is none only for want of a cue (not small talk, a greeting, a question that asks
 /// for nothing or an injected instruction): a sentence the type model may still read.
 [[nodiscard]] std::optional<verdict> classify(const std::string& s, const token_view& tv, bool has_date,
-                                              bool has_amount, bool has_number, bool has_entity,
-                                              bool starts_with_name, bool* uncued = nullptr);
+                                              bool has_amount, bool has_number, bool has_entity, bool starts_with_name,
+                                              bool* uncued = nullptr);
 
 }  // namespace engram::reading::detail

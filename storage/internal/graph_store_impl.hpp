@@ -110,22 +110,21 @@ public:
                                               const std::string& title) const override;
   std::vector<std::string> entries_with_slot(const std::string& org, const std::string& subject,
                                              const std::string& slot) const override;
-  std::vector<std::pair<std::string, double>> search_text(const std::string& org,
-                                                          const std::vector<std::string>& terms,
+  std::vector<std::pair<std::string, double>> search_text(const std::string& org, const std::vector<std::string>& terms,
                                                           std::size_t limit) const override;
   std::string identity() const override;
   std::map<std::string, std::uint64_t> vector_sequences() const override;
-  errc scan_vectors(const std::string& org, std::uint64_t after,
-                    const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn)
-      const override;
+  errc scan_vectors(
+      const std::string& org, std::uint64_t after,
+      const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn) const override;
   result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::string digest() const override;
   std::vector<std::string> entity_entries(const std::string& organization_id, const std::string& entity_id,
                                           std::size_t limit) const override;
   std::vector<std::pair<std::string, std::string>> names_with_prefix(const std::string& organization_id,
-                                                                    const std::string& prefix,
-                                                                    std::size_t limit) const override;
+                                                                     const std::string& prefix,
+                                                                     std::size_t limit) const override;
   std::vector<document_status> documents(const std::string& organization_id) const override;
   void visit_logical(const std::function<void(std::string_view)>& family,
                      const std::function<void(std::string_view, std::string_view)>& pair) const override;
@@ -176,6 +175,7 @@ public:
   kg_page kg_list(const std::string& org, const std::string& bundle, const std::string& type,
                   const std::vector<std::pair<std::string, std::string>>& filters, std::size_t offset,
                   std::size_t limit, bool with_items) const override;
+
 private:
   /// bundles.cpp: an apply's last chunk (every chunk present): the new version replaces the old.
   errc kg_finalize(write_txn& tx, const schemas::kg_command& c, kg_result& r);
@@ -204,7 +204,8 @@ private:
   /// The entity id an exact normalised name (or address) resolves to, preferring ids that
   /// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
   /// seen through `tx.names`.
-  std::string resolve_name(const write_txn* tx, const std::string& org, const std::string& norm, std::string_view kind_prefix) const;
+  std::string resolve_name(const write_txn* tx, const std::string& org, const std::string& norm,
+                           std::string_view kind_prefix) const;
   /// Loads an entity: from this batch if written in it, else from the store; null when
   /// there is none. The pointer stays valid until the batch is written.
   errc load_entity(write_txn& tx, const std::string& org, const std::string& id, stored_entity** out);

@@ -104,10 +104,10 @@ enum cf : std::size_t {
 };
 
 constexpr std::array<const char*, cf_count> cf_names{
-    "default", "messages",  "entities", "entity_names", "links",        "by_thread", "by_contact", "meta",
-    "entries", "by_type",   "titles",   "by_slot",      "relations",    "relations_in", "vectors", "text",
-    "branches", "expiry",   "due",      "review",       "entity_edges", "entity_edges_in",
-    "kg",      "kg_index", "passages", "passage_text"};
+    "default",  "messages",    "entities", "entity_names", "links",        "by_thread",       "by_contact", "meta",
+    "entries",  "by_type",     "titles",   "by_slot",      "relations",    "relations_in",    "vectors",    "text",
+    "branches", "expiry",      "due",      "review",       "entity_edges", "entity_edges_in", "kg",         "kg_index",
+    "passages", "passage_text"};
 
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.
@@ -142,9 +142,7 @@ inline std::uint64_t decode_u64(std::string_view s) {
 }
 
 /// Reads a big-endian u32 (the first 4 bytes of `s`).
-inline std::uint32_t decode_u32(std::string_view s) {
-  return static_cast<std::uint32_t>(decode_u64(s.substr(0, 4)));
-}
+inline std::uint32_t decode_u32(std::string_view s) { return static_cast<std::uint32_t>(decode_u64(s.substr(0, 4))); }
 
 inline std::string encode_u32(std::uint32_t v) {
   std::string out(4, '\0');

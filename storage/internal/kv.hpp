@@ -69,7 +69,8 @@ public:
   virtual void multi_get(std::size_t cf, std::span<const std::string> keys,
                          std::vector<std::optional<std::string>>& values) const = 0;
   /// A cursor, over `snap` when given.
-  [[nodiscard]] virtual std::unique_ptr<kv_iterator> iterate(std::size_t cf, const kv_snapshot* snap = nullptr) const = 0;
+  [[nodiscard]] virtual std::unique_ptr<kv_iterator> iterate(std::size_t cf,
+                                                             const kv_snapshot* snap = nullptr) const = 0;
   [[nodiscard]] virtual std::unique_ptr<kv_snapshot> snapshot() const = 0;
   /// Writes the batch atomically.
   [[nodiscard]] virtual errc write(const kv_batch& batch) = 0;

@@ -70,10 +70,10 @@ private:
     }
     std::uint32_t intern(std::string_view id, std::uint32_t length, bool* added);
 
-    std::string ids;                            // every id ever indexed, back to back
-    std::vector<std::uint32_t> id_at{0};        // doc -> offset in ids (one more than docs)
-    std::vector<std::uint32_t> length;          // doc -> words
-    std::unordered_set<std::uint32_t, by_id, by_id> doc_of;  // live docs, found by id
+    std::string ids;                                              // every id ever indexed, back to back
+    std::vector<std::uint32_t> id_at{0};                          // doc -> offset in ids (one more than docs)
+    std::vector<std::uint32_t> length;                            // doc -> words
+    std::unordered_set<std::uint32_t, by_id, by_id> doc_of;       // live docs, found by id
     std::unordered_map<std::string, std::vector<posting>> terms;  // each sorted by doc
     std::uint64_t total_length = 0;
   };

@@ -30,7 +30,8 @@ std::vector<std::string> cells(const std::string& line) {
 TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
   std::string out;
   // This test's own build tree: dev.sh then only checks that engram_bench is up to date.
-  const int rc = test::run("cd " ENGRAM_SOURCE_DIR " && ENGRAM_BUILD_DIR=" ENGRAM_BINARY_DIR " tools/dev.sh bench --quick", &out);
+  const int rc =
+      test::run("cd " ENGRAM_SOURCE_DIR " && ENGRAM_BUILD_DIR=" ENGRAM_BINARY_DIR " tools/dev.sh bench --quick", &out);
   ASSERT_EQ(rc, 0) << out;
 
   std::string head;

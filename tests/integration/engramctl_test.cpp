@@ -46,7 +46,10 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
   auto file = dir.sub("events.jsonl");
   {
     std::ofstream f(file);
-    f << events[0] << "\n" << "{not json\n" << events[1] << "\n\n" << events[2] << "\n";
+    f << events[0] << "\n"
+      << "{not json\n"
+      << events[1] << "\n\n"
+      << events[2] << "\n";
     json bad = json::parse(events[3]);
     bad.erase("body");
     f << bad.dump() << "\n" << events[4] << "\n" << events[5] << "\n";
@@ -136,7 +139,9 @@ TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
   auto renewal = by_subject.at("Renewal \xE2\x80\x93 pricing");
   EXPECT_EQ(renewal["eventId"], "renewal-1@acme.example");
   EXPECT_EQ(renewal["sentAt"], "2026-03-04T09:15:00Z");
-  EXPECT_NE(renewal["body"].get<std::string>().find("\xE2\x82\xAC" "42 per seat"), std::string::npos);
+  EXPECT_NE(renewal["body"].get<std::string>().find("\xE2\x82\xAC"
+                                                    "42 per seat"),
+            std::string::npos);
   EXPECT_NE(renewal["body"].get<std::string>().find("Please send the signed"), std::string::npos);
   EXPECT_EQ(renewal["body"].get<std::string>().find("HTML version"), std::string::npos);
   EXPECT_EQ(renewal["cc"][0]["address"], "dana@acme.example");
@@ -144,8 +149,14 @@ TEST(Engramctl, ImportReadsEmlMboxAndMaildirAndReportsMalformedMail) {
   auto order = by_subject.at("Order");
   EXPECT_EQ(order["threadId"], "thread-root@northwind.example");
   auto body = order["body"].get<std::string>();
-  EXPECT_NE(body.find("Gr\xC3\xBC\xC3\x9F" "e"), std::string::npos) << body;
-  EXPECT_NE(body.find("ships on March 12 & costs \xE2\x82\xAC" "900."), std::string::npos) << body;
+  EXPECT_NE(body.find("Gr\xC3\xBC\xC3\x9F"
+                      "e"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("ships on March 12 & costs \xE2\x82\xAC"
+                      "900."),
+            std::string::npos)
+      << body;
   EXPECT_EQ(body.find("color:red"), std::string::npos) << body;
   EXPECT_EQ(body.find('<'), std::string::npos) << body;
   // mbox: two messages; the reply has no Message-ID (content hash) and threads by In-Reply-To.
@@ -277,7 +288,9 @@ TEST(Engramctl, EntitiesSearchShowAndExport) {
 
   ASSERT_EQ(run(base + "export --format mermaid" + where + " > " + dir.sub("graph.mmd"), &out), 0) << out;
   ASSERT_EQ(run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
-                "/tests/mcp/mermaid_check.mjs " + dir.sub("graph.mmd"), &out),
+                "/tests/mcp/mermaid_check.mjs " +
+                    dir.sub("graph.mmd"),
+                &out),
             0)
       << out;
   EXPECT_NE(run(base + "export --format dot" + where, &out), 0);
@@ -289,8 +302,10 @@ TEST(Engramctl, EntitiesSearchShowAndExport) {
 TEST(Engramctl, KgBowtieAnswersTheOfficialSuiteOverTheHarnessProtocol) {
   test::temp_dir dir("engramctl-bowtie");
   std::ofstream in(dir.sub("in.jsonl"));
-  in << R"({"cmd": "start", "version": 1})" << "\n"
-     << R"({"cmd": "dialect", "dialect": "https://json-schema.org/draft/2020-12/schema"})" << "\n";
+  in << R"({"cmd": "start", "version": 1})"
+     << "\n"
+     << R"({"cmd": "dialect", "dialect": "https://json-schema.org/draft/2020-12/schema"})"
+     << "\n";
   std::vector<json> expected;
   for (const char* file : {"type", "ref", "properties"}) {
     std::ifstream f(std::string(JSON_SCHEMA_SUITE) + "/" + file + ".json");
@@ -301,14 +316,17 @@ TEST(Engramctl, KgBowtieAnswersTheOfficialSuiteOverTheHarnessProtocol) {
         tests.push_back({{"description", t["description"]}, {"instance", t["data"]}});
         valid.push_back(t["valid"]);
       }
-      in << json{{"cmd", "run"}, {"seq", expected.size()}, {"output", "flag"},
+      in << json{{"cmd", "run"},
+                 {"seq", expected.size()},
+                 {"output", "flag"},
                  {"case", {{"description", group["description"]}, {"schema", group["schema"]}, {"tests", tests}}}}
                 .dump()
          << "\n";
       expected.push_back(valid);
     }
   }
-  in << R"({"cmd": "stop"})" << "\n";
+  in << R"({"cmd": "stop"})"
+     << "\n";
   in.close();
   std::string out;
   ASSERT_EQ(run(engramctl() + " kg bowtie < " + dir.sub("in.jsonl") + " 2>&1", &out), 0) << out;
@@ -360,8 +378,10 @@ TEST(Engramctl, KgValidateChecksABundleLocally) {
                      "bundle does not have"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("entities/product_attributes.json entity 9 /brand_count: 'brand_count' is not a property this schema allows"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find(
+          "entities/product_attributes.json entity 9 /brand_count: 'brand_count' is not a property this schema allows"),
+      std::string::npos)
       << out;
 }
 
@@ -371,11 +391,11 @@ TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
   auto broker = test::start_broker();
   const auto port = test::free_port();
   {
-    test::child engramd({ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml",
-                         "--set", "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"),
-                         "--set", "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path,
-                         "--set", "http.listen=127.0.0.1:" + std::to_string(port), "--set", "log.format=json",
-                         "--set", "log.levels.http=warn", "--set", "log.levels.ingest=debug"},
+    test::child engramd({ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", "--set",
+                         "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"), "--set",
+                         "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path, "--set",
+                         "http.listen=127.0.0.1:" + std::to_string(port), "--set", "log.format=json", "--set",
+                         "log.levels.http=warn", "--set", "log.levels.ingest=debug"},
                         log);
     int status = 0;
     ASSERT_TRUE(test::wait_until([&] { return test::get(port, "/readyz", &status), status == 200; }, 60s))
@@ -414,8 +434,7 @@ TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
 // log.format json escapes what a message quotes and replaces invalid UTF-8 (events carry
 // any bytes); the level names are config's.
 TEST(EngramdLogs, JsonLineEscapesQuotesAndReplacesInvalidUtf8) {
-  spdlog::details::log_msg msg(spdlog::source_loc{}, "ingest", spdlog::level::warn,
-                               "skipped \"x\":\n\xff\xfe end");
+  spdlog::details::log_msg msg(spdlog::source_loc{}, "ingest", spdlog::level::warn, "skipped \"x\":\n\xff\xfe end");
   const auto line = logging::json_line(msg);
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;
   auto j = json::parse(line);
@@ -431,9 +450,11 @@ TEST(EngramdLogs, UnknownLevelFormatOrModuleIsAConfigErrorNamingTheKey) {
   std::string out;
   // `timeout`: were the value accepted, engramd would start and serve until stopped.
   test::temp_dir dir("log-config");
-  const std::string base = std::string("timeout 30 ") + ENGRAMD_PATH + " --config " ENGRAM_SOURCE_DIR
+  const std::string base = std::string("timeout 30 ") + ENGRAMD_PATH +
+                           " --config " ENGRAM_SOURCE_DIR
                            "/config/engram.yaml --set http.listen=127.0.0.1:0 --set samples.load=false "
-                           "--set storage.path=" + dir.sub("store") + " ";
+                           "--set storage.path=" +
+                           dir.sub("store") + " ";
   EXPECT_EQ(run(base + "--set log.format=xml", &out), 2);
   EXPECT_NE(out.find("log.format"), std::string::npos) << out;
   EXPECT_NE(out.find("text or json"), std::string::npos) << out;

@@ -33,9 +33,7 @@ std::set<std::string> names_of(const json& list, const char* key = "name") {
   return out;
 }
 
-std::string error_of(const json& r) {
-  return r.contains("error") ? r["error"].get<std::string>() : std::string();
-}
+std::string error_of(const json& r) { return r.contains("error") ? r["error"].get<std::string>() : std::string(); }
 
 class EntityTools : public ::testing::Test {
 protected:
@@ -48,14 +46,17 @@ protected:
   }
 
   void start() {
-    std::vector<std::string> sets{
-        "auth.tokens=[{token: " + acme + ", organization_id: acme, scopes: [read, write], name: agent-a}, "
-        "{token: " + acme_reader + ", organization_id: acme, scopes: [read], name: reader}, "
-        "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]",
-        "entities.type_parents={saas_company: company, fintech: saas_company}"};
+    std::vector<std::string> sets{"auth.tokens=[{token: " + acme +
+                                      ", organization_id: acme, scopes: [read, write], name: agent-a}, "
+                                      "{token: " +
+                                      acme_reader +
+                                      ", organization_id: acme, scopes: [read], name: reader}, "
+                                      "{token: " +
+                                      globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]",
+                                  "entities.type_parents={saas_company: company, fintech: saas_company}"};
     sets.insert(sets.end(), extra_sets_.begin(), extra_sets_.end());
-    engramd_ = std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets),
-                                             log());
+    engramd_ =
+        std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets), log());
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
 
@@ -101,7 +102,8 @@ protected:
       files += " " + f;
     }
     return test::run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
-                     "/tests/mcp/mermaid_check.mjs" + files,
+                     "/tests/mcp/mermaid_check.mjs" +
+                         files,
                      out);
   }
 
@@ -124,8 +126,8 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   stripe = add("stripe", "company", {{"headquarters", "San Francisco"}, {"industry", "online payments"}});
   EXPECT_EQ(stripe["created"], false);
   EXPECT_EQ(stripe["name"], "Stripe");  // one node, whatever the case
-  EXPECT_EQ(stripe["attributes"], (json{{"founded", "2010"}, {"headquarters", "San Francisco"},
-                                        {"industry", "online payments"}}));
+  EXPECT_EQ(stripe["attributes"],
+            (json{{"founded", "2010"}, {"headquarters", "San Francisco"}, {"industry", "online payments"}}));
   add("Rust", "technology");
   add("Patrick Collison", "person", {{"role", "CEO"}});
   add("Cloudflare", "saas_company");
@@ -151,7 +153,9 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   relate("Square", "Stripe, Inc.", "competes_with");
   relate("Stripe, Inc.", "Rust", "uses");  // Stripe has it already: not gained
   auto merged = ok("entity_merge", {{"name_a", "Stripe"}, {"name_b", "Stripe, Inc."}});
-  EXPECT_EQ(merged, (json{{"merged_into", "Stripe"}, {"removed", "Stripe, Inc."}, {"attributes_gained", 1},
+  EXPECT_EQ(merged, (json{{"merged_into", "Stripe"},
+                          {"removed", "Stripe, Inc."},
+                          {"attributes_gained", 1},
                           {"relationships_gained", 2}}));
   EXPECT_EQ(error_of(call("entity_merge", {{"name_a", "Stripe"}, {"name_b", "Stripe, Inc."}})),
             "name_b: 'Stripe, Inc.' and 'Stripe' are already one entity")
@@ -214,7 +218,8 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   EXPECT_NE(v["mermaid"].get<std::string>().find("%% 2 more entities not shown"), std::string::npos) << v;
 
   // Names that are Mermaid syntax render as text: the real parser reads every diagram.
-  for (const auto* hostile : {"Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "end", "graph LR", "Zoë 日本 -->|x|", "%% not a comment"})
+  for (const auto* hostile :
+       {"Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "end", "graph LR", "Zoë 日本 -->|x|", "%% not a comment"})
     add(hostile, "other; type [x]");
   relate("end", "graph LR", "links to");
   relate("Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "quotes");
@@ -222,9 +227,11 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   const auto hostile_diagram = ok("entity_visualize", json::object())["mermaid"].get<std::string>();
   EXPECT_EQ(parse_mermaid({mermaid, v["mermaid"].get<std::string>(), hostile_diagram}, &parsed), 0)
       << parsed << hostile_diagram;
-  EXPECT_NE(parse_mermaid({"graph LR\n  n1[[\"unclosed\n"}, &parsed), 0) << "the parser must be able to fail: " << parsed;
-  ok("delete_entities", {{"entityNames", {"Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "end", "graph LR", "Zoë 日本 -->|x|",
-                                          "%% not a comment"}}});
+  EXPECT_NE(parse_mermaid({"graph LR\n  n1[[\"unclosed\n"}, &parsed), 0)
+      << "the parser must be able to fail: " << parsed;
+  ok("delete_entities",
+     {{"entityNames",
+       {"Say \"hi\" <b>#1</b>", "a|b]c[d{e}(f)", "end", "graph LR", "Zoë 日本 -->|x|", "%% not a comment"}}});
 
   // Traversal and paths.
   auto t = ok("graph_traverse", {{"start", "Patrick Collison"}, {"max_depth", 2}});
@@ -237,8 +244,8 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   EXPECT_EQ(distance["Square"], 2);
   EXPECT_FALSE(distance.count("Mozilla"));  // three hops away
   EXPECT_DOUBLE_EQ(t["nodes"][1]["similarity"].get<double>(), 0.5);
-  t = ok("graph_traverse", {{"start", "Stripe"}, {"max_depth", 3}, {"edge_types", {"uses", "created_by"}},
-                            {"direction", "outgoing"}});
+  t = ok("graph_traverse",
+         {{"start", "Stripe"}, {"max_depth", 3}, {"edge_types", {"uses", "created_by"}}, {"direction", "outgoing"}});
   EXPECT_EQ(names_of(t["nodes"]), (std::set<std::string>{"Stripe", "Rust", "Mozilla"}));
   t = ok("graph_traverse", {{"start", "Rust"}, {"max_depth", 2}, {"entity_type", "company"}});
   std::map<std::string, double> confidence;
@@ -251,8 +258,8 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
   auto p = ok("graph_path", {{"from", "Patrick Collison"}, {"to", "Mozilla"}});
   EXPECT_EQ(p["nodes"], (json{"Patrick Collison", "Stripe", "Rust", "Mozilla"}));
   EXPECT_EQ(p["hops"], 3);
-  EXPECT_EQ(p["edges"][0], (json{{"from", "Stripe"}, {"to", "Patrick Collison"}, {"relationship", "founded_by"},
-                                 {"weight", 1.0}}));
+  EXPECT_EQ(p["edges"][0],
+            (json{{"from", "Stripe"}, {"to", "Patrick Collison"}, {"relationship", "founded_by"}, {"weight", 1.0}}));
   EXPECT_EQ(error_of(call("graph_path", {{"from", "Patrick Collison"}, {"to", "Mozilla"}, {"max_depth", 2}})),
             "no path from 'Patrick Collison' to 'Mozilla' within 2 hops");
   EXPECT_EQ(error_of(call("graph_path", {{"from", "Patrick Collison"}, {"to", "Mozilla"}, {"direction", "outgoing"}})),
@@ -268,7 +275,8 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
             "relationship: has no letters or digits");
   EXPECT_NE(error_of(call("graph_traverse", {{"start", "Stripe"}, {"max_depth", 9}})).find("max_depth"),
             std::string::npos);
-  EXPECT_EQ(error_of(call("entity_find_related", {{"name", "Nobody"}})), "name: no entity 'Nobody' in this organisation");
+  EXPECT_EQ(error_of(call("entity_find_related", {{"name", "Nobody"}})),
+            "name: no entity 'Nobody' in this organisation");
   EXPECT_NE(error_of(call("entity_add", {{"name", "Y"}, {"entity_type", "company"}}, acme_reader)).find("scope"),
             std::string::npos);
 
@@ -292,32 +300,40 @@ TEST_F(EntityTools, TheSeedWorkflowEndToEnd) {
 /// difference is asserted.
 TEST_F(EntityTools, TheMemoryServersScenarios) {
   // Create: duplicates skipped, empty arrays fine.
-  auto r = ok("create_entities", {{"entities", {{{"name", "Alice"}, {"entityType", "person"}, {"observations", {"works at Acme Corp"}}},
-                                                 {{"name", "Bob"}, {"entityType", "person"}, {"observations", json::array()}}}}});
+  auto r =
+      ok("create_entities", {{"entities",
+                              {{{"name", "Alice"}, {"entityType", "person"}, {"observations", {"works at Acme Corp"}}},
+                               {{"name", "Bob"}, {"entityType", "person"}, {"observations", json::array()}}}}});
   EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Alice", "Bob"}));
   EXPECT_EQ(r["entities"][0]["observations"], (json{"works at Acme Corp"}));
-  r = ok("create_entities", {{"entities", {{{"name", "Alice"}, {"entityType", "person"}, {"observations", json::array()}},
-                                           {{"name", "Carol"}, {"entityType", "engineer"}, {"observations", {"likes Rust"}}}}}});
+  r = ok("create_entities", {{"entities",
+                              {{{"name", "Alice"}, {"entityType", "person"}, {"observations", json::array()}},
+                               {{"name", "Carol"}, {"entityType", "engineer"}, {"observations", {"likes Rust"}}}}}});
   EXPECT_EQ(names_of(r["entities"]), (std::set<std::string>{"Carol"}));
   EXPECT_EQ(ok("create_entities", {{"entities", json::array()}})["entities"], json::array());
 
   // Relations: created once; an unknown end is an error (the reference accepts it).
-  r = ok("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}},
-                                             {{"from", "Carol"}, {"to", "Alice"}, {"relationType", "works_with"}}}}});
+  r = ok("create_relations", {{"relations",
+                               {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}},
+                                {{"from", "Carol"}, {"to", "Alice"}, {"relationType", "works_with"}}}}});
   EXPECT_EQ(r["relations"].size(), 2u);
-  EXPECT_EQ(ok("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}}}}})["relations"],
+  EXPECT_EQ(ok("create_relations",
+               {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}}}}})["relations"],
             json::array());
-  EXPECT_EQ(error_of(call("create_relations", {{"relations", {{{"from", "Alice"}, {"to", "Zed"}, {"relationType", "knows"}}}}})),
+  EXPECT_EQ(error_of(call("create_relations",
+                          {{"relations", {{{"from", "Alice"}, {"to", "Zed"}, {"relationType", "knows"}}}}})),
             "relations[0].to: no entity 'Zed' in this organisation");
   EXPECT_EQ(ok("create_relations", {{"relations", json::array()}})["relations"], json::array());
 
   // Observations: added once each; a missing entity is the reference's error.
-  r = ok("add_observations", {{"observations", {{{"entityName", "Alice"}, {"contents", {"likes tea", "works at Acme Corp"}}}}}});
+  r = ok("add_observations",
+         {{"observations", {{{"entityName", "Alice"}, {"contents", {"likes tea", "works at Acme Corp"}}}}}});
   EXPECT_EQ(r["results"], (json{{{"entityName", "Alice"}, {"addedObservations", {"likes tea"}}}}));
   EXPECT_EQ(error_of(call("add_observations", {{"observations", {{{"entityName", "Nobody"}, {"contents", {"x"}}}}}})),
             "Entity with name Nobody not found");
-  EXPECT_EQ(ok("delete_observations", {{"deletions", {{{"entityName", "Alice"}, {"observations", {"likes tea"}}},
-                                                      {{"entityName", "Nobody"}, {"observations", {"x"}}}}}})["success"],
+  EXPECT_EQ(ok("delete_observations", {{"deletions",
+                                        {{{"entityName", "Alice"}, {"observations", {"likes tea"}}},
+                                         {{"entityName", "Nobody"}, {"observations", {"x"}}}}}})["success"],
             true);
   EXPECT_EQ(ok("open_nodes", {{"names", {"Alice"}}})["entities"][0]["observations"], (json{"works at Acme Corp"}));
 
@@ -327,11 +343,12 @@ TEST_F(EntityTools, TheMemoryServersScenarios) {
   EXPECT_EQ(r["relations"].size(), 2u) << r;  // Alice->Bob, Carol->Alice: one end in the results
   EXPECT_EQ(names_of(ok("search_nodes", {{"query", "person"}})["entities"]), (std::set<std::string>{"Alice", "Bob"}));
   EXPECT_EQ(names_of(ok("search_nodes", {{"query", "acme"}})["entities"]), (std::set<std::string>{"Alice"}));
-  EXPECT_EQ(ok("search_nodes", {{"query", "nothing-matches"}}), (json{{"entities", json::array()},
-                                                                    {"relations", json::array()}, {"total", 0}}));
+  EXPECT_EQ(ok("search_nodes", {{"query", "nothing-matches"}}),
+            (json{{"entities", json::array()}, {"relations", json::array()}, {"total", 0}}));
   // Ranked (Engram): the exact name before a name that merely contains it, before an observation.
-  ok("create_entities", {{"entities", {{{"name", "Rustacean"}, {"entityType", "person"}, {"observations", json::array()}},
-                                       {{"name", "Rust"}, {"entityType", "language"}, {"observations", json::array()}}}}});
+  ok("create_entities", {{"entities",
+                          {{{"name", "Rustacean"}, {"entityType", "person"}, {"observations", json::array()}},
+                           {{"name", "Rust"}, {"entityType", "language"}, {"observations", json::array()}}}}});
   r = ok("search_nodes", {{"query", "rust"}});
   ASSERT_EQ(r["entities"].size(), 3u) << r;
   EXPECT_EQ(r["entities"][0]["name"], "Rust");
@@ -367,8 +384,9 @@ TEST_F(EntityTools, TheMemoryServersScenarios) {
   EXPECT_EQ(ok("entity_find_related", {{"name", "Alice"}})["related"].size(), 2u);
 
   // Deletes: relations, then entities with their relations (cascade); missing: no-op.
-  EXPECT_EQ(ok("delete_relations", {{"relations", {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}},
-                                                    {{"from", "Alice"}, {"to", "Nobody"}, {"relationType", "knows"}}}}})["deleted"],
+  EXPECT_EQ(ok("delete_relations", {{"relations",
+                                     {{{"from", "Alice"}, {"to", "Bob"}, {"relationType", "knows"}},
+                                      {{"from", "Alice"}, {"to", "Nobody"}, {"relationType", "knows"}}}}})["deleted"],
             1);
   EXPECT_EQ(ok("delete_entities", {{"entityNames", {"Carol", "Nobody"}}})["deleted"], 1);
   r = ok("open_nodes", {{"names", {"Alice", "Carol"}}});
@@ -396,8 +414,8 @@ TEST_F(EntityTools, LargeEntitiesArePagedUnderTheSizeCap) {
     json observations = json::array();
     for (int k = 0; k < 200; ++k)
       observations.push_back(line + std::to_string(k));
-    ok("create_entities", {{"entities", {{{"name", "Big" + std::to_string(b)}, {"entityType", "blob"},
-                                          {"observations", observations}}}}});
+    ok("create_entities",
+       {{"entities", {{{"name", "Big" + std::to_string(b)}, {"entityType", "blob"}, {"observations", observations}}}}});
   }
   ok("create_entities", {{"entities", {{{"name", "Small"}, {"entityType", "blob"}, {"observations", json::array()}}}}});
   std::set<std::string> seen;
@@ -435,8 +453,9 @@ TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRe
   std::thread writer([&] {
     for (; i < 400; ++i) {
       const auto name = "E" + std::to_string(i);
-      auto r = test::mcp_call(port_, acme, "entity_add", {{"name", name}, {"entity_type", i % 2 ? "company" : "product"},
-                                                          {"attributes", {{"n", std::to_string(i)}}}});
+      auto r = test::mcp_call(
+          port_, acme, "entity_add",
+          {{"name", name}, {"entity_type", i % 2 ? "company" : "product"}, {"attributes", {{"n", std::to_string(i)}}}});
       if (r.contains("error"))
         return;  // engramd is gone
       if (i > 0) {
@@ -469,12 +488,15 @@ TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRe
     EXPECT_GE(follows, k == 0 ? 0u : 1u) << k;
   }
   // A person from mail and the same person from a tool are one node.
+  // clang-format off
   const json sarah_mail{{"eventId", "mail-sarah"}, {"organizationId", "acme"}, {"sourceType", "email"},
                         {"sentAt", "2026-05-01T09:00:00Z"}, {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}}},
                         {"subject", "renewal"}, {"body", "We decided to renew the Contoso contract for two years."}};
+  // clang-format on
   test::produce_raw(broker_->bootstrap(), "inbound-messages", {{"acme", sarah_mail.dump()}});
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == long(mail.size()) + 1; }, 60s));
-  auto sarah = ok("entity_add", {{"name", "sarah lee"}, {"entity_type", "person"}, {"attributes", {{"role", "buyer"}}}});
+  auto sarah =
+      ok("entity_add", {{"name", "sarah lee"}, {"entity_type", "person"}, {"attributes", {{"role", "buyer"}}}});
   EXPECT_EQ(sarah["created"], false) << sarah;
   EXPECT_EQ(sarah["name"], "Sarah Lee");
   EXPECT_EQ(sarah["entity_type"], "person");
@@ -490,9 +512,11 @@ TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRe
   const auto live = test::digest_of(dir_.sub("store"));
   ASSERT_FALSE(live.empty());
   std::string out;
-  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set "
-                      "kafka.brokers=" + broker_->bootstrap() + " --set embedder.model_path=" + test::model_path +
-                      " --into " + dir_.sub("replayed"),
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) +
+                          " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set "
+                          "kafka.brokers=" +
+                          broker_->bootstrap() + " --set embedder.model_path=" + test::model_path + " --into " +
+                          dir_.sub("replayed"),
                       &out),
             0)
       << out;
@@ -504,7 +528,8 @@ TEST_F(EntityTools, KillNineDuringEntityWritesLosesAndDoublesNothingAndAReplayRe
 namespace {
 
 /// An inbound e-mail event of acme from Sarah Lee.
-std::string mail(const std::string& id, const std::string& sent_at, const std::string& subject, const std::string& body) {
+std::string mail(const std::string& id, const std::string& sent_at, const std::string& subject,
+                 const std::string& body) {
   return json{{"eventId", id},
               {"organizationId", "acme"},
               {"sourceType", "email"},
@@ -560,16 +585,16 @@ TEST_F(EntityTools, KagQueryAnswersFromRelationsInMailAndAgentsEdgesAsOneGraph) 
   // company where Hugo Martin's manager works), which two hops do not reach.
   a = ok("kag_query", {{"query", "Which technology does the company Mei Chen works at use?"}});
   EXPECT_TRUE(entity_names(a).count("Snowflake")) << a;
-  a = ok("kag_query", {{"query", "Which vendor supplies the company where Hugo Martin's manager works?"},
-                       {"max_hops", 3}});
+  a = ok("kag_query",
+         {{"query", "Which vendor supplies the company where Hugo Martin's manager works?"}, {"max_hops", 3}});
   EXPECT_TRUE(entity_names(a).count("Globex")) << a;
   // Within three hops of Hugo Martin: Mei Chen, Contoso, then Globex and Snowflake (Lisbon
   // and Snowpark are a fourth hop away).
   EXPECT_EQ(a["total_entities"].get<std::size_t>(), 5u) << a;
   EXPECT_NE(a["context"].get<std::string>().find("- **Mei Chen** (person): CTO at Contoso"), std::string::npos)
       << "a job read from mail describes the person: " << a;
-  a = ok("kag_query", {{"query", "Which vendor supplies the company where Hugo Martin's manager works?"},
-                       {"max_hops", 2}});
+  a = ok("kag_query",
+         {{"query", "Which vendor supplies the company where Hugo Martin's manager works?"}, {"max_hops", 2}});
   EXPECT_FALSE(entity_names(a).count("Globex")) << a;
   a = ok("kag_query", {{"query", "What does the maker of Snowpark sell to?"}, {"max_hops", 1}});
   EXPECT_TRUE(entity_names(a).count("Snowflake")) << "an agent's edge is walked like a read one: " << a;
@@ -610,7 +635,8 @@ TEST_F(EntityTools, KagQueryAnswersFromRelationsInMailAndAgentsEdgesAsOneGraph) 
            {{{"limit", 3}}, "query"},
            {{{"query", "x"}, {"depth", 2}}, "depth"}}) {
     const auto r = call("kag_query", args);
-    EXPECT_NE(error_of(r).find(says), std::string::npos) << args.dump().substr(0, 80) << " -> " << r.dump().substr(0, 300);
+    EXPECT_NE(error_of(r).find(says), std::string::npos)
+        << args.dump().substr(0, 80) << " -> " << r.dump().substr(0, 300);
   }
 
   // Another organisation: an empty graph, said so; nothing of acme's.
@@ -653,7 +679,8 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
              "<p>Northwind competes with Globex in Europe.</p></body></html>");
   std::string out;
   ASSERT_EQ(test::run("printf '.LP\\nAccount plan\\n.PP\\nUmbrella Labs is a customer of Globex.\\n.bp\\n.PP\\n"
-                      "Hugo Martin reports to Dana Smith.\\n' | groff -Tpdf -ms > " + docs + "/plan.pdf",
+                      "Hugo Martin reports to Dana Smith.\\n' | groff -Tpdf -ms > " +
+                          docs + "/plan.pdf",
                       &out),
             0)
       << "groff (Debian package groff) writes the PDF fixture: " << out;
@@ -728,9 +755,9 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
     if (r["predicate"] == "contains" || r["predicate"] == "mentions")
       structure.insert(r["subject"].get<std::string>() + " " + r["predicate"].get<std::string>() + " " +
                        r["object"].get<std::string>());
-  for (const auto* rel : {"Vendor review 2026 contains Vendor review 2026: Data platform",
-                          "Vendor review 2026: Data platform mentions Snowflake",
-                          "Vendor review 2026: People mentions Dana Smith"})
+  for (const auto* rel :
+       {"Vendor review 2026 contains Vendor review 2026: Data platform",
+        "Vendor review 2026: Data platform mentions Snowflake", "Vendor review 2026: People mentions Dana Smith"})
     EXPECT_TRUE(structure.count(rel)) << rel << " " << a;
   for (const auto& e : a["entities"])
     if (e["name"] == "Vendor review 2026: People")
@@ -739,16 +766,16 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
   // A chunk engramd refuses (here a sentAt that is no time) goes to the dead-letter topic
   // and its status is failed, with the reason, through a chunk_failed command on engram-log.
   const auto dead_before = test::topic_size(broker_->bootstrap(), "engram-dlq");
-  test::produce_raw(broker_->bootstrap(), "inbound-messages",
-                    {{"acme", json{{"eventId", "doc-broken-1"},
-                                   {"organizationId", "acme"},
-                                   {"sourceType", "file"},
-                                   {"sentAt", "last Tuesday"},
-                                   {"from", {{"name", "ingest-docs"}, {"address", "ingest-docs"}}},
-                                   {"body", "Globex runs on Oracle."},
-                                   {"document", {{"id", "doc-broken"}, {"title", "Broken manual"}, {"chunk", 1},
-                                                 {"chunks", 2}}}}
-                                  .dump()}});
+  test::produce_raw(
+      broker_->bootstrap(), "inbound-messages",
+      {{"acme", json{{"eventId", "doc-broken-1"},
+                     {"organizationId", "acme"},
+                     {"sourceType", "file"},
+                     {"sentAt", "last Tuesday"},
+                     {"from", {{"name", "ingest-docs"}, {"address", "ingest-docs"}}},
+                     {"body", "Globex runs on Oracle."},
+                     {"document", {{"id", "doc-broken"}, {"title", "Broken manual"}, {"chunk", 1}, {"chunks", 2}}}}
+                    .dump()}});
   ASSERT_TRUE(test::wait_until(
       [&] {
         auto st = json::parse(test::get(port_, "/v1/stats"), nullptr, false);
@@ -757,8 +784,8 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
       60s))
       << test::get(port_, "/v1/stats");
   // On the dead-letter topic too (produced before the command; delivered on its own).
-  EXPECT_TRUE(test::wait_until(
-      [&] { return test::topic_size(broker_->bootstrap(), "engram-dlq") == dead_before + 1; }, 30s));
+  EXPECT_TRUE(
+      test::wait_until([&] { return test::topic_size(broker_->bootstrap(), "engram-dlq") == dead_before + 1; }, 30s));
   stats = json::parse(test::get(port_, "/v1/stats"));
   EXPECT_EQ(stats["organizations"][0]["documents"]["documents"], 4) << stats;
   EXPECT_EQ(stats["organizations"][0]["documents"]["chunksPending"], 1) << "chunk 0 of the broken manual " << stats;

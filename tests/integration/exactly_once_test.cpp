@@ -92,7 +92,8 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
     produced = std::min(total_events, produced + burst);
     const long target = std::min(long(produced) - 1, std::max(0L, test::events_applied(port)) + step(rng));
     ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) >= target; }, 60s, 2ms))
-        << "target " << target << "\n" << test::tail(log);
+        << "target " << target << "\n"
+        << test::tail(log);
     const long now = test::events_applied(port);
     ASSERT_TRUE(engramd.alive()) << test::tail(log);
     engramd.kill9();
@@ -109,17 +110,18 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   {
     test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
     ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s))
-        << test::events_applied(port) << "\n" << test::tail(log);
+        << test::events_applied(port) << "\n"
+        << test::tail(log);
     // Caught up with engram-log (every copy the sequencer appended, duplicates included, is
     // consumed): the count is final. Exactly once, not at least once.
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 30s));
     EXPECT_EQ(test::events_applied(port), long(total_events));
     auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(engramd.terminate(5s), 0) << "SIGTERM must stop engramd cleanly within 5 s\n" << test::tail(log);
-    std::printf("clean shutdown took %lld ms\n",
-                static_cast<long long>(
-                    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
-                        .count()));
+    std::printf(
+        "clean shutdown took %lld ms\n",
+        static_cast<long long>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()));
   }
 
   // The same events, uninterrupted, on a broker of their own.
@@ -127,7 +129,8 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   produce(control_broker->bootstrap(), events, 0, total_events);
   {
     test::child engramd(test::engramd_args(control_broker->bootstrap(), dir.sub("control"), port), log);
-    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s)) << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s))
+        << test::tail(log);
     EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
   }
 
@@ -199,8 +202,8 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
   for (std::int64_t sent = 0; sent < std::int64_t(items) - 2 * batch && kills < 12; sent = reminders.size()) {
     test::child engramd(args("killed", "engram", "200"), log);
     const std::int64_t target = std::min<std::int64_t>(items - batch - 1, sent + step(rng));
-    ASSERT_TRUE(test::wait_until([&] { return reminders.size() >= target; }, 60s, 2ms))
-        << "target " << target << "\n" << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return reminders.size() >= target; }, 60s, 2ms)) << "target " << target << "\n"
+                                                                                        << test::tail(log);
     engramd.kill9();
     sent_at_kill.push_back(reminders.size());
     ++kills;

@@ -29,6 +29,7 @@ constexpr std::size_t events_count = 300;
 
 /// `events` on `topic`, each keyed by its organisation.
 void produce_keyed(const std::string& brokers, const std::string& topic, const std::vector<std::string>& events,
+                   // clang-format off
                    const std::vector<std::pair<std::string, std::string>>& headers = {}) {
   std::vector<std::pair<std::string, std::string>> kv;
   for (const auto& e : events)
@@ -181,6 +182,7 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
   // capacity faster than a store under ctest load drains it. The stop path is the same
   // with or without them (they are read in the same chunk as the entries).
   const std::vector<std::string> sets{"extraction.passages=false"};
+  // clang-format on
   test::temp_dir dir("extract-sigterm");
   // 1,500 dense messages take the extract stage about 12 s a hundred on this machine's two
   // cores under ctest -j2 (measured: 1,420 applied at 180 s): the bound is sized to that.
@@ -211,7 +213,8 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
   const auto again = test::free_port();
   test::child second(test::engramd_args(broker->bootstrap(), dir.sub("store"), again, sets), dir.sub("second.log"));
   EXPECT_TRUE(test::wait_until([&] { return test::events_applied(again) == n; }, 300s))
-      << test::events_applied(again) << " of " << n << "\n" << test::tail(dir.sub("second.log"));
+      << test::events_applied(again) << " of " << n << "\n"
+      << test::tail(dir.sub("second.log"));
   EXPECT_EQ(second.terminate(30s), 0) << test::tail(dir.sub("second.log"));
   EXPECT_EQ(test::digest_of(dir.sub("store")), reference);
 }
@@ -234,9 +237,10 @@ TEST(ExtractStage, EveryEncoderPathRebuildsTheSameStore) {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
     paths.emplace_back("avx512");
   for (const auto& isa : paths) {
-    const std::string replay = std::string(ENGRAMCTL_PATH) + " replay --re-extract --config " ENGRAM_SOURCE_DIR
-                               "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
-                               " --set embedder.kind=use-lite-int8 --set embedder.isa=" + isa +
+    const std::string replay = std::string(ENGRAMCTL_PATH) +
+                               " replay --re-extract --config " ENGRAM_SOURCE_DIR
+                               "/config/engram.yaml --set kafka.brokers=" +
+                               broker->bootstrap() + " --set embedder.kind=use-lite-int8 --set embedder.isa=" + isa +
                                " --set embedder.model_path=" + test::model_path + " --into " + dir.sub(isa);
     std::string out;
     ASSERT_EQ(test::run(replay, &out), 0) << isa << "\n" << out;
@@ -261,20 +265,25 @@ TEST(ExtractStage, BulkMailIsClassedCountedAndSkippedByDefault) {
   const auto port = test::free_port();
   test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port), dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
-  nlohmann::json person{{"eventId", "bulk-test-1"}, {"organizationId", "acme"}, {"sourceType", "email"},
-                        {"sentAt", "2026-03-04T10:00:00Z"},
-                        {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}}},
-                        {"subject", "Renewal"},
-                        {"body", "We decided to hold the price at $42 per seat. Please send the order form by Friday."}};
+  nlohmann::json person{
+      {"eventId", "bulk-test-1"},
+      {"organizationId", "acme"},
+      {"sourceType", "email"},
+      {"sentAt", "2026-03-04T10:00:00Z"},
+      {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}}},
+      {"subject", "Renewal"},
+      {"body", "We decided to hold the price at $42 per seat. Please send the order form by Friday."}};
   auto weekly = person;
   weekly["eventId"] = "bulk-test-2";
   weekly["from"] = {{"name", "Northwind Weekly"}, {"address", "newsletter@northwind.example"}};
   weekly["headers"] = {{"List-Id", "<weekly.northwind.example>"}, {"Precedence", "bulk"}};
   weekly["subject"] = "Northwind Weekly";
-  weekly["body"] = "This week Northwind opened a new warehouse in Porto. We decided to ship the spring catalogue on "
-                   "March 20.";  // read as a person's mail, this gives entries of its own
+  weekly["body"] =
+      "This week Northwind opened a new warehouse in Porto. We decided to ship the spring catalogue on "
+      "March 20.";  // read as a person's mail, this gives entries of its own
   produce_inbound(broker->bootstrap(), {person.dump(), weekly.dump()});
-  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 2; }, 60s)) << test::tail(dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 2; }, 60s))
+      << test::tail(dir.sub("engramd.log"));
   auto stats = nlohmann::json::parse(test::get(port, "/v1/stats"));
   EXPECT_EQ(stats["messagesByClass"]["person"], 1) << stats;
   EXPECT_EQ(stats["messagesByClass"]["bulk"], 1) << stats;

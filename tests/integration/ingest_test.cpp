@@ -126,8 +126,8 @@ TEST_F(IngestTest, SequencerCrashBetweenAppendAndCommitLeavesNoDuplicateInTheSto
 
   // The engine's sequencer (same group) finds nothing committed and appends again.
   auto e = start(cfg());
-  ASSERT_TRUE(test::wait_until([&] { return test::topic_size(broker_->bootstrap(), "engram-log") == appended + 90; },
-                               60s));
+  ASSERT_TRUE(
+      test::wait_until([&] { return test::topic_size(broker_->bootstrap(), "engram-log") == appended + 90; }, 60s));
   // Every record of the log is applied: the first appends as events, their second copies as duplicates.
   ASSERT_TRUE(test::wait_until(
       [&] {
@@ -201,13 +201,17 @@ TEST_F(IngestTest, HttpEndpointsAnswerOverARealSocket) {
 }
 
 TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
-  json ev{{"eventId", "k-1"}, {"organizationId", "acme"}, {"sourceType", "email"}, {"threadId", "t-9"},
+  json ev{{"eventId", "k-1"},
+          {"organizationId", "acme"},
+          {"sourceType", "email"},
+          {"threadId", "t-9"},
           {"sentAt", "2026-03-04T10:00:00Z"},
           {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}, {"contactId", "c-17"}}},
           {"to", json::array({{{"name", "Bob Martin"}, {"address", "bob@globex.example"}}})},
           {"subject", "Renewal"},
-          {"body", "Hi Bob,\n\nWe decided to hold the Globex price at $42 per seat. Please send the signed order "
-                   "form by next Friday. Thanks!\n\n--\nSarah Lee | VP Sales, Acme\n+1 415 555 0137"},
+          {"body",
+           "Hi Bob,\n\nWe decided to hold the Globex price at $42 per seat. Please send the signed order "
+           "form by next Friday. Thanks!\n\n--\nSarah Lee | VP Sales, Acme\n+1 415 555 0137"},
           {"contactIds", json::array({"c-17"})}};
   produce_events(broker_->bootstrap(), {ev.dump()});
   auto e = start(cfg());
@@ -254,21 +258,21 @@ TEST_F(IngestTest, ExtractionIsStoredWithItsIndexesInTheEventsBatch) {
 TEST_F(IngestTest, DuplicatesMergeAndUpdatesSupersedeWithinOneOrganisationOnly) {
   auto ev = [](const std::string& id, const std::string& org, const std::string& from, const std::string& at,
                const std::string& body) {
-    return json{{"eventId", id},  {"organizationId", org},           {"sourceType", "email"},
-                {"sentAt", at},   {"from", {{"address", from}}},    {"subject", "budget"},
+    return json{{"eventId", id}, {"organizationId", org},       {"sourceType", "email"},
+                {"sentAt", at},  {"from", {{"address", from}}}, {"subject", "budget"},
                 {"body", body}}
         .dump();
   };
   // acme: a fact, its restatement, then its update by the same sender. globex: the same
   // text as acme's first statement, and a different value from another sender.
-  produce_events(broker_->bootstrap(),
-                 {ev("a-1", "acme", "sarah@acme.example", "2026-03-02T09:00:00Z", "Northwind's Q3 budget is $50,000."),
-                  ev("g-1", "globex", "bob@globex.example", "2026-03-02T09:30:00Z", "Northwind's Q3 budget is $50,000."),
-                  ev("a-2", "acme", "sarah@acme.example", "2026-03-03T09:00:00Z",
-                     "Hi team, just to confirm: Northwind's Q3 budget is $50k."),
-                  ev("a-3", "acme", "sarah@acme.example", "2026-03-04T09:00:00Z", "Northwind's Q3 budget is $65,000."),
-                  ev("g-2", "globex", "carol@globex.example", "2026-03-05T09:00:00Z",
-                     "Northwind's Q3 budget is $80,000.")});
+  produce_events(
+      broker_->bootstrap(),
+      {ev("a-1", "acme", "sarah@acme.example", "2026-03-02T09:00:00Z", "Northwind's Q3 budget is $50,000."),
+       ev("g-1", "globex", "bob@globex.example", "2026-03-02T09:30:00Z", "Northwind's Q3 budget is $50,000."),
+       ev("a-2", "acme", "sarah@acme.example", "2026-03-03T09:00:00Z",
+          "Hi team, just to confirm: Northwind's Q3 budget is $50k."),
+       ev("a-3", "acme", "sarah@acme.example", "2026-03-04T09:00:00Z", "Northwind's Q3 budget is $65,000."),
+       ev("g-2", "globex", "carol@globex.example", "2026-03-05T09:00:00Z", "Northwind's Q3 budget is $80,000.")});
   auto e = start(cfg());
   ASSERT_TRUE(test::wait_until([&] { return events(*e) == 5; }, 60s));
   const auto& store = e->store();

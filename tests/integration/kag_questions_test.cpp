@@ -85,21 +85,21 @@ struct organisation {
 
 organisation generate() {
   organisation o;
-  const char* names[] = {"Acme",   "Globex",  "Initech",   "Umbrella", "Hooli",
+  const char* names[] = {"Acme",     "Globex",  "Initech",   "Umbrella", "Hooli",
                          "Vandelay", "Soylent", "Cyberdyne", "Tyrell"};
   const char* technologies[] = {"Kubernetes", "Snowflake", "Salesforce", "Tableau", "Postgres",
                                 "Kafka",      "Datadog",   "Okta",       "Airflow"};
   const char* cities[] = {"Lisbon", "Berlin", "Madrid", "Oslo", "Dublin", "Vienna", "Prague", "Warsaw", "Zurich"};
-  const char* first[] = {"Mei",   "Hugo",  "Claire", "Omar",  "Priya", "Lars",  "Sofia", "Tomas", "Aisha",
-                         "Marco", "Elena", "Jonas",  "Yuki",  "Nadia", "Pavel", "Grace", "Ivan",  "Lucia",
-                         "Felix", "Hana",  "Diego", "Anna",  "Ravi",  "Chloe", "Erik",  "Zara",  "Noah",
-                         "Ingrid", "Samir", "Leila", "Bruno", "Keiko", "Oscar", "Maya",  "Viktor", "Rosa",
-                         "Arjun", "Paula", "Henrik", "Amara", "Stefan", "Nina", "Tariq", "Julia", "Kenji"};
-  const char* last[] = {"Chen",   "Martin", "Dubois",  "Haddad", "Sharma",   "Nilsson", "Rossi",  "Novak",  "Bello",
-                        "Conti",  "Petrova", "Weber",  "Tanaka", "Karim",    "Horvat",  "Hughes", "Popov",  "Ferreira",
-                        "Braun",  "Sato",   "Ortega",  "Larsen", "Menon",    "Lambert", "Lund",   "Khan",   "Fischer",
-                        "Berg",   "Aziz",   "Rahimi",  "Costa",  "Mori",     "Reyes",   "Cohen",  "Volkov", "Silva",
-                        "Patel",  "Jensen", "Holm",    "Okafor", "Keller",   "Moreau",  "Farouk", "Wagner", "Ito"};
+  const char* first[] = {"Mei",    "Hugo",  "Claire", "Omar",  "Priya",  "Lars",  "Sofia", "Tomas",  "Aisha",
+                         "Marco",  "Elena", "Jonas",  "Yuki",  "Nadia",  "Pavel", "Grace", "Ivan",   "Lucia",
+                         "Felix",  "Hana",  "Diego",  "Anna",  "Ravi",   "Chloe", "Erik",  "Zara",   "Noah",
+                         "Ingrid", "Samir", "Leila",  "Bruno", "Keiko",  "Oscar", "Maya",  "Viktor", "Rosa",
+                         "Arjun",  "Paula", "Henrik", "Amara", "Stefan", "Nina",  "Tariq", "Julia",  "Kenji"};
+  const char* last[] = {"Chen",  "Martin",  "Dubois", "Haddad", "Sharma", "Nilsson", "Rossi",  "Novak",  "Bello",
+                        "Conti", "Petrova", "Weber",  "Tanaka", "Karim",  "Horvat",  "Hughes", "Popov",  "Ferreira",
+                        "Braun", "Sato",    "Ortega", "Larsen", "Menon",  "Lambert", "Lund",   "Khan",   "Fischer",
+                        "Berg",  "Aziz",    "Rahimi", "Costa",  "Mori",   "Reyes",   "Cohen",  "Volkov", "Silva",
+                        "Patel", "Jensen",  "Holm",   "Okafor", "Keller", "Moreau",  "Farouk", "Wagner", "Ito"};
   const char* roles[] = {"CEO", "VP Sales", "head of engineering", "account manager", "data engineer"};
   for (std::size_t c = 0; c < 9; ++c) {
     o.companies.push_back({names[c], technologies[c], cities[c], ""});
@@ -122,15 +122,15 @@ organisation generate() {
                   const std::string& body) {
     char sent[32];
     std::snprintf(sent, sizeof sent, "2026-%02d-%02dT09:%02zu:00Z", month, day, n % 60);
-    o.events.push_back(json{{"eventId", "kq-" + std::to_string(n++)},
-                            {"organizationId", "acme"},
-                            {"sourceType", "email"},
-                            {"sentAt", sent},
-                            {"from", {{"name", from.name}, {"address", from.address()}}},
-                            {"to", json::array({{{"name", to.name}, {"address", to.address()}}})},
-                            {"subject", subject},
-                            {"body", body}}
-                           .dump());
+    o.events.push_back(json{
+        {"eventId", "kq-" + std::to_string(n++)},
+        {"organizationId", "acme"},
+        {"sourceType", "email"},
+        {"sentAt", sent},
+        {"from", {{"name", from.name}, {"address", from.address()}}},
+        {"to", json::array({{{"name", to.name}, {"address", to.address()}}})},
+        {"subject", subject},
+        {"body", body}}.dump());
   };
   const char* everyday[] = {
       "{P} approved the {C} budget for the next quarter.",
@@ -187,9 +187,9 @@ organisation generate() {
     const auto& signer = o.by_name(co.signer);
     o.questions.push_back({"Who manages the person who signed " + co.name + "'s renewal?", signer.manager,
                            o.reports_statement.at(signer.name), 2});
-    o.questions.push_back({"Who manages the person who signed the renewal of the company headquartered in " +
-                               co.city + "?",
-                           signer.manager, o.reports_statement.at(signer.name), 3});
+    o.questions.push_back(
+        {"Who manages the person who signed the renewal of the company headquartered in " + co.city + "?",
+         signer.manager, o.reports_statement.at(signer.name), 3});
     if (const auto& m = o.by_name(signer.manager); !m.manager.empty())
       o.questions.push_back({"Who is the boss of the manager of the person who signed " + co.name + "'s renewal?",
                              m.manager, o.reports_statement.at(m.name), 3});
@@ -212,7 +212,7 @@ organisation generate() {
 struct score {
   std::size_t asked = 0, hit1 = 0, hit10 = 0, supported = 0;
   std::map<std::size_t, std::pair<std::size_t, std::size_t>> by_hops;  // hops -> asked, hit@10
-  void add(const question& q, std::size_t rank, bool support) {  // rank: 0 = not found
+  void add(const question& q, std::size_t rank, bool support) {        // rank: 0 = not found
     ++asked;
     hit1 += rank == 1;
     hit10 += rank >= 1 && rank <= 10;
@@ -275,8 +275,8 @@ protected:
       tokens += std::string(q == with.front() ? "" : ", ") + "{token: " + q->token +
                 ", organization_id: " + q->organization + ", scopes: [read], name: asker}";
     sets.push_back(tokens + "]");
-    engramd_ = std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets),
-                                             log());
+    engramd_ =
+        std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets), log());
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
   void stop() {
@@ -315,14 +315,15 @@ protected:
     s.add(q, rank, rank >= 1 && rank <= 10);
   }
   static void print(const question_set& set, const std::string& title) {
-    std::printf("\n%s: %zu questions (%zu of 2 hops, %zu of 3), %zu messages\n\n", title.c_str(),
-                set.questions.size(), set.kag.by_hops.count(2) ? set.kag.by_hops.at(2).first : 0,
+    std::printf("\n%s: %zu questions (%zu of 2 hops, %zu of 3), %zu messages\n\n", title.c_str(), set.questions.size(),
+                set.kag.by_hops.count(2) ? set.kag.by_hops.at(2).first : 0,
                 set.kag.by_hops.count(3) ? set.kag.by_hops.at(3).first : 0, set.events.size());
-    std::printf("| method | hit@1 | hit@10 | 2 hops hit@10 | 3 hops hit@10 | answer's statement given |\n"
-                "|---|---|---|---|---|---|\n");
+    std::printf(
+        "| method | hit@1 | hit@10 | 2 hops hit@10 | 3 hops hit@10 | answer's statement given |\n"
+        "|---|---|---|---|---|---|\n");
     auto row = [&](const char* name, const score& s) {
-      std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name, s.rate(s.hit1), s.rate(s.hit10),
-                  s.hops_rate(2), s.hops_rate(3), s.rate(s.supported));
+      std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name, s.rate(s.hit1), s.rate(s.hit10), s.hops_rate(2),
+                  s.hops_rate(3), s.rate(s.supported));
     };
     row("kag_query (max_hops = the question's, limit 10)", set.kag);
     row("recall_knowledge (limit 10)", set.plain);

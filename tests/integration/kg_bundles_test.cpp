@@ -50,8 +50,10 @@ protected:
 
   static std::string tokens() {
     return "[{token: " + shop + ", organization_id: acme, scopes: [read], name: shop-agent, bundles: [" + bundle_name +
-           ", outlet, parts]}, {token: " + unbound + ", organization_id: acme, scopes: [read, write], name: other-agent}, "
-           "{token: " + globex + ", organization_id: globex, scopes: [read], name: g-agent, bundles: [" + bundle_name + "]}]";
+           ", outlet, parts]}, {token: " + unbound +
+           ", organization_id: acme, scopes: [read, write], name: other-agent}, "
+           "{token: " +
+           globex + ", organization_id: globex, scopes: [read], name: g-agent, bundles: [" + bundle_name + "]}]";
   }
   void start() {
     engramd_ = std::make_unique<test::child>(
@@ -79,7 +81,8 @@ protected:
   json rpc(const std::string& token, const std::string& method, const json& params) {
     auto res = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
                            json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}}.dump(),
-                           {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"},
+                           {{"Authorization", "Bearer " + token},
+                            {"Content-Type", "application/json"},
                             {"Accept", "application/json, text/event-stream"}});
     return json::parse(res.body, nullptr, false);
   }
@@ -117,8 +120,9 @@ TEST_F(KgBundles, AppliedCatalogIsListedFilteredPagedAndGotByBoundTokensOnly) {
   EXPECT_FALSE(tools.count("list_brand_ids"));  // not in the brand type's x-tool-expose
   EXPECT_FALSE(test::listed_tools(port_, unbound).count("list_category"));
   EXPECT_FALSE(test::listed_tools(port_, globex).count("list_category"));  // bound to a name its organisation lacks
-  EXPECT_NE(call("list_category", json::object(), unbound)["error"].get<std::string>().find("unknown tool: list_category"),
-            std::string::npos);
+  EXPECT_NE(
+      call("list_category", json::object(), unbound)["error"].get<std::string>().find("unknown tool: list_category"),
+      std::string::npos);
 
   // Everything, in id order, with the derived brand_count.
   auto all = call("list_category", {{"limit", 500}});
@@ -136,6 +140,7 @@ TEST_F(KgBundles, AppliedCatalogIsListedFilteredPagedAndGotByBoundTokensOnly) {
   r = call("list_brand", {{"filters", {{"category", "footwear"}, {"tier", "premium"}}}});
   EXPECT_EQ(ids_of(r["items"]), expected("brand", premium_footwear));
   EXPECT_EQ(r["total"], expected("brand", premium_footwear).size());
+  // clang-format off
   const auto brands = expected("brand", [](const json&) { return true; });
   r = call("list_brand", {{"limit", 7}, {"offset", 14}});
   EXPECT_EQ(r["total"], brands.size());
@@ -229,25 +234,32 @@ TEST_F(KgBundles, ToolNamesAreOneBundlesInATenantAndTenantsAreApart) {
   c.apply_id = "direct";
   c.version = "0.1.0";
   c.types = {{"brand", "code", "", {"list", "get"}, {}, {}, R"({"type":"object"})"}};
+  // clang-format on
   c.items = {{"brand", "x", R"({"code":"x"})"}};
   auto rec = schemas::encode(schemas::log_payload{c});
   test::produce_raw(broker_->bootstrap(), "engram-log", {{rec.key, rec.value}}, {{schemas::kind_header, rec.kind}});
   json status;
-  ASSERT_TRUE(test::wait_until([&] {
-    auto res = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/v1/kg/bundles?name=outlet", {},
-                           {{"Authorization", "Bearer " + shop}});
-    status = json::parse(res.body, nullptr, false);
-    return status.is_object() && !status["bundles"].empty() && status["bundles"][0]["lastApply"]["state"] == "rejected";
-  }, 30s)) << status;
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        auto res = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/v1/kg/bundles?name=outlet", {},
+                               {{"Authorization", "Bearer " + shop}});
+        status = json::parse(res.body, nullptr, false);
+        return status.is_object() && !status["bundles"].empty() &&
+               status["bundles"][0]["lastApply"]["state"] == "rejected";
+      },
+      30s))
+      << status;
   EXPECT_EQ(status["bundles"][0]["visible"], false);
   EXPECT_EQ(status["bundles"][0]["lastApply"]["error"],
-            "tool_name_collision_in_tenant: list_brand is already exposed by bundle '" + bundle_name + "' of this organisation");
+            "tool_name_collision_in_tenant: list_brand is already exposed by bundle '" + bundle_name +
+                "' of this organisation");
   EXPECT_EQ(call("list_brand", {{"limit", 500}})["total"], 60);  // the catalog's, untouched
   // Another organisation may expose the same names: its own data, its own tokens.
   const auto g = dir_.sub("g");
   std::filesystem::copy(outlet, g, std::filesystem::copy_options::recursive);
-  std::ofstream(g + "/manifest.yaml") << "name: " + bundle_name + "\nversion: 9.0.0\nschemas: [schemas/brand.schema.json]\n"
-                                         "entities: [{type: brand, file: entities/brands.yaml}]\n";
+  std::ofstream(g + "/manifest.yaml") << "name: " + bundle_name +
+                                             "\nversion: 9.0.0\nschemas: [schemas/brand.schema.json]\n"
+                                             "entities: [{type: brand, file: entities/brands.yaml}]\n";
   ASSERT_EQ(ctl("apply " + g + " --organization globex", &out), 0) << out;
   EXPECT_EQ(call("list_brand", json::object(), globex)["total"], 1);
   EXPECT_TRUE(call("get_brand", {{"id", "north-aurora"}}, globex).is_null());  // acme's brand, not globex's
@@ -271,9 +283,9 @@ TEST_F(KgBundles, TheWorkflowPromptIsServedToBoundTokens) {
   EXPECT_TRUE(rpc(unbound, "prompts/list", json::object())["result"]["prompts"].empty());
   auto got = rpc(shop, "prompts/get", {{"name", "kg_workflow_" + bundle_name}});
   const auto text = got["result"]["messages"][0]["content"]["text"].get<std::string>();
-  for (const auto* says : {"You are bound to the \"ecommerce-catalog-example\" knowledge graph", "MANDATORY workflow",
-                           "list_brand(filters?, limit?, offset?)", "get_category(id)", "NEVER invent",
-                           "not a JSON-encoded string"})
+  for (const auto* says :
+       {"You are bound to the \"ecommerce-catalog-example\" knowledge graph", "MANDATORY workflow",
+        "list_brand(filters?, limit?, offset?)", "get_category(id)", "NEVER invent", "not a JSON-encoded string"})
     EXPECT_NE(text.find(says), std::string::npos) << says << "\n" << text;
   EXPECT_EQ(rpc(unbound, "prompts/get", {{"name", "kg_workflow_" + bundle_name}})["error"]["code"], -32602);
 }
@@ -284,8 +296,8 @@ TEST_F(KgBundles, AnOpenClientIsToldWhenItsToolListChanges) {
   int sdk_status = -1;
   std::thread sdk([&] {
     sdk_status = test::run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
-                           "/tests/mcp/sdk_list_changed.mjs http://127.0.0.1:" + std::to_string(port_) + "/mcp " +
-                               shop + " list_category",
+                           "/tests/mcp/sdk_list_changed.mjs http://127.0.0.1:" +
+                               std::to_string(port_) + "/mcp " + shop + " list_category",
                            &sdk_out);
   });
   const bool streaming = test::wait_until([&] { return test::metric(port_, "engram_mcp_event_streams") >= 1; }, 60s);
@@ -314,7 +326,8 @@ TEST_F(KgBundles, KillDuringALargeApplyShowsTheBundleWholeOnceAndAReplayRebuilds
             "family": {"type": "string", "x-index": true}, "text": {"type": "string"}}})";
   json parts = json::array();
   for (int i = 0; i < 10000; ++i)
-    parts.push_back({{"code", "p-" + std::to_string(100000 + i)}, {"family", "f" + std::to_string(i % 7)},
+    parts.push_back({{"code", "p-" + std::to_string(100000 + i)},
+                     {"family", "f" + std::to_string(i % 7)},
                      {"text", std::string(120, static_cast<char>('a' + i % 26))}});
   std::ofstream(big + "/entities/parts.json") << parts.dump();
   // A reader polls the total all along: it must only ever see nothing or everything.
@@ -332,7 +345,8 @@ TEST_F(KgBundles, KillDuringALargeApplyShowsTheBundleWholeOnceAndAReplayRebuilds
   const auto log_before = test::topic_size(broker_->bootstrap(), "engram-log");
   // engramctl waits for the apply; engramd is killed once the records are on the log and
   // before the last is applied (the records' count is observed, not timed).
-  auto cmd = std::string(ENGRAMCTL_PATH) + " kg apply " + big + " --organization acme --timeout 120 --config " + config();
+  auto cmd =
+      std::string(ENGRAMCTL_PATH) + " kg apply " + big + " --organization acme --timeout 120 --config " + config();
   std::string ctl_out;
   int ctl_status = -1;
   std::thread apply([&] { ctl_status = test::run(cmd, &ctl_out); });
@@ -345,7 +359,8 @@ TEST_F(KgBundles, KillDuringALargeApplyShowsTheBundleWholeOnceAndAReplayRebuilds
   stop = true;
   reader.join();
   EXPECT_EQ(ctl_status, 0) << ctl_out;
-  EXPECT_GE(test::topic_size(broker_->bootstrap(), "engram-log") - log_before, 3) << "a 10,000-entity bundle in one record?";
+  EXPECT_GE(test::topic_size(broker_->bootstrap(), "engram-log") - log_before, 3)
+      << "a 10,000-entity bundle in one record?";
   EXPECT_GE(records, 1);
   EXPECT_TRUE(totals_seen.count(10000));
   for (auto t : totals_seen)

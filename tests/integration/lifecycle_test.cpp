@@ -23,17 +23,16 @@ const std::string token_a = "acme-agent-a-0123456789abcdef";
 const std::string token_b = "acme-agent-b-0123456789abcdef";
 const std::string globex = "globex-token-0123456789abcdef";
 
-std::int64_t at(const char* rfc3339) {
-  return *schemas::parse_rfc3339(rfc3339);
-}
+std::int64_t at(const char* rfc3339) { return *schemas::parse_rfc3339(rfc3339); }
 
 constexpr std::int64_t day = 86400000;
 
 class LifecycleTest : public ::testing::Test {
 protected:
   LifecycleTest()
-    : dir_("lifecycle"), broker_(test::start_broker()),
-      clock_(std::make_shared<actors::manual_clock>(at("2026-03-10T09:00:00Z"))) {}
+      : dir_("lifecycle"),
+        broker_(test::start_broker()),
+        clock_(std::make_shared<actors::manual_clock>(at("2026-03-10T09:00:00Z"))) {}
 
   void SetUp() override { start("store"); }
 
@@ -56,11 +55,11 @@ protected:
 
   /// A tool's structured answer; isError answers come back as {"error": text}.
   json call(const std::string& token, const std::string& tool, const json& args) {
-    auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(engine_->http_port()) + "/mcp",
-                         json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                              {"params", {{"name", tool}, {"arguments", args}}}}
-                             .dump(),
-                         {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}}, 30s);
+    auto r = http::fetch(
+        "POST", "http://127.0.0.1:" + std::to_string(engine_->http_port()) + "/mcp",
+        json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
+            .dump(),
+        {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}}, 30s);
     EXPECT_EQ(r.status, 200) << r.body;
     auto j = json::parse(r.body, nullptr, false);
     if (j.is_discarded() || !j.contains("result"))
@@ -96,15 +95,16 @@ TEST(Decay, HalvesEveryHalfLifeAndEventsNeverDecay) {
   EXPECT_DOUBLE_EQ(schemas::effective_confidence(0.8, 0, 360 * day, 180), 0.2);
   EXPECT_DOUBLE_EQ(schemas::effective_confidence(0.8, 0, 14 * day, 14), 0.4);
   EXPECT_NEAR(schemas::effective_confidence(0.8, 0, 7 * day, 14), 0.8 / std::sqrt(2.0), 1e-12);
-  EXPECT_DOUBLE_EQ(schemas::effective_confidence(0.8, 0, 3650 * day, 0), 0.8);  // event: none
+  EXPECT_DOUBLE_EQ(schemas::effective_confidence(0.8, 0, 3650 * day, 0), 0.8);       // event: none
   EXPECT_DOUBLE_EQ(schemas::effective_confidence(0.8, 10 * day, 5 * day, 30), 0.8);  // validated "later": no growth
 }
 
 TEST(Decay, TheDefaultHalfLivesPerType) {
   const config::engram_config defaults;
   const std::map<schemas::entry_type, double> days{
-      {schemas::entry_type::fact, 180},      {schemas::entry_type::decision, 730}, {schemas::entry_type::event, 0},
-      {schemas::entry_type::preference, 90}, {schemas::entry_type::goal, 30},      {schemas::entry_type::relationship, 120},
+      {schemas::entry_type::fact, 180},      {schemas::entry_type::decision, 730},
+      {schemas::entry_type::event, 0},       {schemas::entry_type::preference, 90},
+      {schemas::entry_type::goal, 30},       {schemas::entry_type::relationship, 120},
       {schemas::entry_type::action_item, 14}};
   for (auto type : schemas::all_entry_types) {
     const double h = defaults.decay.half_life_days[static_cast<std::size_t>(type)];
@@ -188,7 +188,7 @@ TEST_F(LifecycleTest, ConfidenceDecaysByTypeValidationRestoresItAndFadedEntriesL
 
   auto v = call(token_a, "validate_knowledge", {{"id", goal["id"]}, {"outcome", "approved"}});
   ASSERT_FALSE(v.contains("error")) << v;
-  EXPECT_NEAR(v["confidence"].get<double>(), 0.9, 1e-9);  // half way to 1
+  EXPECT_NEAR(v["confidence"].get<double>(), 0.9, 1e-9);           // half way to 1
   EXPECT_NEAR(v["effectiveConfidence"].get<double>(), 0.9, 1e-9);  // decay restarts now
   EXPECT_EQ(v["lastValidatedAt"], "2026-04-09T09:00:00.000Z");
 
@@ -314,11 +314,11 @@ TEST_F(LifecycleTest, OneReminderPerActionItemAcrossACrashBetweenSendAndRecordAn
   // A crash between send and record: the reminder of `other` is on the topic, unrecorded.
   auto channel = ingest::reminder_channel::create(broker_->bootstrap(), {}, "engram-reminders");
   ASSERT_TRUE(channel) << channel.error();
-  auto delivered = (*channel)->send("acme", "rem-" + other["id"].get<std::string>(),
-                                    json{{"reminderId", "rem-" + other["id"].get<std::string>()},
-                                         {"organizationId", "acme"},
-                                         {"entryId", other["id"]}}
-                                        .dump());
+  auto delivered = (*channel)->send(
+      "acme", "rem-" + other["id"].get<std::string>(),
+      json{
+          {"reminderId", "rem-" + other["id"].get<std::string>()}, {"organizationId", "acme"}, {"entryId", other["id"]}}
+          .dump());
   ASSERT_TRUE(delivered) << delivered.error();
   engine_.reset();  // the engine that sent it is gone
   start("store");
@@ -350,11 +350,16 @@ TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneMailDedupBranchesValidations
   // Inbound mail: extraction, a duplicate (the same decision in another thread) and a
   // superseded statement (the same sender changed the price).
   auto mail = [](const std::string& id, const std::string& thread, const std::string& sent, const std::string& body) {
-    return json{{"eventId", id}, {"organizationId", "acme"}, {"sourceType", "email"}, {"threadId", thread},
+    return json{{"eventId", id},
+                {"organizationId", "acme"},
+                {"sourceType", "email"},
+                {"threadId", thread},
                 {"sentAt", sent},
                 {"from", {{"name", "Sarah Lee"}, {"address", "sarah@acme.example"}, {"contactId", "c-17"}}},
                 {"to", json::array({{{"name", "Bob Martin"}, {"address", "bob@globex.example"}}})},
-                {"subject", "Renewal"}, {"body", body}, {"contactIds", json::array({"c-17"})}}
+                {"subject", "Renewal"},
+                {"body", body},
+                {"contactIds", json::array({"c-17"})}}
         .dump();
   };
   test::produce_raw(broker_->bootstrap(), "inbound-messages",
@@ -399,10 +404,11 @@ TEST_F(LifecycleTest, AReplayedStoreEqualsTheLiveOneMailDedupBranchesValidations
 
   // engramctl replay: the same digest. Neither replay wrote to any topic.
   std::string out;
-  const int rc = test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml" +
-                               " --set kafka.brokers=" + broker_->bootstrap() + " --set embedder.model_path=" +
-                               test::model_path + " --into " + dir_.sub("engramctl-replay"),
-                           &out);
+  const int rc =
+      test::run(std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml" +
+                    " --set kafka.brokers=" + broker_->bootstrap() + " --set embedder.model_path=" + test::model_path +
+                    " --into " + dir_.sub("engramctl-replay"),
+                &out);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find(live), std::string::npos) << "live " << live << "\n" << out;
   EXPECT_NE(out.find("records of engram-log"), std::string::npos) << out;

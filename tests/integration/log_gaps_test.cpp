@@ -146,7 +146,8 @@ protected:
       kv.emplace_back(test::org_of(e), e);
     test::produce_raw(brokers(), "inbound-messages", kv);
     ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == expected_total; }, 180s))
-        << test::events_applied(port_) << "\n" << test::tail(dir_.sub("engramd.log"));
+        << test::events_applied(port_) << "\n"
+        << test::tail(dir_.sub("engramd.log"));
   }
 
   /// The partition of `topic` each organisation's records are on (from the records).
@@ -248,7 +249,8 @@ TEST_F(LogGaps, AStoreStopsAtAGapInItsLogPartitionUntilTheOperatorAcceptsIt) {
   // The other partition is applied ...
   const std::int64_t other_end = end_of(brokers(), "engram-log", other);
   ASSERT_TRUE(test::wait_until([&] { return applied_offset(other) == other_end; }, 120s))
-      << stats().dump() << "\n" << test::tail(dir_.sub("engramd.log"));
+      << stats().dump() << "\n"
+      << test::tail(dir_.sub("engramd.log"));
   EXPECT_EQ(events_of("acme"), 5);
   // ... this one is stopped at the gap, and says so everywhere.
   int status = 0;
@@ -271,8 +273,8 @@ TEST_F(LogGaps, AStoreStopsAtAGapInItsLogPartitionUntilTheOperatorAcceptsIt) {
   // A restart alone changes nothing; the operator's acceptance does.
   start_engramd({"ingest.accept_gaps=[engram-log:" + std::to_string(gone) + "]"});
   const std::int64_t gone_end = end_of(brokers(), "engram-log", gone);
-  ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 120s))
-      << test::get(port_, "/readyz") << "\n" << test::tail(dir_.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 120s)) << test::get(port_, "/readyz") << "\n"
+                                                                          << test::tail(dir_.sub("engramd.log"));
   EXPECT_EQ(applied_offset(gone), gone_end);
   EXPECT_EQ(events_of("initech"), 4 + (gone_end - start));  // the padding left, and after-gap
   gap = gap_in_stats("engram-log", gone);
@@ -310,8 +312,8 @@ TEST_F(LogGaps, TheSequencerStopsAtAGapInItsInboundPartitionUntilTheOperatorAcce
       "inbound-messages partition " + std::to_string(gone) + ": " + std::to_string(lost) + " records";
 
   start_engramd();
-  ASSERT_TRUE(test::wait_until([&] { return events_of("acme") == 5; }, 120s))
-      << stats().dump() << "\n" << test::tail(dir_.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return events_of("acme") == 5; }, 120s)) << stats().dump() << "\n"
+                                                                              << test::tail(dir_.sub("engramd.log"));
   int status = 0;
   auto ready = test::get(port_, "/readyz", &status);
   EXPECT_EQ(status, 503) << ready;
@@ -327,7 +329,8 @@ TEST_F(LogGaps, TheSequencerStopsAtAGapInItsInboundPartitionUntilTheOperatorAcce
   start_engramd({"ingest.accept_gaps=inbound-messages:" + std::to_string(gone)});
   const std::int64_t kept = end_of(brokers(), "inbound-messages", gone) - start;  // padding left + after-gap
   ASSERT_TRUE(test::wait_until([&] { return events_of("initech") == 4 + kept; }, 120s))
-      << stats().dump() << "\n" << test::tail(dir_.sub("engramd.log"));
+      << stats().dump() << "\n"
+      << test::tail(dir_.sub("engramd.log"));
   EXPECT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::get(port_, "/readyz");
   gap = gap_in_stats("inbound-messages", gone);
   ASSERT_FALSE(gap.is_null()) << stats().dump();

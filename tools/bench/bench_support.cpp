@@ -37,8 +37,8 @@ std::atomic<bool> truncated{false};
 }
 
 std::unique_ptr<ingest::embedded_broker> test_broker(int partitions) {
-  auto b = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"},
-                                          partitions);
+  auto b =
+      ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, partitions);
   if (!b)
     throw std::runtime_error(b.error());
   (*b)->before_stop([](const ingest::embedded_broker& broker) {
@@ -82,8 +82,8 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-const std::vector<std::string> synthetic_organisations{"acme", "globex", "initech", "umbrella",
-                                                       "hooli", "vandelay", "stark", "wayne"};
+const std::vector<std::string> synthetic_organisations{"acme",  "globex",   "initech", "umbrella",
+                                                       "hooli", "vandelay", "stark",   "wayne"};
 
 std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
   auto store = storage::open_graph_store({dir});
@@ -159,6 +159,7 @@ std::uint16_t free_port() {
 }
 
 engramd_child::engramd_child(const std::string& brokers, const std::string& dir, std::uint16_t port,
+                             // clang-format off
                              const std::string& model_path, const std::vector<std::string>& sets) {
   const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "engramd";
   std::vector<std::string> args{exe.string(), "--config", "config/engram.yaml",
@@ -168,6 +169,7 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
                                 "--set", "embedder.model_path=" + model_path,
                                 "--set", "http.listen=127.0.0.1:" + std::to_string(port),
                                 "--set", "log.level=warn"};
+  // clang-format on
   for (const auto& s : sets) {
     args.push_back("--set");
     args.push_back(s);
@@ -179,7 +181,8 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
   if (::posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
     throw std::runtime_error("cannot start " + args[0]);
   for (int i = 0; i < 600; ++i) {
-    auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
+    auto r =
+        http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
     if (r.status == 200)
       return;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling readiness, not timing anything

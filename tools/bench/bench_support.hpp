@@ -59,7 +59,8 @@ const reading::validator_options& read_everything();
 /// `malformed_out`, when given, receive how many files were read and how many messages
 /// could not be read or decoded.
 std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, const std::string& org,
-                                                   std::size_t* files_read = nullptr, std::size_t* malformed_out = nullptr,
+                                                   std::size_t* files_read = nullptr,
+                                                   std::size_t* malformed_out = nullptr,
                                                    std::vector<const char*> folders = {"easy-ham-1", "easy-ham-2",
                                                                                        "hard-ham-1"});
 

@@ -150,18 +150,19 @@ std::vector<std::string> events_of(const conversation& c, const std::string& org
     for (const auto& s : c.speakers)
       if (s != m.from)
         to.push_back({{"name", s}, {"address", address_of(s)}});
-    out.push_back(json{{"eventId", m.id},
-                       {"organizationId", org},
-                       {"sourceType", "chat"},
-                       {"sourceId", "chat:" + m.id},
-                       {"threadId", c.id},
-                       {"sentAt", schemas::format_rfc3339(m.sent_ms + shift)},
-                       {"from", {{"name", m.from}, {"address", address_of(m.from)}}},
-                       {"to", to},
-                       {"cc", json::array()},
-                       {"subject", ""},
-                       {"body", m.text}}
-                      .dump());
+    out.push_back(json{
+        {"eventId", m.id},
+        {"organizationId", org},
+        {"sourceType", "chat"},
+        {"sourceId", "chat:" + m.id},
+        {"threadId", c.id},
+        {"sentAt", schemas::format_rfc3339(m.sent_ms + shift)},
+        {"from", {{"name", m.from}, {"address", address_of(m.from)}}},
+        {"to", to},
+        {"cc", json::array()},
+        {"subject", ""},
+        {"body",
+         m.text}}.dump());
   }
   return out;
 }
@@ -194,9 +195,9 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
   }
   auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
   auto e = or_throw(engine::engine::start(cfg, {}));
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   conversation_figures f;
   f.conversations = convs.size();
   for (const auto& c : convs) {
@@ -274,11 +275,12 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
           int shown = 0;
           json preq = req;
           preq["params"]["arguments"]["kinds"] = {"passage"};
-          auto pr = json::parse(http::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr, false);
+          auto pr = json::parse(http::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr,
+                                false);
           for (const auto& res : pr["result"]["structuredContent"]["results"])
             if (shown++ < 3)
-              std::fprintf(stderr, "   passage %.4f %s: %s\n", res.value("score", 0.0), res.value("eventId", "").c_str(),
-                           res.value("text", "").substr(0, 100).c_str());
+              std::fprintf(stderr, "   passage %.4f %s: %s\n", res.value("score", 0.0),
+                           res.value("eventId", "").c_str(), res.value("text", "").substr(0, 100).c_str());
           shown = 0;
           for (const auto& res : body["result"]["structuredContent"]["results"])
             if (shown++ < 4)
@@ -292,14 +294,16 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
   e->stop();
   e.reset();
   std::filesystem::remove_all(store_dir);
-  std::printf("recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
-              "limit %zu over MCP vs BM25 over the raw messages):\n",
-              label.c_str(), f.conversations, f.messages, ingest_s, k);
-  std::printf("  stored: %llu entries, %.0f bytes each with their indexes; %llu passages, %.0f bytes each with "
-              "theirs (%.0f bytes of passages a stored entry); messages %.0f bytes each\n",
-              static_cast<unsigned long long>(entries), entries ? double(entry_bytes) / double(entries) : 0.0,
-              static_cast<unsigned long long>(passages), passages ? double(passage_bytes) / double(passages) : 0.0,
-              entries ? double(passage_bytes) / double(entries) : 0.0, double(bytes["messages"]) / double(f.messages));
+  std::printf(
+      "recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
+      "limit %zu over MCP vs BM25 over the raw messages):\n",
+      label.c_str(), f.conversations, f.messages, ingest_s, k);
+  std::printf(
+      "  stored: %llu entries, %.0f bytes each with their indexes; %llu passages, %.0f bytes each with "
+      "theirs (%.0f bytes of passages a stored entry); messages %.0f bytes each\n",
+      static_cast<unsigned long long>(entries), entries ? double(entry_bytes) / double(entries) : 0.0,
+      static_cast<unsigned long long>(passages), passages ? double(passage_bytes) / double(passages) : 0.0,
+      entries ? double(passage_bytes) / double(entries) : 0.0, double(bytes["messages"]) / double(f.messages));
   std::printf("  %-10s %9s %12s %12s %8s\n", "kind", "questions", "Engram", "raw BM25", "delta");
   for (const char* kind : {"single", "multi", "temporal", "inference", "all"}) {
     auto it = f.by_kind.find(kind);

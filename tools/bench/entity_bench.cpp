@@ -73,9 +73,11 @@ void side_by_side(const entity_bench_options& o) {
   const auto port = free_port();
   json eng;
   {
-    engramd_child engramd(broker->bootstrap(), dir.string(), port, o.model_path,
-                          {"auth.tokens=[{token: " + token + ", organization_id: bench, scopes: [read, write], name: bench}]"});
-    std::fprintf(stderr, "engram_bench entities: Engram (engramd pid %d), %s entities\n", int(engramd.pid()), n.c_str());
+    engramd_child engramd(
+        broker->bootstrap(), dir.string(), port, o.model_path,
+        {"auth.tokens=[{token: " + token + ", organization_id: bench, scopes: [read, write], name: bench}]"});
+    std::fprintf(stderr, "engram_bench entities: Engram (engramd pid %d), %s entities\n", int(engramd.pid()),
+                 n.c_str());
     eng = last_json(capture(env + "node " + script + " engram " + n + " http://127.0.0.1:" + std::to_string(port) +
                             "/mcp " + token + " " + std::to_string(engramd.pid())));
   }
@@ -84,29 +86,31 @@ void side_by_side(const entity_bench_options& o) {
   auto row = [](const char* what, double r, double e, const char* unit) {
     std::printf("| %s | %.2f | %.2f | %s | %.0f× |\n", what, r, e, unit, e > 0 ? r / e : 0.0);
   };
-  std::printf("\nThe reference MCP memory server (npm @modelcontextprotocol/server-memory 2026.8.31, stdio) and Engram "
-              "(engramd, MCP over HTTP), the same workload and client (the official TypeScript SDK): %s entities with "
-              "3 observations each, %s relations, %zu calls per figure, %u cores:\n\n",
-              n.c_str(), n.c_str(), o.queries / 4, std::thread::hardware_concurrency());
+  std::printf(
+      "\nThe reference MCP memory server (npm @modelcontextprotocol/server-memory 2026.8.31, stdio) and Engram "
+      "(engramd, MCP over HTTP), the same workload and client (the official TypeScript SDK): %s entities with "
+      "3 observations each, %s relations, %zu calls per figure, %u cores:\n\n",
+      n.c_str(), n.c_str(), o.queries / 4, std::thread::hardware_concurrency());
   std::printf("| figure | reference | Engram | unit | reference / Engram |\n|---|---|---|---|---|\n");
   row("create (entities and relations, batches of 100)", ref["create_s"], eng["create_s"], "s");
   for (const char* cls : {"one", "four_percent", "forty_two_percent", "none"}) {
     const auto& r = ref["search"][cls];
     const auto& e = eng["search"][cls];
-    const std::string label = std::string("search_nodes p50, ") + cls + " (" + std::to_string(r["matched"].get<long>()) +
-                              " matches; answers " + std::to_string(r["bytes"].get<long>()) + " / " +
-                              std::to_string(e["bytes"].get<long>()) + " bytes)";
+    const std::string label = std::string("search_nodes p50, ") + cls + " (" +
+                              std::to_string(r["matched"].get<long>()) + " matches; answers " +
+                              std::to_string(r["bytes"].get<long>()) + " / " + std::to_string(e["bytes"].get<long>()) +
+                              " bytes)";
     row(label.c_str(), r["p50"], e["p50"], "ms");
     row((std::string("search_nodes p99, ") + cls).c_str(), r["p99"], e["p99"], "ms");
   }
   row("open_nodes p50 (2 names)", ref["open"]["p50"], eng["open"]["p50"], "ms");
   row("open_nodes p99", ref["open"]["p99"], eng["open"]["p99"], "ms");
-  row("read_graph (reference: everything; Engram: the first page of 100)", ref["read_graph"]["ms"], eng["read_graph"]["ms"],
-      "ms");
+  row("read_graph (reference: everything; Engram: the first page of 100)", ref["read_graph"]["ms"],
+      eng["read_graph"]["ms"], "ms");
   row("read_graph answer", ref["read_graph"]["bytes"].get<double>() / 1048576.0,
       eng["read_graph"]["bytes"].get<double>() / 1048576.0, "MiB");
-  row("peak RSS of the server process (Engram's includes the sentence encoder)", ref["peak_rss"].get<double>() / 1048576.0,
-      eng["peak_rss"].get<double>() / 1048576.0, "MiB");
+  row("peak RSS of the server process (Engram's includes the sentence encoder)",
+      ref["peak_rss"].get<double>() / 1048576.0, eng["peak_rss"].get<double>() / 1048576.0, "MiB");
 }
 
 /// Applies entity commands straight to a store, as the store applies engram-log.
@@ -170,7 +174,8 @@ void graph_at_scale(const entity_bench_options& o) {
                                                    {"Content-Type", "application/json"}};
   std::size_t nodes_seen = 0, found = 0, hops = 0;
   auto call = [&](const std::string& tool, const json& args) {
-    json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}};
+    json req{
+        {"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}};
     auto t = clock_type::now();
     auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
     const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
@@ -199,26 +204,31 @@ void graph_at_scale(const entity_bench_options& o) {
         call("graph_traverse", {{"start", name(rng() % o.graph_entities)}, {"max_depth", 3}, {"limit", 1000}}));
   const double nodes_all = double(nodes_seen) / double(o.queries);
   for (std::size_t i = 0; i < o.queries; ++i)
-    path_ms.push_back(call("graph_path", {{"from", name(rng() % o.graph_entities)}, {"to", name(rng() % o.graph_entities)}}));
+    path_ms.push_back(
+        call("graph_path", {{"from", name(rng() % o.graph_entities)}, {"to", name(rng() % o.graph_entities)}}));
   const std::size_t paths_found = found;
   const std::size_t path_hops = hops;
   for (std::size_t i = 0; i < o.queries; ++i)
     weight_ms.push_back(call("graph_path", {{"from", name(rng() % o.graph_entities)},
-                                            {"to", name(rng() % o.graph_entities)}, {"by", "weight"}, {"max_depth", 3}}));
+                                            {"to", name(rng() % o.graph_entities)},
+                                            {"by", "weight"},
+                                            {"max_depth", 3}}));
   e->stop();
   e.reset();
   std::filesystem::remove_all(dir);
-  std::printf("\nEntity graph over MCP/HTTP on loopback: %zu entities, %zu edges (random ends, 4 labels; filled in %.1f s "
-              "through the store's apply path), %zu calls each, random ends, %u cores:\n",
-              o.graph_entities, o.graph_edges, fill_s, o.queries, std::thread::hardware_concurrency());
+  std::printf(
+      "\nEntity graph over MCP/HTTP on loopback: %zu entities, %zu edges (random ends, 4 labels; filled in %.1f s "
+      "through the store's apply path), %zu calls each, random ends, %u cores:\n",
+      o.graph_entities, o.graph_edges, fill_s, o.queries, std::thread::hardware_concurrency());
   std::printf("| figure | p50 | p99 | unit | notes |\n|---|---|---|---|---|\n");
   std::printf("| graph_traverse, max_depth 3 (default limit 100) | %.2f | %.2f | ms | %.0f entities an answer |\n",
               percentile(traverse_ms, 0.5), percentile(traverse_ms, 0.99), nodes_default);
   std::printf("| graph_traverse, max_depth 3, limit 1000 | %.2f | %.2f | ms | %.0f entities an answer |\n",
               percentile(traverse_all_ms, 0.5), percentile(traverse_all_ms, 0.99), nodes_all);
-  std::printf("| graph_path by hops (max_depth 4) | %.2f | %.2f | ms | %zu of %zu pairs connected, %.1f hops on average |\n",
-              percentile(path_ms, 0.5), percentile(path_ms, 0.99), paths_found, o.queries,
-              paths_found ? double(path_hops) / double(paths_found) : 0.0);
+  std::printf(
+      "| graph_path by hops (max_depth 4) | %.2f | %.2f | ms | %zu of %zu pairs connected, %.1f hops on average |\n",
+      percentile(path_ms, 0.5), percentile(path_ms, 0.99), paths_found, o.queries,
+      paths_found ? double(path_hops) / double(paths_found) : 0.0);
   std::printf("| graph_path by weight (max_depth 3) | %.2f | %.2f | ms | Dijkstra within the hop limit |\n",
               percentile(weight_ms, 0.5), percentile(weight_ms, 0.99));
 }

@@ -176,7 +176,8 @@ report evaluate(const std::string& path, const reading::validator_options& opts)
       if (p.kind != schemas::entity_kind::person)
         return false;
       auto named = [&](const schemas::participant& q) { return !q.name.empty() && norm(q.name) == norm(p.value); };
-      return named(m.from) || std::any_of(m.to.begin(), m.to.end(), named) || std::any_of(m.cc.begin(), m.cc.end(), named);
+      return named(m.from) || std::any_of(m.to.begin(), m.to.end(), named) ||
+             std::any_of(m.cc.begin(), m.cc.end(), named);
     };
     const auto& ents = labels["entities"];
     auto score = [&](std::size_t k, schemas::entity_kind kind, const json& gold, auto same) {
@@ -195,7 +196,8 @@ report evaluate(const std::string& path, const reading::validator_options& opts)
           // A second mention of something already matched is not a new false positive.
           bool dup = false;
           for (std::size_t j = 0; j < x.mentions.size(); ++j)
-            if (taken[j] && x.mentions[j].kind == kind && same_name(norm(x.mentions[j].value), norm(x.mentions[i].value)))
+            if (taken[j] && x.mentions[j].kind == kind &&
+                same_name(norm(x.mentions[j].value), norm(x.mentions[i].value)))
               dup = true;
           if (!dup)
             ++r.entities[k].fp;
@@ -245,8 +247,9 @@ std::string report::table() const {
   }
   std::snprintf(buf, sizeof buf, "| **macro** | | | **%.2f** | | | |\n\n", macro_f1());
   out += buf;
-  out += "| labelled \\ read as | fact | decision | event | preference | goal | relationship | action_item | not found |\n"
-         "|---|---|---|---|---|---|---|---|---|\n";
+  out +=
+      "| labelled \\ read as | fact | decision | event | preference | goal | relationship | action_item | not found |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   for (std::size_t g = 0; g < 7; ++g) {
     out += "| " + std::string(schemas::to_string(schemas::all_entry_types[g]));
     for (auto n : confusion[g])
@@ -264,11 +267,12 @@ std::string report::table() const {
   auto t = entities_total();
   std::snprintf(buf, sizeof buf, "| **all** | %.2f | %.2f | **%.2f** |\n\n", t.precision(), t.recall(), t.f1());
   out += buf;
-  std::snprintf(buf, sizeof buf,
-                "typed recall %.2f, typed precision %.2f; due dates %zu of %zu right (%.2f); date resolution: %zu of %zu "
-                "correct (%.2f); entries from junk sentences: %zu; injection messages flagged: %zu of %zu\n",
-                typed_recall(), typed_precision(), due_dates_correct, due_dates, due_date_accuracy(), dates_correct, dates,
-                date_accuracy(), junk_entries, injection_messages_flagged, injection_messages);
+  std::snprintf(
+      buf, sizeof buf,
+      "typed recall %.2f, typed precision %.2f; due dates %zu of %zu right (%.2f); date resolution: %zu of %zu "
+      "correct (%.2f); entries from junk sentences: %zu; injection messages flagged: %zu of %zu\n",
+      typed_recall(), typed_precision(), due_dates_correct, due_dates, due_date_accuracy(), dates_correct, dates,
+      date_accuracy(), junk_entries, injection_messages_flagged, injection_messages);
   out += buf;
   return out;
 }
@@ -329,7 +333,7 @@ relation_report evaluate_relations(const std::string& path, const reading::valid
         ++rep.co_mentions;
       else
         read[{relation_name(x.mentions[r.subject].value), r.predicate, relation_name(x.mentions[r.object].value)}] =
-          r.ended;
+            r.ended;
     for (const auto& [k, ended] : read) {
       const auto p = predicate_index(std::get<1>(k));
       auto g = gold.find(k);

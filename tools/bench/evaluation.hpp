@@ -15,9 +15,7 @@ struct counts {
   std::size_t tp = 0, fp = 0, fn = 0;
   [[nodiscard]] double precision() const { return tp + fp ? double(tp) / double(tp + fp) : 1.0; }
   [[nodiscard]] double recall() const { return tp + fn ? double(tp) / double(tp + fn) : 1.0; }
-  [[nodiscard]] double f1() const {
-    return 2 * tp + fp + fn ? 2.0 * double(tp) / double(2 * tp + fp + fn) : 1.0;
-  }
+  [[nodiscard]] double f1() const { return 2 * tp + fp + fn ? 2.0 * double(tp) / double(2 * tp + fp + fn) : 1.0; }
 };
 
 struct report {

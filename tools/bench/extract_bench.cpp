@@ -72,10 +72,11 @@ int bench_extract_speed(const std::string& path, int runs, const std::string& ty
     cpu_rates.push_back(static_cast<double>(msgs.size()) / (thread_cpu_seconds() - c0));
     rates.push_back(static_cast<double>(msgs.size()) / std::chrono::duration<double>(clock_type::now() - t0).count());
   }
-  std::printf("rules extraction%s on %s: %zu messages, %.2f entries/message, %.0f messages per CPU-second on 1 core "
-              "(%.0f/s wall; median of %d)\n",
-              type_model.empty() ? "" : " with the type model (its own encoder, no cache)", path.c_str(), msgs.size(),
-              msgs.empty() ? 0.0 : double(entries) / double(msgs.size()), median(cpu_rates), median(rates), runs);
+  std::printf(
+      "rules extraction%s on %s: %zu messages, %.2f entries/message, %.0f messages per CPU-second on 1 core "
+      "(%.0f/s wall; median of %d)\n",
+      type_model.empty() ? "" : " with the type model (its own encoder, no cache)", path.c_str(), msgs.size(),
+      msgs.empty() ? 0.0 : double(entries) / double(msgs.size()), median(cpu_rates), median(rates), runs);
   return 0;
 }
 

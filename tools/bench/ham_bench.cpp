@@ -54,10 +54,11 @@ void bench_mail_classes(const std::string& data_dir, const std::string& file) {
                                      j["why"].get<std::string>().c_str());
                     });
   }
-  std::printf("\nLabelled list and bulk mail (tests/data/mail-classes/%s, %zu messages): person-written precision "
-              "%.3f, recall %.3f (%zu true, %zu false, %zu missed; %zu bulk kept out)\n",
-              file.c_str(), tp + fp + fn + tn, tp + fp ? double(tp) / double(tp + fp) : 0.0,
-              tp + fn ? double(tp) / double(tp + fn) : 0.0, tp, fp, fn, tn);
+  std::printf(
+      "\nLabelled list and bulk mail (tests/data/mail-classes/%s, %zu messages): person-written precision "
+      "%.3f, recall %.3f (%zu true, %zu false, %zu missed; %zu bulk kept out)\n",
+      file.c_str(), tp + fp + fn + tn, tp + fp ? double(tp) / double(tp + fp) : 0.0,
+      tp + fn ? double(tp) / double(tp + fn) : 0.0, tp, fp, fn, tn);
 }
 
 }  // namespace
@@ -98,13 +99,14 @@ int bench_ham(const std::string& data_dir) {
     cpu_rates.push_back(static_cast<double>(msgs.size()) / (thread_cpu_seconds() - c1));
     rates.push_back(static_cast<double>(msgs.size()) / std::chrono::duration<double>(clock_type::now() - t1).count());
   }
-  std::printf("SpamAssassin ham (easy-ham-1, easy-ham-2, hard-ham-1): %zu files, %zu messages, %zu malformed\n",
-              files, msgs.size(), malformed);
+  std::printf("SpamAssassin ham (easy-ham-1, easy-ham-2, hard-ham-1): %zu files, %zu messages, %zu malformed\n", files,
+              msgs.size(), malformed);
   std::printf("  import (GMime, MIME decoding, charsets): %.0f messages/s on 1 core\n",
               static_cast<double>(files) / import_s);
-  std::printf("  rules extraction + validation: %.0f messages per CPU-second on 1 core (%.0f/s wall; median of 5), "
-              "%.2f entries/message\n",
-              median(cpu_rates), median(rates), msgs.empty() ? 0.0 : double(entries) / double(msgs.size()));
+  std::printf(
+      "  rules extraction + validation: %.0f messages per CPU-second on 1 core (%.0f/s wall; median of 5), "
+      "%.2f entries/message\n",
+      median(cpu_rates), median(rates), msgs.empty() ? 0.0 : double(entries) / double(msgs.size()));
   std::printf("  entries by type:");
   for (const auto& [t, n] : types)
     std::printf(" %s %zu", t.c_str(), n);
@@ -125,8 +127,9 @@ int bench_bulk(const std::string& data_dir) {
   bench_mail_classes(data_dir, "classes.jsonl");  // the development sample
   bench_mail_classes(data_dir, "heldout.jsonl");  // labelled after the classifier was written
   std::printf("\nBulk and spam mail by folder (entries per message with extraction.bulk keep / skip):\n\n");
-  std::printf("| folder | messages | person | bulk | spam | entries/message, keep | entries/message, skip | person "
-              "messages' entries, skip |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| folder | messages | person | bulk | spam | entries/message, keep | entries/message, skip | person "
+      "messages' entries, skip |\n|---|---|---|---|---|---|---|---|\n");
   reading::validator_options keep;
   keep.bulk = reading::bulk_policy::keep;
   for (const char* folder : {"easy-ham-1", "hard-ham-1", "spam-1", "easy-ham-2", "spam-2"}) {

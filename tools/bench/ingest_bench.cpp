@@ -43,11 +43,11 @@ bool wait_applied(engine::engine& e, std::uint64_t n, std::chrono::seconds timeo
 }
 
 struct run_result {
-  double log_to_store = 0;   // events/s, engram-log -> RocksDB
-  double end_to_end = 0;     // events/s, inbound-messages -> sequencer -> engram-log -> RocksDB
-  double replay = 0;         // records/s, a replay of the whole engram-log into a new store
-  std::int64_t replayed = 0; // records the replay read
-  double replay_start_s = 0; // from the replay engine's start to its first applied record
+  double log_to_store = 0;    // events/s, engram-log -> RocksDB
+  double end_to_end = 0;      // events/s, inbound-messages -> sequencer -> engram-log -> RocksDB
+  double replay = 0;          // records/s, a replay of the whole engram-log into a new store
+  std::int64_t replayed = 0;  // records the replay read
+  double replay_start_s = 0;  // from the replay engine's start to its first applied record
 };
 
 /// `events` as today's extract stage appends them to engram-log (rules extraction, int8
@@ -69,8 +69,8 @@ std::vector<schemas::encoded_record> extracted_records(const std::vector<std::st
   auto read = reading::read_messages(msgs, ctx, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<schemas::encoded_record> out;
   for (std::size_t i = 0; i < msgs.size(); ++i)
-    out.push_back(schemas::encode(schemas::log_payload{
-        schemas::extracted_message{std::move(msgs[i]), std::move(read[i]), encoder->name()}}));
+    out.push_back(schemas::encode(
+        schemas::log_payload{schemas::extracted_message{std::move(msgs[i]), std::move(read[i]), encoder->name()}}));
   return out;
 }
 
@@ -103,8 +103,9 @@ void replay_log(const config::engram_config& cfg, const std::filesystem::path& d
   for (const auto& [p, st] : re->status().partitions())
     r.replayed += st.next_offset;
   const auto timed = static_cast<double>(r.replayed) - static_cast<double>(first);
-  r.replay = timed > 0 ? timed / std::chrono::duration<double>(clock_type::now() - t3).count()
-                       : static_cast<double>(r.replayed) / std::chrono::duration<double>(clock_type::now() - t2).count();
+  r.replay = timed > 0
+                 ? timed / std::chrono::duration<double>(clock_type::now() - t3).count()
+                 : static_cast<double>(r.replayed) / std::chrono::duration<double>(clock_type::now() - t2).count();
   re->stop();
   re.reset();
   std::filesystem::remove_all(rcfg.storage.path);
@@ -115,6 +116,7 @@ void replay_log(const config::engram_config& cfg, const std::filesystem::path& d
 /// phase 3 stops the engine and rebuilds a new store from the whole of engram-log as
 /// `engramctl replay` does (own consumer group, replay mode), engine start included.
 run_result run_once(const std::vector<std::string>& log_events, const std::vector<std::string>& in_events, int run,
+                    // clang-format off
                     const std::string& model_path, bool replay = false) {
   run_result r;
   const std::size_t n = log_events.size();
@@ -195,6 +197,7 @@ ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::st
   // initech 0, fabrikam 1, globex 2, cyberdyne 3): the mock broker keeps about 5 MiB a
   // partition, and an extracted-message record (entries, passages, vectors) is ~10 KB.
   static const char* spread[] = {"initech", "fabrikam", "globex", "cyberdyne"};
+  // clang-format on
   for (std::size_t i = 0; i < msgs.size(); ++i)
     msgs[i].organization_id = spread[i % 4];
   limit = std::min(limit, (msgs.size() - 1) / 2);
@@ -211,13 +214,15 @@ ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::st
     e2e_rates.push_back(r.end_to_end);
     replay_rates.push_back(r.replay);
     f.replayed = r.replayed;
-    std::printf("  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s; "
-                "replay of %lld records %.0f records/s (first applied %.1f s after its start)\n",
-                i + 1, r.log_to_store, r.end_to_end, static_cast<long long>(r.replayed), r.replay, r.replay_start_s);
+    std::printf(
+        "  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s; "
+        "replay of %lld records %.0f records/s (first applied %.1f s after its start)\n",
+        i + 1, r.log_to_store, r.end_to_end, static_cast<long long>(r.replayed), r.replay, r.replay_start_s);
   }
-  std::printf("ingest of SpamAssassin ham (%zu real messages; rules extraction, USE Lite embeddings, dedup, "
-              "contradiction; %u cores, median of %d runs):\n",
-              log_events.size(), std::thread::hardware_concurrency(), runs);
+  std::printf(
+      "ingest of SpamAssassin ham (%zu real messages; rules extraction, USE Lite embeddings, dedup, "
+      "contradiction; %u cores, median of %d runs):\n",
+      log_events.size(), std::thread::hardware_concurrency(), runs);
   std::printf("  engram-log -> RocksDB:                          %.0f messages/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f messages/s\n", median(e2e_rates));
   std::printf("  replay of engram-log into a new store:          %.0f records/s\n", median(replay_rates));

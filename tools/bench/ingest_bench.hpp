@@ -12,7 +12,7 @@ namespace engram::bench {
 
 /// What bench_ingest_ham measured.
 struct ham_ingest_figures {
-  std::size_t messages = 0;  // per phase
+  std::size_t messages = 0;                             // per phase
   double log_to_store = 0, end_to_end = 0, replay = 0;  // medians
   std::int64_t replayed = 0;
 };

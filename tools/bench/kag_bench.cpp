@@ -125,9 +125,10 @@ int kag(const kag_bench_options& o) {
   const auto entity_count = stats.empty() ? 0 : stats[0].entities;
   knowledge::entity_reader reader(store, {});
 
-  std::printf("kag_query at %zu entries, %llu entities, %zu messages (filled in %.1f s); %u cores; in-process over "
-              "RocksDB (no HTTP)\n\n",
-              entries, static_cast<unsigned long long>(entity_count), k, fill_s, cores);
+  std::printf(
+      "kag_query at %zu entries, %llu entities, %zu messages (filled in %.1f s); %u cores; in-process over "
+      "RocksDB (no HTTP)\n\n",
+      entries, static_cast<unsigned long long>(entity_count), k, fill_s, cores);
   std::printf("| figure | p50 | p99 | unit | notes |\n|---|---|---|---|---|\n");
   for (std::size_t hops : {2u, 3u}) {
     std::vector<double> times;
@@ -145,9 +146,10 @@ int kag(const kag_bench_options& o) {
       reachable += double(a.total_entities);
     }
     const double n = double(o.queries);
-    std::printf("| kag_query, max_hops %zu, limit 20 | %.2f | %.2f | ms | %.0f entities reachable, %.1f returned, "
-                "%.1f relations an answer |\n",
-                hops, percentile(times, 0.5), percentile(times, 0.99), reachable / n, entities / n, relations / n);
+    std::printf(
+        "| kag_query, max_hops %zu, limit 20 | %.2f | %.2f | ms | %.0f entities reachable, %.1f returned, "
+        "%.1f relations an answer |\n",
+        hops, percentile(times, 0.5), percentile(times, 0.99), reachable / n, entities / n, relations / n);
   }
 
   // What hybrid recall costs: recall_knowledge's path by words alone (this store has no
@@ -175,21 +177,23 @@ int kag(const kag_bench_options& o) {
       results += double(queries.recall("bench", r).size());
       times.push_back(ms_since(t));
     }
-    std::printf("| recall_knowledge by words, limit 10, recall.graph_expansion %s | %.2f | %.2f | ms | %.1f results "
-                "a question; %s |\n",
-                expansion ? "on" : "off", percentile(times, 0.5), percentile(times, 0.99),
-                results / double(o.queries),
-                expansion ? "adds a kag_query walk (two hops, ten entities) and its statements to the fusion"
-                          : "BM25 over 100,000 entries");
+    std::printf(
+        "| recall_knowledge by words, limit 10, recall.graph_expansion %s | %.2f | %.2f | ms | %.1f results "
+        "a question; %s |\n",
+        expansion ? "on" : "off", percentile(times, 0.5), percentile(times, 0.99), results / double(o.queries),
+        expansion ? "adds a kag_query walk (two hops, ten entities) and its statements to the fusion"
+                  : "BM25 over 100,000 entries");
   }
 
   // Relation extraction: the rules extractor (no type model) over relation sentences.
   {
+    // clang-format off
     const char* sentences[] = {
         "Mei Chen joined Contoso as CTO last month.", "Hugo Martin reports to Claire Dubois.",
         "Globex runs on Snowflake.", "Initech is headquartered in Lisbon.", "Umbrella Labs is a customer of Globex.",
         "Initech, a subsidiary of Globex, signed the renewal.", "Contoso's CFO Dana Smith approved the budget.",
         "We will send the revised proposal by Friday."};
+    // clang-format on
     std::vector<schemas::inbound_message> ms;
     for (std::size_t i = 0; i < 2000; ++i) {
       schemas::inbound_message m;
@@ -206,9 +210,10 @@ int kag(const kag_bench_options& o) {
     for (const auto& m : ms)
       rels += reading::extract_validated(m, {}).relations.size();
     const double s = ms_since(t) / 1000;
-    std::printf("| relation extraction (rules, 3 sentences a message, no type model) | %.0f | | messages/s | %.2f "
-                "relations a message, one core |\n",
-                double(ms.size()) / s, double(rels) / double(ms.size()));
+    std::printf(
+        "| relation extraction (rules, 3 sentences a message, no type model) | %.0f | | messages/s | %.2f "
+        "relations a message, one core |\n",
+        double(ms.size()) / s, double(rels) / double(ms.size()));
   }
 
   // Document ingest: read, clean and chunk Markdown pages (about 3 KB each), as ingest-docs does.
@@ -222,8 +227,8 @@ int kag(const kag_bench_options& o) {
       for (int s = 0; s < 4; ++s) {
         out << "## Section " << s << "\n\n";
         for (int p = 0; p < 3; ++p)
-          out << "Company" << (f + s) << " Labs runs on Tech" << p << ". Person" << f
-              << " Lastname joined Company" << s << " Labs as CTO. The **renewal** was signed in [March](x) with "
+          out << "Company" << (f + s) << " Labs runs on Tech" << p << ". Person" << f << " Lastname joined Company" << s
+              << " Labs as CTO. The **renewal** was signed in [March](x) with "
               << "an annual value that both sides agreed on after a long review of the terms.\n\n";
       }
     }
@@ -237,9 +242,10 @@ int kag(const kag_bench_options& o) {
       chunks += d.chunks.size();
     }
     const double s = ms_since(t) / 1000;
-    std::printf("| document ingest (read, clean, chunk; Markdown pages of ~3 KB) | %.0f | | pages/s | %.1f chunks a "
-                "page; PDF adds pdftotext's time |\n",
-                double(files) / s, double(chunks) / double(files));
+    std::printf(
+        "| document ingest (read, clean, chunk; Markdown pages of ~3 KB) | %.0f | | pages/s | %.1f chunks a "
+        "page; PDF adds pdftotext's time |\n",
+        double(files) / s, double(chunks) / double(files));
   }
   store.reset();
   std::filesystem::remove_all(dir);

@@ -35,15 +35,21 @@ void write_bundle(const std::filesystem::path& dir, std::size_t n) {
                                           "entities: [{type: family, file: entities/families.json}, "
                                           "{type: part, file: entities/parts.json}]\n";
   std::ofstream(dir / "schemas/family.schema.json") << json{
-      {"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"type", "object"}, {"x-id-field", "code"},
+      {"$schema", "https://json-schema.org/draft/2020-12/schema"},
+      {"type", "object"},
+      {"x-id-field", "code"},
       {"required", {"code", "name"}},
       {"properties",
        {{"code", {{"type", "string"}}},
         {"name", {{"type", "string"}, {"minLength", 1}}},
-        {"part_count", {{"type", "integer"}, {"x-derived", true}}}}}}.dump(2);
+        {"part_count",
+         {{"type", "integer"}, {"x-derived", true}}}}}}.dump(2);
   std::ofstream(dir / "schemas/part.schema.json") << json{
-      {"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"type", "object"}, {"x-id-field", "code"},
-      {"x-tool-expose", {"list", "get", "list_ids"}}, {"required", {"code", "family", "status"}},
+      {"$schema", "https://json-schema.org/draft/2020-12/schema"},
+      {"type", "object"},
+      {"x-id-field", "code"},
+      {"x-tool-expose", {"list", "get", "list_ids"}},
+      {"required", {"code", "family", "status"}},
       {"additionalProperties", false},
       {"properties",
        {{"code", {{"type", "string"}, {"pattern", "^p-[0-9]{6}$"}}},
@@ -51,7 +57,8 @@ void write_bundle(const std::filesystem::path& dir, std::size_t n) {
         {"status", {{"type", "string"}, {"enum", {"active", "retired"}}, {"x-index", true}}},
         {"size", {{"type", "string"}, {"enum", {"s", "m", "l"}}, {"x-index", true}}},
         {"weight_g", {{"type", "number"}, {"minimum", 0}}},
-        {"description", {{"type", "string"}, {"maxLength", 400}}}}}}.dump(2);
+        {"description",
+         {{"type", "string"}, {"maxLength", 400}}}}}}.dump(2);
   json fams = json::array(), parts = json::array();
   auto fam = [](std::size_t i) {
     char b[16];
@@ -66,10 +73,13 @@ void write_bundle(const std::filesystem::path& dir, std::size_t n) {
     parts.push_back({{"code", code},
                      {"family", fam(i % families)},
                      {"status", i % 5 == 0 ? "retired" : "active"},
-                     {"size", i % 3 == 0 ? "s" : i % 3 == 1 ? "m" : "l"},
+                     {"size", i % 3 == 0   ? "s"
+                              : i % 3 == 1 ? "m"
+                                           : "l"},
                      {"weight_g", double(i % 977) + 0.5},
-                     {"description", "Part " + std::to_string(i) + " of the bench catalog, a generated entity of "
-                                     "realistic size with a sentence or two of text about it."}});
+                     {"description", "Part " + std::to_string(i) +
+                                         " of the bench catalog, a generated entity of "
+                                         "realistic size with a sentence or two of text about it."}});
   }
   std::ofstream(dir / "entities/families.json") << fams.dump();
   std::ofstream(dir / "entities/parts.json") << parts.dump();
@@ -77,8 +87,9 @@ void write_bundle(const std::filesystem::path& dir, std::size_t n) {
 
 /// One tools/call over HTTP; its wall time in ms. Throws on a tool error.
 double timed_call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {
-  const auto body = json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                         {"params", {{"name", tool}, {"arguments", args}}}}.dump();
+  const auto body =
+      json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
+          .dump();
   const auto t0 = clock_type::now();
   auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp", body,
                        {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}});
@@ -97,9 +108,11 @@ int kg(const kg_bench_options& o) {
   auto broker = test_broker(4);
   const std::string token = "bench-kg-token-0123456789abcdef";
   const auto port = free_port();
-  const auto tokens = "[{token: " + token + ", organization_id: bench, scopes: [read], name: bench, bundles: [bench-catalog]}]";
-  std::ofstream(dir / "engram.yaml") << "kafka: {brokers: \"" << broker->bootstrap() << "\"}\nhttp: {listen: \"127.0.0.1:"
-                                     << port << "\"}\nauth: {tokens: " << tokens << "}\n";
+  const auto tokens =
+      "[{token: " + token + ", organization_id: bench, scopes: [read], name: bench, bundles: [bench-catalog]}]";
+  std::ofstream(dir / "engram.yaml") << "kafka: {brokers: \"" << broker->bootstrap()
+                                     << "\"}\nhttp: {listen: \"127.0.0.1:" << port << "\"}\nauth: {tokens: " << tokens
+                                     << "}\n";
   double apply_s = 0;
   std::string apply_out;
   std::vector<double> list_ms, list2_ms, get_ms;
@@ -129,15 +142,20 @@ int kg(const kg_bench_options& o) {
   }
   std::filesystem::remove_all(dir);
   const auto visible = apply_out.find("visible after ");
-  std::printf("\nKnowledge bundles: a generated bundle of %zu entities (%zu families with a derived part_count, %zu "
-              "parts filterable by family, status and size) applied with engramctl kg apply to engramd (a child "
-              "process, an in-process Kafka-protocol broker), then %zu calls per figure over MCP/HTTP, %u cores:\n\n",
-              o.entities, families, o.entities - families, o.queries, std::thread::hardware_concurrency());
+  std::printf(
+      "\nKnowledge bundles: a generated bundle of %zu entities (%zu families with a derived part_count, %zu "
+      "parts filterable by family, status and size) applied with engramctl kg apply to engramd (a child "
+      "process, an in-process Kafka-protocol broker), then %zu calls per figure over MCP/HTTP, %u cores:\n\n",
+      o.entities, families, o.entities - families, o.queries, std::thread::hardware_concurrency());
   std::printf("| figure | p50 | p99 | unit | notes |\n|---|---|---|---|---|\n");
-  std::printf("| kg apply, %zu entities (engramctl: load, validate, derive, write; engramd: apply) | %.2f | — | s | %s |\n",
-              o.entities, apply_s,
-              visible == std::string::npos ? "" : ("visible " + apply_out.substr(visible + 14, apply_out.find('\n', visible) - visible - 14) +
-                                                   " after the first record was written").c_str());
+  std::printf(
+      "| kg apply, %zu entities (engramctl: load, validate, derive, write; engramd: apply) | %.2f | — | s | %s |\n",
+      o.entities, apply_s,
+      visible == std::string::npos
+          ? ""
+          : ("visible " + apply_out.substr(visible + 14, apply_out.find('\n', visible) - visible - 14) +
+             " after the first record was written")
+                .c_str());
   std::printf("| list_part, one filter (family: ~%zu matches), limit 50 | %.2f | %.2f | ms | items and total |\n",
               (o.entities - families) / families, percentile(list_ms, 0.5), percentile(list_ms, 0.99));
   std::printf("| list_part, two filters (family and status) | %.2f | %.2f | ms | |\n", percentile(list2_ms, 0.5),

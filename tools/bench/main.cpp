@@ -88,7 +88,8 @@ int run_bench(int argc, char** argv) {
       ->capture_default_str();
   entity_graph->add_option("--graph-entities", entity_opts.graph_entities, "Entities of the generated graph")
       ->capture_default_str();
-  entity_graph->add_option("--graph-edges", entity_opts.graph_edges, "Edges of the generated graph")->capture_default_str();
+  entity_graph->add_option("--graph-edges", entity_opts.graph_edges, "Edges of the generated graph")
+      ->capture_default_str();
   entity_graph->add_option("--queries", entity_opts.queries, "Calls per figure")->capture_default_str();
   bool no_reference = false;
   entity_graph->add_flag("--no-reference", no_reference, "Skip the side by side (traversal and paths only)");
@@ -96,10 +97,13 @@ int run_bench(int argc, char** argv) {
   bulk->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   auto* kg = app.add_subcommand("kg", "Knowledge bundles: kg apply of N entities, list_<type> and get_<type> over MCP");
   bench::kg_bench_options kg_opts;
-  kg->add_option("--entities", kg_opts.entities, "Entities in the bundle")->capture_default_str()->check(CLI::Range(100, 1000000));
+  kg->add_option("--entities", kg_opts.entities, "Entities in the bundle")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 1000000));
   kg->add_option("--queries", kg_opts.queries, "Calls per figure")->capture_default_str();
-  auto* kag = app.add_subcommand("kag", "Graph queries: kag_query at N entries and M entities (2 and 3 hops), relation "
-                                         "extraction messages/s, document ingest pages/s");
+  auto* kag = app.add_subcommand("kag",
+                                 "Graph queries: kag_query at N entries and M entities (2 and 3 hops), relation "
+                                 "extraction messages/s, document ingest pages/s");
   bench::kag_bench_options kag_opts;
   kag->add_option("--entries", kag_opts.entries, "Entries of the generated organisation")->capture_default_str();
   kag->add_option("--entities", kag_opts.entities, "Entities of the generated organisation")->capture_default_str();
@@ -109,11 +113,14 @@ int run_bench(int argc, char** argv) {
       "Long conversations (tests/data/conversations, dev and held-out sets): recall@10 of answer messages per kind of "
       "question, Engram's recall_knowledge and a BM25 over the raw messages side by side (run from the source root)");
   std::string conversations_dir = "tests/data/conversations";
-  conversations->add_option("--data", conversations_dir, "The sets' directory (dev/ and heldout/)")->capture_default_str();
+  conversations->add_option("--data", conversations_dir, "The sets' directory (dev/ and heldout/)")
+      ->capture_default_str();
   std::string conversations_set = "both";
-  conversations->add_option("--set", conversations_set, "dev, heldout or both")->capture_default_str()
+  conversations->add_option("--set", conversations_set, "dev, heldout or both")
+      ->capture_default_str()
       ->check(CLI::IsMember({"dev", "heldout", "both"}));
-  auto* table = app.add_subcommand("table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
+  auto* table = app.add_subcommand(
+      "table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
   bool quick = false;
   table->add_flag("--quick", quick, "Small inputs, about a minute: checks the table's shape, figures not comparable");
   table->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();

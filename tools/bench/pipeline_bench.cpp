@@ -18,9 +18,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
+double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
 }  // namespace
 
@@ -37,8 +35,7 @@ bool passages_on = true;
 void use_passages(bool on) { passages_on = on; }
 bool passages_used() { return passages_on; }
 
-config::engram_config engine_config(const std::string& brokers, const std::string& dir,
-                                    const std::string& model_path) {
+config::engram_config engine_config(const std::string& brokers, const std::string& dir, const std::string& model_path) {
   std::filesystem::remove_all(dir);
   return engine_settings(brokers, dir, model_path);
 }

@@ -37,8 +37,7 @@ void use_passages(bool on);
 config::engram_config engine_settings(const std::string& brokers, const std::string& dir,
                                       const std::string& model_path);
 /// engine_settings() over an empty store (`dir` removed first).
-config::engram_config engine_config(const std::string& brokers, const std::string& dir,
-                                    const std::string& model_path);
+config::engram_config engine_config(const std::string& brokers, const std::string& dir, const std::string& model_path);
 
 struct drain_figures {
   std::size_t messages = 0;

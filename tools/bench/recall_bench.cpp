@@ -150,19 +150,25 @@ double timed_call(const mcp_endpoint& to, const nlohmann::json& req, const char*
 
 /// recall_knowledge of `q` (limit 5); its round trip in ms.
 double timed_recall(const mcp_endpoint& to, const std::string& q) {
-  nlohmann::json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+  nlohmann::json req{{"jsonrpc", "2.0"},
+                     {"id", 1},
+                     {"method", "tools/call"},
                      {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", q}, {"limit", 5}}}}}};
   return timed_call(to, req, "recall");
 }
 
 /// save_knowledge of the `i`th bench statement; its round trip in ms.
 double timed_save(const mcp_endpoint& to, std::size_t i) {
-  nlohmann::json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                     {"params", {{"name", "save_knowledge"},
-                                 {"arguments", {{"type", "fact"}, {"title", "bench save " + std::to_string(i)},
-                                                {"content", "Bench account " + std::to_string(i) +
-                                                                " renews its contract on June 30, 2027."},
-                                                {"confidence", 0.7}}}}}};
+  nlohmann::json req{{"jsonrpc", "2.0"},
+                     {"id", 1},
+                     {"method", "tools/call"},
+                     {"params",
+                      {{"name", "save_knowledge"},
+                       {"arguments",
+                        {{"type", "fact"},
+                         {"title", "bench save " + std::to_string(i)},
+                         {"content", "Bench account " + std::to_string(i) + " renews its contract on June 30, 2027."},
+                         {"confidence", 0.7}}}}}};
   return timed_call(to, req, "save");
 }
 
@@ -195,17 +201,20 @@ struct recall_samples {
 
 /// Prints the figures of `s` (an organisation of `n` entries) and returns them.
 recall_figures report_figures(const recall_samples& s, std::size_t n) {
-  std::printf("MCP over HTTP on loopback, one organisation of %zu entries (engramd start with the index rebuilt: %.1f s), "
-              "%u cores:\n",
-              n, s.open_s, std::thread::hardware_concurrency());
-  std::printf("  recall_knowledge (query embedding included, %zu distinct queries, 1 client): p50 %.2f ms, p99 %.2f ms\n",
-              s.recall_ms.size(), percentile(s.recall_ms, 0.5), percentile(s.recall_ms, 0.99));
+  std::printf(
+      "MCP over HTTP on loopback, one organisation of %zu entries (engramd start with the index rebuilt: %.1f s), "
+      "%u cores:\n",
+      n, s.open_s, std::thread::hardware_concurrency());
+  std::printf(
+      "  recall_knowledge (query embedding included, %zu distinct queries, 1 client): p50 %.2f ms, p99 %.2f ms\n",
+      s.recall_ms.size(), percentile(s.recall_ms, 0.5), percentile(s.recall_ms, 0.99));
   std::printf("  recall_knowledge with query-sized texts (7 words): p50 %.2f ms, p99 %.2f ms\n",
               percentile(s.short_ms, 0.5), percentile(s.short_ms, 0.99));
   std::printf("  recall_knowledge, 2 clients: %.0f recalls/s\n", s.rate);
-  std::printf("  of which, in process: BM25 search p50 %.2f ms, p99 %.2f ms; query embedding p50 %.2f ms, p99 %.2f ms\n",
-              percentile(s.text_ms, 0.5), percentile(s.text_ms, 0.99), percentile(s.embed_ms, 0.5),
-              percentile(s.embed_ms, 0.99));
+  std::printf(
+      "  of which, in process: BM25 search p50 %.2f ms, p99 %.2f ms; query embedding p50 %.2f ms, p99 %.2f ms\n",
+      percentile(s.text_ms, 0.5), percentile(s.text_ms, 0.99), percentile(s.embed_ms, 0.5),
+      percentile(s.embed_ms, 0.99));
   std::printf("  save_knowledge round trip (engram-log, pipeline, applied): p50 %.1f ms, p99 %.1f ms\n",
               percentile(s.save_ms, 0.5), percentile(s.save_ms, 0.99));
   recall_figures f;
@@ -264,8 +273,8 @@ recall_figures bench_recall(const std::string& model_path, const std::string& da
   ::malloc_trim(0);  // as for the baseline: count what the engine holds, not what malloc kept
   s.rss_after = rss_bytes();
   // Query-sized texts (the first 7 words of other held-out sentences): what agents send.
-  const auto short_queries = first_words(
-      std::vector<std::string>(sentences.begin() + static_cast<std::ptrdiff_t>(base), sentences.end()), 7);
+  const auto short_queries =
+      first_words(std::vector<std::string>(sentences.begin() + static_cast<std::ptrdiff_t>(base), sentences.end()), 7);
   for (std::size_t i = 0; i < held_out; ++i)
     s.short_ms.push_back(timed_recall(to, "? " + short_queries[(i + held_out / 2) % held_out]));
   // Throughput: two clients at once, other queries (numbered, so the cache misses).

@@ -56,8 +56,8 @@ struct bench_store {
     m->event_id = event_id;
     m->organization_id = org;
     m->source = source == "manual" ? schemas::source_type::manual
-                : source == "chat"  ? schemas::source_type::chat
-                                    : schemas::source_type::email;
+                : source == "chat" ? schemas::source_type::chat
+                                   : schemas::source_type::email;
     m->from.address = from;
     char sent[32];
     std::snprintf(sent, sizeof sent, "2026-03-05T%02d:00:00Z", hour);
@@ -216,7 +216,8 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::emb
                    (dedup::same_wording(fa.sig.words, fb.sig.words, fa.order, fb.order) ? "same" : "differs");
         }
         std::fprintf(stderr, "%s %s cos=%.4f outcome=%s %s\n  A %s\n  B %s\n", id.c_str(), kind.c_str(),
-                     v ? schemas::similarity(schemas::quantise((*v)[0]), schemas::quantise((*v)[1])) : 0.0f, std::string(schemas::to_string(b.outcome)).c_str(), checks.c_str(),
+                     v ? schemas::similarity(schemas::quantise((*v)[0]), schemas::quantise((*v)[1])) : 0.0f,
+                     std::string(schemas::to_string(b.outcome)).c_str(), checks.c_str(),
                      ja ? knowledge::entry_json(*ja)["signature"].dump().c_str() : "(none)",
                      jb ? knowledge::entry_json(*jb)["signature"].dump().c_str() : "(merged)");
       }
@@ -259,8 +260,8 @@ contradiction_report evaluate_contradictions(const std::string& cases_jsonl, con
     const auto older_id = schemas::entry_id(org, id + "-older", 0);
     std::string got = "none";
     for (const auto& edge : n.relations)
-      if (edge.to == older_id && (edge.type == schemas::relation_type::supersedes ||
-                                  edge.type == schemas::relation_type::contradicts))
+      if (edge.to == older_id &&
+          (edge.type == schemas::relation_type::supersedes || edge.type == schemas::relation_type::contradicts))
         got = std::string(schemas::to_string(edge.type));
     ++r.cases;
     ++r.per_kind[kind];

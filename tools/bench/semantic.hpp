@@ -45,8 +45,7 @@ struct contradiction_report {
 /// `work_dir` receives a scratch store (removed first).
 [[nodiscard]] dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::embedder& e,
                                           const std::string& work_dir, double threshold = 0.92);
-[[nodiscard]] contradiction_report evaluate_contradictions(const std::string& cases_jsonl,
-                                                           const embedding::embedder& e, const std::string& work_dir,
-                                                           double threshold = 0.92);
+[[nodiscard]] contradiction_report evaluate_contradictions(const std::string& cases_jsonl, const embedding::embedder& e,
+                                                           const std::string& work_dir, double threshold = 0.92);
 
 }  // namespace engram::evaluation

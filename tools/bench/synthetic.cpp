@@ -21,8 +21,8 @@ std::string address_of(const std::string& name, const std::string& org) {
 }  // namespace
 
 std::vector<std::string> events(std::size_t n, std::size_t body_bytes, const std::vector<std::string>& orgs) {
-  static const std::vector<std::string> people{"Sarah Lee", "Bob Martin", "Dana Kim", "Priya Shah", "Tom Berg",
-                                               "Lena Ortiz", "Ken Ito", "Mia Novak"};
+  static const std::vector<std::string> people{"Sarah Lee", "Bob Martin", "Dana Kim", "Priya Shah",
+                                               "Tom Berg",  "Lena Ortiz", "Ken Ito",  "Mia Novak"};
   std::vector<std::string> out;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& org = orgs[i % orgs.size()];
@@ -51,12 +51,12 @@ std::vector<std::string> events(std::size_t n, std::size_t body_bytes, const std
 }
 
 std::vector<std::string> dense_events(std::size_t n, const std::vector<std::string>& orgs) {
-  static const char* people[] = {"Sarah Lee", "Bob Martin", "Dana Kim", "Priya Shah", "Tom Berg", "Lena Ortiz",
-                                 "Ken Ito", "Mia Novak", "Omar Haddad", "Julia Weiss", "Raj Patel", "Eva Lund"};
-  static const char* products[] = {"analytics", "storage", "support", "hosting", "payroll", "security", "billing",
-                                   "reporting", "training", "licensing", "logistics", "marketing"};
-  static const char* months[] = {"January", "February", "March", "April", "May", "June",
-                                 "July", "August", "September", "October", "November", "December"};
+  static const char* people[] = {"Sarah Lee", "Bob Martin", "Dana Kim",    "Priya Shah",  "Tom Berg",  "Lena Ortiz",
+                                 "Ken Ito",   "Mia Novak",  "Omar Haddad", "Julia Weiss", "Raj Patel", "Eva Lund"};
+  static const char* products[] = {"analytics", "storage",   "support",  "hosting",   "payroll",   "security",
+                                   "billing",   "reporting", "training", "licensing", "logistics", "marketing"};
+  static const char* months[] = {"January", "February", "March",     "April",   "May",      "June",
+                                 "July",    "August",   "September", "October", "November", "December"};
   static const char* days[] = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"};
   static const char* currencies[] = {"EUR", "USD", "GBP", "CHF"};
   std::vector<std::string> out;
@@ -79,8 +79,8 @@ std::vector<std::string> dense_events(std::size_t n, const std::vector<std::stri
     body += other + " prefers to receive invoices for account " + std::to_string(i) + " by email. ";
     body += "Our goal is to sign " + std::to_string(2 + i % 40) + " new " + product + " customers by " + month + ". ";
     body += other + " is the new account manager for region " + std::to_string(i % 31) + ". ";
-    body += "We decided to move ticket " + std::to_string(5000 + i) + " to the " + product + " queue.\n\nBest regards,\n" +
-            who + "\n";
+    body += "We decided to move ticket " + std::to_string(5000 + i) + " to the " + product +
+            " queue.\n\nBest regards,\n" + who + "\n";
     auto address = [&](const std::string& name) { return address_of(name, org); };
     char sent[32];
     std::snprintf(sent, sizeof sent, "2026-03-%02zuT%02zu:%02zu:00Z", 1 + (i / 1440) % 28, (i / 60) % 24, i % 60);

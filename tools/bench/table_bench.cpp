@@ -77,7 +77,8 @@ int bench_table(const std::string& model_path, const std::string& ham_dir, bool 
        num(mail.real_mail.megabytes_per_s(), 2) + " MB/s; first applied after " +
            num(mail.real_mail.first_applied_s, 2) + " s"},
       {"stop while a backlog is applied", num(mail.stopped.stop_s, 2), "s",
-       grouped(mail.stopped.applied_at_stop) + " of " + grouped(mail.stopped.messages) + " real mails applied at the stop"},
+       grouped(mail.stopped.applied_at_stop) + " of " + grouped(mail.stopped.messages) +
+           " real mails applied at the stop"},
       {"recall p50, " + at1, num(r1.recall_p50, 1), "ms", "target at 100k: 2 ms"},
       {"recall p99, " + at1, num(r1.recall_p99, 1), "ms", "target at 100k: 10 ms"},
       {"recall p50, " + at2, num(r2.recall_p50, 1), "ms",
@@ -89,8 +90,8 @@ int bench_table(const std::string& model_path, const std::string& ham_dir, bool 
        num(in.replay, 0), "records/s", "live engram-log -> store: " + num(in.log_to_store, 0) + " messages/s"},
       {"RSS per stored entry, " + at2, num(double(r2.engine_rss) / double(large), 0), "bytes",
        "engine total " + num(double(r2.engine_rss) / 1048576.0, 0) + " MiB; vector alone 516 bytes"},
-      {"embedding, one sentence at a time (" + num(em.avg_tokens, 1) + " tokens)", num(em.single_ms, 2),
-       "ms/sentence", "int8, 1 core; float32 reference " + num(em.float_single_ms, 2) + " ms"},
+      {"embedding, one sentence at a time (" + num(em.avg_tokens, 1) + " tokens)", num(em.single_ms, 2), "ms/sentence",
+       "int8, 1 core; float32 reference " + num(em.float_single_ms, 2) + " ms"},
       {"embedding, in runs of 64", num(em.batched_ms, 2), "ms/sentence",
        "int8, 1 core; float32 reference " + num(em.float_batched_ms, 2) + " ms"},
       {"embedding, a query (" + num(em.query_tokens, 1) + " tokens)", num(em.query_ms, 2), "ms",
@@ -102,10 +103,11 @@ int bench_table(const std::string& model_path, const std::string& ham_dir, bool 
   for (const auto& r : rows)
     std::printf("| %s | %s | %s | %s | %u | %s |\n", r.figure.c_str(), r.value.c_str(), r.unit.c_str(),
                 r.compared.c_str(), cores, commit.c_str());
-  std::printf("\n%s run, %.0f s in all. Latencies are medians (p50) and 99th percentiles over %zu recalls and %zu "
-              "saves on loopback HTTP; rates are medians of %d runs.\n",
-              quick ? "Quick (not comparable)" : "Full",
-              std::chrono::duration<double>(clock_type::now() - t0).count(), queries, saves, quick ? 1 : 3);
+  std::printf(
+      "\n%s run, %.0f s in all. Latencies are medians (p50) and 99th percentiles over %zu recalls and %zu "
+      "saves on loopback HTTP; rates are medians of %d runs.\n",
+      quick ? "Quick (not comparable)" : "Full", std::chrono::duration<double>(clock_type::now() - t0).count(), queries,
+      saves, quick ? 1 : 3);
   return 0;
 }
 

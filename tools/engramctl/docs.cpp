@@ -427,8 +427,11 @@ int kag_status(const kag_options& o, std::ostream& out, std::ostream& err) {
   for (const auto& d : docs) {
     const auto pending = d.pending();
     out << d.organization_id << "  " << d.id << "  \"" << d.title << "\"  "
-        << (d.failed ? "failed" : pending ? "pending" : "done") << "  " << d.done << "/" << d.chunks << " chunks, "
-        << d.entries << " entries, " << d.entities << " entities, " << d.relations << " relations";
+        << (d.failed  ? "failed"
+            : pending ? "pending"
+                      : "done")
+        << "  " << d.done << "/" << d.chunks << " chunks, " << d.entries << " entries, " << d.entities << " entities, "
+        << d.relations << " relations";
     if (d.failed)
       out << "; " << d.failed << " failed: " << d.error;
     out << "\n";
@@ -455,12 +458,21 @@ int kag_query(const kag_options& o, std::ostream& out, std::ostream& err) {
   }
   json entities = json::array(), relations = json::array();
   for (const auto& e : a.entities)
-    entities.push_back({{"id", e.id}, {"name", e.name}, {"type", e.type}, {"description", e.description},
-                        {"confidence", e.confidence}, {"distance", e.distance}});
+    entities.push_back({{"id", e.id},
+                        {"name", e.name},
+                        {"type", e.type},
+                        {"description", e.description},
+                        {"confidence", e.confidence},
+                        {"distance", e.distance}});
   for (const auto& rel : a.relations)
-    relations.push_back({{"subject", rel.subject}, {"predicate", rel.predicate}, {"object", rel.object},
-                         {"confidence", rel.confidence}, {"statement", rel.statement}});
-  out << json{{"entities", entities}, {"relations", relations}, {"context", a.context},
+    relations.push_back({{"subject", rel.subject},
+                         {"predicate", rel.predicate},
+                         {"object", rel.object},
+                         {"confidence", rel.confidence},
+                         {"statement", rel.statement}});
+  out << json{{"entities", entities},
+              {"relations", relations},
+              {"context", a.context},
               {"total_entities", a.total_entities}}
              .dump()
       << "\n";

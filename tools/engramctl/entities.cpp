@@ -58,9 +58,12 @@ int entities_show(const entities_options& o, std::ostream& out, std::ostream& er
   json rel = json::array();
   for (const auto& edge : r->edges(o.organization, e->id, knowledge::edge_direction::both))
     rel.push_back(relation_json(*r, o.organization, edge));
-  out << json{{"id", e->id},           {"name", e->name},
-              {"entity_type", e->entity_type}, {"aliases", e->aliases},
-              {"attributes", e->attributes},   {"observations", e->observations},
+  out << json{{"id", e->id},
+              {"name", e->name},
+              {"entity_type", e->entity_type},
+              {"aliases", e->aliases},
+              {"attributes", e->attributes},
+              {"observations", e->observations},
               {"relations", rel}}
              .dump(2)
       << "\n";
@@ -97,7 +100,8 @@ int entities_export(const entities_options& o, std::ostream& out, std::ostream& 
   for (const auto& id : ids)
     for (const auto& edge : r->edges(o.organization, id, knowledge::edge_direction::outgoing)) {
       auto j = relation_json(*r, o.organization, edge);
-      out << json{{"type", "relation"}, {"from", j["from"]}, {"to", j["to"]}, {"relationType", j["relationType"]}}.dump()
+      out << json{{"type", "relation"}, {"from", j["from"]}, {"to", j["to"]}, {"relationType", j["relationType"]}}
+                 .dump()
           << "\n";
     }
   return 0;

@@ -14,8 +14,8 @@ namespace engram::ctl {
 
 struct entities_options {
   std::string data_dir, organization;
-  std::string query;          // search: the words; show: the entity's name
-  std::size_t limit = 20;     // search
+  std::string query;             // search: the words; show: the entity's name
+  std::size_t limit = 20;        // search
   std::string format = "jsonl";  // export: jsonl (the memory server's file format) or mermaid
 };
 

@@ -30,7 +30,8 @@ std::optional<engram::reading::validator_options> extract_settings(const extract
   if (!o.no_type_model && !o.model_path.empty()) {
     auto types = engram::embedding::load_type_model(o.model_path);
     if (!types) {
-      std::cerr << "extract: " << types.error() << " (tools/dev.sh setup fetches it; --no-type-model reads with the cues alone)\n";
+      std::cerr << "extract: " << types.error()
+                << " (tools/dev.sh setup fetches it; --no-type-model reads with the cues alone)\n";
       return std::nullopt;
     }
     opts.types = std::move(*types);

@@ -50,7 +50,8 @@ std::optional<target> connect(const kg_options& o, const char* who, std::ostream
   }
   if (t.token.empty()) {
     for (const auto& tok : t.cfg.auth.tokens)
-      if (tok.organization_id == o.organization && (t.token.empty() || std::count(tok.scopes.begin(), tok.scopes.end(), "admin")))
+      if (tok.organization_id == o.organization &&
+          (t.token.empty() || std::count(tok.scopes.begin(), tok.scopes.end(), "admin")))
         t.token = tok.token;
     if (t.token.empty() && t.cfg.auth.tokens.empty() && t.cfg.auth.dev_organization == o.organization) {
       std::ifstream in(t.cfg.storage.path + "/dev-token");
@@ -217,7 +218,8 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
   head.op = schemas::kg_op::apply;
   head.bundle = b.name;
   char id[48];
-  std::snprintf(id, sizeof id, "%llx-%x", static_cast<unsigned long long>(head.issued_at_ms), static_cast<unsigned>(::getpid()));
+  std::snprintf(id, sizeof id, "%llx-%x", static_cast<unsigned long long>(head.issued_at_ms),
+                static_cast<unsigned>(::getpid()));
   head.apply_id = id;
   head.version = b.version;
   head.description = b.description;
@@ -232,8 +234,9 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
       schemas::kg_item item{name, idv.is_string() ? idv.get<std::string>() : idv.dump(), data.dump()};
       const auto size = item.data.size() + item.id.size() + name.size() + 32;
       if (size > schemas::kg_limits::chunk_bytes) {
-        err << "kg apply: " << name << " '" << item.id << "' is " << size << " bytes of JSON, more than a record holds ("
-            << schemas::kg_limits::chunk_bytes << "); nothing was written\n";
+        err << "kg apply: " << name << " '" << item.id << "' is " << size
+            << " bytes of JSON, more than a record holds (" << schemas::kg_limits::chunk_bytes
+            << "); nothing was written\n";
         return 1;
       }
       if (bytes + size > schemas::kg_limits::chunk_bytes) {
@@ -259,9 +262,13 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!append(*t, records, "kg apply", err))
     return 1;
-  auto st = wait_for(*t, o, b.name, [&](const json& s) {
-    return s.value("applyId", "") == head.apply_id && (s.value("state", "") == "applied" || s.value("state", "") == "rejected");
-  }, "kg apply", err);
+  auto st = wait_for(
+      *t, o, b.name,
+      [&](const json& s) {
+        return s.value("applyId", "") == head.apply_id &&
+               (s.value("state", "") == "applied" || s.value("state", "") == "rejected");
+      },
+      "kg apply", err);
   if (st.is_null())
     return 1;
   if (st.value("state", "") == "rejected") {
@@ -270,8 +277,8 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out << "applied bundle " << b.name << " " << b.version << " to organisation " << o.organization << ": " << entities
-      << " entities of " << b.types.size() << " types in " << records.size() << " record" << (records.size() == 1 ? "" : "s")
-      << ", visible after " << std::fixed;
+      << " entities of " << b.types.size() << " types in " << records.size() << " record"
+      << (records.size() == 1 ? "" : "s") << ", visible after " << std::fixed;
   out.precision(2);
   out << secs << " s\n";
   for (const auto& s : types) {
@@ -296,12 +303,13 @@ int kg_delete(const kg_options& o, std::ostream& out, std::ostream& err) {
   c.op = schemas::kg_op::remove;
   c.bundle = o.bundle;
   char id[64];
-  std::snprintf(id, sizeof id, "kg-delete-%llx-%x", static_cast<unsigned long long>(c.issued_at_ms), static_cast<unsigned>(::getpid()));
+  std::snprintf(id, sizeof id, "kg-delete-%llx-%x", static_cast<unsigned long long>(c.issued_at_ms),
+                static_cast<unsigned>(::getpid()));
   c.event_id = id;
   if (!append(*t, {schemas::log_payload{c}}, "kg delete", err))
     return 1;
-  auto st = wait_for(*t, o, o.bundle, [&](const json& s) { return s.value("eventId", "") == c.event_id; }, "kg delete",
-                     err);
+  auto st = wait_for(
+      *t, o, o.bundle, [&](const json& s) { return s.value("eventId", "") == c.event_id; }, "kg delete", err);
   if (st.is_null())
     return 1;
   if (st.value("state", "") == "absent") {

@@ -108,9 +108,10 @@ void add_import_and_ingest_docs(CLI::App& app, cli_options& o, cli_commands& c) 
   im->add_option("--topic", o.mail.topic, "Topic")->capture_default_str();
   im->add_option("paths", o.mail.paths, "Files and folders")->required();
 
-  auto* idocs = c.ingest_docs = app.add_subcommand(
-      "ingest-docs", "Read text, Markdown, HTML and PDF documents and produce their chunks as inbound events "
-                     "(sourceType file)");
+  auto* idocs = c.ingest_docs =
+      app.add_subcommand("ingest-docs",
+                         "Read text, Markdown, HTML and PDF documents and produce their chunks as inbound events "
+                         "(sourceType file)");
   auto* idb = idocs->add_option("--brokers", o.docs.brokers, "Bootstrap servers to produce to");
   auto* ido_out = idocs->add_option("--output", o.docs.output, "Write JSONL here instead of producing");
   idb->excludes(ido_out);
@@ -123,8 +124,9 @@ void add_import_and_ingest_docs(CLI::App& app, cli_options& o, cli_commands& c) 
 }
 
 void add_kag(CLI::App& app, cli_options& o, cli_commands& c) {
-  auto* kag = app.add_subcommand("kag", "Graph queries over the relations read from mail and documents (store opened "
-                                        "read-only)");
+  auto* kag = app.add_subcommand("kag",
+                                 "Graph queries over the relations read from mail and documents (store opened "
+                                 "read-only)");
   kag->require_subcommand(1);
   c.kag_status = kag->add_subcommand("status", "Each document's chunks applied and pending, and what they gave");
   c.kag_status->add_option("--data-dir", o.kag.data_dir, "The store's directory (storage.path)")->required();
@@ -157,8 +159,9 @@ void add_stats_and_replay(CLI::App& app, cli_options& o, cli_commands& c) {
 }
 
 void add_entities(CLI::App& app, cli_options& o, cli_commands& c) {
-  auto* en = app.add_subcommand("entities", "Search, show or export an organisation's entity graph (store opened "
-                                            "read-only)");
+  auto* en = app.add_subcommand("entities",
+                                "Search, show or export an organisation's entity graph (store opened "
+                                "read-only)");
   en->require_subcommand(1);
   c.en_search = en->add_subcommand("search", "Fuzzy search over names and aliases, best first (JSON lines)");
   c.en_show = en->add_subcommand("show", "One entity with its attributes, observations and relations (JSON)");
@@ -169,11 +172,13 @@ void add_entities(CLI::App& app, cli_options& o, cli_commands& c) {
     sc->add_option("--organization", o.entities.organization, "organizationId")->required();
   }
   c.en_search->add_option("query", o.entities.query, "Words of the name")->required();
-  c.en_search->add_option("--limit", o.entities.limit, "Results at most")->capture_default_str()->check(
-      CLI::Range(1, 1000));
+  c.en_search->add_option("--limit", o.entities.limit, "Results at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   c.en_show->add_option("name", o.entities.query, "The entity's name or alias")->required();
-  c.en_export->add_option("--format", o.entities.format, "jsonl or mermaid")->capture_default_str()->check(
-      CLI::IsMember({"jsonl", "mermaid"}));
+  c.en_export->add_option("--format", o.entities.format, "jsonl or mermaid")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"jsonl", "mermaid"}));
 }
 
 void add_kg(CLI::App& app, cli_options& o, cli_commands& c) {
@@ -182,7 +187,8 @@ void add_kg(CLI::App& app, cli_options& o, cli_commands& c) {
   c.kg_bowtie = kg->add_subcommand(
       "bowtie", "Serve the Bowtie harness protocol (JSON lines on stdin/stdout) with Engram's JSON Schema validator");
   c.kg_validate = kg->add_subcommand(
-      "validate", "Check a bundle directory locally (manifest, schemas, entities, references); every problem, one a line");
+      "validate",
+      "Check a bundle directory locally (manifest, schemas, entities, references); every problem, one a line");
   c.kg_validate->add_option("bundle", o.bundle_dir, "The bundle's directory (manifest.yaml at its root)")->required();
   c.kg_apply = kg->add_subcommand(
       "apply", "Check a bundle locally, write it to engram-log and wait until engramd has made it visible");
@@ -191,7 +197,8 @@ void add_kg(CLI::App& app, cli_options& o, cli_commands& c) {
   c.kg_show = kg->add_subcommand("show", "One bundle: its types, tools, counts and last apply (JSON), from engramd");
   for (auto* sc : {c.kg_apply, c.kg_delete, c.kg_list, c.kg_show}) {
     sc->add_option("--organization", o.kg.organization, "organizationId")->required();
-    sc->add_option("--config", o.kg.config_path, "engramd's YAML configuration (brokers, topics, http.listen, auth.tokens)")
+    sc->add_option("--config", o.kg.config_path,
+                   "engramd's YAML configuration (brokers, topics, http.listen, auth.tokens)")
         ->capture_default_str();
     sc->add_option("--set", o.kg.overrides, "Override a config key (repeatable), as for engramd");
     sc->add_option("--token", o.kg.token, "A bearer token of the organisation (default: the config's first for it)");
@@ -201,8 +208,9 @@ void add_kg(CLI::App& app, cli_options& o, cli_commands& c) {
   c.kg_delete->add_option("name", o.kg.bundle, "The bundle's name")->required();
   c.kg_show->add_option("name", o.kg.bundle, "The bundle's name")->required();
   for (auto* sc : {c.kg_apply, c.kg_delete})
-    sc->add_option("--timeout", o.kg_timeout, "Seconds to wait for engramd to apply it")->capture_default_str()->check(
-        CLI::Range(1, 86400));
+    sc->add_option("--timeout", o.kg_timeout, "Seconds to wait for engramd to apply it")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 86400));
 }
 
 /// Runs the command that was given; its exit status.

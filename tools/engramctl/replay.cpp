@@ -86,7 +86,8 @@ int wait_caught_up(engram::engine::engine& running, const std::string& into, std
                    static_cast<long long>(target - done), eta);
     } else if (done / 10000 != last_report) {
       last_report = done / 10000;
-      std::fprintf(stderr, "replay: %lld / %lld records\n", static_cast<long long>(done), static_cast<long long>(target));
+      std::fprintf(stderr, "replay: %lld / %lld records\n", static_cast<long long>(done),
+                   static_cast<long long>(target));
     }
   }
   return 0;
@@ -121,13 +122,15 @@ void print_report(const replay_options& o, const std::map<std::int32_t, engram::
   std::fprintf(stderr, "replay: %lld records of engram-log into %s in %.1f s (%.0f records/s)\n",
                static_cast<long long>(records), o.into.c_str(), secs, secs > 0 ? double(records) / secs : 0.0);
   if (!accepted.empty())
-    std::fprintf(stderr, "replay: PARTIAL rebuild: %lld records of engram-log were deleted before this replay and "
-                         "are not in %s; its digest differs from a complete store's\n",
+    std::fprintf(stderr,
+                 "replay: PARTIAL rebuild: %lld records of engram-log were deleted before this replay and "
+                 "are not in %s; its digest differs from a complete store's\n",
                  static_cast<long long>(missing), o.into.c_str());
   if (o.re_extract)
-    std::fprintf(stderr, "replay: every message was read again with today's extractor and encoder (--re-extract): "
-                         "this digest is new by design and differs from the live store's wherever the reading "
-                         "changed\n");
+    std::fprintf(stderr,
+                 "replay: every message was read again with today's extractor and encoder (--re-extract): "
+                 "this digest is new by design and differs from the live store's wherever the reading "
+                 "changed\n");
 }
 
 }  // namespace

@@ -166,9 +166,9 @@ mail_result to_event(GMimeMessage* msg, const std::string& source, const read_op
   if (const char* id = g_mime_message_get_message_id(msg))
     message_id = clean_id(id);
   std::string sent_at = rfc3339(date);
-  std::string event_id =
-      !message_id.empty() ? message_id
-                          : "sha256-" + sha256_hex(from.dump() + "\n" + sent_at + "\n" + subject + "\n" + body, 32);
+  std::string event_id = !message_id.empty()
+                             ? message_id
+                             : "sha256-" + sha256_hex(from.dump() + "\n" + sent_at + "\n" + subject + "\n" + body, 32);
   // The thread: the first message of References, else In-Reply-To, else this message.
   std::string thread_id;
   auto* obj = GMIME_OBJECT(msg);
@@ -340,21 +340,38 @@ std::string html_to_text(std::string_view html) {
       if (semi != std::string_view::npos && semi - i <= 8) {
         auto ent = html.substr(i + 1, semi - i - 1);
         std::string rep;
-        if (ent == "amp") rep = "&";
-        else if (ent == "lt") rep = "<";
-        else if (ent == "gt") rep = ">";
-        else if (ent == "quot") rep = "\"";
-        else if (ent == "apos" || ent == "#39") rep = "'";
-        else if (ent == "nbsp") rep = " ";
+        if (ent == "amp")
+          rep = "&";
+        else if (ent == "lt")
+          rep = "<";
+        else if (ent == "gt")
+          rep = ">";
+        else if (ent == "quot")
+          rep = "\"";
+        else if (ent == "apos" || ent == "#39")
+          rep = "'";
+        else if (ent == "nbsp")
+          rep = " ";
         else if (!ent.empty() && ent[0] == '#') {
           unsigned long cp = ent.size() > 1 && (ent[1] == 'x' || ent[1] == 'X')
                                  ? std::strtoul(std::string(ent.substr(2)).c_str(), nullptr, 16)
                                  : std::strtoul(std::string(ent.substr(1)).c_str(), nullptr, 10);
           if (cp > 0 && cp < 0x110000 && !(cp >= 0xD800 && cp <= 0xDFFF)) {
-            if (cp < 0x80) rep += static_cast<char>(cp);
-            else if (cp < 0x800) { rep += static_cast<char>(0xC0 | (cp >> 6)); rep += static_cast<char>(0x80 | (cp & 0x3F)); }
-            else if (cp < 0x10000) { rep += static_cast<char>(0xE0 | (cp >> 12)); rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)); rep += static_cast<char>(0x80 | (cp & 0x3F)); }
-            else { rep += static_cast<char>(0xF0 | (cp >> 18)); rep += static_cast<char>(0x80 | ((cp >> 12) & 0x3F)); rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)); rep += static_cast<char>(0x80 | (cp & 0x3F)); }
+            if (cp < 0x80)
+              rep += static_cast<char>(cp);
+            else if (cp < 0x800) {
+              rep += static_cast<char>(0xC0 | (cp >> 6));
+              rep += static_cast<char>(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+              rep += static_cast<char>(0xE0 | (cp >> 12));
+              rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+              rep += static_cast<char>(0x80 | (cp & 0x3F));
+            } else {
+              rep += static_cast<char>(0xF0 | (cp >> 18));
+              rep += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+              rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+              rep += static_cast<char>(0x80 | (cp & 0x3F));
+            }
           }
         }
         if (!rep.empty() || ent == "nbsp") {

@@ -285,9 +285,10 @@ int cross_validate(const std::shared_ptr<const embedding::embedder>& enc, const 
       typed_right += top_type == xs[i].cls;
     }
   }
-  std::printf("model alone on held folds: type of %zu labelled statements %.3f right; statement or none of %zu "
-              "sentences %.3f right\n",
-              typed, double(typed_right) / double(typed), all, double(all_right) / double(all));
+  std::printf(
+      "model alone on held folds: type of %zu labelled statements %.3f right; statement or none of %zu "
+      "sentences %.3f right\n",
+      typed, double(typed_right) / double(typed), all, double(all_right) / double(all));
   tally cues;
   for (int f = 0; f < folds; ++f)
     cues.add(evaluation::evaluate(fold_files[static_cast<std::size_t>(f)], {}));
@@ -331,8 +332,8 @@ int main(int argc, char** argv) {
     auto loaded = embedding::use_lite_int8_embedder::load(model_path);
     if (!loaded)
       throw std::runtime_error(loaded.error());
-    std::shared_ptr<const embedding::embedder> enc =
-        std::make_shared<embedding::cached_embedder>(std::shared_ptr<const embedding::embedder>(std::move(*loaded)), 50000);
+    std::shared_ptr<const embedding::embedder> enc = std::make_shared<embedding::cached_embedder>(
+        std::shared_ptr<const embedding::embedder>(std::move(*loaded)), 50000);
     auto labelled = read_lines(labelled_path);
     auto xs = examples(labelled);
     auto vs = embed_all(*enc, xs);

@@ -19,9 +19,9 @@ std::string error_of(const engram::result<engram::config::engram_config>& r) {
 class ConfigTest : public ::testing::Test {
 protected:
   std::string write(const std::string& yaml) {
-    path_ = std::filesystem::temp_directory_path() / ("engram-config-" + std::to_string(::getpid()) + "-" +
-                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                                                      ".yaml");
+    path_ = std::filesystem::temp_directory_path() /
+            ("engram-config-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml");
     std::ofstream(path_) << yaml;
     return path_.string();
   }
@@ -75,8 +75,8 @@ TEST_F(ConfigTest, SetOverridesWinOverFileAndEnvironment) {
 TEST_F(ConfigTest, RdkafkaPropertiesKeepTheirDots) {
   std::string env_prop = "ENGRAM_KAFKA__RDKAFKA__FETCH_WAIT_MAX_MS=50";
   char* env[] = {env_prop.data(), nullptr};
-  auto r = load(write("kafka:\n  rdkafka:\n    socket.timeout.ms: 1000\n"), {"kafka.rdkafka.session.timeout.ms=6000"},
-                env);
+  auto r =
+      load(write("kafka:\n  rdkafka:\n    socket.timeout.ms: 1000\n"), {"kafka.rdkafka.session.timeout.ms=6000"}, env);
   ASSERT_TRUE(r.ok()) << error_of(r);
   EXPECT_EQ(r->kafka.rdkafka.at("session.timeout.ms"), "6000");
   EXPECT_EQ(r->kafka.rdkafka.at("socket.timeout.ms"), "1000");
@@ -175,8 +175,8 @@ TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
   EXPECT_EQ(r->auth.tokens[0].scopes, std::vector<std::string>{"read"});
   r = load(write("auth:\n  tokens:\n    - {token: short, organization_id: acme, scopes: [read]}\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("auth.tokens[0].token"), std::string::npos) << error_of(r);
-  r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [root]}\n"),
-           {}, nullptr);
+  r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [root]}\n"), {},
+           nullptr);
   EXPECT_NE(error_of(r).find("unknown scope 'root'"), std::string::npos) << error_of(r);
   r = load(write("http:\n  listen: 0.0.0.0:8700\nauth:\n  anonymous_organization: acme\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("auth.anonymous_organization"), std::string::npos) << error_of(r);

@@ -53,17 +53,14 @@ std::vector<std::string> test_sentences() {
 bool cpu_has(encoder_isa isa) {
   switch (isa) {
     case encoder_isa::automatic:
-    case encoder_isa::portable:
-      return true;
+    case encoder_isa::portable: return true;
 #if defined(__x86_64__)
     case encoder_isa::avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vnni");
-    case encoder_isa::avx2:
-      return __builtin_cpu_supports("avx2");
+    case encoder_isa::avx2: return __builtin_cpu_supports("avx2");
 #else
-    default:
-      return false;
+    default: return false;
 #endif
   }
   return false;
@@ -130,8 +127,8 @@ TEST_F(UseLiteInt8, EveryPathTheCpuHasGivesTheSameBits) {
     ASSERT_TRUE(got) << got.error();
     ASSERT_EQ(got->size(), all.size());
     for (std::size_t i = 0; i < all.size(); ++i)
-      ASSERT_TRUE(same_bits((*got)[i], (*reference)[i])) << to_string(isa) << " differs from portable on '" << all[i]
-                                                          << "'";
+      ASSERT_TRUE(same_bits((*got)[i], (*reference)[i]))
+          << to_string(isa) << " differs from portable on '" << all[i] << "'";
     ++compared;
     std::cout << "[ paths    ] " << to_string(isa) << ": " << all.size() << " sentences, same bits as portable\n";
   }
@@ -187,8 +184,8 @@ TEST_F(UseLiteInt8, StaysCloseToTheFloatEncoder) {
     }
   }
   const double mean = sum / double(all.size());
-  std::cout << "[ figures  ] cosine to the float encoder over " << all.size() << " sentences: mean " << mean
-            << ", min " << least << " ('" << worst << "')\n";
+  std::cout << "[ figures  ] cosine to the float encoder over " << all.size() << " sentences: mean " << mean << ", min "
+            << least << " ('" << worst << "')\n";
   EXPECT_GE(mean, 0.995);
   EXPECT_GE(least, 0.98);
 }

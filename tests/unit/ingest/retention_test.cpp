@@ -25,6 +25,7 @@ struct row {
 };
 
 TEST(Retention, TheLogMustKeepEveryRecordAndShortInboundRetentionWarns) {
+  // clang-format off
   const std::vector<row> table{
       {"unlimited and delete: allowed", keeps_all, keeps_all, 604800000, {}, {}},
       {"a week of retention", {{"retention.ms", "604800000"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}},
@@ -49,10 +50,11 @@ TEST(Retention, TheLogMustKeepEveryRecordAndShortInboundRetentionWarns) {
       {"minimum 0: no warning", keeps_all, topic_settings{{"retention.ms", "1000"}}, 0, {}, {}},
       {"inbound not described: nothing", keeps_all, std::nullopt, 604800000, {}, {}},
   };
+  // clang-format on
   for (const auto& r : table) {
     SCOPED_TRACE(r.name);
-    auto v = judge_retention("engram-log", r.log, "inbound-messages", r.inbound ? &*r.inbound : nullptr,
-                             r.min_inbound_ms);
+    auto v =
+        judge_retention("engram-log", r.log, "inbound-messages", r.inbound ? &*r.inbound : nullptr, r.min_inbound_ms);
     ASSERT_EQ(v.errors.size(), r.errors.size());
     for (std::size_t i = 0; i < r.errors.size(); ++i) {
       EXPECT_NE(v.errors[i].find(r.errors[i]), std::string::npos) << v.errors[i];

@@ -113,6 +113,7 @@ TEST_F(Bundle, EveryProblemIsReportedWithItsPlace) {
     const char* pointer;
     const char* says;
   };
+  // clang-format off
   const std::vector<row> rows{
       {"an unknown manifest key", [](Bundle& t) { t.write("manifest.yaml", std::string(manifest) + "owner: me\n"); },
        "manifest.yaml", -1, "/owner", "unknown key"},
@@ -168,6 +169,7 @@ TEST_F(Bundle, EveryProblemIsReportedWithItsPlace) {
        [](Bundle& t) {
          auto s = category_schema();
          s["properties"]["score"] = {{"type", "number"}, {"x-derived", true}};
+         // clang-format on
          t.write("schemas/category.schema.json", s.dump());
        },
        "schemas/category.schema.json", -1, "/properties/score/x-derived", "fits no derivation"},

@@ -14,6 +14,7 @@
 namespace engram::kg {
 namespace {
 
+// clang-format off
 const std::vector<std::string> files{
     "additionalProperties", "allOf", "anchor", "anyOf", "boolean_schema", "const", "contains", "content", "default",
     "defs", "dependentRequired", "dependentSchemas", "enum", "exclusiveMaximum", "exclusiveMinimum", "format",
@@ -65,6 +66,7 @@ const std::map<std::string, std::string> excluded{
      "an embedded resource ($id inside the schema): bundle schemas are one resource each"},
     {"ref: ref with absolute-path-reference",
      "an embedded resource ($id inside the schema): bundle schemas are one resource each"}};
+// clang-format on
 
 json load(const std::string& file) {
   std::ifstream in(std::string(JSON_SCHEMA_SUITE) + "/" + file + ".json");
@@ -93,12 +95,13 @@ TEST(JsonSchemaSuite, EveryTestOfEverySupportedKeywordsFilePasses) {
         if (got == t["valid"].get<bool>())
           ++passed;
         else
-          ADD_FAILURE() << name << " / " << t["description"].get<std::string>() << ": expected "
-                        << t["valid"] << ", data " << t["data"].dump();
+          ADD_FAILURE() << name << " / " << t["description"].get<std::string>() << ": expected " << t["valid"]
+                        << ", data " << t["data"].dump();
       }
     }
   }
-  std::printf("json schema suite: %zu groups, %zu tests passed, %zu groups excluded\n", groups, passed, excluded.size());
+  std::printf("json schema suite: %zu groups, %zu tests passed, %zu groups excluded\n", groups, passed,
+              excluded.size());
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ TEST(JsonSchema, SchemasItCannotHonourAreRefusedNamingTheKeywordAndPlace) {
   // The bundles' annotations, when the caller allows them.
   compile_options bundles;
   bundles.extension = [](std::string_view k) { return k.starts_with("x-"); };
-  EXPECT_TRUE(json_schema::compile(json::parse(R"({"x-id-field": "id", "properties": {"id": {"x-index": true}}})"), bundles));
+  EXPECT_TRUE(
+      json_schema::compile(json::parse(R"({"x-id-field": "id", "properties": {"id": {"x-index": true}}})"), bundles));
 }
 
 TEST(JsonSchema, InvalidInstancesGetEveryReasonWithPointers) {
@@ -48,7 +49,9 @@ TEST(JsonSchema, InvalidInstancesGetEveryReasonWithPointers) {
       "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": true, "maxItems": 3},
       "price": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.01}}})"));
   ASSERT_TRUE(schema) << schema.error();
-  EXPECT_TRUE(schema->validate(json::parse(R"({"id": "abc", "name": "Zoë", "country": "FR", "tags": ["a"], "price": 9.99})")).empty());
+  EXPECT_TRUE(
+      schema->validate(json::parse(R"({"id": "abc", "name": "Zoë", "country": "FR", "tags": ["a"], "price": 9.99})"))
+          .empty());
   struct expect {
     const char* instance;
     const char* path;
@@ -83,13 +86,19 @@ TEST(JsonSchema, InvalidInstancesGetEveryReasonWithPointers) {
 
 TEST(Bowtie, TheHarnessSpeaksTheProtocol) {
   std::istringstream in(
-      R"({"cmd": "start", "version": 1})" "\n"
-      R"({"cmd": "dialect", "dialect": "https://json-schema.org/draft/2020-12/schema"})" "\n"
-      R"({"cmd": "dialect", "dialect": "http://json-schema.org/draft-07/schema#"})" "\n"
+      R"({"cmd": "start", "version": 1})"
+      "\n"
+      R"({"cmd": "dialect", "dialect": "https://json-schema.org/draft/2020-12/schema"})"
+      "\n"
+      R"({"cmd": "dialect", "dialect": "http://json-schema.org/draft-07/schema#"})"
+      "\n"
       R"({"cmd": "run", "seq": 1, "case": {"description": "d", "schema": {"type": "integer", "minimum": 3},)"
-      R"( "tests": [{"description": "a", "instance": 5}, {"description": "b", "instance": 2}, {"description": "c", "instance": "x"}]}})" "\n"
-      R"({"cmd": "run", "seq": 2, "case": {"description": "d", "schema": {"unevaluatedItems": false}, "tests": [{"description": "a", "instance": []}]}})" "\n"
-      R"({"cmd": "stop"})" "\n");
+      R"( "tests": [{"description": "a", "instance": 5}, {"description": "b", "instance": 2}, {"description": "c", "instance": "x"}]}})"
+      "\n"
+      R"({"cmd": "run", "seq": 2, "case": {"description": "d", "schema": {"unevaluatedItems": false}, "tests": [{"description": "a", "instance": []}]}})"
+      "\n"
+      R"({"cmd": "stop"})"
+      "\n");
   std::ostringstream out;
   ASSERT_EQ(bowtie_harness(in, out), 0);
   std::istringstream lines(out.str());
@@ -108,7 +117,8 @@ TEST(Bowtie, TheHarnessSpeaksTheProtocol) {
   EXPECT_NE(replies[4]["message"].get<std::string>().find("unevaluatedItems"), std::string::npos);
   EXPECT_EQ(replies[5], json::object());
 
-  std::istringstream early(R"({"cmd": "run", "seq": 1})" "\n");
+  std::istringstream early(R"({"cmd": "run", "seq": 1})"
+                           "\n");
   std::ostringstream said;
   EXPECT_EQ(bowtie_harness(early, said), 1);
   EXPECT_NE(said.str().find("'start' must come first"), std::string::npos);

@@ -20,7 +20,9 @@ namespace {
 
 class EntityGraph : public ::testing::Test {
 protected:
-  EntityGraph() : path_((std::filesystem::temp_directory_path() / ("engram-entity-graph-" + std::to_string(::getpid()))).string()) {
+  EntityGraph()
+      : path_(
+            (std::filesystem::temp_directory_path() / ("engram-entity-graph-" + std::to_string(::getpid()))).string()) {
     std::filesystem::remove_all(path_);
     open();
   }
@@ -35,8 +37,8 @@ protected:
     auto s = storage::open_graph_store({path_});
     ASSERT_TRUE(s) << s.error();
     store_ = std::move(*s);
-    reader_ = std::make_unique<entity_reader>(store_, std::map<std::string, std::string>{{"saas_company", "company"},
-                                                                                          {"fintech", "saas_company"}});
+    reader_ = std::make_unique<entity_reader>(
+        store_, std::map<std::string, std::string>{{"saas_company", "company"}, {"fintech", "saas_company"}});
   }
   /// Applies a command as the store applies engram-log; returns why it was rejected ("" when not).
   std::string apply(schemas::entity_command c) {
@@ -222,6 +224,7 @@ TEST_F(EntityGraph, TraversalMatchesAPlainBreadthFirstSearchOnARandomGraph) {
           EXPECT_EQ(distances(n(start), depth, only, d), reference(start, depth, only, d))
               << "start " << start << " depth " << depth << " direction " << int(d);
   // Shortest path lengths agree with the reference's distances.
+  // clang-format off
   const auto from = reference(0, 6, {}, edge_direction::outgoing);
   for (int target : {1, 20, 77, 120}) {
     auto p = reader_->path("acme", id("n0"), id(n(target)), 6, {}, edge_direction::outgoing, false);
@@ -244,6 +247,7 @@ TEST_F(EntityGraph, WalksSeeMergesAndDeletesAliveAndAfterAReopen) {
   schemas::entity_command remove;
   remove.op = schemas::entity_op::delete_entities;
   remove.names = {"E"};
+  // clang-format on
   EXPECT_EQ(apply(remove), "");
   auto walk = [&] {
     bool truncated = false;
@@ -262,7 +266,10 @@ TEST_F(EntityGraph, WalksSeeMergesAndDeletesAliveAndAfterAReopen) {
 }
 
 TEST_F(EntityGraph, TypesInheritSearchIsFuzzyAndMermaidEscapes) {
-  add({{"Stripe", "company"}, {"Cloudflare", "saas_company"}, {"Paystack", "fintech"}, {"String (Rust type)", "technology"},
+  add({{"Stripe", "company"},
+       {"Cloudflare", "saas_company"},
+       {"Paystack", "fintech"},
+       {"String (Rust type)", "technology"},
        {"Say \"hi\" <b>#1|2</b>", "other"}});
   EXPECT_DOUBLE_EQ(reader_->type_match("company", "company"), 1.0);
   EXPECT_DOUBLE_EQ(reader_->type_match("Company", "SaaS company"), 0.8);

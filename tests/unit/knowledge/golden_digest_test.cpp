@@ -74,7 +74,7 @@ constexpr const char* pinned = "a2f41711d357b22fa686e27be1f9619d4b5d606941237c6d
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
 protected:
   GoldenDigest()
-    : path_((std::filesystem::temp_directory_path() / ("engram-golden-" + std::to_string(::getpid()))).string()) {
+      : path_((std::filesystem::temp_directory_path() / ("engram-golden-" + std::to_string(::getpid()))).string()) {
     std::filesystem::remove_all(path_);
     // As engramd opens it: a bundle may not expose the server's own tools.
     if (std::get<0>(GetParam())) {
@@ -203,8 +203,9 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
     char sent[32];
     std::snprintf(sent, sizeof sent, "2026-04-%02dT%02d:%02d:00Z", 1 + n / 600, (n / 60) % 10 + 8, n % 60);
     ++n;
-    return json{{"eventId", "gen-" + std::to_string(n)}, {"organizationId", "acme"}, {"sourceType", "email"},
-                {"sentAt", sent}, {"from", {{"address", from}}}, {"subject", "update"}, {"body", text}}
+    return json{
+        {"eventId", "gen-" + std::to_string(n)}, {"organizationId", "acme"}, {"sourceType", "email"}, {"sentAt", sent},
+        {"from", {{"address", from}}},           {"subject", "update"},      {"body", text}}
         .dump();
   };
   std::ifstream pairs(ENGRAM_SOURCE_DIR "/tests/data/dedup/pairs.jsonl");
@@ -272,7 +273,8 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
                   {"globex", "company", {{"tier", "gold"}}, {}}};
   EXPECT_TRUE(apply(add).rejected.empty());
   auto add_skip = entity("ent-add-skip", 71, entity_op::add_entities);
-  add_skip.entities = {{"Stripe", "company", {{"founded", "1999"}}, {}}, {"Stripe, Inc.", "company", {{"ticker", "none"}}, {}}};
+  add_skip.entities = {{"Stripe", "company", {{"founded", "1999"}}, {}},
+                       {"Stripe, Inc.", "company", {{"ticker", "none"}}, {}}};
   EXPECT_TRUE(apply(add_skip).rejected.empty());
   auto relate = entity("ent-relate", 72, entity_op::relate);
   relate.relations = {{"Stripe", "Rust", "uses", 1.0, {}},

@@ -21,7 +21,7 @@ TEST(LabelIds, FindsWhatWasAddedInAnyOrderAndKeepsLabelOrder) {
   label_ids ids;
   ids.emplace(2, "e-two");
   ids.emplace(5, "e-five");
-  ids.emplace(1, "e-one");  // a snapshot's labels, then newer ones: usually ascending, not always
+  ids.emplace(1, "e-one");    // a snapshot's labels, then newer ones: usually ascending, not always
   ids.emplace(5, "ignored");  // a label keeps its first id
   EXPECT_EQ(ids.size(), 3u);
   EXPECT_EQ(ids.find(1), "e-one");

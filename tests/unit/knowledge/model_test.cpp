@@ -121,7 +121,7 @@ TEST(StoredEntry, IsStoredAsATypedRecordAndStillReadFromJson) {
   const auto bytes = encode(e);
   ASSERT_EQ(bytes[0], '\x01');
   EXPECT_LT(bytes.size(), to_json(e).dump().size());  // no key names
-  stored_entry from_json_text;  // an entry a store of layout 5 holds
+  stored_entry from_json_text;                        // an entry a store of layout 5 holds
   ASSERT_EQ(decode(to_json(e).dump(), from_json_text), std::nullopt);
   EXPECT_EQ(from_json_text, e);
   EXPECT_EQ(entry_json(bytes), to_json(e));
@@ -274,7 +274,8 @@ TEST(WriteRules, RelationsAreRecordedOnBothEndsAndForgottenWithTheOtherEnd) {
   ASSERT_EQ(a.relations.size(), 1u);
   EXPECT_EQ(a.relations[0].to_id, "b");
   EXPECT_EQ(b.relations[0].from_id, "a");
-  EXPECT_EQ(to_json(a)["relations"][0], json({{"relationType", "supports"}, {"toId", "b"}, {"reason", "same numbers"}}));
+  EXPECT_EQ(to_json(a)["relations"][0],
+            json({{"relationType", "supports"}, {"toId", "b"}, {"reason", "same numbers"}}));
   forget_relations_with(b, "a");
   EXPECT_TRUE(b.relations.empty());
 }

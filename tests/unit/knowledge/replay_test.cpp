@@ -46,8 +46,9 @@ protected:
       char sent[32];
       std::snprintf(sent, sizeof sent, "2026-04-%02dT%02d:%02d:00Z", 1 + n / 600, (n / 60) % 10 + 8, n % 60);
       ++n;
-      return json{{"eventId", "gen-" + std::to_string(n)}, {"organizationId", org}, {"sourceType", "email"},
-                  {"sentAt", sent}, {"from", {{"address", from}}}, {"subject", "update"}, {"body", text}}
+      return json{
+          {"eventId", "gen-" + std::to_string(n)}, {"organizationId", org}, {"sourceType", "email"}, {"sentAt", sent},
+          {"from", {{"address", from}}},           {"subject", "update"},   {"body", text}}
           .dump();
     };
     std::ifstream pairs(ENGRAM_SOURCE_DIR "/tests/data/dedup/pairs.jsonl");
@@ -114,8 +115,7 @@ protected:
     for (std::size_t i = from; i < to; ++i) {
       storage::apply_outcome outcome{};
       actors::applied_event answer;
-      ASSERT_EQ(actors::resolve_and_apply(*r.store, &r.resolve, (*stream_)[i], &outcome, &answer),
-                storage::errc::ok);
+      ASSERT_EQ(actors::resolve_and_apply(*r.store, &r.resolve, (*stream_)[i], &outcome, &answer), storage::errc::ok);
       for (const auto& d : answer.resolutions) {
         ++r.outcomes[std::string(schemas::to_string(d.outcome))];
         r.outcomes["contradicts"] += d.flagged.size();

@@ -24,7 +24,8 @@ bool same_wording(const char* a, const char* b) {
 
 // The wording check of a merge, alone (the values, markers and polarity are checked apart).
 TEST(SameWording, ReorderedOrMovedWordsAreTheSameStatement) {
-  EXPECT_TRUE(same_wording("For 2026 the Orion project budget is $75,000", "The Orion project budget for 2026 is $75,000"));
+  EXPECT_TRUE(
+      same_wording("For 2026 the Orion project budget is $75,000", "The Orion project budget for 2026 is $75,000"));
   EXPECT_TRUE(same_wording("Dana prefers tea to coffee", "Dana prefers tea over coffee"));
   EXPECT_TRUE(same_wording("We are opening a Lisbon office", "We are opening an office in Lisbon"));
   EXPECT_TRUE(same_wording("Globex's budget is approved", "The budget of Globex is approved"));

@@ -30,7 +30,8 @@ TEST(ToolArguments, EachBadArgumentIsNamedWithItsReason) {
   EXPECT_EQ(check_arguments(save, with("contactId", nullptr)), std::nullopt);  // null: absent
   const std::pair<json, std::string> bad[] = {
       {with("confidence", 1.5), "confidence: must be within 0..1"},
-      {with("type", "rumour"), "type: must be one of fact, decision, event, preference, goal, relationship, action_item"},
+      {with("type", "rumour"),
+       "type: must be one of fact, decision, event, preference, goal, relationship, action_item"},
       {with("organizationId", "globex"), "organizationId: unknown argument"},
       {with("expiresInDays", 0), "expiresInDays: must be within 1..36500"},
       {with("expiresInDays", 1.5), "expiresInDays: must be an integer"},
@@ -58,8 +59,10 @@ TEST(ToolRegistry, ListsFindsAndAnnouncesPerGrant) {
   std::vector<json> announced;
   r.on_list_changed([&](const json& n) { announced.push_back(n); });
   auto add = [&](const std::string& name, std::function<bool(const grant&)> visible) {
-    r.add({{{"name", name}, {"inputSchema", {{"type", "object"}}}}, "read",
-           [](const grant&, const json&, tool_reply reply) { reply(json::object()); }, std::move(visible)});
+    r.add({{{"name", name}, {"inputSchema", {{"type", "object"}}}},
+           "read",
+           [](const grant&, const json&, tool_reply reply) { reply(json::object()); },
+           std::move(visible)});
   };
   add("everyone", nullptr);
   add("acme_only", [](const grant& g) { return g.organization_id == "acme"; });

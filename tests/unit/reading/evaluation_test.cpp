@@ -49,8 +49,8 @@ TEST(ExtractionQuality, TypeModelKeepsTheLabelledSetsFloors) {
 // (tests/data/relations/dev.jsonl; the rules were written against its misses). The held-out
 // set (heldout.jsonl) is printed by `engram_bench kag`, never asserted or tuned on.
 TEST(RelationQuality, DevelopmentSetMeetsTheFloors) {
-  auto r = engram::evaluation::evaluate_relations(std::string(ENGRAM_SOURCE_DIR) + "/tests/data/relations/dev.jsonl",
-                                                  {});
+  auto r =
+      engram::evaluation::evaluate_relations(std::string(ENGRAM_SOURCE_DIR) + "/tests/data/relations/dev.jsonl", {});
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.messages, 38u);  // 30 messages and 8 document chunks
   EXPECT_GE(r.total.precision(), 0.80) << r.table();

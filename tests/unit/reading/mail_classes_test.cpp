@@ -34,9 +34,7 @@ std::optional<schemas::inbound_message> read_mail(const std::string& path) {
 
 class MailClasses : public ::testing::Test {
 protected:
-  void SetUp() override {
-    ASSERT_TRUE(std::filesystem::is_directory(corpus)) << corpus << ": run tools/dev.sh setup";
-  }
+  void SetUp() override { ASSERT_TRUE(std::filesystem::is_directory(corpus)) << corpus << ": run tools/dev.sh setup"; }
   /// Messages of a corpus folder, as the importer reads them.
   static std::vector<schemas::inbound_message> folder(const std::string& name) {
     std::vector<schemas::inbound_message> out;

@@ -48,8 +48,12 @@ TEST(InboundMessage, ValidEventDecodesEveryField) {
 }
 
 TEST(InboundMessage, OnlyRequiredFieldsIsEnough) {
-  json j = {{"eventId", "e"}, {"organizationId", "o"}, {"sourceType", "chat"},
-            {"sentAt", "2026-03-05T10:00:00+02:00"}, {"from", {{"address", "@sam"}}}, {"body", ""}};
+  json j = {{"eventId", "e"},
+            {"organizationId", "o"},
+            {"sourceType", "chat"},
+            {"sentAt", "2026-03-05T10:00:00+02:00"},
+            {"from", {{"address", "@sam"}}},
+            {"body", ""}};
   inbound_message m;
   ASSERT_FALSE(decode_json(j, &m)) << decode_json(j)->to_string();
   EXPECT_EQ(m.thread_or_event(), "e");
@@ -94,8 +98,7 @@ TEST_P(WrongValue, IsNamedWithReason) {
 INSTANTIATE_TEST_SUITE_P(
     Schema, WrongValue,
     ::testing::Values(
-        wrong_case{"/eventId", 42, "must be a string, got number"},
-        wrong_case{"/eventId", "", "must not be empty"},
+        wrong_case{"/eventId", 42, "must be a string, got number"}, wrong_case{"/eventId", "", "must not be empty"},
         wrong_case{"/eventId", "a\tb", "must not contain control characters"},
         wrong_case{"/eventId", std::string(257, 'x'), "must be at most 256 characters"},
         wrong_case{"/organizationId", json::array(), "must be a string, got array"},
@@ -106,11 +109,13 @@ INSTANTIATE_TEST_SUITE_P(
         wrong_case{"/sourceType", true, "must be a string, got boolean"},
         wrong_case{"/sourceId", 1.5, "must be a string, got number"},
         wrong_case{"/threadId", nullptr, "must be a string, got null"},
-        wrong_case{"/sentAt", "yesterday", "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got \"yesterday\""},
+        wrong_case{"/sentAt", "yesterday",
+                   "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got \"yesterday\""},
         wrong_case{"/sentAt", "2026-02-30T10:00:00Z",
                    "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got \"2026-02-30T10:00:00Z\""},
-        wrong_case{"/sentAt", "2026-03-05T10:00:00", "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got "
-                                                     "\"2026-03-05T10:00:00\""},
+        wrong_case{"/sentAt", "2026-03-05T10:00:00",
+                   "must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z, got "
+                   "\"2026-03-05T10:00:00\""},
         wrong_case{"/sentAt", 1772704800, "must be a string, got number"},
         wrong_case{"/from", "sarah@acme.example", "must be an object, got string"},
         wrong_case{"/from/address", 7, "must be a string, got number"},
@@ -180,10 +185,10 @@ TEST(InboundMessage, InvalidUtf8IsRefusedWithItsOffset) {
 TEST(Utf8, AcceptsValidAndRefusesOverlongSurrogatesAndTruncation) {
   using engram::schemas::find_invalid_utf8;
   EXPECT_FALSE(find_invalid_utf8("plain, café, 日本, 😀"));
-  EXPECT_EQ(find_invalid_utf8("ab\xC0\xAF"), 2u);         // overlong '/'
-  EXPECT_EQ(find_invalid_utf8("\xED\xA0\x80"), 0u);       // surrogate
-  EXPECT_EQ(find_invalid_utf8("x\xF0\x9F\x98"), 1u);      // truncated
-  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);   // above U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("ab\xC0\xAF"), 2u);        // overlong '/'
+  EXPECT_EQ(find_invalid_utf8("\xED\xA0\x80"), 0u);      // surrogate
+  EXPECT_EQ(find_invalid_utf8("x\xF0\x9F\x98"), 1u);     // truncated
+  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);  // above U+10FFFF
   EXPECT_EQ(find_invalid_utf8("\xFF"), 0u);
 }
 
@@ -258,8 +263,8 @@ TEST(InboundMessage, AFileEventIsAChunkOfADocumentAndOnlyItHasOne) {
   ASSERT_TRUE(err);
   EXPECT_EQ(err->field, "/document");
   EXPECT_EQ(err->reason, "required for sourceType file (id, chunk, chunks)");
-  j["document"] = {{"id", "doc-1"}, {"title", "Vendor review"}, {"section", "Vendors > Data"}, {"chunk", 2},
-                   {"chunks", 3}};
+  j["document"] = {
+      {"id", "doc-1"}, {"title", "Vendor review"}, {"section", "Vendors > Data"}, {"chunk", 2}, {"chunks", 3}};
   inbound_message m;
   ASSERT_FALSE(decode_json(j, &m));
   ASSERT_TRUE(m.document);
@@ -267,7 +272,8 @@ TEST(InboundMessage, AFileEventIsAChunkOfADocumentAndOnlyItHasOne) {
   inbound_message again;
   ASSERT_FALSE(decode(engram::schemas::to_json(m), {}, again));
   EXPECT_EQ(again, m);
-  for (const auto& [change, field, reason] : std::vector<std::tuple<std::function<void(json&)>, std::string, std::string>>{
+  for (const auto& [change, field, reason] :
+       std::vector<std::tuple<std::function<void(json&)>, std::string, std::string>>{
            {[](json& e) { e["document"]["chunk"] = 3; }, "/document/chunk", "must be below chunks (3)"},
            {[](json& e) { e["document"]["chunks"] = 0; }, "/document/chunk", "must be below chunks (0)"},
            {[](json& e) { e["document"].erase("id"); }, "/document/id", "required field is missing"},

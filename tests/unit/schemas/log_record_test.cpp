@@ -15,7 +15,9 @@ using json = nlohmann::json;
 
 // A field added to a record must be set below (and carried by its codec): these sizes
 // (x86-64/AArch64 libstdc++) make the compiler say so.
-static_assert(sizeof(inbound_message) == 568, "inbound_message changed: set the new field in full_message() (a document in InboundMessageKeepsEveryField)");
+static_assert(
+    sizeof(inbound_message) == 568,
+    "inbound_message changed: set the new field in full_message() (a document in InboundMessageKeepsEveryField)");
 static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
 static_assert(sizeof(extracted_message) == 976, "extracted_message changed: set the new field in full_extracted()");
 static_assert(sizeof(extraction) == 376, "extraction changed: set the new field in full_extracted()");
@@ -86,8 +88,8 @@ extracted_message full_extracted() {
   auto& k = x.knowledge;
   k.extractor = "llm";
   k.dropped_low_confidence = 2;
-  k.mentions.push_back({entity_kind::person, "Sarah Lee", "Sarah Lee", "", "sarah@acme.example", "VP Sales", "Acme",
-                        "+1 555 0100"});
+  k.mentions.push_back(
+      {entity_kind::person, "Sarah Lee", "Sarah Lee", "", "sarah@acme.example", "VP Sales", "Acme", "+1 555 0100"});
   k.mentions.push_back({entity_kind::amount, "$12,500", "12500", "USD", "", "", "", ""});
   k.mentions.push_back({entity_kind::organization, "Acme", "Acme", "", "", "", "", ""});
   k.mentions.push_back({entity_kind::technology, "Snowflake", "Snowflake", "", "", "", "", ""});
@@ -121,9 +123,11 @@ extracted_message full_extracted() {
   e.mentions.clear();
   k.entries.push_back(e);
   // A passage with its entry's vector, and a suspicious one without a vector.
-  k.passages.push_back(
-      {"Sarah Lee will send the $12,500 contract by June 30.", "sarah lee send 12500 contract june 30", {"2026-06-30"}, false,
-       k.entries[0].embedding});
+  k.passages.push_back({"Sarah Lee will send the $12,500 contract by June 30.",
+                        "sarah lee send 12500 contract june 30",
+                        {"2026-06-30"},
+                        false,
+                        k.entries[0].embedding});
   k.passages.push_back({"Thanks, talk soon.", "thank talk soon", {}, true, {}});
   return x;
 }
@@ -254,6 +258,7 @@ TEST(LogRecord, ExtractedMessageKeepsEveryFieldOfTheMessageItsEntriesMentionsAnd
 
 TEST(LogRecord, ExtractedMessageErrorsNameTheField) {
   const auto good = json::parse(encode(full_extracted()).value);
+  // clang-format off
   const std::pair<std::function<void(json&)>, const char*> cases[] = {
       {[](json& j) { j["formatVersion"] = 4; }, "/formatVersion: this build reads versions 2 and 3, not 4"},
       {[](json& j) { j["extraction"]["passages"][1]["text"] = ""; }, "/extraction/passages/1/text: must not be empty"},
@@ -286,6 +291,7 @@ TEST(LogRecord, ExtractedMessageErrorsNameTheField) {
        "/extraction/relations/0/ended: must be true or false"},
       {[](json& j) { j["extraction"]["relations"] = "none"; }, "/extraction/relations: must be an array"},
   };
+  // clang-format on
   for (const auto& [change, says] : cases) {
     auto j = good;
     change(j);
@@ -317,16 +323,16 @@ TEST(LogRecord, ARefusedChunkIsRecordedOnlyUnderAValidOrganisationAndDocument) {
   EXPECT_EQ(chunk->organization_id, "acme");
   EXPECT_EQ(chunk->event_id, "e1");
   EXPECT_EQ(chunk->document.chunk, 1u);
-  for (const auto* bad :
-       {R"({"organizationId": "acme\u0000x", "document": {"id": "d", "chunk": 0, "chunks": 2}})",
-        R"({"organizationId": "", "document": {"id": "d", "chunk": 0, "chunks": 2}})",
-        R"({"organizationId": "acme", "document": {"id": "d\u0001", "chunk": 0, "chunks": 2}})",
-        R"({"organizationId": "acme", "document": {"id": "d", "chunk": 0, "chunks": 2000000}})",
-        R"({"organizationId": "acme", "document": {"id": "d", "chunk": 2, "chunks": 2}})",
-        R"({"organizationId": "acme"})", "not json"})
+  for (const auto* bad : {R"({"organizationId": "acme\u0000x", "document": {"id": "d", "chunk": 0, "chunks": 2}})",
+                          R"({"organizationId": "", "document": {"id": "d", "chunk": 0, "chunks": 2}})",
+                          R"({"organizationId": "acme", "document": {"id": "d\u0001", "chunk": 0, "chunks": 2}})",
+                          R"({"organizationId": "acme", "document": {"id": "d", "chunk": 0, "chunks": 2000000}})",
+                          R"({"organizationId": "acme", "document": {"id": "d", "chunk": 2, "chunks": 2}})",
+                          R"({"organizationId": "acme"})", "not json"})
     EXPECT_FALSE(refused_chunk_of(bad)) << bad;
   auto c = minimal_command(command_op::chunk_failed);
   c.reason = std::string("/sentAt: must be an RFC 3339 date-time, got \"2026\xC3");  // cut inside a character
+                                                                                     // clang-format off
   const auto rec = encode(log_payload{c});
   auto back = decode_record("knowledge-command", rec.value, {});
   ASSERT_TRUE(std::holds_alternative<log_payload>(back));
@@ -356,6 +362,7 @@ TEST(LogRecord, EachOpsRequiredFieldIsNamedWhenMissing) {
       {command_op::reminder_sent, "partition"}, {command_op::reminder_sent, "offset"},
       {command_op::chunk_failed, "id"},      {command_op::chunk_failed, "chunk"},
       {command_op::chunk_failed, "chunks"},  {command_op::chunk_failed, "reason"}};
+                                                                                     // clang-format on
   for (auto [op, field] : required) {
     auto j = json::parse(encode(minimal_command(op)).value);
     ASSERT_TRUE(j.contains(field)) << to_string(op) << " " << field;
@@ -396,9 +403,9 @@ TEST(LogRecord, BadRecordsSayWhyWithTheirDeadLetterLabel) {
 }
 
 constexpr entity_op all_entity_ops[] = {entity_op::add_entities,        entity_op::relate,
-                                       entity_op::add_observations,    entity_op::delete_entities,
-                                       entity_op::delete_observations, entity_op::delete_relations,
-                                       entity_op::merge_entities};
+                                        entity_op::add_observations,    entity_op::delete_entities,
+                                        entity_op::delete_observations, entity_op::delete_relations,
+                                        entity_op::merge_entities};
 
 /// An entity command with every field its op carries set away from its default.
 entity_command full_entity_command(entity_op op) {
@@ -418,9 +425,7 @@ entity_command full_entity_command(entity_op op) {
     case entity_op::relate:
       c.relations = {{"Stripe", "Rust", "uses", 2.5, {{"since", "2019"}}}, {"Tokio", "Rust", "part of", 1.0, {}}};
       break;
-    case entity_op::delete_relations:
-      c.relations = {{"Stripe", "Rust", "uses", 1.0, {}}};
-      break;
+    case entity_op::delete_relations: c.relations = {{"Stripe", "Rust", "uses", 1.0, {}}}; break;
     case entity_op::add_observations:
     case entity_op::delete_observations:
       c.observations = {{"Stripe", {"Founded in 2010", "HQ in SF"}}, {"Rust", {"Memory safe"}}};
@@ -456,7 +461,8 @@ TEST(LogRecord, EntityCommandsSayWhatIsWrongAndWhere) {
     j[at] = std::move(v);
     return j;
   };
-  EXPECT_EQ(error_of(with(relate, "/relations/1/to"_json_pointer, "  ")), "entity-command /relations/1/to: must not be empty");
+  EXPECT_EQ(error_of(with(relate, "/relations/1/to"_json_pointer, "  ")),
+            "entity-command /relations/1/to: must not be empty");
   EXPECT_EQ(error_of(with(relate, "/relations/0/relationType"_json_pointer, "--")),
             "entity-command /relations/0/relationType: has no letters or digits");
   EXPECT_EQ(error_of(with(relate, "/relations/0/weight"_json_pointer, 0)),
@@ -467,7 +473,8 @@ TEST(LogRecord, EntityCommandsSayWhatIsWrongAndWhere) {
   const auto add = json::parse(encode(full_entity_command(entity_op::add_entities)).value);
   EXPECT_EQ(error_of(with(add, "/entities/0/attributes/founded"_json_pointer, 2010)),
             "entity-command /entities/0/attributes/founded: must be a string");
-  EXPECT_EQ(error_of(with(add, "/onExisting"_json_pointer, "replace")), "entity-command /onExisting: must be merge or skip");
+  EXPECT_EQ(error_of(with(add, "/onExisting"_json_pointer, "replace")),
+            "entity-command /onExisting: must be merge or skip");
   auto no_type = add;
   no_type["entities"][1].erase("entityType");
   EXPECT_EQ(error_of(no_type), "entity-command /entities/1/entityType: required");
@@ -514,7 +521,12 @@ kg_command full_kg_command(kg_op op, std::uint32_t chunk) {
   if (chunk == 0) {
     c.version = "1.2.0";
     c.description = "Statutes by jurisdiction.";
-    c.types = {{"statute", "code", "Statutes.", {"list", "get", "list_ids"}, {"topic", "year"}, {{"topic", "topic"}},
+    c.types = {{"statute",
+                "code",
+                "Statutes.",
+                {"list", "get", "list_ids"},
+                {"topic", "year"},
+                {{"topic", "topic"}},
                 R"({"properties":{"code":{"type":"string"}},"type":"object","x-id-field":"code"})"},
                {"topic", "code", "", {"get"}, {}, {}, R"({"type":"object"})"}};
   }
@@ -537,6 +549,7 @@ TEST(LogRecord, KgBundleRecordsSayWhatIsWrongAndWhere) {
     std::function<void(json&)> change;
     std::string says;
   };
+  // clang-format off
   const bad_case cases[] = {
       {[](json& j) { j["bundle"] = "Legal KB"; }, "/bundle: 'Legal KB' must be lowercase letters, digits and '-'"},
       {[](json& j) { j["chunk"] = 3; }, "/chunk: must be below chunks"},
@@ -546,6 +559,7 @@ TEST(LogRecord, KgBundleRecordsSayWhatIsWrongAndWhere) {
       {[](json& j) { j["op"] = "merge"; }, "/op: unknown operation 'merge'"},
       {[](json& j) { j.erase("types"); }, "/types: must hold 1..100 types"},
   };
+  // clang-format on
   for (const auto& c : cases) {
     auto j = good;
     c.change(j);

@@ -15,7 +15,8 @@ namespace {
 using namespace engram;
 using json = nlohmann::json;
 
-schemas::kg_type_spec type(const std::string& name, std::vector<std::string> indexed, std::vector<std::string> expose = {"list", "get"},
+schemas::kg_type_spec type(const std::string& name, std::vector<std::string> indexed,
+                           std::vector<std::string> expose = {"list", "get"},
                            std::map<std::string, std::string> refs = {}) {
   schemas::kg_type_spec t;
   t.name = name;
@@ -34,9 +35,10 @@ schemas::kg_item item(const std::string& type, const std::string& id, json field
 }
 
 /// An apply of `items` in `n` chunks (items dealt round-robin).
-std::vector<schemas::kg_command> apply_records(const std::string& org, const std::string& bundle, const std::string& apply_id,
-                                               std::vector<schemas::kg_type_spec> types, std::vector<schemas::kg_item> items,
-                                               std::uint32_t n, const std::string& version = "1.0.0") {
+std::vector<schemas::kg_command> apply_records(const std::string& org, const std::string& bundle,
+                                               const std::string& apply_id, std::vector<schemas::kg_type_spec> types,
+                                               std::vector<schemas::kg_item> items, std::uint32_t n,
+                                               const std::string& version = "1.0.0") {
   std::vector<schemas::kg_command> out(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     auto& c = out[i];
@@ -62,8 +64,8 @@ std::vector<schemas::kg_command> apply_records(const std::string& org, const std
 class BundleStoreTest : public ::testing::TestWithParam<bool> {
 protected:
   BundleStoreTest() {
-    dir_ = std::filesystem::temp_directory_path() / ("engram-bundles-" + std::to_string(::getpid()) + "-" +
-                                                      std::to_string(counter_++));
+    dir_ = std::filesystem::temp_directory_path() /
+           ("engram-bundles-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::remove_all(dir_);
     store_ = open(dir_);
   }
@@ -153,12 +155,15 @@ TEST_P(BundleStoreTest, FiltersReadTheIndexIntersectAndPage) {
   for (auto& c : apply_records("acme", "shop", "a1", catalog_types(), catalog(), 1))
     apply(*store_, c);
   EXPECT_EQ(ids("acme", "shop", "category", {{"tier", "secondary"}}), (std::vector<std::string>{"bags", "hats"}));
-  EXPECT_EQ(ids("acme", "shop", "category", {{"tags", "sport"}}), (std::vector<std::string>{"footwear"}));  // an array element
+  EXPECT_EQ(ids("acme", "shop", "category", {{"tags", "sport"}}),
+            (std::vector<std::string>{"footwear"}));                                                // an array element
   EXPECT_EQ(ids("acme", "shop", "category", {{"rank", "3"}}), (std::vector<std::string>{"hats"}));  // a number as JSON
-  EXPECT_EQ(ids("acme", "shop", "category", {{"tier", "secondary"}, {"tags", "travel"}}), (std::vector<std::string>{"bags"}));
+  EXPECT_EQ(ids("acme", "shop", "category", {{"tier", "secondary"}, {"tags", "travel"}}),
+            (std::vector<std::string>{"bags"}));
   EXPECT_TRUE(ids("acme", "shop", "category", {{"tier", "primary"}, {"tags", "travel"}}).empty());
   EXPECT_TRUE(ids("acme", "shop", "category", {{"tier", "Secondary"}}).empty());  // codes, exactly
-  EXPECT_EQ(ids("acme", "shop", "brand", {{"category", "footwear"}}), (std::vector<std::string>{"north-aurora", "stride-co"}));
+  EXPECT_EQ(ids("acme", "shop", "brand", {{"category", "footwear"}}),
+            (std::vector<std::string>{"north-aurora", "stride-co"}));
   auto page = store_->kg_list("acme", "shop", "brand", {{"category", "footwear"}}, 1, 1, true);
   EXPECT_EQ(page.total, 2u);
   ASSERT_EQ(page.ids, std::vector<std::string>{"stride-co"});
@@ -189,7 +194,8 @@ TEST_P(BundleStoreTest, ANewVersionReplacesTheOldOneWithNoRowLeftBehind) {
     apply(*fresh, c);
   EXPECT_EQ(store_->kg_bundles("acme").at(0).counts, fresh->kg_bundles("acme").at(0).counts);
   for (const auto& t : {"category", "brand"})
-    EXPECT_EQ(store_->kg_list("acme", "shop", t, {}, 0, 100, true).items, fresh->kg_list("acme", "shop", t, {}, 0, 100, true).items);
+    EXPECT_EQ(store_->kg_list("acme", "shop", t, {}, 0, 100, true).items,
+              fresh->kg_list("acme", "shop", t, {}, 0, 100, true).items);
 }
 
 TEST_P(BundleStoreTest, AToolNameTakenByAnotherBundleRefusesTheWholeApply) {
@@ -199,7 +205,8 @@ TEST_P(BundleStoreTest, AToolNameTakenByAnotherBundleRefusesTheWholeApply) {
   apply(*store_, recs[0]);
   auto r = apply(*store_, recs[1]);
   EXPECT_FALSE(r.changed);
-  EXPECT_EQ(r.error, "tool_name_collision_in_tenant: list_brand is already exposed by bundle 'shop' of this organisation");
+  EXPECT_EQ(r.error,
+            "tool_name_collision_in_tenant: list_brand is already exposed by bundle 'shop' of this organisation");
   auto st = json::parse(*store_->kg_status("acme", "outlet"));
   EXPECT_EQ(st["state"], "rejected");
   EXPECT_EQ(st["error"], r.error);
@@ -245,7 +252,8 @@ TEST_P(BundleStoreTest, RedeliveredChunksAreNoOpsAndAReplayGivesTheSameDigest) {
   auto recs = apply_records("acme", "shop", "a1", catalog_types(), catalog(), 3);
   std::vector<schemas::kg_command> log{recs[0], recs[1], recs[1], recs[0], recs[2], recs[2]};
   for (std::size_t i = 0; i < log.size(); ++i) {
-    const bool first = std::find(log.begin(), log.begin() + static_cast<long>(i), log[i]) == log.begin() + static_cast<long>(i);
+    const bool first =
+        std::find(log.begin(), log.begin() + static_cast<long>(i), log[i]) == log.begin() + static_cast<long>(i);
     apply(*store_, log[i], first ? storage::apply_outcome::applied : storage::apply_outcome::duplicate);
   }
   EXPECT_EQ(store_->kg_bundles("acme").at(0).counts.at("category"), 3u);

@@ -31,9 +31,8 @@ schemas::inbound_message message(const std::string& org, const std::string& id, 
 class GraphStoreTest : public ::testing::Test {
 protected:
   GraphStoreTest() {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("engram-store-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("engram-store-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     reopen();
   }
@@ -224,7 +223,7 @@ TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
   };
   auto check = [&] {
     auto hits = store_->search_text("acme", {"renew", "contract"}, 10);
-    ASSERT_EQ(hits.size(), 10u);  // every posting of both terms is scored
+    ASSERT_EQ(hits.size(), 10u);          // every posting of both terms is scored
     EXPECT_EQ(hits[0].first, rare_only);  // tf 2 of the rare term beats one rare and one common match
     EXPECT_EQ(hits[1].first, both);
     EXPECT_NEAR(hits[0].second, part(2, 2, 3), 1e-9);
