@@ -8,6 +8,7 @@
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
 #include "schemas/time.hpp"
+#include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
 
@@ -167,10 +168,8 @@ std::vector<std::string> events_of(const conversation& c, const std::string& org
   return out;
 }
 
-}  // namespace
-
-conversation_figures recall_conversations(const std::string& dir, const std::string& label,
-                                          const std::string& model_path) {
+/// The conversations of `dir` (*.json), in name order.
+std::vector<conversation> read_conversations(const std::string& dir) {
   std::vector<conversation> convs;
   std::vector<std::filesystem::path> files;
   for (const auto& f : std::filesystem::directory_iterator(dir))
@@ -181,6 +180,85 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
     convs.push_back(read_conversation(f));
   if (convs.empty())
     throw std::runtime_error("no conversations in " + dir);
+  return convs;
+}
+
+/// What the store holds, logically (keys and values as the digest reads them): entries with
+/// their indexes, and passages with theirs.
+struct stored_size {
+  std::uint64_t entries = 0, passages = 0, entry_bytes = 0, passage_bytes = 0, message_bytes = 0;
+};
+
+stored_size stored_size_of(const storage::graph_store& store) {
+  std::map<std::string, std::uint64_t> bytes;
+  std::string family;
+  store.visit_logical([&](std::string_view name) { family = std::string(name); },
+                      [&](std::string_view k, std::string_view v) { bytes[family] += k.size() + v.size(); });
+  stored_size st;
+  for (const auto& o : store.stats()) {
+    st.entries += o.entries;
+    st.passages += o.passages;
+  }
+  for (const char* f : {"entries", "by_type", "titles", "by_slot", "text", "vectors", "relations", "relations_in"})
+    st.entry_bytes += bytes[f];
+  st.passage_bytes = bytes["passages"] + bytes["passage_text"];
+  st.message_bytes = bytes["messages"];
+  return st;
+}
+
+/// ENGRAM_BENCH_MISSES: what was missed, and (=2) what the answer said and what came first.
+void show_miss(const question& q, const conversation& c, const json& req, json body, const std::string& url,
+               const std::map<std::string, std::string>& headers) {
+  std::fprintf(stderr, "MISS %s [%s] %s\n", q.id.c_str(), q.kind.c_str(), q.text.c_str());
+  if (std::string(std::getenv("ENGRAM_BENCH_MISSES")) == "2") {
+    for (const auto& m : c.messages)
+      if (q.answers.count(m.id))
+        std::fprintf(stderr, "   answer %s: %s\n", m.id.c_str(), m.text.c_str());
+    int shown = 0;
+    json preq = req;
+    preq["params"]["arguments"]["kinds"] = {"passage"};
+    auto pr =
+        json::parse(http::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr, false);
+    for (const auto& res : pr["result"]["structuredContent"]["results"])
+      if (shown++ < 3)
+        std::fprintf(stderr, "   passage %.4f %s: %s\n", res.value("score", 0.0), res.value("eventId", "").c_str(),
+                     res.value("text", "").substr(0, 100).c_str());
+    shown = 0;
+    for (const auto& res : body["result"]["structuredContent"]["results"])
+      if (shown++ < 4)
+        std::fprintf(stderr, "   got %s %.4f %s: %s\n", res.value("kind", "").c_str(), res.value("score", 0.0),
+                     res.value("eventId", "").c_str(),
+                     res.value(res.value("kind", "") == "entry" ? "content" : "text", "").substr(0, 140).c_str());
+  }
+}
+
+void print_figures(const conversation_figures& f, const std::string& label, double ingest_s, const stored_size& st) {
+  std::printf(
+      "recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
+      "limit %zu over MCP vs BM25 over the raw messages):\n",
+      label.c_str(), f.conversations, f.messages, ingest_s, k);
+  std::printf(
+      "  stored: %llu entries, %.0f bytes each with their indexes; %llu passages, %.0f bytes each with "
+      "theirs (%.0f bytes of passages a stored entry); messages %.0f bytes each\n",
+      static_cast<unsigned long long>(st.entries), st.entries ? double(st.entry_bytes) / double(st.entries) : 0.0,
+      static_cast<unsigned long long>(st.passages), st.passages ? double(st.passage_bytes) / double(st.passages) : 0.0,
+      st.entries ? double(st.passage_bytes) / double(st.entries) : 0.0, double(st.message_bytes) / double(f.messages));
+  std::printf("  %-10s %9s %12s %12s %8s\n", "kind", "questions", "Engram", "raw BM25", "delta");
+  for (const char* kind : {"single", "multi", "temporal", "inference", "all"}) {
+    auto it = f.by_kind.find(kind);
+    if (it == f.by_kind.end())
+      continue;
+    const auto& r = it->second;
+    const double a = double(r.engram) / double(r.questions), b = double(r.bm25) / double(r.questions);
+    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f\n", kind, r.questions, r.engram, a, r.bm25, b, a - b);
+  }
+}
+
+}  // namespace
+
+conversation_figures recall_conversations(const std::string& dir, const std::string& label,
+                                          const std::string& model_path) {
+  const auto convs = read_conversations(dir);
 
   auto broker = test_broker(4);
   const auto store_dir = std::filesystem::temp_directory_path() /
@@ -217,21 +295,7 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const double ingest_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // What the store holds, logically (keys and values as the digest reads them): entries with
-  // their indexes, and passages with theirs.
-  std::map<std::string, std::uint64_t> bytes;
-  std::string family;
-  e->store().visit_logical([&](std::string_view name) { family = std::string(name); },
-                           [&](std::string_view k, std::string_view v) { bytes[family] += k.size() + v.size(); });
-  std::uint64_t entries = 0, passages = 0;
-  for (const auto& o : e->store().stats()) {
-    entries += o.entries;
-    passages += o.passages;
-  }
-  std::uint64_t entry_bytes = 0;
-  for (const char* f : {"entries", "by_type", "titles", "by_slot", "text", "vectors", "relations", "relations_in"})
-    entry_bytes += bytes[f];
-  const std::uint64_t passage_bytes = bytes["passages"] + bytes["passage_text"];
+  const auto stored = stored_size_of(e->store());
   const std::string url = "http://127.0.0.1:" + std::to_string(e->http_port()) + "/mcp";
   for (const auto& c : convs) {
     const auto org = "conv-" + c.id;
@@ -265,54 +329,14 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
         row.engram += engram_hit;
         row.bm25 += bm25_hit;
       }
-      if (std::getenv("ENGRAM_BENCH_MISSES") && !engram_hit) {
-        // What was missed, and (ENGRAM_BENCH_MISSES=2) what the answer said and what came first.
-        std::fprintf(stderr, "MISS %s [%s] %s\n", q.id.c_str(), q.kind.c_str(), q.text.c_str());
-        if (std::string(std::getenv("ENGRAM_BENCH_MISSES")) == "2") {
-          for (const auto& m : c.messages)
-            if (q.answers.count(m.id))
-              std::fprintf(stderr, "   answer %s: %s\n", m.id.c_str(), m.text.c_str());
-          int shown = 0;
-          json preq = req;
-          preq["params"]["arguments"]["kinds"] = {"passage"};
-          auto pr = json::parse(http::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr,
-                                false);
-          for (const auto& res : pr["result"]["structuredContent"]["results"])
-            if (shown++ < 3)
-              std::fprintf(stderr, "   passage %.4f %s: %s\n", res.value("score", 0.0),
-                           res.value("eventId", "").c_str(), res.value("text", "").substr(0, 100).c_str());
-          shown = 0;
-          for (const auto& res : body["result"]["structuredContent"]["results"])
-            if (shown++ < 4)
-              std::fprintf(stderr, "   got %s %.4f %s: %s\n", res.value("kind", "").c_str(), res.value("score", 0.0),
-                           res.value("eventId", "").c_str(),
-                           res.value(res.value("kind", "") == "entry" ? "content" : "text", "").substr(0, 140).c_str());
-        }
-      }
+      if (std::getenv("ENGRAM_BENCH_MISSES") && !engram_hit)
+        show_miss(q, c, req, body, url, headers);
     }
   }
   e->stop();
   e.reset();
   std::filesystem::remove_all(store_dir);
-  std::printf(
-      "recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
-      "limit %zu over MCP vs BM25 over the raw messages):\n",
-      label.c_str(), f.conversations, f.messages, ingest_s, k);
-  std::printf(
-      "  stored: %llu entries, %.0f bytes each with their indexes; %llu passages, %.0f bytes each with "
-      "theirs (%.0f bytes of passages a stored entry); messages %.0f bytes each\n",
-      static_cast<unsigned long long>(entries), entries ? double(entry_bytes) / double(entries) : 0.0,
-      static_cast<unsigned long long>(passages), passages ? double(passage_bytes) / double(passages) : 0.0,
-      entries ? double(passage_bytes) / double(entries) : 0.0, double(bytes["messages"]) / double(f.messages));
-  std::printf("  %-10s %9s %12s %12s %8s\n", "kind", "questions", "Engram", "raw BM25", "delta");
-  for (const char* kind : {"single", "multi", "temporal", "inference", "all"}) {
-    auto it = f.by_kind.find(kind);
-    if (it == f.by_kind.end())
-      continue;
-    const auto& r = it->second;
-    const double a = double(r.engram) / double(r.questions), b = double(r.bm25) / double(r.questions);
-    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f\n", kind, r.questions, r.engram, a, r.bm25, b, a - b);
-  }
+  print_figures(f, label, ingest_s, stored);
   return f;
 }
 

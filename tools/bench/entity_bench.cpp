@@ -133,35 +133,40 @@ private:
   std::int64_t n_ = 0;
 };
 
+/// The graph of graph_at_scale, written through the store's apply path: graph_entities nodes
+/// of four types, graph_edges random edges of four labels.
+void fill_graph(const std::filesystem::path& dir, const entity_bench_options& o) {
+  auto name = [](std::size_t i) { return "node-" + std::to_string(i); };
+  const char* labels[] = {"uses", "works_at", "part_of", "partner_of"};
+  const char* types[] = {"company", "person", "technology", "product"};
+  auto store = or_throw(storage::open_graph_store({dir.string()}));
+  filler fill(*store);
+  for (std::size_t b = 0; b < o.graph_entities; b += 1000) {
+    schemas::entity_command c;
+    c.op = schemas::entity_op::add_entities;
+    for (std::size_t i = b; i < std::min(o.graph_entities, b + 1000); ++i)
+      c.entities.push_back({name(i), types[i % 4], {}, {}});
+    fill.apply(std::move(c));
+  }
+  std::mt19937_64 rng(16);
+  for (std::size_t b = 0; b < o.graph_edges; b += 1000) {
+    schemas::entity_command c;
+    c.op = schemas::entity_op::relate;
+    for (std::size_t i = b; i < std::min(o.graph_edges, b + 1000); ++i) {
+      const auto x = rng() % o.graph_entities, y = rng() % o.graph_entities;
+      if (x != y)
+        c.relations.push_back({name(x), name(y), labels[i % 4], 1.0 + double(i % 5), {}});
+    }
+    fill.apply(std::move(c));
+  }
+}
+
 void graph_at_scale(const entity_bench_options& o) {
   const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-graph-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   auto name = [](std::size_t i) { return "node-" + std::to_string(i); };
-  const char* labels[] = {"uses", "works_at", "part_of", "partner_of"};
-  const char* types[] = {"company", "person", "technology", "product"};
   auto t0 = clock_type::now();
-  {
-    auto store = or_throw(storage::open_graph_store({dir.string()}));
-    filler fill(*store);
-    for (std::size_t b = 0; b < o.graph_entities; b += 1000) {
-      schemas::entity_command c;
-      c.op = schemas::entity_op::add_entities;
-      for (std::size_t i = b; i < std::min(o.graph_entities, b + 1000); ++i)
-        c.entities.push_back({name(i), types[i % 4], {}, {}});
-      fill.apply(std::move(c));
-    }
-    std::mt19937_64 rng(16);
-    for (std::size_t b = 0; b < o.graph_edges; b += 1000) {
-      schemas::entity_command c;
-      c.op = schemas::entity_op::relate;
-      for (std::size_t i = b; i < std::min(o.graph_edges, b + 1000); ++i) {
-        const auto x = rng() % o.graph_entities, y = rng() % o.graph_entities;
-        if (x != y)
-          c.relations.push_back({name(x), name(y), labels[i % 4], 1.0 + double(i % 5), {}});
-      }
-      fill.apply(std::move(c));
-    }
-  }
+  fill_graph(dir, o);
   const double fill_s = std::chrono::duration<double>(clock_type::now() - t0).count();
   auto broker = test_broker(4);
   auto cfg = engine_config(broker->bootstrap(), "", o.model_path);

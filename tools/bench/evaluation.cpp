@@ -89,6 +89,119 @@ counts report::entities_total() const {
   return t;
 }
 
+namespace {
+
+/// Entries: greedy matching of gold sentences to extracted entries by text overlap, same type first.
+void score_entries(report& r, const schemas::extraction& x, json& labels) {
+  std::vector<bool> used(x.entries.size(), false);
+  std::vector<std::string> pred_norm;
+  for (const auto& e : x.entries)
+    pred_norm.push_back(norm(e.content));
+  r.predicted_entries += x.entries.size();
+  for (const auto& g : labels["entries"]) {
+    ++r.gold_entries;
+    auto gt = schemas::parse_entry_type(g["type"].get<std::string>());
+    auto gi = type_index(gt.value_or(schemas::entry_type::fact));
+    auto gn = norm(g["text"].get<std::string>());
+    std::optional<std::size_t> match;
+    for (int pass = 0; pass < 2 && !match; ++pass)
+      for (std::size_t i = 0; i < x.entries.size(); ++i)
+        if (!used[i] && overlaps(gn, pred_norm[i]) && (pass == 1 || x.entries[i].type == gt)) {
+          match = i;
+          break;
+        }
+    const auto due = g.value("dueAt", std::string());
+    r.due_dates += !due.empty();
+    if (!match) {
+      ++r.confusion[gi][7];
+      ++r.types[gi].fn;
+      continue;
+    }
+    used[*match] = true;
+    r.due_dates_correct += !due.empty() && x.entries[*match].due_at == due;
+    auto pi = type_index(x.entries[*match].type);
+    ++r.confusion[gi][pi];
+    if (pi == gi) {
+      ++r.types[gi].tp;
+    } else {
+      ++r.types[gi].fn;
+      ++r.types[pi].fp;
+    }
+  }
+  for (std::size_t i = 0; i < x.entries.size(); ++i) {
+    if (used[i])
+      continue;
+    ++r.types[type_index(x.entries[i].type)].fp;
+    for (const auto& j : labels["junk"])
+      if (overlaps(norm(j.get<std::string>()), pred_norm[i])) {
+        ++r.junk_entries;
+        break;
+      }
+  }
+}
+
+/// Entities, kind by kind. A person the headers name (from, to, cc) is read from them, not
+/// guessed: one the labels leave out is not a false positive (the held-out set labels the
+/// people a message's text names; the development set lists its participants too).
+void score_entities(report& r, const schemas::inbound_message& m, const schemas::extraction& x, json& labels) {
+  auto participant = [&](const schemas::entity_mention& p) {
+    if (p.kind != schemas::entity_kind::person)
+      return false;
+    auto named = [&](const schemas::participant& q) { return !q.name.empty() && norm(q.name) == norm(p.value); };
+    return named(m.from) || std::any_of(m.to.begin(), m.to.end(), named) ||
+           std::any_of(m.cc.begin(), m.cc.end(), named);
+  };
+  const auto& ents = labels["entities"];
+  auto score = [&](std::size_t k, schemas::entity_kind kind, const json& gold, auto same) {
+    std::vector<bool> taken(x.mentions.size(), false);
+    for (const auto& g : gold) {
+      bool found = false;
+      for (std::size_t i = 0; i < x.mentions.size(); ++i)
+        if (!taken[i] && x.mentions[i].kind == kind && same(g, x.mentions[i])) {
+          taken[i] = found = true;
+          break;
+        }
+      found ? ++r.entities[k].tp : ++r.entities[k].fn;
+    }
+    for (std::size_t i = 0; i < x.mentions.size(); ++i)
+      if (!taken[i] && x.mentions[i].kind == kind && !participant(x.mentions[i])) {
+        // A second mention of something already matched is not a new false positive.
+        bool dup = false;
+        for (std::size_t j = 0; j < x.mentions.size(); ++j)
+          if (taken[j] && x.mentions[j].kind == kind && same_name(norm(x.mentions[j].value), norm(x.mentions[i].value)))
+            dup = true;
+        if (!dup)
+          ++r.entities[k].fp;
+      }
+  };
+  auto name_match = [](const json& g, const schemas::entity_mention& p) {
+    auto gn = norm(g.get<std::string>());
+    return same_name(gn, norm(p.value)) || same_name(gn, norm(p.text));
+  };
+  score(0, schemas::entity_kind::person, ents.value("people", json::array()), name_match);
+  score(1, schemas::entity_kind::organization, ents.value("organizations", json::array()), name_match);
+  score(2, schemas::entity_kind::amount, ents.value("amounts", json::array()),
+        [](const json& g, const schemas::entity_mention& p) {
+          return std::abs(g["value"].get<double>() - std::strtod(p.value.c_str(), nullptr)) < 0.005 &&
+                 g["currency"].get<std::string>() == p.currency;
+        });
+  score(3, schemas::entity_kind::date, ents.value("dates", json::array()),
+        [](const json& g, const schemas::entity_mention& p) {
+          return overlaps(norm(g["text"].get<std::string>()), norm(p.text)) &&
+                 g["resolved"].get<std::string>() == p.value;
+        });
+  for (const auto& g : ents.value("dates", json::array())) {
+    ++r.dates;
+    for (const auto& p : x.mentions)
+      if (p.kind == schemas::entity_kind::date && overlaps(norm(g["text"].get<std::string>()), norm(p.text))) {
+        r.dates_correct += g["resolved"].get<std::string>() == p.value;
+        break;
+      }
+  }
+}
+
+}  // namespace
+
 report evaluate(const std::string& path, const reading::validator_options& opts) {
   report r;
   std::ifstream in(path);
@@ -121,112 +234,8 @@ report evaluate(const std::string& path, const reading::validator_options& opts)
         ++r.injection_messages_flagged;
     }
 
-    // Entries: greedy matching of gold sentences to extracted entries by text overlap,
-    // same type first.
-    std::vector<bool> used(x.entries.size(), false);
-    std::vector<std::string> pred_norm;
-    for (const auto& e : x.entries)
-      pred_norm.push_back(norm(e.content));
-    r.predicted_entries += x.entries.size();
-    for (const auto& g : labels["entries"]) {
-      ++r.gold_entries;
-      auto gt = schemas::parse_entry_type(g["type"].get<std::string>());
-      auto gi = type_index(gt.value_or(schemas::entry_type::fact));
-      auto gn = norm(g["text"].get<std::string>());
-      std::optional<std::size_t> match;
-      for (int pass = 0; pass < 2 && !match; ++pass)
-        for (std::size_t i = 0; i < x.entries.size(); ++i)
-          if (!used[i] && overlaps(gn, pred_norm[i]) && (pass == 1 || x.entries[i].type == gt)) {
-            match = i;
-            break;
-          }
-      const auto due = g.value("dueAt", std::string());
-      r.due_dates += !due.empty();
-      if (!match) {
-        ++r.confusion[gi][7];
-        ++r.types[gi].fn;
-        continue;
-      }
-      used[*match] = true;
-      r.due_dates_correct += !due.empty() && x.entries[*match].due_at == due;
-      auto pi = type_index(x.entries[*match].type);
-      ++r.confusion[gi][pi];
-      if (pi == gi) {
-        ++r.types[gi].tp;
-      } else {
-        ++r.types[gi].fn;
-        ++r.types[pi].fp;
-      }
-    }
-    for (std::size_t i = 0; i < x.entries.size(); ++i) {
-      if (used[i])
-        continue;
-      ++r.types[type_index(x.entries[i].type)].fp;
-      for (const auto& j : labels["junk"])
-        if (overlaps(norm(j.get<std::string>()), pred_norm[i])) {
-          ++r.junk_entries;
-          break;
-        }
-    }
-
-    // Entities, kind by kind. A person the headers name (from, to, cc) is read from them, not
-    // guessed: one the labels leave out is not a false positive (the held-out set labels the
-    // people a message's text names; the development set lists its participants too).
-    auto participant = [&](const schemas::entity_mention& p) {
-      if (p.kind != schemas::entity_kind::person)
-        return false;
-      auto named = [&](const schemas::participant& q) { return !q.name.empty() && norm(q.name) == norm(p.value); };
-      return named(m.from) || std::any_of(m.to.begin(), m.to.end(), named) ||
-             std::any_of(m.cc.begin(), m.cc.end(), named);
-    };
-    const auto& ents = labels["entities"];
-    auto score = [&](std::size_t k, schemas::entity_kind kind, const json& gold, auto same) {
-      std::vector<bool> taken(x.mentions.size(), false);
-      for (const auto& g : gold) {
-        bool found = false;
-        for (std::size_t i = 0; i < x.mentions.size(); ++i)
-          if (!taken[i] && x.mentions[i].kind == kind && same(g, x.mentions[i])) {
-            taken[i] = found = true;
-            break;
-          }
-        found ? ++r.entities[k].tp : ++r.entities[k].fn;
-      }
-      for (std::size_t i = 0; i < x.mentions.size(); ++i)
-        if (!taken[i] && x.mentions[i].kind == kind && !participant(x.mentions[i])) {
-          // A second mention of something already matched is not a new false positive.
-          bool dup = false;
-          for (std::size_t j = 0; j < x.mentions.size(); ++j)
-            if (taken[j] && x.mentions[j].kind == kind &&
-                same_name(norm(x.mentions[j].value), norm(x.mentions[i].value)))
-              dup = true;
-          if (!dup)
-            ++r.entities[k].fp;
-        }
-    };
-    auto name_match = [](const json& g, const schemas::entity_mention& p) {
-      auto gn = norm(g.get<std::string>());
-      return same_name(gn, norm(p.value)) || same_name(gn, norm(p.text));
-    };
-    score(0, schemas::entity_kind::person, ents.value("people", json::array()), name_match);
-    score(1, schemas::entity_kind::organization, ents.value("organizations", json::array()), name_match);
-    score(2, schemas::entity_kind::amount, ents.value("amounts", json::array()),
-          [](const json& g, const schemas::entity_mention& p) {
-            return std::abs(g["value"].get<double>() - std::strtod(p.value.c_str(), nullptr)) < 0.005 &&
-                   g["currency"].get<std::string>() == p.currency;
-          });
-    score(3, schemas::entity_kind::date, ents.value("dates", json::array()),
-          [](const json& g, const schemas::entity_mention& p) {
-            return overlaps(norm(g["text"].get<std::string>()), norm(p.text)) &&
-                   g["resolved"].get<std::string>() == p.value;
-          });
-    for (const auto& g : ents.value("dates", json::array())) {
-      ++r.dates;
-      for (const auto& p : x.mentions)
-        if (p.kind == schemas::entity_kind::date && overlaps(norm(g["text"].get<std::string>()), norm(p.text))) {
-          r.dates_correct += g["resolved"].get<std::string>() == p.value;
-          break;
-        }
-    }
+    score_entries(r, x, labels);
+    score_entities(r, m, x, labels);
   }
   return r;
 }

@@ -78,6 +78,153 @@ schemas::extraction message_knowledge(const world& w, std::size_t k, std::mt1993
   return x;
 }
 
+/// Fills the store with messages' knowledge of `w` until it holds `want` entries; returns the
+/// entries and messages written.
+std::pair<std::size_t, std::size_t> fill(storage::graph_store& store, const world& w, std::size_t want) {
+  std::mt19937_64 rng(19);
+  std::size_t entries = 0, k = 0;
+  while (entries < want) {
+    schemas::inbound_message m;
+    m.event_id = "kag-" + std::to_string(k);
+    m.organization_id = "bench";
+    m.source = schemas::source_type::chat;
+    m.sent_at = "2026-05-01T10:00:00Z";
+    m.sent_at_ms = *schemas::parse_rfc3339(m.sent_at);
+    m.from = {"", "bench", ""};
+    m.body = "-";
+    auto x = message_knowledge(w, k, rng);
+    entries += x.entries.size();
+    storage::apply_outcome how{};
+    if (store.apply({"fill", 0, static_cast<std::int64_t>(k), "bench"}, &m, &x, nullptr, &how) != storage::errc::ok)
+      throw std::runtime_error("fill failed");
+    ++k;
+  }
+  return {entries, k};
+}
+
+/// The kag_query rows: two and three hops.
+void kag_rows(const knowledge::entity_reader& reader, const world& w, std::size_t queries) {
+  for (std::size_t hops : {2u, 3u}) {
+    std::vector<double> times;
+    double entities = 0, relations = 0, reachable = 0;
+    std::mt19937_64 q(hops);
+    for (std::size_t i = 0; i < queries; ++i) {
+      knowledge::kag_request r;
+      r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
+      r.max_hops = hops;
+      auto t = clock_type::now();
+      auto a = knowledge::kag_query(reader, "bench", r);
+      times.push_back(ms_since(t));
+      entities += double(a.entities.size());
+      relations += double(a.relations.size());
+      reachable += double(a.total_entities);
+    }
+    const double n = double(queries);
+    std::printf(
+        "| kag_query, max_hops %zu, limit 20 | %.2f | %.2f | ms | %.0f entities reachable, %.1f returned, "
+        "%.1f relations an answer |\n",
+        hops, percentile(times, 0.5), percentile(times, 0.99), reachable / n, entities / n, relations / n);
+  }
+}
+
+/// What hybrid recall costs: recall_knowledge's path by words alone (this store has no
+/// vectors), the same questions with and without recall.graph_expansion.
+void recall_rows(const std::shared_ptr<storage::graph_store>& store, const world& w, std::size_t count) {
+  for (bool expansion : {false, true}) {
+    knowledge::query_dependencies deps;
+    deps.store = store;
+    deps.terms = [](std::string_view text) {
+      const auto words = reading::content_words(text);
+      const auto ws = schemas::split_words(words);
+      return std::vector<std::string>(ws.begin(), ws.end());
+    };
+    deps.now = [] { return *schemas::parse_rfc3339("2026-06-01T00:00:00Z"); };
+    knowledge::read_policy policy;
+    policy.graph_expansion = expansion;
+    const knowledge::query_service queries(std::move(deps), policy);
+    std::vector<double> times;
+    double results = 0;
+    std::mt19937_64 q(7);
+    for (std::size_t i = 0; i < count; ++i) {
+      knowledge::recall_request r;
+      r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
+      r.limit = 10;
+      auto t = clock_type::now();
+      results += double(queries.recall("bench", r).size());
+      times.push_back(ms_since(t));
+    }
+    std::printf(
+        "| recall_knowledge by words, limit 10, recall.graph_expansion %s | %.2f | %.2f | ms | %.1f results "
+        "a question; %s |\n",
+        expansion ? "on" : "off", percentile(times, 0.5), percentile(times, 0.99), results / double(count),
+        expansion ? "adds a kag_query walk (two hops, ten entities) and its statements to the fusion"
+                  : "BM25 over 100,000 entries");
+  }
+}
+
+/// Relation extraction: the rules extractor (no type model) over relation sentences.
+void relation_extraction_row() {
+  // clang-format off
+  const char* sentences[] = {
+      "Mei Chen joined Contoso as CTO last month.", "Hugo Martin reports to Claire Dubois.",
+      "Globex runs on Snowflake.", "Initech is headquartered in Lisbon.", "Umbrella Labs is a customer of Globex.",
+      "Initech, a subsidiary of Globex, signed the renewal.", "Contoso's CFO Dana Smith approved the budget.",
+      "We will send the revised proposal by Friday."};
+  // clang-format on
+  std::vector<schemas::inbound_message> ms;
+  for (std::size_t i = 0; i < 2000; ++i) {
+    schemas::inbound_message m;
+    m.event_id = "x" + std::to_string(i);
+    m.organization_id = "bench";
+    m.sent_at = "2026-05-01T10:00:00Z";
+    m.sent_at_ms = *schemas::parse_rfc3339(m.sent_at);
+    m.from = {"Sarah Lee", "sarah@acme.example", ""};
+    m.body = std::string(sentences[i % 8]) + " " + sentences[(i + 3) % 8] + " " + sentences[(i + 5) % 8];
+    ms.push_back(std::move(m));
+  }
+  std::size_t rels = 0;
+  auto t = clock_type::now();
+  for (const auto& m : ms)
+    rels += reading::extract_validated(m, {}).relations.size();
+  const double s = ms_since(t) / 1000;
+  std::printf(
+      "| relation extraction (rules, 3 sentences a message, no type model) | %.0f | | messages/s | %.2f "
+      "relations a message, one core |\n",
+      double(ms.size()) / s, double(rels) / double(ms.size()));
+}
+
+/// Document ingest: read, clean and chunk Markdown pages (about 3 KB each), as ingest-docs does.
+void document_ingest_row(const std::filesystem::path& dir) {
+  const auto docs = dir / "docs";
+  std::filesystem::create_directories(docs);
+  const std::size_t files = 200;
+  for (std::size_t f = 0; f < files; ++f) {
+    std::ofstream out(docs / ("doc" + std::to_string(f) + ".md"));
+    out << "# Document " << f << "\n\n";
+    for (int s = 0; s < 4; ++s) {
+      out << "## Section " << s << "\n\n";
+      for (int p = 0; p < 3; ++p)
+        out << "Company" << (f + s) << " Labs runs on Tech" << p << ". Person" << f << " Lastname joined Company" << s
+            << " Labs as CTO. The **renewal** was signed in [March](x) with "
+            << "an annual value that both sides agreed on after a long review of the terms.\n\n";
+    }
+  }
+  std::size_t chunks = 0;
+  auto t = clock_type::now();
+  for (std::size_t f = 0; f < files; ++f) {
+    ctl::document d;
+    std::string why;
+    if (!ctl::read_document((docs / ("doc" + std::to_string(f) + ".md")).string(), 4000, &d, &why))
+      throw std::runtime_error(why);
+    chunks += d.chunks.size();
+  }
+  const double s = ms_since(t) / 1000;
+  std::printf(
+      "| document ingest (read, clean, chunk; Markdown pages of ~3 KB) | %.0f | | pages/s | %.1f chunks a "
+      "page; PDF adds pdftotext's time |\n",
+      double(files) / s, double(chunks) / double(files));
+}
+
 }  // namespace
 
 int kag(const kag_bench_options& o) {
@@ -101,25 +248,8 @@ int kag(const kag_bench_options& o) {
   if (!opened)
     throw std::runtime_error(opened.error());
   std::shared_ptr<storage::graph_store> store = std::move(*opened);
-  std::mt19937_64 rng(19);
   auto t0 = clock_type::now();
-  std::size_t entries = 0, k = 0;
-  while (entries < o.entries) {
-    schemas::inbound_message m;
-    m.event_id = "kag-" + std::to_string(k);
-    m.organization_id = "bench";
-    m.source = schemas::source_type::chat;
-    m.sent_at = "2026-05-01T10:00:00Z";
-    m.sent_at_ms = *schemas::parse_rfc3339(m.sent_at);
-    m.from = {"", "bench", ""};
-    m.body = "-";
-    auto x = message_knowledge(w, k, rng);
-    entries += x.entries.size();
-    storage::apply_outcome how{};
-    if (store->apply({"fill", 0, static_cast<std::int64_t>(k), "bench"}, &m, &x, nullptr, &how) != storage::errc::ok)
-      throw std::runtime_error("fill failed");
-    ++k;
-  }
+  const auto [entries, k] = fill(*store, w, o.entries);
   const double fill_s = ms_since(t0) / 1000;
   const auto stats = store->stats();
   const auto entity_count = stats.empty() ? 0 : stats[0].entities;
@@ -130,123 +260,10 @@ int kag(const kag_bench_options& o) {
       "RocksDB (no HTTP)\n\n",
       entries, static_cast<unsigned long long>(entity_count), k, fill_s, cores);
   std::printf("| figure | p50 | p99 | unit | notes |\n|---|---|---|---|---|\n");
-  for (std::size_t hops : {2u, 3u}) {
-    std::vector<double> times;
-    double entities = 0, relations = 0, reachable = 0;
-    std::mt19937_64 q(hops);
-    for (std::size_t i = 0; i < o.queries; ++i) {
-      knowledge::kag_request r;
-      r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
-      r.max_hops = hops;
-      auto t = clock_type::now();
-      auto a = knowledge::kag_query(reader, "bench", r);
-      times.push_back(ms_since(t));
-      entities += double(a.entities.size());
-      relations += double(a.relations.size());
-      reachable += double(a.total_entities);
-    }
-    const double n = double(o.queries);
-    std::printf(
-        "| kag_query, max_hops %zu, limit 20 | %.2f | %.2f | ms | %.0f entities reachable, %.1f returned, "
-        "%.1f relations an answer |\n",
-        hops, percentile(times, 0.5), percentile(times, 0.99), reachable / n, entities / n, relations / n);
-  }
-
-  // What hybrid recall costs: recall_knowledge's path by words alone (this store has no
-  // vectors), the same questions with and without recall.graph_expansion.
-  for (bool expansion : {false, true}) {
-    knowledge::query_dependencies deps;
-    deps.store = store;
-    deps.terms = [](std::string_view text) {
-      const auto words = reading::content_words(text);
-      const auto ws = schemas::split_words(words);
-      return std::vector<std::string>(ws.begin(), ws.end());
-    };
-    deps.now = [] { return *schemas::parse_rfc3339("2026-06-01T00:00:00Z"); };
-    knowledge::read_policy policy;
-    policy.graph_expansion = expansion;
-    const knowledge::query_service queries(std::move(deps), policy);
-    std::vector<double> times;
-    double results = 0;
-    std::mt19937_64 q(7);
-    for (std::size_t i = 0; i < o.queries; ++i) {
-      knowledge::recall_request r;
-      r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
-      r.limit = 10;
-      auto t = clock_type::now();
-      results += double(queries.recall("bench", r).size());
-      times.push_back(ms_since(t));
-    }
-    std::printf(
-        "| recall_knowledge by words, limit 10, recall.graph_expansion %s | %.2f | %.2f | ms | %.1f results "
-        "a question; %s |\n",
-        expansion ? "on" : "off", percentile(times, 0.5), percentile(times, 0.99), results / double(o.queries),
-        expansion ? "adds a kag_query walk (two hops, ten entities) and its statements to the fusion"
-                  : "BM25 over 100,000 entries");
-  }
-
-  // Relation extraction: the rules extractor (no type model) over relation sentences.
-  {
-    // clang-format off
-    const char* sentences[] = {
-        "Mei Chen joined Contoso as CTO last month.", "Hugo Martin reports to Claire Dubois.",
-        "Globex runs on Snowflake.", "Initech is headquartered in Lisbon.", "Umbrella Labs is a customer of Globex.",
-        "Initech, a subsidiary of Globex, signed the renewal.", "Contoso's CFO Dana Smith approved the budget.",
-        "We will send the revised proposal by Friday."};
-    // clang-format on
-    std::vector<schemas::inbound_message> ms;
-    for (std::size_t i = 0; i < 2000; ++i) {
-      schemas::inbound_message m;
-      m.event_id = "x" + std::to_string(i);
-      m.organization_id = "bench";
-      m.sent_at = "2026-05-01T10:00:00Z";
-      m.sent_at_ms = *schemas::parse_rfc3339(m.sent_at);
-      m.from = {"Sarah Lee", "sarah@acme.example", ""};
-      m.body = std::string(sentences[i % 8]) + " " + sentences[(i + 3) % 8] + " " + sentences[(i + 5) % 8];
-      ms.push_back(std::move(m));
-    }
-    std::size_t rels = 0;
-    auto t = clock_type::now();
-    for (const auto& m : ms)
-      rels += reading::extract_validated(m, {}).relations.size();
-    const double s = ms_since(t) / 1000;
-    std::printf(
-        "| relation extraction (rules, 3 sentences a message, no type model) | %.0f | | messages/s | %.2f "
-        "relations a message, one core |\n",
-        double(ms.size()) / s, double(rels) / double(ms.size()));
-  }
-
-  // Document ingest: read, clean and chunk Markdown pages (about 3 KB each), as ingest-docs does.
-  {
-    const auto docs = dir / "docs";
-    std::filesystem::create_directories(docs);
-    const std::size_t files = 200;
-    for (std::size_t f = 0; f < files; ++f) {
-      std::ofstream out(docs / ("doc" + std::to_string(f) + ".md"));
-      out << "# Document " << f << "\n\n";
-      for (int s = 0; s < 4; ++s) {
-        out << "## Section " << s << "\n\n";
-        for (int p = 0; p < 3; ++p)
-          out << "Company" << (f + s) << " Labs runs on Tech" << p << ". Person" << f << " Lastname joined Company" << s
-              << " Labs as CTO. The **renewal** was signed in [March](x) with "
-              << "an annual value that both sides agreed on after a long review of the terms.\n\n";
-      }
-    }
-    std::size_t chunks = 0;
-    auto t = clock_type::now();
-    for (std::size_t f = 0; f < files; ++f) {
-      ctl::document d;
-      std::string why;
-      if (!ctl::read_document((docs / ("doc" + std::to_string(f) + ".md")).string(), 4000, &d, &why))
-        throw std::runtime_error(why);
-      chunks += d.chunks.size();
-    }
-    const double s = ms_since(t) / 1000;
-    std::printf(
-        "| document ingest (read, clean, chunk; Markdown pages of ~3 KB) | %.0f | | pages/s | %.1f chunks a "
-        "page; PDF adds pdftotext's time |\n",
-        double(files) / s, double(chunks) / double(files));
-  }
+  kag_rows(reader, w, o.queries);
+  recall_rows(store, w, o.queries);
+  relation_extraction_row();
+  document_ingest_row(dir);
   store.reset();
   std::filesystem::remove_all(dir);
   return 0;

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace engram::ctl {
@@ -313,22 +314,23 @@ bool read_document(const std::string& path, std::size_t chunk_chars, document* o
   return true;
 }
 
-int ingest_docs(const ingest_options& o, std::ostream& out, std::ostream& err) {
-  if (o.brokers.empty() == o.output.empty()) {
-    err << "ingest-docs: give --brokers ADDR (produce) or --output FILE (JSONL)\n";
-    return 2;
-  }
-  if (o.chunk_chars < 200) {
-    err << "ingest-docs: --chunk-chars: at least 200\n";
-    return 2;
-  }
-  if (!o.sent_at.empty() && !schemas::parse_rfc3339(o.sent_at)) {
-    err << "ingest-docs: --sent-at: must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z\n";
-    return 2;
-  }
-  // Every file under the paths, in name order.
+namespace {
+
+/// What is wrong with the options, or nothing.
+std::optional<std::string> usage_error(const ingest_options& o) {
+  if (o.brokers.empty() == o.output.empty())
+    return "give --brokers ADDR (produce) or --output FILE (JSONL)";
+  if (o.chunk_chars < 200)
+    return "--chunk-chars: at least 200";
+  if (!o.sent_at.empty() && !schemas::parse_rfc3339(o.sent_at))
+    return "--sent-at: must be an RFC 3339 date-time such as 2026-03-05T10:00:00Z";
+  return std::nullopt;
+}
+
+/// Every file under the paths, in name order; empty (with the path named on `err`) when one is missing.
+std::optional<std::vector<std::string>> files_under(const std::vector<std::string>& paths, std::ostream& err) {
   std::vector<std::string> files;
-  for (const auto& p : o.paths) {
+  for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       for (const auto& e : fs::recursive_directory_iterator(p, ec))
@@ -338,10 +340,46 @@ int ingest_docs(const ingest_options& o, std::ostream& out, std::ostream& err) {
       files.push_back(p);
     } else {
       err << p << ": no such file or folder\n";
-      return 1;
+      return std::nullopt;
     }
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Chunk `i` of document `d` (read from `file`) as an inbound event.
+schemas::inbound_message chunk_event(const document& d, std::size_t i, const std::string& file, const ingest_options& o,
+                                     const std::string& sent) {
+  schemas::inbound_message m;
+  std::ostringstream id;
+  id << d.id << "-" << std::setw(4) << std::setfill('0') << i;
+  m.event_id = id.str();
+  m.organization_id = o.organization;
+  m.source = schemas::source_type::file;
+  m.source_id = fs::path(file).filename().string().substr(0, 200);
+  m.thread_id = d.id;
+  m.sent_at = sent;
+  m.from = {"", "ingest-docs", ""};
+  m.subject = d.chunks[i].section.empty() ? d.title : d.title + " — " + d.chunks[i].section;
+  if (m.subject.size() > 1000)
+    m.subject.resize(1000);
+  m.body = d.chunks[i].text;
+  m.document = schemas::document_ref{d.id, d.title.substr(0, 1000), d.chunks[i].section.substr(0, 1000),
+                                     static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(d.chunks.size())};
+  return m;
+}
+
+}  // namespace
+
+int ingest_docs(const ingest_options& o, std::ostream& out, std::ostream& err) {
+  if (auto usage = usage_error(o)) {
+    err << "ingest-docs: " << *usage << "\n";
+    return 2;
+  }
+  auto listed = files_under(o.paths, err);
+  if (!listed)
+    return 1;
+  const auto& files = *listed;
   std::unique_ptr<ingest::kafka_producer> producer;
   std::ofstream file_out;
   if (!o.brokers.empty()) {
@@ -369,23 +407,7 @@ int ingest_docs(const ingest_options& o, std::ostream& out, std::ostream& err) {
     }
     const auto sent = o.sent_at.empty() ? file_time(f) : o.sent_at;
     for (std::size_t i = 0; i < d.chunks.size(); ++i) {
-      schemas::inbound_message m;
-      std::ostringstream id;
-      id << d.id << "-" << std::setw(4) << std::setfill('0') << i;
-      m.event_id = id.str();
-      m.organization_id = o.organization;
-      m.source = schemas::source_type::file;
-      m.source_id = fs::path(f).filename().string().substr(0, 200);
-      m.thread_id = d.id;
-      m.sent_at = sent;
-      m.from = {"", "ingest-docs", ""};
-      m.subject = d.chunks[i].section.empty() ? d.title : d.title + " — " + d.chunks[i].section;
-      if (m.subject.size() > 1000)
-        m.subject.resize(1000);
-      m.body = d.chunks[i].text;
-      m.document = schemas::document_ref{d.id, d.title.substr(0, 1000), d.chunks[i].section.substr(0, 1000),
-                                         static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(d.chunks.size())};
-      const auto event = schemas::to_json(m);
+      const auto event = schemas::to_json(chunk_event(d, i, f, o, sent));
       // What engramd will refuse is refused here, with the file named.
       schemas::inbound_message check;
       if (auto bad = schemas::decode(event, {}, check)) {

@@ -166,22 +166,10 @@ int kg_validate(const std::string& dir, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
-  auto loaded = kg::load_bundle(o.bundle);
-  if (auto* errors = std::get_if<std::vector<kg::bundle_error>>(&loaded)) {
-    for (const auto& e : *errors)
-      err << e.to_string() << "\n";
-    err << "kg apply: " << errors->size() << " problem" << (errors->size() == 1 ? "" : "s") << " in " << o.bundle
-        << "; nothing was written\n";
-    return 1;
-  }
-  const auto& b = std::get<kg::bundle>(loaded);
-  for (const auto& w : b.warnings)
-    err << "warning: " << w << "\n";
-  auto t = connect(o, "kg apply", err);
-  if (!t)
-    return 2;
-  // What the store would refuse, said before anything is written (the store checks again).
+namespace {
+
+/// The bundle's types as the records carry them.
+std::vector<schemas::kg_type_spec> type_specs(const kg::bundle& b) {
   std::vector<schemas::kg_type_spec> types;
   for (const auto& [name, et] : b.types) {
     schemas::kg_type_spec s;
@@ -196,36 +184,33 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
     s.schema = et.schema.dump();
     types.push_back(std::move(s));
   }
-  auto current = bundles(*t, "", "kg apply", err);
-  if (!current)
-    return 1;
-  for (const auto& other : (*current)["bundles"]) {
-    if (other.value("name", "") == b.name)
+  return types;
+}
+
+/// A tool of `types` that another bundle of the organisation already exposes, said as the store would.
+std::optional<std::string> tool_collision(const json& current, const std::string& bundle,
+                                          const std::vector<schemas::kg_type_spec>& types,
+                                          const std::string& organization) {
+  for (const auto& other : current["bundles"]) {
+    if (other.value("name", "") == bundle)
       continue;
     for (const auto& ot : other.value("types", json::array()))
       for (const auto& tool : ot.value("tools", json::array()))
         for (const auto& s : types)
           for (const auto& mine : schemas::kg_tool_names(s))
-            if (mine == tool) {
-              err << "kg apply: tool_name_collision_in_tenant: " << mine << " is already exposed by bundle '"
-                  << other.value("name", "") << "' of organisation " << o.organization << "; nothing was written\n";
-              return 1;
-            }
+            if (mine == tool)
+              return "tool_name_collision_in_tenant: " + mine + " is already exposed by bundle '" +
+                     other.value("name", "") + "' of organisation " + organization;
   }
-  // The records: chunk 0 carries the types; every chunk's entities stay under the byte bound.
-  schemas::kg_command head;
-  stamp(head, o.organization);
-  head.op = schemas::kg_op::apply;
-  head.bundle = b.name;
-  char id[48];
-  std::snprintf(id, sizeof id, "%llx-%x", static_cast<unsigned long long>(head.issued_at_ms),
-                static_cast<unsigned>(::getpid()));
-  head.apply_id = id;
-  head.version = b.version;
-  head.description = b.description;
-  head.types = types;
+  return std::nullopt;
+}
+
+/// The apply's records: chunk 0 carries the types; every chunk's entities stay under the byte
+/// bound. Empty (with the reason on `err`) when an entity alone exceeds it.
+std::optional<std::vector<schemas::log_payload>> apply_records(const kg::bundle& b, const schemas::kg_command& head,
+                                                               std::size_t& entities, std::ostream& err) {
   std::vector<schemas::kg_command> chunks{head};
-  std::size_t bytes = schemas::to_json(head).size(), entities = 0;
+  std::size_t bytes = schemas::to_json(head).size();
   for (const auto& [name, et] : b.types)
     for (const auto& e : et.entities) {
       json data = e;
@@ -237,7 +222,7 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
         err << "kg apply: " << name << " '" << item.id << "' is " << size
             << " bytes of JSON, more than a record holds (" << schemas::kg_limits::chunk_bytes
             << "); nothing was written\n";
-        return 1;
+        return std::nullopt;
       }
       if (bytes + size > schemas::kg_limits::chunk_bytes) {
         schemas::kg_command next = head;
@@ -259,8 +244,52 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
     chunks[i].event_id = "kg-" + head.apply_id + "-" + std::to_string(i);
     records.emplace_back(std::move(chunks[i]));
   }
+  return records;
+}
+
+}  // namespace
+
+int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
+  auto loaded = kg::load_bundle(o.bundle);
+  if (auto* errors = std::get_if<std::vector<kg::bundle_error>>(&loaded)) {
+    for (const auto& e : *errors)
+      err << e.to_string() << "\n";
+    err << "kg apply: " << errors->size() << " problem" << (errors->size() == 1 ? "" : "s") << " in " << o.bundle
+        << "; nothing was written\n";
+    return 1;
+  }
+  const auto& b = std::get<kg::bundle>(loaded);
+  for (const auto& w : b.warnings)
+    err << "warning: " << w << "\n";
+  auto t = connect(o, "kg apply", err);
+  if (!t)
+    return 2;
+  // What the store would refuse, said before anything is written (the store checks again).
+  const auto types = type_specs(b);
+  auto current = bundles(*t, "", "kg apply", err);
+  if (!current)
+    return 1;
+  if (auto collision = tool_collision(*current, b.name, types, o.organization)) {
+    err << "kg apply: " << *collision << "; nothing was written\n";
+    return 1;
+  }
+  schemas::kg_command head;
+  stamp(head, o.organization);
+  head.op = schemas::kg_op::apply;
+  head.bundle = b.name;
+  char id[48];
+  std::snprintf(id, sizeof id, "%llx-%x", static_cast<unsigned long long>(head.issued_at_ms),
+                static_cast<unsigned>(::getpid()));
+  head.apply_id = id;
+  head.version = b.version;
+  head.description = b.description;
+  head.types = types;
+  std::size_t entities = 0;
+  auto records = apply_records(b, head, entities, err);
+  if (!records)
+    return 1;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!append(*t, records, "kg apply", err))
+  if (!append(*t, *records, "kg apply", err))
     return 1;
   auto st = wait_for(
       *t, o, b.name,
@@ -277,8 +306,8 @@ int kg_apply(const kg_options& o, std::ostream& out, std::ostream& err) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out << "applied bundle " << b.name << " " << b.version << " to organisation " << o.organization << ": " << entities
-      << " entities of " << b.types.size() << " types in " << records.size() << " record"
-      << (records.size() == 1 ? "" : "s") << ", visible after " << std::fixed;
+      << " entities of " << b.types.size() << " types in " << records->size() << " record"
+      << (records->size() == 1 ? "" : "s") << ", visible after " << std::fixed;
   out.precision(2);
   out << secs << " s\n";
   for (const auto& s : types) {

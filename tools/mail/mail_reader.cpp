@@ -139,6 +139,47 @@ std::string rfc3339(GDateTime* dt) {
   return out;
 }
 
+/// The thread: the first message of References, else In-Reply-To, else empty.
+std::string thread_of(GMimeObject* obj) {
+  std::string thread_id;
+  for (const char* header : {"References", "In-Reply-To"}) {
+    const char* value = g_mime_object_get_header(obj, header);
+    if (!value || !thread_id.empty())
+      continue;
+    GMimeReferences* refs = g_mime_references_parse(nullptr, value);
+    if (refs && g_mime_references_length(refs) > 0)
+      thread_id = clean_id(g_mime_references_get_message_id(refs, 0));
+    if (refs)
+      g_mime_references_free(refs);
+  }
+  return thread_id;
+}
+
+/// How it was sent: list, bulk, automated and spam markers, for the extractor's bulk-mail
+/// classification (extraction.bulk), lower-case names.
+json delivery_headers(GMimeMessage* msg) {
+  auto* obj = GMIME_OBJECT(msg);
+  json headers = json::object();
+  for (const char* h : {"List-Id", "List-Unsubscribe", "List-Post", "List-Help", "Precedence", "Auto-Submitted",
+                        "X-Auto-Response-Suppress", "X-Mailing-List", "Mailing-List", "Feedback-ID", "X-Campaign",
+                        "X-Spam-Flag", "X-Spam-Status"}) {
+    if (const char* v = g_mime_object_get_header(obj, h)) {
+      std::string name(h);
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      headers[name] = cut_utf8(valid_utf8(v), schemas::max_header_value);
+    }
+  }
+  // HTML alone, no text part: how mass mailers send (the bulk classifier reads it).
+  if (GMimeObject* part = g_mime_message_get_mime_part(msg))
+    if (GMimeContentType* ct = g_mime_object_get_content_type(part))
+      if (char* type = g_mime_content_type_get_mime_type(ct)) {
+        if (std::string_view(type) == "text/html")
+          headers["content-type"] = "text/html";
+        g_free(type);
+      }
+  return headers;
+}
+
 mail_result to_event(GMimeMessage* msg, const std::string& source, const read_options& opts) {
   mail_result r;
   r.source = source;
@@ -169,19 +210,7 @@ mail_result to_event(GMimeMessage* msg, const std::string& source, const read_op
   std::string event_id = !message_id.empty()
                              ? message_id
                              : "sha256-" + sha256_hex(from.dump() + "\n" + sent_at + "\n" + subject + "\n" + body, 32);
-  // The thread: the first message of References, else In-Reply-To, else this message.
-  std::string thread_id;
-  auto* obj = GMIME_OBJECT(msg);
-  for (const char* header : {"References", "In-Reply-To"}) {
-    const char* value = g_mime_object_get_header(obj, header);
-    if (!value || !thread_id.empty())
-      continue;
-    GMimeReferences* refs = g_mime_references_parse(nullptr, value);
-    if (refs && g_mime_references_length(refs) > 0)
-      thread_id = clean_id(g_mime_references_get_message_id(refs, 0));
-    if (refs)
-      g_mime_references_free(refs);
-  }
+  std::string thread_id = thread_of(GMIME_OBJECT(msg));
   if (thread_id.empty())
     thread_id = event_id;
   json ev{{"eventId", event_id},
@@ -197,26 +226,7 @@ mail_result to_event(GMimeMessage* msg, const std::string& source, const read_op
           {"contactIds", json::array()}};
   if (!message_id.empty())
     ev["sourceId"] = message_id;
-  // How it was sent: list, bulk, automated and spam markers, for the extractor's bulk-mail
-  // classification (extraction.bulk).
-  json headers = json::object();
-  for (const char* h : {"List-Id", "List-Unsubscribe", "List-Post", "List-Help", "Precedence", "Auto-Submitted",
-                        "X-Auto-Response-Suppress", "X-Mailing-List", "Mailing-List", "Feedback-ID", "X-Campaign",
-                        "X-Spam-Flag", "X-Spam-Status"}) {
-    if (const char* v = g_mime_object_get_header(obj, h)) {
-      std::string name(h);
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-      headers[name] = cut_utf8(valid_utf8(v), schemas::max_header_value);
-    }
-  }
-  // HTML alone, no text part: how mass mailers send (the bulk classifier reads it).
-  if (GMimeObject* part = g_mime_message_get_mime_part(msg))
-    if (GMimeContentType* ct = g_mime_object_get_content_type(part))
-      if (char* type = g_mime_content_type_get_mime_type(ct)) {
-        if (std::string_view(type) == "text/html")
-          headers["content-type"] = "text/html";
-        g_free(type);
-      }
+  json headers = delivery_headers(msg);
   if (!headers.empty())
     ev["headers"] = std::move(headers);
   // The decoder is the judge: an event it refuses is reported, never produced.
@@ -298,6 +308,74 @@ void read_file(const std::string& path, const read_options& opts, const std::fun
   g_object_unref(stream);
 }
 
+namespace {
+
+/// The text of an HTML character reference's name ("amp", "#233", "#xE9"); empty when unknown.
+std::string entity_text(std::string_view ent) {
+  std::string rep;
+  if (ent == "amp")
+    rep = "&";
+  else if (ent == "lt")
+    rep = "<";
+  else if (ent == "gt")
+    rep = ">";
+  else if (ent == "quot")
+    rep = "\"";
+  else if (ent == "apos" || ent == "#39")
+    rep = "'";
+  else if (ent == "nbsp")
+    rep = " ";
+  else if (!ent.empty() && ent[0] == '#') {
+    unsigned long cp = ent.size() > 1 && (ent[1] == 'x' || ent[1] == 'X')
+                           ? std::strtoul(std::string(ent.substr(2)).c_str(), nullptr, 16)
+                           : std::strtoul(std::string(ent.substr(1)).c_str(), nullptr, 10);
+    if (cp > 0 && cp < 0x110000 && !(cp >= 0xD800 && cp <= 0xDFFF)) {
+      if (cp < 0x80)
+        rep += static_cast<char>(cp);
+      else if (cp < 0x800) {
+        rep += static_cast<char>(0xC0 | (cp >> 6));
+        rep += static_cast<char>(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        rep += static_cast<char>(0xE0 | (cp >> 12));
+        rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        rep += static_cast<char>(0x80 | (cp & 0x3F));
+      } else {
+        rep += static_cast<char>(0xF0 | (cp >> 18));
+        rep += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        rep += static_cast<char>(0x80 | (cp & 0x3F));
+      }
+    }
+  }
+  return rep;
+}
+
+/// Collapses runs of spaces and of blank lines; trims the ends.
+std::string collapse_blanks(const std::string& out) {
+  std::string clean;
+  int newlines = 0;
+  for (char ch : out) {
+    if (ch == '\n') {
+      while (!clean.empty() && clean.back() == ' ')
+        clean.pop_back();
+      if (++newlines <= 2)
+        clean += '\n';
+      continue;
+    }
+    if (ch == ' ' && (clean.empty() || clean.back() == ' ' || clean.back() == '\n'))
+      continue;
+    newlines = 0;
+    clean += ch;
+  }
+  while (!clean.empty() && (clean.front() == '\n'))
+    clean.erase(0, 1);
+  while (!clean.empty() && (clean.back() == '\n' || clean.back() == ' '))
+    clean.pop_back();
+  return clean;
+}
+
+}  // namespace
+
 std::string html_to_text(std::string_view html) {
   std::string out;
   std::size_t i = 0;
@@ -339,41 +417,7 @@ std::string html_to_text(std::string_view html) {
       auto semi = html.find(';', i);
       if (semi != std::string_view::npos && semi - i <= 8) {
         auto ent = html.substr(i + 1, semi - i - 1);
-        std::string rep;
-        if (ent == "amp")
-          rep = "&";
-        else if (ent == "lt")
-          rep = "<";
-        else if (ent == "gt")
-          rep = ">";
-        else if (ent == "quot")
-          rep = "\"";
-        else if (ent == "apos" || ent == "#39")
-          rep = "'";
-        else if (ent == "nbsp")
-          rep = " ";
-        else if (!ent.empty() && ent[0] == '#') {
-          unsigned long cp = ent.size() > 1 && (ent[1] == 'x' || ent[1] == 'X')
-                                 ? std::strtoul(std::string(ent.substr(2)).c_str(), nullptr, 16)
-                                 : std::strtoul(std::string(ent.substr(1)).c_str(), nullptr, 10);
-          if (cp > 0 && cp < 0x110000 && !(cp >= 0xD800 && cp <= 0xDFFF)) {
-            if (cp < 0x80)
-              rep += static_cast<char>(cp);
-            else if (cp < 0x800) {
-              rep += static_cast<char>(0xC0 | (cp >> 6));
-              rep += static_cast<char>(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-              rep += static_cast<char>(0xE0 | (cp >> 12));
-              rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-              rep += static_cast<char>(0x80 | (cp & 0x3F));
-            } else {
-              rep += static_cast<char>(0xF0 | (cp >> 18));
-              rep += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-              rep += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-              rep += static_cast<char>(0x80 | (cp & 0x3F));
-            }
-          }
-        }
+        std::string rep = entity_text(ent);
         if (!rep.empty() || ent == "nbsp") {
           out += rep;
           i = semi + 1;
@@ -386,27 +430,7 @@ std::string html_to_text(std::string_view html) {
     out += c;
     ++i;
   }
-  // Collapse runs of spaces and of blank lines.
-  std::string clean;
-  int newlines = 0;
-  for (char ch : out) {
-    if (ch == '\n') {
-      while (!clean.empty() && clean.back() == ' ')
-        clean.pop_back();
-      if (++newlines <= 2)
-        clean += '\n';
-      continue;
-    }
-    if (ch == ' ' && (clean.empty() || clean.back() == ' ' || clean.back() == '\n'))
-      continue;
-    newlines = 0;
-    clean += ch;
-  }
-  while (!clean.empty() && (clean.front() == '\n'))
-    clean.erase(0, 1);
-  while (!clean.empty() && (clean.back() == '\n' || clean.back() == ' '))
-    clean.pop_back();
-  return clean;
+  return collapse_blanks(out);
 }
 
 }  // namespace engram::mail
