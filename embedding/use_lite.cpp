@@ -180,88 +180,133 @@ std::vector<std::int32_t> use_lite_embedder::tokenize(std::string_view text) con
   return detail::tokenize(*m_->w, text);
 }
 
-engram::result<std::vector<std::vector<float>>> use_lite_embedder::embed(
-    std::span<const std::string_view> texts) const {
-  const auto& M = *m_->w;
-  const bool threads = m_->two_threads;
-  std::vector<std::vector<float>> out(texts.size(), std::vector<float>(512));
-  // Token rows of every sentence, stacked: sentence s owns rows [start[s], start[s] + len[s]).
-  std::vector<std::vector<std::int32_t>> ids(texts.size());
-  std::vector<Eigen::Index> start(texts.size()), len(texts.size());
+namespace {
+
+/// Token rows of every sentence, stacked: sentence s owns rows [start[s], start[s] + len[s]).
+struct stacked_tokens {
+  std::vector<std::vector<std::int32_t>> ids;
+  std::vector<Eigen::Index> start, len;
   Eigen::Index rows = 0;
+};
+
+/// Each text's tokens, cut at max_tokens, stacked in order.
+stacked_tokens stack_tokens(const detail::use_lite_model& M, std::span<const std::string_view> texts) {
+  stacked_tokens tk;
+  tk.ids.resize(texts.size());
+  tk.start.resize(texts.size());
+  tk.len.resize(texts.size());
   for (std::size_t s = 0; s < texts.size(); ++s) {
-    ids[s] = tokenize(texts[s]);
-    if (ids[s].size() > max_tokens)
-      ids[s].resize(max_tokens);
-    start[s] = rows;
-    len[s] = static_cast<Eigen::Index>(ids[s].size());
-    rows += len[s];
+    tk.ids[s] = detail::tokenize(M, texts[s]);
+    if (tk.ids[s].size() > max_tokens)
+      tk.ids[s].resize(max_tokens);
+    tk.start[s] = tk.rows;
+    tk.len[s] = static_cast<Eigen::Index>(tk.ids[s].size());
+    tk.rows += tk.len[s];
   }
-  const Eigen::Index padded = (rows + row_tile - 1) / row_tile * row_tile;  // the kernel's tiles
+  return tk;
+}
+
+/// x0 [padded, 256]: 2 * E[id] + [sin(t * inv) | cos(t * inv)] per token row, zero below.
+row_matrix input_rows(const detail::use_lite_model& M, const stacked_tokens& tk, Eigen::Index padded) {
   row_matrix x = row_matrix::Zero(padded, 256);
-  for (std::size_t s = 0; s < texts.size(); ++s)
-    for (Eigen::Index t = 0; t < len[s]; ++t) {
-      const float* e = M.embeddings + std::size_t(ids[s][t]) * 256;
-      float* row = x.data() + (start[s] + t) * 256;
+  for (std::size_t s = 0; s < tk.ids.size(); ++s)
+    for (Eigen::Index t = 0; t < tk.len[s]; ++t) {
+      const float* e = M.embeddings + std::size_t(tk.ids[s][t]) * 256;
+      float* row = x.data() + (tk.start[s] + t) * 256;
       for (int k = 0; k < 128; ++k) {
         const float a = static_cast<float>(t) * M.timing_inv[k];
         row[k] = e[k] + (e[k] + std::sin(a));
         row[128 + k] = e[128 + k] + (e[128 + k] + std::cos(a));
       }
     }
+  return x;
+}
+
+/// The matrices a layer works in, kept from one layer to the next.
+struct layer_scratch {
   row_matrix n, qkv, attn, o, h, f, res;
-  for (int l = 0; l < 2; ++l) {
-    const auto& L = M.layers[l];
-    const auto& P = m_->layers[l];
-    layer_norm(x, L.ln1_scale, L.ln1_bias, M.ln_eps, n);
-    dense(n, P.qkv, L.qkv_b, qkv, threads);
-    const int dh = L.width / heads;
-    o = row_matrix::Zero(padded, L.width);
-    for (std::size_t s = 0; s < texts.size(); ++s) {
-      const auto T = len[s];
-      if (T == 0)
-        continue;
-      for (int hd = 0; hd < heads; ++hd) {
-        row_matrix q = qkv.block(start[s], hd * dh, T, dh) * L.q_scale;
-        // Fresh copies: a product over a block inside the stacked rows would be summed with
-        // a head that depends on where the sentence sits (its alignment), so on the batch.
-        row_matrix k = qkv.block(start[s], L.width + hd * dh, T, dh);
-        row_matrix v = qkv.block(start[s], 2 * L.width + hd * dh, T, dh);
-        row_matrix w = q * k.transpose();
-        for (Eigen::Index i = 0; i < T; ++i) {
-          auto r = w.row(i);
-          r = (r.array() - r.maxCoeff()).exp();
-          r /= r.sum();
-        }
-        o.block(start[s], hd * dh, T, dh).noalias() = w * v;
+};
+
+/// Multi-head attention of each sentence over its own rows of `qkv`, into `o` [padded, width].
+void attend(const detail::use_lite_layer& L, const stacked_tokens& tk, Eigen::Index padded, const row_matrix& qkv,
+            row_matrix& o) {
+  const int dh = L.width / heads;
+  o = row_matrix::Zero(padded, L.width);
+  for (std::size_t s = 0; s < tk.ids.size(); ++s) {
+    const auto T = tk.len[s];
+    if (T == 0)
+      continue;
+    for (int hd = 0; hd < heads; ++hd) {
+      row_matrix q = qkv.block(tk.start[s], hd * dh, T, dh) * L.q_scale;
+      // Fresh copies: a product over a block inside the stacked rows would be summed with
+      // a head that depends on where the sentence sits (its alignment), so on the batch.
+      row_matrix k = qkv.block(tk.start[s], L.width + hd * dh, T, dh);
+      row_matrix v = qkv.block(tk.start[s], 2 * L.width + hd * dh, T, dh);
+      row_matrix w = q * k.transpose();
+      for (Eigen::Index i = 0; i < T; ++i) {
+        auto r = w.row(i);
+        r = (r.array() - r.maxCoeff()).exp();
+        r /= r.sum();
       }
+      o.block(tk.start[s], hd * dh, T, dh).noalias() = w * v;
     }
-    dense(o, P.attn_out, L.out_b, attn, threads);
-    if (L.res_w) {
-      dense(x, P.res, L.res_b, res, threads);
-      h = attn + res;
-    } else {
-      h = attn + x;
-    }
-    layer_norm(h, L.ln2_scale, L.ln2_bias, M.ln_eps, n);
-    dense(n, P.ffn1, L.ffn1_b, f, threads);
-    f = f.cwiseMax(0.0f);
-    dense(f, P.ffn2, L.ffn2_b, x, threads);
-    x += h;
   }
-  const auto sentences = static_cast<Eigen::Index>((texts.size() + row_tile - 1) / row_tile * row_tile);
+}
+
+/// One pre-norm transformer layer over `x`, in place.
+void run_layer(const detail::use_lite_model& M, const detail::use_lite_layer& L, const layer_packs& P,
+               const stacked_tokens& tk, Eigen::Index padded, bool threads, layer_scratch& sc, row_matrix& x) {
+  layer_norm(x, L.ln1_scale, L.ln1_bias, M.ln_eps, sc.n);
+  dense(sc.n, P.qkv, L.qkv_b, sc.qkv, threads);
+  attend(L, tk, padded, sc.qkv, sc.o);
+  dense(sc.o, P.attn_out, L.out_b, sc.attn, threads);
+  if (L.res_w) {
+    dense(x, P.res, L.res_b, sc.res, threads);
+    sc.h = sc.attn + sc.res;
+  } else {
+    sc.h = sc.attn + x;
+  }
+  layer_norm(sc.h, L.ln2_scale, L.ln2_bias, M.ln_eps, sc.n);
+  dense(sc.n, P.ffn1, L.ffn1_b, sc.f, threads);
+  sc.f = sc.f.cwiseMax(0.0f);
+  dense(sc.f, P.ffn2, L.ffn2_b, x, threads);
+  x += sc.h;
+}
+
+/// The mean of each sentence's rows of `x` [rows, 512] (zero for no tokens), one row per
+/// sentence, padded to row_tile rows.
+row_matrix mean_pool(const row_matrix& x, const stacked_tokens& tk) {
+  const std::size_t texts = tk.ids.size();
+  const auto sentences = static_cast<Eigen::Index>((texts + row_tile - 1) / row_tile * row_tile);
   row_matrix pooled = row_matrix::Zero(sentences, 512);
-  for (std::size_t s = 0; s < texts.size(); ++s) {
+  for (std::size_t s = 0; s < texts; ++s) {
     float* p = pooled.data() + s * 512;
-    for (Eigen::Index t = 0; t < len[s]; ++t) {
-      const float* r = x.data() + (start[s] + t) * 512;
+    for (Eigen::Index t = 0; t < tk.len[s]; ++t) {
+      const float* r = x.data() + (tk.start[s] + t) * 512;
       for (int j = 0; j < 512; ++j)
         p[j] += r[j];
     }
-    const float count = static_cast<float>(std::max<Eigen::Index>(len[s], 1));
+    const float count = static_cast<float>(std::max<Eigen::Index>(tk.len[s], 1));
     for (int j = 0; j < 512; ++j)
       p[j] /= count;
   }
+  return pooled;
+}
+
+}  // namespace
+
+engram::result<std::vector<std::vector<float>>> use_lite_embedder::embed(
+    std::span<const std::string_view> texts) const {
+  const auto& M = *m_->w;
+  const bool threads = m_->two_threads;
+  std::vector<std::vector<float>> out(texts.size(), std::vector<float>(512));
+  const stacked_tokens tk = stack_tokens(M, texts);
+  const Eigen::Index padded = (tk.rows + row_tile - 1) / row_tile * row_tile;  // the kernel's tiles
+  row_matrix x = input_rows(M, tk, padded);
+  layer_scratch sc;
+  for (int l = 0; l < 2; ++l)
+    run_layer(M, M.layers[l], m_->layers[l], tk, padded, threads, sc, x);
+  row_matrix pooled = mean_pool(x, tk);
   row_matrix y;
   dense(pooled, m_->tanh, M.tanh_b, y, threads);
   y = y.array().tanh().matrix();

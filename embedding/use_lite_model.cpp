@@ -13,12 +13,112 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 
 namespace engram::embedding::detail {
 
 namespace {
 
 constexpr std::size_t max_piece = 16;  // code points of the longest piece
+
+/// The model file, read front to back.
+struct blob_reader {
+  const std::vector<char>& b;
+  std::size_t at = 0;
+
+  bool take(void* dst, std::size_t n) {
+    if (at + n > b.size())
+      return false;
+    std::memcpy(dst, b.data() + at, n);
+    at += n;
+    return true;
+  }
+};
+
+/// The `count` vocabulary pieces into m.pieces; what is wrong with them, if anything.
+std::optional<std::string> read_vocabulary(blob_reader& r, std::uint32_t count, use_lite_model& m) {
+  const auto& b = r.b;
+  for (std::uint32_t id = 0; id < count; ++id) {
+    double score = 0;
+    std::uint32_t len = 0;
+    if (!r.take(&score, 8) || !r.take(&len, 4) || r.at + len > b.size())
+      return "truncated vocabulary";
+    std::string piece(b.data() + r.at, len);
+    r.at += len;
+    if (id < 6)
+      continue;  // <unk>, <s>, </s> and 3 reserved ids are never matched
+    auto u = icu::UnicodeString::fromUTF8(piece);
+    std::u32string cps;
+    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1))
+      cps.push_back(static_cast<char32_t>(u.char32At(i)));
+    m.pieces[cps] = {score, static_cast<std::int32_t>(id)};  // a later duplicate wins, as in the JS
+  }
+  return std::nullopt;
+}
+
+/// Tensor name -> (its floats in the blob, how many).
+using tensor_table = std::map<std::string, std::pair<const float*, std::uint32_t>>;
+
+/// The tensor table (its count, then each tensor); what is wrong with it, if anything.
+std::optional<std::string> read_tensor_table(blob_reader& r, tensor_table& tensors) {
+  const auto& b = r.b;
+  std::uint32_t count = 0;
+  if (!r.take(&count, 4))
+    return "truncated tensor table";
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t len = 0, n = 0;
+    if (!r.take(&len, 4) || r.at + len > b.size())
+      return "truncated tensor table";
+    std::string name(b.data() + r.at, len);
+    r.at += len;
+    if (!r.take(&n, 4) || r.at + std::size_t(n) * 4 > b.size())
+      return "truncated tensor " + name;
+    tensors[name] = {reinterpret_cast<const float*>(b.data() + r.at), n};
+    r.at += std::size_t(n) * 4;
+  }
+  return std::nullopt;
+}
+
+/// A tensor of `n` floats by name; null, and its name added to `missing`, when it is absent
+/// or has another size.
+struct tensor_lookup {
+  const tensor_table& tensors;
+  std::string missing;
+
+  const float* operator()(const std::string& name, std::size_t n) {
+    auto it = tensors.find(name);
+    if (it == tensors.end() || it->second.second != n) {
+      missing += (missing.empty() ? "" : ", ") + name;
+      return nullptr;
+    }
+    return it->second.first;
+  }
+};
+
+/// The tensors of layer `l` ("l0." or "l1." names).
+void bind_layer(tensor_lookup& get, int l, use_lite_layer& L) {
+  auto p = "l" + std::to_string(l) + ".";
+  L.in = l == 0 ? 256 : 512;
+  L.width = L.in;
+  L.ln1_scale = get(p + "ln1_scale", L.in);
+  L.ln1_bias = get(p + "ln1_bias", L.in);
+  L.qkv_w = get(p + "qkv_w", std::size_t(L.in) * 3 * L.width);
+  L.qkv_b = get(p + "qkv_b", 3 * L.width);
+  L.out_w = get(p + "out_w", std::size_t(L.width) * 512);
+  L.out_b = get(p + "out_b", 512);
+  if (l == 0) {
+    L.res_w = get(p + "res_w", 256 * 512);
+    L.res_b = get(p + "res_b", 512);
+  }
+  L.ln2_scale = get(p + "ln2_scale", 512);
+  L.ln2_bias = get(p + "ln2_bias", 512);
+  L.ffn1_w = get(p + "ffn1_w", 512 * 1536);
+  L.ffn1_b = get(p + "ffn1_b", 1536);
+  L.ffn2_w = get(p + "ffn2_w", 1536 * 512);
+  L.ffn2_b = get(p + "ffn2_b", 512);
+  auto q = get(p + "q_scale", 1);
+  L.q_scale = q ? *q : 0;
+}
 
 }  // namespace
 
@@ -29,94 +129,32 @@ engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::s
     return fail("cannot open (run `tools/dev.sh setup` to fetch and convert it, or set embedder.model_path)");
   auto m = std::make_unique<use_lite_model>();
   m->blob.assign(std::istreambuf_iterator<char>(in), {});
-  const auto& b = m->blob;
-  std::size_t at = 0;
-  auto take = [&](void* dst, std::size_t n) {
-    if (at + n > b.size())
-      return false;
-    std::memcpy(dst, b.data() + at, n);
-    at += n;
-    return true;
-  };
+  blob_reader r{m->blob};
   char magic[8];
-  if (!take(magic, 8) || std::memcmp(magic, "EGUSE001", 8) != 0)
+  if (!r.take(magic, 8) || std::memcmp(magic, "EGUSE001", 8) != 0)
     return fail("not a converted USE Lite model (bad magic)");
   std::uint32_t count = 0;
-  if (!take(&count, 4) || count != 8000)
+  if (!r.take(&count, 4) || count != 8000)
     return fail("expected 8000 vocabulary pieces");
   UErrorCode status = U_ZERO_ERROR;
   m->nfkc = icu::Normalizer2::getNFKCInstance(status);
   if (U_FAILURE(status))
     return fail(std::string("ICU NFKC unavailable: ") + u_errorName(status));
-  for (std::uint32_t id = 0; id < count; ++id) {
-    double score = 0;
-    std::uint32_t len = 0;
-    if (!take(&score, 8) || !take(&len, 4) || at + len > b.size())
-      return fail("truncated vocabulary");
-    std::string piece(b.data() + at, len);
-    at += len;
-    if (id < 6)
-      continue;  // <unk>, <s>, </s> and 3 reserved ids are never matched
-    auto u = icu::UnicodeString::fromUTF8(piece);
-    std::u32string cps;
-    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1))
-      cps.push_back(static_cast<char32_t>(u.char32At(i)));
-    m->pieces[cps] = {score, static_cast<std::int32_t>(id)};  // a later duplicate wins, as in the JS
-  }
-  if (!take(&count, 4))
-    return fail("truncated tensor table");
-  std::map<std::string, std::pair<const float*, std::uint32_t>> tensors;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    std::uint32_t len = 0, n = 0;
-    if (!take(&len, 4) || at + len > b.size())
-      return fail("truncated tensor table");
-    std::string name(b.data() + at, len);
-    at += len;
-    if (!take(&n, 4) || at + std::size_t(n) * 4 > b.size())
-      return fail("truncated tensor " + name);
-    tensors[name] = {reinterpret_cast<const float*>(b.data() + at), n};
-    at += std::size_t(n) * 4;
-  }
-  std::string missing;
-  auto get = [&](const std::string& name, std::size_t n) -> const float* {
-    auto it = tensors.find(name);
-    if (it == tensors.end() || it->second.second != n) {
-      missing += (missing.empty() ? "" : ", ") + name;
-      return nullptr;
-    }
-    return it->second.first;
-  };
+  if (auto bad = read_vocabulary(r, count, *m))
+    return fail(*bad);
+  tensor_table tensors;
+  if (auto bad = read_tensor_table(r, tensors))
+    return fail(*bad);
+  tensor_lookup get{tensors, {}};
   m->embeddings = get("embeddings", 8002 * 256);
   m->timing_inv = get("timing_inv", 128);
   m->tanh_w = get("tanh_w", 512 * 512);
   m->tanh_b = get("tanh_b", 512);
   auto ln_eps = get("ln_eps", 1), l2_eps = get("l2_eps", 1);
-  for (int l = 0; l < 2; ++l) {
-    auto& L = m->layers[l];
-    auto p = "l" + std::to_string(l) + ".";
-    L.in = l == 0 ? 256 : 512;
-    L.width = L.in;
-    L.ln1_scale = get(p + "ln1_scale", L.in);
-    L.ln1_bias = get(p + "ln1_bias", L.in);
-    L.qkv_w = get(p + "qkv_w", std::size_t(L.in) * 3 * L.width);
-    L.qkv_b = get(p + "qkv_b", 3 * L.width);
-    L.out_w = get(p + "out_w", std::size_t(L.width) * 512);
-    L.out_b = get(p + "out_b", 512);
-    if (l == 0) {
-      L.res_w = get(p + "res_w", 256 * 512);
-      L.res_b = get(p + "res_b", 512);
-    }
-    L.ln2_scale = get(p + "ln2_scale", 512);
-    L.ln2_bias = get(p + "ln2_bias", 512);
-    L.ffn1_w = get(p + "ffn1_w", 512 * 1536);
-    L.ffn1_b = get(p + "ffn1_b", 1536);
-    L.ffn2_w = get(p + "ffn2_w", 1536 * 512);
-    L.ffn2_b = get(p + "ffn2_b", 512);
-    auto q = get(p + "q_scale", 1);
-    L.q_scale = q ? *q : 0;
-  }
-  if (!missing.empty())
-    return fail("missing or misshapen tensors: " + missing);
+  for (int l = 0; l < 2; ++l)
+    bind_layer(get, l, m->layers[l]);
+  if (!get.missing.empty())
+    return fail("missing or misshapen tensors: " + get.missing);
   m->ln_eps = *ln_eps;
   m->l2_eps = *l2_eps;
   return m;

@@ -305,6 +305,57 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view s) {
   return secs * 1000 + millis;
 }
 
+namespace {
+
+/// sourceType: email, chat or file.
+void read_source_type(const json& doc, inbound_message& m) {
+  auto st = get_string(doc, "sourceType", "", true, 0);
+  if (st == "email")
+    m.source = source_type::email;
+  else if (st == "chat")
+    m.source = source_type::chat;
+  else if (st == "file")
+    m.source = source_type::file;
+  else
+    violate("/sourceType", "must be one of email, chat, file; got \"" + st + "\"");
+}
+
+/// contactIds (optional): an array of identifiers.
+void read_contact_ids(const json& doc, inbound_message& m) {
+  if (const json* ids = member(doc, "contactIds")) {
+    if (!ids->is_array())
+      violate("/contactIds", std::string("must be an array, got ") + type_name(*ids));
+    for (std::size_t i = 0; i < ids->size(); ++i)
+      m.contact_ids.push_back(check_id((*ids)[i], "/contactIds/" + std::to_string(i)));
+  }
+}
+
+/// headers (optional): an object of strings, names kept in lower case.
+void read_headers(const json& doc, inbound_message& m) {
+  if (const json* hs = member(doc, "headers")) {
+    if (!hs->is_object())
+      violate("/headers", std::string("must be an object of strings, got ") + type_name(*hs));
+    if (hs->size() > max_headers)
+      violate("/headers", "at most " + std::to_string(max_headers) + " headers");
+    for (auto it = hs->begin(); it != hs->end(); ++it) {
+      const auto at = "/headers/" + it.key();
+      if (it.key().empty() || it.key().size() > max_header_name ||
+          it.key().find_first_of(std::string("\0\r\n: ", 5)) != std::string::npos)
+        violate("/headers", "'" + it.key().substr(0, 64) + "' is not a header name (1.." +
+                                std::to_string(max_header_name) + " characters, no spaces, colons or controls)");
+      if (!it.value().is_string())
+        violate(at, std::string("must be a string, got ") + type_name(it.value()));
+      if (it.value().get_ref<const std::string&>().size() > max_header_value)
+        violate(at, "at most " + std::to_string(max_header_value) + " bytes");
+      std::string name = it.key();
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      m.headers[name] = it.value().get<std::string>();
+    }
+  }
+}
+
+}  // namespace
+
 std::optional<decode_error> decode(std::string_view bytes, const decode_limits& limits, inbound_message& out) {
   using k = decode_error::kind;
   if (bytes.size() > limits.max_event_bytes)
@@ -334,15 +385,7 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
       violate("/organizationId",
               "must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a "
               "letter or digit");
-    auto st = get_string(doc, "sourceType", "", true, 0);
-    if (st == "email")
-      m.source = source_type::email;
-    else if (st == "chat")
-      m.source = source_type::chat;
-    else if (st == "file")
-      m.source = source_type::file;
-    else
-      violate("/sourceType", "must be one of email, chat, file; got \"" + st + "\"");
+    read_source_type(doc, m);
     m.source_id = get_id(doc, "sourceId", "", false);
     m.thread_id = get_id(doc, "threadId", "", false);
     m.sent_at = get_string(doc, "sentAt", "", true, 0);
@@ -359,32 +402,8 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
     m.cc = get_participants(doc, "cc");
     m.subject = get_string(doc, "subject", "", false, 1000);
     m.body = get_string(doc, "body", "", true, 0);
-    if (const json* ids = member(doc, "contactIds")) {
-      if (!ids->is_array())
-        violate("/contactIds", std::string("must be an array, got ") + type_name(*ids));
-      for (std::size_t i = 0; i < ids->size(); ++i)
-        m.contact_ids.push_back(check_id((*ids)[i], "/contactIds/" + std::to_string(i)));
-    }
-    if (const json* hs = member(doc, "headers")) {
-      if (!hs->is_object())
-        violate("/headers", std::string("must be an object of strings, got ") + type_name(*hs));
-      if (hs->size() > max_headers)
-        violate("/headers", "at most " + std::to_string(max_headers) + " headers");
-      for (auto it = hs->begin(); it != hs->end(); ++it) {
-        const auto at = "/headers/" + it.key();
-        if (it.key().empty() || it.key().size() > max_header_name ||
-            it.key().find_first_of(std::string("\0\r\n: ", 5)) != std::string::npos)
-          violate("/headers", "'" + it.key().substr(0, 64) + "' is not a header name (1.." +
-                                  std::to_string(max_header_name) + " characters, no spaces, colons or controls)");
-        if (!it.value().is_string())
-          violate(at, std::string("must be a string, got ") + type_name(it.value()));
-        if (it.value().get_ref<const std::string&>().size() > max_header_value)
-          violate(at, "at most " + std::to_string(max_header_value) + " bytes");
-        std::string name = it.key();
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-        m.headers[name] = it.value().get<std::string>();
-      }
-    }
+    read_contact_ids(doc, m);
+    read_headers(doc, m);
     if (const json* d = member(doc, "document")) {
       if (m.source != source_type::file)
         violate("/document", "only events of sourceType file are chunks of a document");

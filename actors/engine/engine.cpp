@@ -116,9 +116,23 @@ struct engine::impl {
     return {extractor_options_of(cfg, types), embedder, &metrics, cfg.embedder.max_per_message};
   }
 
+  /// Steps of engine::start, in the order it takes them.
+  engram::result<void> open_store(const config::engram_config& cfg);
+  /// The embedded broker when asked, else the configured one (its retention checked unless
+  /// replaying).
+  engram::result<void> connect_kafka(const config::engram_config& cfg, bool replay);
+  /// The embedder (cached when embedder.cache_size) and the type model when on.
+  engram::result<void> make_embedders(const config::engram_config& cfg);
+  engram::result<void> start_http(const config::engram_config& cfg);
+  engram::result<void> start_sequencer(const config::engram_config& cfg, ingest::sequencer_options so);
+
   /// engramd's endpoints (docs/architecture.md).
   http::router routes();
   std::string stats();
+  /// Parts of the /v1/stats document.
+  json organization_rows();
+  json partition_rows();
+  json gap_rows();
   /// Ready for /readyz and /metrics: caught up (or the extract stage running) and no
   /// partition stopped at a gap; else why not.
   std::pair<bool, std::string> readiness();
@@ -278,6 +292,126 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
   return {};
 }
 
+engram::result<void> engine::impl::open_store(const config::engram_config& cfg) {
+  storage::open_options so;
+  so.path = cfg.storage.path;
+  so.reserved_tool_names = schemas::server_tool_names();
+  auto opened = storage::open_graph_store(so);
+  if (!opened)
+    return engram::fail(opened.error());
+  store = std::move(*opened);
+  logging::get(logging::module::store).info("opened {} ({} organisations)", cfg.storage.path, store->stats().size());
+  return {};
+}
+
+engram::result<void> engine::impl::connect_kafka(const config::engram_config& cfg, bool replay) {
+  if (cfg.kafka.embedded()) {
+    const auto& t = cfg.kafka.topics;
+    auto started = ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter}, embedded_partitions);
+    if (!started)
+      return engram::fail(started.error());
+    broker = std::move(*started);
+    brokers = broker->bootstrap();
+    logging::get(logging::module::engine)
+        .info(
+            "embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
+            "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
+            brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, brokers, brokers);
+  } else {
+    brokers = cfg.kafka.brokers;
+    if (!replay)  // a replay only reads: it refuses a partial rebuild instead
+      if (auto checked = check_retention(cfg); !checked)
+        return engram::fail(checked.error());
+  }
+  return {};
+}
+
+engram::result<void> engine::impl::make_embedders(const config::engram_config& cfg) {
+  auto made_embedder = embedding::make_embedder(cfg.embedder);
+  if (!made_embedder)
+    return engram::fail(made_embedder.error());
+  std::shared_ptr<const embedding::embedder> made = std::move(*made_embedder);
+  if (cfg.embedder.cache_size > 0)
+    made = std::make_shared<embedding::cached_embedder>(std::move(made), cfg.embedder.cache_size);
+  embedder = made;
+  if (cfg.extraction.type_model) {
+    auto made_types = embedding::make_type_model(cfg.embedder, made);
+    if (!made_types)
+      return engram::fail(made_types.error());
+    types = std::move(*made_types);
+  }
+  return {};
+}
+
+engram::result<void> engine::impl::start_http(const config::engram_config& cfg) {
+  http::server_options ho;
+  ho.listen = cfg.http.listen;
+  auto served = std::make_shared<const http::router>(routes());
+  auto listening = http::server::start(
+      ho, [served](const http::request& r, http::responder respond) { (*served)(r, std::move(respond)); });
+  if (!listening)
+    return engram::fail(listening.error());
+  http = std::move(*listening);
+  std::string paths;
+  for (const auto& p : served->paths())
+    paths += " " + p;
+  logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, http->port(), paths);
+  return {};
+}
+
+engram::result<void> engine::impl::start_sequencer(const config::engram_config& cfg, ingest::sequencer_options so) {
+  if (!so.extract) {
+    auto rc = reader(cfg);
+    const unsigned threads =
+        cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
+    so.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
+      return reading::read_messages(ms, rc, threads);
+    };
+    so.embedder = embedder->name();
+  }
+  so.gaps = gap_handling(false);
+  if (store)  // an accepted inbound gap is shown in /v1/stats beside engram-log's
+    so.gaps.record = [store = store](const actors::log_gap& g) {
+      return store->record_gap({g.topic, g.partition, g.from, g.to}, /*advance=*/false, {}) == storage::errc::ok;
+    };
+  auto started = ingest::sequencer::start(cfg, brokers, metrics, std::move(so));
+  if (!started)
+    return engram::fail(started.error());
+  sequencer = std::move(*started);
+  return {};
+}
+
+namespace {
+
+/// samples.load: produces the sample events to the inbound topic; on a failure stops `e`
+/// first, as engine::start does for every step after the store.
+engram::result<void> produce_samples(engine& e, const std::string& brokers, const config::engram_config& cfg) {
+  std::ifstream in(cfg.samples.path);
+  if (!in) {
+    e.stop();
+    return engram::fail("samples.load: cannot read '" + cfg.samples.path +
+                        "' (relative paths start at the working directory)");
+  }
+  auto samples_producer = ingest::kafka_producer::create(brokers, cfg.kafka.rdkafka);
+  if (!samples_producer) {
+    e.stop();
+    return engram::fail(samples_producer.error());
+  }
+  auto& producer = *samples_producer;
+  auto report = ingest::produce_events(*producer, cfg.kafka.topics.inbound, in, cfg.ingest.max_event_bytes);
+  for (const auto& p : report.problems)
+    logging::get(logging::module::engine).warn("samples: {}: {}", cfg.samples.path, p);
+  if (!report.error.empty()) {
+    e.stop();
+    return engram::fail("samples.load: " + report.error);
+  }
+  logging::get(logging::module::engine)
+      .info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
+  return {};
+}
+
+}  // namespace
+
 engram::result<std::unique_ptr<engine>> engine::start(const config::engram_config& cfg, engine_options opts) {
   std::unique_ptr<engine> e(new engine());
   e->impl_ = std::make_unique<impl>();
@@ -288,51 +422,13 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   const bool store_role = cfg.roles.store || opts.replay;
   const bool extract_role = cfg.roles.extract && !opts.replay;
 
-  if (store_role) {
-    storage::open_options so;
-    so.path = cfg.storage.path;
-    so.reserved_tool_names = schemas::server_tool_names();
-    auto store = storage::open_graph_store(so);
-    if (!store)
-      return engram::fail(store.error());
-    m.store = std::move(*store);
-    logging::get(logging::module::store)
-        .info("opened {} ({} organisations)", cfg.storage.path, m.store->stats().size());
-  }
-
-  if (cfg.kafka.embedded()) {
-    const auto& t = cfg.kafka.topics;
-    auto broker = ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter}, embedded_partitions);
-    if (!broker)
-      return engram::fail(broker.error());
-    m.broker = std::move(*broker);
-    m.brokers = m.broker->bootstrap();
-    logging::get(logging::module::engine)
-        .info(
-            "embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
-            "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
-            m.brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, m.brokers, m.brokers);
-  } else {
-    m.brokers = cfg.kafka.brokers;
-    if (!opts.replay)  // a replay only reads: it refuses a partial rebuild instead
-      if (auto checked = check_retention(cfg); !checked)
-        return engram::fail(checked.error());
-  }
-
-  auto made_embedder = embedding::make_embedder(cfg.embedder);
-  if (!made_embedder)
-    return engram::fail(made_embedder.error());
-  std::shared_ptr<const embedding::embedder> embedder = std::move(*made_embedder);
-  if (cfg.embedder.cache_size > 0)
-    embedder = std::make_shared<embedding::cached_embedder>(std::move(embedder), cfg.embedder.cache_size);
-  m.embedder = embedder;
-  if (cfg.extraction.type_model) {
-    auto types = embedding::make_type_model(cfg.embedder, embedder);
-    if (!types)
-      return engram::fail(types.error());
-    m.types = std::move(*types);
-  }
-  auto* raw = &m;
+  if (store_role)
+    if (auto opened = m.open_store(cfg); !opened)
+      return engram::fail(opened.error());
+  if (auto connected = m.connect_kafka(cfg, opts.replay); !connected)
+    return engram::fail(connected.error());
+  if (auto made = m.make_embedders(cfg); !made)
+    return engram::fail(made.error());
   if (store_role) {
     auto started = start_store(m, cfg, opts);
     if (!started) {
@@ -343,20 +439,10 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
       return e;
   }
 
-  http::server_options ho;
-  ho.listen = cfg.http.listen;
-  auto routes = std::make_shared<const http::router>(raw->routes());
-  auto listening = http::server::start(
-      ho, [routes](const http::request& r, http::responder respond) { (*routes)(r, std::move(respond)); });
-  if (!listening) {
+  if (auto listening = m.start_http(cfg); !listening) {
     e->stop();
     return engram::fail(listening.error());
   }
-  m.http = std::move(*listening);
-  std::string paths;
-  for (const auto& p : routes->paths())
-    paths += " " + p;
-  logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, m.http->port(), paths);
 
   if (store_role) {
     auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
@@ -368,26 +454,10 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
     m.consumer = std::move(*consumer);
   }
   if (extract_role) {
-    if (!opts.sequencer.extract) {
-      auto rc = m.reader(cfg);
-      const unsigned threads =
-          cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
-      opts.sequencer.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
-        return reading::read_messages(ms, rc, threads);
-      };
-      opts.sequencer.embedder = m.embedder->name();
-    }
-    opts.sequencer.gaps = m.gap_handling(false);
-    if (m.store)  // an accepted inbound gap is shown in /v1/stats beside engram-log's
-      opts.sequencer.gaps.record = [store = m.store](const actors::log_gap& g) {
-        return store->record_gap({g.topic, g.partition, g.from, g.to}, /*advance=*/false, {}) == storage::errc::ok;
-      };
-    auto sequencer = ingest::sequencer::start(cfg, m.brokers, m.metrics, std::move(opts.sequencer));
-    if (!sequencer) {
+    if (auto started = m.start_sequencer(cfg, std::move(opts.sequencer)); !started) {
       e->stop();
-      return engram::fail(sequencer.error());
+      return engram::fail(started.error());
     }
-    m.sequencer = std::move(*sequencer);
   }
 
   if (store_role) {
@@ -397,29 +467,9 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
       return engram::fail(started.error());
     }
   }
-  if (cfg.samples.load) {
-    std::ifstream in(cfg.samples.path);
-    if (!in) {
-      e->stop();
-      return engram::fail("samples.load: cannot read '" + cfg.samples.path +
-                          "' (relative paths start at the working directory)");
-    }
-    auto samples_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka);
-    if (!samples_producer) {
-      e->stop();
-      return engram::fail(samples_producer.error());
-    }
-    auto& producer = *samples_producer;
-    auto report = ingest::produce_events(*producer, cfg.kafka.topics.inbound, in, cfg.ingest.max_event_bytes);
-    for (const auto& p : report.problems)
-      logging::get(logging::module::engine).warn("samples: {}: {}", cfg.samples.path, p);
-    if (!report.error.empty()) {
-      e->stop();
-      return engram::fail("samples.load: " + report.error);
-    }
-    logging::get(logging::module::engine)
-        .info("samples: produced {} events from {} to {}", report.produced, cfg.samples.path, cfg.kafka.topics.inbound);
-  }
+  if (cfg.samples.load)
+    if (auto produced = produce_samples(*e, m.brokers, cfg); !produced)
+      return engram::fail(produced.error());
   return e;
 }
 
@@ -532,7 +582,7 @@ const actors::gap_registry& engine::gaps() const { return impl_->gaps; }
 
 std::string engine::stats_json() { return impl_->stats(); }
 
-std::string engine::impl::stats() {
+json engine::impl::organization_rows() {
   auto& m = *this;
   // Documents (ingest-docs) per organisation: how many, their chunks applied, refused and
   // pending, and what extraction read from them.
@@ -562,6 +612,11 @@ std::string engine::impl::stats() {
       row["documents"] = d->second;
     orgs.push_back(std::move(row));
   }
+  return orgs;
+}
+
+json engine::impl::partition_rows() {
+  auto& m = *this;
   // Every partition with a stored offset or assigned now.
   json parts = json::array();
   auto live = m.status.partitions();
@@ -584,6 +639,11 @@ std::string engine::impl::stats() {
     }
     parts.push_back(std::move(row));
   }
+  return parts;
+}
+
+json engine::impl::gap_rows() {
+  auto& m = *this;
   // Gaps: partitions stopped at records deleted before they were read, and gaps an operator
   // accepted (recorded in the store).
   json gaps_json = json::array();
@@ -601,6 +661,14 @@ std::string engine::impl::stats() {
                          {"to", g.to},
                          {"lost", g.to - g.from},
                          {"status", "accepted"}});
+  return gaps_json;
+}
+
+std::string engine::impl::stats() {
+  auto& m = *this;
+  json orgs = m.organization_rows();
+  json parts = m.partition_rows();
+  json gaps_json = m.gap_rows();
   auto [dups, skipped] = m.store->redelivery_counts();
   const auto by_class = m.metrics.messages_by_class();
   json doc{{"organizations", orgs},

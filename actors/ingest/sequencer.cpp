@@ -160,6 +160,43 @@ struct sequencer::impl : RdKafka::RebalanceCb {
     detail::reassign(*consumer, topic, offsets, "sequencer");
     stop_at_gaps(*consumer);
   }
+
+  // The run loop's steps (sequencer::run).
+  using batch_type = std::vector<std::unique_ptr<RdKafka::Message>>;
+  // Per partition: the first offset not yet committed, and the next offset after what was
+  // handled. settle() waits for the appends, then commits what was handled: true when both
+  // went through (or there was nothing to settle).
+  using ranges = std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>;
+  /// What run() fixes once: the decode limits, the chunk size and how often a batch settles.
+  struct run_limits {
+    schemas::decode_limits limits;
+    std::size_t chunk;
+    std::chrono::milliseconds settle_every;
+  };
+  /// How forwarding a batch went: every produce queued, every settle along the way through.
+  struct batch_outcome {
+    bool queued = true, settled = true;
+  };
+  /// Messages appended since the last settle (counted when it goes through).
+  std::size_t handled = 0;
+  /// The before_commit test seam stopped the run, as a crash would.
+  bool crashed = false;
+
+  void read_again(const ranges& range);
+  bool settle(ranges& range);
+  batch_outcome forward_batch(const batch_type& batch, ranges& range, const std::atomic<bool>& stop,
+                              const run_limits& lim);
+  /// Decodes messages [begin, end) of `batch`, dead-lettering the invalid ones, and appends
+  /// the valid ones to engram-log; false when a produce was refused.
+  bool forward_chunk(const batch_type& batch, std::size_t begin, std::size_t end, const schemas::decode_limits& limits,
+                     std::vector<schemas::inbound_message>& valid, std::vector<const RdKafka::Message*>& valid_msgs);
+  /// An event that does not decode: to the dead-letter topic with the reason (and a
+  /// chunk_failed command to engram-log for a document's chunk); false when a produce was refused.
+  bool dead_letter(const RdKafka::Message& msg, std::string_view bytes, const schemas::decode_error& bad);
+  /// The valid events of a chunk to engram-log: with what `opts.extract` read from them, or
+  /// alone; false when a produce was refused.
+  bool append_valid(std::vector<schemas::inbound_message>& valid,
+                    const std::vector<const RdKafka::Message*>& valid_msgs);
 };
 
 engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram_config& cfg,
@@ -193,58 +230,140 @@ void sequencer::stop() {
     thread_.join();
 }
 
+// Reads again from the first uncommitted offsets: whatever did reach engram-log is a
+// duplicate there, and duplicates are no-ops when applied.
+void sequencer::impl::read_again(const ranges& range) {
+  const auto& topics = cfg.kafka.topics;
+  for (const auto& [p, r] : range) {
+    std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
+    (void)consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
+    next_read[p] = r.first;           // an assignment after an offset reset starts here too
+  }
+}
+
+bool sequencer::impl::settle(ranges& range) {
+  const auto& topics = cfg.kafka.topics;
+  if (!producer->flush(std::chrono::seconds(30))) {
+    logger().error("appends not acknowledged ({}); reading again from the last commit", producer->last_error());
+    read_again(range);
+    return false;
+  }
+  metrics->count_sequenced(handled);
+  handled = 0;
+  if (opts.before_commit && !opts.before_commit()) {
+    logger().warn("stopping before commit (test seam)");
+    crashed = true;
+    return false;
+  }
+  std::vector<RdKafka::TopicPartition*> offsets;
+  for (auto& [p, r] : range)
+    if (r.second > r.first) {
+      offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
+      r.first = r.second;
+    }
+  if (offsets.empty())
+    return true;
+  if (auto e = consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
+    logger().warn("commit failed ({}): these messages will be read again", RdKafka::err2str(e));
+  RdKafka::TopicPartition::destroy(offsets);
+  return true;
+}
+
+bool sequencer::impl::dead_letter(const RdKafka::Message& msg, std::string_view bytes,
+                                  const schemas::decode_error& bad) {
+  const auto& topics = cfg.kafka.topics;
+  bool queued = true;
+  auto reason = bad.to_string();
+  logger().warn("{}/{}@{} to {}: {}", topics.inbound, msg.partition(), msg.offset(), topics.dead_letter, reason);
+  std::string key = msg.key() ? *msg.key() : std::string();
+  queued &= producer->produce(topics.dead_letter, key, bytes,
+                              detail::dead_letter_headers(reason, schemas::to_string(bad.what), msg));
+  metrics->count_dead_letter(schemas::to_string(bad.what));
+  if (auto failed = chunk_failure(bytes, bad, msg.partition(), msg.offset())) {
+    const auto rec = schemas::encode(schemas::log_payload{std::move(*failed)});
+    queued &= producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
+  }
+  return queued;
+}
+
+bool sequencer::impl::append_valid(std::vector<schemas::inbound_message>& valid,
+                                   const std::vector<const RdKafka::Message*>& valid_msgs) {
+  const auto& topics = cfg.kafka.topics;
+  bool queued = true;
+  if (opts.extract) {
+    auto read = opts.extract(valid);
+    for (std::size_t k = 0; k < valid.size(); ++k) {
+      schemas::extracted_message x{std::move(valid[k]), std::move(read[k]), opts.embedder};
+      const auto rec = schemas::encode(schemas::log_payload{std::move(x)});
+      queued &= producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
+    }
+  } else {
+    for (std::size_t k = 0; k < valid.size(); ++k) {
+      const auto& msg = *valid_msgs[k];
+      queued &= producer->produce(topics.log, valid[k].organization_id,
+                                  std::string_view(static_cast<const char*>(msg.payload()), msg.len()),
+                                  {{schemas::kind_header, schemas::kind_inbound_message}});
+    }
+  }
+  return queued;
+}
+
+bool sequencer::impl::forward_chunk(const batch_type& batch, std::size_t begin, std::size_t end,
+                                    const schemas::decode_limits& limits, std::vector<schemas::inbound_message>& valid,
+                                    std::vector<const RdKafka::Message*>& valid_msgs) {
+  bool queued = true;
+  valid.clear();
+  valid_msgs.clear();
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& msg = *batch[i];
+    std::string_view bytes(static_cast<const char*>(msg.payload()), msg.len());
+    schemas::inbound_message ev;
+    if (auto bad = schemas::decode(bytes, limits, ev)) {
+      queued &= dead_letter(msg, bytes, *bad);
+    } else {
+      valid.push_back(std::move(ev));
+      valid_msgs.push_back(&msg);
+    }
+  }
+  queued &= append_valid(valid, valid_msgs);
+  return queued;
+}
+
+sequencer::impl::batch_outcome sequencer::impl::forward_batch(const batch_type& batch, ranges& range,
+                                                              const std::atomic<bool>& stop, const run_limits& lim) {
+  batch_outcome out;
+  auto since = std::chrono::steady_clock::now();
+  std::vector<schemas::inbound_message> valid;
+  std::vector<const RdKafka::Message*> valid_msgs;
+  for (std::size_t begin = 0; begin < batch.size() && out.queued; begin += lim.chunk) {
+    if (begin > 0 && stop)
+      break;  // between chunks: what was appended is committed below, the rest read again
+    if (begin > 0 && std::chrono::steady_clock::now() - since >= lim.settle_every) {
+      // A large batch settles as it goes: progress is committed every ingest.batch_ms.
+      if (!(out.settled = settle(range)))
+        break;
+      since = std::chrono::steady_clock::now();
+    }
+    const std::size_t end = std::min(batch.size(), begin + lim.chunk);
+    out.queued &= forward_chunk(batch, begin, end, lim.limits, valid, valid_msgs);
+    handled += valid.size();
+    for (std::size_t i = begin; i < end; ++i)
+      range[batch[i]->partition()].second = batch[i]->offset() + 1;
+  }
+  return out;
+}
+
 void sequencer::run() {
   auto& m = *impl_;
   const auto& topics = m.cfg.kafka.topics;
-  schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
+  const impl::run_limits lim{schemas::decode_limits{m.cfg.ingest.max_event_bytes},
+                             std::max<std::size_t>(1, m.opts.chunk),
+                             std::chrono::milliseconds(std::max<std::uint32_t>(1, m.cfg.ingest.batch_ms))};
   logger().info("{} -> {} ({}; dead letters to {}), group {}-sequencer", topics.inbound, topics.log,
                 m.opts.extract ? "extracted and embedded here" : "messages alone, read when applied",
                 topics.dead_letter, m.cfg.kafka.group_id);
-  const std::size_t chunk = std::max<std::size_t>(1, m.opts.chunk);
-  const auto settle_every = std::chrono::milliseconds(std::max<std::uint32_t>(1, m.cfg.ingest.batch_ms));
-  bool crashed = false;
-  // Per partition: the first offset not yet committed, and the next offset after what was
-  // handled. settle() waits for the appends, then commits what was handled: true when both
-  // went through (or there was nothing to settle).
-  using ranges = std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>;
-  std::size_t handled = 0;
-  // Reads again from the first uncommitted offsets: whatever did reach engram-log is a
-  // duplicate there, and duplicates are no-ops when applied.
-  auto read_again = [&](const ranges& range) {
-    for (const auto& [p, r] : range) {
-      std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(topics.inbound, p, r.first));
-      (void)m.consumer->seek(*tp, 5000);  // a failed seek shows up as a re-read gap: logged by librdkafka
-      m.next_read[p] = r.first;           // an assignment after an offset reset starts here too
-    }
-  };
-  auto settle = [&](ranges& range) {
-    if (!m.producer->flush(std::chrono::seconds(30))) {
-      logger().error("appends not acknowledged ({}); reading again from the last commit", m.producer->last_error());
-      read_again(range);
-      return false;
-    }
-    m.metrics->count_sequenced(handled);
-    handled = 0;
-    if (m.opts.before_commit && !m.opts.before_commit()) {
-      logger().warn("stopping before commit (test seam)");
-      crashed = true;
-      return false;
-    }
-    std::vector<RdKafka::TopicPartition*> offsets;
-    for (auto& [p, r] : range)
-      if (r.second > r.first) {
-        offsets.push_back(RdKafka::TopicPartition::create(topics.inbound, p, r.second));
-        r.first = r.second;
-      }
-    if (offsets.empty())
-      return true;
-    if (auto e = m.consumer->commitSync(offsets); e != RdKafka::ERR_NO_ERROR)
-      logger().warn("commit failed ({}): these messages will be read again", RdKafka::err2str(e));
-    RdKafka::TopicPartition::destroy(offsets);
-    return true;
-  };
   std::vector<std::pair<std::int32_t, std::int64_t>> resets;
-  while (!stop_ && !crashed) {
+  while (!stop_ && !m.crashed) {
     // An offset reset met in the last poll is decided once that poll's messages are handled.
     for (const auto& [p, offset] : resets)
       m.on_reset(p, offset);
@@ -255,78 +374,23 @@ void sequencer::run() {
       m.next_read[msg->partition()] = msg->offset() + 1;
     if (batch.empty())
       continue;
-    ranges range;
+    impl::ranges range;
     for (const auto& msg : batch)
       range.try_emplace(msg->partition(), msg->offset(), msg->offset());
-    bool queued = true, settled = true;
-    auto since = std::chrono::steady_clock::now();
-    std::vector<schemas::inbound_message> valid;
-    std::vector<const RdKafka::Message*> valid_msgs;
-    for (std::size_t begin = 0; begin < batch.size() && queued; begin += chunk) {
-      if (begin > 0 && stop_)
-        break;  // between chunks: what was appended is committed below, the rest read again
-      if (begin > 0 && std::chrono::steady_clock::now() - since >= settle_every) {
-        // A large batch settles as it goes: progress is committed every ingest.batch_ms.
-        if (!(settled = settle(range)))
-          break;
-        since = std::chrono::steady_clock::now();
-      }
-      const std::size_t end = std::min(batch.size(), begin + chunk);
-      valid.clear();
-      valid_msgs.clear();
-      for (std::size_t i = begin; i < end; ++i) {
-        const auto& msg = *batch[i];
-        std::string_view bytes(static_cast<const char*>(msg.payload()), msg.len());
-        schemas::inbound_message ev;
-        if (auto bad = schemas::decode(bytes, limits, ev)) {
-          auto reason = bad->to_string();
-          logger().warn("{}/{}@{} to {}: {}", topics.inbound, msg.partition(), msg.offset(), topics.dead_letter,
-                        reason);
-          std::string key = msg.key() ? *msg.key() : std::string();
-          queued &= m.producer->produce(topics.dead_letter, key, bytes,
-                                        detail::dead_letter_headers(reason, schemas::to_string(bad->what), msg));
-          m.metrics->count_dead_letter(schemas::to_string(bad->what));
-          if (auto failed = chunk_failure(bytes, *bad, msg.partition(), msg.offset())) {
-            const auto rec = schemas::encode(schemas::log_payload{std::move(*failed)});
-            queued &= m.producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
-          }
-        } else {
-          valid.push_back(std::move(ev));
-          valid_msgs.push_back(&msg);
-        }
-      }
-      if (m.opts.extract) {
-        auto read = m.opts.extract(valid);
-        for (std::size_t k = 0; k < valid.size(); ++k) {
-          schemas::extracted_message x{std::move(valid[k]), std::move(read[k]), m.opts.embedder};
-          const auto rec = schemas::encode(schemas::log_payload{std::move(x)});
-          queued &= m.producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
-        }
-      } else {
-        for (std::size_t k = 0; k < valid.size(); ++k) {
-          const auto& msg = *valid_msgs[k];
-          queued &= m.producer->produce(topics.log, valid[k].organization_id,
-                                        std::string_view(static_cast<const char*>(msg.payload()), msg.len()),
-                                        {{schemas::kind_header, schemas::kind_inbound_message}});
-        }
-      }
-      handled += valid.size();
-      for (std::size_t i = begin; i < end; ++i)
-        range[batch[i]->partition()].second = batch[i]->offset() + 1;
-    }
-    if (crashed)
+    const auto [queued, settled] = m.forward_batch(batch, range, stop_, lim);
+    if (m.crashed)
       break;
-    if (!settled || !queued || !settle(range)) {
-      if (crashed)
+    if (!settled || !queued || !m.settle(range)) {
+      if (m.crashed)
         break;
       if (!queued)  // a produce was refused: read the unsettled part again
-        read_again(range);
-      handled = 0;
+        m.read_again(range);
+      m.handled = 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
   }
-  if (!crashed)
+  if (!m.crashed)
     m.consumer->close();
   running_ = false;
   logger().info("stopped");

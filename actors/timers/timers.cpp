@@ -21,6 +21,52 @@ std::string rfc3339(std::int64_t ms) { return schemas::format_rfc3339(ms); }
 
 std::string reminder_id_of(const std::string& entry_id) { return "rem-" + entry_id; }
 
+/// The reminder_sent command: `reminder` (of entry `entry`) is at `partition`/`offset` of
+/// engram-reminders.
+schemas::knowledge_command reminder_sent_command(const std::string& org, const std::string& entry,
+                                                 const std::string& reminder, std::int32_t partition,
+                                                 std::int64_t offset, std::int64_t issued_at_ms) {
+  schemas::knowledge_command c;
+  c.op = schemas::command_op::reminder_sent;
+  c.event_id = "sent-" + reminder;  // one per reminder: recorded twice is applied once
+  c.organization_id = org;
+  c.issued_at_ms = issued_at_ms;
+  c.issued_at = rfc3339(c.issued_at_ms);
+  c.issued_by = "timers";
+  c.id = entry;
+  c.reminder_id = reminder;
+  c.reminder_partition = partition;
+  c.reminder_offset = offset;
+  return c;
+}
+
+/// The round's `n`-th expire command for `org`, at `now`.
+schemas::knowledge_command expire_command(const std::string& org, std::int64_t now, int n, const timers_options& opts) {
+  schemas::knowledge_command c;
+  c.op = schemas::command_op::expire;
+  c.organization_id = org;
+  c.issued_at_ms = now;
+  c.issued_at = rfc3339(now);
+  c.issued_by = "timers";
+  c.event_id = "expire-" + std::to_string(now) + "-" + std::to_string(n);
+  c.limit = opts.expiry_batch;
+  c.ttl_ms = opts.branch_ttl_ms;
+  return c;
+}
+
+/// The reminder sent to engram-reminders for the action item `doc`.
+json reminder_value(const storage::due_item& due, const knowledge::stored_entry& doc, const std::string& reminder,
+                    std::int64_t reminder_lead_ms) {
+  return json{{"reminderId", reminder},
+              {"organizationId", due.organization_id},
+              {"entryId", due.entry_id},
+              {"title", doc.title},
+              {"content", doc.content},
+              {"dueAt", doc.due_at.empty() ? json(nullptr) : json(doc.due_at)},
+              {"remindAt", rfc3339(due.due_ms - reminder_lead_ms)},
+              {"contactIds", doc.contact_ids}};
+}
+
 }  // namespace
 
 timers::timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
@@ -101,18 +147,7 @@ timers_round timers::round() {
   const auto now = clock_->now_ms();
   auto reminder_sent = [&](const std::string& org, const std::string& entry, const std::string& reminder,
                            std::int32_t partition, std::int64_t offset) {
-    schemas::knowledge_command c;
-    c.op = schemas::command_op::reminder_sent;
-    c.event_id = "sent-" + reminder;  // one per reminder: recorded twice is applied once
-    c.organization_id = org;
-    c.issued_at_ms = clock_->now_ms();
-    c.issued_at = rfc3339(c.issued_at_ms);
-    c.issued_by = "timers";
-    c.id = entry;
-    c.reminder_id = reminder;
-    c.reminder_partition = partition;
-    c.reminder_offset = offset;
-    return apply(c);
+    return apply(reminder_sent_command(org, entry, reminder, partition, offset, clock_->now_ms()));
   };
   // (1) Sent before a crash, not recorded: record, never send again.
   if (reminders_ && !recovered_) {
@@ -140,16 +175,7 @@ timers_round timers::round() {
   // (2) Expiry, in small commands: ingestion's records interleave with them.
   for (const auto& org : store_->stats()) {
     for (int n = 0; !halting_ && store_->has_expired(org.organization_id, now, opts_.branch_ttl_ms); ++n) {
-      schemas::knowledge_command c;
-      c.op = schemas::command_op::expire;
-      c.organization_id = org.organization_id;
-      c.issued_at_ms = now;
-      c.issued_at = rfc3339(now);
-      c.issued_by = "timers";
-      c.event_id = "expire-" + std::to_string(now) + "-" + std::to_string(n);
-      c.limit = opts_.expiry_batch;
-      c.ttl_ms = opts_.branch_ttl_ms;
-      auto what = apply(c);
+      auto what = apply(expire_command(org.organization_id, now, n, opts_));
       if (!what) {
         r.problem = "expiry: " + what.error();
         return r;
@@ -177,14 +203,7 @@ timers_round timers::round() {
     if (knowledge::decode(*raw, doc) || !knowledge::visible(doc, rfc3339(now)))
       continue;  // superseded, or expired (the next sweep removes it)
     const auto reminder = reminder_id_of(due.entry_id);
-    json value{{"reminderId", reminder},
-               {"organizationId", due.organization_id},
-               {"entryId", due.entry_id},
-               {"title", doc.title},
-               {"content", doc.content},
-               {"dueAt", doc.due_at.empty() ? json(nullptr) : json(doc.due_at)},
-               {"remindAt", rfc3339(due.due_ms - opts_.reminder_lead_ms)},
-               {"contactIds", doc.contact_ids}};
+    json value = reminder_value(due, doc, reminder, opts_.reminder_lead_ms);
     auto sent = reminders_->send(due.organization_id, reminder, value.dump());
     if (!sent) {
       r.problem = "reminder: " + sent.error();
