@@ -146,6 +146,221 @@ int person_evidence(const schemas::inbound_message& m, std::string_view subject_
   return score;
 }
 
+/// The scores classify_message adds up as it reads a message.
+struct message_scores {
+  int bulk = 0, spam = 0;
+  /// Spam phrases found.
+  int phrases = 0;
+  /// Marks of sales copy (score_sales_copy and on).
+  int sales = 0;
+  bool list = false, automated = false;
+};
+
+/// The value of header `name`, or null when the message has none.
+const std::string* header_of(const schemas::inbound_message& m, const char* name) {
+  auto it = m.headers.find(name);
+  return it == m.headers.end() ? nullptr : &it->second;
+}
+
+/// List, precedence, auto-submitted and spam-flag headers.
+void score_headers(const schemas::inbound_message& m, message_scores& sc, std::vector<std::string>& signals) {
+  for (const char* h : {"list-id", "list-post", "list-help", "mailing-list", "x-mailing-list", "list-unsubscribe",
+                        "feedback-id", "x-campaign"})
+    if (header_of(m, h)) {
+      sc.bulk += 3;
+      signals.push_back(std::string("header ") + h);
+      const std::string_view name(h);
+      sc.list |= name != "feedback-id" && name != "x-campaign";
+      sc.automated |= name == "feedback-id" || name == "x-campaign";
+    }
+  if (const auto* p = header_of(m, "precedence")) {
+    const auto x = lower_ascii(*p);
+    if (contains(x, "bulk") || contains(x, "list") || contains(x, "junk")) {
+      sc.bulk += 3;
+      signals.push_back("precedence " + x);
+      sc.list |= contains(x, "list") || contains(x, "bulk");
+    }
+  }
+  if (const auto* a = header_of(m, "auto-submitted"); a && lower_ascii(*a) != "no") {
+    sc.bulk += 3;
+    sc.automated = true;
+    signals.push_back("auto-submitted");
+  }
+  if (const auto* f = header_of(m, "x-spam-flag"); f && lower_ascii(*f).starts_with("yes")) {
+    sc.spam += 5;
+    signals.push_back("x-spam-flag");
+  }
+}
+
+/// An automated sender, and for a list message its automated senders and subjects
+/// (`sender` and `subject` in lower case).
+void score_sender(std::string_view sender, std::string_view subject, message_scores& sc,
+                  std::vector<std::string>& signals) {
+  for (const char* s : automated_senders)
+    if (contains(sender, s)) {
+      sc.bulk += 2;
+      sc.automated = true;
+      signals.push_back(std::string("sender ") + s);
+      break;
+    }
+  if (sc.list) {
+    for (const char* s : automated_list_senders)
+      if (contains(sender, s)) {
+        sc.automated = true;
+        signals.push_back(std::string("list sender ") + s);
+        break;
+      }
+    for (const char* s : automated_subjects)
+      if (contains(subject, s)) {
+        sc.automated = true;
+        signals.push_back(std::string("list subject '") + s + "'");
+        break;
+      }
+  }
+}
+
+/// Footers, sales phrases, a salutation to no one and tokens in the subject (`body` in lower
+/// case; `text` the subject and body in lower case).
+void score_sales_copy(const schemas::inbound_message& m, std::string_view body, std::string_view text,
+                      message_scores& sc, std::vector<std::string>& signals) {
+  for (const char* p : bulk_phrases)
+    if (contains(body, p)) {
+      sc.bulk += 2;
+      signals.push_back(std::string("footer '") + p + "'");
+      break;
+    }
+  for (const char* p : spam_phrases)
+    if (contains(text, p)) {
+      ++sc.phrases;
+      if (sc.phrases <= 3)
+        signals.push_back(std::string("phrase '") + p + "'");
+    }
+  sc.spam += 2 * std::min(sc.phrases, 3);
+  // Marks of sales copy that make cold mail spam: two phrases (one is not: "amazing work on
+  // the demo"), a salutation to no one, tokens in the subject, HTML alone, footers, shouting.
+  sc.sales = sc.phrases >= 2 ? 1 : 0;
+  // The first lines: a salutation to no one in particular.
+  {
+    const auto head = body.substr(0, 300);
+    for (const char* g : generic_salutations)
+      if (contains(head, g)) {
+        sc.spam += 3;
+        ++sc.sales;
+        signals.push_back(std::string("salutation '") + g + "'");
+        break;
+      }
+  }
+  if (random_token(m.subject)) {
+    sc.spam += 3;
+    ++sc.sales;
+    signals.push_back("random token in the subject");
+  }
+  // An advertisement's two marks together: a sales phrase and an unsubscribe footer; or the
+  // link text of HTML mail turned into words.
+  if (sc.phrases > 0 && sc.bulk > 0 &&
+      std::any_of(signals.begin(), signals.end(), [](const std::string& x) { return x.starts_with("footer"); }))
+    sc.spam += 2;
+  if (contains(text, "click here"))
+    sc.spam += 2;
+}
+
+/// Links and capitals per word of the body.
+void score_links_and_capitals(std::string_view body, message_scores& sc, std::vector<std::string>& signals) {
+  std::size_t words = 0, links = 0, caps = 0;
+  for (std::size_t i = 0; i < body.size();) {
+    while (i < body.size() && std::isspace(static_cast<unsigned char>(body[i])))
+      ++i;
+    const auto start = i;
+    while (i < body.size() && !std::isspace(static_cast<unsigned char>(body[i])))
+      ++i;
+    if (i == start)
+      break;
+    const std::string_view w(body.data() + start, i - start);
+    ++words;
+    const auto lw = lower_ascii(w);
+    if (contains(lw, "http://") || contains(lw, "https://") || lw.starts_with("www."))
+      ++links;
+    std::size_t letters = 0, upper = 0;
+    for (char c : w)
+      if (std::isalpha(static_cast<unsigned char>(c))) {
+        ++letters;
+        upper += std::isupper(static_cast<unsigned char>(c)) != 0;
+      }
+    caps += letters >= 3 && upper == letters;
+  }
+  if (words >= 20 && links * 100 >= words * 3) {
+    sc.spam += 2;
+    sc.bulk += 1;
+    signals.push_back("links " + std::to_string(links * 100 / words) + " per 100 words");
+  }
+  if (words >= 20 && caps * 100 >= words * 12) {
+    sc.spam += 2;
+    signals.push_back("capitals " + std::to_string(caps * 100 / words) + " per 100 words");
+  }
+}
+
+/// Shouting and tracking: a subject in capitals, links and capitals in the body, "!!", a
+/// tracking number at the end of the subject (`text` the subject and body in lower case).
+void score_shouting(const schemas::inbound_message& m, std::string_view text, message_scores& sc,
+                    std::vector<std::string>& signals) {
+  // A subject in capitals ("HELP WANTED. WORK FROM HOME REPS.").
+  std::size_t subject_letters = 0, subject_upper = 0;
+  for (char c : m.subject)
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      ++subject_letters;
+      subject_upper += std::isupper(static_cast<unsigned char>(c)) != 0;
+    }
+  if (subject_letters >= 8 && subject_upper * 10 >= subject_letters * 8) {
+    sc.spam += 2;
+    signals.push_back("subject in capitals");
+  }
+  // Links and capitals per word.
+  score_links_and_capitals(m.body, sc, signals);
+  if (contains(text, "!!")) {
+    sc.spam += 1;
+    signals.push_back("'!!'");
+  }
+  // A subject that ends in a tracking number after a run of spaces ("Make Huge Profits     951").
+  if (const auto gap = m.subject.find("     "); gap != std::string::npos) {
+    const auto tail = std::string_view(m.subject).substr(m.subject.find_first_not_of(' ', gap) == std::string::npos
+                                                             ? m.subject.size()
+                                                             : m.subject.find_first_not_of(' ', gap));
+    if (!tail.empty() && tail.size() <= 24 &&
+        std::any_of(tail.begin(), tail.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      sc.spam += 3;
+      ++sc.sales;
+      signals.push_back("tracking number in the subject");
+    }
+  }
+}
+
+/// Whether the message is cold mail (no list, neither a reply nor quoting anyone), and the
+/// marks of sales copy that count for cold mail: HTML alone, a footer or shouting
+/// (`subject` and `body` in lower case).
+bool score_cold_mail(const schemas::inbound_message& m, std::string_view subject, std::string_view body,
+                     message_scores& sc, std::vector<std::string>& signals) {
+  // Cold mail (no list, neither a reply nor quoting anyone) needs one mark of sales copy,
+  // not two.
+  const bool reply = subject.starts_with("re:") || (!m.thread_id.empty() && m.thread_id != m.event_id);
+  const bool quotes = contains(body, " wrote:") || contains(body, "\n>") || body.starts_with(">");
+  const bool cold = !sc.list && !reply && !quotes && !sc.automated;
+  // HTML alone, no text part: how mass mailers send (people's mail clients add a text part).
+  if (const auto* ct = header_of(m, "content-type"); ct && lower_ascii(*ct).starts_with("text/html")) {
+    ++sc.sales;
+    signals.push_back("html only");
+  }
+  // Cold mail with a list's footer or shouting is selling too (a system's sender, noreply@,
+  // is automated mail: bulk, below).
+  if (cold)
+    for (const auto& sg : signals)
+      if (sg.starts_with("footer") || sg.starts_with("capitals") || sg == "'!!'" ||
+          sg.starts_with("subject in capitals")) {
+        ++sc.sales;
+        break;
+      }
+  return cold;
+}
+
 }  // namespace
 
 std::string_view to_string(message_class c) {
@@ -164,188 +379,23 @@ message_verdict classify_message(const schemas::inbound_message& m) {
     v.signals.push_back("document");
     return v;
   }
-  int bulk = 0, spam = 0;
-  bool list = false, automated = false;
-  auto header = [&](const char* name) -> const std::string* {
-    auto it = m.headers.find(name);
-    return it == m.headers.end() ? nullptr : &it->second;
-  };
-  for (const char* h : {"list-id", "list-post", "list-help", "mailing-list", "x-mailing-list", "list-unsubscribe",
-                        "feedback-id", "x-campaign"})
-    if (header(h)) {
-      bulk += 3;
-      v.signals.push_back(std::string("header ") + h);
-      const std::string_view name(h);
-      list |= name != "feedback-id" && name != "x-campaign";
-      automated |= name == "feedback-id" || name == "x-campaign";
-    }
-  if (const auto* p = header("precedence")) {
-    const auto x = lower_ascii(*p);
-    if (contains(x, "bulk") || contains(x, "list") || contains(x, "junk")) {
-      bulk += 3;
-      v.signals.push_back("precedence " + x);
-      list |= contains(x, "list") || contains(x, "bulk");
-    }
-  }
-  if (const auto* a = header("auto-submitted"); a && lower_ascii(*a) != "no") {
-    bulk += 3;
-    automated = true;
-    v.signals.push_back("auto-submitted");
-  }
-  if (const auto* f = header("x-spam-flag"); f && lower_ascii(*f).starts_with("yes")) {
-    spam += 5;
-    v.signals.push_back("x-spam-flag");
-  }
+  message_scores sc;
+  score_headers(m, sc, v.signals);
   const auto sender = lower_ascii(m.from.address);
-  for (const char* s : automated_senders)
-    if (contains(sender, s)) {
-      bulk += 2;
-      automated = true;
-      v.signals.push_back(std::string("sender ") + s);
-      break;
-    }
   const auto subject = lower_ascii(m.subject);
-  if (list) {
-    for (const char* s : automated_list_senders)
-      if (contains(sender, s)) {
-        automated = true;
-        v.signals.push_back(std::string("list sender ") + s);
-        break;
-      }
-    for (const char* s : automated_subjects)
-      if (contains(subject, s)) {
-        automated = true;
-        v.signals.push_back(std::string("list subject '") + s + "'");
-        break;
-      }
-  }
+  score_sender(sender, subject, sc, v.signals);
   const auto body = lower_ascii(m.body);
-  for (const char* p : bulk_phrases)
-    if (contains(body, p)) {
-      bulk += 2;
-      v.signals.push_back(std::string("footer '") + p + "'");
-      break;
-    }
   const auto text = lower_ascii(m.subject) + "\n" + body;
-  int phrases = 0;
-  for (const char* p : spam_phrases)
-    if (contains(text, p)) {
-      ++phrases;
-      if (phrases <= 3)
-        v.signals.push_back(std::string("phrase '") + p + "'");
-    }
-  spam += 2 * std::min(phrases, 3);
-  // Marks of sales copy that make cold mail spam: two phrases (one is not: "amazing work on
-  // the demo"), a salutation to no one, tokens in the subject, HTML alone, footers, shouting.
-  int sales = phrases >= 2 ? 1 : 0;
-  // The first lines: a salutation to no one in particular.
-  {
-    const auto head = std::string_view(body).substr(0, 300);
-    for (const char* g : generic_salutations)
-      if (contains(head, g)) {
-        spam += 3;
-        ++sales;
-        v.signals.push_back(std::string("salutation '") + g + "'");
-        break;
-      }
-  }
-  if (random_token(m.subject)) {
-    spam += 3;
-    ++sales;
-    v.signals.push_back("random token in the subject");
-  }
-  // An advertisement's two marks together: a sales phrase and an unsubscribe footer; or the
-  // link text of HTML mail turned into words.
-  if (phrases > 0 && bulk > 0 &&
-      std::any_of(v.signals.begin(), v.signals.end(), [](const std::string& x) { return x.starts_with("footer"); }))
-    spam += 2;
-  if (contains(text, "click here"))
-    spam += 2;
-  // A subject in capitals ("HELP WANTED. WORK FROM HOME REPS.").
-  std::size_t subject_letters = 0, subject_upper = 0;
-  for (char c : m.subject)
-    if (std::isalpha(static_cast<unsigned char>(c))) {
-      ++subject_letters;
-      subject_upper += std::isupper(static_cast<unsigned char>(c)) != 0;
-    }
-  if (subject_letters >= 8 && subject_upper * 10 >= subject_letters * 8) {
-    spam += 2;
-    v.signals.push_back("subject in capitals");
-  }
-  // Links and capitals per word.
-  std::size_t words = 0, links = 0, caps = 0;
-  for (std::size_t i = 0; i < m.body.size();) {
-    while (i < m.body.size() && std::isspace(static_cast<unsigned char>(m.body[i])))
-      ++i;
-    const auto start = i;
-    while (i < m.body.size() && !std::isspace(static_cast<unsigned char>(m.body[i])))
-      ++i;
-    if (i == start)
-      break;
-    const std::string_view w(m.body.data() + start, i - start);
-    ++words;
-    const auto lw = lower_ascii(w);
-    if (contains(lw, "http://") || contains(lw, "https://") || lw.starts_with("www."))
-      ++links;
-    std::size_t letters = 0, upper = 0;
-    for (char c : w)
-      if (std::isalpha(static_cast<unsigned char>(c))) {
-        ++letters;
-        upper += std::isupper(static_cast<unsigned char>(c)) != 0;
-      }
-    caps += letters >= 3 && upper == letters;
-  }
-  if (words >= 20 && links * 100 >= words * 3) {
-    spam += 2;
-    bulk += 1;
-    v.signals.push_back("links " + std::to_string(links * 100 / words) + " per 100 words");
-  }
-  if (words >= 20 && caps * 100 >= words * 12) {
-    spam += 2;
-    v.signals.push_back("capitals " + std::to_string(caps * 100 / words) + " per 100 words");
-  }
-  if (contains(text, "!!")) {
-    spam += 1;
-    v.signals.push_back("'!!'");
-  }
-  // A subject that ends in a tracking number after a run of spaces ("Make Huge Profits     951").
-  if (const auto gap = m.subject.find("     "); gap != std::string::npos) {
-    const auto tail = std::string_view(m.subject).substr(m.subject.find_first_not_of(' ', gap) == std::string::npos
-                                                             ? m.subject.size()
-                                                             : m.subject.find_first_not_of(' ', gap));
-    if (!tail.empty() && tail.size() <= 24 &&
-        std::any_of(tail.begin(), tail.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      spam += 3;
-      ++sales;
-      v.signals.push_back("tracking number in the subject");
-    }
-  }
-  // Cold mail (no list, neither a reply nor quoting anyone) needs one mark of sales copy,
-  // not two.
-  const bool reply = subject.starts_with("re:") || (!m.thread_id.empty() && m.thread_id != m.event_id);
-  const bool quotes = contains(body, " wrote:") || contains(body, "\n>") || body.starts_with(">");
-  const bool cold = !list && !reply && !quotes && !automated;
-  // HTML alone, no text part: how mass mailers send (people's mail clients add a text part).
-  if (const auto* ct = header("content-type"); ct && lower_ascii(*ct).starts_with("text/html")) {
-    ++sales;
-    v.signals.push_back("html only");
-  }
-  // Cold mail with a list's footer or shouting is selling too (a system's sender, noreply@,
-  // is automated mail: bulk, below).
-  if (cold)
-    for (const auto& sg : v.signals)
-      if (sg.starts_with("footer") || sg.starts_with("capitals") || sg == "'!!'" ||
-          sg.starts_with("subject in capitals")) {
-        ++sales;
-        break;
-      }
-  if (spam >= 4 || (cold && sales >= 1)) {
+  score_sales_copy(m, body, text, sc, v.signals);
+  score_shouting(m, text, sc, v.signals);
+  const bool cold = score_cold_mail(m, subject, body, sc, v.signals);
+  if (sc.spam >= 4 || (cold && sc.sales >= 1)) {
     v.cls = message_class::spam;
-  } else if (bulk >= 3) {
+  } else if (sc.bulk >= 3) {
     // A discussion list is people: a list message a person wrote to people (a reply, quotes,
     // a question, the writer speaking for themselves) is read like person mail; the list's
     // automated mail, newsletters and marketing stay bulk.
-    if (list && !automated && phrases < 2 && person_evidence(m, subject, body, v.signals) >= 1)
+    if (sc.list && !sc.automated && sc.phrases < 2 && person_evidence(m, subject, body, v.signals) >= 1)
       v.signals.push_back("list message written by a person");
     else
       v.cls = message_class::bulk;

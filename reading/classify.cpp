@@ -230,6 +230,30 @@ bool decision_word_first(const std::string& l) {
   return l.rfind("approved", 0) == 0 || l.rfind("decided", 0) == 0 || l.rfind("agreed", 0) == 0;
 }
 
+/// "<someone> will|'ll <task verb>": she'll countersign, Ines will brief.
+bool will_do_task(const token_view& tv) {
+  const auto& ws = tv.tokens;
+  for (std::size_t k = 0; k + 1 < ws.size(); ++k) {
+    auto w0 = ws[k];
+    bool will = w0 == "will" || (w0.size() > 3 && w0.substr(w0.size() - 3) == "'ll");
+    if (will && (task_verbs.count(ws[k + 1]) ||
+                 has_any(ws[k + 1], {"countersign", "brief", "handle", "draft", "present", "demo", "book", "host",
+                                     "bring", "train", "migrate", "install", "configure", "deploy", "send"})))
+      return true;
+  }
+  return false;
+}
+
+/// A sentence that starts with a name: "to", "will", "needs" or "should" then a task verb
+/// among its next words ("Dana to send the deck").
+bool name_then_task(const token_view& tv) {
+  const auto& ws = tv.tokens;
+  for (std::size_t k = 1; k + 1 < ws.size() && k <= 3; ++k)
+    if ((ws[k] == "to" || ws[k] == "will" || ws[k] == "needs" || ws[k] == "should") && task_verbs.count(ws[k + 1]))
+      return true;
+  return false;
+}
+
 }  // namespace
 
 std::optional<verdict> classify(const std::string& s, const token_view& tv, bool has_date, bool has_amount,
@@ -252,28 +276,11 @@ std::optional<verdict> classify(const std::string& s, const token_view& tv, bool
   bool request = first_word_is(l, {"please", "pls", "kindly"}) || request_cue;
   bool commitment = commitment_phrases.any(tv);
   // "<someone> will|'ll <task verb>": she'll countersign, Ines will brief.
-  if (!commitment) {
-    const auto& ws = tv.tokens;
-    for (std::size_t k = 0; k + 1 < ws.size(); ++k) {
-      auto w0 = ws[k];
-      bool will = w0 == "will" || (w0.size() > 3 && w0.substr(w0.size() - 3) == "'ll");
-      if (will && (task_verbs.count(ws[k + 1]) ||
-                   has_any(ws[k + 1], {"countersign", "brief", "handle", "draft", "present", "demo", "book", "host",
-                                       "bring", "train", "migrate", "install", "configure", "deploy", "send"}))) {
-        commitment = true;
-        break;
-      }
-    }
-  }
+  if (!commitment)
+    commitment = will_do_task(tv);
   bool name_to_verb = false;
-  if (starts_with_name) {
-    const auto& ws = tv.tokens;
-    for (std::size_t k = 1; k + 1 < ws.size() && k <= 3; ++k)
-      if ((ws[k] == "to" || ws[k] == "will" || ws[k] == "needs" || ws[k] == "should") && task_verbs.count(ws[k + 1])) {
-        name_to_verb = true;
-        break;
-      }
-  }
+  if (starts_with_name)
+    name_to_verb = name_then_task(tv);
   bool imperative = task_verbs.count(text::strip_punct(l.substr(0, l.find(' ')))) && !question;
 
   // Decisions first: "we'll go with the annual plan" is a decision, not a task.

@@ -159,6 +159,141 @@ void split_role_company(std::string_view s, signature& sig) {
   }
 }
 
+/// The lines before the first quote header, without "> " lines; `quoted` set when either is found.
+std::vector<std::string_view> drop_quotes(const std::vector<std::string_view>& ls, bool& quoted) {
+  std::size_t end = ls.size();
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    if (is_quote_header(ls, i)) {
+      end = i;
+      quoted = true;
+      break;
+    }
+  }
+  std::vector<std::string_view> kept;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (!trim(ls[i]).empty() && trim(ls[i]).front() == '>') {
+      quoted = true;
+      continue;
+    }
+    kept.push_back(ls[i]);
+  }
+  return kept;
+}
+
+/// Cuts `kept` at a disclaimer or list footer (with the "--" or "__" line before it);
+/// `disclaimer` set when one is found.
+void drop_footer(std::vector<std::string_view>& kept, bool& disclaimer) {
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    bool separated_footer = is_separator(kept[i]) && i + 1 < kept.size() &&
+                            (is_footer_start(kept[i + 1]) || (i + 2 < kept.size() && is_footer_start(kept[i + 2])));
+    if (separated_footer) {
+      disclaimer = true;
+      kept.resize(i);
+      break;
+    }
+    if (is_footer_start(kept[i])) {
+      disclaimer = true;
+      std::size_t cut = i;
+      if (cut > 0) {
+        auto prev = trim(kept[cut - 1]);
+        if (prev == "--" || prev == "-- " ||
+            (prev.size() >= 2 && prev.find_first_not_of("_-=") == std::string_view::npos))
+          --cut;
+      }
+      kept.resize(cut);
+      break;
+    }
+  }
+}
+
+/// Where a signature block starts and where the new text ends (lines of `kept`); unset when
+/// not found.
+struct signature_cut {
+  std::optional<std::size_t> sig_start, body_end;
+};
+
+/// A signature after a "--" delimiter line.
+void find_delimited_signature(const std::vector<std::string_view>& kept, signature_cut& cut) {
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    auto t = trim(kept[i]);
+    if (t == "--" || kept[i] == "-- ") {
+      cut.sig_start = i + 1;
+      cut.body_end = i;
+      break;
+    }
+  }
+}
+
+/// A signature after a sign-off line near the end; a sign-off with the signature on its own
+/// line ("Regards, Priya Shah, ...") is parsed into `sig` here.
+void find_signed_off_signature(const std::vector<std::string_view>& kept, std::string_view sender_name,
+                               signature_cut& cut, std::optional<signature>& sig) {
+  for (std::size_t i = kept.size(); i-- > 0;) {
+    auto t = trim(kept[i]);
+    if (t.empty())
+      continue;
+    std::size_t remaining = 0;
+    for (std::size_t k = i + 1; k < kept.size(); ++k)
+      remaining += !trim(kept[k]).empty();
+    if (remaining > 6)
+      break;
+    if (is_sign_off(t)) {
+      cut.sig_start = i + 1;
+      cut.body_end = i + 1;  // the sign-off line itself is kept: it is junk, not knowledge
+      break;
+    }
+    // "Regards, Priya Shah, Customer Success Manager, Initech"
+    auto comma = t.find(',');
+    if (comma != std::string_view::npos && is_sign_off(t.substr(0, comma + 1)) && remaining == 0) {
+      sig = parse_signature(t.substr(comma + 1), sender_name);
+      cut.body_end = i;
+      break;
+    }
+  }
+}
+
+/// A trailing block after a blank line: a name line, then a few short lines.
+void find_trailing_signature(const std::vector<std::string_view>& kept, std::string_view sender_name,
+                             signature_cut& cut) {
+  std::size_t last = kept.size();
+  while (last > 0 && trim(kept[last - 1]).empty())
+    --last;
+  std::size_t first = last;
+  while (first > 0 && !trim(kept[first - 1]).empty())
+    --first;
+  std::size_t n = last - first;
+  if (first > 0 && n >= 1 && n <= 5) {
+    auto name = trim(kept[first]);
+    bool named =
+        looks_like_name(name) || (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name)) ||
+        (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name.substr(0, sender_name.find(' '))));
+    bool short_lines = true;
+    for (std::size_t k = first; k < last; ++k)
+      short_lines &= trim(kept[k]).size() <= 60 && trim(kept[k]).find(". ") == std::string_view::npos;
+    if (named && short_lines && name.size() <= 40) {
+      cut.sig_start = first;
+      cut.body_end = first;
+    }
+  }
+}
+
+/// A last line "Sarah Lee | VP Sales, Acme" with nothing after it.
+void find_bar_signature(const std::vector<std::string_view>& kept, signature_cut& cut) {
+  for (std::size_t i = kept.size(); i-- > 0;) {
+    auto t = trim(kept[i]);
+    if (t.empty())
+      continue;
+    if (t.find('|') != std::string_view::npos && t.size() < 100) {
+      auto first = trim(t.substr(0, t.find('|')));
+      if (looks_like_name(first)) {
+        cut.sig_start = i;
+        cut.body_end = i;
+      }
+    }
+    break;
+  }
+}
+
 }  // namespace
 
 std::optional<signature> parse_signature(std::string_view block, std::string_view sender_name) {
@@ -231,124 +366,25 @@ cleaned_message clean(std::string_view body, std::string_view sender_name) {
   cleaned_message out;
   auto ls = text::lines(body);
   // 1. Quoted replies and forwards end the new text.
-  std::size_t end = ls.size();
-  for (std::size_t i = 0; i < ls.size(); ++i) {
-    if (is_quote_header(ls, i)) {
-      end = i;
-      out.quoted = true;
-      break;
-    }
-  }
-  std::vector<std::string_view> kept;
-  for (std::size_t i = 0; i < end; ++i) {
-    if (!trim(ls[i]).empty() && trim(ls[i]).front() == '>') {
-      out.quoted = true;
-      continue;
-    }
-    kept.push_back(ls[i]);
-  }
+  std::vector<std::string_view> kept = drop_quotes(ls, out.quoted);
   // 2. Disclaimers and list footers end it too (with a "--" or "__" line before them).
-  for (std::size_t i = 0; i < kept.size(); ++i) {
-    bool separated_footer = is_separator(kept[i]) && i + 1 < kept.size() &&
-                            (is_footer_start(kept[i + 1]) || (i + 2 < kept.size() && is_footer_start(kept[i + 2])));
-    if (separated_footer) {
-      out.disclaimer = true;
-      kept.resize(i);
-      break;
-    }
-    if (is_footer_start(kept[i])) {
-      out.disclaimer = true;
-      std::size_t cut = i;
-      if (cut > 0) {
-        auto prev = trim(kept[cut - 1]);
-        if (prev == "--" || prev == "-- " ||
-            (prev.size() >= 2 && prev.find_first_not_of("_-=") == std::string_view::npos))
-          --cut;
-      }
-      kept.resize(cut);
-      break;
-    }
-  }
+  drop_footer(kept, out.disclaimer);
   // 3. The signature: after a "--" delimiter, or after a sign-off line near the end.
-  std::optional<std::size_t> sig_start, body_end;
-  for (std::size_t i = 0; i < kept.size(); ++i) {
-    auto t = trim(kept[i]);
-    if (t == "--" || kept[i] == "-- ") {
-      sig_start = i + 1;
-      body_end = i;
-      break;
-    }
-  }
-  if (!sig_start) {
-    for (std::size_t i = kept.size(); i-- > 0;) {
-      auto t = trim(kept[i]);
-      if (t.empty())
-        continue;
-      std::size_t remaining = 0;
-      for (std::size_t k = i + 1; k < kept.size(); ++k)
-        remaining += !trim(kept[k]).empty();
-      if (remaining > 6)
-        break;
-      if (is_sign_off(t)) {
-        sig_start = i + 1;
-        body_end = i + 1;  // the sign-off line itself is kept: it is junk, not knowledge
-        break;
-      }
-      // "Regards, Priya Shah, Customer Success Manager, Initech"
-      auto comma = t.find(',');
-      if (comma != std::string_view::npos && is_sign_off(t.substr(0, comma + 1)) && remaining == 0) {
-        out.sig = parse_signature(t.substr(comma + 1), sender_name);
-        body_end = i;
-        break;
-      }
-    }
-  }
-  // A trailing block after a blank line: a name line, then a few short lines.
-  if (!sig_start && !body_end) {
-    std::size_t last = kept.size();
-    while (last > 0 && trim(kept[last - 1]).empty())
-      --last;
-    std::size_t first = last;
-    while (first > 0 && !trim(kept[first - 1]).empty())
-      --first;
-    std::size_t n = last - first;
-    if (first > 0 && n >= 1 && n <= 5) {
-      auto name = trim(kept[first]);
-      bool named =
-          looks_like_name(name) || (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name)) ||
-          (!sender_name.empty() && lower_ascii(name) == lower_ascii(sender_name.substr(0, sender_name.find(' '))));
-      bool short_lines = true;
-      for (std::size_t k = first; k < last; ++k)
-        short_lines &= trim(kept[k]).size() <= 60 && trim(kept[k]).find(". ") == std::string_view::npos;
-      if (named && short_lines && name.size() <= 40) {
-        sig_start = first;
-        body_end = first;
-      }
-    }
-  }
-  // A last line "Sarah Lee | VP Sales, Acme" with nothing after it.
-  if (!sig_start && !body_end) {
-    for (std::size_t i = kept.size(); i-- > 0;) {
-      auto t = trim(kept[i]);
-      if (t.empty())
-        continue;
-      if (t.find('|') != std::string_view::npos && t.size() < 100) {
-        auto first = trim(t.substr(0, t.find('|')));
-        if (looks_like_name(first)) {
-          sig_start = i;
-          body_end = i;
-        }
-      }
-      break;
-    }
-  }
-  if (sig_start) {
+  signature_cut cut;
+  find_delimited_signature(kept, cut);
+  if (!cut.sig_start)
+    find_signed_off_signature(kept, sender_name, cut, out.sig);
+  if (!cut.sig_start && !cut.body_end)
+    find_trailing_signature(kept, sender_name, cut);
+  if (!cut.sig_start && !cut.body_end)
+    find_bar_signature(kept, cut);
+  if (cut.sig_start) {
     std::string block;
-    for (std::size_t i = *sig_start; i < kept.size(); ++i)
+    for (std::size_t i = *cut.sig_start; i < kept.size(); ++i)
       block.append(kept[i]).push_back('\n');
     out.sig = parse_signature(block, sender_name);
   }
-  std::size_t stop = body_end.value_or(kept.size());
+  std::size_t stop = cut.body_end.value_or(kept.size());
   for (std::size_t i = 0; i < stop; ++i)
     out.text.append(kept[i]).push_back('\n');
   while (!out.text.empty() && (out.text.back() == '\n' || out.text.back() == ' '))

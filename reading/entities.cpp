@@ -72,120 +72,163 @@ std::string org_from_address(std::string_view address) {
   return capitalise(label);
 }
 
+namespace {
+
+/// A sentence as find_people_and_orgs reads it: its words, and where its mentions go.
+struct name_reader {
+  const std::string& s;
+  std::size_t sentence_start;
+  const message_context& ctx;
+  std::vector<span_mention>& out;
+  std::vector<std::string_view> ws;
+
+  /// The offset of word `w` in the sentence.
+  std::size_t offset(std::string_view w) const { return static_cast<std::size_t>(w.data() - s.data()); }
+};
+
+/// A word not capitalised (`lw` lower-case).
+void read_lower_case_name(name_reader& r, std::string_view w, const std::string& lw) {
+  // Chat is often lower-case: a participant's first name or an organisation this message
+  // knows (its domains, its signature) is recognised in any case, unless it is also a
+  // common word ("will", "may", "target").
+  if (w.size() < 3 || is_common_word(lw))
+    return;
+  if (auto it = r.ctx.known_orgs.find(lw); it != r.ctx.known_orgs.end()) {
+    entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
+    r.out.push_back({r.sentence_start + r.offset(w), r.sentence_start + r.offset(w) + w.size(), m});
+  } else if (auto p = r.ctx.person_by_first.find(lw); p != r.ctx.person_by_first.end()) {
+    entity_mention m{entity_kind::person, std::string(w), p->second, {}, {}, {}, {}, {}};
+    r.out.push_back({r.sentence_start + r.offset(w), r.sentence_start + r.offset(w) + w.size(), m});
+  }
+}
+
+/// "Contoso Ltd", "Northwind Traders", "Acme Corp." from word `i` (`w` stripped, `lw`
+/// lower-case); true when found (`i` then at its last word).
+bool read_company(name_reader& r, std::size_t& i, std::string_view w, const std::string& lw) {
+  const auto& ws = r.ws;
+  std::size_t j = i;
+  std::array<std::string_view, 4> run{};
+  std::size_t n = 0;
+  while (j < ws.size() && n < run.size() && is_capitalised(text::strip_punct(ws[j]))) {
+    run[n++] = text::strip_punct(ws[j]);
+    bool ends = ws[j].back() == ',' || ws[j].back() == '.' || ws[j].back() == ';';
+    ++j;
+    if (ends && !is_legal_suffix(ws[j - 1]))
+      break;
+  }
+  std::vector<std::string_view> caps;
+  if (n >= 2 && (is_legal_suffix(ws[i + n - 1]) || is_org_word(run[n - 1])))
+    caps.assign(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(n));
+  if (caps.size() >= 2 && !lexicon::is_stop_capital(lw)) {
+    std::string written;
+    for (std::size_t k = 0; k < caps.size(); ++k)
+      written += (k ? " " : "") + std::string(caps[k]);
+    std::string name;
+    for (std::size_t k = 0; k < caps.size(); ++k)
+      if (!(k + 1 == caps.size() && is_legal_suffix(ws[i + k])))
+        name += (name.empty() ? "" : " ") + std::string(caps[k]);
+    auto b = r.offset(caps.front());
+    entity_mention m{entity_kind::organization, written, name, {}, {}, {}, {}, {}};
+    r.out.push_back({r.sentence_start + b, r.sentence_start + r.offset(caps.back()) + caps.back().size(), m});
+    i += caps.size() - 1;
+    return true;
+  }
+  return false;
+}
+
+/// People: a known first name at word `i`, optionally followed by a capitalised surname;
+/// true when found (`i` then at its last word).
+bool read_person(name_reader& r, std::size_t& i, std::string_view w, const std::string& lw) {
+  const auto& ws = r.ws;
+  const auto& ctx = r.ctx;
+  bool first = lexicon::is_first_name(lw) || ctx.person_by_first.count(lw);
+  if (first && !lexicon::is_stop_capital(lw)) {
+    std::string name(w);
+    auto end_word = w;
+    if (i + 1 < ws.size()) {
+      auto next = text::strip_punct(ws[i + 1]);
+      bool joined = ws[i].back() != ',' && ws[i].back() != '.';
+      if (joined && is_capitalised(next) && !lexicon::is_stop_capital(lower_ascii(next)) &&
+          !ctx.known_orgs.count(lower_ascii(next)) &&
+          (!lexicon::is_first_name(lower_ascii(next)) || !lexicon::is_first_name(lw) || i + 2 >= ws.size() ||
+           !is_capitalised(text::strip_punct(ws[i + 2])))) {
+        // A surname may be a first name too ("Siobhán Kelly"), unless a third capital
+        // follows: "Dana Kelly Smith" reads as Dana and Kelly Smith.
+        name += " " + std::string(next);
+        end_word = next;
+        ++i;
+      }
+    }
+    std::string value = name;
+    if (name.find(' ') == std::string::npos)
+      if (auto it = ctx.person_by_first.find(lw); it != ctx.person_by_first.end())
+        value = it->second;
+    entity_mention m{entity_kind::person, name, value, {}, {}, {}, {}, {}};
+    r.out.push_back({r.sentence_start + r.offset(w), r.sentence_start + r.offset(end_word) + end_word.size(), m});
+    return true;
+  }
+  return false;
+}
+
+/// "subsidiary of Contoso", "joined Fabrikam", "at Initech", "with Coho Winery",
+/// "Globex's team": a capitalised name (up to three words) after an organisation cue, or
+/// in the possessive, that is no one's first name (`i` then at its last word).
+void read_cued_org(name_reader& r, std::size_t& i, std::string_view w, const std::string& lw) {
+  const auto& ws = r.ws;
+  const bool possessive_word = ws[i].size() > 2 && (ws[i].find("'s") != std::string_view::npos ||
+                                                    ws[i].find("\xE2\x80\x99s") != std::string_view::npos);
+  if ((i > 0 || possessive_word) && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) &&
+      !r.ctx.person_by_first.count(lw) && w.size() >= 3) {
+    auto prev = i > 0 ? lower_ascii(text::strip_punct(ws[i - 1])) : std::string();
+    bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
+               prev == "for" || prev == "from" || prev == "by" || prev == "to" || prev == "via" || prev == "and";
+    bool possessive = possessive_word;
+    if (!cue && !possessive)
+      return;
+    std::size_t n = 1;
+    while (!possessive && n < 3 && i + n < ws.size() && ws[i + n - 1].back() != ',' && ws[i + n - 1].back() != '.') {
+      auto next = text::strip_punct(ws[i + n]);
+      auto ln = lower_ascii(next);
+      if (!is_capitalised(next) || lexicon::is_stop_capital(ln) || lexicon::is_first_name(ln))
+        break;
+      ++n;
+    }
+    auto last = text::strip_punct(ws[i + n - 1]);
+    std::string name(r.s.substr(r.offset(w), r.offset(last) + last.size() - r.offset(w)));
+    if (prev == "and" && r.out.empty())
+      return;  // "and X" counts only next to another name
+    entity_mention m{entity_kind::organization, name, name, {}, {}, {}, {}, {}};
+    r.out.push_back({r.sentence_start + r.offset(w), r.sentence_start + r.offset(last) + last.size(), m});
+    i += n - 1;
+  }
+}
+
+}  // namespace
+
 void find_people_and_orgs(const std::string& s, std::size_t sentence_start, const message_context& ctx,
                           std::vector<span_mention>& out) {
-  auto ws = text::words(s);
-  auto offset = [&](std::string_view w) { return static_cast<std::size_t>(w.data() - s.data()); };
+  name_reader r{s, sentence_start, ctx, out, text::words(s)};
+  const auto& ws = r.ws;
   for (std::size_t i = 0; i < ws.size(); ++i) {
     auto w = text::strip_punct(ws[i]);
     if (w.size() < 2)
       continue;
     auto lw = lower_ascii(w);
     if (!is_capitalised(w)) {
-      // Chat is often lower-case: a participant's first name or an organisation this message
-      // knows (its domains, its signature) is recognised in any case, unless it is also a
-      // common word ("will", "may", "target").
-      if (w.size() < 3 || is_common_word(lw))
-        continue;
-      if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
-        entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
-        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
-      } else if (auto p = ctx.person_by_first.find(lw); p != ctx.person_by_first.end()) {
-        entity_mention m{entity_kind::person, std::string(w), p->second, {}, {}, {}, {}, {}};
-        out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
-      }
+      read_lower_case_name(r, w, lw);
       continue;
     }
     // Organisation names known from the message (domains, signature) or with a suffix.
     if (auto it = ctx.known_orgs.find(lw); it != ctx.known_orgs.end()) {
       entity_mention m{entity_kind::organization, std::string(w), it->second, {}, {}, {}, {}, {}};
-      out.push_back({sentence_start + offset(w), sentence_start + offset(w) + w.size(), m});
+      out.push_back({sentence_start + r.offset(w), sentence_start + r.offset(w) + w.size(), m});
       continue;
     }
-    // "Contoso Ltd", "Northwind Traders", "Acme Corp."
-    std::size_t j = i;
-    std::array<std::string_view, 4> run{};
-    std::size_t n = 0;
-    while (j < ws.size() && n < run.size() && is_capitalised(text::strip_punct(ws[j]))) {
-      run[n++] = text::strip_punct(ws[j]);
-      bool ends = ws[j].back() == ',' || ws[j].back() == '.' || ws[j].back() == ';';
-      ++j;
-      if (ends && !is_legal_suffix(ws[j - 1]))
-        break;
-    }
-    std::vector<std::string_view> caps;
-    if (n >= 2 && (is_legal_suffix(ws[i + n - 1]) || is_org_word(run[n - 1])))
-      caps.assign(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(n));
-    if (caps.size() >= 2 && !lexicon::is_stop_capital(lw)) {
-      std::string written;
-      for (std::size_t k = 0; k < caps.size(); ++k)
-        written += (k ? " " : "") + std::string(caps[k]);
-      std::string name;
-      for (std::size_t k = 0; k < caps.size(); ++k)
-        if (!(k + 1 == caps.size() && is_legal_suffix(ws[i + k])))
-          name += (name.empty() ? "" : " ") + std::string(caps[k]);
-      auto b = offset(caps.front());
-      entity_mention m{entity_kind::organization, written, name, {}, {}, {}, {}, {}};
-      out.push_back({sentence_start + b, sentence_start + offset(caps.back()) + caps.back().size(), m});
-      i += caps.size() - 1;
+    if (read_company(r, i, w, lw))
       continue;
-    }
-    // People: a known first name, optionally followed by a capitalised surname.
-    bool first = lexicon::is_first_name(lw) || ctx.person_by_first.count(lw);
-    if (first && !lexicon::is_stop_capital(lw)) {
-      std::string name(w);
-      auto end_word = w;
-      if (i + 1 < ws.size()) {
-        auto next = text::strip_punct(ws[i + 1]);
-        bool joined = ws[i].back() != ',' && ws[i].back() != '.';
-        if (joined && is_capitalised(next) && !lexicon::is_stop_capital(lower_ascii(next)) &&
-            !ctx.known_orgs.count(lower_ascii(next)) &&
-            (!lexicon::is_first_name(lower_ascii(next)) || !lexicon::is_first_name(lw) || i + 2 >= ws.size() ||
-             !is_capitalised(text::strip_punct(ws[i + 2])))) {
-          // A surname may be a first name too ("Siobhán Kelly"), unless a third capital
-          // follows: "Dana Kelly Smith" reads as Dana and Kelly Smith.
-          name += " " + std::string(next);
-          end_word = next;
-          ++i;
-        }
-      }
-      std::string value = name;
-      if (name.find(' ') == std::string::npos)
-        if (auto it = ctx.person_by_first.find(lw); it != ctx.person_by_first.end())
-          value = it->second;
-      entity_mention m{entity_kind::person, name, value, {}, {}, {}, {}, {}};
-      out.push_back({sentence_start + offset(w), sentence_start + offset(end_word) + end_word.size(), m});
+    if (read_person(r, i, w, lw))
       continue;
-    }
-    // "subsidiary of Contoso", "joined Fabrikam", "at Initech", "with Coho Winery",
-    // "Globex's team": a capitalised name (up to three words) after an organisation cue, or
-    // in the possessive, that is no one's first name.
-    const bool possessive_word = ws[i].size() > 2 && (ws[i].find("'s") != std::string_view::npos ||
-                                                      ws[i].find("\xE2\x80\x99s") != std::string_view::npos);
-    if ((i > 0 || possessive_word) && !lexicon::is_stop_capital(lw) && !lexicon::is_first_name(lw) &&
-        !ctx.person_by_first.count(lw) && w.size() >= 3) {
-      auto prev = i > 0 ? lower_ascii(text::strip_punct(ws[i - 1])) : std::string();
-      bool cue = prev == "of" || prev == "at" || prev == "joined" || prev == "acquired" || prev == "with" ||
-                 prev == "for" || prev == "from" || prev == "by" || prev == "to" || prev == "via" || prev == "and";
-      bool possessive = possessive_word;
-      if (!cue && !possessive)
-        continue;
-      std::size_t n = 1;
-      while (!possessive && n < 3 && i + n < ws.size() && ws[i + n - 1].back() != ',' && ws[i + n - 1].back() != '.') {
-        auto next = text::strip_punct(ws[i + n]);
-        auto ln = lower_ascii(next);
-        if (!is_capitalised(next) || lexicon::is_stop_capital(ln) || lexicon::is_first_name(ln))
-          break;
-        ++n;
-      }
-      auto last = text::strip_punct(ws[i + n - 1]);
-      std::string name(s.substr(offset(w), offset(last) + last.size() - offset(w)));
-      if (prev == "and" && out.empty())
-        continue;  // "and X" counts only next to another name
-      entity_mention m{entity_kind::organization, name, name, {}, {}, {}, {}, {}};
-      out.push_back({sentence_start + offset(w), sentence_start + offset(last) + last.size(), m});
-      i += n - 1;
-    }
+    read_cued_org(r, i, w, lw);
   }
 }
 

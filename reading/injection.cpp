@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 namespace engram::reading {
@@ -213,6 +214,156 @@ std::vector<std::pair<std::size_t, std::size_t>> obfuscated_sentences(std::strin
   return out;
 }
 
+/// `text` with `spans` (sorted; [begin, end), overlaps allowed) cut out, each a paragraph
+/// break; what was cut appended to `removed` (optional), a line each.
+std::string cut_spans(std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& spans,
+                      std::string* removed) {
+  std::string unclaused;
+  std::size_t at = 0;
+  for (auto [b, e] : spans) {
+    if (b < at)
+      b = at;
+    if (b >= e)
+      continue;
+    unclaused.append(text.substr(at, b - at)).append("\n\n");
+    if (removed)
+      removed->append(text.substr(b, e - b)).push_back('\n');
+    at = e;
+  }
+  unclaused.append(text.substr(at));
+  return unclaused;
+}
+
+/// Where a role-tagged block that opens at `i` of `l` ends: after its closing tag, or at the
+/// end of the line. None when no block opens there.
+std::optional<std::size_t> role_block_end(const std::string& l, std::size_t i) {
+  for (auto [open, close] : blocks) {
+    if (l.compare(i, open.size(), open) != 0)
+      continue;
+    auto end = l.find(close, i + open.size());
+    if (end != std::string::npos) {
+      end += close.size();
+    } else {
+      end = l.find('\n', i);
+      end = end == std::string::npos ? l.size() : end;
+    }
+    return end;
+  }
+  return std::nullopt;
+}
+
+/// The length of a closing tag or delimiter at `i` of `l`; 0 when there is none.
+std::size_t closing_markup_length(const std::string& l, std::size_t i) {
+  std::size_t len = 0;
+  for (auto [open, close] : blocks)
+    if (l.compare(i, close.size(), close) == 0)
+      len = close.size();
+  for (auto d : delimiters)
+    if (!len && l.compare(i, d.size(), d) == 0)
+      len = d.size();
+  return len;
+}
+
+/// Whether any pattern (override, tag, delimiter) occurs in `source`, in any case: one pass
+/// over the text finds whether any pattern occurs (most messages have none).
+bool has_pattern_anchor(std::string_view source) {
+  // A pattern can start at i only if its first three (lower-case) characters are there; a
+  // bigram table rules out nearly every position, a trigram list most of the rest.
+  static const auto filters = [] {
+    std::pair<std::vector<bool>, std::vector<std::uint32_t>> f{std::vector<bool>(1u << 16, false), {}};
+    auto add = [&](std::string_view a) {
+      auto c = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(a[k])); };
+      f.first[c(0) << 8 | c(1)] = true;
+      f.second.push_back(c(0) << 16 | c(1) << 8 | c(2));
+    };
+    for (auto a : overrides)
+      add(a);
+    for (auto a : tags)
+      add(a);
+    for (auto a : delimiters)
+      add(a);
+    return f;
+  }();
+  auto lower_char = [](char c) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+  };
+  auto starts_here = [&](std::size_t i) {
+    auto rest = source.substr(i);
+    auto any = [&](const auto& list) {
+      return std::any_of(std::begin(list), std::end(list),
+                         [&](std::string_view a) { return text::starts_with_ci(rest, a); });
+    };
+    return any(overrides) || any(tags) || any(delimiters);
+  };
+  bool anchored = false;
+  for (std::size_t i = 0; i + 2 < source.size() && !anchored; ++i) {
+    std::uint32_t a = lower_char(source[i]), b = lower_char(source[i + 1]);
+    if (!filters.first[a << 8 | b])
+      continue;
+    std::uint32_t tri = a << 16 | b << 8 | lower_char(source[i + 2]);
+    if (std::find(filters.second.begin(), filters.second.end(), tri) != filters.second.end())
+      anchored = starts_here(i);
+  }
+  return anchored;
+}
+
+/// The overrides, role or system tags and delimiters that occur in `l` (lower-case or folded).
+void pattern_signals(const std::string& l, std::vector<std::string>& out) {
+  for (auto p : overrides)
+    if (has_phrase(l, p))
+      out.push_back("instruction override: \"" + std::string(p) + "\"");
+  for (auto p : tags) {
+    const bool role_prefix = p == "system:" || p == "assistant:";
+    for (auto pos = l.find(p); pos != std::string::npos; pos = l.find(p, pos + 1)) {
+      if (!role_prefix || starts_line(l, pos)) {
+        out.push_back("role or system tag: \"" + std::string(p) + "\"");
+        break;
+      }
+    }
+  }
+  for (auto p : delimiters)
+    if (l.find(p) != std::string::npos)
+      out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
+}
+
+/// Unicode obfuscation: invisible or direction-changing characters, and words that mix
+/// Latin with Cyrillic or Greek letters (look-alikes).
+void obfuscation_signals(std::string_view source, bool ascii, std::vector<std::string>& out) {
+  bool hidden = false, bidi = false, mixed = false;
+  std::size_t i = ascii ? source.size() : 0;  // only non-ASCII text can hide characters
+  bool word_latin = false, word_other = false;
+  while (i < source.size()) {
+    auto byte = static_cast<unsigned char>(source[i]);
+    if (byte < 0x80) {  // ASCII: only the word state changes
+      ++i;
+      bool latin = (byte | 0x20) >= 'a' && (byte | 0x20) <= 'z';
+      if (latin) {
+        word_latin = true;
+        mixed |= word_other;
+      } else {
+        word_latin = word_other = false;
+      }
+      continue;
+    }
+    auto cp = next_cp(source, i);
+    hidden |= invisible(cp) && cp != 0x00AD;  // a soft hyphen is typography
+    bidi |= bidi_control(cp);
+    bool other = (cp >= 0x0370 && cp <= 0x03FF) || (cp >= 0x0400 && cp <= 0x04FF);
+    if (other) {
+      word_other = true;
+      mixed |= word_latin;
+    } else {
+      word_latin = word_other = false;
+    }
+  }
+  if (hidden)
+    out.push_back("unicode obfuscation: invisible characters");
+  if (bidi)
+    out.push_back("unicode obfuscation: bidirectional control characters");
+  if (mixed)
+    out.push_back("unicode obfuscation: a word mixes Latin with Cyrillic or Greek letters");
+}
+
 }  // namespace
 
 std::string fold_lookalikes(std::string_view s) {
@@ -269,18 +420,7 @@ std::string cut_injected_blocks(std::string_view text, std::string* removed) {
       spans.push_back(span);
   std::sort(spans.begin(), spans.end());
   if (!spans.empty()) {
-    std::size_t at = 0;
-    for (auto [b, e] : spans) {
-      if (b < at)
-        b = at;
-      if (b >= e)
-        continue;
-      unclaused.append(text.substr(at, b - at)).append("\n\n");
-      if (removed)
-        removed->append(text.substr(b, e - b)).push_back('\n');
-      at = e;
-    }
-    unclaused.append(text.substr(at));
+    unclaused = cut_spans(text, spans, removed);
     text = unclaused;
     l = lower_ascii(text);
   }
@@ -292,26 +432,13 @@ std::string cut_injected_blocks(std::string_view text, std::string* removed) {
   std::size_t i = 0;
   while (i < text.size()) {
     // A role-tagged block: out to its closing tag, or to the end of the line.
-    bool cut = false;
-    for (auto [open, close] : blocks) {
-      if (l.compare(i, open.size(), open) != 0)
-        continue;
-      auto end = l.find(close, i + open.size());
-      if (end != std::string::npos) {
-        end += close.size();
-      } else {
-        end = l.find('\n', i);
-        end = end == std::string::npos ? l.size() : end;
-      }
+    if (const auto end = role_block_end(l, i)) {
       out += brk;
       if (removed)
-        removed->append(text.substr(i, end - i)).push_back('\n');
-      i = end;
-      cut = true;
-      break;
-    }
-    if (cut)
+        removed->append(text.substr(i, *end - i)).push_back('\n');
+      i = *end;
       continue;
+    }
     // A role prefix at the start of a line: the whole line.
     if ((l.compare(i, 7, "system:") == 0 || l.compare(i, 10, "assistant:") == 0) && starts_line(l, i)) {
       auto end = l.find('\n', i);
@@ -323,14 +450,7 @@ std::string cut_injected_blocks(std::string_view text, std::string* removed) {
       continue;
     }
     // A closing tag or delimiter on its own: a break, with the markup around it.
-    std::size_t len = 0;
-    for (auto [open, close] : blocks)
-      if (l.compare(i, close.size(), close) == 0)
-        len = close.size();
-    for (auto d : delimiters)
-      if (!len && l.compare(i, d.size(), d) == 0)
-        len = d.size();
-    if (len) {
+    if (const std::size_t len = closing_markup_length(l, i)) {
       std::size_t end = i + len;
       // The markup after it, not a tag that opens there ("</context><assistant>").
       while (end < l.size() && std::string_view(">-#`=").find(l[end]) != std::string_view::npos)
@@ -348,65 +468,13 @@ std::string cut_injected_blocks(std::string_view text, std::string* removed) {
 
 std::vector<std::string> injection_signals(std::string_view source) {
   std::vector<std::string> out;
-  // One pass over the text finds whether any pattern occurs (most messages have none): a
-  // pattern can start at i only if its first three (lower-case) characters are there; a
-  // bigram table rules out nearly every position, a trigram list most of the rest.
-  static const auto filters = [] {
-    std::pair<std::vector<bool>, std::vector<std::uint32_t>> f{std::vector<bool>(1u << 16, false), {}};
-    auto add = [&](std::string_view a) {
-      auto c = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(a[k])); };
-      f.first[c(0) << 8 | c(1)] = true;
-      f.second.push_back(c(0) << 16 | c(1) << 8 | c(2));
-    };
-    for (auto a : overrides)
-      add(a);
-    for (auto a : tags)
-      add(a);
-    for (auto a : delimiters)
-      add(a);
-    return f;
-  }();
-  auto lower_char = [](char c) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
-  };
-  auto starts_here = [&](std::size_t i) {
-    auto rest = source.substr(i);
-    auto any = [&](const auto& list) {
-      return std::any_of(std::begin(list), std::end(list),
-                         [&](std::string_view a) { return text::starts_with_ci(rest, a); });
-    };
-    return any(overrides) || any(tags) || any(delimiters);
-  };
-  bool anchored = false;
-  for (std::size_t i = 0; i + 2 < source.size() && !anchored; ++i) {
-    std::uint32_t a = lower_char(source[i]), b = lower_char(source[i + 1]);
-    if (!filters.first[a << 8 | b])
-      continue;
-    std::uint32_t tri = a << 16 | b << 8 | lower_char(source[i + 2]);
-    if (std::find(filters.second.begin(), filters.second.end(), tri) != filters.second.end())
-      anchored = starts_here(i);
-  }
+  const bool anchored = has_pattern_anchor(source);
   // Without an ASCII anchor, look-alike letters may still spell an override.
   const bool ascii =
       std::all_of(source.begin(), source.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   const std::string l = anchored ? lower_ascii(source) : ascii ? std::string() : fold_lookalikes(source);
-  if (!l.empty()) {
-    for (auto p : overrides)
-      if (has_phrase(l, p))
-        out.push_back("instruction override: \"" + std::string(p) + "\"");
-    for (auto p : tags) {
-      const bool role_prefix = p == "system:" || p == "assistant:";
-      for (auto pos = l.find(p); pos != std::string::npos; pos = l.find(p, pos + 1)) {
-        if (!role_prefix || starts_line(l, pos)) {
-          out.push_back("role or system tag: \"" + std::string(p) + "\"");
-          break;
-        }
-      }
-    }
-    for (auto p : delimiters)
-      if (l.find(p) != std::string::npos)
-        out.push_back("delimiter breaking: \"" + std::string(p) + "\"");
-  }
+  if (!l.empty())
+    pattern_signals(l, out);
   // An override of any wording ("Please ignore all the instructions you were given").
   const std::string clauses_of = l.empty() ? lower_ascii(source) : l;
   if (const auto spans = override_clauses(clauses_of); !spans.empty())
@@ -419,39 +487,7 @@ std::vector<std::string> injection_signals(std::string_view source) {
                     "\"");
   // Unicode obfuscation: invisible or direction-changing characters, and words that mix
   // Latin with Cyrillic or Greek letters (look-alikes).
-  bool hidden = false, bidi = false, mixed = false;
-  std::size_t i = ascii ? source.size() : 0;  // only non-ASCII text can hide characters
-  bool word_latin = false, word_other = false;
-  while (i < source.size()) {
-    auto byte = static_cast<unsigned char>(source[i]);
-    if (byte < 0x80) {  // ASCII: only the word state changes
-      ++i;
-      bool latin = (byte | 0x20) >= 'a' && (byte | 0x20) <= 'z';
-      if (latin) {
-        word_latin = true;
-        mixed |= word_other;
-      } else {
-        word_latin = word_other = false;
-      }
-      continue;
-    }
-    auto cp = next_cp(source, i);
-    hidden |= invisible(cp) && cp != 0x00AD;  // a soft hyphen is typography
-    bidi |= bidi_control(cp);
-    bool other = (cp >= 0x0370 && cp <= 0x03FF) || (cp >= 0x0400 && cp <= 0x04FF);
-    if (other) {
-      word_other = true;
-      mixed |= word_latin;
-    } else {
-      word_latin = word_other = false;
-    }
-  }
-  if (hidden)
-    out.push_back("unicode obfuscation: invisible characters");
-  if (bidi)
-    out.push_back("unicode obfuscation: bidirectional control characters");
-  if (mixed)
-    out.push_back("unicode obfuscation: a word mixes Latin with Cyrillic or Greek letters");
+  obfuscation_signals(source, ascii, out);
   return out;
 }
 

@@ -354,6 +354,150 @@ found_relation organisation_noun(const std::string& g, const std::string& after,
   return r;
 }
 
+/// The kind of a chunk's span; none for a capitalised run.
+std::optional<entity_kind> kind_of(const chunk& c, const std::vector<span_mention>& spans) {
+  if (c.span)
+    return spans[*c.span].m.kind;
+  return std::nullopt;
+}
+
+/// An organisation the message knows (its participants' domains, its signature).
+bool known_org(const chunk& c, const std::vector<span_mention>& spans, const message_context& ctx) {
+  return c.span && ctx.known_orgs.count(lower_ascii(spans[*c.span].m.value)) > 0;
+}
+
+/// A run named as `k` becomes a mention of its own; a span stays what it is.
+void end_of(const chunk& c, entity_kind k, std::optional<std::size_t>& span, schemas::entity_mention& m) {
+  if (c.span)
+    span = c.span;
+  else
+    m = schemas::entity_mention{k, c.text, c.text, {}, {}, {}, {}, {}};
+}
+
+/// Two neighbouring chunks of a sentence and the words between them, as find_relations reads them.
+struct chunk_pair {
+  const chunk& a;
+  const chunk& b;
+  /// The gap plainly (plain_gap), and without a perfect's "has" ("has standardized on").
+  const std::string& g;
+  const std::string& g_simple;
+  /// Up to 60 characters of the sentence after `b`.
+  const std::string& after;
+  bool a_person, b_person, a_org, b_org;
+};
+
+/// A reporting line ("reports to", "manages") between `p.a` and `p.b`, both ends people, into
+/// `r`; false when the gap says none.
+bool reporting_line(const chunk_pair& p, found_relation& r) {
+  const bool reports = in(p.g, reports_gaps), manages = !reports && in(p.g, manages_gaps);
+  if (reports || manages) {
+    r.predicate = "reports_to", r.confidence = 0.7;
+    const auto& report = reports ? p.a : p.b;
+    const auto& manager = reports ? p.b : p.a;
+    end_of(report, entity_kind::person, r.subject_span, r.subject);
+    end_of(manager, entity_kind::person, r.object_span, r.object);
+    return true;
+  }
+  return false;
+}
+
+/// Two people: a reporting line.
+void person_and_person(const chunk_pair& p, found_relation& r) {
+  if (in(p.g, reports_gaps)) {
+    r.subject_span = p.a.span, r.object_span = p.b.span, r.predicate = "reports_to", r.confidence = 0.8;
+  } else if (in(p.g, manages_gaps)) {
+    r.subject_span = p.b.span, r.object_span = p.a.span, r.predicate = "reports_to", r.confidence = 0.75;
+  }
+}
+
+/// A person, then an organisation: where the person works (or worked), and as what.
+void person_and_org(const chunk_pair& p, const std::vector<span_mention>& spans, const message_context& ctx,
+                    found_relation& r) {
+  const auto& g = p.g;
+  // "Ana from Globex" / "Mei at Contoso": only for an organisation the message knows
+  // (its participants' domains, its signature), not any capital after "at".
+  if ((g == "at" || g == "from") && known_org(p.b, spans, ctx)) {
+    r.predicate = "works_at", r.confidence = 0.7;
+  } else if (in(g, join_gaps)) {
+    r.predicate = "works_at", r.confidence = 0.8, r.role = role_after(p.after);
+  } else if (in(g, leave_gaps)) {
+    r.predicate = "works_at", r.confidence = 0.8, r.ended = true;
+  } else if (auto role = role_before_preposition(g)) {
+    r.predicate = "works_at", r.confidence = 0.8, r.role = *role;
+  } else if (g.empty()) {
+    // "José Álvarez, Fabrikam's Chief Data Officer"
+    const auto t = normal_gap(p.after);
+    if (t.rfind("'s ", 0) == 0) {
+      const auto role = role_after("as " + t.substr(3));
+      if (!role.empty())
+        r.predicate = "works_at", r.confidence = 0.8, r.role = role;
+    }
+  }
+  if (!r.predicate.empty()) {
+    r.subject_span = p.a.span;
+    end_of(p.b, entity_kind::organization, r.object_span, r.object);
+  }
+}
+
+/// An organisation, then a person: a role there ("Initech CEO Bill"), or a hire.
+void org_and_person(const chunk_pair& p, found_relation& r) {
+  const auto& g = p.g;
+  std::string_view role = g;
+  if (role.rfind("'s ", 0) == 0)
+    role.remove_prefix(3);
+  if (is_role(role)) {
+    r.predicate = "works_at", r.confidence = g.size() > role.size() ? 0.8 : 0.75, r.role = std::string(role);
+  } else if (in(g, hire_gaps)) {
+    r.predicate = "works_at", r.confidence = 0.75, r.role = role_after(p.after);
+  }
+  if (!r.predicate.empty()) {
+    r.subject_span = p.b.span;
+    end_of(p.a, entity_kind::organization, r.object_span, r.object);
+  }
+}
+
+/// An organisation, then an organisation or a run: the org_cues relation its gap names. The
+/// cue's object kind when a list may follow (the cue not reversed), else none.
+std::optional<entity_kind> org_and_org(const chunk_pair& p, found_relation& r) {
+  std::optional<entity_kind> list_kind;
+  for (const auto& cue : org_cues) {
+    if (cue.gap != p.g && cue.gap != p.g_simple)
+      continue;
+    r.predicate = cue.predicate, r.confidence = cue.confidence, r.ended = cue.ended;
+    const auto object_kind = r.predicate == "uses" || r.predicate == "defines" ? entity_kind::technology
+                             : r.predicate == "located_in"                     ? entity_kind::location
+                                                                               : entity_kind::organization;
+    end_of(cue.reversed ? p.b : p.a, entity_kind::organization, r.subject_span, r.subject);
+    end_of(cue.reversed ? p.a : p.b, object_kind, r.object_span, r.object);
+    if (!cue.reversed)
+      list_kind = object_kind;
+    break;
+  }
+  return list_kind;
+}
+
+/// Relation `r` again for each further member (a `list_kind`) of a list that starts with its
+/// object cs[i + 1], appended to `out`.
+void add_list_members(std::string_view sentence, const std::vector<span_mention>& spans, const std::vector<chunk>& cs,
+                      std::size_t i, entity_kind list_kind, const found_relation& r, std::vector<found_relation>& out) {
+  std::size_t last = i + 1;  // the list's last member that an "and" or "or" closes
+  for (std::size_t j = i + 2; j < cs.size(); ++j) {
+    // normal_gap drops the commas: "" is a comma, "and" also ", and".
+    const auto joint = normal_gap(sentence.substr(cs[j - 1].end, cs[j].begin - cs[j - 1].end));
+    if (kind_of(cs[j], spans) == entity_kind::person || !one_of(joint, {"", "and", "or", "as well as"}))
+      break;
+    if (!joint.empty())
+      last = j;
+  }
+  for (std::size_t j = i + 2; j <= last; ++j) {
+    found_relation more = r;
+    more.object_span.reset();
+    end_of(cs[j], list_kind, more.object_span, more.object);
+    more.confidence = std::min(r.confidence, 0.7);
+    out.push_back(std::move(more));
+  }
+}
+
 }  // namespace
 
 bool is_role(std::string_view lowered) {
@@ -376,22 +520,6 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
                                            const message_context& ctx) {
   std::vector<found_relation> out;
   const auto cs = chunks_of(sentence, spans);
-  auto kind = [&](const chunk& c) -> std::optional<entity_kind> {
-    if (c.span)
-      return spans[*c.span].m.kind;
-    return std::nullopt;
-  };
-  // An organisation the message knows (its participants' domains, its signature).
-  auto known_org = [&](const chunk& c) {
-    return c.span && ctx.known_orgs.count(lower_ascii(spans[*c.span].m.value)) > 0;
-  };
-  // A run named as `k` becomes a mention of its own; a span stays what it is.
-  auto end_of = [&](const chunk& c, entity_kind k, std::optional<std::size_t>& span, schemas::entity_mention& m) {
-    if (c.span)
-      span = c.span;
-    else
-      m = schemas::entity_mention{k, c.text, c.text, {}, {}, {}, {}, {}};
-  };
   for (std::size_t i = 0; i + 1 < cs.size(); ++i) {
     const auto& a = cs[i];
     const auto& b = cs[i + 1];
@@ -403,86 +531,31 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     // The gap plainly, and without a perfect's "has" ("has standardized on").
     const auto g = plain_gap(written_gap);
     const std::string g_simple = g.rfind("has ", 0) == 0 || g.rfind("have ", 0) == 0 ? g.substr(g.find(' ') + 1) : g;
-    const auto ka = kind(a), kb = kind(b);
+    const auto ka = kind_of(a, spans), kb = kind_of(b, spans);
     const bool a_person = ka == entity_kind::person, b_person = kb == entity_kind::person;
     const bool a_org = ka == entity_kind::organization || !a.span, b_org = kb == entity_kind::organization || !b.span;
     found_relation r;
     std::optional<entity_kind> list_kind;  // the cue's object kind, when a list may follow
     const std::string after(sentence.substr(b.end, std::min<std::size_t>(sentence.size() - b.end, 60)));
+    const chunk_pair p{a, b, g, g_simple, after, a_person, b_person, a_org, b_org};
 
-    if ((a_person && b_org && !known_org(b)) || (a_org && !known_org(a) && b_person)) {
+    if ((a_person && b_org && !known_org(b, spans, ctx)) || (a_org && !known_org(a, spans, ctx) && b_person)) {
       // A reporting line between a person and a name read as an organisation (or not read:
       // a first name no list knows, "Tomas Novak"): that name is a person too, unless the
       // message knows it as an organisation. rules.cpp makes it one.
-      const bool reports = in(g, reports_gaps), manages = !reports && in(g, manages_gaps);
-      if (reports || manages) {
-        r.predicate = "reports_to", r.confidence = 0.7;
-        const auto& report = reports ? a : b;
-        const auto& manager = reports ? b : a;
-        end_of(report, entity_kind::person, r.subject_span, r.subject);
-        end_of(manager, entity_kind::person, r.object_span, r.object);
+      if (reporting_line(p, r)) {
         out.push_back(std::move(r));
         continue;
       }
     }
-    if (a_person && b_person) {
-      if (in(g, reports_gaps)) {
-        r.subject_span = a.span, r.object_span = b.span, r.predicate = "reports_to", r.confidence = 0.8;
-      } else if (in(g, manages_gaps)) {
-        r.subject_span = b.span, r.object_span = a.span, r.predicate = "reports_to", r.confidence = 0.75;
-      }
-    } else if (a_person && b_org) {
-      // "Ana from Globex" / "Mei at Contoso": only for an organisation the message knows
-      // (its participants' domains, its signature), not any capital after "at".
-      if ((g == "at" || g == "from") && known_org(b)) {
-        r.predicate = "works_at", r.confidence = 0.7;
-      } else if (in(g, join_gaps)) {
-        r.predicate = "works_at", r.confidence = 0.8, r.role = role_after(after);
-      } else if (in(g, leave_gaps)) {
-        r.predicate = "works_at", r.confidence = 0.8, r.ended = true;
-      } else if (auto role = role_before_preposition(g)) {
-        r.predicate = "works_at", r.confidence = 0.8, r.role = *role;
-      } else if (g.empty()) {
-        // "José Álvarez, Fabrikam's Chief Data Officer"
-        const auto t = normal_gap(after);
-        if (t.rfind("'s ", 0) == 0) {
-          const auto role = role_after("as " + t.substr(3));
-          if (!role.empty())
-            r.predicate = "works_at", r.confidence = 0.8, r.role = role;
-        }
-      }
-      if (!r.predicate.empty()) {
-        r.subject_span = a.span;
-        end_of(b, entity_kind::organization, r.object_span, r.object);
-      }
-    } else if (a_org && b_person) {
-      std::string_view role = g;
-      if (role.rfind("'s ", 0) == 0)
-        role.remove_prefix(3);
-      if (is_role(role)) {
-        r.predicate = "works_at", r.confidence = g.size() > role.size() ? 0.8 : 0.75, r.role = std::string(role);
-      } else if (in(g, hire_gaps)) {
-        r.predicate = "works_at", r.confidence = 0.75, r.role = role_after(after);
-      }
-      if (!r.predicate.empty()) {
-        r.subject_span = b.span;
-        end_of(a, entity_kind::organization, r.object_span, r.object);
-      }
-    } else if (a_org && !b_person) {
-      for (const auto& cue : org_cues) {
-        if (cue.gap != g && cue.gap != g_simple)
-          continue;
-        r.predicate = cue.predicate, r.confidence = cue.confidence, r.ended = cue.ended;
-        const auto object_kind = r.predicate == "uses" || r.predicate == "defines" ? entity_kind::technology
-                                 : r.predicate == "located_in"                     ? entity_kind::location
-                                                                                   : entity_kind::organization;
-        end_of(cue.reversed ? b : a, entity_kind::organization, r.subject_span, r.subject);
-        end_of(cue.reversed ? a : b, object_kind, r.object_span, r.object);
-        if (!cue.reversed)
-          list_kind = object_kind;
-        break;
-      }
-    }
+    if (a_person && b_person)
+      person_and_person(p, r);
+    else if (a_person && b_org)
+      person_and_org(p, spans, ctx, r);
+    else if (a_org && b_person)
+      org_and_person(p, r);
+    else if (a_org && !b_person)
+      list_kind = org_and_org(p, r);
     if (r.predicate.empty() && a_org && b_org && !b_person)
       r = organisation_noun(g, after, a, b);
     if (r.predicate.empty())
@@ -491,24 +564,8 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
       r.role = as_written(sentence, a.begin, std::min(sentence.size(), b.end + after.size()), r.role);
     // A list after the cue shares it: "Contoso uses Kubernetes, Kafka and Datadog". Only a
     // list that ends with "and" or "or": "Globex runs on Snowflake, Initech on Kafka" is not.
-    if (list_kind) {
-      std::size_t last = i + 1;  // the list's last member that an "and" or "or" closes
-      for (std::size_t j = i + 2; j < cs.size(); ++j) {
-        // normal_gap drops the commas: "" is a comma, "and" also ", and".
-        const auto joint = normal_gap(sentence.substr(cs[j - 1].end, cs[j].begin - cs[j - 1].end));
-        if (kind(cs[j]) == entity_kind::person || !one_of(joint, {"", "and", "or", "as well as"}))
-          break;
-        if (!joint.empty())
-          last = j;
-      }
-      for (std::size_t j = i + 2; j <= last; ++j) {
-        found_relation more = r;
-        more.object_span.reset();
-        end_of(cs[j], *list_kind, more.object_span, more.object);
-        more.confidence = std::min(r.confidence, 0.7);
-        out.push_back(std::move(more));
-      }
-    }
+    if (list_kind)
+      add_list_members(sentence, spans, cs, i, *list_kind, r, out);
     out.push_back(std::move(r));
   }
   return out;

@@ -214,6 +214,254 @@ struct statement_mode {
   double confidence;
 };
 
+/// The working state of extract: the extraction being built, its mentions indexed so that
+/// each is kept once, and what the message itself says about names.
+struct extraction_state {
+  schemas::extraction& x;
+  message_context ctx;
+  std::map<std::pair<entity_kind, std::string>, std::size_t> index;  // (kind, lower value) -> mention
+
+  /// The index of mention `em` in x.mentions: the one of its kind and value already there
+  /// (given `em`'s address when it had none), else `em` appended.
+  std::size_t add_mention(entity_mention em) {
+    auto key = std::make_pair(em.kind, lower_ascii(em.value));
+    if (auto it = index.find(key); it != index.end()) {
+      auto& have = x.mentions[it->second];
+      if (have.address.empty())
+        have.address = em.address;
+      return it->second;
+    }
+    x.mentions.push_back(std::move(em));
+    index.emplace(key, x.mentions.size() - 1);
+    return x.mentions.size() - 1;
+  }
+};
+
+/// Participants: people of the headers, organisations of their domains (as a lexicon).
+void add_participants(extraction_state& s, const schemas::inbound_message& m) {
+  std::vector<const schemas::participant*> people{&m.from};
+  for (const auto& p : m.to)
+    people.push_back(&p);
+  for (const auto& p : m.cc)
+    people.push_back(&p);
+  for (const auto* p : people) {
+    auto org = org_from_address(p->address);
+    if (!org.empty() && lower_ascii(org) != lower_ascii(m.organization_id))
+      s.ctx.known_orgs.emplace(lower_ascii(org), org);
+    auto name = std::string(text::trim(p->name));
+    if (name.empty() || name.find('@') != std::string::npos)
+      continue;
+    auto first = lower_ascii(name.substr(0, name.find(' ')));
+    s.ctx.person_by_first.emplace(first, name);
+    entity_mention em{entity_kind::person, name, name, {}, p->address, {}, {}, {}};
+    s.add_mention(std::move(em));
+  }
+}
+
+/// The sender's signature: the sender's mention (with role, company and phone), and the
+/// company as an organisation the sender works at.
+void add_signature(extraction_state& s, const schemas::inbound_message& m, const signature& sig) {
+  auto& x = s.x;
+  entity_mention em{entity_kind::person,
+                    sig.name.empty() ? m.from.name : sig.name,
+                    sig.name.empty() ? m.from.name : sig.name,
+                    {},
+                    m.from.address,
+                    sig.role,
+                    sig.company,
+                    sig.phone};
+  if (em.value.empty())
+    em.value = em.text = m.from.address;
+  x.sender_signature = em;
+  auto idx = s.add_mention(em);
+  x.mentions[idx].role = sig.role;
+  x.mentions[idx].company = sig.company;
+  x.mentions[idx].phone = sig.phone;
+  if (!sig.company.empty()) {
+    std::string company = sig.company;
+    auto ws = text::words(company);
+    if (ws.size() >= 2 && is_legal_suffix(ws.back()))
+      company = std::string(company, 0, static_cast<std::size_t>(ws.back().data() - company.data()));
+    company = std::string(text::trim(company));
+    while (!company.empty() && company.back() == ',')
+      company.pop_back();
+    s.ctx.known_orgs.emplace(lower_ascii(company), company);
+    auto org = s.add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
+    // The signature says where its writer works (and as what).
+    if (org != idx)
+      x.relations.push_back({idx, org, "works_at", 0.85, std::nullopt, false, sig.role});
+  }
+}
+
+struct sentence_reading {
+  std::string sentence, core;
+  std::vector<span_mention> spans;
+  std::vector<std::size_t> ids;
+  std::optional<verdict> v;
+  bool uncued = false;
+  /// Relations the sentence states, added with its entry.
+  std::vector<found_relation> relations;
+};
+
+/// One sentence read: its entities (added as mentions), its relations and the cues' reading
+/// of its type (for a saved statement, `st`, the type it was saved as).
+sentence_reading read_sentence(extraction_state& s, std::string sentence, std::int64_t sent_day,
+                               const statement_mode* st) {
+  sentence_reading r;
+  std::vector<span_mention>& spans = r.spans;
+  r.core = strip_vocative(sentence, s.ctx);
+  const token_view tv(r.core);
+  const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
+  // Every date has a digit or one of these words ("Wednesday's" holds one, as "day");
+  // most sentences have neither.
+  if (has_number || date_word_phrases.any(tv) || tv.lower.find("day") != std::string::npos)
+    for (auto& d : find_dates(sentence, sent_day))
+      spans.push_back({d.begin,
+                       d.end,
+                       {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
+  if (has_number)  // every amount has a digit
+    for (auto& a : find_amounts(sentence))
+      spans.push_back(
+          {a.begin,
+           a.end,
+           {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {}, {}}});
+  find_people_and_orgs(sentence, 0, s.ctx, spans);
+  bool has_date = false, has_amount = false, has_entity = false;
+  for (const auto& sp : spans) {
+    has_date |= sp.m.kind == entity_kind::date;
+    has_amount |= sp.m.kind == entity_kind::amount;
+    has_entity |= sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization;
+  }
+  bool starts_with_name = !spans.empty() && std::any_of(spans.begin(), spans.end(), [](const span_mention& sp) {
+    return sp.begin == 0 && (sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization);
+  });
+  for (auto& sp : spans)
+    r.ids.push_back(s.add_mention(sp.m));
+  r.relations = find_relations(sentence, spans, s.ctx);
+  r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
+           : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
+  r.uncued = r.uncued && tv.tokens.size() >= 4;
+  // A sentence that states a relation the cues did not type is still a statement: who
+  // works where or with whom is a relationship, what an organisation uses, where it is or
+  // what it belongs to a fact.
+  if (!r.v && !r.relations.empty()) {
+    const auto& p = r.relations.front().predicate;
+    const bool structural = p == "uses" || p == "located_in" || p == "part_of";
+    r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
+    r.uncued = false;
+  }
+  r.sentence = std::move(sentence);
+  return r;
+}
+
+/// The sentences of `body` worth an entry, read in order (for a saved statement, `st`, the
+/// body is one sentence): typed by the cues, or uncued and left to the type model.
+std::vector<sentence_reading> read_sentences(extraction_state& s, const std::string& body, std::int64_t sent_day,
+                                             const statement_mode* st, const embedding::type_model* types) {
+  std::size_t uncued_kept = 0;
+  auto worth_reading = [&](const sentence_reading& r) {
+    return r.v || (types && r.uncued && uncued_kept++ < types->choice().max_uncued);
+  };
+  std::vector<sentence_reading> read;
+  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
+    if (!st && is_noise(sentence))
+      continue;
+    // One sentence, several statements: clauses the cues read as different types are
+    // entries of their own ("the budget is now $52,000, finance approved the increase").
+    if (!st) {
+      auto clauses = split_clauses(sentence);
+      if (clauses.size() >= 2) {
+        std::vector<sentence_reading> parts;
+        std::set<entry_type> types_read;
+        for (auto& c : clauses) {
+          parts.push_back(read_sentence(s, std::move(c), sent_day, st));
+          if (parts.back().v)
+            types_read.insert(parts.back().v->type);
+        }
+        if (types_read.size() >= 2) {
+          for (auto& p : parts)
+            if (p.v)
+              read.push_back(std::move(p));
+          continue;
+        }
+      }
+    }
+    auto r = read_sentence(s, std::move(sentence), sent_day, st);
+    if (worth_reading(r))
+      read.push_back(std::move(r));
+  }
+  return read;
+}
+
+/// The type model's say on the type of every sentence read (type_choice), in one run of the encoder.
+void weigh_type_model(std::vector<sentence_reading>& read, const embedding::type_model& types) {
+  std::vector<std::string_view> texts;
+  for (const auto& r : read)
+    texts.push_back(r.sentence);
+  // The encoder failing leaves the cues' reading (the entries' own embedding fails alike
+  // and is counted there).
+  if (auto p = types.classify(texts))
+    for (std::size_t i = 0; i < read.size(); ++i)
+      read[i].v = type_choice(read[i].v, (*p)[i], types.choice());
+}
+
+/// The writer's own mention (a person of the headers), for first-person statements.
+std::optional<std::size_t> writer_mention(const schemas::extraction& x, const schemas::inbound_message& m) {
+  std::optional<std::size_t> sender_mention;
+  for (std::size_t i = 0; i < x.mentions.size() && !sender_mention; ++i)
+    if (x.mentions[i].kind == entity_kind::person && !m.from.address.empty() && x.mentions[i].address == m.from.address)
+      sender_mention = i;
+  return sender_mention;
+}
+
+/// The entry of a typed sentence `r`: content, title, mentions, polarity, subject, slot,
+/// value and (for an action item) due date. `sig` is the sender's signature (may be null).
+schemas::entry entry_of(const sentence_reading& r, const schemas::extraction& x, const signature* sig,
+                        const statement_mode* st, std::optional<std::size_t> sender_mention) {
+  const token_view tv(r.core);
+  schemas::entry e;
+  e.type = r.v->type;
+  e.confidence = r.v->confidence;
+  e.content = r.sentence;
+  e.title = st ? std::string(st->title) : title_of(r.sentence);
+  e.mentions = r.ids;
+  std::sort(e.mentions.begin(), e.mentions.end());
+  e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+  e.positive = !negation_phrases.any(tv);
+  read_subject_slot_value(e, r.spans, sig ? std::string_view(sig->company) : std::string_view(), st != nullptr, r.core,
+                          tv);
+  // "I went to a support group yesterday": what the writer says of themselves is about
+  // them (its subject, and a mention of them), unless it names someone else first.
+  if (!st && sender_mention && speaks_for_self(tv) && (e.subject.empty() || (sig && e.subject == sig->company))) {
+    e.subject = x.mentions[*sender_mention].value;
+    e.mentions.push_back(*sender_mention);
+    std::sort(e.mentions.begin(), e.mentions.end());
+    e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+  }
+  if (e.type == entry_type::action_item)
+    e.due_at = due_date(r.sentence, r.spans);
+  return e;
+}
+
+/// The relations sentence `r` states, for the entry about to be appended to x.entries.
+void add_sentence_relations(extraction_state& s, sentence_reading& r) {
+  auto& x = s.x;
+  // Its relations; an end no span covered becomes a mention now (never for a sentence
+  // that gives no entry).
+  for (auto& f : r.relations) {
+    const auto subject = f.subject_span ? r.ids[*f.subject_span] : s.add_mention(std::move(f.subject));
+    const auto object = f.object_span ? r.ids[*f.object_span] : s.add_mention(std::move(f.object));
+    // Both ends of a reporting line are people, whatever a name was first read as.
+    if (f.predicate == "reports_to")
+      for (auto end : {subject, object})
+        if (x.mentions[end].kind == entity_kind::organization)
+          x.mentions[end].kind = entity_kind::person;
+    if (subject != object)
+      x.relations.push_back(
+          {subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended, std::move(f.role)});
+  }
+}
+
 schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st,
                             const embedding::type_model* types) {
   schemas::extraction x;
@@ -227,225 +475,26 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     *cleaned_text = cleaned.text;
   const std::int64_t sent_day = m.sent_at_ms >= 0 ? m.sent_at_ms / 86400000 : (m.sent_at_ms - 86399999) / 86400000;
 
-  message_context ctx;
-  std::map<std::pair<entity_kind, std::string>, std::size_t> index;  // (kind, lower value) -> mention
-  auto add_mention = [&](entity_mention em) -> std::size_t {
-    auto key = std::make_pair(em.kind, lower_ascii(em.value));
-    if (auto it = index.find(key); it != index.end()) {
-      auto& have = x.mentions[it->second];
-      if (have.address.empty())
-        have.address = em.address;
-      return it->second;
-    }
-    x.mentions.push_back(std::move(em));
-    index.emplace(key, x.mentions.size() - 1);
-    return x.mentions.size() - 1;
-  };
-
-  // Participants: people of the headers, organisations of their domains (as a lexicon).
-  std::vector<const schemas::participant*> people{&m.from};
-  for (const auto& p : m.to)
-    people.push_back(&p);
-  for (const auto& p : m.cc)
-    people.push_back(&p);
-  for (const auto* p : people) {
-    auto org = org_from_address(p->address);
-    if (!org.empty() && lower_ascii(org) != lower_ascii(m.organization_id))
-      ctx.known_orgs.emplace(lower_ascii(org), org);
-    auto name = std::string(text::trim(p->name));
-    if (name.empty() || name.find('@') != std::string::npos)
-      continue;
-    auto first = lower_ascii(name.substr(0, name.find(' ')));
-    ctx.person_by_first.emplace(first, name);
-    entity_mention em{entity_kind::person, name, name, {}, p->address, {}, {}, {}};
-    add_mention(std::move(em));
-  }
-  if (cleaned.sig) {
-    auto& sig = *cleaned.sig;
-    entity_mention em{entity_kind::person,
-                      sig.name.empty() ? m.from.name : sig.name,
-                      sig.name.empty() ? m.from.name : sig.name,
-                      {},
-                      m.from.address,
-                      sig.role,
-                      sig.company,
-                      sig.phone};
-    if (em.value.empty())
-      em.value = em.text = m.from.address;
-    x.sender_signature = em;
-    auto idx = add_mention(em);
-    x.mentions[idx].role = sig.role;
-    x.mentions[idx].company = sig.company;
-    x.mentions[idx].phone = sig.phone;
-    if (!sig.company.empty()) {
-      std::string company = sig.company;
-      auto ws = text::words(company);
-      if (ws.size() >= 2 && is_legal_suffix(ws.back()))
-        company = std::string(company, 0, static_cast<std::size_t>(ws.back().data() - company.data()));
-      company = std::string(text::trim(company));
-      while (!company.empty() && company.back() == ',')
-        company.pop_back();
-      ctx.known_orgs.emplace(lower_ascii(company), company);
-      auto org = add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
-      // The signature says where its writer works (and as what).
-      if (org != idx)
-        x.relations.push_back({idx, org, "works_at", 0.85, std::nullopt, false, sig.role});
-    }
-  }
+  extraction_state s{x, {}, {}};
+  add_participants(s, m);
+  if (cleaned.sig)
+    add_signature(s, m, *cleaned.sig);
+  const auto sender_mention = writer_mention(x, m);
 
   // Injected instructions are cut out before sentences are read: what follows a closing
   // tag starts a sentence of its own, and nothing inside the tags becomes an entry.
   // First every sentence's entities and the cues' reading; then, with the type model, the
   // types of the sentences read or left uncued (one run of the encoder); then the entries.
-  struct sentence_reading {
-    std::string sentence, core;
-    std::vector<span_mention> spans;
-    std::vector<std::size_t> ids;
-    std::optional<verdict> v;
-    bool uncued = false;
-    /// Relations the sentence states, added with its entry.
-    std::vector<found_relation> relations;
-  };
-  auto read_sentence = [&](std::string sentence) {
-    sentence_reading r;
-    std::vector<span_mention>& spans = r.spans;
-    r.core = strip_vocative(sentence, ctx);
-    const token_view tv(r.core);
-    const bool has_number = std::any_of(sentence.begin(), sentence.end(), [](char c) { return text::is_digit(c); });
-    // Every date has a digit or one of these words ("Wednesday's" holds one, as "day");
-    // most sentences have neither.
-    if (has_number || date_word_phrases.any(tv) || tv.lower.find("day") != std::string::npos)
-      for (auto& d : find_dates(sentence, sent_day))
-        spans.push_back(
-            {d.begin,
-             d.end,
-             {entity_kind::date, sentence.substr(d.begin, d.end - d.begin), d.resolved, {}, {}, {}, {}, {}}});
-    if (has_number)  // every amount has a digit
-      for (auto& a : find_amounts(sentence))
-        spans.push_back(
-            {a.begin,
-             a.end,
-             {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {}, {}}});
-    find_people_and_orgs(sentence, 0, ctx, spans);
-    bool has_date = false, has_amount = false, has_entity = false;
-    for (const auto& sp : spans) {
-      has_date |= sp.m.kind == entity_kind::date;
-      has_amount |= sp.m.kind == entity_kind::amount;
-      has_entity |= sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization;
-    }
-    bool starts_with_name = !spans.empty() && std::any_of(spans.begin(), spans.end(), [](const span_mention& sp) {
-      return sp.begin == 0 && (sp.m.kind == entity_kind::person || sp.m.kind == entity_kind::organization);
-    });
-    for (auto& sp : spans)
-      r.ids.push_back(add_mention(sp.m));
-    r.relations = find_relations(sentence, spans, ctx);
-    r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
-             : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
-    r.uncued = r.uncued && tv.tokens.size() >= 4;
-    // A sentence that states a relation the cues did not type is still a statement: who
-    // works where or with whom is a relationship, what an organisation uses, where it is or
-    // what it belongs to a fact.
-    if (!r.v && !r.relations.empty()) {
-      const auto& p = r.relations.front().predicate;
-      const bool structural = p == "uses" || p == "located_in" || p == "part_of";
-      r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
-      r.uncued = false;
-    }
-    r.sentence = std::move(sentence);
-    return r;
-  };
-  std::size_t uncued_kept = 0;
-  auto worth_reading = [&](const sentence_reading& r) {
-    return r.v || (types && r.uncued && uncued_kept++ < types->choice().max_uncued);
-  };
-
-  // The writer's own mention (a person of the headers), for first-person statements.
-  std::optional<std::size_t> sender_mention;
-  for (std::size_t i = 0; i < x.mentions.size() && !sender_mention; ++i)
-    if (x.mentions[i].kind == entity_kind::person && !m.from.address.empty() && x.mentions[i].address == m.from.address)
-      sender_mention = i;
-
-  std::vector<sentence_reading> read;
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
-  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
-    if (!st && is_noise(sentence))
-      continue;
-    // One sentence, several statements: clauses the cues read as different types are
-    // entries of their own ("the budget is now $52,000, finance approved the increase").
-    if (!st) {
-      auto clauses = split_clauses(sentence);
-      if (clauses.size() >= 2) {
-        std::vector<sentence_reading> parts;
-        std::set<entry_type> types_read;
-        for (auto& c : clauses) {
-          parts.push_back(read_sentence(std::move(c)));
-          if (parts.back().v)
-            types_read.insert(parts.back().v->type);
-        }
-        if (types_read.size() >= 2) {
-          for (auto& p : parts)
-            if (p.v)
-              read.push_back(std::move(p));
-          continue;
-        }
-      }
-    }
-    auto r = read_sentence(std::move(sentence));
-    if (worth_reading(r))
-      read.push_back(std::move(r));
-  }
-
-  if (types && !st && !read.empty()) {
-    std::vector<std::string_view> texts;
-    for (const auto& r : read)
-      texts.push_back(r.sentence);
-    // The encoder failing leaves the cues' reading (the entries' own embedding fails alike
-    // and is counted there).
-    if (auto p = types->classify(texts))
-      for (std::size_t i = 0; i < read.size(); ++i)
-        read[i].v = type_choice(read[i].v, (*p)[i], types->choice());
-  }
+  std::vector<sentence_reading> read = read_sentences(s, body, sent_day, st, types);
+  if (types && !st && !read.empty())
+    weigh_type_model(read, *types);
 
   for (auto& r : read) {
     if (!r.v)
       continue;
-    const token_view tv(r.core);
-    schemas::entry e;
-    e.type = r.v->type;
-    e.confidence = r.v->confidence;
-    e.content = r.sentence;
-    e.title = st ? std::string(st->title) : title_of(r.sentence);
-    e.mentions = r.ids;
-    std::sort(e.mentions.begin(), e.mentions.end());
-    e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
-    e.positive = !negation_phrases.any(tv);
-    read_subject_slot_value(e, r.spans, cleaned.sig ? std::string_view(cleaned.sig->company) : std::string_view(),
-                            st != nullptr, r.core, tv);
-    // "I went to a support group yesterday": what the writer says of themselves is about
-    // them (its subject, and a mention of them), unless it names someone else first.
-    if (!st && sender_mention && speaks_for_self(tv) &&
-        (e.subject.empty() || (cleaned.sig && e.subject == cleaned.sig->company))) {
-      e.subject = x.mentions[*sender_mention].value;
-      e.mentions.push_back(*sender_mention);
-      std::sort(e.mentions.begin(), e.mentions.end());
-      e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
-    }
-    if (e.type == entry_type::action_item)
-      e.due_at = due_date(r.sentence, r.spans);
-    // Its relations; an end no span covered becomes a mention now (never for a sentence
-    // that gives no entry).
-    for (auto& f : r.relations) {
-      const auto subject = f.subject_span ? r.ids[*f.subject_span] : add_mention(std::move(f.subject));
-      const auto object = f.object_span ? r.ids[*f.object_span] : add_mention(std::move(f.object));
-      // Both ends of a reporting line are people, whatever a name was first read as.
-      if (f.predicate == "reports_to")
-        for (auto end : {subject, object})
-          if (x.mentions[end].kind == entity_kind::organization)
-            x.mentions[end].kind = entity_kind::person;
-      if (subject != object)
-        x.relations.push_back(
-            {subject, object, std::move(f.predicate), f.confidence, x.entries.size(), f.ended, std::move(f.role)});
-    }
+    auto e = entry_of(r, x, cleaned.sig ? &*cleaned.sig : nullptr, st, sender_mention);
+    add_sentence_relations(s, r);
     x.entries.push_back(std::move(e));
   }
   return x;

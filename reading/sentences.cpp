@@ -112,10 +112,8 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
   }
 }
 
-}  // namespace
-
-std::vector<std::string> split_sentences(std::string_view body) {
-  // Paragraphs: blank lines, bullets and short salutation lines end them.
+/// Paragraphs: blank lines, bullets and short salutation lines end them.
+std::vector<std::string> paragraphs_of(std::string_view body) {
   std::vector<std::string> paragraphs;
   std::string cur;
   auto flush = [&] {
@@ -152,47 +150,57 @@ std::vector<std::string> split_sentences(std::string_view body) {
       flush();
   }
   flush();
+  return paragraphs;
+}
 
-  std::vector<std::string> out;
-  for (const auto& p : paragraphs) {
-    std::size_t start = 0;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      char c = p[i];
-      if ((static_cast<unsigned char>(c) & 0xF8) == 0xF0 && i + 4 < p.size() && p[i + 4] == ' ' &&
-          first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3) {
-        // An emoji followed by a space ends a chat sentence.
-        split_clauses(std::string_view(p).substr(start, i + 4 - start), out);
-        start = i + 5;
-        i += 3;
-        continue;
-      }
-      if (c != '.' && c != '!' && c != '?')
-        continue;
-      std::size_t j = i;
-      while (j + 1 < p.size() &&
-             (p[j + 1] == '.' || p[j + 1] == '!' || p[j + 1] == '?' || p[j + 1] == '"' || p[j + 1] == ')'))
-        ++j;
-      bool end = j + 1 >= p.size() ||
-                 (p[j + 1] == ' ' && j + 2 < p.size() &&
-                  (text::is_upper(p[j + 2]) || text::is_digit(p[j + 2]) || p[j + 2] == '"' || p[j + 2] == '@' ||
-                   static_cast<unsigned char>(p[j + 2]) >= 0x80 || p[j + 2] == '(' || p[j + 2] == '*'));
-      // Chat writes sentences in lower case: ". it's" ends one when both sides are long enough.
-      if (!end && j + 2 < p.size() && p[j + 1] == ' ' && text::is_alpha(p[j + 2]) &&
-          first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3 &&
-          first_words(std::string_view(p).substr(j + 2), 3).size() >= 3)
-        end = true;
-      if (!end)
-        continue;
-      if (c == '.' && is_abbreviation(std::string_view(p).substr(start, i - start)))
-        continue;
-      if (c == '.' && i > 0 && text::is_digit(p[i - 1]) && j + 1 < p.size() && text::is_digit(p[j + 1]))
-        continue;
-      split_clauses(std::string_view(p).substr(start, j + 1 - start), out);
-      start = j + 1;
+/// Appends the sentences (split into clauses) of paragraph `p` to `out`.
+void split_paragraph(const std::string& p, std::vector<std::string>& out) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if ((static_cast<unsigned char>(c) & 0xF8) == 0xF0 && i + 4 < p.size() && p[i + 4] == ' ' &&
+        first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3) {
+      // An emoji followed by a space ends a chat sentence.
+      split_clauses(std::string_view(p).substr(start, i + 4 - start), out);
+      start = i + 5;
+      i += 3;
+      continue;
     }
-    if (start < p.size())
-      split_clauses(std::string_view(p).substr(start), out);
+    if (c != '.' && c != '!' && c != '?')
+      continue;
+    std::size_t j = i;
+    while (j + 1 < p.size() &&
+           (p[j + 1] == '.' || p[j + 1] == '!' || p[j + 1] == '?' || p[j + 1] == '"' || p[j + 1] == ')'))
+      ++j;
+    bool end = j + 1 >= p.size() ||
+               (p[j + 1] == ' ' && j + 2 < p.size() &&
+                (text::is_upper(p[j + 2]) || text::is_digit(p[j + 2]) || p[j + 2] == '"' || p[j + 2] == '@' ||
+                 static_cast<unsigned char>(p[j + 2]) >= 0x80 || p[j + 2] == '(' || p[j + 2] == '*'));
+    // Chat writes sentences in lower case: ". it's" ends one when both sides are long enough.
+    if (!end && j + 2 < p.size() && p[j + 1] == ' ' && text::is_alpha(p[j + 2]) &&
+        first_words(std::string_view(p).substr(start, i - start), 3).size() >= 3 &&
+        first_words(std::string_view(p).substr(j + 2), 3).size() >= 3)
+      end = true;
+    if (!end)
+      continue;
+    if (c == '.' && is_abbreviation(std::string_view(p).substr(start, i - start)))
+      continue;
+    if (c == '.' && i > 0 && text::is_digit(p[i - 1]) && j + 1 < p.size() && text::is_digit(p[j + 1]))
+      continue;
+    split_clauses(std::string_view(p).substr(start, j + 1 - start), out);
+    start = j + 1;
   }
+  if (start < p.size())
+    split_clauses(std::string_view(p).substr(start), out);
+}
+
+}  // namespace
+
+std::vector<std::string> split_sentences(std::string_view body) {
+  const std::vector<std::string> paragraphs = paragraphs_of(body);
+  std::vector<std::string> out;
+  for (const auto& p : paragraphs)
+    split_paragraph(p, out);
   out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& s) { return text::trim(s).empty(); }),
             out.end());
   return out;

@@ -17,32 +17,21 @@ std::string cut_chars(std::string_view s, std::size_t max) {
   return std::string(s);
 }
 
-}  // namespace
-
-std::size_t utf8_chars(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s)
-    n += (c & 0xC0) != 0x80;
-  return n;
+/// An entry that is an injected instruction, or repeats what an injected block said
+/// (`injected_folded`: the blocks cut, look-alikes folded).
+bool from_injection(const schemas::entry& e, const std::string& injected_folded) {
+  if (is_injected_instruction(e.content) || is_injected_instruction(e.title))
+    return true;
+  auto body = fold_lookalikes(text::trim(e.content));
+  while (!body.empty() && (body.back() == '.' || body.back() == '!'))
+    body.pop_back();
+  return !body.empty() && injected_folded.find(body) != std::string::npos;
 }
 
-validation_report validate(schemas::extraction& x, std::string_view source, const validator_options& opts) {
-  validation_report r;
-  r.injection_signals = injection_signals(source);
-  // What an injected block says, to recognise an entry read from it (an LLM may copy it).
-  std::string injected;
-  if (!r.injection_signals.empty())
-    (void)cut_injected_blocks(source, &injected);  // only what was cut is wanted here
-  const std::string injected_folded = fold_lookalikes(injected);
-  auto from_injection = [&](const schemas::entry& e) {
-    if (is_injected_instruction(e.content) || is_injected_instruction(e.title))
-      return true;
-    auto body = fold_lookalikes(text::trim(e.content));
-    while (!body.empty() && (body.back() == '.' || body.back() == '!'))
-      body.pop_back();
-    return !body.empty() && injected_folded.find(body) != std::string::npos;
-  };
-  // Mentions: names within limits; keep indexes stable by blanking, then remap.
+/// Mentions: names within limits; keep indexes stable by blanking, then remap. The new index
+/// of each mention (SIZE_MAX: dropped).
+std::vector<std::size_t> validate_mentions(schemas::extraction& x, const validator_options& opts,
+                                           validation_report& r) {
   std::vector<std::size_t> remap(x.mentions.size(), SIZE_MAX);
   std::vector<schemas::entity_mention> kept;
   for (std::size_t i = 0; i < x.mentions.size(); ++i) {
@@ -58,6 +47,14 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
     kept.push_back(std::move(m));
   }
   x.mentions = std::move(kept);
+  return remap;
+}
+
+/// Entries: valid, not from an injection, confident enough, cut to length, their mentions
+/// remapped (`remap`), at most opts.max_entries. The new index of each entry (SIZE_MAX:
+/// dropped).
+std::vector<std::size_t> validate_entries(schemas::extraction& x, const validator_options& opts, validation_report& r,
+                                          const std::vector<std::size_t>& remap, const std::string& injected_folded) {
   std::vector<schemas::entry> entries;
   std::vector<std::size_t> entry_remap(x.entries.size(), SIZE_MAX);
   for (std::size_t ei = 0; ei < x.entries.size(); ++ei) {
@@ -67,7 +64,7 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
       ++r.dropped_invalid;
       continue;
     }
-    if (from_injection(e)) {  // the instruction itself is never knowledge
+    if (from_injection(e, injected_folded)) {  // the instruction itself is never knowledge
       ++r.dropped_injected;
       continue;
     }
@@ -98,9 +95,14 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
     entries.resize(opts.max_entries);
   }
   x.entries = std::move(entries);
-  // Relations: both ends kept, a known predicate, enough confidence, and the statement that
-  // says it kept (a relation read from a dropped or injected statement goes with it); none
-  // at all from a message that looks like a prompt injection.
+  return entry_remap;
+}
+
+/// Relations: both ends kept, a known predicate, enough confidence, and the statement that
+/// says it kept (a relation read from a dropped or injected statement goes with it); none
+/// at all from a message that looks like a prompt injection.
+void validate_relations(schemas::extraction& x, const validator_options& opts, validation_report& r,
+                        const std::vector<std::size_t>& remap, const std::vector<std::size_t>& entry_remap) {
   std::vector<schemas::entity_relation> relations;
   for (auto& rel : x.relations) {
     const bool ends = rel.subject < remap.size() && remap[rel.subject] != SIZE_MAX && rel.object < remap.size() &&
@@ -124,6 +126,28 @@ validation_report validate(schemas::extraction& x, std::string_view source, cons
     relations.push_back(std::move(rel));
   }
   x.relations = std::move(relations);
+}
+
+}  // namespace
+
+std::size_t utf8_chars(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s)
+    n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+validation_report validate(schemas::extraction& x, std::string_view source, const validator_options& opts) {
+  validation_report r;
+  r.injection_signals = injection_signals(source);
+  // What an injected block says, to recognise an entry read from it (an LLM may copy it).
+  std::string injected;
+  if (!r.injection_signals.empty())
+    (void)cut_injected_blocks(source, &injected);  // only what was cut is wanted here
+  const std::string injected_folded = fold_lookalikes(injected);
+  const auto remap = validate_mentions(x, opts, r);
+  const auto entry_remap = validate_entries(x, opts, r, remap, injected_folded);
+  validate_relations(x, opts, r, remap, entry_remap);
   x.dropped_low_confidence += r.dropped_low_confidence;
   return r;
 }
