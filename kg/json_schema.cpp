@@ -126,6 +126,11 @@ bool multiple_of(const json& v, const json& m) {
   return std::fabs(q - std::round(q)) < 1e-9 * std::max(1.0, std::fabs(q));
 }
 
+/// A keyword's error in a schema: "<keyword> at '<schema path>': <why>".
+std::optional<std::string> bad_keyword(const std::string& k, const std::string& at, const std::string& why) {
+  return k + " at '" + at + "': " + why;
+}
+
 }  // namespace
 
 struct json_schema::impl {
@@ -141,11 +146,6 @@ struct json_schema::impl {
       return std::nullopt;
     if (!s.is_object())
       return "schema at '" + at + "': must be an object or a boolean";
-    auto bad = [&](const std::string& k, const std::string& why) {
-      return std::optional<std::string>(k + " at '" + at + "': " + why);
-    };
-    auto sub = [&](const json& x, const std::string& where) { return walk(x, where, o); };
-    auto count = [](const json& x) { return x.is_number_integer() && x.get<std::int64_t>() >= 0; };
     for (auto it = s.begin(); it != s.end(); ++it) {
       const auto& k = it.key();
       const auto& v = it.value();
@@ -153,93 +153,123 @@ struct json_schema::impl {
       if (std::find(keywords.begin(), keywords.end(), k) == keywords.end()) {
         if (o.extension && o.extension(k))
           continue;
-        return bad(k, "keyword not supported (supported: the keywords json_schema::supported_keywords() lists)");
+        return bad_keyword(k, at,
+                           "keyword not supported (supported: the keywords json_schema::supported_keywords() lists)");
       }
-      if (k == "$schema") {
-        if (!v.is_string() || v.get<std::string>().rfind(std::string(draft_2020_12), 0) != 0)
-          return bad(k, "only draft 2020-12 (" + std::string(draft_2020_12) + ") is supported");
-      } else if (k == "$id" || k == "$comment" || k == "title" || k == "description" || k == "format" ||
-                 k == "contentMediaType" || k == "contentEncoding") {
-        if (!v.is_string())
-          return bad(k, "must be a string");
-        if (k == "$id" && at.empty()) {
-          auto id = v.get<std::string>();
-          base = id.substr(0, id.find('#'));
-        } else if (k == "$id" && !v.get<std::string>().starts_with("#")) {
-          return bad(k, "only the root schema may have an $id (no embedded resources)");
-        }
-      } else if (k == "$anchor") {
-        if (!v.is_string() || v.get<std::string>().empty())
-          return bad(k, "must be a non-empty string");
-        anchors[v.get<std::string>()] = &s;
-      } else if (k == "$ref") {
-        if (!v.is_string())
-          return bad(k, "must be a string");
-      } else if (k == "$defs" || k == "properties" || k == "patternProperties" || k == "dependentSchemas") {
-        if (!v.is_object())
-          return bad(k, "must be an object of schemas");
-        for (auto p = v.begin(); p != v.end(); ++p) {
-          if (k == "patternProperties") {
-            try {
-              patterns.emplace(&p.value(), std::regex(p.key(), std::regex::ECMAScript));
-            } catch (const std::regex_error& e) {
-              return bad(k, "'" + p.key() + "' is not a regular expression this validator reads (" + e.what() + ")");
-            }
-          }
-          if (auto e = sub(p.value(), here + "/" + escape_token(p.key())))
-            return e;
-        }
-      } else if (k == "additionalProperties" || k == "propertyNames" || k == "items" || k == "contains" || k == "not" ||
-                 k == "if" || k == "then" || k == "else" || k == "contentSchema") {
-        if (auto e = sub(v, here))
-          return e;
-      } else if (k == "allOf" || k == "anyOf" || k == "oneOf" || k == "prefixItems") {
-        if (!v.is_array() || v.empty())
-          return bad(k, "must be a non-empty array of schemas");
-        for (std::size_t i = 0; i < v.size(); ++i)
-          if (auto e = sub(v[i], here + "/" + std::to_string(i)))
-            return e;
-      } else if (k == "type") {
-        auto ok = [](const json& t) { return t.is_string() && type_names.count(t.get<std::string>()); };
-        if (!(ok(v) || (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), ok))))
-          return bad(k,
-                     "must be a type name or an array of them (null, boolean, object, array, number, string, integer)");
-      } else if (k == "enum") {
-        if (!v.is_array())
-          return bad(k, "must be an array");
-      } else if (k == "multipleOf") {
-        if (!v.is_number() || v.get<double>() <= 0)
-          return bad(k, "must be a number above 0");
-      } else if (k == "maximum" || k == "exclusiveMaximum" || k == "minimum" || k == "exclusiveMinimum") {
-        if (!v.is_number())
-          return bad(k, "must be a number");
-      } else if (k == "maxLength" || k == "minLength" || k == "maxItems" || k == "minItems" || k == "maxContains" ||
-                 k == "minContains" || k == "maxProperties" || k == "minProperties") {
-        if (!count(v) && !(v.is_number_float() && is_integer(v) && v.get<double>() >= 0))
-          return bad(k, "must be a non-negative integer");
-      } else if (k == "pattern") {
-        if (!v.is_string())
-          return bad(k, "must be a string");
-        try {
-          patterns.emplace(&v, std::regex(v.get<std::string>(), std::regex::ECMAScript));
-        } catch (const std::regex_error& e) {
-          return bad(
-              k, "'" + v.get<std::string>() + "' is not a regular expression this validator reads (" + e.what() + ")");
-        }
-      } else if (k == "uniqueItems" || k == "deprecated" || k == "readOnly" || k == "writeOnly") {
-        if (!v.is_boolean())
-          return bad(k, "must be a boolean");
-      } else if (k == "required") {
-        if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); }))
-          return bad(k, "must be an array of strings");
-      } else if (k == "dependentRequired") {
-        if (!v.is_object())
-          return bad(k, "must be an object of string arrays");
-        for (const auto& list : v)
-          if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const json& x) { return x.is_string(); }))
-            return bad(k, "must be an object of string arrays");
-      }
+      // Each keyword is read by one of the three steps (the others pass it by).
+      if (auto e = walk_core(s, k, v, at))
+        return e;
+      if (auto e = walk_applicator(k, v, at, here, o))
+        return e;
+      if (auto e = walk_assertion(k, v, at))
+        return e;
       // const, default, examples: any value.
+    }
+    return std::nullopt;
+  }
+
+  /// walk's step for the core and string-valued annotation keywords ($schema, $id, $anchor, $ref, ...).
+  std::optional<std::string> walk_core(const json& s, const std::string& k, const json& v, const std::string& at) {
+    if (k == "$schema") {
+      if (!v.is_string() || v.get<std::string>().rfind(std::string(draft_2020_12), 0) != 0)
+        return bad_keyword(k, at, "only draft 2020-12 (" + std::string(draft_2020_12) + ") is supported");
+    } else if (k == "$id" || k == "$comment" || k == "title" || k == "description" || k == "format" ||
+               k == "contentMediaType" || k == "contentEncoding") {
+      if (!v.is_string())
+        return bad_keyword(k, at, "must be a string");
+      if (k == "$id" && at.empty()) {
+        auto id = v.get<std::string>();
+        base = id.substr(0, id.find('#'));
+      } else if (k == "$id" && !v.get<std::string>().starts_with("#")) {
+        return bad_keyword(k, at, "only the root schema may have an $id (no embedded resources)");
+      }
+    } else if (k == "$anchor") {
+      if (!v.is_string() || v.get<std::string>().empty())
+        return bad_keyword(k, at, "must be a non-empty string");
+      anchors[v.get<std::string>()] = &s;
+    } else if (k == "$ref") {
+      if (!v.is_string())
+        return bad_keyword(k, at, "must be a string");
+    }
+    return std::nullopt;
+  }
+
+  /// walk's step for the keywords that hold subschemas (walked in turn; patternProperties' regexes gathered).
+  std::optional<std::string> walk_applicator(const std::string& k, const json& v, const std::string& at,
+                                             const std::string& here, const compile_options& o) {
+    auto sub = [&](const json& x, const std::string& where) { return walk(x, where, o); };
+    if (k == "$defs" || k == "properties" || k == "patternProperties" || k == "dependentSchemas") {
+      if (!v.is_object())
+        return bad_keyword(k, at, "must be an object of schemas");
+      for (auto p = v.begin(); p != v.end(); ++p) {
+        if (k == "patternProperties") {
+          try {
+            patterns.emplace(&p.value(), std::regex(p.key(), std::regex::ECMAScript));
+          } catch (const std::regex_error& e) {
+            return bad_keyword(k, at,
+                               "'" + p.key() + "' is not a regular expression this validator reads (" + e.what() + ")");
+          }
+        }
+        if (auto e = sub(p.value(), here + "/" + escape_token(p.key())))
+          return e;
+      }
+    } else if (k == "additionalProperties" || k == "propertyNames" || k == "items" || k == "contains" || k == "not" ||
+               k == "if" || k == "then" || k == "else" || k == "contentSchema") {
+      if (auto e = sub(v, here))
+        return e;
+    } else if (k == "allOf" || k == "anyOf" || k == "oneOf" || k == "prefixItems") {
+      if (!v.is_array() || v.empty())
+        return bad_keyword(k, at, "must be a non-empty array of schemas");
+      for (std::size_t i = 0; i < v.size(); ++i)
+        if (auto e = sub(v[i], here + "/" + std::to_string(i)))
+          return e;
+    }
+    return std::nullopt;
+  }
+
+  /// walk's step for the assertion keywords (type, enum, bounds, pattern, required, ...).
+  std::optional<std::string> walk_assertion(const std::string& k, const json& v, const std::string& at) {
+    auto count = [](const json& x) { return x.is_number_integer() && x.get<std::int64_t>() >= 0; };
+    if (k == "type") {
+      auto ok = [](const json& t) { return t.is_string() && type_names.count(t.get<std::string>()); };
+      if (!(ok(v) || (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), ok))))
+        return bad_keyword(
+            k, at, "must be a type name or an array of them (null, boolean, object, array, number, string, integer)");
+    } else if (k == "enum") {
+      if (!v.is_array())
+        return bad_keyword(k, at, "must be an array");
+    } else if (k == "multipleOf") {
+      if (!v.is_number() || v.get<double>() <= 0)
+        return bad_keyword(k, at, "must be a number above 0");
+    } else if (k == "maximum" || k == "exclusiveMaximum" || k == "minimum" || k == "exclusiveMinimum") {
+      if (!v.is_number())
+        return bad_keyword(k, at, "must be a number");
+    } else if (k == "maxLength" || k == "minLength" || k == "maxItems" || k == "minItems" || k == "maxContains" ||
+               k == "minContains" || k == "maxProperties" || k == "minProperties") {
+      if (!count(v) && !(v.is_number_float() && is_integer(v) && v.get<double>() >= 0))
+        return bad_keyword(k, at, "must be a non-negative integer");
+    } else if (k == "pattern") {
+      if (!v.is_string())
+        return bad_keyword(k, at, "must be a string");
+      try {
+        patterns.emplace(&v, std::regex(v.get<std::string>(), std::regex::ECMAScript));
+      } catch (const std::regex_error& e) {
+        return bad_keyword(
+            k, at,
+            "'" + v.get<std::string>() + "' is not a regular expression this validator reads (" + e.what() + ")");
+      }
+    } else if (k == "uniqueItems" || k == "deprecated" || k == "readOnly" || k == "writeOnly") {
+      if (!v.is_boolean())
+        return bad_keyword(k, at, "must be a boolean");
+    } else if (k == "required") {
+      if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); }))
+        return bad_keyword(k, at, "must be an array of strings");
+    } else if (k == "dependentRequired") {
+      if (!v.is_object())
+        return bad_keyword(k, at, "must be an object of string arrays");
+      for (const auto& list : v)
+        if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const json& x) { return x.is_string(); }))
+          return bad_keyword(k, at, "must be an object of string arrays");
     }
     return std::nullopt;
   }
@@ -298,165 +328,220 @@ struct json_schema::impl {
     [[nodiscard]] bool full() const { return errors->size() >= max; }
   };
 
-  /// Validates; true when valid. Errors go to `r` (up to its max).
-  bool check(const json& s, const json& v, const std::string& ip, const std::string& sp, const run& r,
-             int depth) const {
-    auto fail = [&](const char* k, std::string why) {
+  /// One check's place: the schema and the instance, their paths, where errors go and the depth.
+  struct frame {
+    const json& s;
+    const json& v;
+    const std::string& ip;
+    const std::string& sp;
+    const run& r;
+    int depth;
+    /// Records an error at keyword `k` (up to the run's max); false.
+    bool fail(const char* k, std::string why) const {
       if (!r.full())
         r.errors->push_back({ip, k, sp + "/" + k, std::move(why)});
       return false;
-    };
+    }
+  };
+
+  /// Validates; true when valid. Errors go to `r` (up to its max).
+  bool check(const json& s, const json& v, const std::string& ip, const std::string& sp, const run& r,
+             int depth) const {
+    const frame f{s, v, ip, sp, r, depth};
     if (s.is_boolean())
-      return s.get<bool>() || fail("false", "no value is allowed here");
+      return s.get<bool>() || f.fail("false", "no value is allowed here");
     if (depth > 200)
-      return fail("$ref", "references nest too deep (a loop that never reads the instance?)");
-    // A yes/no answer from a subschema, its errors dropped.
-    auto passes = [&](const json& sub, const json& x, const std::string& sub_path) {
-      std::vector<validation_error> scratch;
-      return check(sub, x, ip, sub_path, run{&scratch, 1}, depth + 1);
-    };
+      return f.fail("$ref", "references nest too deep (a loop that never reads the instance?)");
     bool ok = true;
     if (auto t = refs.find(&s); t != refs.end())
       ok &= check(*t->second, v, ip, sp + "/$ref", r, depth + 1);
+    ok &= check_value(f);
+    if (v.is_number())
+      ok &= check_number(f);
+    if (v.is_string())
+      ok &= check_string(f);
+    if (v.is_array())
+      ok &= check_array(f);
+    if (v.is_object())
+      ok &= check_object(f);
+    ok &= check_combined(f);
+    return ok;
+  }
+
+  /// A yes/no answer from a subschema, its errors dropped.
+  bool passes(const frame& f, const json& sub, const json& x, const std::string& sub_path) const {
+    std::vector<validation_error> scratch;
+    return check(sub, x, f.ip, sub_path, run{&scratch, 1}, f.depth + 1);
+  }
+
+  /// check's step for type, enum and const.
+  bool check_value(const frame& f) const {
+    const auto& [s, v, ip, sp, r, depth] = f;
+    bool ok = true;
     if (auto t = s.find("type"); t != s.end()) {
       const bool any = t->is_string() ? has_type(v, t->get<std::string>())
                                       : std::any_of(t->begin(), t->end(),
                                                     [&](const json& n) { return has_type(v, n.get<std::string>()); });
       if (!any)
-        ok = fail("type", "must be of type " + t->dump());
+        ok = f.fail("type", "must be of type " + t->dump());
     }
     if (auto e = s.find("enum");
         e != s.end() && std::none_of(e->begin(), e->end(), [&](const json& x) { return same(x, v); }))
-      ok = fail("enum", "must be one of " + e->dump());
+      ok = f.fail("enum", "must be one of " + e->dump());
     if (auto c = s.find("const"); c != s.end() && !same(*c, v))
-      ok = fail("const", "must be " + c->dump());
-    if (v.is_number()) {
-      const double x = v.get<double>();
-      auto num = [&](const char* k, auto bad_if, const char* says) {
-        if (auto n = s.find(k); n != s.end() && bad_if(x, n->get<double>()))
-          ok = fail(k, std::string(says) + " " + n->dump());
-      };
-      num(
-          "minimum", [](double a, double b) { return a < b; }, "must be at least");
-      num(
-          "maximum", [](double a, double b) { return a > b; }, "must be at most");
-      num(
-          "exclusiveMinimum", [](double a, double b) { return a <= b; }, "must be more than");
-      num(
-          "exclusiveMaximum", [](double a, double b) { return a >= b; }, "must be less than");
-      if (auto m = s.find("multipleOf"); m != s.end() && !multiple_of(v, *m))
-        ok = fail("multipleOf", "must be a multiple of " + m->dump());
-    }
-    if (v.is_string()) {
-      const auto& str = v.get_ref<const std::string&>();
-      if (auto n = s.find("minLength"); n != s.end() && code_points(str) < n->get<std::size_t>())
-        ok = fail("minLength", "must be at least " + n->dump() + " characters");
-      if (auto n = s.find("maxLength"); n != s.end() && code_points(str) > n->get<std::size_t>())
-        ok = fail("maxLength", "must be at most " + n->dump() + " characters");
-      if (auto p = s.find("pattern"); p != s.end() && !std::regex_search(str, patterns.at(&*p)))
-        ok = fail("pattern", "must match " + p->dump());
-    }
-    if (v.is_array()) {
-      if (auto n = s.find("minItems"); n != s.end() && v.size() < n->get<std::size_t>())
-        ok = fail("minItems", "must hold at least " + n->dump() + " items");
-      if (auto n = s.find("maxItems"); n != s.end() && v.size() > n->get<std::size_t>())
-        ok = fail("maxItems", "must hold at most " + n->dump() + " items");
-      if (auto u = s.find("uniqueItems"); u != s.end() && u->get<bool>())
-        for (std::size_t i = 0; i < v.size(); ++i)
-          for (std::size_t j = i + 1; j < v.size(); ++j)
-            if (same(v[i], v[j])) {
-              ok = fail("uniqueItems", "items " + std::to_string(i) + " and " + std::to_string(j) + " are equal");
-              i = j = v.size();
-            }
-      std::size_t prefix = 0;
-      if (auto p = s.find("prefixItems"); p != s.end()) {
-        prefix = std::min(p->size(), v.size());
-        for (std::size_t i = 0; i < prefix; ++i)
-          ok &= check((*p)[i], v[i], ip + "/" + std::to_string(i), sp + "/prefixItems/" + std::to_string(i), r,
-                      depth + 1);
-      }
-      if (auto it = s.find("items"); it != s.end())
-        for (std::size_t i = prefix; i < v.size(); ++i)
-          ok &= check(*it, v[i], ip + "/" + std::to_string(i), sp + "/items", r, depth + 1);
-      if (auto c = s.find("contains"); c != s.end()) {
-        std::size_t matches = 0;
-        for (const auto& x : v)
-          matches += passes(*c, x, sp + "/contains");
-        const auto lo = s.contains("minContains") ? s["minContains"].get<std::size_t>() : std::size_t{1};
-        if (matches < lo)
-          ok = fail("contains", "must contain at least " + std::to_string(lo) + " matching items");
-        if (auto n = s.find("maxContains"); n != s.end() && matches > n->get<std::size_t>())
-          ok = fail("maxContains", "must contain at most " + n->dump() + " matching items");
-      }
-    }
-    if (v.is_object()) {
-      if (auto n = s.find("minProperties"); n != s.end() && v.size() < n->get<std::size_t>())
-        ok = fail("minProperties", "must have at least " + n->dump() + " properties");
-      if (auto n = s.find("maxProperties"); n != s.end() && v.size() > n->get<std::size_t>())
-        ok = fail("maxProperties", "must have at most " + n->dump() + " properties");
-      if (auto req = s.find("required"); req != s.end())
-        for (const auto& k : *req)
-          if (!v.contains(k.get<std::string>()))
-            ok = fail("required", "'" + k.get<std::string>() + "' is required");
-      if (auto dr = s.find("dependentRequired"); dr != s.end())
-        for (auto d = dr->begin(); d != dr->end(); ++d)
-          if (v.contains(d.key()))
-            for (const auto& k : d.value())
-              if (!v.contains(k.get<std::string>()))
-                ok = fail("dependentRequired", "'" + k.get<std::string>() + "' is required with '" + d.key() + "'");
-      const auto props = s.find("properties");
-      const auto pats = s.find("patternProperties");
-      const auto extra = s.find("additionalProperties");
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        const auto child = ip + "/" + escape_token(it.key());
-        bool known = false;
-        if (props != s.end())
-          if (auto p = props->find(it.key()); p != props->end()) {
-            known = true;
-            ok &= check(*p, it.value(), child, sp + "/properties/" + escape_token(it.key()), r, depth + 1);
+      ok = f.fail("const", "must be " + c->dump());
+    return ok;
+  }
+
+  /// check's step for a number: bounds and multipleOf.
+  bool check_number(const frame& f) const {
+    const auto& [s, v, ip, sp, r, depth] = f;
+    bool ok = true;
+    const double x = v.get<double>();
+    auto num = [&](const char* k, auto bad_if, const char* says) {
+      if (auto n = s.find(k); n != s.end() && bad_if(x, n->get<double>()))
+        ok = f.fail(k, std::string(says) + " " + n->dump());
+    };
+    num(
+        "minimum", [](double a, double b) { return a < b; }, "must be at least");
+    num(
+        "maximum", [](double a, double b) { return a > b; }, "must be at most");
+    num(
+        "exclusiveMinimum", [](double a, double b) { return a <= b; }, "must be more than");
+    num(
+        "exclusiveMaximum", [](double a, double b) { return a >= b; }, "must be less than");
+    if (auto m = s.find("multipleOf"); m != s.end() && !multiple_of(v, *m))
+      ok = f.fail("multipleOf", "must be a multiple of " + m->dump());
+    return ok;
+  }
+
+  /// check's step for a string: its length in code points and its pattern.
+  bool check_string(const frame& f) const {
+    const auto& [s, v, ip, sp, r, depth] = f;
+    bool ok = true;
+    const auto& str = v.get_ref<const std::string&>();
+    if (auto n = s.find("minLength"); n != s.end() && code_points(str) < n->get<std::size_t>())
+      ok = f.fail("minLength", "must be at least " + n->dump() + " characters");
+    if (auto n = s.find("maxLength"); n != s.end() && code_points(str) > n->get<std::size_t>())
+      ok = f.fail("maxLength", "must be at most " + n->dump() + " characters");
+    if (auto p = s.find("pattern"); p != s.end() && !std::regex_search(str, patterns.at(&*p)))
+      ok = f.fail("pattern", "must match " + p->dump());
+    return ok;
+  }
+
+  /// check's step for an array: its size, unique items, prefixItems, items and contains.
+  bool check_array(const frame& f) const {
+    const auto& [s, v, ip, sp, r, depth] = f;
+    bool ok = true;
+    if (auto n = s.find("minItems"); n != s.end() && v.size() < n->get<std::size_t>())
+      ok = f.fail("minItems", "must hold at least " + n->dump() + " items");
+    if (auto n = s.find("maxItems"); n != s.end() && v.size() > n->get<std::size_t>())
+      ok = f.fail("maxItems", "must hold at most " + n->dump() + " items");
+    if (auto u = s.find("uniqueItems"); u != s.end() && u->get<bool>())
+      for (std::size_t i = 0; i < v.size(); ++i)
+        for (std::size_t j = i + 1; j < v.size(); ++j)
+          if (same(v[i], v[j])) {
+            ok = f.fail("uniqueItems", "items " + std::to_string(i) + " and " + std::to_string(j) + " are equal");
+            i = j = v.size();
           }
-        if (pats != s.end())
-          for (auto p = pats->begin(); p != pats->end(); ++p)
-            if (std::regex_search(it.key(), patterns.at(&p.value()))) {
-              known = true;
-              ok &=
-                  check(p.value(), it.value(), child, sp + "/patternProperties/" + escape_token(p.key()), r, depth + 1);
-            }
-        if (!known && extra != s.end() &&
-            !check(*extra, it.value(), child, sp + "/additionalProperties", r, depth + 1)) {
-          ok = false;
-          if (extra->is_boolean() && !r.full())
-            r.errors->back().message = "'" + it.key() + "' is not a property this schema allows";
-        }
-        if (auto names = s.find("propertyNames"); names != s.end())
-          ok &= check(*names, json(it.key()), child, sp + "/propertyNames", r, depth + 1);
-      }
-      if (auto ds = s.find("dependentSchemas"); ds != s.end())
-        for (auto d = ds->begin(); d != ds->end(); ++d)
-          if (v.contains(d.key()))
-            ok &= check(d.value(), v, ip, sp + "/dependentSchemas/" + escape_token(d.key()), r, depth + 1);
+    std::size_t prefix = 0;
+    if (auto p = s.find("prefixItems"); p != s.end()) {
+      prefix = std::min(p->size(), v.size());
+      for (std::size_t i = 0; i < prefix; ++i)
+        ok &=
+            check((*p)[i], v[i], ip + "/" + std::to_string(i), sp + "/prefixItems/" + std::to_string(i), r, depth + 1);
     }
+    if (auto it = s.find("items"); it != s.end())
+      for (std::size_t i = prefix; i < v.size(); ++i)
+        ok &= check(*it, v[i], ip + "/" + std::to_string(i), sp + "/items", r, depth + 1);
+    if (auto c = s.find("contains"); c != s.end()) {
+      std::size_t matches = 0;
+      for (const auto& x : v)
+        matches += passes(f, *c, x, sp + "/contains");
+      const auto lo = s.contains("minContains") ? s["minContains"].get<std::size_t>() : std::size_t{1};
+      if (matches < lo)
+        ok = f.fail("contains", "must contain at least " + std::to_string(lo) + " matching items");
+      if (auto n = s.find("maxContains"); n != s.end() && matches > n->get<std::size_t>())
+        ok = f.fail("maxContains", "must contain at most " + n->dump() + " matching items");
+    }
+    return ok;
+  }
+
+  /// check's step for an object: its size, required and dependent members, and each member's schemas.
+  bool check_object(const frame& f) const {
+    const auto& [s, v, ip, sp, r, depth] = f;
+    bool ok = true;
+    if (auto n = s.find("minProperties"); n != s.end() && v.size() < n->get<std::size_t>())
+      ok = f.fail("minProperties", "must have at least " + n->dump() + " properties");
+    if (auto n = s.find("maxProperties"); n != s.end() && v.size() > n->get<std::size_t>())
+      ok = f.fail("maxProperties", "must have at most " + n->dump() + " properties");
+    if (auto req = s.find("required"); req != s.end())
+      for (const auto& k : *req)
+        if (!v.contains(k.get<std::string>()))
+          ok = f.fail("required", "'" + k.get<std::string>() + "' is required");
+    if (auto dr = s.find("dependentRequired"); dr != s.end())
+      for (auto d = dr->begin(); d != dr->end(); ++d)
+        if (v.contains(d.key()))
+          for (const auto& k : d.value())
+            if (!v.contains(k.get<std::string>()))
+              ok = f.fail("dependentRequired", "'" + k.get<std::string>() + "' is required with '" + d.key() + "'");
+    const auto props = s.find("properties");
+    const auto pats = s.find("patternProperties");
+    const auto extra = s.find("additionalProperties");
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const auto child = ip + "/" + escape_token(it.key());
+      bool known = false;
+      if (props != s.end())
+        if (auto p = props->find(it.key()); p != props->end()) {
+          known = true;
+          ok &= check(*p, it.value(), child, sp + "/properties/" + escape_token(it.key()), r, depth + 1);
+        }
+      if (pats != s.end())
+        for (auto p = pats->begin(); p != pats->end(); ++p)
+          if (std::regex_search(it.key(), patterns.at(&p.value()))) {
+            known = true;
+            ok &= check(p.value(), it.value(), child, sp + "/patternProperties/" + escape_token(p.key()), r, depth + 1);
+          }
+      if (!known && extra != s.end() && !check(*extra, it.value(), child, sp + "/additionalProperties", r, depth + 1)) {
+        ok = false;
+        if (extra->is_boolean() && !r.full())
+          r.errors->back().message = "'" + it.key() + "' is not a property this schema allows";
+      }
+      if (auto names = s.find("propertyNames"); names != s.end())
+        ok &= check(*names, json(it.key()), child, sp + "/propertyNames", r, depth + 1);
+    }
+    if (auto ds = s.find("dependentSchemas"); ds != s.end())
+      for (auto d = ds->begin(); d != ds->end(); ++d)
+        if (v.contains(d.key()))
+          ok &= check(d.value(), v, ip, sp + "/dependentSchemas/" + escape_token(d.key()), r, depth + 1);
+    return ok;
+  }
+
+  /// check's step for the schemas that combine: allOf, anyOf, oneOf, not, if/then/else.
+  bool check_combined(const frame& f) const {
+    const auto& [s, v, ip, sp, r, depth] = f;
+    bool ok = true;
     if (auto all = s.find("allOf"); all != s.end())
       for (std::size_t i = 0; i < all->size(); ++i)
         ok &= check((*all)[i], v, ip, sp + "/allOf/" + std::to_string(i), r, depth + 1);
     if (auto any = s.find("anyOf"); any != s.end()) {
       bool one = false;
       for (std::size_t i = 0; i < any->size() && !one; ++i)
-        one = passes((*any)[i], v, sp + "/anyOf/" + std::to_string(i));
+        one = passes(f, (*any)[i], v, sp + "/anyOf/" + std::to_string(i));
       if (!one)
-        ok = fail("anyOf", "must match at least one of the schemas");
+        ok = f.fail("anyOf", "must match at least one of the schemas");
     }
     if (auto one = s.find("oneOf"); one != s.end()) {
       std::size_t n = 0;
       for (std::size_t i = 0; i < one->size(); ++i)
-        n += passes((*one)[i], v, sp + "/oneOf/" + std::to_string(i));
+        n += passes(f, (*one)[i], v, sp + "/oneOf/" + std::to_string(i));
       if (n != 1)
-        ok = fail("oneOf", "must match exactly one of the schemas (matches " + std::to_string(n) + ")");
+        ok = f.fail("oneOf", "must match exactly one of the schemas (matches " + std::to_string(n) + ")");
     }
-    if (auto no = s.find("not"); no != s.end() && passes(*no, v, sp + "/not"))
-      ok = fail("not", "must not match the schema");
+    if (auto no = s.find("not"); no != s.end() && passes(f, *no, v, sp + "/not"))
+      ok = f.fail("not", "must not match the schema");
     if (auto cond = s.find("if"); cond != s.end()) {
-      if (passes(*cond, v, sp + "/if")) {
+      if (passes(f, *cond, v, sp + "/if")) {
         if (auto then = s.find("then"); then != s.end())
           ok &= check(*then, v, ip, sp + "/then", r, depth + 1);
       } else if (auto otherwise = s.find("else"); otherwise != s.end()) {

@@ -262,8 +262,87 @@ engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
 }
 
 namespace {
+
 /// Stored entries with the same title compared per new entry at most.
 constexpr std::size_t max_title_candidates = 64;
+
+/// One new entry's facts and where the entries it may repeat are read: the store and the
+/// event's overlay, in its organisation.
+struct entry_match {
+  const storage::graph_store& store;
+  const event_overlay& overlay;
+  const std::string& org;
+  const facts& f;
+
+  /// An entry the new one may repeat: same type, not superseded, not the entry itself.
+  std::optional<facts> candidate(const std::string& id) const {
+    auto c = load_facts(store, overlay, org, id);
+    if (!c || c->type != f.type || c->status == "superseded" || c->id == f.id)
+      return std::nullopt;
+    return c;
+  }
+  bool duplicate(const facts& c) const {
+    return c.positive == f.positive && c.markers == f.markers && same_values(c.sig, f.sig) &&
+           same_wording(c.sig.words, f.sig.words, c.order, f.order);
+  }
+};
+
+/// 1. Exact normalised title, before any vector search: merged into the first duplicate.
+void match_title(const entry_match& k, schemas::resolution& r) {
+  const auto& f = k.f;
+  std::vector<std::string> same_title = k.store.entries_with_title(k.org, f.type, f.title);
+  if (f.title.empty())
+    same_title.clear();  // a title of fillers only says nothing to match on
+  // A title many entries share ("order N ships on ...") would make every save read them
+  // all: the first max_title_candidates in key order are compared (deterministic), and
+  // the vector search below still finds a near duplicate among the rest.
+  if (same_title.size() > max_title_candidates)
+    same_title.resize(max_title_candidates);
+  for (const auto& [id, c] : k.overlay)
+    if (c.type == f.type && c.title == f.title && !f.title.empty())
+      same_title.push_back(id);
+  for (const auto& id : same_title)
+    if (auto c = k.candidate(id); c && k.duplicate(*c)) {
+      r.outcome = schemas::save_outcome::merged;
+      r.merged_into = c->id;
+      r.reason = "same title words; same numbers, dates, amounts, entities and polarity";
+      break;
+    }
+}
+
+/// 2. Neighbours above the threshold in the organisation's index: a duplicate is merged
+/// into, complements are linked, the other near ones are handed on in `near`.
+void match_neighbours(const entry_match& k, const storage::vector_index& index, const detail::label_ids& ids,
+                      const dedup_options& opts, const schemas::vector8& embedding, schemas::resolution& r,
+                      std::vector<near_conflict>& near) {
+  const auto& f = k.f;
+  for (const auto& hit : index.search(embedding, opts.neighbours)) {
+    if (hit.similarity <= opts.threshold)
+      break;
+    auto id = ids.find(hit.label);
+    if (!id)
+      continue;
+    auto c = k.candidate(std::string(*id));
+    if (!c)
+      continue;
+    const auto sim = "cosine " + percent(hit.similarity);
+    if (k.duplicate(*c)) {
+      r.outcome = schemas::save_outcome::merged;
+      r.merged_into = c->id;
+      r.reason = sim + "; same numbers, dates, amounts, entities and polarity";
+      r.relations.clear();
+      break;
+    }
+    if (c->positive == f.positive && complementary(c->sig, f.sig) &&
+        same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
+      r.outcome = schemas::save_outcome::linked;
+      r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
+    } else {
+      near.push_back({c->id, hit.similarity});
+    }
+  }
+}
+
 }  // namespace
 
 void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,
@@ -277,65 +356,12 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     const auto& en = x.entries[i];
     auto& r = out[i];
     auto f = facts_of(m, en, i);
-    auto candidate = [&](const std::string& id) -> std::optional<facts> {
-      auto c = load_facts(*store_, overlay, org, id);
-      if (!c || c->type != f.type || c->status == "superseded" || c->id == f.id)
-        return std::nullopt;
-      return c;
-    };
-    auto duplicate = [&](const facts& c) {
-      return c.positive == f.positive && c.markers == f.markers && same_values(c.sig, f.sig) &&
-             same_wording(c.sig.words, f.sig.words, c.order, f.order);
-    };
-    // 1. Exact normalised title, before any vector search.
-    std::vector<std::string> same_title = store_->entries_with_title(org, f.type, f.title);
-    if (f.title.empty())
-      same_title.clear();  // a title of fillers only says nothing to match on
-    // A title many entries share ("order N ships on ...") would make every save read them
-    // all: the first max_title_candidates in key order are compared (deterministic), and
-    // the vector search below still finds a near duplicate among the rest.
-    if (same_title.size() > max_title_candidates)
-      same_title.resize(max_title_candidates);
-    for (const auto& [id, c] : overlay)
-      if (c.type == f.type && c.title == f.title && !f.title.empty())
-        same_title.push_back(id);
-    for (const auto& id : same_title)
-      if (auto c = candidate(id); c && duplicate(*c)) {
-        r.outcome = schemas::save_outcome::merged;
-        r.merged_into = c->id;
-        r.reason = "same title words; same numbers, dates, amounts, entities and polarity";
-        break;
-      }
-    // 2. Neighbours above the threshold in the organisation's index.
+    const entry_match match{*store_, overlay, org, f};
+    match_title(match, r);
     if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
       auto it = orgs_.find(org);
       if (it != orgs_.end())
-        for (const auto& hit : it->second->index->search(en.embedding, opts_.neighbours)) {
-          if (hit.similarity <= opts_.threshold)
-            break;
-          auto id = it->second->ids.find(hit.label);
-          if (!id)
-            continue;
-          auto c = candidate(std::string(*id));
-          if (!c)
-            continue;
-          const auto sim = "cosine " + percent(hit.similarity);
-          if (duplicate(*c)) {
-            r.outcome = schemas::save_outcome::merged;
-            r.merged_into = c->id;
-            r.reason = sim + "; same numbers, dates, amounts, entities and polarity";
-            r.relations.clear();
-            break;
-          }
-          if (c->positive == f.positive && complementary(c->sig, f.sig) &&
-              same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
-            r.outcome = schemas::save_outcome::linked;
-            r.relations.push_back(
-                {schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
-          } else {
-            near[i].push_back({c->id, hit.similarity});
-          }
-        }
+        match_neighbours(match, *it->second->index, it->second->ids, opts_, en.embedding, r, near[i]);
     }
     if (r.outcome == schemas::save_outcome::merged) {
       near[i].clear();

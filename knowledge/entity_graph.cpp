@@ -262,121 +262,148 @@ edge_direction reverse(edge_direction d) {
                                          : edge_direction::both;
 }
 
+/// How each reached node was reached: the node before it (towards its side's start) and the edge.
+struct reached {
+  std::string prev;
+  storage::entity_edge edge;
+  double cost = 0;
+  std::size_t hops = 0;
+};
+
+/// A path search's view of the graph: an organisation's edges, only those with `labels`
+/// (all when empty).
+struct path_graph {
+  const storage::graph_store& store;
+  const std::string& org;
+  const std::set<std::string>& labels;
+
+  /// Calls fn(other id, edge) for each edge at `id` in direction `dir`.
+  template <class F>
+  void follow(const std::string& id, edge_direction dir, const F& fn) const {
+    for (auto& n : store.entity_neighbours(org, id, dir != edge_direction::incoming, dir != edge_direction::outgoing)) {
+      if (!labels.empty() && !labels.count(n.label))
+        continue;
+      storage::entity_edge e{n.outgoing ? id : n.other_id, n.outgoing ? n.other_id : id, n.label, n.weight, {}, {}};
+      fn(n.other_id, std::move(e));
+    }
+  }
+};
+
+/// The path of fewest hops (within max_depth) as its node ids and edges; false when none.
+bool fewest_hops(const path_graph& g, const std::string& from_id, const std::string& to_id, std::size_t max_depth,
+                 edge_direction d, std::vector<storage::entity_edge>& steps, std::vector<std::string>& ids) {
+  // Breadth-first from both ends, a level at a time on the smaller frontier; the first
+  // meeting at the lowest total depth wins (ties: the smallest meeting id), so the answer
+  // does not depend on the order edges are read.
+  std::map<std::string, reached> side[2];
+  side[0][from_id] = {};
+  side[1][to_id] = {};
+  std::vector<std::string> frontier[2] = {{from_id}, {to_id}};
+  std::size_t depth[2] = {0, 0};
+  std::string meet;
+  while (meet.empty() && depth[0] + depth[1] < max_depth && (!frontier[0].empty() || !frontier[1].empty())) {
+    const int s = frontier[1].empty() || (!frontier[0].empty() && frontier[0].size() <= frontier[1].size()) ? 0 : 1;
+    std::vector<std::string> next;
+    for (const auto& id : frontier[s])
+      g.follow(id, s == 0 ? d : reverse(d), [&](const std::string& other, storage::entity_edge e) {
+        auto it = side[s].find(other);
+        if (it == side[s].end()) {
+          side[s][other] = {id, std::move(e), 0, depth[s] + 1};
+          next.push_back(other);
+        } else if (it->second.hops == depth[s] + 1 &&
+                   std::tie(id, e.label) < std::tie(it->second.prev, it->second.edge.label)) {
+          it->second = {id, std::move(e), 0, depth[s] + 1};  // the least parent: order-free answers
+        }
+      });
+    ++depth[s];
+    std::sort(next.begin(), next.end());
+    for (const auto& id : next)
+      if (side[1 - s].count(id)) {
+        meet = id;
+        break;
+      }
+    frontier[s] = std::move(next);
+  }
+  if (meet.empty())
+    return false;
+  for (auto at = meet; at != from_id;) {
+    const auto& r = side[0][at];
+    steps.push_back(r.edge);
+    ids.push_back(at);
+    at = r.prev;
+  }
+  ids.push_back(from_id);
+  std::reverse(ids.begin(), ids.end());
+  std::reverse(steps.begin(), steps.end());
+  for (auto at = meet; at != to_id;) {
+    const auto& r = side[1][at];
+    steps.push_back(r.edge);
+    at = r.prev;
+    ids.push_back(at);
+  }
+  return true;
+}
+
+/// The path of least total weight (within max_depth hops) as its node ids and edges; false when none.
+bool lightest(const path_graph& g, const std::string& from_id, const std::string& to_id, std::size_t max_depth,
+              edge_direction d, std::vector<storage::entity_edge>& steps, std::vector<std::string>& ids) {
+  // Dijkstra over (cost, hops, id), within max_depth hops.
+  std::map<std::string, reached> best{{from_id, {}}};
+  using item = std::tuple<double, std::size_t, std::string>;
+  std::priority_queue<item, std::vector<item>, std::greater<>> queue;
+  queue.emplace(0.0, 0, from_id);
+  std::set<std::string> done;
+  while (!queue.empty()) {
+    auto [cost, hops, id] = queue.top();
+    queue.pop();
+    if (!done.insert(id).second)
+      continue;
+    if (id == to_id || hops == max_depth)
+      continue;
+    g.follow(id, d, [&](const std::string& other, storage::entity_edge e) {
+      if (done.count(other))
+        return;
+      const double c = cost + e.weight;
+      auto it = best.find(other);
+      if (it == best.end() || c < it->second.cost ||
+          (c == it->second.cost && (hops + 1 < it->second.hops ||
+                                    (hops + 1 == it->second.hops &&
+                                     std::tie(id, e.label) < std::tie(it->second.prev, it->second.edge.label))))) {
+        best[other] = {id, std::move(e), c, hops + 1};
+        queue.emplace(c, hops + 1, other);
+      }
+    });
+  }
+  if (!done.count(to_id))
+    return false;
+  ids.push_back(to_id);
+  for (auto at = to_id; at != from_id;) {
+    const auto& r = best[at];
+    steps.push_back(r.edge);
+    at = r.prev;
+    ids.push_back(at);
+  }
+  std::reverse(ids.begin(), ids.end());
+  std::reverse(steps.begin(), steps.end());
+  return true;
+}
+
 }  // namespace
 
 std::optional<graph_path> entity_reader::path(const std::string& org, const std::string& from_id,
                                               const std::string& to_id, std::size_t max_depth,
                                               const std::set<std::string>& labels, edge_direction d,
                                               bool by_weight) const {
-  // How each reached node was reached: the node before it (towards its side's start) and the edge.
-  struct reached {
-    std::string prev;
-    storage::entity_edge edge;
-    double cost = 0;
-    std::size_t hops = 0;
-  };
-  auto follow = [&](const std::string& id, edge_direction dir, const auto& fn) {
-    for (auto& n :
-         store_->entity_neighbours(org, id, dir != edge_direction::incoming, dir != edge_direction::outgoing)) {
-      if (!labels.empty() && !labels.count(n.label))
-        continue;
-      storage::entity_edge e{n.outgoing ? id : n.other_id, n.outgoing ? n.other_id : id, n.label, n.weight, {}, {}};
-      fn(n.other_id, std::move(e));
-    }
-  };
+  const path_graph g{*store_, org, labels};
   std::vector<storage::entity_edge> steps;
   std::vector<std::string> ids;
   if (from_id == to_id) {
     ids.push_back(from_id);
   } else if (!by_weight) {
-    // Breadth-first from both ends, a level at a time on the smaller frontier; the first
-    // meeting at the lowest total depth wins (ties: the smallest meeting id), so the answer
-    // does not depend on the order edges are read.
-    std::map<std::string, reached> side[2];
-    side[0][from_id] = {};
-    side[1][to_id] = {};
-    std::vector<std::string> frontier[2] = {{from_id}, {to_id}};
-    std::size_t depth[2] = {0, 0};
-    std::string meet;
-    while (meet.empty() && depth[0] + depth[1] < max_depth && (!frontier[0].empty() || !frontier[1].empty())) {
-      const int s = frontier[1].empty() || (!frontier[0].empty() && frontier[0].size() <= frontier[1].size()) ? 0 : 1;
-      std::vector<std::string> next;
-      for (const auto& id : frontier[s])
-        follow(id, s == 0 ? d : reverse(d), [&](const std::string& other, storage::entity_edge e) {
-          auto it = side[s].find(other);
-          if (it == side[s].end()) {
-            side[s][other] = {id, std::move(e), 0, depth[s] + 1};
-            next.push_back(other);
-          } else if (it->second.hops == depth[s] + 1 &&
-                     std::tie(id, e.label) < std::tie(it->second.prev, it->second.edge.label)) {
-            it->second = {id, std::move(e), 0, depth[s] + 1};  // the least parent: order-free answers
-          }
-        });
-      ++depth[s];
-      std::sort(next.begin(), next.end());
-      for (const auto& id : next)
-        if (side[1 - s].count(id)) {
-          meet = id;
-          break;
-        }
-      frontier[s] = std::move(next);
-    }
-    if (meet.empty())
+    if (!fewest_hops(g, from_id, to_id, max_depth, d, steps, ids))
       return std::nullopt;
-    for (auto at = meet; at != from_id;) {
-      const auto& r = side[0][at];
-      steps.push_back(r.edge);
-      ids.push_back(at);
-      at = r.prev;
-    }
-    ids.push_back(from_id);
-    std::reverse(ids.begin(), ids.end());
-    std::reverse(steps.begin(), steps.end());
-    for (auto at = meet; at != to_id;) {
-      const auto& r = side[1][at];
-      steps.push_back(r.edge);
-      at = r.prev;
-      ids.push_back(at);
-    }
-  } else {
-    // Dijkstra over (cost, hops, id), within max_depth hops.
-    std::map<std::string, reached> best{{from_id, {}}};
-    using item = std::tuple<double, std::size_t, std::string>;
-    std::priority_queue<item, std::vector<item>, std::greater<>> queue;
-    queue.emplace(0.0, 0, from_id);
-    std::set<std::string> done;
-    while (!queue.empty()) {
-      auto [cost, hops, id] = queue.top();
-      queue.pop();
-      if (!done.insert(id).second)
-        continue;
-      if (id == to_id || hops == max_depth)
-        continue;
-      follow(id, d, [&](const std::string& other, storage::entity_edge e) {
-        if (done.count(other))
-          return;
-        const double c = cost + e.weight;
-        auto it = best.find(other);
-        if (it == best.end() || c < it->second.cost ||
-            (c == it->second.cost && (hops + 1 < it->second.hops ||
-                                      (hops + 1 == it->second.hops &&
-                                       std::tie(id, e.label) < std::tie(it->second.prev, it->second.edge.label))))) {
-          best[other] = {id, std::move(e), c, hops + 1};
-          queue.emplace(c, hops + 1, other);
-        }
-      });
-    }
-    if (!done.count(to_id))
-      return std::nullopt;
-    ids.push_back(to_id);
-    for (auto at = to_id; at != from_id;) {
-      const auto& r = best[at];
-      steps.push_back(r.edge);
-      at = r.prev;
-      ids.push_back(at);
-    }
-    std::reverse(ids.begin(), ids.end());
-    std::reverse(steps.begin(), steps.end());
+  } else if (!lightest(g, from_id, to_id, max_depth, d, steps, ids)) {
+    return std::nullopt;
   }
   std::map<std::string, std::string> names;
   for (const auto& id : ids) {

@@ -286,14 +286,11 @@ bool names_label(const std::string& word, const std::string& label) {
   return false;
 }
 
-void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  const auto& org = g.organization_id;
-  const auto& graph = ctx.entities();
-  const auto limit = count(a, "limit", 10);
-  const auto tokens = question_tokens(str(a, "question"));
-  // 1. Entities named in the question: the longest word runs that are a name or an alias.
+/// Entities named in the question: the longest word runs that are a name or an alias
+/// (their words marked in `used`).
+std::vector<entity_view> named_in(const knowledge::entity_reader& graph, const std::string& org,
+                                  const std::vector<std::string>& tokens, std::vector<bool>& used) {
   std::vector<entity_view> named;
-  std::vector<bool> used(tokens.size(), false);
   for (std::size_t len = std::min<std::size_t>(6, tokens.size()); len >= 1; --len)
     for (std::size_t i = 0; i + len <= tokens.size(); ++i) {
       if (std::any_of(used.begin() + i, used.begin() + i + len, [](bool u) { return u; }))
@@ -309,13 +306,13 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
         std::fill(used.begin() + i, used.begin() + i + len, true);
       }
     }
-  // 2. The rest: type words and relationship words, judged against the graph.
-  std::vector<std::string> rest;
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (!used[i] && !question_words.count(tokens[i]))
-      rest.push_back(tokens[i]);
-  const auto all = graph.list(org, "", 100000);
-  std::string type;  // the first rest word that names a type some entity has (or inherits)
+  return named;
+}
+
+/// The first rest word that names a type some entity has (or inherits); "" when none.
+std::string type_named(const knowledge::entity_reader& graph, const std::vector<entity_view>& all,
+                       const std::vector<std::string>& rest) {
+  std::string type;
   for (const auto& w : rest) {
     for (const auto& s : singulars(w))
       if (std::any_of(all.begin(), all.end(),
@@ -326,95 +323,149 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
     if (!type.empty())
       break;
   }
-  // The relationship words: rest words naming a label at one of the named entities.
+  return type;
+}
+
+/// The relationship words: rest words naming a label at one of the named entities.
+std::vector<std::string> label_words_at(const knowledge::entity_reader& graph, const std::string& org,
+                                        const std::vector<entity_view>& named, const std::vector<std::string>& rest) {
   std::vector<std::string> label_words;
   for (const auto& n : named)
     for (const auto& edge : graph.edges(org, n.id, edge_direction::both))
       for (const auto& w : rest)
         if (names_label(w, edge.label) && std::find(label_words.begin(), label_words.end(), w) == label_words.end())
           label_words.push_back(w);
+  return label_words;
+}
+
+/// An answer being written: the entities it is about and its sentences.
+struct query_answer {
+  std::vector<entity_view> found;
+  std::vector<std::string> sentences;
+};
+
+/// "which companies use Rust?": neighbours of the named entity of that type, over the
+/// relationship the question names (any when it names none).
+void answer_related(const knowledge::entity_reader& graph, const std::string& org,
+                    const std::vector<entity_view>& named, const std::string& type,
+                    const std::vector<std::string>& label_words, query_answer& out) {
+  auto& [found, sentences] = out;
   auto label_wanted = [&](const std::string& label) {
     return label_words.empty() || std::any_of(label_words.begin(), label_words.end(),
                                               [&](const std::string& w) { return names_label(w, label); });
   };
+  for (const auto& n : named)
+    for (const auto& edge : graph.edges(org, n.id, edge_direction::both)) {
+      if (!label_wanted(edge.label))
+        continue;
+      const bool outgoing = edge.from_id == n.id;
+      auto other = graph.by_id(org, outgoing ? edge.to_id : edge.from_id);
+      if (!other || graph.type_match(type, other->entity_type) == 0)
+        continue;
+      const auto& subject = outgoing ? n.name : other->name;
+      const auto& object = outgoing ? other->name : n.name;
+      sentences.push_back(subject + " " + spoken(edge.label) + " " + object + ".");
+      if (std::none_of(found.begin(), found.end(), [&](const entity_view& f) { return f.id == other->id; }))
+        found.push_back(std::move(*other));
+    }
+  if (found.empty())
+    sentences.push_back("No " + type + " in the graph is related to " + named[0].name + " that way.");
+}
 
-  std::vector<entity_view> found;
-  std::vector<std::string> sentences;
+/// A named entity in a sentence or two: its type and attributes, then its relationships.
+std::string described(const knowledge::entity_reader& graph, const std::string& org, const entity_view& n) {
+  std::string s = n.name + " is a " + spoken(schemas::type_key(n.entity_type));
+  if (!n.attributes.empty()) {
+    s += " (";
+    bool first = true;
+    for (const auto& [k, v] : n.attributes) {
+      s += (first ? "" : ", ") + spoken(k) + ": " + v;
+      first = false;
+    }
+    s += ")";
+  }
+  s += ".";
+  std::vector<std::string> facts;
+  for (const auto& edge : graph.edges(org, n.id, edge_direction::both)) {
+    const bool outgoing = edge.from_id == n.id;
+    auto other = graph.by_id(org, outgoing ? edge.to_id : edge.from_id);
+    if (other)
+      facts.push_back(outgoing ? spoken(edge.label) + " " + other->name
+                               : "is the object of " + other->name + "'s " + spoken(edge.label));
+  }
+  for (std::size_t i = 0; i < facts.size(); ++i)
+    s += (i == 0 ? " It " : i + 1 == facts.size() ? " and " : ", ") + facts[i];
+  if (!facts.empty())
+    s += ".";
+  return s;
+}
+
+/// Entities of the type, up to `limit`, named in one sentence.
+void answer_of_type(const knowledge::entity_reader& graph, const std::vector<entity_view>& all, const std::string& type,
+                    std::size_t limit, query_answer& out) {
+  std::string names;
+  for (const auto& e : all)
+    if (graph.type_match(type, e.entity_type) > 0 && out.found.size() < limit) {
+      names += (names.empty() ? "" : ", ") + e.name;
+      out.found.push_back(e);
+    }
+  out.sentences.push_back("Entities of type " + type + ": " + names + ".");
+}
+
+/// Words found in attributes or observations.
+void answer_mentioning(const std::vector<entity_view>& all, const std::vector<std::string>& rest, std::size_t limit,
+                       query_answer& out) {
+  auto& [found, sentences] = out;
+  for (const auto& e : all) {
+    std::string text;
+    for (const auto& [k, v] : e.attributes)
+      text += " " + k + " " + v;
+    for (const auto& o : e.observations)
+      text += " " + o;
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (std::any_of(rest.begin(), rest.end(),
+                    [&](const std::string& w) { return w.size() > 2 && text.find(w) != std::string::npos; }) &&
+        found.size() < limit)
+      found.push_back(e);
+  }
+  if (!found.empty()) {
+    std::string names;
+    for (const auto& e : found)
+      names += (names.empty() ? "" : ", ") + e.name;
+    sentences.push_back("Entities whose attributes or observations mention it: " + names + ".");
+  }
+}
+
+void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  const auto& org = g.organization_id;
+  const auto& graph = ctx.entities();
+  const auto limit = count(a, "limit", 10);
+  const auto tokens = question_tokens(str(a, "question"));
+  // 1. Entities named in the question: the longest word runs that are a name or an alias.
+  std::vector<bool> used(tokens.size(), false);
+  const auto named = named_in(graph, org, tokens, used);
+  // 2. The rest: type words and relationship words, judged against the graph.
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (!used[i] && !question_words.count(tokens[i]))
+      rest.push_back(tokens[i]);
+  const auto all = graph.list(org, "", 100000);
+  const auto type = type_named(graph, all, rest);
+  const auto label_words = label_words_at(graph, org, named, rest);
+
+  query_answer out;
+  auto& [found, sentences] = out;
   if (!named.empty() && !type.empty()) {
-    // "which companies use Rust?": neighbours of the named entity of that type, over the
-    // relationship the question names (any when it names none).
-    for (const auto& n : named)
-      for (const auto& edge : graph.edges(org, n.id, edge_direction::both)) {
-        if (!label_wanted(edge.label))
-          continue;
-        const bool outgoing = edge.from_id == n.id;
-        auto other = graph.by_id(org, outgoing ? edge.to_id : edge.from_id);
-        if (!other || graph.type_match(type, other->entity_type) == 0)
-          continue;
-        const auto& subject = outgoing ? n.name : other->name;
-        const auto& object = outgoing ? other->name : n.name;
-        sentences.push_back(subject + " " + spoken(edge.label) + " " + object + ".");
-        if (std::none_of(found.begin(), found.end(), [&](const entity_view& f) { return f.id == other->id; }))
-          found.push_back(std::move(*other));
-      }
-    if (found.empty())
-      sentences.push_back("No " + type + " in the graph is related to " + named[0].name + " that way.");
+    answer_related(graph, org, named, type, label_words, out);
   } else if (!named.empty()) {
     for (const auto& n : named) {
-      std::string s = n.name + " is a " + spoken(schemas::type_key(n.entity_type));
-      if (!n.attributes.empty()) {
-        s += " (";
-        bool first = true;
-        for (const auto& [k, v] : n.attributes) {
-          s += (first ? "" : ", ") + spoken(k) + ": " + v;
-          first = false;
-        }
-        s += ")";
-      }
-      s += ".";
-      std::vector<std::string> facts;
-      for (const auto& edge : graph.edges(org, n.id, edge_direction::both)) {
-        const bool outgoing = edge.from_id == n.id;
-        auto other = graph.by_id(org, outgoing ? edge.to_id : edge.from_id);
-        if (other)
-          facts.push_back(outgoing ? spoken(edge.label) + " " + other->name
-                                   : "is the object of " + other->name + "'s " + spoken(edge.label));
-      }
-      for (std::size_t i = 0; i < facts.size(); ++i)
-        s += (i == 0 ? " It " : i + 1 == facts.size() ? " and " : ", ") + facts[i];
-      if (!facts.empty())
-        s += ".";
-      sentences.push_back(std::move(s));
+      sentences.push_back(described(graph, org, n));
       found.push_back(n);
     }
   } else if (!type.empty()) {
-    std::string names;
-    for (const auto& e : all)
-      if (graph.type_match(type, e.entity_type) > 0 && found.size() < limit) {
-        names += (names.empty() ? "" : ", ") + e.name;
-        found.push_back(e);
-      }
-    sentences.push_back("Entities of type " + type + ": " + names + ".");
+    answer_of_type(graph, all, type, limit, out);
   } else if (!rest.empty()) {
-    // Words found in attributes or observations.
-    for (const auto& e : all) {
-      std::string text;
-      for (const auto& [k, v] : e.attributes)
-        text += " " + k + " " + v;
-      for (const auto& o : e.observations)
-        text += " " + o;
-      std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (std::any_of(rest.begin(), rest.end(),
-                      [&](const std::string& w) { return w.size() > 2 && text.find(w) != std::string::npos; }) &&
-          found.size() < limit)
-        found.push_back(e);
-    }
-    if (!found.empty()) {
-      std::string names;
-      for (const auto& e : found)
-        names += (names.empty() ? "" : ", ") + e.name;
-      sentences.push_back("Entities whose attributes or observations mention it: " + names + ".");
-    }
+    answer_mentioning(all, rest, limit, out);
   }
   if (found.size() > limit)
     found.resize(limit);

@@ -34,6 +34,84 @@ std::vector<std::string> index_values(const json& v) {
   return out;
 }
 
+/// An apply's chunks by number; a bundle's types by name.
+using chunk_map = std::map<std::uint32_t, schemas::kg_command>;
+using type_map = std::map<std::string, const schemas::kg_type_spec*>;
+
+/// The first tool name of the new version that another bundle of the organisation or the
+/// server itself already exposes, as a refusal; nullopt when every name is its own.
+std::optional<std::string> tool_name_collision(const std::vector<kg_bundle_info>& bundles, const std::string& bundle,
+                                               const schemas::kg_command& head, const std::set<std::string>& reserved) {
+  std::map<std::string, std::string> taken;  // tool -> bundle
+  for (const auto& b : bundles)
+    if (b.name != bundle)
+      for (const auto& t : b.types)
+        for (const auto& name : schemas::kg_tool_names(t))
+          taken.emplace(name, b.name);
+  for (const auto& t : head.types) {
+    for (const auto& name : schemas::kg_tool_names(t)) {
+      if (auto x = taken.find(name); x != taken.end())
+        return "tool_name_collision_in_tenant: " + name + " is already exposed by bundle '" + x->second +
+               "' of this organisation";
+      if (reserved.count(name))
+        return "tool_name_collision_in_tenant: " + name + " is a tool of the server itself";
+    }
+  }
+  return std::nullopt;
+}
+
+/// The first entity of an undeclared type, or the first that appears twice, as a refusal;
+/// `seen` gets each (type, id).
+std::optional<std::string> item_problem(const chunk_map& chunks, const type_map& types,
+                                        std::set<std::pair<std::string, std::string>>& seen) {
+  for (const auto& [n, c] : chunks)
+    for (const auto& item : c.items)
+      if (!types.count(item.type))
+        return "entity '" + item.id + "' of chunk " + std::to_string(n) + " has type '" + item.type +
+               "', which the bundle does not declare";
+  for (const auto& [n, c] : chunks)
+    for (const auto& item : c.items)
+      if (!seen.emplace(item.type, item.id).second)
+        return "entity '" + item.id + "' of type '" + item.type + "' appears twice";
+  return std::nullopt;
+}
+
+/// Writes the new version's entities and their filter index rows; the count of each type.
+std::map<std::string, std::uint64_t> put_items(write_txn& tx, const std::string& org, const std::string& bundle,
+                                               const schemas::kg_command& head, const chunk_map& chunks,
+                                               const type_map& types) {
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& t : head.types)
+    counts[t.name] = 0;
+  for (const auto& [n, c] : chunks)
+    for (const auto& item : c.items) {
+      ++counts[item.type];
+      tx.batch.put(cf_kg, key(org, "e", bundle, item.type, item.id), item.data);
+      const auto& t = *types.at(item.type);
+      if (t.indexed.empty())
+        continue;
+      auto data = json::parse(item.data, nullptr, false);
+      for (const auto& field : t.indexed)
+        if (data.is_object() && data.contains(field))
+          for (const auto& v : index_values(data[field]))
+            tx.batch.put(cf_kg_index, key(org, bundle, item.type, field, v, item.id), "");
+    }
+  return counts;
+}
+
+/// The version's header: the first chunk without items, when it was applied, its counts.
+void put_header(write_txn& tx, const schemas::kg_command& head, const schemas::kg_command& last,
+                const std::map<std::string, std::uint64_t>& counts) {
+  schemas::kg_command header = head;
+  header.chunk = 0;
+  header.chunks = 1;
+  header.items.clear();
+  auto h = json::parse(schemas::to_json(header));
+  h["appliedAt"] = last.issued_at;
+  h["counts"] = counts;
+  tx.batch.put(cf_kg, key(last.organization_id, "h", last.bundle), h.dump());
+}
+
 }  // namespace
 
 errc kv_graph_store::apply_kg_command(const log_position& pos, const schemas::kg_command& c, kg_result* result,
@@ -71,7 +149,7 @@ errc kv_graph_store::apply_kg_command(const log_position& pos, const schemas::kg
 errc kv_graph_store::kg_finalize(write_txn& tx, const schemas::kg_command& last, kg_result& r) {
   const auto& org = last.organization_id;
   // The apply's chunks in order: the staged ones, then the last.
-  std::map<std::uint32_t, schemas::kg_command> chunks;
+  chunk_map chunks;
   const auto prefix = key(org, "p", last.bundle, last.apply_id, "");
   auto it = kv_->iterate(cf_kg);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
@@ -93,59 +171,18 @@ errc kv_graph_store::kg_finalize(write_txn& tx, const schemas::kg_command& last,
     return errc::ok;
   };
   // Every tool name the new version exposes must be its own in the organisation.
-  std::map<std::string, std::string> taken;  // tool -> bundle
-  for (const auto& b : kg_bundles(org))
-    if (b.name != last.bundle)
-      for (const auto& t : b.types)
-        for (const auto& name : schemas::kg_tool_names(t))
-          taken.emplace(name, b.name);
-  std::map<std::string, const schemas::kg_type_spec*> types;
-  for (const auto& t : head.types) {
+  if (auto why = tool_name_collision(kg_bundles(org), last.bundle, head, reserved_tool_names_))
+    return refuse(*why);
+  type_map types;
+  for (const auto& t : head.types)
     types[t.name] = &t;
-    for (const auto& name : schemas::kg_tool_names(t)) {
-      if (auto x = taken.find(name); x != taken.end())
-        return refuse("tool_name_collision_in_tenant: " + name + " is already exposed by bundle '" + x->second +
-                      "' of this organisation");
-      if (reserved_tool_names_.count(name))
-        return refuse("tool_name_collision_in_tenant: " + name + " is a tool of the server itself");
-    }
-  }
-  for (const auto& [n, c] : chunks)
-    for (const auto& item : c.items)
-      if (!types.count(item.type))
-        return refuse("entity '" + item.id + "' of chunk " + std::to_string(n) + " has type '" + item.type +
-                      "', which the bundle does not declare");
   std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& [n, c] : chunks)
-    for (const auto& item : c.items)
-      if (!seen.emplace(item.type, item.id).second)
-        return refuse("entity '" + item.id + "' of type '" + item.type + "' appears twice");
+  if (auto why = item_problem(chunks, types, seen))
+    return refuse(*why);
   // The old version goes, the new one comes, in this batch.
   kg_drop(tx, org, last.bundle);
-  std::map<std::string, std::uint64_t> counts;
-  for (const auto& t : head.types)
-    counts[t.name] = 0;
-  for (const auto& [n, c] : chunks)
-    for (const auto& item : c.items) {
-      ++counts[item.type];
-      tx.batch.put(cf_kg, key(org, "e", last.bundle, item.type, item.id), item.data);
-      const auto& t = *types.at(item.type);
-      if (t.indexed.empty())
-        continue;
-      auto data = json::parse(item.data, nullptr, false);
-      for (const auto& field : t.indexed)
-        if (data.is_object() && data.contains(field))
-          for (const auto& v : index_values(data[field]))
-            tx.batch.put(cf_kg_index, key(org, last.bundle, item.type, field, v, item.id), "");
-    }
-  schemas::kg_command header = head;
-  header.chunk = 0;
-  header.chunks = 1;
-  header.items.clear();
-  auto h = json::parse(schemas::to_json(header));
-  h["appliedAt"] = last.issued_at;
-  h["counts"] = counts;
-  tx.batch.put(cf_kg, key(org, "h", last.bundle), h.dump());
+  const auto counts = put_items(tx, org, last.bundle, head, chunks, types);
+  put_header(tx, head, last, counts);
   r.json = status_json(head, "applied", chunks.size(), seen.size(), "");
   tx.batch.put(cf_kg, key(org, "s", last.bundle), r.json);
   r.changed = true;

@@ -347,55 +347,14 @@ private:
     if (!a || !b)
       return errc::corruption;      // a name row without its entity
     const stored_entity gone = *b;  // b's node may move when tx_.entities changes
-    std::size_t attributes_gained = 0, relationships_gained = 0;
-    for (const auto& [k, v] : gone.attributes)
-      if (a->attributes.emplace(k, v).second)
-        ++attributes_gained;
-    for (const auto& o : gone.observations)
-      if (std::find(a->observations.begin(), a->observations.end(), o) == a->observations.end())
-        a->observations.push_back(o);
-    if (a->entity_type.empty())
-      a->entity_type = gone.entity_type;
-    for (auto [mine, theirs] : {std::pair{&a->address, &gone.address},
-                                {&a->contact_id, &gone.contact_id},
-                                {&a->role, &gone.role},
-                                {&a->company, &gone.company},
-                                {&a->phone, &gone.phone}})
-      if (mine->empty())
-        *mine = *theirs;
-    a->messages += gone.messages;
-    std::vector<std::string> names{gone.name};
-    names.insert(names.end(), gone.aliases.begin(), gone.aliases.end());
-    const auto a_norm = normalise_name(a->name);
-    for (const auto& n : names) {
-      if (normalise_name(n) != a_norm && std::find(a->aliases.begin(), a->aliases.end(), n) == a->aliases.end())
-        a->aliases.push_back(n);
-      index_name(n, a_id);
-    }
+    std::size_t relationships_gained = 0;
+    const std::size_t attributes_gained = absorb(*a, gone);
+    const auto names = take_names(*a, a_id, gone);
     const stored_entity kept = *a;
-    for (bool outgoing : {true, false})
-      for (const auto& edge : edges_of(b_id, outgoing)) {
-        auto moved = edge;
-        (outgoing ? moved.from_id : moved.to_id) = a_id;
-        if (moved.from_id == moved.to_id)
-          continue;  // an edge between A and B
-        bool exists = false;
-        if (auto err = edge_exists(moved.from_id, moved.label, moved.to_id, &exists); err != errc::ok)
-          return err;
-        if (!exists) {
-          put_edge(moved);
-          ++relationships_gained;
-        }
-      }
-    const auto prefix = key(org_, b_id, "");
-    auto it = s_.kv_->iterate(cf_links);
-    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
-      auto [kind, target] = rest_of(it->key(), prefix.size());
-      tx_.batch.put(cf_links, key(org_, a_id, kind, target), std::string(it->value()));
-      if (kind == "entry")
-        if (auto err = remap_mentions(target, b_id, a_id); err != errc::ok)
-          return err;
-    }
+    if (auto err = move_edges(b_id, a_id, &relationships_gained); err != errc::ok)
+      return err;
+    if (auto err = move_links(b_id, a_id); err != errc::ok)
+      return err;
     // delete_entity would clear the moved mentions: remap first, then delete B's own rows.
     if (auto err = delete_entity(b_id); err != errc::ok)
       return err;
@@ -409,6 +368,77 @@ private:
                   {"attributes_gained", attributes_gained},
                   {"relationships_gained", relationships_gained}}
                  .dump();
+    return errc::ok;
+  }
+
+  /// merge's step: the attributes, observations, type and contact details of B that A lacks,
+  /// and B's message count; the number of attributes gained.
+  static std::size_t absorb(stored_entity& a, const stored_entity& gone) {
+    std::size_t attributes_gained = 0;
+    for (const auto& [k, v] : gone.attributes)
+      if (a.attributes.emplace(k, v).second)
+        ++attributes_gained;
+    for (const auto& o : gone.observations)
+      if (std::find(a.observations.begin(), a.observations.end(), o) == a.observations.end())
+        a.observations.push_back(o);
+    if (a.entity_type.empty())
+      a.entity_type = gone.entity_type;
+    for (auto [mine, theirs] : {std::pair{&a.address, &gone.address},
+                                {&a.contact_id, &gone.contact_id},
+                                {&a.role, &gone.role},
+                                {&a.company, &gone.company},
+                                {&a.phone, &gone.phone}})
+      if (mine->empty())
+        *mine = *theirs;
+    a.messages += gone.messages;
+    return attributes_gained;
+  }
+
+  /// merge's step: B's name and aliases become A's aliases (those not A's name) and name A;
+  /// returns them.
+  std::vector<std::string> take_names(stored_entity& a, const std::string& a_id, const stored_entity& gone) {
+    std::vector<std::string> names{gone.name};
+    names.insert(names.end(), gone.aliases.begin(), gone.aliases.end());
+    const auto a_norm = normalise_name(a.name);
+    for (const auto& n : names) {
+      if (normalise_name(n) != a_norm && std::find(a.aliases.begin(), a.aliases.end(), n) == a.aliases.end())
+        a.aliases.push_back(n);
+      index_name(n, a_id);
+    }
+    return names;
+  }
+
+  /// merge's step: B's edges both ways move to A (an edge between A and B is dropped, one A
+  /// already has is kept once); counts the edges A gains.
+  errc move_edges(const std::string& b_id, const std::string& a_id, std::size_t* gained) {
+    for (bool outgoing : {true, false})
+      for (const auto& edge : edges_of(b_id, outgoing)) {
+        auto moved = edge;
+        (outgoing ? moved.from_id : moved.to_id) = a_id;
+        if (moved.from_id == moved.to_id)
+          continue;  // an edge between A and B
+        bool exists = false;
+        if (auto err = edge_exists(moved.from_id, moved.label, moved.to_id, &exists); err != errc::ok)
+          return err;
+        if (!exists) {
+          put_edge(moved);
+          ++*gained;
+        }
+      }
+    return errc::ok;
+  }
+
+  /// merge's step: B's links become A's; the entries that mention B mention A.
+  errc move_links(const std::string& b_id, const std::string& a_id) {
+    const auto prefix = key(org_, b_id, "");
+    auto it = s_.kv_->iterate(cf_links);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      auto [kind, target] = rest_of(it->key(), prefix.size());
+      tx_.batch.put(cf_links, key(org_, a_id, kind, target), std::string(it->value()));
+      if (kind == "entry")
+        if (auto err = remap_mentions(target, b_id, a_id); err != errc::ok)
+          return err;
+    }
     return errc::ok;
   }
 

@@ -70,13 +70,59 @@ std::vector<std::string> kv_graph_store::entries_with_slot(const std::string& or
   return ids_under(cf_by_slot, key(org, subject, slot, ""));
 }
 
-/// Stores entries, their indexes, and the people and organisations they mention.
-errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
-                   const std::vector<schemas::resolution>* resolutions) {
+// clang-format on
+
+namespace {
+
+/// A decision (merge into, relate to, supersede, flag) that names an entry the store lacks
+/// is an invalid decision, not a missing row.
+errc decided(errc e) { return e == errc::not_found ? errc::invalid_argument : e; }
+
+/// A mentioned entity's aliases and names, and the role, company and phone the mention gives.
+void note_mention(write_txn& tx, const std::string& org, const schemas::entity_mention& mention,
+                  const std::string& norm, const std::string& id, stored_entity& e) {
+  for (const auto* alias : {&mention.value, &mention.text}) {
+    if (alias->empty() || normalise_name(*alias) == normalise_name(e.name))
+      continue;
+    if (std::find(e.aliases.begin(), e.aliases.end(), *alias) == e.aliases.end())
+      e.aliases.push_back(*alias);
+    tx.batch.put(cf_entity_names, key(org, normalise_name(*alias), id), "");
+    tx.names[key(org, normalise_name(*alias))] = id;
+  }
+  tx.batch.put(cf_entity_names, key(org, norm, id), "");
+  tx.names[key(org, norm)] = id;
+  if (!mention.role.empty())
+    e.role = mention.role;
+  if (!mention.company.empty())
+    e.company = mention.company;
+  if (!mention.phone.empty())
+    e.phone = mention.phone;
+}
+
+/// The mentions an entry names, with their entity ids; each entity gets a link to the entry.
+std::vector<knowledge::mention_ref> mention_refs(write_txn& tx, const std::string& org, const schemas::extraction& x,
+                                                 const schemas::entry& en, const std::vector<std::string>& entity_of,
+                                                 const std::string& id) {
+  std::vector<knowledge::mention_ref> mentions;
+  for (auto mi : en.mentions) {
+    if (mi >= x.mentions.size())
+      continue;
+    const auto& mention = x.mentions[mi];
+    mentions.push_back(
+        {std::string(schemas::to_string(mention.kind)), mention.text, mention.value, mention.currency, entity_of[mi]});
+    if (!entity_of[mi].empty())
+      tx.batch.put(cf_links, key(org, entity_of[mi], "entry", id), "mention");
+  }
+  return mentions;
+}
+
+}  // namespace
+
+/// Mentions of people and organisations -> entity ids in `entity_of` (created when unknown,
+/// counted in `new_entities`).
+errc kv_graph_store::put_mentions(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+                                  std::vector<std::string>& entity_of, std::uint64_t* new_entities) {
   const auto& org = m.organization_id;
-  std::uint64_t new_entities = 0;
-  // Mentions of people and organisations -> entity ids (created when unknown).
-  std::vector<std::string> entity_of(x.mentions.size());
   for (std::size_t i = 0; i < x.mentions.size(); ++i) {
     const auto& mention = x.mentions[i];
     const bool person = mention.kind == schemas::entity_kind::person;
@@ -84,8 +130,8 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     // Technologies and locations (the far ends of relations) are entities of their type,
     // in the id space the entity tools use ("entity:" + name); a name already known as
     // any entity (a vendor's organisation) is that entity.
-    const bool other = mention.kind == schemas::entity_kind::technology ||
-                       mention.kind == schemas::entity_kind::location;
+    const bool other =
+        mention.kind == schemas::entity_kind::technology || mention.kind == schemas::entity_kind::location;
     if (!person && !company && !other)
       continue;
     auto norm = normalise_name(mention.value);
@@ -102,33 +148,93 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
       return err;
     if (!e) {
-      ++new_entities;
-      e = &(tx.entities[id] = new_entity(id, person ? "person" : company ? "organization" : "entity", mention.value,
-                                         m.sent_at));
+      ++*new_entities;
+      const char* type = person ? "person" : company ? "organization" : "entity";
+      e = &(tx.entities[id] = new_entity(id, type, mention.value, m.sent_at));
       if (other)
         e->entity_type = std::string(schemas::to_string(mention.kind));
       if (person && !mention.address.empty())
         e->address = lower_ascii(mention.address);
     }
-    for (const auto* alias : {&mention.value, &mention.text}) {
-      if (alias->empty() || normalise_name(*alias) == normalise_name(e->name))
-        continue;
-      if (std::find(e->aliases.begin(), e->aliases.end(), *alias) == e->aliases.end())
-        e->aliases.push_back(*alias);
-      tx.batch.put(cf_entity_names, key(org, normalise_name(*alias), id), "");
-      tx.names[key(org, normalise_name(*alias))] = id;
-    }
-    tx.batch.put(cf_entity_names, key(org, norm, id), "");
-    tx.names[key(org, norm)] = id;
-    if (!mention.role.empty())
-      e->role = mention.role;
-    if (!mention.company.empty())
-      e->company = mention.company;
-    if (!mention.phone.empty())
-      e->phone = mention.phone;
+    note_mention(tx, org, mention, norm, id, *e);
     entity_of[i] = id;
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }
+  return errc::ok;
+}
+
+/// A new entry's index rows: expiry, due date, type, title, slot, its words (BM25) and its
+/// vector (raising `vectors` to the highest sequence written).
+errc kv_graph_store::index_entry(write_txn& tx, const schemas::inbound_message& m, const std::string& id,
+                                 const schemas::entry& en, const schemas::resolution* r, std::uint64_t* vectors) {
+  const auto& org = m.organization_id;
+  if (!en.expires_at.empty())
+    if (auto ms = due_ms(en.expires_at))
+      tx.batch.put(cf_expiry, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+  if (en.type == schemas::entry_type::action_item && !en.due_at.empty())
+    if (auto ms = due_ms(en.due_at))
+      tx.batch.put(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
+  tx.batch.put(cf_by_type, key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
+  if (!en.sig.key.empty())
+    tx.batch.put(cf_titles, key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
+  if (!en.subject.empty() && !en.slot.empty())
+    tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, id), "");
+  if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
+    return e;
+  if (r && r->vector_seq && !en.embedding.empty()) {
+    auto seq = encode_u64(r->vector_seq);
+    std::string value = id;
+    value.push_back('\0');
+    value += schemas::to_bytes(en.embedding);
+    tx.batch.put(cf_vectors, key(org, "q", seq), value);
+    tx.batch.put(cf_vectors, key(org, "e", id), seq);
+    *vectors = std::max(*vectors, r->vector_seq);
+  }
+  return errc::ok;
+}
+
+/// An entry's decisions: its relations to other entries (counted in `relations`), the
+/// entries it supersedes and those it flags for review.
+errc kv_graph_store::apply_decisions(write_txn& tx, const schemas::inbound_message& m, const std::string& id,
+                                     stored_entry& doc, const schemas::resolution& r, std::uint64_t* relations) {
+  const auto& org = m.organization_id;
+  for (const auto& edge : r.relations) {
+    stored_entry* other = nullptr;
+    if (auto e = decided(load_entry(tx, org, edge.to, &other)); e != errc::ok)
+      return e;
+    auto type = std::string(schemas::to_string(edge.type));
+    tx.batch.put(cf_relations, key(org, id, type, edge.to), edge.reason);
+    tx.batch.put(cf_relations_in, key(org, edge.to, type, id), edge.reason);
+    knowledge::relate(doc, *other, edge.type, edge.reason);
+    ++*relations;
+  }
+  for (const auto& old : r.superseded) {
+    stored_entry* other = nullptr;
+    if (auto e = decided(load_entry(tx, org, old, &other)); e != errc::ok)
+      return e;
+    knowledge::supersede(*other, id, m.sent_at);
+    tx.batch.del(cf_review, key(org, old));
+    drop_due_row(tx, *other);
+  }
+  for (const auto& old : r.flagged) {
+    stored_entry* other = nullptr;
+    if (auto e = decided(load_entry(tx, org, old, &other)); e != errc::ok)
+      return e;
+    if (knowledge::flag(*other, id, r.reason))
+      tx.batch.put(cf_review, key(org, old), id);
+  }
+  return errc::ok;
+}
+
+/// Stores entries, their indexes, and the people and organisations they mention.
+errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+                                   const std::vector<schemas::resolution>* resolutions) {
+  const auto& org = m.organization_id;
+  std::uint64_t new_entities = 0;
+  // Mentions of people and organisations -> entity ids (created when unknown).
+  std::vector<std::string> entity_of(x.mentions.size());
+  if (auto e = put_mentions(tx, m, x, entity_of, &new_entities); e != errc::ok)
+    return e;
   // A document chunk's relations add its structure's; a message's are written as read.
   std::vector<schemas::entity_relation> with_structure;
   const auto* entity_relations = &x.relations;
@@ -141,13 +247,6 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   for (auto& [id, e] : tx.entities)
     tx.batch.put(cf_entities, key(org, id), knowledge::encode(e));
 
-  // A decision (merge into, relate to, supersede, flag) that names an entry the store lacks
-  // is an invalid decision, not a missing row.
-  auto load_decided = [&](const std::string& id, stored_entry** out) {
-    auto e = load_entry(tx, org, id, out);
-    return e == errc::not_found ? errc::invalid_argument : e;
-  };
-  // clang-format on
   // Entries: ids derived from (organisation, eventId, index), never random.
   const auto contact_ids = knowledge::contacts_of(m);
   const auto& thread = m.thread_or_event();
@@ -159,77 +258,25 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
     const bool merged = r && r->outcome == schemas::save_outcome::merged;
     const auto id = merged ? r->merged_into : schemas::entry_id(org, m.event_id, i);
     entry_ids[i] = id;
-    std::vector<knowledge::mention_ref> mentions;
-    for (auto mi : en.mentions) {
-      if (mi >= x.mentions.size())
-        continue;
-      const auto& mention = x.mentions[mi];
-      mentions.push_back({std::string(schemas::to_string(mention.kind)), mention.text, mention.value, mention.currency,
-                          entity_of[mi]});
-      if (!entity_of[mi].empty())
-        tx.batch.put(cf_links, key(org, entity_of[mi], "entry", id), "mention");
-    }
+    auto mentions = mention_refs(tx, org, x, en, entity_of, id);
     stored_entry* doc = nullptr;
     if (merged) {
-      if (auto e = load_decided(id, &doc); e != errc::ok)
+      if (auto e = decided(load_entry(tx, org, id, &doc)); e != errc::ok)
         return e;
       knowledge::merge_into(*doc, en, mentions, knowledge::source_of(m), contact_ids, m.sent_at, r->reason);
     } else {
       doc = &(tx.entries[id] = knowledge::new_entry(id, m, en, std::move(mentions), x.extractor, r));
       ++created;
-      if (!en.expires_at.empty())
-        if (auto ms = due_ms(en.expires_at))
-          tx.batch.put(cf_expiry, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
-      if (en.type == schemas::entry_type::action_item && !en.due_at.empty())
-        if (auto ms = due_ms(en.due_at))
-          tx.batch.put(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
-      tx.batch.put(cf_by_type, key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
-      if (!en.sig.key.empty())
-        tx.batch.put(cf_titles, key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
-      if (!en.subject.empty() && !en.slot.empty())
-        tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, id), "");
-      if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
+      if (auto e = index_entry(tx, m, id, en, r, &vectors); e != errc::ok)
         return e;
-      if (r && r->vector_seq && !en.embedding.empty()) {
-        auto seq = encode_u64(r->vector_seq);
-        std::string value = id;
-        value.push_back('\0');
-        value += schemas::to_bytes(en.embedding);
-        tx.batch.put(cf_vectors, key(org, "q", seq), value);
-        tx.batch.put(cf_vectors, key(org, "e", id), seq);
-        vectors = std::max(vectors, r->vector_seq);
-      }
     }
     tx.batch.put(cf_by_thread, key(org, thread, "entry", id), "");
     for (const auto& c : contact_ids)
       tx.batch.put(cf_by_contact, key(org, c, "entry", id), "");
     if (!r)
       continue;
-    for (const auto& edge : r->relations) {
-      stored_entry* other = nullptr;
-      if (auto e = load_decided(edge.to, &other); e != errc::ok)
-        return e;
-      auto type = std::string(schemas::to_string(edge.type));
-      tx.batch.put(cf_relations, key(org, id, type, edge.to), edge.reason);
-      tx.batch.put(cf_relations_in, key(org, edge.to, type, id), edge.reason);
-      knowledge::relate(*doc, *other, edge.type, edge.reason);
-      ++relations;
-    }
-    for (const auto& old : r->superseded) {
-      stored_entry* other = nullptr;
-      if (auto e = load_decided(old, &other); e != errc::ok)
-        return e;
-      knowledge::supersede(*other, id, m.sent_at);
-      tx.batch.del(cf_review, key(org, old));
-      drop_due_row(tx, *other);
-    }
-    for (const auto& old : r->flagged) {
-      stored_entry* other = nullptr;
-      if (auto e = load_decided(old, &other); e != errc::ok)
-        return e;
-      if (knowledge::flag(*other, id, r->reason))
-        tx.batch.put(cf_review, key(org, old), id);
-    }
+    if (auto e = apply_decisions(tx, m, id, *doc, *r, &relations); e != errc::ok)
+      return e;
   }
   put_entries(tx, org);
   if (auto e = put_relations(tx, m, *entity_relations, entity_of, entry_ids); e != errc::ok)

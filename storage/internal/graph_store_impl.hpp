@@ -212,6 +212,14 @@ private:
   /// Stores entries, their indexes, and the people and organisations they mention.
   errc put_knowledge(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                      const std::vector<schemas::resolution>* resolutions);
+  /// put_knowledge's steps: the mentions' entities, a new entry's index rows, an entry's
+  /// decisions (relations, supersedes, flags).
+  errc put_mentions(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
+                    std::vector<std::string>& entity_of, std::uint64_t* new_entities);
+  errc index_entry(write_txn& tx, const schemas::inbound_message& m, const std::string& id, const schemas::entry& en,
+                   const schemas::resolution* r, std::uint64_t* vectors);
+  errc apply_decisions(write_txn& tx, const schemas::inbound_message& m, const std::string& id, stored_entry& doc,
+                       const schemas::resolution& r, std::uint64_t* relations);
   /// Indexes an entry's words for BM25: a row per distinct term (count, entry length).
   void put_chunk_status(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction* x);
   /// `entity_of`: the entity id of each index the relations name (the mentions, then the
