@@ -7,9 +7,8 @@
 namespace engram::storage::detail {
 
 errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_message* m,
-                           const schemas::extraction* knowledge,
-                           // clang-format off
-           const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) {
+                           const schemas::extraction* knowledge, const std::vector<schemas::resolution>* resolutions,
+                           apply_outcome* outcome) {
   write_txn tx;
   apply_outcome result;
   if (!m) {
@@ -61,16 +60,14 @@ std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org,
 }
 
 std::vector<std::string> kv_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
-                                            const std::string& title) const {
+                                                            const std::string& title) const {
   return ids_under(cf_titles, key(org, std::string(schemas::to_string(type)), title, ""));
 }
 
 std::vector<std::string> kv_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
-                                           const std::string& slot) const {
+                                                           const std::string& slot) const {
   return ids_under(cf_by_slot, key(org, subject, slot, ""));
 }
-
-// clang-format on
 
 namespace {
 

@@ -29,7 +29,6 @@ constexpr std::size_t events_count = 300;
 
 /// `events` on `topic`, each keyed by its organisation.
 void produce_keyed(const std::string& brokers, const std::string& topic, const std::vector<std::string>& events,
-                   // clang-format off
                    const std::vector<std::pair<std::string, std::string>>& headers = {}) {
   std::vector<std::pair<std::string, std::string>> kv;
   for (const auto& e : events)
@@ -43,9 +42,8 @@ void produce_inbound(const std::string& brokers, const std::vector<std::string>&
 
 /// Starts engramd with `sets`, waits until it has applied `n` events (for at most `bound`: a
 /// safety net sized to the stream's work, not a timing), stops it; its store's digest.
-std::string run_until_applied(const std::string& brokers, const std::string& data_dir, const std::string& log,
-                              long n, const std::vector<std::string>& sets = {},
-                              const std::function<void()>& feed = {},
+std::string run_until_applied(const std::string& brokers, const std::string& data_dir, const std::string& log, long n,
+                              const std::vector<std::string>& sets = {}, const std::function<void()>& feed = {},
                               std::chrono::seconds bound = 180s) {
   const auto port = test::free_port();
   test::child engramd(test::engramd_args(brokers, data_dir, port, sets), log);
@@ -53,7 +51,8 @@ std::string run_until_applied(const std::string& brokers, const std::string& dat
   if (feed)
     feed();
   EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == n; }, bound))
-      << test::events_applied(port) << " of " << n << "\n" << test::tail(log);
+      << test::events_applied(port) << " of " << n << "\n"
+      << test::tail(log);
   EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
   return test::digest_of(data_dir);
 }
@@ -61,13 +60,14 @@ std::string run_until_applied(const std::string& brokers, const std::string& dat
 /// The digest of one engramd with both roles that read `events` from inbound-messages.
 /// `truncated`: engram-log partitions this stream fills past the test broker's limit.
 std::string reference_digest(const test::temp_dir& dir, const std::vector<std::string>& events,
-                             const std::vector<std::int32_t>& truncated = {},
-                             const std::vector<std::string>& sets = {}, std::chrono::seconds bound = 180s) {
+                             const std::vector<std::int32_t>& truncated = {}, const std::vector<std::string>& sets = {},
+                             std::chrono::seconds bound = 180s) {
   auto broker = test::start_broker();
   for (auto p : truncated)
     test::expect_truncated(*broker, "engram-log", p);
-  return run_until_applied(broker->bootstrap(), dir.sub("reference"), dir.sub("reference.log"), long(events.size()),
-                           sets, [&] { produce_inbound(broker->bootstrap(), events); }, bound);
+  return run_until_applied(
+      broker->bootstrap(), dir.sub("reference"), dir.sub("reference.log"), long(events.size()), sets,
+      [&] { produce_inbound(broker->bootstrap(), events); }, bound);
 }
 
 TEST(ExtractStage, TwoExtractProcessesShareTheInboundPartitionsAndOneStoreAppliesEveryEventOnce) {
@@ -84,7 +84,8 @@ TEST(ExtractStage, TwoExtractProcessesShareTheInboundPartitionsAndOneStoreApplie
   // Both members hold partitions of inbound-messages (4 between them) before anything arrives.
   ASSERT_TRUE(test::wait_until(
       [&] {
-        const auto na = test::metric(pa, "engram_extract_partitions"), nb = test::metric(pb, "engram_extract_partitions");
+        const auto na = test::metric(pa, "engram_extract_partitions"),
+                   nb = test::metric(pb, "engram_extract_partitions");
         return na > 0 && nb > 0 && na + nb == 4;
       },
       60s))
@@ -112,7 +113,8 @@ TEST(ExtractStage, TwoExtractProcessesShareTheInboundPartitionsAndOneStoreApplie
   for (const auto& r : records) {
     ASSERT_EQ(r.headers.at(schemas::kind_header), schemas::kind_extracted_message);
     auto decoded = schemas::decode_record(r.headers.at(schemas::kind_header), r.value, {});
-    ASSERT_TRUE(std::holds_alternative<schemas::log_payload>(decoded)) << std::get<schemas::record_error>(decoded).reason;
+    ASSERT_TRUE(std::holds_alternative<schemas::log_payload>(decoded))
+        << std::get<schemas::record_error>(decoded).reason;
     const auto& x = std::get<schemas::extracted_message>(std::get<schemas::log_payload>(decoded));
     for (const auto& en : x.knowledge.entries)
       with_vectors += en.embedding.size() == 512;
@@ -143,11 +145,12 @@ TEST(ExtractStage, AReplayAppliesWhatTheLogSaysAndReExtractReadsAgain) {
   // The replaying engramctl has no working encoder (an endpoint that refuses connections, and
   // no int8 weights for the type model, so extraction.type_model is off): if a replay
   // embedded anything, its entries would lose their vectors and the digest.
-  const std::string replay = std::string(ENGRAMCTL_PATH) + " replay --config " ENGRAM_SOURCE_DIR
-                             "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
-                             " --set embedder.kind=openai --set embedder.openai.base_url=http://127.0.0.1:1/v1"
-                             " --set embedder.openai.model=none --set embedder.openai.dimension=512"
-                             " --set embedder.cache_size=0 --set extraction.type_model=false";
+  const std::string replay =
+      std::string(ENGRAMCTL_PATH) +
+      " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
+      " --set embedder.kind=openai --set embedder.openai.base_url=http://127.0.0.1:1/v1"
+      " --set embedder.openai.model=none --set embedder.openai.dimension=512"
+      " --set embedder.cache_size=0 --set extraction.type_model=false";
   std::string out;
   ASSERT_EQ(test::run(replay + " --into " + dir.sub("replayed"), &out), 0) << out;
   EXPECT_NE(out.find(live), std::string::npos) << "live " << live << "\n" << out;
@@ -182,7 +185,6 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
   // capacity faster than a store under ctest load drains it. The stop path is the same
   // with or without them (they are read in the same chunk as the entries).
   const std::vector<std::string> sets{"extraction.passages=false"};
-  // clang-format on
   test::temp_dir dir("extract-sigterm");
   // 1,500 dense messages take the extract stage about 12 s a hundred on this machine's two
   // cores under ctest -j2 (measured: 1,420 applied at 180 s): the bound is sized to that.

@@ -140,21 +140,25 @@ TEST_F(KgBundles, AppliedCatalogIsListedFilteredPagedAndGotByBoundTokensOnly) {
   r = call("list_brand", {{"filters", {{"category", "footwear"}, {"tier", "premium"}}}});
   EXPECT_EQ(ids_of(r["items"]), expected("brand", premium_footwear));
   EXPECT_EQ(r["total"], expected("brand", premium_footwear).size());
-  // clang-format off
   const auto brands = expected("brand", [](const json&) { return true; });
   r = call("list_brand", {{"limit", 7}, {"offset", 14}});
   EXPECT_EQ(r["total"], brands.size());
   EXPECT_EQ(ids_of(r["items"]), std::vector<std::string>(brands.begin() + 14, brands.begin() + 21));
   r = call("list_category_ids", {{"filters", {{"tier", "secondary"}}}});
-  EXPECT_EQ(r["ids"].get<std::vector<std::string>>(), expected("category", [](const json& c) { return c["tier"] == "secondary"; }));
+  EXPECT_EQ(r["ids"].get<std::vector<std::string>>(),
+            expected("category", [](const json& c) { return c["tier"] == "secondary"; }));
   // Get by id: the entity, or null.
   auto brand = call("get_brand", {{"id", "north-aurora"}});
   EXPECT_EQ(brand["name"], "North Aurora");
   EXPECT_EQ(brand["category"], "footwear");
   auto none = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
-                          json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                               {"params", {{"name", "get_brand"}, {"arguments", {{"id", "brand-xyz"}}}}}}.dump(),
-                          {{"Authorization", "Bearer " + shop}, {"Content-Type", "application/json"},
+                          json{{"jsonrpc", "2.0"},
+                               {"id", 1},
+                               {"method", "tools/call"},
+                               {"params", {{"name", "get_brand"}, {"arguments", {{"id", "brand-xyz"}}}}}}
+                              .dump(),
+                          {{"Authorization", "Bearer " + shop},
+                           {"Content-Type", "application/json"},
                            {"Accept", "application/json, text/event-stream"}});
   auto nj = json::parse(none.body);
   EXPECT_EQ(nj["result"]["isError"], false) << none.body;
@@ -164,7 +168,8 @@ TEST_F(KgBundles, AppliedCatalogIsListedFilteredPagedAndGotByBoundTokensOnly) {
 TEST_F(KgBundles, TheSeedsErrorsAndTheRepairsBeyondIt) {
   apply_sample();
   for (const json limit : {json(0), json(501), json(-3), json(2.5)})
-    EXPECT_EQ(call("list_brand", {{"limit", limit}})["error"], "[INVALID_INPUT] limit must be between 1 and 500") << limit;
+    EXPECT_EQ(call("list_brand", {{"limit", limit}})["error"], "[INVALID_INPUT] limit must be between 1 and 500")
+        << limit;
   EXPECT_EQ(call("list_brand", {{"filters", {{"name", "North Aurora"}}}})["error"],
             "[INVALID_INPUT] unknown filter 'name' for list_brand; allowed: category, code, country, tier");
   EXPECT_EQ(call("list_brand", {{"filters", {{"tier", "luxury"}}}})["error"],
@@ -178,9 +183,13 @@ TEST_F(KgBundles, TheSeedsErrorsAndTheRepairsBeyondIt) {
   // A display name where a code belongs: no results, and the code that was meant.
   r = call("list_brand", {{"filters", {{"category", "Footwear"}}}});
   EXPECT_EQ(r["total"], 0);
-  EXPECT_EQ(r["note"], "filters.category: 'Footwear' is a display name, not a code; the category it names has the code 'footwear'");
+  EXPECT_EQ(
+      r["note"],
+      "filters.category: 'Footwear' is a display name, not a code; the category it names has the code 'footwear'");
   r = call("list_category", {{"filters", {{"code", "Bags and luggage"}}}});
-  EXPECT_EQ(r["note"], "filters.code: 'Bags and luggage' is a display name, not a code; the category it names has the code 'bags'");
+  EXPECT_EQ(
+      r["note"],
+      "filters.code: 'Bags and luggage' is a display name, not a code; the category it names has the code 'bags'");
   EXPECT_FALSE(call("list_brand", {{"filters", {{"category", "spaceships"}}}}).contains("note"));
 }
 
@@ -234,7 +243,6 @@ TEST_F(KgBundles, ToolNamesAreOneBundlesInATenantAndTenantsAreApart) {
   c.apply_id = "direct";
   c.version = "0.1.0";
   c.types = {{"brand", "code", "", {"list", "get"}, {}, {}, R"({"type":"object"})"}};
-  // clang-format on
   c.items = {{"brand", "x", R"({"code":"x"})"}};
   auto rec = schemas::encode(schemas::log_payload{c});
   test::produce_raw(broker_->bootstrap(), "engram-log", {{rec.key, rec.value}}, {{schemas::kind_header, rec.kind}});

@@ -116,15 +116,14 @@ void replay_log(const config::engram_config& cfg, const std::filesystem::path& d
 /// phase 3 stops the engine and rebuilds a new store from the whole of engram-log as
 /// `engramctl replay` does (own consumer group, replay mode), engine start included.
 run_result run_once(const std::vector<std::string>& log_events, const std::vector<std::string>& in_events, int run,
-                    // clang-format off
                     const std::string& model_path, bool replay = false) {
   run_result r;
   const std::size_t n = log_events.size();
   if (in_events.size() != n + 1)
     throw std::runtime_error("run_once: in_events must hold one warm-up event more than log_events");
   auto broker = test_broker(4);
-  auto dir = std::filesystem::temp_directory_path() / ("engram-bench-" + std::to_string(::getpid()) + "-" +
-                                                       std::to_string(run));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("engram-bench-" + std::to_string(::getpid()) + "-" + std::to_string(run));
   auto cfg = engine_config(broker->bootstrap(), dir.string(), model_path);
   auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
 
@@ -145,8 +144,9 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
                              std::to_string(n) + " applied");
   // Timed from the first applied batch, which is left out (the engine's start is not timed);
   // when that batch was everything (small runs), from the engine's start instead.
-  r.log_to_store = first < n ? static_cast<double>(n - first) / std::chrono::duration<double>(clock_type::now() - t0).count()
-                             : static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t_start).count();
+  r.log_to_store = first < n
+                       ? static_cast<double>(n - first) / std::chrono::duration<double>(clock_type::now() - t0).count()
+                       : static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t_start).count();
 
   // Phase 2: wait until the sequencer owns inbound (one warm-up event), then the whole path.
   if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[0]), in_events[0]) ||
@@ -179,11 +179,14 @@ int bench_ingest(const std::string& model_path, std::size_t n, int runs) {
     auto r = run_once(log_events, in_events, i, model_path);
     log_rates.push_back(r.log_to_store);
     e2e_rates.push_back(r.end_to_end);
-    std::printf("  run %d: engram-log -> RocksDB %.0f events/s; inbound -> sequencer -> engram-log -> RocksDB %.0f events/s\n",
-                i + 1, r.log_to_store, r.end_to_end);
+    std::printf(
+        "  run %d: engram-log -> RocksDB %.0f events/s; inbound -> sequencer -> engram-log -> RocksDB %.0f events/s\n",
+        i + 1, r.log_to_store, r.end_to_end);
   }
-  std::printf("ingest (pipeline with rules extraction, USE Lite embeddings, dedup and contradiction, %zu events of ~%zu bytes, %u cores, median of %d runs):\n", n,
-              synthetic::events(1, 200, synthetic_organisations)[0].size(), std::thread::hardware_concurrency(), runs);
+  std::printf(
+      "ingest (pipeline with rules extraction, USE Lite embeddings, dedup and contradiction, %zu events of ~%zu bytes, "
+      "%u cores, median of %d runs):\n",
+      n, synthetic::events(1, 200, synthetic_organisations)[0].size(), std::thread::hardware_concurrency(), runs);
   std::printf("  engram-log -> RocksDB:                          %.0f events/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f events/s\n", median(e2e_rates));
   return 0;
@@ -197,7 +200,6 @@ ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::st
   // initech 0, fabrikam 1, globex 2, cyberdyne 3): the mock broker keeps about 5 MiB a
   // partition, and an extracted-message record (entries, passages, vectors) is ~10 KB.
   static const char* spread[] = {"initech", "fabrikam", "globex", "cyberdyne"};
-  // clang-format on
   for (std::size_t i = 0; i < msgs.size(); ++i)
     msgs[i].organization_id = spread[i % 4];
   limit = std::min(limit, (msgs.size() - 1) / 2);
