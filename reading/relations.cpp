@@ -571,4 +571,73 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
   return out;
 }
 
+namespace {
+
+/// The meaning reader's kind of a chunk.
+end_kind end_kind_of(const chunk& c, const std::vector<span_mention>& spans) {
+  if (!c.span)
+    return end_kind::thing;
+  return spans[*c.span].m.kind == entity_kind::person ? end_kind::person : end_kind::org;
+}
+
+/// Whether `r` relates the two chunks already (either way round).
+bool relates(const found_relation& r, const chunk& a, const chunk& b) {
+  auto is = [](const std::optional<std::size_t>& span, const schemas::entity_mention& m, const chunk& c) {
+    return c.span ? span == c.span : (!span && m.value == c.text);
+  };
+  return (is(r.subject_span, r.subject, a) && is(r.object_span, r.object, b)) ||
+         (is(r.subject_span, r.subject, b) && is(r.object_span, r.object, a));
+}
+
+entity_kind entity_kind_of(end_kind k) {
+  switch (k) {
+    case end_kind::person: return entity_kind::person;
+    case end_kind::place: return entity_kind::location;
+    case end_kind::tech:
+    case end_kind::product: return entity_kind::technology;
+    default: return entity_kind::organization;
+  }
+}
+
+}  // namespace
+
+std::vector<meaning_pair> meaning_pairs(std::string_view sentence, const std::vector<span_mention>& spans,
+                                        const std::vector<found_relation>& found) {
+  std::vector<meaning_pair> out;
+  const auto cs = chunks_of(sentence, spans);
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    for (std::size_t j = i + 1; j < cs.size() && j <= i + 2; ++j) {
+      const auto& a = cs[i];
+      const auto& b = cs[j];
+      if (b.begin < a.end || b.begin - a.end > 80 || lower_ascii(a.text) == lower_ascii(b.text))
+        continue;
+      if (std::any_of(found.begin(), found.end(), [&](const found_relation& r) { return relates(r, a, b); }))
+        continue;
+      meaning_pair p{a.span, b.span, a.text, b.text, {}};
+      p.candidate = {sentence, a.begin, a.end, b.begin, b.end, end_kind_of(a, spans), end_kind_of(b, spans)};
+      out.push_back(std::move(p));
+    }
+  return out;
+}
+
+std::optional<found_relation> relation_of(const meaning_pair& p, const relation_reading& r) {
+  if (r.predicate.empty())
+    return std::nullopt;
+  found_relation f;
+  auto end = [&](bool first, end_kind kind, std::optional<std::size_t>& span, schemas::entity_mention& m) {
+    const auto& s = first ? p.a_span : p.b_span;
+    const auto& text = first ? p.a_text : p.b_text;
+    if (s)
+      span = s;
+    else
+      m = schemas::entity_mention{entity_kind_of(kind), text, text, {}, {}, {}, {}, {}};
+  };
+  end(!r.reversed, r.subject, f.subject_span, f.subject);
+  end(r.reversed, r.object, f.object_span, f.object);
+  f.predicate = r.predicate;
+  f.ended = r.ended;
+  f.confidence = std::clamp(static_cast<double>(r.similarity), 0.6, 0.85);
+  return f;
+}
+
 }  // namespace engram::reading::detail

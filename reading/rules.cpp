@@ -92,10 +92,13 @@ using detail::find_people_and_orgs;
 using detail::find_relations;
 using detail::found_relation;
 using detail::is_legal_suffix;
+using detail::meaning_pair;
+using detail::meaning_pairs;
 using detail::message_context;
 using detail::negation_phrases;
 using detail::org_from_address;
 using detail::read_subject_slot_value;
+using detail::relation_of;
 using detail::span_mention;
 using detail::verdict;
 using schemas::entity_kind;
@@ -301,7 +304,21 @@ struct sentence_reading {
   bool uncued = false;
   /// Relations the sentence states, added with its entry.
   std::vector<found_relation> relations;
+  /// A clause of a sentence whose clauses read as different types (kept when typed).
+  bool clause = false;
 };
+
+/// A sentence that states a relation the cues did not type is still a statement: who
+/// works where or with whom is a relationship, what an organisation uses, where it is or
+/// what it belongs to a fact.
+void type_by_relation(sentence_reading& r) {
+  if (r.v || r.relations.empty())
+    return;
+  const auto& p = r.relations.front().predicate;
+  const bool structural = p == "uses" || p == "located_in" || p == "part_of" || p == "makes";
+  r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
+  r.uncued = false;
+}
 
 /// One sentence read: its entities (added as mentions), its relations and the cues' reading
 /// of its type (for a saved statement, `st`, the type it was saved as).
@@ -341,28 +358,44 @@ sentence_reading read_sentence(extraction_state& s, std::string sentence, std::i
   r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
            : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
   r.uncued = r.uncued && tv.tokens.size() >= 4;
-  // A sentence that states a relation the cues did not type is still a statement: who
-  // works where or with whom is a relationship, what an organisation uses, where it is or
-  // what it belongs to a fact.
-  if (!r.v && !r.relations.empty()) {
-    const auto& p = r.relations.front().predicate;
-    const bool structural = p == "uses" || p == "located_in" || p == "part_of";
-    r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
-    r.uncued = false;
-  }
+  type_by_relation(r);
   r.sentence = std::move(sentence);
   return r;
 }
 
+/// The relations the relation model reads between names of each sentence that the cue rules
+/// left unrelated (one run of the encoder for the whole message); a sentence that gains one
+/// becomes a statement (type_by_relation).
+void read_relations_by_meaning(std::vector<sentence_reading>& all, const relation_model& model) {
+  std::vector<std::pair<std::size_t, meaning_pair>> pairs;
+  for (std::size_t k = 0; k < all.size(); ++k)
+    for (auto& p : meaning_pairs(all[k].sentence, all[k].spans, all[k].relations))
+      pairs.emplace_back(k, std::move(p));
+  if (pairs.empty())
+    return;
+  std::vector<relation_candidate> cs;
+  for (const auto& [k, p] : pairs)
+    cs.push_back(p.candidate);
+  const auto read = model.read(cs);
+  if (!read)
+    return;  // the int8 encoder does not fail; another encoder's failure leaves the cue rules' reading
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (auto f = relation_of(pairs[i].second, (*read)[i]))
+      all[pairs[i].first].relations.push_back(std::move(*f));
+  for (auto& r : all)
+    type_by_relation(r);
+}
+
 /// The sentences of `body` worth an entry, read in order (for a saved statement, `st`, the
-/// body is one sentence): typed by the cues, or uncued and left to the type model.
+/// body is one sentence): typed by the cues or by a relation they state, or uncued and left
+/// to the type model.
 std::vector<sentence_reading> read_sentences(extraction_state& s, const std::string& body, std::int64_t sent_day,
-                                             const statement_mode* st, const embedding::type_model* types) {
+                                             const statement_mode* st, const reading_models& models) {
   std::size_t uncued_kept = 0;
   auto worth_reading = [&](const sentence_reading& r) {
-    return r.v || (types && r.uncued && uncued_kept++ < types->choice().max_uncued);
+    return r.v || (models.types && r.uncued && uncued_kept++ < models.types->choice().max_uncued);
   };
-  std::vector<sentence_reading> read;
+  std::vector<sentence_reading> all;
   for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
     if (!st && is_noise(sentence))
       continue;
@@ -380,16 +413,22 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
         }
         if (types_read.size() >= 2) {
           for (auto& p : parts)
-            if (p.v)
-              read.push_back(std::move(p));
+            if (p.v) {
+              p.clause = true;
+              all.push_back(std::move(p));
+            }
           continue;
         }
       }
     }
-    auto r = read_sentence(s, std::move(sentence), sent_day, st);
-    if (worth_reading(r))
-      read.push_back(std::move(r));
+    all.push_back(read_sentence(s, std::move(sentence), sent_day, st));
   }
+  if (models.relations && !st)
+    read_relations_by_meaning(all, *models.relations);
+  std::vector<sentence_reading> read;
+  for (auto& r : all)
+    if (r.clause || worth_reading(r))
+      read.push_back(std::move(r));
   return read;
 }
 
@@ -463,7 +502,7 @@ void add_sentence_relations(extraction_state& s, sentence_reading& r) {
 }
 
 schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st,
-                            const embedding::type_model* types) {
+                            const reading_models& models) {
   schemas::extraction x;
   x.extractor = st ? "agent" : "rules";
   cleaned_message cleaned;
@@ -486,9 +525,9 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   // First every sentence's entities and the cues' reading; then, with the type model, the
   // types of the sentences read or left uncued (one run of the encoder); then the entries.
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
-  std::vector<sentence_reading> read = read_sentences(s, body, sent_day, st, types);
-  if (types && !st && !read.empty())
-    weigh_type_model(read, *types);
+  std::vector<sentence_reading> read = read_sentences(s, body, sent_day, st, models);
+  if (models.types && !st && !read.empty())
+    weigh_type_model(read, *models.types);
 
   for (auto& r : read) {
     if (!r.v)
@@ -503,14 +542,14 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
 }  // namespace
 
 schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned_text,
-                                  const embedding::type_model* types) {
-  return extract(m, cleaned_text, nullptr, types);
+                                  const reading_models& models) {
+  return extract(m, cleaned_text, nullptr, models);
 }
 
 schemas::extraction read_statement(const schemas::inbound_message& m, entry_type type, std::string_view title,
                                    double confidence) {
   statement_mode st{type, title, confidence};
-  auto x = extract(m, nullptr, &st, nullptr);
+  auto x = extract(m, nullptr, &st, {});
   sign(x);
   return x;
 }

@@ -20,12 +20,22 @@ class type_model;
 
 namespace engram::reading {
 
+class relation_model;
+
+/// What the rules read with besides their cues; each optional.
+struct reading_models {
+  /// The type model weighs in on every sentence the cues typed or left uncued
+  /// (type_model.hpp; type_choice); without it, the cues alone decide.
+  const embedding::type_model* types = nullptr;
+  /// The relation model reads the relations of names the cue rules leave unrelated
+  /// (relation_model.hpp); without it, the cue rules alone.
+  const relation_model* relations = nullptr;
+};
+
 /// Reads an inbound message. Pure and thread-safe. `cleaned`, when given, receives the text
-/// the entries were read from (the message without quotes, signature and footers). With
-/// `types`, the type model weighs in on every sentence the cues typed or left uncued
-/// (type_model.hpp; type_choice); without it, the cues alone decide.
+/// the entries were read from (the message without quotes, signature and footers).
 [[nodiscard]] schemas::extraction extract_rules(const schemas::inbound_message& m, std::string* cleaned = nullptr,
-                                                const embedding::type_model* types = nullptr);
+                                                const reading_models& models = {});
 
 /// Text no one writes as a sentence: ASCII art, link lists, navigation bars, code, and
 /// run-on blocks far longer than any sentence.

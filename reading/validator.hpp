@@ -18,6 +18,8 @@ class type_model;
 
 namespace engram::reading {
 
+class relation_model;
+
 struct validator_options {
   /// Person messages are also kept as passages (extraction.passages). Default: true.
   bool passages = true;
@@ -39,6 +41,9 @@ struct validator_options {
   /// The entry-type model (type_model.hpp), weighed with the cues; null: the cues alone
   /// (extraction.type_model: off, or where no encoder is loaded).
   std::shared_ptr<const embedding::type_model> types;
+  /// The relation model (relation_model.hpp), after the cue rules; null: the cue rules alone
+  /// (extraction.relation_model: off, or where no encoder is loaded).
+  std::shared_ptr<const relation_model> relations;
 };
 
 struct validation_report {

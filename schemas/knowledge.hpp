@@ -115,10 +115,11 @@ struct entry {
 /// entities one statement names together that no other predicate relates (the seed's
 /// general relationship: "Hugo Martin signed Globex's renewal"); defines ("RFC 6749 defines
 /// OAuth 2.0": a standard, policy or document and the concept it defines); and a document's
-/// structure: a document contains its sections, a section mentions what it names.
-inline constexpr std::string_view relation_predicates[] = {"works_at",   "reports_to", "uses",        "located_in",
-                                                           "part_of",    "partner_of", "customer_of", "competes_with",
-                                                           "relates_to", "defines",    "mentions",    "contains"};
+/// structure: a document contains its sections, a section mentions what it names; makes,
+/// an organisation and a product it makes or sells ("the vendor behind Harbormind").
+inline constexpr std::string_view relation_predicates[] = {
+    "works_at",      "reports_to", "uses",    "located_in", "part_of",  "partner_of", "customer_of",
+    "competes_with", "relates_to", "defines", "mentions",   "contains", "makes"};
 
 /// The confidence of a relates_to read from two names in one statement.
 inline constexpr double co_mention_confidence = 0.6;

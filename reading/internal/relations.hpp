@@ -6,6 +6,7 @@
 // the rules extractor (rules.cpp attaches what they find to the sentence's entry).
 
 #include "reading/internal/entities.hpp"
+#include "reading/relation_model.hpp"
 
 #include <optional>
 #include <string>
@@ -31,6 +32,24 @@ struct found_relation {
 [[nodiscard]] std::vector<found_relation> find_relations(std::string_view sentence,
                                                          const std::vector<span_mention>& spans,
                                                          const message_context& ctx);
+
+/// Two names of a sentence the relation model weighs (relation_model.hpp): neighbouring
+/// chunks, or next but one, that the rules did not relate. Each end: a span (its index) or a
+/// run of capitals (its text).
+struct meaning_pair {
+  std::optional<std::size_t> a_span, b_span;
+  std::string a_text, b_text;
+  /// Views the sentence it was made from.
+  relation_candidate candidate;
+};
+
+/// The pairs of `sentence` (spans as find_relations reads them; `found`, what it read) whose
+/// gap is short enough to state a relation.
+[[nodiscard]] std::vector<meaning_pair> meaning_pairs(std::string_view sentence, const std::vector<span_mention>& spans,
+                                                      const std::vector<found_relation>& found);
+
+/// The relation `r` reads between the ends of `p`, or none.
+[[nodiscard]] std::optional<found_relation> relation_of(const meaning_pair& p, const relation_reading& r);
 
 /// A job title ("CTO", "VP Sales", "head of engineering"): every word a title or
 /// department word, at least one of them a title. Lower-case input.
