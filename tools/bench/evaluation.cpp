@@ -300,6 +300,16 @@ std::string relation_name(const std::string& s) {
   return n;
 }
 
+/// A relation as labels and readings are compared: its ends' names (relation_name), in
+/// either order for the predicates that read the same both ways (partner_of, competes_with).
+std::tuple<std::string, std::string, std::string> relation_key(const std::string& subject, const std::string& predicate,
+                                                               const std::string& object) {
+  auto a = relation_name(subject), b = relation_name(object);
+  if ((predicate == "partner_of" || predicate == "competes_with") && b < a)
+    std::swap(a, b);
+  return {a, predicate, b};
+}
+
 }  // namespace
 
 relation_report evaluate_relations(const std::string& path, const reading::validator_options& opts) {
@@ -334,15 +344,14 @@ relation_report evaluate_relations(const std::string& path, const reading::valid
     // (subject, predicate, object) -> ended, labelled and read.
     std::map<std::tuple<std::string, std::string, std::string>, bool> gold, read;
     for (const auto& l : labels)
-      gold[{relation_name(l.value("subject", "")), l.value("predicate", ""), relation_name(l.value("object", ""))}] =
+      gold[relation_key(l.value("subject", ""), l.value("predicate", ""), l.value("object", ""))] =
           l.value("ended", false);
     const auto x = reading::extract_validated(m, opts);
     for (const auto& r : x.relations)
       if (r.predicate == "relates_to")
         ++rep.co_mentions;
       else
-        read[{relation_name(x.mentions[r.subject].value), r.predicate, relation_name(x.mentions[r.object].value)}] =
-            r.ended;
+        read[relation_key(x.mentions[r.subject].value, r.predicate, x.mentions[r.object].value)] = r.ended;
     for (const auto& [k, ended] : read) {
       const auto p = predicate_index(std::get<1>(k));
       auto g = gold.find(k);

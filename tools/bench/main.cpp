@@ -23,6 +23,7 @@
 #include "tools/bench/ham_bench.hpp"
 #include "tools/bench/ingest_bench.hpp"
 #include "tools/bench/kag_bench.hpp"
+#include "tools/bench/relations_bench.hpp"
 #include "tools/bench/kg_bench.hpp"
 #include "tools/bench/memory_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
@@ -108,6 +109,10 @@ int run_bench(int argc, char** argv) {
   kag->add_option("--entries", kag_opts.entries, "Entries of the generated organisation")->capture_default_str();
   kag->add_option("--entities", kag_opts.entities, "Entities of the generated organisation")->capture_default_str();
   kag->add_option("--queries", kag_opts.queries, "Queries per figure")->capture_default_str();
+  auto* relations = app.add_subcommand(
+      "relations",
+      "Relation extraction quality on the development and held-out sets, cue rules with and without the "
+      "relation model (run from the source root)");
   auto* conversations = app.add_subcommand(
       "recall-conversations",
       "Long conversations (tests/data/conversations, dev and held-out sets): recall@10 of answer messages per kind of "
@@ -160,6 +165,8 @@ int run_bench(int argc, char** argv) {
     }
     if (*kag)
       return bench::kag(kag_opts);
+    if (*relations)
+      return bench::relations(model_path);
     if (*entity_graph) {
       entity_opts.model_path = model_path;
       entity_opts.side_by_side = !no_reference;

@@ -1,0 +1,48 @@
+#include "tools/bench/relations_bench.hpp"
+
+#include "embedding/type_model.hpp"
+#include "reading/relation_model.hpp"
+#include "tools/bench/evaluation.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace engram::bench {
+
+int relations(const std::string& model_path) {
+  auto types = embedding::load_type_model(model_path);
+  if (!types) {
+    std::fprintf(stderr, "%s\n", types.error().c_str());
+    return 1;
+  }
+  auto model = reading::relation_model::make(std::shared_ptr<const embedding::embedder>(
+      *types, &(*types)->encoder()));  // the type model's encoder, kept alive by it
+  if (!model) {
+    std::fprintf(stderr, "%s\n", model.error().c_str());
+    return 1;
+  }
+  struct reader {
+    const char* name;
+    reading::validator_options opts;
+  };
+  reading::validator_options with;
+  with.relations = *model;
+  const reader readers[] = {{"cue rules", {}}, {"cue rules + relation model", with}};
+  for (const char* set : {"dev", "heldout", "heldout2"}) {
+    for (const auto& r : readers) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto rep = evaluation::evaluate_relations(std::string("tests/data/relations/") + set + ".jsonl", r.opts);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!rep.error.empty()) {
+        std::fprintf(stderr, "%s (run from the source root)\n", rep.error.c_str());
+        return 1;
+      }
+      std::printf("Relations, %s set, %s (%.2f s, %u cores):\n\n%s\n", set, r.name, s,
+                  std::thread::hardware_concurrency(), rep.table().c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace engram::bench
