@@ -21,6 +21,10 @@ struct extraction_config {
   /// sentences the cues left untyped; it runs the int8 USE Lite encoder (embedder.model_path).
   /// false: the cues alone. Default: true.
   bool type_model = true;
+  /// The relation model (reading/relation_model.hpp) reads the relations of names the cue
+  /// rules leave unrelated, by the meaning of the words around them; it runs the same int8
+  /// encoder. false: the cue rules alone. Default: true.
+  bool relation_model = true;
   /// Person messages are also kept as passages (docs/recall.md): recall never loses what was
   /// said. false: entries only (smaller records and store). Default: true.
   bool passages = true;

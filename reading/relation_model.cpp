@@ -12,13 +12,8 @@ namespace engram::reading {
 
 namespace {
 
-struct example_file {
-  std::string_view predicate;
-  std::string_view text;
-};
-
 // reading/relation_examples/*.txt, written into the build tree by reading/CMakeLists.txt.
-constexpr example_file example_files[] = {
+constexpr relation_example_file example_files[] = {
 #include "relation_examples.inc"
 };
 
@@ -165,6 +160,8 @@ engram::result<std::vector<relation_example>> parse_relation_examples(std::strin
   }
   return out;
 }
+
+std::span<const relation_example_file> builtin_relation_example_files() { return example_files; }
 
 const std::vector<relation_example>& builtin_relation_examples() {
   static const std::vector<relation_example> all = [] {

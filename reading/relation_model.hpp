@@ -42,7 +42,14 @@ struct relation_example {
 /// The examples of one file's text (`predicate` is the file's name); an error names the line.
 [[nodiscard]] engram::result<std::vector<relation_example>> parse_relation_examples(std::string_view predicate,
                                                                                     std::string_view text);
-/// Every example compiled in (reading/relation_examples/*.txt), predicates in name order.
+struct relation_example_file {
+  std::string_view predicate;
+  std::string_view text;
+};
+/// The example files compiled in (reading/relation_examples/*.txt), in name order.
+[[nodiscard]] std::span<const relation_example_file> builtin_relation_example_files();
+/// Every example of those files (a file that does not parse contributes none: the tests
+/// parse each one).
 [[nodiscard]] const std::vector<relation_example>& builtin_relation_examples();
 
 /// Two mentions in one stretch of text: `text` with the first at [first_begin, first_end),

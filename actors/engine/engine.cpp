@@ -4,6 +4,7 @@
 
 #include "actors/store/store_writer.hpp"
 #include "reading/read.hpp"
+#include "reading/relation_model.hpp"
 #include "embedding/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
@@ -34,9 +35,11 @@ using json = nlohmann::json;
 constexpr int embedded_partitions = 4;
 
 reading::extractor_options extractor_options_of(const config::engram_config& cfg,
-                                                std::shared_ptr<const embedding::type_model> types) {
+                                                std::shared_ptr<const embedding::type_model> types,
+                                                std::shared_ptr<const reading::relation_model> relations) {
   reading::extractor_options o;
   o.validator.types = std::move(types);
+  o.validator.relations = std::move(relations);
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.validator.passages = cfg.extraction.passages;
@@ -97,6 +100,7 @@ struct engine::impl {
   std::shared_ptr<const embedding::embedder> embedder;
   /// extraction.type_model (null when off).
   std::shared_ptr<const embedding::type_model> types;
+  std::shared_ptr<const reading::relation_model> relations;
   std::shared_ptr<actors::resolver> resolve;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
@@ -113,7 +117,7 @@ struct engine::impl {
   /// How this engramd reads messages: the extract stage, and the consumer for records that
   /// carry no reading.
   reading::reader_context reader(const config::engram_config& cfg) {
-    return {extractor_options_of(cfg, types), embedder, &metrics, cfg.embedder.max_per_message};
+    return {extractor_options_of(cfg, types, relations), embedder, &metrics, cfg.embedder.max_per_message};
   }
 
   /// Steps of engine::start, in the order it takes them.
@@ -334,11 +338,20 @@ engram::result<void> engine::impl::make_embedders(const config::engram_config& c
   if (cfg.embedder.cache_size > 0)
     made = std::make_shared<embedding::cached_embedder>(std::move(made), cfg.embedder.cache_size);
   embedder = made;
-  if (cfg.extraction.type_model) {
+  if (cfg.extraction.type_model || cfg.extraction.relation_model) {
+    // Both models run the int8 encoder the type model is bound to.
     auto made_types = embedding::make_type_model(cfg.embedder, made);
     if (!made_types)
       return engram::fail(made_types.error());
-    types = std::move(*made_types);
+    if (cfg.extraction.relation_model) {
+      auto made_relations = reading::relation_model::make(
+          std::shared_ptr<const embedding::embedder>(*made_types, &(*made_types)->encoder()));
+      if (!made_relations)
+        return engram::fail(made_relations.error());
+      relations = std::move(*made_relations);
+    }
+    if (cfg.extraction.type_model)
+      types = std::move(*made_types);
   }
   return {};
 }
