@@ -80,6 +80,7 @@ const std::map<std::string, std::vector<std::string>>& label_stems() {
       {"customer_of", {"custom", "client", "buy", "bought", "purchas", "vendor", "supplier"}},
       {"competes_with", {"compet", "rival"}},
       {"defines", {"defin", "specif", "standard", "meaning"}},
+      {"makes", {"make", "made", "vendor", "develop", "build", "sell", "behind", "product", "maker"}},
   };
   return stems;
 }
