@@ -3,6 +3,7 @@
 #include <link-grammar/link-includes.h>
 
 #include <clocale>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -75,6 +76,39 @@ std::size_t rough_words(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<std::size_t> link_distance(const parsed_sentence& p, std::size_t a_begin, std::size_t a_end,
+                                         std::size_t b_begin, std::size_t b_end) {
+  auto head = [&](std::size_t b, std::size_t e) -> std::optional<std::size_t> {
+    std::optional<std::size_t> h;
+    for (std::size_t w = 1; w + 1 < p.words.size(); ++w)
+      if (p.words[w].begin >= b && p.words[w].end <= e && p.words[w].end > p.words[w].begin)
+        h = w;
+    return h;
+  };
+  const auto from = head(a_begin, a_end), to = head(b_begin, b_end);
+  if (!from || !to)
+    return std::nullopt;
+  const std::size_t walls_end = p.words.size() - 1;
+  std::vector<std::vector<std::size_t>> next(p.words.size());
+  for (const auto& l : p.links)
+    if (l.left != 0 && l.right != walls_end && l.right != 0 && l.left != walls_end) {
+      next[l.left].push_back(l.right);
+      next[l.right].push_back(l.left);
+    }
+  std::vector<std::size_t> dist(p.words.size(), SIZE_MAX);
+  std::vector<std::size_t> queue{*from};
+  dist[*from] = 0;
+  for (std::size_t q = 0; q < queue.size(); ++q)
+    for (auto n : next[queue[q]])
+      if (dist[n] == SIZE_MAX) {
+        dist[n] = dist[queue[q]] + 1;
+        queue.push_back(n);
+      }
+  if (dist[*to] == SIZE_MAX)
+    return std::nullopt;
+  return dist[*to];
+}
 
 struct sentence_parser::dictionary {
   Dictionary dict = nullptr;

@@ -58,6 +58,12 @@ struct parser_limits {
   int max_skipped = 3;
 };
 
+/// The fewest links between the words of two byte ranges of the sentence (each range's
+/// last word standing for it; the walls are not crossed), or nothing when they are not
+/// connected or a range holds no word.
+[[nodiscard]] std::optional<std::size_t> link_distance(const parsed_sentence& p, std::size_t a_begin, std::size_t a_end,
+                                                       std::size_t b_begin, std::size_t b_end);
+
 /// One dictionary, shared: parse() may be called from any number of threads at once.
 class sentence_parser {
 public:

@@ -604,12 +604,22 @@ entity_kind entity_kind_of(end_kind k) {
 std::vector<meaning_pair> meaning_pairs(std::string_view sentence, const std::vector<span_mention>& spans,
                                         const std::vector<found_relation>& found) {
   std::vector<meaning_pair> out;
-  const auto cs = chunks_of(sentence, spans);
-  for (std::size_t i = 0; i < cs.size(); ++i)
-    for (std::size_t j = i + 1; j < cs.size() && j <= i + 2; ++j) {
+  auto cs = chunks_of(sentence, spans);
+  // A one-word run that opens the sentence is as likely a capitalised word as a name.
+  cs.erase(
+      std::remove_if(cs.begin(), cs.end(),
+                     [](const chunk& c) { return !c.span && c.begin == 0 && c.text.find(' ') == std::string::npos; }),
+      cs.end());
+  for (std::size_t i = 0; i + 1 < cs.size(); ++i)
+    for (std::size_t j = i + 1; j < cs.size() && j <= i + 1; ++j) {
       const auto& a = cs[i];
       const auto& b = cs[j];
       if (b.begin < a.end || b.begin - a.end > 80 || lower_ascii(a.text) == lower_ascii(b.text))
+        continue;
+      // Names side by side, or in a list, are not related by the words between them.
+      const auto gap = normal_gap(sentence.substr(a.end, b.begin - a.end));
+      if (one_of(gap, {"", ",", "and", "or", "&", "/", "-", "(", ")", "and the", "or the"}) ||
+          text::words(gap).size() > 10)
         continue;
       if (std::any_of(found.begin(), found.end(), [&](const found_relation& r) { return relates(r, a, b); }))
         continue;

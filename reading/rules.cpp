@@ -10,6 +10,7 @@
 #include "reading/internal/relations.hpp"
 #include "reading/internal/slots.hpp"
 #include "reading/lexicon.hpp"
+#include "reading/parse.hpp"
 #include "reading/phrases.hpp"
 #include "reading/sentences.hpp"
 #include "reading/text.hpp"
@@ -363,14 +364,31 @@ sentence_reading read_sentence(extraction_state& s, std::string sentence, std::i
   return r;
 }
 
+/// Names further apart in the sentence's structure than this many links are not weighed.
+constexpr std::size_t max_link_distance = 4;
+
 /// The relations the relation model reads between names of each sentence that the cue rules
 /// left unrelated (one run of the encoder for the whole message); a sentence that gains one
 /// becomes a statement (type_by_relation).
-void read_relations_by_meaning(std::vector<sentence_reading>& all, const relation_model& model) {
+void read_relations_by_meaning(std::vector<sentence_reading>& all, const relation_model& model,
+                               const sentence_parser* parser) {
   std::vector<std::pair<std::size_t, meaning_pair>> pairs;
-  for (std::size_t k = 0; k < all.size(); ++k)
-    for (auto& p : meaning_pairs(all[k].sentence, all[k].spans, all[k].relations))
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    auto ps = meaning_pairs(all[k].sentence, all[k].spans, all[k].relations);
+    std::optional<parsed_sentence> parsed;
+    if (parser && !ps.empty())
+      parsed = parser->parse(all[k].sentence);
+    for (auto& p : ps) {
+      if (parser) {
+        const auto& c = p.candidate;
+        const auto d =
+            parsed ? link_distance(*parsed, c.first_begin, c.first_end, c.second_begin, c.second_end) : std::nullopt;
+        if (!d || *d > max_link_distance)
+          continue;
+      }
       pairs.emplace_back(k, std::move(p));
+    }
+  }
   if (pairs.empty())
     return;
   std::vector<relation_candidate> cs;
@@ -424,7 +442,7 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
     all.push_back(read_sentence(s, std::move(sentence), sent_day, st));
   }
   if (models.relations && !st)
-    read_relations_by_meaning(all, *models.relations);
+    read_relations_by_meaning(all, *models.relations, models.parser);
   std::vector<sentence_reading> read;
   for (auto& r : all)
     if (r.clause || worth_reading(r))

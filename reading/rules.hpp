@@ -21,6 +21,7 @@ class type_model;
 namespace engram::reading {
 
 class relation_model;
+class sentence_parser;
 
 /// What the rules read with besides their cues; each optional.
 struct reading_models {
@@ -30,6 +31,9 @@ struct reading_models {
   /// The relation model reads the relations of names the cue rules leave unrelated
   /// (relation_model.hpp); without it, the cue rules alone.
   const relation_model* relations = nullptr;
+  /// With the relation model: only names the sentence's structure links closely are weighed
+  /// (parse.hpp); without it, neighbouring names.
+  const sentence_parser* parser = nullptr;
 };
 
 /// Reads an inbound message. Pure and thread-safe. `cleaned`, when given, receives the text

@@ -19,6 +19,7 @@ class type_model;
 namespace engram::reading {
 
 class relation_model;
+class sentence_parser;
 
 struct validator_options {
   /// Person messages are also kept as passages (extraction.passages). Default: true.
@@ -44,6 +45,8 @@ struct validator_options {
   /// The relation model (relation_model.hpp), after the cue rules; null: the cue rules alone
   /// (extraction.relation_model: off, or where no encoder is loaded).
   std::shared_ptr<const relation_model> relations;
+  /// The sentence parser the relation model's pairs are chosen by (parse.hpp); null: neighbours.
+  std::shared_ptr<const sentence_parser> parser;
 };
 
 struct validation_report {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <tuple>
@@ -352,6 +353,16 @@ relation_report evaluate_relations(const std::string& path, const reading::valid
         ++rep.co_mentions;
       else
         read[relation_key(x.mentions[r.subject].value, r.predicate, x.mentions[r.object].value)] = r.ended;
+    if (std::getenv("ENGRAM_BENCH_RELATIONS_SHOW")) {  // what was read wrong and missed, message by message
+      for (const auto& [k, ended] : read)
+        if (!gold.count(k))
+          std::fprintf(stderr, "%s  read  %s %s %s\n", m.event_id.c_str(), std::get<0>(k).c_str(),
+                       std::get<1>(k).c_str(), std::get<2>(k).c_str());
+      for (const auto& [k, ended] : gold)
+        if (!read.count(k))
+          std::fprintf(stderr, "%s  MISS  %s %s %s\n", m.event_id.c_str(), std::get<0>(k).c_str(),
+                       std::get<1>(k).c_str(), std::get<2>(k).c_str());
+    }
     for (const auto& [k, ended] : read) {
       const auto p = predicate_index(std::get<1>(k));
       auto g = gold.find(k);

@@ -1,11 +1,13 @@
 #include "tools/bench/relations_bench.hpp"
 
 #include "embedding/type_model.hpp"
+#include "reading/parse.hpp"
 #include "reading/relation_model.hpp"
 #include "tools/bench/evaluation.hpp"
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 namespace engram::bench {
@@ -16,8 +18,15 @@ int relations(const std::string& model_path) {
     std::fprintf(stderr, "%s\n", types.error().c_str());
     return 1;
   }
-  auto model = reading::relation_model::make(std::shared_ptr<const embedding::embedder>(
-      *types, &(*types)->encoder()));  // the type model's encoder, kept alive by it
+  reading::relation_model_options ro;
+  // Exploring the thresholds (development set only): ENGRAM_BENCH_REL_SIM, ENGRAM_BENCH_REL_MARGIN.
+  if (const char* v = std::getenv("ENGRAM_BENCH_REL_SIM"))
+    ro.min_similarity = std::strtof(v, nullptr);
+  if (const char* v = std::getenv("ENGRAM_BENCH_REL_MARGIN"))
+    ro.min_margin = std::strtof(v, nullptr);
+  auto model = reading::relation_model::make(
+      std::shared_ptr<const embedding::embedder>(*types, &(*types)->encoder()),  // kept alive by the type model
+      reading::builtin_relation_examples(), ro);
   if (!model) {
     std::fprintf(stderr, "%s\n", model.error().c_str());
     return 1;
@@ -26,9 +35,18 @@ int relations(const std::string& model_path) {
     const char* name;
     reading::validator_options opts;
   };
+  auto parser = reading::sentence_parser::open();
+  if (!parser) {
+    std::fprintf(stderr, "%s\n", parser.error().c_str());
+    return 1;
+  }
   reading::validator_options with;
   with.relations = *model;
-  const reader readers[] = {{"cue rules", {}}, {"cue rules + relation model", with}};
+  reading::validator_options parsed = with;
+  parsed.parser = *parser;
+  const reader readers[] = {{"cue rules", {}},
+                            {"cue rules + relation model (neighbouring names)", with},
+                            {"cue rules + relation model (names the parse links within 4)", parsed}};
   for (const char* set : {"dev", "heldout", "heldout2"}) {
     for (const auto& r : readers) {
       const auto t0 = std::chrono::steady_clock::now();

@@ -147,6 +147,15 @@ TEST_F(ConfigTest, TheTypeModelIsOnByDefaultAndCanBeTurnedOff) {
   EXPECT_NE(error_of(r).find("extraction.type_model"), std::string::npos) << error_of(r);
 }
 
+TEST_F(ConfigTest, TheRelationModelIsOffByDefaultAndCanBeTurnedOn) {
+  EXPECT_FALSE(load(write(""), {}, nullptr)->extraction.relation_model);
+  auto r = load(write("extraction:\n  relation_model: true\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_TRUE(r->extraction.relation_model);
+  r = load(write("extraction:\n  relation_model: 2\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("extraction.relation_model"), std::string::npos) << error_of(r);
+}
+
 TEST_F(ConfigTest, PassagesAreOnByDefaultAndCanBeTurnedOff) {
   EXPECT_TRUE(load(write(""), {}, nullptr)->extraction.passages);
   auto r = load(write("extraction:\n  passages: false\n"), {}, nullptr);
