@@ -602,29 +602,47 @@ entity_kind entity_kind_of(end_kind k) {
 }  // namespace
 
 std::vector<meaning_pair> meaning_pairs(std::string_view sentence, const std::vector<span_mention>& spans,
-                                        const std::vector<found_relation>& found) {
+                                        const std::vector<found_relation>& found, std::size_t reach) {
+  // The names: a span and a run of capitals right after it are one name ("Northwind" read
+  // as an organisation, then "Traders"); a one-word run that opens the sentence is as likely
+  // a capitalised word as a name.
+  struct name {
+    chunk c;
+    end_kind kind;
+  };
+  std::vector<name> names;
+  for (auto& c : chunks_of(sentence, spans)) {
+    const auto kind = end_kind_of(c, spans);
+    if (!names.empty() && c.begin == names.back().c.end + 1 && sentence[names.back().c.end] == ' ' &&
+        !(kind == end_kind::person && names.back().kind == end_kind::person)) {
+      auto& last = names.back();
+      last.c.end = c.end;
+      last.c.text = std::string(sentence.substr(last.c.begin, last.c.end - last.c.begin));
+      last.c.span.reset();
+      if (last.kind == end_kind::thing)
+        last.kind = kind;
+      continue;
+    }
+    if (!c.span && c.begin == 0 && c.text.find(' ') == std::string::npos)
+      continue;
+    names.push_back({std::move(c), kind});
+  }
   std::vector<meaning_pair> out;
-  auto cs = chunks_of(sentence, spans);
-  // A one-word run that opens the sentence is as likely a capitalised word as a name.
-  cs.erase(
-      std::remove_if(cs.begin(), cs.end(),
-                     [](const chunk& c) { return !c.span && c.begin == 0 && c.text.find(' ') == std::string::npos; }),
-      cs.end());
-  for (std::size_t i = 0; i + 1 < cs.size(); ++i)
-    for (std::size_t j = i + 1; j < cs.size() && j <= i + 1; ++j) {
-      const auto& a = cs[i];
-      const auto& b = cs[j];
-      if (b.begin < a.end || b.begin - a.end > 80 || lower_ascii(a.text) == lower_ascii(b.text))
+  for (std::size_t i = 0; i + 1 < names.size(); ++i)
+    for (std::size_t j = i + 1; j < names.size() && j <= i + reach; ++j) {
+      const auto& a = names[i].c;
+      const auto& b = names[j].c;
+      if (b.begin < a.end || b.begin - a.end > 120 || lower_ascii(a.text) == lower_ascii(b.text))
         continue;
       // Names side by side, or in a list, are not related by the words between them.
       const auto gap = normal_gap(sentence.substr(a.end, b.begin - a.end));
       if (one_of(gap, {"", ",", "and", "or", "&", "/", "-", "(", ")", "and the", "or the"}) ||
-          text::words(gap).size() > 10)
+          text::words(gap).size() > 16)
         continue;
       if (std::any_of(found.begin(), found.end(), [&](const found_relation& r) { return relates(r, a, b); }))
         continue;
       meaning_pair p{a.span, b.span, a.text, b.text, {}};
-      p.candidate = {sentence, a.begin, a.end, b.begin, b.end, end_kind_of(a, spans), end_kind_of(b, spans)};
+      p.candidate = {sentence, a.begin, a.end, b.begin, b.end, names[i].kind, names[j].kind};
       out.push_back(std::move(p));
     }
   return out;

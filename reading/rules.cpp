@@ -374,7 +374,9 @@ void read_relations_by_meaning(std::vector<sentence_reading>& all, const relatio
                                const sentence_parser* parser) {
   std::vector<std::pair<std::size_t, meaning_pair>> pairs;
   for (std::size_t k = 0; k < all.size(); ++k) {
-    auto ps = meaning_pairs(all[k].sentence, all[k].spans, all[k].relations);
+    // Without the parser, neighbouring names; with it, names up to three apart that its
+    // linkage connects closely.
+    auto ps = meaning_pairs(all[k].sentence, all[k].spans, all[k].relations, parser ? 3 : 1);
     std::optional<parsed_sentence> parsed;
     if (parser && !ps.empty())
       parsed = parser->parse(all[k].sentence);

@@ -44,9 +44,9 @@ struct meaning_pair {
 };
 
 /// The pairs of `sentence` (spans as find_relations reads them; `found`, what it read) whose
-/// gap is short enough to state a relation.
+/// gap is short enough to state a relation: each name with the next `reach` names.
 [[nodiscard]] std::vector<meaning_pair> meaning_pairs(std::string_view sentence, const std::vector<span_mention>& spans,
-                                                      const std::vector<found_relation>& found);
+                                                      const std::vector<found_relation>& found, std::size_t reach);
 
 /// The relation `r` reads between the ends of `p`, or none.
 [[nodiscard]] std::optional<found_relation> relation_of(const meaning_pair& p, const relation_reading& r);

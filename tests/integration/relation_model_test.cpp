@@ -1,6 +1,6 @@
 // extraction.relation_model against engramd as a child process: the relation model is loaded
-// at start (on the int8 encoder of the type model), reads a relation no cue rule holds, and
-// the relation reaches the graph that kag_query walks.
+// at start (on the int8 encoder of the type model), reads a relation no cue rule holds ("the
+// vendor behind"), and the relation reaches the graph that kag_query walks.
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ TEST(RelationModel, EngramdWithTheModelOnReadsARelationTheCueRulesMissAndKagQuer
   const auto port = test::free_port();
   test::produce_raw(
       broker->bootstrap(), "inbound-messages",
-      {{"acme", event("vendor-1", "Hi team,\n\nHalvorsen Marine has its head office in Bergen.\n\nSarah")}});
+      {{"acme", event("vendor-1", "Hi team,\n\nTessaline Labs is the vendor behind Harbormind.\n\nSarah")}});
   test::child engramd(
       test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
                          {"extraction.relation_model=true",
@@ -40,13 +40,17 @@ TEST(RelationModel, EngramdWithTheModelOnReadsARelationTheCueRulesMissAndKagQuer
       dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 1; }, 120s))
       << test::tail(dir.sub("engramd.log"));
-  auto a = test::mcp_call(port, token, "kag_query", {{"query", "Where is Halvorsen Marine located?"}, {"limit", 5}});
-  ASSERT_FALSE(a.contains("error")) << a;
-  // The located_in edge the model read, between the two entities.
-  bool edge = false;
-  for (const auto& r : a.value("relations", json::array()))
-    edge |= r.value("label", r.value("predicate", "")) == "located_in";
-  EXPECT_TRUE(edge) << a.dump(2);
+  // The makes edge the model read (no cue rule reads "the vendor behind"), between the two
+  // entities, as kag_query walks it; waited for as the store's state, not for a time.
+  json a;
+  auto has_edge = [&] {
+    a = test::mcp_call(port, token, "kag_query", {{"query", "Which company makes Harbormind?"}, {"limit", 5}});
+    for (const auto& r : a.value("relations", json::array()))
+      if (r.value("predicate", "") == "makes" && r.value("object", "") == "Harbormind")
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(test::wait_until(has_edge, 60s)) << a.dump(2) << test::tail(dir.sub("engramd.log"));
   EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(dir.sub("engramd.log"));
 }
 
