@@ -1,6 +1,8 @@
 #include "tools/bench/kag_bench.hpp"
 
 #include "reading/extract.hpp"
+#include "reading/parse.hpp"
+#include "reading/sentences.hpp"
 #include "reading/signature.hpp"
 #include "knowledge/query.hpp"
 #include "knowledge/kag.hpp"
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -193,6 +196,40 @@ void relation_extraction_row() {
       double(ms.size()) / s, double(rels) / double(ms.size()));
 }
 
+/// The sentence parser (reading/parse.hpp) over the sentences of the relation development
+/// set's messages (business mail and chat): time a sentence, and how many it parses.
+void parser_row() {
+  auto parser = reading::sentence_parser::open();
+  if (!parser)
+    throw std::runtime_error(parser.error());
+  std::ifstream in("tests/data/relations/dev.jsonl");
+  std::vector<std::string> sentences;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object())
+      for (auto& sentence : reading::split_sentences(j.value("body", "")))
+        sentences.push_back(std::move(sentence));
+  }
+  if (sentences.empty())
+    throw std::runtime_error("no sentences in tests/data/relations/dev.jsonl (run from the source root)");
+  std::vector<double> times;
+  std::size_t complete = 0, skipping = 0;
+  for (const auto& sentence : sentences) {
+    auto t = clock_type::now();
+    const auto p = (*parser)->parse(sentence);
+    times.push_back(ms_since(t));
+    complete += p && p->skipped == 0;
+    skipping += p && p->skipped > 0;
+  }
+  const double n = double(sentences.size());
+  std::printf(
+      "| sentence parser (Link Grammar, linkage limit 10, at most 40 words) | %.2f | %.2f | ms a sentence | %zu "
+      "sentences of the relation dev set: %.0f %% parsed whole, %.0f %% with skipped words, %.0f %% not parsed; "
+      "one core |\n",
+      percentile(times, 0.5), percentile(times, 0.99), sentences.size(), 100.0 * double(complete) / n,
+      100.0 * double(skipping) / n, 100.0 * double(sentences.size() - complete - skipping) / n);
+}
+
 /// Document ingest: read, clean and chunk Markdown pages (about 3 KB each), as ingest-docs does.
 void document_ingest_row(const std::filesystem::path& dir) {
   const auto docs = dir / "docs";
@@ -263,6 +300,7 @@ int kag(const kag_bench_options& o) {
   kag_rows(reader, w, o.queries);
   recall_rows(store, w, o.queries);
   relation_extraction_row();
+  parser_row();
   document_ingest_row(dir);
   store.reset();
   std::filesystem::remove_all(dir);
