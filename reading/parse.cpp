@@ -1,4 +1,5 @@
 #include "reading/parse.hpp"
+#include "reading/text.hpp"
 
 #include <link-grammar/link-includes.h>
 
@@ -62,17 +63,6 @@ parse_word word_of(std::string_view w) {
   }
   out.text = std::string(w);
   return out;
-}
-
-std::size_t rough_words(std::string_view s) {
-  std::size_t n = 0;
-  bool in = false;
-  for (char c : s) {
-    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    n += !space && !in;
-    in = !space;
-  }
-  return n;
 }
 
 }  // namespace
@@ -141,7 +131,7 @@ sentence_parser::sentence_parser(std::unique_ptr<dictionary> d, parser_limits li
 sentence_parser::~sentence_parser() = default;
 
 std::optional<parsed_sentence> sentence_parser::parse(std::string_view sentence) const {
-  const auto n = rough_words(sentence);
+  const auto n = text::words(sentence).size();
   if (n < 2 || n > limits_.max_words)
     return std::nullopt;
   quiet_thread();

@@ -1,6 +1,7 @@
 #include "reading/relation_model.hpp"
 
 #include "embedding/embedder.hpp"
+#include "reading/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -81,15 +82,6 @@ std::string_view first_words(std::string_view s, std::size_t n) {
   return s.substr(0, i);
 }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && space(s.back()))
-    s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && space(s[b]))
-    ++b;
-  return s.substr(b);
-}
-
 float dot(const std::vector<float>& a, const std::vector<float>& b) {
   float s = 0;
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
@@ -124,7 +116,7 @@ engram::result<std::vector<relation_example>> parse_relation_examples(std::strin
   std::size_t line_no = 0;
   while (!text.empty()) {
     const auto nl = text.find('\n');
-    std::string line = trimmed(std::string(text.substr(0, nl)));
+    std::string line = std::string(text::trim(text.substr(0, nl)));
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     ++line_no;
     if (line.empty() || line[0] == '#')
@@ -133,7 +125,7 @@ engram::result<std::vector<relation_example>> parse_relation_examples(std::strin
     e.predicate = std::string(predicate);
     if (line[0] == '!') {
       e.ended = true;
-      line = trimmed(line.substr(1));
+      line = std::string(text::trim(std::string_view(line).substr(1)));
     }
     const auto where = std::string(predicate) + ".txt:" + std::to_string(line_no) + ": ";
     bool s = false, o = false;
@@ -185,7 +177,7 @@ std::string masked_text(const relation_candidate& c, bool reversed, std::size_t 
   out += t.substr(c.first_end, c.second_begin - c.first_end);
   out += token_of(c.second, reversed);
   out += first_words(t.substr(c.second_end), context_words);
-  return trimmed(std::move(out));
+  return std::string(text::trim(out));
 }
 
 relation_model::relation_model(std::shared_ptr<const embedding::embedder> encoder,
