@@ -88,7 +88,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::string shown_type(const stored_entity& e) { return e.entity_type.empty() ? e.kind : e.entity_type; }
 
 entity_view view_of(const stored_entity& e) {
-  return {e.id, e.name, shown_type(e), e.aliases, e.attributes, e.observations};
+  return {e.id, e.name, shown_type(e), e.aliases, e.attributes, e.observations, e.resolutions};
 }
 
 std::string mermaid_text(std::string_view s) {

@@ -23,6 +23,8 @@ struct entity_view {
   std::vector<std::string> aliases;
   std::map<std::string, std::string> attributes;
   std::vector<std::string> observations;
+  /// Mentions joined to it by resolution, with their evidence (knowledge/resolve.hpp).
+  std::vector<resolution_note> resolutions;
 };
 
 /// Which edges a walk follows, seen from the node it stands on.

@@ -439,6 +439,11 @@ json to_json(const stored_entity& e) {
     j["attributes"] = e.attributes;
   if (!e.observations.empty())
     j["observations"] = e.observations;
+  if (!e.resolutions.empty()) {
+    auto& notes = j["resolutions"] = json::array();
+    for (const auto& n : e.resolutions)
+      notes.push_back({{"mention", n.mention}, {"eventId", n.event_id}, {"reason", n.reason}});
+  }
   return j;
 }
 
@@ -565,6 +570,16 @@ std::optional<std::string> decode(std::string_view bytes, stored_entity& out) {
     }
   }
   r.strings("observations", e.observations);
+  if (const json* notes = r.objects("resolutions")) {
+    for (std::size_t i = 0; i < notes->size(); ++i) {
+      reader n((*notes)[i], "resolutions[" + std::to_string(i) + "].");
+      auto& note = e.resolutions.emplace_back();
+      n.str("mention", note.mention);
+      n.str("eventId", note.event_id);
+      n.str("reason", note.reason);
+      r.adopt(n.error());
+    }
+  }
   if (r.error())
     return r.error();
   e.extra = r.rest();

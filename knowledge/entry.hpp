@@ -129,6 +129,13 @@ struct stored_entry {
 };
 
 /// A person or organisation: created when first seen, enriched by later messages.
+/// Evidence of a resolution (knowledge/resolve.hpp): a mention that joined an entity
+/// although its words are not the entity's name as written, where, and why.
+struct resolution_note {
+  std::string mention, event_id, reason;
+  bool operator==(const resolution_note&) const = default;
+};
+
 struct stored_entity {
   std::string id;
   std::string kind;  // "person", "organization", or "entity" (another type, from the entity tools)
@@ -144,9 +151,14 @@ struct stored_entity {
   /// Key-value facts and free-text observations from the entity tools; empty: absent.
   std::map<std::string, std::string> attributes;
   std::vector<std::string> observations;
+  /// The mentions resolution joined to it, oldest first, at most max_resolution_notes.
+  std::vector<resolution_note> resolutions;
   json extra = json::object();
   bool operator==(const stored_entity&) const = default;
 };
+
+/// How many resolution notes an entity keeps (the first ones: evidence of how it was joined).
+inline constexpr std::size_t max_resolution_notes = 32;
 
 [[nodiscard]] json to_json(const stored_entry& e);
 [[nodiscard]] json to_json(const stored_entity& e);

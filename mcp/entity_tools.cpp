@@ -475,11 +475,15 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
   if (found.empty() && answer.empty())
     answer = "Nothing in the graph matches the question.";
   std::vector<json> entities;
-  for (const auto& e : found)
+  for (const auto& e : found) {
     entities.push_back({{"name", e.name},
                         {"entity_type", e.entity_type},
                         {"attributes", e.attributes},
                         {"relationships", relationships_of(ctx, org, e)}});
+    // How mentions that are not its name were joined to it (resolution's evidence).
+    for (const auto& r : e.resolutions)
+      entities.back()["resolved"].push_back({{"mention", r.mention}, {"eventId", r.event_id}, {"reason", r.reason}});
+  }
   reply(tool_result({{"entities", ctx.capped(std::move(entities))}, {"answer", answer}}));
 }
 

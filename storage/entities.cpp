@@ -55,7 +55,8 @@ errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& 
     stored_entity* e = nullptr;
     if (auto err = load_entity(tx, org, id, &e); err != errc::ok)
       return err;
-    if (!e) {
+    const bool created = !e;
+    if (created) {
       ++new_contacts;
       e = &(tx.entities[id] = new_entity(id, "person", p->name, m.sent_at));
       e->address = lower_ascii(p->address);
@@ -67,8 +68,8 @@ errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& 
         e->name = p->name;
       else if (!known)
         e->aliases.push_back(p->name);
-      if (!known)  // a known name is indexed already
-        tx.batch.put(cf_entity_names, key(org, normalise_name(p->name), id), "");
+      if (created || !known)  // a known name is indexed already
+        put_name_keys(tx, org, p->name, id);
       tx.names[key(org, normalise_name(p->name))] = id;
     }
     if (!p->contact_id.empty()) {

@@ -1,6 +1,7 @@
 #include "storage/internal/entity_index.hpp"
 #include "base/text.hpp"
 
+#include "knowledge/resolve.hpp"
 #include "knowledge/write_rules.hpp"
 
 #include <algorithm>
@@ -8,7 +9,48 @@
 
 namespace engram::storage::detail {
 
-namespace {}  // namespace
+namespace {
+
+/// The words a person or an organisation is found by ("p"/"o" + folded word); none for other
+/// entities.
+std::vector<std::string> words_of(const knowledge::stored_entity& e) {
+  const bool person = e.kind == "person", org = e.kind == "organization";
+  std::set<std::string> out;
+  if (!person && !org)
+    return {};
+  auto add = [&](const std::string& name) {
+    const auto folded = person ? knowledge::fold_name(name) : knowledge::organisation_key(name);
+    for (auto& w : knowledge::person_words(folded))
+      out.insert((person ? "p" : "o") + w);
+  };
+  add(e.name);
+  for (const auto& a : e.aliases)
+    add(a);
+  return {out.begin(), out.end()};
+}
+
+}  // namespace
+
+void entity_index::drop_words(std::map<std::string, std::set<std::string>>& words, const std::string& id,
+                              const row& r) {
+  for (const auto& w : r.words)
+    if (auto it = words.find(w); it != words.end()) {
+      it->second.erase(id);
+      if (it->second.empty())
+        words.erase(it);
+    }
+}
+
+std::vector<std::string> entity_index::with_word(const std::string& org, const std::string& word, bool people) const {
+  std::shared_lock lock(mutex_);
+  auto o = words_.find(org);
+  if (o == words_.end())
+    return {};
+  auto it = o->second.find((people ? "p" : "o") + word);
+  if (it == o->second.end())
+    return {};
+  return {it->second.begin(), it->second.end()};
+}
 
 void entity_index::put(std::string_view org, const knowledge::stored_entity& e) {
   row r;
@@ -23,8 +65,13 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
   r.normalised.push_back(normalise_name(e.name));
   for (const auto& a : e.aliases)
     r.normalised.push_back(normalise_name(a));
+  r.words = words_of(e);
   std::unique_lock lock(mutex_);
   auto& slot = orgs_[std::string(org)][e.id];
+  auto& words = words_[std::string(org)];
+  drop_words(words, e.id, slot);
+  for (const auto& w : r.words)
+    words[w].insert(e.id);
   r.out = std::move(slot.out);  // the edges stay: only the entity's own fields change
   r.in = std::move(slot.in);
   slot = std::move(r);
@@ -44,6 +91,7 @@ void entity_index::remove(std::string_view org, const std::string& id) {
       if (auto other = o->second.find(*a.other); other != o->second.end())
         for (auto* back : {&other->second.out, &other->second.in})
           std::erase_if(*back, [&](const adjacent& b) { return b.other == &it->first; });
+  drop_words(words_[std::string(org)], id, it->second);
   o->second.erase(it);
 }
 

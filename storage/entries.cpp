@@ -76,24 +76,36 @@ namespace {
 errc decided(errc e) { return e == errc::not_found ? errc::invalid_argument : e; }
 
 /// A mentioned entity's aliases and names, and the role, company and phone the mention gives.
-void note_mention(write_txn& tx, const std::string& org, const schemas::entity_mention& mention,
-                  const std::string& norm, const std::string& id, stored_entity& e) {
-  for (const auto* alias : {&mention.value, &mention.text}) {
-    if (alias->empty() || normalise_name(*alias) == normalise_name(e.name))
+void note_mention(write_txn& tx, const std::string& org, const schemas::entity_mention& mention, const std::string& id,
+                  stored_entity& e, bool index_names) {
+  // A person's first name alone ("Priya" signing for Priya Raghunathan) is a short form,
+  // not a name: another person may share it (resolution joins it by its words).
+  auto short_form = [&](const std::string& name) {
+    return e.kind == "person" && knowledge::person_words(knowledge::fold_name(name)).size() == 1 &&
+           knowledge::person_words(knowledge::fold_name(e.name)).size() > 1;
+  };
+  for (const auto* name : {&mention.value, &mention.text}) {
+    if (!index_names || name->empty() || short_form(*name))
       continue;
-    if (std::find(e.aliases.begin(), e.aliases.end(), *alias) == e.aliases.end())
-      e.aliases.push_back(*alias);
-    tx.batch.put(cf_entity_names, key(org, normalise_name(*alias), id), "");
-    tx.names[key(org, normalise_name(*alias))] = id;
+    if (normalise_name(*name) != normalise_name(e.name) &&
+        std::find(e.aliases.begin(), e.aliases.end(), *name) == e.aliases.end())
+      e.aliases.push_back(*name);
+    put_name_keys(tx, org, *name, id);
   }
-  tx.batch.put(cf_entity_names, key(org, norm, id), "");
-  tx.names[key(org, norm)] = id;
   if (!mention.role.empty())
     e.role = mention.role;
   if (!mention.company.empty())
     e.company = mention.company;
   if (!mention.phone.empty())
     e.phone = mention.phone;
+}
+
+/// Keeps the evidence of a resolution on the entity it joined (the first notes, each once).
+void note_resolution(stored_entity& e, knowledge::resolution_note note) {
+  if (note.reason.empty() || e.resolutions.size() >= knowledge::max_resolution_notes ||
+      std::find(e.resolutions.begin(), e.resolutions.end(), note) != e.resolutions.end())
+    return;
+  e.resolutions.push_back(std::move(note));
 }
 
 /// The mentions an entry names, with their entity ids; each entity gets a link to the entry.
@@ -132,13 +144,16 @@ errc kv_graph_store::put_mentions(write_txn& tx, const schemas::inbound_message&
     if (!person && !company && !other)
       continue;
     auto norm = normalise_name(mention.value);
-    if (norm.empty())
+    // An order, ticket or invoice number is never a person or an organisation.
+    if (norm.empty() || ((person || company) && knowledge::is_identifier(mention.value)))
       continue;
     std::string id;
+    knowledge::resolution_note resolved;
+    bool by_words = false;
     if (person && !mention.address.empty())
       id = person_id(mention.address);
     if (id.empty())
-      id = resolve_name(&tx, org, norm, person ? "person:" : company ? "org:" : "");
+      id = resolve_mention(tx, m, mention, person ? "person:" : company ? "org:" : "", &resolved, &by_words);
     if (id.empty())
       id = (person ? "person:~" : company ? "org:" : "entity:") + norm;
     stored_entity* e = nullptr;
@@ -153,7 +168,8 @@ errc kv_graph_store::put_mentions(write_txn& tx, const schemas::inbound_message&
       if (person && !mention.address.empty())
         e->address = lower_ascii(mention.address);
     }
-    note_mention(tx, org, mention, norm, id, *e);
+    note_resolution(*e, std::move(resolved));
+    note_mention(tx, org, mention, id, *e, !by_words);
     entity_of[i] = id;
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }

@@ -39,6 +39,9 @@ public:
                   const std::function<void(const std::string&, const std::string&, double, bool)>& fn) const;
   /// Entities held, over all organisations.
   [[nodiscard]] std::size_t size() const;
+  /// Ids of the people (or organisations) one of whose names has the folded word `word`
+  /// (knowledge::person_words, knowledge::organisation_key): resolution's candidates.
+  [[nodiscard]] std::vector<std::string> with_word(const std::string& org, const std::string& word, bool people) const;
 
 private:
   /// An edge seen from one end: pointers to the other end's id (a key of the organisation's
@@ -52,9 +55,14 @@ private:
     std::string name, type, names_lc, type_lc, observations_lc;
     std::vector<std::string> normalised;
     std::vector<adjacent> out, in;
+    /// The words it is found by in `words_` ("p" or "o" then the word), to drop them again.
+    std::vector<std::string> words;
   };
+  void drop_words(std::map<std::string, std::set<std::string>>& words, const std::string& id, const row& r);
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::map<std::string, row>> orgs_;
+  /// Per organisation: "p" or "o" + folded word -> ids of the people or organisations.
+  std::unordered_map<std::string, std::map<std::string, std::set<std::string>>> words_;
   std::set<std::string> labels_;
 };
 

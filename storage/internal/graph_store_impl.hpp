@@ -8,6 +8,7 @@
 // The store is the materialised view of engram-log: every event's writes go in one kv_batch
 // (write_txn) with the offset advance.
 
+#include "knowledge/resolve.hpp"
 #include "knowledge/write_rules.hpp"  // the store applies knowledge's write rules in its batch
 #include "storage/graph_store.hpp"
 #include "storage/internal/keys.hpp"
@@ -35,6 +36,11 @@ using knowledge::new_entity;
 using knowledge::person_id;
 using knowledge::stored_entity;
 using knowledge::stored_entry;
+
+struct write_txn;
+/// Indexes a name of entity `id`: as written (normalised), folded, and an organisation's
+/// without its legal form or a technology's or place's canonical alias (resolution.cpp).
+void put_name_keys(write_txn& tx, const std::string& org, std::string_view name, const std::string& id);
 
 /// One event's writes: the WriteBatch and what it has changed so far, so that the event's
 /// later steps read its own writes (entities, names, entries, counters). Made fresh for
@@ -216,6 +222,17 @@ private:
   /// decisions (relations, supersedes, flags).
   errc put_mentions(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x,
                     std::vector<std::string>& entity_of, std::uint64_t* new_entities);
+  /// The entity a mention of a person (kind_prefix "person:"), organisation ("org:") or
+  /// other thing ("") names when its name is not known as written (resolution.cpp): ""
+  /// when none. `note` receives the evidence of a join; `by_words` says a short form was
+  /// joined (its words are not indexed as the entity's name).
+  std::string resolve_mention(const write_txn& tx, const schemas::inbound_message& m,
+                              const schemas::entity_mention& mention, std::string_view kind_prefix,
+                              knowledge::resolution_note* note, bool* by_words) const;
+  std::vector<knowledge::resolution_candidate> resolution_candidates(const write_txn& tx,
+                                                                     const schemas::inbound_message& m,
+                                                                     const std::vector<std::string>& words,
+                                                                     bool people) const;
   errc index_entry(write_txn& tx, const schemas::inbound_message& m, const std::string& id, const schemas::entry& en,
                    const schemas::resolution* r, std::uint64_t* vectors);
   errc apply_decisions(write_txn& tx, const schemas::inbound_message& m, const std::string& id, stored_entry& doc,

@@ -858,3 +858,31 @@ TEST_F(EntityTools, HybridRecallAddsTheStatementsOfNamedEntitiesAndTheirNeighbou
   // Isolation holds: another organisation's recall sees none of it.
   EXPECT_TRUE(ok("recall_knowledge", question, globex)["results"].empty());
 }
+
+namespace {
+
+// Entity resolution (issue 32) against engramd, through engram-log: a first name joins the
+// only person of that name, the join's evidence is shown by entity_query, the short form is
+// not made a name of the person, and an order number is never a company or a person.
+TEST_F(EntityTools, MentionsResolveToTheEntityTheyNameWithTheirEvidence) {
+  test::produce_raw(
+      broker_->bootstrap(), "inbound-messages",
+      {{"acme", mail("res-1", "2026-03-02T09:00:00Z", "Team news", "Mei Chen joined Contoso as CTO last month.")},
+       {"acme", mail("res-2", "2026-03-09T09:00:00Z", "Orders",
+                     "Hi Hugo, Mei will present the Contoso plan. Order CT-88213 shipped from Globex.")}});
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port_) == 2; }, 60s)) << test::tail(log());
+  auto q = ok("entity_query", {{"question", "what do we know about Mei Chen?"}});
+  ASSERT_EQ(q["entities"].size(), 1u) << q;
+  EXPECT_EQ(q["entities"][0]["name"], "Mei Chen") << q;
+  ASSERT_TRUE(q["entities"][0].contains("resolved")) << q;
+  const auto& why = q["entities"][0]["resolved"][0];
+  EXPECT_EQ(why["mention"], "Mei") << q;
+  EXPECT_EQ(why["eventId"], "res-2") << q;
+  EXPECT_EQ(why["reason"], "the only person whose name has the words of \"Mei\"") << q;
+  EXPECT_TRUE(ok("entity_query", {{"question", "what do we know about Mei?"}})["entities"].empty())
+      << "a first name is evidence, not a name";
+  for (const auto& r : ok("entity_search", {{"query", "CT-88213"}})["results"])
+    EXPECT_TRUE(r["entity_type"] != "organization" && r["entity_type"] != "person") << r;
+}
+
+}  // namespace

@@ -113,6 +113,10 @@ int run_bench(int argc, char** argv) {
       "relations",
       "Relation extraction quality on the development and held-out sets, cue rules with and without the "
       "relation model (run from the source root)");
+  auto* resolution = app.add_subcommand(
+      "resolution",
+      "Entity resolution on the held-out mention pairs: joins right and wrong per kind (run from the "
+      "source root)");
   auto* conversations = app.add_subcommand(
       "recall-conversations",
       "Long conversations (tests/data/conversations, dev and held-out sets): recall@10 of answer messages per kind of "
@@ -167,6 +171,8 @@ int run_bench(int argc, char** argv) {
       return bench::kag(kag_opts);
     if (*relations)
       return bench::relations(model_path);
+    if (*resolution)
+      return bench::resolution();
     if (*entity_graph) {
       entity_opts.model_path = model_path;
       entity_opts.side_by_side = !no_reference;

@@ -4,6 +4,7 @@
 #include "reading/parse.hpp"
 #include "reading/relation_model.hpp"
 #include "tools/bench/evaluation.hpp"
+#include "tools/bench/resolution_eval.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -59,6 +60,25 @@ int relations(const std::string& model_path) {
       std::printf("Relations, %s set, %s (%.2f s, %u cores):\n\n%s\n", set, r.name, s,
                   std::thread::hardware_concurrency(), rep.table().c_str());
     }
+  }
+  return 0;
+}
+
+int resolution() {
+  using evaluation::resolution_mentions;
+  for (auto mentions : {resolution_mentions::labelled, resolution_mentions::read}) {
+    const auto rep = evaluation::evaluate_resolution("tests/data/entities/heldout_pairs.jsonl", {}, mentions);
+    if (!rep.error.empty()) {
+      std::fprintf(stderr, "%s (run from the source root)\n", rep.error.c_str());
+      return 1;
+    }
+    std::printf("Entity resolution, held-out pairs (%zu events), %s:\n\n%s\n", rep.events,
+                mentions == resolution_mentions::labelled ? "given the labelled mentions (resolution alone)"
+                                                          : "of the mentions reading finds (end to end)",
+                rep.table().c_str());
+    for (const auto& e : rep.errors)
+      std::printf("- %s\n", e.c_str());
+    std::printf("\n");
   }
   return 0;
 }

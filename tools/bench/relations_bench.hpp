@@ -9,4 +9,7 @@ namespace engram::bench {
 
 int relations(const std::string& model_path);
 
+/// Entity resolution on its held-out pairs (tests/data/entities/heldout_pairs.jsonl).
+int resolution();
+
 }  // namespace engram::bench

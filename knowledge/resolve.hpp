@@ -1,0 +1,80 @@
+#pragma once
+// Entity resolution (issue 32): which known entity a mention names when its words are not an
+// entity's name as written. Pure: the store gives the candidates it knows (by a shared word)
+// and applies the answer, in log order, so a replay resolves the same way.
+//
+//   Folding      "José Álvarez" = "Jose Alvarez"; "Pipewell, Inc." = "Pipewell Inc."
+//   Legal form   "Acme Corp" = "Acme Corporation" = "ACME" (organisations)
+//   Aliases      "k8s" = "Kubernetes", "München" = "Munich" (knowledge/aliases.txt, data)
+//   Short forms  "Marcus", "Mr. Chen", "priya r", "Lan" -> the one person whose name has
+//                those words; when several do, the one taking part in the message, else in
+//                the thread; else none ("Priya" with two Priyas known stays unresolved)
+//   Identifiers  "CT-88213", "PO#77812", "INV-2026-0042" are never people or organisations
+//
+// docs/entity-graph.md#resolution says what each rule joins and how it was measured.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::knowledge {
+
+/// A name as resolution compares it: normalise_name, then Latin letters with diacritics
+/// folded to their base (é -> e, ø -> o, ß -> ss, ễ -> e), full stops and commas dropped,
+/// white space made single. "  Pipewell, Inc. " -> "pipewell inc"; "Søren" -> "soren".
+[[nodiscard]] std::string fold_name(std::string_view name);
+
+/// An organisation's name without its legal form at the end ("inc", "corp", "corporation",
+/// "ltd", "gmbh", "s.a.", "plc", ...), folded: "Acme Corporation" -> "acme",
+/// "Northwind Traders AS" -> "northwind traders". A name that is only a legal form stays.
+[[nodiscard]] std::string organisation_key(std::string_view name);
+
+/// The canonical name an alias stands for (folded), from knowledge/aliases.txt: "k8s" ->
+/// "kubernetes", "nyc" -> "new york"; nullopt when the folded name is no alias.
+[[nodiscard]] std::optional<std::string> canonical_alias(std::string_view name);
+
+/// True when a name is an identifier (an order, ticket, invoice, case or PO number): a
+/// word mixing letters and two or more digits ("CT-88213", "INV-2026-0042", "PO#77812"), or
+/// a short capitalised word followed by a number of three or more digits ("PO 7731",
+/// "SR 102334"). Such a name is never a person or an organisation.
+[[nodiscard]] bool is_identifier(std::string_view name);
+
+/// A person or organisation the store knows that shares a word with the mention.
+struct resolution_candidate {
+  std::string id;
+  /// Folded words of its name and of each alias (one list per name).
+  std::vector<std::vector<std::string>> names;
+  /// Takes part in the message being applied (from, to, cc) / in its thread.
+  bool in_message = false, in_thread = false;
+  /// Known by its mail address (a contact), not only by a name read in text.
+  bool has_address = false;
+};
+
+struct resolved_mention {
+  std::string id;
+  /// Why, for the evidence the entity keeps: "short form of the only person named ...".
+  std::string reason;
+  /// The mention is a short form of the entity's name ("Marcus" for "Marcus Chen"): it is
+  /// not kept as a name of the entity, since another person may share it.
+  bool short_form = true;
+};
+
+/// The person a person mention names when it is not a known name: its words (titles such as
+/// "Mr." dropped; a one-letter word matches a word's initial) are all words of exactly one
+/// candidate's name, preferring candidates in the message, then in the thread. A full name
+/// also joins a person known only by one of its words, read in text, when that person is
+/// the only candidate ("Marcus" seen first, then "Marcus Chen"). nullopt: none or ambiguous.
+[[nodiscard]] std::optional<resolved_mention> resolve_person(std::string_view mention,
+                                                             const std::vector<resolution_candidate>& candidates);
+
+/// The organisation a one-word organisation mention names: the only candidate whose
+/// organisation_key starts with that word ("Brightmoor" -> "Brightmoor Bank plc").
+[[nodiscard]] std::optional<resolved_mention> resolve_organisation(std::string_view mention,
+                                                                   const std::vector<resolution_candidate>& candidates);
+
+/// The words of a folded name, split at spaces, with titles ("mr", "ms", "mrs", "dr",
+/// "prof") dropped.
+[[nodiscard]] std::vector<std::string> person_words(std::string_view folded);
+
+}  // namespace engram::knowledge
