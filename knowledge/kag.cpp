@@ -87,6 +87,20 @@ const std::map<std::string, std::vector<std::string>>& label_stems() {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(0, p.size()) == p; }
 
+/// Which way a question walks a reporting line from the person it names: "Who manages
+/// Dana?" asks for the target of Dana's reports_to edge (outgoing), "Who reports to Dana?"
+/// for its sources (incoming); nullopt when it does not say.
+std::optional<bool> reporting_direction(const std::vector<std::string>& query_lc) {
+  for (std::size_t i = 0; i < query_lc.size(); ++i) {
+    const auto& w = query_lc[i];
+    if (starts_with(w, "report") || w == "reporting" || (w == "direct" && i + 1 < query_lc.size()))
+      return false;
+    if (starts_with(w, "manag") || starts_with(w, "boss") || starts_with(w, "superv") || w == "leads" || w == "lead")
+      return true;
+  }
+  return std::nullopt;
+}
+
 /// True when a query word speaks of `label` (its stems, or the label's own words).
 bool label_asked(const std::string& label, const std::vector<std::string>& query_lc) {
   const auto& stems = label_stems();
@@ -280,6 +294,59 @@ public:
       : reader_(reader), store_(reader.store()), org_(org), r_(r), words_(words_of(r.query)) {
     for (const auto& w : words_)
       query_lc_.push_back(lower_ascii(w));
+    direction_ = reporting_direction(query_lc_);
+  }
+
+  /// Whether the walk reached, over a relation the question speaks of, an entity of the
+  /// type it asks for.
+  [[nodiscard]] bool typed_answer() const {
+    const auto focus = focus_of(query_lc_);
+    std::string name, type;
+    for (const auto& [id, n] : seen_)
+      if (!n.named && n.asked_edges > 0 && store_.entity_name(org_, id, &name, &type) && type_asked(type, focus))
+        return true;
+    return false;
+  }
+
+  /// The fallback when no typed relation answers: the statements that name an entity of
+  /// the question and share its words (BM25, best first) bring the other entities they
+  /// name, scored by the statement's rank. How many it added (the note says so).
+  std::size_t from_statements(kag_answer& out) {
+    constexpr std::size_t statements = 30;
+    if (!r_.terms)
+      return 0;
+    std::set<std::string> named;
+    for (const auto& [id, n] : seen_)
+      if (n.named)
+        named.insert(id);
+    std::size_t rank = 0, added = 0;
+    for (const auto& [entry_id, score] : store_.search_text(org_, r_.terms(r_.query), statements)) {
+      ++rank;
+      stored_entry st;
+      if (auto raw = store_.get_entry(org_, entry_id); !raw || decode(*raw, st))
+        continue;
+      if (std::none_of(st.entities.begin(), st.entities.end(),
+                       [&](const mention_ref& m) { return named.count(m.entity_id) > 0; }))
+        continue;
+      const double s = 0.8 / (1.0 + 0.1 * static_cast<double>(rank));
+      for (const auto& m : st.entities) {
+        if (m.entity_id.empty() || named.count(m.entity_id))
+          continue;
+        auto [it, fresh] = seen_.try_emplace(m.entity_id);
+        auto& n = it->second;
+        if (fresh) {
+          n.id = m.entity_id;
+          n.distance = 1;
+          n.confidence = 0.5;
+          ++added;
+        }
+        n.best = std::max(n.best, s);
+      }
+    }
+    if (added)
+      out.note = "no typed relation answers the question: " + std::to_string(added) +
+                 " entities from statements that name its entities and share its words";
+    return added;
   }
 
   /// Seeds: the longest word n-grams (up to four words) that name an entity, exactly or by
@@ -325,7 +392,9 @@ public:
         const node from = seen_[id];
         for (const auto& nb : store_.entity_neighbours(org_, id, true, true)) {
           const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
-          const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc_) ? 1 : 0);
+          // A reporting line is asked one way from the person the question names.
+          const bool wrong_way = from.named && nb.label == "reports_to" && direction_ && *direction_ != nb.outgoing;
+          const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc_) && !wrong_way ? 1 : 0);
           const double rel = from.relevance * (1.0 + 0.5 * static_cast<double>(relevance.shared(id, nb.other_id)));
           const double path = c / static_cast<double>(1 + hop) * (1.0 + 0.5 * static_cast<double>(asked)) * rel;
           auto [it, fresh] = seen_.try_emplace(nb.other_id);
@@ -533,6 +602,8 @@ private:
   const std::string& org_;
   const kag_request& r_;
   std::vector<std::string> words_, query_lc_;
+  /// reporting_direction of the question.
+  std::optional<bool> direction_;
   std::map<std::string, node> seen_;                    // id -> best node
   std::unordered_map<std::string, std::size_t> index_;  // id -> position in the answer's entities
   std::map<std::string, source> messages_;              // eventId -> its source
@@ -589,6 +660,8 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
   if (!run.seed(out))
     return out;
   out.total_entities = run.walk();
+  if (!run.typed_answer())
+    out.total_entities += run.from_statements(out);
   run.answer_entities(run.rank(), out);
   if (r.include_relations)
     run.add_relations(out);

@@ -8,6 +8,7 @@
 #include "knowledge/entity_graph.hpp"
 #include "storage/graph_store.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct kag_request {
   std::size_t limit = 20;
   /// Only relations whose evidence is this message or document ("" = any).
   std::string source_id;
+  /// The BM25 terms of a text (reading's stemmed content words). With it, a question no
+  /// typed relation answers falls back to the statements that name its entities and share
+  /// its words (the answer's note says so); without it (empty), the walk alone answers.
+  std::function<std::vector<std::string>(std::string_view)> terms;
 };
 
 struct kag_entity {

@@ -106,6 +106,8 @@ public:
   [[nodiscard]] bool branch_alive(const std::string& organization_id, const std::string& branch_id) const;
 
   [[nodiscard]] std::int64_t now() const { return deps_.now(); }
+  /// The BM25 terms of a text (the dependencies' stemmed content words).
+  [[nodiscard]] std::vector<std::string> terms(std::string_view text) const { return deps_.terms(text); }
   [[nodiscard]] const read_policy& policy() const { return policy_; }
 
   /// The people `query` names (named_person), in the order named.

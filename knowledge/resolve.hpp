@@ -13,6 +13,8 @@
 //
 // docs/entity-graph.md#resolution says what each rule joins and how it was measured.
 
+#include "base/names.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,25 +22,10 @@
 
 namespace engram::knowledge {
 
-/// A name as resolution compares it: normalise_name, then Latin letters with diacritics
-/// folded to their base (é -> e, ø -> o, ß -> ss, ễ -> e), full stops and commas dropped,
-/// white space made single. "  Pipewell, Inc. " -> "pipewell inc"; "Søren" -> "soren".
-[[nodiscard]] std::string fold_name(std::string_view name);
-
-/// An organisation's name without its legal form at the end ("inc", "corp", "corporation",
-/// "ltd", "gmbh", "s.a.", "plc", ...), folded: "Acme Corporation" -> "acme",
-/// "Northwind Traders AS" -> "northwind traders". A name that is only a legal form stays.
-[[nodiscard]] std::string organisation_key(std::string_view name);
-
-/// The canonical name an alias stands for (folded), from knowledge/aliases.txt: "k8s" ->
-/// "kubernetes", "nyc" -> "new york"; nullopt when the folded name is no alias.
-[[nodiscard]] std::optional<std::string> canonical_alias(std::string_view name);
-
-/// True when a name is an identifier (an order, ticket, invoice, case or PO number): a
-/// word mixing letters and two or more digits ("CT-88213", "INV-2026-0042", "PO#77812"), or
-/// a short capitalised word followed by a number of three or more digits ("PO 7731",
-/// "SR 102334"). Such a name is never a person or an organisation.
-[[nodiscard]] bool is_identifier(std::string_view name);
+using names::canonical_alias;
+using names::fold_name;
+using names::is_identifier;
+using names::organisation_key;
 
 /// A person or organisation the store knows that shares a word with the mention.
 struct resolution_candidate {

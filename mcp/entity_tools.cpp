@@ -498,6 +498,7 @@ void kag_query(tool_context& ctx, const grant& g, const json& a, tool_reply repl
   r.source_id = str(a, "source_id");
   if (auto bad = knowledge::check(r))
     return reply(tool_error(*bad));
+  r.terms = [&ctx](std::string_view text) { return ctx.query().terms(text); };
   const auto answer = knowledge::kag_query(ctx.entities(), g.organization_id, r);
   json entities = json::array(), relations = json::array();
   for (const auto& e : answer.entities) {

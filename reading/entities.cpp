@@ -1,5 +1,7 @@
 #include "reading/internal/entities.hpp"
 
+#include "base/names.hpp"
+
 #include "reading/lexicon.hpp"
 #include "reading/text.hpp"
 
@@ -229,6 +231,52 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
     if (read_person(r, i, w, lw))
       continue;
     read_cued_org(r, i, w, lw);
+  }
+}
+
+void find_known_things(const std::string& s, const std::vector<span_mention>& taken, std::vector<span_mention>& out) {
+  constexpr std::size_t max_words = 4;
+  const auto ws = text::words(s);
+  auto covered = [&](std::size_t b, std::size_t e) {
+    for (const std::vector<span_mention>* list : {&taken, static_cast<const std::vector<span_mention>*>(&out)})
+      for (const auto& sp : *list)
+        if (b < sp.end && sp.begin < e)
+          return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    for (std::size_t n = std::min(max_words, ws.size() - i); n >= 1; --n) {
+      const auto first = text::strip_punct(ws[i]), last = text::strip_punct(ws[i + n - 1]);
+      if (first.empty() || last.empty())
+        continue;
+      const auto b = static_cast<std::size_t>(first.data() - s.data());
+      const auto e = static_cast<std::size_t>(last.data() - s.data()) + last.size();
+      if (e <= b)
+        continue;
+      const std::string written = s.substr(b, e - b);
+      const auto* k = names::known(names::fold_name(written));
+      if (!k)
+        continue;
+      const auto lw = lower_ascii(written);
+      if (n == 1 && (lw == written && is_common_word(lw)))
+        break;
+      if (covered(b, e))
+        break;
+      // Named as written ("Postgres" stays Postgres: resolution joins it to PostgreSQL by
+      // its alias); chat's lower case takes the canonical spelling ("k8s" -> Kubernetes).
+      out.push_back({b,
+                     e,
+                     {k->kind == names::known_kind::place ? entity_kind::location : entity_kind::technology,
+                      written,
+                      lw == written ? k->written : written,
+                      {},
+                      {},
+                      {},
+                      {},
+                      {}}});
+      i += n - 1;
+      break;
+    }
   }
 }
 

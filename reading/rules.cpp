@@ -356,6 +356,12 @@ sentence_reading read_sentence(extraction_state& s, std::string sentence, std::i
   for (auto& sp : spans)
     r.ids.push_back(s.add_mention(sp.m));
   r.relations = find_relations(sentence, spans, s.ctx);
+  // Technologies and places known by name (base/aliases.txt), beside the relations' own:
+  // mentions of the statement, not chunks of its relations.
+  std::vector<span_mention> known;
+  find_known_things(sentence, spans, known);
+  for (auto& sp : known)
+    r.ids.push_back(s.add_mention(std::move(sp.m)));
   r.v = st ? std::optional<verdict>(verdict{st->type, st->confidence})
            : classify(r.core, tv, has_date, has_amount, has_number, has_entity, starts_with_name, &r.uncued);
   r.uncued = r.uncued && tv.tokens.size() >= 4;

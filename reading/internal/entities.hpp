@@ -44,4 +44,11 @@ struct message_context {
 void find_people_and_orgs(const std::string& s, std::size_t sentence_start, const message_context& ctx,
                           std::vector<span_mention>& out);
 
+/// Appends the technologies and places of base/aliases.txt named in sentence `s` (the
+/// longest run of up to four words first; value: the name as written, or the canonical
+/// name when written in lower case, "k8s" -> Kubernetes)
+/// that no span of `taken` covers. A one-word name written in lower case that is also a
+/// common word is left alone.
+void find_known_things(const std::string& s, const std::vector<span_mention>& taken, std::vector<span_mention>& out);
+
 }  // namespace engram::reading::detail

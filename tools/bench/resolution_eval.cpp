@@ -21,8 +21,9 @@ using json = nlohmann::json;
 
 struct read_event {
   std::string org;
-  /// Folded texts of what extraction read in the event (mentions, participants' names).
-  std::set<std::string> read;
+  /// Folded texts of what extraction read in the event (mentions, participants' names),
+  /// each with the name it was read as (a mention's value: "marcus" -> "Marcus Chen").
+  std::map<std::string, std::string> read;
 };
 
 /// The entity a mention (as written in an event) resolved to; "" when the event did not
@@ -34,11 +35,13 @@ std::string entity_of(const storage::graph_store& store, const std::vector<knowl
     for (const auto& n : e.resolutions)
       if (n.event_id == event_id && knowledge::fold_name(n.mention) == folded)
         return e.id;
-  if (!ev.read.count(folded))
+  auto it = ev.read.find(folded);
+  if (it == ev.read.end())
     return {};
-  if (auto id = store.entity_id(ev.org, text); !id.empty())
-    return id;
-  return store.entity_id(ev.org, folded);
+  for (const auto* name : {&it->second, &text, &folded})
+    if (auto id = store.entity_id(ev.org, *name); !id.empty())
+      return id;
+  return {};
 }
 
 std::size_t kind_index(const std::string& kind) {
@@ -131,11 +134,11 @@ resolution_report evaluate_resolution(const std::string& path, const reading::va
     ev.org = m.organization_id;
     for (const auto& mention : x.mentions)
       for (const auto* t : {&mention.text, &mention.value})
-        ev.read.insert(knowledge::fold_name(*t));
+        ev.read.emplace(knowledge::fold_name(*t), mention.value);
     for (const auto* p : {&m.from})
-      ev.read.insert(knowledge::fold_name(p->name));
+      ev.read.emplace(knowledge::fold_name(p->name), p->name);
     for (const auto& p : m.to)
-      ev.read.insert(knowledge::fold_name(p.name));
+      ev.read.emplace(knowledge::fold_name(p.name), p.name);
     storage::apply_outcome out{};
     if (store->apply({"eval", 0, offset++, "eval"}, &m, &x, nullptr, &out) != storage::errc::ok) {
       rep.error = "the store refused " + m.event_id;

@@ -132,11 +132,13 @@ double dedup_report::recall() const {
 }
 
 std::string dedup_report::table() const {
-  std::string out = "| pair kind | pairs | merged | expected |\n|---|---:|---:|---|\n";
+  std::string out = "| pair kind | pairs | merged | linked | expected |\n|---|---:|---:|---:|---|\n";
   for (const auto& [kind, n] : pairs) {
     auto m = merged.count(kind) ? merged.at(kind) : 0;
+    auto l = linked.count(kind) ? linked.at(kind) : 0;
     const char* want = kind == "near_duplicate" ? "all" : kind == "paraphrase" ? "either" : "none";
-    out += "| " + kind + " | " + std::to_string(n) + " | " + std::to_string(m) + " | " + want + " |\n";
+    out += "| " + kind + " | " + std::to_string(n) + " | " + std::to_string(m) + " | " + std::to_string(l) + " | " +
+           want + " |\n";
   }
   out += "\nmerge precision " + fixed(precision()) + ", near-duplicate recall " + fixed(recall()) + "\n";
   if (!wrong.empty()) {
@@ -195,6 +197,8 @@ dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::emb
     bool merged = b.outcome == schemas::save_outcome::merged;
     if (merged)
       ++r.merged[kind];
+    if (b.outcome == schemas::save_outcome::linked)
+      ++r.linked[kind];
     bool want = kind == "near_duplicate";
     if (kind != "paraphrase" && merged != want) {
       r.wrong.push_back(id);

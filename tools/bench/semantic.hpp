@@ -14,8 +14,9 @@
 namespace engram::evaluation {
 
 struct dedup_report {
-  /// Pairs per kind, and how many of them were merged.
-  std::map<std::string, std::size_t> pairs, merged;
+  /// Pairs per kind, and how many of them were merged, and linked (the second kept apart
+  /// but linked to the first as restating or complementing it).
+  std::map<std::string, std::size_t> pairs, merged, linked;
   /// Ids of pairs decided against their label (a near-duplicate kept apart, another merged).
   std::vector<std::string> wrong;
   std::string error;

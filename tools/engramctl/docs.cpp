@@ -1,4 +1,6 @@
 #include "tools/engramctl/docs.hpp"
+
+#include "reading/signature.hpp"
 #include "base/hash.hpp"
 
 #include "actors/ingest/producer.hpp"
@@ -466,6 +468,11 @@ int kag_query(const kag_options& o, std::ostream& out, std::ostream& err) {
   q.query = o.query;
   q.max_hops = o.max_hops;
   q.limit = o.limit;
+  q.terms = [](std::string_view text) {  // as engramd's kag_query: the statements' fallback
+    const auto words = reading::content_words(text);
+    const auto ws = schemas::split_words(words);
+    return std::vector<std::string>(ws.begin(), ws.end());
+  };
   if (auto bad = knowledge::check(q)) {
     err << "kag query: " << *bad << "\n";
     return 2;

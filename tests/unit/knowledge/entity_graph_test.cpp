@@ -4,6 +4,7 @@
 // type inheritance, fuzzy search and Mermaid; entity commands applied as the store applies
 // them from engram-log.
 #include "knowledge/entity_graph.hpp"
+#include "knowledge/kag.hpp"
 
 #include "schemas/time.hpp"
 
@@ -290,6 +291,67 @@ TEST_F(EntityGraph, TypesInheritSearchIsFuzzyAndMermaidEscapes) {
   open();  // the in-memory entity index is rebuilt from RocksDB
   EXPECT_EQ(reader_->search("acme", "stri", 10).at(0).first.name, "Stripe");
   EXPECT_TRUE(reader_->search("globex", "stri", 10).empty());
+}
+
+// kag_query walks a reporting line the way the question asks (issue 32): "who manages X"
+// is the target of X's reports_to edge, "who reports to X" its sources.
+TEST_F(EntityGraph, KagQueryReadsTheDirectionOfAReportingLine) {
+  add({{"Dana Kim", "person"}, {"Mei Chen", "person"}, {"Sam Lee", "person"}});
+  relate({{"Dana Kim", "Mei Chen", "reports_to", 1.0, {}}, {"Sam Lee", "Dana Kim", "reports_to", 1.0, {}}});
+  kag_request r;
+  r.query = "Who manages Dana Kim?";
+  auto a = kag_query(*reader_, "acme", r);
+  ASSERT_FALSE(a.entities.empty());
+  EXPECT_EQ(a.entities[0].name, "Mei Chen");
+  r.query = "Who reports to Dana Kim?";
+  a = kag_query(*reader_, "acme", r);
+  ASSERT_FALSE(a.entities.empty());
+  EXPECT_EQ(a.entities[0].name, "Sam Lee");
+}
+
+// Where no typed relation reaches an answer, kag_query falls back to the statements that
+// name the question's entities and share its words, and says so (issue 32).
+TEST_F(EntityGraph, KagQueryFallsBackToStatementsWhenNoTypedRelationAnswers) {
+  schemas::inbound_message m;
+  m.event_id = "m-1";
+  m.organization_id = "acme";
+  m.sent_at = "2026-05-01T10:00:00Z";
+  m.sent_at_ms = *schemas::parse_rfc3339(m.sent_at);
+  m.from = {"Dana Kim", "dana@acme.example", ""};
+  m.subject = "Hosting";
+  m.body = "Globex moved its hosting to Hetzner.";
+  schemas::extraction x;
+  x.mentions.push_back({schemas::entity_kind::organization, "Globex", "Globex", {}, {}, {}, {}, {}});
+  x.mentions.push_back({schemas::entity_kind::technology, "Hetzner", "Hetzner", {}, {}, {}, {}, {}});
+  schemas::entry e;
+  e.type = schemas::entry_type::fact;
+  e.title = e.content = m.body;
+  e.confidence = 0.8;
+  e.mentions = {0, 1};
+  e.sig.words = "glob move host hetz";
+  x.entries.push_back(e);
+  storage::apply_outcome how{};
+  ASSERT_EQ(store_->apply({"engram-log", 0, ++offset_, "test"}, &m, &x, nullptr, &how), storage::errc::ok);
+
+  kag_request r;
+  r.query = "Which provider does Globex host with?";
+  auto a = kag_query(*reader_, "acme", r);
+  for (const auto& k : a.entities)
+    EXPECT_NE(k.name, "Hetzner") << "without terms, the walk alone answers";
+  r.terms = [](std::string_view q) {  // the index's words: lower case, the first four letters
+    std::vector<std::string> out;
+    std::string w;
+    for (char c : std::string(q) + " ")
+      if (std::isalpha(static_cast<unsigned char>(c)))
+        w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      else if (!w.empty())
+        out.push_back(w.substr(0, 4)), w.clear();
+    return out;
+  };
+  a = kag_query(*reader_, "acme", r);
+  ASSERT_FALSE(a.entities.empty());
+  EXPECT_EQ(a.entities[0].name, "Hetzner");
+  EXPECT_NE(a.note.find("no typed relation answers the question"), std::string::npos) << a.note;
 }
 
 }  // namespace

@@ -73,9 +73,11 @@ using json = nlohmann::json;
 /// put_name_keys indexing the normalised name only, resolve_mention answering only exact
 /// names, no identifier test, no short-form test in note_mention and a new contact's name
 /// unindexed gives a2f41711…20c1 again.
+/// Re-pinned when statements named the technologies and places base/aliases.txt knows
+/// (issue 32): this build without find_known_things gives 40980a18…0fa2 again.
 /// This stream is read with the cues alone; the type model's path is pinned by the replay
 /// tests against engramd.
-constexpr const char* pinned = "40980a18f17edffa51dd410aa5ce9641b1642a5ba70f85a8365cc131dadb0fa2";
+constexpr const char* pinned = "abf3307c6679117d98be46d13330a22aab8091a1f48e61f411214daf760e53e9";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
