@@ -111,13 +111,25 @@ bool read_company(name_reader& r, std::size_t& i, std::string_view w, const std:
   std::size_t j = i;
   std::array<std::string_view, 4> run{};
   std::size_t n = 0;
+  // A legal form written in lower case ends a name too ("Brightmoor Bank plc"); only the
+  // forms that are no English word ("as", "co" are).
+  auto lower_legal_form = [&](std::size_t k) {
+    static const std::set<std::string_view> forms{"plc", "inc", "ltd", "llc", "gmbh", "corp"};
+    return k < ws.size() && forms.count(text::strip_punct(ws[k])) > 0;
+  };
   while (j < ws.size() && n < run.size() && is_capitalised(text::strip_punct(ws[j]))) {
     run[n++] = text::strip_punct(ws[j]);
     bool ends = ws[j].back() == ',' || ws[j].back() == '.' || ws[j].back() == ';';
     ++j;
+    // "Pipewell, Inc.": a comma before a legal form does not end the name.
+    if (ends && ws[j - 1].back() == ',' && j < ws.size() && is_legal_suffix(text::strip_punct(ws[j])))
+      continue;
     if (ends && !is_legal_suffix(ws[j - 1]))
       break;
   }
+  if (n >= 1 && n < run.size() && lower_legal_form(j) && ws[j - 1].back() != '.' && ws[j - 1].back() != ',' &&
+      ws[j - 1].back() != ';')
+    run[n++] = text::strip_punct(ws[j++]);
   std::vector<std::string_view> caps;
   if (n >= 2 && (is_legal_suffix(ws[i + n - 1]) || is_org_word(run[n - 1])))
     caps.assign(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(n));

@@ -135,6 +135,10 @@ int run_bench(int argc, char** argv) {
   table->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   std::size_t ham_limit = 600;
   ingest_ham->add_option("--messages", ham_limit, "Messages of the corpus per phase")->capture_default_str();
+  bool with_parser = false;
+  ingest_ham->add_flag("--with-parser", with_parser,
+                       "Also with the relation model and the sentence parser on (extraction.relation_model), in the "
+                       "same run, and the ratio of the two end-to-end figures");
   for (auto* sc : {embed, ingest_ham})
     sc->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
@@ -201,7 +205,14 @@ int run_bench(int argc, char** argv) {
       return 0;
     }
     if (*ingest_ham) {
-      bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
+      const auto without = bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
+      if (with_parser) {
+        std::printf("\nwith extraction.relation_model on (the relation model and the sentence parser):\n");
+        bench::use_relation_model(true);
+        const auto with = bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
+        std::printf("\nend to end with the parser on: %.0f%% of the figure without it (%.0f / %.0f messages/s)\n",
+                    100.0 * with.end_to_end / std::max(1.0, without.end_to_end), with.end_to_end, without.end_to_end);
+      }
       return 0;
     }
     if (*organisations) {

@@ -36,6 +36,8 @@ std::string entity_of(const storage::graph_store& store, const std::vector<knowl
       if (n.event_id == event_id && knowledge::fold_name(n.mention) == folded)
         return e.id;
   auto it = ev.read.find(folded);
+  if (it == ev.read.end())  // a company read without its legal form ("Brightmoor Bank" of "... plc")
+    it = ev.read.find("org:" + knowledge::organisation_key(text));
   if (it == ev.read.end())
     return {};
   for (const auto* name : {&it->second, &text, &folded})
@@ -132,9 +134,12 @@ resolution_report evaluate_resolution(const std::string& path, const reading::va
       x.mentions.push_back(mention);
     auto& ev = events[m.event_id];
     ev.org = m.organization_id;
-    for (const auto& mention : x.mentions)
+    for (const auto& mention : x.mentions) {
       for (const auto* t : {&mention.text, &mention.value})
         ev.read.emplace(knowledge::fold_name(*t), mention.value);
+      if (mention.kind == schemas::entity_kind::organization)
+        ev.read.emplace("org:" + knowledge::organisation_key(mention.value), mention.value);
+    }
     for (const auto* p : {&m.from})
       ev.read.emplace(knowledge::fold_name(p->name), p->name);
     for (const auto& p : m.to)
