@@ -101,20 +101,6 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
   return c;
 }
 
-std::vector<std::string> split_words(std::string_view folded) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < folded.size()) {
-    auto end = folded.find(' ', at);
-    if (end == std::string_view::npos)
-      end = folded.size();
-    if (end > at)
-      out.emplace_back(folded.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
-
 /// base/aliases.txt (data; written by a helper from general knowledge, never fitted to
 /// a test set): "[section]" lines, "# comments", and "Canonical = alias, alias".
 constexpr std::string_view alias_data =
@@ -248,6 +234,20 @@ bool is_identifier(std::string_view name) {
       return true;
   }
   return false;
+}
+
+std::vector<std::string> split_words(std::string_view folded) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < folded.size()) {
+    auto end = folded.find(' ', at);
+    if (end == std::string_view::npos)
+      end = folded.size();
+    if (end > at)
+      out.emplace_back(folded.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
 }
 
 }  // namespace engram::names

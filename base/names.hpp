@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace engram::names {
 
@@ -30,6 +31,9 @@ namespace engram::names {
 /// a short capitalised word followed by a number of three or more digits ("PO 7731",
 /// "SR 102334"). Such a name is never a person or an organisation.
 [[nodiscard]] bool is_identifier(std::string_view name);
+
+/// The words of a name, split at spaces (empty words dropped).
+[[nodiscard]] std::vector<std::string> split_words(std::string_view name);
 
 enum class known_kind : std::uint8_t { technology, place };
 

@@ -12,19 +12,7 @@ namespace engram::knowledge {
 
 namespace {
 
-std::vector<std::string> split_words(std::string_view folded) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < folded.size()) {
-    auto end = folded.find(' ', at);
-    if (end == std::string_view::npos)
-      end = folded.size();
-    if (end > at)
-      out.emplace_back(folded.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
+using names::split_words;
 
 bool is_title(std::string_view w) {
   static const std::set<std::string_view> titles{"mr", "ms", "mrs", "miss", "dr", "prof", "sir", "herr", "frau"};
