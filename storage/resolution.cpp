@@ -50,9 +50,7 @@ std::vector<knowledge::resolution_candidate> kv_graph_store::resolution_candidat
       ids.insert(id);
   if (ids.size() > max_candidates)
     return {};
-  std::set<std::string> in_message;
-  for (const auto* p : {&m.from})
-    in_message.insert(person_id(p->address));
+  std::set<std::string> in_message{person_id(m.from.address)};
   for (const auto* list : {&m.to, &m.cc})
     for (const auto& p : *list)
       in_message.insert(person_id(p.address));

@@ -140,8 +140,7 @@ resolution_report evaluate_resolution(const std::string& path, const reading::va
       if (mention.kind == schemas::entity_kind::organization)
         ev.read.emplace("org:" + knowledge::organisation_key(mention.value), mention.value);
     }
-    for (const auto* p : {&m.from})
-      ev.read.emplace(knowledge::fold_name(p->name), p->name);
+    ev.read.emplace(knowledge::fold_name(m.from.name), m.from.name);
     for (const auto& p : m.to)
       ev.read.emplace(knowledge::fold_name(p.name), p.name);
     storage::apply_outcome out{};
