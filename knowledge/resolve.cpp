@@ -3,6 +3,7 @@
 #include "base/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdint>
 #include <map>
@@ -45,7 +46,11 @@ bool words_within(const std::vector<std::string>& mention, const std::vector<std
 std::optional<resolved_mention> pick(const std::vector<const resolution_candidate*>& matched, const std::string& why) {
   if (matched.size() == 1)
     return resolved_mention{matched.front()->id, "the only " + why};
-  for (auto in : {&resolution_candidate::in_message, &resolution_candidate::in_thread}) {
+  static constexpr std::array<std::pair<bool resolution_candidate::*, const char*>, 3> tiers{
+      {{&resolution_candidate::in_message, " in the message"},
+       {&resolution_candidate::in_thread, " in the thread"},
+       {&resolution_candidate::acquainted, " known to the message's participants"}}};
+  for (const auto& [in, where] : tiers) {
     const resolution_candidate* only = nullptr;
     std::size_t n = 0;
     for (const auto* c : matched)
@@ -54,8 +59,7 @@ std::optional<resolved_mention> pick(const std::vector<const resolution_candidat
         ++n;
       }
     if (n == 1)
-      return resolved_mention{
-          only->id, "the " + why + (in == &resolution_candidate::in_message ? " in the message" : " in the thread")};
+      return resolved_mention{only->id, "the " + why + where};
   }
   return std::nullopt;
 }
@@ -65,6 +69,25 @@ std::optional<resolved_mention> pick(const std::vector<const resolution_candidat
 std::vector<std::string> person_words(std::string_view folded) {
   auto words = split_words(folded);
   std::erase_if(words, [](const std::string& w) { return is_title(w); });
+  return words;
+}
+
+std::vector<std::string> address_words(std::string_view address) {
+  const auto local = address.substr(0, address.find('@'));
+  if (local.size() == address.size())
+    return {};
+  std::vector<std::string> words(1);
+  for (char c : local) {
+    if (c == '.' || c == '_' || c == '-') {
+      words.emplace_back();
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      words.back().push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    } else {
+      return {};
+    }
+  }
+  if (words.size() < 2 || std::any_of(words.begin(), words.end(), [](const auto& w) { return w.size() < 2; }))
+    return {};
   return words;
 }
 
@@ -88,6 +111,26 @@ std::optional<resolved_mention> resolve_person(std::string_view mention,
     else if (fuller && std::all_of(c.names.begin(), c.names.end(), [](const auto& n) { return n.size() == 1; }))
       fuller_of.push_back(&c);
   }
+  // A person known only from text is no second candidate beside a fuller one: by a
+  // contact's full name it is that contact ("wei chen" read before Wei Chen wrote); by one
+  // word it is a short form read before (or while) its owner could be told.
+  const auto matched = shorter_of;
+  auto one_word = [](const resolution_candidate* c) {
+    return std::all_of(c->names.begin(), c->names.end(), [](const auto& n) { return n.size() <= 1; });
+  };
+  std::erase_if(shorter_of, [&](const resolution_candidate* c) {
+    if (c->has_address)
+      return false;
+    return std::any_of(matched.begin(), matched.end(), [&](const resolution_candidate* d) {
+      if (d == c)
+        return false;
+      if (one_word(c))
+        return !one_word(d);
+      return d->has_address && std::any_of(c->names.begin(), c->names.end(), [&](const auto& n) {
+               return n.size() > 1 && std::find(d->names.begin(), d->names.end(), n) != d->names.end();
+             });
+    });
+  });
   if (!shorter_of.empty())
     return pick(shorter_of, "person whose name has the words of \"" + written + "\"");
   if (!fuller_of.empty())

@@ -8,7 +8,11 @@
 //   Aliases      "k8s" = "Kubernetes", "München" = "Munich" (knowledge/aliases.txt, data)
 //   Short forms  "Marcus", "Mr. Chen", "priya r", "Lan" -> the one person whose name has
 //                those words; when several do, the one taking part in the message, else in
-//                the thread; else none ("Priya" with two Priyas known stays unresolved)
+//                the thread, then the one known to the message's participants (named in
+//                or party to an earlier message with one of them); else none ("Priya"
+//                with two Priyas known and no such sign stays unresolved). A person known
+//                only from text by the same full name as a contact is that contact; a
+//                mail address "seun.adeyemi@" gives its owner the words "seun adeyemi".
 //   Identifiers  "CT-88213", "PO#77812", "INV-2026-0042" are never people or organisations
 //
 // docs/entity-graph.md#resolution says what each rule joins and how it was measured.
@@ -32,8 +36,9 @@ struct resolution_candidate {
   std::string id;
   /// Folded words of its name and of each alias (one list per name).
   std::vector<std::vector<std::string>> names;
-  /// Takes part in the message being applied (from, to, cc) / in its thread.
-  bool in_message = false, in_thread = false;
+  /// Takes part in the message being applied (from, to, cc) / in its thread / took part in
+  /// or was named in an earlier message with one of this message's participants.
+  bool in_message = false, in_thread = false, acquainted = false;
   /// Known by its mail address (a contact), not only by a name read in text.
   bool has_address = false;
 };
@@ -63,5 +68,10 @@ struct resolved_mention {
 /// The words of a folded name, split at spaces, with titles ("mr", "ms", "mrs", "dr",
 /// "prof") dropped.
 [[nodiscard]] std::vector<std::string> person_words(std::string_view folded);
+
+/// The name words a mail address gives its owner: the local part's words when it is two or
+/// more words of letters joined by '.', '_' or '-' ("seun.adeyemi@..." -> seun, adeyemi);
+/// none otherwise ("info@", "jsmith@", "ops2@").
+[[nodiscard]] std::vector<std::string> address_words(std::string_view address);
 
 }  // namespace engram::knowledge

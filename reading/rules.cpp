@@ -262,6 +262,17 @@ void add_participants(extraction_state& s, const schemas::inbound_message& m) {
   }
 }
 
+/// The company a signature's company line names: up to a comma that no legal form follows
+/// ("Lumenfield Analytics Ltd, London": the rest says where); "Pipewell, Inc." is one name.
+std::string company_of_signature_line(const std::string& line) {
+  for (auto comma = line.find(','); comma != std::string::npos; comma = line.find(',', comma + 1)) {
+    auto next = text::words(std::string_view(line).substr(comma + 1));
+    if (next.empty() || !is_legal_suffix(text::strip_punct(next.front())))
+      return std::string(text::trim(std::string_view(line).substr(0, comma)));
+  }
+  return line;
+}
+
 /// The sender's signature: the sender's mention (with role, company and phone), and the
 /// company as an organisation the sender works at.
 void add_signature(extraction_state& s, const schemas::inbound_message& m, const signature& sig) {
@@ -282,7 +293,9 @@ void add_signature(extraction_state& s, const schemas::inbound_message& m, const
   x.mentions[idx].company = sig.company;
   x.mentions[idx].phone = sig.phone;
   if (!sig.company.empty()) {
-    std::string company = sig.company;
+    const auto written = company_of_signature_line(sig.company);
+    x.mentions[idx].company = written;
+    std::string company = written;
     auto ws = text::words(company);
     if (ws.size() >= 2 && is_legal_suffix(ws.back()))
       company = std::string(company, 0, static_cast<std::size_t>(ws.back().data() - company.data()));
@@ -290,7 +303,7 @@ void add_signature(extraction_state& s, const schemas::inbound_message& m, const
     while (!company.empty() && company.back() == ',')
       company.pop_back();
     s.ctx.known_orgs.emplace(lower_ascii(company), company);
-    auto org = s.add_mention({entity_kind::organization, sig.company, company, {}, {}, {}, {}, {}});
+    auto org = s.add_mention({entity_kind::organization, written, company, {}, {}, {}, {}, {}});
     // The signature says where its writer works (and as what).
     if (org != idx)
       x.relations.push_back({idx, org, "works_at", 0.85, std::nullopt, false, sig.role});

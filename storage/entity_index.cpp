@@ -26,6 +26,9 @@ std::vector<std::string> words_of(const knowledge::stored_entity& e) {
   add(e.name);
   for (const auto& a : e.aliases)
     add(a);
+  if (person)
+    for (const auto& w : knowledge::address_words(e.address))
+      out.insert("p" + w);
   return {out.begin(), out.end()};
 }
 

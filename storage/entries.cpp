@@ -76,8 +76,9 @@ namespace {
 errc decided(errc e) { return e == errc::not_found ? errc::invalid_argument : e; }
 
 /// A mentioned entity's aliases and names, and the role, company and phone the mention gives.
-void note_mention(write_txn& tx, const std::string& org, const schemas::entity_mention& mention, const std::string& id,
-                  stored_entity& e, bool index_names) {
+/// The names to index for it go to `names`.
+void note_mention(const schemas::entity_mention& mention, stored_entity& e, bool index_names,
+                  std::vector<std::string>& names) {
   // A person's first name alone ("Priya" signing for Priya Raghunathan) is a short form,
   // not a name: another person may share it (resolution joins it by its words).
   auto short_form = [&](const std::string& name) {
@@ -90,7 +91,7 @@ void note_mention(write_txn& tx, const std::string& org, const schemas::entity_m
     if (normalise_name(*name) != normalise_name(e.name) &&
         std::find(e.aliases.begin(), e.aliases.end(), *name) == e.aliases.end())
       e.aliases.push_back(*name);
-    put_name_keys(tx, org, *name, id);
+    names.push_back(*name);
   }
   if (!mention.role.empty())
     e.role = mention.role;
@@ -169,7 +170,10 @@ errc kv_graph_store::put_mentions(write_txn& tx, const schemas::inbound_message&
         e->address = lower_ascii(mention.address);
     }
     note_resolution(*e, std::move(resolved));
-    note_mention(tx, org, mention, id, *e, !by_words);
+    std::vector<std::string> names;
+    note_mention(mention, *e, !by_words, names);
+    for (const auto& name : names)
+      put_name_keys(tx, org, name, id);
     entity_of[i] = id;
     tx.batch.put(cf_links, key(org, id, "message", m.event_id), "mention");
   }

@@ -38,9 +38,6 @@ using knowledge::stored_entity;
 using knowledge::stored_entry;
 
 struct write_txn;
-/// Indexes a name of entity `id`: as written (normalised), folded, and an organisation's
-/// without its legal form or a technology's or place's canonical alias (resolution.cpp).
-void put_name_keys(write_txn& tx, const std::string& org, std::string_view name, const std::string& id);
 
 /// One event's writes: the WriteBatch and what it has changed so far, so that the event's
 /// later steps read its own writes (entities, names, entries, counters). Made fresh for
@@ -210,6 +207,11 @@ private:
   /// The entity id an exact normalised name (or address) resolves to, preferring ids that
   /// start with `kind_prefix`; "" when none. Names written earlier in the same batch are
   /// seen through `tx.names`.
+  /// Indexes a name of entity `id`: as written (normalised), folded, and an organisation's
+  /// without its legal form; a technology's or place's canonical alias, a place's name
+  /// before its region ("Cambridge" of "Cambridge, MA") and a product's name after its
+  /// maker's ("Relay" of "Globex Relay", when Globex is a known organisation) (resolution.cpp).
+  void put_name_keys(write_txn& tx, const std::string& org, std::string_view name, const std::string& id) const;
   std::string resolve_name(const write_txn* tx, const std::string& org, const std::string& norm,
                            std::string_view kind_prefix) const;
   /// Loads an entity: from this batch if written in it, else from the store; null when
@@ -233,6 +235,16 @@ private:
                                                                      const schemas::inbound_message& m,
                                                                      const std::vector<std::string>& words,
                                                                      bool people) const;
+  /// An entity as this event sees it (its own writes first), read into `buffer` when it
+  /// comes from the store; null when there is none.
+  const stored_entity* peek_entity(const write_txn& tx, const std::string& org, const std::string& id,
+                                   stored_entity& buffer) const;
+  /// A place known with its region ("Cambridge, MA"), as its name or an alias.
+  bool has_a_region(const write_txn& tx, const std::string& org, const std::string& id) const;
+  /// Marks the candidates that took part in, or were named in, an earlier message with one
+  /// of the message's participants (their first messages only: a bounded look).
+  void note_acquaintances(const schemas::inbound_message& m,
+                          std::vector<knowledge::resolution_candidate>& candidates) const;
   errc index_entry(write_txn& tx, const schemas::inbound_message& m, const std::string& id, const schemas::entry& en,
                    const schemas::resolution* r, std::uint64_t* vectors);
   errc apply_decisions(write_txn& tx, const schemas::inbound_message& m, const std::string& id, stored_entry& doc,

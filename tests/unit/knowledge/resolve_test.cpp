@@ -75,6 +75,45 @@ TEST(Resolve, AmbiguityIsSettledByTheMessageThenTheThreadElseNotAtAll) {
   EXPECT_EQ(resolve_person("priya r", two)->id, "r") << "the initial decides, whoever is in the message";
 }
 
+TEST(Resolve, ThePersonTheParticipantsKnowSettlesWhatTheMessageAndThreadDoNot) {
+  std::vector<resolution_candidate> two{person("d", {"Priya Desai"}), person("r", {"Priya Raghunathan"})};
+  two[1].acquainted = true;
+  auto r = resolve_person("Priya", two);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->id, "r");
+  EXPECT_NE(r->reason.find("known to the message's participants"), std::string::npos) << r->reason;
+  two[0].in_thread = true;
+  EXPECT_EQ(resolve_person("Priya", two)->id, "d") << "the thread comes first";
+  two[0].in_thread = false;
+  two[0].acquainted = true;
+  EXPECT_EQ(resolve_person("Priya", two), std::nullopt) << "both known to the participants";
+}
+
+TEST(Resolve, APersonKnownOnlyFromTextIsNoSecondCandidateBesideAFullerOne) {
+  auto contact = person("p1", {"Wei Chen"});
+  resolution_candidate read_wei_chen, read_wei;
+  read_wei_chen.id = "p~wei chen";  // read in text before Wei Chen wrote
+  read_wei_chen.names = {{"wei", "chen"}};
+  read_wei.id = "p~wei";  // a first name read while nobody of that name was known
+  read_wei.names = {{"wei"}};
+  EXPECT_EQ(resolve_person("Wei", {contact, read_wei_chen, read_wei})->id, "p1");
+  EXPECT_EQ(resolve_person("Wei", {read_wei_chen, read_wei})->id, "p~wei chen");
+  auto other = person("p2", {"Wei Zhang"});
+  EXPECT_EQ(resolve_person("Wei", {contact, other, read_wei}), std::nullopt) << "two fuller ones: still ambiguous";
+}
+
+TEST(Resolve, AMailAddressGivesItsOwnerTheWordsOfItsLocalPart) {
+  EXPECT_EQ(address_words("seun.adeyemi@lumenfield.example"), (std::vector<std::string>{"seun", "adeyemi"}));
+  EXPECT_EQ(address_words("Mary-Jane_Watson@x.example"), (std::vector<std::string>{"mary", "jane", "watson"}));
+  for (const char* none :
+       {"info@x.example", "jsmith@x.example", "j.smith@x.example", "ops2.team@x.example", "no-at-sign", ""})
+    EXPECT_TRUE(address_words(none).empty()) << none;
+  auto seun = person("s", {"Oluwaseun Adeyemi"});
+  EXPECT_EQ(resolve_person("Seun", {seun}), std::nullopt) << "a nickname is no word of the name";
+  seun.names.push_back(address_words("seun.adeyemi@lumenfield.example"));
+  EXPECT_EQ(resolve_person("Seun", {seun})->id, "s") << "but a word of the address";
+}
+
 TEST(Resolve, AFullNameJoinsAPersonKnownOnlyByAWordOfIt) {
   resolution_candidate marcus;
   marcus.id = "p~marcus";

@@ -70,12 +70,16 @@ TEST_F(ResolutionTest, AnAmbiguousFirstNameJoinsTheOneInTheMessageOrStaysApart) 
   say("e1", "t1", {"Priya Desai", "pd@lf.example"}, {{"Priya Raghunathan", "pr@lf.example"}}, {});
   // To Priya Desai: "Priya" is the recipient.
   say("e2", "t2", {"Dana Fox", "dana@lf.example"}, {{"Priya Desai", "pd@lf.example"}}, {{person, "Priya"}});
-  // Neither Priya takes part: no join.
-  say("e3", "t3", {"Dana Fox", "dana@lf.example"}, {}, {{person, "Priya"}});
+  // Neither Priya takes part, and the writer has written with neither: no join.
+  say("e3", "t3", {"Kwame Mensah", "kwame@lf.example"}, {}, {{person, "Priya"}});
+  // Neither takes part, but Dana wrote to Priya Desai before: her.
+  say("e4", "t4", {"Dana Fox", "dana@lf.example"}, {}, {{person, "Priya"}});
   const auto desai = entity("Priya Desai"), raghunathan = entity("Priya Raghunathan");
-  ASSERT_EQ(desai.resolutions.size(), 1u);
+  ASSERT_EQ(desai.resolutions.size(), 2u);
   EXPECT_EQ(desai.resolutions[0].event_id, "e2");
   EXPECT_NE(desai.resolutions[0].reason.find("in the message"), std::string::npos);
+  EXPECT_EQ(desai.resolutions[1].event_id, "e4");
+  EXPECT_NE(desai.resolutions[1].reason.find("known to the message's participants"), std::string::npos);
   EXPECT_TRUE(raghunathan.resolutions.empty());
   EXPECT_EQ(store_->entity_id("acme", "Priya"), "person:~priya");
 }
@@ -110,6 +114,53 @@ TEST_F(ResolutionTest, OrganisationsWithoutLegalFormAndTechnologyAliases) {
   EXPECT_EQ(store_->entity_id("acme", "Globex"), store_->entity_id("acme", "Globex Ltd"));
   EXPECT_NE(store_->entity_id("acme", "Globex Ltd"), store_->entity_id("acme", "Globex Software GmbH"));
   EXPECT_EQ(store_->entity_id("acme", "Postgres"), store_->entity_id("acme", "PostgreSQL"));
+}
+
+TEST_F(ResolutionTest, AFirstNameReadBeforeItsOwnerYieldsToThePersonTheMessageNames) {
+  // "Mateus" read before anyone called Mateus was known: a person known only as Mateus.
+  say("e1", "t1", {"Dana Fox", "dana@lf.example"}, {}, {{person, "Mateus"}});
+  say("e2", "t2", {"Mateus Gonçalves", "mateus.goncalves@lf.example"}, {{"Dana Fox", "dana@lf.example"}}, {});
+  // Later "Mateus" is Mateus Gonçalves, the only person of that name, not the early one.
+  say("e3", "t3", {"Kwame Mensah", "kwame@lf.example"}, {}, {{person, "Mateus"}});
+  const auto mateus = entity("Mateus Gonçalves");
+  ASSERT_EQ(mateus.resolutions.size(), 1u);
+  EXPECT_EQ(mateus.resolutions[0].event_id, "e3");
+  EXPECT_EQ(store_->entity_id("acme", "Mateus"), "person:~mateus") << "the early mention stays where it was";
+}
+
+TEST_F(ResolutionTest, TheOneTheParticipantsKnowAndTheWordsOfAnAddress) {
+  say("e1", "t1", {"Priya Desai", "pd@lf.example"}, {{"Hamid Karimi", "hamid@gx.example"}}, {});
+  say("e2", "t2", {"Priya Raghunathan", "pr@lf.example"}, {{"Rachel Goldberg", "rachel@acme.example"}}, {});
+  // José writes to Rachel of "Priya": the Priya Rachel has corresponded with.
+  say("e3", "t3", {"José Álvarez", "jose@lf.example"}, {{"Rachel Goldberg", "rachel@acme.example"}},
+      {{person, "Priya"}});
+  const auto raghunathan = entity("Priya Raghunathan");
+  ASSERT_EQ(raghunathan.resolutions.size(), 1u);
+  EXPECT_NE(raghunathan.resolutions[0].reason.find("known to the message's participants"), std::string::npos);
+  // Nobody here has written with either Priya: no join.
+  say("e4", "t4", {"Dana Fox", "dana@lf.example"}, {{"Kwame Mensah", "kwame@lf.example"}}, {{person, "Priya"}});
+  EXPECT_EQ(entity("Priya Desai").resolutions.size(), 0u);
+  EXPECT_EQ(entity("Priya Raghunathan").resolutions.size(), 1u);
+  // "Seun" is Oluwaseun Adeyemi by his address, seun.adeyemi@.
+  say("e5", "t5", {"Oluwaseun Adeyemi", "seun.adeyemi@lf.example"}, {}, {});
+  say("e6", "t6", {"Tomás Ruiz", "tomas@nl.example"}, {}, {{person, "Seun"}});
+  EXPECT_EQ(entity("Oluwaseun Adeyemi").resolutions.size(), 1u);
+}
+
+TEST_F(ResolutionTest, PlacesWithoutTheirRegionAndProductsWithoutTheirMaker) {
+  const auto place = schemas::entity_kind::location;
+  say("e1", "t1", {"Dana Fox", "dana@lf.example"}, {},
+      {{place, "Cambridge, MA"}, {company, "Globex Ltd"}, {technology, "Globex Relay"}});
+  say("e2", "t1", {"Dana Fox", "dana@lf.example"}, {},
+      {{place, "Cambridge"}, {place, "Cambridge, UK"}, {technology, "relay"}, {place, "Portland"}});
+  say("e3", "t1", {"Dana Fox", "dana@lf.example"}, {}, {{place, "Portland, Oregon"}, {place, "Portland, Maine"}});
+  EXPECT_EQ(store_->entity_id("acme", "Cambridge"), store_->entity_id("acme", "Cambridge, MA"));
+  EXPECT_NE(store_->entity_id("acme", "Cambridge, UK"), store_->entity_id("acme", "Cambridge, MA"))
+      << "another region is another place";
+  EXPECT_EQ(store_->entity_id("acme", "relay"), store_->entity_id("acme", "Globex Relay"));
+  EXPECT_EQ(store_->entity_id("acme", "Portland, Oregon"), store_->entity_id("acme", "Portland"));
+  EXPECT_NE(store_->entity_id("acme", "Portland, Maine"), store_->entity_id("acme", "Portland"))
+      << "\"Portland\" is Portland, Oregon now";
 }
 
 TEST_F(ResolutionTest, AnIdentifierIsNeverAPersonOrACompany) {
