@@ -148,7 +148,7 @@ std::optional<parsed_sentence> sentence_parser::parse(std::string_view sentence)
   std::optional<parsed_sentence> out;
   if (s) {
     int found = sentence_split(s, po) == 0 ? sentence_parse(s, po) : 0;
-    if (found == 0 && limits_.max_skipped > 0) {
+    if (found == 0 && limits_.max_skipped > 0 && n <= limits_.max_words_skipping) {
       parse_options_set_min_null_count(po, 1);
       parse_options_set_max_null_count(po, limits_.max_skipped);
       found = sentence_parse(s, po);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -197,17 +198,29 @@ engram::result<std::shared_ptr<const relation_model>> relation_model::make(
   auto vs = encoder->embed(views);
   if (!vs)
     return fail("relation model: " + vs.error());
-  for (std::size_t i = 0; i < m->examples_.size(); ++i)
-    m->vectors_.push_back({&m->examples_[i], std::move((*vs)[i])});
+  for (std::size_t i = 0; i < m->examples_.size(); ++i) {
+    const auto& e = m->examples_[i];
+    m->oriented_[e.subject == end_kind::person][e.object == end_kind::person] = true;
+    m->vectors_.push_back({&e, std::move((*vs)[i])});
+  }
   return std::shared_ptr<const relation_model>(std::move(m));
 }
 
 engram::result<std::vector<relation_reading>> relation_model::read(std::span<const relation_candidate> cs) const {
+  // Each candidate's orientations some example has, embedded in one run: at[2i + reversed]
+  // is the text's index, or npos.
+  constexpr auto none = std::numeric_limits<std::size_t>::max();
   std::vector<std::string> texts;
-  for (const auto& c : cs) {
-    texts.push_back(masked_text(c, false, options_.context_words));
-    texts.push_back(masked_text(c, true, options_.context_words));
-  }
+  std::vector<std::size_t> at(2 * cs.size(), none);
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    for (int reversed = 0; reversed < 2; ++reversed) {
+      const auto subject = reversed ? cs[i].second : cs[i].first;
+      const auto object = reversed ? cs[i].first : cs[i].second;
+      if (!oriented_[subject == end_kind::person][object == end_kind::person])
+        continue;
+      at[2 * i + static_cast<std::size_t>(reversed)] = texts.size();
+      texts.push_back(masked_text(cs[i], reversed == 1, options_.context_words));
+    }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   auto vs = encoder_->embed(views);
   if (!vs)
@@ -217,7 +230,10 @@ engram::result<std::vector<relation_reading>> relation_model::read(std::span<con
     // The closest example of each predicate, over both orientations.
     std::map<std::string_view, std::pair<float, relation_reading>> best;
     for (int reversed = 0; reversed < 2; ++reversed) {
-      const auto& v = (*vs)[2 * i + reversed];
+      const auto text = at[2 * i + static_cast<std::size_t>(reversed)];
+      if (text == none)
+        continue;
+      const auto& v = (*vs)[text];
       const auto subject = reversed ? cs[i].second : cs[i].first;
       const auto object = reversed ? cs[i].first : cs[i].second;
       for (const auto& ev : vectors_) {

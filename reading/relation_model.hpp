@@ -110,6 +110,10 @@ private:
   std::vector<relation_example> examples_;
   std::vector<example_vector> vectors_;
   relation_model_options options_;
+  /// Whether any example has a person as its subject / object, by [subject is a person]
+  /// [object is a person]: an orientation no example has is not embedded ("Acme employs
+  /// Dana" is read as Dana -> Acme, never the other way round).
+  bool oriented_[2][2] = {};
 };
 
 }  // namespace engram::reading

@@ -4,6 +4,7 @@
 
 #include "actors/store/store_writer.hpp"
 #include "reading/read.hpp"
+#include "reading/parse.hpp"
 #include "reading/relation_model.hpp"
 #include "embedding/type_model.hpp"
 #include "actors/ingest/embedded_broker.hpp"
@@ -36,10 +37,12 @@ constexpr int embedded_partitions = 4;
 
 reading::extractor_options extractor_options_of(const config::engram_config& cfg,
                                                 std::shared_ptr<const embedding::type_model> types,
-                                                std::shared_ptr<const reading::relation_model> relations) {
+                                                std::shared_ptr<const reading::relation_model> relations,
+                                                std::shared_ptr<const reading::sentence_parser> parser) {
   reading::extractor_options o;
   o.validator.types = std::move(types);
   o.validator.relations = std::move(relations);
+  o.validator.parser = std::move(parser);
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.validator.passages = cfg.extraction.passages;
@@ -101,6 +104,8 @@ struct engine::impl {
   /// extraction.type_model (null when off).
   std::shared_ptr<const embedding::type_model> types;
   std::shared_ptr<const reading::relation_model> relations;
+  /// The sentence parser that picks the relation model's pairs (with the model only).
+  std::shared_ptr<const reading::sentence_parser> parser;
   std::shared_ptr<actors::resolver> resolve;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
@@ -117,7 +122,7 @@ struct engine::impl {
   /// How this engramd reads messages: the extract stage, and the consumer for records that
   /// carry no reading.
   reading::reader_context reader(const config::engram_config& cfg) {
-    return {extractor_options_of(cfg, types, relations), embedder, &metrics, cfg.embedder.max_per_message};
+    return {extractor_options_of(cfg, types, relations, parser), embedder, &metrics, cfg.embedder.max_per_message};
   }
 
   /// Steps of engine::start, in the order it takes them.
@@ -349,6 +354,10 @@ engram::result<void> engine::impl::make_embedders(const config::engram_config& c
       if (!made_relations)
         return engram::fail(made_relations.error());
       relations = std::move(*made_relations);
+      auto opened = reading::sentence_parser::open();
+      if (!opened)
+        return engram::fail(opened.error());
+      parser = std::move(*opened);
     }
     if (cfg.extraction.type_model)
       types = std::move(*made_types);

@@ -222,12 +222,14 @@ void parser_row() {
     skipping += p && p->skipped > 0;
   }
   const double n = double(sentences.size());
+  const auto& limits = (*parser)->limits();
   std::printf(
-      "| sentence parser (Link Grammar, linkage limit 10, at most 40 words) | %.2f | %.2f | ms a sentence | %zu "
-      "sentences of the relation dev set: %.0f %% parsed whole, %.0f %% with skipped words, %.0f %% not parsed; "
-      "one core |\n",
-      percentile(times, 0.5), percentile(times, 0.99), sentences.size(), 100.0 * double(complete) / n,
-      100.0 * double(skipping) / n, 100.0 * double(sentences.size() - complete - skipping) / n);
+      "| sentence parser (Link Grammar, linkage limit %d, at most %zu words, words skipped up to %zu) | %.2f | %.2f "
+      "| ms a sentence | %zu sentences of the relation dev set: %.0f %% parsed whole, %.0f %% with skipped words, "
+      "%.0f %% not parsed; one core |\n",
+      limits.linkages, limits.max_words, limits.max_words_skipping, percentile(times, 0.5), percentile(times, 0.99),
+      sentences.size(), 100.0 * double(complete) / n, 100.0 * double(skipping) / n,
+      100.0 * double(sentences.size() - complete - skipping) / n);
 }
 
 /// Document ingest: read, clean and chunk Markdown pages (about 3 KB each), as ingest-docs does.

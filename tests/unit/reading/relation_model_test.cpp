@@ -74,6 +74,22 @@ TEST(SentenceParser, IsBoundedByLengthAndGivesTheSameParseEveryTime) {
     long_sentence += "word ";
   EXPECT_FALSE(parser().parse(long_sentence));
   EXPECT_FALSE(parser().parse("Hello"));
+  // Words are skipped only in a short sentence that has no complete parse; a longer one
+  // without a complete parse is not parsed at all (the second pass costs the most).
+  const std::string broken = "Dana the the signed contract Acme the";
+  auto skipped = parser().parse(broken);
+  ASSERT_TRUE(skipped);
+  EXPECT_GT(skipped->skipped, 0u);
+  const std::string longer = "Dana signed the contract with Acme and then met Priya at the Oslo office the";
+  EXPECT_FALSE(parser().parse(longer)) << "longer than " << parser().limits().max_words_skipping
+                                       << " words and no complete parse";
+  parser_limits skipping_longer;
+  skipping_longer.max_words_skipping = skipping_longer.max_words;
+  auto lenient = sentence_parser::open(skipping_longer);
+  ASSERT_TRUE(lenient) << lenient.error();
+  EXPECT_TRUE((*lenient)->parse(longer)) << "what the bound leaves out: a parse with skipped words";
+  EXPECT_TRUE(parser().parse("Dana signed the contract with Acme and then met Priya at the Oslo office"))
+      << "a complete parse of the same length";
   const std::string s = "fyi gwen left redwood ledger last week and starts at bellwether capital on monday";
   auto first = parser().parse(s);
   for (int i = 0; i < 3; ++i) {
