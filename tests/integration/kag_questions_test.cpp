@@ -294,14 +294,17 @@ protected:
   void kag(question_set& set, const question& q) {
     auto a = call(set, "kag_query", {{"query", q.text}, {"limit", 10}, {"max_hops", q.hops}});
     std::size_t rank = 0, i = 0;
+    std::string first;
     for (const auto& e : a.value("entities", json::array())) {
       ++i;
       if (e.value("name", "") == q.answer && !rank)
         rank = i;
+      if (i == 1)
+        first = e.value("name", "") + " (" + e.value("type", "") + ", " + std::to_string(e.value("score", 0.0)) + ")";
     }
     set.kag.add(q, rank, a.value("context", "").find(q.statement) != std::string::npos);
     if (rank != 1)
-      set.misses.push_back(q.text + " -> " + q.answer + " at " + std::to_string(rank));
+      set.misses.push_back(q.text + " -> " + q.answer + " at " + std::to_string(rank) + "; first " + first);
   }
   /// recall_knowledge's score of `q`: the rank of its last hop's statement.
   void recall(question_set& set, const question& q, score& s) {

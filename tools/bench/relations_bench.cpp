@@ -66,20 +66,24 @@ int relations(const std::string& model_path) {
 
 int resolution() {
   using evaluation::resolution_mentions;
-  for (auto mentions : {resolution_mentions::labelled, resolution_mentions::read}) {
-    const auto rep = evaluation::evaluate_resolution("tests/data/entities/heldout_pairs.jsonl", {}, mentions);
-    if (!rep.error.empty()) {
-      std::fprintf(stderr, "%s (run from the source root)\n", rep.error.c_str());
-      return 1;
+  // The first set's misses were studied when rules were added; the second was written after
+  // them, by a helper that never saw the code, and is only measured.
+  for (const char* set : {"heldout_pairs", "heldout_pairs2"})
+    for (auto mentions : {resolution_mentions::labelled, resolution_mentions::read}) {
+      const auto path = std::string("tests/data/entities/") + set + ".jsonl";
+      const auto rep = evaluation::evaluate_resolution(path, {}, mentions);
+      if (!rep.error.empty()) {
+        std::fprintf(stderr, "%s (run from the source root)\n", rep.error.c_str());
+        return 1;
+      }
+      std::printf("Entity resolution, %s (%zu events), %s:\n\n%s\n", set, rep.events,
+                  mentions == resolution_mentions::labelled ? "given the labelled mentions (resolution alone)"
+                                                            : "of the mentions reading finds (end to end)",
+                  rep.table().c_str());
+      for (const auto& e : rep.errors)
+        std::printf("- %s\n", e.c_str());
+      std::printf("\n");
     }
-    std::printf("Entity resolution, held-out pairs (%zu events), %s:\n\n%s\n", rep.events,
-                mentions == resolution_mentions::labelled ? "given the labelled mentions (resolution alone)"
-                                                          : "of the mentions reading finds (end to end)",
-                rep.table().c_str());
-    for (const auto& e : rep.errors)
-      std::printf("- %s\n", e.c_str());
-    std::printf("\n");
-  }
   return 0;
 }
 

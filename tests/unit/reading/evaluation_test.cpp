@@ -90,3 +90,26 @@ TEST(ResolutionQuality, HeldOutPairsJoinRightAndNoIdentifierIsAPersonOrCompany) 
         << r.table();
   }
 }
+
+// The second set (tests/data/entities/heldout_pairs2.jsonl: 70 events of another
+// organisation, 131 pairs, 39 identifiers), written after the rules by a helper that never
+// saw the code, and never looked into for tuning. Measured when it arrived (docs/
+// entity-graph.md#resolution): given the labelled mentions P 0.91 / R 0.66, below the
+// acceptance's 0.95 / 0.80, which is what the first set's figures overstate; end to end
+// P 1.00 / R 0.22. The floors keep what was measured; no identifier is ever a person or company.
+TEST(ResolutionQuality, TheSecondHeldOutSetIsMeasuredAndNoIdentifierIsAPersonOrCompany) {
+  using engram::evaluation::resolution_mentions;
+  using engram::evaluation::resolution_report;
+  const auto path = std::string(ENGRAM_SOURCE_DIR) + "/tests/data/entities/heldout_pairs2.jsonl";
+  for (auto mentions : {resolution_mentions::labelled, resolution_mentions::read}) {
+    const auto r = engram::evaluation::evaluate_resolution(path, {}, mentions);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.events, 70u);
+    EXPECT_EQ(r.total().same + r.total().different, 131u);
+    EXPECT_EQ(r.identifiers, 39u);
+    EXPECT_EQ(r.identifiers_as_people_or_organisations, 0u);
+    const bool labelled = mentions == resolution_mentions::labelled;
+    EXPECT_GE(resolution_report::precision(r.total()), labelled ? 0.90 : 0.95) << r.table();
+    EXPECT_GE(resolution_report::recall(r.total()), labelled ? 0.60 : 0.20) << r.table();
+  }
+}
