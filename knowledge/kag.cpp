@@ -161,6 +161,8 @@ struct node {
   double confidence = 0;
   /// Edges on the best path whose label the query speaks of.
   std::size_t asked_edges = 0;
+  /// Reached over an edge the query speaks of (the last step of some path is asked).
+  bool reached_by_asked = false;
   /// The query's words found in the statements of the path's edges ("signed", "renewal"),
   /// as a factor: 1 when none.
   double relevance = 1;
@@ -295,6 +297,8 @@ public:
     for (const auto& w : words_)
       query_lc_.push_back(lower_ascii(w));
     direction_ = reporting_direction(query_lc_);
+    for (const auto& [label, stems] : label_stems())
+      asks_relation_ = asks_relation_ || label_asked(label, query_lc_);
   }
 
   /// Whether the walk reached, over a relation the question speaks of, an entity of the
@@ -392,8 +396,8 @@ public:
         const node from = seen_[id];
         for (const auto& nb : store_.entity_neighbours(org_, id, true, true)) {
           const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
-          // A reporting line is asked one way from the person the question names.
-          const bool wrong_way = from.named && nb.label == "reports_to" && direction_ && *direction_ != nb.outgoing;
+          // A reporting line is asked one way ("the boss of Dana's manager": up, twice).
+          const bool wrong_way = nb.label == "reports_to" && direction_ && *direction_ != nb.outgoing;
           const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc_) && !wrong_way ? 1 : 0);
           const double rel = from.relevance * (1.0 + 0.5 * static_cast<double>(relevance.shared(id, nb.other_id)));
           const double path = c / static_cast<double>(1 + hop) * (1.0 + 0.5 * static_cast<double>(asked)) * rel;
@@ -409,6 +413,7 @@ public:
           }
           n.confidence = std::max(n.confidence, c);
           n.asked_edges = std::max(n.asked_edges, asked);
+          n.reached_by_asked = n.reached_by_asked || asked > from.asked_edges;
           n.relevance = std::max(n.relevance, rel);
           if (seen_.size() >= max_visited)
             break;
@@ -430,10 +435,15 @@ public:
       ranked x{&n, {}, {}, 0};
       if (!store_.entity_name(org_, id, &x.name, &x.type))
         continue;
-      // A named entity is what the question starts from, seldom its answer: half its weight.
-      x.score = n.named ? 0.5 * n.confidence : n.best;
+      // A named entity is what the question starts from, seldom its answer: half its weight,
+      // a fifth when the question asks a relation ("the company Dana works at").
+      x.score = n.named ? (asks_relation_ ? 0.2 : 0.5) * n.confidence : n.best;
       if (!n.named && type_asked(x.type, focus))
         x.score += 0.25;
+      // Each relation the question speaks of that the path walks is a step of the question
+      // answered: "the boss of Dana's manager" is two reporting lines up, not one.
+      if (!n.named)
+        x.score += 0.3 * static_cast<double>(n.asked_edges) + (n.reached_by_asked ? 0.3 : 0.0);
       all.push_back(std::move(x));
     }
     const auto better = [](const ranked& a, const ranked& b) {
@@ -604,6 +614,8 @@ private:
   std::vector<std::string> words_, query_lc_;
   /// reporting_direction of the question.
   std::optional<bool> direction_;
+  /// The question speaks of some relation (a label's words).
+  bool asks_relation_ = false;
   std::map<std::string, node> seen_;                    // id -> best node
   std::unordered_map<std::string, std::size_t> index_;  // id -> position in the answer's entities
   std::map<std::string, source> messages_;              // eventId -> its source

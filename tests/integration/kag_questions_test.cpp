@@ -378,12 +378,12 @@ TEST_F(KagQuestions, KagQueryAndHybridRecallAnswerMultiHopQuestions) {
         "Second held-out set (issue 32: 160 messages over three months, 51 questions of 2-3 hops, a helper that never "
         "saw the code)");
 
-  // Floors on the generated set, below the figures measured (docs/graph-queries.md: hit@1 0.38, hit@10
-  // 1.00, statement given 0.98; recall hit@10 0.04, hybrid 0.21): the graph answers
+  // Floors on the generated set, at or below the figures measured (docs/graph-queries.md: hit@1 0.74,
+  // issue 32's bar 0.70; hit@10 1.00, statement given 1.00; recall hit@10 0.04): the graph answers
   // what words and meaning cannot. The held-out set is measured, not held to floors.
   const auto& g = generated;
   EXPECT_GE(g.kag.rate(g.kag.hit10), 0.9);
-  EXPECT_GE(g.kag.rate(g.kag.hit1), 0.3);
+  EXPECT_GE(g.kag.rate(g.kag.hit1), 0.7);
   EXPECT_GE(g.kag.rate(g.kag.supported), 0.85);
   EXPECT_GT(g.kag.hit10, 4 * std::max<std::size_t>(1, g.plain.hit10));
   // Graph expansion never loses what words and meaning found, on the sets it was measured on

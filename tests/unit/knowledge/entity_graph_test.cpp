@@ -309,6 +309,33 @@ TEST_F(EntityGraph, KagQueryReadsTheDirectionOfAReportingLine) {
   EXPECT_EQ(a.entities[0].name, "Sam Lee");
 }
 
+// Each relation the question speaks of is a step: "the boss of Dana's manager" is two
+// reporting lines up (not Dana's manager, not Dana's manager's other reports), and the
+// entity a question names is not its answer when it asks a relation of it.
+TEST_F(EntityGraph, KagQueryWalksEveryStepTheQuestionNames) {
+  add({{"Dana Kim", "person"},
+       {"Mei Chen", "person"},
+       {"Sam Lee", "person"},
+       {"Ava Ng", "person"},
+       {"Globex", "organization"},
+       {"Snowflake", "technology"}});
+  relate({{"Dana Kim", "Sam Lee", "reports_to", 1.0, {}},
+          {"Ava Ng", "Sam Lee", "reports_to", 1.0, {}},
+          {"Sam Lee", "Mei Chen", "reports_to", 1.0, {}},
+          {"Dana Kim", "Globex", "works_at", 1.0, {}},
+          {"Globex", "Snowflake", "uses", 1.0, {}}});
+  kag_request r;
+  r.query = "Who is the boss of Dana Kim's manager?";
+  r.max_hops = 2;
+  auto a = kag_query(*reader_, "acme", r);
+  ASSERT_FALSE(a.entities.empty());
+  EXPECT_EQ(a.entities[0].name, "Mei Chen");
+  r.query = "Which technology does the company Dana Kim works at use?";
+  a = kag_query(*reader_, "acme", r);
+  ASSERT_FALSE(a.entities.empty());
+  EXPECT_EQ(a.entities[0].name, "Snowflake");
+}
+
 // Where no typed relation reaches an answer, kag_query falls back to the statements that
 // name the question's entities and share its words, and says so (issue 32).
 TEST_F(EntityGraph, KagQueryFallsBackToStatementsWhenNoTypedRelationAnswers) {
