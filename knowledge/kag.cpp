@@ -298,7 +298,15 @@ public:
       query_lc_.push_back(lower_ascii(w));
     direction_ = reporting_direction(query_lc_);
     for (const auto& [label, stems] : label_stems())
-      asks_relation_ = asks_relation_ || label_asked(label, query_lc_);
+      asks_relation_ = asks_relation_ || asks(label);
+  }
+
+  /// Whether the question speaks of `label` (label_asked, remembered).
+  bool asks(const std::string& label) {
+    auto [it, fresh] = asked_labels_.try_emplace(label, false);
+    if (fresh)
+      it->second = label_asked(label, query_lc_);
+    return it->second;
   }
 
   /// Whether the walk reached, over a relation the question speaks of, an entity of the
@@ -398,7 +406,7 @@ public:
           const double c = from.confidence * std::clamp(nb.weight, 0.0, 1.0);
           // A reporting line is asked one way ("the boss of Dana's manager": up, twice).
           const bool wrong_way = nb.label == "reports_to" && direction_ && *direction_ != nb.outgoing;
-          const std::size_t asked = from.asked_edges + (label_asked(nb.label, query_lc_) && !wrong_way ? 1 : 0);
+          const std::size_t asked = from.asked_edges + (asks(nb.label) && !wrong_way ? 1 : 0);
           const double rel = from.relevance * (1.0 + 0.5 * static_cast<double>(relevance.shared(id, nb.other_id)));
           const double path = c / static_cast<double>(1 + hop) * (1.0 + 0.5 * static_cast<double>(asked)) * rel;
           auto [it, fresh] = seen_.try_emplace(nb.other_id);
@@ -495,7 +503,7 @@ public:
       if (auto& e = out.entities[index_.at(subject_id)]; e.description.empty())
         e.description = role + " at " + object;
     std::stable_partition(out.relations.begin(), out.relations.end(),
-                          [&](const kag_relation& rel) { return label_asked(rel.predicate, query_lc_); });
+                          [&](const kag_relation& rel) { return asks(rel.predicate); });
     // An entity's source: the first message that supports one of its relations.
     for (const auto& rel : out.relations)
       for (const auto* name : {&rel.subject, &rel.object})
@@ -616,6 +624,8 @@ private:
   std::optional<bool> direction_;
   /// The question speaks of some relation (a label's words).
   bool asks_relation_ = false;
+  /// label_asked of each label met, once per query (the walk asks it for every edge).
+  std::unordered_map<std::string, bool> asked_labels_;
   std::map<std::string, node> seen_;                    // id -> best node
   std::unordered_map<std::string, std::size_t> index_;  // id -> position in the answer's entities
   std::map<std::string, source> messages_;              // eventId -> its source

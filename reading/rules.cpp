@@ -289,12 +289,11 @@ void add_signature(extraction_state& s, const schemas::inbound_message& m, const
     em.value = em.text = m.from.address;
   x.sender_signature = em;
   auto idx = s.add_mention(em);
+  const auto written = company_of_signature_line(sig.company);
   x.mentions[idx].role = sig.role;
-  x.mentions[idx].company = sig.company;
+  x.mentions[idx].company = written;
   x.mentions[idx].phone = sig.phone;
-  if (!sig.company.empty()) {
-    const auto written = company_of_signature_line(sig.company);
-    x.mentions[idx].company = written;
+  if (!written.empty()) {
     std::string company = written;
     auto ws = text::words(company);
     if (ws.size() >= 2 && is_legal_suffix(ws.back()))
