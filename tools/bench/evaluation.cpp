@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 #include <optional>
 
@@ -348,6 +349,26 @@ relation_report evaluate_relations(const std::string& path, const reading::valid
       gold[relation_key(l.value("subject", ""), l.value("predicate", ""), l.value("object", ""))] =
           l.value("ended", false);
     const auto x = reading::extract_validated(m, opts);
+    {
+      std::set<std::string> names;
+      std::vector<std::set<std::string>> per_entry;
+      for (const auto& mention : x.mentions)
+        names.insert(relation_name(mention.value));
+      for (const auto& e : x.entries) {
+        auto& s = per_entry.emplace_back();
+        for (auto i : e.mentions)
+          s.insert(relation_name(x.mentions[i].value));
+      }
+      for (const auto& l : labels) {
+        const auto a = relation_name(l.value("subject", "")), b = relation_name(l.value("object", ""));
+        rep.ends_read += names.count(a) && names.count(b);
+        for (const auto& s : per_entry)
+          if (s.count(a) && s.count(b)) {
+            ++rep.ends_in_one_entry;
+            break;
+          }
+      }
+    }
     for (const auto& r : x.relations)
       if (r.predicate == "relates_to")
         ++rep.co_mentions;
@@ -405,6 +426,13 @@ std::string relation_report::table() const {
                 "\n%zu messages; ended/open right on %zu of %zu relations found; %zu relates_to (two names in one "
                 "statement) read, not labelled, not scored\n",
                 messages, ended_right, ended_checked, co_mentions);
+  out += buf;
+  const auto labelled = total.tp + total.fn;
+  std::snprintf(buf, sizeof buf,
+                "both ends among the mentions read: %zu of %zu labelled (%.2f); both in one entry's mentions: %zu "
+                "(%.2f)\n",
+                ends_read, labelled, labelled ? double(ends_read) / labelled : 0.0, ends_in_one_entry,
+                labelled ? double(ends_in_one_entry) / labelled : 0.0);
   out += buf;
   return out;
 }

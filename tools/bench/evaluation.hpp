@@ -69,6 +69,9 @@ struct relation_report {
   std::size_t co_mentions = 0;
   counts total;
   std::size_t ended_checked = 0, ended_right = 0;
+  /// The ceiling a relation reader has with the mentions reading finds: labelled relations
+  /// whose two ends are both among the message's mentions, and both among one entry's.
+  std::size_t ends_read = 0, ends_in_one_entry = 0;
   std::string error;
   /// A Markdown table: per predicate P / R / F1 and the total.
   [[nodiscard]] std::string table() const;
