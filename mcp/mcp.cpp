@@ -4,6 +4,7 @@
 #include "reading/read.hpp"
 #include "reading/rules.hpp"
 #include "reading/signature.hpp"
+#include "mcp/internal/api.hpp"
 #include "mcp/internal/tool_context.hpp"
 #include "mcp/jsonrpc.hpp"
 
@@ -34,7 +35,7 @@ const std::set<std::string> methods{"initialize", "ping", "tools/list", "tools/c
 
 }  // namespace
 
-struct service::impl final : tool_context {
+struct service::impl final : api_context {
   mcp_dependencies deps;
   mcp_options opts;
   std::unique_ptr<knowledge::query_service> queries;
@@ -250,16 +251,26 @@ struct service::impl final : tool_context {
   void call_tool(const grant& g, const json& id, const json& params, http::responder respond) {
     if (!params.contains("name") || !params["name"].is_string())
       return respond(error_response(failure::invalid_params, id, "params.name: must be a tool name"));
-    const auto name = params["name"].get<std::string>();
     json arguments = params.contains("arguments") ? params["arguments"] : json::object();
     if (!arguments.is_object())
       return respond(error_response(failure::invalid_params, id, "params.arguments: must be an object"));
+    invoke(g, params["name"].get<std::string>(), std::move(arguments), [id, respond](call_outcome o) {
+      switch (o.kind) {
+        case call_outcome::unknown_tool: return respond(error_response(failure::invalid_params, id, o.message));
+        case call_outcome::forbidden: return respond(error_response(failure::forbidden, id, o.message));
+        case call_outcome::answered: return respond(result_response(id, std::move(o.result)));
+      }
+    });
+  }
+
+  void invoke(const grant& g, const std::string& name, json arguments,
+              std::function<void(call_outcome)> done) override {
     auto t = tools.find(name, g);
     if (!t)
-      return respond(error_response(failure::invalid_params, id, "unknown tool: " + name));
+      return done({call_outcome::unknown_tool, {}, "unknown tool: " + name});
     if (!g.allows(t->scope))
-      return respond(error_response(failure::forbidden, id, "this token lacks the " + t->scope + " scope"));
-    auto reply = [id, respond](json result) { respond(result_response(id, std::move(result))); };
+      return done({call_outcome::forbidden, {}, "this token lacks the " + t->scope + " scope"});
+    auto reply = [done](json result) { done({call_outcome::answered, std::move(result), {}}); };
     if (t->prepare)
       if (auto bad = t->prepare(arguments))
         return reply(tool_error(*bad));
@@ -274,6 +285,9 @@ struct service::impl final : tool_context {
       reply(tool_error(name + " failed: " + e.what()));
     }
   }
+
+  const registry& tool_registry() const override { return tools; }
+  const storage::graph_store& store() const override { return *deps.store; }
 };
 
 service::service(mcp_dependencies deps, mcp_options opts)
@@ -287,6 +301,19 @@ std::size_t service::open_streams() {
   std::size_t n = 0;
   impl_->each_open_stream([&](const grant&, http::event_stream&) { ++n; });
   return n;
+}
+
+std::variant<grant, http::response> service::who(const http::request& req) const {
+  return authenticate(req, impl_->opts.auth);
+}
+
+void service::handle_api(const http::request& req, http::responder respond) {
+  auto who = authenticate(req, impl_->opts.auth);
+  if (auto* refused = std::get_if<http::response>(&who))
+    return respond(std::move(*refused));
+  if (!impl_->deps.store)
+    return respond(json_response(503, {{"error", "no store in this process"}}));
+  serve_api(*impl_, std::get<grant>(who), req, std::move(respond));
 }
 
 void service::handle_bundles(const http::request& req, http::responder respond) {

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 
 namespace engram::mcp {
 
@@ -61,6 +62,11 @@ public:
   void handle(const http::request& req, http::responder respond);
   /// Answers GET /v1/kg/bundles[?name=N] for the token's organisation (engramctl kg).
   void handle_bundles(const http::request& req, http::responder respond);
+  /// Answers a request under /v1/ other than /v1/stats and /v1/kg/bundles: the console's
+  /// JSON API (mcp/internal/api.hpp, docs/console.md), through the tools' own checks.
+  void handle_api(const http::request& req, http::responder respond);
+  /// The grant of a request (its bearer token), or the response refusing it (401, 403).
+  [[nodiscard]] std::variant<grant, http::response> who(const http::request& req) const;
   /// GET /mcp event streams whose clients are still there.
   [[nodiscard]] std::size_t open_streams();
   /// The tools served (the knowledge tools at start; more may be added).

@@ -19,6 +19,17 @@ router& router::add(std::string path, std::vector<std::string> methods, handler 
 void router::operator()(const request& req, responder respond) const {
   const auto path = req.target.substr(0, req.target.find('?'));
   auto it = std::find_if(routes_.begin(), routes_.end(), [&](const route& r) { return r.path == path; });
+  if (it == routes_.end()) {
+    std::size_t longest = 0;
+    for (auto r = routes_.begin(); r != routes_.end(); ++r) {
+      const auto& p = r->path;
+      if (p.size() >= 2 && p.ends_with("/*") && p.size() - 1 > longest &&
+          path.compare(0, p.size() - 1, p, 0, p.size() - 1) == 0) {
+        longest = p.size() - 1;
+        it = r;
+      }
+    }
+  }
   auto error = [](const std::string& message) { return nlohmann::json{{"error", message}}.dump(); };
   if (it == routes_.end())
     return respond({404, "application/json", error("no such endpoint: " + path), {}});

@@ -13,7 +13,9 @@ namespace engram::http {
 class router {
 public:
   /// Serves `path` with `h` for the given methods (empty: any method, the handler decides).
-  /// A later add() of the same path replaces the earlier one.
+  /// A later add() of the same path replaces the earlier one. A path ending in "/*" serves
+  /// every path under it ("/ui/*": "/ui/", "/ui/app.js"); an exact path wins over it, and a
+  /// longer prefix over a shorter one.
   router& add(std::string path, std::vector<std::string> methods, handler h);
 
   /// Answers 404 (unknown path) or 405 with Allow (known path, other method) itself;

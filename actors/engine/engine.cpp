@@ -137,7 +137,9 @@ struct engine::impl {
 
   /// engramd's endpoints (docs/architecture.md).
   http::router routes();
-  std::string stats();
+  /// The /v1/stats document as `g` sees it: its organisation's rows (every organisation's
+  /// for the admin scope), and the log's partitions, gaps and counters.
+  std::string stats(const mcp::grant& g);
   /// Parts of the /v1/stats document.
   json organization_rows();
   json partition_rows();
@@ -221,10 +223,21 @@ http::router engine::impl::routes() {
         return json_reply(respond, 503, {{"error", "MCP is not ready"}});
       mcp->handle_bundles(req, std::move(respond));
     });
-  if (store)
-    r.add("/v1/stats", get, [this](const http::request&, http::responder respond) {
-      respond(http::response{200, "application/json", stats(), {}});
+  if (store) {
+    r.add("/v1/stats", get, [this, json_reply](const http::request& req, http::responder respond) {
+      if (!mcp)
+        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+      auto who = mcp->who(req);
+      if (auto* refused = std::get_if<http::response>(&who))
+        return respond(std::move(*refused));
+      respond(http::response{200, "application/json", stats(std::get<mcp::grant>(who)), {}});
     });
+    r.add("/v1/*", {}, [this, json_reply](const http::request& req, http::responder respond) {
+      if (!mcp)
+        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+      mcp->handle_api(req, std::move(respond));
+    });
+  }
   return r;
 }
 
@@ -602,7 +615,7 @@ actors::metrics& engine::metrics() { return impl_->metrics; }
 actors::ingest_status& engine::status() { return impl_->status; }
 const actors::gap_registry& engine::gaps() const { return impl_->gaps; }
 
-std::string engine::stats_json() { return impl_->stats(); }
+std::string engine::stats_json() { return impl_->stats(mcp::grant{"", {"admin"}, "engine", {}}); }
 
 json engine::impl::organization_rows() {
   auto& m = *this;
@@ -686,9 +699,12 @@ json engine::impl::gap_rows() {
   return gaps_json;
 }
 
-std::string engine::impl::stats() {
+std::string engine::impl::stats(const mcp::grant& g) {
   auto& m = *this;
-  json orgs = m.organization_rows();
+  json orgs = json::array();
+  for (auto& row : m.organization_rows())
+    if (g.allows("admin") || row.value("organizationId", "") == g.organization_id)
+      orgs.push_back(std::move(row));
   json parts = m.partition_rows();
   json gaps_json = m.gap_rows();
   auto [dups, skipped] = m.store->redelivery_counts();

@@ -70,7 +70,11 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
   ASSERT_TRUE(started) << started.error();
   auto& e = *started;
   ASSERT_TRUE(test::wait_until([&] { return e->metrics().applied() == 5; }, 60s));
-  EXPECT_EQ(run(engramctl() + " stats --url http://127.0.0.1:" + std::to_string(e->http_port()), &out), 0) << out;
+  EXPECT_EQ(run(engramctl() + " stats --token " + std::string(test::admin_token) +
+                    " --url http://127.0.0.1:" + std::to_string(e->http_port()),
+                &out),
+            0)
+      << out;
   auto stats = json::parse(out);
   std::uint64_t total = 0;
   for (const auto& o : stats["organizations"])

@@ -165,7 +165,9 @@ TEST_F(IngestTest, RestartResumesAtStoredOffsetsWithoutRereading) {
 TEST_F(IngestTest, HttpEndpointsAnswerOverARealSocket) {
   auto evs = test::make_events(30);
   produce_events(broker_->bootstrap(), evs);
-  auto e = start(cfg());
+  auto c = cfg();
+  c.auth.tokens.push_back({"acme-reader-token-0123456789abcdef", "acme", {"read"}, "reader", {}});
+  auto e = start(c);
   auto port = e->http_port();
   ASSERT_NE(port, 0);
   int status = 0;
@@ -190,13 +192,24 @@ TEST_F(IngestTest, HttpEndpointsAnswerOverARealSocket) {
     EXPECT_EQ(p["lag"], 0);
   }
   EXPECT_EQ(applied, 30);
+  // An organisation's token sees its own row only (and the log's partitions); no token, none.
+  auto own = json::parse(test::get(port, "/v1/stats", &status, "acme-reader-token-0123456789abcdef"));
+  EXPECT_EQ(status, 200);
+  ASSERT_EQ(own["organizations"].size(), 1u) << own;
+  EXPECT_EQ(own["organizations"][0]["organizationId"], "acme");
+  EXPECT_EQ(own["partitions"].size(), stats["partitions"].size());
+  test::get(port, "/v1/stats", &status, "");
+  EXPECT_EQ(status, 401);
+  test::get(port, "/v1/stats", &status, "not-a-token");
+  EXPECT_EQ(status, 401);
   auto metrics = test::get(port, "/metrics", &status);
   EXPECT_NE(metrics.find("engram_log_records_total{outcome=\"applied\"} 30"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("engram_apply_latency_seconds_count 30"), std::string::npos);
   EXPECT_NE(metrics.find("engram_log_lag{partition="), std::string::npos);
   test::get(port, "/nope", &status);
   EXPECT_EQ(status, 404);
-  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/v1/stats", "{}");
+  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/v1/stats", "{}",
+                       {{"Authorization", std::string("Bearer ") + test::admin_token}});
   EXPECT_EQ(r.status, 405);
 }
 

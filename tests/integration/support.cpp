@@ -242,11 +242,15 @@ config::engram_config test_config(const std::string& brokers, const std::string&
   cfg.samples.load = false;
   cfg.embedder.model_path = model_path;
   cfg.http.listen = "127.0.0.1:" + std::to_string(port);
+  cfg.auth.tokens.push_back({admin_token, "ops", {"admin"}, "ops", {}});
   return cfg;
 }
 
-std::string get(std::uint16_t port, const std::string& path, int* status) {
-  auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + path, {}, {}, std::chrono::seconds(5));
+std::string get(std::uint16_t port, const std::string& path, int* status, const std::string& token) {
+  std::map<std::string, std::string> headers;
+  if (!token.empty())
+    headers["Authorization"] = "Bearer " + token;
+  auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + path, {}, headers, std::chrono::seconds(5));
   if (status)
     *status = r.status;
   return r.status ? r.body : std::string();
@@ -265,9 +269,18 @@ std::vector<std::string> engramd_args(const std::string& brokers, const std::str
       // so two live runs of one input that last past a round differ
       // in them. Tests of the timers set their own interval.
       "--set", "timers.interval_ms=86400000"};
-  for (const auto& kv : sets) {
+  bool tokens = false;
+  for (auto kv : sets) {
+    if (kv.rfind("auth.tokens=[", 0) == 0) {
+      kv.insert(std::string("auth.tokens=[").size(), std::string(admin_grant) + (kv.ends_with("[]") ? "" : ", "));
+      tokens = true;
+    }
     a.push_back("--set");
     a.push_back(kv);
+  }
+  if (!tokens) {
+    a.push_back("--set");
+    a.push_back(std::string("auth.tokens=[") + admin_grant + "]");
   }
   return a;
 }

@@ -105,12 +105,22 @@ int run(const std::string& cmd, std::string* out);
 
 config::engram_config test_config(const std::string& brokers, const std::string& data_dir, std::uint16_t port = 0);
 
-/// GET http://127.0.0.1:port/path; returns the JSON body, or null when unreachable.
-std::string get(std::uint16_t port, const std::string& path, int* status = nullptr);
+/// The admin token every engramd of engramd_args() and test_config() accepts (organisation
+/// "ops", scope admin): /v1/stats with every organisation's rows.
+inline constexpr const char* admin_token = "engram-test-admin-token-0123456789abcdef";
+/// It as one auth.tokens item (YAML flow style).
+inline constexpr const char* admin_grant =
+    "{token: engram-test-admin-token-0123456789abcdef, organization_id: ops, scopes: [admin], name: ops}";
+
+/// GET http://127.0.0.1:port/path with `token` as bearer (none when empty); returns the
+/// body, or "" when unreachable.
+std::string get(std::uint16_t port, const std::string& path, int* status = nullptr,
+                const std::string& token = admin_token);
 
 /// engramd's command line for a child process against `brokers`: the embedded default
 /// config, store in `data_dir`, samples off, HTTP on `port`, a short Kafka session (a killed
-/// member leaves its group fast), then `--set` each of `sets` ("key=value").
+/// member leaves its group fast), the admin token, then `--set` each of `sets` ("key=value";
+/// an "auth.tokens=[...]" gets the admin token added to its list).
 std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port,
                                       const std::vector<std::string>& sets = {});
 

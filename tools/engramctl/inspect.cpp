@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -49,13 +50,16 @@ int digest(const std::string& dir, bool dump) {
   return 0;
 }
 
-int stats(std::string url) {
+int stats(std::string url, const std::string& token) {
   if (url.find("/v1/stats") == std::string::npos) {
     while (!url.empty() && url.back() == '/')
       url.pop_back();
     url += "/v1/stats";
   }
-  auto res = engram::http::fetch("GET", url);
+  std::map<std::string, std::string> headers;
+  if (!token.empty())
+    headers["Authorization"] = "Bearer " + token;
+  auto res = engram::http::fetch("GET", url, {}, headers);
   if (res.status == 0) {
     std::cerr << "stats: " << res.error << "\n";
     return 1;

@@ -13,6 +13,6 @@ int digest(const std::string& dir, bool dump);
 
 /// Prints engramd's /v1/stats (`url`: its base URL, or the whole address), indented when it
 /// is JSON. Exit 0 on HTTP 200, else 1.
-int stats(std::string url);
+int stats(std::string url, const std::string& token);
 
 }  // namespace engram::ctl

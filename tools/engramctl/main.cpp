@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -45,6 +46,8 @@ struct cli_options {
   ctl::ingest_options docs;
   ctl::kag_options kag;
   std::string stats_url = "http://127.0.0.1:8700";
+  /// Bearer token for stats (default: $ENGRAM_TOKEN).
+  std::string stats_token;
   ctl::replay_options replay;
   ctl::entities_options entities;
   std::string bundle_dir;
@@ -144,6 +147,9 @@ void add_kag(CLI::App& app, cli_options& o, cli_commands& c) {
 void add_stats_and_replay(CLI::App& app, cli_options& o, cli_commands& c) {
   c.stats = app.add_subcommand("stats", "Print engramd's /v1/stats");
   c.stats->add_option("--url", o.stats_url, "engramd's base URL")->capture_default_str();
+  c.stats->add_option("--token", o.stats_token,
+                      "A bearer token: its organisation's rows (every organisation's with the admin scope); "
+                      "default: $ENGRAM_TOKEN");
 
   auto* rp = c.replay =
       app.add_subcommand("replay", "Rebuild the graph from engram-log into a new store and print its digest");
@@ -254,7 +260,10 @@ int run(const cli_commands& c, cli_options& o) {
     return ctl::kag_query(o.kag, out, err);
   if (*c.mail)
     return ctl::import_mail(o.mail);
-  return ctl::stats(o.stats_url);
+  if (o.stats_token.empty())
+    if (const char* t = std::getenv("ENGRAM_TOKEN"))
+      o.stats_token = t;
+  return ctl::stats(o.stats_url, o.stats_token);
 }
 
 }  // namespace
