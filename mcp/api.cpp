@@ -178,12 +178,14 @@ void entity_page(call& c) {
   out["edges"] = c.ctx.store().entity_neighbours(c.org(), e->id, true, true).size();
   json entries = json::array();
   for (const auto& id : c.ctx.store().entity_entries(c.org(), e->id, *limit))
-    if (auto doc = c.ctx.query().get(c.org(), id))
+    if (auto doc = c.ctx.query().load(c.org(), id)) {
+      const auto shown = c.ctx.query().present(*doc);
       entries.push_back({{"id", id},
-                         {"entryType", doc->value("entryType", "")},
-                         {"title", doc->value("title", "")},
-                         {"status", doc->value("status", "")},
-                         {"effectiveConfidence", doc->value("effectiveConfidence", 0.0)}});
+                         {"entryType", shown.value("entryType", "")},
+                         {"title", shown.value("title", "")},
+                         {"status", shown.value("status", "")},
+                         {"effectiveConfidence", shown.value("effectiveConfidence", 0.0)}});
+    }
   out["entries"] = std::move(entries);
   c.respond(json_response(200, out));
 }
@@ -255,6 +257,26 @@ void neighbourhood(call& c) {
   c.respond(json_response(200, out));
 }
 
+/// GET /v1/entries/{id}: what get_knowledge answers, and the entry's history: the messages
+/// merged into it, its validations, merges and relations as stored.
+void entry_page(call& c) {
+  if (!can_read(c))
+    return;
+  const auto& id = c.path["id"];
+  auto got = c.ctx.query().get(c.org(), id);
+  auto doc = c.ctx.query().load(c.org(), id);
+  if (!got || !doc)
+    return c.respond(error(404, "id: no entry '" + id + "' in this organisation"));
+  const json stored = knowledge::to_json(*doc);
+  json history = json::object();
+  for (const char* k : {"sources", "validations", "merges", "lastMergeReason", "supersededBy", "review", "outcome",
+                        "outcomeReason", "eventId", "author", "extractor", "polarity", "subject", "slot", "value"})
+    if (stored.contains(k))
+      history[k] = stored[k];
+  (*got)["history"] = std::move(history);
+  c.respond(json_response(200, *got));
+}
+
 /// GET /v1/messages/{id}: a stored message (or save) of this organisation.
 void message(call& c) {
   if (!can_read(c))
@@ -319,8 +341,8 @@ void action_items(call& c) {
     return;
   std::vector<json> items;
   for (const auto& id : c.ctx.store().entries_of_type(c.org(), schemas::entry_type::action_item))
-    if (auto doc = c.ctx.query().get(c.org(), id); doc && doc->value("status", "") == "active")
-      items.push_back(std::move(*doc));
+    if (auto doc = c.ctx.query().load(c.org(), id); doc && doc->status == knowledge::entry_status::active)
+      items.push_back(c.ctx.query().present(*doc));
   std::stable_sort(items.begin(), items.end(), [](const json& a, const json& b) {
     auto due = [](const json& j) {
       return j.contains("dueAt") && j["dueAt"].is_string() ? j["dueAt"].get<std::string>() : std::string("~");
@@ -349,7 +371,7 @@ const std::vector<route>& routes() {
       {"GET", {"whoami"}, nullptr, whoami},
       {"GET", {"recall"}, "recall_knowledge", nullptr},
       {"GET", {"search"}, "search_knowledge", nullptr},
-      {"GET", {"entries", "{id}"}, "get_knowledge", nullptr},
+      {"GET", {"entries", "{id}"}, nullptr, entry_page},
       {"POST", {"entries", "{id}", "validate"}, "validate_knowledge", nullptr},
       {"GET", {"review"}, "list_review_queue", nullptr},
       {"POST", {"review", "{id}", "resolve"}, "resolve_review", nullptr},

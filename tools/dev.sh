@@ -21,6 +21,7 @@ packages=(
   libeigen3-dev libicu-dev libstemmer-dev liblink-grammar-dev
   kcat curl libtest-json-schema-acceptance-perl
   poppler-utils groff clang-format-14
+  chromium
 )
 
 setup() {
@@ -46,6 +47,16 @@ setup() {
     cp "$root/tests/mcp/package.json" "$root/tests/mcp/package-lock.json" "$node_dir/"
     (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
     cp "$root/tests/mcp/package-lock.json" "$node_dir/package-lock.json"
+  fi
+  # The web console's graph library, pinned by console/package-lock.json; the build copies
+  # it into what engramd serves at /ui/.
+  local console_dir="$root/.cache/console"
+  if ! cmp -s "$root/console/package-lock.json" "$console_dir/package-lock.json" 2>/dev/null ||
+     [ ! -d "$console_dir/node_modules" ]; then
+    mkdir -p "$console_dir"
+    cp "$root/console/package.json" "$root/console/package-lock.json" "$console_dir/"
+    (cd "$console_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$root/console/package-lock.json" "$console_dir/package-lock.json"
   fi
 }
 

@@ -14,6 +14,7 @@
 #include "net/http.hpp"
 #include "net/router.hpp"
 #include "mcp/mcp.hpp"
+#include "console/console.hpp"
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
@@ -231,6 +232,28 @@ http::router engine::impl::routes() {
       if (auto* refused = std::get_if<http::response>(&who))
         return respond(std::move(*refused));
       respond(http::response{200, "application/json", stats(std::get<mcp::grant>(who)), {}});
+    });
+    // The web console (docs/console.md): its files, compiled in; it calls /v1/ with the token pasted.
+    r.add("/ui", get, [](const http::request&, http::responder respond) {
+      respond(http::response{302, "text/plain", "see /ui/", {{"Location", "/ui/"}}});
+    });
+    r.add("/ui/*", get, [](const http::request& req, http::responder respond) {
+      auto path = req.target.substr(
+          4, req.target.find('?') == std::string::npos ? std::string::npos : req.target.find('?') - 4);
+      const auto* a = console::find(path);
+      if (!a)
+        return respond(
+            http::response{404, "application/json", json{{"error", "no such file: /ui/" + path}}.dump(), {}});
+      const std::string etag = "\"" + std::string(a->sha256.substr(0, 32)) + "\"";
+      std::vector<std::pair<std::string, std::string>> headers{
+          {"ETag", etag},
+          {"Cache-Control", "no-cache"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"Content-Security-Policy",
+           "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'"}};
+      if (auto m = req.headers.find("if-none-match"); m != req.headers.end() && m->second == etag)
+        return respond(http::response{304, std::string(a->content_type()), "", std::move(headers)});
+      respond(http::response{200, std::string(a->content_type()), std::string(a->content()), std::move(headers)});
     });
     r.add("/v1/*", {}, [this, json_reply](const http::request& req, http::responder respond) {
       if (!mcp)
