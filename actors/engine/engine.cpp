@@ -660,12 +660,19 @@ json engine::impl::organization_rows() {
   }
   json orgs = json::array();
   for (const auto& s : m.store->stats()) {
+    json by_type = json::object();
+    for (auto t : schemas::all_entry_types)
+      if (auto n = m.store->entries_of_type(s.organization_id, t).size())
+        by_type[std::string(schemas::to_string(t))] = n;
     json row{{"organizationId", s.organization_id},
              {"events", s.events},
              {"contacts", s.contacts},
              {"entities", s.entities},
              {"entries", s.entries},
-             {"relations", s.relations}};
+             {"entriesByType", std::move(by_type)},
+             {"relations", s.relations},
+             {"passages", s.passages},
+             {"bundles", m.store->kg_bundles(s.organization_id).size()}};
     if (auto d = documents.find(s.organization_id); d != documents.end())
       row["documents"] = d->second;
     orgs.push_back(std::move(row));

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "net/http.hpp"
+
 #include <filesystem>
 
 using namespace engram;
@@ -50,6 +52,107 @@ TEST(Console, EveryPageWorksInARealBrowserForEachKindOfToken) {
   // The first load (page, script, style; the graph library only on the graph page) under 500 KB.
   EXPECT_GT(j["firstLoadBytes"].get<long>(), 0);
   EXPECT_LT(j["firstLoadBytes"].get<long>(), 500 * 1024);
+  EXPECT_EQ(engramd.terminate(10s), 0);
+}
+
+// The /v1/ API's answers to bad input, table-driven as the MCP tools' are: each names the
+// field and the reason, with the status a script can act on; nothing reaches another
+// organisation.
+TEST(ConsoleApi, BadInputGetsTheStatusAndAMessageThatNamesTheField) {
+  test::temp_dir dir("console-api");
+  auto broker = test::start_broker();
+  const auto port = test::free_port();
+  const std::string write = "api-write-token-0123456789", read = "api-read-token-0123456789",
+                    other = "api-other-token-0123456789";
+  test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
+                                         {"auth.tokens=[{token: " + write +
+                                          ", organization_id: acme, scopes: [read, write]}, {token: " + read +
+                                          ", organization_id: acme, scopes: [read]}, {token: " + other +
+                                          ", organization_id: globex, scopes: [read, write]}]"}),
+                      dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
+  auto saved = test::mcp_call(
+      port, write, "save_knowledge",
+      {{"type", "fact"}, {"title", "Acme renews in May"}, {"content", "Acme renews in May."}, {"confidence", 0.8}});
+  ASSERT_TRUE(saved.contains("id")) << saved;
+  const std::string id = saved["id"];
+  for (const auto& [a, b] : {std::pair{"Alpha Co", "Beta Co"}, std::pair{"Beta Co", "Gamma Co"}}) {
+    test::mcp_call(port, write, "entity_add", {{"name", a}, {"entity_type", "company"}});
+    test::mcp_call(port, write, "entity_add", {{"name", b}, {"entity_type", "company"}});
+    ASSERT_FALSE(test::mcp_call(port, write, "entity_relate", {{"from", a}, {"to", b}, {"relationship", "partner_of"}})
+                     .contains("error"));
+  }
+  struct row {
+    const char* method;
+    std::string path, body, token;
+    int status;
+    std::string says;  // a part of the "error" (or of the body for 2xx)
+  };
+  const std::string e = "/v1/entries/" + id;
+  const std::vector<row> rows{
+      {"GET", "/v1/whoami", "", "", 401, ""},
+      {"GET", "/v1/whoami", "", "not-a-token", 401, ""},
+      {"GET", "/v1/whoami", "", read, 200, "\"canWrite\":false"},
+      {"GET", "/v1/recall", "", read, 400, "query"},
+      {"GET", "/v1/recall?query=x&limit=0", "", read, 400, "limit: must be within 1..50"},
+      {"GET", "/v1/recall?query=x&limit=abc", "", read, 400, "limit: must be an integer"},
+      {"GET", "/v1/recall?query=x&type=bogus", "", read, 400, "type"},
+      {"GET", "/v1/recall?query=x&since=yesterday", "", read, 400, "since"},
+      {"GET", "/v1/recall?query=x&nope=1", "", read, 400, "nope"},
+      {"GET", "/v1/recall?query=x&query=y", "", read, 400, "query: given twice"},
+      {"GET", "/v1/recall?query=renews+in+May", "", read, 200, id},
+      {"GET", "/v1/recall?query=renews+in+May", "", other, 200, "\"results\":[]"},
+      {"DELETE", "/v1/recall?query=x", "", read, 405, "method not allowed"},
+      {"GET", "/v1/nothing", "", read, 404, "no such endpoint: /v1/nothing"},
+      {"GET", "/v1/entries/nope", "", read, 404, "id: no entry 'nope'"},
+      {"GET", e, "", read, 200, "\"history\""},
+      {"GET", e, "", other, 404, "no entry"},
+      {"POST", e + "/validate", R"({"outcome": "maybe"})", write, 400, "outcome"},
+      {"POST", e + "/validate", "[1]", write, 400, "body: must be a JSON object"},
+      {"POST", e + "/validate", R"({"outcome": "approved", "id": "x"})", write, 400, "id: given twice"},
+      {"POST", "/v1/entries/nope/validate", R"({"outcome": "approved"})", write, 404, "no entry 'nope'"},
+      {"POST", e + "/validate", R"({"outcome": "approved"})", read, 403, "this token lacks the write scope"},
+      {"POST", e + "/validate", R"({"outcome": "approved"})", other, 404, "no entry"},
+      {"GET", e + "/validate", "", write, 405, ""},
+      {"POST", "/v1/review/" + id + "/resolve", R"({"keep": "newer"})", write, 400, "not awaiting review"},
+      {"POST", "/v1/review/" + id + "/resolve", R"({"keep": "all"})", write, 400, "keep"},
+      {"GET", "/v1/review?limit=51", "", read, 400, "limit"},
+      {"GET", "/v1/entities?query=", "", read, 400, "query"},
+      {"GET", "/v1/entities?query=Alpha", "", read, 200, "Alpha Co"},
+      {"GET", "/v1/entities/Nobody", "", read, 404, "name: no entity 'Nobody'"},
+      {"GET", "/v1/entities/Alpha%20Co", "", read, 200, "\"edges\":1"},
+      {"GET", "/v1/entities/Alpha%20Co", "", other, 404, "no entity"},
+      {"GET", "/v1/entities/Alpha%20Co/neighbourhood?depth=0", "", read, 400, "depth: must be an integer within 1..3"},
+      {"GET", "/v1/entities/Alpha%20Co/neighbourhood?limit=501", "", read, 400,
+       "limit: must be an integer within 1..500"},
+      {"GET", "/v1/entities/Alpha%20Co/neighbourhood?depth=2", "", read, 200, "Gamma Co"},
+      {"GET", "/v1/entities/Alpha%20Co/neighbourhood?depth=2&limit=2", "", read, 200, "\"truncated\":true"},
+      {"GET", "/v1/entities/Alpha%20Co/neighbourhood?entity_type=person", "", read, 200, "\"filteredByType\":1"},
+      {"GET", "/v1/path?from=Alpha%20Co", "", read, 400, "to"},
+      {"GET", "/v1/path?from=Alpha%20Co&to=Gamma%20Co", "", read, 200, "\"hops\":2"},
+      {"GET", "/v1/messages/nope", "", read, 404, "id: no message 'nope'"},
+      {"GET", "/v1/action-items?limit=0", "", read, 400, "limit: must be an integer within 1..500"},
+      {"GET", "/v1/documents", "", read, 200, "\"documents\":[]"},
+      {"GET", "/v1/bundles", "", read, 200, "\"tools\":[]"},
+      {"GET", "/v1/stats", "", other, 200, "\"organizations\":[]"},
+      {"GET", "/ui/nope.js", "", "", 404, "no such file"},
+  };
+  for (const auto& r : rows) {
+    std::map<std::string, std::string> headers{{"Content-Type", "application/json"}};
+    if (!r.token.empty())
+      headers["Authorization"] = "Bearer " + r.token;
+    auto got = http::fetch(r.method, "http://127.0.0.1:" + std::to_string(port) + r.path, r.body, headers);
+    EXPECT_EQ(got.status, r.status) << r.method << " " << r.path << " " << r.body << " -> " << got.body;
+    EXPECT_NE(got.body.find(r.says), std::string::npos)
+        << r.method << " " << r.path << " " << r.body << " -> " << got.body << " (expected " << r.says << ")";
+  }
+  // The console itself: a redirect to /ui/, the page with a policy that loads nothing from elsewhere.
+  auto ui = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui");
+  EXPECT_EQ(ui.status, 302);
+  ui = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui/");
+  EXPECT_EQ(ui.status, 200);
+  EXPECT_EQ(ui.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(ui.body.find("/ui/app.js"), std::string::npos);
   EXPECT_EQ(engramd.terminate(10s), 0);
 }
 
