@@ -5,7 +5,8 @@
 #   tools/dev.sh run     setup + build + start engramd on the embedded default
 #   tools/dev.sh test    setup + build + the whole test suite (ctest)
 #   tools/dev.sh bench   setup + build + the benchmark table of docs/benchmarks.md (--quick: small inputs, shape only;
-#                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one)
+#                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one; bench console [RUNS]:
+#                        the web console's first load and 500-node graph in headless chromium)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -99,6 +100,9 @@ case "${1:-}" in
       build
     fi
     cd "$root"
+    if [ "${2:-}" = console ]; then  # the web console, in headless chromium (not in engram_bench)
+      exec tools/bench/console.sh "$build" "${@:3}"
+    fi
     tools/fetch-data.sh spamassassin >/dev/null
     args=("${@:2}")
     # No subcommand (or only flags such as --quick): the benchmark table of docs/benchmarks.md.
