@@ -3,7 +3,7 @@
 // (docs/console.md). The token is kept in sessionStorage: for this tab only.
 'use strict';
 
-const state = { token: sessionStorage.getItem('engram.token') || '', who: null, timer: null };
+const state = { token: sessionStorage.getItem('engram.token') || '', who: null, timer: null, stream: null };
 
 // ---- DOM helpers: text always goes in as text, never as HTML.
 function h(tag, attrs, ...children) {
@@ -160,13 +160,57 @@ async function overview() {
       parts
     );
     const u = document.getElementById('updated');
-    if (u) u.textContent = 'Updated ' + new Date(now).toLocaleTimeString() + ' (every 2 s)';
+    if (u) u.textContent = 'Updated ' + new Date(now).toLocaleTimeString() + ' (live, as events are applied)';
   };
-  await draw();
-  state.timer = setInterval(draw, 2000);
+  // Live: redraw when the event stream says something of this organisation was applied (a
+  // draw at a time; one more if events came meanwhile), and every 10 s besides.
+  let drawing = null, again = false;
+  const redraw = async () => {
+    if (drawing) {
+      again = true;
+      return;
+    }
+    do {
+      again = false;
+      drawing = draw();
+      await drawing;
+      drawing = null;
+    } while (again);
+  };
+  await redraw();
+  state.timer = setInterval(redraw, 10000);
+  listen('/v1/events', (e) => { if (e.type === 'applied') redraw(); });
+}
+
+/// Reads an event stream with the token (EventSource cannot send one) until the page changes.
+async function listen(path, onEvent) {
+  const abort = new AbortController();
+  state.stream = abort;
+  try {
+    const r = await fetch(path, { headers: { Authorization: 'Bearer ' + state.token }, signal: abort.signal });
+    if (!r.ok || !r.body) return;
+    const reader = r.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        for (const line of block.split('\n'))
+          if (line.startsWith('data:'))
+            try { onEvent(JSON.parse(line.slice(5))); } catch (e) { /* not JSON: ignored */ }
+      }
+    }
+  } catch (e) {
+    /* aborted, or the server went away: the 10 s redraw goes on */
+  }
 }
 function card(value, label) {
-  return h('div', { class: 'card' }, h('b', {}, value ?? 0), h('span', {}, label));
+  return h('div', { class: 'card', 'data-label': label }, h('b', {}, value ?? 0), h('span', {}, label));
 }
 
 const types = ['fact', 'decision', 'event', 'preference', 'goal', 'relationship', 'action_item'];
@@ -599,6 +643,10 @@ async function route() {
   if (state.timer) {
     clearInterval(state.timer);
     state.timer = null;
+  }
+  if (state.stream) {
+    state.stream.abort();
+    state.stream = null;
   }
   const hash = location.hash.replace(/^#\/?/, '');
   const [pathPart, queryPart] = hash.split('?');

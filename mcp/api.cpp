@@ -355,6 +355,13 @@ void action_items(call& c) {
   c.respond(json_response(200, {{"items", items}, {"total", total}}));
 }
 
+/// GET /v1/events: what the overview listens to.
+void events(call& c) {
+  if (!can_read(c))
+    return;
+  c.ctx.open_events(c.g, std::move(c.respond));
+}
+
 using handler = void (*)(call&);
 
 struct route {
@@ -369,6 +376,7 @@ struct route {
 const std::vector<route>& routes() {
   static const std::vector<route> table{
       {"GET", {"whoami"}, nullptr, whoami},
+      {"GET", {"events"}, nullptr, events},
       {"GET", {"recall"}, "recall_knowledge", nullptr},
       {"GET", {"search"}, "search_knowledge", nullptr},
       {"GET", {"entries", "{id}"}, nullptr, entry_page},

@@ -80,6 +80,12 @@ struct service::impl final : api_context {
     if (deps.store) {
       refresh_bundle_tools(tools, deps.store, "");
       if (deps.notifier)
+        deps.notifier->on_applied([alive = alive, this](const std::string& org) {
+          std::lock_guard lock(alive->first);
+          if (alive->second)
+            applied_in(org);
+        });
+      if (deps.notifier)
         deps.notifier->on_bundles_changed([alive = alive, this](const std::string& org) {
           std::lock_guard lock(alive->first);
           if (!alive->second)
@@ -287,6 +293,47 @@ struct service::impl final : api_context {
   }
 
   const registry& tool_registry() const override { return tools; }
+
+  /// Open GET /v1/events streams, each with its grant and when it last said something.
+  struct api_stream {
+    grant g;
+    std::weak_ptr<http::event_stream> stream;
+    std::chrono::steady_clock::time_point last{};
+  };
+  std::mutex api_streams_mutex;
+  std::vector<api_stream> api_streams;
+
+  void open_events(const grant& g, http::responder respond) override {
+    http::response r{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
+    r.on_stream = [alive = alive, this, g](std::shared_ptr<http::event_stream> s) {
+      std::lock_guard guard(alive->first);
+      if (!alive->second)
+        return;
+      s->send(json{{"type", "open"}, {"organizationId", g.organization_id}}.dump());
+      std::lock_guard lock(api_streams_mutex);
+      api_streams.push_back({g, s, {}});
+    };
+    respond(std::move(r));
+  }
+
+  /// An event of `org` was applied: tells its /v1/events streams, at most every 250 ms each
+  /// (a view refreshes; a burst of thousands is one message).
+  void applied_in(const std::string& org) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(api_streams_mutex);
+    if (api_streams.empty())
+      return;
+    std::erase_if(api_streams, [&](api_stream& a) {
+      auto s = a.stream.lock();
+      if (!s || !s->open())
+        return true;
+      if (a.g.organization_id == org && now - a.last >= std::chrono::milliseconds(250)) {
+        a.last = now;
+        s->send(R"({"type":"applied"})");
+      }
+      return false;
+    });
+  }
   const storage::graph_store& store() const override { return *deps.store; }
 };
 

@@ -20,7 +20,21 @@ void apply_notifier::forget(const std::string& org, const std::string& id) {
   count_ = waiting_.size();
 }
 
+void apply_notifier::on_applied(std::function<void(const std::string&)> fn) {
+  std::lock_guard lock(mutex_);
+  auto more = std::make_shared<listeners>(*applied_listeners_);
+  more->push_back(std::move(fn));
+  applied_listeners_ = std::move(more);
+}
+
 void apply_notifier::applied(const std::string& org, const std::string& id, applied_event what) {
+  std::shared_ptr<const listeners> tell;
+  {
+    std::lock_guard lock(mutex_);
+    tell = applied_listeners_;
+  }
+  for (const auto& fn : *tell)
+    fn(org);
   if (count_.load() == 0)
     return;
   std::lock_guard lock(mutex_);

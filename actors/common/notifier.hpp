@@ -9,6 +9,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,7 +44,13 @@ public:
   /// Called by the store stage after such a change is durable.
   void bundles_changed(const std::string& organization_id);
 
+  /// Calls `fn(organization)` after every applied event (the console's live view); `fn` must
+  /// be cheap: it runs on the store stage's thread.
+  void on_applied(std::function<void(const std::string& organization_id)> fn);
+
 private:
+  using listeners = std::vector<std::function<void(const std::string&)>>;
+  std::shared_ptr<const listeners> applied_listeners_ = std::make_shared<const listeners>();
   std::vector<std::function<void(const std::string&)>> bundle_listeners_;
   std::mutex mutex_;
   std::map<std::string, std::promise<applied_event>> waiting_;

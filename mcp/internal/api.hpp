@@ -29,6 +29,9 @@ public:
   virtual void invoke(const grant& g, const std::string& name, json arguments,
                       std::function<void(call_outcome)> done) = 0;
   [[nodiscard]] virtual const registry& tool_registry() const = 0;
+  /// GET /v1/events: an event stream that says "applied" (at most every 250 ms) while events
+  /// of `g`'s organisation are applied.
+  virtual void open_events(const grant& g, http::responder respond) = 0;
   [[nodiscard]] virtual const storage::graph_store& store() const = 0;
 };
 

@@ -131,6 +131,28 @@ try {
   check(orgs.length === 1 && orgs[0] === 'acme', 'overview shows the token\'s organisation only: ' + orgs);
   check((await page.$$('table tbody tr')).length >= 1, 'overview lists the log partitions');
   await shot(page, 'overview');
+  // Live: /v1/events says "applied" when a save of acme is applied, and the open overview
+  // shows the new count without a reload.
+  const entriesShown = () => page.$eval('.org .card[data-label="entries"] b', (b) => b.textContent);
+  const shownBefore = await entriesShown();
+  const stream = new AbortController();
+  const events = await fetch(base + '/v1/events', { headers: { Authorization: 'Bearer ' + writeToken }, signal: stream.signal });
+  check(events.status === 200 && events.headers.get('content-type').startsWith('text/event-stream'), '/v1/events is an event stream');
+  const heard = (async () => {
+    const reader = events.body.getReader();
+    let text = '';
+    while (!text.includes('"applied"')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    return text;
+  })();
+  await save(writeToken, 'The live overview counts this entry once it is applied.');
+  check((await heard).includes('"applied"'), '/v1/events says applied after a save');
+  stream.abort();
+  await page.waitForFunction((b) => document.querySelector('.org .card[data-label="entries"] b')?.textContent !== b, {}, shownBefore);
+  check(Number(await entriesShown()) === Number(shownBefore) + 1, 'the overview shows the new entry without a reload');
 
   // ---- Search finds a known entry; open it; follow its source.
   await visit(page, '#/search?q=' + encodeURIComponent('pilot proposal seats'));
