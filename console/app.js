@@ -137,7 +137,7 @@ async function overview() {
         h('h2', {}, o.organizationId),
         h('div', { class: 'cards' },
           card(o.events, 'messages'), card(o.entries, 'entries'), card(o.entities, 'entities'),
-          card(o.relations, 'relations'), card(o.contacts, 'contacts'), card(o.passages, 'passages'),
+          card(o.relations, 'links between entries'), card(o.contacts, 'contacts'), card(o.passages, 'passages'),
           card(o.documents ? o.documents.documents : 0, 'documents'), card(o.bundles, 'bundles')),
         o.entriesByType
           ? h('p', { class: 'meta' }, 'Entries by type: ',
