@@ -613,8 +613,12 @@ async function bundles() {
     const list = r.bundles || [];
     show(h('h1', {}, 'Bundles'),
       list.length
-        ? list.map((b) => h('section', {}, h('h2', {}, b.name + ' ', h('span', { class: 'tag' }, 'version ' + (b.version ?? ''))),
-            fields(b, Object.keys(b).filter((k) => k !== 'name'))))
+        ? list.map((b) => h('section', { class: 'bundle' }, h('h2', {}, b.name + ' ', h('span', { class: 'tag' }, 'version ' + (b.version ?? ''))),
+            h('p', {}, b.description || ''),
+            h('p', { class: 'meta' }, 'applied ' + (b.appliedAt || '?') + (b.lastApply ? ' · last apply: ' + b.lastApply.state + (b.lastApply.error ? ' (' + b.lastApply.error + ')' : '') : '')),
+            h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'type'), h('th', { class: 'num' }, 'entities'), h('th', {}, 'id field'), h('th', { class: 'hide-narrow' }, 'tools'))),
+              h('tbody', {}, (b.types || []).map((t) => h('tr', {}, h('td', {}, t.name), h('td', { class: 'num' }, t.entities),
+                h('td', {}, t.idField || ''), h('td', { class: 'hide-narrow' }, (t.tools || []).join(', '))))))))
         : h('p', {}, 'No bundles (engramctl kg apply).'),
       h('h2', {}, 'Tools this token gets from them'),
       r.tools.length ? h('ul', {}, r.tools.map((t) => h('li', {}, t.name + ' (' + t.bundle + ', ' + t.scope + ')'))) : h('p', { class: 'meta' }, 'None.'));

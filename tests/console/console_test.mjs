@@ -220,15 +220,26 @@ try {
   check((await page.content()).includes('Globex GmbH'), 'the entity page shows its aliases');
   await shot(page, 'entity');
 
-  // ---- Documents, bundles, action items.
-  for (const [hash, name, expect] of [['#/documents', 'documents', 'Documents'], ['#/bundles', 'bundles', 'Bundles'],
-    ['#/actions', 'actions', 'Action items']]) {
+  // ---- The graph's filters: only people around Globex, and what was left out is said.
+  await visit(page, '#/graph/Globex?entity_type=person');
+  await page.waitForSelector('#node-list li');
+  const people = await page.$$eval('#node-list .tag', (t) => t.map((x) => x.textContent));
+  check(people.filter((t) => t !== 'organization').every((t) => t === 'person'), 'the type filter keeps people: ' + people);
+  check((await text(page, '#graph-note')).includes('left out'), 'the graph says what the filter left out');
+
+  // ---- Documents (the one ingested, its chunks), bundles (the one applied, its tools), action items.
+  for (const [hash, name, expect, holds] of [['#/documents', 'documents', 'Documents', 'Vendor review 2026'],
+    ['#/bundles', 'bundles', 'Bundles', 'ecommerce-catalog-example'], ['#/actions', 'actions', 'Action items', 'open']]) {
     await visit(page, hash);
     check((await text(page, 'h1')) === expect, name + ' page opens');
     check((await page.$('.error')) === null, name + ' page shows no error');
+    check((await text(page, 'main')).includes(holds), name + ' page shows ' + holds);
     await shot(page, name);
   }
   check((await page.$$('main tbody tr')).length > 0, 'the action items page lists the open ones');
+  const bundleTools = await api(writeToken, '/v1/bundles');
+  check(bundleTools.body.tools.length > 0 && bundleTools.body.tools.every((t) => t.bundle === 'ecommerce-catalog-example'),
+    'the bundles page lists the tools the bundle gives this token');
 
   // ---- 400 px wide.
   await page.setViewport({ width: 400, height: 800 });

