@@ -39,25 +39,23 @@ setup() {
   "$root/tools/fetch-data.sh" use-lite >/dev/null
   # Real mail no one here wrote, for the held-out checks every test run makes (mail classes).
   "$root/tools/fetch-data.sh" spamassassin >/dev/null
-  # The official MCP clients the tests run (and Node 22 for the conformance suite), pinned
-  # by tests/mcp/package-lock.json.
-  local node_dir="$root/.cache/node"
-  if ! cmp -s "$root/tests/mcp/package-lock.json" "$node_dir/package-lock.json" 2>/dev/null ||
-     [ ! -d "$node_dir/node_modules" ]; then
-    mkdir -p "$node_dir"
-    cp "$root/tests/mcp/package.json" "$root/tests/mcp/package-lock.json" "$node_dir/"
-    (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-    cp "$root/tests/mcp/package-lock.json" "$node_dir/package-lock.json"
-  fi
-  # The web console's graph library, pinned by console/package-lock.json; the build copies
+  # The official MCP clients the tests run (and Node 22 for the conformance suite, puppeteer-core
+  # for the console's browser test), pinned by tests/mcp/package-lock.json.
+  npm_pinned "$root/tests/mcp" "$root/.cache/node"
+  # The web console's graph library, pinned by console/package-lock.json; the build compiles
   # it into what engramd serves at /ui/.
-  local console_dir="$root/.cache/console"
-  if ! cmp -s "$root/console/package-lock.json" "$console_dir/package-lock.json" 2>/dev/null ||
-     [ ! -d "$console_dir/node_modules" ]; then
-    mkdir -p "$console_dir"
-    cp "$root/console/package.json" "$root/console/package-lock.json" "$console_dir/"
-    (cd "$console_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-    cp "$root/console/package-lock.json" "$console_dir/package-lock.json"
+  npm_pinned "$root/console" "$root/.cache/console"
+}
+
+# npm ci of the package.json and package-lock.json in $1 into $2, unless $2 already holds
+# that lock file's packages.
+npm_pinned() {
+  local src="$1" dir="$2"
+  if ! cmp -s "$src/package-lock.json" "$dir/package-lock.json" 2>/dev/null || [ ! -d "$dir/node_modules" ]; then
+    mkdir -p "$dir"
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$src/package-lock.json" "$dir/package-lock.json"
   fi
 }
 
