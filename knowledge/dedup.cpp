@@ -134,6 +134,17 @@ void deduplicator::forget(const std::string& org, std::uint64_t seq) {
   it->second->index->remove(seq);
 }
 
+void deduplicator::drop(const std::string& org) {
+  std::unique_lock lock(mutex_);
+  orgs_.erase(org);
+  if (snapshot_dir_.empty())
+    return;
+  const auto base = snapshot_dir_ + "/" + snapshot_name(org);
+  std::error_code ec;
+  for (const char* suffix : {"", ".sum", ".ids", ".ids.tmp"})
+    std::filesystem::remove(base + suffix, ec);
+}
+
 std::size_t deduplicator::size(const std::string& org) const {
   std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
@@ -164,6 +175,7 @@ std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::stri
 engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) {
   std::unique_lock lock(mutex_);
   orgs_.clear();
+  snapshot_dir_ = snapshot_dir;
   poisoned_ = false;
   index_stats st;
   const auto identity = store_->identity();

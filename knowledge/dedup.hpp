@@ -71,6 +71,8 @@ public:
 
   /// Hides a removed entry's vector (label `seq`) from every later search.
   void forget(const std::string& organization_id, std::uint64_t seq);
+  /// Drops an organisation's index (it was forgotten) and its snapshot files.
+  void drop(const std::string& organization_id);
 
   /// The store failed to apply the last resolved event: the index may hold vectors the
   /// store does not, so no snapshot is written from it.
@@ -96,6 +98,8 @@ private:
   std::shared_ptr<const storage::graph_store> store_;
   dedup_options opts_;
   std::map<std::string, std::unique_ptr<org_index>> orgs_;
+  /// Where open() looked for snapshots ("" : none).
+  std::string snapshot_dir_;
   bool poisoned_ = false;
   /// Readers (nearest) share it; resolve and open take it alone while they change indexes.
   mutable std::shared_mutex mutex_;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <variant>
 
@@ -13,10 +14,10 @@ namespace engram::schemas {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> op_names = {"validate", "resolve_review", "merge_branch", "discard_branch",
-                                                      "expire",   "reminder_sent",  "chunk_failed"};
+constexpr std::array<std::string_view, 8> op_names = {"validate", "resolve_review", "merge_branch", "discard_branch",
+                                                      "expire",   "reminder_sent",  "chunk_failed", "forget"};
 
-using op_set = std::uint8_t;
+using op_set = std::uint16_t;
 constexpr op_set bit(command_op op) { return static_cast<op_set>(1u << static_cast<unsigned>(op)); }
 
 /// One field of the record after the common ones: its JSON name, where it lives, the ops that
@@ -31,10 +32,11 @@ struct field {
 };
 
 // The one table the encoder and the decoder both read, so they cannot disagree.
-const std::array<field, 12> fields{{
+const std::array<field, 13> fields{{
     {"id", &knowledge_command::id,
      bit(command_op::validate) | bit(command_op::resolve_review) | bit(command_op::reminder_sent) |
-         bit(command_op::chunk_failed)},
+         bit(command_op::chunk_failed) | bit(command_op::forget)},
+    {"what", &knowledge_command::what, bit(command_op::forget)},
     {"outcome", &knowledge_command::outcome, bit(command_op::validate)},
     {"keep", &knowledge_command::keep, bit(command_op::resolve_review)},
     {"branchId", &knowledge_command::branch_id, bit(command_op::merge_branch) | bit(command_op::discard_branch)},
@@ -135,6 +137,9 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
     return std::string("/outcome: must be approved or rejected");
   if (out.op == command_op::resolve_review && out.keep != "newer" && out.keep != "older" && out.keep != "both")
     return std::string("/keep: must be newer, older or both");
+  if (out.op == command_op::forget &&
+      std::find(std::begin(forget_kinds), std::end(forget_kinds), out.what) == std::end(forget_kinds))
+    return std::string("/what: must be entry or organization");
   if (out.op == command_op::chunk_failed && (out.chunks < 1 || out.chunk >= out.chunks))
     return std::string("/chunk: must be less than chunks (at least 1)");
   return std::nullopt;

@@ -22,6 +22,9 @@
 //   chunk_failed     id (the document), chunk, chunks, reason, title (optional): the sequencer
 //                    refused a chunk of a document (sourceType file); the event is on the
 //                    dead-letter topic with the same reason, the chunk's status is failed
+//   forget           what (entry | organization), id (the entry; the organisation's own id):
+//                    the store becomes what it would be had the forgotten records never been
+//                    applied (docs/forgetting.md); issuedBy and the kind are kept, never content
 
 #include "schemas/command_envelope.hpp"
 #include <cstdint>
@@ -40,8 +43,12 @@ enum class command_op : std::uint8_t {
   discard_branch,
   expire,
   reminder_sent,
-  chunk_failed
+  chunk_failed,
+  forget
 };
+
+/// What a forget command can forget.
+inline constexpr std::string_view forget_kinds[] = {"entry", "organization"};
 
 [[nodiscard]] std::string_view to_string(command_op op);
 [[nodiscard]] std::optional<command_op> parse_command_op(std::string_view s);
@@ -49,8 +56,11 @@ enum class command_op : std::uint8_t {
 /// After its envelope (eventId, organizationId, issuedAt, issuedBy).
 struct knowledge_command : command_envelope {
   command_op op = command_op::validate;
-  /// validate, resolve_review, reminder_sent: the entry; chunk_failed: the document.
+  /// validate, resolve_review, reminder_sent: the entry; chunk_failed: the document; forget:
+  /// what is forgotten.
   std::string id;
+  /// forget: one of forget_kinds.
+  std::string what;
   /// validate: "approved" | "rejected".
   std::string outcome;
   /// resolve_review: "newer" | "older" | "both".

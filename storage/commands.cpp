@@ -44,6 +44,7 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
       case schemas::command_op::expire: e = expire(tx, c, r); break;
       case schemas::command_op::reminder_sent: e = reminder_sent(tx, c, r); break;
       case schemas::command_op::chunk_failed: e = chunk_failed(tx, c); break;
+      case schemas::command_op::forget: e = forget(tx, c, r); break;
     }
     if (e != errc::ok)
       return e;
@@ -68,6 +69,11 @@ void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
   tx.deleted_entities.clear();
   tx.edges.clear();
   tx.text.clear();
+  tx.passage_text.clear();
+  tx.passage_vectors.clear();
+  tx.new_passages = 0;
+  tx.removed.clear();
+  tx.dropped_org = false;
   tx.batch.put(cf_meta, seen, "");
 }
 

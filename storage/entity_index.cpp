@@ -80,6 +80,12 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
   slot = std::move(r);
 }
 
+void entity_index::drop(const std::string& org) {
+  std::unique_lock lock(mutex_);
+  orgs_.erase(org);
+  words_.erase(org);
+}
+
 void entity_index::remove(std::string_view org, const std::string& id) {
   std::unique_lock lock(mutex_);
   auto o = orgs_.find(std::string(org));

@@ -97,6 +97,11 @@ struct command_result {
   std::vector<std::pair<std::string, std::uint64_t>> removed;
   /// Branch saves dropped (discard_branch, expire).
   std::size_t dropped_saves = 0;
+  /// forget: what was removed, by kind ("entries", "messages", "entities", "passages",
+  /// "relations", "entityRelations", "restored": entries no longer superseded or flagged).
+  std::map<std::string, std::uint64_t> forgotten;
+  /// forget of the organisation: every index of it goes (the vector index too).
+  bool organization_forgotten = false;
 };
 
 /// What an entity command did (apply_entity_command).

@@ -192,6 +192,13 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
   return bump(tx, key("n", org, "passages"), n);
 }
 
+void kv_graph_store::drop_passage_indexes(const std::string& org, std::uint64_t passages) {
+  passage_text_.drop(org);
+  std::unique_lock lock(passage_vectors_->mutex);
+  passage_vectors_->orgs.erase(org);
+  passage_vectors_->passages -= std::min<std::size_t>(passage_vectors_->passages, passages);
+}
+
 void kv_graph_store::index_passages(write_txn& tx) {
   for (const auto& c : tx.passage_text)
     c.add ? passage_text_.add(c.org, c.id, c.doc) : passage_text_.remove(c.org, c.id, c.doc);

@@ -192,6 +192,13 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std
 /// Writes the batch; on success the counters it changed enter the cache.
 errc kv_graph_store::commit(write_txn& tx) {
   auto e = kv_->write(tx.batch);
+  if (e == errc::ok && tx.dropped_org) {
+    const auto counters = key("n", tx.org, "");
+    std::erase_if(counters_, [&](const auto& kv) { return kv.first.starts_with(counters); });
+    text_.drop(tx.org);
+    drop_passage_indexes(tx.org, tx.dropped_passages);
+    entities_.drop(tx.org);
+  }
   if (e == errc::ok) {
     for (auto& [k, v] : tx.counters)
       counters_[k] = v;

@@ -46,6 +46,11 @@ void text_index::add(const std::string& org, const std::string& id, const text_d
     o.terms[term].push_back({n, f});  // n is the highest doc number yet: lists stay sorted
 }
 
+void text_index::drop(const std::string& org) {
+  std::unique_lock lock(mutex_);
+  orgs_.erase(org);
+}
+
 void text_index::remove(const std::string& org, const std::string& id, const text_doc& doc) {
   std::unique_lock lock(mutex_);
   auto oi = orgs_.find(org);

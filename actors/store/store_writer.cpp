@@ -152,16 +152,21 @@ struct record_handler {
       return e;
     answer->duplicate = *outcome == storage::apply_outcome::duplicate;
     answer->rejected = cr.error;
-    if (r && r->dedup)
+    if (r && r->dedup) {
       for (const auto& [id, seq] : cr.removed)
         if (seq)
           r->dedup->forget(c.organization_id, seq);
+      if (cr.organization_forgotten)
+        r->dedup->drop(c.organization_id);
+    }
     auto j = nlohmann::ordered_json::object();
     j["entries"] = nlohmann::ordered_json::array();
     for (const auto& doc : cr.entries)
       j["entries"].push_back(nlohmann::ordered_json::parse(doc));
     j["removed"] = cr.removed.size();
     j["droppedSaves"] = cr.dropped_saves;
+    if (c.op == schemas::command_op::forget)
+      j["forgotten"] = cr.forgotten;
     answer->result = j.dump();
     return e;
   }

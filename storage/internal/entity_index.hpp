@@ -26,6 +26,8 @@ public:
   /// Adds or replaces an entity (from its stored JSON's decoded form).
   void put(std::string_view org, const knowledge::stored_entity& e);
   void remove(std::string_view org, const std::string& id);
+  /// Forgets every entity and edge of an organisation.
+  void drop(const std::string& org);
   /// Calls `fn` for each entity of the organisation, in id order, under a shared lock.
   void scan(const std::string& org, const std::function<void(const entity_summary&)>& fn) const;
   /// An entity's name and shown type; false when the organisation has no such entity.

@@ -80,6 +80,10 @@ struct write_txn {
   };
   std::vector<vector_change> passage_vectors;
   std::size_t new_passages = 0;
+  /// A forget of the organisation: its in-memory indexes go once the batch is written (and
+  /// its passages leave the store's count).
+  bool dropped_org = false;
+  std::uint64_t dropped_passages = 0;
 };
 
 /// A key's parts (split at '\0').
@@ -287,6 +291,10 @@ private:
   /// Removes up to c.limit entries whose expiresAt <= issuedAt, every index row of theirs,
   /// and the saves of branches idle since before issuedAt - ttlMs.
   errc expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
+  /// Drops an organisation's passage indexes (forgotten) and its `passages` from the count.
+  void drop_passage_indexes(const std::string& org, std::uint64_t passages);
+  /// Forgets an entry or the whole organisation (storage/forget.cpp).
+  errc forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Deletes an entry and every row that indexes it; other entries' references to it go too.
   errc remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
                     std::uint64_t* relation_count);

@@ -32,6 +32,8 @@ public:
   void add(const std::string& org, const std::string& id, const text_doc& doc);
   /// Removes an entry's postings; `doc` is what add() was given. No-op when absent.
   void remove(const std::string& org, const std::string& id, const text_doc& doc);
+  /// Forgets every document of an organisation.
+  void drop(const std::string& org);
   /// Bulk load (at open): one posting, in any order; call seal() after the last.
   void load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf, std::uint32_t length);
   /// Sorts and trims what load() gathered.

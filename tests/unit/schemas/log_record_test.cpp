@@ -24,7 +24,7 @@ static_assert(sizeof(extraction) == 376, "extraction changed: set the new field 
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_relation) == 112, "entity_relation changed: set the new field in full_extracted()");
-static_assert(sizeof(knowledge_command) == 408, "knowledge_command changed: set the new field in full_command()");
+static_assert(sizeof(knowledge_command) == 440, "knowledge_command changed: set the new field in full_command()");
 static_assert(sizeof(entity_command) == 304, "entity_command changed: set the new field in full_entity_command()");
 static_assert(sizeof(entity_spec) == 136, "entity_spec changed: set the new field in full_entity_command()");
 static_assert(sizeof(relation_spec) == 152, "relation_spec changed: set the new field in full_entity_command()");
@@ -154,6 +154,7 @@ knowledge_command full_command(command_op op) {
   c.chunk = 1;
   c.chunks = 3;
   c.reason = "/document/chunk: must be less than chunks";
+  c.what = "entry";
   return c;
 }
 
@@ -196,13 +197,17 @@ knowledge_command minimal_command(command_op op) {
       c.chunks = 2;
       c.reason = "/body: required non-empty string";
       break;
+    case command_op::forget:
+      c.id = full.id;
+      c.what = "entry";
+      break;
   }
   return c;
 }
 
 constexpr command_op all_ops[] = {command_op::validate,       command_op::resolve_review, command_op::merge_branch,
                                   command_op::discard_branch, command_op::expire,         command_op::reminder_sent,
-                                  command_op::chunk_failed};
+                                  command_op::chunk_failed,   command_op::forget};
 
 TEST(LogRecord, EveryKindHasAHeaderNameThatParsesBack) {
   for (auto k : all_record_kinds)
@@ -361,7 +366,8 @@ TEST(LogRecord, EachOpsRequiredFieldIsNamedWhenMissing) {
       {command_op::reminder_sent, "id"},     {command_op::reminder_sent, "reminderId"},
       {command_op::reminder_sent, "partition"}, {command_op::reminder_sent, "offset"},
       {command_op::chunk_failed, "id"},      {command_op::chunk_failed, "chunk"},
-      {command_op::chunk_failed, "chunks"},  {command_op::chunk_failed, "reason"}};
+      {command_op::chunk_failed, "chunks"},  {command_op::chunk_failed, "reason"},
+      {command_op::forget, "id"},            {command_op::forget, "what"}};
                                                                                      // clang-format on
   for (auto [op, field] : required) {
     auto j = json::parse(encode(minimal_command(op)).value);
