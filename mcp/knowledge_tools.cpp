@@ -181,6 +181,29 @@ void resolve_review(tool_context& ctx, const grant& g, const json& a, tool_reply
   });
 }
 
+void forget(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
+  schemas::knowledge_command c;
+  c.op = schemas::command_op::forget;
+  c.what = str(a, "kind");
+  c.id = a.contains("id") ? str(a, "id") : std::string();
+  if (c.what == "organization") {
+    if (!g.allows("admin"))
+      return reply(tool_error("kind: forgetting the organisation needs the admin scope"));
+    if (c.id.empty())
+      c.id = g.organization_id;
+    if (c.id != g.organization_id)
+      return reply(tool_error("id: a token forgets only its own organisation ('" + g.organization_id + "')"));
+  } else {
+    if (c.id.empty())
+      return reply(tool_error("id: required for kind " + c.what));
+    if (!ctx.query().load(g.organization_id, c.id))
+      return reply(tool_error(no_entry(c.id)));
+  }
+  command(ctx, g, c, std::move(reply), [c](const json& r) {
+    return tool_result({{"kind", c.what}, {"id", c.id}, {"forgotten", r.value("forgotten", json::object())}});
+  });
+}
+
 }  // namespace
 
 std::function<json(const actors::applied_event&)> answer_applied(std::function<json(const json& result)> answer) {
@@ -223,7 +246,8 @@ void add_knowledge_tools(registry& r, tool_context& ctx) {
                 branch_op(c, g, a, std::move(rep), false);
               }},
              {"list_review_queue", "read", review_queue},
-             {"resolve_review", "write", resolve_review}});
+             {"resolve_review", "write", resolve_review},
+             {"forget_knowledge", "write", forget}});
 }
 
 }  // namespace engram::mcp

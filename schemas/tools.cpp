@@ -126,7 +126,15 @@ constexpr std::string_view definitions = R"([
      "keep": {"type": "string", "enum": ["newer", "older", "both"]}}},
  "outputSchema": {"type": "object", "required": ["id", "keep", "entries"],
    "properties": {"id": {"type": "string"}, "keep": {"type": "string"},
-     "entries": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}}
+     "entries": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}},
+{"name": "forget_knowledge",
+ "description": "Forget, for good: one entry (its indexes, its vector, and what it did to other entries: one it superseded is active again, one it flagged is no longer flagged), or the whole organisation of this token (everything stored for it; the admin scope). Written to engram-log, so a replay forgets the same; answers once applied, with what was removed.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["kind"],
+   "properties": {"kind": {"type": "string", "enum": ["entry", "organization"]},
+     "id": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The entry's id (kind entry); for kind organization, the token's own organisation (the default)."}}},
+ "outputSchema": {"type": "object", "required": ["kind", "id", "forgotten"],
+   "properties": {"kind": {"type": "string"}, "id": {"type": "string"},
+     "forgotten": {"type": "object", "additionalProperties": {"type": "integer"}}}}}
 ])";
 
 }  // namespace

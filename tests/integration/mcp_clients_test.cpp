@@ -43,7 +43,7 @@ TEST(McpClients, TheOfficialTypeScriptSdkClientConnectsSavesRecallsAndGets) {
   auto j = nlohmann::json::parse(last, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << out;
   EXPECT_EQ(j["failures"], nlohmann::json::array()) << out;
-  EXPECT_EQ(j["tools"].size(), 28u);
+  EXPECT_EQ(j["tools"].size(), 29u);
   EXPECT_EQ(engramd.terminate(10s), 0);
 }
 

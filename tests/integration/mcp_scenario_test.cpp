@@ -144,6 +144,19 @@ TEST_F(McpScenario, EveryToolWorksThroughEngramLogAgainstARealEngramd) {
     ids.push_back(e["id"]);
   EXPECT_TRUE(has(ids, plan["id"])) << found;
 
+  // Forget an entry: gone from get, search and recall; the organisation needs the admin scope.
+  auto forgot = call(agent_a, "forget_knowledge", {{"kind", "entry"}, {"id", plan["id"]}});
+  ASSERT_FALSE(forgot.contains("error")) << forgot;
+  EXPECT_EQ(forgot["forgotten"].value("entries", 0), 1) << forgot;
+  EXPECT_TRUE(call(agent_a, "get_knowledge", {{"id", plan["id"]}}).contains("error"));
+  EXPECT_FALSE(has(recall(agent_a, "Initech support plan"), plan["id"]));
+  ids.clear();
+  for (const auto& e : call(agent_a, "search_knowledge", {{"query", "support plan"}}).value("results", json::array()))
+    ids.push_back(e["id"]);
+  EXPECT_FALSE(has(ids, plan["id"]));
+  EXPECT_NE(call(agent_a, "forget_knowledge", {{"kind", "organization"}}).value("error", ""), "");
+  EXPECT_NE(call(agent_a, "forget_knowledge", {{"kind", "entry"}, {"id", plan["id"]}}).value("error", ""), "");
+
   // No knowledge tool is left untested here (the entity tools: entity_tools_test).
   auto listed = listed_tools();
   ASSERT_FALSE(listed.empty());

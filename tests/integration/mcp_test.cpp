@@ -91,7 +91,7 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
                            schemas::kag_tool_definitions(), schemas::memory_tool_definitions()})
     for (const auto& t : json::parse(definitions))
       defined.insert(t["name"].get<std::string>());
-  EXPECT_EQ(defined.size(), 28u);
+  EXPECT_EQ(defined.size(), 29u);
   EXPECT_EQ(names, defined);
   for (const char* tool :
        {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})

@@ -28,7 +28,7 @@ const names = tools.map((t) => t.name).sort();
 check(JSON.stringify(names) === JSON.stringify([
   'add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations',
   'discard_branch', 'entity_add', 'entity_find_related', 'entity_merge', 'entity_query', 'entity_relate', 'entity_search',
-  'entity_visualize', 'get_knowledge', 'graph_path', 'graph_traverse', 'kag_query', 'list_review_queue', 'merge_branch', 'open_nodes',
+  'entity_visualize', 'forget_knowledge', 'get_knowledge', 'graph_path', 'graph_traverse', 'kag_query', 'list_review_queue', 'merge_branch', 'open_nodes',
   'read_graph', 'recall_knowledge', 'resolve_review', 'save_knowledge', 'search_knowledge', 'search_nodes',
   'validate_knowledge']),
       `tools: ${names}`);

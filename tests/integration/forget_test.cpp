@@ -1,0 +1,135 @@
+// Forgetting (issue 34, docs/forgetting.md), against engramd as its own process: forget_knowledge
+// of one entry and of the whole organisation, through engram-log; what was forgotten is gone
+// from every reader, another organisation is untouched, and a replay of the log forgets the same
+// (the same digest).
+
+#include "net/http.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string writer = "forget-writer-token-0123456789", admin = "forget-admin-token-0123456789",
+                  globex = "forget-globex-token-0123456789";
+
+/// GET under /v1/ with a token: the body as JSON (null when not JSON), the status in `status`.
+json v1(std::uint16_t port, const std::string& path, const std::string& token, int* status = nullptr) {
+  int s = 0;
+  auto body = test::get(port, path, &s, token);
+  if (status)
+    *status = s;
+  return json::parse(body, nullptr, false);
+}
+
+/// The organisation's row of /v1/stats (null when it has none).
+json stats_row(std::uint16_t port, const std::string& org) {
+  for (const auto& row : v1(port, "/v1/stats", test::admin_token).value("organizations", json::array()))
+    if (row["organizationId"] == org)
+      return row;
+  return nullptr;
+}
+
+std::vector<std::string> ids_of(const json& answer) {
+  std::vector<std::string> ids;
+  for (const auto& r : answer.value("results", json::array()))
+    ids.push_back(r.value("id", ""));
+  return ids;
+}
+
+TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsTheSame) {
+  test::temp_dir dir("forget");
+  auto broker = test::start_broker();
+  const auto port = test::free_port();
+  test::child engramd(
+      test::engramd_args(
+          broker->bootstrap(), dir.sub("store"), port,
+          {"auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}, " +
+           "{token: " + admin + ", organization_id: acme, scopes: [read, write, admin], name: ops}, " +
+           "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: g}]"}),
+      dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
+  // Mail of three organisations, then a save of acme's.
+  std::vector<std::pair<std::string, std::string>> keyed;
+  for (const auto& e : test::make_events(60))
+    keyed.emplace_back(test::org_of(e), e);
+  test::produce_raw(broker->bootstrap(), "inbound-messages", keyed);
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 60; }, 120s)) << test::events_applied(port);
+  auto saved = test::mcp_call(port, writer, "save_knowledge",
+                              {{"type", "fact"},
+                               {"title", "Acme's renewal price"},
+                               {"content", "Acme's renewal price is 12,000 EUR a year."},
+                               {"confidence", 0.9}});
+  ASSERT_TRUE(saved.contains("id")) << saved;
+  const std::string id = saved["id"];
+  ASSERT_TRUE(test::has_id(test::recall_ids(port, writer, "renewal price"), id));
+
+  // One entry.
+  auto forgot = test::mcp_call(port, writer, "forget_knowledge", {{"kind", "entry"}, {"id", id}});
+  ASSERT_FALSE(forgot.contains("error")) << forgot;
+  EXPECT_EQ(forgot["forgotten"]["entries"], 1) << forgot;
+  EXPECT_TRUE(test::mcp_call(port, writer, "get_knowledge", {{"id", id}}).contains("error"));
+  EXPECT_FALSE(test::has_id(test::recall_ids(port, writer, "renewal price"), id));
+  EXPECT_FALSE(
+      test::has_id(ids_of(test::mcp_call(port, writer, "search_knowledge", {{"query", "renewal price"}})), id));
+  int status = 0;
+  v1(port, "/v1/entries/" + id, writer, &status);
+  EXPECT_EQ(status, 404);
+  EXPECT_FALSE(test::has_id(ids_of(v1(port, "/v1/recall?query=renewal+price&kinds=entry", writer)), id));
+  EXPECT_NE(test::mcp_call(port, writer, "forget_knowledge", {{"kind", "entry"}, {"id", id}}).value("error", ""), "");
+
+  // The organisation: the admin scope only; everything of acme goes, globex stays as it was.
+  const auto acme_before = stats_row(port, "acme"), globex_before = stats_row(port, "globex");
+  ASSERT_FALSE(acme_before.is_null());
+  ASSERT_FALSE(globex_before.is_null());
+  const auto globex_recall = test::recall_ids(port, globex, "meeting budget contract");
+  ASSERT_FALSE(globex_recall.empty());
+  ASSERT_GT(acme_before["events"].get<int>(), 0);
+  ASSERT_FALSE(test::recall_ids(port, writer, "meeting budget contract renewal").empty());
+  EXPECT_NE(test::mcp_call(port, writer, "forget_knowledge", {{"kind", "organization"}}).value("error", ""), "");
+  EXPECT_NE(
+      test::mcp_call(port, admin, "forget_knowledge", {{"kind", "organization"}, {"id", "globex"}}).value("error", ""),
+      "");
+  auto gone = test::mcp_call(port, admin, "forget_knowledge", {{"kind", "organization"}});
+  ASSERT_FALSE(gone.contains("error")) << gone;
+  EXPECT_EQ(gone["forgotten"]["messages"], acme_before["events"]) << gone;
+  EXPECT_EQ(gone["forgotten"]["entries"], acme_before["entries"]) << gone;
+  EXPECT_TRUE(stats_row(port, "acme").is_null()) << v1(port, "/v1/stats", test::admin_token);
+  EXPECT_EQ(stats_row(port, "globex"), globex_before);
+  EXPECT_EQ(test::recall_ids(port, globex, "meeting budget contract"), globex_recall);
+  // Every reader of acme: nothing.
+  EXPECT_TRUE(test::recall_ids(port, writer, "meeting budget contract renewal").empty());
+  EXPECT_TRUE(test::mcp_call(port, writer, "search_knowledge", {{"query", "meeting"}})["results"].empty());
+  EXPECT_TRUE(test::mcp_call(port, writer, "read_graph", json::object())["entities"].empty());
+  EXPECT_TRUE(test::mcp_call(port, writer, "entity_search", {{"query", "a"}})["results"].empty());
+  EXPECT_TRUE(test::mcp_call(port, writer, "list_review_queue", json::object())["items"].empty());
+  EXPECT_TRUE(test::mcp_call(port, writer, "kag_query", {{"query", "who works where"}})["entities"].empty());
+  EXPECT_EQ(v1(port, "/v1/action-items", writer)["total"], 0);
+  EXPECT_TRUE(v1(port, "/v1/documents", writer)["documents"].empty());
+  // A message that comes later brings back only what it says.
+  const auto later = test::make_events(61).back();
+  ASSERT_EQ(test::org_of(later), "acme") << later;
+  test::produce_raw(broker->bootstrap(), "inbound-messages", {{"acme", later}});
+  ASSERT_TRUE(test::wait_until([&] { return !stats_row(port, "acme").is_null(); }, 60s));
+  EXPECT_EQ(stats_row(port, "acme")["events"], 1);
+
+  // A replay of engram-log forgets the same: the same digest.
+  ASSERT_EQ(engramd.terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
+  const auto live = test::digest_of(dir.sub("store"));
+  std::string out;
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) +
+                          " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" +
+                          broker->bootstrap() + " --set embedder.model_path=" + test::model_path + " --into " +
+                          dir.sub("replayed"),
+                      &out),
+            0)
+      << out;
+  EXPECT_EQ(test::digest_of(dir.sub("replayed")), live) << out;
+}
+
+}  // namespace
