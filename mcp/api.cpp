@@ -362,6 +362,16 @@ void events(call& c) {
   c.ctx.open_events(c.g, std::move(c.respond));
 }
 
+/// GET /v1/audit: the organisation's forgets (who, when, what kind), for the admin scope.
+void audit(call& c) {
+  if (!c.g.allows("admin"))
+    return c.respond(error(403, "this token lacks the admin scope"));
+  json rows = json::array();
+  for (const auto& row : c.ctx.store().forget_audit(c.org()))
+    rows.push_back(json::parse(row, nullptr, false));
+  c.respond(json_response(200, {{"forgets", std::move(rows)}}));
+}
+
 using handler = void (*)(call&);
 
 struct route {
@@ -391,6 +401,7 @@ const std::vector<route>& routes() {
       {"GET", {"documents"}, nullptr, documents},
       {"GET", {"bundles"}, nullptr, bundles},
       {"GET", {"action-items"}, nullptr, action_items},
+      {"GET", {"audit"}, nullptr, audit},
   };
   return table;
 }

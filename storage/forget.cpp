@@ -3,6 +3,8 @@
 // log forgets the same.
 #include "storage/internal/graph_store_impl.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace engram::storage::detail {
 
 namespace {
@@ -20,8 +22,24 @@ std::uint64_t delete_prefix(kv& store, write_txn& tx, cf family, const std::stri
 
 }  // namespace
 
+std::vector<std::string> kv_graph_store::forget_audit(const std::string& org) const {
+  std::vector<std::string> out;
+  const auto prefix = key("f", org, "");
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+    out.emplace_back(it->value());
+  return out;
+}
+
 errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
+  // The audit row (meta "f", organisation, issuedAt, eventId): kept through any forget, the
+  // organisation's own included; rejected forgets write none (reject() clears the batch).
+  tx.batch.put(
+      cf_meta, key("f", org, c.issued_at, c.event_id),
+      nlohmann::json{
+          {"eventId", c.event_id}, {"issuedAt", c.issued_at}, {"issuedBy", c.issued_by}, {"what", c.what}, {"id", c.id}}
+          .dump());
   if (c.what == "organization") {
     if (c.id != org) {
       r.error = "id: an organisation forgets only itself ('" + org + "'), not '" + c.id + "'";

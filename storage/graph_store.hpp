@@ -392,6 +392,9 @@ public:
                                               apply_outcome* outcome) = 0;
   /// The visible bundles of an organisation ("" = of every organisation), by organisation and name.
   [[nodiscard]] virtual std::vector<kg_bundle_info> kg_bundles(const std::string& organization_id) const = 0;
+  /// The organisation's forgets, oldest first, as JSON {eventId, issuedAt, issuedBy, what, id}:
+  /// who asked, when and what kind, never what was forgotten (an entry's id, not its text).
+  [[nodiscard]] virtual std::vector<std::string> forget_audit(const std::string& organization_id) const = 0;
   /// The last apply's status of a bundle (kg_result::json), or not_found.
   [[nodiscard]] virtual result<std::string> kg_status(const std::string& organization_id,
                                                       const std::string& bundle) const = 0;

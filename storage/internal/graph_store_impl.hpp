@@ -176,6 +176,7 @@ public:
   errc apply_kg_command(const log_position& pos, const schemas::kg_command& c, kg_result* result,
                         apply_outcome* outcome) override;
   std::vector<kg_bundle_info> kg_bundles(const std::string& org) const override;
+  std::vector<std::string> forget_audit(const std::string& org) const override;
   result<std::string> kg_status(const std::string& org, const std::string& bundle) const override;
   result<std::string> kg_get(const std::string& org, const std::string& bundle, const std::string& type,
                              const std::string& id) const override;

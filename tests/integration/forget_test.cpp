@@ -82,6 +82,21 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   EXPECT_EQ(status, 404);
   EXPECT_FALSE(test::has_id(ids_of(v1(port, "/v1/recall?query=renewal+price&kinds=entry", writer)), id));
   EXPECT_NE(test::mcp_call(port, writer, "forget_knowledge", {{"kind", "entry"}, {"id", id}}).value("error", ""), "");
+  // The same through engramctl.
+  auto second = test::mcp_call(port, writer, "save_knowledge",
+                               {{"type", "preference"},
+                                {"title", "Acme prefers invoices by post"},
+                                {"content", "Acme prefers invoices by post."},
+                                {"confidence", 0.9}});
+  ASSERT_TRUE(second.contains("id")) << second;
+  const std::string ctl = std::string(ENGRAMCTL_PATH) + " forget --url http://127.0.0.1:" + std::to_string(port);
+  std::string out;
+  EXPECT_EQ(test::run(ctl + " --token " + writer + " --kind entry --id " + second["id"].get<std::string>(), &out), 0)
+      << out;
+  EXPECT_NE(out.find("\"entries\": 1"), std::string::npos) << out;
+  EXPECT_TRUE(test::mcp_call(port, writer, "get_knowledge", {{"id", second["id"]}}).contains("error"));
+  EXPECT_EQ(test::run(ctl + " --token " + writer + " --kind entry --id nope 2>&1", &out), 1) << out;
+  EXPECT_NE(out.find("id: no entry 'nope'"), std::string::npos) << out;
 
   // The organisation: the admin scope only; everything of acme goes, globex stays as it was.
   const auto acme_before = stats_row(port, "acme"), globex_before = stats_row(port, "globex");
@@ -118,10 +133,21 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   ASSERT_TRUE(test::wait_until([&] { return !stats_row(port, "acme").is_null(); }, 60s));
   EXPECT_EQ(stats_row(port, "acme")["events"], 1);
 
+  // The audit: who forgot what kind, when; never the content. The admin scope only.
+  v1(port, "/v1/audit", writer, &status);
+  EXPECT_EQ(status, 403);
+  EXPECT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " audit --url http://127.0.0.1:" + std::to_string(port) +
+                          " --token " + admin,
+                      &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("  w  forgot entry " + id), std::string::npos) << out;
+  EXPECT_NE(out.find("  ops  forgot organization acme"), std::string::npos) << out;
+  EXPECT_EQ(out.find("renewal"), std::string::npos) << out;
+
   // A replay of engram-log forgets the same: the same digest.
   ASSERT_EQ(engramd.terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
   const auto live = test::digest_of(dir.sub("store"));
-  std::string out;
   ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) +
                           " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" +
                           broker->bootstrap() + " --set embedder.model_path=" + test::model_path + " --into " +

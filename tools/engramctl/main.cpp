@@ -7,6 +7,8 @@
 //   ingest-docs  text, Markdown, HTML and PDF documents to inbound events (docs.hpp)
 //   kag          graph queries over what mail and documents gave (docs.hpp)
 //   stats        engramd's /v1/stats (inspect.hpp)
+//   forget       forget an entry or the whole organisation, through engramd (forget.hpp)
+//   audit        the organisation's forgets: who, when, what kind (forget.hpp)
 //   replay       rebuild the graph from engram-log into a new store, then print its digest
 //                (--re-extract: read every message again with today's extractor and encoder) (replay.hpp)
 //   entities     search, show or export an organisation's entity graph (entities.hpp)
@@ -18,6 +20,7 @@
 #include "tools/engramctl/entities.hpp"
 #include "tools/engramctl/events.hpp"
 #include "tools/engramctl/extract.hpp"
+#include "tools/engramctl/forget.hpp"
 #include "tools/engramctl/inspect.hpp"
 #include "tools/engramctl/kg.hpp"
 #include "tools/engramctl/replay.hpp"
@@ -53,6 +56,7 @@ struct cli_options {
   std::string bundle_dir;
   ctl::kg_options kg;
   std::int64_t kg_timeout = 120;
+  ctl::forget_options forget;
 };
 
 /// The commands, to see which one was given.
@@ -62,6 +66,7 @@ struct cli_commands {
   CLI::App *en_search = nullptr, *en_show = nullptr, *en_export = nullptr;
   CLI::App *kg_bowtie = nullptr, *kg_validate = nullptr, *kg_apply = nullptr, *kg_delete = nullptr, *kg_list = nullptr,
            *kg_show = nullptr;
+  CLI::App *forget = nullptr, *audit = nullptr;
 };
 
 void add_devbroker_and_produce(CLI::App& app, cli_options& o, cli_commands& c) {
@@ -142,6 +147,19 @@ void add_kag(CLI::App& app, cli_options& o, cli_commands& c) {
   q->add_option("--limit", o.kag.limit, "Entities at most (1..100)")->capture_default_str();
   q->add_flag("--json", o.kag.json, "Print the whole answer as JSON");
   q->add_option("query", o.kag.query, "The question")->required();
+}
+
+void add_forget_and_audit(CLI::App& app, cli_options& o, cli_commands& c) {
+  c.forget = app.add_subcommand("forget", "Forget an entry or the whole organisation (forget_knowledge), for good");
+  c.audit = app.add_subcommand("audit", "List the organisation's forgets: who, when, what kind (the admin scope)");
+  for (auto* sc : {c.forget, c.audit}) {
+    sc->add_option("--url", o.forget.url, "engramd's base URL")->capture_default_str();
+    sc->add_option("--token", o.forget.token, "A bearer token of the organisation (default: $ENGRAM_TOKEN)");
+  }
+  c.forget->add_option("--kind", o.forget.kind, "What to forget")
+      ->required()
+      ->check(CLI::IsMember({"entry", "organization"}));
+  c.forget->add_option("--id", o.forget.id, "The entry's id (kind entry)");
 }
 
 void add_stats_and_replay(CLI::App& app, cli_options& o, cli_commands& c) {
@@ -260,6 +278,12 @@ int run(const cli_commands& c, cli_options& o) {
     return ctl::kag_query(o.kag, out, err);
   if (*c.mail)
     return ctl::import_mail(o.mail);
+  if (*c.forget || *c.audit) {
+    if (o.forget.token.empty())
+      if (const char* t = std::getenv("ENGRAM_TOKEN"))
+        o.forget.token = t;
+    return *c.forget ? ctl::forget(o.forget, out, err) : ctl::audit(o.forget, out, err);
+  }
   if (o.stats_token.empty())
     if (const char* t = std::getenv("ENGRAM_TOKEN"))
       o.stats_token = t;
@@ -279,6 +303,7 @@ int main(int argc, char** argv) {
   add_import_and_ingest_docs(app, o, c);
   add_kag(app, o, c);
   add_stats_and_replay(app, o, c);
+  add_forget_and_audit(app, o, c);
   add_entities(app, o, c);
   add_kg(app, o, c);
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,77 @@
+#include "tools/engramctl/forget.hpp"
+
+#include "net/http.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <map>
+
+namespace engram::ctl {
+
+namespace {
+
+std::string base(std::string url) {
+  while (!url.empty() && url.back() == '/')
+    url.pop_back();
+  return url;
+}
+
+std::map<std::string, std::string> headers(const forget_options& o) {
+  return {{"Content-Type", "application/json"},
+          {"Accept", "application/json, text/event-stream"},
+          {"Authorization", "Bearer " + o.token}};
+}
+
+}  // namespace
+
+int forget(const forget_options& o, std::ostream& out, std::ostream& err) {
+  nlohmann::json args{{"kind", o.kind}};
+  if (!o.id.empty())
+    args["id"] = o.id;
+  const nlohmann::json call{{"jsonrpc", "2.0"},
+                            {"id", 1},
+                            {"method", "tools/call"},
+                            {"params", {{"name", "forget_knowledge"}, {"arguments", args}}}};
+  // A forget is answered once the store applied it: an organisation's may take a while.
+  auto r = http::fetch("POST", base(o.url) + "/mcp", call.dump(), headers(o), std::chrono::minutes(10));
+  if (r.status == 0) {
+    err << "forget: " << r.error << "\n";
+    return 1;
+  }
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    err << "forget: HTTP " << r.status << ": " << r.body << "\n";
+    return 1;
+  }
+  if (j.contains("error")) {
+    err << "forget: " << j["error"].value("message", r.body) << "\n";
+    return 1;
+  }
+  const auto& result = j["result"];
+  if (result.value("isError", false)) {
+    err << "forget: " << result["content"][0].value("text", r.body) << "\n";
+    return 1;
+  }
+  out << result["structuredContent"].dump(2) << "\n";
+  return 0;
+}
+
+int audit(const forget_options& o, std::ostream& out, std::ostream& err) {
+  auto r = http::fetch("GET", base(o.url) + "/v1/audit", {}, headers(o));
+  if (r.status == 0) {
+    err << "audit: " << r.error << "\n";
+    return 1;
+  }
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (r.status != 200 || j.is_discarded()) {
+    err << "audit: HTTP " << r.status << ": " << (j.is_object() ? j.value("error", r.body) : r.body) << "\n";
+    return 1;
+  }
+  for (const auto& f : j.value("forgets", nlohmann::json::array()))
+    out << f.value("issuedAt", "") << "  " << f.value("issuedBy", "") << "  forgot " << f.value("what", "") << " "
+        << f.value("id", "") << "\n";
+  return 0;
+}
+
+}  // namespace engram::ctl
