@@ -159,6 +159,7 @@ struct record_handler {
       if (cr.organization_forgotten)
         r->dedup->drop(c.organization_id);
     }
+    answer->bundles_changed = cr.organization_forgotten;  // its bundles' tools go too
     auto j = nlohmann::ordered_json::object();
     j["entries"] = nlohmann::ordered_json::array();
     for (const auto& doc : cr.entries)

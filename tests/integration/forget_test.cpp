@@ -47,11 +47,12 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   auto broker = test::start_broker();
   const auto port = test::free_port();
   test::child engramd(
-      test::engramd_args(
-          broker->bootstrap(), dir.sub("store"), port,
-          {"auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}, " +
-           "{token: " + admin + ", organization_id: acme, scopes: [read, write, admin], name: ops}, " +
-           "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: g}]"}),
+      test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
+                         {"auth.tokens=[{token: " + writer +
+                          ", organization_id: acme, scopes: [read, write], name: w}, " + "{token: " + admin +
+                          ", organization_id: acme, scopes: [read, write, admin], name: ops, bundles: "
+                          "[ecommerce-catalog-example]}, " +
+                          "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: g}]"}),
       dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   // Mail of three organisations, then a save of acme's.
@@ -98,6 +99,17 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   EXPECT_EQ(test::run(ctl + " --token " + writer + " --kind entry --id nope 2>&1", &out), 1) << out;
   EXPECT_NE(out.find("id: no entry 'nope'"), std::string::npos) << out;
 
+  // A bundle of acme, whose tools a bound token sees until the organisation is forgotten.
+  ASSERT_EQ(
+      test::run(std::string(ENGRAMCTL_PATH) +
+                    " kg apply " ENGRAM_SOURCE_DIR "/tools/samples/kg/ecommerce-catalog --organization acme --config " +
+                    ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
+                    " --url http://127.0.0.1:" + std::to_string(port) + " --token " + admin + " 2>&1",
+                &out),
+      0)
+      << out;
+  ASSERT_TRUE(test::listed_tools(port, admin).count("list_category")) << out;
+
   // The organisation: the admin scope only; everything of acme goes, globex stays as it was.
   const auto acme_before = stats_row(port, "acme"), globex_before = stats_row(port, "globex");
   ASSERT_FALSE(acme_before.is_null());
@@ -106,6 +118,10 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   ASSERT_FALSE(globex_recall.empty());
   ASSERT_GT(acme_before["events"].get<int>(), 0);
   ASSERT_FALSE(test::recall_ids(port, writer, "meeting budget contract renewal").empty());
+  ASSERT_FALSE(test::mcp_call(port, writer, "read_graph", json::object()).value("entities", json::array()).empty());
+  ASSERT_FALSE(test::mcp_call(port, writer, "search_knowledge", {{"query", "plan next steps"}})
+                   .value("results", json::array())
+                   .empty());
   EXPECT_NE(test::mcp_call(port, writer, "forget_knowledge", {{"kind", "organization"}}).value("error", ""), "");
   EXPECT_NE(
       test::mcp_call(port, admin, "forget_knowledge", {{"kind", "organization"}, {"id", "globex"}}).value("error", ""),
@@ -119,13 +135,15 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   EXPECT_EQ(test::recall_ids(port, globex, "meeting budget contract"), globex_recall);
   // Every reader of acme: nothing.
   EXPECT_TRUE(test::recall_ids(port, writer, "meeting budget contract renewal").empty());
-  EXPECT_TRUE(test::mcp_call(port, writer, "search_knowledge", {{"query", "meeting"}})["results"].empty());
-  EXPECT_TRUE(test::mcp_call(port, writer, "read_graph", json::object())["entities"].empty());
-  EXPECT_TRUE(test::mcp_call(port, writer, "entity_search", {{"query", "a"}})["results"].empty());
-  EXPECT_TRUE(test::mcp_call(port, writer, "list_review_queue", json::object())["items"].empty());
-  EXPECT_TRUE(test::mcp_call(port, writer, "kag_query", {{"query", "who works where"}})["entities"].empty());
+  EXPECT_EQ(test::mcp_call(port, writer, "search_knowledge", {{"query", "plan next steps"}})["results"], json::array());
+  EXPECT_EQ(test::mcp_call(port, writer, "read_graph", json::object())["entities"], json::array());
+  EXPECT_EQ(test::mcp_call(port, writer, "entity_search", {{"query", "a"}})["results"], json::array());
+  EXPECT_EQ(test::mcp_call(port, writer, "list_review_queue", json::object())["items"], json::array());
+  EXPECT_EQ(test::mcp_call(port, writer, "kag_query", {{"query", "who works where"}})["entities"], json::array());
   EXPECT_EQ(v1(port, "/v1/action-items", writer)["total"], 0);
-  EXPECT_TRUE(v1(port, "/v1/documents", writer)["documents"].empty());
+  EXPECT_EQ(v1(port, "/v1/documents", writer)["documents"], json::array());
+  EXPECT_EQ(v1(port, "/v1/bundles", admin)["bundles"], json::array());
+  EXPECT_FALSE(test::listed_tools(port, admin).count("list_category"));
   // A message that comes later brings back only what it says.
   const auto later = test::make_events(61).back();
   ASSERT_EQ(test::org_of(later), "acme") << later;
