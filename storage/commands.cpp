@@ -56,9 +56,34 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
     }
     return errc::ok;
   });
+  // What a forget deleted leaves the disk before it is answered: the organisation's ranges of
+  // every family are compacted (RocksDB keeps deleted values in older files until then).
+  if (e == errc::ok && c.op == schemas::command_op::forget && r.error.empty() &&
+      (!outcome || *outcome == apply_outcome::applied))
+    e = compact_organization(org);
   if (e == errc::ok && result)
     *result = std::move(r);
   return e;
+}
+
+errc kv_graph_store::compact_organization(const std::string& org) {
+  // Keys under "org\0" in the org-first families; "X\0org\0" in meta.
+  // Every memtable first: the write-ahead logs holding the forgotten values are then deleted.
+  if (auto e = kv_->flush(); e != errc::ok)
+    return e;
+  std::string begin = key(org, ""), end = begin;
+  end.back() = '\x01';
+  for (std::size_t f = cf_messages; f < cf_count; ++f)
+    if (f != cf_meta)
+      if (auto e = kv_->compact(f, begin, end); e != errc::ok)
+        return e;
+  for (const char* part : {"s", "S", "b", "c", "n"}) {
+    std::string b = key(part, org, ""), x = b;
+    x.back() = '\x01';
+    if (auto e = kv_->compact(cf_meta, b, x); e != errc::ok)
+      return e;
+  }
+  return errc::ok;
 }
 
 void kv_graph_store::reject(write_txn& tx, const std::string& seen) {

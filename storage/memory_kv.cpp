@@ -47,6 +47,9 @@ public:
     identity_ = "memory-" + std::to_string(++n);
   }
 
+  errc compact(std::size_t, std::string_view, std::string_view) override { return errc::ok; }
+  errc flush() override { return errc::ok; }
+
   result<std::string> get(std::size_t cf, std::string_view key) const override {
     auto t = version()[cf];
     auto it = t->find(key);

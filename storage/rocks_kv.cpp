@@ -71,6 +71,20 @@ public:
     db_->Close();
   }
 
+  errc compact(std::size_t cf, std::string_view begin, std::string_view end) override {
+    rocksdb::CompactRangeOptions o;
+    // Every level, the last too: a deleted value in a bottom file is gone only when rewritten.
+    o.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    const rocksdb::Slice b(begin.data(), begin.size()), e(end.data(), end.size());
+    return to_errc(db_->CompactRange(o, cfs_[cf], &b, &e));
+  }
+
+  errc flush() override {
+    rocksdb::FlushOptions o;
+    o.wait = true;
+    return to_errc(db_->Flush(o, cfs_));
+  }
+
   result<std::string> get(std::size_t cf, std::string_view key) const override {
     std::string value;
     if (auto e = to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf], rocksdb::Slice(key.data(), key.size()), &value));

@@ -294,6 +294,8 @@ private:
   errc expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Drops an organisation's passage indexes (forgotten) and its `passages` from the count.
   void drop_passage_indexes(const std::string& org, std::uint64_t passages);
+  /// Compacts every range of the organisation's keys (after a forget).
+  errc compact_organization(const std::string& org);
   /// Forgets an entry or the whole organisation (storage/forget.cpp).
   errc forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Deletes an entry and every row that indexes it; other entries' references to it go too.

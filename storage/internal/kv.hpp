@@ -78,6 +78,12 @@ public:
   [[nodiscard]] virtual std::string identity() const = 0;
   /// Engine figures (graph_store::engine_stats); zeros where a backend has none.
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
+  /// Rewrites the files holding keys in [begin, end) of `cf` (the memtable flushed first), so
+  /// that deleted values leave the disk; a no-op where nothing is on disk.
+  [[nodiscard]] virtual errc compact(std::size_t cf, std::string_view begin, std::string_view end) = 0;
+  /// Writes every memtable to files, so that the write-ahead logs holding what was written
+  /// before are no longer needed (and are deleted); a no-op where nothing is on disk.
+  [[nodiscard]] virtual errc flush() = 0;
 };
 
 /// Opens (creating if needed) RocksDB at opts.path with every column family of keys.hpp.
