@@ -29,6 +29,7 @@
 #include "tools/bench/pipeline_bench.hpp"
 #include "tools/bench/recall_bench.hpp"
 #include "tools/bench/store_bench.hpp"
+#include "tools/bench/forget_bench.hpp"
 #include "tools/bench/table_bench.hpp"
 
 #include <CLI/CLI.hpp>
@@ -53,6 +54,13 @@ int run_bench(int argc, char** argv) {
   app.require_subcommand(0, 1);
   auto* ingest = app.add_subcommand("ingest", "Events/s from Kafka to RocksDB through the pipeline");
   auto* store = app.add_subcommand("store", "Events/s applied to RocksDB by the store alone");
+  auto* forget = app.add_subcommand("forget", "Forgetting an entry and an organisation in a store built directly");
+  std::size_t forget_messages = 12500;
+  forget
+      ->add_option("--messages", forget_messages,
+                   "Dense messages of the forgotten organisation (as many of two others)")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 1000000));
   auto* quality = app.add_subcommand("extraction", "Extraction quality on the labelled set (run from the source root)");
   auto* ham = app.add_subcommand("ham", "SpamAssassin ham corpus through import and extraction");
   std::string ham_dir = ".cache/data/spam-assassin/data";
@@ -184,6 +192,8 @@ int run_bench(int argc, char** argv) {
     }
     if (*store)
       return bench::bench_store(events, runs);
+    if (*forget)
+      return bench::forget(forget_messages, runs);
     if (*quality)
       return bench::bench_extraction(model_path);
     if (*speed)

@@ -1,0 +1,14 @@
+#pragma once
+// What forgetting costs (docs/forgetting.md): a RocksDB store built directly from dense
+// synthetic mail (no broker), then forget commands applied as the store stage applies them.
+
+#include <cstddef>
+
+namespace engram::bench {
+
+/// `messages` dense messages of acme (about 8 statements each) beside as many of two other
+/// organisations; prints the entries stored, the median time of `runs` entry forgets (each
+/// flushes and compacts acme's ranges) and the time to forget acme whole.
+int forget(std::size_t messages, int runs);
+
+}  // namespace engram::bench
