@@ -1,6 +1,7 @@
 // What forgetting costs (forget_bench.hpp).
 #include "tools/bench/forget_bench.hpp"
 
+#include "reading/extract.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/time.hpp"
@@ -44,8 +45,9 @@ int forget(std::size_t messages, int runs) {
     schemas::inbound_message m;
     if (auto bad = schemas::decode(e, {}, m))
       throw std::runtime_error(bad->to_string());
+    const auto x = reading::extract_validated(m, {});  // the rules (no embedder: no vectors)
     storage::apply_outcome out{};
-    if (store->apply({"engram-log", 0, offset++, "bench"}, &m, &out) != storage::errc::ok)
+    if (store->apply({"engram-log", 0, offset++, "bench"}, &m, &x, nullptr, &out) != storage::errc::ok)
       throw std::runtime_error("apply failed");
   }
   const double build_s = std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -77,7 +79,12 @@ int forget(std::size_t messages, int runs) {
       throw std::runtime_error("forget failed: " + r.error);
     return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
   };
-  const auto ids = store->entries_of_type("acme", schemas::entry_type::fact);
+  std::vector<std::string> ids;
+  for (auto t : schemas::all_entry_types)
+    for (auto& id : store->entries_of_type("acme", t))
+      ids.push_back(std::move(id));
+  if (ids.empty())
+    throw std::runtime_error("acme has no entries to forget");
   std::vector<double> entry_ms;
   for (int i = 0; i < runs && i < static_cast<int>(ids.size()); ++i)
     entry_ms.push_back(command("entry", ids[static_cast<std::size_t>(i) * ids.size() / runs]));

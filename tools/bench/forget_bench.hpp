@@ -1,6 +1,7 @@
 #pragma once
 // What forgetting costs (docs/forgetting.md): a RocksDB store built directly from dense
-// synthetic mail (no broker), then forget commands applied as the store stage applies them.
+// synthetic mail (no broker; read by the rules, without vectors), then forget commands applied
+// as the store stage applies them.
 
 #include <cstddef>
 

@@ -55,7 +55,7 @@ int run_bench(int argc, char** argv) {
   auto* ingest = app.add_subcommand("ingest", "Events/s from Kafka to RocksDB through the pipeline");
   auto* store = app.add_subcommand("store", "Events/s applied to RocksDB by the store alone");
   auto* forget = app.add_subcommand("forget", "Forgetting an entry and an organisation in a store built directly");
-  std::size_t forget_messages = 12500;
+  std::size_t forget_messages = 4800;  // 14,400 messages, about 100k entries
   forget
       ->add_option("--messages", forget_messages,
                    "Dense messages of the forgotten organisation (as many of two others)")
@@ -156,7 +156,7 @@ int run_bench(int argc, char** argv) {
   app.add_flag("--no-passages", no_passages, "Engines that keep no passages (extraction.passages: false)");
   std::size_t events = 5000;
   int runs = 5;
-  for (auto* sc : {embed, ingest_ham})
+  for (auto* sc : {embed, ingest_ham, forget})
     sc->add_option("--runs", runs, "Runs; the median is reported")->capture_default_str();
   for (auto* sc : {ingest, store, speed}) {
     sc->add_option("--events", events, "Events per run (the mock broker keeps ~5 MiB per partition)")
