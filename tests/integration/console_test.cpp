@@ -49,13 +49,7 @@ TEST(Console, EveryPageWorksInARealBrowserForEachKindOfToken) {
                       &out),
             0)
       << out;
-  ASSERT_EQ(
-      test::run(std::string(ENGRAMCTL_PATH) +
-                    " kg apply " ENGRAM_SOURCE_DIR "/tools/samples/kg/ecommerce-catalog --organization acme --config " +
-                    ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
-                    " --url http://127.0.0.1:" + std::to_string(port) + " --token " + write + " 2>&1",
-                &out),
-      0)
+  ASSERT_EQ(test::apply_sample_bundle(broker->bootstrap(), port, write, &out), 0)
       << out << test::tail(dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) >= 93; }, 60s)) << test::events_applied(port);
   const std::string shots = std::filesystem::current_path().string() + "/test-artifacts/console";

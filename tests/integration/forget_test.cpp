@@ -124,14 +124,7 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   EXPECT_NE(out.find("id: no entry 'nope'"), std::string::npos) << out;
 
   // A bundle of acme, whose tools a bound token sees until the organisation is forgotten.
-  ASSERT_EQ(
-      test::run(std::string(ENGRAMCTL_PATH) +
-                    " kg apply " ENGRAM_SOURCE_DIR "/tools/samples/kg/ecommerce-catalog --organization acme --config " +
-                    ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + broker->bootstrap() +
-                    " --url http://127.0.0.1:" + std::to_string(port) + " --token " + admin + " 2>&1",
-                &out),
-      0)
-      << out;
+  ASSERT_EQ(test::apply_sample_bundle(broker->bootstrap(), port, admin, &out), 0) << out;
   ASSERT_TRUE(test::listed_tools(port, admin).count("list_category")) << out;
 
   // The organisation: the admin scope only; everything of acme goes, globex stays as it was.

@@ -417,4 +417,14 @@ std::string tail(const std::string& file, std::size_t lines) {
   return out;
 }
 
+int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const std::string& token, std::string* out) {
+  const std::string ctl = ENGRAMD_PATH;
+  return run(ctl.substr(0, ctl.rfind('/')) +
+                 "/engramctl kg apply " ENGRAM_SOURCE_DIR
+                 "/tools/samples/kg/ecommerce-catalog --organization acme --config " +
+                 ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + brokers +
+                 " --url http://127.0.0.1:" + std::to_string(port) + " --token " + token + " 2>&1",
+             out);
+}
+
 }  // namespace engram::test

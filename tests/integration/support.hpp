@@ -165,6 +165,11 @@ private:
   bool reaped_ = false;
 };
 
+/// engramctl kg apply of the sample bundle (tools/samples/kg/ecommerce-catalog,
+/// "ecommerce-catalog-example") to organisation acme of the engramd at `port`, with `token`;
+/// its exit status, its output in `out`.
+int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const std::string& token, std::string* out);
+
 /// The last `lines` lines of a file, for failure messages.
 std::string tail(const std::string& file, std::size_t lines = 40);
 
