@@ -1,4 +1,5 @@
 #include "mcp/internal/api.hpp"
+#include "mcp/internal/entity_tools.hpp"
 #include "mcp/jsonrpc.hpp"
 
 #include <algorithm>
@@ -143,7 +144,7 @@ bool can_read(call& c) {
 json entity_json(const knowledge::entity_view& e) {
   json resolved = json::array();
   for (const auto& r : e.resolutions)
-    resolved.push_back({{"mention", r.mention}, {"eventId", r.event_id}, {"reason", r.reason}});
+    resolved.push_back(resolution_json(r));
   return {{"id", e.id},
           {"name", e.name},
           {"type", e.entity_type},

@@ -90,6 +90,14 @@ void entity_add(tool_context& ctx, const grant& g, const json& a, tool_reply rep
   });
 }
 
+}  // namespace
+
+json resolution_json(const knowledge::resolution_note& r) {
+  return {{"mention", r.mention}, {"eventId", r.event_id}, {"reason", r.reason}};
+}
+
+namespace {
+
 void entity_relate(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
   schemas::relation_spec r;
   r.from = str(a, "from");
@@ -482,7 +490,7 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
                         {"relationships", relationships_of(ctx, org, e)}});
     // How mentions that are not its name were joined to it (resolution's evidence).
     for (const auto& r : e.resolutions)
-      entities.back()["resolved"].push_back({{"mention", r.mention}, {"eventId", r.event_id}, {"reason", r.reason}});
+      entities.back()["resolved"].push_back(resolution_json(r));
   }
   reply(tool_result({{"entities", ctx.capped(std::move(entities))}, {"answer", answer}}));
 }

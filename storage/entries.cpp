@@ -483,6 +483,12 @@ void kv_graph_store::drop_due_row(write_txn& tx, const stored_entry& e) {
 
 /// Loads an entry for update: from this batch if written in it, else from the store.
 /// The pointer stays valid until the batch is written (std::map nodes do not move).
+errc kv_graph_store::load_if_present(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out) {
+  *out = nullptr;
+  const auto e = load_entry(tx, org, id, out);
+  return e == errc::not_found ? errc::ok : e;
+}
+
 errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out) {
   if (auto it = tx.entries.find(id); it != tx.entries.end()) {
     *out = &it->second;
@@ -542,12 +548,10 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
     if (tx.removed.count(other))
       continue;
     stored_entry* o = nullptr;
-    if (auto e = load_entry(tx, org, other, &o); e != errc::ok) {
-      if (e == errc::not_found)
-        continue;
+    if (auto e = load_if_present(tx, org, other, &o); e != errc::ok)
       return e;
-    }
-    knowledge::forget_relations_with(*o, id);
+    if (o)
+      knowledge::forget_relations_with(*o, id);
   }
   // Full text: the postings (the in-memory index follows once the batch is written).
   auto indexed = index_words(title_key + " " + d.sig.words);  // put_text's words

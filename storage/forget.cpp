@@ -101,11 +101,10 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
     if (other.empty() || other == c.id)
       continue;
     stored_entry* o = nullptr;
-    if (auto e = load_entry(tx, org, other, &o); e != errc::ok) {
-      if (e == errc::not_found)
-        continue;
+    if (auto e = load_if_present(tx, org, other, &o); e != errc::ok)
       return e;
-    }
+    if (!o)
+      continue;
     bool changed = false;
     if (o->superseded_by == c.id) {
       o->superseded_by.clear();

@@ -142,7 +142,8 @@ struct engine::impl {
   /// for the admin scope), and the log's partitions, gaps and counters.
   std::string stats(const mcp::grant& g);
   /// Parts of the /v1/stats document.
-  json organization_rows();
+  /// `only`: that organisation's row alone (empty: every organisation's).
+  json organization_rows(const std::string& only);
   json partition_rows();
   json gap_rows();
   /// Ready for /readyz and /metrics: caught up (or the extract stage running) and no
@@ -640,12 +641,12 @@ const actors::gap_registry& engine::gaps() const { return impl_->gaps; }
 
 std::string engine::stats_json() { return impl_->stats(mcp::grant{"", {"admin"}, "engine", {}}); }
 
-json engine::impl::organization_rows() {
+json engine::impl::organization_rows(const std::string& only) {
   auto& m = *this;
   // Documents (ingest-docs) per organisation: how many, their chunks applied, refused and
   // pending, and what extraction read from them.
   std::map<std::string, json> documents;
-  for (const auto& d : m.store->documents("")) {
+  for (const auto& d : m.store->documents(only)) {
     auto& j = documents[d.organization_id];
     if (j.is_null())
       j = {{"documents", 0},    {"chunks", 0},   {"chunksDone", 0}, {"chunksPending", 0},
@@ -660,6 +661,8 @@ json engine::impl::organization_rows() {
   }
   json orgs = json::array();
   for (const auto& s : m.store->stats()) {
+    if (!only.empty() && s.organization_id != only)
+      continue;
     json by_type = json::object();
     for (auto t : schemas::all_entry_types)
       if (auto n = m.store->entries_of_type(s.organization_id, t).size())
@@ -731,10 +734,7 @@ json engine::impl::gap_rows() {
 
 std::string engine::impl::stats(const mcp::grant& g) {
   auto& m = *this;
-  json orgs = json::array();
-  for (auto& row : m.organization_rows())
-    if (g.allows("admin") || row.value("organizationId", "") == g.organization_id)
-      orgs.push_back(std::move(row));
+  json orgs = m.organization_rows(g.allows("admin") ? std::string() : g.organization_id);
   json parts = m.partition_rows();
   json gaps_json = m.gap_rows();
   auto [dups, skipped] = m.store->redelivery_counts();

@@ -22,6 +22,9 @@ void entity_command(tool_context& ctx, const grant& g, schemas::entity_command c
 /// key otherwise.
 [[nodiscard]] std::optional<std::string> read_attributes(const json& arguments, schemas::attribute_map& out);
 
+/// How a mention was joined to an entity, as the tools and the API show it: {mention, eventId, reason}.
+[[nodiscard]] json resolution_json(const knowledge::resolution_note& r);
+
 /// The reference memory server's nine tools over the same graph (memory_tools.cpp).
 void add_memory_tools(registry& r, tool_context& ctx);
 

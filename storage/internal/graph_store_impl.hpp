@@ -276,6 +276,8 @@ private:
   /// The pointer stays valid until the batch is written (std::map nodes do not move).
   /// not_found when the organisation has no such entry.
   errc load_entry(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out);
+  /// load_entry, with an entry that is not there as ok and *out null.
+  errc load_if_present(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out);
   /// Deletes an entry's due-reminder row (no-op without a due date).
   void drop_due_row(write_txn& tx, const stored_entry& e);
   /// Writes the entries this event created or changed.
