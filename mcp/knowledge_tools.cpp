@@ -43,10 +43,15 @@ std::size_t count(const json& a, const char* k, std::size_t dflt) {
 
 /// A knowledge command from an agent: appended, answered once applied.
 void command(tool_context& ctx, const grant& g, schemas::knowledge_command c, tool_reply reply,
-             std::function<json(const json& result)> answer) {
+             std::function<json(const json& result)> answer,
+             std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
   stamp(ctx, g, c, "cmd-");
-  ctx.append_and_answer(c, std::move(reply), answer_applied(std::move(answer)));
+  ctx.append_and_answer(c, std::move(reply), answer_applied(std::move(answer)), wait);
 }
+
+/// How long a forget other than an entry's is waited for: the store compacts, and a forget
+/// of messages rebuilds the organisation from engram-log (docs/forgetting.md).
+constexpr std::chrono::minutes rebuild_wait{10};
 
 std::string no_entry(const std::string& id) { return "id: no entry '" + id + "' in this organisation"; }
 
@@ -186,6 +191,8 @@ void forget(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
   c.op = schemas::command_op::forget;
   c.what = str(a, "kind");
   c.id = a.contains("id") ? str(a, "id") : std::string();
+  if (c.what == "contact" && !g.allows("admin"))
+    return reply(tool_error("kind: forgetting a contact needs the admin scope"));
   if (c.what == "organization") {
     if (!g.allows("admin"))
       return reply(tool_error("kind: forgetting the organisation needs the admin scope"));
@@ -196,12 +203,16 @@ void forget(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
   } else {
     if (c.id.empty())
       return reply(tool_error("id: required for kind " + c.what));
-    if (!ctx.query().load(g.organization_id, c.id))
+    // An unknown message, thread, document or contact is refused by the store, in log order.
+    if (c.what == "entry" && !ctx.query().load(g.organization_id, c.id))
       return reply(tool_error(no_entry(c.id)));
   }
-  command(ctx, g, c, std::move(reply), [c](const json& r) {
-    return tool_result({{"kind", c.what}, {"id", c.id}, {"forgotten", r.value("forgotten", json::object())}});
-  });
+  command(
+      ctx, g, c, std::move(reply),
+      [c](const json& r) {
+        return tool_result({{"kind", c.what}, {"id", c.id}, {"forgotten", r.value("forgotten", json::object())}});
+      },
+      c.what == "entry" ? std::chrono::milliseconds(0) : std::chrono::milliseconds(rebuild_wait));
 }
 
 }  // namespace

@@ -189,7 +189,10 @@ struct service::impl final : api_context {
   }
 
   void append_and_answer(const schemas::log_payload& record, tool_reply reply,
-                         std::function<json(const actors::applied_event&)> answer) override {
+                         std::function<json(const actors::applied_event&)> answer,
+                         std::chrono::milliseconds wait) override {
+    if (wait.count() <= 0)
+      wait = opts.save_timeout;
     const auto& org = schemas::organization_of(record);
     const auto& event_id = schemas::event_id_of(record);
     auto applied = deps.notifier->expect(org, event_id);
@@ -202,7 +205,7 @@ struct service::impl final : api_context {
       std::lock_guard lock(wait_mutex);
       ++waiting;
     }
-    std::thread([this, org, event_id, reply = std::move(reply), applied = std::move(applied),
+    std::thread([this, org, event_id, wait, reply = std::move(reply), applied = std::move(applied),
                  answer = std::move(answer)]() mutable {
       struct done_guard {
         impl* self;
@@ -212,11 +215,22 @@ struct service::impl final : api_context {
           self->wait_cv.notify_all();
         }
       } guard{this};
-      if (applied.wait_for(opts.save_timeout) != std::future_status::ready) {
+      // In slices, so a service that stops is not held up by a long wait.
+      const auto deadline = std::chrono::steady_clock::now() + wait;
+      bool ready = false, stopping = false;
+      while (!ready && !stopping && std::chrono::steady_clock::now() < deadline) {
+        ready = applied.wait_for(std::min<std::chrono::steady_clock::duration>(
+                    std::chrono::milliseconds(200), deadline - std::chrono::steady_clock::now())) ==
+                std::future_status::ready;
+        std::lock_guard lock(alive->first);
+        stopping = !alive->second;
+      }
+      if (!ready) {
         deps.notifier->forget(org, event_id);
-        reply(tool_error("written to engram-log as " + event_id + " but not applied within " +
-                         std::to_string(opts.save_timeout.count()) +
-                         " ms; it will be applied (nothing is lost), check again later"));
+        reply(tool_error(
+            "written to engram-log as " + event_id + " but not applied " +
+            (stopping ? std::string("before engramd stopped") : "within " + std::to_string(wait.count()) + " ms") +
+            "; it will be applied (nothing is lost), check again later"));
         return;
       }
       auto what = applied.get();

@@ -22,7 +22,9 @@
 //   chunk_failed     id (the document), chunk, chunks, reason, title (optional): the sequencer
 //                    refused a chunk of a document (sourceType file); the event is on the
 //                    dead-letter topic with the same reason, the chunk's status is failed
-//   forget           what (entry | organization), id (the entry; the organisation's own id):
+//   forget           what (entry | message | thread | document | contact | organization), id
+//                    (the entry; the message's eventId; the thread, document; the contact's
+//                    contactId or address; the organisation's own id):
 //                    the store becomes what it would be had the forgotten records never been
 //                    applied (docs/forgetting.md); issuedBy and the kind are kept, never content
 
@@ -48,7 +50,11 @@ enum class command_op : std::uint8_t {
 };
 
 /// What a forget command can forget.
-inline constexpr std::string_view forget_kinds[] = {"entry", "organization"};
+inline constexpr std::string_view forget_kinds[] = {"entry", "message", "thread", "document", "contact", "organization"};
+/// The forget kinds that forget messages: applied by rebuilding the organisation from the log.
+[[nodiscard]] inline bool forgets_messages(std::string_view what) {
+  return what == "message" || what == "thread" || what == "document" || what == "contact";
+}
 
 [[nodiscard]] std::string_view to_string(command_op op);
 [[nodiscard]] std::optional<command_op> parse_command_op(std::string_view s);

@@ -128,10 +128,10 @@ constexpr std::string_view definitions = R"([
    "properties": {"id": {"type": "string"}, "keep": {"type": "string"},
      "entries": {"type": "array", "items": )" ENGRAM_ENTRY_SCHEMA R"(}}}},
 {"name": "forget_knowledge",
- "description": "Forget, for good: one entry (its indexes, its vector, and what it did to other entries: one it superseded is active again, one it flagged is no longer flagged), or the whole organisation of this token (everything stored for it; the admin scope). Written to engram-log, so a replay forgets the same; answers once applied, with what was removed.",
+ "description": "Forget, for good. kind entry: one entry (its indexes, its vector, and what it did to other entries: one it superseded is active again, one it flagged is no longer flagged). kind message, thread or document: those messages (by eventId, threadId or documentId) and everything read from them; kind contact (by contactId or e-mail address; the admin scope): every message the person sent or that only they received, their entity, names and aliases, and their mentions in other messages' entries. Each makes the organisation what it would be had those messages never been applied (it is rebuilt from engram-log without them). kind organization: everything stored for this token's organisation (the admin scope). Written to engram-log, so a replay forgets the same; answers once applied, with counts of what was removed.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["kind"],
-   "properties": {"kind": {"type": "string", "enum": ["entry", "organization"]},
-     "id": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The entry's id (kind entry); for kind organization, the token's own organisation (the default)."}}},
+   "properties": {"kind": {"type": "string", "enum": ["entry", "message", "thread", "document", "contact", "organization"]},
+     "id": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The entry's id, the message's eventId, the threadId, the documentId, the contact's contactId or e-mail address; for kind organization, the token's own organisation (the default)."}}},
  "outputSchema": {"type": "object", "required": ["kind", "id", "forgotten"],
    "properties": {"kind": {"type": "string"}, "id": {"type": "string"},
      "forgotten": {"type": "object", "additionalProperties": {"type": "integer"}}}}}

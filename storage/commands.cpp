@@ -57,8 +57,9 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
     return errc::ok;
   });
   // What a forget deleted leaves the disk before it is answered: the organisation's ranges of
-  // every family are compacted (RocksDB keeps deleted values in older files until then).
-  if (e == errc::ok && c.op == schemas::command_op::forget && r.error.empty() &&
+  // every family are compacted (RocksDB keeps deleted values in older files until then); in a
+  // rebuild, once at its end.
+  if (e == errc::ok && c.op == schemas::command_op::forget && r.error.empty() && !rebuild_ &&
       (!outcome || *outcome == apply_outcome::applied))
     e = compact_organization(org);
   if (e == errc::ok && result)

@@ -11,6 +11,8 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
                            apply_outcome* outcome) {
   write_txn tx;
   apply_outcome result;
+  std::optional<schemas::inbound_message> without_forgotten;
+  m = redacted(m, without_forgotten);
   if (!m) {
     result = apply_outcome::skipped;
     if (auto e = bump(tx, key("r", pos.topic), 1); e != errc::ok)
@@ -142,7 +144,7 @@ errc kv_graph_store::put_mentions(write_txn& tx, const schemas::inbound_message&
     // any entity (a vendor's organisation) is that entity.
     const bool other =
         mention.kind == schemas::entity_kind::technology || mention.kind == schemas::entity_kind::location;
-    if (!person && !company && !other)
+    if ((!person && !company && !other) || forgotten_mention(org, mention))
       continue;
     auto norm = normalise_name(mention.value);
     // An order, ticket or invoice number is never a person or an organisation.

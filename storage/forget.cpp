@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <set>
+
 namespace engram::storage::detail {
 
 namespace {
@@ -20,7 +23,318 @@ std::uint64_t delete_prefix(kv& store, write_txn& tx, cf family, const std::stri
   return n;
 }
 
+/// A forget's audit row: who asked, when, what kind and which id; never content.
+std::string audit_json(const schemas::knowledge_command& c) {
+  return nlohmann::json{
+      {"eventId", c.event_id}, {"issuedAt", c.issued_at}, {"issuedBy", c.issued_by}, {"what", c.what}, {"id", c.id}}
+      .dump();
+}
+
 }  // namespace
+
+std::map<std::string, std::uint64_t> kv_graph_store::drop_organization(write_txn& tx, const std::string& org) {
+  std::map<std::string, std::uint64_t> counts;
+  // Every row under the organisation's prefix, in every family; in meta, the rows whose
+  // second part is the organisation (seen events, branch state, document chunks, counters).
+  const auto prefix = key(org, "");
+  {  // counted before they go
+    std::uint64_t n = 0;
+    const auto p = key(org, "p", "");
+    auto it = kv_->iterate(cf_passages);
+    for (it->seek(p); it->valid() && it->key().starts_with(p); it->next())
+      ++n;
+    counts["passages"] = tx.dropped_passages = n;
+  }
+  for (std::size_t f = cf_messages; f < cf_count; ++f) {
+    if (f == cf_meta)
+      continue;
+    const auto n = delete_prefix(*kv_, tx, static_cast<cf>(f), prefix);
+    if (f == cf_messages)
+      counts["messages"] = n;
+    else if (f == cf_entries)
+      counts["entries"] = n;
+    else if (f == cf_entities)
+      counts["entities"] = n;
+    else if (f == cf_entity_edges)
+      counts["entityRelations"] = n;
+  }
+  for (const char* part : {"s", "S", "b", "c", "n"})
+    delete_prefix(*kv_, tx, cf_meta, key(part, org, ""));
+  tx.dropped_org = true;
+  return counts;
+}
+
+namespace {
+
+/// The counts a forget of messages reports, from the organisation's counters.
+nlohmann::json counts_of(const std::vector<organization_stats>& all, const std::string& org) {
+  for (const auto& s : all)
+    if (s.organization_id == org)
+      return {{"messages", s.events},   {"entries", s.entries},     {"entities", s.entities},
+              {"contacts", s.contacts}, {"relations", s.relations}, {"passages", s.passages}};
+  return {{"messages", 0}, {"entries", 0}, {"entities", 0}, {"contacts", 0}, {"relations", 0}, {"passages", 0}};
+}
+
+bool is_address(const std::string& id) { return id.find('@') != std::string::npos; }
+
+}  // namespace
+
+/// What the store keeps of a forgotten person so a rebuild leaves them out: SHA-256 of
+/// (organisation, kind, value), hex, never the address or name itself.
+std::string forgotten_person_key(const std::string& org, std::string_view kind, std::string_view value) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  for (std::string_view part : {std::string_view(org), kind, value}) {
+    EVP_DigestUpdate(ctx.get(), part.data(), part.size());
+    EVP_DigestUpdate(ctx.get(), "", 1);
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+namespace {}  // namespace
+
+errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+  const auto& org = c.organization_id;
+  std::set<std::string> events;
+  std::map<std::string, std::set<std::string>> people;  // kind -> values
+  if (c.what == "message") {
+    auto v = kv_->get(cf_messages, key(org, c.id));
+    if (!v && v.error() != errc::not_found)
+      return v.error();
+    if (v)
+      events.insert(c.id);
+  } else if (c.what == "thread") {
+    for (auto& id : ids_under(cf_by_thread, key(org, c.id, "message", "")))
+      events.insert(std::move(id));
+  } else if (c.what == "document") {
+    const auto prefix = key("c", org, c.id, "");
+    auto it = kv_->iterate(cf_meta);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      auto status = nlohmann::json::parse(it->value(), nullptr, false);
+      if (status.is_object() && status.contains("eventId") && status["eventId"].is_string())
+        events.insert(status["eventId"].get<std::string>());
+    }
+  } else {  // contact: by contactId or address
+    const std::string wanted = is_address(c.id) ? lower_ascii(c.id) : c.id;
+    auto is_them = [&](const schemas::participant& p) {
+      return (!p.address.empty() && lower_ascii(p.address) == wanted) ||
+             (!p.contact_id.empty() && p.contact_id == wanted);
+    };
+    auto note = [&](const schemas::participant& p) {
+      if (!p.address.empty())
+        people["address"].insert(lower_ascii(p.address));
+      if (!p.contact_id.empty())
+        people["contact"].insert(p.contact_id);
+      if (auto n = normalise_name(p.name); !n.empty())
+        people["name"].insert(n);
+    };
+    schemas::decode_limits limits{std::numeric_limits<std::size_t>::max()};
+    const auto prefix = key(org, "");
+    auto it = kv_->iterate(cf_messages);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      schemas::inbound_message m;
+      if (schemas::decode(it->value(), limits, m))
+        continue;  // stored by this store: never undecodable
+      const bool mail = m.source != schemas::source_type::manual && m.source != schemas::source_type::file;
+      const bool sent = mail && is_them(m.from);
+      bool only_them = !(m.to.empty() && m.cc.empty());
+      for (const auto* list : {&m.to, &m.cc})
+        for (const auto& p : *list) {
+          only_them = only_them && is_them(p);
+          if (is_them(p))
+            note(p);
+        }
+      if (sent)
+        note(m.from);
+      if (sent || only_them)
+        events.insert(m.event_id);
+    }
+    people[is_address(c.id) ? "address" : "contact"].insert(wanted);
+    // The contact's entities: their names and aliases are forgotten as mentions too.
+    for (const auto& address : people["address"]) {
+      auto v = kv_->get(cf_entities, key(org, person_id(address)));
+      if (!v)
+        continue;
+      stored_entity e;
+      if (knowledge::decode(*v, e))
+        return errc::corruption;
+      for (const auto* name : {&e.name})
+        if (auto n = normalise_name(*name); !n.empty())
+          people["name"].insert(n);
+      for (const auto& alias : e.aliases)
+        if (auto n = normalise_name(alias); !n.empty())
+          people["name"].insert(n);
+      if (!e.contact_id.empty())
+        people["contact"].insert(e.contact_id);
+    }
+    if (events.empty() && people["name"].empty()) {
+      r.error = "id: no contact '" + c.id + "' in this organisation";
+      return errc::ok;
+    }
+  }
+  if (events.empty() && c.what != "contact") {
+    r.error = "id: no " + c.what + " '" + c.id + "' in this organisation";
+    return errc::ok;
+  }
+  for (const auto& id : events)
+    tx.batch.put(cf_meta, key("x", org, id), c.event_id);
+  for (const auto& [kind, values] : people)
+    for (const auto& v : values)
+      tx.batch.put(cf_meta, key("X", org, kind, forgotten_person_key(org, kind, v)), c.event_id);
+  tx.batch.put(cf_meta, key("f", org, c.issued_at, c.event_id), audit_json(c));
+  const nlohmann::json pending{{"eventId", c.event_id}, {"before", counts_of(stats(), org)}};
+  tx.batch.put(cf_meta, key("R", org), pending.dump());
+  return errc::ok;
+}
+
+errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+                                   apply_outcome* outcome, bool* rebuild) {
+  *rebuild = false;
+  const auto& org = c.organization_id;
+  auto pending = kv_->get(cf_meta, key("R", org));
+  if (!pending && pending.error() != errc::not_found)
+    return pending.error();
+  bool resuming = false;
+  if (pending) {
+    auto p = nlohmann::json::parse(*pending, nullptr, false);
+    resuming = p.is_object() && p.value("eventId", "") == c.event_id;
+  }
+  if (!resuming) {
+    write_txn tx;
+    tx.org = org;
+    const auto seen = key("s", org, c.event_id);
+    bool first = false;
+    if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
+      return e;
+    if (!first) {
+      put_offset(tx, pos);
+      *outcome = apply_outcome::duplicate;
+      return commit(tx);
+    }
+    command_result r;
+    if (auto e = record_forget(tx, c, r); e != errc::ok)
+      return e;
+    *outcome = apply_outcome::applied;
+    if (!r.error.empty()) {  // nothing changes but the seen eventId and the offset
+      reject(tx, seen);
+      put_offset(tx, pos);
+      result->error = std::move(r.error);
+      return commit(tx);
+    }
+    tx.batch.del(cf_meta, seen);  // written by finish_rebuild
+    if (auto e = commit(tx); e != errc::ok)
+      return e;
+  }
+  write_txn tx;
+  tx.org = org;
+  drop_organization(tx, org);
+  if (auto e = commit(tx); e != errc::ok)
+    return e;
+  // What every forget of messages so far recorded (each undone where the log passes it).
+  rebuild_filter f;
+  f.org = org;
+  {
+    const auto prefix = key("x", org, "");
+    auto it = kv_->iterate(cf_meta);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
+      f.events.emplace(it->key().substr(prefix.size()), it->value());
+  }
+  {
+    const auto prefix = key("X", org, "");
+    auto it = kv_->iterate(cf_meta);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      auto parts = split_key(it->key().substr(prefix.size()));
+      if (parts.size() == 2)
+        f.people[parts[0]].emplace(parts[1], it->value());
+    }
+  }
+  rebuild_ = std::move(f);
+  *outcome = apply_outcome::applied;
+  *rebuild = true;
+  return errc::ok;
+}
+
+bool kv_graph_store::rebuild_skips(const std::string& event_id) const {
+  return rebuild_ && rebuild_->events.count(event_id);
+}
+
+errc kv_graph_store::rebuild_passed(const schemas::knowledge_command& earlier) {
+  if (!rebuild_ || earlier.organization_id != rebuild_->org)
+    return errc::ok;
+  std::erase_if(rebuild_->events, [&](const auto& kv) { return kv.second == earlier.event_id; });
+  for (auto& [_, values] : rebuild_->people)
+    std::erase_if(values, [&](const auto& kv) { return kv.second == earlier.event_id; });
+  write_txn tx;  // it was applied: a redelivery of it is a duplicate
+  tx.org = earlier.organization_id;
+  tx.batch.put(cf_meta, key("s", earlier.organization_id, earlier.event_id), "");
+  return commit(tx);
+}
+
+errc kv_graph_store::finish_rebuild(const log_position& pos, const schemas::knowledge_command& c,
+                                    command_result* result) {
+  const auto& org = c.organization_id;
+  nlohmann::json before;
+  if (auto pending = kv_->get(cf_meta, key("R", org)); pending) {
+    auto p = nlohmann::json::parse(*pending, nullptr, false);
+    if (p.is_object())
+      before = p.value("before", nlohmann::json::object());
+  }
+  rebuild_.reset();
+  write_txn tx;
+  tx.org = org;
+  tx.batch.put(cf_meta, key("s", org, c.event_id), "");
+  tx.batch.del(cf_meta, key("R", org));
+  put_offset(tx, pos);
+  if (auto e = commit(tx); e != errc::ok)
+    return e;
+  const auto after = counts_of(stats(), org);
+  for (auto& [k, v] : after.items()) {
+    const auto b = before.value(k, std::uint64_t{0});
+    const auto a = v.get<std::uint64_t>();
+    result->forgotten[k] = b > a ? b - a : 0;
+  }
+  return compact_organization(org);
+}
+
+const schemas::inbound_message* kv_graph_store::redacted(const schemas::inbound_message* m,
+                                                         std::optional<schemas::inbound_message>& copy) const {
+  if (!rebuild_ || !m || m->organization_id != rebuild_->org || rebuild_->people.empty())
+    return m;
+  const auto& people = rebuild_->people;
+  const auto& org = m->organization_id;
+  auto has = [&](const char* kind, const std::string& v) {
+    auto it = people.find(kind);
+    return it != people.end() && it->second.count(forgotten_person_key(org, kind, v));
+  };
+  auto gone = [&](const schemas::participant& p) {
+    return (!p.address.empty() && has("address", lower_ascii(p.address))) ||
+           (!p.contact_id.empty() && has("contact", p.contact_id));
+  };
+  copy = *m;
+  std::erase_if(copy->to, gone);
+  std::erase_if(copy->cc, gone);
+  std::erase_if(copy->contact_ids, [&](const std::string& id) { return has("contact", id); });
+  return &*copy;
+}
+
+bool kv_graph_store::forgotten_mention(const std::string& org, const schemas::entity_mention& m) const {
+  if (!rebuild_ || org != rebuild_->org || rebuild_->people.empty())
+    return false;
+  auto has = [&](const char* kind, const std::string& v) {
+    auto it = rebuild_->people.find(kind);
+    return it != rebuild_->people.end() && it->second.count(forgotten_person_key(org, kind, v));
+  };
+  return has("name", normalise_name(m.value)) || (!m.address.empty() && has("address", lower_ascii(m.address)));
+}
 
 std::vector<std::string> kv_graph_store::forget_audit(const std::string& org) const {
   std::vector<std::string> out;
@@ -35,47 +349,24 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
   const auto& org = c.organization_id;
   // The audit row (meta "f", organisation, issuedAt, eventId): kept through any forget, the
   // organisation's own included; rejected forgets write none (reject() clears the batch).
-  tx.batch.put(
-      cf_meta, key("f", org, c.issued_at, c.event_id),
-      nlohmann::json{
-          {"eventId", c.event_id}, {"issuedAt", c.issued_at}, {"issuedBy", c.issued_by}, {"what", c.what}, {"id", c.id}}
-          .dump());
+  tx.batch.put(cf_meta, key("f", org, c.issued_at, c.event_id), audit_json(c));
   if (c.what == "organization") {
     if (c.id != org) {
       r.error = "id: an organisation forgets only itself ('" + org + "'), not '" + c.id + "'";
       return errc::ok;
     }
-    // Every row under the organisation's prefix, in every family; in meta, the rows whose
-    // second part is the organisation (seen events, branch state, document chunks, counters).
-    const auto prefix = key(org, "");
-    for (std::size_t f = cf_messages; f < cf_count; ++f) {
-      if (f == cf_meta)
-        continue;
-      const auto n = delete_prefix(*kv_, tx, static_cast<cf>(f), prefix);
-      if (f == cf_messages)
-        r.forgotten["messages"] = n;
-      else if (f == cf_entries)
-        r.forgotten["entries"] = n;
-      else if (f == cf_entities)
-        r.forgotten["entities"] = n;
-      else if (f == cf_entity_edges)
-        r.forgotten["entityRelations"] = n;
-    }
-    {  // counted (the family's rows are deleted above)
-      std::uint64_t n = 0;
-      const auto p = key(org, "p", "");
-      auto it = kv_->iterate(cf_passages);
-      for (it->seek(p); it->valid() && it->key().starts_with(p); it->next())
-        ++n;
-      r.forgotten["passages"] = tx.dropped_passages = n;
-    }
-    for (const char* part : {"s", "S", "b", "c", "n"})
-      delete_prefix(*kv_, tx, cf_meta, key(part, org, ""));
+    r.forgotten = drop_organization(tx, org);
     // The command's own seen row stays (the batch wrote it before this ran), so a redelivery
     // of this forget is a duplicate.
     tx.batch.put(cf_meta, key("s", org, c.event_id), "");
-    tx.dropped_org = true;
     r.organization_forgotten = true;
+    return errc::ok;
+  }
+  if (schemas::forgets_messages(c.what)) {
+    // Applied by begin_rebuild .. finish_rebuild, which need engram-log read back: only the
+    // store stage with a log source does that (actors/store/store_writer.cpp).
+    r.error =
+        "what: forgetting a " + c.what + " rebuilds the organisation from engram-log, which this process cannot read";
     return errc::ok;
   }
   // One entry: its rows (remove_entry), its expiry row, and what it did to other entries: an

@@ -392,6 +392,31 @@ public:
                                               apply_outcome* outcome) = 0;
   /// The visible bundles of an organisation ("" = of every organisation), by organisation and name.
   [[nodiscard]] virtual std::vector<kg_bundle_info> kg_bundles(const std::string& organization_id) const = 0;
+  /// A forget of messages (what: message, thread, document, contact) makes the organisation
+  /// what it would be had those messages never been applied by rebuilding it from engram-log
+  /// (docs/forgetting.md): begin_rebuild, then the organisation's earlier records re-applied
+  /// in log order (advance = false) but those rebuild_skips names, rebuild_passed for each
+  /// such forget met on the way, then finish_rebuild. A crash in between leaves the forget
+  /// pending: its redelivery begins again, from what the first begin recorded.
+  ///
+  /// begin_rebuild: a duplicate (outcome duplicate) or a forget that names nothing (result->
+  /// error) only advances the offset, and `rebuild` is false. Otherwise records what the forget
+  /// forgets (the messages; for a contact also their entities, names and contact ids), the
+  /// audit row and the pending mark, and deletes the organisation's rows but those (`rebuild`
+  /// true): its in-memory indexes go too, and the caller drops its vector index.
+  [[nodiscard]] virtual errc begin_rebuild(const log_position& pos, const schemas::knowledge_command& c,
+                                           command_result* result, apply_outcome* outcome, bool* rebuild) = 0;
+  /// A rebuild is under way (between begin_rebuild and finish_rebuild).
+  [[nodiscard]] virtual bool rebuilding() const = 0;
+  /// During a rebuild: the record `event_id` is one the forgets recorded so far leave out.
+  [[nodiscard]] virtual bool rebuild_skips(const std::string& event_id) const = 0;
+  /// During a rebuild: an earlier forget of messages met in the log; what it recorded is left
+  /// out of the records before it only (a message arriving after a forget is applied).
+  [[nodiscard]] virtual errc rebuild_passed(const schemas::knowledge_command& earlier) = 0;
+  /// Ends the rebuild: the forget's seen row, the offset, the pending mark cleared, the
+  /// organisation's ranges compacted; result->forgotten counts what went.
+  [[nodiscard]] virtual errc finish_rebuild(const log_position& pos, const schemas::knowledge_command& c,
+                                            command_result* result) = 0;
   /// The organisation's forgets, oldest first, as JSON {eventId, issuedAt, issuedBy, what, id}:
   /// who asked, when and what kind, never what was forgotten (an entry's id, not its text).
   [[nodiscard]] virtual std::vector<std::string> forget_audit(const std::string& organization_id) const = 0;

@@ -13,6 +13,7 @@
 #include <caf/replies_to.hpp>
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -57,6 +58,24 @@ struct event_batch {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(engram::actors::event_batch)
 
 namespace engram::actors {
+
+/// engram-log read back, as the consumer reads it: a forget of messages rebuilds its
+/// organisation by applying its earlier records again (actors/store/store_writer.cpp).
+class log_source {
+public:
+  log_source() = default;
+  log_source(const log_source&) = delete;
+  log_source& operator=(const log_source&) = delete;
+  virtual ~log_source() = default;
+  /// Why the records at offsets [0, end) of `partition` cannot all be read (the oldest were
+  /// deleted, the broker does not answer); "" when they can.
+  [[nodiscard]] virtual std::string check(std::int32_t partition, std::int64_t end) = 0;
+  /// Calls `each` with the records at offsets [0, end) of `partition` in order, decoded and
+  /// read (reading::read_unread) as the consumer does. Stops at the first error `each`
+  /// returns (returned), or with io_error when the log cannot be read (logged).
+  [[nodiscard]] virtual storage::errc read(std::int32_t partition, std::int64_t end,
+                                           const std::function<storage::errc(log_record&)>& each) = 0;
+};
 
 /// The store takes a batch and applies it.
 using stage_actor = caf::typed_actor<caf::reacts_to<event_batch>>;

@@ -2,6 +2,7 @@
 #include "schemas/tools.hpp"
 #include "config/log.hpp"
 
+#include "actors/ingest/log_source.hpp"
 #include "actors/store/store_writer.hpp"
 #include "reading/read.hpp"
 #include "reading/parse.hpp"
@@ -542,6 +543,7 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
     resolve->dedup = std::make_unique<dedup::deduplicator>(m.store, dopts);
     resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(m.store);
     resolve->snapshot_dir = cfg.storage.path + "/vector-index";
+    resolve->log = ingest::make_log_source(cfg, m.brokers, m.reader(cfg), opts.replay && opts.re_extract);
     auto t0 = std::chrono::steady_clock::now();
     auto opened = resolve->dedup->open(resolve->snapshot_dir);
     if (!opened)

@@ -3,6 +3,9 @@
 
 #include "reading/rules.hpp"
 
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <variant>
 
 #include <caf/all.hpp>
@@ -119,6 +122,99 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const stora
   return e;
 }
 
+/// After a forget the vector index snapshots are written at once: a removed vector leaves the
+/// files (a rebuilt organisation's index has never held it).
+void save_snapshots(resolver* r) {
+  if (!r || !r->dedup || r->snapshot_dir.empty())
+    return;
+  if (auto saved = r->dedup->save(r->snapshot_dir); !saved)
+    logger().warn("vector index snapshots not written after a forget: {}", saved.error());
+}
+
+/// The answer to a knowledge command (the tools' JSON).
+std::string command_answer(const storage::command_result& cr, bool forget) {
+  auto j = nlohmann::ordered_json::object();
+  j["entries"] = nlohmann::ordered_json::array();
+  for (const auto& doc : cr.entries)
+    j["entries"].push_back(nlohmann::ordered_json::parse(doc));
+  j["removed"] = cr.removed.size();
+  j["droppedSaves"] = cr.dropped_saves;
+  if (forget)
+    j["forgotten"] = cr.forgotten;
+  return j.dump();
+}
+
+/// Fault injection for the tests of a crash during a rebuild (docs/tests.md): with
+/// ENGRAM_FAULT_REBUILD_KILL_AFTER=N in its environment, engramd kills itself (SIGKILL, as
+/// kill -9 would) once a rebuild has applied N records again. 0: never.
+std::uint64_t kill_in_rebuild_after() {
+  static const std::uint64_t n = [] {
+    const char* v = std::getenv("ENGRAM_FAULT_REBUILD_KILL_AFTER");
+    return v ? std::strtoull(v, nullptr, 10) : 0;
+  }();
+  return n;
+}
+
+/// A forget of messages (message, thread, document, contact): the organisation is rebuilt from
+/// engram-log without them (graph_store::begin_rebuild): its records before this one in its
+/// partition (an organisation's records share one: the key is the organisation) applied
+/// again through dedup and contradiction, the forgotten ones left out.
+storage::errc forget_messages(storage::graph_store& store, resolver* r, const storage::log_position& position,
+                              const schemas::knowledge_command& c, storage::apply_outcome* outcome,
+                              applied_event* answer) {
+  storage::command_result cr;
+  if (auto why = r->log->check(position.partition, position.offset); !why.empty()) {
+    auto e = store.apply_command(position, c, &cr, outcome);  // refused: no log to rebuild from
+    answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+    answer->rejected = "id: cannot forget now: " + why;
+    return e;
+  }
+  bool rebuild = false;
+  if (auto e = store.begin_rebuild(position, c, &cr, outcome, &rebuild); e != storage::errc::ok)
+    return e;
+  answer->duplicate = *outcome == storage::apply_outcome::duplicate;
+  answer->rejected = cr.error;
+  if (!rebuild)
+    return storage::errc::ok;
+  const auto& org = c.organization_id;
+  if (r->dedup)
+    r->dedup->drop(org);
+  std::uint64_t again = 0, left_out = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  auto e = r->log->read(position.partition, position.offset, [&](log_record& rec) {
+    if (!rec.payload || schemas::organization_of(*rec.payload) != org)
+      return storage::errc::ok;
+    const auto& p = *rec.payload;
+    if (const auto* g = std::get_if<schemas::knowledge_command>(&p);
+        g && g->op == schemas::command_op::forget && schemas::forgets_messages(g->what))
+      return store.rebuild_passed(*g);
+    if (store.rebuild_skips(schemas::event_id_of(p))) {
+      ++left_out;
+      return storage::errc::ok;
+    }
+    ++again;
+    rec.position.advance = false;
+    storage::apply_outcome o{};
+    auto applied = resolve_and_apply(store, r, rec, &o, nullptr);
+    if (again == kill_in_rebuild_after()) {
+      logger().critical("ENGRAM_FAULT_REBUILD_KILL_AFTER={}: killed in the rebuild", again);
+      logger().flush();
+      ::raise(SIGKILL);
+    }
+    return applied;
+  });
+  if (e != storage::errc::ok)
+    return e;  // the forget stays pending: its redelivery rebuilds again
+  if (e = store.finish_rebuild(position, c, &cr); e != storage::errc::ok)
+    return e;
+  save_snapshots(r);
+  logger().info("forget {} '{}' in '{}': {} records applied again, {} left out, in {} ms", c.what, c.id, org, again,
+                left_out,
+                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+  answer->result = command_answer(cr, true);
+  return storage::errc::ok;
+}
+
 /// Applies each kind of record; a kind without its handler here does not compile.
 struct record_handler {
   storage::graph_store& store;
@@ -146,6 +242,8 @@ struct record_handler {
   storage::errc operator()(const schemas::knowledge_command& c) const {
     if (c.op == schemas::command_op::merge_branch)
       return merge_branch(store, r, position, c, outcome, answer);
+    if (c.op == schemas::command_op::forget && schemas::forgets_messages(c.what) && r && r->log)
+      return forget_messages(store, r, position, c, outcome, answer);
     storage::command_result cr;
     auto e = store.apply_command(position, c, &cr, outcome);
     if (e != storage::errc::ok)
@@ -160,15 +258,10 @@ struct record_handler {
         r->dedup->drop(c.organization_id);
     }
     answer->bundles_changed = cr.organization_forgotten;  // its bundles' tools go too
-    auto j = nlohmann::ordered_json::object();
-    j["entries"] = nlohmann::ordered_json::array();
-    for (const auto& doc : cr.entries)
-      j["entries"].push_back(nlohmann::ordered_json::parse(doc));
-    j["removed"] = cr.removed.size();
-    j["droppedSaves"] = cr.dropped_saves;
-    if (c.op == schemas::command_op::forget)
-      j["forgotten"] = cr.forgotten;
-    answer->result = j.dump();
+    const bool forget = c.op == schemas::command_op::forget;
+    if (forget && *outcome == storage::apply_outcome::applied && cr.error.empty() && !store.rebuilding())
+      save_snapshots(r);
+    answer->result = command_answer(cr, forget);
     return e;
   }
   storage::errc operator()(const schemas::entity_command& c) const {

@@ -22,8 +22,11 @@ namespace engram::actors {
 struct resolver {
   std::unique_ptr<dedup::deduplicator> dedup;
   std::unique_ptr<contradiction::contradiction_finder> contradiction;
-  /// Where the vector index snapshots are written when the stage stops ("" = never).
+  /// Where the vector index snapshots are written when the stage stops and after a forget
+  /// ("" = never).
   std::string snapshot_dir;
+  /// engram-log read back, for a forget of messages (null: such a forget is refused).
+  std::shared_ptr<log_source> log;
 };
 
 struct store_writer_state {

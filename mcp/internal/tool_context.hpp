@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -36,9 +37,11 @@ public:
   [[nodiscard]] virtual json capped(std::vector<json> results) const = 0;
   /// Appends `record` to engram-log and replies once the store has applied it (read your
   /// writes) with `answer(what the store said)`; a tool error when the log refuses it, the
-  /// store rejects it, or it is not applied in time (it stays on the log).
+  /// store rejects it, or it is not applied in time (it stays on the log). `wait`: how long
+  /// to wait for the store (0: mcp.save_timeout_ms; a forget that rebuilds waits longer).
   virtual void append_and_answer(const schemas::log_payload& record, tool_reply reply,
-                                 std::function<json(const actors::applied_event&)> answer) = 0;
+                                 std::function<json(const actors::applied_event&)> answer,
+                                 std::chrono::milliseconds wait = std::chrono::milliseconds(0)) = 0;
 };
 
 using tool_handler = void (*)(tool_context&, const grant&, const json&, tool_reply);

@@ -86,6 +86,10 @@ struct write_txn {
   std::uint64_t dropped_passages = 0;
 };
 
+/// What the store keeps of a forgotten person's address, contact id or name (meta "X" rows):
+/// SHA-256 of (organisation, kind, value) in hex (storage/forget.cpp).
+std::string forgotten_person_key(const std::string& org, std::string_view kind, std::string_view value);
+
 /// A key's parts (split at '\0').
 std::vector<std::string> split_key(std::string_view k);
 
@@ -177,6 +181,12 @@ public:
                         apply_outcome* outcome) override;
   std::vector<kg_bundle_info> kg_bundles(const std::string& org) const override;
   std::vector<std::string> forget_audit(const std::string& org) const override;
+  errc begin_rebuild(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
+                     apply_outcome* outcome, bool* rebuild) override;
+  bool rebuilding() const override { return rebuild_.has_value(); }
+  bool rebuild_skips(const std::string& event_id) const override;
+  errc rebuild_passed(const schemas::knowledge_command& earlier) override;
+  errc finish_rebuild(const log_position& pos, const schemas::knowledge_command& c, command_result* result) override;
   result<std::string> kg_status(const std::string& org, const std::string& bundle) const override;
   result<std::string> kg_get(const std::string& org, const std::string& bundle, const std::string& type,
                              const std::string& id) const override;
@@ -298,6 +308,17 @@ private:
   void drop_passage_indexes(const std::string& org, std::uint64_t passages);
   /// Compacts every range of the organisation's keys (after a forget).
   errc compact_organization(const std::string& org);
+  /// Deletes every row of the organisation but its forget records (meta f, x, X, R); counts
+  /// of what went by kind (forget.cpp).
+  std::map<std::string, std::uint64_t> drop_organization(write_txn& tx, const std::string& org);
+  /// Records what a forget of messages forgets (meta x, X), its audit row and the pending
+  /// mark (R); r.error when it names nothing.
+  errc record_forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
+  /// During a rebuild, a message without the people a contact's forget removed.
+  [[nodiscard]] const schemas::inbound_message* redacted(const schemas::inbound_message* m,
+                                                          std::optional<schemas::inbound_message>& copy) const;
+  /// During a rebuild, a mention a contact's forget removed (by name or address).
+  [[nodiscard]] bool forgotten_mention(const std::string& org, const schemas::entity_mention& m) const;
   /// Forgets an entry or the whole organisation (storage/forget.cpp).
   errc forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Deletes an entry and every row that indexes it; other entries' references to it go too.
@@ -318,6 +339,15 @@ private:
   text_index passage_text_;
   struct passage_vectors;
   std::unique_ptr<passage_vectors> passage_vectors_;
+  /// A rebuild under way (a forget of messages, forget.cpp): what the forgets recorded leave
+  /// out, each mapped to the forget that recorded it. Writer thread only.
+  struct rebuild_filter {
+    std::string org;
+    std::map<std::string, std::string> events;
+    /// "address" | "contact" | "name" -> forgotten_person_key -> forget.
+    std::map<std::string, std::map<std::string, std::string>> people;
+  };
+  std::optional<rebuild_filter> rebuild_;
 };
 
 }  // namespace engram::storage::detail

@@ -7,7 +7,7 @@
 //   ingest-docs  text, Markdown, HTML and PDF documents to inbound events (docs.hpp)
 //   kag          graph queries over what mail and documents gave (docs.hpp)
 //   stats        engramd's /v1/stats (inspect.hpp)
-//   forget       forget an entry or the whole organisation, through engramd (forget.hpp)
+//   forget       forget an entry, messages, a contact or the organisation, through engramd (forget.hpp)
 //   audit        the organisation's forgets: who, when, what kind (forget.hpp)
 //   replay       rebuild the graph from engram-log into a new store, then print its digest
 //                (--re-extract: read every message again with today's extractor and encoder) (replay.hpp)
@@ -150,7 +150,7 @@ void add_kag(CLI::App& app, cli_options& o, cli_commands& c) {
 }
 
 void add_forget_and_audit(CLI::App& app, cli_options& o, cli_commands& c) {
-  c.forget = app.add_subcommand("forget", "Forget an entry or the whole organisation (forget_knowledge), for good");
+  c.forget = app.add_subcommand("forget", "Forget an entry, a message, a thread, a document, a contact or the whole organisation (forget_knowledge), for good");
   c.audit = app.add_subcommand("audit", "List the organisation's forgets: who, when, what kind (the admin scope)");
   for (auto* sc : {c.forget, c.audit}) {
     sc->add_option("--url", o.forget.url, "engramd's base URL")->capture_default_str();
@@ -158,8 +158,10 @@ void add_forget_and_audit(CLI::App& app, cli_options& o, cli_commands& c) {
   }
   c.forget->add_option("--kind", o.forget.kind, "What to forget")
       ->required()
-      ->check(CLI::IsMember({"entry", "organization"}));
-  c.forget->add_option("--id", o.forget.id, "The entry's id (kind entry)");
+      ->check(CLI::IsMember({"entry", "message", "thread", "document", "contact", "organization"}));
+  c.forget->add_option("--id", o.forget.id,
+                       "The entry's id, the message's eventId, the threadId, the documentId, or the contact's "
+                       "contactId or e-mail address (the organisation: the token's own)");
 }
 
 void add_stats_and_replay(CLI::App& app, cli_options& o, cli_commands& c) {
