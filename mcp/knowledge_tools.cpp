@@ -203,9 +203,16 @@ void forget(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
   } else {
     if (c.id.empty())
       return reply(tool_error("id: required for kind " + c.what));
-    // An unknown message, thread, document or contact is refused by the store, in log order.
     if (c.what == "entry" && !ctx.query().load(g.organization_id, c.id))
       return reply(tool_error(no_entry(c.id)));
+    if (schemas::forgets_messages(c.what)) {
+      // What to forget is read now and carried by the command, so a replay forgets the same.
+      auto targets = ctx.store().find_forget_targets(g.organization_id, c.what, c.id);
+      if (!targets.error.empty())
+        return reply(tool_error(targets.error));
+      c.events = std::move(targets.events);
+      c.people = std::move(targets.people);
+    }
   }
   command(
       ctx, g, c, std::move(reply),

@@ -81,6 +81,9 @@ std::string to_json(const knowledge_command& c) {
       std::visit([&](auto m) { j[f.name] = c.*m; }, f.member);
   if (c.op == command_op::reminder_sent || c.reminder_offset != -1)
     j["offset"] = c.reminder_offset;
+  for (auto [name, list] : {std::pair{"events", &c.events}, {"people", &c.people}})
+    if (!list->empty())
+      j[name] = *list;
   // A reason quotes what was refused, perhaps cut inside a character: replaced, not thrown.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
@@ -132,6 +135,18 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
     out.reminder_offset = j["offset"].get<std::int64_t>();
   } else if (out.op == command_op::reminder_sent) {
     return std::string("/offset: required for op reminder_sent");
+  }
+  for (auto [name, list] : {std::pair{"events", &out.events}, {"people", &out.people}}) {
+    if (!j.contains(name))
+      continue;
+    const auto& v = j[name];
+    if (!v.is_array())
+      return std::string("/") + name + ": must be an array of strings";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string() || v[i].get<std::string>().empty() || v[i].get<std::string>().size() > 512)
+        return std::string("/") + name + "/" + std::to_string(i) + ": must be a non-empty string of at most 512 bytes";
+      list->push_back(v[i].get<std::string>());
+    }
   }
   if (out.op == command_op::validate && out.outcome != "approved" && out.outcome != "rejected")
     return std::string("/outcome: must be approved or rejected");

@@ -24,7 +24,8 @@
 //                    dead-letter topic with the same reason, the chunk's status is failed
 //   forget           what (entry | message | thread | document | contact | organization), id
 //                    (the entry; the message's eventId; the thread, document; the contact's
-//                    contactId or address; the organisation's own id):
+//                    contactId or address; the organisation's own id); events and people
+//                    (forgets of messages: what the requester found to forget):
 //                    the store becomes what it would be had the forgotten records never been
 //                    applied (docs/forgetting.md); issuedBy and the kind are kept, never content
 
@@ -32,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace engram::schemas {
@@ -87,6 +89,12 @@ struct knowledge_command : command_envelope {
   std::int32_t chunk = 0;
   std::int32_t chunks = 0;
   std::string reason;
+  /// forget of messages (what: message, thread, document, contact): the eventIds it forgets and,
+  /// for a contact, the people it removes from other messages ("address:", "contact:" or
+  /// "name:" + graph_store::person_key, never the value itself), as the requester read them
+  /// from the store: carried on the log, so a replay forgets exactly the same.
+  std::vector<std::string> events;
+  std::vector<std::string> people;
 
   friend bool operator==(const knowledge_command&, const knowledge_command&) = default;
 };

@@ -79,9 +79,11 @@ bool is_address(const std::string& id) { return id.find('@') != std::string::npo
 
 }  // namespace
 
-/// What the store keeps of a forgotten person so a rebuild leaves them out: SHA-256 of
-/// (organisation, kind, value), hex, never the address or name itself.
-std::string forgotten_person_key(const std::string& org, std::string_view kind, std::string_view value) {
+}  // namespace engram::storage::detail
+
+namespace engram::storage {
+
+std::string person_key(const std::string& org, std::string_view kind, std::string_view value) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   for (std::string_view part : {std::string_view(org), kind, value}) {
@@ -100,23 +102,31 @@ std::string forgotten_person_key(const std::string& org, std::string_view kind, 
   return out;
 }
 
-namespace {}  // namespace
+}  // namespace engram::storage
 
-errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
-  const auto& org = c.organization_id;
+namespace engram::storage::detail {
+
+forget_targets kv_graph_store::find_forget_targets(const std::string& org, const std::string& what,
+                                                   const std::string& id) const {
+  forget_targets out;
   std::set<std::string> events;
   std::map<std::string, std::set<std::string>> people;  // kind -> values
-  if (c.what == "message") {
-    auto v = kv_->get(cf_messages, key(org, c.id));
+  auto fail = [&](errc e) {
+    out.error = "the store cannot be read: " + to_string(e);
+    return out;
+  };
+  const auto& c_id = id;
+  if (what == "message") {
+    auto v = kv_->get(cf_messages, key(org, c_id));
     if (!v && v.error() != errc::not_found)
-      return v.error();
+      return fail(v.error());
     if (v)
-      events.insert(c.id);
-  } else if (c.what == "thread") {
-    for (auto& id : ids_under(cf_by_thread, key(org, c.id, "message", "")))
+      events.insert(c_id);
+  } else if (what == "thread") {
+    for (auto& id : ids_under(cf_by_thread, key(org, c_id, "message", "")))
       events.insert(std::move(id));
-  } else if (c.what == "document") {
-    const auto prefix = key("c", org, c.id, "");
+  } else if (what == "document") {
+    const auto prefix = key("c", org, c_id, "");
     auto it = kv_->iterate(cf_meta);
     for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
       auto status = nlohmann::json::parse(it->value(), nullptr, false);
@@ -124,7 +134,7 @@ errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_comma
         events.insert(status["eventId"].get<std::string>());
     }
   } else {  // contact: by contactId or address
-    const std::string wanted = is_address(c.id) ? lower_ascii(c.id) : c.id;
+    const std::string wanted = is_address(c_id) ? lower_ascii(c_id) : c_id;
     auto is_them = [&](const schemas::participant& p) {
       return (!p.address.empty() && lower_ascii(p.address) == wanted) ||
              (!p.contact_id.empty() && p.contact_id == wanted);
@@ -158,7 +168,7 @@ errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_comma
       if (sent || only_them)
         events.insert(m.event_id);
     }
-    people[is_address(c.id) ? "address" : "contact"].insert(wanted);
+    people[is_address(c_id) ? "address" : "contact"].insert(wanted);
     // The contact's entities: their names and aliases are forgotten as mentions too.
     for (const auto& address : people["address"]) {
       auto v = kv_->get(cf_entities, key(org, person_id(address)));
@@ -166,7 +176,7 @@ errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_comma
         continue;
       stored_entity e;
       if (knowledge::decode(*v, e))
-        return errc::corruption;
+        return fail(errc::corruption);
       for (const auto* name : {&e.name})
         if (auto n = normalise_name(*name); !n.empty())
           people["name"].insert(n);
@@ -177,19 +187,32 @@ errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_comma
         people["contact"].insert(e.contact_id);
     }
     if (events.empty() && people["name"].empty()) {
-      r.error = "id: no contact '" + c.id + "' in this organisation";
-      return errc::ok;
+      out.error = "id: no contact '" + c_id + "' in this organisation";
+      return out;
     }
   }
-  if (events.empty() && c.what != "contact") {
-    r.error = "id: no " + c.what + " '" + c.id + "' in this organisation";
-    return errc::ok;
+  if (events.empty() && what != "contact") {
+    out.error = "id: no " + what + " '" + c_id + "' in this organisation";
+    return out;
   }
-  for (const auto& id : events)
-    tx.batch.put(cf_meta, key("x", org, id), c.event_id);
+  out.events.assign(events.begin(), events.end());
   for (const auto& [kind, values] : people)
     for (const auto& v : values)
-      tx.batch.put(cf_meta, key("X", org, kind, forgotten_person_key(org, kind, v)), c.event_id);
+      out.people.push_back(kind + ":" + person_key(org, kind, v));
+  return out;
+}
+
+errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+  const auto& org = c.organization_id;
+  if (c.events.empty() && c.people.empty()) {
+    r.error = "events: this forget names no message (forget_knowledge finds them)";
+    return errc::ok;
+  }
+  for (const auto& id : c.events)
+    tx.batch.put(cf_meta, key("x", org, id), c.event_id);
+  for (const auto& p : c.people)
+    if (auto colon = p.find(':'); colon != std::string::npos)
+      tx.batch.put(cf_meta, key("X", org, p.substr(0, colon), p.substr(colon + 1)), c.event_id);
   tx.batch.put(cf_meta, key("f", org, c.issued_at, c.event_id), audit_json(c));
   const nlohmann::json pending{{"eventId", c.event_id}, {"before", counts_of(stats(), org)}};
   tx.batch.put(cf_meta, key("R", org), pending.dump());
@@ -313,7 +336,7 @@ const schemas::inbound_message* kv_graph_store::redacted(const schemas::inbound_
   const auto& org = m->organization_id;
   auto has = [&](const char* kind, const std::string& v) {
     auto it = people.find(kind);
-    return it != people.end() && it->second.count(forgotten_person_key(org, kind, v));
+    return it != people.end() && it->second.count(person_key(org, kind, v));
   };
   auto gone = [&](const schemas::participant& p) {
     return (!p.address.empty() && has("address", lower_ascii(p.address))) ||
@@ -331,7 +354,7 @@ bool kv_graph_store::forgotten_mention(const std::string& org, const schemas::en
     return false;
   auto has = [&](const char* kind, const std::string& v) {
     auto it = rebuild_->people.find(kind);
-    return it != rebuild_->people.end() && it->second.count(forgotten_person_key(org, kind, v));
+    return it != rebuild_->people.end() && it->second.count(person_key(org, kind, v));
   };
   return has("name", normalise_name(m.value)) || (!m.address.empty() && has("address", lower_ascii(m.address)));
 }

@@ -104,6 +104,18 @@ struct command_result {
   bool organization_forgotten = false;
 };
 
+/// What a forget of messages forgets (graph_store::find_forget_targets).
+struct forget_targets {
+  std::vector<std::string> events;
+  std::vector<std::string> people;
+  std::string error;
+};
+
+/// What Engram keeps of a forgotten person's address, contact id or name (kind "address",
+/// "contact", "name"): SHA-256 of (organisation, kind, value), hex; never the value itself.
+[[nodiscard]] std::string person_key(const std::string& organization_id, std::string_view kind,
+                                     std::string_view value);
+
 /// What an entity command did (apply_entity_command).
 struct entity_result {
   /// Empty on success; else why nothing changed ("/relations/0/to: no entity 'Rust' in this
@@ -392,6 +404,14 @@ public:
                                               apply_outcome* outcome) = 0;
   /// The visible bundles of an organisation ("" = of every organisation), by organisation and name.
   [[nodiscard]] virtual std::vector<kg_bundle_info> kg_bundles(const std::string& organization_id) const = 0;
+  /// What a forget of messages (what: message, thread, document, contact; id: the eventId, the
+  /// threadId, the documentId, the contact's contactId or address) finds to forget now: the
+  /// eventIds (a contact's: every message they sent or that only they received) and, for a
+  /// contact, the people to remove from other messages ("kind:" + person_key). forget_knowledge
+  /// reads it and writes it into the command. `error` ("id: no thread 'x' in this
+  /// organisation") when there is nothing.
+  [[nodiscard]] virtual forget_targets find_forget_targets(const std::string& organization_id,
+                                                           const std::string& what, const std::string& id) const = 0;
   /// A forget of messages (what: message, thread, document, contact) makes the organisation
   /// what it would be had those messages never been applied by rebuilding it from engram-log
   /// (docs/forgetting.md): begin_rebuild, then the organisation's earlier records re-applied

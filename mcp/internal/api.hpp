@@ -32,7 +32,6 @@ public:
   /// GET /v1/events: an event stream that says "applied" (at most every 250 ms) while events
   /// of `g`'s organisation are applied.
   virtual void open_events(const grant& g, http::responder respond) = 0;
-  [[nodiscard]] virtual const storage::graph_store& store() const = 0;
 };
 
 /// Answers one request under /v1/ for an authenticated grant.

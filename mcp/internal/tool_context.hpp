@@ -35,6 +35,8 @@ public:
   [[nodiscard]] virtual schemas::vector8 embed_save(const schemas::knowledge_save& s) const = 0;
   /// Keeps results while the answer stays under the size cap.
   [[nodiscard]] virtual json capped(std::vector<json> results) const = 0;
+  /// The store, read only (what the tools read beyond the query service).
+  [[nodiscard]] virtual const storage::graph_store& store() const = 0;
   /// Appends `record` to engram-log and replies once the store has applied it (read your
   /// writes) with `answer(what the store said)`; a tool error when the log refuses it, the
   /// store rejects it, or it is not applied in time (it stays on the log). `wait`: how long

@@ -86,10 +86,6 @@ struct write_txn {
   std::uint64_t dropped_passages = 0;
 };
 
-/// What the store keeps of a forgotten person's address, contact id or name (meta "X" rows):
-/// SHA-256 of (organisation, kind, value) in hex (storage/forget.cpp).
-std::string forgotten_person_key(const std::string& org, std::string_view kind, std::string_view value);
-
 /// A key's parts (split at '\0').
 std::vector<std::string> split_key(std::string_view k);
 
@@ -183,6 +179,8 @@ public:
   std::vector<std::string> forget_audit(const std::string& org) const override;
   errc begin_rebuild(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
                      apply_outcome* outcome, bool* rebuild) override;
+  forget_targets find_forget_targets(const std::string& org, const std::string& what,
+                                    const std::string& id) const override;
   bool rebuilding() const override { return rebuild_.has_value(); }
   bool rebuild_skips(const std::string& event_id) const override;
   errc rebuild_passed(const schemas::knowledge_command& earlier) override;
@@ -311,8 +309,8 @@ private:
   /// Deletes every row of the organisation but its forget records (meta f, x, X, R); counts
   /// of what went by kind (forget.cpp).
   std::map<std::string, std::uint64_t> drop_organization(write_txn& tx, const std::string& org);
-  /// Records what a forget of messages forgets (meta x, X), its audit row and the pending
-  /// mark (R); r.error when it names nothing.
+  /// Records what a forget of messages forgets (meta x, X: the command's events and people),
+  /// its audit row and the pending mark (R); r.error when it names nothing.
   errc record_forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// During a rebuild, a message without the people a contact's forget removed.
   [[nodiscard]] const schemas::inbound_message* redacted(const schemas::inbound_message* m,
@@ -344,7 +342,7 @@ private:
   struct rebuild_filter {
     std::string org;
     std::map<std::string, std::string> events;
-    /// "address" | "contact" | "name" -> forgotten_person_key -> forget.
+    /// "address" | "contact" | "name" -> person_key -> forget.
     std::map<std::string, std::map<std::string, std::string>> people;
   };
   std::optional<rebuild_filter> rebuild_;

@@ -24,7 +24,7 @@ static_assert(sizeof(extraction) == 376, "extraction changed: set the new field 
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_relation) == 112, "entity_relation changed: set the new field in full_extracted()");
-static_assert(sizeof(knowledge_command) == 440, "knowledge_command changed: set the new field in full_command()");
+static_assert(sizeof(knowledge_command) == 488, "knowledge_command changed: set the new field in full_command()");
 static_assert(sizeof(entity_command) == 304, "entity_command changed: set the new field in full_entity_command()");
 static_assert(sizeof(entity_spec) == 136, "entity_spec changed: set the new field in full_entity_command()");
 static_assert(sizeof(relation_spec) == 152, "relation_spec changed: set the new field in full_entity_command()");
@@ -155,6 +155,8 @@ knowledge_command full_command(command_op op) {
   c.chunks = 3;
   c.reason = "/document/chunk: must be less than chunks";
   c.what = "entry";
+  c.events = {"evt-1", "evt-2"};
+  c.people = {"address:0123abcd"};
   return c;
 }
 
