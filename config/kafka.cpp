@@ -17,6 +17,7 @@ void read_topics(const YAML::Node& n, const std::string& key, topics_config& t) 
                {"log", [&](auto& x, auto& k) { t.log = as_string(x, k); }},
                {"reminders", [&](auto& x, auto& k) { t.reminders = as_string(x, k); }},
                {"dead_letter", [&](auto& x, auto& k) { t.dead_letter = as_string(x, k); }},
+               {"keys", [&](auto& x, auto& k) { t.keys = as_string(x, k); }},
            });
 }
 
@@ -46,9 +47,9 @@ void read_kafka(const YAML::Node& n, const std::string& key, kafka_config& out) 
 }  // namespace detail
 
 std::optional<std::string> validate(const topics_config& t) {
-  std::set<std::string> names{t.inbound, t.log, t.reminders, t.dead_letter};
-  if (names.size() != 4)
-    return "config key 'kafka.topics': the four topics must have distinct names";
+  std::set<std::string> names{t.inbound, t.log, t.reminders, t.dead_letter, t.keys};
+  if (names.size() != 5)
+    return "config key 'kafka.topics': the five topics must have distinct names";
   return std::nullopt;
 }
 

@@ -19,6 +19,9 @@ struct topics_config {
   std::string reminders = "engram-reminders";
   /// Poison events, with the original bytes and a `reason` header. Default: "engram-dlq".
   std::string dead_letter = "engram-dlq";
+  /// The data keys of sealed engram-log records (crypto-shredding, docs/forgetting.md): a
+  /// compacted topic (cleanup.policy=compact). Default: "engram-keys".
+  std::string keys = "engram-keys";
 };
 
 struct kafka_config {
@@ -39,7 +42,7 @@ struct kafka_config {
   [[nodiscard]] bool embedded() const { return brokers == "embedded"; }
 };
 
-/// The four topics have distinct names; or the problem.
+/// The five topics have distinct names; or the problem.
 [[nodiscard]] std::optional<std::string> validate(const topics_config& topics);
 /// The topics, then a group id that is not empty; or the first problem.
 [[nodiscard]] std::optional<std::string> validate(const kafka_config& kafka);

@@ -2,6 +2,7 @@
 #include "schemas/tools.hpp"
 #include "config/log.hpp"
 
+#include "actors/ingest/key_ring.hpp"
 #include "actors/ingest/log_source.hpp"
 #include "actors/store/store_writer.hpp"
 #include "reading/read.hpp"
@@ -109,6 +110,8 @@ struct engine::impl {
   /// The sentence parser that picks the relation model's pairs (with the model only).
   std::shared_ptr<const reading::sentence_parser> parser;
   std::shared_ptr<actors::resolver> resolve;
+  /// The data keys of sealed engram-log records (kafka.topics.keys).
+  std::shared_ptr<ingest::key_ring> keys;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
   /// The store actor: the consumer sends it each batch of engram-log.
@@ -354,22 +357,29 @@ engram::result<void> engine::impl::open_store(const config::engram_config& cfg) 
 engram::result<void> engine::impl::connect_kafka(const config::engram_config& cfg, bool replay) {
   if (cfg.kafka.embedded()) {
     const auto& t = cfg.kafka.topics;
-    auto started = ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter}, embedded_partitions);
+    auto started =
+        ingest::embedded_broker::start({t.inbound, t.log, t.reminders, t.dead_letter, t.keys}, embedded_partitions);
     if (!started)
       return engram::fail(started.error());
     broker = std::move(*started);
     brokers = broker->bootstrap();
     logging::get(logging::module::engine)
         .info(
-            "embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {} "
+            "embedded Kafka (librdkafka mock cluster, in memory, starts empty) at {}: topics {}, {}, {}, {}, {} "
             "with {} partitions each; produce to it with engramctl produce --brokers {} or kcat -b {}",
-            brokers, t.inbound, t.log, t.reminders, t.dead_letter, embedded_partitions, brokers, brokers);
+            brokers, t.inbound, t.log, t.reminders, t.dead_letter, t.keys, embedded_partitions, brokers, brokers);
   } else {
     brokers = cfg.kafka.brokers;
     if (!replay)  // a replay only reads: it refuses a partial rebuild instead
       if (auto checked = check_retention(cfg); !checked)
         return engram::fail(checked.error());
   }
+  // The data keys of sealed records: the topic must be there (it is compacted; engramd does
+  // not create it: docker-compose's kafka-init does, docs/forgetting.md).
+  auto ring = ingest::key_ring::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.keys);
+  if (!ring)
+    return engram::fail(ring.error());
+  keys = std::move(*ring);
   return {};
 }
 
@@ -430,6 +440,7 @@ engram::result<void> engine::impl::start_sequencer(const config::engram_config& 
     so.embedder = embedder->name();
   }
   so.gaps = gap_handling(false);
+  so.keys = keys;
   if (store)  // an accepted inbound gap is shown in /v1/stats beside engram-log's
     so.gaps.record = [store = store](const actors::log_gap& g) {
       return store->record_gap({g.topic, g.partition, g.from, g.to}, /*advance=*/false, {}) == storage::errc::ok;
@@ -506,7 +517,7 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
 
   if (store_role) {
     auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
-                                                m.gap_handling(false), m.reader(cfg));
+                                                m.gap_handling(false), m.reader(cfg), false, m.keys);
     if (!consumer) {
       e->stop();
       return engram::fail(consumer.error());
@@ -543,7 +554,17 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
     resolve->dedup = std::make_unique<dedup::deduplicator>(m.store, dopts);
     resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(m.store);
     resolve->snapshot_dir = cfg.storage.path + "/vector-index";
-    resolve->log = ingest::make_log_source(cfg, m.brokers, m.reader(cfg), opts.replay && opts.re_extract);
+    resolve->log = ingest::make_log_source(cfg, m.brokers, m.reader(cfg), opts.replay && opts.re_extract, m.keys);
+    // A forget deletes the data keys of what it forgot (crypto-shredding): the records stay on
+    // engram-log, unreadable. A failure leaves them readable, never the store wrong (the
+    // forget is on the log: a rebuild or replay leaves them out anyway).
+    resolve->shred = [keys = m.keys](const std::string& org, const std::vector<std::string>& events) {
+      auto shredded = keys->shred(org, events);
+      if (!shredded)
+        logging::get(logging::module::store).error("data keys of '{}' not deleted: {}", org, shredded.error());
+      else
+        logging::get(logging::module::store).info("{} data keys of '{}' deleted", *shredded, org);
+    };
     auto t0 = std::chrono::steady_clock::now();
     auto opened = resolve->dedup->open(resolve->snapshot_dir);
     if (!opened)
@@ -566,8 +587,9 @@ engram::result<void> engine::start_store(impl& m, const config::engram_config& c
   m.store_actor =
       m.sys->spawn<caf::detached>(actors::store_writer, m.store, resolve, &m.metrics, &m.status, &m.notifier);
   if (opts.replay) {
-    auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
-                                                m.gap_handling(opts.accept_partial), m.reader(cfg), opts.re_extract);
+    auto consumer =
+        ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
+                                    m.gap_handling(opts.accept_partial), m.reader(cfg), opts.re_extract, m.keys);
     if (!consumer)
       return engram::fail(consumer.error());
     m.consumer = std::move(*consumer);

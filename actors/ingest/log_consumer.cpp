@@ -2,6 +2,7 @@
 #include "config/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
+#include "actors/ingest/internal/records.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
 
@@ -39,6 +40,8 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   reading::reader_context reader;
   /// engramctl replay --re-extract: what format-2 records say was read is dropped.
   bool re_extract = false;
+  /// The data keys of sealed records.
+  std::shared_ptr<key_ring> keys;
 
   /// Waits for the oldest batch and records its outcome. Returns false on a store failure.
   bool complete_oldest() {
@@ -208,17 +211,16 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   }
 };
 
-engram::result<std::unique_ptr<log_consumer>> log_consumer::start(const config::engram_config& cfg,
-                                                                  const std::string& brokers,
-                                                                  std::shared_ptr<storage::graph_store> store,
-                                                                  actors::stage_actor head, actors::metrics& metrics,
-                                                                  actors::ingest_status& status, gap_handling gaps,
-                                                                  reading::reader_context reader, bool re_extract) {
+engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
+    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
+    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
+    reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
   m.cfg = cfg;
   m.reader = std::move(reader);
+  m.keys = std::move(keys);
   m.re_extract = re_extract;
   m.brokers = brokers;
   m.store = std::move(store);
@@ -277,15 +279,17 @@ void log_consumer::run() {
       actors::log_record rec;
       rec.position = storage::log_position{topic, msg->partition(), msg->offset(), cluster};
       rec.received_at = now;
-      std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
-      auto decoded = schemas::decode_record(detail::header(*msg, schemas::kind_header), bytes, limits);
-      if (auto* bad = std::get_if<schemas::record_error>(&decoded)) {
-        rec.rejection = std::move(bad->reason);
-        m.dead_letter(*msg, rec.rejection, bad->label);
+      auto read = detail::read_log_record(*msg, limits, m.keys.get());
+      if (read.forgotten) {  // a forgotten message's record: nothing to apply, nothing poisonous
+        rec.rejection = std::move(read.rejection);
+        m.status->read(msg->partition(), msg->offset(), "forgotten");
+      } else if (!read.payload) {
+        rec.rejection = std::move(read.rejection);
+        m.dead_letter(*msg, rec.rejection, read.label);
         m.status->read(msg->partition(), msg->offset(), "undecodable");
         logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
       } else {
-        rec.payload = std::move(std::get<schemas::log_payload>(decoded));
+        rec.payload = std::move(read.payload);
         m.status->read(msg->partition(), msg->offset(),
                        std::string(schemas::to_string(schemas::kind_of(*rec.payload))));
       }

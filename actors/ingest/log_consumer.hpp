@@ -8,6 +8,7 @@
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
 #include "actors/ingest/gaps.hpp"
+#include "actors/ingest/key_ring.hpp"
 #include "config/config.hpp"
 #include "reading/read.hpp"
 #include "base/result.hpp"
@@ -28,11 +29,12 @@ public:
   /// accepts the loss (gaps.hpp); a new store needs every partition from offset 0. An error
   /// when the consumer cannot be made. Records that carry no reading (format 1, saves without
   /// a vector) are read here with `reader` before they go to the store; `re_extract`: so are
-  /// the messages that carry theirs (format 2; engramctl replay --re-extract).
+  /// the messages that carry theirs (format 2; engramctl replay --re-extract). Sealed records
+  /// are opened with `keys` (a record whose key was deleted is forgotten: applied as nothing).
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
       const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
       actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-      reading::reader_context reader, bool re_extract = false);
+      reading::reader_context reader, bool re_extract = false, std::shared_ptr<key_ring> keys = nullptr);
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

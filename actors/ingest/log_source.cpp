@@ -1,6 +1,7 @@
 #include "actors/ingest/log_source.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
+#include "actors/ingest/internal/records.hpp"
 #include "config/log.hpp"
 
 #include <spdlog/spdlog.h>
@@ -19,14 +20,15 @@ constexpr std::size_t batch = 256;
 class kafka_log_source final : public actors::log_source {
 public:
   kafka_log_source(const config::engram_config& cfg, std::string brokers, reading::reader_context reader,
-                   bool re_extract)
+                   bool re_extract, std::shared_ptr<key_ring> keys)
       : topic_(cfg.kafka.topics.log),
         brokers_(std::move(brokers)),
         user_(cfg.kafka.rdkafka),
         group_(cfg.kafka.group_id + "-rebuild"),
         limits_{cfg.ingest.max_event_bytes},
         reader_(std::move(reader)),
-        re_extract_(re_extract) {}
+        re_extract_(re_extract),
+        keys_(std::move(keys)) {}
 
   std::string check(std::int32_t partition, std::int64_t end) override {
     auto consumer = make(partition);
@@ -90,12 +92,9 @@ public:
       next = msg->offset() + 1;
       actors::log_record rec;
       rec.position = storage::log_position{topic_, partition, msg->offset(), {}};
-      std::string_view bytes(static_cast<const char*>(msg->payload()), msg->len());
-      auto decoded = schemas::decode_record(detail::header(*msg, schemas::kind_header), bytes, limits_);
-      if (auto* bad = std::get_if<schemas::record_error>(&decoded))
-        rec.rejection = std::move(bad->reason);
-      else
-        rec.payload = std::move(std::get<schemas::log_payload>(decoded));
+      auto read = detail::read_log_record(*msg, limits_, keys_.get());
+      rec.payload = std::move(read.payload);
+      rec.rejection = std::move(read.rejection);
       records.push_back(std::move(rec));
       if (records.size() >= batch || next >= end)
         e = hand_over();
@@ -136,13 +135,15 @@ private:
   schemas::decode_limits limits_;
   reading::reader_context reader_;
   bool re_extract_;
+  std::shared_ptr<key_ring> keys_;
 };
 
 }  // namespace
 
 std::shared_ptr<actors::log_source> make_log_source(const config::engram_config& cfg, const std::string& brokers,
-                                                    reading::reader_context reader, bool re_extract) {
-  return std::make_shared<kafka_log_source>(cfg, brokers, std::move(reader), re_extract);
+                                                    reading::reader_context reader, bool re_extract,
+                                                    std::shared_ptr<key_ring> keys) {
+  return std::make_shared<kafka_log_source>(cfg, brokers, std::move(reader), re_extract, std::move(keys));
 }
 
 }  // namespace engram::ingest

@@ -4,6 +4,7 @@
 // never committing. Made for each read: a forget of messages is rare.
 
 #include "actors/common/pipeline.hpp"
+#include "actors/ingest/key_ring.hpp"
 #include "config/config.hpp"
 #include "reading/read.hpp"
 
@@ -14,10 +15,11 @@ namespace engram::ingest {
 
 /// The log source of engram-log (cfg.kafka.topics.log) on `brokers`; records that carry no
 /// reading are read with `reader` (and every message with `re_extract`), as the log consumer
-/// does.
+/// does; sealed records are opened with `keys`.
 [[nodiscard]] std::shared_ptr<actors::log_source> make_log_source(const config::engram_config& cfg,
                                                                   const std::string& brokers,
                                                                   reading::reader_context reader,
-                                                                  bool re_extract = false);
+                                                                  bool re_extract = false,
+                                                                  std::shared_ptr<key_ring> keys = nullptr);
 
 }  // namespace engram::ingest

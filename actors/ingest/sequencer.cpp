@@ -3,6 +3,7 @@
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/producer.hpp"
+#include "actors/ingest/sealing.hpp"
 #include "schemas/log_record.hpp"
 #include "schemas/time.hpp"
 
@@ -289,22 +290,42 @@ bool sequencer::impl::dead_letter(const RdKafka::Message& msg, std::string_view 
 bool sequencer::impl::append_valid(std::vector<schemas::inbound_message>& valid,
                                    const std::vector<const RdKafka::Message*>& valid_msgs) {
   const auto& topics = cfg.kafka.topics;
-  bool queued = true;
+  std::vector<schemas::encoded_record> records;
+  records.reserve(valid.size());
   if (opts.extract) {
     auto read = opts.extract(valid);
     for (std::size_t k = 0; k < valid.size(); ++k) {
-      schemas::extracted_message x{std::move(valid[k]), std::move(read[k]), opts.embedder};
-      const auto rec = schemas::encode(schemas::log_payload{std::move(x)});
-      queued &= producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
+      schemas::extracted_message x{valid[k], std::move(read[k]), opts.embedder};
+      records.push_back(schemas::encode(schemas::log_payload{std::move(x)}));
     }
   } else {
     for (std::size_t k = 0; k < valid.size(); ++k) {
       const auto& msg = *valid_msgs[k];
-      queued &= producer->produce(topics.log, valid[k].organization_id,
-                                  std::string_view(static_cast<const char*>(msg.payload()), msg.len()),
-                                  {{schemas::kind_header, schemas::kind_inbound_message}});
+      records.push_back({valid[k].organization_id, schemas::kind_inbound_message,
+                         std::string(static_cast<const char*>(msg.payload()), msg.len())});
     }
   }
+  if (opts.keys) {
+    // Each message sealed with a key of its own; the keys are on the key topic before any
+    // record sealed with them is on engram-log.
+    std::vector<std::pair<std::string, data_key>> keys;
+    keys.reserve(records.size());
+    for (std::size_t k = 0; k < records.size(); ++k) {
+      auto key = new_data_key();
+      const auto& org = valid[k].organization_id;
+      const auto& event = valid[k].event_id;
+      records[k].value = seal(org, event, records[k].kind, records[k].value, key);
+      records[k].kind = sealed_kind;
+      keys.emplace_back(key_name(org, event, key.id), std::move(key));
+    }
+    if (auto put = opts.keys->put(keys); !put) {
+      logger().error("data keys not written ({}): nothing of this batch goes to engram-log", put.error());
+      return false;
+    }
+  }
+  bool queued = true;
+  for (const auto& rec : records)
+    queued &= producer->produce(topics.log, rec.key, rec.value, {{schemas::kind_header, rec.kind}});
   return queued;
 }
 

@@ -16,6 +16,7 @@
 
 #include "actors/common/metrics.hpp"
 #include "actors/ingest/gaps.hpp"
+#include "actors/ingest/key_ring.hpp"
 #include "config/config.hpp"
 #include "schemas/knowledge.hpp"
 #include "base/result.hpp"
@@ -50,6 +51,9 @@ struct sequencer_options {
   /// offsets are committed. Returning false stops the sequencer right there, without
   /// committing, the way a crash at that moment would.
   std::function<bool()> before_commit;
+  /// Seals each message's record with a data key of its own, written here first (null: records
+  /// go to engram-log in clear, as earlier releases wrote them).
+  std::shared_ptr<key_ring> keys;
 };
 
 class sequencer {

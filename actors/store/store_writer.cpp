@@ -208,6 +208,8 @@ storage::errc forget_messages(storage::graph_store& store, resolver* r, const st
   if (e = store.finish_rebuild(position, c, &cr); e != storage::errc::ok)
     return e;
   save_snapshots(r);
+  if (r->shred)
+    r->shred(org, c.events);
   logger().info("forget {} '{}' in '{}': {} records applied again, {} left out, in {} ms", c.what, c.id, org, again,
                 left_out,
                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
@@ -259,8 +261,11 @@ struct record_handler {
     }
     answer->bundles_changed = cr.organization_forgotten;  // its bundles' tools go too
     const bool forget = c.op == schemas::command_op::forget;
-    if (forget && *outcome == storage::apply_outcome::applied && cr.error.empty() && !store.rebuilding())
+    if (forget && *outcome == storage::apply_outcome::applied && cr.error.empty() && !store.rebuilding()) {
       save_snapshots(r);
+      if (cr.organization_forgotten && r && r->shred)
+        r->shred(c.organization_id, {});
+    }
     answer->result = command_answer(cr, forget);
     return e;
   }

@@ -14,7 +14,10 @@
 #include "knowledge/dedup.hpp"
 #include "storage/graph_store.hpp"
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace engram::actors {
 
@@ -27,6 +30,9 @@ struct resolver {
   std::string snapshot_dir;
   /// engram-log read back, for a forget of messages (null: such a forget is refused).
   std::shared_ptr<log_source> log;
+  /// Deletes the data keys of these messages of an organisation (all of its messages when the
+  /// list is empty) once a forget is applied: crypto-shredding. Null: no keys.
+  std::function<void(const std::string& org, const std::vector<std::string>& events)> shred;
 };
 
 struct store_writer_state {

@@ -13,6 +13,7 @@
 // - the int8 encoder's paths (portable, AVX2, AVX-512 VNNI: those this CPU has) each rebuild
 //   the store of a live run, to the same digest.
 // Every wait is on observed state (events applied, partitions assigned), never a sleep.
+#include "actors/ingest/sealing.hpp"
 #include "schemas/log_record.hpp"
 #include "tests/integration/support.hpp"
 #include "tools/bench/synthetic.hpp"
@@ -20,10 +21,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <set>
+
 namespace {
 
 using namespace engram;
 using namespace std::chrono_literals;
+using json = nlohmann::json;
 
 constexpr std::size_t events_count = 300;
 
@@ -106,13 +111,30 @@ TEST(ExtractStage, TwoExtractProcessesShareTheInboundPartitionsAndOneStoreApplie
   EXPECT_EQ(b.terminate(30s), 0) << test::tail(dir.sub("b.log"));
   EXPECT_EQ(store, reference);
 
-  // What went on engram-log: messages with what was read from them, format 2.
+  // What went on engram-log: messages with what was read from them, sealed each with a data
+  // key of its own (on engram-keys, written first): nothing of a message in clear.
   const auto records = test::consume_all(brokers, "engram-log", events.size(), 30s);
   ASSERT_GE(records.size(), events.size());
+  std::map<std::string, std::string> keys;
+  for (const auto& k : test::consume_all(brokers, "engram-keys", records.size(), 30s))
+    keys[k.key] = k.value;
+  std::set<std::string> bodies;
+  for (const auto& e : events)
+    bodies.insert(json::parse(e)["body"].get<std::string>().substr(0, 24));
   std::size_t with_vectors = 0;
   for (const auto& r : records) {
-    ASSERT_EQ(r.headers.at(schemas::kind_header), schemas::kind_extracted_message);
-    auto decoded = schemas::decode_record(r.headers.at(schemas::kind_header), r.value, {});
+    ASSERT_EQ(r.headers.at(schemas::kind_header), ingest::sealed_kind);
+    for (const auto& body : bodies)
+      ASSERT_EQ(r.value.find(body), std::string::npos) << "in clear on engram-log: " << body;
+    std::string why;
+    auto envelope = ingest::read_envelope(r.value, &why);
+    ASSERT_TRUE(envelope) << why;
+    ASSERT_EQ(envelope->kind, schemas::kind_extracted_message);
+    const auto key = keys.find(ingest::key_name(envelope->organization_id, envelope->event_id, envelope->key_id));
+    ASSERT_NE(key, keys.end()) << "no data key for " << envelope->event_id;
+    const auto clear = ingest::open(*envelope, key->second);
+    ASSERT_TRUE(clear) << envelope->event_id;
+    auto decoded = schemas::decode_record(envelope->kind, *clear, {});
     ASSERT_TRUE(std::holds_alternative<schemas::log_payload>(decoded))
         << std::get<schemas::record_error>(decoded).reason;
     const auto& x = std::get<schemas::extracted_message>(std::get<schemas::log_payload>(decoded));

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 using namespace engram;
@@ -287,6 +289,13 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
   const auto globex_before = stats_row(port, "globex");
   const auto globex_recall = test::recall_ids(port, globex, "meeting budget contract");
   ASSERT_FALSE(globex_before.is_null());
+  // engram-log holds every message sealed with a key of its own: no marker in clear.
+  const auto log = test::consume_all(broker->bootstrap(), "engram-log",
+                                     std::size_t(test::topic_size(broker->bootstrap(), "engram-log")), 30s);
+  ASSERT_GE(log.size(), 48u);
+  for (const auto& r : log)
+    for (const char* marker : {"Quillfeather", "Brambleton", "Cindervale", "Marrowgate", "ophelia@partner"})
+      ASSERT_EQ(r.value.find(marker), std::string::npos) << marker << " in clear at " << r.offset;
 
   struct forget_case {
     const char* kind;
@@ -375,6 +384,19 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
   EXPECT_NE(test::mcp_call(port, writer, "recall_knowledge", {{"query", "signed order"}}).dump().find("signed order"),
             std::string::npos);
   EXPECT_EQ(test::recall_ids(port, globex, "meeting budget contract"), globex_recall);
+  // Their data keys are deleted (tombstones on engram-keys, the last word for each): the records
+  // stay on engram-log, unreadable. m-oph-3's key stays.
+  std::map<std::string, std::string> last;
+  for (const auto& k : test::consume_all(broker->bootstrap(), "engram-keys",
+                                         std::size_t(test::topic_size(broker->bootstrap(), "engram-keys")), 30s))
+    last[k.key] = k.value;
+  std::set<std::string> shredded, kept;
+  for (const auto& [name, value] : last)
+    (value.empty() ? shredded : kept).insert(name.substr(0, name.rfind('/')));
+  for (const auto& c : cases)
+    for (const auto& m : c.messages)
+      EXPECT_TRUE(shredded.count("acme/" + m) && !kept.count("acme/" + m)) << m;
+  EXPECT_TRUE(kept.count("acme/m-oph-3"));
   // A message that comes later brings back only what it says.
   test::produce_raw(
       broker->bootstrap(), "inbound-messages",

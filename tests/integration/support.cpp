@@ -58,8 +58,8 @@ std::map<const ingest::embedded_broker*, std::set<std::pair<std::string, std::in
 }  // namespace
 
 std::unique_ptr<ingest::embedded_broker> start_broker(int partitions) {
-  auto b =
-      ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, partitions);
+  auto b = ingest::embedded_broker::start(
+      {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq", "engram-keys"}, partitions);
   EXPECT_TRUE(b) << b.error();
   if (!b)
     return nullptr;
@@ -151,7 +151,8 @@ std::vector<record> consume_all(const std::string& brokers, const std::string& t
     r.offset = msg->offset();
     if (msg->key())
       r.key = *msg->key();
-    r.value.assign(static_cast<const char*>(msg->payload()), msg->len());
+    if (msg->payload())  // else a tombstone: empty
+      r.value.assign(static_cast<const char*>(msg->payload()), msg->len());
     if (auto* hs = msg->headers())
       for (const auto& h : hs->get_all())
         r.headers[h.key()] = std::string(static_cast<const char*>(h.value()), h.value_size());

@@ -11,5 +11,10 @@ namespace engram::bench {
 /// organisations; prints the entries stored, the median time of `runs` entry forgets (each
 /// flushes and compacts acme's ranges) and the time to forget acme whole.
 int forget(std::size_t messages, int runs);
+/// A store of one organisation built directly from `messages` dense synthetic messages, of
+/// which `theirs` were sent by one contact (the log kept in memory), then the forget of that
+/// contact as the store stage applies it: prints the time to find their messages and the time
+/// of the forget (the rebuild of the organisation without them, flush and compaction).
+int forget_contact(std::size_t messages, std::size_t theirs);
 
 }  // namespace engram::bench

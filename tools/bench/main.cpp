@@ -61,6 +61,15 @@ int run_bench(int argc, char** argv) {
                    "Dense messages of the forgotten organisation (as many of two others)")
       ->capture_default_str()
       ->check(CLI::Range(10, 1000000));
+  auto* forget_contact =
+      app.add_subcommand("forget-contact", "Forgetting a contact (a rebuild from the log) in a store built directly");
+  std::size_t contact_total = 14400, contact_theirs = 10000;  // about 100k entries
+  forget_contact->add_option("--messages", contact_total, "Dense messages of the organisation")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 1000000));
+  forget_contact->add_option("--contact-messages", contact_theirs, "Of them, sent by the forgotten contact")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   auto* quality = app.add_subcommand("extraction", "Extraction quality on the labelled set (run from the source root)");
   auto* ham = app.add_subcommand("ham", "SpamAssassin ham corpus through import and extraction");
   std::string ham_dir = ".cache/data/spam-assassin/data";
@@ -194,6 +203,8 @@ int run_bench(int argc, char** argv) {
       return bench::bench_store(events, runs);
     if (*forget)
       return bench::forget(forget_messages, runs);
+    if (*forget_contact)
+      return bench::forget_contact(contact_total, contact_theirs);
     if (*quality)
       return bench::bench_extraction(model_path);
     if (*speed)

@@ -12,7 +12,7 @@ struct devbroker_options {
   int partitions = 4;
   /// Where to write the bootstrap address (written whole, then renamed); empty: nowhere.
   std::string bootstrap_file;
-  std::vector<std::string> topics{"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"};
+  std::vector<std::string> topics{"inbound-messages", "engram-log", "engram-reminders", "engram-dlq", "engram-keys"};
 };
 
 /// Prints the bootstrap address on stdout, then serves until SIGTERM or SIGINT. Exit 0, or 1
