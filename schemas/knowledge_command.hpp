@@ -52,7 +52,8 @@ enum class command_op : std::uint8_t {
 };
 
 /// What a forget command can forget.
-inline constexpr std::string_view forget_kinds[] = {"entry", "message", "thread", "document", "contact", "organization"};
+inline constexpr std::string_view forget_kinds[] = {"entry",    "message", "thread",
+                                                    "document", "contact", "organization"};
 /// The forget kinds that forget messages: applied by rebuilding the organisation from the log.
 [[nodiscard]] inline bool forgets_messages(std::string_view what) {
   return what == "message" || what == "thread" || what == "document" || what == "contact";

@@ -113,8 +113,7 @@ struct forget_targets {
 
 /// What Engram keeps of a forgotten person's address, contact id or name (kind "address",
 /// "contact", "name"): SHA-256 of (organisation, kind, value), hex; never the value itself.
-[[nodiscard]] std::string person_key(const std::string& organization_id, std::string_view kind,
-                                     std::string_view value);
+[[nodiscard]] std::string person_key(const std::string& organization_id, std::string_view kind, std::string_view value);
 
 /// What an entity command did (apply_entity_command).
 struct entity_result {
@@ -410,8 +409,8 @@ public:
   /// contact, the people to remove from other messages ("kind:" + person_key). forget_knowledge
   /// reads it and writes it into the command. `error` ("id: no thread 'x' in this
   /// organisation") when there is nothing.
-  [[nodiscard]] virtual forget_targets find_forget_targets(const std::string& organization_id,
-                                                           const std::string& what, const std::string& id) const = 0;
+  [[nodiscard]] virtual forget_targets find_forget_targets(const std::string& organization_id, const std::string& what,
+                                                           const std::string& id) const = 0;
   /// A forget of messages (what: message, thread, document, contact) makes the organisation
   /// what it would be had those messages never been applied by rebuilding it from engram-log
   /// (docs/forgetting.md): begin_rebuild, then the organisation's earlier records re-applied

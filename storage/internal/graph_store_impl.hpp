@@ -180,7 +180,7 @@ public:
   errc begin_rebuild(const log_position& pos, const schemas::knowledge_command& c, command_result* result,
                      apply_outcome* outcome, bool* rebuild) override;
   forget_targets find_forget_targets(const std::string& org, const std::string& what,
-                                    const std::string& id) const override;
+                                     const std::string& id) const override;
   bool rebuilding() const override { return rebuild_.has_value(); }
   bool rebuild_skips(const std::string& event_id) const override;
   errc rebuild_passed(const schemas::knowledge_command& earlier) override;
@@ -314,7 +314,7 @@ private:
   errc record_forget(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// During a rebuild, a message without the people a contact's forget removed.
   [[nodiscard]] const schemas::inbound_message* redacted(const schemas::inbound_message* m,
-                                                          std::optional<schemas::inbound_message>& copy) const;
+                                                         std::optional<schemas::inbound_message>& copy) const;
   /// During a rebuild, a mention a contact's forget removed (by name or address).
   [[nodiscard]] bool forgotten_mention(const std::string& org, const schemas::entity_mention& m) const;
   /// Forgets an entry or the whole organisation (storage/forget.cpp).

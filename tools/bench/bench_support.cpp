@@ -37,8 +37,8 @@ std::atomic<bool> truncated{false};
 }
 
 std::unique_ptr<ingest::embedded_broker> test_broker(int partitions) {
-  auto b =
-      ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq", "engram-keys"}, partitions);
+  auto b = ingest::embedded_broker::start(
+      {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq", "engram-keys"}, partitions);
   if (!b)
     throw std::runtime_error(b.error());
   (*b)->before_stop([](const ingest::embedded_broker& broker) {

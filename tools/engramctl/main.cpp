@@ -150,7 +150,9 @@ void add_kag(CLI::App& app, cli_options& o, cli_commands& c) {
 }
 
 void add_forget_and_audit(CLI::App& app, cli_options& o, cli_commands& c) {
-  c.forget = app.add_subcommand("forget", "Forget an entry, a message, a thread, a document, a contact or the whole organisation (forget_knowledge), for good");
+  c.forget = app.add_subcommand("forget",
+                                "Forget an entry, a message, a thread, a document, a contact or the whole organisation "
+                                "(forget_knowledge), for good");
   c.audit = app.add_subcommand("audit", "List the organisation's forgets: who, when, what kind (the admin scope)");
   for (auto* sc : {c.forget, c.audit}) {
     sc->add_option("--url", o.forget.url, "engramd's base URL")->capture_default_str();
