@@ -61,16 +61,34 @@ std::vector<std::string> ids_of(const json& answer) {
   return ids;
 }
 
+/// engramctl replay of engram-log into a new store: the same digest as the live store.
+void expect_replay_matches(const std::string& brokers, const test::temp_dir& dir) {
+  const auto live = test::digest_of(dir.sub("store"));
+  std::string out;
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) +
+                          " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + brokers +
+                          " --set embedder.model_path=" + test::model_path + " --into " + dir.sub("replayed"),
+                      &out),
+            0)
+      << out;
+  EXPECT_EQ(test::digest_of(dir.sub("replayed")), live) << out;
+}
+
+/// engramd's arguments with the three tokens of these tests (the admin's bound to `bundles`).
+std::vector<std::string> forget_args(const std::string& brokers, const test::temp_dir& dir, std::uint16_t port,
+                                     const std::string& bundles) {
+  return test::engramd_args(
+      brokers, dir.sub("store"), port,
+      {"auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}, {token: " + admin +
+       ", organization_id: acme, scopes: [read, write, admin], name: ops" + bundles + "}, {token: " + globex +
+       ", organization_id: globex, scopes: [read, write], name: g}]"});
+}
+
 TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsTheSame) {
   test::temp_dir dir("forget");
   auto broker = test::start_broker();
   const auto port = test::free_port();
-  const auto args = test::engramd_args(
-      broker->bootstrap(), dir.sub("store"), port,
-      {"auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}, " +
-       "{token: " + admin +
-       ", organization_id: acme, scopes: [read, write, admin], name: ops, bundles: [ecommerce-catalog-example]}, " +
-       "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: g}]"});
+  const auto args = forget_args(broker->bootstrap(), dir, port, ", bundles: [ecommerce-catalog-example]");
   auto engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   // Mail of three organisations, then a save of acme's.
@@ -195,15 +213,7 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
 
   // A replay of engram-log forgets the same: the same digest.
   ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
-  const auto live = test::digest_of(dir.sub("store"));
-  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) +
-                          " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" +
-                          broker->bootstrap() + " --set embedder.model_path=" + test::model_path + " --into " +
-                          dir.sub("replayed"),
-                      &out),
-            0)
-      << out;
-  EXPECT_EQ(test::digest_of(dir.sub("replayed")), live) << out;
+  expect_replay_matches(broker->bootstrap(), dir);
 }
 
 /// One of acme's messages for the forgets of messages.
@@ -253,11 +263,7 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
   test::temp_dir dir("forget-messages");
   auto broker = test::start_broker();
   const auto port = test::free_port();
-  const auto args = test::engramd_args(
-      broker->bootstrap(), dir.sub("store"), port,
-      {"auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}, " +
-       "{token: " + admin + ", organization_id: acme, scopes: [read, write, admin], name: ops}, " +
-       "{token: " + globex + ", organization_id: globex, scopes: [read, write], name: g}]"});
+  const auto args = forget_args(broker->bootstrap(), dir, port, "");
   auto engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   const json bob{{"name", "Bob Hale"}, {"address", "bob@acme.example"}, {"contactId", "c-bob"}},
@@ -416,16 +422,7 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
 
   // A replay of engram-log forgets the same: the same digest.
   ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
-  const auto live = test::digest_of(dir.sub("store"));
-  std::string out;
-  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) +
-                          " replay --config " ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" +
-                          broker->bootstrap() + " --set embedder.model_path=" + test::model_path + " --into " +
-                          dir.sub("replayed"),
-                      &out),
-            0)
-      << out;
-  EXPECT_EQ(test::digest_of(dir.sub("replayed")), live) << out;
+  expect_replay_matches(broker->bootstrap(), dir);
 }
 
 }  // namespace
