@@ -96,13 +96,14 @@ std::string seal(std::string_view org, std::string_view event_id, std::string_vi
       EVP_EncryptFinal_ex(ctx.get(), out + n, &last) != 1 ||
       EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, static_cast<int>(tag_bytes), out + value.size()) != 1)
     throw std::runtime_error("OpenSSL AES-256-GCM failed");
-  nlohmann::ordered_json j{{"sealed", 1},  {"organizationId", org}, {"eventId", event_id}, {"keyId", key.id},
-                           {"kind", kind}, {"iv", base64(iv)},      {"data", base64(data)}};
-  return j.dump();
+  nlohmann::ordered_json j{{"sealed", 1},     {"organizationId", org}, {"eventId", event_id},
+                           {"keyId", key.id}, {"kind", kind},          {"iv", base64(iv)}};
+  return j.dump() + "\n" + data;
 }
 
 std::optional<sealed_envelope> read_envelope(std::string_view value, std::string* why) {
-  auto j = nlohmann::json::parse(value, nullptr, false);
+  const auto newline = value.find('\n');
+  auto j = nlohmann::json::parse(value.substr(0, newline), nullptr, false);
   auto text = [&](const char* name) -> std::optional<std::string> {
     if (!j.contains(name) || !j[name].is_string() || j[name].get<std::string>().empty()) {
       *why = std::string("sealed /") + name + ": must be a non-empty string";
@@ -110,7 +111,7 @@ std::optional<sealed_envelope> read_envelope(std::string_view value, std::string
     }
     return j[name].get<std::string>();
   };
-  if (j.is_discarded() || !j.is_object() || j.value("sealed", 0) != 1) {
+  if (newline == std::string_view::npos || j.is_discarded() || !j.is_object() || j.value("sealed", 0) != 1) {
     *why = "sealed: not a sealed record";
     return std::nullopt;
   }
@@ -119,20 +120,19 @@ std::optional<sealed_envelope> read_envelope(std::string_view value, std::string
                              {"eventId", &e.event_id},
                              {"keyId", &e.key_id},
                              {"kind", &e.kind},
-                             {"iv", &e.iv},
-                             {"data", &e.data}}) {
+                             {"iv", &e.iv}}) {
     auto v = text(name);
     if (!v)
       return std::nullopt;
     *field = std::move(*v);
   }
-  auto iv = unbase64(e.iv), data = unbase64(e.data);
-  if (!iv || iv->size() != iv_bytes || !data || data->size() < tag_bytes) {
-    *why = "sealed /iv, /data: not base64 of a 12-byte iv and a ciphertext with its tag";
+  auto iv = unbase64(e.iv);
+  e.data = std::string(value.substr(newline + 1));
+  if (!iv || iv->size() != iv_bytes || e.data.size() < tag_bytes) {
+    *why = "sealed /iv: not base64 of a 12-byte iv, or no ciphertext with its tag after the header";
     return std::nullopt;
   }
   e.iv = std::move(*iv);
-  e.data = std::move(*data);
   return e;
 }
 

@@ -4,9 +4,9 @@
 // (engram-keys, key_ring.hpp). Forgetting the message deletes the key; the record then stays on
 // the log as bytes no one can read, and a replay reads it as forgotten.
 //
-//   kind header "sealed", value:
-//   {"sealed": 1, "organizationId": "acme", "eventId": "evt-1", "keyId": "9f…", "kind": "extracted-message",
-//    "iv": "<base64, 12 bytes>", "data": "<base64: ciphertext + 16-byte tag>"}
+//   kind header "sealed", value: one line of JSON, a newline, then the ciphertext and its 16-byte
+//   tag as raw bytes (a sealed record is the clear one plus about 200 bytes):
+//   {"sealed":1,"organizationId":"acme","eventId":"evt-1","keyId":"9f…","kind":"extracted-message","iv":"<base64, 12 bytes>"}\n<ciphertext><tag>
 //
 // The organisation, eventId, key id and inner kind are the additional authenticated data: a
 // record cannot be moved to another message's key.

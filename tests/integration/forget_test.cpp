@@ -3,6 +3,7 @@
 // organisation, through engram-log; what was forgotten is gone from every reader, another
 // organisation is untouched, and a replay of the log forgets the same (the same digest).
 
+#include "actors/ingest/embedded_broker.hpp"
 #include "net/http.hpp"
 #include "tests/integration/support.hpp"
 
@@ -423,6 +424,18 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
   // A replay of engram-log forgets the same: the same digest.
   ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
   expect_replay_matches(broker->bootstrap(), dir);
+}
+
+TEST(Forget, EngramdRefusesToStartWithoutTheKeyTopicAndNamesIt) {
+  test::temp_dir dir("forget-no-keys");
+  auto broker = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 1);
+  ASSERT_TRUE(broker) << broker.error();
+  const auto port = test::free_port();
+  test::child engramd(test::engramd_args((*broker)->bootstrap(), dir.sub("store"), port), dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return !engramd.alive(); }, 60s)) << test::tail(dir.sub("engramd.log"));
+  const auto log = test::tail(dir.sub("engramd.log"), 20);
+  EXPECT_NE(log.find("kafka.topics.keys: the key topic 'engram-keys' is missing"), std::string::npos) << log;
+  EXPECT_FALSE(test::ready(port));
 }
 
 }  // namespace

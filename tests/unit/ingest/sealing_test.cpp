@@ -47,10 +47,16 @@ TEST(Sealing, AnEnvelopeThatIsNotOneIsRefusedWithTheField) {
   EXPECT_FALSE(read_envelope("not json", &why));
   EXPECT_EQ(why, "sealed: not a sealed record");
   EXPECT_FALSE(read_envelope(R"({"sealed":1,"organizationId":"acme"})", &why));
+  EXPECT_EQ(why, "sealed: not a sealed record");  // no ciphertext after a newline
+  EXPECT_FALSE(read_envelope(std::string(R"({"sealed":1,"organizationId":"acme"})") + "\n0123456789abcdef0", &why));
   EXPECT_EQ(why, "sealed /eventId: must be a non-empty string");
   EXPECT_FALSE(read_envelope(
-      R"({"sealed":1,"organizationId":"a","eventId":"e","keyId":"k","kind":"x","iv":"AAAA","data":"AAAA"})", &why));
+      std::string(R"({"sealed":1,"organizationId":"a","eventId":"e","keyId":"k","kind":"x","iv":"AAAA"})") +
+          "\n0123456789abcdef0",
+      &why));
   EXPECT_NE(why.find("12-byte iv"), std::string::npos) << why;
+  // A sealed record is the clear one and a header, not a third more (no base64 of it).
+  EXPECT_LT(seal("acme", "evt-1", "extracted-message", clear, new_data_key()).size(), clear.size() + 200);
 }
 
 TEST(KeyTopic, IsCompactedKeepsTheLastKeyForEverAndATombstoneForADay) {
