@@ -57,6 +57,12 @@
 //                                                                 [from, to) deleted before they were read
 //                 "c" \0 org \0 documentId \0 chunk(u64 BE)     -> JSON status of a document's
 //                                                                 chunk (ingest-docs; kag status)
+//                 "f" \0 org \0 issuedAt \0 eventId            -> a forget's audit row (JSON: who, when, what, id)
+//                 "x" \0 org \0 eventId                        -> the forget that forgot this message
+//                 "X" \0 org \0 kind \0 personKey              -> the forget that forgot this person (kind: address,
+//                                                                 contact, name; storage::person_key, a SHA-256)
+//                 "R" \0 org                                   -> a forget of messages whose rebuild is under way
+//                                                                 (JSON: its eventId, the counts before)
 //                 "v"                                          -> layout version
 //
 // "o", "d", "r" and "g" are physical (they depend on how the log was delivered), and so is "v"
