@@ -115,18 +115,17 @@ forget_targets kv_graph_store::find_forget_targets(const std::string& org, const
     out.error = "the store cannot be read: " + to_string(e);
     return out;
   };
-  const auto& c_id = id;
   if (what == "message") {
-    auto v = kv_->get(cf_messages, key(org, c_id));
+    auto v = kv_->get(cf_messages, key(org, id));
     if (!v && v.error() != errc::not_found)
       return fail(v.error());
     if (v)
-      events.insert(c_id);
+      events.insert(id);
   } else if (what == "thread") {
-    for (auto& id : ids_under(cf_by_thread, key(org, c_id, "message", "")))
-      events.insert(std::move(id));
+    for (auto& event : ids_under(cf_by_thread, key(org, id, "message", "")))
+      events.insert(std::move(event));
   } else if (what == "document") {
-    const auto prefix = key("c", org, c_id, "");
+    const auto prefix = key("c", org, id, "");
     auto it = kv_->iterate(cf_meta);
     for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
       auto status = nlohmann::json::parse(it->value(), nullptr, false);
@@ -134,7 +133,7 @@ forget_targets kv_graph_store::find_forget_targets(const std::string& org, const
         events.insert(status["eventId"].get<std::string>());
     }
   } else {  // contact: by contactId or address
-    const std::string wanted = is_address(c_id) ? lower_ascii(c_id) : c_id;
+    const std::string wanted = is_address(id) ? lower_ascii(id) : id;
     auto is_them = [&](const schemas::participant& p) {
       return (!p.address.empty() && lower_ascii(p.address) == wanted) ||
              (!p.contact_id.empty() && p.contact_id == wanted);
@@ -168,7 +167,7 @@ forget_targets kv_graph_store::find_forget_targets(const std::string& org, const
       if (sent || only_them)
         events.insert(m.event_id);
     }
-    people[is_address(c_id) ? "address" : "contact"].insert(wanted);
+    people[is_address(id) ? "address" : "contact"].insert(wanted);
     // The contact's entities: their names and aliases are forgotten as mentions too.
     for (const auto& address : people["address"]) {
       auto v = kv_->get(cf_entities, key(org, person_id(address)));
@@ -177,22 +176,21 @@ forget_targets kv_graph_store::find_forget_targets(const std::string& org, const
       stored_entity e;
       if (knowledge::decode(*v, e))
         return fail(errc::corruption);
-      for (const auto* name : {&e.name})
-        if (auto n = normalise_name(*name); !n.empty())
+      for (const auto& name : e.aliases)
+        if (auto n = normalise_name(name); !n.empty())
           people["name"].insert(n);
-      for (const auto& alias : e.aliases)
-        if (auto n = normalise_name(alias); !n.empty())
-          people["name"].insert(n);
+      if (auto n = normalise_name(e.name); !n.empty())
+        people["name"].insert(n);
       if (!e.contact_id.empty())
         people["contact"].insert(e.contact_id);
     }
     if (events.empty() && people["name"].empty()) {
-      out.error = "id: no contact '" + c_id + "' in this organisation";
+      out.error = "id: no contact '" + id + "' in this organisation";
       return out;
     }
   }
   if (events.empty() && what != "contact") {
-    out.error = "id: no " + what + " '" + c_id + "' in this organisation";
+    out.error = "id: no " + what + " '" + id + "' in this organisation";
     return out;
   }
   out.events.assign(events.begin(), events.end());

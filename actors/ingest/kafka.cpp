@@ -132,6 +132,34 @@ engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(const std:
   return consumer;
 }
 
+engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_reader(const std::string& brokers, const properties& user,
+                                                                    const std::string& group, const std::string& topic,
+                                                                    const std::map<std::int32_t, std::int64_t>& offsets,
+                                                                    const char* offset_reset, const char* who) {
+  properties tuned = user;
+  tuned.emplace("fetch.wait.max.ms", "10");
+  auto conf = make_conf(client_role::consumer, brokers, tuned,
+                        {{"group.id", group},
+                         {"enable.auto.commit", "false"},
+                         {"enable.auto.offset.store", "false"},
+                         {"auto.offset.reset", offset_reset},
+                         {"enable.partition.eof", "false"}});
+  if (!conf)
+    return engram::fail(conf.error());
+  std::string err;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf->get(), err));
+  if (!consumer)
+    return engram::fail(std::string(who) + " consumer: " + err);
+  std::vector<RdKafka::TopicPartition*> parts;
+  for (const auto& [p, offset] : offsets)
+    parts.push_back(RdKafka::TopicPartition::create(topic, p, offset));
+  auto assigned = consumer->assign(parts);
+  RdKafka::TopicPartition::destroy(parts);
+  if (assigned != RdKafka::ERR_NO_ERROR)
+    return engram::fail(std::string(who) + ": cannot assign " + topic + ": " + RdKafka::err2str(assigned));
+  return consumer;
+}
+
 std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::string& reason, std::string_view kind,
                                                                      const RdKafka::Message& msg) {
   return {{reason_header, reason},

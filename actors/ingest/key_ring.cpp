@@ -52,30 +52,13 @@ engram::result<std::shared_ptr<key_ring>> key_ring::open(const std::string& brok
   ring->impl_ = std::make_unique<impl>();
   auto& m = *ring->impl_;
   m.topic = topic;
-  // A fetch waits at most 10 ms (the watermark requests of a catch-up queue behind it).
-  auto tuned = rdkafka;
-  tuned.emplace("fetch.wait.max.ms", "10");
-  auto conf = detail::make_conf(detail::client_role::consumer, brokers, tuned,
-                                {{"group.id", "engram-keys-reader"},
-                                 {"enable.auto.commit", "false"},
-                                 {"enable.auto.offset.store", "false"},
-                                 {"auto.offset.reset", "earliest"},
-                                 {"enable.partition.eof", "false"}});
-  if (!conf)
-    return engram::fail(conf.error());
-  std::string err;
-  m.consumer.reset(RdKafka::KafkaConsumer::create(conf->get(), err));
-  if (!m.consumer)
-    return engram::fail("key topic consumer: " + err);
-  std::vector<RdKafka::TopicPartition*> parts;
-  for (const auto& r : *ranges) {
-    parts.push_back(RdKafka::TopicPartition::create(topic, r.partition, r.start));
+  for (const auto& r : *ranges)
     m.next[r.partition] = r.start;
-  }
-  auto assigned = m.consumer->assign(parts);
-  RdKafka::TopicPartition::destroy(parts);
-  if (assigned != RdKafka::ERR_NO_ERROR)
-    return engram::fail("key topic '" + topic + "': cannot assign: " + RdKafka::err2str(assigned));
+  // Its fetches wait at most 10 ms: the watermark requests of a catch-up queue behind them.
+  auto consumer = detail::make_reader(brokers, rdkafka, "engram-keys-reader", topic, m.next, "earliest", "key topic");
+  if (!consumer)
+    return engram::fail(consumer.error());
+  m.consumer = std::move(*consumer);
   auto producer = kafka_producer::create(brokers, rdkafka);
   if (!producer)
     return engram::fail(producer.error());

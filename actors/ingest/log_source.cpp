@@ -73,7 +73,7 @@ public:
     auto e = storage::errc::ok;
     while (next < end && e == storage::errc::ok) {
       std::unique_ptr<RdKafka::Message> msg((*consumer)->consume(1000));
-      if (msg->err() == RdKafka::ERR__TIMED_OUT || msg->err() == RdKafka::ERR__PARTITION_EOF) {
+      if (msg->err() == RdKafka::ERR__TIMED_OUT) {
         if (++idle < max_idle_polls)
           continue;
         logger().error("rebuild: {}/{} gave nothing for {} s at offset {} (reading up to {})", topic_, partition,
@@ -107,25 +107,7 @@ public:
 
 private:
   engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make(std::int32_t partition) const {
-    auto conf = detail::make_conf(detail::client_role::consumer, brokers_, user_,
-                                  {{"group.id", group_},
-                                   {"enable.auto.commit", "false"},
-                                   {"enable.auto.offset.store", "false"},
-                                   {"auto.offset.reset", "error"},
-                                   {"enable.partition.eof", "true"}});
-    if (!conf)
-      return engram::fail(conf.error());
-    std::string err;
-    std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf->get(), err));
-    if (!consumer)
-      return engram::fail("rebuild consumer: " + err);
-    std::vector<RdKafka::TopicPartition*> parts{RdKafka::TopicPartition::create(topic_, partition, 0)};
-    auto assigned = consumer->assign(parts);
-    RdKafka::TopicPartition::destroy(parts);
-    if (assigned != RdKafka::ERR_NO_ERROR)
-      return engram::fail("rebuild consumer: cannot assign " + topic_ + "/" + std::to_string(partition) + ": " +
-                          RdKafka::err2str(assigned));
-    return consumer;
+    return detail::make_reader(brokers_, user_, group_, topic_, {{partition, 0}}, "error", "rebuild");
   }
 
   std::string topic_;

@@ -40,6 +40,14 @@ enum class client_role : std::uint8_t { consumer, producer };
     const std::string& brokers, const properties& user, const std::string& group, const std::string& topic,
     RdKafka::RebalanceCb* rebalance, const char* who);
 
+/// A KafkaConsumer that reads `offsets` (partition -> first offset) of `topic` by assignment:
+/// never in a group's rebalance, never committing, a fetch waiting at most 10 ms; an offset no
+/// longer on the broker goes to `offset_reset` ("earliest", or "error"). What reads a topic
+/// back whole (the key ring, a forget's log source). An error names `who`.
+[[nodiscard]] engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_reader(
+    const std::string& brokers, const properties& user, const std::string& group, const std::string& topic,
+    const std::map<std::int32_t, std::int64_t>& offsets, const char* offset_reset, const char* who);
+
 /// Headers of a dead letter: the reason ("field: reason"), its kind and where the record was.
 std::vector<std::pair<std::string, std::string>> dead_letter_headers(const std::string& reason, std::string_view kind,
                                                                      const RdKafka::Message& msg);
