@@ -30,6 +30,7 @@ void decode(const YAML::Node& root, engram_config& cfg) {
           {"branches", [&](const YAML::Node& n, const std::string& k) { read_branches(n, k, cfg.branches); }},
           {"reminders", [&](const YAML::Node& n, const std::string& k) { read_reminders(n, k, cfg.reminders); }},
           {"timers", [&](const YAML::Node& n, const std::string& k) { read_timers(n, k, cfg.timers); }},
+          {"retention", [&](const YAML::Node& n, const std::string& k) { read_retention(n, k, cfg.retention); }},
           {"entities", [&](const YAML::Node& n, const std::string& k) { read_entities(n, k, cfg.entities); }},
           {"dedup", [&](const YAML::Node& n, const std::string& k) { read_dedup(n, k, cfg.dedup); }},
           {"log", [&](const YAML::Node& n, const std::string& k) { read_log(n, k, cfg.log); }},

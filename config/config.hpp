@@ -41,6 +41,7 @@ struct engram_config {
   branches_config branches;
   reminders_config reminders;
   timers_config timers;
+  retention_config retention;
   entities_config entities;
 };
 

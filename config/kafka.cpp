@@ -30,6 +30,7 @@ void read_kafka(const YAML::Node& n, const std::string& key, kafka_config& out) 
                {"group_id", [&](auto& v, auto& k) { out.group_id = as_string(v, k); }},
                {"min_inbound_retention_ms",
                 [&](auto& v, auto& k) { out.min_inbound_retention_ms = as_uint(v, k, 0, UINT64_MAX / 2); }},
+               {"create_key_topic", [&](auto& v, auto& k) { out.create_key_topic = as_bool(v, k); }},
                {"rdkafka",
                 [&](const YAML::Node& v, const std::string& k) {
                   if (v.IsNull())

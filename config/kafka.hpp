@@ -38,6 +38,10 @@ struct kafka_config {
   /// (retention.ms and retention.bytes -1, cleanup.policy delete), and warns when the inbound
   /// topic keeps records for less than this. 0: no warning. Default: 604,800,000 (7 days).
   std::uint64_t min_inbound_retention_ms = 604800000;
+  /// engramd creates the key topic (topics.keys) when it is missing, compacted
+  /// (ingest::key_topic_settings); false: a missing key topic is an error that names it (for
+  /// brokers where topics are made by ops alone). Default: true.
+  bool create_key_topic = true;
   /// True when `brokers` asks for the in-process mock cluster.
   [[nodiscard]] bool embedded() const { return brokers == "embedded"; }
 };

@@ -43,4 +43,25 @@ void read_timers(const YAML::Node& n, const std::string& key, timers_config& out
            });
 }
 
+void read_retention(const YAML::Node& n, const std::string& key, retention_config& out) {
+  auto days = [](const YAML::Node& v, const std::string& k) {
+    return static_cast<std::uint32_t>(as_uint(v, k, 0, 100000));
+  };
+  each_key(n, key,
+           {
+               {"messages_days", [&](auto& v, auto& k) { out.messages_days = days(v, k); }},
+               {"organizations",
+                [&](const YAML::Node& v, const std::string& k) {
+                  if (v.IsNull())
+                    return;
+                  if (!v.IsMap())
+                    reject(k, "must be a mapping of organisation id to days");
+                  for (const auto& org : v) {
+                    const auto id = org.first.as<std::string>();
+                    out.organizations[id] = days(org.second, join(k, id));
+                  }
+                }},
+           });
+}
+
 }  // namespace engram::config::detail

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
 
 namespace engram::config {
 
@@ -33,6 +35,20 @@ struct timers_config {
   std::uint64_t interval_ms = 60000;
   /// Most entries one expiry sweep removes (a small batch: ingestion never waits long).
   std::uint32_t expiry_batch = 100;
+};
+
+/// How long messages are kept (docs/forgetting.md#retention): the timers forget the text and
+/// passages of messages sent longer ago; the entries read from them stay.
+struct retention_config {
+  /// Days, for every organisation without a policy of its own; 0: for ever. Default: 0.
+  std::uint32_t messages_days = 0;
+  /// Organisation id -> days (0: for ever), over messages_days.
+  std::map<std::string, std::uint32_t> organizations;
+  /// The days for `org`; 0: kept for ever.
+  [[nodiscard]] std::uint32_t days_for(const std::string& org) const {
+    auto it = organizations.find(org);
+    return it == organizations.end() ? messages_days : it->second;
+  }
 };
 
 }  // namespace engram::config

@@ -152,9 +152,9 @@ std::optional<std::string> decode(std::string_view bytes, knowledge_command& out
     return std::string("/outcome: must be approved or rejected");
   if (out.op == command_op::resolve_review && out.keep != "newer" && out.keep != "older" && out.keep != "both")
     return std::string("/keep: must be newer, older or both");
-  if (out.op == command_op::forget &&
+  if (out.op == command_op::forget && out.what != retention_kind &&
       std::find(std::begin(forget_kinds), std::end(forget_kinds), out.what) == std::end(forget_kinds))
-    return std::string("/what: must be entry, message, thread, document, contact or organization");
+    return std::string("/what: must be entry, message, thread, document, contact, organization or retention");
   if (out.op == command_op::chunk_failed && (out.chunks < 1 || out.chunk >= out.chunks))
     return std::string("/chunk: must be less than chunks (at least 1)");
   return std::nullopt;

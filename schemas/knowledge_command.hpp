@@ -27,7 +27,9 @@
 //                    contactId or address; the organisation's own id); events and people
 //                    (forgets of messages: what the requester found to forget):
 //                    the store becomes what it would be had the forgotten records never been
-//                    applied (docs/forgetting.md); issuedBy and the kind are kept, never content
+//                    applied (docs/forgetting.md); issuedBy and the kind are kept, never content;
+//                    what retention (the timers): id the cutoff, limit: up to `limit` messages
+//                    sent before it lose their text and passages, their entries stay
 
 #include "schemas/command_envelope.hpp"
 #include <cstdint>
@@ -54,6 +56,10 @@ enum class command_op : std::uint8_t {
 /// What a forget command can forget.
 inline constexpr std::string_view forget_kinds[] = {"entry",    "message", "thread",
                                                     "document", "contact", "organization"};
+/// The timers' forget of messages past an organisation's retention (docs/forgetting.md): id is
+/// the cutoff (RFC 3339; messages sent before it), limit the most messages it removes. Not one
+/// of forget_kinds: no agent or operator asks for it.
+inline constexpr std::string_view retention_kind = "retention";
 /// The forget kinds that forget messages: applied by rebuilding the organisation from the log.
 [[nodiscard]] inline bool forgets_messages(std::string_view what) {
   return what == "message" || what == "thread" || what == "document" || what == "contact";

@@ -98,6 +98,8 @@ void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
   tx.passage_text.clear();
   tx.passage_vectors.clear();
   tx.new_passages = 0;
+  tx.removed_passage_vectors.clear();
+  tx.removed_passages = 0;
   tx.removed.clear();
   tx.dropped_org = false;
   tx.batch.put(cf_meta, seen, "");

@@ -27,6 +27,15 @@ result<std::string> kv_graph_store::find_entity(const std::string& org, const st
   return kv_->get(cf_entities, key(org, id));
 }
 
+result<bool> kv_graph_store::seen(const std::string& org, const std::string& event_id) const {
+  auto v = kv_->get(cf_meta, key("s", org, event_id));
+  if (v)
+    return true;
+  if (v.error() == errc::not_found)
+    return false;
+  return failure{v.error()};
+}
+
 errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& m) {
   const auto& org = m.organization_id;
   tx.batch.put(cf_messages, key(org, m.event_id), schemas::to_json(m));

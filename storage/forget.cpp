@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -383,6 +384,8 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
     r.organization_forgotten = true;
     return errc::ok;
   }
+  if (c.what == schemas::retention_kind)
+    return retain(tx, c, r);
   if (schemas::forgets_messages(c.what)) {
     // Applied by begin_rebuild .. finish_rebuild, which need engram-log read back: only the
     // store stage with a log source does that (actors/store/store_writer.cpp).
@@ -440,6 +443,93 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
   r.forgotten["entries"] = 1;
   r.forgotten["relations"] = relations;
   r.forgotten["restored"] = restored;
+  return errc::ok;
+}
+
+namespace {
+
+/// What an entry's source says once its message is no longer kept (retention).
+constexpr const char* retained_no_longer = "retained no longer";
+
+}  // namespace
+
+bool kv_graph_store::has_retention_due(const std::string& org, std::int64_t before_ms) const {
+  const auto prefix = key(org, "");
+  auto it = kv_->iterate(cf_by_thread);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    auto parts = split_key(it->key());  // org, thread, "message" | "entry", id
+    if (parts.size() != 4 || parts[2] != "message")
+      continue;
+    if (auto sent = due_ms(std::string(it->value())); sent && *sent < before_ms)
+      return true;
+  }
+  return false;
+}
+
+errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
+  const auto& org = c.organization_id;
+  const auto cutoff = due_ms(c.id);
+  if (!cutoff) {
+    r.error = "id: a retention forget names its cutoff as an RFC 3339 time, not '" + c.id + "'";
+    return errc::ok;
+  }
+  const auto limit = c.limit > 0 ? static_cast<std::size_t>(c.limit) : std::numeric_limits<std::size_t>::max();
+  // The messages sent before the cutoff, in key order (thread, eventId): at most `limit`.
+  std::map<std::string, std::string> events;  // eventId -> thread
+  {
+    const auto prefix = key(org, "");
+    auto it = kv_->iterate(cf_by_thread);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix) && events.size() < limit; it->next()) {
+      auto parts = split_key(it->key());  // org, thread, "message" | "entry", id
+      if (parts.size() != 4 || parts[2] != "message")
+        continue;
+      if (auto sent = due_ms(std::string(it->value())); sent && *sent < *cutoff)
+        events.emplace(parts[3], parts[1]);
+    }
+    if (auto e = it->status(); e != errc::ok)
+      return e;
+  }
+  for (const auto& [event, thread] : events) {
+    tx.batch.del(cf_messages, key(org, event));
+    tx.batch.del(cf_by_thread, key(org, thread, "message", event));
+  }
+  std::uint64_t passages = 0;
+  if (auto e = remove_passages(tx, org, events, &passages); e != errc::ok)
+    return e;
+  // Their entries stay; each source that was one of these messages says so. An entry is
+  // found through the thread of its first message (a merge from another thread is not).
+  std::set<std::string> threads;
+  for (const auto& [_, thread] : events)
+    threads.insert(thread);
+  std::uint64_t marked = 0;
+  for (const auto& thread : threads)
+    for (const auto& id : ids_under(cf_by_thread, key(org, thread, "entry", ""))) {
+      auto raw = kv_->get(cf_entries, key(org, id));
+      if (!raw) {
+        if (raw.error() != errc::not_found)
+          return raw.error();
+        continue;
+      }
+      stored_entry seen;
+      if (knowledge::decode(*raw, seen))
+        return errc::corruption;
+      auto from_these = [&](const knowledge::source_ref& src) {
+        return events.count(src.event_id) && src.source_id != retained_no_longer;
+      };
+      if (std::none_of(seen.sources.begin(), seen.sources.end(), from_these))
+        continue;  // only changed entries are loaded (and written, and answered)
+      stored_entry* doc = nullptr;
+      if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
+        return e;
+      for (auto& src : doc->sources)
+        if (from_these(src))
+          src.source_id = retained_no_longer;
+      doc->source_id = doc->sources.front().source_id;
+      ++marked;
+    }
+  r.forgotten["messages"] = events.size();
+  r.forgotten["passages"] = passages;
+  r.forgotten["entriesMarked"] = marked;
   return errc::ok;
 }
 

@@ -266,6 +266,10 @@ public:
   [[nodiscard]] virtual bool has_expired(const std::string& organization_id, std::int64_t now_ms,
                                          std::int64_t ttl_ms) const = 0;
 
+  /// True when the organisation still holds a message sent before `before_ms` (work for a
+  /// retention forget, docs/forgetting.md).
+  [[nodiscard]] virtual bool has_retention_due(const std::string& organization_id, std::int64_t before_ms) const = 0;
+
   /// The next offset of each partition of the reminders topic that reminder_sent commands
   /// have recorded (a reminder found past it was sent but not recorded).
   [[nodiscard]] virtual std::map<std::int32_t, std::int64_t> reminder_marks() const = 0;
@@ -352,6 +356,10 @@ public:
   /// Records skipped as duplicates and as undecodable since the store was created (physical
   /// counts: they depend on how often the log was re-delivered, so the digest leaves them out).
   [[nodiscard]] virtual std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const = 0;
+
+  /// True when (organization, eventId) was applied (or refused) before: applying it again
+  /// changes nothing. A message whose text a retention forget removed is still seen.
+  [[nodiscard]] virtual result<bool> seen(const std::string& organization_id, const std::string& event_id) const = 0;
 
   /// The stored message of (organization, eventId) as canonical JSON, or not_found.
   [[nodiscard]] virtual result<std::string> get_message(const std::string& organization_id,

@@ -202,15 +202,99 @@ void kv_graph_store::drop_passage_indexes(const std::string& org, std::uint64_t 
 void kv_graph_store::index_passages(write_txn& tx) {
   for (const auto& c : tx.passage_text)
     c.add ? passage_text_.add(c.org, c.id, c.doc) : passage_text_.remove(c.org, c.id, c.doc);
-  if (!tx.passage_vectors.empty() || tx.new_passages) {
+  if (!tx.passage_vectors.empty() || tx.new_passages || tx.removed_passages || !tx.removed_passage_vectors.empty()) {
     std::unique_lock lock(passage_vectors_->mutex);
     passage_vectors_->passages += tx.new_passages;
+    passage_vectors_->passages -= std::min(passage_vectors_->passages, tx.removed_passages);
     for (const auto& c : tx.passage_vectors)
       passage_vectors_->add(c.org, c.seq, c.id, c.v);
+    for (const auto& [org, seq] : tx.removed_passage_vectors)
+      if (auto o = passage_vectors_->orgs.find(org); o != passage_vectors_->orgs.end()) {
+        o->second.index->remove(seq);
+        o->second.ids.erase(seq);
+      }
   }
   tx.passage_text.clear();
   tx.passage_vectors.clear();
   tx.new_passages = 0;
+  tx.removed_passage_vectors.clear();
+  tx.removed_passages = 0;
+}
+
+errc kv_graph_store::remove_passages(write_txn& tx, const std::string& org,
+                                     const std::map<std::string, std::string>& events, std::uint64_t* removed) {
+  *removed = 0;
+  std::set<std::string> ids;
+  std::set<std::string> threads;
+  for (const auto& [event, thread] : events) {
+    threads.insert(thread);
+    for (std::size_t i = 0; i < schemas::max_passages_per_message; ++i) {  // indexes 0..n-1
+      const auto id = passage_id(org, event, i);
+      auto v = kv_->get(cf_passages, key(org, "p", id));
+      if (!v) {
+        if (v.error() != errc::not_found)
+          return v.error();
+        break;
+      }
+      tx.batch.del(cf_passages, key(org, "p", id));
+      ids.insert(id);
+    }
+  }
+  // Their postings, read back from the store: exactly what was indexed (a reply's words
+  // included the message before it), for the rows and the in-memory index alike.
+  std::map<std::string, text_doc> docs;
+  {
+    const auto prefix = key(org, "");
+    auto it = kv_->iterate(cf_passage_text);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      auto parts = split_key(it->key());  // org, term, id
+      if (parts.size() != 3 || !ids.count(parts[2]))
+        continue;
+      const auto v = it->value();
+      if (v.size() != 8)
+        return errc::corruption;
+      auto& doc = docs[parts[2]];
+      doc.tf.emplace_back(parts[1], decode_u32(v.substr(0, 4)));
+      doc.length = decode_u32(v.substr(4, 4));
+      tx.batch.del(cf_passage_text, it->key());
+    }
+    if (auto e = it->status(); e != errc::ok)
+      return e;
+  }
+  for (auto& [id, doc] : docs)
+    tx.passage_text.push_back({false, org, id, std::move(doc)});
+  {
+    const auto prefix = key(org, "v", "");
+    auto it = kv_->iterate(cf_passages);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+      const auto v = it->value();
+      const auto id = v.substr(0, v.find('\0'));
+      if (!ids.count(std::string(id)))
+        continue;
+      tx.removed_passage_vectors.emplace_back(org, decode_u64(it->key().substr(prefix.size())));
+      tx.batch.del(cf_passages, it->key());
+    }
+    if (auto e = it->status(); e != errc::ok)
+      return e;
+  }
+  // A thread whose last passage went: its next reply is read without it.
+  for (const auto& thread : threads) {
+    const auto context_key = key(org, "t", thread);
+    auto raw = kv_->get(cf_passages, context_key);
+    if (!raw) {
+      if (raw.error() != errc::not_found)
+        return raw.error();
+      continue;
+    }
+    auto c = parse_context(*raw);
+    if (!c)
+      return errc::corruption;
+    if (events.count(c->event_id))
+      tx.batch.del(cf_passages, context_key);
+  }
+  *removed = ids.size();
+  tx.removed_passages += ids.size();
+  return ids.empty() ? errc::ok : drop(tx, key("n", org, "passages"), ids.size());
 }
 
 errc kv_graph_store::load_passage_indexes() {

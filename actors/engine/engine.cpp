@@ -374,9 +374,11 @@ engram::result<void> engine::impl::connect_kafka(const config::engram_config& cf
       if (auto checked = check_retention(cfg); !checked)
         return engram::fail(checked.error());
   }
-  // The data keys of sealed records: the topic must be there (it is compacted; engramd does
-  // not create it: docker-compose's kafka-init does, docs/forgetting.md).
-  auto ring = ingest::key_ring::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.keys);
+  // The data keys of sealed records, on a compacted topic engramd creates when it is missing
+  // (kafka.create_key_topic; docker-compose's kafka-init creates it too, docs/forgetting.md).
+  // A replay only reads: it never creates it.
+  auto ring =
+      ingest::key_ring::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.keys, cfg.kafka.create_key_topic && !replay);
   if (!ring)
     return engram::fail(ring.error());
   keys = std::move(*ring);
@@ -610,6 +612,7 @@ engram::result<void> engine::start_timers(impl& m, const config::engram_config& 
     to.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
     to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
     to.reminder_batch = cfg.reminders.batch;
+    to.retention = cfg.retention;
     m.timers = std::make_unique<actors::timers>(
         to, m.store, m.clock, &m.notifier, m.append, [raw = &m] { return raw->status.ready(); }, std::move(*channel));
     if (opts.timers_thread)

@@ -41,12 +41,25 @@ key_ring::~key_ring() {
 
 engram::result<std::shared_ptr<key_ring>> key_ring::open(const std::string& brokers,
                                                          const std::map<std::string, std::string>& rdkafka,
-                                                         const std::string& topic) {
+                                                         const std::string& topic, bool create) {
+  if (create) {
+    // One partition: keys are few and small, and a forget's tombstones then keep their order.
+    auto made = create_topic(brokers, rdkafka, topic, 1, key_topic_settings());
+    if (!made)
+      return engram::fail("kafka.topics.keys: cannot create the key topic: " + made.error());
+    if (*made == topic_created::created)
+      logger().info("key topic {}: created, compacted (cleanup.policy=compact)", topic);
+    else if (*made == topic_created::created_plain)
+      logger().warn(
+          "key topic {}: created plain on the test broker (librdkafka's mock cluster cannot make a "
+          "compacted topic; a real broker gets cleanup.policy=compact)",
+          topic);
+  }
   auto ranges = partition_ranges(brokers, {topic});
   if (!ranges || ranges->empty())
     return engram::fail("kafka.topics.keys: the key topic '" + topic +
-                        "' is missing or does not answer (create it compacted: cleanup.policy=compact; "
-                        "docs/forgetting.md)" +
+                        "' is missing or does not answer (create it compacted: cleanup.policy=compact, or let "
+                        "engramd create it: kafka.create_key_topic; docs/forgetting.md)" +
                         (ranges ? std::string() : ": " + ranges.error()));
   std::shared_ptr<key_ring> ring(new key_ring());
   ring->impl_ = std::make_unique<impl>();

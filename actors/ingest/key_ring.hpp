@@ -24,11 +24,12 @@ namespace engram::ingest {
 
 class key_ring {
 public:
-  /// Reads the key topic whole; an error that names the topic when it is missing or the
-  /// broker does not answer.
+  /// Reads the key topic whole, after creating it when it is missing and `create` (compacted,
+  /// key_topic_settings(); plain on the test broker, which cannot make it compacted); an error
+  /// that names the topic when it is missing (and not created) or the broker does not answer.
   [[nodiscard]] static engram::result<std::shared_ptr<key_ring>> open(const std::string& brokers,
                                                                       const std::map<std::string, std::string>& rdkafka,
-                                                                      const std::string& topic);
+                                                                      const std::string& topic, bool create);
   ~key_ring();
   key_ring(const key_ring&) = delete;
   key_ring& operator=(const key_ring&) = delete;

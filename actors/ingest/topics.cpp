@@ -14,9 +14,10 @@ namespace engram::ingest {
 namespace {
 
 /// A producer handle for metadata and admin requests (it produces nothing).
-engram::result<std::unique_ptr<RdKafka::Producer>> admin_handle(const std::string& brokers,
-                                                                const std::map<std::string, std::string>& user) {
-  auto conf = detail::make_conf(detail::client_role::producer, brokers, user, {});
+engram::result<std::unique_ptr<RdKafka::Producer>> admin_handle(
+    const std::string& brokers, const std::map<std::string, std::string>& user,
+    const std::map<std::string, std::string>& required = {}) {
+  auto conf = detail::make_conf(detail::client_role::producer, brokers, user, required);
   if (!conf)
     return engram::fail(conf.error());
   std::string err;
@@ -163,6 +164,71 @@ engram::result<std::map<std::string, topic_settings>> describe_topics(const std:
     }
   }
   return out;
+}
+
+engram::result<topic_created> create_topic(const std::string& brokers,
+                                           const std::map<std::string, std::string>& rdkafka, const std::string& topic,
+                                           int partitions, const topic_settings& settings,
+                                           std::chrono::milliseconds timeout) {
+  if (auto there = partition_ranges(brokers, {topic}, timeout); there && !there->empty())
+    return topic_created::existed;
+  auto handle = admin_handle(brokers, rdkafka);
+  if (!handle)
+    return engram::fail(handle.error());
+  rd_kafka_t* rk = (*handle)->c_ptr();
+  const int ms = static_cast<int>(timeout.count());
+  if (const auto id = (*handle)->clusterid(ms); id.rfind("mockCluster", 0) == 0) {
+    // The mock cluster creates a topic its metadata is asked about by a client that allows it.
+    auto creator = admin_handle(brokers, rdkafka, {{"allow.auto.create.topics", "true"}});
+    if (!creator)
+      return engram::fail(creator.error());
+    std::string err;
+    std::unique_ptr<RdKafka::Topic> t(RdKafka::Topic::create(creator->get(), topic, nullptr, err));
+    if (!t)
+      return engram::fail(topic + ": " + err);
+    RdKafka::Metadata* raw = nullptr;
+    if (auto e = (*creator)->metadata(false, t.get(), &raw, ms); e != RdKafka::ERR_NO_ERROR)
+      return engram::fail(topic + ": the test broker did not create it: " + RdKafka::err2str(e));
+    delete raw;
+    if (auto there = partition_ranges(brokers, {topic}, timeout); !there || there->empty())
+      return engram::fail(topic + ": the test broker did not create it" +
+                          (there ? std::string() : ": " + there.error()));
+    return topic_created::created_plain;
+  }
+  char errstr[512];
+  std::unique_ptr<rd_kafka_NewTopic_t, decltype(&rd_kafka_NewTopic_destroy)> nt(
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, errstr, sizeof errstr), &rd_kafka_NewTopic_destroy);
+  if (!nt)
+    return engram::fail(topic + ": " + errstr);
+  for (const auto& [name, value] : settings)
+    if (rd_kafka_NewTopic_set_config(nt.get(), name.c_str(), value.c_str()) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      return engram::fail(topic + ": cannot set " + name);
+  std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(rd_kafka_queue_new(rk),
+                                                                             &rd_kafka_queue_destroy);
+  std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS), &rd_kafka_AdminOptions_destroy);
+  (void)rd_kafka_AdminOptions_set_request_timeout(options.get(), ms, errstr, sizeof errstr);  // in range
+  auto* raw_topic = nt.get();
+  rd_kafka_CreateTopics(rk, &raw_topic, 1, options.get(), queue.get());
+  std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_destroy)> ev(rd_kafka_queue_poll(queue.get(), ms + 1000),
+                                                                          &rd_kafka_event_destroy);
+  if (!ev)
+    return engram::fail(topic + ": the broker did not answer the request to create it in time");
+  if (rd_kafka_event_error(ev.get()))
+    return engram::fail(topic + ": the broker did not create it: " + rd_kafka_event_error_string(ev.get()));
+  std::size_t n = 0;
+  const auto* result = rd_kafka_event_CreateTopics_result(ev.get());
+  const rd_kafka_topic_result_t** topics = result ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto e = rd_kafka_topic_result_error(topics[i]);
+    if (e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+      return topic_created::existed;  // another engramd made it first
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* why = rd_kafka_topic_result_error_string(topics[i]);
+      return engram::fail(topic + ": the broker did not create it: " + (why ? why : rd_kafka_err2str(e)));
+    }
+  }
+  return topic_created::created;
 }
 
 }  // namespace engram::ingest

@@ -53,4 +53,17 @@ struct retention_verdict {
     const std::string& brokers, const std::map<std::string, std::string>& rdkafka,
     const std::vector<std::string>& topics, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+/// How create_topic made the topic.
+enum class topic_created { existed, created, created_plain };
+
+/// Makes `topic` exist: nothing when it is there; else CreateTopics with `partitions` and
+/// `settings` (the broker's default replication). librdkafka's mock cluster (the test broker,
+/// known by its cluster id) has no controller to create topics with settings: there the topic
+/// is auto-created plain (created_plain). An error names the topic and the broker's reason.
+[[nodiscard]] engram::result<topic_created> create_topic(const std::string& brokers,
+                                                         const std::map<std::string, std::string>& rdkafka,
+                                                         const std::string& topic, int partitions,
+                                                         const topic_settings& settings,
+                                                         std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 }  // namespace engram::ingest

@@ -37,14 +37,15 @@ storage::errc resolve_message(storage::graph_store& store, resolver* r, const st
   std::vector<schemas::resolution> resolutions;
   const bool resolve = r && r->dedup && message && knowledge && !knowledge->entries.empty();
   if (resolve) {
-    // A redelivered event is not applied again: it must not reach the index either.
-    auto seen = store.get_message(message->organization_id, message->event_id);
-    if (seen) {
+    // A redelivered event is not applied again: it must not reach the index either (its
+    // message row may be gone: a retention forget removes it and keeps the seen row).
+    auto seen = store.seen(message->organization_id, message->event_id);
+    if (!seen)
+      return seen.error();
+    if (*seen) {
       answer->duplicate = true;
       return store.apply(position, message, knowledge, nullptr, outcome);
     }
-    if (seen.error() != storage::errc::not_found)
-      return seen.error();
     std::vector<std::vector<dedup::near_conflict>> near;
     dedup::event_overlay overlay;
     r->dedup->resolve(*message, *knowledge, resolutions, near, overlay);
@@ -261,7 +262,9 @@ struct record_handler {
     }
     answer->bundles_changed = cr.organization_forgotten;  // its bundles' tools go too
     const bool forget = c.op == schemas::command_op::forget;
-    if (forget && *outcome == storage::apply_outcome::applied && cr.error.empty() && !store.rebuilding()) {
+    // A retention forget leaves the entries and their vectors: no snapshot to write.
+    if (forget && c.what != schemas::retention_kind && *outcome == storage::apply_outcome::applied &&
+        cr.error.empty() && !store.rebuilding()) {
       save_snapshots(r);
       if (cr.organization_forgotten && r && r->shred)
         r->shred(c.organization_id, {});

@@ -54,6 +54,24 @@ schemas::knowledge_command expire_command(const std::string& org, std::int64_t n
   return c;
 }
 
+/// The round's `n`-th retention forget for `org`: messages sent before `cutoff`.
+schemas::knowledge_command retention_command(const std::string& org, std::int64_t now, std::int64_t cutoff, int n,
+                                             const timers_options& opts) {
+  schemas::knowledge_command c;
+  c.op = schemas::command_op::forget;
+  c.what = std::string(schemas::retention_kind);
+  c.organization_id = org;
+  c.issued_at_ms = now;
+  c.issued_at = rfc3339(now);
+  c.issued_by = "timers";
+  c.event_id = "retain-" + std::to_string(now) + "-" + std::to_string(n);
+  c.id = rfc3339(cutoff);
+  c.limit = opts.expiry_batch;
+  return c;
+}
+
+constexpr std::int64_t day_ms = 24ll * 3600 * 1000;
+
 /// The reminder sent to engram-reminders for the action item `doc`.
 json reminder_value(const storage::due_item& due, const knowledge::stored_entry& doc, const std::string& reminder,
                     std::int64_t reminder_lead_ms) {
@@ -90,11 +108,12 @@ void timers::start() {
       auto r = tick();
       if (!r.problem.empty())
         logger().warn("{}", r.problem);
-      if (r.expire_commands || r.reminders || r.recovered)
+      if (r.expire_commands || r.reminders || r.recovered || r.retention_commands)
         logger().info(
-            "{} expire commands ({} entries removed, {} branch saves dropped), {} reminders sent, "
-            "{} recovered",
-            r.expire_commands, r.removed, r.dropped_saves, r.reminders, r.recovered);
+            "{} expire commands ({} entries removed, {} branch saves dropped), {} retention forgets ({} messages), "
+            "{} reminders sent, {} recovered",
+            r.expire_commands, r.removed, r.dropped_saves, r.retention_commands, r.retained_messages, r.reminders,
+            r.recovered);
       lock.lock();
       stop_cv_.wait_for(lock, opts_.interval, [&] { return stopping_; });
     }
@@ -190,7 +209,36 @@ timers_round timers::round() {
         break;  // nothing more it can remove now
     }
   }
-  // (3) Reminders due within the lead time.
+  // (3) Retention: the messages of each organisation with a policy, sent before the start of
+  // today (UTC) less its days, in small commands.
+  for (const auto& org : store_->stats()) {
+    const auto& id = org.organization_id;
+    const auto days = opts_.retention.days_for(id);
+    if (days == 0)
+      continue;
+    const std::int64_t cutoff = (now / day_ms - static_cast<std::int64_t>(days)) * day_ms;
+    if (auto done = retained_until_.find(id); done != retained_until_.end() && done->second == cutoff)
+      continue;  // nothing was left before this cutoff
+    for (int n = 0; !halting_; ++n) {
+      if (!store_->has_retention_due(id, cutoff)) {
+        retained_until_[id] = cutoff;
+        break;
+      }
+      auto what = apply(retention_command(id, now, cutoff, n, opts_));
+      if (!what) {
+        r.problem = "retention: " + what.error();
+        return r;
+      }
+      ++r.retention_commands;
+      auto j = json::parse(what->result, nullptr, false);
+      const auto forgotten = j.is_object() ? j.value("forgotten", json::object()) : json::object();
+      const std::size_t messages = forgotten.is_object() ? forgotten.value("messages", 0u) : 0u;
+      r.retained_messages += messages;
+      if (messages == 0)
+        break;  // nothing it could remove now
+    }
+  }
+  // (4) Reminders due within the lead time.
   if (!reminders_)
     return r;
   for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, opts_.reminder_batch)) {

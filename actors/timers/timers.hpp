@@ -7,8 +7,11 @@
 // A round: (1, once) reminders found on engram-reminders past the last recorded offset are
 // recorded (sent before a crash, not yet recorded); (2) for each organisation with expired
 // entries or abandoned branches, expire commands of at most `expiry_batch` entries, one at
-// a time; (3) each action item due within `reminder_lead` whose reminder is not recorded:
-// the reminder goes to engram-reminders, then its reminder_sent command to engram-log.
+// a time; (3) for each organisation with a retention (config retention) and messages sent
+// before its cutoff (the start of today, UTC, less its days), retention forgets of at most
+// `expiry_batch` messages, one at a time; (4) each action item due within `reminder_lead`
+// whose reminder is not recorded: the reminder goes to engram-reminders, then its
+// reminder_sent command to engram-log.
 
 #include "actors/common/clock.hpp"
 #include "actors/common/metrics.hpp"
@@ -16,12 +19,14 @@
 #include "actors/ingest/reminders.hpp"
 #include "schemas/log_record.hpp"
 #include "base/result.hpp"
+#include "config/knowledge.hpp"
 #include "storage/graph_store.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +41,8 @@ struct timers_options {
   std::int64_t reminder_lead_ms = 24ll * 3600 * 1000;
   /// Most reminders one round sends.
   std::uint32_t reminder_batch = 1000;
+  /// How long each organisation's messages are kept (none: for ever).
+  config::retention_config retention;
   /// How long to wait for the store to apply a command before giving up for this round.
   std::chrono::milliseconds apply_timeout{10000};
   /// Where each round's actions are counted (engram_timer_actions_total); null: nowhere.
@@ -50,6 +57,9 @@ struct timers_round {
   std::size_t dropped_saves = 0;
   std::size_t reminders = 0;
   std::size_t recovered = 0;
+  /// Retention forgets appended, and the messages they forgot.
+  std::size_t retention_commands = 0;
+  std::size_t retained_messages = 0;
   /// Why the round stopped early ("" when it did all it had to).
   std::string problem;
 };
@@ -85,6 +95,8 @@ private:
   std::function<bool()> caught_up_;
   std::unique_ptr<ingest::reminder_channel> reminders_;
   bool recovered_ = false;
+  /// Organisation -> the last cutoff found with nothing left before it (no scan again today).
+  std::map<std::string, std::int64_t> retained_until_;
   std::mutex round_mutex_;
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

@@ -71,6 +71,7 @@ void read_decay(const YAML::Node& n, const std::string& key, decay_config& out);
 void read_branches(const YAML::Node& n, const std::string& key, branches_config& out);
 void read_reminders(const YAML::Node& n, const std::string& key, reminders_config& out);
 void read_timers(const YAML::Node& n, const std::string& key, timers_config& out);
+void read_retention(const YAML::Node& n, const std::string& key, retention_config& out);
 // log_section.cpp
 void read_log(const YAML::Node& n, const std::string& key, log_config& out);
 

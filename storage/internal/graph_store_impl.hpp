@@ -80,6 +80,9 @@ struct write_txn {
   };
   std::vector<vector_change> passage_vectors;
   std::size_t new_passages = 0;
+  /// Passage vectors removed (organisation, seq) and passages removed, by a retention forget.
+  std::vector<std::pair<std::string, std::uint64_t>> removed_passage_vectors;
+  std::size_t removed_passages = 0;
   /// A forget of the organisation: its in-memory indexes go once the batch is written (and
   /// its passages leave the store's count).
   bool dropped_org = false;
@@ -109,6 +112,7 @@ public:
   std::vector<organization_stats> stats() const override;
   std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const override;
   result<std::string> get_message(const std::string& org, const std::string& event_id) const override;
+  result<bool> seen(const std::string& org, const std::string& event_id) const override;
   result<std::string> get_contact(const std::string& org, const std::string& address) const override;
   std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
   result<std::string> get_entry(const std::string& org, const std::string& id) const override;
@@ -159,6 +163,7 @@ public:
                                                                 std::size_t limit) const override;
   std::vector<due_item> due_reminders(std::int64_t until_ms, std::size_t limit) const override;
   bool has_expired(const std::string& org, std::int64_t now_ms, std::int64_t ttl_ms) const override;
+  bool has_retention_due(const std::string& org, std::int64_t before_ms) const override;
   std::map<std::int32_t, std::int64_t> reminder_marks() const override;
   errc apply_entity_command(const log_position& pos, const schemas::entity_command& c, entity_result* result,
                             apply_outcome* outcome) override;
@@ -280,6 +285,13 @@ private:
   errc put_passages(write_txn& tx, const schemas::inbound_message& m, const schemas::extraction& x);
   /// After a written batch: its passage postings and vectors enter the in-memory indexes.
   void index_passages(write_txn& tx);
+  /// Deletes the passages of these messages (event -> thread) of `org`: their rows, postings,
+  /// vectors and their threads' context rows when one of them is the last; how many.
+  errc remove_passages(write_txn& tx, const std::string& org, const std::map<std::string, std::string>& events,
+                       std::uint64_t* removed);
+  /// A retention forget (timers): messages sent before the cutoff lose their text and
+  /// passages; their entries stay, their sources marked "retained no longer".
+  errc retain(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Loads an entry for update: from this batch if written in it, else from the store.
   /// The pointer stays valid until the batch is written (std::map nodes do not move).
   /// not_found when the organisation has no such entry.

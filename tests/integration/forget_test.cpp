@@ -4,6 +4,7 @@
 // organisation is untouched, and a replay of the log forgets the same (the same digest).
 
 #include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "tests/integration/support.hpp"
 
@@ -426,16 +427,133 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
   expect_replay_matches(broker->bootstrap(), dir);
 }
 
-TEST(Forget, EngramdRefusesToStartWithoutTheKeyTopicAndNamesIt) {
+TEST(Forget, RetentionForgetsOldMessagesAndPassagesKeepsTheirEntriesAndAReplayMatches) {
+  test::temp_dir dir("forget-retention");
+  auto broker = test::start_broker();
+  const auto port = test::free_port();
+  auto args = forget_args(broker->bootstrap(), dir, port, "");
+  auto engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
+  const json bob{{"name", "Bob Hale"}, {"address", "bob@acme.example"}},
+      wendy{{"name", "Wendy Ames"}, {"address", "wendy@acme.example"}};
+  // Two messages of May 2026 (older than 30 days whenever this runs) and one of 2099.
+  auto recent = json::parse(
+      acme_message("r-new-1", wendy, json::array({bob}), "The Wrenfield budget for the new depot is 45,000 EUR."));
+  recent["sentAt"] = "2099-01-05T09:00:00Z";
+  std::vector<std::pair<std::string, std::string>> keyed;
+  for (const auto& e : test::make_events(40))
+    keyed.emplace_back(test::org_of(e), e);
+  for (const auto& e : {acme_message("r-old-1", wendy, json::array({bob}),
+                                     "The Tamberlake budget for the depot refit is 30,000 EUR.", "thr-tamber"),
+                        acme_message("r-old-2", bob, json::array({wendy}),
+                                     "We decided to hold the Tamberlake review on June 9.", "thr-tamber"),
+                        recent.dump()})
+    keyed.emplace_back("acme", e);
+  test::produce_raw(broker->bootstrap(), "inbound-messages", keyed);
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 43; }, 120s)) << test::events_applied(port);
+  auto passages = [&](const std::string& query) {
+    return test::mcp_call(port, writer, "recall_knowledge", {{"query", query}, {"kinds", {"passage"}}, {"limit", 50}})
+        .value("results", json::array());
+  };
+  ASSERT_FALSE(passages("tamberlake budget").empty());
+  std::string entry_id;  // an entry read from r-old-1
+  const auto recalled = test::mcp_call(port, writer, "recall_knowledge", {{"query", "tamberlake budget"}});
+  for (const auto& r : recalled.value("results", json::array()))
+    if (r.value("kind", "") == "entry" && r.value("eventId", "") == "r-old-1")
+      entry_id = r["id"];
+  ASSERT_FALSE(entry_id.empty()) << recalled.dump(1);
+  const auto acme_before = stats_row(port, "acme"), globex_before = stats_row(port, "globex");
+  ASSERT_GT(acme_before["passages"].get<int>(), 0) << acme_before;
+
+  // Keep acme's messages 30 days (globex's for ever); the timers run every 100 ms.
+  ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
+  args.insert(args.end(), {"--set", "retention.organizations.acme=30", "--set", "timers.interval_ms=100"});
+  engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  auto status_of = [&](const std::string& event) {
+    int status = 0;
+    v1(port, "/v1/messages/" + event, writer, &status);
+    return status;
+  };
+  ASSERT_TRUE(test::wait_until(
+      [&] { return test::ready(port) && status_of("r-old-1") == 404 && status_of("r-old-2") == 404; }, 120s))
+      << test::tail(dir.sub("engramd.log"));
+  EXPECT_EQ(status_of("r-new-1"), 200);
+  // Their passages are gone from recall; the recent one's stay.
+  for (const auto& p : passages("tamberlake budget"))
+    EXPECT_EQ(p["eventId"], "r-new-1") << p;
+  auto wrenfield = passages("wrenfield budget");
+  ASSERT_FALSE(wrenfield.empty());
+  EXPECT_EQ(wrenfield[0]["eventId"], "r-new-1");
+  // The entries they supported stay, their source marked; the message itself is gone.
+  auto entry = test::mcp_call(port, writer, "get_knowledge", {{"id", entry_id}});
+  ASSERT_FALSE(entry.contains("error")) << entry;
+  EXPECT_EQ(entry["entry"]["sourceId"], "retained no longer") << entry;
+  EXPECT_TRUE(entry["source"].is_null()) << entry;
+  json found;
+  const auto after = test::mcp_call(port, writer, "recall_knowledge", {{"query", "tamberlake budget"}});
+  for (const auto& r : after.value("results", json::array()))
+    if (r.value("id", "") == entry_id)
+      found = r;
+  ASSERT_FALSE(found.is_null()) << after.dump(1);
+  ASSERT_EQ(found["sources"].size(), 1u) << found;
+  EXPECT_EQ(found["sources"][0]["eventId"], "r-old-1") << found;
+  EXPECT_EQ(found["sources"][0]["sourceId"], "retained no longer") << found;
+  EXPECT_FALSE(found.contains("evidence")) << found;  // it quoted a passage of r-old-1
+  // Every old message of acme went (the synthetic ones are of March 2026): one passage of
+  // r-new-1 is left, or so; globex keeps everything.
+  const auto acme_after = stats_row(port, "acme"), globex_after = stats_row(port, "globex");
+  EXPECT_LT(acme_after["passages"].get<int>(), acme_before["passages"].get<int>()) << acme_after;
+  EXPECT_EQ(acme_after["passages"].get<int>(), static_cast<int>(wrenfield.size())) << acme_after;
+  EXPECT_EQ(acme_after["events"], acme_before["events"]);
+  EXPECT_EQ(globex_after["passages"], globex_before["passages"]);
+  EXPECT_EQ(globex_after["events"], globex_before["events"]);
+  // The audit names the timers and the kind, never what was in the messages.
+  std::string out;
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " audit --url http://127.0.0.1:" + std::to_string(port) +
+                          " --token " + admin,
+                      &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("  timers  forgot retention "), std::string::npos) << out;
+  EXPECT_EQ(out.find("Tamberlake"), std::string::npos) << out;
+  // A replay of engram-log applies the same retention forgets: the same digest.
+  ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
+  expect_replay_matches(broker->bootstrap(), dir);
+}
+
+TEST(Forget, EngramdCreatesTheKeyTopicOrRefusesToStartWithoutItAndNamesIt) {
   test::temp_dir dir("forget-no-keys");
   auto broker = ingest::embedded_broker::start({"inbound-messages", "engram-log", "engram-reminders", "engram-dlq"}, 1);
   ASSERT_TRUE(broker) << broker.error();
+  const auto brokers = (*broker)->bootstrap();
+  auto key_topic = [&] {
+    auto ranges = ingest::partition_ranges(brokers, {"engram-keys"});
+    return ranges && !ranges->empty();
+  };
+  ASSERT_FALSE(key_topic());
   const auto port = test::free_port();
-  test::child engramd(test::engramd_args((*broker)->bootstrap(), dir.sub("store"), port), dir.sub("engramd.log"));
-  ASSERT_TRUE(test::wait_until([&] { return !engramd.alive(); }, 60s)) << test::tail(dir.sub("engramd.log"));
-  const auto log = test::tail(dir.sub("engramd.log"), 20);
-  EXPECT_NE(log.find("kafka.topics.keys: the key topic 'engram-keys' is missing"), std::string::npos) << log;
-  EXPECT_FALSE(test::ready(port));
+  {  // told not to create it: it refuses to start, and says which topic and how
+    test::child engramd(test::engramd_args(brokers, dir.sub("store"), port, {"kafka.create_key_topic=false"}),
+                        dir.sub("refused.log"));
+    ASSERT_TRUE(test::wait_until([&] { return !engramd.alive(); }, 60s)) << test::tail(dir.sub("refused.log"));
+    const auto log = test::tail(dir.sub("refused.log"), 20);
+    EXPECT_NE(log.find("kafka.topics.keys: the key topic 'engram-keys' is missing"), std::string::npos) << log;
+    EXPECT_FALSE(test::ready(port));
+    EXPECT_FALSE(key_topic());
+  }
+  // By default it creates it (plain here: the test broker cannot compact), then starts.
+  test::child engramd(test::engramd_args(brokers, dir.sub("store"), port), dir.sub("engramd.log"));
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port) || !engramd.alive(); }, 120s))
+      << test::tail(dir.sub("engramd.log"));
+  ASSERT_TRUE(test::ready(port)) << test::tail(dir.sub("engramd.log"));
+  EXPECT_TRUE(key_topic());
+  const auto log = test::tail(dir.sub("engramd.log"), 200);
+  EXPECT_NE(log.find("key topic engram-keys: created plain on the test broker"), std::string::npos) << log;
+  // A message's record is sealed with a key of its own, written to the new topic first.
+  const auto event = test::make_events(1).front();
+  test::produce_raw(brokers, "inbound-messages", {{"acme", event}});
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 1; }, 120s));
+  EXPECT_EQ(test::topic_size(brokers, "engram-keys"), 1);
 }
 
 }  // namespace

@@ -233,3 +233,32 @@ TEST_F(ConfigTest, AcceptGapsNamesPartitionsAndIsEmptyByDefault) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(ConfigTest, RetentionIsForEverByDefaultAndSetPerOrganisation) {
+  auto none = load(std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", {}, nullptr);
+  ASSERT_TRUE(none.ok()) << error_of(none);
+  EXPECT_EQ(none->retention.days_for("acme"), 0u);
+  EXPECT_TRUE(none->kafka.create_key_topic);
+
+  auto set = load(write("retention:\n  messages_days: 365\n  organizations: {acme: 30, globex: 0}\n"), {}, nullptr);
+  ASSERT_TRUE(set.ok()) << error_of(set);
+  EXPECT_EQ(set->retention.days_for("acme"), 30u);
+  EXPECT_EQ(set->retention.days_for("globex"), 0u);
+  EXPECT_EQ(set->retention.days_for("initech"), 365u);
+
+  auto one = load(write(""), {"retention.organizations.acme=7", "kafka.create_key_topic=false"}, nullptr);
+  ASSERT_TRUE(one.ok()) << error_of(one);
+  EXPECT_EQ(one->retention.days_for("acme"), 7u);
+  EXPECT_FALSE(one->kafka.create_key_topic);
+
+  auto bad = load(write(""), {"retention.organizations.acme=-3"}, nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(error_of(bad).find("'retention.organizations.acme'"), std::string::npos) << error_of(bad);
+  bad = load(write("retention:\n  organizations: [acme]\n"), {}, nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(error_of(bad).find("organisation id to days"), std::string::npos) << error_of(bad);
+}
+
+}  // namespace

@@ -78,9 +78,11 @@ using json = nlohmann::json;
 /// Re-pinned when forget commands came (issue 34: one entry forgotten after the expiry sweep, and
 /// its audit row):
 /// this build without the forget-1 record gives abf3307c…53e9 again.
+/// Re-pinned when the timers' retention forgets came (issue 34: retain-1..3 after forget-1):
+/// this build without them gives 1a1d06d6…579f again.
 /// This stream is read with the cues alone; the type model's path is pinned by the replay
 /// tests against engramd.
-constexpr const char* pinned = "1a1d06d6e3b0f65929b3aa4634602d4b5f29be315cd743a0bed0dbff1789579f";
+constexpr const char* pinned = "268478b747923818b743d9f26274f74b1bce613fb732c5d0967331dfee63e7fa";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
@@ -280,6 +282,20 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
   forget.what = "entry";
   forget.id = schemas::entry_id("acme", "save-7", 0);
   EXPECT_TRUE(apply(forget).rejected.empty());
+  // The timers' retention: acme's 4 messages sent before March 5, at most 3 a command; their
+  // text and passages go, their entries stay with the source marked.
+  for (const auto& [id, expected] : {std::pair{"retain-1", 3}, {"retain-2", 1}, {"retain-3", 0}}) {
+    auto retain = command(id, 68, schemas::command_op::forget);
+    retain.issued_by = "timers";
+    retain.what = "retention";
+    retain.id = "2026-03-05T00:00:00.000Z";
+    retain.limit = 3;
+    auto retained = apply(retain);
+    EXPECT_TRUE(retained.rejected.empty()) << retained.rejected;
+    EXPECT_EQ(json::parse(retained.result)["forgotten"]["messages"], expected) << retained.result;
+  }
+  EXPECT_FALSE(store_->has_retention_due("acme", *schemas::parse_rfc3339("2026-03-05T00:00:00Z")));
+  EXPECT_TRUE(store_->has_retention_due("acme", *schemas::parse_rfc3339("2026-03-06T00:00:00Z")));
   // Every entity op, on nodes from mail (Globex, Initech) and from tools alike.
   using schemas::entity_op;
   auto add = entity("ent-add", 70, entity_op::add_entities);
