@@ -112,6 +112,9 @@ void vector_index::remove(std::uint64_t label) {
   if (it == h.label_lookup_.end() || h.isMarkedDeleted(it->second))
     return;  // markDelete would throw
   h.markDelete(static_cast<hnswlib::labeltype>(label));
+  // Its bytes go too (docs/forgetting.md): the node stays in the graph, marked, for the links
+  // through it, and a snapshot keeps nothing of the vector. Similarity to it is now 0.
+  std::memset(h.getDataByInternalId(it->second), 0, p_->space.get_data_size());
 }
 
 void vector_index::set_ef(std::size_t ef) noexcept {

@@ -52,7 +52,8 @@ public:
 
   /// Adds (or replaces) the vector of `label`. `v.size()` must equal dim().
   void add(std::uint64_t label, const schemas::vector8& v);
-  /// Hides `label` from searches (hnswlib markDelete); unknown labels are ignored.
+  /// Hides `label` from searches (hnswlib markDelete) and zeroes its stored vector, so no
+  /// snapshot holds it; unknown labels are ignored.
   void remove(std::uint64_t label);
   /// Candidate list size of later searches (hnswlib ef; at least k is used). Not while
   /// other threads search.

@@ -127,6 +127,35 @@ TEST(VectorIndex, SnapshotRoundTripKeepsResultsAndDeletions) {
   std::filesystem::remove(path + ".sum");
 }
 
+TEST(VectorIndex, ARemovedVectorIsInNoSnapshot) {
+  constexpr std::size_t dim = 48;
+  auto data = unit_vectors(300, dim, 9);
+  storage::vector_index index(dim);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    index.add(i + 1, data[i]);
+  // The bytes of vector 42 as hnswlib stores them (its int8 values after the scale).
+  const std::string forgotten(data[41].q.begin(), data[41].q.end());
+  auto bytes_of = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const auto before = temp("before"), after = temp("after");
+  ASSERT_TRUE(index.save(before));
+  EXPECT_NE(bytes_of(before).find(forgotten), std::string::npos);
+  index.remove(42);
+  ASSERT_TRUE(index.save(after));
+  EXPECT_EQ(bytes_of(after).find(forgotten), std::string::npos);
+  // The rest is found as before; the removed one never.
+  for (std::size_t q = 0; q < 40; ++q)
+    for (const auto& hit : index.search(data[q], 5))
+      EXPECT_NE(hit.label, 42u);
+  EXPECT_EQ(index.search(data[0], 1).at(0).label, 1u);
+  for (const auto& p : {before, after}) {
+    std::filesystem::remove(p);
+    std::filesystem::remove(p + ".sum");
+  }
+}
+
 TEST(VectorIndex, DamagedOrForeignSnapshotsAreRefused) {
   auto data = unit_vectors(200, 16, 9);
   storage::vector_index index(16);
