@@ -305,7 +305,9 @@ private:
   }
 
   void check_references() {
-    for (auto& [name, t] : b_.types) {
+    for (auto& type : b_.types) {
+      const std::string& name = type.first;  // not a structured binding: a lambda captures it
+      auto& t = type.second;
       const auto schema_file = "schemas/" + name + ".schema.json";
       for (auto& [field, ref] : t.refs) {
         auto target = b_.types.find(ref.type);
@@ -347,7 +349,8 @@ private:
     }
     // Cycles between types: allowed, reported.
     std::set<std::string> reported;
-    for (const auto& [start, t] : b_.types) {
+    for (const auto& type : b_.types) {
+      const std::string& start = type.first;  // captured by the walk below
       std::vector<std::string> path{start};
       std::function<void(const std::string&)> walk = [&](const std::string& at) {
         for (const auto& [f, r] : b_.types.at(at).refs) {

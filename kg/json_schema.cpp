@@ -376,7 +376,8 @@ struct json_schema::impl {
 
   /// check's step for type, enum and const.
   bool check_value(const frame& f) const {
-    const auto& [s, v, ip, sp, r, depth] = f;
+    const json& s = f.s;  // references, not a structured binding: lambdas capture them
+    const json& v = f.v;
     bool ok = true;
     if (auto t = s.find("type"); t != s.end()) {
       const bool any = t->is_string() ? has_type(v, t->get<std::string>())
@@ -395,7 +396,8 @@ struct json_schema::impl {
 
   /// check's step for a number: bounds and multipleOf.
   bool check_number(const frame& f) const {
-    const auto& [s, v, ip, sp, r, depth] = f;
+    const json& s = f.s;
+    const json& v = f.v;
     bool ok = true;
     const double x = v.get<double>();
     auto num = [&](const char* k, auto bad_if, const char* says) {

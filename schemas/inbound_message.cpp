@@ -369,8 +369,8 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
     // Parse again with exceptions only to get nlohmann's description of the problem.
     std::string why = "invalid JSON";
     try {
-      json again = json::parse(bytes);  // throws: the first parse failed
-    } catch (const json::parse_error& e) {
+      json again = json::parse(bytes);    // throws: the first parse failed
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large
       why = std::string("invalid JSON: ") + e.what();
     }
     return decode_error{k::invalid_json, "", why};

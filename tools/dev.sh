@@ -7,6 +7,11 @@
 #   tools/dev.sh bench   setup + build + the benchmark table of docs/benchmarks.md (--quick: small inputs, shape only;
 #                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one; bench console [RUNS]:
 #                        the web console's first load and 500-node graph in headless chromium)
+#   tools/dev.sh fuzz [TARGET|all] [SECONDS]
+#                        build the libFuzzer targets (clang, ASan+UBSan; build-fuzz/, only they and their
+#                        libraries) and run TARGET, or each one (all, the default), for SECONDS (default 60)
+#                        over its seed corpus (tests/fuzz/corpus/TARGET); any crash, leak or sanitizer
+#                        report fails it (docs/fuzzing.md)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +26,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
   libeigen3-dev libicu-dev libstemmer-dev liblink-grammar-dev
   kcat curl libtest-json-schema-acceptance-perl
-  poppler-utils groff clang-format-14
+  poppler-utils groff clang-format-14 clang-14
   chromium
 )
 
@@ -74,6 +79,42 @@ build() {
   cmake --build "$build" -j "$jobs"
 }
 
+# The libFuzzer targets: built with clang into their own tree, then each run for a bounded time
+# (docs/fuzzing.md). Found inputs go to .cache/fuzz/TARGET, crashes to .cache/fuzz/artifacts/.
+fuzz() {
+  local fbuild="${ENGRAM_FUZZ_BUILD_DIR:-$root/build-fuzz}" which="${1:-all}" secs="${2:-60}"
+  # -O1 -g without NDEBUG: assertions stay on.
+  CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$fbuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DENGRAM_FUZZ=ON >/dev/null
+  cmake --build "$fbuild" -j "$jobs" --target fuzz
+  local targets=() t failed=0
+  if [ "$which" = all ]; then
+    for t in "$root"/tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$t" .cpp)"); done
+  else
+    targets=("$which")
+  fi
+  mkdir -p "$root/.cache/fuzz/artifacts"
+  for t in "${targets[@]}"; do
+    local work="$root/.cache/fuzz/$t" seeds="$root/tests/fuzz/corpus/$t" log="$root/.cache/fuzz/$t.log" dict=()
+    [ -x "$fbuild/bin/$t" ] || { echo "fuzz: no target '$t' (tests/fuzz/$t.cpp)" >&2; return 2; }
+    mkdir -p "$work" "$seeds"
+    [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
+    if "$fbuild/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$root/.cache/fuzz/artifacts/$t-" "${dict[@]}" "$work" "$seeds" >"$log" 2>&1; then
+      # The last status line (coverage, features, corpus) and the run's totals.
+      printf '%-22s %s  execs %s  (%s/s)\n' "$t" \
+        "$(grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+')" \
+        "$(grep -oE 'number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')" \
+        "$(grep -oE 'average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$')"
+    else
+      echo "fuzz: $t FAILED (log: $log; the input is in .cache/fuzz/artifacts/)"
+      grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -20
+      failed=1
+    fi
+  done
+  return $failed
+}
+
 case "${1:-}" in
   setup) setup ;;
   build) build ;;
@@ -89,6 +130,10 @@ case "${1:-}" in
     build
     cd "$build"
     ctest --output-on-failure --timeout 600 -j "$jobs" "${@:2}"
+    ;;
+  fuzz)
+    setup
+    fuzz "${@:2}"
     ;;
   bench)
     setup

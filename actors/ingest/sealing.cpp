@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 
@@ -111,7 +112,9 @@ std::optional<sealed_envelope> read_envelope(std::string_view value, std::string
     }
     return j[name].get<std::string>();
   };
-  if (newline == std::string_view::npos || j.is_discarded() || !j.is_object() || j.value("sealed", 0) != 1) {
+  // Types checked before values are read: json::value() throws when a key holds another type.
+  if (newline == std::string_view::npos || j.is_discarded() || !j.is_object() || !j.contains("sealed") ||
+      !j["sealed"].is_number_integer() || j["sealed"].get<std::int64_t>() != 1) {
     *why = "sealed: not a sealed record";
     return std::nullopt;
   }

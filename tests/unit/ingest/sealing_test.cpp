@@ -55,6 +55,12 @@ TEST(Sealing, AnEnvelopeThatIsNotOneIsRefusedWithTheField) {
           "\n0123456789abcdef0",
       &why));
   EXPECT_NE(why.find("12-byte iv"), std::string::npos) << why;
+  // "sealed" of another type: refused, not thrown (found by fuzz_sealed_envelope: the reader of
+  // engram-log would have died on such a record).
+  for (const char* header : {R"({"sealed":"acme"})", R"({"sealed":[1]})", R"({"sealed":1.5})"}) {
+    EXPECT_FALSE(read_envelope(std::string(header) + "\n0123456789abcdef0", &why)) << header;
+    EXPECT_EQ(why, "sealed: not a sealed record");
+  }
   // A sealed record is the clear one and a header, not a third more (no base64 of it).
   EXPECT_LT(seal("acme", "evt-1", "extracted-message", clear, new_data_key()).size(), clear.size() + 200);
 }

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <tuple>
@@ -118,6 +120,7 @@ protected:
   /// store applies it.
   actors::applied_event apply(const schemas::log_payload& payload) {
     auto encoded = schemas::encode(payload);
+    write_fuzz_seed(encoded);
     auto decoded = schemas::decode_record(encoded.kind, encoded.value, {});
     EXPECT_TRUE(std::holds_alternative<schemas::log_payload>(decoded)) << encoded.value;
     actors::log_record rec;
@@ -129,6 +132,20 @@ protected:
     actors::applied_event answer;
     EXPECT_EQ(actors::resolve_and_apply(*store_, &resolve_, rec, &outcome, &answer), storage::errc::ok);
     return answer;
+  }
+
+  /// With ENGRAM_FUZZ_SEEDS=DIR, each record applied is also written to DIR as an input of the
+  /// fuzz_log_record target (tests/fuzz): its kind's number, then the value (docs/fuzzing.md).
+  static void write_fuzz_seed(const schemas::encoded_record& r) {
+    const char* dir = std::getenv("ENGRAM_FUZZ_SEEDS");
+    if (!dir)
+      return;
+    static const std::vector<std::string> kinds{"inbound-message",   "extracted-message", "knowledge-save",
+                                                "knowledge-command", "entity-command",    "kg-bundle"};
+    static int n = 0;
+    const auto k = std::find(kinds.begin(), kinds.end(), r.kind) - kinds.begin();
+    std::ofstream out(std::string(dir) + "/" + r.kind + "-" + std::to_string(n++), std::ios::binary);
+    out << static_cast<char>(k) << r.value;
   }
 
   void apply_line(const std::string& line) {
