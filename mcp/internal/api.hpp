@@ -5,6 +5,7 @@
 // neighbourhood with its edges, documents, action items) from the same entity reader and
 // store, always for the caller's organisation.
 
+#include "mcp/internal/query_string.hpp"
 #include "mcp/internal/tool_context.hpp"
 
 #include <functional>
@@ -36,17 +37,5 @@ public:
 
 /// Answers one request under /v1/ for an authenticated grant.
 void serve_api(api_context& ctx, const grant& g, const http::request& req, http::responder respond);
-
-/// The query string of `target` as (name, value) pairs, percent-decoded ('+' is a space), in
-/// order; the path percent-decoded segment by segment into `segments` (empty ones dropped).
-void split_target(const std::string& target, std::vector<std::string>& segments,
-                  std::vector<std::pair<std::string, std::string>>& query);
-
-/// Tool arguments from query parameters, typed by the tool's inputSchema: an integer,
-/// number or boolean property is converted when the text is one (else left a string, so the
-/// argument check names the field and the reason); an array of strings is split at commas.
-/// A name given twice is an error naming it.
-[[nodiscard]] std::optional<std::string> arguments_from_query(
-    const std::vector<std::pair<std::string, std::string>>& query, const json& input_schema, json& arguments);
 
 }  // namespace engram::mcp

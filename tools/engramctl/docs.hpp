@@ -6,33 +6,14 @@
 // replay as mail. engramctl kag status|query read what they gave from a store opened
 // read-only.
 
+#include "tools/engramctl/documents.hpp"
+
 #include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace engram::ctl {
-
-struct document_chunk {
-  /// The headings the chunk sits under, " > "-joined ("" before the first heading).
-  std::string section;
-  std::string text;
-};
-
-struct document {
-  std::string path, title;
-  /// "doc-" + 16 hex digits of the content's hash: the same file gives the same id, so an
-  /// ingest run twice applies once (eventIds are the id and the chunk's number).
-  std::string id;
-  std::vector<document_chunk> chunks;
-  /// Pages (PDF) or 1.
-  std::size_t pages = 1;
-};
-
-/// Reads one document (.txt, .md/.markdown, .html/.htm, .pdf), chunks of at most
-/// `chunk_chars` bytes cut at paragraph ends (a longer paragraph at sentence ends); an error
-/// naming the file and the reason.
-[[nodiscard]] bool read_document(const std::string& path, std::size_t chunk_chars, document* out, std::string* error);
 
 struct ingest_options {
   std::string brokers, output, organization, topic = "inbound-messages";
