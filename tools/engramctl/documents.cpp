@@ -233,7 +233,6 @@ bool pdf_text(const std::string& path, std::string* text, std::string* error) {
   return true;
 }
 
-
 }  // namespace
 
 bool read_document(const std::string& path, std::size_t chunk_chars, document* out, std::string* error) {
