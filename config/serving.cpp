@@ -17,6 +17,7 @@ token_config read_token(const YAML::Node& n, const std::string& at) {
   each_key(n, at,
            {
                {"token", [&](auto& x, auto& k) { t.token = as_string(x, k); }},
+               {"token_sha256", [&](auto& x, auto& k) { t.token_sha256 = as_string(x, k); }},
                {"organization_id", [&](auto& x, auto& k) { t.organization_id = as_string(x, k); }},
                {"name", [&](auto& x, auto& k) { t.name = as_string(x, k); }},
                {"scopes",
@@ -38,8 +39,13 @@ token_config read_token(const YAML::Node& n, const std::string& at) {
                     t.bundles.push_back(as_string(b, k));
                 }},
            });
-  if (t.token.size() < 16)
+  if (t.token.empty() == t.token_sha256.empty())
+    reject(at + ".token", "give either token or token_sha256 (the token's SHA-256), not both, not neither");
+  if (!t.token.empty() && t.token.size() < 16)
     reject(at + ".token", "must be at least 16 characters");
+  if (!t.token_sha256.empty() &&
+      (t.token_sha256.size() != 64 || t.token_sha256.find_first_not_of("0123456789abcdef") != std::string::npos))
+    reject(at + ".token_sha256", "must be 64 lower-case hex digits (printf %s \"$TOKEN\" | sha256sum)");
   if (t.organization_id.empty())
     reject(at + ".organization_id", "required");
   return t;
@@ -59,7 +65,7 @@ void read_auth(const YAML::Node& n, const std::string& key, auth_config& out) {
                   if (v.IsNull())
                     return;
                   if (!v.IsSequence())
-                    reject(k, "must be a list of {token, organization_id, scopes, name, bundles}");
+                    reject(k, "must be a list of {token or token_sha256, organization_id, scopes, name, bundles}");
                   for (std::size_t i = 0; i < v.size(); ++i)
                     out.tokens.push_back(read_token(v[i], k + "[" + std::to_string(i) + "]"));
                 }},

@@ -25,6 +25,9 @@ struct token_config {
   /// The knowledge bundles of its organisation it is bound to: only these bundles' tools
   /// (list_<type>, get_<type>, ...) and prompts are shown to it. Default: none.
   std::vector<std::string> bundles;
+  /// The token's SHA-256 (64 lower-case hex digits) instead of `token`, so the configuration
+  /// holds no secret (`printf %s "$TOKEN" | sha256sum`). Exactly one of the two is given.
+  std::string token_sha256;
 };
 
 struct auth_config {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace engram::mcp {
@@ -25,11 +26,16 @@ struct grant {
 };
 
 struct auth_options {
-  /// Bearer token -> grant.
+  /// The bearer token's SHA-256 (token_digest) -> grant. Only digests are kept: a request's
+  /// token is hashed and compared with each in constant time.
   std::map<std::string, grant> tokens;
   /// Serves token-less requests as this organisation (read, write); empty: off.
   std::string anonymous_organization;
 };
+
+/// A token's SHA-256 as 64 lower-case hex digits (what auth_options::tokens is keyed by, and
+/// what config auth.tokens[].token_sha256 holds).
+[[nodiscard]] std::string token_digest(std::string_view token);
 
 /// True for the Origins a browser on this machine sends (localhost, 127.0.0.1, [::1]).
 [[nodiscard]] bool local_origin(const std::string& origin);

@@ -296,8 +296,9 @@ engram::result<std::string> dev_token(const std::string& dir) {
 engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg) {
   mcp::mcp_options o;
   for (const auto& t : cfg.auth.tokens)
-    o.auth.tokens[t.token] = {t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name,
-                              std::set<std::string>(t.bundles.begin(), t.bundles.end())};
+    o.auth.tokens[t.token_sha256.empty() ? mcp::token_digest(t.token) : t.token_sha256] = {
+        t.organization_id, std::set<std::string>(t.scopes.begin(), t.scopes.end()), t.name,
+        std::set<std::string>(t.bundles.begin(), t.bundles.end())};
   o.auth.anonymous_organization = cfg.auth.anonymous_organization;
   o.policy.decay = cfg.decay;
   o.policy.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
@@ -307,10 +308,11 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
     auto token = dev_token(cfg.storage.path);
     if (!token)
       return engram::fail(token.error());
-    o.auth.tokens[*token] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev", {}};
+    o.auth.tokens[mcp::token_digest(*token)] = {cfg.auth.dev_organization, {"read", "write", "admin"}, "dev", {}};
+    // The token itself is never logged: logs are shipped and kept where secrets must not be.
     logging::get(logging::module::mcp)
-        .info("no auth.tokens configured; dev token for organisation '{}' (stored in {}/dev-token): {}",
-              cfg.auth.dev_organization, cfg.storage.path, *token);
+        .info("no auth.tokens configured; the dev token of organisation '{}' is in {}/dev-token (mode 0600)",
+              cfg.auth.dev_organization, cfg.storage.path);
   }
   if (!o.auth.anonymous_organization.empty())
     logging::get(logging::module::mcp)

@@ -191,6 +191,23 @@ TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
   EXPECT_NE(error_of(r).find("auth.anonymous_organization"), std::string::npos) << error_of(r);
   r = load(write("auth:\n  anonymous_organization: acme\n"), {}, nullptr);
   EXPECT_TRUE(r.ok()) << error_of(r);
+  // A token may be given as its SHA-256 instead (no secret in the file); one of the two.
+  const std::string digest(64, 'a');
+  r = load(write("auth:\n  tokens:\n    - {token_sha256: " + digest + ", organization_id: acme, scopes: [read]}\n"), {},
+           nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->auth.tokens[0].token_sha256, digest);
+  EXPECT_TRUE(r->auth.tokens[0].token.empty());
+  for (const auto& [entry, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{token_sha256: " + digest + ", token: 0123456789abcdef0123, organization_id: acme}", "not both"},
+           {"{organization_id: acme, scopes: [read]}", "not neither"},
+           {"{token_sha256: ABC, organization_id: acme}", "64 lower-case hex digits"},
+           {"{token_sha256: " + std::string(64, 'g') + ", organization_id: acme}", "64 lower-case hex digits"}}) {
+    r = load(write("auth:\n  tokens:\n    - " + entry + "\n"), {}, nullptr);
+    ASSERT_FALSE(r.ok()) << entry;
+    EXPECT_NE(error_of(r).find("auth.tokens[0].token"), std::string::npos) << error_of(r);
+    EXPECT_NE(error_of(r).find(says), std::string::npos) << error_of(r);
+  }
 }
 
 TEST_F(ConfigTest, MissingFileAndBadOverrideAreClearErrors) {
