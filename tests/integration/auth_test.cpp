@@ -52,8 +52,9 @@ TEST(Auth, AHashedTokenWorksStatsAreScopedAndNoTokenIsEverLogged) {
   test::produce_raw(broker->bootstrap(), "inbound-messages", keyed);
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 30; }, 120s));
 
-  auto saved = test::mcp_call(port, acme, "save_knowledge",
-                              {{"type", "fact"}, {"title", "Acme pays yearly"}, {"content", "Acme pays yearly."}, {"confidence", 0.9}});
+  auto saved = test::mcp_call(
+      port, acme, "save_knowledge",
+      {{"type", "fact"}, {"title", "Acme pays yearly"}, {"content", "Acme pays yearly."}, {"confidence", 0.9}});
   ASSERT_TRUE(saved.contains("id")) << saved;
   EXPECT_FALSE(test::mcp_call(port, globex, "recall_knowledge", {{"query", "budget"}}).contains("error"));
   auto refused = test::mcp_call(port, wrong, "recall_knowledge", {{"query", "budget"}});
