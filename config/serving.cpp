@@ -54,7 +54,15 @@ token_config read_token(const YAML::Node& n, const std::string& at) {
 }  // namespace
 
 void read_http(const YAML::Node& n, const std::string& key, http_config& out) {
-  each_key(n, key, {{"listen", [&](auto& v, auto& k) { out.listen = as_string(v, k); }}});
+  each_key(
+      n, key,
+      {
+          {"listen", [&](auto& v, auto& k) { out.listen = as_string(v, k); }},
+          {"max_connections",
+           [&](auto& v, auto& k) { out.max_connections = static_cast<std::uint32_t>(as_uint(v, k, 1, 1000000)); }},
+          {"max_event_streams",
+           [&](auto& v, auto& k) { out.max_event_streams = static_cast<std::uint32_t>(as_uint(v, k, 1, 100000)); }},
+      });
 }
 
 void read_auth(const YAML::Node& n, const std::string& key, auth_config& out) {

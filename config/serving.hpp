@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@ namespace engram::config {
 struct http_config {
   /// Address the HTTP server binds, "host:port". Default: "127.0.0.1:8700" (loopback only).
   std::string listen = "127.0.0.1:8700";
+  /// Connections served at once; one more is answered 503 and closed. Default: 1024.
+  std::uint32_t max_connections = 1024;
+  /// Event streams (GET /mcp, /v1/events) open at once; one more is answered 503. Default: 256.
+  std::uint32_t max_event_streams = 256;
 };
 
 struct token_config {

@@ -47,13 +47,34 @@ std::optional<endpoint_parts> split_host_port(const std::string& s) {
   return endpoint_parts{host, s.substr(colon + 1)};
 }
 
+/// What the server counts across its sessions: connections and event streams open now.
+struct load {
+  std::atomic<std::size_t> connections{0}, streams{0};
+};
+
 class session : public std::enable_shared_from_this<session>, public event_stream {
 public:
-  session(tcp::socket socket, std::shared_ptr<net::io_context> ioc, const handler& h, const server_options& o)
-      : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o) {}
+  session(tcp::socket socket, std::shared_ptr<net::io_context> ioc, const handler& h, const server_options& o,
+          std::shared_ptr<load> counts)
+      : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o), load_(std::move(counts)) {
+    ++load_->connections;
+  }
+  ~session() override {
+    --load_->connections;
+    if (streaming_)
+      --load_->streams;
+  }
 
   void run() {
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::do_read, shared_from_this()));
+  }
+
+  /// Over the connection cap: 503 and close, without reading a request.
+  void refuse() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      self->keep_alive_ = false;
+      self->do_write(response{503, "application/json", R"({"error":"too many connections"})", {{"Retry-After", "1"}}});
+    });
   }
 
   bool send(const std::string& data) override {
@@ -74,27 +95,44 @@ public:
 private:
   void do_read() {
     parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(opts_.header_limit));
     parser_->body_limit(opts_.body_limit);
-    stream_.expires_after(opts_.read_timeout);
+    // The header first, within its own (shorter) time; then the rest within the request's.
+    read_started_ = std::chrono::steady_clock::now();
+    stream_.expires_after(opts_.header_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             beast::bind_front_handler(&session::on_header, shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, std::size_t) {
+    if (ec == bhttp::error::end_of_stream)
+      return do_close();
+    if (ec == bhttp::error::header_limit) {
+      keep_alive_ = false;
+      draining_ = true;
+      return do_write(
+          response{431,
+                   "application/json",
+                   R"({"error":"request header larger than )" + std::to_string(opts_.header_limit) + R"( bytes"})",
+                   {}});
+    }
+    if (ec == bhttp::error::body_limit)  // a Content-Length past the limit is known from the header
+      return refuse_body();
+    if (ec)
+      return;  // timeout, reset or garbage: drop the connection
+    stream_.expires_at(read_started_ + opts_.read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&session::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
     if (ec == bhttp::error::end_of_stream)
       return do_close();
-    if (ec == bhttp::error::body_limit) {
-      keep_alive_ = false;
-      draining_ = true;
-      return do_write(
-          response{413,
-                   "application/json",
-                   R"({"error":"request body larger than )" + std::to_string(opts_.body_limit) + R"( bytes"})",
-                   {}});
-    }
+    if (ec == bhttp::error::body_limit)
+      return refuse_body();
     if (ec)
       return;  // timeout, reset or garbage: drop the connection
     auto& req = parser_->get();
-    keep_alive_ = req.keep_alive();
+    keep_alive_ = req.keep_alive() && ++requests_ < opts_.max_requests_per_connection;
     version_ = req.version();
     request r;
     r.method = std::string(req.method_string());
@@ -113,9 +151,27 @@ private:
     });
   }
 
+  /// 413, then the connection is drained and closed.
+  void refuse_body() {
+    keep_alive_ = false;
+    draining_ = true;
+    do_write(response{413,
+                      "application/json",
+                      R"({"error":"request body larger than )" + std::to_string(opts_.body_limit) + R"( bytes"})",
+                      {}});
+  }
+
   void do_write(response r) {
-    if (r.on_stream)
+    if (r.on_stream) {
+      if (++load_->streams > opts_.max_event_streams) {
+        --load_->streams;
+        keep_alive_ = false;
+        return do_write(
+            response{503, "application/json", R"({"error":"too many event streams open"})", {{"Retry-After", "1"}}});
+      }
+      streaming_ = true;
       return start_stream(std::move(r));
+    }
     res_ = {};
     res_.version(version_);
     res_.result(static_cast<unsigned>(r.status));
@@ -215,6 +271,10 @@ private:
   bhttp::response<bhttp::string_body> res_;
   const handler& handler_;
   const server_options& opts_;
+  std::shared_ptr<load> load_;
+  std::chrono::steady_clock::time_point read_started_;
+  std::size_t requests_ = 0;
+  bool streaming_ = false;
   bool draining_ = false;
   std::size_t drained_ = 0;
   std::array<char, 16384> scratch_{};
@@ -281,8 +341,10 @@ private:
           logger().warn("accept failed: {}", ec.message());
         if (!acceptor_.is_open())
           return;
+      } else if (load_->connections >= opts_.max_connections) {
+        std::make_shared<session>(std::move(socket), ioc_, handler_, opts_, load_)->refuse();
       } else {
-        std::make_shared<session>(std::move(socket), ioc_, handler_, opts_)->run();
+        std::make_shared<session>(std::move(socket), ioc_, handler_, opts_, load_)->run();
       }
       do_accept();
     });
@@ -295,6 +357,7 @@ private:
   std::thread thread_;
   std::atomic<bool> stopped_{false};
   std::uint16_t port_ = 0;
+  std::shared_ptr<load> load_ = std::make_shared<load>();
 };
 
 }  // namespace

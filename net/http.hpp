@@ -54,8 +54,21 @@ struct server_options {
   std::string listen = "127.0.0.1:8700";
   /// Larger request bodies get 413. Default: 4 MiB.
   std::size_t body_limit = 4u << 20;
-  /// A request must arrive within this time. Default: 30 s.
+  /// A request's header (request line included) larger than this gets 431. Default: 16 KiB.
+  std::size_t header_limit = 16u << 10;
+  /// A request's header must arrive within this time of the connection being ready for it
+  /// (after it opened, or after the previous response): slow or idle clients are dropped.
+  /// Default: 10 s.
+  std::chrono::seconds header_timeout{10};
+  /// The whole request (header and body) must arrive within this time. Default: 30 s.
   std::chrono::seconds read_timeout{30};
+  /// Connections served at once; one more is answered 503 and closed. Default: 1024.
+  std::size_t max_connections = 1024;
+  /// Requests on one keep-alive connection; the last is answered with Connection: close.
+  /// Default: 1000.
+  std::size_t max_requests_per_connection = 1000;
+  /// Event streams open at once (GET /mcp, /v1/events); one more is answered 503. Default: 256.
+  std::size_t max_event_streams = 256;
 };
 
 class server {

@@ -420,6 +420,8 @@ engram::result<void> engine::impl::make_embedders(const config::engram_config& c
 engram::result<void> engine::impl::start_http(const config::engram_config& cfg) {
   http::server_options ho;
   ho.listen = cfg.http.listen;
+  ho.max_connections = cfg.http.max_connections;
+  ho.max_event_streams = cfg.http.max_event_streams;
   auto served = std::make_shared<const http::router>(routes());
   auto listening = http::server::start(
       ho, [served](const http::request& r, http::responder respond) { (*served)(r, std::move(respond)); });
