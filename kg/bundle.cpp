@@ -85,6 +85,16 @@ private:
     errors_.push_back({std::move(file), entity, std::move(pointer), std::move(reason)});
   }
 
+  /// A problem of entity `i` of type `t`: named by its file, its place in it and its id.
+  void fail_entity(const entity_type& t, std::size_t i, std::string pointer, std::string reason) {
+    const auto& [file, index] = origin_[&t][i];
+    const auto& e = t.entities[i];
+    std::string id;
+    if (!t.id_field.empty() && e.is_object() && e.contains(t.id_field))
+      id = id_of(e[t.id_field]);
+    errors_.push_back({file, index, std::move(pointer), std::move(reason), std::move(id)});
+  }
+
   std::optional<json> read(const std::string& rel) {
     const auto path = dir_ / rel;
     std::ifstream in(path);
@@ -270,9 +280,10 @@ private:
     if (!data->is_array())
       return fail(rel, -1, "", "must be an array of " + t.name + " entities");
     files_[t.name].push_back(rel);
+    long in_file = 0;  // the place in this file, not among all of the type's files
     for (auto& e : *data) {
       t.entities.push_back(std::move(e));
-      origin_[&t].push_back({rel, long(t.entities.size() - 1)});
+      origin_[&t].push_back({rel, in_file++});
     }
   }
 
@@ -282,25 +293,24 @@ private:
           json_schema::compile(t.schema, compile_options{[](std::string_view k) { return k.starts_with("x-"); }});
       std::set<std::string> ids;
       for (std::size_t i = 0; i < t.entities.size(); ++i) {
-        const auto& [file, index] = origin_[&t][i];
         const auto& e = t.entities[i];
         for (const auto& err : compiled->validate(e, 20))
-          fail(file, index, err.instance_path, err.keyword == "false" ? err.message : err.keyword + ": " + err.message);
+          fail_entity(t, i, err.instance_path, err.keyword == "false" ? err.message : err.keyword + ": " + err.message);
         if (!e.is_object())
           continue;
         for (const auto& [field, counted] : t.derived)
           if (e.contains(field))
-            fail(file, index, "/" + field, "is derived (x-derived): the engine computes it, a bundle never sets it");
+            fail_entity(t, i, "/" + field, "is derived (x-derived): the engine computes it, a bundle never sets it");
         if (!t.id_field.empty()) {
           if (!e.contains(t.id_field))
             continue;  // the schema's required (if any) said so; an id is needed all the same
           if (!ids.insert(id_of(e[t.id_field])).second)
-            fail(file, index, "/" + t.id_field, "id '" + id_of(e[t.id_field]) + "' appears twice in type " + name);
+            fail_entity(t, i, "/" + t.id_field, "id '" + id_of(e[t.id_field]) + "' appears twice in type " + name);
         }
       }
       for (std::size_t i = 0; i < t.entities.size(); ++i)
         if (!t.id_field.empty() && t.entities[i].is_object() && !t.entities[i].contains(t.id_field))
-          fail(origin_[&t][i].first, origin_[&t][i].second, "/" + t.id_field, "the id field (x-id-field) is missing");
+          fail_entity(t, i, "/" + t.id_field, "the id field (x-id-field) is missing");
     }
   }
 
@@ -333,8 +343,8 @@ private:
           const auto values = e[field].is_array() ? e[field] : json::array({e[field]});
           for (const auto& v : values)
             if (!known.count(id_of(v)))
-              fail(origin_[&t][i].first, origin_[&t][i].second, "/" + field,
-                   "refers to " + ref.type + " '" + id_of(v) + "', which the bundle does not have");
+              fail_entity(t, i, "/" + field,
+                          "refers to " + ref.type + " '" + id_of(v) + "', which the bundle does not have");
         }
       }
       for (const auto& [field, counted] : t.derived) {
@@ -389,7 +399,8 @@ private:
 std::string bundle_error::to_string() const {
   std::string out = file;
   if (entity >= 0)
-    out += " entity " + std::to_string(entity);
+    out += entity_id.empty() ? " entity " + std::to_string(entity)
+                             : " entity '" + entity_id + "' (#" + std::to_string(entity) + ")";
   if (!pointer.empty())
     out += " " + pointer;
   return out + ": " + reason;

@@ -31,9 +31,13 @@ namespace engram::kg {
 /// One problem: where (file, entity index or -1, JSON pointer) and why.
 struct bundle_error {
   std::string file;
+  /// The entity's position in its file (0 = the first), or -1 for a problem of the file itself.
   long entity = -1;
   std::string pointer;
   std::string reason;
+  /// The entity's id (the value of its type's x-id-field) when it has one: how a person knows
+  /// it ("entities/statutes.yaml entity 'gdpr-art-17' (#117) /jurisdiction: ...").
+  std::string entity_id = {};
   [[nodiscard]] std::string to_string() const;
 };
 

@@ -378,13 +378,17 @@ TEST(Engramctl, KgValidateChecksABundleLocally) {
   attributes[9]["brand_count"] = 3;
   std::ofstream(copy + "/entities/product_attributes.json") << attributes.dump();
   ASSERT_EQ(run(engramctl() + " kg validate " + copy + " 2>&1", &out), 1) << out;
-  EXPECT_NE(out.find("entities/product_attributes.json entity 7 /category: refers to category 'spaceships', which the "
-                     "bundle does not have"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find(
+          "entities/product_attributes.json entity 'garden-size-7' (#7) /category: refers to category 'spaceships', "
+          "which the "
+          "bundle does not have"),
+      std::string::npos)
       << out;
   EXPECT_NE(
       out.find(
-          "entities/product_attributes.json entity 9 /brand_count: 'brand_count' is not a property this schema allows"),
+          "entities/product_attributes.json entity 'beauty-size-9' (#9) /brand_count: 'brand_count' is not a property "
+          "this schema allows"),
       std::string::npos)
       << out;
 }

@@ -197,6 +197,12 @@ TEST_F(Bundle, EveryProblemIsReportedWithItsPlace) {
     for (const auto& e : errors)
       all += "\n  " + e.to_string();
     EXPECT_NE(hit, errors.end()) << r.what << ":" << all;
+    // An entity with an id is named by it, as a person knows it.
+    if (hit != errors.end() && std::string(r.what) == "a dangling reference") {
+      EXPECT_EQ(hit->entity_id, brands()[2]["code"].get<std::string>());
+      EXPECT_EQ(hit->to_string(), "entities/brands.json entity '" + hit->entity_id +
+                                      "' (#2) /category: refers to category 'garden', which the bundle does not have");
+    }
   }
 }
 
