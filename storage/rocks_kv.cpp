@@ -14,6 +14,10 @@
 #include <cctype>
 #include <filesystem>
 
+#include <unistd.h>
+
+#include <cerrno>
+
 namespace engram::storage::detail {
 
 namespace {
@@ -169,6 +173,13 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
     std::filesystem::create_directories(opts.path, ec);  // RocksDB makes only the last level
     if (ec)
       return fail("cannot open store at '" + opts.path + "': " + ec.message());
+    // A data directory it cannot write to (a read-only mount, another owner) is said plainly,
+    // before RocksDB fails somewhere inside its own files.
+    if (::access(opts.path.c_str(), W_OK) != 0) {
+      const int err = errno;
+      return fail("cannot open store at '" + opts.path + "': the data directory is not writable (" +
+                  std::generic_category().message(err) + ")");
+    }
   }
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !opts.read_only;

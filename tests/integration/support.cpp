@@ -385,7 +385,7 @@ int child::terminate(std::chrono::milliseconds timeout) {
     int st = 0;
     if (::waitpid(pid_, &st, WNOHANG) == pid_) {
       reaped_ = true;
-      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      return exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -398,6 +398,7 @@ bool child::alive() {
   int st = 0;
   if (::waitpid(pid_, &st, WNOHANG) == pid_) {
     reaped_ = true;
+    exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return false;
   }
   return true;

@@ -159,10 +159,14 @@ public:
   int terminate(std::chrono::milliseconds timeout);
   [[nodiscard]] bool alive();
   [[nodiscard]] pid_t pid() const { return pid_; }
+  /// Once it has ended (alive() said false, or terminate() returned): its exit status, or 128
+  /// + the signal that ended it; -1 before.
+  [[nodiscard]] int exit_code() const { return exit_code_; }
 
 private:
   pid_t pid_ = -1;
   bool reaped_ = false;
+  int exit_code_ = -1;
 };
 
 /// engramctl kg apply of the sample bundle (tools/samples/kg/ecommerce-catalog,
