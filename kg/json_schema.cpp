@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <regex>
 #include <set>
 #include <unordered_map>
@@ -27,6 +28,16 @@ const std::vector<std::string_view> keywords{
     "contentEncoding", "contentSchema"};
 
 const std::set<std::string_view> type_names{"null", "boolean", "object", "array", "number", "string", "integer"};
+
+/// A count keyword's value (minLength, maxItems, ...), which compile checked is a non-negative
+/// integer. One written as a float past what a size_t holds (1e86) counts as the largest: the
+/// conversion itself would be undefined (found by fuzz_json_schema).
+std::size_t count_of(const json& n) {
+  if (!n.is_number_float())
+    return n.get<std::size_t>();
+  const double d = n.get<double>();
+  return d >= 18446744073709551615.0 ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(d);
+}
 
 std::string escape_token(std::string_view s) {
   std::string out;
@@ -422,9 +433,9 @@ struct json_schema::impl {
     const auto& [s, v, ip, sp, r, depth] = f;
     bool ok = true;
     const auto& str = v.get_ref<const std::string&>();
-    if (auto n = s.find("minLength"); n != s.end() && code_points(str) < n->get<std::size_t>())
+    if (auto n = s.find("minLength"); n != s.end() && code_points(str) < count_of(*n))
       ok = f.fail("minLength", "must be at least " + n->dump() + " characters");
-    if (auto n = s.find("maxLength"); n != s.end() && code_points(str) > n->get<std::size_t>())
+    if (auto n = s.find("maxLength"); n != s.end() && code_points(str) > count_of(*n))
       ok = f.fail("maxLength", "must be at most " + n->dump() + " characters");
     if (auto p = s.find("pattern"); p != s.end() && !std::regex_search(str, patterns.at(&*p)))
       ok = f.fail("pattern", "must match " + p->dump());
@@ -435,9 +446,9 @@ struct json_schema::impl {
   bool check_array(const frame& f) const {
     const auto& [s, v, ip, sp, r, depth] = f;
     bool ok = true;
-    if (auto n = s.find("minItems"); n != s.end() && v.size() < n->get<std::size_t>())
+    if (auto n = s.find("minItems"); n != s.end() && v.size() < count_of(*n))
       ok = f.fail("minItems", "must hold at least " + n->dump() + " items");
-    if (auto n = s.find("maxItems"); n != s.end() && v.size() > n->get<std::size_t>())
+    if (auto n = s.find("maxItems"); n != s.end() && v.size() > count_of(*n))
       ok = f.fail("maxItems", "must hold at most " + n->dump() + " items");
     if (auto u = s.find("uniqueItems"); u != s.end() && u->get<bool>())
       for (std::size_t i = 0; i < v.size(); ++i)
@@ -460,10 +471,10 @@ struct json_schema::impl {
       std::size_t matches = 0;
       for (const auto& x : v)
         matches += passes(f, *c, x, sp + "/contains");
-      const auto lo = s.contains("minContains") ? s["minContains"].get<std::size_t>() : std::size_t{1};
+      const auto lo = s.contains("minContains") ? count_of(s["minContains"]) : std::size_t{1};
       if (matches < lo)
         ok = f.fail("contains", "must contain at least " + std::to_string(lo) + " matching items");
-      if (auto n = s.find("maxContains"); n != s.end() && matches > n->get<std::size_t>())
+      if (auto n = s.find("maxContains"); n != s.end() && matches > count_of(*n))
         ok = f.fail("maxContains", "must contain at most " + n->dump() + " matching items");
     }
     return ok;
@@ -473,9 +484,9 @@ struct json_schema::impl {
   bool check_object(const frame& f) const {
     const auto& [s, v, ip, sp, r, depth] = f;
     bool ok = true;
-    if (auto n = s.find("minProperties"); n != s.end() && v.size() < n->get<std::size_t>())
+    if (auto n = s.find("minProperties"); n != s.end() && v.size() < count_of(*n))
       ok = f.fail("minProperties", "must have at least " + n->dump() + " properties");
-    if (auto n = s.find("maxProperties"); n != s.end() && v.size() > n->get<std::size_t>())
+    if (auto n = s.find("maxProperties"); n != s.end() && v.size() > count_of(*n))
       ok = f.fail("maxProperties", "must have at most " + n->dump() + " properties");
     if (auto req = s.find("required"); req != s.end())
       for (const auto& k : *req)

@@ -84,6 +84,19 @@ TEST(JsonSchema, InvalidInstancesGetEveryReasonWithPointers) {
   }));
 }
 
+TEST(JsonSchema, ACountWrittenAsAHugeFloatIsTheLargestCount) {
+  // 1e86 is a non-negative integer to JSON Schema; converting it to a size_t is undefined
+  // behaviour (found by fuzz_json_schema under UBSan): it counts as the largest.
+  auto schema = json_schema::compile(json::parse(R"({"type": "array", "minItems": 1e86, "maxItems": 2e300,
+                                                     "items": {"type": "string", "maxLength": 1.5e19}})"));
+  ASSERT_TRUE(schema) << schema.error();
+  auto errors = schema->validate(json::parse(R"(["abc"])"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].keyword, "minItems");
+  EXPECT_TRUE(json_schema::compile(json::parse(R"({"maxLength": 2.0})"))->valid("ab"));
+  EXPECT_FALSE(json_schema::compile(json::parse(R"({"maxLength": 2.0})"))->valid("abc"));
+}
+
 TEST(Bowtie, TheHarnessSpeaksTheProtocol) {
   std::istringstream in(
       R"({"cmd": "start", "version": 1})"
