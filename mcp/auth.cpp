@@ -1,5 +1,6 @@
 #include "mcp/auth.hpp"
 
+#include "base/hex.hpp"
 #include "mcp/jsonrpc.hpp"
 
 #include <openssl/crypto.h>
@@ -15,13 +16,7 @@ std::string token_digest(std::string_view token) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(token.data(), token.size(), md, &len, EVP_sha256(), nullptr);
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
+  return to_hex(md, len);
 }
 
 bool local_origin(const std::string& origin) {

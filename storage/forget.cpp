@@ -3,6 +3,8 @@
 // log forgets the same.
 #include "storage/internal/graph_store_impl.hpp"
 
+#include "base/hex.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -94,13 +96,7 @@ std::string person_key(const std::string& org, std::string_view kind, std::strin
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md, &len);
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
+  return to_hex(md, len);
 }
 
 }  // namespace engram::storage
