@@ -196,17 +196,14 @@ struct service::impl final : api_context {
     const auto& org = schemas::organization_of(record);
     const auto& event_id = schemas::event_id_of(record);
     auto applied = deps.notifier->expect(org, event_id);
-    if (auto appended = deps.append(schemas::encode(record)); !appended) {
-      deps.notifier->forget(org, event_id);
-      return reply(tool_error("not done: engram-log refused the record: " + appended.error()));
-    }
-    // Wait off the I/O thread; the answer goes out from here.
+    // Append and wait off the I/O thread (a broker outage holds the append up to its delivery
+    // timeout); the answer goes out from here.
     {
       std::lock_guard lock(wait_mutex);
       ++waiting;
     }
-    std::thread([this, org, event_id, wait, reply = std::move(reply), applied = std::move(applied),
-                 answer = std::move(answer)]() mutable {
+    std::thread([this, org, event_id, wait, encoded = schemas::encode(record), reply = std::move(reply),
+                 applied = std::move(applied), answer = std::move(answer)]() mutable {
       struct done_guard {
         impl* self;
         ~done_guard() {
@@ -215,6 +212,10 @@ struct service::impl final : api_context {
           self->wait_cv.notify_all();
         }
       } guard{this};
+      if (auto appended = deps.append(encoded); !appended) {
+        deps.notifier->forget(org, event_id);
+        return reply(tool_error("not saved (" + event_id + "): " + appended.error()));
+      }
       // In slices, so a service that stops is not held up by a long wait.
       const auto deadline = std::chrono::steady_clock::now() + wait;
       bool ready = false, stopping = false;

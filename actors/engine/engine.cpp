@@ -9,6 +9,7 @@
 #include "reading/parse.hpp"
 #include "reading/relation_model.hpp"
 #include "embedding/type_model.hpp"
+#include "actors/ingest/broker_watch.hpp"
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
@@ -96,6 +97,8 @@ struct engine::impl {
   config::engram_config cfg;
   std::string brokers;
   std::unique_ptr<ingest::embedded_broker> broker;
+  /// Whether Kafka answers, for /readyz (not in a replay).
+  std::unique_ptr<ingest::broker_watch> watch;
   std::shared_ptr<storage::graph_store> store;
   actors::metrics metrics;
   actors::ingest_status status;
@@ -134,7 +137,7 @@ struct engine::impl {
   engram::result<void> open_store(const config::engram_config& cfg);
   /// The embedded broker when asked, else the configured one (its retention checked unless
   /// replaying).
-  engram::result<void> connect_kafka(const config::engram_config& cfg, bool replay);
+  engram::result<void> connect_kafka(const config::engram_config& cfg, const engine_options& opts);
   /// The embedder (cached when embedder.cache_size) and the type model when on.
   engram::result<void> make_embedders(const config::engram_config& cfg);
   engram::result<void> start_http(const config::engram_config& cfg);
@@ -159,6 +162,9 @@ struct engine::impl {
 };
 
 std::pair<bool, std::string> engine::impl::readiness() {
+  if (watch)
+    if (auto down = watch->unreachable())
+      return {false, *down};
   if (auto open = gaps.open(); !open.empty()) {
     std::string reason;
     for (const auto& g : open)
@@ -318,7 +324,10 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
     logging::get(logging::module::mcp)
         .warn("requests without a token are served as organisation '{}' (auth.anonymous_organization)",
               o.auth.anonymous_organization);
-  auto log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka);
+  // A record that engram-log has not taken within this fails for good (message.timeout.ms),
+  // before MCP stops waiting for it: an agent told "not saved" is never saved later.
+  const auto delivery_timeout = o.save_timeout - std::chrono::seconds(2);
+  auto log_producer = ingest::kafka_producer::create(m.brokers, cfg.kafka.rdkafka, delivery_timeout);
   if (!log_producer)
     return engram::fail(log_producer.error());
   m.log_producer = std::move(*log_producer);
@@ -333,11 +342,15 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
   d.metrics = &m.metrics;
   auto* producer = m.log_producer.get();
   auto topic = cfg.kafka.topics.log;
-  d.append = [producer, topic](const schemas::encoded_record& r) -> engram::result<void> {
-    if (!producer->produce(topic, r.key, r.value, {{schemas::kind_header, r.kind}}) ||
-        !producer->flush(std::chrono::seconds(10)))
-      return engram::fail(producer->last_error());
-    return {};
+  d.append = [producer, topic, delivery_timeout](const schemas::encoded_record& r) -> engram::result<void> {
+    auto sent = producer->deliver(topic, r.key, r.value, {{schemas::kind_header, r.kind}});
+    if (sent.delivered)
+      return {};
+    if (sent.possibly_written)
+      return engram::fail("the broker did not confirm the record (" + sent.error + "): " + topic +
+                          " may hold it all the same, and then it will be applied");
+    return engram::fail(topic + " did not take the record within " + std::to_string(delivery_timeout.count()) +
+                        " ms (" + sent.error + "); nothing was written");
   };
   m.append = d.append;
   m.mcp = std::make_unique<mcp::service>(std::move(d), std::move(o));
@@ -356,7 +369,8 @@ engram::result<void> engine::impl::open_store(const config::engram_config& cfg) 
   return {};
 }
 
-engram::result<void> engine::impl::connect_kafka(const config::engram_config& cfg, bool replay) {
+engram::result<void> engine::impl::connect_kafka(const config::engram_config& cfg, const engine_options& opts) {
+  const bool replay = opts.replay;
   if (cfg.kafka.embedded()) {
     const auto& t = cfg.kafka.topics;
     auto started =
@@ -372,6 +386,17 @@ engram::result<void> engine::impl::connect_kafka(const config::engram_config& cf
             brokers, t.inbound, t.log, t.reminders, t.dead_letter, t.keys, embedded_partitions, brokers, brokers);
   } else {
     brokers = cfg.kafka.brokers;
+  }
+  if (!replay) {  // engramd waits for Kafka to answer, then watches it
+    auto made = ingest::broker_watch::create(brokers, cfg.kafka.rdkafka);
+    if (!made)
+      return engram::fail(made.error());
+    watch = std::move(*made);
+    if (!watch->wait_until_answered(opts.stopping))
+      return engram::fail("stopped while waiting for Kafka at " + brokers);
+    watch->watch(std::chrono::seconds(1));
+  }
+  if (!cfg.kafka.embedded()) {
     if (!replay)  // a replay only reads: it refuses a partial rebuild instead
       if (auto checked = check_retention(cfg); !checked)
         return engram::fail(checked.error());
@@ -502,7 +527,7 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   if (store_role)
     if (auto opened = m.open_store(cfg); !opened)
       return engram::fail(opened.error());
-  if (auto connected = m.connect_kafka(cfg, opts.replay); !connected)
+  if (auto connected = m.connect_kafka(cfg, opts); !connected)
     return engram::fail(connected.error());
   if (auto made = m.make_embedders(cfg); !made)
     return engram::fail(made.error());

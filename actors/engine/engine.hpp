@@ -13,6 +13,7 @@
 #include "storage/graph_store.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,9 @@ struct engine_options {
   /// With replay: records deleted from engram-log are accepted as lost (engramctl replay
   /// --accept-partial); without it a gap stops its partition and the replay fails.
   bool accept_partial = false;
+  /// Asked while start-up waits for Kafka to answer: true stops the wait (start then fails
+  /// with "stopped while waiting for Kafka"). Null: wait until it answers.
+  std::function<bool()> stopping;
 };
 
 class engine {

@@ -34,8 +34,21 @@ int main(int argc, char** argv) {
   }
   engram::logging::configure(loaded->log);
 
-  auto started = engram::engine::engine::start(*loaded, {});
+  // Start-up may wait for Kafka; a SIGTERM or Ctrl-C then ends the wait (and engramd).
+  bool stop_asked = false;
+  engram::engine::engine_options options;
+  options.stopping = [&signals, &stop_asked] {
+    timespec now{0, 0};
+    const int sig = sigtimedwait(&signals, nullptr, &now);
+    stop_asked = stop_asked || sig == SIGTERM || sig == SIGINT;
+    return stop_asked;
+  };
+  auto started = engram::engine::engine::start(*loaded, std::move(options));
   if (!started) {
+    if (stop_asked) {
+      log.info("stopped before it started ({})", started.error());
+      return 0;
+    }
     log.error("{}", started.error());
     return 1;
   }

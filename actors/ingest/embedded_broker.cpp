@@ -39,6 +39,14 @@ engram::result<std::unique_ptr<embedded_broker>> embedded_broker::start(const st
   return b;
 }
 
+engram::result<void> embedded_broker::set_up(bool up) {
+  auto err = up ? rd_kafka_mock_broker_set_up(h_->cluster, -1) : rd_kafka_mock_broker_set_down(h_->cluster, -1);
+  if (err)
+    return engram::fail(std::string("embedded broker: cannot set the brokers ") + (up ? "up" : "down") + ": " +
+                        rd_kafka_err2str(err));
+  return {};
+}
+
 embedded_broker::~embedded_broker() {
   if (before_stop_)
     before_stop_(*this);

@@ -28,6 +28,11 @@ public:
   /// "127.0.0.1:PORT", for bootstrap.servers.
   [[nodiscard]] const std::string& bootstrap() const { return bootstrap_; }
 
+  /// Takes the cluster's brokers down (connections closed, new ones refused) or up again;
+  /// what they hold is kept. An outage for tests and `engramctl devbroker`. An error when
+  /// librdkafka refuses.
+  [[nodiscard]] engram::result<void> set_up(bool up);
+
   /// Called once when the broker is destroyed, before it stops: the test harness and the
   /// benchmarks check there that no partition dropped records under them.
   void before_stop(std::function<void(const embedded_broker&)> f) { before_stop_ = std::move(f); }

@@ -14,7 +14,24 @@ struct kafka_producer::impl : RdKafka::DeliveryReportCb {
   std::size_t failures = 0;
   std::string first_failure;
 
+  /// One deliver()'s message: its report, filled in by dr_cb (any thread's poll serves it).
+  struct pending {
+    std::mutex mutex;
+    bool done = false;
+    delivery report;
+  };
+
   void dr_cb(RdKafka::Message& msg) override {
+    if (auto* p = static_cast<pending*>(msg.msg_opaque())) {
+      std::lock_guard lock(p->mutex);
+      p->report.delivered = msg.err() == RdKafka::ERR_NO_ERROR;
+      if (!p->report.delivered) {
+        p->report.possibly_written = msg.status() != RdKafka::Message::MSG_STATUS_NOT_PERSISTED;
+        p->report.error = msg.errstr();
+      }
+      p->done = true;
+      return;
+    }
     if (msg.err() == RdKafka::ERR_NO_ERROR)
       return;
     std::lock_guard lock(mutex);
@@ -24,15 +41,18 @@ struct kafka_producer::impl : RdKafka::DeliveryReportCb {
 };
 
 engram::result<std::unique_ptr<kafka_producer>> kafka_producer::create(
-    const std::string& brokers, const std::map<std::string, std::string>& rdkafka) {
+    const std::string& brokers, const std::map<std::string, std::string>& rdkafka,
+    std::chrono::milliseconds delivery_timeout) {
   std::unique_ptr<kafka_producer> p(new kafka_producer());
   p->impl_ = std::make_unique<impl>();
-  auto made = detail::make_conf(detail::client_role::producer, brokers, rdkafka,
-                                {{"enable.idempotence", "true"},
-                                 {"acks", "all"},
-                                 // Dead letters carry the original bytes, which may exceed the
-                                 // event limit (that is why they are dead letters).
-                                 {"message.max.bytes", "16777216"}});
+  detail::properties required{{"enable.idempotence", "true"},
+                              {"acks", "all"},
+                              // Dead letters carry the original bytes, which may exceed the
+                              // event limit (that is why they are dead letters).
+                              {"message.max.bytes", "16777216"}};
+  if (delivery_timeout.count() > 0)
+    required["message.timeout.ms"] = std::to_string(delivery_timeout.count());
+  auto made = detail::make_conf(detail::client_role::producer, brokers, rdkafka, required);
   if (!made)
     return engram::fail(made.error());
   auto& conf = *made;
@@ -91,6 +111,38 @@ bool kafka_producer::produce(const std::string& topic, std::string_view key, std
     if (impl_->failures++ == 0)
       impl_->first_failure = last_error_;
     return false;
+  }
+}
+
+kafka_producer::delivery kafka_producer::deliver(const std::string& topic, std::string_view key, std::string_view value,
+                                                 const headers& hs) {
+  impl::pending p;
+  RdKafka::Headers* h = nullptr;
+  if (!hs.empty()) {
+    h = RdKafka::Headers::create();
+    for (const auto& [k, v] : hs)
+      h->add(k, v.data(), v.size());
+  }
+  while (true) {
+    auto err =
+        impl_->producer->produce(topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
+                                 const_cast<char*>(value.data()), value.size(), key.data(), key.size(), 0, h, &p);
+    if (err == RdKafka::ERR_NO_ERROR)
+      break;  // librdkafka owns the headers now
+    if (err == RdKafka::ERR__QUEUE_FULL) {
+      impl_->producer->poll(50);
+      continue;
+    }
+    delete h;
+    return {false, false, "produce to " + topic + " failed: " + RdKafka::err2str(err)};
+  }
+  // The report comes within message.timeout.ms (librdkafka fails the message then); `p`
+  // lives on this stack until it has.
+  while (true) {
+    impl_->producer->poll(50);
+    std::lock_guard lock(p.mutex);
+    if (p.done)
+      return p.report;
   }
 }
 

@@ -20,10 +20,13 @@ using headers = std::vector<std::pair<std::string, std::string>>;
 
 class kafka_producer {
 public:
-  /// `rdkafka` holds user properties (kafka.rdkafka); idempotence and acks=all are forced.
-  /// An error when librdkafka refuses the configuration or the client.
+  /// `rdkafka` holds user properties (kafka.rdkafka); idempotence and acks=all are forced,
+  /// and so is `delivery_timeout` when given (message.timeout.ms: how long a message may wait
+  /// for the broker before it fails). An error when librdkafka refuses the configuration or
+  /// the client.
   [[nodiscard]] static engram::result<std::unique_ptr<kafka_producer>> create(
-      const std::string& brokers, const std::map<std::string, std::string>& rdkafka);
+      const std::string& brokers, const std::map<std::string, std::string>& rdkafka,
+      std::chrono::milliseconds delivery_timeout = {});
   ~kafka_producer();
   kafka_producer(const kafka_producer&) = delete;
   kafka_producer& operator=(const kafka_producer&) = delete;
@@ -32,6 +35,18 @@ public:
   /// full. Returns false, with the reason in last_error(), if librdkafka refused it.
   [[nodiscard]] bool produce(const std::string& topic, std::string_view key, std::string_view value,
                              const headers& hs = {});
+
+  /// Produces one message and waits for its own delivery report (not the whole queue's),
+  /// at most the delivery timeout. Thread-safe.
+  struct delivery {
+    bool delivered = false;
+    /// When not delivered: whether the broker may hold it all the same (it was sent and no
+    /// answer came back). False means it was never written and never will be.
+    bool possibly_written = false;
+    std::string error;
+  };
+  [[nodiscard]] delivery deliver(const std::string& topic, std::string_view key, std::string_view value,
+                                 const headers& hs = {});
 
   /// Waits until every queued message is delivered or failed, up to `timeout`. Returns true
   /// when all messages produced since the previous flush() were acknowledged; else

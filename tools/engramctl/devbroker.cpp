@@ -16,6 +16,8 @@ int devbroker(const devbroker_options& o) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto started = engram::ingest::embedded_broker::start(o.topics, o.partitions);
   if (!started) {
@@ -37,9 +39,19 @@ int devbroker(const devbroker_options& o) {
             << "devbroker: a test broker (librdkafka's mock cluster, in memory): each partition keeps about "
                "5 MiB and silently drops its oldest records past that; Engram then stops at the gap (replay "
                "refuses it). Spread large streams over more partitions (--partitions), or use a real Kafka\n";
-  int sig = 0;
-  sigwait(&signals, &sig);
-  return 0;
+  std::cerr << "devbroker: SIGUSR1 takes the brokers down (an outage: connections closed and refused, data kept), "
+               "SIGUSR2 brings them up\n";
+  while (true) {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig == SIGTERM || sig == SIGINT)
+      return 0;
+    const bool up = sig == SIGUSR2;
+    if (auto set = broker->set_up(up); !set)
+      std::cerr << "devbroker: " << set.error() << "\n";
+    else
+      std::cerr << "devbroker: brokers " << (up ? "up" : "down") << std::endl;
+  }
 }
 
 }  // namespace engram::ctl

@@ -15,7 +15,8 @@ struct devbroker_options {
   std::vector<std::string> topics{"inbound-messages", "engram-log", "engram-reminders", "engram-dlq", "engram-keys"};
 };
 
-/// Prints the bootstrap address on stdout, then serves until SIGTERM or SIGINT. Exit 0, or 1
+/// Prints the bootstrap address on stdout, then serves until SIGTERM or SIGINT; SIGUSR1 takes
+/// the brokers down (an outage), SIGUSR2 brings them back. Exit 0, or 1
 /// when the broker cannot start or the bootstrap file cannot be written.
 int devbroker(const devbroker_options& o);
 
