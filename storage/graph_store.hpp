@@ -24,7 +24,8 @@
 
 namespace engram::storage {
 
-enum class errc : std::uint8_t { ok = 0, not_found, corruption, io_error, invalid_argument, busy };
+/// no_space: the filesystem under the store is full (a write failed with ENOSPC).
+enum class errc : std::uint8_t { ok = 0, not_found, corruption, io_error, invalid_argument, busy, no_space };
 
 [[nodiscard]] std::string to_string(errc e);
 
@@ -476,6 +477,13 @@ public:
   /// ("memtable_bytes"), compaction bytes pending ("pending_compaction_bytes"), compactions
   /// running ("running_compactions"), live SST bytes ("live_sst_bytes").
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
+
+  /// Set once a write failed for want of disk space or by an I/O error: what RocksDB said,
+  /// with the store's path ("disk full: the store at /var/lib/engram cannot write (IO error:
+  /// No space left on device: …)"). From then on every write is refused with the same code
+  /// (nothing after the failure is applied out of order) until the store is opened again;
+  /// reads go on.
+  [[nodiscard]] virtual std::optional<std::string> write_failure() const = 0;
 
   /// SHA-256 (hex) of the logical content: every column family in a fixed order, key and
   /// value, leaving out what depends on delivery (offsets, redelivery counts). Independent

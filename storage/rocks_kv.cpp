@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 
 #include <unistd.h>
 
@@ -25,6 +27,8 @@ namespace {
 errc to_errc(const rocksdb::Status& s) {
   if (s.ok())
     return errc::ok;
+  if (s.IsNoSpace() || s.ToString().find("No space left on device") != std::string::npos)
+    return errc::no_space;
   if (s.IsNotFound())
     return errc::not_found;
   if (s.IsCorruption())
@@ -65,11 +69,19 @@ private:
 
 class rocks_kv final : public kv {
 public:
-  rocks_kv(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs, bool sync)
-      : db_(std::move(db)), cfs_(std::move(cfs)) {
+  rocks_kv(std::unique_ptr<rocksdb::DB> db, std::vector<rocksdb::ColumnFamilyHandle*> cfs, bool sync, std::string path)
+      : db_(std::move(db)), cfs_(std::move(cfs)), path_(std::move(path)) {
     write_opts_.sync = sync;
   }
   ~rocks_kv() override {
+    if (write_failure()) {
+      // Debian's RocksDB keeps its assertions, and closing after a write error can abort
+      // (WritableFileWriter::AssertFalseAndGetStatusForPrevError). What was written is in the
+      // write-ahead log already (each write reaches the OS): left as a kill -9 leaves it, the
+      // store opens again and recovers it. The process is on its way out.
+      (void)db_.release();
+      return;
+    }
     for (auto* h : cfs_)
       db_->DestroyColumnFamilyHandle(h);
     db_->Close();
@@ -80,13 +92,17 @@ public:
     // Every level, the last too: a deleted value in a bottom file is gone only when rewritten.
     o.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
     const rocksdb::Slice b(begin.data(), begin.size()), e(end.data(), end.size());
-    return to_errc(db_->CompactRange(o, cfs_[cf], &b, &e));
+    if (auto refused = refused_after_failure())
+      return *refused;
+    return checked(db_->CompactRange(o, cfs_[cf], &b, &e));
   }
 
   errc flush() override {
     rocksdb::FlushOptions o;
     o.wait = true;
-    return to_errc(db_->Flush(o, cfs_));
+    if (auto refused = refused_after_failure())
+      return *refused;
+    return checked(db_->Flush(o, cfs_));
   }
 
   result<std::string> get(std::size_t cf, std::string_view key) const override {
@@ -127,7 +143,16 @@ public:
       else
         wb.Delete(cfs_[op.cf], op.key);
     }
-    return to_errc(db_->Write(write_opts_, &wb));
+    if (auto refused = refused_after_failure())
+      return *refused;
+    return checked(db_->Write(write_opts_, &wb));
+  }
+
+  std::optional<std::string> write_failure() const override {
+    std::lock_guard lock(failure_mutex_);
+    if (!failure_)
+      return std::nullopt;
+    return failure_->second;
   }
 
   std::string identity() const override {
@@ -160,9 +185,33 @@ public:
   }
 
 private:
+  /// The code of the first write failure once there was one: nothing is written after it.
+  std::optional<errc> refused_after_failure() const {
+    std::lock_guard lock(failure_mutex_);
+    if (failure_)
+      return failure_->first;
+    return std::nullopt;
+  }
+
+  /// A write's status as a code; a full disk, an I/O error or corruption is kept, with
+  /// RocksDB's words (which name the OS reason and the file), as the store's write failure.
+  errc checked(const rocksdb::Status& s) {
+    const auto e = to_errc(s);
+    if (e == errc::no_space || e == errc::io_error || e == errc::corruption) {
+      std::lock_guard lock(failure_mutex_);
+      if (!failure_)
+        failure_.emplace(e, std::string(e == errc::no_space ? "disk full: " : "the store failed: ") + "the store at " +
+                                path_ + " cannot write (" + s.ToString() + ")");
+    }
+    return e;
+  }
+
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
   rocksdb::WriteOptions write_opts_;
+  std::string path_;
+  mutable std::mutex failure_mutex_;
+  std::optional<std::pair<errc, std::string>> failure_;
 };
 
 }  // namespace
@@ -197,7 +246,7 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
                            : rocksdb::DB::Open(db_opts, opts.path, descs, &handles, &raw);
   if (!st.ok())
     return fail("cannot open store at '" + opts.path + "': " + st.ToString());
-  return std::make_unique<rocks_kv>(std::unique_ptr<rocksdb::DB>(raw), std::move(handles), opts.sync_writes);
+  return std::make_unique<rocks_kv>(std::unique_ptr<rocksdb::DB>(raw), std::move(handles), opts.sync_writes, opts.path);
 }
 
 }  // namespace engram::storage::detail

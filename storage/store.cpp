@@ -275,6 +275,7 @@ std::string to_string(errc e) {
     case errc::io_error: return "io_error";
     case errc::invalid_argument: return "invalid_argument";
     case errc::busy: return "busy";
+    case errc::no_space: return "no_space";
   }
   return "unknown";
 }

@@ -162,6 +162,9 @@ struct engine::impl {
 };
 
 std::pair<bool, std::string> engine::impl::readiness() {
+  if (store)
+    if (auto failure = store->write_failure())
+      return {false, *failure + "; applying stopped, reads go on; free space and restart engramd"};
   if (watch)
     if (auto down = watch->unreachable())
       return {false, *down};

@@ -43,20 +43,45 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   /// The data keys of sealed records.
   std::shared_ptr<key_ring> keys;
 
+  /// Set when the store's disk is full: nothing more is applied (the store refuses every
+  /// write from the failed one on), the partitions are paused, engramd stays up for reads
+  /// and /readyz says why; a restart with space resumes from the stored offsets.
+  bool stalled = false;
+
   /// Waits for the oldest batch and records its outcome. Returns false on a store failure.
   bool complete_oldest() {
     auto [records, fut] = std::move(in_flight.front());
     in_flight.pop_front();
     auto r = fut.get();  // the store told `status` each applied offset already
+    if (r.error == storage::errc::no_space) {
+      if (!stalled)
+        logger().error(
+            "{}: applying stopped after {} of {} records; reads go on; free space and restart engramd "
+            "(it resumes from the stored offsets)",
+            store->write_failure().value_or("disk full"), r.done, records);
+      stalled = true;
+      return false;
+    }
     if (r.error != storage::errc::ok) {
       logger().error(
           "the store failed ({}) after {} of {} records: stopping; the stored offsets "
           "are where a restart resumes",
-          storage::to_string(r.error), r.done, records);
+          store->write_failure().value_or(storage::to_string(r.error)), r.done, records);
       failed->store(true);
       return false;
     }
     return true;
+  }
+
+  /// While stalled: the batches still in flight fail too; the assignment is paused (fetching
+  /// nothing) and what was fetched before is dropped; polling keeps the group membership.
+  void stall() {
+    drain();
+    std::vector<RdKafka::TopicPartition*> parts;
+    if (consumer->assignment(parts) == RdKafka::ERR_NO_ERROR && !parts.empty())
+      (void)consumer->pause(parts);
+    RdKafka::TopicPartition::destroy(parts);
+    (void)detail::consume_batch(*consumer, cfg.ingest.batch_size, std::chrono::milliseconds(200), "ingest");
   }
 
   bool drain() {
@@ -253,6 +278,10 @@ void log_consumer::run() {
   std::string cluster = m.consumer->clusterid(5000);
   logger().info("consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
   while (!stop_ && !failed_) {
+    if (m.stalled) {
+      m.stall();
+      continue;
+    }
     // Record finished batches without blocking, so status and lag stay current.
     while (!m.in_flight.empty() &&
            m.in_flight.front().second.wait_for(std::chrono::seconds(0)) == std::future_status::ready)

@@ -78,6 +78,8 @@ public:
   [[nodiscard]] virtual std::string identity() const = 0;
   /// Engine figures (graph_store::engine_stats); zeros where a backend has none.
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
+  /// graph_store::write_failure (nullopt where a backend cannot fail so).
+  [[nodiscard]] virtual std::optional<std::string> write_failure() const { return std::nullopt; }
   /// Rewrites the files holding keys in [begin, end) of `cf` (the memtable flushed first), so
   /// that deleted values leave the disk; a no-op where nothing is on disk.
   [[nodiscard]] virtual errc compact(std::size_t cf, std::string_view begin, std::string_view end) = 0;

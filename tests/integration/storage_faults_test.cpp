@@ -1,17 +1,22 @@
 // The store's filesystem failing under engramd (issue 35): a data directory that is read-only at
 // start, on a read-only bind mount the test makes (tests run as root), is a clear error naming
 // the directory and the reason, and engramd exits non-zero; a store written before and mounted
-// read-only afterwards the same. Nothing is written to it.
+// read-only afterwards the same. Nothing is written to it. A store whose filesystem fills up
+// mid-ingest (a small tmpfs the test makes): engramd stops applying, stays up for reads, says
+// "disk full" with the path in /readyz and its log; restarted with space it resumes to the
+// graph of a run that never filled.
 
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/mount.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 using namespace engram;
 using namespace std::chrono_literals;
@@ -74,6 +79,107 @@ TEST(StorageFaults, AReadOnlyDataDirectoryAtStartIsAClearErrorAndANonZeroExit) {
                                                       : -1;
     EXPECT_EQ(after, before);
   }
+}
+
+/// A tmpfs of `size` at `target` for the life of this object; grow() remounts it larger.
+class small_filesystem {
+public:
+  small_filesystem(const std::string& target, const std::string& size) : target_(target) {
+    std::filesystem::create_directories(target);
+    if (::mount("tmpfs", target.c_str(), "tmpfs", 0, ("size=" + size).c_str()) != 0)
+      error_ = std::string("tmpfs mount: ") + std::strerror(errno);
+  }
+  ~small_filesystem() {
+    if (error_.empty())
+      ::umount2(target_.c_str(), MNT_DETACH);
+  }
+  bool grow(const std::string& size) {
+    return ::mount("tmpfs", target_.c_str(), "tmpfs", MS_REMOUNT, ("size=" + size).c_str()) == 0;
+  }
+  [[nodiscard]] const std::string& error() const { return error_; }
+
+private:
+  std::string target_, error_;
+};
+
+TEST(StorageFaults, AFullDiskStopsApplyingKeepsReadsSaysSoAndARestartWithSpaceResumesToTheSameGraph) {
+  using json = nlohmann::json;
+  constexpr std::size_t total = 1500;
+  const auto events = test::make_events(total);
+  std::vector<std::pair<std::string, std::string>> keyed;
+  for (const auto& e : events)
+    keyed.emplace_back(test::org_of(e), e);
+  test::temp_dir dir("storage-full");
+  auto broker = test::start_broker();
+  const auto port = test::free_port();
+  test::produce_raw(broker->bootstrap(), "inbound-messages", keyed);
+
+  small_filesystem small(dir.sub("small"), "8m");
+  ASSERT_EQ(small.error(), "") << "the tests run as root (CI does)";
+  const auto store = dir.sub("small/store");
+  const auto log = dir.sub("full.log");
+  const std::string reader = "full-disk-reader-0123456789abcdef";
+  const auto args = [&](const std::string& brokers, const std::string& data) {
+    return test::engramd_args(brokers, data, port,
+                              {"auth.tokens=[{token: " + reader + ", organization_id: acme, scopes: [read]}]"});
+  };
+  const auto log_text = [&] {
+    std::ifstream in(log);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  {
+    test::child engramd(args(broker->bootstrap(), store), log);
+    // It fills: /readyz says so, with the path and the OS's words.
+    std::string reason;
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+          int status = 0;
+          auto body = json::parse(test::get(port, "/readyz", &status), nullptr, false);
+          reason = body.is_object() ? body.value("reason", "") : "";
+          return status == 503 && reason.rfind("disk full", 0) == 0;
+        },
+        180s))
+        << reason << "\n"
+        << test::tail(log);
+    std::printf("/readyz: %s\n", reason.c_str());
+    EXPECT_NE(reason.find("the store at " + store + " cannot write"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("No space left on device"), std::string::npos) << reason;
+    // The consumer logs it once its batch comes back (just after the store refused it).
+    EXPECT_TRUE(test::wait_until(
+        [&] { return log_text().find("[error] disk full: the store at " + store) != std::string::npos; }, 30s))
+        << test::tail(log);
+    // Up, not applying, reads answered.
+    ASSERT_TRUE(engramd.alive()) << test::tail(log);
+    const long applied = test::events_applied(port);
+    std::printf("applied %ld of %zu before the disk was full\n", applied, total);
+    EXPECT_GT(applied, 0);
+    EXPECT_LT(applied, long(total));
+    auto recalled = test::mcp_call(port, reader, "recall_knowledge", {{"query", "contract renewal"}});
+    EXPECT_FALSE(recalled.contains("error")) << recalled;
+    int status = 0;
+    test::get(port, "/v1/stats", &status);
+    EXPECT_EQ(status, 200);
+    // A clean stop, though RocksDB holds a write error.
+    EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
+  }
+  // Space again: a restart resumes from the stored offsets, every event once.
+  ASSERT_TRUE(small.grow("512m"));
+  {
+    test::child engramd(args(broker->bootstrap(), store), log);
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total) && test::ready(port); }, 180s))
+        << test::events_applied(port) << "\n"
+        << test::tail(log);
+    EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
+  }
+  // The same events on a disk that never filled.
+  auto control_broker = test::start_broker();
+  test::produce_raw(control_broker->bootstrap(), "inbound-messages", keyed);
+  {
+    test::child engramd(args(control_broker->bootstrap(), dir.sub("control")), log);
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total); }, 180s)) << test::tail(log);
+    EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
+  }
+  EXPECT_EQ(test::digest_of(store), test::digest_of(dir.sub("control")));
 }
 
 }  // namespace
