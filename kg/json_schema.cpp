@@ -1,11 +1,14 @@
 #include "kg/json_schema.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
-#include <regex>
+#include <memory>
 #include <set>
 #include <unordered_map>
+
+#include <re2/re2.h>
 
 namespace engram::kg {
 
@@ -137,6 +140,40 @@ bool multiple_of(const json& v, const json& m) {
   return std::fabs(q - std::round(q)) < 1e-9 * std::max(1.0, std::fabs(q));
 }
 
+/// A schema's regular expression (pattern, patternProperties), compiled with RE2: matching
+/// takes time linear in the text whatever the pattern (a backtracking engine such as
+/// std::regex can take for ever on a pattern like "(a??)+?b"; fuzz_json_schema found one).
+/// RE2 reads the ECMAScript syntax JSON Schema names except backreferences and lookaround,
+/// which are refused when the schema is compiled; `\uXXXX` is read as RE2's `\x{XXXX}`.
+/// The error says why it was refused, or null.
+std::unique_ptr<re2::RE2> compile_pattern(const std::string& ecma, std::string* error) {
+  std::string translated;
+  translated.reserve(ecma.size());
+  for (std::size_t i = 0; i < ecma.size(); ++i) {
+    if (ecma[i] == '\\' && i + 5 < ecma.size() && ecma[i + 1] == 'u' &&
+        std::all_of(ecma.begin() + static_cast<std::ptrdiff_t>(i) + 2,
+                    ecma.begin() + static_cast<std::ptrdiff_t>(i) + 6,
+                    [](unsigned char c) { return std::isxdigit(c); })) {
+      translated += "\\x{" + ecma.substr(i + 2, 4) + "}";
+      i += 5;
+    } else if (ecma[i] == '\\' && i + 1 < ecma.size()) {
+      translated += ecma.substr(i, 2);  // an escaped character stays escaped (and "\\u" is not \u)
+      ++i;
+    } else {
+      translated += ecma[i];
+    }
+  }
+  RE2::Options o;
+  o.set_log_errors(false);
+  o.set_max_mem(1 << 20);  // a pattern whose program would need more is refused, not built
+  auto re = std::make_unique<re2::RE2>(translated, o);
+  if (!re->ok()) {
+    *error = re->error();
+    return nullptr;
+  }
+  return re;
+}
+
 /// A keyword's error in a schema: "<keyword> at '<schema path>': <why>".
 std::optional<std::string> bad_keyword(const std::string& k, const std::string& at, const std::string& why) {
   return k + " at '" + at + "': " + why;
@@ -147,7 +184,7 @@ std::optional<std::string> bad_keyword(const std::string& k, const std::string& 
 struct json_schema::impl {
   json doc;
   std::string base;  // the root's $id, without a fragment
-  std::unordered_map<const json*, std::regex> patterns;
+  std::unordered_map<const json*, std::unique_ptr<re2::RE2>> patterns;
   std::unordered_map<std::string, const json*> anchors;
   std::unordered_map<const json*, const json*> refs;  // a schema with $ref -> its target
 
@@ -214,12 +251,12 @@ struct json_schema::impl {
         return bad_keyword(k, at, "must be an object of schemas");
       for (auto p = v.begin(); p != v.end(); ++p) {
         if (k == "patternProperties") {
-          try {
-            patterns.emplace(&p.value(), std::regex(p.key(), std::regex::ECMAScript));
-          } catch (const std::regex_error& e) {
+          std::string why;
+          auto re = compile_pattern(p.key(), &why);
+          if (!re)
             return bad_keyword(k, at,
-                               "'" + p.key() + "' is not a regular expression this validator reads (" + e.what() + ")");
-          }
+                               "'" + p.key() + "' is not a regular expression this validator reads (" + why + ")");
+          patterns.emplace(&p.value(), std::move(re));
         }
         if (auto e = sub(p.value(), here + "/" + escape_token(p.key())))
           return e;
@@ -262,13 +299,12 @@ struct json_schema::impl {
     } else if (k == "pattern") {
       if (!v.is_string())
         return bad_keyword(k, at, "must be a string");
-      try {
-        patterns.emplace(&v, std::regex(v.get<std::string>(), std::regex::ECMAScript));
-      } catch (const std::regex_error& e) {
+      std::string why;
+      auto re = compile_pattern(v.get<std::string>(), &why);
+      if (!re)
         return bad_keyword(
-            k, at,
-            "'" + v.get<std::string>() + "' is not a regular expression this validator reads (" + e.what() + ")");
-      }
+            k, at, "'" + v.get<std::string>() + "' is not a regular expression this validator reads (" + why + ")");
+      patterns.emplace(&v, std::move(re));
     } else if (k == "uniqueItems" || k == "deprecated" || k == "readOnly" || k == "writeOnly") {
       if (!v.is_boolean())
         return bad_keyword(k, at, "must be a boolean");
@@ -437,7 +473,7 @@ struct json_schema::impl {
       ok = f.fail("minLength", "must be at least " + n->dump() + " characters");
     if (auto n = s.find("maxLength"); n != s.end() && code_points(str) > count_of(*n))
       ok = f.fail("maxLength", "must be at most " + n->dump() + " characters");
-    if (auto p = s.find("pattern"); p != s.end() && !std::regex_search(str, patterns.at(&*p)))
+    if (auto p = s.find("pattern"); p != s.end() && !RE2::PartialMatch(str, *patterns.at(&*p)))
       ok = f.fail("pattern", "must match " + p->dump());
     return ok;
   }
@@ -511,7 +547,7 @@ struct json_schema::impl {
         }
       if (pats != s.end())
         for (auto p = pats->begin(); p != pats->end(); ++p)
-          if (std::regex_search(it.key(), patterns.at(&p.value()))) {
+          if (RE2::PartialMatch(it.key(), *patterns.at(&p.value()))) {
             known = true;
             ok &= check(p.value(), it.value(), child, sp + "/patternProperties/" + escape_token(p.key()), r, depth + 1);
           }

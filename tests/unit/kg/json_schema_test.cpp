@@ -97,6 +97,29 @@ TEST(JsonSchema, ACountWrittenAsAHugeFloatIsTheLargestCount) {
   EXPECT_FALSE(json_schema::compile(json::parse(R"({"maxLength": 2.0})"))->valid("abc"));
 }
 
+TEST(JsonSchema, PatternsMatchInLinearTimeAndWhatRE2CannotReadIsRefusedWhenCompiled) {
+  // (a?){28}a{28} against 28 a's: 2^28 paths for a backtracking engine (std::regex took
+  // minutes on a pattern fuzz_json_schema found, one request's worth of DoS); RE2 answers at once.
+  auto slow = json_schema::compile(json::parse(R"({"type": "string", "pattern": "^(a?){28}a{28}$"})"));
+  ASSERT_TRUE(slow) << slow.error();
+  EXPECT_TRUE(slow->valid(std::string(28, 'a')));
+  EXPECT_FALSE(slow->valid(std::string(27, 'a') + "b"));
+  // patternProperties too, and \uXXXX escapes (ECMAScript's, RE2's \x{XXXX}); unanchored.
+  auto props = json_schema::compile(json::parse(
+      R"({"patternProperties": {"^x-\\u00e9": {"type": "integer"}}, "properties": {"n": {"pattern": "b+"}}})"));
+  ASSERT_TRUE(props) << props.error();
+  EXPECT_TRUE(props->valid(json::parse(R"({"x-\u00e9t\u00e9": 1, "n": "abbc"})")));
+  EXPECT_FALSE(props->valid(json::parse(R"({"x-\u00e9t\u00e9": "one"})")));
+  EXPECT_FALSE(props->valid(json::parse(R"({"n": "ac"})")));
+  // Lookahead and backreferences: refused when the schema is compiled, naming the keyword.
+  for (const char* schema :
+       {R"({"pattern": "^(?=a)a$"})", R"({"pattern": "(a)\\1"})", R"j({"patternProperties": {"(?!x)": true}})j"}) {
+    auto r = json_schema::compile(json::parse(schema));
+    ASSERT_FALSE(r) << schema;
+    EXPECT_NE(r.error().find("is not a regular expression this validator reads"), std::string::npos) << r.error();
+  }
+}
+
 TEST(Bowtie, TheHarnessSpeaksTheProtocol) {
   std::istringstream in(
       R"({"cmd": "start", "version": 1})"

@@ -268,6 +268,9 @@ TEST(LogRecord, ExtractedMessageErrorsNameTheField) {
   // clang-format off
   const std::pair<std::function<void(json&)>, const char*> cases[] = {
       {[](json& j) { j["formatVersion"] = 4; }, "/formatVersion: this build reads versions 2 and 3, not 4"},
+      // Past any integer type (fuzz_log_record: converting it was undefined behaviour): as written.
+      {[](json& j) { j["formatVersion"] = 3.7e126; }, "/formatVersion: this build reads versions 2 and 3, not 3.7e+126"},
+      {[](json& j) { j["formatVersion"] = 2.5; }, "/formatVersion: this build reads versions 2 and 3, not 2.5"},
       {[](json& j) { j["extraction"]["passages"][1]["text"] = ""; }, "/extraction/passages/1/text: must not be empty"},
       {[](json& j) { j["extraction"]["passages"][0].erase("text"); }, "/extraction/passages/0/text: required"},
       {[](json& j) { j["extraction"]["passages"] = json::array({"x"}); }, "/extraction/passages/0/: must be an object"},
