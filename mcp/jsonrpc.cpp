@@ -27,6 +27,38 @@ http::response error_response(failure f, const json& id, const std::string& mess
                        std::move(headers));
 }
 
+std::variant<envelope, http::response> read_envelope(const std::string& body) {
+  auto msg = json::parse(body, nullptr, false);
+  if (msg.is_discarded())
+    return error_response(failure::parse_error, nullptr, "parse error: the body is not JSON");
+  if (msg.is_array())
+    return error_response(failure::invalid_request, nullptr, "batches are not supported: send one message");
+  if (!msg.is_object())
+    return error_response(failure::invalid_request, nullptr, "not a JSON-RPC 2.0 request");
+  // The id is only echoed back when it is one JSON-RPC allows.
+  const auto id = msg.find("id");
+  const bool id_ok = id != msg.end() && (id->is_string() || id->is_number_integer());
+  const auto version = msg.find("jsonrpc");
+  const auto method = msg.find("method");
+  if (version == msg.end() || *version != "2.0" || method == msg.end() || !method->is_string())
+    return error_response(failure::invalid_request, id_ok ? *id : json(nullptr), "not a JSON-RPC 2.0 request");
+  envelope e;
+  e.method = method->get<std::string>();
+  if (id == msg.end()) {  // a notification (initialized, cancelled, ...)
+    e.notification = true;
+    return e;
+  }
+  if (!id_ok)
+    return error_response(failure::invalid_request, nullptr, "id: must be a string or an integer");
+  e.id = *id;
+  if (auto p = msg.find("params"); p != msg.end()) {
+    if (!p->is_object())
+      return error_response(failure::invalid_params, e.id, "params: must be an object");
+    e.params = *p;
+  }
+  return e;
+}
+
 http::response result_response(const json& id, json result) {
   return json_response(200, {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
 }

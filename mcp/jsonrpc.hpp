@@ -8,6 +8,7 @@
 
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace engram::mcp {
@@ -43,6 +44,22 @@ struct failure_code {
 
 /// A 200 response with {"jsonrpc", "id", "result"}.
 [[nodiscard]] http::response result_response(const json& id, json result);
+
+/// A JSON-RPC request read from the body of a POST to /mcp.
+struct envelope {
+  std::string method;
+  /// A string or an integer; null for a notification.
+  json id;
+  /// An object (empty when the request has none).
+  json params = json::object();
+  /// No id: a notification, accepted and not answered.
+  bool notification = false;
+};
+
+/// Reads a POST body as one JSON-RPC 2.0 request: the envelope, or the error response to send
+/// (parse error, a batch, not JSON-RPC 2.0, a bad id, params not an object). Never throws:
+/// every field is type-checked before it is read (fuzz_jsonrpc).
+[[nodiscard]] std::variant<envelope, http::response> read_envelope(const std::string& body);
 
 /// A tool's answer: structured content plus the same as a text block.
 [[nodiscard]] json tool_result(json structured);

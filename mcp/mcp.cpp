@@ -413,26 +413,18 @@ void service::handle(const http::request& req, http::responder respond) {
       std::none_of(std::begin(protocol_versions), std::end(protocol_versions),
                    [&](const char* p) { return it->second == p; }))
     return respond(error_response(failure::invalid_request, nullptr, "unsupported MCP-Protocol-Version " + it->second));
-  auto msg = json::parse(req.body, nullptr, false);
-  if (msg.is_discarded())
-    return respond(error_response(failure::parse_error, nullptr, "parse error: the body is not JSON"));
-  if (msg.is_array())
-    return respond(error_response(failure::invalid_request, nullptr, "batches are not supported: send one message"));
-  if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0" || !msg.contains("method") || !msg["method"].is_string())
-    return respond(error_response(failure::invalid_request,
-                                  msg.is_object() && msg.contains("id") ? msg["id"] : json(nullptr),
-                                  "not a JSON-RPC 2.0 request"));
-  const auto method = msg["method"].get<std::string>();
-  if (!msg.contains("id"))  // a notification (initialized, cancelled, ...): accepted, nothing to answer
+  auto read = read_envelope(req.body);
+  if (auto* refused = std::get_if<http::response>(&read))
+    return respond(std::move(*refused));
+  const auto& e = std::get<envelope>(read);
+  if (e.notification)  // accepted, nothing to answer
     return respond(http::response{202, "application/json", "", {}});
-  const json id = msg["id"];
-  if (!id.is_string() && !id.is_number_integer())
-    return respond(error_response(failure::invalid_request, nullptr, "id: must be a string or an integer"));
-  const json params = msg.contains("params") ? msg["params"] : json::object();
-  if (!params.is_object())
-    return respond(error_response(failure::invalid_params, id, "params: must be an object"));
+  const auto& method = e.method;
+  const json& id = e.id;
+  const json& params = e.params;
   if (method == "initialize") {
-    std::string asked = params.value("protocolVersion", "");
+    const auto v = params.find("protocolVersion");
+    const std::string asked = v != params.end() && v->is_string() ? v->get<std::string>() : "";
     std::string version = protocol_versions[0];
     for (const char* p : protocol_versions)
       if (asked == p)

@@ -145,10 +145,20 @@ private:
     r.body = std::move(req.body());
     stream_.expires_never();  // the handler may take its time; the response write re-arms
     auto self = shared_from_this();
-    handler_(r, [self](response res) {
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    auto respond = [self, answered](response res) {
+      answered->store(true);
       net::post(self->stream_.get_executor(),
                 [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
-    });
+    };
+    // A handler that throws is a bug; it costs its request a 500, never the server.
+    try {
+      handler_(r, respond);
+    } catch (const std::exception& e) {
+      logger().error("{} {}: the handler failed: {}", r.method, r.target.substr(0, 200), e.what());
+      if (!answered->load())
+        respond(response{500, "application/json", "{\"error\":\"internal error, logged\"}", {}});
+    }
   }
 
   /// 413, then the connection is drained and closed.

@@ -359,11 +359,13 @@ void read_headers(const json& doc, inbound_message& m) {
 std::optional<decode_error> decode(std::string_view bytes, const decode_limits& limits, inbound_message& out) {
   using k = decode_error::kind;
   if (bytes.size() > limits.max_event_bytes)
-    return decode_error{k::too_large, "",
+    return decode_error{k::too_large,
+                        "",
                         "event is " + std::to_string(bytes.size()) + " bytes, larger than ingest.max_event_bytes (" +
-                            std::to_string(limits.max_event_bytes) + ")"};
+                            std::to_string(limits.max_event_bytes) + ")",
+                        {}};
   if (auto bad = find_invalid_utf8(bytes))
-    return decode_error{k::invalid_utf8, "", "invalid UTF-8 at byte " + std::to_string(*bad)};
+    return decode_error{k::invalid_utf8, "", "invalid UTF-8 at byte " + std::to_string(*bad), {}};
   json doc = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     // Parse again with exceptions only to get nlohmann's description of the problem.
@@ -373,10 +375,10 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
     } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large
       why = std::string("invalid JSON: ") + e.what();
     }
-    return decode_error{k::invalid_json, "", why};
+    return decode_error{k::invalid_json, "", why, {}};
   }
   if (!doc.is_object())
-    return decode_error{k::schema, "", std::string("must be a JSON object, got ") + type_name(doc)};
+    return decode_error{k::schema, "", std::string("must be a JSON object, got ") + type_name(doc), {}};
   try {
     inbound_message m;
     m.event_id = get_id(doc, "eventId", "", true);
@@ -413,7 +415,11 @@ std::optional<decode_error> decode(std::string_view bytes, const decode_limits& 
     }
     out = std::move(m);
   } catch (schema_violation& v) {
-    return decode_error{k::schema, std::move(v.field), std::move(v.reason)};
+    decode_error e{k::schema, std::move(v.field), std::move(v.reason), {}};
+    // The event's own name for it, when it has one: what a person looks it up by.
+    if (auto id = doc.find("eventId"); id != doc.end() && id->is_string())
+      e.event_id = id->get<std::string>().substr(0, 256);
+    return e;
   }
   return std::nullopt;
 }

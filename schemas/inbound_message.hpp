@@ -95,6 +95,9 @@ struct decode_error {
   kind what = kind::schema;
   std::string field;
   std::string reason;
+  /// The event's eventId when it is a JSON object with a string eventId (the event a person
+  /// looks up), else empty; not part of to_string().
+  std::string event_id;
   /// "field: reason", or the reason alone when it concerns the whole event.
   [[nodiscard]] std::string to_string() const;
 };

@@ -3,10 +3,14 @@
 #   tools/dev.sh setup   install every Debian package the project needs (idempotent; root)
 #   tools/dev.sh build   Release build into build/ (binaries in build/bin/)
 #   tools/dev.sh run     setup + build + start engramd on the embedded default
-#   tools/dev.sh test    setup + build + the whole test suite (ctest)
+#   tools/dev.sh test    setup + build + the whole test suite (ctest) but the long tests; test --long: those alone
+#                        (the crash loop, docs/tests.md)
 #   tools/dev.sh bench   setup + build + the benchmark table of docs/benchmarks.md (--quick: small inputs, shape only;
 #                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one; bench console [RUNS]:
 #                        the web console's first load and 500-node graph in headless chromium)
+#   tools/dev.sh soak [MINUTES]
+#                        engramd under steady mail and three agents for MINUTES (default 30): RSS, open files, lag
+#                        and p50/p99 per tool every minute, and whether each stayed flat (docs/benchmarks.md)
 #   tools/dev.sh fuzz [TARGET|all] [SECONDS]
 #                        build the libFuzzer targets (clang, ASan+UBSan; build-fuzz/, only they and their
 #                        libraries) and run TARGET, or each one (all, the default), for SECONDS (default 60)
@@ -129,11 +133,22 @@ case "${1:-}" in
     setup
     build
     cd "$build"
-    ctest --output-on-failure --timeout 600 -j "$jobs" "${@:2}"
+    # --long: the tests labelled long (the crash loop), alone; without it they are left out.
+    if [ "${2:-}" = "--long" ]; then
+      ctest --output-on-failure --timeout 2400 -j "$jobs" -L long "${@:3}"
+    else
+      ctest --output-on-failure --timeout 600 -j "$jobs" -LE long "${@:2}"
+    fi
     ;;
   fuzz)
     setup
     fuzz "${@:2}"
+    ;;
+  soak)
+    setup
+    build
+    cd "$root"
+    exec "$build/bin/engram_bench" soak --minutes "${2:-30}" "${@:3}"
     ;;
   bench)
     setup
@@ -166,7 +181,7 @@ case "${1:-}" in
     "$build/bin/engram_bench" "${args[@]}"
     ;;
   *)
-    echo "usage: tools/dev.sh setup|build|run|test|bench" >&2
+    echo "usage: tools/dev.sh setup|build|run|test|bench|soak|fuzz" >&2
     exit 2
     ;;
 esac

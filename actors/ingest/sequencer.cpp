@@ -275,10 +275,13 @@ bool sequencer::impl::dead_letter(const RdKafka::Message& msg, std::string_view 
   const auto& topics = cfg.kafka.topics;
   bool queued = true;
   auto reason = bad.to_string();
-  logger().warn("{}/{}@{} to {}: {}", topics.inbound, msg.partition(), msg.offset(), topics.dead_letter, reason);
+  logger().warn("{}/{}@{}{} to {}: {}", topics.inbound, msg.partition(), msg.offset(),
+                bad.event_id.empty() ? std::string() : " (event '" + bad.event_id + "')", topics.dead_letter, reason);
   std::string key = msg.key() ? *msg.key() : std::string();
-  queued &= producer->produce(topics.dead_letter, key, bytes,
-                              detail::dead_letter_headers(reason, schemas::to_string(bad.what), msg));
+  auto headers = detail::dead_letter_headers(reason, schemas::to_string(bad.what), msg);
+  if (!bad.event_id.empty())
+    headers.emplace_back("eventId", bad.event_id);
+  queued &= producer->produce(topics.dead_letter, key, bytes, headers);
   metrics->count_dead_letter(schemas::to_string(bad.what));
   if (auto failed = chunk_failure(bytes, bad, msg.partition(), msg.offset())) {
     const auto rec = schemas::encode(schemas::log_payload{std::move(*failed)});

@@ -64,13 +64,14 @@ TEST_F(IngestTest, PoisonEventsGoToDeadLetterWithReasonAndTheRestApplies) {
   struct poison {
     std::string bytes;
     std::string reason;
+    std::string event_id;  // the eventId header: set when the event is an object with one
   };
   std::vector<poison> poisons{
-      {"{\"eventId\": \"broken\", ", "invalid JSON"},
-      {missing.dump(), "/from: required field is missing"},
-      {wrong_type.dump(), "/sentAt: must be a string, got number"},
-      {huge.dump(), "larger than ingest.max_event_bytes (1048576)"},
-      {bad_utf8, "invalid UTF-8 at byte"},
+      {"{\"eventId\": \"broken\", ", "invalid JSON", ""},
+      {missing.dump(), "/from: required field is missing", missing["eventId"]},
+      {wrong_type.dump(), "/sentAt: must be a string, got number", wrong_type["eventId"]},
+      {huge.dump(), "larger than ingest.max_event_bytes (1048576)", ""},
+      {bad_utf8, "invalid UTF-8 at byte", ""},
   };
   std::vector<std::pair<std::string, std::string>> kv;
   for (std::size_t i = 0; i < 30; ++i) {
@@ -94,6 +95,7 @@ TEST_F(IngestTest, PoisonEventsGoToDeadLetterWithReasonAndTheRestApplies) {
     EXPECT_NE(it->headers["reason"].find(p.reason), std::string::npos) << it->headers["reason"];
     EXPECT_EQ(it->headers["source-topic"], "inbound-messages");
     EXPECT_FALSE(it->headers["source-offset"].empty());
+    EXPECT_EQ(it->headers["eventId"], p.event_id) << p.reason;
   }
   EXPECT_EQ(e->metrics().dead_lettered(), poisons.size());
   // Only good events reached engram-log.

@@ -11,12 +11,14 @@
 //   engram_bench index | semantic      the vector index; dedup and contradiction tables (memory_bench)
 //   engram_bench entities | kg | kag   entity tools; knowledge bundles; graph queries (entity_bench, kg_bench,
 //                                      kag_bench)
+//   engram_bench soak                  engramd under steady mail and agents for N minutes (soak_bench)
 //   engram_bench recall-conversations  recall@10 on long conversations (conversations_bench)
 //   engram_bench                       no subcommand: every one but table, extract-speed, entities and kag
 // --help lists the subcommands and their options.
 #include "tools/bench/backlog_bench.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/conversations_bench.hpp"
+#include "tools/bench/soak_bench.hpp"
 #include "tools/bench/embed_bench.hpp"
 #include "tools/bench/entity_bench.hpp"
 #include "tools/bench/extract_bench.hpp"
@@ -145,6 +147,14 @@ int run_bench(int argc, char** argv) {
   conversations->add_option("--set", conversations_set, "dev, heldout or both")
       ->capture_default_str()
       ->check(CLI::IsMember({"dev", "heldout", "both"}));
+  auto* soak = app.add_subcommand(
+      "soak", "engramd under steady mail and agents: RSS, open files, lag, p50/p99 per tool every minute");
+  bench::soak_options soak_opts;
+  soak->add_option("--minutes", soak_opts.minutes, "How long")->capture_default_str();
+  soak->add_option("--mail-per-second", soak_opts.mail_per_second, "Mail events a second")->capture_default_str();
+  soak->add_option("--agents", soak_opts.agents, "Agents calling tools without pause")->capture_default_str();
+  soak->add_option("--warm-up", soak_opts.warm_up_minutes, "Minutes left out of the flatness verdicts")
+      ->capture_default_str();
   auto* table = app.add_subcommand(
       "table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
   bool quick = false;
@@ -178,6 +188,10 @@ int run_bench(int argc, char** argv) {
   try {
     if (*bulk)
       return bench::bench_bulk(ham_dir);
+    if (*soak) {
+      soak_opts.model_path = model_path;
+      return bench::soak(soak_opts);
+    }
     if (*conversations) {
       for (const char* set : {"dev", "heldout"})
         if (conversations_set == "both" || conversations_set == set)
