@@ -23,17 +23,6 @@ using json = nlohmann::json;
 
 constexpr std::size_t total_events = 2000;
 
-/// True once engramd reports live engram-log partitions (assigned to it).
-bool assigned(std::uint16_t port) {
-  auto doc = json::parse(test::get(port, "/v1/stats"), nullptr, false);
-  if (doc.is_discarded())
-    return false;
-  for (const auto& p : doc["partitions"])
-    if (p.contains("lag"))
-      return true;
-  return false;
-}
-
 /// The seed of the kill moments: random, or EXACTLY_ONCE_SEED to reproduce a run; printed.
 unsigned kill_seed() {
   unsigned seed = std::random_device{}();
@@ -87,7 +76,7 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   std::vector<long> applied_at_kill;
   while (produced < total_events) {
     test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
-    ASSERT_TRUE(test::wait_until([&] { return assigned(port); }, 30s)) << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 30s)) << test::tail(log);
     produce(broker->bootstrap(), events, produced, std::min(total_events, produced + burst));
     produced = std::min(total_events, produced + burst);
     const long target = std::min(long(produced) - 1, std::max(0L, test::events_applied(port)) + step(rng));
@@ -178,7 +167,7 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
     char date[64];
     std::strftime(date, sizeof date, "%B %d, %Y", &tm);
     test::child engramd(args("killed", "engram", "3600000"), log);
-    ASSERT_TRUE(test::wait_until([&] { return assigned(port); }, 30s)) << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 30s)) << test::tail(log);
     // 100 customers (distinct subjects: no item supersedes another).
     const char* first[] = {"Bor", "Cal", "Dan", "Eri", "Fal", "Gor", "Hal", "Ith", "Jor", "Kel"};
     const char* second[] = {"ex", "ia", "on", "ar", "ix", "um", "en", "os", "ak", "ul"};

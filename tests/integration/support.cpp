@@ -292,6 +292,16 @@ bool ready(std::uint16_t port) {
   return status == 200;
 }
 
+bool assigned(std::uint16_t port) {
+  auto doc = json::parse(get(port, "/v1/stats"), nullptr, false);
+  if (!doc.is_object() || !doc.contains("partitions") || !doc["partitions"].is_array())
+    return false;
+  for (const auto& p : doc["partitions"])
+    if (p.contains("lag"))
+      return true;
+  return false;
+}
+
 long events_applied(std::uint16_t port) {
   auto doc = json::parse(get(port, "/v1/stats"), nullptr, false);
   if (doc.is_discarded() || !doc.contains("organizations"))
@@ -419,13 +429,14 @@ std::string tail(const std::string& file, std::size_t lines) {
   return out;
 }
 
-int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const std::string& token, std::string* out) {
+int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const std::string& token, std::string* out,
+                        const std::string& options) {
   const std::string ctl = ENGRAMD_PATH;
   return run(ctl.substr(0, ctl.rfind('/')) +
                  "/engramctl kg apply " ENGRAM_SOURCE_DIR
                  "/tools/samples/kg/ecommerce-catalog --organization acme --config " +
                  ENGRAM_SOURCE_DIR "/config/engram.yaml --set kafka.brokers=" + brokers +
-                 " --url http://127.0.0.1:" + std::to_string(port) + " --token " + token + " 2>&1",
+                 " --url http://127.0.0.1:" + std::to_string(port) + " --token " + token + options + " 2>&1",
              out);
 }
 

@@ -127,6 +127,9 @@ std::vector<std::string> engramd_args(const std::string& brokers, const std::str
 /// True when GET /readyz answers 200.
 bool ready(std::uint16_t port);
 
+/// True once engramd's /v1/stats shows engram-log partitions assigned to it (live lag).
+bool assigned(std::uint16_t port);
+
 /// Events applied according to engramd's /v1/stats (every organisation), or -1 when
 /// engramd does not answer.
 long events_applied(std::uint16_t port);
@@ -172,7 +175,9 @@ private:
 /// engramctl kg apply of the sample bundle (tools/samples/kg/ecommerce-catalog,
 /// "ecommerce-catalog-example") to organisation acme of the engramd at `port`, with `token`;
 /// its exit status, its output in `out`.
-int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const std::string& token, std::string* out);
+/// `options` go to engramctl kg apply as they are (" --timeout 20").
+int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const std::string& token, std::string* out,
+                        const std::string& options = "");
 
 /// The last `lines` lines of a file, for failure messages.
 std::string tail(const std::string& file, std::size_t lines = 40);
