@@ -152,7 +152,9 @@ int run_bench(int argc, char** argv) {
   bench::soak_options soak_opts;
   soak->add_option("--minutes", soak_opts.minutes, "How long")->capture_default_str();
   soak->add_option("--mail-per-second", soak_opts.mail_per_second, "Mail events a second")->capture_default_str();
-  soak->add_option("--agents", soak_opts.agents, "Agents calling tools without pause")->capture_default_str();
+  soak->add_option("--agents", soak_opts.agents, "Agents, each in an organisation of its own")->capture_default_str();
+  soak->add_option("--calls-per-second", soak_opts.calls_per_second, "Each agent's calls a second")
+      ->capture_default_str();
   soak->add_option("--warm-up", soak_opts.warm_up_minutes, "Minutes left out of the flatness verdicts")
       ->capture_default_str();
   auto* table = app.add_subcommand(

@@ -34,7 +34,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-constexpr const char* token = "soak-agent-token-0123456789abcdef";
+/// Agent `a`'s token; each agent has an organisation of its own ("soak-agent-a").
+std::string token_of(int a) { return "soak-agent-token-" + std::to_string(a) + "-0123456789abcdef"; }
 
 /// One minute's figures.
 struct minute {
@@ -78,14 +79,14 @@ double lag(std::uint16_t port) {
 }
 
 /// One agent's call of `tool`: ok and its round trip in ms.
-std::pair<bool, double> call(std::uint16_t port, const std::string& tool, const json& args) {
+std::pair<bool, double> call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {
   const json req{
       {"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}};
   const auto t = clock_type::now();
   auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp", req.dump(),
                        {{"Content-Type", "application/json"},
                         {"Accept", "application/json, text/event-stream"},
-                        {"Authorization", std::string("Bearer ") + token}},
+                        {"Authorization", "Bearer " + token}},
                        std::chrono::seconds(60));
   const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
   return {r.status == 200 && r.body.find("\"isError\":false") != std::string::npos, ms};
@@ -105,17 +106,22 @@ std::string verdict(double first, double last, double tolerance, double floor) {
 int soak(const soak_options& o) {
   const auto minutes = static_cast<std::size_t>(std::max(1.0, std::round(o.minutes)));
   const auto warm = std::min<std::size_t>(minutes - 1, static_cast<std::size_t>(std::round(o.warm_up_minutes)));
-  auto broker = test_broker(8);
+  auto broker = test_broker(16);  // organisations spread: each partition keeps ~5 MiB
   const auto dir = std::filesystem::temp_directory_path() / ("engram-soak-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto port = free_port();
-  auto child =
-      std::make_unique<engramd_child>(broker->bootstrap(), dir.string(), port, o.model_path,
-                                      std::vector<std::string>{std::string("auth.tokens=[{token: ") + token +
-                                                               ", organization_id: acme, scopes: [read, write]}]"});
+  std::string tokens;
+  for (int a = 0; a < o.agents; ++a)
+    tokens += (a ? ", " : "") + std::string("{token: ") + token_of(a) + ", organization_id: soak-agent-" +
+              std::to_string(a) + ", scopes: [read, write]}";
+  auto child = std::make_unique<engramd_child>(broker->bootstrap(), dir.string(), port, o.model_path,
+                                               std::vector<std::string>{"auth.tokens=[" + tokens + "]"});
   const auto& engramd = *child;
-  std::printf("soak: %zu minutes (warm-up %zu), %.1f mail events/s, %d agents, engramd pid %d, %u cores\n", minutes,
-              warm, o.mail_per_second, o.agents, static_cast<int>(engramd.pid()), std::thread::hardware_concurrency());
+  std::printf(
+      "soak: %zu minutes (warm-up %zu), %.1f mail events/s over 8 organisations, %d agents at %.0f calls/s each, "
+      "engramd pid %d, %u cores\n",
+      minutes, warm, o.mail_per_second, o.agents, o.calls_per_second, static_cast<int>(engramd.pid()),
+      std::thread::hardware_concurrency());
 
   std::vector<minute> figures(minutes + 1);
   std::mutex mutex;
@@ -123,8 +129,9 @@ int soak(const soak_options& o) {
   std::atomic<bool> stop{false};
 
   // Mail at a steady rate.
-  const auto events = synthetic::events(static_cast<std::size_t>(o.minutes * 60 * o.mail_per_second) + 10, 200,
-                                        {"acme", "globex", "initech", "fabrikam"});
+  const auto events =
+      synthetic::events(static_cast<std::size_t>(o.minutes * 60 * o.mail_per_second) + 10, 200,
+                        {"acme", "globex", "initech", "fabrikam", "umbrella", "hooli", "stark", "wayne"});
   std::thread mail([&] {
     auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
     const auto start = clock_type::now();
@@ -144,7 +151,9 @@ int soak(const soak_options& o) {
   std::vector<std::thread> agents;
   for (int a = 0; a < o.agents; ++a)
     agents.emplace_back([&, a] {
+      const auto begin = clock_type::now();
       for (std::size_t n = 0; !stop; ++n) {
+        std::this_thread::sleep_until(begin + std::chrono::duration<double>(double(n) / o.calls_per_second));
         const std::string tag = std::to_string(a) + "-" + std::to_string(n);
         std::string tool;
         json args;
@@ -171,7 +180,7 @@ int soak(const soak_options& o) {
               args = {{"query", "Soak Project"}};
             }
         }
-        auto [ok, ms] = call(port, tool, args);
+        auto [ok, ms] = call(port, token_of(a), tool, args);
         std::lock_guard lock(mutex);
         auto& m = figures[now_minute];
         if (ok)

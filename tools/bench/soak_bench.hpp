@@ -12,10 +12,14 @@ namespace engram::bench {
 struct soak_options {
   std::string model_path;
   double minutes = 30;
-  /// Mail events a second (the test broker keeps ~5 MiB a partition: 30 minutes at 2/s fit).
-  double mail_per_second = 2;
-  /// Agents calling recall, save and the entity tools in turn, each without pause.
+  /// Mail events a second, over 8 organisations (the test broker keeps ~5 MiB a partition:
+  /// 30 minutes at 1/s fit).
+  double mail_per_second = 1;
+  /// Agents calling recall, save and the entity tools in turn, each in an organisation of its
+  /// own, each `calls_per_second` (a save is 1 call in 4, an entity creation 1 in 8: 30
+  /// minutes at 2/s keep an agent's engram-log partition under the test broker's limit).
   int agents = 3;
+  double calls_per_second = 2;
   /// Minutes left out of the flatness verdicts (the store, index and caches filling).
   double warm_up_minutes = 5;
 };
