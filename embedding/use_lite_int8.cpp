@@ -878,7 +878,7 @@ engram::result<std::unique_ptr<use_lite_int8_embedder>> use_lite_int8_embedder::
     prepare(Q.ffn2, L.ffn2_w, L.ffn2_b, 1536, 512);
   }
   W.timing_inv = nullptr;
-  W.blob = std::vector<char>();
+  W.weights = std::vector<float>();
   return std::unique_ptr<use_lite_int8_embedder>(new use_lite_int8_embedder(std::move(m)));
 }
 

@@ -56,15 +56,23 @@ std::optional<std::string> read_vocabulary(blob_reader& r, std::uint32_t count, 
   return std::nullopt;
 }
 
-/// Tensor name -> (its floats in the blob, how many).
+/// Tensor name -> (its floats, how many).
 using tensor_table = std::map<std::string, std::pair<const float*, std::uint32_t>>;
 
-/// The tensor table (its count, then each tensor); what is wrong with it, if anything.
-std::optional<std::string> read_tensor_table(blob_reader& r, tensor_table& tensors) {
+/// The tensor table (its count, then each tensor) into `tensors`, each tensor's floats copied
+/// into `weights` (the file holds them at any byte offset: read in place, a float load would
+/// be misaligned); what is wrong with it, if anything.
+std::optional<std::string> read_tensor_table(blob_reader& r, std::vector<float>& weights, tensor_table& tensors) {
   const auto& b = r.b;
   std::uint32_t count = 0;
   if (!r.take(&count, 4))
     return "truncated tensor table";
+  struct span {
+    std::string name;
+    std::size_t offset;
+    std::uint32_t n;
+  };
+  std::vector<span> spans;
   for (std::uint32_t i = 0; i < count; ++i) {
     std::uint32_t len = 0, n = 0;
     if (!r.take(&len, 4) || r.at + len > b.size())
@@ -73,8 +81,18 @@ std::optional<std::string> read_tensor_table(blob_reader& r, tensor_table& tenso
     r.at += len;
     if (!r.take(&n, 4) || r.at + std::size_t(n) * 4 > b.size())
       return "truncated tensor " + name;
-    tensors[name] = {reinterpret_cast<const float*>(b.data() + r.at), n};
+    spans.push_back({name, r.at, n});
     r.at += std::size_t(n) * 4;
+  }
+  std::size_t total = 0;
+  for (const auto& s : spans)
+    total += s.n;
+  weights.resize(total);
+  std::size_t at = 0;
+  for (const auto& s : spans) {
+    std::memcpy(weights.data() + at, b.data() + s.offset, std::size_t(s.n) * 4);
+    tensors[s.name] = {weights.data() + at, s.n};
+    at += s.n;
   }
   return std::nullopt;
 }
@@ -128,8 +146,8 @@ engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::s
   if (!in)
     return fail("cannot open (run `tools/dev.sh setup` to fetch and convert it, or set embedder.model_path)");
   auto m = std::make_unique<use_lite_model>();
-  m->blob.assign(std::istreambuf_iterator<char>(in), {});
-  blob_reader r{m->blob};
+  const std::vector<char> blob((std::istreambuf_iterator<char>(in)), {});
+  blob_reader r{blob};
   char magic[8];
   if (!r.take(magic, 8) || std::memcmp(magic, "EGUSE001", 8) != 0)
     return fail("not a converted USE Lite model (bad magic)");
@@ -143,7 +161,7 @@ engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::s
   if (auto bad = read_vocabulary(r, count, *m))
     return fail(*bad);
   tensor_table tensors;
-  if (auto bad = read_tensor_table(r, tensors))
+  if (auto bad = read_tensor_table(r, m->weights, tensors))
     return fail(*bad);
   tensor_lookup get{tensors, {}};
   m->embeddings = get("embeddings", 8002 * 256);

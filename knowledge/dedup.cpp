@@ -202,7 +202,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
             // Entries removed (expired) after the snapshot was written: hidden as the live
             // index hid them (hnswlib keeps a removed vector in the graph either way).
             std::vector<std::uint64_t> gone;
-            oi->ids.for_each([&](std::uint64_t label, std::string_view id) {
+            oi->ids.for_each([&, &org = org](std::uint64_t label, std::string_view id) {  // clang 14: no bindings
               if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
                 gone.push_back(label);
             });

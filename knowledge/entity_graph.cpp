@@ -354,7 +354,11 @@ bool lightest(const path_graph& g, const std::string& from_id, const std::string
   queue.emplace(0.0, 0, from_id);
   std::set<std::string> done;
   while (!queue.empty()) {
-    auto [cost, hops, id] = queue.top();
+    // Named, not a structured binding: the lambda below uses them (clang 14, which builds the
+    // sanitizer and fuzz trees, cannot capture bindings).
+    const double cost = std::get<0>(queue.top());
+    const std::size_t hops = std::get<1>(queue.top());
+    const std::string id = std::get<2>(queue.top());
     queue.pop();
     if (!done.insert(id).second)
       continue;

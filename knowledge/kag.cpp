@@ -682,7 +682,8 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
   if (!run.seed(out))
     return out;
   out.total_entities = run.walk();
-  if (!run.typed_answer())
+  // The statements' entities are a hop away: max_hops 0 (the named entities only) keeps out.
+  if (!run.typed_answer() && r.max_hops > 0)
     out.total_entities += run.from_statements(out);
   run.answer_entities(run.rank(), out);
   if (r.include_relations)

@@ -238,7 +238,8 @@ void add_tools(registry& r, tool_context& ctx, std::string_view definitions_json
                const std::vector<std::tuple<const char*, const char*, tool_handler>>& table) {
   const auto definitions = json::parse(definitions_json);
   for (const auto& [name, scope, fn] : table) {
-    auto def = std::find_if(definitions.begin(), definitions.end(), [&](const json& d) { return d["name"] == name; });
+    auto def = std::find_if(definitions.begin(), definitions.end(),
+                            [&name = name](const json& d) { return d["name"] == name; });
     if (def == definitions.end())
       throw std::logic_error(std::string("no definition of tool ") + name);  // a programmer's error
     r.add({*def, scope,

@@ -47,9 +47,11 @@ std::optional<endpoint_parts> split_host_port(const std::string& s) {
   return endpoint_parts{host, s.substr(colon + 1)};
 }
 
-/// What the server counts across its sessions: connections and event streams open now.
+/// What the server counts across its sessions: connections and event streams open now; and
+/// whether it is stopping (a request read then is dropped, not handled).
 struct load {
   std::atomic<std::size_t> connections{0}, streams{0};
+  std::atomic<bool> stopping{false};
 };
 
 class session : public std::enable_shared_from_this<session>, public event_stream {
@@ -92,6 +94,17 @@ public:
   }
   bool open() const override { return !closed_; }
 
+  /// When the server stops, with its I/O thread joined: closes the connection (its timer
+  /// too), so the operations waiting on it complete (aborted) and let go of the session.
+  /// Without this the session, its pending operations and the io_context it keeps alive
+  /// would hold each other forever.
+  void close_now() {
+    closed_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
 private:
   void do_read() {
     parser_.emplace();
@@ -105,6 +118,8 @@ private:
   }
 
   void on_header(beast::error_code ec, std::size_t) {
+    if (load_->stopping)
+      return;
     if (ec == bhttp::error::end_of_stream)
       return do_close();
     if (ec == bhttp::error::header_limit) {
@@ -125,6 +140,8 @@ private:
   }
 
   void on_read(beast::error_code ec, std::size_t) {
+    if (load_->stopping)
+      return;  // the server is stopping: not handled, the connection goes
     if (ec == bhttp::error::end_of_stream)
       return do_close();
     if (ec == bhttp::error::body_limit)
@@ -336,9 +353,18 @@ public:
       beast::error_code ec;
       acceptor_.close(ec);
     });
+    load_->stopping = true;
     ioc_->stop();
     if (thread_.joinable())
       thread_.join();
+    // The I/O thread is gone: close what is still open and run what that completes (aborted
+    // reads, writes and timers), so every session is freed with its io_context.
+    for (auto& weak : sessions_)
+      if (auto s = weak.lock())
+        s->close_now();
+    sessions_.clear();
+    ioc_->restart();
+    ioc_->poll();
   }
 
   std::uint16_t port() const override { return port_; }
@@ -351,18 +377,33 @@ private:
           logger().warn("accept failed: {}", ec.message());
         if (!acceptor_.is_open())
           return;
-      } else if (load_->connections >= opts_.max_connections) {
-        std::make_shared<session>(std::move(socket), ioc_, handler_, opts_, load_)->refuse();
       } else {
-        std::make_shared<session>(std::move(socket), ioc_, handler_, opts_, load_)->run();
+        auto s = std::make_shared<session>(std::move(socket), ioc_, handler_, opts_, load_);
+        if (load_->connections > opts_.max_connections)  // this one counted
+          s->refuse();
+        else
+          s->run();
+        track(s);
       }
       do_accept();
     });
   }
 
+  /// Keeps a weak reference to every session for stop(); forgets the ended ones now and then.
+  void track(const std::shared_ptr<session>& s) {
+    sessions_.push_back(s);
+    if (sessions_.size() >= next_prune_) {
+      std::erase_if(sessions_, [](const std::weak_ptr<session>& w) { return w.expired(); });
+      next_prune_ = 2 * sessions_.size() + 64;
+    }
+  }
+
   server_options opts_;
   handler handler_;
   std::shared_ptr<net::io_context> ioc_;
+  /// The I/O thread's only (and stop()'s once it is joined).
+  std::vector<std::weak_ptr<session>> sessions_;
+  std::size_t next_prune_ = 64;
   tcp::acceptor acceptor_;
   std::thread thread_;
   std::atomic<bool> stopped_{false};

@@ -95,7 +95,8 @@ public:
   std::string identity() const override { return identity_; }
 
   std::map<std::string, std::uint64_t> engine_stats() const override {
-    return {{"memtable_bytes", 0}, {"pending_compaction_bytes", 0}, {"running_compactions", 0}, {"live_sst_bytes", 0}};
+    return {{"memtable_bytes", 0}, {"pending_compaction_bytes", 0}, {"running_compactions", 0},
+            {"live_sst_bytes", 0}, {"table_readers_bytes", 0},      {"block_cache_bytes", 0}};
   }
 
 private:

@@ -16,6 +16,10 @@
 #                        libraries) and run TARGET, or each one (all, the default), for SECONDS (default 60)
 #                        over its seed corpus (tests/fuzz/corpus/TARGET); any crash, leak or sanitizer
 #                        report fails it (docs/fuzzing.md)
+#   tools/dev.sh sanitize address|thread [CTEST ARGS]
+#                        build everything under ASan+UBSan+LSan (address, build-asan/) or TSan (thread,
+#                        build-tsan/) and run the default suite, or the tests CTEST ARGS select; any report,
+#                        from a test or an engramd it started, fails it (docs/sanitizers.md)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -119,6 +123,54 @@ fuzz() {
   return $failed
 }
 
+# The suite under sanitizers (docs/sanitizers.md). Every instrumented process, the tests' engramd
+# children included, writes its reports to files in the tree's sanitizer-reports/: the run fails
+# when ctest fails or when any report was written, and lists them.
+sanitize() {
+  local kind="${1:-}" short
+  case "$kind" in
+    address) short=asan ;;
+    thread) short=tsan ;;
+    *) echo "usage: tools/dev.sh sanitize address|thread [CTEST ARGS]" >&2; return 2 ;;
+  esac
+  shift
+  local sbuild="${ENGRAM_SANITIZE_BUILD_DIR:-$root/build-$short}" supp="$root/tools/sanitizers"
+  # clang (it compiles this code about twice as fast as gcc under the sanitizers), -O1 -g
+  # without NDEBUG: assertions stay on and stacks are readable.
+  CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$sbuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DENGRAM_SANITIZE="$kind" >/dev/null
+  local reports="$sbuild/sanitizer-reports"
+  export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:check_initialization_order=1:strict_init_order=1"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+  export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$supp/tsan.supp:print_suppressions=0:second_deadlock_stack=1"
+  # thread, without CTEST ARGS: the tests of what runs on several threads (the HTTP server,
+  # ingest and its Kafka clients, the store's actors, timers, MCP) and the programs they start.
+  local targets=() selection=(-LE long "$@")
+  if [ "$kind" = thread ] && [ $# -eq 0 ]; then
+    targets=(--target engramd engramctl http_limits_test outage_test ingest_test exactly_once_test mcp_test
+      lifecycle_test ingest_unit_test entity_tools_test)
+    selection=(-R '^(HttpLimits|Outage|IngestStatus|IngestTest|ExactlyOnce|McpTest|LifecycleTest|Decay|Retention|Sealing|KeyTopic|EntityTools)\.')
+  fi
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  cmake --build "$sbuild" -j "$jobs" "${targets[@]}"
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  local rc=0
+  (cd "$sbuild" && ctest --output-on-failure --timeout 1800 -j "$jobs" "${selection[@]}") || rc=$?
+  local n
+  n=$(find "$reports" -type f | wc -l)
+  if [ "$n" -gt 0 ]; then
+    echo "sanitize: $n report file(s) in $reports:"
+    grep -h -E '^SUMMARY|runtime error' "$reports"/* | sort | uniq -c | sort -rn | head -40
+    rc=1
+  else
+    echo "sanitize ($kind): no report"
+  fi
+  return $rc
+}
+
 case "${1:-}" in
   setup) setup ;;
   build) build ;;
@@ -143,6 +195,10 @@ case "${1:-}" in
   fuzz)
     setup
     fuzz "${@:2}"
+    ;;
+  sanitize)
+    setup
+    sanitize "${@:2}"
     ;;
   soak)
     setup

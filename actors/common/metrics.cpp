@@ -10,6 +10,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <malloc.h>
+
 #include <atomic>
 #include <mutex>
 
@@ -56,8 +58,17 @@ struct metrics::impl {
       prometheus::BuildGauge()
           .Name("engram_rocksdb")
           .Help(
-              "RocksDB figures by name: memtable_bytes, pending_compaction_bytes, running_compactions, live_sst_bytes")
+              "RocksDB figures by name: memtable_bytes, pending_compaction_bytes, running_compactions, live_sst_bytes, "
+              "table_readers_bytes, block_cache_bytes")
           .Register(registry);
+  prometheus::Family<prometheus::Gauge>& heap =
+      prometheus::BuildGauge()
+          .Name("engram_process_heap_bytes")
+          .Help("The heap as malloc sees it, every arena: in_use (by the program), free (held, not returned), mmapped")
+          .Register(registry);
+  prometheus::Gauge& heap_in_use = heap.Add({{"kind", "in_use"}});
+  prometheus::Gauge& heap_free = heap.Add({{"kind", "free"}});
+  prometheus::Gauge& heap_mmapped = heap.Add({{"kind", "mmapped"}});
   prometheus::Family<prometheus::Gauge>& lag = prometheus::BuildGauge()
                                                    .Name("engram_log_lag")
                                                    .Help("engram-log records not yet applied, by partition")
@@ -210,6 +221,13 @@ void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(sec
 void metrics::set_rocksdb(const std::map<std::string, std::uint64_t>& stats) {
   for (const auto& [name, value] : stats)
     impl_->rocksdb.Add({{"name", name}}).Set(static_cast<double>(value));
+}
+
+void metrics::set_heap() {
+  const auto m = ::mallinfo2();
+  impl_->heap_in_use.Set(static_cast<double>(m.uordblks + m.hblkhd));
+  impl_->heap_free.Set(static_cast<double>(m.fordblks));
+  impl_->heap_mmapped.Set(static_cast<double>(m.hblkhd));
 }
 
 void metrics::observe_mcp(std::string_view tool, std::string_view outcome, double seconds) {

@@ -69,6 +69,10 @@ public:
   void set_event_streams(std::size_t open);
   /// RocksDB figures (graph_store::engine_stats), as gauges engram_rocksdb_<name>.
   void set_rocksdb(const std::map<std::string, std::uint64_t>& stats);
+  /// The process's heap as glibc's malloc sees it (mallinfo2, every arena): bytes in use by
+  /// the program, free but held, and in mmapped chunks (engram_process_heap_bytes{kind}).
+  /// RSS beyond in use + free is code, stacks and memory malloc does not manage.
+  void set_heap();
 
   [[nodiscard]] std::uint64_t applied() const;
   [[nodiscard]] std::uint64_t dead_lettered() const;

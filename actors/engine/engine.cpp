@@ -226,6 +226,7 @@ http::router engine::impl::routes() {
       metrics.set_gap(g.topic, g.partition, g.lost());
     if (store)
       metrics.set_rocksdb(store->engine_stats());
+    metrics.set_heap();
     if (mcp)
       metrics.set_event_streams(mcp->open_streams());
     for (const auto& [p, s] : status.partitions())

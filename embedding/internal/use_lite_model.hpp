@@ -29,7 +29,7 @@ inline constexpr std::size_t use_lite_max_tokens = 128;
 /// Attention heads of both layers.
 inline constexpr int use_lite_heads = 4;
 
-/// The float tensors of one transformer layer (pointers into use_lite_model::blob; weight
+/// The float tensors of one transformer layer (pointers into use_lite_model::weights; weight
 /// matrices are row-major [in, out]).
 struct use_lite_layer {
   const float *ln1_scale = nullptr, *ln1_bias = nullptr;
@@ -45,7 +45,9 @@ struct use_lite_layer {
 
 /// The converted model: vocabulary and tensors, read once, immutable afterwards.
 struct use_lite_model {
-  std::vector<char> blob;  // the file; tensors point into it
+  /// Every tensor's floats, copied out of the file (where they sit at any byte offset) so
+  /// that each is aligned for float; the tensor pointers below point into it.
+  std::vector<float> weights;
   /// Piece (code points) -> (score, id); ids 0..5 are never matched.
   std::unordered_map<std::u32string, std::pair<double, std::int32_t>> pieces;
   const float* embeddings = nullptr;  // [8002, 256]

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <iterator>
 #include <set>
 
@@ -18,11 +17,6 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 std::set<std::string> organisations_in_stats(std::uint16_t port, const std::string& token, int* status) {
   auto body = json::parse(test::get(port, "/v1/stats", status, token), nullptr, false);
@@ -82,7 +76,7 @@ TEST(Auth, AHashedTokenWorksStatsAreScopedAndNoTokenIsEverLogged) {
   dev_args.insert(dev_args.end(), {"--set", "auth.tokens=[]"});
   test::child dev(dev_args, dir.sub("dev.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("dev.log"));
-  std::string dev_token = slurp(dir.sub("store2") + "/dev-token");
+  std::string dev_token = test::file_text(dir.sub("store2") + "/dev-token");
   while (!dev_token.empty() && (dev_token.back() == '\n' || dev_token.back() == ' '))
     dev_token.pop_back();
   ASSERT_GE(dev_token.size(), 16u);
@@ -90,12 +84,12 @@ TEST(Auth, AHashedTokenWorksStatsAreScopedAndNoTokenIsEverLogged) {
   ASSERT_EQ(dev.terminate(10s), 0);
 
   for (const auto& log : {dir.sub("engramd.log"), dir.sub("dev.log")}) {
-    const auto text = slurp(log);
+    const auto text = test::file_text(log);
     ASSERT_FALSE(text.empty()) << log;
     for (const auto& secret : {acme, globex, wrong, std::string(test::admin_token), dev_token})
       EXPECT_EQ(text.find(secret), std::string::npos) << log << " holds a token";
   }
-  EXPECT_NE(slurp(dir.sub("dev.log")).find("dev-token (mode 0600)"), std::string::npos);
+  EXPECT_NE(test::file_text(dir.sub("dev.log")).find("dev-token (mode 0600)"), std::string::npos);
 }
 
 }  // namespace

@@ -881,7 +881,8 @@ TEST_F(EntityTools, MentionsResolveToTheEntityTheyNameWithTheirEvidence) {
   EXPECT_EQ(why["reason"], "the only person whose name has the words of \"Mei\"") << q;
   EXPECT_TRUE(ok("entity_query", {{"question", "what do we know about Mei?"}})["entities"].empty())
       << "a first name is evidence, not a name";
-  for (const auto& r : ok("entity_search", {{"query", "CT-88213"}})["results"])
+  const auto found = ok("entity_search", {{"query", "CT-88213"}});  // kept: the loop reads into it
+  for (const auto& r : found["results"])
     EXPECT_TRUE(r["entity_type"] != "organization" && r["entity_type"] != "person") << r;
 }
 

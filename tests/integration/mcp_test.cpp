@@ -278,6 +278,18 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
         R"(engram_mcp_request_seconds_count{tool="save_knowledge"})", R"(engram_rocksdb{name="memtable_bytes"})",
         R"(engram_rocksdb{name="pending_compaction_bytes"})"})
     EXPECT_NE(metrics.find(series), std::string::npos) << series;
+  // What the process's memory is made of: the heap malloc holds, in use and free, and
+  // RocksDB's memtables and table readers.
+  auto value_of = [&](const std::string& series) {
+    const auto at = metrics.find("\n" + series + " ");
+    return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + series.size() + 2, 32));
+  };
+  // Under a sanitizer its own allocator serves malloc, and glibc's figures are near zero.
+  EXPECT_GT(value_of(R"(engram_process_heap_bytes{kind="in_use"})"), test::sanitized ? -1 : 1e6)
+      << "a running engramd uses a MB or more";
+  EXPECT_GE(value_of(R"(engram_process_heap_bytes{kind="free"})"), 0);
+  EXPECT_GE(value_of(R"(engram_rocksdb{name="table_readers_bytes"})"), 0);
+  EXPECT_GT(value_of(R"(engram_rocksdb{name="memtable_bytes"})"), 0) << "saves were applied";
   EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
 }

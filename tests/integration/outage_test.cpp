@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
@@ -21,8 +20,7 @@ constexpr const char* writer = "outage-writer-0123456789abcdef";
 
 /// CPU seconds (user + system) the process has used, from /proc/PID/stat.
 double cpu_seconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = test::file_text("/proc/" + std::to_string(pid) + "/stat");
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   std::istringstream rest(stat.substr(stat.rfind(')') + 2));
   std::string field;
@@ -45,9 +43,7 @@ std::pair<int, std::string> readyz(std::uint16_t port) {
 }
 
 bool log_says(const std::string& file, const std::string& what) {
-  std::ifstream in(file);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return all.find(what) != std::string::npos;
+  return test::file_text(file).find(what) != std::string::npos;
 }
 
 std::vector<std::pair<std::string, std::string>> keyed(const std::vector<std::string>& events) {

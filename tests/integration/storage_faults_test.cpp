@@ -16,7 +16,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 using namespace engram;
 using namespace std::chrono_literals;
@@ -123,10 +122,6 @@ TEST(StorageFaults, AFullDiskStopsApplyingKeepsReadsSaysSoAndARestartWithSpaceRe
     return test::engramd_args(brokers, data, port,
                               {"auth.tokens=[{token: " + reader + ", organization_id: acme, scopes: [read]}]"});
   };
-  const auto log_text = [&] {
-    std::ifstream in(log);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
   {
     test::child engramd(args(broker->bootstrap(), store), log);
     // It fills: /readyz says so, with the path and the OS's words.
@@ -146,7 +141,8 @@ TEST(StorageFaults, AFullDiskStopsApplyingKeepsReadsSaysSoAndARestartWithSpaceRe
     EXPECT_NE(reason.find("No space left on device"), std::string::npos) << reason;
     // The consumer logs it once its batch comes back (just after the store refused it).
     EXPECT_TRUE(test::wait_until(
-        [&] { return log_text().find("[error] disk full: the store at " + store) != std::string::npos; }, 30s))
+        [&] { return test::file_text(log).find("[error] disk full: the store at " + store) != std::string::npos; },
+        30s))
         << test::tail(log);
     // Up, not applying, reads answered.
     ASSERT_TRUE(engramd.alive()) << test::tail(log);

@@ -414,6 +414,11 @@ bool child::alive() {
   return true;
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 std::string tail(const std::string& file, std::size_t lines) {
   std::ifstream in(file);
   std::deque<std::string> last;

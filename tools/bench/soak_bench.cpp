@@ -42,6 +42,9 @@ struct minute {
   double rss_mib = 0;
   std::size_t open_files = 0;
   double lag = 0;
+  /// From /metrics, MiB: malloc's heap in use and free-but-held, RocksDB's memtables; and
+  /// the vectors indexed: what RSS is made of as the store grows.
+  double heap_in_use = 0, heap_free = 0, memtables = 0, vectors = 0;
   std::map<std::string, std::vector<double>> latencies;  // ms, by tool
   std::size_t failures = 0;
 };
@@ -63,19 +66,29 @@ std::size_t open_files(pid_t pid) {
   return n;
 }
 
-/// The sum of engram_log_lag over partitions, from /metrics.
-double lag(std::uint16_t port) {
-  auto r =
-      http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", "", {}, std::chrono::seconds(10));
+/// The sum over a metric's series in /metrics text whose line starts with `prefix` (the
+/// name, with the opening of its labels when it has some).
+double metric_sum(const std::string& text, const std::string& prefix) {
   double sum = 0;
-  std::size_t at = 0;
-  while ((at = r.body.find("\nengram_log_lag{", at)) != std::string::npos) {
-    auto end = r.body.find('\n', at + 1);
-    auto line = r.body.substr(at + 1, end - at - 1);
+  for (std::size_t at = text.find("\n" + prefix); at != std::string::npos; at = text.find("\n" + prefix, at + 1)) {
+    const auto end = text.find('\n', at + 1);
+    const auto line = text.substr(at + 1, end - at - 1);
     sum += std::stod(line.substr(line.rfind(' ') + 1));
-    at = end;
   }
   return sum;
+}
+
+/// engramd's /metrics into `f`: lag (summed over partitions), heap, memtables, vectors.
+void scrape(std::uint16_t port, minute& f) {
+  const auto text =
+      http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", "", {}, std::chrono::seconds(10))
+          .body;
+  constexpr double mib = 1024.0 * 1024.0;
+  f.lag = metric_sum(text, "engram_log_lag{");
+  f.heap_in_use = metric_sum(text, "engram_process_heap_bytes{kind=\"in_use\"}") / mib;
+  f.heap_free = metric_sum(text, "engram_process_heap_bytes{kind=\"free\"}") / mib;
+  f.memtables = metric_sum(text, "engram_rocksdb{name=\"memtable_bytes\"}") / mib;
+  f.vectors = metric_sum(text, "engram_vector_index_size ");
 }
 
 /// One agent's call of `tool`: ok and its round trip in ms.
@@ -190,8 +203,8 @@ int soak(const soak_options& o) {
       }
     });
 
-  std::printf("%6s %9s %6s %8s %9s  %s\n", "minute", "RSS MiB", "files", "lag", "failures",
-              "p50/p99 ms: recall save search_nodes create_entities");
+  std::printf("%6s %8s %7s %7s %9s %8s %6s %6s %8s  %s\n", "minute", "RSS MiB", "heap", "free", "memtables", "vectors",
+              "files", "lag", "failures", "p50/p99 ms: recall save search_nodes create_entities");
   const auto start = clock_type::now();
   bool died = false;
   for (std::size_t m = 1; m <= minutes && !died; ++m) {
@@ -202,7 +215,7 @@ int soak(const soak_options& o) {
     auto& f = figures[m - 1];
     f.rss_mib = rss;
     f.open_files = open_files(engramd.pid());
-    f.lag = lag(port);
+    scrape(port, f);
     now_minute = m;
     std::string tools;
     for (const char* t : {"recall_knowledge", "save_knowledge", "search_nodes", "create_entities"}) {
@@ -212,7 +225,8 @@ int soak(const soak_options& o) {
                     v.empty() ? 0.0 : percentile(v, 0.99));
       tools += buf;
     }
-    std::printf("%6zu %9.1f %6zu %8.0f %9zu %s\n", m, f.rss_mib, f.open_files, f.lag, f.failures, tools.c_str());
+    std::printf("%6zu %8.1f %7.1f %7.1f %9.1f %8.0f %6zu %6.0f %8zu %s\n", m, f.rss_mib, f.heap_in_use, f.heap_free,
+                f.memtables, f.vectors, f.open_files, f.lag, f.failures, tools.c_str());
     std::fflush(stdout);
   }
   stop = true;
@@ -229,6 +243,10 @@ int soak(const soak_options& o) {
   const auto& last = figures[minutes - 1];
   std::printf("after the warm-up (minute %zu against minute %zu):\n", warm + 1, minutes);
   std::printf("  RSS         %s\n", verdict(first.rss_mib, last.rss_mib, 0.10, 16).c_str());
+  std::printf("  heap in use %s, free %s, memtables %s, vectors %.0f -> %.0f\n",
+              verdict(first.heap_in_use, last.heap_in_use, 0.10, 16).c_str(),
+              verdict(first.heap_free, last.heap_free, 0.10, 16).c_str(),
+              verdict(first.memtables, last.memtables, 0.10, 16).c_str(), first.vectors, last.vectors);
   std::printf("  open files  %s\n", verdict(double(first.open_files), double(last.open_files), 0.10, 4).c_str());
   std::printf("  lag         %s\n", verdict(first.lag, last.lag, 0.50, 20).c_str());
   for (const char* t : {"recall_knowledge", "save_knowledge", "search_nodes", "create_entities"}) {

@@ -594,7 +594,7 @@ TEST(LogRecord, EveryCommandReadsItsEnvelopeTheSameWay) {
   };
   for (const auto& [kind, good] : commands) {
     SCOPED_TRACE(kind);
-    auto error_of = [&kind](const json& j) {
+    auto error_of = [&kind = kind](const json& j) {
       auto out = decode_record(kind, j.dump(), {});
       return std::holds_alternative<record_error>(out) ? std::get<record_error>(out).reason : std::string();
     };
