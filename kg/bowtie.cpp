@@ -49,7 +49,7 @@ int bowtie_harness(std::istream& in, std::ostream& out) {
     }
     const auto name = cmd["cmd"].get<std::string>();
     if (name == "start") {
-      if (cmd.value("version", 0) != 1) {
+      if (cmd.value("version", json()) != 1) {  // compared as JSON: any type is just not 1
         out << json{{"error", "protocol version 1 only"}}.dump() << std::endl;
         return 1;
       }
@@ -59,7 +59,7 @@ int bowtie_harness(std::istream& in, std::ostream& out) {
       out << json{{"error", "'start' must come first"}}.dump() << std::endl;
       return 1;
     } else if (name == "dialect") {
-      out << json{{"ok", cmd.value("dialect", std::string()) == dialect_2020_12}}.dump() << std::endl;
+      out << json{{"ok", cmd.value("dialect", json()) == dialect_2020_12}}.dump() << std::endl;
     } else if (name == "run") {
       json reply;
       try {

@@ -218,7 +218,12 @@ private:
     }
     if (s->contains("x-tool-description") && !(*s)["x-tool-description"].is_string())
       fail(rel, -1, "/x-tool-description", "must be a string");
-    t.description = s->value("x-tool-description", s->value("description", std::string()));
+    // Read only as strings (a wrong type is refused above, or is a plain schema description).
+    const auto text_of = [&](const char* k) {
+      const auto it = s->find(k);
+      return it != s->end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    t.description = s->contains("x-tool-description") ? text_of("x-tool-description") : text_of("description");
     for (auto p = props.begin(); p != props.end(); ++p) {
       const auto at = "/properties/" + p.key();
       if (!p.value().is_object())
@@ -233,6 +238,8 @@ private:
       if (v.contains("x-ref")) {
         if (!v["x-ref"].is_string())
           fail(rel, -1, at + "/x-ref", "must name a type of the bundle");
+        else if (v.contains("x-ref-field") && !v["x-ref-field"].is_string())
+          fail(rel, -1, at + "/x-ref-field", "must name a field of the type x-ref names");
         else
           t.refs[p.key()] = {v["x-ref"].get<std::string>(), v.value("x-ref-field", std::string())};
       } else if (v.contains("x-ref-field")) {

@@ -412,7 +412,8 @@ std::optional<graph_path> entity_reader::path(const std::string& org, const std:
   std::map<std::string, std::string> names;
   for (const auto& id : ids) {
     std::string type;
-    store_->entity_name(org, id, &names[id], &type);
+    if (!store_->entity_name(org, id, &names[id], &type))
+      names[id] = id;  // an edge to an entity no longer there: named by its id
   }
   graph_path p;
   for (const auto& id : ids)

@@ -43,8 +43,19 @@ json filter_schema(const json& property) {
 struct type_view {
   std::string org, bundle;
   schemas::kg_type_spec spec;
-  json schema;
+  json schema;  // an object (an unreadable schema is read as {})
 };
+
+/// The type schema's property `field` as an object, {} when the schema has none or is not
+/// shaped so: the schema came off engram-log, where a record may hold any JSON, and a wrong
+/// shape must cost a tool its details, never the process.
+json property(const type_view& t, const std::string& field) {
+  const auto props = t.schema.find("properties");
+  if (props == t.schema.end() || !props->is_object())
+    return json::object();
+  const auto f = props->find(field);
+  return f != props->end() && f->is_object() ? *f : json::object();
+}
 
 /// A filter value that matched nothing: the code it most likely meant (a display name of an
 /// entity, an enum value in another case), as a sentence; "" when there is none.
@@ -52,8 +63,7 @@ std::string meant(const storage::graph_store& store, const type_view& t, const s
   if (!value.is_string())
     return "";
   const auto want = lower_ascii(value.get<std::string>());
-  const json prop = t.schema.value("properties", json::object()).value(field, json::object());
-  const json f = filter_schema(prop);
+  const json f = filter_schema(property(t, field));
   if (f.contains("enum"))
     for (const auto& e : f["enum"])
       if (e.is_string() && lower_ascii(e.get<std::string>()) == want)
@@ -115,9 +125,8 @@ std::optional<std::string> prepare_list(const std::string& tool, const std::vect
 
 json list_definition(const type_view& t, const std::string& name, bool ids) {
   json filters{{"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}};
-  const json props = t.schema.value("properties", json::object());
   for (const auto& f : t.spec.indexed)
-    filters["properties"][f] = filter_schema(props.value(f, json::object()));
+    filters["properties"][f] = filter_schema(property(t, f));
   filters["description"] =
       t.spec.indexed.empty()
           ? std::string("No field of this type is indexed: leave filters out.")
@@ -139,11 +148,11 @@ json list_definition(const type_view& t, const std::string& name, bool ids) {
 }
 
 json get_definition(const type_view& t, const std::string& name) {
-  const json id_prop = t.schema.value("properties", json::object()).value(t.spec.id_field, json::object());
-  json id{
-      {"type", "string"},
-      {"description", "The entity's " + t.spec.id_field + " (its id)" +
-                          (id_prop.contains("description") ? ": " + id_prop["description"].get<std::string>() : "")}};
+  const json id_prop = property(t, t.spec.id_field);
+  const auto about = id_prop.find("description");
+  json id{{"type", "string"},
+          {"description", "The entity's " + t.spec.id_field + " (its id)" +
+                              (about != id_prop.end() && about->is_string() ? ": " + about->get<std::string>() : "")}};
   return {{"name", name},
           {"description", "Gets one '" + t.spec.name + "' entity of the '" + t.bundle + "' knowledge bundle by its " +
                               t.spec.id_field + " (null when there is none)" +
@@ -198,6 +207,8 @@ void refresh_bundle_tools(registry& r, const std::shared_ptr<const storage::grap
       t->bundle = b.name;
       t->spec = spec;
       t->schema = json::parse(spec.schema, nullptr, false);
+      if (!t->schema.is_object())
+        t->schema = json::object();
       auto base = [&](json definition) {
         tool x;
         x.definition = std::move(definition);

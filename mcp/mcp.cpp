@@ -292,6 +292,11 @@ struct service::impl final : api_context {
     if (!g.allows(t->scope))
       return done({call_outcome::forbidden, {}, "this token lacks the " + t->scope + " scope"});
     auto reply = [done](json result) { done({call_outcome::answered, std::move(result), {}}); };
+    // An optional argument sent as null is absent, for the handler as for the check (a
+    // handler reading `limit` as a number once failed on "limit": null).
+    if (arguments.is_object())
+      for (auto it = arguments.begin(); it != arguments.end();)
+        it = it->is_null() ? arguments.erase(it) : std::next(it);
     if (t->prepare)
       if (auto bad = t->prepare(arguments))
         return reply(tool_error(*bad));

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -52,6 +53,18 @@ std::optional<endpoint_parts> split_host_port(const std::string& s) {
 struct load {
   std::atomic<std::size_t> connections{0}, streams{0};
   std::atomic<bool> stopping{false};
+  /// Work posted to a session from other threads (a response, an event) goes through post()
+  /// so that none is queued once the server has stopped: nothing would run it, and it would
+  /// keep its session, and the io_context, alive forever.
+  std::mutex post_mutex;
+  bool stopped = false;
+
+  template <class Executor, class Work>
+  void post(const Executor& ex, Work&& work) {
+    std::lock_guard lock(post_mutex);
+    if (!stopped)
+      boost::asio::post(ex, std::forward<Work>(work));
+  }
 };
 
 class session : public std::enable_shared_from_this<session>, public event_stream {
@@ -85,7 +98,7 @@ public:
     std::string event = "event: message\ndata: " + data + "\n\n";
     char size[24];
     std::snprintf(size, sizeof size, "%zx\r\n", event.size());
-    net::post(stream_.get_executor(), [self = shared_from_this(), chunk = size + event + "\r\n"]() mutable {
+    load_->post(stream_.get_executor(), [self = shared_from_this(), chunk = size + event + "\r\n"]() mutable {
       self->queue_.push_back(std::move(chunk));
       if (self->queue_.size() == 1)
         self->write_queued();
@@ -165,8 +178,8 @@ private:
     auto answered = std::make_shared<std::atomic<bool>>(false);
     auto respond = [self, answered](response res) {
       answered->store(true);
-      net::post(self->stream_.get_executor(),
-                [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
+      self->load_->post(self->stream_.get_executor(),
+                        [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
     };
     // A handler that throws is a bug; it costs its request a 500, never the server.
     try {
@@ -365,6 +378,11 @@ public:
     sessions_.clear();
     ioc_->restart();
     ioc_->poll();
+    {
+      std::lock_guard lock(load_->post_mutex);
+      load_->stopped = true;
+    }
+    ioc_->poll();  // what was posted before that
   }
 
   std::uint16_t port() const override { return port_; }
@@ -372,6 +390,8 @@ public:
 private:
   void do_accept() {
     acceptor_.async_accept(net::make_strand(*ioc_), [this](beast::error_code ec, tcp::socket socket) {
+      if (load_->stopping)
+        return;  // accepted as the server stops: the socket closes as it goes
       if (ec) {
         if (ec != net::error::operation_aborted)
           logger().warn("accept failed: {}", ec.message());

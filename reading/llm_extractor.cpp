@@ -96,7 +96,10 @@ std::optional<schemas::extraction> parse_llm_response(std::string_view body) {
   auto doc = json::parse(body, nullptr, false);
   if (doc.is_discarded() || !doc.contains("choices") || !doc["choices"].is_array() || doc["choices"].empty())
     return std::nullopt;
-  const auto& msg = doc["choices"][0]["message"];
+  const json& choice = doc["choices"][0];
+  if (!choice.is_object() || !choice.contains("message"))  // read const: a missing key is refused, not added
+    return std::nullopt;
+  const json& msg = choice["message"];
   if (!msg.is_object() || !msg.contains("content") || !msg["content"].is_string())
     return std::nullopt;
   auto content = json::parse(msg["content"].get<std::string>(), nullptr, false);

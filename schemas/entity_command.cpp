@@ -204,7 +204,9 @@ std::optional<std::string> decode(std::string_view bytes, entity_command& out) {
   c.op = *parsed;
   std::optional<std::string> bad;
   if (has_entities(c.op)) {
-    const auto on = j.value("onExisting", std::string());
+    std::string on;
+    if (auto e = top.text("onExisting", on, 16, true))
+      return e;
     if (on != "merge" && on != "skip")
       return std::string("/onExisting: must be merge or skip");
     c.merge_existing = on == "merge";

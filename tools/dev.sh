@@ -163,7 +163,7 @@ sanitize() {
   n=$(find "$reports" -type f | wc -l)
   if [ "$n" -gt 0 ]; then
     echo "sanitize: $n report file(s) in $reports:"
-    grep -h -E '^SUMMARY|runtime error' "$reports"/* | sort | uniq -c | sort -rn | head -40
+    { grep -h -E '^SUMMARY|runtime error|WARNING: ThreadSanitizer' "$reports"/* || true; } | sort | uniq -c | sort -rn | head -40 || true
     rc=1
   else
     echo "sanitize ($kind): no report"

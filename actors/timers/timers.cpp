@@ -179,7 +179,8 @@ timers_round timers::round() {
       logger().info("{} reminders found on engram-reminders past the recorded offsets: recording them", found->size());
     for (const auto& s : *found) {
       auto j = json::parse(s.value, nullptr, false);
-      if (j.is_discarded() || !j.contains("entryId") || s.reminder_id.empty())
+      // Any record on the topic is read defensively: one without a string entryId is not ours.
+      if (!j.is_object() || !j.contains("entryId") || !j["entryId"].is_string() || s.reminder_id.empty())
         continue;
       auto recorded =
           reminder_sent(s.organization_id, j["entryId"].get<std::string>(), s.reminder_id, s.partition, s.offset);

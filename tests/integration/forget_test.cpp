@@ -204,6 +204,14 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   // The audit: who forgot what kind, when; never the content. The admin scope only.
   v1(port, "/v1/audit", writer, &status);
   EXPECT_EQ(status, 403);
+  // engramctl says why it was refused (it once aborted on the JSON-RPC error object).
+  EXPECT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " audit --url http://127.0.0.1:" + std::to_string(port) +
+                          " --token not-a-token-0123456789 2>&1",
+                      &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("audit: HTTP 401: "), std::string::npos) << out;
+  EXPECT_EQ(out.find("terminate"), std::string::npos) << out;
   EXPECT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " audit --url http://127.0.0.1:" + std::to_string(port) +
                           " --token " + admin,
                       &out),

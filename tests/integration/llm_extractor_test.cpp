@@ -72,6 +72,8 @@ private:
       return respond({500, "application/json", R"({"error":"model crashed"})", {}});
     if (user.find("please-garbage") != std::string::npos)
       return respond(answer("Sure! Here are the entries you asked for: decision, fact."));
+    if (user.find("please-odd-choices") != std::string::npos)  // a choice that is not an object
+      return respond({200, "application/json", R"({"id":"x","choices":[1,{"message":2}]})", {}});
     if (user.find("please-relations") != std::string::npos) {
       // Relations as the prompt asks for them, and what the contract cannot hold: an
       // unknown predicate, a confidence under the threshold or not a number, an end the
@@ -245,6 +247,7 @@ INSTANTIATE_TEST_SUITE_P(Contract, LlmFallback,
                          ::testing::Values(fallback_case{"please-timeout", reading::llm_failure::timeout},
                                            fallback_case{"please-500", reading::llm_failure::http_error},
                                            fallback_case{"please-garbage", reading::llm_failure::invalid_output},
+                                           fallback_case{"please-odd-choices", reading::llm_failure::invalid_output},
                                            fallback_case{"please-rumour", reading::llm_failure::invalid_output}),
                          [](const auto& info) {
                            return std::string(reading::to_string(info.param.expected)) + std::to_string(info.index);

@@ -294,6 +294,27 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
 }
 
+// An optional argument sent as null is absent, for the tool as for the check: each of these
+// once answered "<tool> failed: [json.exception.type_error.302] ...".
+TEST_F(McpTest, AnOptionalArgumentSentAsNullIsAbsent) {
+  auto answered = [&](const std::string& tool, const json& args) {
+    auto r = call(acme_token, tool, args);
+    EXPECT_EQ(r.value("isError", true), false) << tool << " " << args << ": " << r;
+    return r;
+  };
+  answered("read_graph", {{"limit", nullptr}, {"cursor", nullptr}});
+  answered("search_nodes", {{"query", "Initech"}, {"limit", nullptr}});
+  answered("kag_query", {{"query", "Who works at Initech?"}, {"include_relations", nullptr}});
+  answered("create_entities",
+           {{"entities", {{{"name", "Null Weight A"}, {"entityType", "project"}, {"observations", json::array()}}}}});
+  answered("create_entities",
+           {{"entities", {{{"name", "Null Weight B"}, {"entityType", "project"}, {"observations", json::array()}}}}});
+  auto r =
+      answered("entity_relate",
+               {{"from", "Null Weight A"}, {"to", "Null Weight B"}, {"relationship", "uses"}, {"weight", nullptr}});
+  EXPECT_EQ(r["structuredContent"].value("created", false), true) << r;
+}
+
 TEST_F(McpTest, SaveIsAnsweredOnceAppliedAndEachOrganisationSeesOnlyItsOwn) {
   auto save = [&](const std::string& token, const std::string& content) {
     auto r = call(token, "save_knowledge",

@@ -23,6 +23,19 @@ std::map<std::string, std::string> headers(const forget_options& o) {
           {"Authorization", "Bearer " + o.token}};
 }
 
+/// What an answer's `error` says: the text of {"error": "..."} (engramd's HTTP answers) or of
+/// {"error": {"message": "..."}} (JSON-RPC); `fallback` when it says neither.
+std::string error_text(const nlohmann::json& j, const std::string& fallback) {
+  const auto e = j.find("error");
+  if (e == j.end())
+    return fallback;
+  if (e->is_string())
+    return e->get<std::string>();
+  if (e->is_object() && e->contains("message") && (*e)["message"].is_string())
+    return (*e)["message"].get<std::string>();
+  return fallback;
+}
+
 }  // namespace
 
 int forget(const forget_options& o, std::ostream& out, std::ostream& err) {
@@ -44,16 +57,22 @@ int forget(const forget_options& o, std::ostream& out, std::ostream& err) {
     err << "forget: HTTP " << r.status << ": " << r.body << "\n";
     return 1;
   }
-  if (j.contains("error")) {
-    err << "forget: " << j["error"].value("message", r.body) << "\n";
+  if (j.contains("error") || !j.contains("result") || !j["result"].is_object()) {
+    err << "forget: " << error_text(j, r.body) << "\n";
     return 1;
   }
   const auto& result = j["result"];
-  if (result.value("isError", false)) {
-    err << "forget: " << result["content"][0].value("text", r.body) << "\n";
+  const auto failed = result.find("isError");
+  if (failed != result.end() && failed->is_boolean() && failed->get<bool>()) {
+    std::string text = r.body;  // the tool's words when the answer has them where MCP puts them
+    const auto c = result.find("content");
+    if (c != result.end() && c->is_array() && !c->empty() && (*c)[0].is_object() && (*c)[0].contains("text") &&
+        (*c)[0]["text"].is_string())
+      text = (*c)[0]["text"].get<std::string>();
+    err << "forget: " << text << "\n";
     return 1;
   }
-  out << result["structuredContent"].dump(2) << "\n";
+  out << result.value("structuredContent", nlohmann::json::object()).dump(2) << "\n";
   return 0;
 }
 
@@ -65,7 +84,7 @@ int audit(const forget_options& o, std::ostream& out, std::ostream& err) {
   }
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (r.status != 200 || j.is_discarded()) {
-    err << "audit: HTTP " << r.status << ": " << (j.is_object() ? j.value("error", r.body) : r.body) << "\n";
+    err << "audit: HTTP " << r.status << ": " << (j.is_object() ? error_text(j, r.body) : r.body) << "\n";
     return 1;
   }
   for (const auto& f : j.value("forgets", nlohmann::json::array()))

@@ -138,6 +138,21 @@ TEST_F(Bundle, EveryProblemIsReportedWithItsPlace) {
          t.write("schemas/brand.schema.json", s.dump());
        },
        "schemas/brand.schema.json", -1, "", "unevaluatedProperties at ''"},
+      // Annotations of another type are refused, not thrown (the loader once ended engramctl).
+      {"a tool description that is not a string",
+       [](Bundle& t) {
+         auto s = category_schema();
+         s["x-tool-description"] = 7;
+         t.write("schemas/category.schema.json", s.dump());
+       },
+       "schemas/category.schema.json", -1, "/x-tool-description", "must be a string"},
+      {"a reference field that is not a string",
+       [](Bundle& t) {
+         auto s = brand_schema();
+         s["properties"]["parent_brand"]["x-ref-field"] = 1;
+         t.write("schemas/brand.schema.json", s.dump());
+       },
+       "schemas/brand.schema.json", -1, "/properties/parent_brand/x-ref-field", "must name a field"},
       {"no id field",
        [](Bundle& t) {
          auto s = brand_schema();

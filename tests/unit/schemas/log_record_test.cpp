@@ -486,6 +486,10 @@ TEST(LogRecord, EntityCommandsSayWhatIsWrongAndWhere) {
             "entity-command /entities/0/attributes/founded: must be a string");
   EXPECT_EQ(error_of(with(add, "/onExisting"_json_pointer, "replace")),
             "entity-command /onExisting: must be merge or skip");
+  // Another type is refused, not thrown (it once ended the log consumer's thread, and the
+  // record, never passed, ended every restart).
+  EXPECT_EQ(error_of(with(add, "/onExisting"_json_pointer, 1)), "entity-command /onExisting: must be a string");
+  EXPECT_EQ(error_of(with(add, "/onExisting"_json_pointer, nullptr)), "entity-command /onExisting: must be a string");
   auto no_type = add;
   no_type["entities"][1].erase("entityType");
   EXPECT_EQ(error_of(no_type), "entity-command /entities/1/entityType: required");
