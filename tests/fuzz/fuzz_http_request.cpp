@@ -11,9 +11,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -65,6 +68,13 @@ bool possible(int status) {
   return ok.count(status) > 0;
 }
 
+std::size_t open_descriptors() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++n;
+  return n;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -79,8 +89,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   timeval tv{5, 0};  // past the server's own timeouts: a hang here is the server's
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    // The server no longer accepts: say why, and how many descriptors this process holds (a
+    // connection the server never closes would show here).
+    std::fprintf(stderr, "connect failed: %s; %zu descriptors open\n", std::strerror(errno), open_descriptors());
     std::abort();
+  }
   // The server may stop reading (431, 413) and close: what it did not take is dropped.
   for (std::size_t sent = 0; sent < size;) {
     const auto n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
@@ -106,6 +120,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   linger reset{1, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
   ::close(fd);
+  // Every connection ends: the server holds none once the client has gone (checked now and
+  // then, since the server may take a moment to drop what it was answering).
+  static std::size_t runs = 0;
+  if (++runs % 4096 == 0 && open_descriptors() > 512) {
+    std::fprintf(stderr, "%zu descriptors open after %zu inputs: connections are not closed\n", open_descriptors(),
+                 runs);
+    std::abort();
+  }
   // The first response (the rest may follow bodies that echo the request) is HTTP/1.x with a
   // status this server gives.
   if (!answer.empty() &&
