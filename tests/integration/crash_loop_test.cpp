@@ -27,12 +27,15 @@ constexpr int lives = 50;  // killed at the end of each
 constexpr std::size_t total_events = 2000;
 /// The agent's organisation gets no mail, and the bundle's (acme) neither: the mail applied
 /// is the events of the mail's organisations. Each organisation has its own partition of
-/// engram-log (librdkafka's crc32 % 8: initech 0, fabrikam 1, globex 2, cyberdyne 3,
-/// agent-org 5, acme 6): the test broker keeps ~5 MiB a partition, and the agent's ~1,700
-/// calls once shared fabrikam's and pushed its first records out.
+/// engram-log (librdkafka's crc32 % 16: initech 0, fabrikam 1, aperture 2, vandelay 3,
+/// soylent 5, umbrella 6, globex 10, cyberdyne 11, agent-org 13, acme 14): the test broker
+/// keeps ~5 MiB a partition. The agent's ~1,700 calls once shared fabrikam's partition, and
+/// four mail organisations of 500 large events each (plus what the kills make the sequencer
+/// append twice) once filled theirs: eight of 250 each now.
 constexpr const char* agent = "crash-loop-agent-0123456789abcdef";
 constexpr const char* bundler = "crash-loop-bundler-0123456789abcdef";
-const std::vector<std::string> mail_organisations{"initech", "fabrikam", "cyberdyne", "globex"};
+const std::vector<std::string> mail_organisations{"initech", "fabrikam", "aperture", "vandelay",
+                                                  "soylent", "umbrella", "globex",   "cyberdyne"};
 
 /// Mail events applied (the events of the mail's organisations in /v1/stats), -1 when
 /// engramd does not answer.
@@ -115,7 +118,7 @@ TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndM
 
   test::temp_dir dir("crash-loop");
   const auto log = dir.sub("engramd.log");
-  auto broker = test::start_broker(8);
+  auto broker = test::start_broker(16);
   const auto port = test::free_port();
   const auto args = test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
                                        {std::string("auth.tokens=[{token: ") + agent +
