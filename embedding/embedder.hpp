@@ -133,6 +133,8 @@ public:
       std::span<const std::string_view> texts) const override;
   /// Texts answered from the cache / computed, since construction.
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> hits_and_misses() const;
+  /// Texts held now (at most the capacity).
+  [[nodiscard]] std::size_t size() const;
 
 private:
   struct state;

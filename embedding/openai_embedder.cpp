@@ -152,6 +152,11 @@ engram::result<std::vector<std::vector<float>>> cached_embedder::embed(std::span
   return out;
 }
 
+std::size_t cached_embedder::size() const {
+  std::lock_guard lock(st_->mutex);
+  return st_->lru.size();
+}
+
 std::pair<std::uint64_t, std::uint64_t> cached_embedder::hits_and_misses() const {
   std::lock_guard lock(st_->mutex);
   return {st_->hits, st_->misses};

@@ -66,11 +66,7 @@ struct service::impl final : api_context {
         }
         return schemas::quantise((*v)[0]);
       };
-    q.terms = [](std::string_view text) {
-      const auto words = reading::content_words(text);
-      const auto ws = schemas::split_words(words);
-      return std::vector<std::string>(ws.begin(), ws.end());
-    };
+    q.terms = reading::index_terms;
     q.now = [clock = deps.clock] { return clock ? clock->now_ms() : system_now_ms(); };
     queries = std::make_unique<knowledge::query_service>(std::move(q), opts.policy);
     entity_graph = std::make_unique<knowledge::entity_reader>(deps.store, opts.type_parents);

@@ -82,6 +82,12 @@ std::string content_words(std::string_view text) {
   return out;
 }
 
+std::vector<std::string> index_terms(std::string_view text) {
+  const auto words = content_words(text);
+  const auto ws = schemas::split_words(words);
+  return std::vector<std::string>(ws.begin(), ws.end());
+}
+
 std::string normal_number(std::string n) {
   while (!n.empty() && (n.back() == '.' || n.back() == ':'))
     n.pop_back();

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace engram::reading {
 
@@ -15,6 +16,10 @@ void sign(schemas::extraction& x);
 
 /// Content words of a text, stemmed (Snowball English), in order (schemas::signature::words).
 [[nodiscard]] std::string content_words(std::string_view text);
+
+/// The words recall's BM25 index looks a text up by: its content words, one per element
+/// (what recall_knowledge and kag_query pass as their `terms`).
+[[nodiscard]] std::vector<std::string> index_terms(std::string_view text);
 
 /// A number as the signature compares it: times in 24 h ("3pm", "03:00 PM" -> "15:00"),
 /// integers without leading zeros.

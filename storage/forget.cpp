@@ -449,17 +449,28 @@ constexpr const char* retained_no_longer = "retained no longer";
 
 }  // namespace
 
-bool kv_graph_store::has_retention_due(const std::string& org, std::int64_t before_ms) const {
+errc kv_graph_store::messages_sent_before(
+    const std::string& org, std::int64_t before_ms,
+    const std::function<bool(const std::string&, const std::string&)>& visit) const {
   const auto prefix = key(org, "");
   auto it = kv_->iterate(cf_by_thread);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
     auto parts = split_key(it->key());  // org, thread, "message" | "entry", id
     if (parts.size() != 4 || parts[2] != "message")
       continue;
-    if (auto sent = due_ms(std::string(it->value())); sent && *sent < before_ms)
-      return true;
+    if (auto sent = due_ms(std::string(it->value())); sent && *sent < before_ms && !visit(parts[1], parts[3]))
+      break;
   }
-  return false;
+  return it->status();
+}
+
+bool kv_graph_store::has_retention_due(const std::string& org, std::int64_t before_ms) const {
+  bool due = false;
+  (void)messages_sent_before(org, before_ms, [&due](const std::string&, const std::string&) {
+    due = true;
+    return false;  // one is enough
+  });
+  return due;
 }
 
 errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
@@ -472,19 +483,13 @@ errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, 
   const auto limit = c.limit > 0 ? static_cast<std::size_t>(c.limit) : std::numeric_limits<std::size_t>::max();
   // The messages sent before the cutoff, in key order (thread, eventId): at most `limit`.
   std::map<std::string, std::string> events;  // eventId -> thread
-  {
-    const auto prefix = key(org, "");
-    auto it = kv_->iterate(cf_by_thread);
-    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix) && events.size() < limit; it->next()) {
-      auto parts = split_key(it->key());  // org, thread, "message" | "entry", id
-      if (parts.size() != 4 || parts[2] != "message")
-        continue;
-      if (auto sent = due_ms(std::string(it->value())); sent && *sent < *cutoff)
-        events.emplace(parts[3], parts[1]);
-    }
-    if (auto e = it->status(); e != errc::ok)
-      return e;
-  }
+  if (auto e = messages_sent_before(org, *cutoff,
+                                    [&](const std::string& thread, const std::string& event) {
+                                      events.emplace(event, thread);
+                                      return events.size() < limit;
+                                    });
+      e != errc::ok)
+    return e;
   for (const auto& [event, thread] : events) {
     tx.batch.del(cf_messages, key(org, event));
     tx.batch.del(cf_by_thread, key(org, thread, "message", event));

@@ -1,6 +1,7 @@
 // The RocksDB backend of the key-value store: the only file that sees RocksDB. Column
 // families as keys.hpp lists them, bloom filters (most point lookups are for keys that do
 // not exist yet: seen eventIds, new contacts), snapshots for consistent scans.
+#include "base/sanitizers.hpp"
 #include "storage/internal/keys.hpp"
 #include "storage/internal/kv.hpp"
 
@@ -20,15 +21,7 @@
 
 // Under AddressSanitizer (tools/dev.sh sanitize address), LeakSanitizer is told of the one
 // store left open on purpose.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ENGRAM_LSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(ENGRAM_LSAN)
-#define ENGRAM_LSAN 1
-#endif
-#ifdef ENGRAM_LSAN
+#ifdef ENGRAM_ASAN
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -94,7 +87,7 @@ public:
       // write-ahead log already (each write reaches the OS): left as a kill -9 leaves it, the
       // store opens again and recovers it. The process is on its way out.
       auto* leaked = db_.release();
-#ifdef ENGRAM_LSAN
+#ifdef ENGRAM_ASAN
       // Left open on purpose: not a leak to report (tools/dev.sh sanitize address).
       __lsan_ignore_object(leaked);
       for (auto* h : cfs_)

@@ -69,6 +69,11 @@ struct metrics::impl {
   prometheus::Gauge& heap_in_use = heap.Add({{"kind", "in_use"}});
   prometheus::Gauge& heap_free = heap.Add({{"kind", "free"}});
   prometheus::Gauge& heap_mmapped = heap.Add({{"kind", "mmapped"}});
+  prometheus::Family<prometheus::Gauge>& embedding_cache =
+      prometheus::BuildGauge()
+          .Name("engram_embedding_cache")
+          .Help("The embedding cache (embedder.cache_size): entries held; hits and misses since start")
+          .Register(registry);
   prometheus::Family<prometheus::Gauge>& lag = prometheus::BuildGauge()
                                                    .Name("engram_log_lag")
                                                    .Help("engram-log records not yet applied, by partition")
@@ -228,6 +233,12 @@ void metrics::set_heap() {
   impl_->heap_in_use.Set(static_cast<double>(m.uordblks + m.hblkhd));
   impl_->heap_free.Set(static_cast<double>(m.fordblks));
   impl_->heap_mmapped.Set(static_cast<double>(m.hblkhd));
+}
+
+void metrics::set_embedding_cache(std::size_t entries, std::uint64_t hits, std::uint64_t misses) {
+  impl_->embedding_cache.Add({{"kind", "entries"}}).Set(static_cast<double>(entries));
+  impl_->embedding_cache.Add({{"kind", "hits"}}).Set(static_cast<double>(hits));
+  impl_->embedding_cache.Add({{"kind", "misses"}}).Set(static_cast<double>(misses));
 }
 
 void metrics::observe_mcp(std::string_view tool, std::string_view outcome, double seconds) {

@@ -73,6 +73,9 @@ public:
   /// the program, free but held, and in mmapped chunks (engram_process_heap_bytes{kind}).
   /// RSS beyond in use + free is code, stacks and memory malloc does not manage.
   void set_heap();
+  /// The embedding cache: texts held, and texts answered from it / computed since start
+  /// (engram_embedding_cache{kind="entries|hits|misses"}).
+  void set_embedding_cache(std::size_t entries, std::uint64_t hits, std::uint64_t misses);
 
   [[nodiscard]] std::uint64_t applied() const;
   [[nodiscard]] std::uint64_t dead_lettered() const;

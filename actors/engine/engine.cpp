@@ -107,6 +107,8 @@ struct engine::impl {
   std::unique_ptr<ingest::kafka_producer> log_producer;
   std::unique_ptr<mcp::service> mcp;
   std::shared_ptr<const embedding::embedder> embedder;
+  /// The same embedder's cache, when embedder.cache_size (its figures in /metrics).
+  std::shared_ptr<const embedding::cached_embedder> embedding_cache;
   /// extraction.type_model (null when off).
   std::shared_ptr<const embedding::type_model> types;
   std::shared_ptr<const reading::relation_model> relations;
@@ -227,6 +229,10 @@ http::router engine::impl::routes() {
     if (store)
       metrics.set_rocksdb(store->engine_stats());
     metrics.set_heap();
+    if (embedding_cache) {
+      const auto [hits, misses] = embedding_cache->hits_and_misses();
+      metrics.set_embedding_cache(embedding_cache->size(), hits, misses);
+    }
     if (mcp)
       metrics.set_event_streams(mcp->open_streams());
     for (const auto& [p, s] : status.partitions())
@@ -421,8 +427,10 @@ engram::result<void> engine::impl::make_embedders(const config::engram_config& c
   if (!made_embedder)
     return engram::fail(made_embedder.error());
   std::shared_ptr<const embedding::embedder> made = std::move(*made_embedder);
-  if (cfg.embedder.cache_size > 0)
-    made = std::make_shared<embedding::cached_embedder>(std::move(made), cfg.embedder.cache_size);
+  if (cfg.embedder.cache_size > 0) {
+    embedding_cache = std::make_shared<embedding::cached_embedder>(std::move(made), cfg.embedder.cache_size);
+    made = embedding_cache;
+  }
   embedder = made;
   if (cfg.extraction.type_model || cfg.extraction.relation_model) {
     // Both models run the int8 encoder the type model is bound to.

@@ -102,40 +102,16 @@ engram::result<std::unique_ptr<RdKafka::Conf>> make_conf(client_role role, const
   return conf;
 }
 
-engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(const std::string& brokers,
-                                                                      const properties& user, const std::string& group,
-                                                                      const std::string& topic,
-                                                                      RdKafka::RebalanceCb* rebalance,
-                                                                      const char* who) {
+namespace {
+
+/// A consumer in `group` that commits only what it is told to and reports no partition end;
+/// `offset_reset` where it has no committed offset.
+engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> new_consumer(const std::string& brokers, const properties& user,
+                                                                     const std::string& group, const char* offset_reset,
+                                                                     RdKafka::RebalanceCb* rebalance, const char* who) {
   // Latency default (kafka.rdkafka may override it): a fetch waits at most 10 ms for data,
   // not librdkafka's 500 ms. The mock broker answers a waiting fetch only at the deadline,
   // and an agent's save waits for the pipeline to read it back (read-your-writes).
-  properties tuned = user;
-  tuned.emplace("fetch.wait.max.ms", "10");
-  auto made = make_conf(client_role::consumer, brokers, tuned,
-                        {{"group.id", group},
-                         {"enable.auto.commit", "false"},
-                         {"enable.auto.offset.store", "false"},
-                         {"auto.offset.reset", "error"},
-                         {"enable.partition.eof", "false"}});
-  if (!made)
-    return engram::fail(made.error());
-  auto& conf = *made;
-  std::string err;
-  if (rebalance && conf->set("rebalance_cb", rebalance, err) != RdKafka::Conf::CONF_OK)
-    return engram::fail(std::string(who) + ": " + err);
-  std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf.get(), err));
-  if (!consumer)
-    return engram::fail(std::string(who) + " consumer: " + err);
-  if (auto e = consumer->subscribe({topic}); e != RdKafka::ERR_NO_ERROR)
-    return engram::fail(std::string(who) + ": cannot subscribe to " + topic + ": " + RdKafka::err2str(e));
-  return consumer;
-}
-
-engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_reader(const std::string& brokers, const properties& user,
-                                                                    const std::string& group, const std::string& topic,
-                                                                    const std::map<std::int32_t, std::int64_t>& offsets,
-                                                                    const char* offset_reset, const char* who) {
   properties tuned = user;
   tuned.emplace("fetch.wait.max.ms", "10");
   auto conf = make_conf(client_role::consumer, brokers, tuned,
@@ -147,13 +123,40 @@ engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_reader(const std::s
   if (!conf)
     return engram::fail(conf.error());
   std::string err;
+  if (rebalance && (*conf)->set("rebalance_cb", rebalance, err) != RdKafka::Conf::CONF_OK)
+    return engram::fail(std::string(who) + ": " + err);
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf->get(), err));
   if (!consumer)
     return engram::fail(std::string(who) + " consumer: " + err);
+  return consumer;
+}
+
+}  // namespace
+
+engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_consumer(const std::string& brokers,
+                                                                      const properties& user, const std::string& group,
+                                                                      const std::string& topic,
+                                                                      RdKafka::RebalanceCb* rebalance,
+                                                                      const char* who) {
+  auto consumer = new_consumer(brokers, user, group, "error", rebalance, who);
+  if (!consumer)
+    return consumer;
+  if (auto e = (*consumer)->subscribe({topic}); e != RdKafka::ERR_NO_ERROR)
+    return engram::fail(std::string(who) + ": cannot subscribe to " + topic + ": " + RdKafka::err2str(e));
+  return consumer;
+}
+
+engram::result<std::unique_ptr<RdKafka::KafkaConsumer>> make_reader(const std::string& brokers, const properties& user,
+                                                                    const std::string& group, const std::string& topic,
+                                                                    const std::map<std::int32_t, std::int64_t>& offsets,
+                                                                    const char* offset_reset, const char* who) {
+  auto consumer = new_consumer(brokers, user, group, offset_reset, nullptr, who);
+  if (!consumer)
+    return consumer;
   std::vector<RdKafka::TopicPartition*> parts;
   for (const auto& [p, offset] : offsets)
     parts.push_back(RdKafka::TopicPartition::create(topic, p, offset));
-  auto assigned = consumer->assign(parts);
+  auto assigned = (*consumer)->assign(parts);
   RdKafka::TopicPartition::destroy(parts);
   if (assigned != RdKafka::ERR_NO_ERROR)
     return engram::fail(std::string(who) + ": cannot assign " + topic + ": " + RdKafka::err2str(assigned));

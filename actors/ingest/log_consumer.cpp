@@ -75,6 +75,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 
   /// While stalled: the batches still in flight fail too; the assignment is paused (fetching
   /// nothing) and what was fetched before is dropped; polling keeps the group membership.
+  /// Paused again on every turn: a rebalance may have assigned partitions since the last.
   void stall() {
     drain();
     std::vector<RdKafka::TopicPartition*> parts;

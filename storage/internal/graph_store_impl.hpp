@@ -221,6 +221,10 @@ private:
                   const std::function<errc(write_txn&, std::string&)>& run);
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
+  /// Walks the organisation's messages sent before `before_ms` (its by_thread message rows, in
+  /// key order: thread, eventId) until `visit(thread, event_id)` answers false; the scan's status.
+  errc messages_sent_before(const std::string& org, std::int64_t before_ms,
+                            const std::function<bool(const std::string&, const std::string&)>& visit) const;
   std::uint64_t sum_prefix(const std::string& prefix) const;
   errc put_message(write_txn& tx, const schemas::inbound_message& m);
   /// The entity id an exact normalised name (or address) resolves to, preferring ids that

@@ -109,11 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   r.max_hops = data[0] % 4;
   r.limit = 1 + (data[0] >> 2) % 20;
   r.include_relations = (data[0] & 0x80) == 0;
-  r.terms = [](std::string_view text) {  // as engramd's kag_query
-    const auto words = reading::content_words(text);
-    const auto ws = schemas::split_words(words);
-    return std::vector<std::string>(ws.begin(), ws.end());
-  };
+  r.terms = reading::index_terms;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   const auto line = text.find('\n');
   r.query = text.substr(0, line);

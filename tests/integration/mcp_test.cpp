@@ -268,6 +268,8 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_EQ(big.status, 413);
   // The server is still fine.
   EXPECT_EQ(post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token).status, 200);
+  // A recall embeds its query (through the embedding cache).
+  EXPECT_EQ(post(callj("recall_knowledge", {{"query", "what did the board decide"}}), acme_token).status, 200);
   // /metrics counts every request by tool (or method) and outcome, with fixed labels only.
   const auto metrics = test::get(engine_->http_port(), "/metrics");
   for (const char* series :
@@ -290,6 +292,9 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_GE(value_of(R"(engram_process_heap_bytes{kind="free"})"), 0);
   EXPECT_GE(value_of(R"(engram_rocksdb{name="table_readers_bytes"})"), 0);
   EXPECT_GT(value_of(R"(engram_rocksdb{name="memtable_bytes"})"), 0) << "saves were applied";
+  // The embedding cache holds the texts saves and recalls embedded (embedder.cache_size).
+  EXPECT_GT(value_of(R"(engram_embedding_cache{kind="entries"})"), 0) << "the recall's query was embedded";
+  EXPECT_GT(value_of(R"(engram_embedding_cache{kind="misses"})"), 0);
   EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
 }

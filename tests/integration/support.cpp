@@ -1,7 +1,7 @@
 #include "tests/integration/support.hpp"
-#include "actors/ingest/topics.hpp"
 
 #include "actors/ingest/producer.hpp"
+#include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 
@@ -12,9 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <sys/wait.h>
 #include <csignal>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +23,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -362,8 +362,15 @@ bool has_id(const std::vector<std::string>& ids, const json& id) {
 }
 
 child::child(const std::vector<std::string>& argv, const std::string& log_file) {
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
+    // Ended with the test, even when the test dies without its destructors (a ctest timeout,
+    // a crash): no engramd left holding a port and a core. The signal follows the thread that
+    // forked, so children are started from the test's main thread (every test does).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(127);
     int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(fd, 1);
     ::dup2(fd, 2);

@@ -3,6 +3,7 @@
 // (librdkafka's mock cluster), raw produce/consume, child processes, HTTP polling.
 
 #include "actors/ingest/embedded_broker.hpp"
+#include "base/sanitizers.hpp"
 #include "config/config.hpp"
 #include "tools/bench/synthetic.hpp"
 
@@ -181,19 +182,7 @@ int apply_sample_bundle(const std::string& brokers, std::uint16_t port, const st
 
 /// Whether this build runs under a sanitizer (tools/dev.sh sanitize; the engramd the test
 /// starts is from the same tree).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ENGRAM_TEST_SANITIZED 1
-#endif
-#endif
-#if !defined(ENGRAM_TEST_SANITIZED) && (defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__))
-#define ENGRAM_TEST_SANITIZED 1
-#endif
-#ifdef ENGRAM_TEST_SANITIZED
-inline constexpr bool sanitized = true;
-#else
-inline constexpr bool sanitized = false;
-#endif
+inline constexpr bool sanitized = sanitized_build;
 
 /// A file's whole content ("" when it cannot be read).
 std::string file_text(const std::string& path);

@@ -136,11 +136,7 @@ void recall_rows(const std::shared_ptr<storage::graph_store>& store, const world
   for (bool expansion : {false, true}) {
     knowledge::query_dependencies deps;
     deps.store = store;
-    deps.terms = [](std::string_view text) {
-      const auto words = reading::content_words(text);
-      const auto ws = schemas::split_words(words);
-      return std::vector<std::string>(ws.begin(), ws.end());
-    };
+    deps.terms = reading::index_terms;
     deps.now = [] { return *schemas::parse_rfc3339("2026-06-01T00:00:00Z"); };
     knowledge::read_policy policy;
     policy.graph_expansion = expansion;

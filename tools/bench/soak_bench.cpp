@@ -45,6 +45,8 @@ struct minute {
   /// From /metrics, MiB: malloc's heap in use and free-but-held, RocksDB's memtables; and
   /// the vectors indexed: what RSS is made of as the store grows.
   double heap_in_use = 0, heap_free = 0, memtables = 0, vectors = 0;
+  /// Texts in the embedding cache (it fills up to embedder.cache_size).
+  double cached = 0;
   std::map<std::string, std::vector<double>> latencies;  // ms, by tool
   std::size_t failures = 0;
 };
@@ -89,6 +91,7 @@ void scrape(std::uint16_t port, minute& f) {
   f.heap_free = metric_sum(text, "engram_process_heap_bytes{kind=\"free\"}") / mib;
   f.memtables = metric_sum(text, "engram_rocksdb{name=\"memtable_bytes\"}") / mib;
   f.vectors = metric_sum(text, "engram_vector_index_size ");
+  f.cached = metric_sum(text, "engram_embedding_cache{kind=\"entries\"}");
 }
 
 /// One agent's call of `tool`: ok and its round trip in ms.
@@ -203,8 +206,8 @@ int soak(const soak_options& o) {
       }
     });
 
-  std::printf("%6s %8s %7s %7s %9s %8s %6s %6s %8s  %s\n", "minute", "RSS MiB", "heap", "free", "memtables", "vectors",
-              "files", "lag", "failures", "p50/p99 ms: recall save search_nodes create_entities");
+  std::printf("%6s %8s %7s %7s %9s %8s %7s %6s %6s %8s  %s\n", "minute", "RSS MiB", "heap", "free", "memtables",
+              "vectors", "cached", "files", "lag", "failures", "p50/p99 ms: recall save search_nodes create_entities");
   const auto start = clock_type::now();
   bool died = false;
   for (std::size_t m = 1; m <= minutes && !died; ++m) {
@@ -225,8 +228,8 @@ int soak(const soak_options& o) {
                     v.empty() ? 0.0 : percentile(v, 0.99));
       tools += buf;
     }
-    std::printf("%6zu %8.1f %7.1f %7.1f %9.1f %8.0f %6zu %6.0f %8zu %s\n", m, f.rss_mib, f.heap_in_use, f.heap_free,
-                f.memtables, f.vectors, f.open_files, f.lag, f.failures, tools.c_str());
+    std::printf("%6zu %8.1f %7.1f %7.1f %9.1f %8.0f %7.0f %6zu %6.0f %8zu %s\n", m, f.rss_mib, f.heap_in_use,
+                f.heap_free, f.memtables, f.vectors, f.cached, f.open_files, f.lag, f.failures, tools.c_str());
     std::fflush(stdout);
   }
   stop = true;
@@ -243,10 +246,11 @@ int soak(const soak_options& o) {
   const auto& last = figures[minutes - 1];
   std::printf("after the warm-up (minute %zu against minute %zu):\n", warm + 1, minutes);
   std::printf("  RSS         %s\n", verdict(first.rss_mib, last.rss_mib, 0.10, 16).c_str());
-  std::printf("  heap in use %s, free %s, memtables %s, vectors %.0f -> %.0f\n",
+  std::printf("  heap in use %s, free %s, memtables %s, vectors %.0f -> %.0f, embedding cache %.0f -> %.0f\n",
               verdict(first.heap_in_use, last.heap_in_use, 0.10, 16).c_str(),
               verdict(first.heap_free, last.heap_free, 0.10, 16).c_str(),
-              verdict(first.memtables, last.memtables, 0.10, 16).c_str(), first.vectors, last.vectors);
+              verdict(first.memtables, last.memtables, 0.10, 16).c_str(), first.vectors, last.vectors, first.cached,
+              last.cached);
   std::printf("  open files  %s\n", verdict(double(first.open_files), double(last.open_files), 0.10, 4).c_str());
   std::printf("  lag         %s\n", verdict(first.lag, last.lag, 0.50, 20).c_str());
   for (const char* t : {"recall_knowledge", "save_knowledge", "search_nodes", "create_entities"}) {

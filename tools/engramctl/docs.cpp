@@ -191,11 +191,7 @@ int kag_query(const kag_options& o, std::ostream& out, std::ostream& err) {
   q.query = o.query;
   q.max_hops = o.max_hops;
   q.limit = o.limit;
-  q.terms = [](std::string_view text) {  // as engramd's kag_query: the statements' fallback
-    const auto words = reading::content_words(text);
-    const auto ws = schemas::split_words(words);
-    return std::vector<std::string>(ws.begin(), ws.end());
-  };
+  q.terms = reading::index_terms;
   if (auto bad = knowledge::check(q)) {
     err << "kag query: " << *bad << "\n";
     return 2;
