@@ -59,7 +59,10 @@ void read_roles(const YAML::Node& n, const std::string& key, roles_config& out) 
 }
 
 void read_storage(const YAML::Node& n, const std::string& key, storage_config& out) {
-  each_key(n, key, {{"path", [&](auto& v, auto& k) { out.path = as_string(v, k); }}});
+  each_key(n, key,
+           {{"path", [&](auto& v, auto& k) { out.path = as_string(v, k); }},
+            {"memory_mb",
+             [&](auto& v, auto& k) { out.memory_mb = static_cast<std::uint32_t>(as_uint(v, k, 8, 1u << 20)); }}});
 }
 
 void read_ingest(const YAML::Node& n, const std::string& key, ingest_config& out) {

@@ -21,6 +21,10 @@ struct roles_config {
 struct storage_config {
   /// RocksDB directory. Default: "./data/engram".
   std::string path = "./data/engram";
+  /// RocksDB's memory in MiB: one block cache (data, index and filter blocks) that the
+  /// memtables of every column family are charged to; they are flushed past half of it.
+  /// Default: 64.
+  std::uint32_t memory_mb = 64;
 };
 
 struct ingest_config {

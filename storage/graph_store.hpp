@@ -217,6 +217,9 @@ struct open_options {
   /// Tool names a knowledge bundle may not expose: the server's own (engramd passes
   /// schemas::server_tool_names()). A bundle that would is refused.
   std::set<std::string> reserved_tool_names;
+  /// RocksDB's memory in MiB: its block cache (data, index and filter blocks), which the
+  /// memtables of every column family are charged to (storage.memory_mb). Default: 64.
+  std::size_t memory_mb = 64;
 };
 
 /// Persistent knowledge graph. Reads are thread-safe; writes (apply) must come from one

@@ -5,11 +5,13 @@
 #include "storage/internal/keys.hpp"
 #include "storage/internal/kv.hpp"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+#include <rocksdb/write_buffer_manager.h>
 
 #include <algorithm>
 #include <cctype>
@@ -226,6 +228,22 @@ private:
   std::optional<std::pair<errc, std::string>> failure_;
 };
 
+/// The column families read by key (kv::get, multi_get); the others are only scanned.
+bool read_by_key(std::size_t family) {
+  switch (family) {
+    case cf_messages:
+    case cf_entities:
+    case cf_links:
+    case cf_meta:
+    case cf_entries:
+    case cf_vectors:
+    case cf_entity_edges:
+    case cf_kg:
+    case cf_passages: return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
@@ -245,13 +263,29 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = !opts.read_only;
   db_opts.create_missing_column_families = !opts.read_only;
-  rocksdb::ColumnFamilyOptions cf_opts;
+  // One memory budget (storage.memory_mb) for the whole store: the block cache, which also
+  // holds every table's index and filter blocks, and is charged for the memtables of all
+  // column families together (the write buffer manager flushes when they pass half of it).
+  // Without it each of the 26 families could keep 2 x 64 MiB of memtables.
+  const std::size_t budget = std::max<std::size_t>(opts.memory_mb, 8) << 20;
+  auto cache = rocksdb::NewLRUCache(budget);
+  db_opts.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(budget / 2, cache);
+  // A family that rarely writes keeps the write-ahead log alive; past this it is flushed.
+  db_opts.max_total_wal_size = std::max<std::uint64_t>(budget, 64u << 20);
   rocksdb::BlockBasedTableOptions table_opts;
+  table_opts.block_cache = cache;
+  table_opts.cache_index_and_filter_blocks = true;
+  table_opts.pin_l0_filter_and_index_blocks_in_cache = true;
+  table_opts.optimize_filters_for_memory = true;
+  rocksdb::ColumnFamilyOptions scanned;  // read by iterators only: a whole-key bloom filter never helps
+  scanned.write_buffer_size = std::min<std::size_t>(budget / 8, 16u << 20);
+  scanned.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
+  rocksdb::ColumnFamilyOptions looked_up = scanned;  // read by key (mostly keys not there yet)
   table_opts.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  cf_opts.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
+  looked_up.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-  for (const auto* name : cf_names)
-    descs.emplace_back(name, cf_opts);
+  for (std::size_t f = 0; f < cf_names.size(); ++f)
+    descs.emplace_back(cf_names[f], read_by_key(f) ? looked_up : scanned);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto st = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, opts.path, descs, &handles, &raw)

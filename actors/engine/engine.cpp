@@ -370,6 +370,7 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
 engram::result<void> engine::impl::open_store(const config::engram_config& cfg) {
   storage::open_options so;
   so.path = cfg.storage.path;
+  so.memory_mb = cfg.storage.memory_mb;
   so.reserved_tool_names = schemas::server_tool_names();
   auto opened = storage::open_graph_store(so);
   if (!opened)

@@ -24,10 +24,7 @@ using namespace engram;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
-std::string engramctl() {
-  std::string d = ENGRAMD_PATH;
-  return d.substr(0, d.rfind('/')) + "/engramctl";
-}
+std::string engramctl() { return ENGRAMCTL_PATH; }
 
 using test::run;
 

@@ -70,11 +70,7 @@ conversation read_conversation(const std::filesystem::path& file) {
   return c;
 }
 
-std::vector<std::string> terms_of(const std::string& text) {
-  const auto words = reading::content_words(text);
-  const auto ws = schemas::split_words(words);
-  return {ws.begin(), ws.end()};
-}
+std::vector<std::string> terms_of(const std::string& text) { return reading::index_terms(text); }
 
 /// BM25 (k1 1.2, b 0.75) over a conversation's raw message texts: the baseline with no
 /// knowledge at all. The `n` best message ids (ties by id).

@@ -112,9 +112,7 @@ void time_recall_parts(const std::string& dir, const std::vector<std::string>& s
   for (std::size_t i = 0; i < held_out; ++i) {
     const auto q = utf8_prefix(sentences[base + i], 200);
     auto t = clock_type::now();
-    const auto words = reading::content_words(q);
-    const auto ws = schemas::split_words(words);
-    (void)store->search_text("bench", {ws.begin(), ws.end()}, 100);
+    (void)store->search_text("bench", reading::index_terms(q), 100);
     text_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
     std::vector<std::string_view> one{q};
     t = clock_type::now();

@@ -39,6 +39,7 @@ TEST_F(ConfigTest, EmbeddedDefaultFileLoadsWithDesignDefaults) {
   EXPECT_EQ(r->kafka.topics.reminders, "engram-reminders");
   EXPECT_EQ(r->kafka.topics.dead_letter, "engram-dlq");
   EXPECT_EQ(r->storage.path, "./data/engram");
+  EXPECT_EQ(r->storage.memory_mb, 64u);
   EXPECT_EQ(r->http.listen, "127.0.0.1:8700");
   EXPECT_TRUE(r->samples.load);
   EXPECT_EQ(r->ingest.max_event_bytes, 1048576u);
@@ -98,6 +99,11 @@ TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   EXPECT_NE(error_of(r).find("'ingest.max_event_bytes'"), std::string::npos) << error_of(r);
   r = load(write("ingest:\n  max_event_bytes: 10\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("between 1024"), std::string::npos) << error_of(r);
+  r = load(write("storage:\n  memory_mb: 4\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("'storage.memory_mb'"), std::string::npos) << error_of(r);
+  r = load(write("storage:\n  memory_mb: 256\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.memory_mb, 256u);
   r = load(write("http:\n  listen: nowhere\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("'http.listen'"), std::string::npos) << error_of(r);
   r = load(write("kafka:\n  topics:\n    log: same\n    inbound: same\n"), {}, nullptr);

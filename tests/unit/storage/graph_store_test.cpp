@@ -115,6 +115,29 @@ TEST_F(GraphStoreTest, RedeliveredEventIsANoOpBeyondTheOffset) {
   EXPECT_EQ(json::parse(*msg)["body"], "We extend the trial to March 20.");
 }
 
+// storage.memory_mb: the memtables of every column family are charged to the one block cache
+// (RocksDB's write buffer manager), so the cache's usage includes them as they grow.
+TEST_F(GraphStoreTest, TheMemtablesAreChargedToTheOneBlockCache) {
+  store_.reset();
+  storage::open_options o;
+  o.path = dir_.string();
+  o.memory_mb = 8;
+  auto opened = storage::open_graph_store(o);
+  ASSERT_TRUE(opened) << opened.error();
+  store_ = std::move(*opened);
+  const auto before = store_->engine_stats();
+  for (int i = 0; i < 200; ++i) {
+    auto m = message("acme", "evt-" + std::to_string(i), "thr-" + std::to_string(i % 7));
+    m.body = std::string(4000, static_cast<char>('a' + i % 26));
+    apply(*store_, &m, i);
+  }
+  const auto after = store_->engine_stats();
+  EXPECT_GT(after.at("memtable_bytes"), before.at("memtable_bytes") + (512u << 10)) << "200 messages of 4 KB";
+  // The cache reserves in steps of 256 KiB as the memtables grow.
+  EXPECT_GE(after.at("block_cache_bytes") + (1u << 20), after.at("memtable_bytes"));
+  EXPECT_GT(after.at("block_cache_bytes"), 0u);
+}
+
 TEST_F(GraphStoreTest, EverythingSurvivesReopen) {
   auto m1 = message("acme", "evt-1");
   auto m2 = message("acme", "evt-2", "thr-2");
