@@ -440,6 +440,93 @@ engram::result<std::unique_ptr<server>> server::start(const server_options& opts
   return s;
 }
 
+struct client::state {
+  std::string host, port;
+  net::io_context ioc;
+  std::optional<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  std::size_t connections = 0;
+};
+
+client::client(std::string host, std::string port) : st_(std::make_unique<state>()) {
+  st_->host = std::move(host);
+  st_->port = std::move(port);
+}
+
+client::~client() {
+  if (st_->stream) {
+    beast::error_code ignored;
+    st_->stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+}
+
+std::size_t client::connections() const { return st_->connections; }
+
+client_result client::request(const std::string& method, const std::string& target, const std::string& body,
+                              const std::map<std::string, std::string>& headers, std::chrono::milliseconds timeout) {
+  auto& s = *st_;
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
+  req.set(bhttp::field::host, s.host + ":" + s.port);
+  req.set(bhttp::field::user_agent, "engram");
+  for (const auto& [k, v] : headers)
+    req.set(k, v);
+  req.body() = body;
+  req.keep_alive(true);
+  req.prepare_payload();
+  client_result out;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool fresh = !s.stream;
+    out = {};
+    beast::error_code ec;
+    if (fresh) {
+      tcp::resolver resolver(s.ioc);
+      auto endpoints = resolver.resolve(s.host, s.port, ec);
+      if (ec) {
+        out.error = "resolve " + s.host + ": " + ec.message();
+        return out;
+      }
+      s.stream.emplace(s.ioc);
+      s.stream->expires_after(timeout);
+      s.stream->async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+      s.ioc.run();
+      s.ioc.restart();
+      if (ec) {
+        s.stream.reset();
+        out.error = "connect " + s.host + ":" + s.port + ": " + ec.message();
+        return out;
+      }
+      ++s.connections;
+      s.buffer.clear();
+    }
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(64u << 20);
+    s.stream->expires_after(timeout);
+    bhttp::async_write(*s.stream, req, [&](beast::error_code e, std::size_t) {
+      if ((ec = e))
+        return;
+      s.stream->expires_after(timeout);
+      bhttp::async_read(*s.stream, s.buffer, parser, [&](beast::error_code e2, std::size_t) { ec = e2; });
+    });
+    s.ioc.run();
+    s.ioc.restart();
+    if (!ec) {
+      auto& res = parser.get();
+      out.status = static_cast<int>(res.result_int());
+      out.body = std::move(res.body());
+      out.content_type = std::string(res[bhttp::field::content_type]);
+      if (!res.keep_alive())
+        s.stream.reset();
+      return out;
+    }
+    s.stream.reset();
+    out.error = method + " " + target + ": " + ec.message();
+    // A kept connection the server had closed: once more on a new one.
+    if (fresh || parser.got_some())
+      return out;
+  }
+  return out;
+}
+
 client_result fetch(const std::string& method, const std::string& url, const std::string& body,
                     const std::map<std::string, std::string>& headers, std::chrono::milliseconds timeout) {
   client_result out;

@@ -89,6 +89,28 @@ struct client_result {
   std::string error;
 };
 
+/// Blocking HTTP/1.1 requests over one kept-alive connection to `host`:`port` (benchmarks,
+/// tools): it connects at the first request, and again when the server has closed the
+/// connection (a request that found it closed before any answer is sent once more on a new
+/// one). One per thread.
+class client {
+public:
+  client(std::string host, std::string port);
+  ~client();
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+  [[nodiscard]] client_result request(const std::string& method, const std::string& target,
+                                      const std::string& body = {},
+                                      const std::map<std::string, std::string>& headers = {},
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// Connections made so far (1 when every request kept the first).
+  [[nodiscard]] std::size_t connections() const;
+
+private:
+  struct state;
+  std::unique_ptr<state> st_;
+};
+
 /// A blocking HTTP/1.1 request to "http://host:port/path" (tools and tests).
 [[nodiscard]] client_result fetch(const std::string& method, const std::string& url, const std::string& body = {},
                                   const std::map<std::string, std::string>& headers = {},

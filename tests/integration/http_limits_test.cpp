@@ -178,3 +178,31 @@ TEST(HttpLimits, OneConnectionOrEventStreamPastTheCapGets503) {
 }
 
 }  // namespace
+
+// http::client (the benchmarks' client) keeps one connection for many requests, and makes a
+// new one when the server ends the kept one (its keep-alive limit), without losing a request.
+TEST(HttpClient, KeepsOneConnectionAndReconnectsWhenTheServerEndsIt) {
+  http::server_options o;
+  o.listen = "127.0.0.1:0";
+  o.max_requests_per_connection = 3;
+  std::atomic<int> served{0};
+  auto started = http::server::start(o, [&](const http::request& req, http::responder respond) {
+    ++served;
+    respond(http::response{200, "text/plain", "echo " + req.body, {}});
+  });
+  ASSERT_TRUE(started) << started.error();
+  auto& server = **started;
+  http::client c("127.0.0.1", std::to_string(server.port()));
+  for (int i = 0; i < 7; ++i) {
+    const auto r = c.request("POST", "/x", std::to_string(i));
+    ASSERT_EQ(r.status, 200) << i << ": " << r.error;
+    EXPECT_EQ(r.body, "echo " + std::to_string(i));
+  }
+  EXPECT_EQ(served.load(), 7);
+  EXPECT_EQ(c.connections(), 3u) << "3 requests a connection: 7 take 3";
+  http::client nowhere("127.0.0.1", "1");
+  const auto refused = nowhere.request("GET", "/");
+  EXPECT_EQ(refused.status, 0);
+  EXPECT_NE(refused.error.find("connect"), std::string::npos) << refused.error;
+  server.stop();
+}

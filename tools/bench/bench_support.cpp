@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -143,6 +144,14 @@ std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t 
       out.push_back(e.content);
     }
   return out;
+}
+
+double rss_mib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0;
+  return -1;
 }
 
 std::uint16_t free_port() {

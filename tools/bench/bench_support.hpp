@@ -68,6 +68,9 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
 /// embedding and recall benchmarks' input).
 std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n);
 
+/// A process's resident memory in MiB (/proc/PID/status VmRSS); -1 once it is gone.
+double rss_mib(pid_t pid);
+
 /// A TCP port that was free a moment ago on 127.0.0.1.
 std::uint16_t free_port();
 

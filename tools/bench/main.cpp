@@ -12,12 +12,15 @@
 //   engram_bench entities | kg | kag   entity tools; knowledge bundles; graph queries (entity_bench, kg_bench,
 //                                      kag_bench)
 //   engram_bench soak                  engramd under steady mail and agents for N minutes (soak_bench)
+//   engram_bench outside               engramd on a store of N entries, measured from outside (outside_bench)
 //   engram_bench recall-conversations  recall@10 on long conversations (conversations_bench)
-//   engram_bench                       no subcommand: every one but table, extract-speed, entities and kag
+//   engram_bench                       no subcommand: every one but table, extract-speed, entities, kag, soak
+//                                      and outside
 // --help lists the subcommands and their options.
 #include "tools/bench/backlog_bench.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/conversations_bench.hpp"
+#include "tools/bench/outside_bench.hpp"
 #include "tools/bench/soak_bench.hpp"
 #include "tools/bench/embed_bench.hpp"
 #include "tools/bench/entity_bench.hpp"
@@ -157,6 +160,14 @@ int run_bench(int argc, char** argv) {
       ->capture_default_str();
   soak->add_option("--warm-up", soak_opts.warm_up_minutes, "Minutes left out of the flatness verdicts")
       ->capture_default_str();
+  auto* outside = app.add_subcommand(
+      "outside",
+      "engramd on one organisation's store of N entries of dense mail, measured from outside: ready time, "
+      "RSS per entry, recall p50/p99 over HTTP");
+  bench::outside_options outside_opts;
+  outside->add_option("--entries", outside_opts.entries, "Entries to grow the organisation to")->capture_default_str();
+  outside->add_option("--queries", outside_opts.queries, "Distinct recall queries")->capture_default_str();
+  outside->add_option("--memory-mb", outside_opts.memory_mb, "storage.memory_mb")->capture_default_str();
   auto* table = app.add_subcommand(
       "table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
   bool quick = false;
@@ -193,6 +204,10 @@ int run_bench(int argc, char** argv) {
     if (*soak) {
       soak_opts.model_path = model_path;
       return bench::soak(soak_opts);
+    }
+    if (*outside) {
+      outside_opts.model_path = model_path;
+      return bench::outside(outside_opts);
     }
     if (*conversations) {
       for (const char* set : {"dev", "heldout"})

@@ -51,14 +51,6 @@ struct minute {
   std::size_t failures = 0;
 };
 
-double rss_mib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stod(line.substr(6)) / 1024.0;
-  return -1;
-}
-
 std::size_t open_files(pid_t pid) {
   std::error_code ec;
   std::size_t n = 0;

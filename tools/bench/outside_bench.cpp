@@ -1,0 +1,213 @@
+#include "tools/bench/outside_bench.hpp"
+
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/store/store_writer.hpp"
+#include "embedding/embedder.hpp"
+#include "knowledge/contradiction.hpp"
+#include "knowledge/dedup.hpp"
+#include "net/http.hpp"
+#include "reading/read.hpp"
+#include "schemas/inbound_message.hpp"
+#include "storage/graph_store.hpp"
+#include "tools/bench/bench_support.hpp"
+#include "tools/bench/pipeline_bench.hpp"
+#include "tools/bench/synthetic.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <unistd.h>
+
+namespace engram::bench {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+/// Dense mail has about 8 statements a message, and about 4 entries a message once dedup
+/// has merged what repeats in one organisation; messages enough for 3 a message are made
+/// (the store stops growing at the target), and the queries come from others.
+constexpr std::size_t entries_per_message = 3;
+
+double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+
+/// The value of one series of /metrics text (the whole name with its labels), or -1.
+double metric(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos)
+    return -1;
+  return std::stod(text.substr(at + series.size() + 2, 32));
+}
+
+/// A question an agent might ask about a message: up to 12 words of one of its sentences.
+std::string question_from(const std::string& body, std::size_t pick) {
+  std::vector<std::string> sentences;
+  std::string cur;
+  for (char c : body) {
+    cur += c;
+    if (c == '.' || c == '\n' || c == '?' || c == '!') {
+      if (cur.find_first_not_of(" .\n?!") != std::string::npos)
+        sentences.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (cur.find_first_not_of(" .\n?!") != std::string::npos)
+    sentences.push_back(cur);
+  if (sentences.empty())
+    return body.substr(0, 80);
+  std::istringstream words(sentences[pick % sentences.size()]);
+  std::string out, w;
+  for (int n = 0; n < 12 && words >> w; ++n)
+    out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+struct built {
+  std::size_t messages = 0, entries = 0;
+  double seconds = 0;
+};
+
+/// The organisation's store at `dir` grown from `events` (in order) until it holds
+/// `target` entries, as engramd's store stage grows it: each message read (rules and the
+/// encoder, both cores), then dedup and contradiction, then applied; the vector index
+/// snapshot written as engramd writes it when it stops.
+built build_store(const outside_options& o, const std::string& dir, const std::vector<std::string>& events) {
+  storage::open_options so;
+  so.path = dir;
+  so.memory_mb = o.memory_mb;
+  std::shared_ptr<storage::graph_store> store = or_throw(storage::open_graph_store(so));
+  std::shared_ptr<const embedding::embedder> encoder = or_throw(embedding::use_lite_int8_embedder::load(o.model_path));
+  actors::resolver r;
+  dedup::dedup_options dopts;
+  dopts.dim = encoder->dim();
+  r.dedup = std::make_unique<dedup::deduplicator>(store, dopts);
+  r.contradiction = std::make_unique<contradiction::contradiction_finder>(store);
+  const auto snapshots = dir + "/vector-index";
+  (void)or_throw(r.dedup->open(snapshots));
+  reading::reader_context ctx{{}, encoder, nullptr};
+  ctx.options.validator.passages = passages_used();
+  built b;
+  const auto t0 = clock_type::now();
+  std::int64_t offset = 0;
+  std::size_t reported = 0;
+  constexpr std::size_t batch = 256;
+  for (std::size_t at = 0; at < events.size() && b.entries < o.entries; at += batch) {
+    std::vector<schemas::inbound_message> msgs;
+    for (std::size_t i = at; i < std::min(events.size(), at + batch); ++i) {
+      schemas::inbound_message m;
+      if (auto bad = schemas::decode(events[i], {}, m))
+        throw std::runtime_error(bad->to_string());
+      msgs.push_back(std::move(m));
+    }
+    auto read = reading::read_messages(msgs, ctx, std::max(1u, std::thread::hardware_concurrency()));
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+      actors::log_record rec;
+      rec.position = {"engram-log", 0, offset++, "bench"};
+      rec.payload = schemas::extracted_message{std::move(msgs[i]), std::move(read[i]), encoder->name()};
+      storage::apply_outcome out{};
+      if (actors::resolve_and_apply(*store, &r, rec, &out) != storage::errc::ok)
+        throw std::runtime_error("apply failed at offset " + std::to_string(offset - 1));
+      ++b.messages;
+    }
+    b.entries = 0;
+    for (const auto& s : store->stats())
+      b.entries += s.entries;
+    if (b.entries >= reported + 10000) {
+      reported = b.entries;
+      std::fprintf(stderr, "  built: %zu messages, %zu entries, %.0f s\n", b.messages, b.entries, seconds_since(t0));
+    }
+  }
+  b.seconds = seconds_since(t0);
+  if (auto saved = r.dedup->save(snapshots); !saved)
+    throw std::runtime_error(saved.error());
+  return b;
+}
+
+}  // namespace
+
+int outside(const outside_options& o) {
+  const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::size_t messages = o.entries / entries_per_message + 100;
+  const auto events = synthetic::dense_events(messages + o.queries, {"acme"});
+  const std::vector<std::string> stored(events.begin(), events.end() - static_cast<std::ptrdiff_t>(o.queries));
+  const char* commit = std::getenv("ENGRAM_COMMIT");  // set by tools/dev.sh bench
+  std::printf(
+      "outside: one organisation of dense mail grown to %zu entries, storage.memory_mb %zu, %u cores, commit %s\n",
+      o.entries, o.memory_mb, std::thread::hardware_concurrency(), commit ? commit : "unknown");
+  const auto b = build_store(o, dir.string(), stored);
+  std::uintmax_t disk = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
+    if (f.is_regular_file())
+      disk += f.file_size();
+  std::printf("  store: %zu messages, %zu entries, built in %.0f s (%.0f entries/s), %.0f MiB on disk\n", b.messages,
+              b.entries, b.seconds, double(b.entries) / std::max(b.seconds, 1e-9), double(disk) / (1 << 20));
+
+  auto broker = test_broker(4);
+  const auto port = free_port();
+  const std::string token = "bench-outside-token-0123456789";
+  const auto t0 = clock_type::now();
+  engramd_child engramd(broker->bootstrap(), dir.string(), port, o.model_path,
+                        {"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
+                         "storage.memory_mb=" + std::to_string(o.memory_mb)});
+  const double ready_s = seconds_since(t0);
+  const double rss_ready = rss_mib(engramd.pid());
+  std::printf("  engramd: ready in %.1f s, RSS %.1f MiB (%.0f bytes per entry)\n", ready_s, rss_ready,
+              rss_ready * 1048576.0 / double(std::max<std::size_t>(b.entries, 1)));
+
+  // Distinct questions, each from a message the store does not hold, over one connection.
+  http::client c("127.0.0.1", std::to_string(port));
+  const std::map<std::string, std::string> headers{{"Content-Type", "application/json"},
+                                                   {"Accept", "application/json, text/event-stream"},
+                                                   {"Authorization", "Bearer " + token}};
+  std::vector<double> ms;
+  std::size_t failed = 0, results = 0;
+  for (std::size_t i = 0; i < o.queries; ++i) {
+    const auto& ev = events[stored.size() + i];
+    const auto body = json::parse(ev).value("body", std::string());
+    const json req{{"jsonrpc", "2.0"},
+                   {"id", i + 1},
+                   {"method", "tools/call"},
+                   {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", question_from(body, i)}}}}}};
+    const auto t = clock_type::now();
+    const auto r = c.request("POST", "/mcp", req.dump(), headers, std::chrono::seconds(30));
+    ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
+    if (r.status != 200 || r.body.find("\"isError\":false") == std::string::npos)
+      ++failed;
+    else
+      results += r.body.find("\\\"id\\\"") != std::string::npos;
+  }
+  const double rss_after = rss_mib(engramd.pid());
+  const auto metrics = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
+  const double server_s = metric(metrics, "engram_mcp_request_seconds_sum{tool=\"recall_knowledge\"}");
+  const double server_n = metric(metrics, "engram_mcp_request_seconds_count{tool=\"recall_knowledge\"}");
+  std::printf(
+      "  recall_knowledge over HTTP (%zu distinct queries of up to 12 words, %zu connection(s)): p50 %.2f ms, p99 "
+      "%.2f ms; server time %.2f ms a call (mean); %zu failed, %zu answered with results\n",
+      ms.size(), c.connections(), percentile(ms, 0.5), percentile(ms, 0.99),
+      server_n > 0 ? 1000 * server_s / server_n : 0.0, failed, results);
+  const double mib = 1048576.0;
+  std::printf(
+      "  after the queries: RSS %.1f MiB (%.0f bytes per entry); heap in use %.1f MiB, free %.1f; RocksDB memtables "
+      "%.1f MiB, block cache %.1f, table readers %.1f; vectors %.0f; embedding cache %.0f texts\n",
+      rss_after, rss_after * mib / double(std::max<std::size_t>(b.entries, 1)),
+      metric(metrics, "engram_process_heap_bytes{kind=\"in_use\"}") / mib,
+      metric(metrics, "engram_process_heap_bytes{kind=\"free\"}") / mib,
+      metric(metrics, "engram_rocksdb{name=\"memtable_bytes\"}") / mib,
+      metric(metrics, "engram_rocksdb{name=\"block_cache_bytes\"}") / mib,
+      metric(metrics, "engram_rocksdb{name=\"table_readers_bytes\"}") / mib,
+      metric(metrics, "engram_vector_index_size"), metric(metrics, "engram_embedding_cache{kind=\"entries\"}"));
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace engram::bench

@@ -1,0 +1,25 @@
+#pragma once
+// engramd as an operator sees it (issue 36): one organisation's store grown from dense mail to
+// N entries, then engramd started on it as a child process and measured from outside: time to
+// ready, whole-process RSS per entry, what RSS is made of (/metrics), recall over HTTP with
+// distinct queries on one kept-alive connection (p50, p99). It prints figures; nothing here
+// asserts a speed.
+
+#include <cstddef>
+#include <string>
+
+namespace engram::bench {
+
+struct outside_options {
+  std::string model_path;
+  /// Entries to grow the organisation to (at least).
+  std::size_t entries = 100000;
+  /// Distinct recall queries, from messages that are not in the store.
+  std::size_t queries = 700;
+  /// storage.memory_mb of the store and of engramd.
+  std::size_t memory_mb = 64;
+};
+
+int outside(const outside_options& o);
+
+}  // namespace engram::bench
