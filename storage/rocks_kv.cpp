@@ -228,7 +228,8 @@ private:
   std::optional<std::pair<errc, std::string>> failure_;
 };
 
-/// The column families read by key (kv::get, multi_get); the others are only scanned.
+/// The column families read by key (kv::get, multi_get); the others are only scanned. Only
+/// these get a bloom filter: a family read by key and missing here is slower, never wrong.
 bool read_by_key(std::size_t family) {
   switch (family) {
     case cf_messages:
