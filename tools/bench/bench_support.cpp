@@ -146,6 +146,18 @@ std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t 
   return out;
 }
 
+/// The sum over a metric's series in /metrics text whose line starts with `prefix` (the
+/// name, with the opening of its labels when it has some).
+double metric_sum(const std::string& text, const std::string& prefix) {
+  double sum = 0;
+  for (std::size_t at = text.find("\n" + prefix); at != std::string::npos; at = text.find("\n" + prefix, at + 1)) {
+    const auto end = text.find('\n', at + 1);
+    const auto line = text.substr(at + 1, end - at - 1);
+    sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
 double rss_mib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);)

@@ -68,6 +68,10 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
 /// embedding and recall benchmarks' input).
 std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n);
 
+/// The sum over a metric's series in /metrics text whose line starts with `prefix` (the
+/// name, with the opening of its labels when it has some; a whole series names one).
+double metric_sum(const std::string& text, const std::string& prefix);
+
 /// A process's resident memory in MiB (/proc/PID/status VmRSS); -1 once it is gone.
 double rss_mib(pid_t pid);
 

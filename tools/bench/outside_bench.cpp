@@ -40,14 +40,6 @@ constexpr std::size_t entries_per_message = 3;
 
 double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
-/// The value of one series of /metrics text (the whole name with its labels), or -1.
-double metric(const std::string& text, const std::string& series) {
-  const auto at = text.find("\n" + series + " ");
-  if (at == std::string::npos)
-    return -1;
-  return std::stod(text.substr(at + series.size() + 2, 32));
-}
-
 /// A question an agent might ask about a message: up to 12 words of one of its sentences.
 std::string question_from(const std::string& body, std::size_t pick) {
   std::vector<std::string> sentences;
@@ -188,8 +180,8 @@ int outside(const outside_options& o) {
   }
   const double rss_after = rss_mib(engramd.pid());
   const auto metrics = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
-  const double server_s = metric(metrics, "engram_mcp_request_seconds_sum{tool=\"recall_knowledge\"}");
-  const double server_n = metric(metrics, "engram_mcp_request_seconds_count{tool=\"recall_knowledge\"}");
+  const double server_s = metric_sum(metrics, "engram_mcp_request_seconds_sum{tool=\"recall_knowledge\"} ");
+  const double server_n = metric_sum(metrics, "engram_mcp_request_seconds_count{tool=\"recall_knowledge\"} ");
   std::printf(
       "  recall_knowledge over HTTP (%zu distinct queries of up to 12 words, %zu connection(s)): p50 %.2f ms, p99 "
       "%.2f ms; server time %.2f ms a call (mean); %zu failed, %zu answered with results\n",
@@ -200,12 +192,13 @@ int outside(const outside_options& o) {
       "  after the queries: RSS %.1f MiB (%.0f bytes per entry); heap in use %.1f MiB, free %.1f; RocksDB memtables "
       "%.1f MiB, block cache %.1f, table readers %.1f; vectors %.0f; embedding cache %.0f texts\n",
       rss_after, rss_after * mib / double(std::max<std::size_t>(b.entries, 1)),
-      metric(metrics, "engram_process_heap_bytes{kind=\"in_use\"}") / mib,
-      metric(metrics, "engram_process_heap_bytes{kind=\"free\"}") / mib,
-      metric(metrics, "engram_rocksdb{name=\"memtable_bytes\"}") / mib,
-      metric(metrics, "engram_rocksdb{name=\"block_cache_bytes\"}") / mib,
-      metric(metrics, "engram_rocksdb{name=\"table_readers_bytes\"}") / mib,
-      metric(metrics, "engram_vector_index_size"), metric(metrics, "engram_embedding_cache{kind=\"entries\"}"));
+      metric_sum(metrics, "engram_process_heap_bytes{kind=\"in_use\"}") / mib,
+      metric_sum(metrics, "engram_process_heap_bytes{kind=\"free\"}") / mib,
+      metric_sum(metrics, "engram_rocksdb{name=\"memtable_bytes\"}") / mib,
+      metric_sum(metrics, "engram_rocksdb{name=\"block_cache_bytes\"}") / mib,
+      metric_sum(metrics, "engram_rocksdb{name=\"table_readers_bytes\"}") / mib,
+      metric_sum(metrics, "engram_vector_index_size "),
+      metric_sum(metrics, "engram_embedding_cache{kind=\"entries\"}"));
   std::filesystem::remove_all(dir);
   return 0;
 }

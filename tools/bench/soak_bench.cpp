@@ -60,18 +60,6 @@ std::size_t open_files(pid_t pid) {
   return n;
 }
 
-/// The sum over a metric's series in /metrics text whose line starts with `prefix` (the
-/// name, with the opening of its labels when it has some).
-double metric_sum(const std::string& text, const std::string& prefix) {
-  double sum = 0;
-  for (std::size_t at = text.find("\n" + prefix); at != std::string::npos; at = text.find("\n" + prefix, at + 1)) {
-    const auto end = text.find('\n', at + 1);
-    const auto line = text.substr(at + 1, end - at - 1);
-    sum += std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return sum;
-}
-
 /// engramd's /metrics into `f`: lag (summed over partitions), heap, memtables, vectors.
 void scrape(std::uint16_t port, minute& f) {
   const auto text =
