@@ -8,6 +8,12 @@ namespace engram::contradiction {
 
 namespace {
 
+/// Stored entries of the same subject and slot compared per new entry at most: the newest.
+/// A slot many entries share ("status of the project") would otherwise make every save read
+/// them all, and ingest slow down as the organisation grows; an older statement the new one
+/// contradicts is still found when it is among the vector neighbours (`near`).
+constexpr std::size_t max_slot_candidates = 64;
+
 bool date_valued(const std::string& slot) {
   return slot == "launch_date" || slot == "renewal_date" || slot == "start_date" || slot == "deadline";
 }
@@ -138,7 +144,7 @@ void contradiction_finder::resolve(const schemas::inbound_message& m, const sche
       continue;  // nothing to compare against without knowing what it is about
     std::vector<std::string> ids;
     if (!f.slot.empty())
-      ids = store_->entries_with_slot(org, f.subject, f.slot);
+      ids = store_->entries_with_slot(org, f.subject, f.slot, max_slot_candidates);
     for (const auto* c : earlier)
       if (c->subject == f.subject && c->slot == f.slot && !f.slot.empty())
         ids.push_back(c->id);

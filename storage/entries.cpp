@@ -67,8 +67,17 @@ std::vector<std::string> kv_graph_store::entries_with_title(const std::string& o
 }
 
 std::vector<std::string> kv_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
-                                                           const std::string& slot) const {
-  return ids_under(cf_by_slot, key(org, subject, slot, ""));
+                                                           const std::string& slot, std::size_t limit) const {
+  std::vector<std::string> out;
+  const auto prefix = key(org, subject, slot, "");
+  auto past = prefix;
+  past.back() = '\x01';  // after every row under the prefix (its parts are joined by '\0')
+  auto it = kv_->iterate(cf_by_slot);
+  for (it->seek_for_prev(past); it->valid() && it->key().starts_with(prefix) && out.size() < limit; it->prev()) {
+    auto rest = it->key().substr(prefix.size());  // createdAt \0 entryId
+    out.emplace_back(rest.substr(rest.find('\0') + 1));
+  }
+  return out;
 }
 
 namespace {
@@ -197,7 +206,7 @@ errc kv_graph_store::index_entry(write_txn& tx, const schemas::inbound_message& 
   if (!en.sig.key.empty())
     tx.batch.put(cf_titles, key(org, std::string(schemas::to_string(en.type)), en.sig.key, id), "");
   if (!en.subject.empty() && !en.slot.empty())
-    tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, id), "");
+    tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, m.sent_at, id), "");
   if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
     return e;
   if (r && r->vector_seq && !en.embedding.empty()) {
@@ -522,7 +531,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   if (!title_key.empty())
     tx.batch.del(cf_titles, key(org, type, title_key, id));
   if (!d.subject.empty() && !d.slot.empty())
-    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, id));
+    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, d.created_at, id));
   tx.batch.del(cf_by_thread, key(org, d.thread_id, "entry", id));
   for (const auto& contact : d.contact_ids)
     tx.batch.del(cf_by_contact, key(org, contact, "entry", id));

@@ -289,10 +289,11 @@ public:
                                                                     schemas::entry_type type,
                                                                     const std::string& title) const = 0;
 
-  /// Ids of an organisation's entries about `subject` (normalised) and attribute `slot`.
+  /// Ids of an organisation's entries about `subject` (normalised) and attribute `slot`,
+  /// newest first (by createdAt, then id), at most `limit`.
   [[nodiscard]] virtual std::vector<std::string> entries_with_slot(const std::string& organization_id,
-                                                                   const std::string& subject,
-                                                                   const std::string& slot) const = 0;
+                                                                   const std::string& subject, const std::string& slot,
+                                                                   std::size_t limit) const = 0;
 
   /// Full-text search (BM25, k1 1.2, b 0.75) over an organisation's entries: `terms` are
   /// stemmed content words (reading::content_words). Best first, at most `limit`.

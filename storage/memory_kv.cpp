@@ -20,6 +20,10 @@ public:
   explicit memory_iterator(std::shared_ptr<const table> t) : t_(std::move(t)), it_(t_->end()) {}
   void seek(std::string_view target) override { it_ = t_->lower_bound(target); }
   void seek_to_first() override { it_ = t_->begin(); }
+  void seek_for_prev(std::string_view target) override {
+    it_ = t_->upper_bound(target);
+    it_ = it_ == t_->begin() ? t_->end() : std::prev(it_);
+  }
   bool valid() const override { return it_ != t_->end(); }
   void next() override { ++it_; }
   void prev() override { it_ = it_ == t_->begin() ? t_->end() : std::prev(it_); }

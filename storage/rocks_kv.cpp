@@ -54,6 +54,9 @@ public:
   explicit rocks_iterator(rocksdb::Iterator* it) : it_(it) {}
   void seek(std::string_view target) override { it_->Seek(rocksdb::Slice(target.data(), target.size())); }
   void seek_to_first() override { it_->SeekToFirst(); }
+  void seek_for_prev(std::string_view target) override {
+    it_->SeekForPrev(rocksdb::Slice(target.data(), target.size()));
+  }
   bool valid() const override { return it_->Valid(); }
   void next() override { it_->Next(); }
   void prev() override { it_->Prev(); }

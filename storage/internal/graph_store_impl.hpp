@@ -120,7 +120,7 @@ public:
   std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
                                               const std::string& title) const override;
   std::vector<std::string> entries_with_slot(const std::string& org, const std::string& subject,
-                                             const std::string& slot) const override;
+                                             const std::string& slot, std::size_t limit) const override;
   std::vector<std::pair<std::string, double>> search_text(const std::string& org, const std::vector<std::string>& terms,
                                                           std::size_t limit) const override;
   std::string identity() const override;

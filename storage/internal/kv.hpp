@@ -45,6 +45,8 @@ public:
   virtual ~kv_iterator() = default;
   virtual void seek(std::string_view target) = 0;
   virtual void seek_to_first() = 0;
+  /// The last key at or before `target` (invalid when there is none).
+  virtual void seek_for_prev(std::string_view target) = 0;
   [[nodiscard]] virtual bool valid() const = 0;
   virtual void next() = 0;
   virtual void prev() = 0;

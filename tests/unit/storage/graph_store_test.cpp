@@ -230,6 +230,45 @@ std::string apply_words(storage::graph_store& s, const std::string& org, std::in
   return schemas::entry_id(org, m.event_id, 0);
 }
 
+TEST_F(GraphStoreTest, ASlotListsItsNewestEntriesFirstAndForgetsRemovedOnes) {
+  // Applied out of time order; the slot's rows are read newest first (createdAt, then id).
+  auto apply_slot = [&](std::int64_t offset, const std::string& org, const std::string& sent_at,
+                        const std::string& slot) {
+    auto m = message(org, "evt-" + std::to_string(offset));
+    m.sent_at = sent_at;
+    schemas::extraction x;
+    x.entries.emplace_back();
+    x.entries[0].title = x.entries[0].content = "The budget of Project Falcon " + std::to_string(offset);
+    x.entries[0].subject = "Project Falcon";
+    x.entries[0].slot = slot;
+    x.entries[0].confidence = 0.8;
+    storage::apply_outcome out{};
+    EXPECT_EQ(store_->apply({"engram-log", 0, offset, "c"}, &m, &x, nullptr, &out), storage::errc::ok);
+    return schemas::entry_id(org, m.event_id, 0);
+  };
+  const auto march = apply_slot(1, "acme", "2026-03-05T10:00:00Z", "budget");
+  const auto may = apply_slot(2, "acme", "2026-05-01T10:00:00Z", "budget");
+  const auto april = apply_slot(3, "acme", "2026-04-01T10:00:00Z", "budget");
+  apply_slot(4, "acme", "2026-06-01T10:00:00Z", "budget_owner");  // another slot, sharing a prefix
+  apply_slot(5, "northwind", "2026-06-01T10:00:00Z", "budget");   // another organisation
+  const auto subject = schemas::normal_form("Project Falcon");
+  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (std::vector<std::string>{may, april, march}));
+  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 2), (std::vector<std::string>{may, april}));
+  EXPECT_TRUE(store_->entries_with_slot("acme", subject, "deadline", 10).empty());
+
+  schemas::knowledge_command forget;
+  forget.event_id = "forget-april";
+  forget.organization_id = "acme";
+  forget.op = schemas::command_op::forget;
+  forget.what = "entry";
+  forget.id = april;
+  storage::command_result cr;
+  storage::apply_outcome out{};
+  ASSERT_EQ(store_->apply_command({"engram-log", 0, 6, "c"}, forget, &cr, &out), storage::errc::ok);
+  ASSERT_TRUE(cr.error.empty()) << cr.error;
+  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (std::vector<std::string>{may, march}));
+}
+
 TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
   // 2,100 entries share "renew" (a common term); a few carry rarer words.
   std::int64_t offset = 0;
