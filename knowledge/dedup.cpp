@@ -300,16 +300,18 @@ struct entry_match {
 };
 
 /// 1. Exact normalised title, before any vector search: merged into the first duplicate.
-void match_title(const entry_match& k, schemas::resolution& r) {
+void match_title(const entry_match& k, std::uint64_t values, schemas::resolution& r) {
   const auto& f = k.f;
-  std::vector<std::string> same_title = k.store.entries_with_title(k.org, f.type, f.title);
   if (f.title.empty())
-    same_title.clear();  // a title of fillers only says nothing to match on
+    return;  // a title of fillers only says nothing to match on
   // A title many entries share ("order N ships on ...") would make every save read them
-  // all: the first max_title_candidates in key order are compared (deterministic), and
-  // the vector search below still finds a near duplicate among the rest.
-  if (same_title.size() > max_title_candidates)
-    same_title.resize(max_title_candidates);
+  // all: the newest max_title_candidates are listed, and only those whose values key is
+  // the new entry's are read (others cannot be duplicates); the vector search below still
+  // finds a near duplicate among the rest.
+  std::vector<std::string> same_title;
+  for (auto& t : k.store.entries_with_title(k.org, f.type, f.title, max_title_candidates))
+    if (t.values_key == values)
+      same_title.push_back(std::move(t.id));
   for (const auto& [id, c] : k.overlay)
     if (c.type == f.type && c.title == f.title && !f.title.empty())
       same_title.push_back(id);
@@ -369,7 +371,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     auto& r = out[i];
     auto f = facts_of(m, en, i);
     const entry_match match{*store_, overlay, org, f};
-    match_title(match, r);
+    match_title(match, values_key(en), r);
     if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
       auto it = orgs_.find(org);
       if (it != orgs_.end())

@@ -5,6 +5,7 @@
 // events were batched.
 
 #include "knowledge/entry.hpp"
+#include "knowledge/markers.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
 #include "storage/graph_store.hpp"
@@ -49,9 +50,6 @@ struct facts {
   /// "active", "flagged" or "superseded".
   std::string status = "active";
 };
-
-/// The meaning markers of a text, sorted and joined by spaces.
-[[nodiscard]] std::string markers_of(std::string_view text);
 
 /// Facts of the index-th entry of an event about to be applied.
 [[nodiscard]] facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::size_t index);

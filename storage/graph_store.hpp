@@ -88,6 +88,14 @@ struct branch_save {
   schemas::vector8 embedding;
 };
 
+/// An entry listed under its title key (entries_with_title): its id and its dedup values key
+/// (dedup::values_key of the entry as created).
+struct titled_entry {
+  std::string id;
+  std::uint64_t values_key = 0;
+  bool operator==(const titled_entry&) const = default;
+};
+
 /// What a knowledge command did (apply_command).
 struct command_result {
   /// Empty on success; else why nothing changed ("id: no entry 'x' in this organisation").
@@ -283,11 +291,11 @@ public:
     return apply(pos, message, nullptr, nullptr, outcome);
   }
 
-  /// Ids of an organisation's entries of one type whose title key (schemas::signature::key)
-  /// is `title`, oldest first.
-  [[nodiscard]] virtual std::vector<std::string> entries_with_title(const std::string& organization_id,
-                                                                    schemas::entry_type type,
-                                                                    const std::string& title) const = 0;
+  /// An organisation's entries of one type whose title key (schemas::signature::key) is
+  /// `title`, newest first (by createdAt, then id), at most `limit`.
+  [[nodiscard]] virtual std::vector<titled_entry> entries_with_title(const std::string& organization_id,
+                                                                     schemas::entry_type type, const std::string& title,
+                                                                     std::size_t limit) const = 0;
 
   /// Ids of an organisation's entries about `subject` (normalised) and attribute `slot`,
   /// newest first (by createdAt, then id), at most `limit`.

@@ -8,6 +8,7 @@
 // The store is the materialised view of engram-log: every event's writes go in one kv_batch
 // (write_txn) with the offset advance.
 
+#include "knowledge/markers.hpp"
 #include "knowledge/resolve.hpp"
 #include "knowledge/write_rules.hpp"  // the store applies knowledge's write rules in its batch
 #include "storage/graph_store.hpp"
@@ -117,8 +118,8 @@ public:
   std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
   result<std::string> get_entry(const std::string& org, const std::string& id) const override;
   std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override;
-  std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
-                                              const std::string& title) const override;
+  std::vector<titled_entry> entries_with_title(const std::string& org, schemas::entry_type type,
+                                               const std::string& title, std::size_t limit) const override;
   std::vector<std::string> entries_with_slot(const std::string& org, const std::string& subject,
                                              const std::string& slot, std::size_t limit) const override;
   std::vector<std::pair<std::string, double>> search_text(const std::string& org, const std::vector<std::string>& terms,
@@ -221,6 +222,10 @@ private:
                   const std::function<errc(write_txn&, std::string&)>& run);
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
+  /// The last `limit` rows under `prefix` (whose parts end with createdAt \0 entryId), newest
+  /// first: `row(entryId, value)` for each.
+  void newest_under(std::size_t family, const std::string& prefix, std::size_t limit,
+                    const std::function<void(std::string_view, std::string_view)>& row) const;
   /// Walks the organisation's messages sent before `before_ms` (its by_thread message rows, in
   /// key order: thread, eventId) until `visit(thread, event_id)` answers false; the scan's status.
   errc messages_sent_before(const std::string& org, std::int64_t before_ms,

@@ -17,7 +17,8 @@
 //   by_type       org \0 type \0 createdAt \0 entryId           -> ""
 //   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
-//   titles        org \0 type \0 titleKey \0 entryId              -> ""   exact-match dedup (signature key)
+//   titles        org \0 type \0 titleKey \0 createdAt \0 entryId -> values key (u64 BE, dedup::values_key)
+//                                                                         exact-match dedup (signature key)
 //   by_slot       org \0 normalisedSubject \0 slot \0 createdAt \0 entryId -> ""   contradiction candidates
 //   relations     org \0 fromId \0 relationType \0 toId            -> reason
 //   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
@@ -118,7 +119,8 @@ constexpr std::array<const char*, cf_count> cf_names{
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.
 /// 7: passages (the passages and passage_text column families).
-/// 8: by_slot rows carry the entry's createdAt, so the newest of a slot are read first.
+/// 8: by_slot and titles rows carry the entry's createdAt, so the newest are read first, and
+///    a titles row holds the entry's dedup values key.
 /// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
 constexpr const char* layout_version = "8";
 

@@ -229,8 +229,9 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
     return ids;
   };
   ASSERT_TRUE(text_hits().count(e["id"]));
-  ASSERT_EQ(store.entries_with_title("acme", schemas::entry_type::fact, title_key),
-            std::vector<std::string>{e["id"].get<std::string>()});
+  const auto titled = store.entries_with_title("acme", schemas::entry_type::fact, title_key, 10);
+  ASSERT_EQ(titled.size(), 1u);
+  ASSERT_EQ(titled[0].id, e["id"].get<std::string>());
   auto vector_left = [&] {
     bool left = false;
     (void)store.scan_vectors("acme", 0, [&](std::uint64_t, std::string_view id, const schemas::vector8&) {
@@ -252,7 +253,7 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   ASSERT_FALSE(raw);
   EXPECT_EQ(raw.error(), storage::errc::not_found);
   EXPECT_FALSE(text_hits().count(e["id"]));
-  EXPECT_TRUE(store.entries_with_title("acme", schemas::entry_type::fact, title_key).empty());
+  EXPECT_TRUE(store.entries_with_title("acme", schemas::entry_type::fact, title_key, 10).empty());
   EXPECT_FALSE(vector_left());
   EXPECT_FALSE(store.has_expired("acme", clock_->now_ms(), 24 * 3600 * 1000));
   EXPECT_FALSE(call(token_a, "get_knowledge", {{"id", keep["id"]}}).contains("error"));

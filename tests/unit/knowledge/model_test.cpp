@@ -1,5 +1,6 @@
 // The stored entry's and entity's codec, and the write-side rules, on values alone (no store).
 #include "knowledge/entry.hpp"
+#include "knowledge/markers.hpp"
 #include "knowledge/read_rules.hpp"
 #include "knowledge/write_rules.hpp"
 
@@ -309,3 +310,35 @@ TEST(ReadRules, ExpiryAndDecayDecideWhatRecallShows) {
 
 }  // namespace
 }  // namespace engram::knowledge
+
+namespace engram::dedup {
+namespace {
+
+TEST(ValuesKey, DiffersWhereDedupRequiresEqualityAndIsTheSameOnEveryBuild) {
+  schemas::entry e;
+  e.title = "We cut churn to 5% next quarter";
+  e.sig.numbers = {"5%"};
+  const auto key = values_key(e);
+  // Pinned: the key is stored beside the title index, so it must not change between builds.
+  EXPECT_EQ(key, 0x0dfba87fe487012cull);
+  auto other = e;
+  other.positive = false;
+  EXPECT_NE(values_key(other), key);
+  other = e;
+  other.title = "We cut churn by 5% next quarter";  // another marker ("by#" for "to#")
+  EXPECT_NE(values_key(other), key);
+  other = e;
+  other.sig.numbers = {"6%"};
+  EXPECT_NE(values_key(other), key);
+  other = e;
+  other.sig.dates = {"5%"};  // the same text in another list
+  EXPECT_NE(values_key(other), key);
+  other = e;
+  other.content = "Anything else";  // content, entities and the wording are compared on the entries
+  other.sig.entities = {"acme"};
+  other.sig.words = "churn cut quarter";
+  EXPECT_EQ(values_key(other), key);
+}
+
+}  // namespace
+}  // namespace engram::dedup

@@ -1,5 +1,6 @@
 #include "storage/graph_store.hpp"
 #include "storage/internal/graph_store_impl.hpp"
+#include "knowledge/markers.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -230,8 +231,9 @@ std::string apply_words(storage::graph_store& s, const std::string& org, std::in
   return schemas::entry_id(org, m.event_id, 0);
 }
 
-TEST_F(GraphStoreTest, ASlotListsItsNewestEntriesFirstAndForgetsRemovedOnes) {
-  // Applied out of time order; the slot's rows are read newest first (createdAt, then id).
+TEST_F(GraphStoreTest, ASlotAndATitleListTheirNewestEntriesFirstAndForgetRemovedOnes) {
+  // Applied out of time order; the rows are read newest first (createdAt, then id).
+  std::map<std::string, std::uint64_t> values;
   auto apply_slot = [&](std::int64_t offset, const std::string& org, const std::string& sent_at,
                         const std::string& slot) {
     auto m = message(org, "evt-" + std::to_string(offset));
@@ -241,7 +243,10 @@ TEST_F(GraphStoreTest, ASlotListsItsNewestEntriesFirstAndForgetsRemovedOnes) {
     x.entries[0].title = x.entries[0].content = "The budget of Project Falcon " + std::to_string(offset);
     x.entries[0].subject = "Project Falcon";
     x.entries[0].slot = slot;
+    x.entries[0].sig.key = "budget project falcon";
+    x.entries[0].sig.numbers = {std::to_string(offset)};
     x.entries[0].confidence = 0.8;
+    values[schemas::entry_id(org, m.event_id, 0)] = dedup::values_key(x.entries[0]);
     storage::apply_outcome out{};
     EXPECT_EQ(store_->apply({"engram-log", 0, offset, "c"}, &m, &x, nullptr, &out), storage::errc::ok);
     return schemas::entry_id(org, m.event_id, 0);
@@ -249,12 +254,24 @@ TEST_F(GraphStoreTest, ASlotListsItsNewestEntriesFirstAndForgetsRemovedOnes) {
   const auto march = apply_slot(1, "acme", "2026-03-05T10:00:00Z", "budget");
   const auto may = apply_slot(2, "acme", "2026-05-01T10:00:00Z", "budget");
   const auto april = apply_slot(3, "acme", "2026-04-01T10:00:00Z", "budget");
-  apply_slot(4, "acme", "2026-06-01T10:00:00Z", "budget_owner");  // another slot, sharing a prefix
-  apply_slot(5, "northwind", "2026-06-01T10:00:00Z", "budget");   // another organisation
+  const auto june = apply_slot(4, "acme", "2026-06-01T10:00:00Z", "budget_owner");  // another slot, same title
+  apply_slot(5, "northwind", "2026-06-01T10:00:00Z", "budget");                     // another organisation
   const auto subject = schemas::normal_form("Project Falcon");
   EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (std::vector<std::string>{may, april, march}));
   EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 2), (std::vector<std::string>{may, april}));
   EXPECT_TRUE(store_->entries_with_slot("acme", subject, "deadline", 10).empty());
+  auto titled = [&](std::size_t limit) {
+    std::vector<std::string> ids;
+    for (const auto& t :
+         store_->entries_with_title("acme", schemas::entry_type::fact, "budget project falcon", limit)) {
+      EXPECT_EQ(t.values_key, values.at(t.id)) << "the row keeps the entry's dedup values key";
+      ids.push_back(t.id);
+    }
+    return ids;
+  };
+  EXPECT_EQ(titled(2), (std::vector<std::string>{june, may}));
+  EXPECT_EQ(titled(10), (std::vector<std::string>{june, may, april, march}));
+  EXPECT_NE(values.at(may), values.at(april));  // another number, another key
 
   schemas::knowledge_command forget;
   forget.event_id = "forget-april";
@@ -267,6 +284,7 @@ TEST_F(GraphStoreTest, ASlotListsItsNewestEntriesFirstAndForgetsRemovedOnes) {
   ASSERT_EQ(store_->apply_command({"engram-log", 0, 6, "c"}, forget, &cr, &out), storage::errc::ok);
   ASSERT_TRUE(cr.error.empty()) << cr.error;
   EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (std::vector<std::string>{may, march}));
+  EXPECT_EQ(titled(10), (std::vector<std::string>{june, may, march}));
 }
 
 TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {

@@ -1,0 +1,25 @@
+#pragma once
+// The parts of a statement dedup requires to be equal, read from the entry alone: its
+// meaning markers, and a key over them with its polarity and values. Pure functions of
+// what an entry is created with (a merge changes none of them), so the store keeps the key
+// beside the title index and dedup reads only the candidates whose key matches.
+
+#include "schemas/knowledge.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace engram::dedup {
+
+/// The meaning markers of a text, sorted and joined by spaces: words the content-word
+/// signature leaves out that change what a statement says ("this" / "next" year, "to 5%" /
+/// "by 5%", a weekday, "all" / "some").
+[[nodiscard]] std::string markers_of(std::string_view text);
+
+/// A 64-bit key over an entry's polarity, markers_of(title), and the numbers, dates and
+/// amounts of its signature. Two entries dedup may merge have the same key (their entities
+/// are compared on the entries themselves); different keys mean never duplicates.
+[[nodiscard]] std::uint64_t values_key(const schemas::entry& e);
+
+}  // namespace engram::dedup
