@@ -99,8 +99,11 @@ std::size_t vector_index::size() const noexcept { return p_->hnsw->cur_element_c
 
 void vector_index::add(std::uint64_t label, const schemas::vector8& v) {
   auto& h = *p_->hnsw;
+  // A quarter more when full, not twice as much: the unused slots cost the index's bytes per
+  // element (vector, links, lock) each, up to half the index when doubling. hnswlib's
+  // resize reallocates the level-0 block; glibc moves a block that large by remapping pages.
   if (h.cur_element_count == h.max_elements_)
-    h.resizeIndex(h.max_elements_ * 2);
+    h.resizeIndex(h.max_elements_ + std::max(initial_capacity, h.max_elements_ / 4));
   // hnswlib 0.6.2 updates an existing label in place (and un-deletes it).
   const auto packed = p_->space.pack(v);
   h.addPoint(packed.data(), static_cast<hnswlib::labeltype>(label));
