@@ -74,43 +74,6 @@ std::vector<schemas::encoded_record> extracted_records(const std::vector<std::st
   return out;
 }
 
-/// Phase 3 of run_once, once its engine has stopped and its store at `dir` is removed: a new
-/// store rebuilt from the whole of engram-log as `engramctl replay` does (own consumer
-/// group, replay mode), engine start included. Fills the replay figures of `r`.
-void replay_log(const config::engram_config& cfg, const std::filesystem::path& dir, run_result& r) {
-  auto rcfg = cfg;
-  rcfg.storage.path = dir.string() + "-replay";
-  rcfg.kafka.group_id += "-replay";
-  std::filesystem::remove_all(rcfg.storage.path);
-  engine::engine_options ropts;
-  ropts.replay = true;
-  auto t2 = clock_type::now();
-  auto re = or_throw(engine::engine::start(rcfg, std::move(ropts)));
-  const auto deadline = t2 + std::chrono::seconds(1800);
-  // Timed from the first applied record (the engine's start and its group join, about
-  // 3 s on the mock broker, are reported apart), as the live log phase is.
-  std::uint64_t first = 0;
-  auto t3 = t2;
-  while (!re->status().ready()) {
-    if (re->failed() || clock_type::now() > deadline)
-      throw std::runtime_error("replay did not finish");
-    if (first == 0 && (first = re->metrics().applied()) > 0) {
-      t3 = clock_type::now();
-      r.replay_start_s = std::chrono::duration<double>(t3 - t2).count();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  for (const auto& [p, st] : re->status().partitions())
-    r.replayed += st.next_offset;
-  const auto timed = static_cast<double>(r.replayed) - static_cast<double>(first);
-  r.replay = timed > 0
-                 ? timed / std::chrono::duration<double>(clock_type::now() - t3).count()
-                 : static_cast<double>(r.replayed) / std::chrono::duration<double>(clock_type::now() - t2).count();
-  re->stop();
-  re.reset();
-  std::filesystem::remove_all(rcfg.storage.path);
-}
-
 /// Phase 1 drains `log_events` already on engram-log (as the extract stage writes them); phase 2 sends `in_events` (the first
 /// is a warm-up) through inbound-messages, the sequencer and engram-log. With `replay`,
 /// phase 3 stops the engine and rebuilds a new store from the whole of engram-log as
@@ -162,8 +125,12 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   e->stop();
   e.reset();
   std::filesystem::remove_all(dir);
-  if (replay)
-    replay_log(cfg, dir, r);  // on the same broker: it holds the engram-log to replay
+  if (replay) {  // on the same broker: it holds the engram-log to replay
+    const auto rf = replay_log(cfg);
+    r.replay = rf.records_per_s;
+    r.replayed = rf.records;
+    r.replay_start_s = rf.start_s;
+  }
   return r;
 }
 

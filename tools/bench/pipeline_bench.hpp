@@ -41,6 +41,25 @@ config::engram_config engine_settings(const std::string& brokers, const std::str
 /// engine_settings() over an empty store (`dir` removed first).
 config::engram_config engine_config(const std::string& brokers, const std::string& dir, const std::string& model_path);
 
+/// A replay of the whole of engram-log into a new store, as `engramctl replay` does.
+struct replay_figures {
+  std::int64_t records = 0;   ///< records the replay read
+  double records_per_s = 0;   ///< from its first applied record to its last
+  double start_s = 0;         ///< from the engine's start to its first applied record (group join)
+  std::uint64_t entries = 0;  ///< entries in the rebuilt store
+  std::string digest;         ///< the rebuilt store's digest
+  [[nodiscard]] double entries_per_s() const {
+    return records > 0 ? records_per_s * double(entries) / double(records) : 0;
+  }
+};
+
+/// Rebuilds a store from the whole of engram-log on `cfg`'s broker: its own consumer group,
+/// replay mode, engine start included, into `cfg.storage.path` + "-replay" (removed after).
+replay_figures replay_log(const config::engram_config& cfg);
+
+/// The digest of the store at `dir` (opened read-only; the engine on it stopped).
+std::string store_digest(const std::string& dir);
+
 struct drain_figures {
   std::size_t messages = 0;
   double megabytes = 0;        ///< the events' JSON, as produced
@@ -48,6 +67,8 @@ struct drain_figures {
   double seconds = 0;          ///< from the first produce to the last applied event
   double stop_s = 0;           ///< stop() while the backlog was being applied (when asked)
   std::size_t applied_at_stop = 0;
+  std::string digest;     ///< the store's, once drained (with `replay`)
+  replay_figures replay;  ///< engram-log replayed into a new store (with `replay`)
   [[nodiscard]] double rate() const { return seconds > 0 ? double(messages) / seconds : 0; }
   [[nodiscard]] double megabytes_per_s() const { return seconds > 0 ? megabytes / seconds : 0; }
 };
@@ -56,8 +77,9 @@ struct drain_figures {
 /// topics have `partitions` partitions, waits until it owns inbound-messages (a warm-up event
 /// applied), then produces `events` (keyed by organisation) at once and times their way
 /// into the store. With `stop_midway`, stops the engine as soon as a tenth of them are
-/// applied and times the stop instead (what SIGTERM does in engramd).
+/// applied and times the stop instead (what SIGTERM does in engramd). With `replay`, once
+/// drained, engram-log is replayed into a new store (replay_log) and both digests kept.
 drain_figures drain(const std::vector<std::string>& events, int partitions, const std::string& model_path,
-                    bool stop_midway = false);
+                    bool stop_midway = false, bool replay = false);
 
 }  // namespace engram::bench
