@@ -159,6 +159,14 @@ std::size_t deduplicator::total_size() const {
   return n;
 }
 
+std::size_t deduplicator::memory_bytes() const {
+  std::shared_lock lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [_, oi] : orgs_)
+    n += oi->index->memory_bytes() + oi->ids.memory_bytes();
+  return n;
+}
+
 std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org, const schemas::vector8& query,
                                                                  std::size_t k) const {
   std::shared_lock lock(mutex_);

@@ -85,6 +85,8 @@ public:
   [[nodiscard]] std::size_t size(const std::string& organization_id) const;
   /// Searchable vectors in all indexes.
   [[nodiscard]] std::size_t total_size() const;
+  /// Bytes of all organisations' indexes and their label maps.
+  [[nodiscard]] std::size_t memory_bytes() const;
 
   /// The `k` entries of one organisation nearest to `query` (unit vector), most similar
   /// first: recall's vector side. Safe to call from any thread while events are resolved.

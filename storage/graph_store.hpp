@@ -490,6 +490,10 @@ public:
   /// running ("running_compactions"), live SST bytes ("live_sst_bytes").
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
 
+  /// Bytes of the store's in-memory indexes by part: "postings" (entries' BM25),
+  /// "passage_postings", "passage_vectors" (HNSW). Derived from the column families at open.
+  [[nodiscard]] virtual std::map<std::string, std::uint64_t> memory_stats() const = 0;
+
   /// Set once a write failed for want of disk space or by an I/O error: what RocksDB said,
   /// with the store's path ("disk full: the store at /var/lib/engram cannot write (IO error:
   /// No space left on device: …)"). From then on every write is refused with the same code

@@ -68,6 +68,23 @@ kv_graph_store::kv_graph_store(std::unique_ptr<kv> backend, std::set<std::string
 
 kv_graph_store::~kv_graph_store() = default;
 
+std::map<std::string, std::uint64_t> kv_graph_store::memory_stats() const {
+  std::uint64_t vectors = 0;
+  {
+    std::shared_lock lock(passage_vectors_->mutex);
+    for (const auto& [_, o] : passage_vectors_->orgs) {
+      vectors += o.index ? o.index->memory_bytes() : 0;
+      vectors += o.ids.bucket_count() * sizeof(void*);
+      for (const auto& [__, id] : o.ids)
+        vectors +=
+            2 * sizeof(void*) + sizeof(std::uint64_t) + sizeof(std::string) + (id.size() > 15 ? id.capacity() + 1 : 0);
+    }
+  }
+  return {{"postings", text_.memory_bytes()},
+          {"passage_postings", passage_text_.memory_bytes()},
+          {"passage_vectors", vectors}};
+}
+
 namespace {
 
 /// A thread's last passage, for the reply that follows it: its sender, eventId, words (at

@@ -168,6 +168,21 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
   return out;
 }
 
+std::size_t text_index::memory_bytes() const {
+  std::shared_lock lock(mutex_);
+  constexpr std::size_t node = 2 * sizeof(void*);  // a hash node's link and cached hash
+  std::size_t n = 0;
+  for (const auto& [_, o] : orgs_) {
+    n += o->ids.capacity() + o->id_at.capacity() * sizeof(std::uint32_t) + o->length.capacity() * sizeof(std::uint32_t);
+    n += o->doc_of.size() * (node + sizeof(std::uint32_t)) + o->doc_of.bucket_count() * sizeof(void*);
+    n += o->terms.bucket_count() * sizeof(void*);
+    for (const auto& [term, list] : o->terms)
+      n += node + sizeof(std::string) + (term.size() > 15 ? term.capacity() + 1 : 0) + sizeof(list) +
+           list.capacity() * sizeof(posting);
+  }
+  return n;
+}
+
 std::size_t text_index::postings() const {
   std::shared_lock lock(mutex_);
   std::size_t n = 0;

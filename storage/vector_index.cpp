@@ -120,6 +120,17 @@ void vector_index::remove(std::uint64_t label) {
   std::memset(h.getDataByInternalId(it->second), 0, p_->space.get_data_size());
 }
 
+std::size_t vector_index::memory_bytes() const {
+  const auto& h = *p_->hnsw;
+  std::size_t upper = 0;
+  for (std::size_t i = 0; i < h.cur_element_count; ++i)
+    upper += static_cast<std::size_t>(std::max(0, h.element_levels_[i])) * h.size_links_per_element_;
+  constexpr std::size_t map_node = sizeof(void*) + sizeof(hnswlib::labeltype) + sizeof(hnswlib::tableint) + 8;
+  return h.max_elements_ * (h.size_data_per_element_ + sizeof(void*) + sizeof(int) + sizeof(std::mutex)) + upper +
+         h.label_lookup_.size() * map_node + h.label_lookup_.bucket_count() * sizeof(void*) +
+         h.link_list_update_locks_.size() * sizeof(std::mutex) + h.max_elements_ * sizeof(unsigned short);
+}
+
 void vector_index::set_ef(std::size_t ef) noexcept {
   p_->opts.ef_search = ef;
   p_->hnsw->setEf(ef);

@@ -58,6 +58,9 @@ public:
   /// Candidate list size of later searches (hnswlib ef; at least k is used). Not while
   /// other threads search.
   void set_ef(std::size_t ef) noexcept;
+  /// Bytes the index holds: every slot of its capacity (vector, level-0 links, label, lock,
+  /// level), the upper layers' links, the label map and hnswlib's fixed lock table.
+  [[nodiscard]] std::size_t memory_bytes() const;
   /// Up to k nearest labels, most similar first (ties by label). Concurrent searches are
   /// safe; add and remove need the caller's exclusion.
   [[nodiscard]] std::vector<vector_hit> search(const schemas::vector8& query, std::size_t k) const;

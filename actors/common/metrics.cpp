@@ -61,6 +61,13 @@ struct metrics::impl {
               "RocksDB figures by name: memtable_bytes, pending_compaction_bytes, running_compactions, live_sst_bytes, "
               "table_readers_bytes, block_cache_bytes")
           .Register(registry);
+  prometheus::Family<prometheus::Gauge>& memory =
+      prometheus::BuildGauge()
+          .Name("engram_memory_bytes")
+          .Help(
+              "Bytes of the in-memory indexes by part: entry_vectors (HNSW and labels), passage_vectors, postings "
+              "(entries' BM25), passage_postings")
+          .Register(registry);
   prometheus::Family<prometheus::Gauge>& heap =
       prometheus::BuildGauge()
           .Name("engram_process_heap_bytes")
@@ -226,6 +233,11 @@ void metrics::observe_apply_latency(double seconds) { impl_->latency.Observe(sec
 void metrics::set_rocksdb(const std::map<std::string, std::uint64_t>& stats) {
   for (const auto& [name, value] : stats)
     impl_->rocksdb.Add({{"name", name}}).Set(static_cast<double>(value));
+}
+
+void metrics::set_memory(const std::map<std::string, std::uint64_t>& parts) {
+  for (const auto& [part, bytes] : parts)
+    impl_->memory.Add({{"part", part}}).Set(static_cast<double>(bytes));
 }
 
 void metrics::set_heap() {

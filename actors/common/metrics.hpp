@@ -69,6 +69,9 @@ public:
   void set_event_streams(std::size_t open);
   /// RocksDB figures (graph_store::engine_stats), as gauges engram_rocksdb_<name>.
   void set_rocksdb(const std::map<std::string, std::uint64_t>& stats);
+  /// Bytes of the in-memory indexes by part (graph_store::memory_stats, and "entry_vectors"
+  /// from dedup), as engram_memory_bytes{part}.
+  void set_memory(const std::map<std::string, std::uint64_t>& parts);
   /// The process's heap as glibc's malloc sees it (mallinfo2, every arena): bytes in use by
   /// the program, free but held, and in mmapped chunks (engram_process_heap_bytes{kind}).
   /// RSS beyond in use + free is code, stacks and memory malloc does not manage.

@@ -226,8 +226,13 @@ http::router engine::impl::routes() {
       metrics.set_gap(g.topic, g.partition, 0);
     for (const auto& g : gaps.open())
       metrics.set_gap(g.topic, g.partition, g.lost());
-    if (store)
+    if (store) {
       metrics.set_rocksdb(store->engine_stats());
+      auto parts = store->memory_stats();
+      if (resolve && resolve->dedup)
+        parts["entry_vectors"] = resolve->dedup->memory_bytes();
+      metrics.set_memory(parts);
+    }
     metrics.set_heap();
     if (embedding_cache) {
       const auto [hits, misses] = embedding_cache->hits_and_misses();

@@ -49,6 +49,7 @@ public:
       f(r.label, id(r));
   }
   [[nodiscard]] std::size_t size() const { return rows_.size(); }
+  [[nodiscard]] std::size_t memory_bytes() const { return rows_.capacity() * sizeof(row) + text_.capacity(); }
   void clear() {
     rows_.clear();
     text_.clear();

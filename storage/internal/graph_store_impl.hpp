@@ -131,6 +131,7 @@ public:
       const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn) const override;
   result<std::string> find_entity(const std::string& org, const std::string& name) const override;
   std::map<std::string, std::uint64_t> engine_stats() const override;
+  std::map<std::string, std::uint64_t> memory_stats() const override;
   std::optional<std::string> write_failure() const override { return kv_->write_failure(); }
   std::string digest() const override;
   std::vector<std::string> entity_entries(const std::string& organization_id, const std::string& entity_id,

@@ -46,6 +46,9 @@ public:
                                                                    std::size_t limit) const;
   /// Postings held, over all organisations (for the memory figures).
   [[nodiscard]] std::size_t postings() const;
+  /// Bytes held: the postings lists (their capacity), the terms, the ids and per-document
+  /// arrays, and the hash tables' nodes and buckets.
+  [[nodiscard]] std::size_t memory_bytes() const;
 
 private:
   struct posting {

@@ -268,8 +268,16 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_EQ(big.status, 413);
   // The server is still fine.
   EXPECT_EQ(post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token).status, 200);
-  // A recall embeds its query (through the embedding cache).
+  // A recall embeds its query (through the embedding cache); a save is indexed (it is
+  // answered once applied).
   EXPECT_EQ(post(callj("recall_knowledge", {{"query", "what did the board decide"}}), acme_token).status, 200);
+  const auto saved = post(callj("save_knowledge", json{{"type", "fact"},
+                                                       {"title", "The board approved the Q3 budget"},
+                                                       {"content", "The board approved the Q3 budget of $2M."},
+                                                       {"confidence", 0.9}}),
+                          acme_token);
+  ASSERT_EQ(saved.status, 200);
+  ASSERT_NE(saved.body.find("\"isError\":false"), std::string::npos) << saved.body;
   // /metrics counts every request by tool (or method) and outcome, with fixed labels only.
   const auto metrics = test::get(engine_->http_port(), "/metrics");
   for (const char* series :
@@ -295,6 +303,12 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   // The embedding cache holds the texts saves and recalls embedded (embedder.cache_size).
   EXPECT_GT(value_of(R"(engram_embedding_cache{kind="entries"})"), 0) << "the recall's query was embedded";
   EXPECT_GT(value_of(R"(engram_embedding_cache{kind="misses"})"), 0);
+  // The in-memory indexes by part: the saves' vectors and words are in them. An index of a
+  // few vectors still holds its first 1,024 slots of ~0.6 KB and hnswlib's lock table.
+  EXPECT_GT(value_of(R"(engram_memory_bytes{part="entry_vectors"})"), 1024 * 600) << "saves were indexed";
+  EXPECT_GT(value_of(R"(engram_memory_bytes{part="postings"})"), 0) << "saves' words were indexed";
+  EXPECT_GE(value_of(R"(engram_memory_bytes{part="passage_vectors"})"), 0);
+  EXPECT_GE(value_of(R"(engram_memory_bytes{part="passage_postings"})"), 0);
   EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
 }

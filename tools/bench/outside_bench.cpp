@@ -204,15 +204,21 @@ int outside(const outside_options& o) {
   const double mib = 1048576.0;
   std::printf(
       "  after the queries: RSS %.1f MiB (%.0f bytes per entry); heap in use %.1f MiB, free %.1f; RocksDB memtables "
-      "%.1f MiB, block cache %.1f, table readers %.1f; vectors %.0f; embedding cache %.0f texts\n",
+      "%.1f MiB, block cache %.1f, table readers %.1f; vectors %.0f; embedding cache %.0f texts\n"
+      "  in-memory indexes: entry vectors %.1f MiB (%.0f bytes per entry), passage vectors %.1f, postings %.1f, "
+      "passage postings %.1f\n",
       rss_after, rss_after * mib / double(std::max<std::size_t>(b.entries, 1)),
       metric_sum(metrics, "engram_process_heap_bytes{kind=\"in_use\"}") / mib,
       metric_sum(metrics, "engram_process_heap_bytes{kind=\"free\"}") / mib,
       metric_sum(metrics, "engram_rocksdb{name=\"memtable_bytes\"}") / mib,
       metric_sum(metrics, "engram_rocksdb{name=\"block_cache_bytes\"}") / mib,
       metric_sum(metrics, "engram_rocksdb{name=\"table_readers_bytes\"}") / mib,
-      metric_sum(metrics, "engram_vector_index_size "),
-      metric_sum(metrics, "engram_embedding_cache{kind=\"entries\"}"));
+      metric_sum(metrics, "engram_vector_index_size "), metric_sum(metrics, "engram_embedding_cache{kind=\"entries\"}"),
+      metric_sum(metrics, "engram_memory_bytes{part=\"entry_vectors\"}") / mib,
+      metric_sum(metrics, "engram_memory_bytes{part=\"entry_vectors\"}") / double(std::max<std::size_t>(b.entries, 1)),
+      metric_sum(metrics, "engram_memory_bytes{part=\"passage_vectors\"}") / mib,
+      metric_sum(metrics, "engram_memory_bytes{part=\"postings\"}") / mib,
+      metric_sum(metrics, "engram_memory_bytes{part=\"passage_postings\"}") / mib);
   std::filesystem::remove_all(dir);
   return 0;
 }
