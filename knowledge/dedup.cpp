@@ -312,14 +312,11 @@ void match_title(const entry_match& k, std::uint64_t values, schemas::resolution
   const auto& f = k.f;
   if (f.title.empty())
     return;  // a title of fillers only says nothing to match on
-  // A title many entries share ("order N ships on ...") would make every save read them
-  // all: the newest max_title_candidates are listed, and only those whose values key is
-  // the new entry's are read (others cannot be duplicates); the vector search below still
-  // finds a near duplicate among the rest.
-  std::vector<std::string> same_title;
-  for (auto& t : k.store.entries_with_title(k.org, f.type, f.title, max_title_candidates))
-    if (t.values_key == values)
-      same_title.push_back(std::move(t.id));
+  // Only entries whose values key is the new entry's can be duplicates: the store lists
+  // those alone. A title many of them share would make every save read them all: the
+  // newest max_title_candidates are compared, and the vector search below still finds a
+  // near duplicate among the rest.
+  auto same_title = k.store.entries_with_title(k.org, f.type, f.title, values, max_title_candidates);
   for (const auto& [id, c] : k.overlay)
     if (c.type == f.type && c.title == f.title && !f.title.empty())
       same_title.push_back(id);

@@ -40,7 +40,7 @@ struct facts {
   bool positive = true;
   /// The title's meaning markers (markers_of): words the content-word signature leaves out
   /// that change what a statement says ("this" / "next" year, "to 5%" / "by 5%", a weekday,
-  /// "all" / "some"). Two statements whose markers differ are never duplicates.
+  /// "some" / "every"). Two statements whose markers differ are never duplicates.
   std::string markers;
   /// The title's words in order (order_of): what the wording check's order guard reads.
   std::vector<order_word> order;

@@ -53,7 +53,17 @@ std::string markers_of(std::string_view text) {
   return joined;
 }
 
-std::uint64_t values_key(const schemas::entry& e) {
+std::uint64_t values_key(const schemas::entry& e) { return values_key(e.positive, e.title, e.sig); }
+
+std::string values_key_hex(std::uint64_t key) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, key >>= 4)
+    out[static_cast<std::size_t>(i)] = hex[key & 15];
+  return out;
+}
+
+std::uint64_t values_key(bool positive, std::string_view title, const schemas::signature& sig) {
   // FNV-1a over each part with its length: the same on every machine and build.
   std::uint64_t h = 14695981039346656037ull;
   auto feed = [&](std::string_view s) {
@@ -62,9 +72,9 @@ std::uint64_t values_key(const schemas::entry& e) {
     for (unsigned char c : s)
       h = (h ^ c) * 1099511628211ull;
   };
-  feed(e.positive ? "+" : "-");
-  feed(markers_of(e.title));
-  for (const auto* list : {&e.sig.numbers, &e.sig.dates, &e.sig.amounts}) {
+  feed(positive ? "+" : "-");
+  feed(markers_of(title));
+  for (const auto* list : {&sig.numbers, &sig.dates, &sig.amounts}) {
     feed(std::to_string(list->size()));
     for (const auto& v : *list)
       feed(v);

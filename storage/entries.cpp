@@ -61,22 +61,16 @@ std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org,
   return out;
 }
 
-std::vector<titled_entry> kv_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
-                                                             const std::string& title, std::size_t limit) const {
-  std::vector<titled_entry> out;
-  newest_under(cf_titles, key(org, std::string(schemas::to_string(type)), title, ""), limit,
-               [&](std::string_view id, std::string_view value) {
-                 out.push_back({std::string(id), value.size() == 8 ? decode_u64(value) : 0});
-               });
-  return out;
+std::vector<std::string> kv_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
+                                                            const std::string& title, std::uint64_t values,
+                                                            std::size_t limit) const {
+  return newest_under(cf_titles,
+                      key(org, std::string(schemas::to_string(type)), title, dedup::values_key_hex(values), ""), limit);
 }
 
 std::vector<std::string> kv_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
                                                            const std::string& slot, std::size_t limit) const {
-  std::vector<std::string> out;
-  newest_under(cf_by_slot, key(org, subject, slot, ""), limit,
-               [&](std::string_view id, std::string_view) { out.emplace_back(id); });
-  return out;
+  return newest_under(cf_by_slot, key(org, subject, slot, ""), limit);
 }
 
 namespace {
@@ -203,10 +197,12 @@ errc kv_graph_store::index_entry(write_txn& tx, const schemas::inbound_message& 
       tx.batch.put(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
   tx.batch.put(cf_by_type, key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
   if (!en.sig.key.empty())
-    tx.batch.put(cf_titles, key(org, std::string(schemas::to_string(en.type)), en.sig.key, m.sent_at, id),
-                 encode_u64(dedup::values_key(en)));
+    tx.batch.put(cf_titles,
+                 key(org, std::string(schemas::to_string(en.type)), en.sig.key,
+                     dedup::values_key_hex(dedup::values_key(en)), time_key(m.sent_at), id),
+                 "");
   if (!en.subject.empty() && !en.slot.empty())
-    tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, m.sent_at, id), "");
+    tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, time_key(m.sent_at), id), "");
   if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
     return e;
   if (r && r->vector_seq && !en.embedding.empty()) {
@@ -529,9 +525,11 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   tx.batch.del(cf_by_type, key(org, type, d.created_at, id));
   const auto& title_key = d.sig.key;
   if (!title_key.empty())
-    tx.batch.del(cf_titles, key(org, type, title_key, d.created_at, id));
+    tx.batch.del(cf_titles,
+                 key(org, type, title_key, dedup::values_key_hex(dedup::values_key(d.positive, d.title, d.sig)),
+                     time_key(d.created_at), id));
   if (!d.subject.empty() && !d.slot.empty())
-    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, d.created_at, id));
+    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, time_key(d.created_at), id));
   tx.batch.del(cf_by_thread, key(org, d.thread_id, "entry", id));
   for (const auto& contact : d.contact_ids)
     tx.batch.del(cf_by_contact, key(org, contact, "entry", id));

@@ -88,14 +88,6 @@ struct branch_save {
   schemas::vector8 embedding;
 };
 
-/// An entry listed under its title key (entries_with_title): its id and its dedup values key
-/// (dedup::values_key of the entry as created).
-struct titled_entry {
-  std::string id;
-  std::uint64_t values_key = 0;
-  bool operator==(const titled_entry&) const = default;
-};
-
 /// What a knowledge command did (apply_command).
 struct command_result {
   /// Empty on success; else why nothing changed ("id: no entry 'x' in this organisation").
@@ -291,14 +283,15 @@ public:
     return apply(pos, message, nullptr, nullptr, outcome);
   }
 
-  /// An organisation's entries of one type whose title key (schemas::signature::key) is
-  /// `title`, newest first (by createdAt, then id), at most `limit`.
-  [[nodiscard]] virtual std::vector<titled_entry> entries_with_title(const std::string& organization_id,
-                                                                     schemas::entry_type type, const std::string& title,
-                                                                     std::size_t limit) const = 0;
+  /// Ids of an organisation's entries of one type whose title key (schemas::signature::key)
+  /// is `title` and whose dedup values key (dedup::values_key) is `values`: newest first (by
+  /// createdAt as an instant, then id descending), at most `limit`.
+  [[nodiscard]] virtual std::vector<std::string> entries_with_title(const std::string& organization_id,
+                                                                    schemas::entry_type type, const std::string& title,
+                                                                    std::uint64_t values, std::size_t limit) const = 0;
 
   /// Ids of an organisation's entries about `subject` (normalised) and attribute `slot`,
-  /// newest first (by createdAt, then id), at most `limit`.
+  /// newest first (by createdAt as an instant, then id descending), at most `limit`.
   [[nodiscard]] virtual std::vector<std::string> entries_with_slot(const std::string& organization_id,
                                                                    const std::string& subject, const std::string& slot,
                                                                    std::size_t limit) const = 0;
@@ -490,8 +483,8 @@ public:
   /// running ("running_compactions"), live SST bytes ("live_sst_bytes").
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
 
-  /// Bytes of the store's in-memory indexes by part: "postings" (entries' BM25),
-  /// "passage_postings", "passage_vectors" (HNSW). Derived from the column families at open.
+  /// Bytes of the store's in-memory indexes by part, as they are now: "postings" (entries'
+  /// BM25), "passage_postings", "passage_vectors" (HNSW).
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> memory_stats() const = 0;
 
   /// Set once a write failed for want of disk space or by an I/O error: what RocksDB said,

@@ -233,16 +233,17 @@ std::vector<std::string> kv_graph_store::ids_under(std::size_t family, const std
   return out;
 }
 
-void kv_graph_store::newest_under(std::size_t family, const std::string& prefix, std::size_t limit,
-                                  const std::function<void(std::string_view, std::string_view)>& row) const {
+std::vector<std::string> kv_graph_store::newest_under(std::size_t family, const std::string& prefix,
+                                                      std::size_t limit) const {
+  std::vector<std::string> out;
   auto past = prefix;
   past.back() = '\x01';  // after every row under the prefix (its parts are joined by '\0')
   auto it = kv_->iterate(family);
-  std::size_t n = 0;
-  for (it->seek_for_prev(past); it->valid() && it->key().starts_with(prefix) && n < limit; it->prev(), ++n) {
-    auto rest = it->key().substr(prefix.size());  // createdAt \0 entryId
-    row(rest.substr(rest.find('\0') + 1), it->value());
+  for (it->seek_for_prev(past); it->valid() && it->key().starts_with(prefix) && out.size() < limit; it->prev()) {
+    const auto k = it->key();  // ... \0 time \0 entryId; the id is the last part (ids never hold '\0')
+    out.emplace_back(k.substr(k.rfind('\0') + 1));
   }
+  return out;
 }
 
 std::uint64_t kv_graph_store::sum_prefix(const std::string& prefix) const {

@@ -118,8 +118,9 @@ public:
   std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
   result<std::string> get_entry(const std::string& org, const std::string& id) const override;
   std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override;
-  std::vector<titled_entry> entries_with_title(const std::string& org, schemas::entry_type type,
-                                               const std::string& title, std::size_t limit) const override;
+  std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
+                                              const std::string& title, std::uint64_t values,
+                                              std::size_t limit) const override;
   std::vector<std::string> entries_with_slot(const std::string& org, const std::string& subject,
                                              const std::string& slot, std::size_t limit) const override;
   std::vector<std::pair<std::string, double>> search_text(const std::string& org, const std::vector<std::string>& terms,
@@ -223,10 +224,9 @@ private:
                   const std::function<errc(write_txn&, std::string&)>& run);
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
-  /// The last `limit` rows under `prefix` (whose parts end with createdAt \0 entryId), newest
-  /// first: `row(entryId, value)` for each.
-  void newest_under(std::size_t family, const std::string& prefix, std::size_t limit,
-                    const std::function<void(std::string_view, std::string_view)>& row) const;
+  /// The ids of the last `limit` rows under `prefix` (whose parts end with time_key(createdAt)
+  /// \0 entryId), newest first.
+  std::vector<std::string> newest_under(std::size_t family, const std::string& prefix, std::size_t limit) const;
   /// Walks the organisation's messages sent before `before_ms` (its by_thread message rows, in
   /// key order: thread, eventId) until `visit(thread, event_id)` answers false; the scan's status.
   errc messages_sent_before(const std::string& org, std::int64_t before_ms,

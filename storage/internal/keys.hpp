@@ -17,9 +17,9 @@
 //   by_type       org \0 type \0 createdAt \0 entryId           -> ""
 //   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
-//   titles        org \0 type \0 titleKey \0 createdAt \0 entryId -> values key (u64 BE, dedup::values_key)
-//                                                                         exact-match dedup (signature key)
-//   by_slot       org \0 normalisedSubject \0 slot \0 createdAt \0 entryId -> ""   contradiction candidates
+//   titles        org \0 type \0 titleKey \0 valuesKey \0 time \0 entryId -> ""   exact-match dedup: the
+//                 signature key, then dedup::values_key as 16 hex digits; time is time_key(createdAt)
+//   by_slot       org \0 normalisedSubject \0 slot \0 time \0 entryId -> ""   contradiction candidates
 //   relations     org \0 fromId \0 relationType \0 toId            -> reason
 //   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
 //   text          org \0 term \0 entryId          -> tf(u32 BE) + document length(u32 BE)   BM25
@@ -70,6 +70,8 @@
 // (how the bytes are laid out): they stay out of the digest; everything else is logical.
 
 #include "base/text.hpp"
+#include "schemas/inbound_message.hpp"
+#include "schemas/time.hpp"
 
 #include <algorithm>
 #include <array>
@@ -119,10 +121,21 @@ constexpr std::array<const char*, cf_count> cf_names{
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.
 /// 7: passages (the passages and passage_text column families).
-/// 8: by_slot and titles rows carry the entry's createdAt, so the newest are read first, and
-///    a titles row holds the entry's dedup values key.
+/// 8: by_slot and titles keys end with the entry's creation time (time_key), so the newest
+///    are read first; titles keys hold the entry's dedup values key before it. A change to
+///    dedup::values_key or dedup::markers_of changes what those keys mean: it needs a new
+///    layout version.
 /// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
 constexpr const char* layout_version = "8";
+
+/// A creation time as keys sort it: the instant in UTC at a fixed width, so that
+/// "2026-03-05T10:00:00+09:00" sorts before "2026-03-05T05:00:00Z" (the text as given when it
+/// is not an RFC 3339 time).
+inline std::string time_key(std::string_view at) {
+  if (auto ms = schemas::parse_rfc3339(at))
+    return schemas::format_rfc3339(*ms);
+  return std::string(at);
+}
 
 /// Joins key parts with '\0'.
 template <class... Parts>

@@ -6,6 +6,7 @@
 #include "actors/engine/engine.hpp"
 #include "actors/ingest/reminders.hpp"
 #include "knowledge/entry.hpp"
+#include "knowledge/markers.hpp"
 #include "net/http.hpp"
 #include "schemas/knowledge.hpp"
 #include "tests/integration/support.hpp"
@@ -229,9 +230,11 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
     return ids;
   };
   ASSERT_TRUE(text_hits().count(e["id"]));
-  const auto titled = store.entries_with_title("acme", schemas::entry_type::fact, title_key, 10);
-  ASSERT_EQ(titled.size(), 1u);
-  ASSERT_EQ(titled[0].id, e["id"].get<std::string>());
+  knowledge::stored_entry stored;
+  ASSERT_FALSE(knowledge::decode(*raw, stored));
+  const auto values = dedup::values_key(stored.positive, stored.title, stored.sig);
+  ASSERT_EQ(store.entries_with_title("acme", schemas::entry_type::fact, title_key, values, 10),
+            std::vector<std::string>{e["id"].get<std::string>()});
   auto vector_left = [&] {
     bool left = false;
     (void)store.scan_vectors("acme", 0, [&](std::uint64_t, std::string_view id, const schemas::vector8&) {
@@ -253,7 +256,7 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   ASSERT_FALSE(raw);
   EXPECT_EQ(raw.error(), storage::errc::not_found);
   EXPECT_FALSE(text_hits().count(e["id"]));
-  EXPECT_TRUE(store.entries_with_title("acme", schemas::entry_type::fact, title_key, 10).empty());
+  EXPECT_TRUE(store.entries_with_title("acme", schemas::entry_type::fact, title_key, values, 10).empty());
   EXPECT_FALSE(vector_left());
   EXPECT_FALSE(store.has_expired("acme", clock_->now_ms(), 24 * 3600 * 1000));
   EXPECT_FALSE(call(token_a, "get_knowledge", {{"id", keep["id"]}}).contains("error"));

@@ -6,6 +6,7 @@
 #include "tools/bench/synthetic.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,8 @@ pipeline_figures bench_organisations(const std::string& model_path, std::size_t 
       "first applied after %.1f s; digest %s the live store's\n",
       static_cast<long long>(r.records), r.records_per_s, static_cast<unsigned long long>(r.entries), r.entries_per_s(),
       r.start_s, r.digest == f.many_orgs.digest ? "equal to" : "DIFFERENT from");
+  if (r.digest != f.many_orgs.digest)
+    throw std::runtime_error("the replay rebuilt another store than the live one (digests differ)");
   return f;
 }
 

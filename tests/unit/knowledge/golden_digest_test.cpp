@@ -82,15 +82,13 @@ using json = nlohmann::json;
 /// this build without the forget-1 record gives abf3307c…53e9 again.
 /// Re-pinned when the timers' retention forgets came (issue 34: retain-1..3 after forget-1):
 /// this build without them gives 1a1d06d6…579f again.
-/// Re-pinned when layout 8 put createdAt into the by_slot keys (issue 36: contradiction reads a
-/// slot's 64 newest entries): this build digesting each by_slot row without its createdAt, in
-/// the old key order, gives 268478b7…e7fa again. Re-pinned when titles rows (layout 8 too) got
-/// createdAt in their keys and the dedup values key as their value: this build digesting each
-/// titles row without its createdAt and with an empty value, in the old key order, gives
-/// 85d4afe3…bb1a again.
+/// Re-pinned when layout 8 ended the by_slot and titles keys with the creation time and put
+/// the dedup values key into the titles keys (issue 36: dedup and contradiction read the 64
+/// newest candidates): this build digesting those rows in their layout-7 form (no time, no
+/// values key, empty value, in that key order) gives 268478b7…e7fa again.
 /// This stream is read with the cues alone; the type model's path is pinned by the replay
 /// tests against engramd.
-constexpr const char* pinned = "059d38a477d8eba20ed92d45121014435a42a54149be4aba6fe5c7e52dae503f";
+constexpr const char* pinned = "f3a928c408daee69d3658e23595c14de14a6a6763a444560c86dab3f8060a588";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.
 class GoldenDigest : public ::testing::TestWithParam<std::tuple<bool, bool>> {

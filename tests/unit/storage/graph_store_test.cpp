@@ -232,59 +232,64 @@ std::string apply_words(storage::graph_store& s, const std::string& org, std::in
 }
 
 TEST_F(GraphStoreTest, ASlotAndATitleListTheirNewestEntriesFirstAndForgetRemovedOnes) {
-  // Applied out of time order; the rows are read newest first (createdAt, then id).
-  std::map<std::string, std::uint64_t> values;
+  // Applied out of time order; rows are read newest first, by the instant (an offset counts).
   auto apply_slot = [&](std::int64_t offset, const std::string& org, const std::string& sent_at,
-                        const std::string& slot) {
+                        const std::string& slot, const std::string& amount) {
     auto m = message(org, "evt-" + std::to_string(offset));
     m.sent_at = sent_at;
     schemas::extraction x;
     x.entries.emplace_back();
-    x.entries[0].title = x.entries[0].content = "The budget of Project Falcon " + std::to_string(offset);
+    x.entries[0].title = x.entries[0].content = "The budget of Project Falcon is " + amount;
     x.entries[0].subject = "Project Falcon";
     x.entries[0].slot = slot;
     x.entries[0].sig.key = "budget project falcon";
-    x.entries[0].sig.numbers = {std::to_string(offset)};
+    x.entries[0].sig.amounts = {amount};
     x.entries[0].confidence = 0.8;
-    values[schemas::entry_id(org, m.event_id, 0)] = dedup::values_key(x.entries[0]);
     storage::apply_outcome out{};
     EXPECT_EQ(store_->apply({"engram-log", 0, offset, "c"}, &m, &x, nullptr, &out), storage::errc::ok);
     return schemas::entry_id(org, m.event_id, 0);
   };
-  const auto march = apply_slot(1, "acme", "2026-03-05T10:00:00Z", "budget");
-  const auto may = apply_slot(2, "acme", "2026-05-01T10:00:00Z", "budget");
-  const auto april = apply_slot(3, "acme", "2026-04-01T10:00:00Z", "budget");
-  const auto june = apply_slot(4, "acme", "2026-06-01T10:00:00Z", "budget_owner");  // another slot, same title
-  apply_slot(5, "northwind", "2026-06-01T10:00:00Z", "budget");                     // another organisation
+  const auto march = apply_slot(1, "acme", "2026-03-05T10:00:00Z", "budget", "$2M");
+  const auto may = apply_slot(2, "acme", "2026-05-01T10:00:00Z", "budget", "$2M");
+  const auto april = apply_slot(3, "acme", "2026-04-01T10:00:00Z", "budget", "$2M");
+  // 03:00 UTC on May 1: before `may`, though its text sorts after it.
+  const auto tokyo = apply_slot(4, "acme", "2026-05-01T12:00:00+09:00", "budget", "$2M");
+  const auto june = apply_slot(5, "acme", "2026-06-01T10:00:00Z", "budget_owner", "$3M");  // another slot and value
+  apply_slot(6, "northwind", "2026-06-01T10:00:00Z", "budget", "$2M");                     // another organisation
   const auto subject = schemas::normal_form("Project Falcon");
-  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (std::vector<std::string>{may, april, march}));
-  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 2), (std::vector<std::string>{may, april}));
+  using ids = std::vector<std::string>;
+  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (ids{may, tokyo, april, march}));
+  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 2), (ids{may, tokyo}));
   EXPECT_TRUE(store_->entries_with_slot("acme", subject, "deadline", 10).empty());
-  auto titled = [&](std::size_t limit) {
-    std::vector<std::string> ids;
-    for (const auto& t :
-         store_->entries_with_title("acme", schemas::entry_type::fact, "budget project falcon", limit)) {
-      EXPECT_EQ(t.values_key, values.at(t.id)) << "the row keeps the entry's dedup values key";
-      ids.push_back(t.id);
-    }
-    return ids;
+  // A title lists only the entries with the values key asked for.
+  schemas::signature two, three;
+  two.amounts = {"$2M"};
+  three.amounts = {"$3M"};
+  const auto values_2m = dedup::values_key(true, "The budget of Project Falcon is $2M", two);
+  const auto values_3m = dedup::values_key(true, "The budget of Project Falcon is $3M", three);
+  auto titled = [&](std::uint64_t values, std::size_t limit) {
+    return store_->entries_with_title("acme", schemas::entry_type::fact, "budget project falcon", values, limit);
   };
-  EXPECT_EQ(titled(2), (std::vector<std::string>{june, may}));
-  EXPECT_EQ(titled(10), (std::vector<std::string>{june, may, april, march}));
-  EXPECT_NE(values.at(may), values.at(april));  // another number, another key
+  EXPECT_EQ(titled(values_2m, 10), (ids{may, tokyo, april, march}));
+  EXPECT_EQ(titled(values_2m, 2), (ids{may, tokyo}));
+  EXPECT_EQ(titled(values_3m, 10), (ids{june}));
 
-  schemas::knowledge_command forget;
-  forget.event_id = "forget-april";
-  forget.organization_id = "acme";
-  forget.op = schemas::command_op::forget;
-  forget.what = "entry";
-  forget.id = april;
-  storage::command_result cr;
-  storage::apply_outcome out{};
-  ASSERT_EQ(store_->apply_command({"engram-log", 0, 6, "c"}, forget, &cr, &out), storage::errc::ok);
-  ASSERT_TRUE(cr.error.empty()) << cr.error;
-  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (std::vector<std::string>{may, march}));
-  EXPECT_EQ(titled(10), (std::vector<std::string>{june, may, march}));
+  std::int64_t offset = 7;
+  for (const auto& id : {april, tokyo}) {
+    schemas::knowledge_command forget;
+    forget.event_id = "forget-" + id;
+    forget.organization_id = "acme";
+    forget.op = schemas::command_op::forget;
+    forget.what = "entry";
+    forget.id = id;
+    storage::command_result cr;
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply_command({"engram-log", 0, offset++, "c"}, forget, &cr, &out), storage::errc::ok);
+    ASSERT_TRUE(cr.error.empty()) << cr.error;
+  }
+  EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (ids{may, march}));
+  EXPECT_EQ(titled(values_2m, 10), (ids{may, march}));
+  EXPECT_EQ(titled(values_3m, 10), (ids{june}));
 }
 
 TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
