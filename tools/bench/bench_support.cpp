@@ -86,6 +86,10 @@ double thread_cpu_seconds() {
 const std::vector<std::string> synthetic_organisations{"acme",  "globex",   "initech", "umbrella",
                                                        "hooli", "vandelay", "stark",   "wayne"};
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 std::unique_ptr<storage::graph_store> open_store(const std::string& dir) {
   auto store = storage::open_graph_store({dir});
   if (!store)

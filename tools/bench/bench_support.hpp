@@ -6,6 +6,7 @@
 
 #include "schemas/inbound_message.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,9 @@ double percentile(std::vector<double> v, double p);
 
 /// The median of `v`, which must not be empty.
 double median(std::vector<double> v);
+
+/// Seconds from `t` to now (steady clock).
+double seconds_since(std::chrono::steady_clock::time_point t);
 
 /// CPU time of this thread, in seconds: unlike wall time it does not count what the
 /// hypervisor steals from a virtual machine, so "per core" figures stay comparable.

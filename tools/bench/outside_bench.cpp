@@ -38,8 +38,6 @@ using json = nlohmann::json;
 /// (the store stops growing at the target), and the queries come from others.
 constexpr std::size_t entries_per_message = 3;
 
-double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
-
 /// A question an agent might ask about a message: up to 12 words of one of its sentences.
 std::string question_from(const std::string& body, std::size_t pick) {
   std::vector<std::string> sentences;

@@ -19,11 +19,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
-
-}  // namespace
-
-namespace {
 /// use_type_model.
 bool type_model_on = true;
 }  // namespace
@@ -62,12 +57,19 @@ config::engram_config engine_settings(const std::string& brokers, const std::str
   return cfg;
 }
 
-std::string store_digest(const std::string& dir) {
+namespace {
+
+/// The store at `dir`, read-only (the engine on it stopped).
+std::unique_ptr<storage::graph_store> open_read_only(const std::string& dir) {
   storage::open_options o;
   o.path = dir;
   o.read_only = true;
-  return or_throw(storage::open_graph_store(o))->digest();
+  return or_throw(storage::open_graph_store(o));
 }
+
+}  // namespace
+
+std::string store_digest(const std::string& dir) { return open_read_only(dir)->digest(); }
 
 replay_figures replay_log(const config::engram_config& cfg) {
   replay_figures f;
@@ -99,12 +101,10 @@ replay_figures replay_log(const config::engram_config& cfg) {
   f.records_per_s = timed > 0 ? timed / seconds_since(t1) : static_cast<double>(f.records) / seconds_since(t0);
   re->stop();
   re.reset();
-  f.digest = store_digest(rcfg.storage.path);
   {
-    storage::open_options o;
-    o.path = rcfg.storage.path;
-    o.read_only = true;
-    for (const auto& s : or_throw(storage::open_graph_store(o))->stats())
+    const auto rebuilt = open_read_only(rcfg.storage.path);
+    f.digest = rebuilt->digest();
+    for (const auto& s : rebuilt->stats())
       f.entries += s.entries;
   }
   std::filesystem::remove_all(rcfg.storage.path);
