@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 namespace engram::mcp {
 
@@ -214,20 +216,32 @@ void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply r
   auto q = a["query"].get<std::string>();
   std::transform(q.begin(), q.end(), q.begin(), [](unsigned char c) { return std::tolower(c); });
   const auto limit = a.contains("limit") ? a["limit"].get<std::size_t>() : std::size_t{100};
+  // The `limit` best matches by (rank, name, id), kept in a max-heap as the candidates go by:
+  // only those are copied out of the index.
   struct hit {
     int rank;
     std::string name, id;
   };
+  auto key = [](const hit& h) { return std::tie(h.rank, h.name, h.id); };
+  auto worse_first = [&](const hit& x, const hit& y) { return key(x) < key(y); };
   std::vector<hit> hits;
-  ctx.entities().store().scan_entities(g.organization_id, [&](const storage::entity_summary& e) {
-    if (int rank = match_rank(e, q))
+  std::size_t total = 0;
+  ctx.entities().store().scan_entities_containing(g.organization_id, q, [&](const storage::entity_summary& e) {
+    const int rank = match_rank(e, q);
+    if (!rank)
+      return;
+    ++total;
+    if (hits.size() < limit) {
       hits.push_back({rank, std::string(e.name), std::string(e.id)});
+      std::push_heap(hits.begin(), hits.end(), worse_first);
+    } else if (limit > 0 && std::tie(rank, e.name, e.id) < std::tuple<int, std::string_view, std::string_view>(
+                                                               hits.front().rank, hits.front().name, hits.front().id)) {
+      std::pop_heap(hits.begin(), hits.end(), worse_first);
+      hits.back() = {rank, std::string(e.name), std::string(e.id)};
+      std::push_heap(hits.begin(), hits.end(), worse_first);
+    }
   });
-  const std::size_t total = hits.size();
-  const auto keep = std::min(limit, hits.size());
-  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(keep), hits.end(),
-                    [](const hit& x, const hit& y) { return x.rank != y.rank ? x.rank < y.rank : x.name < y.name; });
-  hits.resize(keep);
+  std::sort_heap(hits.begin(), hits.end(), worse_first);
   std::vector<entity_view> found;
   std::vector<json> listed;
   for (const auto& h : hits)

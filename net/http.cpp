@@ -176,8 +176,16 @@ private:
     stream_.expires_never();  // the handler may take its time; the response write re-arms
     auto self = shared_from_this();
     auto answered = std::make_shared<std::atomic<bool>>(false);
-    auto respond = [self, answered](response res) {
+    auto respond = [self, answered, read = std::chrono::steady_clock::now()](response res) {
       answered->store(true);
+      // The server's own time for this request (read to answer ready), for clients to tell
+      // it from the network's and their own (W3C Server-Timing).
+      if (!res.on_stream) {
+        char timing[48];
+        std::snprintf(timing, sizeof timing, "app;dur=%.3f",
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - read).count());
+        res.headers.emplace_back("Server-Timing", timing);
+      }
       self->load_->post(self->stream_.get_executor(),
                         [self, res = std::move(res)]() mutable { self->do_write(std::move(res)); });
     };

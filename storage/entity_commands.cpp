@@ -522,6 +522,11 @@ void kv_graph_store::scan_entities(const std::string& org, const std::function<v
   entities_.scan(org, fn);
 }
 
+void kv_graph_store::scan_entities_containing(const std::string& org, std::string_view needle,
+                                              const std::function<void(const entity_summary&)>& fn) const {
+  entities_.scan_containing(org, needle, fn);
+}
+
 bool kv_graph_store::entity_name(const std::string& org, const std::string& id, std::string* name,
                                  std::string* type) const {
   return entities_.find(org, id, name, type);

@@ -32,7 +32,36 @@ std::vector<std::string> words_of(const knowledge::stored_entity& e) {
   return {out.begin(), out.end()};
 }
 
+/// The distinct 3-byte sequences of `texts`, each packed in the low 24 bits, ascending.
+std::vector<std::uint32_t> trigrams(std::initializer_list<std::string_view> texts) {
+  std::vector<std::uint32_t> out;
+  for (auto t : texts)
+    for (std::size_t i = 0; i + 3 <= t.size(); ++i)
+      out.push_back(std::uint32_t(static_cast<unsigned char>(t[i])) << 16 |
+                    std::uint32_t(static_cast<unsigned char>(t[i + 1])) << 8 | static_cast<unsigned char>(t[i + 2]));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
+
+void entity_index::index_grams(grams& g, const row& r, bool add) {
+  for (auto t : trigrams({r.names_lc, r.type_lc, r.observations_lc})) {
+    auto& list = g.lists[t];
+    if (add) {
+      if (list.empty() || list.back() < r.ordinal)
+        list.push_back(r.ordinal);  // the usual case: a new entity has the largest ordinal
+      else if (auto at = std::lower_bound(list.begin(), list.end(), r.ordinal); at == list.end() || *at != r.ordinal)
+        list.insert(at, r.ordinal);
+    } else {
+      if (auto at = std::lower_bound(list.begin(), list.end(), r.ordinal); at != list.end() && *at == r.ordinal)
+        list.erase(at);
+      if (list.empty())
+        g.lists.erase(t);
+    }
+  }
+}
 
 void entity_index::drop_words(std::map<std::string, std::set<std::string>>& words, const std::string& id,
                               const row& r) {
@@ -70,20 +99,32 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
     r.normalised.push_back(normalise_name(a));
   r.words = words_of(e);
   std::unique_lock lock(mutex_);
-  auto& slot = orgs_[std::string(org)][e.id];
+  auto& entities = orgs_[std::string(org)];
+  auto& g = grams_[std::string(org)];
+  auto [it, created] = entities.try_emplace(e.id);
+  auto& slot = it->second;
   auto& words = words_[std::string(org)];
   drop_words(words, e.id, slot);
   for (const auto& w : r.words)
     words[w].insert(e.id);
+  if (created) {
+    slot.ordinal = static_cast<std::uint32_t>(g.rows.size());
+    g.rows.push_back(&*it);
+  } else {
+    index_grams(g, slot, false);
+  }
+  r.ordinal = slot.ordinal;
   r.out = std::move(slot.out);  // the edges stay: only the entity's own fields change
   r.in = std::move(slot.in);
   slot = std::move(r);
+  index_grams(g, slot, true);
 }
 
 void entity_index::drop(const std::string& org) {
   std::unique_lock lock(mutex_);
   orgs_.erase(org);
   words_.erase(org);
+  grams_.erase(org);
 }
 
 void entity_index::remove(std::string_view org, const std::string& id) {
@@ -101,6 +142,9 @@ void entity_index::remove(std::string_view org, const std::string& id) {
         for (auto* back : {&other->second.out, &other->second.in})
           std::erase_if(*back, [&](const adjacent& b) { return b.other == &it->first; });
   drop_words(words_[std::string(org)], id, it->second);
+  auto& g = grams_[std::string(org)];
+  index_grams(g, it->second, false);
+  g.rows[it->second.ordinal] = nullptr;
   o->second.erase(it);
 }
 
@@ -165,6 +209,30 @@ void entity_index::scan(const std::string& org, const std::function<void(const e
     return;
   for (const auto& [id, r] : it->second)
     fn(entity_summary{id, r.name, r.type, r.names_lc, r.type_lc, r.observations_lc, r.normalised});
+}
+
+void entity_index::scan_containing(const std::string& org, std::string_view needle,
+                                   const std::function<void(const entity_summary&)>& fn) const {
+  if (needle.size() < 3)
+    return scan(org, fn);
+  std::shared_lock lock(mutex_);
+  auto g = grams_.find(org);
+  if (g == grams_.end())
+    return;
+  // Every sequence of the needle must be held; the fewest holders are the candidates.
+  const std::vector<std::uint32_t>* fewest = nullptr;
+  for (auto t : trigrams({needle})) {
+    auto list = g->second.lists.find(t);
+    if (list == g->second.lists.end())
+      return;
+    if (!fewest || list->second.size() < fewest->size())
+      fewest = &list->second;
+  }
+  for (auto ordinal : *fewest)
+    if (const auto* e = g->second.rows[ordinal]) {
+      const auto& r = e->second;
+      fn(entity_summary{e->first, r.name, r.type, r.names_lc, r.type_lc, r.observations_lc, r.normalised});
+    }
 }
 
 bool entity_index::find(const std::string& org, const std::string& id, std::string* name, std::string* type) const {

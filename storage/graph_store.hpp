@@ -397,6 +397,12 @@ public:
   /// types and observations the store keeps for searches). `fn` must not call the store.
   virtual void scan_entities(const std::string& organization_id,
                              const std::function<void(const entity_summary&)>& fn) const = 0;
+  /// As scan_entities, but only entities whose lower-case name, type or observations may hold
+  /// `needle` (lower-case): every one that does, and few that do not (an index of each
+  /// entity's 3-byte sequences narrows a needle of 3 bytes or more; a shorter one visits
+  /// every entity). In no particular order.
+  virtual void scan_entities_containing(const std::string& organization_id, std::string_view needle,
+                                        const std::function<void(const entity_summary&)>& fn) const = 0;
   /// The edges at an entity (outgoing first, then incoming), from memory: for walks.
   [[nodiscard]] virtual std::vector<entity_neighbour> entity_neighbours(const std::string& organization_id,
                                                                         const std::string& id, bool outgoing,

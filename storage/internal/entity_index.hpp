@@ -9,6 +9,7 @@
 #include "knowledge/entry.hpp"
 #include "storage/graph_store.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,11 @@ public:
   void drop(const std::string& org);
   /// Calls `fn` for each entity of the organisation, in id order, under a shared lock.
   void scan(const std::string& org, const std::function<void(const entity_summary&)>& fn) const;
+  /// Calls `fn` under a shared lock for each entity of the organisation whose lower-case name,
+  /// type or observations may hold `needle`: those with every 3-byte sequence of the needle
+  /// in one of them (all when the needle is shorter). In order of creation.
+  void scan_containing(const std::string& org, std::string_view needle,
+                       const std::function<void(const entity_summary&)>& fn) const;
   /// An entity's name and shown type; false when the organisation has no such entity.
   bool find(const std::string& org, const std::string& id, std::string* name, std::string* type) const;
   /// Adds or removes the edge from -> to with `label` (both ends must be held; no-op otherwise).
@@ -59,10 +65,22 @@ private:
     std::vector<adjacent> out, in;
     /// The words it is found by in `words_` ("p" or "o" then the word), to drop them again.
     std::vector<std::string> words;
+    /// Its place in its organisation's `grams::rows` (given at creation, never reused).
+    std::uint32_t ordinal = 0;
+  };
+  using entity_map = std::map<std::string, row>;
+  /// An organisation's substring index: each 3-byte sequence of a lower-case name, type or
+  /// observation (packed in 24 bits) -> the ordinals of the entities holding it, ascending.
+  struct grams {
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> lists;
+    /// By ordinal: the entity (its id and row), or null once removed.
+    std::vector<const entity_map::value_type*> rows;
   };
   void drop_words(std::map<std::string, std::set<std::string>>& words, const std::string& id, const row& r);
+  static void index_grams(grams& g, const row& r, bool add);
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::map<std::string, row>> orgs_;
+  std::unordered_map<std::string, entity_map> orgs_;
+  std::unordered_map<std::string, grams> grams_;
   /// Per organisation: "p" or "o" + folded word -> ids of the people or organisations.
   std::unordered_map<std::string, std::map<std::string, std::set<std::string>>> words_;
   std::set<std::string> labels_;

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 namespace {
 
@@ -483,4 +485,80 @@ TEST_F(GraphStoreTest, ExtractedRelationsAreEdgesThatAnEndClosesAndALaterStateme
   EXPECT_EQ(type, "technology");
   // Another organisation sees none of it.
   EXPECT_TRUE(store_->entity_id("globex", "Snowflake").empty());
+}
+
+/// search_nodes narrows its scan by the entities' 3-byte sequences: every entity holding a
+/// needle in its lower-case name, type or observations is visited (after added and deleted
+/// observations, a deleted entity, and a reopen that rebuilds the index), and a needle only
+/// one entity holds visits that one alone.
+TEST_F(GraphStoreTest, ASubstringScanVisitsEveryEntityThatHoldsTheNeedle) {
+  const std::vector<std::string> words = {"alpha", "beta", "Gamma", "delta", "status active", "dormant", "née", "x"};
+  std::uint32_t seed = 7;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) % 1000; };
+  schemas::entity_command add;
+  add.event_id = "add";
+  add.organization_id = "acme";
+  for (int i = 0; i < 120; ++i) {
+    std::vector<std::string> obs;
+    for (int k = 0; k < 3; ++k)
+      obs.push_back(words[next() % words.size()] + " " + std::to_string(next()));
+    add.entities.push_back({"Ent-" + std::to_string(1000 + i), "Kind" + std::to_string(i % 7), {}, obs});
+  }
+  std::int64_t offset = 0;
+  auto run = [&](schemas::entity_command c) {
+    storage::entity_result r;
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply_entity_command({"engram-log", 0, offset++, "cluster-a"}, c, &r, &out), storage::errc::ok);
+  };
+  run(add);
+  schemas::entity_command more;
+  more.op = schemas::entity_op::add_observations;
+  more.event_id = "more";
+  more.organization_id = "acme";
+  more.observations = {{"Ent-1003", {"Zebra crossing"}}, {"Ent-1004", {"quokka"}}};
+  run(more);
+  schemas::entity_command fewer = more;
+  fewer.op = schemas::entity_op::delete_observations;
+  fewer.event_id = "fewer";
+  fewer.observations = {{"Ent-1004", {"quokka"}}};
+  run(fewer);
+  schemas::entity_command gone;
+  gone.op = schemas::entity_op::delete_entities;
+  gone.event_id = "gone";
+  gone.organization_id = "acme";
+  gone.names = {"Ent-1005"};
+  run(gone);
+
+  auto holders = [&](std::string_view needle) {
+    std::set<std::string> out;
+    store_->scan_entities("acme", [&](const storage::entity_summary& e) {
+      if (e.name_lc.find(needle) != std::string_view::npos || e.type_lc.find(needle) != std::string_view::npos ||
+          e.observations_lc.find(needle) != std::string_view::npos)
+        out.insert(std::string(e.name));
+    });
+    return out;
+  };
+  auto visited = [&](std::string_view needle) {
+    std::set<std::string> out;
+    store_->scan_entities_containing("acme", needle, [&](const storage::entity_summary& e) {
+      EXPECT_TRUE(out.insert(std::string(e.name)).second) << "visited twice: " << e.name;
+    });
+    return out;
+  };
+  auto check = [&] {
+    for (std::string needle : {"alpha", "status act", "ent-10", "kind3", "née", "a", "ta", "zebra crossing", "quokka",
+                               "ent-1005", "nothing", "1\nd"}) {
+      const auto want = holders(needle), got = visited(needle);
+      EXPECT_TRUE(std::includes(got.begin(), got.end(), want.begin(), want.end())) << needle;
+      EXPECT_FALSE(got.count("Ent-1005")) << needle << ": a deleted entity";
+    }
+    EXPECT_EQ(visited("zebra crossing"), (std::set<std::string>{"Ent-1003"}));
+    EXPECT_EQ(visited("quokka"), std::set<std::string>{});
+    EXPECT_EQ(visited("ent-1011"), (std::set<std::string>{"Ent-1011"}));
+    EXPECT_EQ(visited("ta").size(), 119u);  // shorter than 3 bytes: every entity
+    EXPECT_EQ(visited("kind3"), holders("kind3"));
+  };
+  check();
+  reopen();
+  check();
 }
