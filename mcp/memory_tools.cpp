@@ -22,7 +22,6 @@ namespace engram::mcp {
 
 namespace {
 
-using knowledge::edge_direction;
 using knowledge::entity_view;
 
 json entity_json(const entity_view& e) {
@@ -43,43 +42,40 @@ std::vector<std::string> strings(const json& a) {
   return out;
 }
 
-/// The relations touching `entities`: those leaving one of them, then (with `incoming_too`)
-/// those reaching one from outside the list; each once, per entity by label then other end.
-/// From the in-memory edges: no RocksDB read.
-json relations_of(tool_context& ctx, const std::string& org, const std::vector<entity_view>& entities,
-                  bool incoming_too) {
-  const auto& store = ctx.entities().store();
+json card_json(const storage::entity_card& e) {
+  return {{"name", e.name}, {"entityType", e.type}, {"observations", e.observations}};
+}
+
+/// The relations touching `cards`: those leaving one of them, then (when the cards hold
+/// incoming edges) those reaching one from outside the list; each once, per entity by label
+/// then other end. From memory: no RocksDB read.
+json relations_of(const std::vector<storage::entity_card>& cards) {
+  std::set<std::string_view> ids;
+  for (const auto& c : cards)
+    ids.insert(c.id);
   json out = json::array();
-  std::set<std::string> ids;
-  std::map<std::string, std::string> names;
-  for (const auto& e : entities) {
-    ids.insert(e.id);
-    names[e.id] = e.name;
-  }
-  auto name_of = [&](const std::string& id) -> const std::string& {
-    if (auto it = names.find(id); it != names.end())
-      return it->second;
-    std::string type;
-    auto& n = names[id];
-    if (!store.entity_name(org, id, &n, &type))
-      n.clear();
-    return n;
-  };
-  for (const auto& e : entities) {
-    auto edges = store.entity_neighbours(org, e.id, true, incoming_too);
-    std::sort(edges.begin(), edges.end(), [](const auto& x, const auto& y) {
-      return std::tie(y.outgoing, x.label, x.other_id) < std::tie(x.outgoing, y.label, y.other_id);
-    });
-    for (const auto& n : edges) {
-      if (!n.outgoing && ids.count(n.other_id))
+  for (const auto& c : cards)
+    for (const auto& e : c.edges) {
+      if (!e.outgoing && ids.count(e.other_id))
         continue;  // listed from its source already
-      const auto& other = name_of(n.other_id);
-      if (!other.empty())
-        out.push_back(
-            {{"from", n.outgoing ? e.name : other}, {"to", n.outgoing ? other : e.name}, {"relationType", n.label}});
+      out.push_back({{"from", e.outgoing ? c.name : e.other_name},
+                     {"to", e.outgoing ? e.other_name : c.name},
+                     {"relationType", e.label}});
     }
-  }
   return out;
+}
+
+/// The cards of `ids` (in that order) cut to the answer's size cap, with their JSON.
+std::pair<std::vector<storage::entity_card>, json> capped_cards(tool_context& ctx, const std::string& org,
+                                                                const std::vector<std::string>& ids, bool incoming) {
+  auto cards = ctx.entities().store().entity_cards(org, ids, incoming);
+  std::vector<json> listed;
+  listed.reserve(cards.size());
+  for (const auto& c : cards)
+    listed.push_back(card_json(c));
+  auto entities = ctx.capped(std::move(listed));
+  cards.resize(entities.size());
+  return {std::move(cards), std::move(entities)};
 }
 
 void create_entities(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
@@ -183,8 +179,11 @@ void read_graph(tool_context& ctx, const grant& g, const json& a, tool_reply rep
     more = true;
   }
   // Each relation once, on the page of its source.
-  json out{{"entities", entities},
-           {"relations", ctx.capped(json_list(relations_of(ctx, g.organization_id, page, false)))}};
+  std::vector<std::string> ids;
+  for (const auto& e : page)
+    ids.push_back(e.id);
+  const auto cards = ctx.entities().store().entity_cards(g.organization_id, ids, false);
+  json out{{"entities", entities}, {"relations", ctx.capped(json_list(relations_of(cards)))}};
   if (more)
     out["nextCursor"] = page.back().id;
   reply(tool_result(std::move(out)));
@@ -242,34 +241,26 @@ void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply r
     }
   });
   std::sort_heap(hits.begin(), hits.end(), worse_first);
-  std::vector<entity_view> found;
-  std::vector<json> listed;
-  for (const auto& h : hits)
-    if (auto e = ctx.entities().by_id(g.organization_id, h.id)) {
-      listed.push_back(entity_json(*e));
-      found.push_back(std::move(*e));
-    }
-  auto entities = ctx.capped(std::move(listed));  // the size cap; "total" still counts every match
-  found.resize(entities.size());
-  // As the reference: the relations with at least one end in the results.
-  auto relations = relations_of(ctx, g.organization_id, found, true);
-  reply(tool_result(
-      {{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}, {"total", total}}));
+  std::vector<std::string> ids;
+  for (auto& h : hits)
+    ids.push_back(std::move(h.id));
+  // As the reference: the relations with at least one end in the results. The size cap
+  // applies; "total" still counts every match.
+  auto [cards, entities] = capped_cards(ctx, g.organization_id, ids, true);
+  reply(tool_result({{"entities", std::move(entities)},
+                     {"relations", ctx.capped(json_list(relations_of(cards)))},
+                     {"total", total}}));
 }
 
 void open_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  std::vector<entity_view> found;
+  const auto& store = ctx.entities().store();
+  std::vector<std::string> ids;
   for (const auto& n : a["names"])
-    if (auto e = ctx.entities().by_name(g.organization_id, n.get<std::string>()))
-      if (std::none_of(found.begin(), found.end(), [&](const entity_view& f) { return f.id == e->id; }))
-        found.push_back(std::move(*e));
-  std::vector<json> listed;
-  for (const auto& e : found)
-    listed.push_back(entity_json(e));
-  auto entities = ctx.capped(std::move(listed));
-  found.resize(entities.size());
-  auto relations = relations_of(ctx, g.organization_id, found, true);
-  reply(tool_result({{"entities", entities}, {"relations", ctx.capped(json_list(std::move(relations)))}}));
+    if (auto id = store.entity_id(g.organization_id, n.get<std::string>());
+        !id.empty() && std::find(ids.begin(), ids.end(), id) == ids.end())
+      ids.push_back(std::move(id));
+  auto [cards, entities] = capped_cards(ctx, g.organization_id, ids, true);
+  reply(tool_result({{"entities", std::move(entities)}, {"relations", ctx.capped(json_list(relations_of(cards)))}}));
 }
 
 }  // namespace

@@ -522,6 +522,11 @@ void kv_graph_store::scan_entities(const std::string& org, const std::function<v
   entities_.scan(org, fn);
 }
 
+std::vector<entity_card> kv_graph_store::entity_cards(const std::string& org, const std::vector<std::string>& ids,
+                                                      bool incoming) const {
+  return entities_.cards(org, ids, incoming);
+}
+
 void kv_graph_store::scan_entities_containing(const std::string& org, std::string_view needle,
                                               const std::function<void(const entity_summary&)>& fn) const {
   entities_.scan_containing(org, needle, fn);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 
 namespace engram::storage::detail {
 
@@ -94,6 +95,7 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
     r.observations_lc += lower_ascii(o);
     r.observations_lc += '\n';
   }
+  r.observations = e.observations;
   r.normalised.push_back(normalise_name(e.name));
   for (const auto& a : e.aliases)
     r.normalised.push_back(normalise_name(a));
@@ -135,12 +137,14 @@ void entity_index::remove(std::string_view org, const std::string& id) {
   auto it = o->second.find(id);
   if (it == o->second.end())
     return;
-  // The store deletes an entity's edges with it; any left would point at a freed key.
+  // The store deletes an entity's edges with it; any left would point at a freed node. (An
+  // edge to itself goes with its own lists: erasing from them here would pull the list being
+  // walked from under the loop.)
   for (const auto* list : {&it->second.out, &it->second.in})
     for (const auto& a : *list)
-      if (auto other = o->second.find(*a.other); other != o->second.end())
-        for (auto* back : {&other->second.out, &other->second.in})
-          std::erase_if(*back, [&](const adjacent& b) { return b.other == &it->first; });
+      if (a.other != &*it)
+        for (auto* back : {&a.other->second.out, &a.other->second.in})
+          std::erase_if(*back, [&](const adjacent& b) { return b.other == &*it; });
   drop_words(words_[std::string(org)], id, it->second);
   auto& g = grams_[std::string(org)];
   index_grams(g, it->second, false);
@@ -159,15 +163,15 @@ void entity_index::add_edge(std::string_view org, const std::string& from, const
     return;
   const std::string* l = &*labels_.insert(label).first;
   for (auto& a : f->second.out)
-    if (a.other == &t->first && a.label == l) {
+    if (a.other == &*t && a.label == l) {
       a.weight = weight;
       for (auto& b : t->second.in)  // the same edge seen from its other end
-        if (b.other == &f->first && b.label == l)
+        if (b.other == &*f && b.label == l)
           b.weight = weight;
       return;
     }
-  f->second.out.push_back({&t->first, l, weight});
-  t->second.in.push_back({&f->first, l, weight});
+  f->second.out.push_back({&*t, l, weight});
+  t->second.in.push_back({&*f, l, weight});
 }
 
 void entity_index::remove_edge(std::string_view org, const std::string& from, const std::string& label,
@@ -180,8 +184,8 @@ void entity_index::remove_edge(std::string_view org, const std::string& from, co
   auto f = o->second.find(from), t = o->second.find(to);
   if (f == o->second.end() || t == o->second.end())
     return;
-  std::erase_if(f->second.out, [&](const adjacent& a) { return a.other == &t->first && a.label == &*l; });
-  std::erase_if(t->second.in, [&](const adjacent& a) { return a.other == &f->first && a.label == &*l; });
+  std::erase_if(f->second.out, [&](const adjacent& a) { return a.other == &*t && a.label == &*l; });
+  std::erase_if(t->second.in, [&](const adjacent& a) { return a.other == &*f && a.label == &*l; });
 }
 
 void entity_index::neighbours(
@@ -196,10 +200,10 @@ void entity_index::neighbours(
     return;
   if (outgoing)
     for (const auto& a : it->second.out)
-      fn(*a.other, *a.label, a.weight, true);
+      fn(a.other->first, *a.label, a.weight, true);
   if (incoming)
     for (const auto& a : it->second.in)
-      fn(*a.other, *a.label, a.weight, false);
+      fn(a.other->first, *a.label, a.weight, false);
 }
 
 void entity_index::scan(const std::string& org, const std::function<void(const entity_summary&)>& fn) const {
@@ -233,6 +237,36 @@ void entity_index::scan_containing(const std::string& org, std::string_view need
       const auto& r = e->second;
       fn(entity_summary{e->first, r.name, r.type, r.names_lc, r.type_lc, r.observations_lc, r.normalised});
     }
+}
+
+std::vector<entity_card> entity_index::cards(const std::string& org, const std::vector<std::string>& ids,
+                                             bool incoming) const {
+  std::vector<entity_card> out;
+  std::shared_lock lock(mutex_);
+  auto o = orgs_.find(org);
+  if (o == orgs_.end())
+    return out;
+  out.reserve(ids.size());
+  for (const auto& id : ids) {
+    auto it = o->second.find(id);
+    if (it == o->second.end())
+      continue;
+    const auto& r = it->second;
+    auto& c = out.emplace_back(entity_card{id, r.name, r.type, r.observations, {}});
+    auto add = [&](const std::vector<adjacent>& list, bool outgoing) {
+      const auto first = c.edges.size();
+      for (const auto& a : list)
+        c.edges.push_back({a.other->first, a.other->second.name, *a.label, outgoing});
+      std::sort(c.edges.begin() + static_cast<std::ptrdiff_t>(first), c.edges.end(),
+                [](const entity_card::edge& x, const entity_card::edge& y) {
+                  return std::tie(x.label, x.other_id) < std::tie(y.label, y.other_id);
+                });
+    };
+    add(r.out, true);
+    if (incoming)
+      add(r.in, false);
+  }
+  return out;
 }
 
 bool entity_index::find(const std::string& org, const std::string& id, std::string* name, std::string* type) const {

@@ -176,6 +176,20 @@ struct entity_neighbour {
   bool outgoing = true;
 };
 
+/// What the memory-server tools show of an entity, from memory: its name, shown type and
+/// observations, and its edges with the other end's name.
+struct entity_card {
+  struct edge {
+    std::string other_id, other_name, label;
+    /// True when this entity is the edge's source.
+    bool outgoing = true;
+  };
+  std::string id, name, type;
+  std::vector<std::string> observations;
+  /// Outgoing then incoming, each by label then the other end's id.
+  std::vector<edge> edges;
+};
+
 /// An entity as searches see it (views valid during the scan's callback only).
 struct entity_summary {
   std::string_view id, name, type;
@@ -403,6 +417,11 @@ public:
   /// every entity). In no particular order.
   virtual void scan_entities_containing(const std::string& organization_id, std::string_view needle,
                                         const std::function<void(const entity_summary&)>& fn) const = 0;
+  /// The cards of the entities `ids` that exist, in the order given, from memory (no RocksDB
+  /// read): edges leaving each, and reaching it too when `incoming`.
+  [[nodiscard]] virtual std::vector<entity_card> entity_cards(const std::string& organization_id,
+                                                              const std::vector<std::string>& ids,
+                                                              bool incoming) const = 0;
   /// The edges at an entity (outgoing first, then incoming), from memory: for walks.
   [[nodiscard]] virtual std::vector<entity_neighbour> entity_neighbours(const std::string& organization_id,
                                                                         const std::string& id, bool outgoing,

@@ -36,6 +36,9 @@ public:
   /// in one of them (all when the needle is shorter). In order of creation.
   void scan_containing(const std::string& org, std::string_view needle,
                        const std::function<void(const entity_summary&)>& fn) const;
+  /// The cards of `ids` (those held, in the order given), under one shared lock.
+  [[nodiscard]] std::vector<entity_card> cards(const std::string& org, const std::vector<std::string>& ids,
+                                               bool incoming) const;
   /// An entity's name and shown type; false when the organisation has no such entity.
   bool find(const std::string& org, const std::string& id, std::string* name, std::string* type) const;
   /// Adds or removes the edge from -> to with `label` (both ends must be held; no-op otherwise).
@@ -52,15 +55,18 @@ public:
   [[nodiscard]] std::vector<std::string> with_word(const std::string& org, const std::string& word, bool people) const;
 
 private:
-  /// An edge seen from one end: pointers to the other end's id (a key of the organisation's
-  /// map: std::map keys do not move) and to the interned label.
+  struct row;
+  /// An entity as its organisation's map holds it (map nodes do not move).
+  using node = std::pair<const std::string, row>;
+  /// An edge seen from one end: pointers to the other end's node and to the interned label.
   struct adjacent {
-    const std::string* other;
+    node* other;
     const std::string* label;
     double weight;
   };
   struct row {
     std::string name, type, names_lc, type_lc, observations_lc;
+    std::vector<std::string> observations;
     std::vector<std::string> normalised;
     std::vector<adjacent> out, in;
     /// The words it is found by in `words_` ("p" or "o" then the word), to drop them again.

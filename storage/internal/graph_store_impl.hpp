@@ -177,6 +177,8 @@ public:
   std::vector<std::pair<std::string, std::string>> list_entities(const std::string& org, const std::string& after,
                                                                  std::size_t limit) const override;
   void scan_entities(const std::string& org, const std::function<void(const entity_summary&)>& fn) const override;
+  std::vector<entity_card> entity_cards(const std::string& org, const std::vector<std::string>& ids,
+                                        bool incoming) const override;
   void scan_entities_containing(const std::string& org, std::string_view needle,
                                 const std::function<void(const entity_summary&)>& fn) const override;
   bool entity_name(const std::string& org, const std::string& id, std::string* name, std::string* type) const override;

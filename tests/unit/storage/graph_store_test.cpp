@@ -490,8 +490,9 @@ TEST_F(GraphStoreTest, ExtractedRelationsAreEdgesThatAnEndClosesAndALaterStateme
 /// search_nodes narrows its scan by the entities' 3-byte sequences: every entity holding a
 /// needle in its lower-case name, type or observations is visited (after added and deleted
 /// observations, a deleted entity, and a reopen that rebuilds the index), and a needle only
-/// one entity holds visits that one alone.
-TEST_F(GraphStoreTest, ASubstringScanVisitsEveryEntityThatHoldsTheNeedle) {
+/// one entity holds visits that one alone. The memory tools then show the matches from
+/// memory too (entity_cards).
+TEST_F(GraphStoreTest, ASubstringScanVisitsEveryEntityThatHoldsTheNeedleAndCardsShowThem) {
   const std::vector<std::string> words = {"alpha", "beta", "Gamma", "delta", "status active", "dormant", "née", "x"};
   std::uint32_t seed = 7;
   auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) % 1000; };
@@ -561,4 +562,30 @@ TEST_F(GraphStoreTest, ASubstringScanVisitsEveryEntityThatHoldsTheNeedle) {
   check();
   reopen();
   check();
+
+  // Cards: an entity's edges with the other end's name, from memory; an entity related to
+  // itself can be deleted, and its edges go with it.
+  schemas::entity_command relate;
+  relate.op = schemas::entity_op::relate;
+  relate.event_id = "relate";
+  relate.organization_id = "acme";
+  relate.relations = {{"Ent-1006", "Ent-1006", "knows"}, {"Ent-1006", "Ent-1007", "knows"}};
+  run(relate);
+  const auto id6 = store_->entity_id("acme", "Ent-1006"), id7 = store_->entity_id("acme", "Ent-1007");
+  auto cards = store_->entity_cards("acme", {id7, "no-such-id", id6}, true);
+  ASSERT_EQ(cards.size(), 2u);
+  EXPECT_EQ(cards[0].name, "Ent-1007");
+  EXPECT_EQ(cards[0].type, "Kind0");
+  ASSERT_EQ(cards[0].edges.size(), 1u);
+  EXPECT_EQ(cards[0].edges[0].other_name, "Ent-1006");
+  EXPECT_FALSE(cards[0].edges[0].outgoing);
+  EXPECT_EQ(cards[1].edges.size(), 3u);  // to itself (out and in), to Ent-1007
+  EXPECT_EQ(store_->entity_cards("acme", {id6}, false)[0].edges.size(), 2u);
+  gone.event_id = "gone-again";
+  gone.names = {"Ent-1006"};
+  run(gone);
+  cards = store_->entity_cards("acme", {id7, id6}, true);
+  ASSERT_EQ(cards.size(), 1u);
+  EXPECT_TRUE(cards[0].edges.empty());
+  EXPECT_EQ(cards[0].observations.size(), 3u);
 }
