@@ -522,6 +522,7 @@ client_result client::request(const std::string& method, const std::string& targ
       out.status = static_cast<int>(res.result_int());
       out.body = std::move(res.body());
       out.content_type = std::string(res[bhttp::field::content_type]);
+      out.server_timing = std::string(res["Server-Timing"]);
       if (!res.keep_alive())
         s.stream.reset();
       return out;
@@ -589,6 +590,7 @@ client_result fetch(const std::string& method, const std::string& url, const std
         out.status = static_cast<int>(res.result_int());
         out.body = std::move(res.body());
         out.content_type = std::string(res[bhttp::field::content_type]);
+        out.server_timing = std::string(res["Server-Timing"]);
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);  // best effort
       });

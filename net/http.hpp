@@ -86,6 +86,8 @@ struct client_result {
   int status = 0;
   std::string body;
   std::string content_type;
+  /// The answer's Server-Timing header: engramd gives its own time, "app;dur=<ms>".
+  std::string server_timing;
   std::string error;
 };
 
