@@ -78,6 +78,15 @@ struct vector_index::impl {
   vector_index_options opts;
   int8_space space;
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
+  /// Bytes of the upper levels' link lists of the first `counted` elements: kept as elements
+  /// are added, so memory_bytes (each /metrics scrape) does not walk every element.
+  std::size_t upper_bytes = 0, counted = 0;
+
+  void count_levels() {
+    for (; counted < hnsw->cur_element_count; ++counted)
+      upper_bytes += static_cast<std::size_t>(std::max(0, hnsw->element_levels_[counted])) *
+                     hnsw->size_links_per_element_;
+  }
 
   void create(std::size_t capacity) {
     hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&space, capacity, opts.m, opts.ef_construction);
@@ -107,6 +116,7 @@ void vector_index::add(std::uint64_t label, const schemas::vector8& v) {
   // hnswlib 0.6.2 updates an existing label in place (and un-deletes it).
   const auto packed = p_->space.pack(v);
   h.addPoint(packed.data(), static_cast<hnswlib::labeltype>(label));
+  p_->count_levels();
 }
 
 void vector_index::remove(std::uint64_t label) {
@@ -122,9 +132,7 @@ void vector_index::remove(std::uint64_t label) {
 
 std::size_t vector_index::memory_bytes() const {
   const auto& h = *p_->hnsw;
-  std::size_t upper = 0;
-  for (std::size_t i = 0; i < h.cur_element_count; ++i)
-    upper += static_cast<std::size_t>(std::max(0, h.element_levels_[i])) * h.size_links_per_element_;
+  const auto upper = p_->upper_bytes;
   constexpr std::size_t map_node = sizeof(void*) + sizeof(hnswlib::labeltype) + sizeof(hnswlib::tableint) + 8;
   return h.max_elements_ * (h.size_data_per_element_ + sizeof(void*) + sizeof(int) + sizeof(std::mutex)) + upper +
          h.label_lookup_.size() * map_node + h.label_lookup_.bucket_count() * sizeof(void*) +
@@ -218,6 +226,7 @@ engram::result<std::unique_ptr<vector_index>> vector_index::load(const std::stri
     return fail(e.what());
   }
   h.setEf(opts.ef_search);
+  p->count_levels();
   return std::unique_ptr<vector_index>(new vector_index(std::move(p)));
 }
 
