@@ -6,6 +6,7 @@
 #include "actors/ingest/producer.hpp"
 #include "config/config.hpp"
 #include "embedding/embedder.hpp"
+#include "net/http.hpp"
 #include "reading/read.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/log_record.hpp"
@@ -18,8 +19,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -48,7 +51,18 @@ struct run_result {
   double replay = 0;          // records/s, a replay of the whole engram-log into a new store
   std::int64_t replayed = 0;  // records the replay read
   double replay_start_s = 0;  // from the replay engine's start to its first applied record
+  /// Texts the encoder computed in the end-to-end phase (embedding-cache misses; the type
+  /// model's and the passages' included), per message.
+  double encoded_per_message = 0;
 };
+
+/// The embedding cache's misses so far, from the engine's /metrics.
+double encoder_misses(engine::engine& e) {
+  auto m = http::fetch("GET", "http://127.0.0.1:" + std::to_string(e.http_port()) + "/metrics");
+  if (m.status != 200)
+    throw std::runtime_error("GET /metrics: " + std::to_string(m.status) + " " + m.error);
+  return metric_sum(m.body, "engram_embedding_cache{kind=\"misses\"}");
+}
 
 /// `events` as today's extract stage appends them to engram-log (rules extraction, int8
 /// vectors, format 2): the store applies them and never reads a message again. The encoder
@@ -115,6 +129,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[0]), in_events[0]) ||
       !producer->flush(std::chrono::seconds(10)) || !wait_applied(*e, n + 1, std::chrono::seconds(60)))
     throw std::runtime_error("warm-up event not applied");
+  const double misses_before = encoder_misses(*e);
   auto t1 = clock_type::now();
   for (std::size_t i = 1; i <= n; ++i)
     if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[i]), in_events[i]))
@@ -122,6 +137,7 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
   if (!producer->flush(std::chrono::seconds(60)) || !wait_applied(*e, 2 * n + 1, std::chrono::seconds(1800)))
     throw std::runtime_error("end-to-end phase did not finish");
   r.end_to_end = static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t1).count();
+  r.encoded_per_message = (encoder_misses(*e) - misses_before) / static_cast<double>(n);
   e->stop();
   e.reset();
   std::filesystem::remove_all(dir);
@@ -159,6 +175,26 @@ int bench_ingest(const std::string& model_path, std::size_t n, int runs) {
   return 0;
 }
 
+/// The int8 encoder's CPU time per ham sentence, on this thread alone, embedding 800 of
+/// them in runs of 8 (about a message's worth; the pipeline embeds a message's texts
+/// together), after a warm-up run.
+double encoder_seconds_per_sentence(const std::string& model_path, const std::string& data_dir) {
+  auto encoder = or_throw(embedding::use_lite_int8_embedder::load(model_path));
+  encoder->set_two_threads(false);
+  const auto sentences = ham_sentences(data_dir, 808);
+  if (sentences.size() < 16)
+    throw std::runtime_error("too few ham sentences in " + data_dir);
+  std::vector<std::string_view> views(sentences.begin(), sentences.end());
+  auto run = [&](std::size_t from) {
+    return or_throw(encoder->embed(std::span<const std::string_view>(views).subspan(from, 8)));
+  };
+  run(0);
+  const double c0 = thread_cpu_seconds();
+  for (std::size_t from = 8; from + 8 <= views.size(); from += 8)
+    run(from);
+  return (thread_cpu_seconds() - c0) / static_cast<double>(views.size() - 8);
+}
+
 ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::string& data_dir, int runs,
                                     std::size_t limit) {
   // Different messages in the two phases: the embedding cache must not make phase 2 a replay.
@@ -175,13 +211,14 @@ ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::st
     log_events.push_back(schemas::to_json(msgs[i]));
   for (std::size_t i = limit; i < 2 * limit + 1; ++i)  // the first is the warm-up
     in_events.push_back(schemas::to_json(msgs[i]));
-  std::vector<double> log_rates, e2e_rates, replay_rates;
+  std::vector<double> log_rates, e2e_rates, replay_rates, encoded;
   ham_ingest_figures f;
   for (int i = 0; i < runs; ++i) {
     auto r = run_once(log_events, in_events, 100 + i, model_path, /*replay=*/true);
     log_rates.push_back(r.log_to_store);
     e2e_rates.push_back(r.end_to_end);
     replay_rates.push_back(r.replay);
+    encoded.push_back(r.encoded_per_message);
     f.replayed = r.replayed;
     std::printf(
         "  run %d: engram-log -> RocksDB %.0f messages/s; inbound -> ... -> RocksDB %.0f messages/s; "
@@ -195,6 +232,16 @@ ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::st
   std::printf("  engram-log -> RocksDB:                          %.0f messages/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f messages/s\n", median(e2e_rates));
   std::printf("  replay of engram-log into a new store:          %.0f records/s\n", median(replay_rates));
+  // The encoder's own limit for what those messages needed embedded: the texts it computed
+  // per message (cache misses) times its time for a ham sentence on one core, over every core.
+  const double per_sentence = encoder_seconds_per_sentence(model_path, data_dir);
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  f.encoded_per_message = median(encoded);
+  f.encoder_limit = cores / (f.encoded_per_message * per_sentence);
+  std::printf(
+      "  the encoder's own limit: %.2f texts computed a message x %.3f ms a ham sentence (1 core, runs of 8) "
+      "over %.0f cores = %.0f messages/s; end to end is %.0f %% of it\n",
+      f.encoded_per_message, per_sentence * 1e3, cores, f.encoder_limit, 100.0 * median(e2e_rates) / f.encoder_limit);
   f.messages = log_events.size();
   f.log_to_store = median(log_rates);
   f.end_to_end = median(e2e_rates);

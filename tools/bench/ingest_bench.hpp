@@ -15,6 +15,9 @@ struct ham_ingest_figures {
   std::size_t messages = 0;                             // per phase
   double log_to_store = 0, end_to_end = 0, replay = 0;  // medians
   std::int64_t replayed = 0;
+  /// Texts the encoder computed a message end to end (median), and the encoder's own limit
+  /// for them (messages/s over every core).
+  double encoded_per_message = 0, encoder_limit = 0;
 };
 
 /// The pipeline (rules extraction, USE Lite embeddings at `model_path`, dedup and
