@@ -35,7 +35,7 @@ struct blob_reader {
   }
 };
 
-/// The `count` vocabulary pieces into m.pieces; what is wrong with them, if anything.
+/// The `count` vocabulary pieces into m.trie; what is wrong with them, if anything.
 std::optional<std::string> read_vocabulary(blob_reader& r, std::uint32_t count, use_lite_model& m) {
   const auto& b = r.b;
   for (std::uint32_t id = 0; id < count; ++id) {
@@ -48,10 +48,18 @@ std::optional<std::string> read_vocabulary(blob_reader& r, std::uint32_t count, 
     if (id < 6)
       continue;  // <unk>, <s>, </s> and 3 reserved ids are never matched
     auto u = icu::UnicodeString::fromUTF8(piece);
-    std::u32string cps;
-    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1))
-      cps.push_back(static_cast<char32_t>(u.char32At(i)));
-    m.pieces[cps] = {score, static_cast<std::int32_t>(id)};  // a later duplicate wins, as in the JS
+    std::uint32_t node = 0;
+    for (int32_t i = 0; i < u.length(); i = u.moveIndex32(i, 1)) {
+      const auto cp = static_cast<std::uint64_t>(static_cast<std::uint32_t>(u.char32At(i)));
+      auto [edge, added] = m.trie.try_emplace(std::uint64_t{node} << 21 | cp, 0);
+      if (added) {
+        edge->second = static_cast<std::uint32_t>(m.piece_of.size());
+        m.piece_of.push_back({0.0, -1});
+      }
+      node = edge->second;
+    }
+    if (node != 0)
+      m.piece_of[node] = {score, static_cast<std::int32_t>(id)};  // a later duplicate wins, as in the JS
   }
   return std::nullopt;
 }
@@ -193,18 +201,30 @@ std::vector<std::int32_t> tokenize(const use_lite_model& model, std::string_view
   // Viterbi exactly as the reference: ascending starts, a best of 0.0 counts as unset,
   // ties go to the later (shorter) piece; scores summed in double.
   const std::size_t n = c.size();
+  // The piece (its trie node) of each substring c[st, st + len), 0 when none: one walk down
+  // the trie from each start.
+  std::vector<std::uint32_t> piece(n * max_piece, 0);
+  for (std::size_t st = 0; st < n; ++st) {
+    std::uint32_t node = 0;
+    for (std::size_t l = 1; l <= max_piece && st + l <= n; ++l) {
+      auto edge = model.trie.find(std::uint64_t{node} << 21 | static_cast<std::uint32_t>(c[st + l - 1]));
+      if (edge == model.trie.end())
+        break;
+      node = edge->second;
+      if (model.piece_of[node].second >= 0)
+        piece[st * max_piece + l - 1] = node;
+    }
+  }
   std::vector<double> best(n + 1, 0.0);
   std::vector<std::int32_t> id(n + 1, 0);
   std::vector<std::size_t> len(n + 1, 0);
-  std::u32string key;
   for (std::size_t e = 1; e <= n; ++e) {
     for (std::size_t st = e > max_piece ? e - max_piece : 0; st < e; ++st) {
-      key.assign(c, st, e - st);
       double score;
       std::int32_t pid;
-      if (auto it = model.pieces.find(key); it != model.pieces.end()) {
-        score = it->second.first;
-        pid = it->second.second;
+      if (const auto node = piece[st * max_piece + (e - st) - 1]) {
+        score = model.piece_of[node].first;
+        pid = model.piece_of[node].second;
       } else if (e == st + 1) {
         score = 0.0;  // an unknown character (no piece starts with it)
         pid = 0;

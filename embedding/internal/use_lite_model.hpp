@@ -48,8 +48,12 @@ struct use_lite_model {
   /// Every tensor's floats, copied out of the file (where they sit at any byte offset) so
   /// that each is aligned for float; the tensor pointers below point into it.
   std::vector<float> weights;
-  /// Piece (code points) -> (score, id); ids 0..5 are never matched.
-  std::unordered_map<std::u32string, std::pair<double, std::int32_t>> pieces;
+  /// The pieces as a trie over code points (ids 0..5 are never matched): (node << 21 | code
+  /// point) -> child node, node 0 the root; piece_of[node] is the (score, id) of the piece
+  /// ending there, id -1 when none. Tokenizing walks it from each start instead of hashing
+  /// every substring.
+  std::unordered_map<std::uint64_t, std::uint32_t> trie;
+  std::vector<std::pair<double, std::int32_t>> piece_of{{0.0, -1}};
   const float* embeddings = nullptr;  // [8002, 256]
   const float* timing_inv = nullptr;  // [128]
   const float* tanh_w = nullptr;      // [512, 512]
