@@ -185,7 +185,8 @@ std::uint16_t free_port() {
 
 engramd_child::engramd_child(const std::string& brokers, const std::string& dir, std::uint16_t port,
                              // clang-format off
-                             const std::string& model_path, const std::vector<std::string>& sets) {
+                             const std::string& model_path, const std::vector<std::string>& sets,
+                             std::chrono::seconds ready_within) {
   const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "engramd";
   std::vector<std::string> args{exe.string(), "--config", "config/engram.yaml",
                                 "--set", "kafka.brokers=" + brokers,
@@ -205,17 +206,27 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
   argv.push_back(nullptr);
   if (::posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
     throw std::runtime_error("cannot start " + args[0]);
-  for (int i = 0; i < 600; ++i) {
+  const auto until = std::chrono::steady_clock::now() + ready_within;
+  while (std::chrono::steady_clock::now() < until) {
     auto r =
         http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
     if (r.status == 200)
       return;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("engramd exited before it was ready (status " + std::to_string(status) + ")");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling readiness, not timing anything
   }
-  throw std::runtime_error("engramd did not become ready");
+  ::kill(pid_, SIGTERM);  // no destructor runs for a constructor that throws
+  ::waitpid(pid_, nullptr, 0);
+  throw std::runtime_error("engramd did not become ready within " + std::to_string(ready_within.count()) + " s");
 }
 
 engramd_child::~engramd_child() {
+  if (pid_ <= 0)
+    return;
   ::kill(pid_, SIGTERM);
   int status = 0;
   ::waitpid(pid_, &status, 0);

@@ -83,12 +83,13 @@ double rss_mib(pid_t pid);
 std::uint16_t free_port();
 
 /// engramd (beside this binary) as a child process on `brokers`, HTTP on `port`, its store in
-/// `dir`, the embedded default config with `sets` ("key=value") on top; ready when built,
+/// `dir`, the embedded default config with `sets` ("key=value") on top; built once /readyz
+/// answers 200 (an error when it has not within `ready_within`, or the child exited first),
 /// stopped with SIGTERM when destroyed.
 class engramd_child {
 public:
   engramd_child(const std::string& brokers, const std::string& dir, std::uint16_t port, const std::string& model_path,
-                const std::vector<std::string>& sets);
+                const std::vector<std::string>& sets, std::chrono::seconds ready_within = std::chrono::seconds(60));
   ~engramd_child();
   engramd_child(const engramd_child&) = delete;
   engramd_child& operator=(const engramd_child&) = delete;

@@ -171,6 +171,9 @@ int run_bench(int argc, char** argv) {
   outside->add_option("--entries", outside_opts.entries, "Entries to grow the organisation to")->capture_default_str();
   outside->add_option("--queries", outside_opts.queries, "Distinct recall queries")->capture_default_str();
   outside->add_option("--memory-mb", outside_opts.memory_mb, "storage.memory_mb")->capture_default_str();
+  outside->add_option("--store", outside_opts.store_dir,
+                      "Build the store here and keep it; a store built there before for the same --entries is used "
+                      "again");
   auto* table = app.add_subcommand(
       "table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
   bool quick = false;

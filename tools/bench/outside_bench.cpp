@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -130,11 +132,31 @@ built build_store(const outside_options& o, const std::string& dir, const std::v
   return b;
 }
 
+/// What a kept store was built from (`<store>/outside-bench.json`), to use it again.
+std::optional<built> kept_store(const std::filesystem::path& dir, std::size_t entries) {
+  std::ifstream in(dir / "outside-bench.json");
+  auto j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("target", std::size_t{0}) != entries)
+    return std::nullopt;
+  built b;
+  b.messages = j.value("messages", std::size_t{0});
+  b.entries = j.value("entries", std::size_t{0});
+  b.seconds = j.value("seconds", 0.0);
+  b.read_seconds = j.value("read_seconds", 0.0);
+  b.store_seconds = j.value("store_seconds", 0.0);
+  return b;
+}
+
 }  // namespace
 
 int outside(const outside_options& o) {
-  const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const bool keep = !o.store_dir.empty();
+  const std::filesystem::path dir =
+      keep ? std::filesystem::path(o.store_dir)
+           : std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
+  const auto reused = keep ? kept_store(dir, o.entries) : std::nullopt;
+  if (!reused)
+    std::filesystem::remove_all(dir);
   const std::size_t messages = o.entries / entries_per_message + 100;
   const auto events = synthetic::dense_events(messages + o.queries, {"acme"});
   const std::vector<std::string> stored(events.begin(), events.end() - static_cast<std::ptrdiff_t>(o.queries));
@@ -142,7 +164,16 @@ int outside(const outside_options& o) {
   std::printf(
       "outside: one organisation of dense mail grown to %zu entries, storage.memory_mb %zu, %u cores, commit %s\n",
       o.entries, o.memory_mb, std::thread::hardware_concurrency(), commit ? commit : "unknown");
-  const auto b = build_store(o, dir.string(), stored);
+  const auto b = reused ? *reused : build_store(o, dir.string(), stored);
+  if (keep && !reused) {
+    std::ofstream out(dir / "outside-bench.json");
+    out << json{{"target", o.entries},  {"messages", b.messages},         {"entries", b.entries},
+                {"seconds", b.seconds}, {"read_seconds", b.read_seconds}, {"store_seconds", b.store_seconds}}
+               .dump()
+        << "\n";
+  }
+  if (reused)
+    std::printf("  (the store kept in %s, built before: its figures are that build's)\n", dir.c_str());
   std::uintmax_t disk = 0;
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
     if (f.is_regular_file())
@@ -160,9 +191,12 @@ int outside(const outside_options& o) {
   const auto port = free_port();
   const std::string token = "bench-outside-token-0123456789";
   const auto t0 = clock_type::now();
+  // Opening rebuilds the in-memory indexes: ~10 s at 100k here, so a million needs longer
+  // than the usual minute.
   engramd_child engramd(broker->bootstrap(), dir.string(), port, o.model_path,
                         {"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
-                         "storage.memory_mb=" + std::to_string(o.memory_mb)});
+                         "storage.memory_mb=" + std::to_string(o.memory_mb)},
+                        std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
   const double ready_s = seconds_since(t0);
   const double rss_ready = rss_mib(engramd.pid());
   std::printf("  engramd: ready in %.1f s, RSS %.1f MiB (%.0f bytes per entry)\n", ready_s, rss_ready,
@@ -217,7 +251,8 @@ int outside(const outside_options& o) {
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_vectors\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"postings\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_postings\"}") / mib);
-  std::filesystem::remove_all(dir);
+  if (!keep)
+    std::filesystem::remove_all(dir);
   return 0;
 }
 

@@ -18,6 +18,10 @@ struct outside_options {
   std::size_t queries = 700;
   /// storage.memory_mb of the store and of engramd.
   std::size_t memory_mb = 64;
+  /// Where the store is built and kept ("": a temporary directory, removed at the end). A
+  /// store this benchmark built there before for the same `entries` is used again as it is
+  /// (building 1M entries takes most of an hour here).
+  std::string store_dir;
 };
 
 int outside(const outside_options& o);
