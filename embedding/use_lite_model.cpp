@@ -201,28 +201,32 @@ std::vector<std::int32_t> tokenize(const use_lite_model& model, std::string_view
   // Viterbi exactly as the reference: ascending starts, a best of 0.0 counts as unset,
   // ties go to the later (shorter) piece; scores summed in double.
   const std::size_t n = c.size();
-  // The piece (its trie node) of each substring c[st, st + len), 0 when none: one walk down
-  // the trie from each start.
-  std::vector<std::uint32_t> piece(n * max_piece, 0);
-  for (std::size_t st = 0; st < n; ++st) {
-    std::uint32_t node = 0;
-    for (std::size_t l = 1; l <= max_piece && st + l <= n; ++l) {
-      auto edge = model.trie.find(std::uint64_t{node} << 21 | static_cast<std::uint32_t>(c[st + l - 1]));
-      if (edge == model.trie.end())
-        break;
-      node = edge->second;
-      if (model.piece_of[node].second >= 0)
-        piece[st * max_piece + l - 1] = node;
-    }
-  }
+  // The piece (its trie node) of each substring c[st, st + len), 0 when none, by one walk down
+  // the trie from each start. Only the last max_piece starts are ever read: a ring of rows,
+  // the row of start st filled when the end reaches st + 1.
+  std::uint32_t piece[max_piece][max_piece];
   std::vector<double> best(n + 1, 0.0);
   std::vector<std::int32_t> id(n + 1, 0);
   std::vector<std::size_t> len(n + 1, 0);
   for (std::size_t e = 1; e <= n; ++e) {
+    {
+      const std::size_t st = e - 1;
+      auto& row = piece[st % max_piece];
+      std::fill(std::begin(row), std::end(row), 0u);
+      std::uint32_t node = 0;
+      for (std::size_t l = 1; l <= max_piece && st + l <= n; ++l) {
+        auto edge = model.trie.find(std::uint64_t{node} << 21 | static_cast<std::uint32_t>(c[st + l - 1]));
+        if (edge == model.trie.end())
+          break;
+        node = edge->second;
+        if (model.piece_of[node].second >= 0)
+          row[l - 1] = node;
+      }
+    }
     for (std::size_t st = e > max_piece ? e - max_piece : 0; st < e; ++st) {
       double score;
       std::int32_t pid;
-      if (const auto node = piece[st * max_piece + (e - st) - 1]) {
+      if (const auto node = piece[st % max_piece][(e - st) - 1]) {
         score = model.piece_of[node].first;
         pid = model.piece_of[node].second;
       } else if (e == st + 1) {

@@ -9,6 +9,7 @@
 #include "mcp/internal/entity_tools.hpp"
 
 #include "mcp/jsonrpc.hpp"
+#include "base/text.hpp"
 #include "knowledge/write_rules.hpp"
 #include "schemas/tools.hpp"
 
@@ -212,8 +213,9 @@ int match_rank(const storage::entity_summary& e, const std::string& q) {
 }
 
 void search_nodes(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  auto q = a["query"].get<std::string>();
-  std::transform(q.begin(), q.end(), q.begin(), [](unsigned char c) { return std::tolower(c); });
+  // Lower-cased as the index lowers what it holds (ASCII only; std::tolower would follow a
+  // locale).
+  const auto q = lower_ascii(a["query"].get<std::string>());
   const auto limit = a.contains("limit") ? a["limit"].get<std::size_t>() : std::size_t{100};
   // The `limit` best matches by (rank, name, id), kept in a max-heap as the candidates go by:
   // only those are copied out of the index.

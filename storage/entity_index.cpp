@@ -47,16 +47,16 @@ std::vector<std::uint32_t> trigrams(std::initializer_list<std::string_view> text
 
 }  // namespace
 
-void entity_index::index_grams(grams& g, const row& r, bool add) {
-  for (auto t : trigrams({r.names_lc, r.type_lc, r.observations_lc})) {
+void entity_index::index_grams(grams& g, const std::vector<std::uint32_t>& trigrams, std::uint32_t ordinal, bool add) {
+  for (auto t : trigrams) {
     auto& list = g.lists[t];
     if (add) {
-      if (list.empty() || list.back() < r.ordinal)
-        list.push_back(r.ordinal);  // the usual case: a new entity has the largest ordinal
-      else if (auto at = std::lower_bound(list.begin(), list.end(), r.ordinal); at == list.end() || *at != r.ordinal)
-        list.insert(at, r.ordinal);
+      if (list.empty() || list.back() < ordinal)
+        list.push_back(ordinal);  // the usual case: a new entity has the largest ordinal
+      else if (auto at = std::lower_bound(list.begin(), list.end(), ordinal); at == list.end() || *at != ordinal)
+        list.insert(at, ordinal);
     } else {
-      if (auto at = std::lower_bound(list.begin(), list.end(), r.ordinal); at != list.end() && *at == r.ordinal)
+      if (auto at = std::lower_bound(list.begin(), list.end(), ordinal); at != list.end() && *at == ordinal)
         list.erase(at);
       if (list.empty())
         g.lists.erase(t);
@@ -100,6 +100,7 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
   for (const auto& a : e.aliases)
     r.normalised.push_back(normalise_name(a));
   r.words = words_of(e);
+  const auto fresh = trigrams({r.names_lc, r.type_lc, r.observations_lc});  // outside the lock
   std::unique_lock lock(mutex_);
   auto& entities = orgs_[std::string(org)];
   auto& g = grams_[std::string(org)];
@@ -109,17 +110,22 @@ void entity_index::put(std::string_view org, const knowledge::stored_entity& e) 
   drop_words(words, e.id, slot);
   for (const auto& w : r.words)
     words[w].insert(e.id);
+  // Ingest puts a person again for every message that names them: the index changes only
+  // when the searched text does.
+  const bool same_text =
+      !created && slot.names_lc == r.names_lc && slot.type_lc == r.type_lc && slot.observations_lc == r.observations_lc;
   if (created) {
     slot.ordinal = static_cast<std::uint32_t>(g.rows.size());
     g.rows.push_back(&*it);
-  } else {
-    index_grams(g, slot, false);
+  } else if (!same_text) {
+    index_grams(g, trigrams({slot.names_lc, slot.type_lc, slot.observations_lc}), slot.ordinal, false);
   }
   r.ordinal = slot.ordinal;
   r.out = std::move(slot.out);  // the edges stay: only the entity's own fields change
   r.in = std::move(slot.in);
   slot = std::move(r);
-  index_grams(g, slot, true);
+  if (!same_text)
+    index_grams(g, fresh, slot.ordinal, true);
 }
 
 void entity_index::drop(const std::string& org) {
@@ -147,8 +153,9 @@ void entity_index::remove(std::string_view org, const std::string& id) {
           std::erase_if(*back, [&](const adjacent& b) { return b.other == &*it; });
   drop_words(words_[std::string(org)], id, it->second);
   auto& g = grams_[std::string(org)];
-  index_grams(g, it->second, false);
-  g.rows[it->second.ordinal] = nullptr;
+  const auto& r = it->second;
+  index_grams(g, trigrams({r.names_lc, r.type_lc, r.observations_lc}), r.ordinal, false);
+  g.rows[r.ordinal] = nullptr;
   o->second.erase(it);
 }
 

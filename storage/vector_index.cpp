@@ -84,8 +84,8 @@ struct vector_index::impl {
 
   void count_levels() {
     for (; counted < hnsw->cur_element_count; ++counted)
-      upper_bytes += static_cast<std::size_t>(std::max(0, hnsw->element_levels_[counted])) *
-                     hnsw->size_links_per_element_;
+      upper_bytes +=
+          static_cast<std::size_t>(std::max(0, hnsw->element_levels_[counted])) * hnsw->size_links_per_element_;
   }
 
   void create(std::size_t capacity) {

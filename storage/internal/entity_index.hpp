@@ -33,7 +33,8 @@ public:
   void scan(const std::string& org, const std::function<void(const entity_summary&)>& fn) const;
   /// Calls `fn` under a shared lock for each entity of the organisation whose lower-case name,
   /// type or observations may hold `needle`: those with every 3-byte sequence of the needle
-  /// in one of them (all when the needle is shorter). In order of creation.
+  /// in one of them (all when the needle is shorter). In order of creation (in id order when
+  /// the needle is shorter).
   void scan_containing(const std::string& org, std::string_view needle,
                        const std::function<void(const entity_summary&)>& fn) const;
   /// The cards of `ids` (those held, in the order given), under one shared lock.
@@ -83,7 +84,8 @@ private:
     std::vector<const entity_map::value_type*> rows;
   };
   void drop_words(std::map<std::string, std::set<std::string>>& words, const std::string& id, const row& r);
-  static void index_grams(grams& g, const row& r, bool add);
+  /// Adds (or removes) `ordinal` to (from) the lists of `trigrams`.
+  static void index_grams(grams& g, const std::vector<std::uint32_t>& trigrams, std::uint32_t ordinal, bool add);
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, entity_map> orgs_;
   std::unordered_map<std::string, grams> grams_;

@@ -100,7 +100,8 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
   // GET opens the event stream only for a client that accepts one; there are no sessions to DELETE.
   EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 406);
   EXPECT_EQ(http::fetch("DELETE", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
-  // Every answer says engramd's own time for it (W3C Server-Timing), refusals too.
+  // Every answer a handler gives says engramd's own time for it (W3C Server-Timing), a
+  // refused method too. (The HTTP layer's own refusals, 413, 431 and 503, carry none.)
   const auto ping = post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token);
   EXPECT_EQ(ping.status, 200);
   EXPECT_TRUE(std::regex_match(ping.server_timing, std::regex(R"(app;dur=\d+\.\d{3})"))) << ping.server_timing;

@@ -215,7 +215,10 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      throw std::runtime_error("engramd exited before it was ready (status " + std::to_string(status) + ")");
+      throw std::runtime_error(
+          WIFSIGNALED(status)
+              ? "engramd was killed by signal " + std::to_string(WTERMSIG(status)) + " before it was ready"
+              : "engramd exited with " + std::to_string(WEXITSTATUS(status)) + " before it was ready");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling readiness, not timing anything
   }

@@ -190,9 +190,10 @@ double encoder_seconds_per_sentence(const std::string& model_path, const std::st
   };
   run(0);
   const double c0 = thread_cpu_seconds();
-  for (std::size_t from = 8; from + 8 <= views.size(); from += 8)
+  std::size_t embedded = 0;
+  for (std::size_t from = 8; from + 8 <= views.size(); from += 8, embedded += 8)
     run(from);
-  return (thread_cpu_seconds() - c0) / static_cast<double>(views.size() - 8);
+  return (thread_cpu_seconds() - c0) / static_cast<double>(embedded);
 }
 
 ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::string& data_dir, int runs,
@@ -237,6 +238,8 @@ ham_ingest_figures bench_ingest_ham(const std::string& model_path, const std::st
   const double per_sentence = encoder_seconds_per_sentence(model_path, data_dir);
   const double cores = std::max(1u, std::thread::hardware_concurrency());
   f.encoded_per_message = median(encoded);
+  if (f.encoded_per_message <= 0)
+    throw std::runtime_error("the embedding cache counted no computed text: no encoder limit to give");
   f.encoder_limit = cores / (f.encoded_per_message * per_sentence);
   std::printf(
       "  the encoder's own limit: %.2f texts computed a message x %.3f ms a ham sentence (1 core, runs of 8) "

@@ -132,11 +132,18 @@ built build_store(const outside_options& o, const std::string& dir, const std::v
   return b;
 }
 
-/// What a kept store was built from (`<store>/outside-bench.json`), to use it again.
-std::optional<built> kept_store(const std::filesystem::path& dir, std::size_t entries) {
+/// What a kept store is for: the target, the memory budget, the model and the commit it was
+/// built with (`<store>/outside-bench.json` holds them with the build's figures).
+json store_key(const outside_options& o) {
+  const char* commit = std::getenv("ENGRAM_COMMIT");
+  return {{"target", o.entries}, {"memory_mb", o.memory_mb}, {"model", o.model_path}, {"commit", commit ? commit : ""}};
+}
+
+/// A store kept at `dir` for the same key, with its build's figures; nothing otherwise.
+std::optional<built> kept_store(const std::filesystem::path& dir, const outside_options& o) {
   std::ifstream in(dir / "outside-bench.json");
   auto j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("target", std::size_t{0}) != entries)
+  if (j.is_discarded() || !j.is_object() || !j.contains("key") || j["key"] != store_key(o))
     return std::nullopt;
   built b;
   b.messages = j.value("messages", std::size_t{0});
@@ -154,7 +161,11 @@ int outside(const outside_options& o) {
   const std::filesystem::path dir =
       keep ? std::filesystem::path(o.store_dir)
            : std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
-  const auto reused = keep ? kept_store(dir, o.entries) : std::nullopt;
+  const auto reused = keep ? kept_store(dir, o) : std::nullopt;
+  if (keep && !reused && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir) &&
+      !std::filesystem::exists(dir / "outside-bench.json"))
+    throw std::runtime_error("--store " + dir.string() +
+                             ": not empty and not a store this benchmark kept; left as it is");
   if (!reused)
     std::filesystem::remove_all(dir);
   const std::size_t messages = o.entries / entries_per_message + 100;
@@ -167,7 +178,7 @@ int outside(const outside_options& o) {
   const auto b = reused ? *reused : build_store(o, dir.string(), stored);
   if (keep && !reused) {
     std::ofstream out(dir / "outside-bench.json");
-    out << json{{"target", o.entries},  {"messages", b.messages},         {"entries", b.entries},
+    out << json{{"key", store_key(o)},  {"messages", b.messages},         {"entries", b.entries},
                 {"seconds", b.seconds}, {"read_seconds", b.read_seconds}, {"store_seconds", b.store_seconds}}
                .dump()
         << "\n";
