@@ -289,6 +289,34 @@ bool entity_index::find(const std::string& org, const std::string& id, std::stri
   return true;
 }
 
+std::size_t entity_index::memory_bytes() const {
+  auto heap = [](const std::string& x) { return x.size() > 15 ? x.capacity() + 1 : 0; };
+  constexpr std::size_t tree_node = 4 * sizeof(void*), hash_node = 2 * sizeof(void*);
+  std::shared_lock lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [_, entities] : orgs_)
+    for (const auto& [id, r] : entities) {
+      n += tree_node + sizeof(node) + heap(id);
+      for (const auto* x : {&r.name, &r.type, &r.names_lc, &r.type_lc, &r.observations_lc})
+        n += heap(*x);
+      for (const auto* list : {&r.observations, &r.normalised, &r.words}) {
+        n += list->capacity() * sizeof(std::string);
+        for (const auto& x : *list)
+          n += heap(x);
+      }
+      n += (r.out.capacity() + r.in.capacity()) * sizeof(adjacent);
+    }
+  for (const auto& [_, g] : grams_) {
+    n += g.rows.capacity() * sizeof(void*) + g.lists.bucket_count() * sizeof(void*);
+    for (const auto& [__, list] : g.lists)
+      n += hash_node + sizeof(std::uint32_t) + sizeof(list) + list.capacity() * sizeof(std::uint32_t);
+  }
+  for (const auto& [_, words] : words_)
+    for (const auto& [word, ids] : words)
+      n += tree_node + sizeof(word) + sizeof(ids) + heap(word) + ids.size() * (tree_node + sizeof(std::string));
+  return n;
+}
+
 std::size_t entity_index::size() const {
   std::shared_lock lock(mutex_);
   std::size_t n = 0;

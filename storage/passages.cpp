@@ -82,7 +82,8 @@ std::map<std::string, std::uint64_t> kv_graph_store::memory_stats() const {
   }
   return {{"postings", text_.memory_bytes()},
           {"passage_postings", passage_text_.memory_bytes()},
-          {"passage_vectors", vectors}};
+          {"passage_vectors", vectors},
+          {"entities", entities_.memory_bytes()}};
 }
 
 namespace {

@@ -49,6 +49,9 @@ public:
   /// Calls `fn(other end's id, label, weight, outgoing)` for the edges at `id`, under a shared lock.
   void neighbours(const std::string& org, const std::string& id, bool outgoing, bool incoming,
                   const std::function<void(const std::string&, const std::string&, double, bool)>& fn) const;
+  /// Heap bytes held (an estimate from sizes and capacities): the rows with their strings,
+  /// observations and edges, the trigram lists and the word maps.
+  [[nodiscard]] std::size_t memory_bytes() const;
   /// Entities held, over all organisations.
   [[nodiscard]] std::size_t size() const;
   /// Ids of the people (or organisations) one of whose names has the folded word `word`

@@ -581,9 +581,14 @@ TEST_F(GraphStoreTest, ASubstringScanVisitsEveryEntityThatHoldsTheNeedleAndCards
   EXPECT_FALSE(cards[0].edges[0].outgoing);
   EXPECT_EQ(cards[1].edges.size(), 3u);  // to itself (out and in), to Ent-1007
   EXPECT_EQ(store_->entity_cards("acme", {id6}, false)[0].edges.size(), 2u);
+  // The index's bytes are on /metrics (engram_memory_bytes{part="entities"}): ~120 entities
+  // with three observations each hold some KB, and fewer after a delete.
+  const auto held = store_->memory_stats().at("entities");
+  EXPECT_GT(held, 120u * 300);
   gone.event_id = "gone-again";
   gone.names = {"Ent-1006"};
   run(gone);
+  EXPECT_LT(store_->memory_stats().at("entities"), held);
   cards = store_->entity_cards("acme", {id7, id6}, true);
   ASSERT_EQ(cards.size(), 1u);
   EXPECT_TRUE(cards[0].edges.empty());
