@@ -33,7 +33,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
   libeigen3-dev libicu-dev libstemmer-dev liblink-grammar-dev libre2-dev
-  kcat curl libtest-json-schema-acceptance-perl
+  kcat curl libtest-json-schema-acceptance-perl python3
   poppler-utils groff clang-format-14 clang-14
   chromium
 )
