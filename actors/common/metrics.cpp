@@ -1,5 +1,7 @@
 #include "actors/common/metrics.hpp"
 
+#include "actors/common/heap.hpp"
+
 #include <array>
 #include <atomic>
 
@@ -9,8 +11,6 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
-
-#include <malloc.h>
 
 #include <atomic>
 #include <mutex>
@@ -71,7 +71,8 @@ struct metrics::impl {
   prometheus::Family<prometheus::Gauge>& heap =
       prometheus::BuildGauge()
           .Name("engram_process_heap_bytes")
-          .Help("The heap as malloc sees it, every arena: in_use (by the program), free (held, not returned), mmapped")
+          .Help("The heap as the allocator sees it (jemalloc in engramd, glibc elsewhere): in_use (by the program), free "
+                "(held for later, not returned), mmapped (glibc: chunks mmapped alone; jemalloc: active extents)")
           .Register(registry);
   prometheus::Gauge& heap_in_use = heap.Add({{"kind", "in_use"}});
   prometheus::Gauge& heap_free = heap.Add({{"kind", "free"}});
@@ -241,10 +242,10 @@ void metrics::set_memory(const std::map<std::string, std::uint64_t>& parts) {
 }
 
 void metrics::set_heap() {
-  const auto m = ::mallinfo2();
-  impl_->heap_in_use.Set(static_cast<double>(m.uordblks + m.hblkhd));
-  impl_->heap_free.Set(static_cast<double>(m.fordblks));
-  impl_->heap_mmapped.Set(static_cast<double>(m.hblkhd));
+  const auto h = heap_now();
+  impl_->heap_in_use.Set(static_cast<double>(h.in_use));
+  impl_->heap_free.Set(static_cast<double>(h.free));
+  impl_->heap_mmapped.Set(static_cast<double>(h.mapped));
 }
 
 void metrics::set_embedding_cache(std::size_t entries, std::uint64_t hits, std::uint64_t misses) {

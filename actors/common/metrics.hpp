@@ -72,9 +72,9 @@ public:
   /// Bytes of the in-memory indexes by part (graph_store::memory_stats, and "entry_vectors"
   /// from dedup), as engram_memory_bytes{part}.
   void set_memory(const std::map<std::string, std::uint64_t>& parts);
-  /// The process's heap as glibc's malloc sees it (mallinfo2, every arena): bytes in use by
-  /// the program, free but held, and in mmapped chunks (engram_process_heap_bytes{kind}).
-  /// RSS beyond in use + free is code, stacks and memory malloc does not manage.
+  /// The process's heap as its allocator sees it (heap.hpp): bytes in use by the program,
+  /// free but held, and mapped (engram_process_heap_bytes{kind}). RSS beyond in use + free is
+  /// code, stacks and memory the allocator does not manage.
   void set_heap();
   /// The embedding cache: texts held, and texts answered from it / computed since start
   /// (engram_embedding_cache{kind="entries|hits|misses"}).

@@ -1,4 +1,5 @@
 // engramd: engramd --config config/engram.yaml [--set a.b=c]...
+#include "actors/common/heap.hpp"
 #include "actors/engine/engine.hpp"
 #include "config/log.hpp"
 #include "config/config.hpp"
@@ -10,9 +11,12 @@
 #include <csignal>
 #include <ctime>
 
-#include <malloc.h>
-
 extern char** environ;
+
+// jemalloc's options, read when engramd is linked with it (ENGRAM_JEMALLOC; the environment's
+// MALLOC_CONF still overrides them): a background thread gives pages freed for about a second
+// back to the system, so RSS follows what is in use (docs/configuration.md "Memory").
+extern "C" const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
 
 int main(int argc, char** argv) {
   CLI::App app{"engramd: Engram's knowledge engine"};
@@ -60,15 +64,15 @@ int main(int argc, char** argv) {
   timespec tick{0, 200'000'000};
   // Opening the store rebuilt its in-memory indexes through many temporaries: what they
   // held goes back before the first minute does (at 100k entries, tens of MiB).
-  ::malloc_trim(0);
+  engram::actors::release_free_heap();
   auto trimmed = std::chrono::steady_clock::now();
   while (true) {
     int sig = sigtimedwait(&signals, nullptr, &tick);
     // glibc keeps the memory the program frees for later mallocs; a soak showed it holding
     // ~66 MiB by its eleventh minute (engram_process_heap_bytes{kind="free"}, docs/benchmarks.md).
-    // Once a minute the whole pages of it go back to the system.
+    // Once a minute the whole pages of it go back to the system (jemalloc does so itself).
     if (const auto now = std::chrono::steady_clock::now(); now - trimmed >= std::chrono::minutes(1)) {
-      ::malloc_trim(0);
+      engram::actors::release_free_heap();
       trimmed = now;
     }
     if (sig == SIGTERM || sig == SIGINT) {
