@@ -23,8 +23,8 @@ struct storage_config {
   std::string path = "./data/engram";
   /// RocksDB's memory in MiB: one block cache (data, index and filter blocks) that the
   /// memtables of every column family are charged to; they are flushed past half of it.
-  /// Default: 64.
-  std::uint32_t memory_mb = 64;
+  /// Default: 32.
+  std::uint32_t memory_mb = 32;
 };
 
 struct ingest_config {

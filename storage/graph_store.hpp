@@ -232,8 +232,8 @@ struct open_options {
   /// schemas::server_tool_names()). A bundle that would is refused.
   std::set<std::string> reserved_tool_names;
   /// RocksDB's memory in MiB: its block cache (data, index and filter blocks), which the
-  /// memtables of every column family are charged to (storage.memory_mb). Default: 64.
-  std::size_t memory_mb = 64;
+  /// memtables of every column family are charged to (storage.memory_mb). Default: 32.
+  std::size_t memory_mb = 32;
 };
 
 /// Persistent knowledge graph. Reads are thread-safe; writes (apply) must come from one

@@ -5,6 +5,8 @@
 // distinct queries on one kept-alive connection (p50, p99). It prints figures; nothing here
 // asserts a speed.
 
+#include "config/pipeline.hpp"
+
 #include <cstddef>
 #include <string>
 
@@ -16,8 +18,8 @@ struct outside_options {
   std::size_t entries = 100000;
   /// Distinct recall queries, from messages that are not in the store.
   std::size_t queries = 700;
-  /// storage.memory_mb of the store and of engramd.
-  std::size_t memory_mb = 64;
+  /// storage.memory_mb of the store and of engramd (engramd's default).
+  std::size_t memory_mb = config::storage_config{}.memory_mb;
   /// Where the store is built and kept ("": a temporary directory, removed at the end). A
   /// store this benchmark built there before for the same `entries` is used again as it is
   /// (building 1M entries takes most of an hour here).

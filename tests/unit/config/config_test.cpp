@@ -39,7 +39,7 @@ TEST_F(ConfigTest, EmbeddedDefaultFileLoadsWithDesignDefaults) {
   EXPECT_EQ(r->kafka.topics.reminders, "engram-reminders");
   EXPECT_EQ(r->kafka.topics.dead_letter, "engram-dlq");
   EXPECT_EQ(r->storage.path, "./data/engram");
-  EXPECT_EQ(r->storage.memory_mb, 64u);
+  EXPECT_EQ(r->storage.memory_mb, 32u);
   EXPECT_EQ(r->http.listen, "127.0.0.1:8700");
   EXPECT_TRUE(r->samples.load);
   EXPECT_EQ(r->ingest.max_event_bytes, 1048576u);
