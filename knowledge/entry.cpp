@@ -253,7 +253,13 @@ const string_fields<source_ref> source_fields{{{"sourceType", &source_ref::sourc
                                                {"sourceId", &source_ref::source_id},
                                                {"eventId", &source_ref::event_id},
                                                {"author", &source_ref::author}},
-                                              {}};
+                                              {{"sentAt", &source_ref::sent_at}}};
+/// Sources as format 1 of the storage codec wrote them (before sentAt was kept).
+const string_fields<source_ref> source_fields_1{{{"sourceType", &source_ref::source_type},
+                                                 {"sourceId", &source_ref::source_id},
+                                                 {"eventId", &source_ref::event_id},
+                                                 {"author", &source_ref::author}},
+                                                {}};
 const string_fields<mention_ref> mention_fields{
     {{"kind", &mention_ref::kind}, {"text", &mention_ref::text}, {"value", &mention_ref::value}},
     {{"currency", &mention_ref::currency}, {"entityId", &mention_ref::entity_id}}};
@@ -450,13 +456,15 @@ json to_json(const stored_entity& e) {
 namespace {
 
 /// The first byte of a stored entry in the storage codec (a JSON entry starts with '{').
+/// Format 2 keeps each source's sentAt; format 1 (read still) did not.
 constexpr char entry_format_1 = '\x01';
+constexpr char entry_format_2 = '\x02';
 
 }  // namespace
 
 std::string encode(const stored_entry& e) {
   bin_writer w;
-  w.u(static_cast<unsigned char>(entry_format_1));
+  w.u(static_cast<unsigned char>(entry_format_2));
   entry_fields.put(w, e);
   reminder_fields.put(w, e);
   w.s(schemas::to_string(e.type));  // by name: the enum's order is not a storage contract
@@ -490,7 +498,7 @@ std::string encode(const stored_entry& e) {
 std::string encode(const stored_entity& e) { return to_json(e).dump(); }
 
 std::optional<std::string> decode(std::string_view bytes, stored_entry& out) {
-  if (bytes.empty() || bytes[0] != entry_format_1) {
+  if (bytes.empty() || (bytes[0] != entry_format_1 && bytes[0] != entry_format_2)) {
     auto j = json::parse(bytes, nullptr, false);
     if (j.is_discarded())
       return std::string("entry: neither a stored entry nor valid JSON");
@@ -507,7 +515,7 @@ std::optional<std::string> decode(std::string_view bytes, stored_entry& out) {
     e.type = *t;
   else if (r.ok())
     return "entryType: unknown type '" + type + "'";
-  source_fields.get_list(r, e.sources);
+  (bytes[0] == entry_format_1 ? source_fields_1 : source_fields).get_list(r, e.sources);
   r.strings(e.contact_ids);
   e.confidence = r.d();
   r.s(e.expires_at);

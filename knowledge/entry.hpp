@@ -37,6 +37,9 @@ struct source_ref {
   std::string event_id;
   /// Lower-case sender address; empty for saves.
   std::string author;
+  /// When the message was sent (RFC 3339). Empty in entries stored before it was kept:
+  /// recall then reads it from the message.
+  std::string sent_at;
   bool operator==(const source_ref&) const = default;
 };
 

@@ -7,7 +7,9 @@
 #include "schemas/time.hpp"
 #include "storage/vector_index.hpp"
 
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <optional>
 #include <algorithm>
 #include <map>
@@ -50,8 +52,51 @@ constexpr double dated_weight = 2.0;
 
 }  // namespace
 
+const char* recall_stage_name(recall_stage s) noexcept {
+  static constexpr std::array<const char*, recall_stage_count> names{"people", "words",   "embed",    "vectors",
+                                                                     "graph",  "entries", "passages", "present"};
+  return names[static_cast<std::size_t>(s)];
+}
+
+struct query_service::stage_clock {
+  std::array<std::atomic<std::uint64_t>, recall_stage_count> ns{};
+  std::atomic<std::uint64_t> calls{0};
+};
+
+namespace {
+
+/// One recall's laps: the time since the last lap goes to the stage named.
+class stage_laps {
+public:
+  explicit stage_laps(std::array<std::atomic<std::uint64_t>, recall_stage_count>& ns) : ns_(ns) {}
+  void lap(recall_stage s) {
+    const auto now = std::chrono::steady_clock::now();
+    ns_[static_cast<std::size_t>(s)].fetch_add(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count()),
+        std::memory_order_relaxed);
+    last_ = now;
+  }
+
+private:
+  std::array<std::atomic<std::uint64_t>, recall_stage_count>& ns_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
 query_service::query_service(query_dependencies deps, read_policy policy)
-    : deps_(std::move(deps)), policy_(std::move(policy)) {}
+    : deps_(std::move(deps)), policy_(std::move(policy)), clock_(std::make_unique<stage_clock>()) {}
+
+query_service::~query_service() = default;
+
+std::array<double, recall_stage_count> query_service::recall_stage_seconds() const {
+  std::array<double, recall_stage_count> out{};
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = 1e-9 * static_cast<double>(clock_->ns[i].load(std::memory_order_relaxed));
+  return out;
+}
+
+std::uint64_t query_service::recalls() const { return clock_->calls.load(std::memory_order_relaxed); }
 
 std::optional<stored_entry> query_service::load(const std::string& org, const std::string& id) const {
   auto raw = deps_.store->get_entry(org, id);
@@ -253,8 +298,8 @@ struct recall_candidate {
 
 struct query_service::recall_run {
   recall_run(const storage::graph_store& store, const std::string& org, const recall_request& r, std::int64_t at,
-             std::vector<named_person> people)
-      : store(store), org(org), r(r), at(at), people(std::move(people)), when(asks_when(r.query)) {}
+             std::vector<named_person> people, stage_laps& laps)
+      : store(store), org(org), r(r), at(at), people(std::move(people)), when(asks_when(r.query)), laps(laps) {}
 
   const storage::graph_store& store;
   const std::string& org;
@@ -264,6 +309,7 @@ struct query_service::recall_run {
   const std::vector<named_person> people;
   /// A when-question weighs dated knowledge up.
   const bool when;
+  stage_laps& laps;
   std::vector<std::string> terms;
   schemas::vector8 query_vector;
   std::map<std::string, double> fused_entries, fused_passages;  // fused ranks
@@ -309,7 +355,11 @@ private:
 };
 
 std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
-  recall_run run(*deps_.store, org, r, now(), named_people(org, r.query));
+  clock_->calls.fetch_add(1, std::memory_order_relaxed);
+  stage_laps laps(clock_->ns);
+  auto people = named_people(org, r.query);
+  laps.lap(recall_stage::people);
+  recall_run run(*deps_.store, org, r, now(), std::move(people), laps);
   // A person the query names weighs their knowledge up instead of matching every message
   // that names them: their name leaves the words searched (unless nothing else is left).
   run.terms = deps_.terms(r.query);
@@ -326,7 +376,9 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
   }
   rank_lists(run);
   score_entries(run);
+  laps.lap(recall_stage::entries);
   fold_passages(run);
+  laps.lap(recall_stage::passages);
   auto& results = run.results;
   std::erase_if(results, [](const recall_candidate& s) { return s.dropped; });
   std::sort(results.begin(), results.end(), [](const recall_candidate& x, const recall_candidate& y) {
@@ -339,6 +391,7 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
   for (auto& s : results)
     out.push_back(s.is_entry ? present_result(org, s.entry, run.at, s.score, s.passage)
                              : present_passage(s.passage, s.score));
+  laps.lap(recall_stage::present);
   return out;
 }
 
@@ -352,9 +405,12 @@ void query_service::rank_lists(recall_run& run) const {
   }
   if (run.want_passages())
     fuse(ids_of(run.store.search_passages(org, run.terms, recall_candidates)), 1.0, run.fused_passages);
+  run.laps.lap(recall_stage::words);
   if (deps_.embed) {
     // Without a vector recall ranks by words alone; why is logged where embedding failed.
-    if (auto v = deps_.embed(run.r.query)) {
+    auto v = deps_.embed(run.r.query);
+    run.laps.lap(recall_stage::embed);
+    if (v) {
       run.query_vector = std::move(*v);
       if (run.want_entries() && deps_.nearest) {
         const auto hits = deps_.nearest(org, run.query_vector, recall_candidates);
@@ -365,6 +421,7 @@ void query_service::rank_lists(recall_run& run) const {
       if (run.want_passages())
         fuse(ids_of(run.store.nearest_passages(org, run.query_vector, recall_candidates)), 1.0, run.fused_passages);
     }
+    run.laps.lap(recall_stage::vectors);
   }
   if (run.want_entries()) {
     if (policy_.graph_expansion)
@@ -373,6 +430,7 @@ void query_service::rank_lists(recall_run& run) const {
       add_branch(org, run.r.branch_id, run.at, run.terms, run.query_vector.empty() ? nullptr : &run.query_vector,
                  run.fused_entries, run.branch_docs);
   }
+  run.laps.lap(recall_stage::graph);
 }
 
 void query_service::score_entries(recall_run& run) const {
@@ -464,12 +522,14 @@ json query_service::present_result(const std::string& org, const stored_entry& d
   auto e = knowledge::present(doc, at, policy_);
   e["kind"] = "entry";
   e["eventId"] = doc.event_id;
-  // Each source with when it was said (the first one's is when the entry was made).
+  // Each source with when it was said (kept with the source; in entries stored before it
+  // was, the first one's is when the entry was made and the others' are read from their
+  // messages).
   json sources = json::array();
   for (std::size_t i = 0; i < doc.sources.size(); ++i) {
     const auto& src = doc.sources[i];
-    std::string sent_at = i == 0 ? doc.created_at : std::string();
-    if (i > 0 && !src.event_id.empty())
+    std::string sent_at = !src.sent_at.empty() ? src.sent_at : i == 0 ? doc.created_at : std::string();
+    if (sent_at.empty() && !src.event_id.empty())
       if (auto raw = deps_.store->get_message(org, src.event_id)) {
         auto m = json::parse(*raw, nullptr, false);
         if (m.is_object())

@@ -10,6 +10,7 @@
 #include "base/result.hpp"
 #include "storage/graph_store.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -67,6 +68,22 @@ struct search_request {
   result_kinds kinds;
 };
 
+/// Where recall's time goes: each stage's wall time on the calling thread, summed over every
+/// recall since start (engram_recall_stage_seconds_total{stage}).
+enum class recall_stage : std::size_t {
+  people,    // the people the query names (entity lookups)
+  words,     // BM25 over entries and passages
+  embed,     // the query's vector
+  vectors,   // nearest entries and passages
+  graph,     // kag_query's walk and the statements of what it reached (recall.graph_expansion)
+  entries,   // the fused entries read, checked and weighed
+  passages,  // the fused passages read, parsed and folded
+  present,   // the answer built
+};
+inline constexpr std::size_t recall_stage_count = 8;
+/// The stage's name in the metric.
+[[nodiscard]] const char* recall_stage_name(recall_stage s) noexcept;
+
 /// A person a query names (an exact name or alias of a known person, or a first name only
 /// one person has), and the terms of that name.
 struct named_person {
@@ -77,6 +94,7 @@ struct named_person {
 class query_service {
 public:
   query_service(query_dependencies deps, read_policy policy);
+  ~query_service();
 
   /// Entries and passages, each ranked by meaning (vectors) and words (BM25), fused by
   /// reciprocal rank (with recall.graph_expansion, also the statements about the entities
@@ -114,6 +132,10 @@ public:
   [[nodiscard]] std::vector<named_person> named_people(const std::string& organization_id,
                                                        std::string_view query) const;
 
+  /// Seconds spent in each recall stage since start (recall_stage order), and recalls made.
+  [[nodiscard]] std::array<double, recall_stage_count> recall_stage_seconds() const;
+  [[nodiscard]] std::uint64_t recalls() const;
+
 private:
   /// One recall: its scope, its ranked lists and its candidates (query.cpp).
   struct recall_run;
@@ -141,6 +163,8 @@ private:
 
   query_dependencies deps_;
   read_policy policy_;
+  struct stage_clock;
+  std::unique_ptr<stage_clock> clock_;
 };
 
 }  // namespace engram::knowledge

@@ -21,7 +21,7 @@ void mark_superseded(stored_entry& loser, const std::string& winner) {
 
 source_ref source_of(const schemas::inbound_message& m) {
   return {std::string(schemas::to_string(m.source)), m.source_id.empty() ? m.event_id : m.source_id, m.event_id,
-          lower_ascii(m.from.address)};
+          lower_ascii(m.from.address), m.sent_at};
 }
 
 std::set<std::string> contacts_of(const schemas::inbound_message& m) {

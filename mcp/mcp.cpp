@@ -366,6 +366,8 @@ std::size_t service::open_streams() {
   return n;
 }
 
+const knowledge::query_service& service::queries() const { return *impl_->queries; }
+
 std::variant<grant, http::response> service::who(const http::request& req) const {
   return authenticate(req, impl_->opts.auth);
 }

@@ -14,6 +14,7 @@
 #include "embedding/embedder.hpp"
 #include "mcp/auth.hpp"
 #include "mcp/registry.hpp"
+#include "knowledge/query.hpp"
 #include "knowledge/read_rules.hpp"
 #include "net/http.hpp"
 #include "schemas/log_record.hpp"
@@ -69,6 +70,8 @@ public:
   [[nodiscard]] std::variant<grant, http::response> who(const http::request& req) const;
   /// GET /mcp event streams whose clients are still there.
   [[nodiscard]] std::size_t open_streams();
+  /// The query service the tools read through (recall's stage times, for /metrics).
+  [[nodiscard]] const knowledge::query_service& queries() const;
   /// The tools served (the knowledge tools at start; more may be added).
   [[nodiscard]] registry& tools();
 

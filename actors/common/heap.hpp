@@ -1,6 +1,6 @@
 #pragma once
 // The process's heap, whichever allocator it runs on. engramd is linked with jemalloc
-// (ENGRAM_JEMALLOC, docs/configuration.md "Memory"): it returns freed pages within about a
+// (ENGRAM_JEMALLOC, docs/operations.md "Memory"): it returns freed pages within about a
 // second instead of keeping them, which glibc's malloc did (tens of MiB after a burst of
 // recalls). Other programs (tests, tools, sanitized builds) run on glibc's malloc. Which one
 // is chosen at run time: jemalloc's mallctl is looked up as a weak symbol.

@@ -71,9 +71,22 @@ struct metrics::impl {
   prometheus::Family<prometheus::Gauge>& heap =
       prometheus::BuildGauge()
           .Name("engram_process_heap_bytes")
-          .Help("The heap as the allocator sees it (jemalloc in engramd, glibc elsewhere): in_use (by the program), free "
-                "(held for later, not returned), mmapped (glibc: chunks mmapped alone; jemalloc: active extents)")
+          .Help(
+              "The heap as the allocator sees it (jemalloc in engramd, glibc elsewhere): in_use (by the program), free "
+              "(held for later, not returned), mmapped (glibc: chunks mmapped alone; jemalloc: active extents)")
           .Register(registry);
+  prometheus::Family<prometheus::Gauge>& recall_stages =
+      prometheus::BuildGauge()
+          .Name("engram_recall_stage_seconds_total")
+          .Help(
+              "Seconds recall_knowledge spent in each stage since start: people (names the query names), words (BM25), "
+              "embed (the query's vector), vectors (nearest entries and passages), graph (the graph's list), entries "
+              "and passages (candidates read and weighed), present (the answer built)")
+          .Register(registry);
+  prometheus::Family<prometheus::Gauge>& allocator = prometheus::BuildGauge()
+                                                         .Name("engram_process_allocator")
+                                                         .Help("1 for the allocator serving malloc: jemalloc or glibc")
+                                                         .Register(registry);
   prometheus::Gauge& heap_in_use = heap.Add({{"kind", "in_use"}});
   prometheus::Gauge& heap_free = heap.Add({{"kind", "free"}});
   prometheus::Gauge& heap_mmapped = heap.Add({{"kind", "mmapped"}});
@@ -241,8 +254,14 @@ void metrics::set_memory(const std::map<std::string, std::uint64_t>& parts) {
     impl_->memory.Add({{"part", part}}).Set(static_cast<double>(bytes));
 }
 
+void metrics::set_recall_stages(const std::map<std::string, double>& seconds) {
+  for (const auto& [stage, s] : seconds)
+    impl_->recall_stages.Add({{"stage", stage}}).Set(s);
+}
+
 void metrics::set_heap() {
   const auto h = heap_now();
+  impl_->allocator.Add({{"name", h.allocator}}).Set(1);
   impl_->heap_in_use.Set(static_cast<double>(h.in_use));
   impl_->heap_free.Set(static_cast<double>(h.free));
   impl_->heap_mmapped.Set(static_cast<double>(h.mapped));

@@ -76,6 +76,9 @@ public:
   /// free but held, and mapped (engram_process_heap_bytes{kind}). RSS beyond in use + free is
   /// code, stacks and memory the allocator does not manage.
   void set_heap();
+  /// Seconds recall spent in each stage since start (knowledge::recall_stage), as
+  /// engram_recall_stage_seconds_total{stage}.
+  void set_recall_stages(const std::map<std::string, double>& seconds);
   /// The embedding cache: texts held, and texts answered from it / computed since start
   /// (engram_embedding_cache{kind="entries|hits|misses"}).
   void set_embedding_cache(std::size_t entries, std::uint64_t hits, std::uint64_t misses);

@@ -238,8 +238,14 @@ http::router engine::impl::routes() {
       const auto [hits, misses] = embedding_cache->hits_and_misses();
       metrics.set_embedding_cache(embedding_cache->size(), hits, misses);
     }
-    if (mcp)
+    if (mcp) {
       metrics.set_event_streams(mcp->open_streams());
+      std::map<std::string, double> stages;
+      const auto seconds = mcp->queries().recall_stage_seconds();
+      for (std::size_t i = 0; i < seconds.size(); ++i)
+        stages[knowledge::recall_stage_name(static_cast<knowledge::recall_stage>(i))] = seconds[i];
+      metrics.set_recall_stages(stages);
+    }
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});

@@ -314,6 +314,9 @@ TEST(ExtractStage, BulkMailIsClassedCountedAndSkippedByDefault) {
   EXPECT_EQ(stats["messagesByClass"]["spam"], 0) << stats;
   EXPECT_EQ(labelled_metric(port, "engram_messages_classified_total{class=\"bulk\"}"), 1);
   EXPECT_EQ(labelled_metric(port, "engram_messages_classified_total{class=\"person\"}"), 1);
+  // engramd runs on jemalloc (freed pages go back within a second); a sanitizer brings its own.
+  EXPECT_EQ(labelled_metric(port, "engram_process_allocator{name=\"jemalloc\"}"), test::sanitized ? -1 : 1);
+  EXPECT_GT(labelled_metric(port, "engram_process_heap_bytes{kind=\"in_use\"}"), test::sanitized ? -2 : 1e6);
   // Both messages are stored (provenance), the newsletter with no entries.
   std::int64_t entries = -1;
   for (const auto& org : stats["organizations"])

@@ -305,6 +305,13 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_GT(value_of(R"(engram_process_heap_bytes{kind="in_use"})"), test::sanitized ? -1 : 1e6)
       << "a running engramd uses a MB or more";
   EXPECT_GE(value_of(R"(engram_process_heap_bytes{kind="free"})"), 0);
+  // In process the heap is glibc's (engramd itself links jemalloc: LifecycleTest checks it).
+  EXPECT_EQ(value_of(R"(engram_process_allocator{name="glibc"})"), 1.0);
+  // Where recall's time went, by stage: the recall above embedded its query and built an answer.
+  for (const char* stage : {"people", "words", "embed", "vectors", "graph", "entries", "passages", "present"})
+    EXPECT_GE(value_of(std::string(R"(engram_recall_stage_seconds_total{stage=")") + stage + "\"}"), 0) << stage;
+  EXPECT_GT(value_of(R"(engram_recall_stage_seconds_total{stage="embed"})"), 0);
+  EXPECT_GT(value_of(R"(engram_recall_stage_seconds_total{stage="present"})"), 0);
   EXPECT_GE(value_of(R"(engram_rocksdb{name="table_readers_bytes"})"), 0);
   EXPECT_GT(value_of(R"(engram_rocksdb{name="memtable_bytes"})"), 0) << "saves were applied";
   // The embedding cache holds the texts saves and recalls embedded (embedder.cache_size).

@@ -204,12 +204,14 @@ int outside(const outside_options& o) {
   const auto t0 = clock_type::now();
   // Opening rebuilds the in-memory indexes: ~10 s at 100k here, so a million needs longer
   // than the usual minute.
-  engramd_child engramd(broker->bootstrap(), dir.string(), port, o.model_path,
-                        {"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
-                         "storage.memory_mb=" + std::to_string(o.memory_mb)},
-                        std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
+  std::optional<engramd_child> engramd;
+  engramd.emplace(
+      broker->bootstrap(), dir.string(), port, o.model_path,
+      std::vector<std::string>{"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
+                               "storage.memory_mb=" + std::to_string(o.memory_mb)},
+      std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
   const double ready_s = seconds_since(t0);
-  const double rss_ready = rss_mib(engramd.pid());
+  const double rss_ready = rss_mib(engramd->pid());
   std::printf("  engramd: ready in %.1f s, RSS %.1f MiB (%.0f bytes per entry)\n", ready_s, rss_ready,
               rss_ready * 1048576.0 / double(std::max<std::size_t>(b.entries, 1)));
 
@@ -235,7 +237,7 @@ int outside(const outside_options& o) {
     else
       results += r.body.find("\\\"id\\\"") != std::string::npos;
   }
-  const double rss_after = rss_mib(engramd.pid());
+  const double rss_after = rss_mib(engramd->pid());
   const auto metrics = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
   const double server_s = metric_sum(metrics, "engram_mcp_request_seconds_sum{tool=\"recall_knowledge\"} ");
   const double server_n = metric_sum(metrics, "engram_mcp_request_seconds_count{tool=\"recall_knowledge\"} ");
@@ -244,6 +246,15 @@ int outside(const outside_options& o) {
       "%.2f ms; server time %.2f ms a call (mean); %zu failed, %zu answered with results\n",
       ms.size(), c.connections(), percentile(ms, 0.5), percentile(ms, 0.99),
       server_n > 0 ? 1000 * server_s / server_n : 0.0, failed, results);
+  std::string stages;
+  for (const char* stage : {"people", "words", "embed", "vectors", "graph", "entries", "passages", "present"}) {
+    const double s = metric_sum(metrics, "engram_recall_stage_seconds_total{stage=\"" + std::string(stage) + "\"} ");
+    char part[64];
+    std::snprintf(part, sizeof part, "%s%s %.2f", stages.empty() ? "" : ", ", stage,
+                  server_n > 0 ? 1000 * s / server_n : 0.0);
+    stages += part;
+  }
+  std::printf("  server time by stage (ms a call, mean): %s\n", stages.c_str());
   const double mib = 1048576.0;
   std::printf(
       "  after the queries: RSS %.1f MiB (%.0f bytes per entry); heap in use %.1f MiB, free %.1f; RocksDB memtables "
@@ -262,6 +273,7 @@ int outside(const outside_options& o) {
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_vectors\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"postings\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_postings\"}") / mib);
+  engramd.reset();  // it writes its vector index snapshot into the store as it stops
   if (!keep)
     std::filesystem::remove_all(dir);
   return 0;

@@ -25,7 +25,7 @@ stored_entry full_entry() {
   e.source_id = "msg-1";
   e.event_id = "ev-1";
   e.author = "sarah@acme.example";
-  e.sources = {{"email", "msg-1", "ev-1", "sarah@acme.example"}, {"chat", "c-2", "ev-2", ""}};
+  e.sources = {{"email", "msg-1", "ev-1", "sarah@acme.example", "2026-03-01T09:00:00Z"}, {"chat", "c-2", "ev-2", ""}};
   e.contact_ids = {"c-1", "c-2"};
   e.thread_id = "t-1";
   e.confidence = 0.734521;
@@ -120,7 +120,7 @@ TEST(StoredEntry, ErrorsNameTheField) {
 TEST(StoredEntry, IsStoredAsATypedRecordAndStillReadFromJson) {
   const auto e = full_entry();
   const auto bytes = encode(e);
-  ASSERT_EQ(bytes[0], '\x01');
+  ASSERT_EQ(bytes[0], '\x02');
   EXPECT_LT(bytes.size(), to_json(e).dump().size());  // no key names
   stored_entry from_json_text;                        // an entry a store of layout 5 holds
   ASSERT_EQ(decode(to_json(e).dump(), from_json_text), std::nullopt);
@@ -132,6 +132,25 @@ TEST(StoredEntry, IsStoredAsATypedRecordAndStillReadFromJson) {
   stored_entry back;
   ASSERT_EQ(decode(encode(minimal), back), std::nullopt);
   EXPECT_EQ(back, minimal);
+}
+
+TEST(StoredEntry, FormatOneRecordsWithoutSourceTimesAreStillRead) {
+  // Format 1 wrote no sentAt per source: the same bytes less each source's (empty) sentAt.
+  auto e = full_entry();
+  e.sources = {{"email", "msg-1", "ev-1", "zed@one.example"}};
+  auto bytes = encode(e);
+  const auto author = bytes.find("zed@one.example");
+  ASSERT_NE(author, std::string::npos);
+  const auto sent_at = author + std::string("zed@one.example").size();
+  ASSERT_EQ(bytes[sent_at], '\0');  // the empty sentAt's length
+  bytes.erase(sent_at, 1);
+  bytes[0] = '\x01';
+  stored_entry out;
+  ASSERT_EQ(decode(bytes, out), std::nullopt);
+  EXPECT_EQ(out, e);
+  // Read as format 2, the same bytes are short by one field: an error, never a guess.
+  bytes[0] = '\x02';
+  EXPECT_TRUE(decode(bytes, out).has_value());
 }
 
 TEST(StoredEntry, ATruncatedOrExtendedRecordIsAnErrorNeverAGuess) {
