@@ -435,10 +435,25 @@ void query_service::rank_lists(recall_run& run) const {
 
 void query_service::score_entries(recall_run& run) const {
   const auto& r = run.r;
-  for (const auto& [id, rrf] : best(run.fused_entries, run.per_kind())) {
-    auto overlaid = run.branch_docs.find(id);
-    auto doc = overlaid != run.branch_docs.end() ? std::optional<stored_entry>(overlaid->second) : load(run.org, id);
-    if (!doc || !visible(*doc, schemas::format_rfc3339(run.at)) || (r.type && doc->type != *r.type))
+  const auto candidates = best(run.fused_entries, run.per_kind());
+  // The stored ones in one batched read (a branch's own saves are in memory).
+  std::vector<std::string> stored;
+  for (const auto& [id, _] : candidates)
+    if (!run.branch_docs.count(id))
+      stored.push_back(id);
+  auto raw = run.store.get_entries(run.org, stored);
+  const auto at = schemas::format_rfc3339(run.at);
+  std::size_t next = 0;
+  for (const auto& [id, rrf] : candidates) {
+    std::optional<stored_entry> doc;
+    if (auto overlaid = run.branch_docs.find(id); overlaid != run.branch_docs.end()) {
+      doc = overlaid->second;
+    } else if (auto& bytes = raw[next++]) {
+      doc.emplace();
+      if (decode(*bytes, *doc))
+        doc.reset();
+    }
+    if (!doc || !visible(*doc, at) || (r.type && doc->type != *r.type))
       continue;
     // Decay ranks; it hides only what matches weakly: an entry both words and meaning put
     // among their first ten stays, however old.
@@ -468,8 +483,15 @@ void query_service::score_entries(recall_run& run) const {
 }
 
 void query_service::fold_passages(recall_run& run) const {
-  for (const auto& [id, rrf] : best(run.fused_passages, run.per_kind())) {
-    auto raw = run.store.get_passage(run.org, id);
+  const auto candidates = best(run.fused_passages, run.per_kind());
+  std::vector<std::string> ids;
+  ids.reserve(candidates.size());
+  for (const auto& [id, _] : candidates)
+    ids.push_back(id);
+  auto raws = run.store.get_passages(run.org, ids);
+  for (std::size_t c = 0; c < candidates.size(); ++c) {
+    const auto& [id, rrf] = candidates[c];
+    const auto& raw = raws[c];
     if (!raw)
       continue;
     auto p = json::parse(*raw, nullptr, false);

@@ -50,6 +50,15 @@ result<std::string> kv_graph_store::get_entry(const std::string& org, const std:
   return kv_->get(cf_entries, key(org, id));
 }
 
+std::vector<std::optional<std::string>> kv_graph_store::get_entries(const std::string& org,
+                                                                    std::span<const std::string> ids) const {
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (const auto& id : ids)
+    keys.push_back(key(org, id));
+  return read_keys(cf_entries, std::move(keys));
+}
+
 std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org, schemas::entry_type type) const {
   std::vector<std::string> out;
   auto prefix = key(org, std::string(schemas::to_string(type)), "");

@@ -331,6 +331,9 @@ public:
   /// set)}; or not_found.
   [[nodiscard]] virtual result<std::string> get_passage(const std::string& organization_id,
                                                         const std::string& passage_id) const = 0;
+  /// Several passages in one batched read, as get_entries.
+  [[nodiscard]] virtual std::vector<std::optional<std::string>> get_passages(
+      const std::string& organization_id, std::span<const std::string> passage_ids) const = 0;
   /// Passages stored and passage vectors indexed, over all organisations (memory figures).
   [[nodiscard]] virtual std::pair<std::size_t, std::size_t> passage_counts() const = 0;
 
@@ -350,6 +353,10 @@ public:
   /// A stored entry (knowledge/entry.hpp's encoding), or not_found.
   [[nodiscard]] virtual result<std::string> get_entry(const std::string& organization_id,
                                                       const std::string& entry_id) const = 0;
+  /// Several stored entries in one batched read (RocksDB MultiGet), in the order asked;
+  /// nullopt where there is none (or it could not be read).
+  [[nodiscard]] virtual std::vector<std::optional<std::string>> get_entries(
+      const std::string& organization_id, std::span<const std::string> entry_ids) const = 0;
 
   /// Ids of an organisation's entries of one type, oldest first.
   [[nodiscard]] virtual std::vector<std::string> entries_of_type(const std::string& organization_id,

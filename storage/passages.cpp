@@ -364,6 +364,15 @@ result<std::string> kv_graph_store::get_passage(const std::string& org, const st
   return kv_->get(cf_passages, key(org, "p", passage_id));
 }
 
+std::vector<std::optional<std::string>> kv_graph_store::get_passages(const std::string& org,
+                                                                     std::span<const std::string> ids) const {
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (const auto& id : ids)
+    keys.push_back(key(org, "p", id));
+  return read_keys(cf_passages, std::move(keys));
+}
+
 std::pair<std::size_t, std::size_t> kv_graph_store::passage_counts() const {
   std::shared_lock lock(passage_vectors_->mutex);
   std::size_t vectors = 0;

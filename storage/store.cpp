@@ -1,6 +1,7 @@
 // The graph store over its key-value backend: layout version, counters, commit, offsets,
 // stats, identity, engine figures and the digest; open_graph_store, make_memory_graph_store.
 #include "storage/internal/graph_store_impl.hpp"
+#include <algorithm>
 
 namespace engram::storage::detail {
 
@@ -230,6 +231,24 @@ std::vector<std::string> kv_graph_store::ids_under(std::size_t family, const std
   auto it = kv_->iterate(family);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
     out.emplace_back(it->key().substr(prefix.size()));
+  return out;
+}
+
+std::vector<std::optional<std::string>> kv_graph_store::read_keys(std::size_t family,
+                                                                  std::vector<std::string> keys) const {
+  // MultiGet wants its keys sorted: read them so, answer in the order asked.
+  std::vector<std::size_t> order(keys.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::vector<std::string> sorted;
+  sorted.reserve(keys.size());
+  for (auto i : order)
+    sorted.push_back(std::move(keys[i]));
+  std::vector<std::optional<std::string>> found, out(sorted.size());
+  kv_->multi_get(family, sorted, found);
+  for (std::size_t i = 0; i < order.size() && i < found.size(); ++i)
+    out[order[i]] = std::move(found[i]);
   return out;
 }
 

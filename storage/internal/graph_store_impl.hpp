@@ -117,6 +117,8 @@ public:
   result<std::string> get_contact(const std::string& org, const std::string& address) const override;
   std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
   result<std::string> get_entry(const std::string& org, const std::string& id) const override;
+  std::vector<std::optional<std::string>> get_entries(const std::string& org,
+                                                      std::span<const std::string> ids) const override;
   std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override;
   std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
                                               const std::string& title, std::uint64_t values,
@@ -149,6 +151,8 @@ public:
   std::vector<std::pair<std::string, float>> nearest_passages(const std::string& org, const schemas::vector8& query,
                                                               std::size_t k) const override;
   result<std::string> get_passage(const std::string& org, const std::string& passage_id) const override;
+  std::vector<std::optional<std::string>> get_passages(const std::string& org,
+                                                       std::span<const std::string> ids) const override;
   std::pair<std::size_t, std::size_t> passage_counts() const override;
   /// Reads the passage_text column family and the passage vectors into memory (at open).
   errc load_passage_indexes();
@@ -226,6 +230,8 @@ private:
   /// does the work; when it sets its second argument (why), only the seen eventId is written.
   errc apply_once(const log_position& pos, const std::string& org, const std::string& event_id, apply_outcome* outcome,
                   const std::function<errc(write_txn&, std::string&)>& run);
+  /// The values of `keys` (any order, no repeats) in one batched read, in the order given.
+  std::vector<std::optional<std::string>> read_keys(std::size_t family, std::vector<std::string> keys) const;
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
   /// The ids of the last `limit` rows under `prefix` (whose parts end with time_key(createdAt)

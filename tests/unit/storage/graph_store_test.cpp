@@ -296,6 +296,25 @@ TEST_F(GraphStoreTest, ASlotAndATitleListTheirNewestEntriesFirstAndForgetRemoved
   EXPECT_EQ(titled(values_3m, 10), (ids{june}));
 }
 
+TEST_F(GraphStoreTest, EntriesAreReadManyAtOnceInTheOrderAskedWithinTheirOrganisation) {
+  std::vector<std::string> ids;
+  for (std::int64_t i = 0; i < 5; ++i)
+    ids.push_back(apply_words(*store_, "acme", i, "statement " + std::to_string(i)));
+  const auto elsewhere = apply_words(*store_, "northwind", 9, "statement elsewhere");
+  // Unsorted, one missing, one of another organisation.
+  const std::vector<std::string> asked{ids[3], "acme-missing", ids[0], elsewhere, ids[4]};
+  const auto got = store_->get_entries("acme", asked);
+  ASSERT_EQ(got.size(), asked.size());
+  for (std::size_t i : {0u, 2u, 4u}) {
+    ASSERT_TRUE(got[i]) << asked[i];
+    EXPECT_EQ(*got[i], *store_->get_entry("acme", asked[i])) << asked[i];
+  }
+  EXPECT_FALSE(got[1]);
+  EXPECT_FALSE(got[3]) << "another organisation's entry";
+  EXPECT_TRUE(store_->get_entries("acme", {}).empty());
+  EXPECT_FALSE(store_->get_entries("northwind", std::vector<std::string>{ids[1]}).at(0));
+}
+
 TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
   // 2,100 entries share "renew" (a common term); a few carry rarer words.
   std::int64_t offset = 0;
@@ -403,9 +422,8 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     for (const auto& t : std::set<std::string>(query.begin(), query.end()))
       if (df.count(t))
         order.push_back(t);
-    std::sort(order.begin(), order.end(), [&](const std::string& x, const std::string& y) {
-      return df[x] != df[y] ? df[x] < df[y] : x < y;
-    });
+    std::sort(order.begin(), order.end(),
+              [&](const std::string& x, const std::string& y) { return df[x] != df[y] ? df[x] < df[y] : x < y; });
     const double docs = static_cast<double>(live.size()), avgdl = total / docs, k1 = 1.2, b = 0.75;
     std::vector<std::pair<std::string, double>> scored;
     for (const auto& [id, doc] : live) {
@@ -421,8 +439,9 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
       if (any)
         scored.emplace_back(id, score);
     }
-    std::sort(scored.begin(), scored.end(),
-              [](const auto& x, const auto& y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
+    std::sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
     if (scored.size() > limit)
       scored.resize(limit);
     return scored;
