@@ -16,7 +16,9 @@ extern char** environ;
 // jemalloc's options, read when engramd is linked with it (ENGRAM_JEMALLOC; the environment's
 // MALLOC_CONF still overrides them): a background thread gives pages freed for about a second
 // back to the system, so RSS follows what is in use (docs/operations.md "Memory").
-extern "C" const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
+extern "C" {
+const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"engramd: Engram's knowledge engine"};

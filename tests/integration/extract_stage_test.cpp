@@ -21,6 +21,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -317,6 +319,14 @@ TEST(ExtractStage, BulkMailIsClassedCountedAndSkippedByDefault) {
   // engramd runs on jemalloc (freed pages go back within a second); a sanitizer brings its own.
   EXPECT_EQ(labelled_metric(port, "engram_process_allocator{name=\"jemalloc\"}"), test::sanitized ? -1 : 1);
   EXPECT_GT(labelled_metric(port, "engram_process_heap_bytes{kind=\"in_use\"}"), test::sanitized ? -2 : 1e6);
+  // Its compiled-in options apply: the background thread that gives freed pages back runs.
+  bool returns_pages = false;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(engramd.pid()) + "/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    returns_pages |= std::getline(comm, name) && name == "jemalloc_bg_thd";
+  }
+  EXPECT_EQ(returns_pages, !test::sanitized);
   // Both messages are stored (provenance), the newsletter with no entries.
   std::int64_t entries = -1;
   for (const auto& org : stats["organizations"])
