@@ -255,11 +255,7 @@ const string_fields<source_ref> source_fields{{{"sourceType", &source_ref::sourc
                                                {"author", &source_ref::author}},
                                               {{"sentAt", &source_ref::sent_at}}};
 /// Sources as format 1 of the storage codec wrote them (before sentAt was kept).
-const string_fields<source_ref> source_fields_1{{{"sourceType", &source_ref::source_type},
-                                                 {"sourceId", &source_ref::source_id},
-                                                 {"eventId", &source_ref::event_id},
-                                                 {"author", &source_ref::author}},
-                                                {}};
+const string_fields<source_ref> source_fields_1{source_fields.always, {}};
 const string_fields<mention_ref> mention_fields{
     {{"kind", &mention_ref::kind}, {"text", &mention_ref::text}, {"value", &mention_ref::value}},
     {{"currency", &mention_ref::currency}, {"entityId", &mention_ref::entity_id}}};

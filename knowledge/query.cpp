@@ -60,7 +60,6 @@ const char* recall_stage_name(recall_stage s) noexcept {
 
 struct query_service::stage_clock {
   std::array<std::atomic<std::uint64_t>, recall_stage_count> ns{};
-  std::atomic<std::uint64_t> calls{0};
 };
 
 namespace {
@@ -95,8 +94,6 @@ std::array<double, recall_stage_count> query_service::recall_stage_seconds() con
     out[i] = 1e-9 * static_cast<double>(clock_->ns[i].load(std::memory_order_relaxed));
   return out;
 }
-
-std::uint64_t query_service::recalls() const { return clock_->calls.load(std::memory_order_relaxed); }
 
 std::optional<stored_entry> query_service::load(const std::string& org, const std::string& id) const {
   auto raw = deps_.store->get_entry(org, id);
@@ -355,7 +352,6 @@ private:
 };
 
 std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
-  clock_->calls.fetch_add(1, std::memory_order_relaxed);
   stage_laps laps(clock_->ns);
   auto people = named_people(org, r.query);
   laps.lap(recall_stage::people);

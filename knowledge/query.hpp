@@ -80,7 +80,7 @@ enum class recall_stage : std::size_t {
   passages,  // the fused passages read, parsed and folded
   present,   // the answer built
 };
-inline constexpr std::size_t recall_stage_count = 8;
+inline constexpr std::size_t recall_stage_count = static_cast<std::size_t>(recall_stage::present) + 1;
 /// The stage's name in the metric.
 [[nodiscard]] const char* recall_stage_name(recall_stage s) noexcept;
 
@@ -132,9 +132,8 @@ public:
   [[nodiscard]] std::vector<named_person> named_people(const std::string& organization_id,
                                                        std::string_view query) const;
 
-  /// Seconds spent in each recall stage since start (recall_stage order), and recalls made.
+  /// Seconds spent in each recall stage since start (recall_stage order).
   [[nodiscard]] std::array<double, recall_stage_count> recall_stage_seconds() const;
-  [[nodiscard]] std::uint64_t recalls() const;
 
 private:
   /// One recall: its scope, its ranked lists and its candidates (query.cpp).

@@ -14,7 +14,6 @@
 #include "embedding/embedder.hpp"
 #include "mcp/auth.hpp"
 #include "mcp/registry.hpp"
-#include "knowledge/query.hpp"
 #include "knowledge/read_rules.hpp"
 #include "net/http.hpp"
 #include "schemas/log_record.hpp"
@@ -27,6 +26,10 @@
 #include <memory>
 #include <string>
 #include <variant>
+
+namespace engram::knowledge {
+class query_service;
+}
 
 namespace engram::mcp {
 

@@ -3,7 +3,6 @@
 #include <malloc.h>
 
 #include <cstddef>
-#include <string>
 
 // jemalloc's control interface: present only when the process is linked with it.
 extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen)

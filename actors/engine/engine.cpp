@@ -16,6 +16,7 @@
 #include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "net/router.hpp"
+#include "knowledge/query.hpp"
 #include "mcp/mcp.hpp"
 #include "console/console.hpp"
 

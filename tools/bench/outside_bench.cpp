@@ -5,6 +5,7 @@
 #include "embedding/embedder.hpp"
 #include "knowledge/contradiction.hpp"
 #include "knowledge/dedup.hpp"
+#include "knowledge/query.hpp"
 #include "net/http.hpp"
 #include "reading/read.hpp"
 #include "schemas/inbound_message.hpp"
@@ -247,7 +248,8 @@ int outside(const outside_options& o) {
       ms.size(), c.connections(), percentile(ms, 0.5), percentile(ms, 0.99),
       server_n > 0 ? 1000 * server_s / server_n : 0.0, failed, results);
   std::string stages;
-  for (const char* stage : {"people", "words", "embed", "vectors", "graph", "entries", "passages", "present"}) {
+  for (std::size_t i = 0; i < knowledge::recall_stage_count; ++i) {
+    const char* stage = knowledge::recall_stage_name(static_cast<knowledge::recall_stage>(i));
     const double s = metric_sum(metrics, "engram_recall_stage_seconds_total{stage=\"" + std::string(stage) + "\"} ");
     char part[64];
     std::snprintf(part, sizeof part, "%s%s %.2f", stages.empty() ? "" : ", ", stage,
