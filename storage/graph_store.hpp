@@ -529,13 +529,18 @@ public:
   /// SHA-256 (hex) of the logical content: every column family in a fixed order, key and
   /// value, leaving out what depends on delivery (offsets, redelivery counts). Independent
   /// of RocksDB's physical layout and of wall-clock time.
-  [[nodiscard]] virtual std::string digest() const = 0;
+  /// With `organization`: that organisation's content only (its rows of every data family
+  /// and its own meta rows; not the reminder marks, which are per engram-reminders
+  /// partition). Equal for a store holding only that organisation's records and for one
+  /// holding others too: how the members of a cluster are compared with one replay.
+  [[nodiscard]] virtual std::string digest(std::string_view organization = {}) const = 0;
 
   /// What the digest hashes, in its order: each column family (`family` with its name),
   /// then its logical keys and values (`pair`); engramctl digest --dump shows where two
-  /// stores differ.
+  /// stores differ. With `organization`: what digest(organization) hashes.
   virtual void visit_logical(const std::function<void(std::string_view name)>& family,
-                             const std::function<void(std::string_view key, std::string_view value)>& pair) const = 0;
+                             const std::function<void(std::string_view key, std::string_view value)>& pair,
+                             std::string_view organization = {}) const = 0;
 };
 
 /// Opens (creating if needed) the store at opts.path, or says why it cannot.

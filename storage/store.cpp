@@ -92,11 +92,38 @@ std::string kv_graph_store::identity() const { return kv_->identity(); }
 std::map<std::string, std::uint64_t> kv_graph_store::engine_stats() const { return kv_->engine_stats(); }
 
 void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& family,
-                                   const std::function<void(std::string_view, std::string_view)>& pair) const {
+                                   const std::function<void(std::string_view, std::string_view)>& pair,
+                                   std::string_view organization) const {
   // A snapshot makes the view consistent even while the writer keeps applying.
   const auto snap = kv_->snapshot();
+  const std::string org = organization.empty() ? std::string() : std::string(organization) + '\0';
+  // One organisation: its range of each data family, and in meta its rows under each
+  // per-organisation tag (tag \0 org \0 ..., or "R" \0 org), the tags in key order.
+  auto visit_range = [&](std::size_t c, const std::string& prefix, bool exact_too) {
+    auto it = kv_->iterate(c, snap.get());
+    const std::string_view whole(prefix.data(), prefix.size() - 1);  // without the last '\0'
+    for (it->seek(whole); it->valid(); it->next()) {
+      auto k = it->key();
+      if (exact_too && k == whole) {
+        pair(k, it->value());
+        continue;
+      }
+      if (!k.starts_with(prefix))
+        break;
+      pair(k, it->value());
+    }
+  };
   for (std::size_t c = cf_messages; c < cf_count; ++c) {
     family(cf_names[c]);
+    if (!org.empty()) {
+      if (c != cf_meta) {
+        visit_range(c, org, false);
+        continue;
+      }
+      for (char tag : std::string_view("RSXbcfnsx"))
+        visit_range(c, std::string{tag, '\0'} + org, tag == 'R');
+      continue;
+    }
     auto it = kv_->iterate(c, snap.get());
     for (it->seek_to_first(); it->valid(); it->next()) {
       auto k = it->key();
@@ -108,7 +135,7 @@ void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& 
   }
 }
 
-std::string kv_graph_store::digest() const {
+std::string kv_graph_store::digest(std::string_view organization) const {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   auto feed = [&](std::string_view s) {
@@ -116,10 +143,13 @@ std::string kv_graph_store::digest() const {
     EVP_DigestUpdate(ctx.get(), len.data(), len.size());
     EVP_DigestUpdate(ctx.get(), s.data(), s.size());
   };
-  visit_logical(feed, [&](std::string_view k, std::string_view v) {
-    feed(k);
-    feed(v);
-  });
+  visit_logical(
+      feed,
+      [&](std::string_view k, std::string_view v) {
+        feed(k);
+        feed(v);
+      },
+      organization);
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md.data(), &len);

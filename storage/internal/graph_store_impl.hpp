@@ -136,7 +136,7 @@ public:
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::map<std::string, std::uint64_t> memory_stats() const override;
   std::optional<std::string> write_failure() const override { return kv_->write_failure(); }
-  std::string digest() const override;
+  std::string digest(std::string_view organization) const override;
   std::vector<std::string> entity_entries(const std::string& organization_id, const std::string& entity_id,
                                           std::size_t limit) const override;
   std::vector<std::pair<std::string, std::string>> names_with_prefix(const std::string& organization_id,
@@ -144,7 +144,8 @@ public:
                                                                      std::size_t limit) const override;
   std::vector<document_status> documents(const std::string& organization_id) const override;
   void visit_logical(const std::function<void(std::string_view)>& family,
-                     const std::function<void(std::string_view, std::string_view)>& pair) const override;
+                     const std::function<void(std::string_view, std::string_view)>& pair,
+                     std::string_view organization) const override;
   std::vector<std::pair<std::string, double>> search_passages(const std::string& org,
                                                               const std::vector<std::string>& terms,
                                                               std::size_t limit) const override;

@@ -96,6 +96,23 @@ TEST(Engramctl, DevbrokerProduceAndStatsWorkTogether) {
   EXPECT_EQ(keys_by_family["messages"], 5) << dump;
   EXPECT_GT(keys_by_family["entries"], 0) << dump;
 
+  // --by-organization: one sorted line per organisation; --organization gives the same digest.
+  std::string by_org;
+  ASSERT_EQ(run(engramctl() + " digest --by-organization --data-dir " + dir.sub("store"), &by_org), 0) << by_org;
+  std::istringstream org_lines(by_org);
+  std::vector<std::string> orgs;
+  for (std::string line; std::getline(org_lines, line);) {
+    auto tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    orgs.push_back(line.substr(0, tab));
+    std::string one;
+    ASSERT_EQ(run(engramctl() + " digest --organization " + orgs.back() + " --data-dir " + dir.sub("store"), &one), 0);
+    EXPECT_EQ(one, line.substr(tab + 1) + "\n") << orgs.back();
+    EXPECT_NE(one, digest) << "an organisation's digest is not the whole store's";
+  }
+  EXPECT_GE(orgs.size(), 2u) << by_org;
+  EXPECT_TRUE(std::is_sorted(orgs.begin(), orgs.end())) << by_org;
+
   // The devbroker says what it is, and it held every record of this test.
   const auto broker_log = test::tail(dir.sub("devbroker.log"));
   EXPECT_NE(broker_log.find("each partition keeps about 5 MiB and silently drops its oldest records"),

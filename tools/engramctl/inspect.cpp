@@ -7,6 +7,7 @@
 
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -32,11 +33,19 @@ std::string escaped(std::string_view bytes) {
 
 }  // namespace
 
-int digest(const std::string& dir, bool dump) {
+int digest(const std::string& dir, bool dump, const std::string& organization, bool by_organization) {
   auto store = engram::storage::open_graph_store({dir, /*read_only=*/true});
   if (!store) {
     std::cerr << "digest: " << store.error() << "\n";
     return 1;
+  }
+  if (by_organization) {
+    std::set<std::string> orgs;
+    for (const auto& s : (*store)->stats())
+      orgs.insert(s.organization_id);
+    for (const auto& org : orgs)
+      std::cout << org << '\t' << (*store)->digest(org) << "\n";
+    return 0;
   }
   if (dump) {
     // One line a key: its column family, key and value, tab-separated, in the digest's order.
@@ -44,9 +53,10 @@ int digest(const std::string& dir, bool dump) {
     (*store)->visit_logical([&](std::string_view name) { family = name; },
                             [&](std::string_view k, std::string_view v) {
                               std::cout << family << '\t' << escaped(k) << '\t' << escaped(v) << '\n';
-                            });
+                            },
+                            organization);
   }
-  std::cout << (*store)->digest() << "\n";
+  std::cout << (*store)->digest(organization) << "\n";
   return 0;
 }
 

@@ -8,8 +8,10 @@
 namespace engram::ctl {
 
 /// Prints the digest of the store at `dir` (opened read-only), after every key it hashes
-/// when `dump`. Exit 0, or 1 when the store cannot be opened.
-int digest(const std::string& dir, bool dump);
+/// when `dump`; of `organization`'s content only when given; with `by_organization`, one
+/// line per organisation ("id\tdigest", sorted by id). Exit 0, or 1 when the store cannot
+/// be opened.
+int digest(const std::string& dir, bool dump, const std::string& organization = {}, bool by_organization = false);
 
 /// Prints engramd's /v1/stats (`url`: its base URL, or the whole address), indented when it
 /// is JSON. Exit 0 on HTTP 200, else 1.

@@ -44,6 +44,8 @@ struct cli_options {
   ctl::produce_options produce;
   std::string digest_dir;
   bool digest_dump = false;
+  std::string digest_organization;
+  bool digest_by_organization = false;
   ctl::extract_options extract;
   ctl::import_options mail;
   ctl::ingest_options docs;
@@ -90,6 +92,13 @@ void add_digest_and_extract(CLI::App& app, cli_options& o, cli_commands& c) {
   c.digest->add_flag("--dump", o.digest_dump,
                      "First print what the digest hashes, one key a line (column family, key, value; tab-separated, "
                      "bytes outside printable ASCII as \\xNN): diff two dumps to see where two stores differ");
+  c.digest->add_option("--organization", o.digest_organization,
+                       "Only this organisation's content (equal on any store that applied its records, whatever "
+                       "else it holds: a cluster member's and a replay's)");
+  c.digest
+      ->add_flag("--by-organization", o.digest_by_organization,
+                 "One line per organisation the store holds, sorted: its id, a tab, its digest")
+      ->excludes(c.digest->get_option("--organization"));
 
   auto* ex = c.extract =
       app.add_subcommand("extract", "Print what extraction reads from inbound events (JSONL), one JSON line each");
@@ -271,7 +280,7 @@ int run(const cli_commands& c, cli_options& o) {
   if (*c.produce)
     return ctl::produce(o.produce);
   if (*c.digest)
-    return ctl::digest(o.digest_dir, o.digest_dump);
+    return ctl::digest(o.digest_dir, o.digest_dump, o.digest_organization, o.digest_by_organization);
   if (*c.extract)
     return ctl::extract(o.extract);
   if (*c.ingest_docs)

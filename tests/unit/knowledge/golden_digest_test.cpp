@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <tuple>
 #include <unistd.h>
 
@@ -125,7 +126,10 @@ protected:
 
   /// One record through the log's encoder and decoder, then as the consumer reads it and the
   /// store applies it.
-  actors::applied_event apply(const schemas::log_payload& payload) {
+  actors::applied_event apply(const schemas::log_payload& payload) { return apply_to(*store_, resolve_, payload); }
+
+  actors::applied_event apply_to(storage::graph_store& store, actors::resolver& resolve,
+                                 const schemas::log_payload& payload) {
     auto encoded = schemas::encode(payload);
     write_fuzz_seed(encoded);
     auto decoded = schemas::decode_record(encoded.kind, encoded.value, {});
@@ -137,7 +141,7 @@ protected:
     reading::read_unread(one, {}, /*re_extract=*/false);  // format 1: read at the consumer
     storage::apply_outcome outcome{};
     actors::applied_event answer;
-    EXPECT_EQ(actors::resolve_and_apply(*store_, &resolve_, rec, &outcome, &answer), storage::errc::ok);
+    EXPECT_EQ(actors::resolve_and_apply(store, &resolve, rec, &outcome, &answer), storage::errc::ok);
     return answer;
   }
 
@@ -155,14 +159,16 @@ protected:
     out << static_cast<char>(k) << r.value;
   }
 
-  void apply_line(const std::string& line) {
+  void apply_line(const std::string& line) { apply_line_to(*store_, resolve_, line); }
+
+  void apply_line_to(storage::graph_store& store, actors::resolver& resolve, const std::string& line) {
     schemas::inbound_message m;
     ASSERT_FALSE(schemas::decode(line, {}, m)) << line;
     if (std::get<1>(GetParam())) {  // format 2: read before the log, as the extract stage does
       auto x = reading::extract_validated(m, {});
-      apply(schemas::extracted_message{std::move(m), std::move(x), ""});
+      apply_to(store, resolve, schemas::extracted_message{std::move(m), std::move(x), ""});
     } else {
-      apply(m);
+      apply_to(store, resolve, m);
     }
   }
 
@@ -412,6 +418,45 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
   apply(v1_1);
 
   EXPECT_EQ(store_->digest(), pinned);
+}
+
+// What a cluster's members are compared by (issue 37): an organisation's digest depends on
+// its own records only. The demo stream holds two organisations; each one's digest from the
+// store that applied both equals the digest of a store that applied only its records, and
+// an organisation with nothing equals an empty store's.
+TEST_P(GoldenDigest, AnOrganisationsDigestIgnoresEveryOtherOrganisation) {
+  std::vector<std::string> lines;
+  std::ifstream demo(ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl");
+  for (std::string line; std::getline(demo, line);)
+    if (!line.empty())
+      lines.push_back(line);
+  for (const auto& line : lines)
+    apply_line(line);
+  std::set<std::string> orgs;
+  for (const auto& line : lines)
+    orgs.insert(json::parse(line)["organizationId"].get<std::string>());
+  ASSERT_EQ(orgs, (std::set<std::string>{"acme", "northwind"}));
+  auto empty = storage::make_memory_graph_store(schemas::server_tool_names());
+  for (const auto& org : orgs) {
+    std::shared_ptr<storage::graph_store> alone = storage::make_memory_graph_store(schemas::server_tool_names());
+    actors::resolver resolve;
+    resolve.dedup = std::make_unique<dedup::deduplicator>(alone, dedup::dedup_options{});
+    resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(alone);
+    ASSERT_TRUE(resolve.dedup->open(""));
+    for (const auto& line : lines)
+      if (json::parse(line)["organizationId"] == org)
+        apply_line_to(*alone, resolve, line);
+    EXPECT_EQ(store_->digest(org), alone->digest(org)) << org;
+    EXPECT_NE(store_->digest(org), empty->digest(org)) << org;
+    EXPECT_EQ(alone->digest(org), alone->digest())
+        << "a store of one organisation (no reminder marks) has no row the organisation's digest leaves out";
+    std::size_t rows = 0;
+    store_->visit_logical([](std::string_view) {}, [&](std::string_view, std::string_view) { ++rows; }, org);
+    EXPECT_GT(rows, 50u) << org;
+  }
+  EXPECT_NE(store_->digest("acme"), store_->digest("northwind"));
+  EXPECT_EQ(store_->digest("nobody"), empty->digest("nobody"));
+  EXPECT_EQ(store_->digest("acm"), empty->digest("acm")) << "a prefix of an id is another organisation";
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendsAndFormats, GoldenDigest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
