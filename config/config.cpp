@@ -22,6 +22,7 @@ void decode(const YAML::Node& root, engram_config& cfg) {
           {"http", [&](const YAML::Node& n, const std::string& k) { read_http(n, k, cfg.http); }},
           {"samples", [&](const YAML::Node& n, const std::string& k) { read_samples(n, k, cfg.samples); }},
           {"ingest", [&](const YAML::Node& n, const std::string& k) { read_ingest(n, k, cfg.ingest); }},
+          {"store", [&](const YAML::Node& n, const std::string& k) { read_store(n, k, cfg.store); }},
           {"extraction", [&](const YAML::Node& n, const std::string& k) { read_extraction(n, k, cfg.extraction); }},
           {"extractor", [&](const YAML::Node& n, const std::string& k) { read_extractor(n, k, cfg.extractor); }},
           {"embedder", [&](const YAML::Node& n, const std::string& k) { read_embedder(n, k, cfg.embedder); }},
@@ -163,6 +164,8 @@ std::optional<std::string> validate(const engram_config& cfg) {
   if (auto problem = validate(cfg.kafka))
     return problem;
   if (auto problem = validate(cfg.auth, cfg.http))
+    return problem;
+  if (auto problem = validate(cfg.store, cfg.kafka))
     return problem;
   return validate(cfg.embedder);
 }

@@ -27,6 +27,7 @@ struct engram_config {
   roles_config roles;
   kafka_config kafka;
   storage_config storage;
+  store_config store;
   http_config http;
   samples_config samples;
   ingest_config ingest;

@@ -18,6 +18,7 @@ void read_topics(const YAML::Node& n, const std::string& key, topics_config& t) 
                {"reminders", [&](auto& x, auto& k) { t.reminders = as_string(x, k); }},
                {"dead_letter", [&](auto& x, auto& k) { t.dead_letter = as_string(x, k); }},
                {"keys", [&](auto& x, auto& k) { t.keys = as_string(x, k); }},
+               {"members", [&](auto& x, auto& k) { t.members = as_string(x, k); }},
            });
 }
 
@@ -48,9 +49,9 @@ void read_kafka(const YAML::Node& n, const std::string& key, kafka_config& out) 
 }  // namespace detail
 
 std::optional<std::string> validate(const topics_config& t) {
-  std::set<std::string> names{t.inbound, t.log, t.reminders, t.dead_letter, t.keys};
-  if (names.size() != 5)
-    return "config key 'kafka.topics': the five topics must have distinct names";
+  std::set<std::string> names{t.inbound, t.log, t.reminders, t.dead_letter, t.keys, t.members};
+  if (names.size() != 6)
+    return "config key 'kafka.topics': the six topics must have distinct names";
   return std::nullopt;
 }
 

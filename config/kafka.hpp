@@ -22,6 +22,9 @@ struct topics_config {
   /// The data keys of sealed engram-log records (crypto-shredding, docs/forgetting.md): a
   /// compacted topic (cleanup.policy=compact). Default: "engram-keys".
   std::string keys = "engram-keys";
+  /// Each clustered store member's address and partitions (store.cluster): a compacted
+  /// topic keyed by member name. Default: "engram-members".
+  std::string members = "engram-members";
 };
 
 struct kafka_config {
@@ -46,7 +49,7 @@ struct kafka_config {
   [[nodiscard]] bool embedded() const { return brokers == "embedded"; }
 };
 
-/// The five topics have distinct names; or the problem.
+/// The six topics have distinct names; or the problem.
 [[nodiscard]] std::optional<std::string> validate(const topics_config& topics);
 /// The topics, then a group id that is not empty; or the first problem.
 [[nodiscard]] std::optional<std::string> validate(const kafka_config& kafka);

@@ -1,6 +1,7 @@
 #include "config/pipeline.hpp"
 
 #include "config/internal/yaml_read.hpp"
+#include "config/kafka.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -65,6 +66,28 @@ void read_storage(const YAML::Node& n, const std::string& key, storage_config& o
              [&](auto& v, auto& k) { out.memory_mb = static_cast<std::uint32_t>(as_uint(v, k, 8, 1u << 20)); }}});
 }
 
+void read_store(const YAML::Node& n, const std::string& key, store_config& out) {
+  each_key(
+      n, key,
+      {
+          {"cluster", [&](auto& v, auto& k) { out.cluster = as_bool(v, k); }},
+          {"advertised_url", [&](auto& v, auto& k) { out.advertised_url = as_string(v, k); }},
+          {"member_name", [&](auto& v, auto& k) { out.member_name = as_string(v, k); }},
+          {"heartbeat_ms",
+           [&](auto& v, auto& k) { out.heartbeat_ms = static_cast<std::uint32_t>(as_uint(v, k, 100, 600000)); }},
+          {"forward_timeout_ms",
+           [&](auto& v, auto& k) { out.forward_timeout_ms = static_cast<std::uint32_t>(as_uint(v, k, 100, 600000)); }},
+          {"standby_replicas",
+           [&](auto& v, auto& k) {
+             out.standby_replicas = static_cast<std::uint32_t>(as_uint(v, k, 0, 16));
+             if (out.standby_replicas > 0)
+               reject(k,
+                      "standbys are not built yet: a member takes over a partition by restoring it from "
+                      "engram-log (docs/scaling-out.md); only 0");
+           }},
+      });
+}
+
 void read_ingest(const YAML::Node& n, const std::string& key, ingest_config& out) {
   each_key(
       n, key,
@@ -80,6 +103,18 @@ void read_ingest(const YAML::Node& n, const std::string& key, ingest_config& out
 }
 
 }  // namespace detail
+
+std::optional<std::string> validate(const store_config& store, const kafka_config& kafka) {
+  if (!store.cluster)
+    return std::nullopt;
+  if (kafka.embedded())
+    return "config key 'store.cluster': needs a Kafka broker the members share (kafka.brokers is 'embedded': each "
+           "process would start its own)";
+  if (store.advertised_url.rfind("http://", 0) != 0 || store.advertised_url.size() <= 7)
+    return "config key 'store.advertised_url': required with store.cluster, as http://host:port (the address "
+           "other members forward requests to)";
+  return std::nullopt;
+}
 
 bool ingest_config::accepts_gap(const std::string& topic, std::int32_t partition) const {
   const auto wanted = topic + ":" + std::to_string(partition);

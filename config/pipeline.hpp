@@ -2,7 +2,10 @@
 // What this engramd process does (roles), where its store lives (storage) and how it takes
 // inbound events in (ingest): the roles, storage and ingest sections of engram.yaml.
 
+#include "config/kafka.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,32 @@ struct storage_config {
   std::uint32_t memory_mb = 32;
 };
 
+/// Several store engramd sharing the organisations (docs/scaling-out.md): the `store`
+/// section of engram.yaml.
+struct store_config {
+  /// True: this member owns only the engram-log partitions the consumer group assigns it
+  /// (the organisations keyed to them), answers "retry after N s" for an organisation whose
+  /// partition it is still restoring, and forwards requests for organisations another
+  /// member owns. Needs a real broker address (several processes share one group). Default:
+  /// false (one store holds every organisation).
+  bool cluster = false;
+  /// The base URL other members forward requests to ("http://host:port"); required when
+  /// clustered. Default: none.
+  std::string advertised_url;
+  /// This member's key on the members topic (kafka.topics.members). Default: the
+  /// advertised URL.
+  std::string member_name;
+  /// How often a member republishes its record on the members topic; a record older than
+  /// three of these is a member gone. Default: 2,000 ms.
+  std::uint32_t heartbeat_ms = 2000;
+  /// How long a forwarded request may take before the caller gets "retry". Default: 30,000 ms.
+  std::uint32_t forward_timeout_ms = 30000;
+  /// Warm standbys per partition. Only 0: standbys are not built yet (docs/scaling-out.md).
+  std::uint32_t standby_replicas = 0;
+  /// The member's name: member_name, else advertised_url.
+  [[nodiscard]] std::string name() const { return member_name.empty() ? advertised_url : member_name; }
+};
+
 struct ingest_config {
   /// Larger inbound events go to the dead-letter topic. Default: 1 MiB.
   std::uint64_t max_event_bytes = 1048576;
@@ -48,5 +77,8 @@ struct ingest_config {
   /// True when `accept_gaps` names this partition of `topic`.
   [[nodiscard]] bool accepts_gap(const std::string& topic, std::int32_t partition) const;
 };
+
+/// With store.cluster: a shared broker and an advertised http:// URL; or the problem.
+[[nodiscard]] std::optional<std::string> validate(const store_config& store, const kafka_config& kafka);
 
 }  // namespace engram::config

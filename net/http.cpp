@@ -591,6 +591,7 @@ client_result fetch(const std::string& method, const std::string& url, const std
         out.body = std::move(res.body());
         out.content_type = std::string(res[bhttp::field::content_type]);
         out.server_timing = std::string(res["Server-Timing"]);
+        out.retry_after = std::string(res[bhttp::field::retry_after]);
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);  // best effort
       });

@@ -88,6 +88,8 @@ struct client_result {
   std::string content_type;
   /// The answer's Server-Timing header: engramd gives its own time, "app;dur=<ms>".
   std::string server_timing;
+  /// The answer's Retry-After header ("" when absent).
+  std::string retry_after;
   std::string error;
 };
 
@@ -113,7 +115,9 @@ private:
   std::unique_ptr<state> st_;
 };
 
-/// A blocking HTTP/1.1 request to "http://host:port/path" (tools and tests).
+/// A blocking HTTP/1.1 request to "http://host:port/path" (tools, tests, and a clustered
+/// member forwarding a request to the owner of its organisation): one connection, sent once
+/// (never resent: a lost answer is an error, never a second save).
 [[nodiscard]] client_result fetch(const std::string& method, const std::string& url, const std::string& body = {},
                                   const std::map<std::string, std::string>& headers = {},
                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));

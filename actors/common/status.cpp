@@ -7,6 +7,8 @@ namespace engram::actors {
 void ingest_status::assigned(const std::map<std::int32_t, assignment>& partitions) {
   std::lock_guard lock(mutex_);
   for (const auto& [partition, a] : partitions) {
+    if (clustered_)
+      targets_[partition] = a.high_watermark;
     auto target = targets_.try_emplace(partition, a.high_watermark).first->second;
     partitions_[partition] = partition_status{a.start, a.high_watermark, target};
   }
@@ -62,7 +64,29 @@ bool ingest_status::ready() {
   for (const auto& [_, p] : partitions_)
     if (p.catch_up_target < 0 || p.next_offset < p.catch_up_target)
       return false;
+  if (clustered_)
+    return true;  // not latched: the next assignment may bring a partition to restore
   return ready_ = true;
+}
+
+std::pair<partition_state, partition_status> ingest_status::state(std::int32_t partition) {
+  std::lock_guard lock(mutex_);
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end())
+    return {partition_state::not_owned, {}};
+  const auto& p = it->second;
+  const bool caught_up = p.catch_up_target >= 0 && p.next_offset >= p.catch_up_target;
+  return {caught_up ? partition_state::ready : partition_state::restoring, p};
+}
+
+bool ingest_status::joined() {
+  std::lock_guard lock(mutex_);
+  return joined_;
+}
+
+void ingest_status::joined_group() {
+  std::lock_guard lock(mutex_);
+  joined_ = true;
 }
 
 std::string ingest_status::not_ready_reason() {

@@ -34,8 +34,26 @@ struct assignment {
   std::int64_t high_watermark = 0;
 };
 
+/// Where one engram-log partition stands for this process.
+enum class partition_state {
+  /// Not assigned to this process (another member owns it, or a rebalance is under way).
+  not_owned,
+  /// Assigned, still applying up to its catch-up target: its organisations are not answered.
+  restoring,
+  /// Assigned and caught up.
+  ready,
+};
+
 class ingest_status {
 public:
+  /// `clustered` (store.cluster): every assignment takes a fresh catch-up target (a
+  /// partition that comes back is restoring until it reaches the high-water mark of that
+  /// moment) and ready() does not latch: readiness is per partition (state()).
+  explicit ingest_status(bool clustered = false) : clustered_(clustered) {}
+  void set_clustered(bool clustered) {
+    std::lock_guard lock(mutex_);
+    clustered_ = clustered;
+  }
   /// Records a whole assignment at once (so ready() never sees part of it: a partition
   /// already caught up must not make the engine ready while the others are still being
   /// added). A partition's catch-up target is only taken the first time it is seen.
@@ -50,6 +68,12 @@ public:
   /// Why not ready, for /readyz.
   [[nodiscard]] std::string not_ready_reason();
   [[nodiscard]] std::map<std::int32_t, partition_status> partitions();
+  /// Where `partition` stands, with its status when assigned.
+  [[nodiscard]] std::pair<partition_state, partition_status> state(std::int32_t partition);
+  /// True once the group gave this process an assignment (even an empty one).
+  [[nodiscard]] bool joined();
+  /// An assignment callback ran (with or without partitions).
+  void joined_group();
 
 private:
   std::mutex mutex_;
@@ -57,6 +81,8 @@ private:
   std::map<std::int32_t, std::int64_t> targets_;
   bool assigned_ = false;
   bool ready_ = false;
+  bool joined_ = false;
+  bool clustered_ = false;
 };
 
 /// Records deleted from a partition of a topic before this process read them: offsets

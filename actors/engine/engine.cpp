@@ -2,7 +2,9 @@
 #include "schemas/tools.hpp"
 #include "config/log.hpp"
 
+#include "actors/engine/cluster.hpp"
 #include "actors/ingest/key_ring.hpp"
+#include "actors/ingest/members.hpp"
 #include "actors/ingest/log_source.hpp"
 #include "actors/store/store_writer.hpp"
 #include "reading/read.hpp"
@@ -31,6 +33,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <shared_mutex>
 
 namespace engram::engine {
 namespace {
@@ -128,7 +131,18 @@ struct engine::impl {
   std::shared_ptr<const actors::clock> clock;
   std::unique_ptr<actors::timers> timers;
   actors::timers::append_fn append;
+  /// store.cluster: this member's front door (null when not clustered).
+  std::unique_ptr<cluster> members;
+  /// Held shared by the timers while they act for an owned organisation; taken exclusively
+  /// when partitions are revoked (ingest::ownership_hooks).
+  std::shared_mutex ownership;
   bool stopped = false;
+
+  /// store.cluster: engram-log's partition count, the members topic, the front door.
+  engram::result<void> join_cluster(const config::engram_config& cfg);
+  /// True when this process acts for `org` now: not clustered, or its partition is owned
+  /// and caught up here.
+  [[nodiscard]] bool owns(const std::string& org);
 
   /// How this engramd reads messages: the extract stage, and the consumer for records that
   /// carry no reading.
@@ -180,6 +194,13 @@ std::pair<bool, std::string> engine::impl::readiness() {
                 g.topic + ":" + std::to_string(g.partition) + ")";
     return {false, reason};
   }
+  if (store && members) {
+    // A member taking over partitions stays in the load balancer: it answers "retry" for
+    // what it restores and forwards the rest.
+    if (status.joined())
+      return {true, {}};
+    return {false, "waiting to join the consumer group of engram-log"};
+  }
   if (store) {
     if (status.ready())
       return {true, {}};
@@ -188,6 +209,38 @@ std::pair<bool, std::string> engine::impl::readiness() {
   if (sequencer && sequencer->running())
     return {true, {}};
   return {false, "the extract stage is not running"};
+}
+
+engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg) {
+  auto& log = logging::get(logging::module::engine);
+  const auto& topic = cfg.kafka.topics.log;
+  auto ranges = ingest::partition_ranges(brokers, {topic});
+  if (!ranges || ranges->empty())
+    return engram::fail("store.cluster: cannot learn " + topic + "'s partitions (create it with its final " +
+                        "partition count before the members start: an organisation's partition depends on it)" +
+                        (ranges ? std::string() : ": " + ranges.error()));
+  cluster_options o;
+  o.name = cfg.store.name();
+  o.url = cfg.store.advertised_url;
+  o.partitions = static_cast<std::int32_t>(ranges->size());
+  o.forward_timeout = std::chrono::milliseconds(cfg.store.forward_timeout_ms);
+  status.set_clustered(true);
+  members = std::make_unique<cluster>(o, status);
+  auto topic_open = ingest::members_topic::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.members,
+                                                std::chrono::milliseconds(cfg.store.heartbeat_ms),
+                                                [gate = members.get()] { return gate->self(); });
+  if (!topic_open)
+    return engram::fail(topic_open.error());
+  members->attach(std::move(*topic_open));
+  log.info("clustered store member '{}' at {}: {} has {} partitions; members on {}", o.name, o.url, topic, o.partitions,
+           cfg.kafka.topics.members);
+  return {};
+}
+
+bool engine::impl::owns(const std::string& org) {
+  if (!members)
+    return true;
+  return status.state(members->partition_of(org)).first == actors::partition_state::ready;
 }
 
 ingest::gap_handling engine::impl::gap_handling(bool accept_partial) {
@@ -204,13 +257,27 @@ http::router engine::impl::routes() {
   auto json_reply = [](const http::responder& respond, int status, const json& body) {
     respond(http::response{status, "application/json", body.dump(), {}});
   };
-  http::router r;
-  if (store)  // the store role serves MCP; a process with the extract role alone does not
-    r.add("/mcp", {}, [this, json_reply](const http::request& req, http::responder respond) {
+  // store.cluster: a request for an organisation goes through the member's front door
+  // (served here, answered "retry", or forwarded to its owner); the token says which.
+  auto gated = [this, json_reply](bool is_mcp, http::handler serve) -> http::handler {
+    if (!members)
+      return serve;
+    return [this, json_reply, is_mcp, serve = std::move(serve)](const http::request& req, http::responder respond) {
       if (!mcp)
         return json_reply(respond, 503, {{"error", "MCP is not ready"}});
-      mcp->handle(req, std::move(respond));
-    });
+      auto who = mcp->who(req);
+      if (auto* refused = std::get_if<http::response>(&who))
+        return respond(std::move(*refused));
+      members->route(std::get<mcp::grant>(who).organization_id, req, respond, serve, is_mcp);
+    };
+  };
+  http::router r;
+  if (store)  // the store role serves MCP; a process with the extract role alone does not
+    r.add("/mcp", {}, gated(true, [this, json_reply](const http::request& req, http::responder respond) {
+            if (!mcp)
+              return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+            mcp->handle(req, std::move(respond));
+          }));
   r.add("/healthz", get, [json_reply](const http::request&, http::responder respond) {
     json_reply(respond, 200, {{"status", "ok"}});
   });
@@ -252,19 +319,34 @@ http::router engine::impl::routes() {
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   });
   if (store)
-    r.add("/v1/kg/bundles", get, [this, json_reply](const http::request& req, http::responder respond) {
-      if (!mcp)
-        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
-      mcp->handle_bundles(req, std::move(respond));
-    });
+    r.add("/v1/kg/bundles", get, gated(false, [this, json_reply](const http::request& req, http::responder respond) {
+            if (!mcp)
+              return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+            mcp->handle_bundles(req, std::move(respond));
+          }));
   if (store) {
-    r.add("/v1/stats", get, [this, json_reply](const http::request& req, http::responder respond) {
+    r.add("/v1/stats", get, gated(false, [this, json_reply](const http::request& req, http::responder respond) {
+            if (!mcp)
+              return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+            auto who = mcp->who(req);
+            if (auto* refused = std::get_if<http::response>(&who))
+              return respond(std::move(*refused));
+            respond(http::response{200, "application/json", stats(std::get<mcp::grant>(who)), {}});
+          }));
+    // Who owns which engram-log partition, as this member sees it (docs/scaling-out.md).
+    r.add("/v1/cluster", get, [this, json_reply](const http::request& req, http::responder respond) {
       if (!mcp)
         return json_reply(respond, 503, {{"error", "MCP is not ready"}});
       auto who = mcp->who(req);
       if (auto* refused = std::get_if<http::response>(&who))
         return respond(std::move(*refused));
-      respond(http::response{200, "application/json", stats(std::get<mcp::grant>(who)), {}});
+      if (!std::get<mcp::grant>(who).allows("admin"))
+        return json_reply(respond, 403, {{"error", "GET /v1/cluster needs a token with the admin scope"}});
+      if (!members)
+        return json_reply(respond, 200, {{"clustered", false}});
+      auto view = members->view();
+      view["clustered"] = true;
+      json_reply(respond, 200, view);
     });
     // The web console (docs/console.md): its files, compiled in; it calls /v1/ with the token pasted.
     r.add("/ui", get, [](const http::request&, http::responder respond) {
@@ -288,11 +370,11 @@ http::router engine::impl::routes() {
         return respond(http::response{304, std::string(a->content_type()), "", std::move(headers)});
       respond(http::response{200, std::string(a->content_type()), std::string(a->content()), std::move(headers)});
     });
-    r.add("/v1/*", {}, [this, json_reply](const http::request& req, http::responder respond) {
-      if (!mcp)
-        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
-      mcp->handle_api(req, std::move(respond));
-    });
+    r.add("/v1/*", {}, gated(false, [this, json_reply](const http::request& req, http::responder respond) {
+            if (!mcp)
+              return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+            mcp->handle_api(req, std::move(respond));
+          }));
   }
   return r;
 }
@@ -566,14 +648,24 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
       return e;
   }
 
+  if (store_role && cfg.store.cluster)
+    if (auto joined = m.join_cluster(cfg); !joined) {
+      e->stop();
+      return engram::fail(joined.error());
+    }
   if (auto listening = m.start_http(cfg); !listening) {
     e->stop();
     return engram::fail(listening.error());
   }
 
   if (store_role) {
+    ingest::ownership_hooks hooks;
+    if (m.members) {
+      hooks.changed = [gate = m.members.get()] { gate->publish(); };
+      hooks.guard = &m.ownership;
+    }
     auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
-                                                m.gap_handling(false), m.reader(cfg), false, m.keys);
+                                                m.gap_handling(false), m.reader(cfg), false, m.keys, std::move(hooks));
     if (!consumer) {
       e->stop();
       return engram::fail(consumer.error());
@@ -667,8 +759,20 @@ engram::result<void> engine::start_timers(impl& m, const config::engram_config& 
     to.reminder_lead_ms = static_cast<std::int64_t>(cfg.reminders.lead_ms);
     to.reminder_batch = cfg.reminders.batch;
     to.retention = cfg.retention;
+    if (m.members) {
+      to.owns = [raw = &m](const std::string& org) { return raw->owns(org); };
+      to.ownership = [raw = &m] {
+        auto self = raw->members->self();
+        std::string ready;
+        for (auto p : self.ready)
+          ready += std::to_string(p) + ",";
+        return ready;
+      };
+      to.guard = &m.ownership;
+    }
     m.timers = std::make_unique<actors::timers>(
-        to, m.store, m.clock, &m.notifier, m.append, [raw = &m] { return raw->status.ready(); }, std::move(*channel));
+        to, m.store, m.clock, &m.notifier, m.append,
+        [raw = &m] { return raw->members ? raw->status.joined() : raw->status.ready(); }, std::move(*channel));
     if (opts.timers_thread)
       m.timers->start();
   }
@@ -694,9 +798,12 @@ void engine::stop() {
     m.sequencer->stop();
   if (m.consumer)
     m.consumer->stop();  // waits until the batches in flight are durable
+  if (m.members)
+    m.members->stop();  // a tombstone: the others stop forwarding here
   if (m.http)
     m.http->stop();
-  m.mcp.reset();  // waits for saves still waiting for the store
+  m.members.reset();  // waits for forwarded requests
+  m.mcp.reset();      // waits for saves still waiting for the store
   m.timers.reset();
   m.log_producer.reset();
   // Every handle to an actor must be gone before the actor system joins its detached

@@ -42,6 +42,10 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   bool re_extract = false;
   /// The data keys of sealed records.
   std::shared_ptr<key_ring> keys;
+  ownership_hooks hooks;
+  /// The partitions assigned now (the rebalance callback keeps it, on this thread): a batch
+  /// fetched before a revocation drops the records of partitions no longer assigned.
+  std::set<std::int32_t> owned;
 
   /// Set when the store's disk is full: nothing more is applied (the store refuses every
   /// write from the failed one on), the partitions are paused, engramd stays up for reads
@@ -113,10 +117,16 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     drain();  // nothing of the old assignment may still be on its way
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       status->revoked_all();
+      owned.clear();
+      if (hooks.guard) {  // whatever acts for an owned organisation finishes first
+        std::unique_lock finished(*hooks.guard);
+      }
       stopped.clear();
       gaps.registry->forget(topic);  // the next owner of those partitions meets them
       c->unassign();
       logger().info("{} partitions revoked", topic);
+      if (hooks.changed)
+        hooks.changed();
       return;
     }
     std::string cluster = c->clusterid(5000);
@@ -165,9 +175,19 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       assigned[tp->partition()] = {std::max<std::int64_t>(start, 0), hi};
     }
     status->assigned(assigned);
+    status->joined_group();
+    owned.clear();
+    for (const auto& [p, _] : assigned)
+      owned.insert(p);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
       logger().error("assign failed: {}", RdKafka::err2str(e));
     stop_at_gaps(*c, paused);
+    std::string list;
+    for (auto p : owned)
+      list += (list.empty() ? "" : ",") + std::to_string(p);
+    logger().info("{} partitions assigned: [{}]", topic, list);
+    if (hooks.changed)
+      hooks.changed();
   }
 
   /// Pauses partitions stopped at an open gap (an assignment resumes every partition).
@@ -240,13 +260,14 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
     const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
     actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-    reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys) {
+    reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys, ownership_hooks hooks) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
   m.cfg = cfg;
   m.reader = std::move(reader);
   m.keys = std::move(keys);
+  m.hooks = std::move(hooks);
   m.re_extract = re_extract;
   m.brokers = brokers;
   m.store = std::move(store);
@@ -291,6 +312,9 @@ void log_consumer::run() {
     std::vector<std::pair<std::int32_t, std::int64_t>> resets;
     auto msgs =
         detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100), "ingest", &resets);
+    // A rebalance may have run inside consume_batch: what was fetched for a partition no
+    // longer assigned is not applied (its next owner reads it from its own stored offset).
+    std::erase_if(msgs, [&](const auto& msg) { return !m.owned.count(msg->partition()); });
     // The high-water marks librdkafka learnt with its last fetch (no broker round trip).
     for (const auto& [p, s] : m.status->partitions()) {
       std::int64_t lo = 0, hi = -1;

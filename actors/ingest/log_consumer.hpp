@@ -15,11 +15,26 @@
 #include "storage/graph_store.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
 namespace engram::ingest {
+
+/// What a clustered store member (store.cluster) is told of its assignment, on the consumer
+/// thread inside the rebalance callback.
+struct ownership_hooks {
+  /// After partitions were revoked (status already says so) and after new ones were
+  /// assigned: publish the assignment (members topic).
+  std::function<void()> changed;
+  /// Taken exclusively on revocation, after the status says the partitions are gone and
+  /// before the group may give them to another member: whoever acts for an owned
+  /// organisation outside the log (the timers sending a reminder and appending its record)
+  /// holds it shared, so nothing is sent for a partition another member already owns.
+  std::shared_mutex* guard = nullptr;
+};
 
 class log_consumer {
 public:
@@ -34,7 +49,8 @@ public:
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
       const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
       actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-      reading::reader_context reader, bool re_extract = false, std::shared_ptr<key_ring> keys = nullptr);
+      reading::reader_context reader, bool re_extract = false, std::shared_ptr<key_ring> keys = nullptr,
+      ownership_hooks hooks = {});
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

@@ -132,22 +132,63 @@ void timers::stop() {
 }
 
 engram::result<applied_event> timers::apply(const schemas::knowledge_command& c) {
-  const auto& org = c.organization_id;
-  const auto& event_id = c.event_id;
-  auto applied = notifier_->expect(org, event_id);
+  auto appended = append(c);
+  if (!appended)
+    return engram::fail(appended.error());
+  return wait(c, std::move(*appended));
+}
+
+engram::result<std::future<applied_event>> timers::append(const schemas::knowledge_command& c) {
+  auto applied = notifier_->expect(c.organization_id, c.event_id);
   if (auto appended = append_(schemas::encode(c)); !appended) {
-    notifier_->forget(org, event_id);
+    notifier_->forget(c.organization_id, c.event_id);
     return engram::fail(appended.error());
   }
+  return applied;
+}
+
+engram::result<applied_event> timers::wait(const schemas::knowledge_command& c, std::future<applied_event> applied) {
   if (applied.wait_for(opts_.apply_timeout) != std::future_status::ready) {
-    notifier_->forget(org, event_id);
-    return engram::fail("command " + event_id + " not applied within " + std::to_string(opts_.apply_timeout.count()) +
+    notifier_->forget(c.organization_id, c.event_id);
+    return engram::fail("command " + c.event_id + " not applied within " + std::to_string(opts_.apply_timeout.count()) +
                         " ms");
   }
   auto what = applied.get();
   if (what.error != storage::errc::ok)
-    return engram::fail("the store failed to apply " + event_id);
+    return engram::fail("the store failed to apply " + c.event_id);
   return what;
+}
+
+engram::result<std::size_t> timers::recover(const std::map<std::int32_t, std::int64_t>& marks) {
+  auto found = reminders_->sent_since(marks);
+  if (!found)
+    return engram::fail("reminder recovery: " + found.error());
+  std::size_t recorded = 0;
+  for (const auto& s : *found) {
+    auto j = json::parse(s.value, nullptr, false);
+    // Any record on the topic is read defensively: one without a string entryId is not ours.
+    if (!j.is_object() || !j.contains("entryId") || !j["entryId"].is_string() || s.reminder_id.empty())
+      continue;
+    const auto entry = j["entryId"].get<std::string>();
+    if (opts_.owns) {
+      // Clustered: the whole topic is read; only what this member acts for and has not
+      // recorded yet (the entry says which reminder it got) is recorded.
+      if (!opts_.owns(s.organization_id))
+        continue;
+      auto raw = store_->get_entry(s.organization_id, entry);
+      knowledge::stored_entry doc;
+      if (!raw || knowledge::decode(*raw, doc) || !doc.reminder_id.empty())
+        continue;
+    }
+    auto done =
+        apply(reminder_sent_command(s.organization_id, entry, s.reminder_id, s.partition, s.offset, clock_->now_ms()));
+    if (!done)
+      return engram::fail("reminder recovery: " + done.error());
+    ++recorded;
+  }
+  if (recorded)
+    logger().info("{} reminders found on engram-reminders and not recorded: recorded them", recorded);
+  return recorded;
 }
 
 timers_round timers::tick() {
@@ -168,32 +209,34 @@ timers_round timers::round() {
                            std::int32_t partition, std::int64_t offset) {
     return apply(reminder_sent_command(org, entry, reminder, partition, offset, clock_->now_ms()));
   };
-  // (1) Sent before a crash, not recorded: record, never send again.
-  if (reminders_ && !recovered_) {
-    auto found = reminders_->sent_since(store_->reminder_marks());
-    if (!found) {
-      r.problem = "reminder recovery: " + found.error();
-      return r;
-    }
-    if (!found->empty())
-      logger().info("{} reminders found on engram-reminders past the recorded offsets: recording them", found->size());
-    for (const auto& s : *found) {
-      auto j = json::parse(s.value, nullptr, false);
-      // Any record on the topic is read defensively: one without a string entryId is not ours.
-      if (!j.is_object() || !j.contains("entryId") || !j["entryId"].is_string() || s.reminder_id.empty())
-        continue;
-      auto recorded =
-          reminder_sent(s.organization_id, j["entryId"].get<std::string>(), s.reminder_id, s.partition, s.offset);
-      if (!recorded) {
-        r.problem = "reminder recovery: " + recorded.error();
+  // (1) Sent before a crash, not recorded: record, never send again. Clustered, the marks
+  // (a maximum over every organisation of a reminders partition) say nothing of another
+  // member's organisations: the whole topic is read again whenever the ownership changes.
+  if (reminders_ && opts_.ownership) {
+    auto now_owned = opts_.ownership();
+    if (now_owned != recovered_for_ || !recovered_) {
+      auto found = recover({});
+      if (!found) {
+        r.problem = found.error();
         return r;
       }
-      ++r.recovered;
+      r.recovered += *found;
+      recovered_for_ = std::move(now_owned);
+      recovered_ = true;
     }
+  } else if (reminders_ && !recovered_) {
+    auto found = recover(store_->reminder_marks());
+    if (!found) {
+      r.problem = found.error();
+      return r;
+    }
+    r.recovered += *found;
     recovered_ = true;
   }
   // (2) Expiry, in small commands: ingestion's records interleave with them.
   for (const auto& org : store_->stats()) {
+    if (opts_.owns && !opts_.owns(org.organization_id))
+      continue;
     for (int n = 0; !halting_ && store_->has_expired(org.organization_id, now, opts_.branch_ttl_ms); ++n) {
       auto what = apply(expire_command(org.organization_id, now, n, opts_));
       if (!what) {
@@ -214,6 +257,8 @@ timers_round timers::round() {
   // today (UTC) less its days, in small commands.
   for (const auto& org : store_->stats()) {
     const auto& id = org.organization_id;
+    if (opts_.owns && !opts_.owns(id))
+      continue;
     const auto days = opts_.retention.days_for(id);
     if (days == 0)
       continue;
@@ -253,13 +298,35 @@ timers_round timers::round() {
       continue;  // superseded, or expired (the next sweep removes it)
     const auto reminder = reminder_id_of(due.entry_id);
     json value = reminder_value(due, doc, reminder, opts_.reminder_lead_ms);
-    auto sent = reminders_->send(due.organization_id, reminder, value.dump());
-    if (!sent) {
-      r.problem = "reminder: " + sent.error();
-      return r;
+    const auto command_of = [&](const ingest::reminder_channel::position& at) {
+      return reminder_sent_command(due.organization_id, due.entry_id, reminder, at.partition, at.offset,
+                                   clock_->now_ms());
+    };
+    schemas::knowledge_command command;
+    std::future<applied_event> applied;
+    {
+      // Clustered: owned from the check until the record is on the log (a revocation waits
+      // for this; the next owner's catch-up then includes the record).
+      std::shared_lock<std::shared_mutex> held;
+      if (opts_.guard)
+        held = std::shared_lock(*opts_.guard);
+      if (opts_.owns && !opts_.owns(due.organization_id))
+        continue;
+      auto sent = reminders_->send(due.organization_id, reminder, value.dump());
+      if (!sent) {
+        r.problem = "reminder: " + sent.error();
+        return r;
+      }
+      command = command_of(*sent);
+      auto appended = append(command);
+      if (!appended) {
+        r.problem = "reminder sent but not yet recorded (recorded at the next start): " + appended.error();
+        recovered_ = false;  // look for it on the topic next round
+        return r;
+      }
+      applied = std::move(*appended);
     }
-    if (auto recorded = reminder_sent(due.organization_id, due.entry_id, reminder, sent->partition, sent->offset);
-        !recorded) {
+    if (auto recorded = wait(command, std::move(applied)); !recorded) {
       r.problem = "reminder sent but not yet recorded (recorded at the next start): " + recorded.error();
       recovered_ = false;  // look for it on the topic next round
       return r;

@@ -26,9 +26,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -47,6 +49,16 @@ struct timers_options {
   std::chrono::milliseconds apply_timeout{10000};
   /// Where each round's actions are counted (engram_timer_actions_total); null: nowhere.
   metrics* counters = nullptr;
+  /// store.cluster: whether this member acts for an organisation now (its partition owned
+  /// and caught up here); null: every organisation (one store holds them all).
+  std::function<bool(const std::string& organization)> owns;
+  /// store.cluster: the partitions owned and caught up, as text; when it changes, reminders
+  /// are recovered again, from the start of engram-reminders, for the organisations owned
+  /// (a member that died may have sent one and not recorded it).
+  std::function<std::string()> ownership;
+  /// store.cluster: held shared from the check that an organisation is owned until its
+  /// reminder is sent and its record appended (ingest::ownership_hooks::guard).
+  std::shared_mutex* guard = nullptr;
 };
 
 struct timers_round {
@@ -86,6 +98,13 @@ private:
   /// Appends `c` to engram-log and waits until the store applied it: what the store said,
   /// or an error (not appended, not applied in time, or the store failed to apply it).
   [[nodiscard]] engram::result<applied_event> apply(const schemas::knowledge_command& c);
+  /// apply() in two steps: append (a future of the store's answer), then wait for it.
+  [[nodiscard]] engram::result<std::future<applied_event>> append(const schemas::knowledge_command& c);
+  [[nodiscard]] engram::result<applied_event> wait(const schemas::knowledge_command& c,
+                                                   std::future<applied_event> applied);
+  /// Records the reminders found on engram-reminders (past `marks`) not recorded yet, of
+  /// the organisations this process acts for; how many, or why it stopped.
+  [[nodiscard]] engram::result<std::size_t> recover(const std::map<std::int32_t, std::int64_t>& marks);
 
   timers_options opts_;
   std::shared_ptr<const storage::graph_store> store_;
@@ -95,6 +114,8 @@ private:
   std::function<bool()> caught_up_;
   std::unique_ptr<ingest::reminder_channel> reminders_;
   bool recovered_ = false;
+  /// store.cluster: the ownership (opts.ownership) reminders were last recovered for.
+  std::string recovered_for_;
   /// Organisation -> the last cutoff found with nothing left before it (no scan again today).
   std::map<std::string, std::int64_t> retained_until_;
   std::mutex round_mutex_;

@@ -55,6 +55,7 @@ void read_kafka(const YAML::Node& n, const std::string& key, kafka_config& out);
 void read_roles(const YAML::Node& n, const std::string& key, roles_config& out);
 void read_storage(const YAML::Node& n, const std::string& key, storage_config& out);
 void read_ingest(const YAML::Node& n, const std::string& key, ingest_config& out);
+void read_store(const YAML::Node& n, const std::string& key, store_config& out);
 // reading.cpp
 void read_extraction(const YAML::Node& n, const std::string& key, extraction_config& out);
 void read_extractor(const YAML::Node& n, const std::string& key, extractor_config& out);

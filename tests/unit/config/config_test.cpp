@@ -115,6 +115,27 @@ TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   EXPECT_NE(error_of(r).find("'embedder.kind'"), std::string::npos) << error_of(r);
 }
 
+TEST_F(ConfigTest, AClusteredStoreNeedsASharedBrokerAndAnAddress) {
+  auto r = load(write(""), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_FALSE(r->store.cluster);
+  EXPECT_EQ(r->kafka.topics.members, "engram-members");
+  r = load(write("store:\n  cluster: true\n  advertised_url: http://10.0.0.1:8700\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("'store.cluster'"), std::string::npos) << error_of(r);
+  EXPECT_NE(error_of(r).find("embedded"), std::string::npos) << error_of(r);
+  r = load(write("kafka:\n  brokers: k1:9092\nstore:\n  cluster: true\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("'store.advertised_url'"), std::string::npos) << error_of(r);
+  r = load(write("kafka:\n  brokers: k1:9092\nstore:\n  cluster: true\n  advertised_url: http://10.0.0.1:8700\n"), {},
+           nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->store.name(), "http://10.0.0.1:8700");
+  r = load(write("store:\n  standby_replicas: 1\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("'store.standby_replicas'"), std::string::npos) << error_of(r);
+  EXPECT_NE(error_of(r).find("not built yet"), std::string::npos) << error_of(r);
+  r = load(write("kafka:\n  topics:\n    members: engram-log\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("distinct"), std::string::npos) << error_of(r);
+}
+
 TEST_F(ConfigTest, EntityTypeParentsAreAMapOfNames) {
   auto r = load(write("entities:\n  type_parents: {saas_company: company, fintech: saas_company}\n"), {}, nullptr);
   ASSERT_TRUE(r.ok()) << error_of(r);

@@ -1,0 +1,225 @@
+#include "actors/engine/cluster.hpp"
+
+#include "config/log.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace engram::engine {
+
+namespace {
+
+using json = nlohmann::json;
+
+spdlog::logger& logger() { return logging::get(logging::module::engine); }
+
+/// Records a second a member applies while it restores (dense mail, docs/benchmarks.md).
+constexpr double restore_rate = 400.0;
+
+/// What a request asks is an event stream (GET /mcp, /v1/events): relayed by redirect.
+bool is_stream(const http::request& req) {
+  if (req.method != "GET")
+    return false;
+  if (req.target.rfind("/v1/events", 0) == 0)
+    return true;
+  auto accept = req.headers.find("accept");
+  return req.target.rfind("/mcp", 0) == 0 && accept != req.headers.end() &&
+         accept->second.find("text/event-stream") != std::string::npos;
+}
+
+/// The JSON-RPC id of an MCP request body (null when none can be read).
+json rpc_id(const std::string& body) {
+  auto j = json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("id"))
+    return j["id"];
+  return nullptr;
+}
+
+}  // namespace
+
+int retry_after_seconds(std::int64_t remaining) {
+  if (remaining <= 0)
+    return 1;
+  return static_cast<int>(std::clamp(std::ceil(static_cast<double>(remaining) / restore_rate), 1.0, 60.0));
+}
+
+cluster::cluster(cluster_options opts, actors::ingest_status& status) : opts_(std::move(opts)), status_(status) {}
+
+cluster::~cluster() {
+  stop();
+  // Requests waiting or forwarded hold `this`: each ends within the forward timeout.
+  const auto deadline = std::chrono::steady_clock::now() + opts_.forward_timeout + opts_.settle;
+  while (waiting_ > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+void cluster::attach(std::unique_ptr<ingest::members_topic> members) { members_ = std::move(members); }
+
+void cluster::publish() {
+  if (members_)
+    members_->publish_now();
+}
+
+void cluster::stop() {
+  if (members_)
+    members_->stop();
+}
+
+std::int32_t cluster::partition_of(const std::string& org) const {
+  return ingest::partition_of(org, opts_.partitions);
+}
+
+ingest::member_record cluster::self() const {
+  ingest::member_record r;
+  r.name = opts_.name;
+  r.url = opts_.url;
+  for (const auto& [p, s] : status_.partitions()) {
+    r.owned.push_back(p);
+    if (s.catch_up_target >= 0 && s.next_offset >= s.catch_up_target)
+      r.ready.push_back(p);
+    r.progress[p] = {s.next_offset, s.catch_up_target};
+  }
+  return r;
+}
+
+cluster::decision cluster::decide(std::int32_t partition, bool forwarded) const {
+  auto [state, at] = status_.state(partition);
+  if (state == actors::partition_state::ready)
+    return {verdict::serve, at, {}};
+  if (state == actors::partition_state::restoring)
+    return {verdict::restoring, at, {}};
+  if (!forwarded && members_)
+    if (auto owner = members_->owner_of(partition, opts_.name))
+      return {verdict::forward, {}, std::move(*owner)};
+  return {verdict::unknown, {}, {}};
+}
+
+void cluster::route(const std::string& org, const http::request& req, const http::responder& respond,
+                    const std::function<void(const http::request&, http::responder)>& serve, bool mcp) {
+  const auto partition = partition_of(org);
+  const bool forwarded = req.headers.count(forwarded_header) > 0;
+  auto first = decide(partition, forwarded);
+  if (first.what == verdict::serve)
+    return serve(req, respond);
+  if (first.what == verdict::restoring)
+    return answer_retry(req, respond, mcp, org, partition,
+                        retry_after_seconds(first.at.catch_up_target - first.at.next_offset),
+                        "is being restored on this member (engram-log partition " + std::to_string(partition) +
+                            " at " + std::to_string(first.at.next_offset) + " of " +
+                            std::to_string(first.at.catch_up_target) + ")");
+  if (waiting_ >= opts_.max_waiting)
+    return answer_retry(req, respond, mcp, org, partition, 1, "cannot be routed now (too many requests waiting)");
+  ++waiting_;
+  // Forwarding and waiting for an owner block: never on the I/O thread.
+  std::thread([this, org, partition, forwarded, req, respond, serve, mcp, first] {
+    auto d = first;
+    const auto deadline = std::chrono::steady_clock::now() + opts_.settle;
+    while (d.what == verdict::unknown && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      d = decide(partition, forwarded);
+    }
+    switch (d.what) {
+      case verdict::serve:
+        serve(req, respond);
+        break;
+      case verdict::restoring:
+        answer_retry(req, respond, mcp, org, partition, retry_after_seconds(d.at.catch_up_target - d.at.next_offset),
+                     "is being restored on this member (engram-log partition " + std::to_string(partition) + ")");
+        break;
+      case verdict::forward:
+        forward(req, respond, d.owner, mcp, org, partition);
+        break;
+      case verdict::unknown:
+        answer_retry(req, respond, mcp, org, partition, 2,
+                     "has no member answering for it yet (engram-log partition " + std::to_string(partition) +
+                         " is being reassigned)");
+        break;
+    }
+    --waiting_;
+  }).detach();
+}
+
+void cluster::answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
+                           std::int32_t partition, int seconds, const std::string& why) {
+  ++retried_;
+  const std::string message =
+      "organisation '" + org + "' " + why + "; retry after " + std::to_string(seconds) + " s";
+  std::vector<std::pair<std::string, std::string>> headers{{"Retry-After", std::to_string(seconds)}};
+  if (mcp && req.method == "POST") {
+    auto id = rpc_id(req.body);
+    if (!id.is_null()) {
+      json error{{"jsonrpc", "2.0"},
+                 {"id", id},
+                 {"error",
+                  {{"code", -32002},
+                   {"message", message},
+                   {"data", {{"retryAfterSeconds", seconds}, {"organizationId", org}, {"partition", partition}}}}}};
+      return respond(http::response{200, "application/json", error.dump(), std::move(headers)});
+    }
+  }
+  respond(http::response{503, "application/json",
+                         json{{"error", message}, {"retryAfterSeconds", seconds}, {"partition", partition}}.dump(),
+                         std::move(headers)});
+}
+
+void cluster::forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
+                      bool mcp, const std::string& org, std::int32_t partition) {
+  if (is_stream(req)) {
+    // Streams are not relayed: the client reconnects to the owner (docs/scaling-out.md).
+    return respond(http::response{307, "application/json",
+                                  json{{"error", "organisation '" + org + "' is served by " + owner.url}}.dump(),
+                                  {{"Location", owner.url + req.target}}});
+  }
+  std::map<std::string, std::string> headers;
+  for (const char* h : {"authorization", "content-type", "accept", "mcp-protocol-version", "origin", "last-event-id"})
+    if (auto it = req.headers.find(h); it != req.headers.end())
+      headers[h] = it->second;
+  headers[forwarded_header] = opts_.name;
+  auto res = http::fetch(req.method, owner.url + req.target, req.body, headers, opts_.forward_timeout);
+  if (res.status == 0) {
+    logger().warn("forwarding {} {} to {} failed: {}", req.method, req.target, owner.name, res.error);
+    return answer_retry(req, respond, mcp, org, partition, 2,
+                        "did not get an answer from its owner " + owner.name + " (" + res.error +
+                            "); a save may have been written: look for it before saving again");
+  }
+  ++forwarded_;
+  std::vector<std::pair<std::string, std::string>> out{{"X-Engram-Served-By", owner.name}};
+  if (!res.retry_after.empty())
+    out.emplace_back("Retry-After", res.retry_after);
+  respond(http::response{res.status, res.content_type, std::move(res.body), std::move(out)});
+}
+
+json cluster::view() const {
+  json members = json::array();
+  std::map<std::int32_t, json> partitions;
+  if (members_)
+    for (const auto& m : members_->members()) {
+      members.push_back({{"member", m.record.name},
+                         {"url", m.record.url},
+                         {"live", m.live},
+                         {"heardMsAgo", m.age.count()},
+                         {"owned", m.record.owned},
+                         {"ready", m.record.ready}});
+      if (!m.live)
+        continue;
+      for (auto p : m.record.owned) {
+        const bool ready = std::find(m.record.ready.begin(), m.record.ready.end(), p) != m.record.ready.end();
+        auto at = m.record.progress.count(p) ? m.record.progress.at(p) : std::pair<std::int64_t, std::int64_t>{0, 0};
+        partitions[p] = {{"partition", p},
+                         {"owner", m.record.name},
+                         {"state", ready ? "ready" : "restoring"},
+                         {"applied", at.first},
+                         {"target", at.second}};
+      }
+    }
+  json rows = json::array();
+  for (std::int32_t p = 0; p < opts_.partitions; ++p)
+    rows.push_back(partitions.count(p) ? partitions[p] : json{{"partition", p}, {"owner", nullptr}, {"state", "unowned"}});
+  return {{"member", opts_.name}, {"url", opts_.url}, {"partitions", rows}, {"members", members},
+          {"forwarded", forwarded_.load()}, {"retried", retried_.load()}};
+}
+
+}  // namespace engram::engine
