@@ -68,9 +68,7 @@ void cluster::stop() {
     members_->stop();
 }
 
-std::int32_t cluster::partition_of(const std::string& org) const {
-  return ingest::partition_of(org, opts_.partitions);
-}
+std::int32_t cluster::partition_of(const std::string& org) const { return ingest::partition_of(org, opts_.partitions); }
 
 ingest::member_record cluster::self() const {
   ingest::member_record r;
@@ -105,11 +103,10 @@ void cluster::route(const std::string& org, const http::request& req, const http
   if (first.what == verdict::serve)
     return serve(req, respond);
   if (first.what == verdict::restoring)
-    return answer_retry(req, respond, mcp, org, partition,
-                        retry_after_seconds(first.at.catch_up_target - first.at.next_offset),
-                        "is being restored on this member (engram-log partition " + std::to_string(partition) +
-                            " at " + std::to_string(first.at.next_offset) + " of " +
-                            std::to_string(first.at.catch_up_target) + ")");
+    return answer_retry(
+        req, respond, mcp, org, partition, retry_after_seconds(first.at.catch_up_target - first.at.next_offset),
+        "is being restored on this member (engram-log partition " + std::to_string(partition) + " at " +
+            std::to_string(first.at.next_offset) + " of " + std::to_string(first.at.catch_up_target) + ")");
   if (waiting_ >= opts_.max_waiting)
     return answer_retry(req, respond, mcp, org, partition, 1, "cannot be routed now (too many requests waiting)");
   ++waiting_;
@@ -122,16 +119,12 @@ void cluster::route(const std::string& org, const http::request& req, const http
       d = decide(partition, forwarded);
     }
     switch (d.what) {
-      case verdict::serve:
-        serve(req, respond);
-        break;
+      case verdict::serve: serve(req, respond); break;
       case verdict::restoring:
         answer_retry(req, respond, mcp, org, partition, retry_after_seconds(d.at.catch_up_target - d.at.next_offset),
                      "is being restored on this member (engram-log partition " + std::to_string(partition) + ")");
         break;
-      case verdict::forward:
-        forward(req, respond, d.owner, mcp, org, partition);
-        break;
+      case verdict::forward: forward(req, respond, d.owner, mcp, org, partition); break;
       case verdict::unknown:
         answer_retry(req, respond, mcp, org, partition, 2,
                      "has no member answering for it yet (engram-log partition " + std::to_string(partition) +
@@ -145,8 +138,7 @@ void cluster::route(const std::string& org, const http::request& req, const http
 void cluster::answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
                            std::int32_t partition, int seconds, const std::string& why) {
   ++retried_;
-  const std::string message =
-      "organisation '" + org + "' " + why + "; retry after " + std::to_string(seconds) + " s";
+  const std::string message = "organisation '" + org + "' " + why + "; retry after " + std::to_string(seconds) + " s";
   std::vector<std::pair<std::string, std::string>> headers{{"Retry-After", std::to_string(seconds)}};
   if (mcp && req.method == "POST") {
     auto id = rpc_id(req.body);
@@ -169,7 +161,8 @@ void cluster::forward(const http::request& req, const http::responder& respond, 
                       bool mcp, const std::string& org, std::int32_t partition) {
   if (is_stream(req)) {
     // Streams are not relayed: the client reconnects to the owner (docs/scaling-out.md).
-    return respond(http::response{307, "application/json",
+    return respond(http::response{307,
+                                  "application/json",
                                   json{{"error", "organisation '" + org + "' is served by " + owner.url}}.dump(),
                                   {{"Location", owner.url + req.target}}});
   }
@@ -217,8 +210,9 @@ json cluster::view() const {
     }
   json rows = json::array();
   for (std::int32_t p = 0; p < opts_.partitions; ++p)
-    rows.push_back(partitions.count(p) ? partitions[p] : json{{"partition", p}, {"owner", nullptr}, {"state", "unowned"}});
-  return {{"member", opts_.name}, {"url", opts_.url}, {"partitions", rows}, {"members", members},
+    rows.push_back(partitions.count(p) ? partitions[p]
+                                       : json{{"partition", p}, {"owner", nullptr}, {"state", "unowned"}});
+  return {{"member", opts_.name},           {"url", opts_.url},          {"partitions", rows}, {"members", members},
           {"forwarded", forwarded_.load()}, {"retried", retried_.load()}};
 }
 

@@ -82,8 +82,8 @@ private:
   [[nodiscard]] decision decide(std::int32_t partition, bool forwarded) const;
   void answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
                     std::int32_t partition, int seconds, const std::string& why);
-  void forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
-               bool mcp, const std::string& org, std::int32_t partition);
+  void forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
+               const std::string& org, std::int32_t partition);
 
   cluster_options opts_;
   actors::ingest_status& status_;

@@ -325,14 +325,23 @@ http::router engine::impl::routes() {
             mcp->handle_bundles(req, std::move(respond));
           }));
   if (store) {
-    r.add("/v1/stats", get, gated(false, [this, json_reply](const http::request& req, http::responder respond) {
-            if (!mcp)
-              return json_reply(respond, 503, {{"error", "MCP is not ready"}});
-            auto who = mcp->who(req);
-            if (auto* refused = std::get_if<http::response>(&who))
-              return respond(std::move(*refused));
-            respond(http::response{200, "application/json", stats(std::get<mcp::grant>(who)), {}});
-          }));
+    // Clustered: an organisation's token is answered by its owner; the admin scope gets this
+    // member's view (its organisations, its partitions; GET /v1/cluster has the group's).
+    r.add("/v1/stats", get, [this, json_reply](const http::request& req, http::responder respond) {
+      if (!mcp)
+        return json_reply(respond, 503, {{"error", "MCP is not ready"}});
+      auto who = mcp->who(req);
+      if (auto* refused = std::get_if<http::response>(&who))
+        return respond(std::move(*refused));
+      const auto& g = std::get<mcp::grant>(who);
+      auto serve = [this](const http::request& r, http::responder answer) {
+        auto again = mcp->who(r);
+        answer(http::response{200, "application/json", stats(std::get<mcp::grant>(again)), {}});
+      };
+      if (!members || g.allows("admin"))
+        return serve(req, std::move(respond));
+      members->route(g.organization_id, req, respond, serve, false);
+    });
     // Who owns which engram-log partition, as this member sees it (docs/scaling-out.md).
     r.add("/v1/cluster", get, [this, json_reply](const http::request& req, http::responder respond) {
       if (!mcp)
@@ -850,6 +859,11 @@ json engine::impl::organization_rows(const std::string& only) {
   json orgs = json::array();
   for (const auto& s : m.store->stats()) {
     if (!only.empty() && s.organization_id != only)
+      continue;
+    // Clustered: the organisations of the partitions assigned here (the store may keep
+    // others, from partitions it held before, until they come back).
+    if (m.members &&
+        m.status.state(m.members->partition_of(s.organization_id)).first == actors::partition_state::not_owned)
       continue;
     json by_type = json::object();
     for (auto t : schemas::all_entry_types)

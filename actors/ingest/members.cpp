@@ -32,8 +32,8 @@ std::string member_record::to_json() const {
   json progress_json = json::object();
   for (const auto& [p, at] : progress)
     progress_json[std::to_string(p)] = {{"applied", at.first}, {"target", at.second}};
-  return json{{"member", name}, {"url", url}, {"seq", seq}, {"owned", owned}, {"ready", ready},
-              {"progress", progress_json}}
+  return json{{"member", name}, {"url", url},     {"seq", seq},
+              {"owned", owned}, {"ready", ready}, {"progress", progress_json}}
       .dump();
 }
 

@@ -1,0 +1,258 @@
+// Several store engramd sharing the organisations (store.cluster, docs/scaling-out.md), as
+// real processes on the test broker with 12 engram-log partitions and 24 organisations, two
+// on each partition: one extract member reads the mail, the store members split engram-log by
+// the consumer group's assignment, and any member answers any organisation (forwarding to the
+// owner). Each organisation's digest is compared with a single store that read the same
+// engram-log (engramctl digest --organization). Every wait is on observed state (the members'
+// own view of the cluster, counts in /v1/stats), never a sleep.
+#include "actors/ingest/members.hpp"
+#include "net/http.hpp"
+#include "storage/graph_store.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <set>
+
+namespace {
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+constexpr int partitions = 12;
+
+/// 24 organisation ids, two on each of the 12 partitions by the partitioner engramd uses.
+std::vector<std::string> two_per_partition() {
+  std::map<std::int32_t, int> taken;
+  std::vector<std::string> out;
+  for (int k = 0; out.size() < 2 * partitions; ++k) {
+    auto name = "tenant-" + std::to_string(k);
+    if (taken[ingest::partition_of(name, partitions)]++ < 2)
+      out.push_back(name);
+  }
+  return out;
+}
+
+std::string token_of(const std::string& org) { return "token-of-" + org + "-0123456789abcdef"; }
+
+class Cluster : public ::testing::Test {
+protected:
+  struct member {
+    std::string name;
+    std::uint16_t port = 0;
+    std::unique_ptr<test::child> process;
+  };
+
+  Cluster() : dir_("cluster"), orgs_(two_per_partition()), broker_(test::start_broker(partitions)) {
+    tokens_ = "auth.tokens=[";
+    for (std::size_t i = 0; i < orgs_.size(); ++i)
+      tokens_ += (i ? ", " : "") + std::string("{token: ") + token_of(orgs_[i]) + ", organization_id: " + orgs_[i] +
+                 ", scopes: [read, write], name: agent}";
+    tokens_ += "]";
+  }
+
+  [[nodiscard]] const std::string& brokers() const { return broker_->bootstrap(); }
+
+  /// The extract member (inbound-messages -> engram-log).
+  void start_extract() {
+    extract_ = std::make_unique<test::child>(
+        test::engramd_args(brokers(), dir_.sub("extract"), test::free_port(), {"roles=[extract]", tokens_}),
+        dir_.sub("extract.log"));
+  }
+
+  /// Store member `name` (its store in dir/name, kept across restarts of the same name).
+  member& start_member(const std::string& name) {
+    auto& m = members_[name];
+    m.name = name;
+    m.port = test::free_port();
+    const auto url = "http://127.0.0.1:" + std::to_string(m.port);
+    m.process = std::make_unique<test::child>(
+        test::engramd_args(brokers(), dir_.sub(name), m.port,
+                           {"roles=[store]", "store.cluster=true", "store.advertised_url=" + url,
+                            "store.member_name=" + name, "store.heartbeat_ms=300", tokens_}),
+        dir_.sub(name + ".log"));
+    return m;
+  }
+
+  /// GET /v1/cluster of a member (null when it does not answer).
+  json view(const member& m) { return json::parse(test::get(m.port, "/v1/cluster"), nullptr, false); }
+
+  /// True when `m` sees every partition ready, owned by exactly `owners`, each member's
+  /// record saying the same; and the members together applied `events` events.
+  bool settled(const member& m, const std::set<std::string>& owners, long events) {
+    auto v = view(m);
+    if (!v.is_object() || !v.contains("partitions"))
+      return false;
+    std::set<std::string> seen;
+    for (const auto& p : v["partitions"]) {
+      if (p["state"] != "ready" || !p["owner"].is_string())
+        return false;
+      seen.insert(p["owner"].get<std::string>());
+    }
+    if (seen != owners)
+      return false;
+    long applied = 0;
+    for (const auto& name : owners) {
+      const long n = test::events_applied(members_.at(name).port);
+      if (n < 0)
+        return false;
+      applied += n;
+    }
+    return applied == events;
+  }
+
+  /// The member `m` says owns `org`.
+  std::string owner_of(const member& m, const std::string& org) {
+    auto v = view(m);
+    return v["partitions"][ingest::partition_of(org, partitions)]["owner"].get<std::string>();
+  }
+
+  /// Logs of every member, for failure messages.
+  std::string logs() {
+    std::string out = "--- extract\n" + test::tail(dir_.sub("extract.log"), 15);
+    for (const auto& [name, _] : members_)
+      out += "--- " + name + "\n" + test::tail(dir_.sub(name + ".log"), 25);
+    return out;
+  }
+
+  void produce(const std::vector<std::string>& events, std::size_t from, std::size_t to) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (std::size_t i = from; i < to; ++i)
+      kv.emplace_back(test::org_of(events[i]), events[i]);
+    test::produce_raw(brokers(), "inbound-messages", kv);
+  }
+
+  /// Each organisation's digest from a single (unclustered) store that read the same
+  /// engram-log in a group of its own, once it applied `events` events.
+  std::map<std::string, std::string> single_store_digests(long events) {
+    const auto port = test::free_port();
+    test::child control(
+        test::engramd_args(brokers(), dir_.sub("control"), port, {"roles=[store]", "kafka.group_id=control", tokens_}),
+        dir_.sub("control.log"));
+    EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == events && test::ready(port); }, 180s))
+        << test::events_applied(port) << "\n"
+        << test::tail(dir_.sub("control.log"));
+    EXPECT_EQ(control.terminate(10s), 0);
+    return digests(dir_.sub("control"));
+  }
+
+  /// Every organisation's digest in the store at `data_dir` (opened read-only).
+  std::map<std::string, std::string> digests(const std::string& data_dir) {
+    std::map<std::string, std::string> out;
+    auto store = storage::open_graph_store({data_dir, /*read_only=*/true});
+    EXPECT_TRUE(store) << store.error();
+    if (store)
+      for (const auto& org : orgs_)
+        out[org] = (*store)->digest(org);
+    return out;
+  }
+
+  test::temp_dir dir_;
+  std::vector<std::string> orgs_;
+  std::unique_ptr<ingest::embedded_broker> broker_;
+  std::string tokens_;
+  std::unique_ptr<test::child> extract_;
+  std::map<std::string, member> members_;
+};
+
+TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
+  ASSERT_EQ(orgs_.size(), 24u);
+  const auto events = synthetic::dense_events(240, orgs_);
+  start_extract();
+  for (const char* name : {"m1", "m2", "m3"})
+    start_member(name);
+  produce(events, 0, events.size());
+
+  // The partitioner engramd computes is the one the producers used.
+  for (const auto& r : test::consume_all(brokers(), "inbound-messages", events.size(), 30s))
+    ASSERT_EQ(r.partition, ingest::partition_of(r.key, partitions)) << r.key;
+  for (const auto& r : test::consume_all(brokers(), "engram-log", events.size(), 60s))
+    ASSERT_EQ(r.partition, ingest::partition_of(r.key, partitions)) << r.key;
+
+  const std::set<std::string> all{"m1", "m2", "m3"};
+  ASSERT_TRUE(test::wait_until([&] { return settled(members_.at("m1"), all, long(events.size())); }, 120s))
+      << view(members_.at("m1")).dump() << "\n"
+      << logs();
+  // Each member's own /v1/stats lists only the organisations of its partitions: together
+  // all 24, each once.
+  std::multiset<std::string> listed;
+  for (const auto& [name, m] : members_) {
+    auto stats = json::parse(test::get(m.port, "/v1/stats"));
+    for (const auto& o : stats["organizations"])
+      listed.insert(o["organizationId"].get<std::string>());
+  }
+  EXPECT_EQ(listed, std::multiset<std::string>(orgs_.begin(), orgs_.end()));
+
+  // Every organisation through every member: the owner's answer, whoever is asked.
+  std::size_t forwarded_answers = 0;
+  for (const auto& org : orgs_) {
+    const auto owner = owner_of(members_.at("m2"), org);
+    const auto expected = test::recall_ids(members_.at(owner).port, token_of(org), "budget rollout contract");
+    ASSERT_FALSE(expected.empty()) << org;
+    for (const auto& [name, m] : members_) {
+      EXPECT_EQ(test::recall_ids(m.port, token_of(org), "budget rollout contract"), expected) << org << " via " << name;
+      forwarded_answers += name != owner;
+    }
+    // Isolation: another organisation's token never sees these entries, through any member.
+    const auto& other = orgs_[(&org - orgs_.data() + 1) % orgs_.size()];
+    for (const auto& [name, m] : members_)
+      for (const auto& id : test::recall_ids(m.port, token_of(other), "budget rollout contract"))
+        EXPECT_EQ(std::count(expected.begin(), expected.end(), id), 0) << other << " saw " << id << " of " << org;
+  }
+  EXPECT_EQ(forwarded_answers, 48u);
+  long forwarded = 0;
+  for (const auto& [name, m] : members_)
+    forwarded += view(m)["forwarded"].get<long>();
+  EXPECT_GE(forwarded, 48 * 2) << "each organisation's two recalls through each non-owner were forwarded";
+
+  // A request that was forwarded already is never forwarded again: a non-owner answers it
+  // "retry" (here at once: the owner is known, but a second hop is refused).
+  const auto& org = orgs_[0];
+  const auto owner = owner_of(members_.at("m1"), org);
+  const auto& other = owner == "m1" ? members_.at("m2") : members_.at("m1");
+  auto twice = http::fetch(
+      "POST", "http://127.0.0.1:" + std::to_string(other.port) + "/mcp",
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"recall_knowledge","arguments":{"query":"x"}}})",
+      {{"Content-Type", "application/json"},
+       {"Authorization", "Bearer " + token_of(org)},
+       {"X-Engram-Forwarded-By", "elsewhere"}},
+      30s);
+  ASSERT_EQ(twice.status, 200) << twice.body;
+  auto rpc = json::parse(twice.body);
+  EXPECT_EQ(rpc["id"], 7);
+  EXPECT_EQ(rpc["error"]["code"], -32002) << twice.body;
+  EXPECT_GE(rpc["error"]["data"]["retryAfterSeconds"].get<int>(), 1);
+  EXPECT_NE(rpc["error"]["message"].get<std::string>().find(org), std::string::npos) << twice.body;
+  EXPECT_FALSE(twice.retry_after.empty());
+  // /v1 answers 503 with Retry-After in the same case.
+  auto rest = http::fetch("GET", "http://127.0.0.1:" + std::to_string(other.port) + "/v1/stats", {},
+                          {{"Authorization", "Bearer " + token_of(org)}, {"X-Engram-Forwarded-By", "elsewhere"}}, 30s);
+  EXPECT_EQ(rest.status, 503) << rest.body;
+  EXPECT_FALSE(rest.retry_after.empty());
+  // An event stream is not relayed: the client is sent to the owner.
+  auto stream = http::fetch("GET", "http://127.0.0.1:" + std::to_string(other.port) + "/v1/events", {},
+                            {{"Authorization", "Bearer " + token_of(org)}}, 30s);
+  EXPECT_EQ(stream.status, 307) << stream.body;
+  EXPECT_NE(stream.body.find("127.0.0.1:" + std::to_string(members_.at(owner).port)), std::string::npos)
+      << stream.body;
+
+  // Each organisation's content on its owner equals a single store's that read the same log.
+  std::map<std::string, std::string> owners;
+  for (const auto& o : orgs_)
+    owners[o] = owner_of(members_.at("m1"), o);
+  for (auto& [name, m] : members_)
+    ASSERT_EQ(m.process->terminate(15s), 0) << logs();
+  std::map<std::string, std::map<std::string, std::string>> by_member;
+  for (const auto& [name, _] : members_)
+    by_member[name] = digests(dir_.sub(name));
+  const auto single = single_store_digests(long(events.size()));
+  for (const auto& o : orgs_)
+    EXPECT_EQ(by_member[owners[o]][o], single.at(o)) << o << " on " << owners[o];
+  EXPECT_EQ(extract_->terminate(15s), 0);
+}
+
+}  // namespace
