@@ -6,6 +6,8 @@
 // engram-log (engramctl digest --organization). Every wait is on observed state (the members'
 // own view of the cluster, counts in /v1/stats), never a sleep.
 #include "actors/ingest/members.hpp"
+#include "actors/ingest/reminders.hpp"
+#include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "storage/graph_store.hpp"
 #include "tests/integration/support.hpp"
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <map>
 #include <memory>
 #include <set>
@@ -65,24 +68,79 @@ protected:
   }
 
   /// Store member `name` (its store in dir/name, kept across restarts of the same name).
-  member& start_member(const std::string& name) {
+  member& start_member(const std::string& name, const std::vector<std::string>& extra = {}) {
     auto& m = members_[name];
     m.name = name;
     m.port = test::free_port();
     const auto url = "http://127.0.0.1:" + std::to_string(m.port);
-    m.process = std::make_unique<test::child>(
-        test::engramd_args(brokers(), dir_.sub(name), m.port,
-                           {"roles=[store]", "store.cluster=true", "store.advertised_url=" + url,
-                            "store.member_name=" + name, "store.heartbeat_ms=300", tokens_}),
-        dir_.sub(name + ".log"));
+    std::vector<std::string> sets{"roles=[store]",
+                                  "store.cluster=true",
+                                  "store.advertised_url=" + url,
+                                  "store.member_name=" + name,
+                                  "store.heartbeat_ms=300",
+                                  tokens_};
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    m.process = std::make_unique<test::child>(test::engramd_args(brokers(), dir_.sub(name), m.port, sets),
+                                              dir_.sub(name + ".log"));
+    EXPECT_TRUE(test::wait_until([&] { return test::ready(m.port); }, 60s)) << test::tail(dir_.sub(name + ".log"));
     return m;
+  }
+
+  /// True when the live members `names` together applied engram-log to its end: each
+  /// partition's end offset is the applied offset on the member it is assigned to.
+  bool applied_whole_log(const std::set<std::string>& names) {
+    auto ranges = ingest::partition_ranges(brokers(), {"engram-log"});
+    if (!ranges || ranges->size() != std::size_t(partitions))
+      return false;
+    std::map<std::int32_t, std::int64_t> applied;
+    for (const auto& name : names) {
+      auto stats = json::parse(test::get(members_.at(name).port, "/v1/stats"), nullptr, false);
+      if (!stats.is_object() || !stats.contains("partitions"))
+        return false;
+      for (const auto& p : stats["partitions"])
+        if (p.contains("lag"))  // assigned here
+          applied[p["partition"].get<std::int32_t>()] = p["appliedOffset"].get<std::int64_t>();
+    }
+    for (const auto& r : *ranges)
+      if (!applied.count(r.partition) || applied[r.partition] != r.end)
+        return false;
+    return true;
+  }
+
+  /// A save through member `m`, retried (as a client would) while the answer is "retry";
+  /// the saved entry's id, or "" when it never got an answer.
+  std::string save(const member& m, const std::string& org, const std::string& content) {
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      auto r = http::fetch(
+          "POST", "http://127.0.0.1:" + std::to_string(m.port) + "/mcp",
+          json{{"jsonrpc", "2.0"},
+               {"id", attempt},
+               {"method", "tools/call"},
+               {"params",
+                {{"name", "save_knowledge"},
+                 {"arguments", {{"type", "fact"}, {"title", content}, {"content", content}, {"confidence", 0.9}}}}}}
+              .dump(),
+          {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token_of(org)}}, 60s);
+      auto j = json::parse(r.body, nullptr, false);
+      if (r.status == 200 && j.is_object() && j.contains("result") && !j["result"].value("isError", false))
+        return j["result"]["structuredContent"]["id"].get<std::string>();
+      const bool retry = (r.status == 503 && !r.retry_after.empty()) ||
+                         (j.is_object() && j.contains("error") && j["error"]["code"] == -32002);
+      EXPECT_TRUE(retry) << r.status << " " << r.body;
+      if (!retry)
+        return "";
+      ++retries_;
+      std::this_thread::sleep_for(100ms);  // a client's back-off; the loop ends on an answer
+    }
+    return "";
   }
 
   /// GET /v1/cluster of a member (null when it does not answer).
   json view(const member& m) { return json::parse(test::get(m.port, "/v1/cluster"), nullptr, false); }
 
   /// True when `m` sees every partition ready, owned by exactly `owners`, each member's
-  /// record saying the same; and the members together applied `events` events.
+  /// record saying the same; and the members together applied `events` events (messages
+  /// and saves).
   bool settled(const member& m, const std::set<std::string>& owners, long events) {
     auto v = view(m);
     if (!v.is_object() || !v.contains("partitions"))
@@ -113,7 +171,10 @@ protected:
 
   /// Logs of every member, for failure messages.
   std::string logs() {
-    std::string out = "--- extract\n" + test::tail(dir_.sub("extract.log"), 15);
+    std::string out = "events applied:";
+    for (const auto& [name, m] : members_)
+      out += " " + name + "=" + std::to_string(test::events_applied(m.port));
+    out += "\n--- extract\n" + test::tail(dir_.sub("extract.log"), 15);
     for (const auto& [name, _] : members_)
       out += "--- " + name + "\n" + test::tail(dir_.sub(name + ".log"), 25);
     return out;
@@ -157,6 +218,7 @@ protected:
   std::string tokens_;
   std::unique_ptr<test::child> extract_;
   std::map<std::string, member> members_;
+  std::size_t retries_ = 0;
 };
 
 TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
@@ -237,8 +299,7 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   auto stream = http::fetch("GET", "http://127.0.0.1:" + std::to_string(other.port) + "/v1/events", {},
                             {{"Authorization", "Bearer " + token_of(org)}}, 30s);
   EXPECT_EQ(stream.status, 307) << stream.body;
-  EXPECT_NE(stream.body.find("127.0.0.1:" + std::to_string(members_.at(owner).port)), std::string::npos)
-      << stream.body;
+  EXPECT_NE(stream.body.find("127.0.0.1:" + std::to_string(members_.at(owner).port)), std::string::npos) << stream.body;
 
   // Each organisation's content on its owner equals a single store's that read the same log.
   std::map<std::string, std::string> owners;
@@ -252,6 +313,135 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   const auto single = single_store_digests(long(events.size()));
   for (const auto& o : orgs_)
     EXPECT_EQ(by_member[owners[o]][o], single.at(o)) << o << " on " << owners[o];
+  EXPECT_EQ(extract_->terminate(15s), 0);
+}
+
+// Scale 1 -> 3 -> 2 under ingest and agent saves, the last step a kill -9 mid-ingest: the
+// killed member's partitions move to the others, which restore them from engram-log (from
+// where each stood, if it held them before); nothing is lost or doubled (each organisation's
+// digest equals a single store's over the same log), every answered save is there once, and
+// every reminder went out once. The timers run every 300 ms on wall-clock time: what they did
+// is on engram-log (reminder_sent records), so the single store repeats it exactly; the
+// comparison leaves nothing out.
+TEST_F(Cluster, ScalingOneToThreeToTwoWithAKillLosesAndDoublesNothing) {
+  const auto events = synthetic::dense_events(480, orgs_);
+  const std::vector<std::string> timers{"timers.interval_ms=300"};
+  start_extract();
+  start_member("m1", timers);
+  produce(events, 0, 120);
+  ASSERT_TRUE(test::wait_until([&] { return settled(members_.at("m1"), {"m1"}, 120); }, 120s)) << logs();
+
+  // 1 -> 3, with saves through every member while the partitions move.
+  start_member("m2", timers);
+  start_member("m3", timers);
+  produce(events, 120, 240);
+  std::map<std::string, std::pair<std::string, std::string>> saved;  // id -> (org, codeword)
+  int n = 0;
+  auto save_round = [&](const std::set<std::string>& through) {
+    for (const auto& name : through)
+      for (int k = 0; k < 4; ++k, ++n) {
+        const auto& org = orgs_[(n * 5) % orgs_.size()];
+        const auto word = "codeword" + std::to_string(1000 + n);
+        auto id = save(members_.at(name), org,
+                       "The " + word + " policy applies to every vendor contract " + std::to_string(n) + " we sign.");
+        ASSERT_FALSE(id.empty()) << org << " via " << name << "\n" << logs();
+        ASSERT_FALSE(saved.count(id)) << id;
+        saved[id] = {org, word};
+      }
+  };
+  const std::set<std::string> three{"m1", "m2", "m3"};
+  save_round(three);
+  ASSERT_TRUE(test::wait_until([&] { return settled(members_.at("m2"), three, 240 + long(saved.size())); }, 120s))
+      << view(members_.at("m2")).dump() << "\n"
+      << logs();
+  save_round(three);
+
+  // 3 -> 2: a kill -9 of the member owning most, once it has applied part of a new burst.
+  std::string victim = "m1";
+  std::size_t most = 0;
+  for (const auto& [name, m] : members_)
+    if (auto owned = view(m)["members"]; owned.is_array())
+      for (const auto& rec : owned)
+        if (rec["member"] == name && rec["owned"].size() > most) {
+          most = rec["owned"].size();
+          victim = name;
+        }
+  const long before = test::events_applied(members_.at(victim).port);
+  produce(events, 240, 360);
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(members_.at(victim).port) > before + 3; }, 60s, 2ms))
+      << logs();
+  members_.at(victim).process->kill9();
+  std::set<std::string> two = three;
+  two.erase(victim);
+  save_round(two);
+  const auto& survivor = members_.at(*two.begin());
+  ASSERT_TRUE(test::wait_until([&] { return settled(survivor, two, 360 + long(saved.size())); }, 180s))
+      << view(survivor).dump() << "\n"
+      << logs();
+  produce(events, 360, 480);
+  save_round(two);
+  ASSERT_TRUE(test::wait_until([&] { return settled(survivor, two, 480 + long(saved.size())); }, 180s)) << logs();
+
+  // The timers caught up: two whole rounds after everything was applied on each survivor
+  // (every item due then got its reminder), and the survivors applied the log to its end.
+  std::map<std::string, double> rounds;
+  for (const auto& name : two)
+    rounds[name] = test::metric(members_.at(name).port, "engram_timer_rounds_total");
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        for (const auto& name : two)
+          if (test::metric(members_.at(name).port, "engram_timer_rounds_total") < rounds[name] + 2)
+            return false;
+        return true;
+      },
+      120s))
+      << logs();
+  ASSERT_TRUE(test::wait_until([&] { return applied_whole_log(two); }, 60s)) << logs();
+
+  // Every answered save, once: recall by its codeword finds exactly one entry with it.
+  for (const auto& [id, what] : saved) {
+    auto r = test::mcp_call(survivor.port, token_of(what.first), "recall_knowledge",
+                            {{"query", what.second}, {"limit", 20}});
+    ASSERT_FALSE(r.contains("error")) << r;
+    int with_word = 0;
+    bool found = false;
+    for (const auto& e : r["results"]) {
+      with_word += e.dump().find(what.second + " ") != std::string::npos;
+      found = found || e["id"] == id;
+    }
+    EXPECT_TRUE(found) << id << " " << r.dump();
+    EXPECT_EQ(with_word, 1) << what.second << " " << r.dump();
+  }
+  std::printf("%zu saves answered (%zu retry answers on the way); killed %s\n", saved.size(), retries_, victim.c_str());
+
+  // Every reminder once on engram-reminders.
+  const auto sent_count = test::topic_size(brokers(), "engram-reminders");
+  auto sent = test::consume_all(brokers(), "engram-reminders", std::size_t(sent_count), 30s);
+  ASSERT_EQ(std::int64_t(sent.size()), sent_count);
+  std::map<std::string, int> by_id;
+  for (const auto& r : sent)
+    ++by_id[r.headers.at(ingest::reminder_id_header)];
+  for (const auto& [id, count] : by_id)
+    EXPECT_EQ(count, 1) << id;
+  EXPECT_GT(by_id.size(), 100u) << "the dense mail's action items are due";
+
+  std::map<std::string, std::string> owners;
+  for (const auto& o : orgs_)
+    owners[o] = owner_of(survivor, o);
+  for (const auto& name : two)
+    ASSERT_EQ(members_.at(name).process->terminate(15s), 0) << logs();
+  std::map<std::string, std::map<std::string, std::string>> by_member;
+  for (const auto& name : two)
+    by_member[name] = digests(dir_.sub(name));
+  const auto single = single_store_digests(480 + long(saved.size()));
+  for (const auto& o : orgs_)
+    EXPECT_EQ(by_member[owners[o]][o], single.at(o)) << o << " on " << owners[o];
+  // Every due item got its reminder: the single store, which applied every reminder_sent
+  // record, has none left due.
+  auto control = storage::open_graph_store({dir_.sub("control"), /*read_only=*/true});
+  ASSERT_TRUE(control) << control.error();
+  const std::int64_t now_ms = std::int64_t(std::time(nullptr)) * 1000;
+  EXPECT_TRUE((*control)->due_reminders(now_ms, 10000).empty());
   EXPECT_EQ(extract_->terminate(15s), 0);
 }
 

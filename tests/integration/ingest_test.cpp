@@ -384,6 +384,35 @@ TEST(IngestStatus, ReadyOnlyWhenEveryPartitionOfTheAssignmentIsCaughtUp) {
   EXPECT_EQ(s.partitions().at(1).catch_up_target, 41);
 }
 
+// Clustered (store.cluster): readiness is per partition and never latched. A partition that
+// comes back (it moved away and returned) restores up to the high-water mark of its new
+// assignment, and is not ready before; one revoked is not owned at all.
+TEST(IngestStatus, ClusteredReadinessIsPerPartitionAndEveryAssignmentTakesANewTarget) {
+  actors::ingest_status s(/*clustered=*/true);
+  EXPECT_FALSE(s.joined());
+  s.assigned({{0, {0, 10}}, {1, {0, 0}}});
+  s.joined_group();
+  EXPECT_TRUE(s.joined());
+  EXPECT_EQ(s.state(0).first, actors::partition_state::restoring);
+  EXPECT_EQ(s.state(1).first, actors::partition_state::ready);
+  EXPECT_EQ(s.state(2).first, actors::partition_state::not_owned);
+  s.applied(0, 10);
+  EXPECT_EQ(s.state(0).first, actors::partition_state::ready);
+  EXPECT_TRUE(s.ready());
+  s.revoked_all();
+  EXPECT_EQ(s.state(0).first, actors::partition_state::not_owned);
+  EXPECT_FALSE(s.ready()) << "not latched";
+  // Partition 0 comes back after others appended 15 more records.
+  s.assigned({{0, {10, 25}}});
+  EXPECT_EQ(s.partitions().at(0).catch_up_target, 25);
+  EXPECT_EQ(s.state(0).first, actors::partition_state::restoring);
+  EXPECT_EQ(s.state(0).second.next_offset, 10);
+  EXPECT_FALSE(s.ready());
+  s.applied(0, 25);
+  EXPECT_EQ(s.state(0).first, actors::partition_state::ready);
+  EXPECT_TRUE(s.ready());
+}
+
 // A high-water mark the broker did not give at assignment (-1) is not "caught up at 0": the
 // partition waits for the first one the consumer learns. A record of a revoked assignment
 // adds no partition.
