@@ -95,6 +95,23 @@ struct metrics::impl {
           .Name("engram_embedding_cache")
           .Help("The embedding cache (embedder.cache_size): entries held; hits and misses since start")
           .Register(registry);
+  prometheus::Family<prometheus::Gauge>& partition_state =
+      prometheus::BuildGauge()
+          .Name("engram_partition_state")
+          .Help("store.cluster: 1 on the state each engram-log partition is in here (ready, restoring, not_owned)")
+          .Register(registry);
+  prometheus::Family<prometheus::Gauge>& restore_remaining =
+      prometheus::BuildGauge()
+          .Name("engram_restore_remaining_records")
+          .Help("store.cluster: records a partition being restored here still has to apply")
+          .Register(registry);
+  prometheus::Family<prometheus::Gauge>& cluster =
+      prometheus::BuildGauge()
+          .Name("engram_cluster")
+          .Help(
+              "store.cluster: live members heard of (members), requests forwarded to an owner (forwarded) and "
+              "answered 'retry' (retried) since start")
+          .Register(registry);
   prometheus::Family<prometheus::Gauge>& lag = prometheus::BuildGauge()
                                                    .Name("engram_log_lag")
                                                    .Help("engram-log records not yet applied, by partition")
@@ -284,6 +301,20 @@ void metrics::observe_mcp(std::string_view tool, std::string_view outcome, doubl
 void metrics::set_lag(std::int32_t partition, std::int64_t lag) {
   std::lock_guard lock(impl_->mutex);
   impl_->lag.Add({{"partition", std::to_string(partition)}}).Set(static_cast<double>(lag));
+}
+void metrics::set_cluster(const cluster_figures& f) {
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& [p, state] : f.states) {
+    const auto partition = std::to_string(p);
+    for (const char* s : {"ready", "restoring", "not_owned"})
+      impl_->partition_state.Add({{"partition", partition}, {"state", s}}).Set(state == s ? 1 : 0);
+    const auto left = f.remaining.find(p);
+    impl_->restore_remaining.Add({{"partition", partition}})
+        .Set(left == f.remaining.end() ? 0 : static_cast<double>(left->second));
+  }
+  impl_->cluster.Add({{"figure", "members"}}).Set(static_cast<double>(f.members));
+  impl_->cluster.Add({{"figure", "forwarded"}}).Set(static_cast<double>(f.forwarded));
+  impl_->cluster.Add({{"figure", "retried"}}).Set(static_cast<double>(f.retried));
 }
 void metrics::set_gap(const std::string& topic, std::int32_t partition, std::int64_t records) {
   std::lock_guard lock(impl_->mutex);

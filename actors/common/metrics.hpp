@@ -62,6 +62,17 @@ public:
   void observe_mcp(std::string_view tool, std::string_view outcome, double seconds);
   /// Consumer lag of one engram-log partition (high-water mark - next offset to apply).
   void set_lag(std::int32_t partition, std::int64_t lag);
+  /// store.cluster: each engram-log partition's state here (1 on the series of its state:
+  /// ready, restoring, not_owned), the records a restoring one still has to apply, the live
+  /// members this one hears of, and its requests forwarded and answered "retry".
+  struct cluster_figures {
+    std::map<std::int32_t, std::string> states;
+    std::map<std::int32_t, std::int64_t> remaining;
+    std::size_t members = 0;
+    std::uint64_t forwarded = 0;
+    std::uint64_t retried = 0;
+  };
+  void set_cluster(const cluster_figures& f);
   /// Records of the gap a partition is stopped at (0: none, or accepted).
   void set_gap(const std::string& topic, std::int32_t partition, std::int64_t records);
   void set_ready(bool ready);

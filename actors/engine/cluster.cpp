@@ -185,6 +185,24 @@ void cluster::forward(const http::request& req, const http::responder& respond, 
   respond(http::response{res.status, res.content_type, std::move(res.body), std::move(out)});
 }
 
+actors::metrics::cluster_figures cluster::figures() const {
+  actors::metrics::cluster_figures f;
+  for (std::int32_t p = 0; p < opts_.partitions; ++p) {
+    auto [state, at] = status_.state(p);
+    f.states[p] = state == actors::partition_state::ready       ? "ready"
+                  : state == actors::partition_state::restoring ? "restoring"
+                                                                : "not_owned";
+    if (state == actors::partition_state::restoring)
+      f.remaining[p] = std::max<std::int64_t>(0, at.catch_up_target - at.next_offset);
+  }
+  if (members_)
+    for (const auto& m : members_->members())
+      f.members += m.live;
+  f.forwarded = forwarded_;
+  f.retried = retried_;
+  return f;
+}
+
 json cluster::view() const {
   json members = json::array();
   std::map<std::int32_t, json> partitions;

@@ -316,6 +316,8 @@ http::router engine::impl::routes() {
     }
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
+    if (members)
+      metrics.set_cluster(members->figures());
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   });
   if (store)

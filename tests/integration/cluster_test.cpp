@@ -249,6 +249,33 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   }
   EXPECT_EQ(listed, std::multiset<std::string>(orgs_.begin(), orgs_.end()));
 
+  // engramctl cluster: a line per partition with its owner, then the three live members.
+  std::string table;
+  ASSERT_EQ(test::run(std::string(ENGRAMCTL_PATH) + " cluster --url http://127.0.0.1:" +
+                          std::to_string(members_.at("m3").port) + " --token " + test::admin_token,
+                      &table),
+            0)
+      << table;
+  for (int p = 0; p < partitions; ++p) {
+    const auto& owner = view(members_.at("m3"))["partitions"][p]["owner"].get<std::string>();
+    char row[64];
+    std::snprintf(row, sizeof row, "%9d  %-15s  ready", p, owner.c_str());
+    EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
+  }
+  for (const char* name : {"m1", "m2", "m3"})
+    EXPECT_NE(table.find(std::string("  ") + name + "  http://127.0.0.1:"), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 1 + 1 + partitions + 1 + 3 + 1) << table;
+  // /metrics: each member says which partitions are ready on it, and hears two others.
+  std::size_t ready_series = 0;
+  for (const auto& [name, m] : members_) {
+    const auto text = test::get(m.port, "/metrics", nullptr, "");
+    for (int p = 0; p < partitions; ++p)
+      ready_series += text.find("engram_partition_state{partition=\"" + std::to_string(p) + "\",state=\"ready\"} 1") !=
+                      std::string::npos;
+    EXPECT_NE(text.find("engram_cluster{figure=\"members\"} 3"), std::string::npos) << name;
+  }
+  EXPECT_EQ(ready_series, std::size_t(partitions)) << "each partition ready on exactly one member";
+
   // Every organisation through every member: the owner's answer, whoever is asked.
   std::size_t forwarded_answers = 0;
   for (const auto& org : orgs_) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <set>
@@ -77,6 +78,52 @@ int stats(std::string url, const std::string& token) {
   auto doc = nlohmann::json::parse(res.body, nullptr, false);
   std::cout << (doc.is_discarded() ? res.body : doc.dump(2)) << "\n";
   return res.status == 200 ? 0 : 1;
+}
+
+int cluster(std::string url, const std::string& token, bool as_json, std::ostream& out) {
+  while (!url.empty() && url.back() == '/')
+    url.pop_back();
+  std::map<std::string, std::string> headers;
+  if (!token.empty())
+    headers["Authorization"] = "Bearer " + token;
+  auto res = engram::http::fetch("GET", url + "/v1/cluster", {}, headers);
+  if (res.status == 0) {
+    std::cerr << "cluster: " << res.error << "\n";
+    return 1;
+  }
+  auto doc = nlohmann::json::parse(res.body, nullptr, false);
+  if (res.status != 200 || !doc.is_object()) {
+    std::cerr << "cluster: HTTP " << res.status << ": " << res.body << "\n";
+    return 1;
+  }
+  if (as_json) {
+    out << doc.dump(2) << "\n";
+    return 0;
+  }
+  if (!doc.value("clustered", false)) {
+    std::cerr << "cluster: " << url << " is not a clustered store member (store.cluster is false)\n";
+    return 1;
+  }
+  out << "as seen by " << doc.value("member", std::string()) << " (" << doc.value("url", std::string()) << ")\n";
+  out << "partition  owner            state      applied/target\n";
+  for (const auto& p : doc["partitions"]) {
+    char line[160];
+    const auto owner = p["owner"].is_string() ? p["owner"].get<std::string>() : std::string("-");
+    std::snprintf(line, sizeof line, "%9d  %-15s  %-9s  ", p.value("partition", 0), owner.c_str(),
+                  p.value("state", std::string()).c_str());
+    out << line;
+    if (p.contains("applied"))
+      out << p["applied"].get<long long>() << "/" << p["target"].get<long long>();
+    out << "\n";
+  }
+  out << "members:\n";
+  for (const auto& m : doc["members"]) {
+    out << "  " << m.value("member", std::string()) << "  " << m.value("url", std::string()) << "  "
+        << (m.value("live", false) ? "live" : "gone") << ", heard " << m.value("heardMsAgo", 0) << " ms ago, owns "
+        << m["owned"].dump() << ", ready " << m["ready"].dump() << "\n";
+  }
+  out << "forwarded " << doc.value("forwarded", 0) << ", answered retry " << doc.value("retried", 0) << "\n";
+  return 0;
 }
 
 }  // namespace engram::ctl

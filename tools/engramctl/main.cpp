@@ -7,6 +7,7 @@
 //   ingest-docs  text, Markdown, HTML and PDF documents to inbound events (docs.hpp)
 //   kag          graph queries over what mail and documents gave (docs.hpp)
 //   stats        engramd's /v1/stats (inspect.hpp)
+//   cluster      which clustered store member owns which engram-log partition (inspect.hpp)
 //   forget       forget an entry, messages, a contact or the organisation, through engramd (forget.hpp)
 //   audit        the organisation's forgets: who, when, what kind (forget.hpp)
 //   replay       rebuild the graph from engram-log into a new store, then print its digest
@@ -51,8 +52,9 @@ struct cli_options {
   ctl::ingest_options docs;
   ctl::kag_options kag;
   std::string stats_url = "http://127.0.0.1:8700";
-  /// Bearer token for stats (default: $ENGRAM_TOKEN).
+  /// Bearer token for stats and cluster (default: $ENGRAM_TOKEN).
   std::string stats_token;
+  bool cluster_json = false;
   ctl::replay_options replay;
   ctl::entities_options entities;
   std::string bundle_dir;
@@ -64,7 +66,8 @@ struct cli_options {
 /// The commands, to see which one was given.
 struct cli_commands {
   CLI::App *devbroker = nullptr, *produce = nullptr, *digest = nullptr, *extract = nullptr, *mail = nullptr,
-           *ingest_docs = nullptr, *kag_status = nullptr, *kag_query = nullptr, *stats = nullptr, *replay = nullptr;
+           *ingest_docs = nullptr, *kag_status = nullptr, *kag_query = nullptr, *stats = nullptr, *replay = nullptr,
+           *cluster = nullptr;
   CLI::App *en_search = nullptr, *en_show = nullptr, *en_export = nullptr;
   CLI::App *kg_bowtie = nullptr, *kg_validate = nullptr, *kg_apply = nullptr, *kg_delete = nullptr, *kg_list = nullptr,
            *kg_show = nullptr;
@@ -181,6 +184,11 @@ void add_stats_and_replay(CLI::App& app, cli_options& o, cli_commands& c) {
   c.stats->add_option("--token", o.stats_token,
                       "A bearer token: its organisation's rows (every organisation's with the admin scope); "
                       "default: $ENGRAM_TOKEN");
+  c.cluster = app.add_subcommand(
+      "cluster", "Print which clustered store member (store.cluster) owns each engram-log partition, as one sees it");
+  c.cluster->add_option("--url", o.stats_url, "Any member's base URL")->capture_default_str();
+  c.cluster->add_option("--token", o.stats_token, "A token with the admin scope; default: $ENGRAM_TOKEN");
+  c.cluster->add_flag("--json", o.cluster_json, "Print GET /v1/cluster as it is");
 
   auto* rp = c.replay =
       app.add_subcommand("replay", "Rebuild the graph from engram-log into a new store and print its digest");
@@ -300,6 +308,8 @@ int run(const cli_commands& c, cli_options& o) {
   if (o.stats_token.empty())
     if (const char* t = std::getenv("ENGRAM_TOKEN"))
       o.stats_token = t;
+  if (*c.cluster)
+    return ctl::cluster(o.stats_url, o.stats_token, o.cluster_json, out);
   return ctl::stats(o.stats_url, o.stats_token);
 }
 
