@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 namespace engram::actors {
 
 namespace {
@@ -154,6 +156,17 @@ std::uint64_t kill_in_rebuild_after() {
     return v ? std::strtoull(v, nullptr, 10) : 0;
   }();
   return n;
+}
+
+/// Fault injection for the tests of a member restoring partitions (docs/tests.md): with
+/// ENGRAM_FAULT_APPLY_DELAY_MS=N in its environment, engramd waits N ms before applying each
+/// engram-log record, so a restore lasts long enough to be seen from outside. 0: never.
+std::chrono::milliseconds apply_delay() {
+  static const std::chrono::milliseconds d = [] {
+    const char* v = std::getenv("ENGRAM_FAULT_APPLY_DELAY_MS");
+    return std::chrono::milliseconds(v ? std::strtoull(v, nullptr, 10) : 0);
+  }();
+  return d;
 }
 
 /// A forget of messages (message, thread, document, contact): the organisation is rebuilt from
@@ -344,6 +357,8 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
         auto& st = self->state;
         batch_result r;
         for (const auto& rec : batch.records) {
+          if (apply_delay().count() > 0)
+            std::this_thread::sleep_for(apply_delay());
           storage::apply_outcome outcome{};
           applied_event answer;
           r.error = resolve_and_apply(*st.store, st.resolve.get(), rec, &outcome, &answer);

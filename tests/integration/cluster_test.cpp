@@ -472,4 +472,80 @@ TEST_F(Cluster, ScalingOneToThreeToTwoWithAKillLosesAndDoublesNothing) {
   EXPECT_EQ(extract_->terminate(15s), 0);
 }
 
+// A member taking over partitions restores them from engram-log; until one has caught up,
+// its organisations are answered "retry after N s" (MCP: JSON-RPC -32002; /v1: 503 with
+// Retry-After), through any member, never with a partial answer; organisations on ready
+// partitions are answered meanwhile. Its restore is slowed (ENGRAM_FAULT_APPLY_DELAY_MS) so
+// that the test, which watches the member's own figures, asks while it is restoring.
+TEST_F(Cluster, ARestoringMemberAnswersRetryUntilItCaughtUp) {
+  const auto events = synthetic::dense_events(240, orgs_);
+  start_extract();
+  start_member("m1");
+  produce(events, 0, events.size());
+  ASSERT_TRUE(test::wait_until([&] { return settled(members_.at("m1"), {"m1"}, 240); }, 120s)) << logs();
+  std::map<std::string, std::vector<std::string>> before;
+  for (const auto& org : orgs_)
+    before[org] = test::recall_ids(members_.at("m1").port, token_of(org), "budget rollout contract");
+
+  ::setenv("ENGRAM_FAULT_APPLY_DELAY_MS", "150", 1);
+  auto& m2 = start_member("m2");
+  ::unsetenv("ENGRAM_FAULT_APPLY_DELAY_MS");
+  // A partition m2 restores, with records enough left that it cannot finish while asked.
+  std::int32_t restoring = -1;
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        const auto text = test::get(m2.port, "/metrics", nullptr, "");
+        for (int p = 0; p < partitions && restoring < 0; ++p) {
+          const auto series = "engram_restore_remaining_records{partition=\"" + std::to_string(p) + "\"} ";
+          auto at = text.find(series);
+          if (at != std::string::npos && std::atof(text.c_str() + at + series.size()) >= 8)
+            restoring = p;
+        }
+        return restoring >= 0;
+      },
+      60s, 5ms))
+      << logs();
+  std::string org, ready_org;
+  for (const auto& o : orgs_)
+    if (ingest::partition_of(o, partitions) == restoring)
+      org = o;
+  const auto recall =
+      json{{"jsonrpc", "2.0"},
+           {"id", "r1"},
+           {"method", "tools/call"},
+           {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", "budget rollout contract"}}}}}}
+          .dump();
+  for (const auto* through : {&m2, &members_.at("m1")}) {
+    auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(through->port) + "/mcp", recall,
+                         {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token_of(org)}}, 30s);
+    ASSERT_EQ(r.status, 200) << r.body;
+    auto j = json::parse(r.body);
+    EXPECT_EQ(j["id"], "r1");
+    EXPECT_EQ(j["error"]["code"], -32002) << through->name << ": " << r.body;
+    EXPECT_NE(j["error"]["message"].get<std::string>().find("being restored"), std::string::npos) << r.body;
+    EXPECT_EQ(j["error"]["data"]["partition"], restoring);
+    EXPECT_GE(j["error"]["data"]["retryAfterSeconds"].get<int>(), 1);
+    EXPECT_FALSE(r.retry_after.empty()) << through->name;
+    auto rest = http::fetch("GET", "http://127.0.0.1:" + std::to_string(through->port) + "/v1/stats", {},
+                            {{"Authorization", "Bearer " + token_of(org)}}, 30s);
+    EXPECT_EQ(rest.status, 503) << through->name << ": " << rest.body;
+    EXPECT_FALSE(rest.retry_after.empty());
+  }
+  // An organisation m1 still owns is answered meanwhile, through m2 too.
+  for (const auto& o : orgs_)
+    if (test::get(members_.at("m1").port, "/metrics", nullptr, "")
+            .find("engram_partition_state{partition=\"" + std::to_string(ingest::partition_of(o, partitions)) +
+                  "\",state=\"ready\"} 1") != std::string::npos)
+      ready_org = o;
+  ASSERT_FALSE(ready_org.empty());
+  EXPECT_EQ(test::recall_ids(m2.port, token_of(ready_org), "budget rollout contract"), before[ready_org]);
+
+  // Once m2 caught up: the complete answers, as m1 gave them before.
+  ASSERT_TRUE(test::wait_until([&] { return settled(m2, {"m1", "m2"}, 240); }, 180s)) << logs();
+  for (const auto& o : orgs_)
+    for (const auto& [name, m] : members_)
+      EXPECT_EQ(test::recall_ids(m.port, token_of(o), "budget rollout contract"), before[o]) << o << " via " << name;
+  EXPECT_GT(view(m2)["retried"].get<long>(), 0);
+}
+
 }  // namespace
