@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -103,6 +104,116 @@ TEST(Compose, KafkaKraftEngramdAndPrometheusFitTogether) {
   const auto file = mount.substr(2, mount.find(':') - 2);  // "./tools/docker/prometheus.yml:..."
   const auto scrape = YAML::LoadFile(root + "/" + file);
   EXPECT_EQ(scrape["scrape_configs"][0]["static_configs"][0]["targets"][0].as<std::string>(), "engramd:8700");
+}
+
+// docker-compose.cluster.yml (docs/scaling-out.md): three KRaft brokers forming one quorum,
+// topics of 12 partitions with three replicas (engram-members compacted), one extract member
+// and three clustered store members, each with its own store, its own address as
+// store.advertised_url, the same tokens, and a configuration engramd accepts.
+TEST(Compose, ThreeBrokersThreeMembersFitTogether) {
+  const auto compose = YAML::LoadFile(root + "/docker-compose.cluster.yml");
+  const auto services = compose["services"];
+  const std::vector<std::string> kafkas{"kafka-1", "kafka-2", "kafka-3"};
+  const std::vector<std::string> members{"engramd-1", "engramd-2", "engramd-3"};
+  for (const auto& s : kafkas)
+    ASSERT_TRUE(services[s]) << s;
+  for (const auto& s : members)
+    ASSERT_TRUE(services[s]) << s;
+  for (const char* s : {"kafka-init", "engramd-extract", "prometheus"})
+    ASSERT_TRUE(services[s]) << s;
+
+  // One KRaft quorum of three: distinct node ids, the same cluster id and voters.
+  std::set<std::string> node_ids, cluster_ids, voters;
+  for (std::size_t i = 0; i < kafkas.size(); ++i) {
+    const auto env = services[kafkas[i]]["environment"];
+    node_ids.insert(env["KAFKA_NODE_ID"].as<std::string>());
+    cluster_ids.insert(env["CLUSTER_ID"].as<std::string>());
+    voters.insert(env["KAFKA_CONTROLLER_QUORUM_VOTERS"].as<std::string>());
+    EXPECT_EQ(env["KAFKA_ADVERTISED_LISTENERS"].as<std::string>(), "PLAINTEXT://" + kafkas[i] + ":9092");
+    EXPECT_EQ(env["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"].as<int>(), 3);
+    EXPECT_EQ(env["KAFKA_MIN_INSYNC_REPLICAS"].as<int>(), 2);
+    EXPECT_EQ(env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"].as<std::string>(), "false");
+    EXPECT_NE(voters.begin()->find(env["KAFKA_NODE_ID"].as<std::string>() + "@" + kafkas[i] + ":9093"),
+              std::string::npos);
+  }
+  EXPECT_EQ(node_ids.size(), 3u);
+  EXPECT_EQ(cluster_ids.size(), 1u);
+  EXPECT_EQ(voters.size(), 1u);
+
+  // Every topic engramd uses, on all three brokers, with 12 partitions and three replicas.
+  const config::topics_config topics;
+  const auto script = services["kafka-init"]["command"][0].as<std::string>();
+  EXPECT_NE(script.find("--bootstrap-server kafka-1:9092,kafka-2:9092,kafka-3:9092"), std::string::npos);
+  for (const auto& t :
+       {topics.inbound, topics.log, topics.reminders, topics.dead_letter, topics.keys, topics.members}) {
+    auto at = script.find("--topic " + t + " ");
+    ASSERT_NE(at, std::string::npos) << t;
+    auto line = script.substr(at, script.find('\n', at) - at);
+    EXPECT_NE(line.find("--replication-factor 3"), std::string::npos) << line;
+    const bool one = t == topics.keys || t == topics.members;
+    EXPECT_NE(line.find(one ? "--partitions 1 " : "--partitions 12 "), std::string::npos) << line;
+    if (t == topics.log)
+      EXPECT_NE(line.find("retention.ms=-1 --config retention.bytes=-1"), std::string::npos) << line;
+    if (one)
+      EXPECT_NE(line.find("cleanup.policy=compact"), std::string::npos) << line;
+  }
+  for (const auto& k : kafkas)
+    EXPECT_EQ(services["kafka-init"]["depends_on"][k]["condition"].as<std::string>(), "service_healthy") << k;
+
+  // The engramd services: one configuration each that engramd accepts (the token given as
+  // compose would substitute it), all on the three brokers, with the same tokens.
+  char* no_env[] = {nullptr};
+  std::set<std::string> ports, volumes, tokens, names, urls;
+  auto load = [&](const std::string& service) {
+    auto set = sets(services[service]["command"]);
+    std::vector<std::string> overrides;
+    for (auto [k, v] : set) {
+      if (auto at = v.find("${ENGRAM_TOKEN:?set ENGRAM_TOKEN}"); at != std::string::npos)
+        v.replace(at, std::string("${ENGRAM_TOKEN:?set ENGRAM_TOKEN}").size(), "a-token-compose-would-put-here");
+      overrides.push_back(k + "=" + v);
+    }
+    tokens.insert(set["auth.tokens"]);
+    ports.insert(services[service]["ports"][0].as<std::string>());
+    const auto volume = services[service]["volumes"][0].as<std::string>();
+    volumes.insert(volume.substr(0, volume.find(':')));
+    EXPECT_EQ(volume.substr(volume.find(':') + 1), set["storage.path"]) << service;
+    EXPECT_EQ(services[service]["depends_on"]["kafka-init"]["condition"].as<std::string>(),
+              "service_completed_successfully");
+    auto loaded = config::load(root + "/" + services[service]["command"][1].as<std::string>(), overrides, no_env);
+    EXPECT_TRUE(loaded.ok()) << service << ": " << loaded.error();
+    return loaded.ok() ? loaded.value() : config::engram_config{};
+  };
+  const auto extract = load("engramd-extract");
+  EXPECT_TRUE(extract.roles.extract);
+  EXPECT_FALSE(extract.roles.store);
+  EXPECT_FALSE(extract.store.cluster);
+  for (const auto& m : members) {
+    const auto cfg = load(m);
+    EXPECT_EQ(cfg.kafka.brokers, "kafka-1:9092,kafka-2:9092,kafka-3:9092") << m;
+    EXPECT_TRUE(cfg.roles.store && !cfg.roles.extract) << m;
+    EXPECT_TRUE(cfg.store.cluster) << m;
+    EXPECT_EQ(cfg.store.advertised_url, "http://" + m + ":8700") << "its address on the compose network";
+    EXPECT_EQ(cfg.http.listen, "0.0.0.0:8700");
+    EXPECT_EQ(cfg.kafka.group_id, "engram") << "one consumer group";
+    names.insert(cfg.store.name());
+    ASSERT_EQ(cfg.auth.tokens.size(), 1u);
+    EXPECT_EQ(cfg.auth.tokens[0].token, "a-token-compose-would-put-here");
+  }
+  EXPECT_EQ(names.size(), 3u);
+  EXPECT_EQ(ports.size(), 4u) << "a host port each";
+  EXPECT_EQ(volumes.size(), 4u) << "a store each";
+  EXPECT_EQ(tokens.size(), 1u) << "every member accepts the same tokens";
+  for (const auto& v : volumes)
+    EXPECT_TRUE(compose["volumes"][v]) << v;
+
+  // Prometheus scrapes every engramd.
+  const auto mount = services["prometheus"]["volumes"][0].as<std::string>();
+  const auto scrape = YAML::LoadFile(root + "/" + mount.substr(2, mount.find(':') - 2));
+  std::set<std::string> targets;
+  for (const auto& t : scrape["scrape_configs"][0]["static_configs"][0]["targets"])
+    targets.insert(t.as<std::string>());
+  EXPECT_EQ(targets,
+            (std::set<std::string>{"engramd-1:8700", "engramd-2:8700", "engramd-3:8700", "engramd-extract:8700"}));
 }
 
 }  // namespace
