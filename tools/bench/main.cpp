@@ -12,6 +12,7 @@
 //   engram_bench entities | kg | kag   entity tools; knowledge bundles; graph queries (entity_bench, kg_bench,
 //                                      kag_bench)
 //   engram_bench soak                  engramd under steady mail and agents for N minutes (soak_bench)
+//   engram_bench cluster               clustered store members: restore, failover, forwarding (cluster_bench)
 //   engram_bench outside               engramd on a store of N entries, measured from outside (outside_bench)
 //   engram_bench recall-conversations  recall@10 on long conversations (conversations_bench)
 //   engram_bench                       no subcommand: every one but table, extract-speed, entities, kag, soak
@@ -21,6 +22,7 @@
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/conversations_bench.hpp"
 #include "tools/bench/outside_bench.hpp"
+#include "tools/bench/cluster_bench.hpp"
 #include "tools/bench/soak_bench.hpp"
 #include "tools/bench/embed_bench.hpp"
 #include "tools/bench/entity_bench.hpp"
@@ -174,6 +176,15 @@ int run_bench(int argc, char** argv) {
   outside->add_option("--store", outside_opts.store_dir,
                       "Build the store here and keep it; a store built there before for the same --entries is used "
                       "again");
+  auto* cluster = app.add_subcommand(
+      "cluster", "Clustered store members (store.cluster): restore rate, failover time, forwarding overhead");
+  bench::cluster_options cluster_opts;
+  cluster->add_option("--messages", cluster_opts.messages, "Dense messages on engram-log")->capture_default_str();
+  cluster->add_option("--organizations", cluster_opts.organizations, "Organisations")->capture_default_str();
+  cluster->add_option("--queries", cluster_opts.queries, "Recalls through each member")->capture_default_str();
+  cluster->add_option("--session-timeout-ms", cluster_opts.session_timeout_ms,
+                      "The members' Kafka session timeout")
+      ->capture_default_str();
   auto* table = app.add_subcommand(
       "table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
   bool quick = false;
@@ -214,6 +225,10 @@ int run_bench(int argc, char** argv) {
     if (*outside) {
       outside_opts.model_path = model_path;
       return bench::outside(outside_opts);
+    }
+    if (*cluster) {
+      cluster_opts.model_path = model_path;
+      return bench::cluster(cluster_opts);
     }
     if (*conversations) {
       for (const char* set : {"dev", "heldout"})
