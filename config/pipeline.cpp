@@ -78,13 +78,7 @@ void read_store(const YAML::Node& n, const std::string& key, store_config& out) 
           {"forward_timeout_ms",
            [&](auto& v, auto& k) { out.forward_timeout_ms = static_cast<std::uint32_t>(as_uint(v, k, 100, 600000)); }},
           {"standby_replicas",
-           [&](auto& v, auto& k) {
-             out.standby_replicas = static_cast<std::uint32_t>(as_uint(v, k, 0, 16));
-             if (out.standby_replicas > 0)
-               reject(k,
-                      "standbys are not built yet: a member takes over a partition by restoring it from "
-                      "engram-log (docs/scaling-out.md); only 0");
-           }},
+           [&](auto& v, auto& k) { out.standby_replicas = static_cast<std::uint32_t>(as_uint(v, k, 0, 16)); }},
       });
 }
 

@@ -50,7 +50,9 @@ struct store_config {
   std::uint32_t heartbeat_ms = 2000;
   /// How long a forwarded request may take before the caller gets "retry". Default: 30,000 ms.
   std::uint32_t forward_timeout_ms = 30000;
-  /// Warm standbys per partition. Only 0: standbys are not built yet (docs/scaling-out.md).
+  /// Warm standbys per partition: the next this many live members after a partition's owner
+  /// (by member name) follow it into their stores, so that taking it over is a catch-up.
+  /// Default: 0.
   std::uint32_t standby_replicas = 0;
   /// The member's name: member_name, else advertised_url.
   [[nodiscard]] std::string name() const { return member_name.empty() ? advertised_url : member_name; }

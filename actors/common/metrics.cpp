@@ -10,6 +10,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <set>
 #include <prometheus/text_serializer.h>
 
 #include <atomic>
@@ -105,6 +107,12 @@ struct metrics::impl {
           .Name("engram_restore_remaining_records")
           .Help("store.cluster: records a partition being restored here still has to apply")
           .Register(registry);
+  prometheus::Family<prometheus::Gauge>& standby_lag =
+      prometheus::BuildGauge()
+          .Name("engram_standby_lag")
+          .Help("store.cluster: records a partition followed here as a standby is behind its high-water mark")
+          .Register(registry);
+  std::set<std::int32_t> standby_partitions;
   prometheus::Family<prometheus::Gauge>& cluster =
       prometheus::BuildGauge()
           .Name("engram_cluster")
@@ -312,6 +320,14 @@ void metrics::set_cluster(const cluster_figures& f) {
     impl_->restore_remaining.Add({{"partition", partition}})
         .Set(left == f.remaining.end() ? 0 : static_cast<double>(left->second));
   }
+  for (const auto& [p, lag] : f.standby_lag)
+    impl_->standby_lag.Add({{"partition", std::to_string(p)}}).Set(static_cast<double>(lag));
+  for (auto p : impl_->standby_partitions)  // followed no longer: no series
+    if (!f.standby_lag.count(p))
+      impl_->standby_lag.Remove(&impl_->standby_lag.Add({{"partition", std::to_string(p)}}));
+  impl_->standby_partitions.clear();
+  for (const auto& [p, _] : f.standby_lag)
+    impl_->standby_partitions.insert(p);
   impl_->cluster.Add({{"figure", "members"}}).Set(static_cast<double>(f.members));
   impl_->cluster.Add({{"figure", "forwarded"}}).Set(static_cast<double>(f.forwarded));
   impl_->cluster.Add({{"figure", "retried"}}).Set(static_cast<double>(f.retried));

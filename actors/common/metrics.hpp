@@ -71,6 +71,8 @@ public:
     std::size_t members = 0;
     std::uint64_t forwarded = 0;
     std::uint64_t retried = 0;
+    /// Partitions followed here as a standby: records behind their high-water mark.
+    std::map<std::int32_t, std::int64_t> standby_lag;
   };
   void set_cluster(const cluster_figures& f);
   /// Records of the gap a partition is stopped at (0: none, or accepted).

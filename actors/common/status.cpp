@@ -10,7 +10,12 @@ void ingest_status::assigned(const std::map<std::int32_t, assignment>& partition
     if (clustered_)
       targets_[partition] = a.high_watermark;
     auto target = targets_.try_emplace(partition, a.high_watermark).first->second;
-    partitions_[partition] = partition_status{a.start, a.high_watermark, target};
+    partition_status st;
+    st.next_offset = a.start;
+    st.high_watermark = a.high_watermark;
+    st.catch_up_target = target;
+    st.assigned_at = a.start;
+    partitions_[partition] = std::move(st);
   }
   assigned_ = assigned_ || !partitions.empty();
 }

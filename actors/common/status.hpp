@@ -20,6 +20,8 @@ struct partition_status {
   /// -1 while unknown (the broker did not answer): then the partition is not caught up, and
   /// the first high-water mark the consumer learns becomes the target.
   std::int64_t catch_up_target = 0;
+  /// The offset reading started at when the partition was assigned.
+  std::int64_t assigned_at = 0;
   /// First and last offsets read off the log since assignment (-1: none yet).
   std::int64_t first_read = -1;
   std::int64_t last_read = -1;

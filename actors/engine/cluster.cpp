@@ -80,7 +80,34 @@ ingest::member_record cluster::self() const {
       r.ready.push_back(p);
     r.progress[p] = {s.next_offset, s.catch_up_target};
   }
+  if (standby_)
+    r.standby = standby_();
   return r;
+}
+
+std::set<std::int32_t> cluster::standby_wanted() const {
+  std::set<std::int32_t> out;
+  if (!members_ || opts_.standby_replicas == 0)
+    return out;
+  std::vector<std::string> names{opts_.name};
+  std::map<std::int32_t, std::string> owner;
+  for (const auto& m : members_->members()) {
+    if (!m.live || m.record.name == opts_.name)
+      continue;
+    names.push_back(m.record.name);
+    for (auto p : m.record.owned)
+      owner[p] = m.record.name;
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& [p, name] : owner) {
+    if (status_.state(p).first != actors::partition_state::not_owned)
+      continue;
+    const auto at = std::find(names.begin(), names.end(), name) - names.begin();
+    for (std::uint32_t k = 1; k <= opts_.standby_replicas && k < names.size(); ++k)
+      if (names[(at + k) % names.size()] == opts_.name)
+        out.insert(p);
+  }
+  return out;
 }
 
 cluster::decision cluster::decide(std::int32_t partition, bool forwarded) const {
@@ -200,6 +227,9 @@ actors::metrics::cluster_figures cluster::figures() const {
       f.members += m.live;
   f.forwarded = forwarded_;
   f.retried = retried_;
+  if (standby_)
+    for (const auto& [p, at] : standby_())
+      f.standby_lag[p] = std::max<std::int64_t>(0, at.second - at.first);
   return f;
 }
 
@@ -219,13 +249,17 @@ json cluster::view() const {
       for (auto p : m.record.owned) {
         const bool ready = std::find(m.record.ready.begin(), m.record.ready.end(), p) != m.record.ready.end();
         auto at = m.record.progress.count(p) ? m.record.progress.at(p) : std::pair<std::int64_t, std::int64_t>{0, 0};
-        partitions[p] = {{"partition", p},
-                         {"owner", m.record.name},
-                         {"state", ready ? "ready" : "restoring"},
-                         {"applied", at.first},
-                         {"target", at.second}};
+        partitions[p] = {{"partition", p},      {"owner", m.record.name}, {"state", ready ? "ready" : "restoring"},
+                         {"applied", at.first}, {"target", at.second},    {"standbys", json::array()}};
       }
     }
+  if (members_)
+    for (const auto& m : members_->members())
+      if (m.live)
+        for (const auto& [p, at] : m.record.standby)
+          if (partitions.count(p))
+            partitions[p]["standbys"].push_back(
+                {{"member", m.record.name}, {"applied", at.first}, {"highWatermark", at.second}});
   json rows = json::array();
   for (std::int32_t p = 0; p < opts_.partitions; ++p)
     rows.push_back(partitions.count(p) ? partitions[p]

@@ -16,7 +16,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace engram::engine {
@@ -34,6 +36,8 @@ struct cluster_options {
   std::chrono::milliseconds settle{5000};
   /// Requests waiting or forwarded at once; more are answered "retry" at once.
   std::size_t max_waiting = 64;
+  /// store.standby_replicas.
+  std::uint32_t standby_replicas = 0;
 };
 
 /// The header a forwarded request carries (the forwarding member's name).
@@ -57,6 +61,14 @@ public:
   void stop();
   /// Publishes this member's record now (its assignment changed).
   void publish();
+  /// Where this member's standby stands (log_follower::positions), for its record and /metrics.
+  void standby_positions(std::function<std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>()> f) {
+    standby_ = std::move(f);
+  }
+  /// The partitions this member should follow as a standby: those whose owner (a live
+  /// member other than this one) has this member among the next `standby_replicas` live
+  /// members after it, by name; never one assigned here.
+  [[nodiscard]] std::set<std::int32_t> standby_wanted() const;
 
   /// Serves `req` of organisation `org`: `serve` when this member owns and has caught up with
   /// its partition, else a retry answer or the owner's answer. `mcp`: answers as JSON-RPC.
@@ -91,6 +103,7 @@ private:
   cluster_options opts_;
   actors::ingest_status& status_;
   std::unique_ptr<ingest::members_topic> members_;
+  std::function<std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>()> standby_;
   std::atomic<std::size_t> waiting_{0};
   std::atomic<std::uint64_t> forwarded_{0};
   std::atomic<std::uint64_t> retried_{0};

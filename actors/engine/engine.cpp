@@ -126,6 +126,8 @@ struct engine::impl {
   /// The store actor: the consumer sends it each batch of engram-log.
   actors::stage_actor store_actor;
   std::unique_ptr<ingest::log_consumer> consumer;
+  /// store.standby_replicas: follows partitions other members own.
+  std::unique_ptr<ingest::log_follower> follower;
   std::unique_ptr<ingest::sequencer> sequencer;
   std::unique_ptr<http::server> http;
   std::shared_ptr<const actors::clock> clock;
@@ -224,8 +226,17 @@ engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg
   o.url = cfg.store.advertised_url;
   o.partitions = static_cast<std::int32_t>(ranges->size());
   o.forward_timeout = std::chrono::milliseconds(cfg.store.forward_timeout_ms);
+  o.standby_replicas = cfg.store.standby_replicas;
   status.set_clustered(true);
   members = std::make_unique<cluster>(o, status);
+  if (cfg.store.standby_replicas > 0) {
+    auto started = ingest::log_follower::start(cfg, brokers, store, store_actor, reader(cfg), keys,
+                                               [gate = members.get()] { return gate->standby_wanted(); });
+    if (!started)
+      return engram::fail(started.error());
+    follower = std::move(*started);
+    members->standby_positions([f = follower.get()] { return f->positions(); });
+  }
   auto topic_open = ingest::members_topic::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.members,
                                                 std::chrono::milliseconds(cfg.store.heartbeat_ms),
                                                 [gate = members.get()] { return gate->self(); });
@@ -675,6 +686,10 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
       hooks.changed = [gate = m.members.get()] { gate->publish(); };
       hooks.guard = &m.ownership;
     }
+    if (m.follower) {
+      hooks.assigning = [f = m.follower.get()](const std::set<std::int32_t>& p) { f->release(p); };
+      hooks.revoked = [f = m.follower.get()](const std::set<std::int32_t>& p) { f->unblock(p); };
+    }
     auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
                                                 m.gap_handling(false), m.reader(cfg), false, m.keys, std::move(hooks));
     if (!consumer) {
@@ -809,6 +824,8 @@ void engine::stop() {
     m.sequencer->stop();
   if (m.consumer)
     m.consumer->stop();  // waits until the batches in flight are durable
+  if (m.follower)
+    m.follower->stop();
   if (m.members)
     m.members->stop();  // a tombstone: the others stop forwarding here
   if (m.http)
@@ -821,6 +838,7 @@ void engine::stop() {
   // threads: the consumer holds the store actor's.
   m.sequencer.reset();
   m.consumer.reset();
+  m.follower.reset();
   if (m.store_actor)
     caf::anon_send_exit(m.store_actor, caf::exit_reason::user_shutdown);
   m.store_actor = nullptr;
@@ -908,6 +926,13 @@ json engine::impl::partition_rows() {
     if (it != live.end()) {
       row["highWatermark"] = it->second.high_watermark;
       row["lag"] = std::max<std::int64_t>(0, it->second.high_watermark - applied);
+      // Where reading started when it was assigned here, and the records read since (a
+      // standby taking over reads only what it had not followed yet).
+      row["assignedAt"] = it->second.assigned_at;
+      std::uint64_t read = 0;
+      for (const auto& [_, n] : it->second.kinds)
+        read += n;
+      row["readSinceAssignment"] = read;
     }
     parts.push_back(std::move(row));
   }

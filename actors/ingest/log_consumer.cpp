@@ -10,7 +10,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <set>
 
 namespace engram::ingest {
@@ -20,6 +22,44 @@ spdlog::logger& logger() { return logging::get(logging::module::ingest); }
 
 /// Most batches between the consumer and the store at once.
 constexpr std::size_t max_in_flight = 4;
+
+/// What was read off engram-log as the store stage takes it: each record decoded (a sealed
+/// one opened with `keys`), those that carry no reading read with `reader`. `seen` is told
+/// each record's kind ("forgotten", "undecodable" or the record kind) with what was read.
+actors::event_batch to_batch(
+    const std::vector<std::unique_ptr<RdKafka::Message>>& msgs, const std::string& topic, const std::string& cluster,
+    const schemas::decode_limits& limits, key_ring* keys, const reading::reader_context& reader, bool re_extract,
+    const std::function<void(const RdKafka::Message&, const std::string&, const detail::read_record&)>& seen) {
+  actors::event_batch batch;
+  batch.done = std::make_shared<std::promise<actors::batch_result>>();
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& msg : msgs) {
+    actors::log_record rec;
+    rec.position = storage::log_position{topic, msg->partition(), msg->offset(), cluster};
+    rec.received_at = now;
+    auto read = detail::read_log_record(*msg, limits, keys);
+    std::string kind;
+    if (read.forgotten) {  // a forgotten message's record: nothing to apply, nothing poisonous
+      rec.rejection = read.rejection;
+      kind = "forgotten";
+    } else if (!read.payload) {
+      rec.rejection = read.rejection;
+      kind = "undecodable";
+      logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
+    } else {
+      rec.payload = std::move(read.payload);
+      kind = std::string(schemas::to_string(schemas::kind_of(*rec.payload)));
+    }
+    seen(*msg, kind, read);
+    batch.records.push_back(std::move(rec));
+  }
+  std::vector<schemas::log_payload*> payloads;
+  for (auto& rec : batch.records)
+    if (rec.payload)
+      payloads.push_back(&*rec.payload);
+  reading::read_unread(payloads, reader, re_extract);
+  return batch;
+}
 
 }  // namespace
 
@@ -117,6 +157,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     drain();  // nothing of the old assignment may still be on its way
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       status->revoked_all();
+      const auto gone = std::move(owned);
       owned.clear();
       if (hooks.guard) {  // whatever acts for an owned organisation finishes first
         std::unique_lock finished(*hooks.guard);
@@ -125,9 +166,17 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       gaps.registry->forget(topic);  // the next owner of those partitions meets them
       c->unassign();
       logger().info("{} partitions revoked", topic);
+      if (hooks.revoked)
+        hooks.revoked(gone);
       if (hooks.changed)
         hooks.changed();
       return;
+    }
+    if (hooks.assigning) {  // a standby's reading of them reaches the store first
+      std::set<std::int32_t> coming;
+      for (auto* tp : partitions)
+        coming.insert(tp->partition());
+      hooks.assigning(coming);
     }
     std::string cluster = c->clusterid(5000);
     auto stored = store->offsets(topic);
@@ -326,34 +375,12 @@ void log_consumer::run() {
         m.on_reset(p, offset, cluster);
       continue;
     }
-    actors::event_batch batch;
-    batch.done = std::make_shared<std::promise<actors::batch_result>>();
-    auto now = std::chrono::steady_clock::now();
-    for (const auto& msg : msgs) {
-      actors::log_record rec;
-      rec.position = storage::log_position{topic, msg->partition(), msg->offset(), cluster};
-      rec.received_at = now;
-      auto read = detail::read_log_record(*msg, limits, m.keys.get());
-      if (read.forgotten) {  // a forgotten message's record: nothing to apply, nothing poisonous
-        rec.rejection = std::move(read.rejection);
-        m.status->read(msg->partition(), msg->offset(), "forgotten");
-      } else if (!read.payload) {
-        rec.rejection = std::move(read.rejection);
-        m.dead_letter(*msg, rec.rejection, read.label);
-        m.status->read(msg->partition(), msg->offset(), "undecodable");
-        logger().warn("{}/{}@{} skipped: {}", topic, msg->partition(), msg->offset(), rec.rejection);
-      } else {
-        rec.payload = std::move(read.payload);
-        m.status->read(msg->partition(), msg->offset(),
-                       std::string(schemas::to_string(schemas::kind_of(*rec.payload))));
-      }
-      batch.records.push_back(std::move(rec));
-    }
-    std::vector<schemas::log_payload*> payloads;
-    for (auto& rec : batch.records)
-      if (rec.payload)
-        payloads.push_back(&*rec.payload);
-    reading::read_unread(payloads, m.reader, m.re_extract);
+    auto batch = to_batch(msgs, topic, cluster, limits, m.keys.get(), m.reader, m.re_extract,
+                          [&](const RdKafka::Message& msg, const std::string& kind, const detail::read_record& read) {
+                            if (kind == "undecodable")
+                              m.dead_letter(msg, read.rejection, read.label);
+                            m.status->read(msg.partition(), msg.offset(), kind);
+                          });
     m.in_flight.emplace_back(batch.records.size(), batch.done->get_future());
     caf::anon_send(m.head, std::move(batch));
     while (m.in_flight.size() >= max_in_flight && !failed_)
@@ -367,6 +394,228 @@ void log_consumer::run() {
     logger().warn("dead letters not acknowledged: {}", m.dlq->last_error());
   m.consumer->close();
   logger().info("stopped");
+}
+
+struct log_follower::impl {
+  config::engram_config cfg;
+  std::shared_ptr<storage::graph_store> store;
+  actors::stage_actor head;
+  reading::reader_context reader;
+  std::shared_ptr<key_ring> keys;
+  std::function<std::set<std::int32_t>()> wanted;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer;
+  std::string cluster;
+  std::atomic<bool> stopping{false};
+
+  /// Batches sent to the store, oldest first: the next offset of each partition once applied.
+  std::deque<std::pair<std::map<std::int32_t, std::int64_t>, std::future<actors::batch_result>>> in_flight;
+
+  mutable std::mutex mutex;
+  std::condition_variable cv;
+  /// Followed now (the follower thread changes it, under the mutex).
+  std::set<std::int32_t> following;
+  /// Never followed until unblocked (assigned to this member).
+  std::set<std::int32_t> blocked;
+  /// release() calls waiting for the thread: bumped by the thread when it let them go.
+  std::uint64_t asked = 0, done = 0;
+  std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> positions;
+  /// Checks in a row a followed partition was not wanted: it is let go at `let_go_after`
+  /// (a member heard of late for a moment must not make a standby start over).
+  std::map<std::int32_t, int> unwanted;
+  static constexpr int let_go_after = 12;  // of 250 ms
+
+  bool complete_oldest() {
+    auto [next, fut] = std::move(in_flight.front());
+    in_flight.pop_front();
+    auto r = fut.get();
+    if (r.error != storage::errc::ok) {
+      logger().error("standby: the store failed ({}); following stops", storage::to_string(r.error));
+      return false;
+    }
+    std::lock_guard lock(mutex);
+    for (const auto& [p, offset] : next)
+      if (following.count(p))
+        positions[p].first = offset;
+    return true;
+  }
+
+  bool drain() {
+    bool ok = true;
+    while (!in_flight.empty())
+      ok &= complete_oldest();
+    return ok;
+  }
+
+  /// Follows `want` from the offsets the store holds (0 for a partition it never applied).
+  void follow(const std::set<std::int32_t>& want) {
+    drain();
+    const auto& topic = cfg.kafka.topics.log;
+    auto stored = store->offsets(topic);
+    std::map<std::int32_t, std::int64_t> from;
+    for (auto p : want) {
+      auto it = stored.find(p);
+      from[p] = it != stored.end() && it->second.cluster_id == cluster ? it->second.next_offset : 0;
+    }
+    if (from.empty())
+      consumer->unassign();
+    else
+      detail::reassign(*consumer, topic, from, "standby");
+    std::lock_guard lock(mutex);
+    following = want;
+    std::erase_if(positions, [&](const auto& kv) { return !want.count(kv.first); });
+    for (const auto& [p, offset] : from)
+      if (!positions.count(p))
+        positions[p] = {offset, offset};
+    if (!want.empty()) {
+      std::string list;
+      for (auto p : want)
+        list += (list.empty() ? "" : ",") + std::to_string(p);
+      logger().info("standby of {} partitions [{}]", topic, list);
+    }
+  }
+};
+
+engram::result<std::unique_ptr<log_follower>> log_follower::start(
+    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
+    actors::stage_actor head, reading::reader_context reader, std::shared_ptr<key_ring> keys,
+    std::function<std::set<std::int32_t>()> wanted) {
+  std::unique_ptr<log_follower> f(new log_follower());
+  f->impl_ = std::make_unique<impl>();
+  auto& m = *f->impl_;
+  m.cfg = cfg;
+  m.store = std::move(store);
+  m.head = std::move(head);
+  m.reader = std::move(reader);
+  m.keys = std::move(keys);
+  m.wanted = std::move(wanted);
+  auto consumer = detail::make_reader(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-standby", cfg.kafka.topics.log,
+                                      {}, "error", "standby");
+  if (!consumer)
+    return engram::fail(consumer.error());
+  m.consumer = std::move(*consumer);
+  m.cluster = m.consumer->clusterid(5000);
+  f->thread_ = std::thread([p = f.get()] { p->run(); });
+  return f;
+}
+
+log_follower::~log_follower() { stop(); }
+
+void log_follower::stop() {
+  if (!impl_ || impl_->stopping.exchange(true))
+    return;
+  impl_->cv.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+  impl_->drain();
+  impl_->consumer->close();
+}
+
+void log_follower::release(const std::set<std::int32_t>& partitions) {
+  auto& m = *impl_;
+  std::unique_lock lock(m.mutex);
+  m.blocked.insert(partitions.begin(), partitions.end());
+  bool followed = false;
+  for (auto p : partitions)
+    followed = followed || m.following.count(p);
+  if (!followed || m.stopping)
+    return;
+  const auto ticket = ++m.asked;
+  m.cv.wait(lock, [&] { return m.done >= ticket || m.stopping; });
+}
+
+void log_follower::unblock(const std::set<std::int32_t>& partitions) {
+  std::lock_guard lock(impl_->mutex);
+  for (auto p : partitions)
+    impl_->blocked.erase(p);
+}
+
+std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> log_follower::positions() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->positions;
+}
+
+void log_follower::run() {
+  auto& m = *impl_;
+  const auto& topic = m.cfg.kafka.topics.log;
+  schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
+  auto checked = std::chrono::steady_clock::time_point{};
+  while (!m.stopping) {
+    // What to follow: asked to let partitions go (the group assigned them here), or every
+    // 250 ms what the cluster says.
+    std::set<std::int32_t> want;
+    bool release = false;
+    {
+      std::lock_guard lock(m.mutex);
+      release = m.asked > m.done;
+      want = m.following;
+    }
+    if (release || std::chrono::steady_clock::now() - checked > std::chrono::milliseconds(250)) {
+      checked = std::chrono::steady_clock::now();
+      if (!release) {
+        auto now_wanted = m.wanted();
+        for (auto p : want) {  // followed now: kept until unwanted for a while
+          if (now_wanted.count(p)) {
+            m.unwanted.erase(p);
+          } else if (++m.unwanted[p] < impl::let_go_after) {
+            now_wanted.insert(p);
+          } else {
+            m.unwanted.erase(p);
+          }
+        }
+        want = std::move(now_wanted);
+      }
+      std::uint64_t asked = 0;
+      {
+        std::lock_guard lock(m.mutex);
+        for (auto p : m.blocked)
+          want.erase(p);
+        asked = m.asked;
+      }
+      bool changed = false;
+      {
+        std::lock_guard lock(m.mutex);
+        changed = want != m.following;
+      }
+      if (changed)
+        m.follow(want);
+      if (release) {
+        std::lock_guard lock(m.mutex);
+        m.done = asked;
+        m.cv.notify_all();
+      }
+    }
+    if (want.empty()) {
+      std::unique_lock lock(m.mutex);
+      m.cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return m.stopping || m.asked > m.done; });
+      continue;
+    }
+    while (!m.in_flight.empty() &&
+           m.in_flight.front().second.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      if (!m.complete_oldest())
+        return;
+    auto msgs = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100), "standby");
+    for (auto p : want) {
+      std::int64_t lo = 0, hi = -1;
+      if (m.consumer->get_watermark_offsets(topic, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0) {
+        std::lock_guard lock(m.mutex);
+        if (auto it = m.positions.find(p); it != m.positions.end())
+          it->second.second = hi;
+      }
+    }
+    std::erase_if(msgs, [&](const auto& msg) { return !want.count(msg->partition()); });
+    if (msgs.empty())
+      continue;
+    std::map<std::int32_t, std::int64_t> next;
+    for (const auto& msg : msgs)
+      next[msg->partition()] = msg->offset() + 1;
+    auto batch = to_batch(msgs, topic, m.cluster, limits, m.keys.get(), m.reader, false,
+                          [](const RdKafka::Message&, const std::string&, const detail::read_record&) {});
+    m.in_flight.emplace_back(std::move(next), batch.done->get_future());
+    caf::anon_send(m.head, std::move(batch));
+    while (m.in_flight.size() >= max_in_flight)
+      if (!m.complete_oldest())
+        return;
+  }
 }
 
 }  // namespace engram::ingest

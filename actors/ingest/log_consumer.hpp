@@ -16,7 +16,9 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -29,6 +31,11 @@ struct ownership_hooks {
   /// After partitions were revoked (status already says so) and after new ones were
   /// assigned: publish the assignment (members topic).
   std::function<void()> changed;
+  /// Before the stored offsets of newly assigned partitions are read: a standby following
+  /// them stops and lets what it read reach the store (log_follower::release).
+  std::function<void(const std::set<std::int32_t>&)> assigning;
+  /// After partitions were revoked: they may be followed as a standby again.
+  std::function<void(const std::set<std::int32_t>&)> revoked;
   /// Taken exclusively on revocation, after the status says the partitions are gone and
   /// before the group may give them to another member: whoever acts for an owned
   /// organisation outside the log (the timers sending a reminder and appending its record)
@@ -65,6 +72,38 @@ private:
   std::unique_ptr<impl> impl_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> failed_{false};
+  std::thread thread_;
+};
+
+/// A clustered member's warm standby (store.standby_replicas): follows engram-log partitions
+/// another member owns into this member's store, from the offsets the store holds, outside
+/// the consumer group. What it applies is not served (the partitions are not assigned here);
+/// when the group assigns one of them here, the consumer resumes from where the standby
+/// stood: a catch-up of what the standby had not read yet, not a restore.
+class log_follower {
+public:
+  /// Starts the follower thread; `wanted` (called on it every 250 ms) says which partitions
+  /// to follow. An error when the consumer cannot be made.
+  [[nodiscard]] static engram::result<std::unique_ptr<log_follower>> start(
+      const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
+      actors::stage_actor head, reading::reader_context reader, std::shared_ptr<key_ring> keys,
+      std::function<std::set<std::int32_t>()> wanted);
+  ~log_follower();
+  /// Stops following `partitions` (and never follows them until unblock()) and returns once
+  /// nothing of them is on its way to the store. Any thread.
+  void release(const std::set<std::int32_t>& partitions);
+  /// `partitions` may be followed again.
+  void unblock(const std::set<std::int32_t>& partitions);
+  /// The partitions followed: the next offset applied, and the high-water mark last seen.
+  [[nodiscard]] std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> positions() const;
+  /// Stops after the batches in flight are applied.
+  void stop();
+
+private:
+  log_follower() = default;
+  void run();
+  struct impl;
+  std::unique_ptr<impl> impl_;
   std::thread thread_;
 };
 

@@ -29,11 +29,19 @@ std::int32_t partition_of(std::string_view organization, std::int32_t partitions
 }
 
 std::string member_record::to_json() const {
-  json progress_json = json::object();
-  for (const auto& [p, at] : progress)
-    progress_json[std::to_string(p)] = {{"applied", at.first}, {"target", at.second}};
-  return json{{"member", name}, {"url", url},     {"seq", seq},
-              {"owned", owned}, {"ready", ready}, {"progress", progress_json}}
+  auto by_partition = [](const std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>& m, const char* second) {
+    json out = json::object();
+    for (const auto& [p, at] : m)
+      out[std::to_string(p)] = {{"applied", at.first}, {second, at.second}};
+    return out;
+  };
+  return json{{"member", name},
+              {"url", url},
+              {"seq", seq},
+              {"owned", owned},
+              {"ready", ready},
+              {"progress", by_partition(progress, "target")},
+              {"standby", by_partition(standby, "highWatermark")}}
       .dump();
 }
 
@@ -54,10 +62,15 @@ std::optional<member_record> member_record::parse(std::string_view text) {
   };
   ints("owned", r.owned);
   ints("ready", r.ready);
-  if (j.contains("progress") && j["progress"].is_object())
-    for (const auto& [k, v] : j["progress"].items())
-      if (v.is_object())
-        r.progress[std::atoi(k.c_str())] = {v.value("applied", std::int64_t{0}), v.value("target", std::int64_t{0})};
+  auto by_partition = [&](const char* field, const char* second,
+                          std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>& out) {
+    if (j.contains(field) && j[field].is_object())
+      for (const auto& [k, v] : j[field].items())
+        if (v.is_object())
+          out[std::atoi(k.c_str())] = {v.value("applied", std::int64_t{0}), v.value(second, std::int64_t{0})};
+  };
+  by_partition("progress", "target", r.progress);
+  by_partition("standby", "highWatermark", r.standby);
   return r;
 }
 

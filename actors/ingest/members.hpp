@@ -37,6 +37,8 @@ struct member_record {
   std::vector<std::int32_t> ready;
   /// Per owned partition: the next offset applied and the catch-up target.
   std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> progress;
+  /// Partitions followed as a standby: the next offset applied and the high-water mark seen.
+  std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> standby;
   [[nodiscard]] std::string to_json() const;
   /// nullopt when `text` is not a member record.
   [[nodiscard]] static std::optional<member_record> parse(std::string_view text);

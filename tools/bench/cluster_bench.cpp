@@ -90,12 +90,12 @@ struct member {
 
 /// One recall over `c` as organisation `org`; milliseconds, or -1 when not answered with results.
 double recall_ms(http::client& c, const std::string& org, std::size_t i) {
-  const json req{{"jsonrpc", "2.0"},
-                 {"id", i + 1},
-                 {"method", "tools/call"},
-                 {"params",
-                  {{"name", "recall_knowledge"},
-                   {"arguments", {{"query", "budget for the rollout " + std::to_string(i % 50)}}}}}};
+  const json req{
+      {"jsonrpc", "2.0"},
+      {"id", i + 1},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "recall_knowledge"}, {"arguments", {{"query", "budget for the rollout " + std::to_string(i % 50)}}}}}};
   const auto t = clock_type::now();
   const auto r = c.request("POST", "/mcp", req.dump(),
                            {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token_of(org)}},
@@ -109,7 +109,8 @@ double recall_ms(http::client& c, const std::string& org, std::size_t i) {
 int cluster(const cluster_options& o) {
   const char* commit = std::getenv("ENGRAM_COMMIT");
   std::printf("cluster: %zu dense messages of %zu organisations on %d engram-log partitions, %u cores, commit %s\n",
-              o.messages, o.organizations, partitions, std::thread::hardware_concurrency(), commit ? commit : "unknown");
+              o.messages, o.organizations, partitions, std::thread::hardware_concurrency(),
+              commit ? commit : "unknown");
   std::vector<std::string> orgs;
   for (std::size_t i = 0; i < o.organizations; ++i)
     orgs.push_back("org-" + std::to_string(i));
@@ -122,7 +123,8 @@ int cluster(const cluster_options& o) {
   std::filesystem::remove_all(dir);
   auto broker = test_broker(partitions);
   const auto& brokers = broker->bootstrap();
-  const std::vector<std::string> common{tokens, "kafka.rdkafka.session.timeout.ms=" + std::to_string(o.session_timeout_ms),
+  const std::vector<std::string> common{tokens,
+                                        "kafka.rdkafka.session.timeout.ms=" + std::to_string(o.session_timeout_ms),
                                         "kafka.rdkafka.heartbeat.interval.ms=500", "timers.interval_ms=86400000"};
 
   // engram-log filled by an extract member (the records carry extraction and vectors).
@@ -180,13 +182,14 @@ int cluster(const cluster_options& o) {
   double cpu0 = cpu_seconds(a.process->pid());
   wait_for([&] { return partitions_in(a.port, "restoring") + partitions_in(a.port, "ready") == partitions; },
            std::chrono::seconds(120), "a's assignment");
-  double s = wait_for([&] { return partitions_in(a.port, "ready") == partitions; }, std::chrono::seconds(1800),
-                      "a's restore");
+  double s =
+      wait_for([&] { return partitions_in(a.port, "ready") == partitions; }, std::chrono::seconds(1800), "a's restore");
   std::int64_t total = 0;
   for (const auto& [_, e] : ends)
     total += e;
-  std::printf("  restore from scratch, one member, 12 partitions: %lld records in %.1f s = %.0f records/s (%.1f CPU s)\n",
-              static_cast<long long>(total), s, double(total) / s, cpu_seconds(a.process->pid()) - cpu0);
+  std::printf(
+      "  restore from scratch, one member, 12 partitions: %lld records in %.1f s = %.0f records/s (%.1f CPU s)\n",
+      static_cast<long long>(total), s, double(total) / s, cpu_seconds(a.process->pid()) - cpu0);
 
   // (2) A second member joins with an empty store: it restores its half from scratch, while
   // the first keeps the state of what it gave up.
@@ -223,19 +226,18 @@ int cluster(const cluster_options& o) {
       else
         ms.push_back(t);
     }
-    std::printf("  recall of %s through %s (%s): p50 %.2f ms, p99 %.2f ms over %zu calls, %zu failed\n",
-                org_a.c_str(), via->name.c_str(), via == &a ? "its owner" : "forwarded to the owner",
-                percentile(ms, 0.5), percentile(ms, 0.99), ms.size(), failed);
+    std::printf("  recall of %s through %s (%s): p50 %.2f ms, p99 %.2f ms over %zu calls, %zu failed\n", org_a.c_str(),
+                via->name.c_str(), via == &a ? "its owner" : "forwarded to the owner", percentile(ms, 0.5),
+                percentile(ms, 0.99), ms.size(), failed);
   }
 
   // (4) kill -9 of b: a takes its partitions back, and kept their state (a short catch-up).
   ::kill(b.process->pid(), SIGKILL);
   const auto killed = clock_type::now();
-  const double noticed = wait_for([&] { return partitions_in(a.port, "restoring") + partitions_in(a.port, "ready") ==
-                                                partitions; },
-                                  std::chrono::seconds(120), "a taking b's partitions");
-  wait_for([&] { return partitions_in(a.port, "ready") == partitions; }, std::chrono::seconds(1800),
-           "a's catch-up");
+  const double noticed =
+      wait_for([&] { return partitions_in(a.port, "restoring") + partitions_in(a.port, "ready") == partitions; },
+               std::chrono::seconds(120), "a taking b's partitions");
+  wait_for([&] { return partitions_in(a.port, "ready") == partitions; }, std::chrono::seconds(1800), "a's catch-up");
   std::printf(
       "  kill -9 of b, a kept b's partitions: assigned to a %.1f s after the kill (session timeout %zu ms), all "
       "ready %.1f s after it\n",
@@ -255,9 +257,9 @@ int cluster(const cluster_options& o) {
   cpu0 = cpu_seconds(c.process->pid());
   ::kill(a.process->pid(), SIGKILL);
   const auto killed_a = clock_type::now();
-  const double noticed_a = wait_for([&] { return partitions_in(c.port, "restoring") + partitions_in(c.port, "ready") ==
-                                                  partitions; },
-                                    std::chrono::seconds(120), "c taking a's partitions");
+  const double noticed_a =
+      wait_for([&] { return partitions_in(c.port, "restoring") + partitions_in(c.port, "ready") == partitions; },
+               std::chrono::seconds(120), "c taking a's partitions");
   wait_for([&] { return partitions_in(c.port, "ready") == partitions; }, std::chrono::seconds(1800),
            "c's restore of a's partitions");
   const double all_ready = seconds_since(killed_a);

@@ -182,8 +182,7 @@ int run_bench(int argc, char** argv) {
   cluster->add_option("--messages", cluster_opts.messages, "Dense messages on engram-log")->capture_default_str();
   cluster->add_option("--organizations", cluster_opts.organizations, "Organisations")->capture_default_str();
   cluster->add_option("--queries", cluster_opts.queries, "Recalls through each member")->capture_default_str();
-  cluster->add_option("--session-timeout-ms", cluster_opts.session_timeout_ms,
-                      "The members' Kafka session timeout")
+  cluster->add_option("--session-timeout-ms", cluster_opts.session_timeout_ms, "The members' Kafka session timeout")
       ->capture_default_str();
   auto* table = app.add_subcommand(
       "table", "the benchmark table of docs/benchmarks.md: every headline figure, with cores and commit");
