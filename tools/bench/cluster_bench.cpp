@@ -158,11 +158,12 @@ int cluster(const cluster_options& o) {
     ends[r.partition] = r.end;
 
   std::map<std::string, member> members;
-  auto start = [&](const std::string& name) -> member& {
+  auto start = [&](const std::string& name, int standby = 0) -> member& {
     auto& m = members[name];
     m.name = name;
     m.port = free_port();
     auto sets = common;
+    sets.push_back("store.standby_replicas=" + std::to_string(standby));
     for (const auto& s : {std::string("roles=[store]"), std::string("store.cluster=true"),
                           "store.advertised_url=http://127.0.0.1:" + std::to_string(m.port),
                           "store.member_name=" + name, std::string("store.heartbeat_ms=500")})
@@ -277,6 +278,50 @@ int cluster(const cluster_options& o) {
     ::waitpid(a.process->pid(), &st, 0);
   }
   members.erase("a");
+
+  // (6) A member with a warm standby (store.standby_replicas 1) joins: it takes half and
+  // follows the other half; then c is killed and d takes c's partitions over from where
+  // its standby stood.
+  auto& d = start("d", 1);
+  const auto standby_caught_up = [&] {
+    const auto text = http::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/metrics").body;
+    for (auto p : partitions_of(c.port, "ready")) {
+      const auto series = "engram_standby_lag{partition=\"" + std::to_string(p) + "\"} 0\n";
+      if (text.find(series) == std::string::npos)
+        return false;
+    }
+    return partitions_in(c.port, "ready") + partitions_in(d.port, "ready") == partitions;
+  };
+  wait_for(standby_caught_up, std::chrono::seconds(1800), "d's restore and standby");
+  const auto c_partitions = partitions_of(c.port, "ready");
+  ::kill(c.process->pid(), SIGKILL);
+  const auto killed_c = clock_type::now();
+  const double noticed_c = wait_for([&] { return partitions_in(d.port, "restoring") + partitions_in(d.port, "ready") ==
+                                                  partitions; },
+                                    std::chrono::seconds(120), "d taking c's partitions");
+  wait_for([&] { return partitions_in(d.port, "ready") == partitions; }, std::chrono::seconds(1800),
+           "d's catch-up");
+  const double ready_c = seconds_since(killed_c);
+  std::int64_t caught_up = 0, records_c = 0;
+  auto stats = json::parse(http::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/v1/stats", {},
+                                       {{"Authorization", "Bearer " + token_of(orgs[0])}})
+                               .body,
+                           nullptr, false);
+  if (stats.is_object())
+    for (const auto& row : stats.value("partitions", json::array()))
+      if (c_partitions.count(row["partition"].get<std::int32_t>()) && row.contains("readSinceAssignment"))
+        caught_up += row["readSinceAssignment"].get<std::int64_t>();
+  for (auto p : c_partitions)
+    records_c += ends[p];
+  std::printf(
+      "  kill -9 of c, d a warm standby of its %zu partitions (%lld records): assigned to d %.1f s after the kill, all "
+      "ready %.1f s after it; %lld records read to catch up\n",
+      c_partitions.size(), static_cast<long long>(records_c), noticed_c, ready_c, static_cast<long long>(caught_up));
+  {
+    int st = 0;
+    ::waitpid(c.process->pid(), &st, 0);
+  }
+  members.erase("c");
   members.clear();
   std::filesystem::remove_all(dir);
   return 0;
