@@ -221,6 +221,24 @@ engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg
     return engram::fail("store.cluster: cannot learn " + topic + "'s partitions (create it with its final " +
                         "partition count before the members start: an organisation's partition depends on it)" +
                         (ranges ? std::string() : ": " + ranges.error()));
+  // An organisation's partition depends on the count: a store built with another count would
+  // hold organisations another member now owns, and the history of one would split.
+  const auto count_file = std::filesystem::path(cfg.storage.path) / "cluster-partitions";
+  const auto count = std::to_string(ranges->size());
+  if (std::ifstream in(count_file); in) {
+    std::string topic_was, count_was;
+    in >> topic_was >> count_was;
+    if (topic_was == topic && count_was != count)
+      return engram::fail("store.cluster: " + topic + " has " + count +
+                          " partitions, but this store was built when it had " + count_was + " (" +
+                          count_file.string() +
+                          "): organisations would move between partitions and their history split between two "
+                          "owners; give the topic its count back, or start this member on an empty store");
+  } else {
+    const auto tmp = count_file.string() + ".tmp";
+    std::ofstream(tmp) << topic << " " << count << "\n";
+    std::filesystem::rename(tmp, count_file);
+  }
   cluster_options o;
   o.name = cfg.store.name();
   o.url = cfg.store.advertised_url;

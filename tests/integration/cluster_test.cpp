@@ -644,4 +644,22 @@ TEST_F(Cluster, AStandbyTakesOverWithACatchUpOfWhatItHadNotFollowed) {
   EXPECT_EQ(extract_->terminate(15s), 0);
 }
 
+// engram-log's partition count is part of every organisation's address: a member whose
+// store was built with 12 partitions refuses to start when the topic has another count.
+TEST_F(Cluster, AMemberRefusesAStoreBuiltWithAnotherPartitionCount) {
+  auto& m = start_member("m1");
+  ASSERT_EQ(m.process->terminate(15s), 0) << logs();
+  EXPECT_EQ(test::file_text(dir_.sub("m1/cluster-partitions")), "engram-log 12\n");
+  auto other = test::start_broker(4);
+  const auto port = test::free_port();
+  test::child again(test::engramd_args(other->bootstrap(), dir_.sub("m1"), port,
+                                       {"roles=[store]", "store.cluster=true",
+                                        "store.advertised_url=http://127.0.0.1:" + std::to_string(port), tokens_}),
+                    dir_.sub("again.log"));
+  ASSERT_TRUE(test::wait_until([&] { return !again.alive(); }, 60s)) << test::tail(dir_.sub("again.log"));
+  EXPECT_NE(again.exit_code(), 0);
+  const auto log = test::file_text(dir_.sub("again.log"));
+  EXPECT_NE(log.find("engram-log has 4 partitions, but this store was built when it had 12"), std::string::npos) << log;
+}
+
 }  // namespace

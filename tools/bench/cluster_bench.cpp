@@ -296,11 +296,10 @@ int cluster(const cluster_options& o) {
   const auto c_partitions = partitions_of(c.port, "ready");
   ::kill(c.process->pid(), SIGKILL);
   const auto killed_c = clock_type::now();
-  const double noticed_c = wait_for([&] { return partitions_in(d.port, "restoring") + partitions_in(d.port, "ready") ==
-                                                  partitions; },
-                                    std::chrono::seconds(120), "d taking c's partitions");
-  wait_for([&] { return partitions_in(d.port, "ready") == partitions; }, std::chrono::seconds(1800),
-           "d's catch-up");
+  const double noticed_c =
+      wait_for([&] { return partitions_in(d.port, "restoring") + partitions_in(d.port, "ready") == partitions; },
+               std::chrono::seconds(120), "d taking c's partitions");
+  wait_for([&] { return partitions_in(d.port, "ready") == partitions; }, std::chrono::seconds(1800), "d's catch-up");
   const double ready_c = seconds_since(killed_c);
   std::int64_t caught_up = 0, records_c = 0;
   auto stats = json::parse(http::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/v1/stats", {},
