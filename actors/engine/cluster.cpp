@@ -80,9 +80,13 @@ ingest::member_record cluster::self() const {
       r.ready.push_back(p);
     r.progress[p] = {s.next_offset, s.catch_up_target};
   }
-  if (standby_)
-    r.standby = standby_();
+  r.standby = standby_now();
   return r;
+}
+
+std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> cluster::standby_now() const {
+  std::lock_guard lock(standby_mutex_);
+  return standby_ ? standby_() : std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>{};
 }
 
 std::set<std::int32_t> cluster::standby_wanted() const {
@@ -110,13 +114,13 @@ std::set<std::int32_t> cluster::standby_wanted() const {
   return out;
 }
 
-cluster::decision cluster::decide(std::int32_t partition, bool forwarded) const {
+cluster::decision cluster::decide(std::int32_t partition) const {
   auto [state, at] = status_.state(partition);
   if (state == actors::partition_state::ready)
     return {verdict::serve, at, {}};
   if (state == actors::partition_state::restoring)
     return {verdict::restoring, at, {}};
-  if (!forwarded && members_)
+  if (members_)
     if (auto owner = members_->owner_of(partition, opts_.name))
       return {verdict::forward, {}, std::move(*owner)};
   return {verdict::unknown, {}, {}};
@@ -126,7 +130,7 @@ void cluster::route(const std::string& org, const http::request& req, const http
                     const std::function<void(const http::request&, http::responder)>& serve, bool mcp) {
   const auto partition = partition_of(org);
   const bool forwarded = req.headers.count(forwarded_header) > 0;
-  auto first = decide(partition, forwarded);
+  auto first = decide(partition);
   if (first.what == verdict::serve)
     return serve(req, respond);
   if (first.what == verdict::restoring)
@@ -134,16 +138,20 @@ void cluster::route(const std::string& org, const http::request& req, const http
         req, respond, mcp, org, partition, retry_after_seconds(first.at.catch_up_target - first.at.next_offset),
         "is being restored on this member (engram-log partition " + std::to_string(partition) + " at " +
             std::to_string(first.at.next_offset) + " of " + std::to_string(first.at.catch_up_target) + ")");
+  if (forwarded)  // forwarded here by a member that took this one for the owner: no second hop
+    return answer_retry(req, respond, mcp, org, partition, 2,
+                        "is not served by this member (engram-log partition " + std::to_string(partition) +
+                            " is not assigned here; a forwarded request is not forwarded again)");
   if (waiting_ >= opts_.max_waiting)
     return answer_retry(req, respond, mcp, org, partition, 1, "cannot be routed now (too many requests waiting)");
   ++waiting_;
   // Forwarding and waiting for an owner block: never on the I/O thread.
-  std::thread([this, org, partition, forwarded, req, respond, serve, mcp, first] {
+  std::thread([this, org, partition, req, respond, serve, mcp, first] {
     auto d = first;
     const auto deadline = std::chrono::steady_clock::now() + opts_.settle;
     while (d.what == verdict::unknown && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      d = decide(partition, forwarded);
+      d = decide(partition);
     }
     switch (d.what) {
       case verdict::serve: serve(req, respond); break;
@@ -227,9 +235,8 @@ actors::metrics::cluster_figures cluster::figures() const {
       f.members += m.live;
   f.forwarded = forwarded_;
   f.retried = retried_;
-  if (standby_)
-    for (const auto& [p, at] : standby_())
-      f.standby_lag[p] = std::max<std::int64_t>(0, at.second - at.first);
+  for (const auto& [p, at] : standby_now())
+    f.standby_lag[p] = std::max<std::int64_t>(0, at.second - at.first);
   return f;
 }
 

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -63,6 +64,7 @@ public:
   void publish();
   /// Where this member's standby stands (log_follower::positions), for its record and /metrics.
   void standby_positions(std::function<std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>()> f) {
+    std::lock_guard lock(standby_mutex_);
     standby_ = std::move(f);
   }
   /// The partitions this member should follow as a standby: those whose owner (a live
@@ -94,7 +96,7 @@ private:
     actors::partition_status at;
     ingest::member_record owner;
   };
-  [[nodiscard]] decision decide(std::int32_t partition, bool forwarded) const;
+  [[nodiscard]] decision decide(std::int32_t partition) const;
   void answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
                     std::int32_t partition, int seconds, const std::string& why);
   void forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
@@ -103,7 +105,10 @@ private:
   cluster_options opts_;
   actors::ingest_status& status_;
   std::unique_ptr<ingest::members_topic> members_;
+  /// Set once the follower runs, read by the members topic's thread (self()) and /metrics.
+  mutable std::mutex standby_mutex_;
   std::function<std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>()> standby_;
+  [[nodiscard]] std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> standby_now() const;
   std::atomic<std::size_t> waiting_{0};
   std::atomic<std::uint64_t> forwarded_{0};
   std::atomic<std::uint64_t> retried_{0};

@@ -247,6 +247,12 @@ engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg
   o.standby_replicas = cfg.store.standby_replicas;
   status.set_clustered(true);
   members = std::make_unique<cluster>(o, status);
+  auto topic_open = ingest::members_topic::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.members,
+                                                std::chrono::milliseconds(cfg.store.heartbeat_ms),
+                                                [gate = members.get()] { return gate->self(); });
+  if (!topic_open)
+    return engram::fail(topic_open.error());
+  members->attach(std::move(*topic_open));  // before the follower, which reads the members
   if (cfg.store.standby_replicas > 0) {
     auto started = ingest::log_follower::start(cfg, brokers, store, store_actor, reader(cfg), keys,
                                                [gate = members.get()] { return gate->standby_wanted(); });
@@ -255,12 +261,6 @@ engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg
     follower = std::move(*started);
     members->standby_positions([f = follower.get()] { return f->positions(); });
   }
-  auto topic_open = ingest::members_topic::open(brokers, cfg.kafka.rdkafka, cfg.kafka.topics.members,
-                                                std::chrono::milliseconds(cfg.store.heartbeat_ms),
-                                                [gate = members.get()] { return gate->self(); });
-  if (!topic_open)
-    return engram::fail(topic_open.error());
-  members->attach(std::move(*topic_open));
   log.info("clustered store member '{}' at {}: {} has {} partitions; members on {}", o.name, o.url, topic, o.partitions,
            cfg.kafka.topics.members);
   return {};

@@ -5,6 +5,7 @@
 // owner). Each organisation's digest is compared with a single store that read the same
 // engram-log (engramctl digest --organization). Every wait is on observed state (the members'
 // own view of the cluster, counts in /v1/stats), never a sleep.
+#include "actors/engine/cluster.hpp"
 #include "actors/ingest/members.hpp"
 #include "actors/ingest/reminders.hpp"
 #include "actors/ingest/topics.hpp"
@@ -660,6 +661,18 @@ TEST_F(Cluster, AMemberRefusesAStoreBuiltWithAnotherPartitionCount) {
   EXPECT_NE(again.exit_code(), 0);
   const auto log = test::file_text(dir_.sub("again.log"));
   EXPECT_NE(log.find("engram-log has 4 partitions, but this store was built when it had 12"), std::string::npos) << log;
+}
+
+// The "retry after N s" of a restoring partition: its records left at ~400 records/s, 1 to 60.
+TEST(ClusterRetry, RetryAfterFollowsTheRecordsLeftAtTheRestoreRate) {
+  EXPECT_EQ(engine::retry_after_seconds(-5), 1);
+  EXPECT_EQ(engine::retry_after_seconds(0), 1);
+  EXPECT_EQ(engine::retry_after_seconds(1), 1);
+  EXPECT_EQ(engine::retry_after_seconds(400), 1);
+  EXPECT_EQ(engine::retry_after_seconds(401), 2);
+  EXPECT_EQ(engine::retry_after_seconds(4000), 10);
+  EXPECT_EQ(engine::retry_after_seconds(23999), 60);
+  EXPECT_EQ(engine::retry_after_seconds(1000000000), 60);
 }
 
 }  // namespace
