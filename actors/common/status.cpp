@@ -67,7 +67,7 @@ bool ingest_status::ready() {
   if (!assigned_ || partitions_.empty())
     return false;
   for (const auto& [_, p] : partitions_)
-    if (p.catch_up_target < 0 || p.next_offset < p.catch_up_target)
+    if (!p.caught_up())
       return false;
   if (clustered_)
     return true;  // not latched: the next assignment may bring a partition to restore
@@ -80,8 +80,7 @@ std::pair<partition_state, partition_status> ingest_status::state(std::int32_t p
   if (it == partitions_.end())
     return {partition_state::not_owned, {}};
   const auto& p = it->second;
-  const bool caught_up = p.catch_up_target >= 0 && p.next_offset >= p.catch_up_target;
-  return {caught_up ? partition_state::ready : partition_state::restoring, p};
+  return {p.caught_up() ? partition_state::ready : partition_state::restoring, p};
 }
 
 bool ingest_status::joined() {

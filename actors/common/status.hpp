@@ -27,6 +27,8 @@ struct partition_status {
   std::int64_t last_read = -1;
   /// Records read since assignment, by kind ("extracted-message", ..., "undecodable").
   std::map<std::string, std::uint64_t> kinds;
+  /// Reached its catch-up target.
+  [[nodiscard]] bool caught_up() const { return catch_up_target >= 0 && next_offset >= catch_up_target; }
 };
 
 /// One assigned partition: where reading starts and the high-water mark at assignment

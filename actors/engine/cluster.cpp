@@ -76,7 +76,7 @@ ingest::member_record cluster::self() const {
   r.url = opts_.url;
   for (const auto& [p, s] : status_.partitions()) {
     r.owned.push_back(p);
-    if (s.catch_up_target >= 0 && s.next_offset >= s.catch_up_target)
+    if (s.caught_up())
       r.ready.push_back(p);
     r.progress[p] = {s.next_offset, s.catch_up_target};
   }
@@ -134,10 +134,7 @@ void cluster::route(const std::string& org, const http::request& req, const http
   if (first.what == verdict::serve)
     return serve(req, respond);
   if (first.what == verdict::restoring)
-    return answer_retry(
-        req, respond, mcp, org, partition, retry_after_seconds(first.at.catch_up_target - first.at.next_offset),
-        "is being restored on this member (engram-log partition " + std::to_string(partition) + " at " +
-            std::to_string(first.at.next_offset) + " of " + std::to_string(first.at.catch_up_target) + ")");
+    return answer_restoring(req, respond, mcp, org, partition, first.at);
   if (forwarded)  // forwarded here by a member that took this one for the owner: no second hop
     return answer_retry(req, respond, mcp, org, partition, 2,
                         "is not served by this member (engram-log partition " + std::to_string(partition) +
@@ -155,10 +152,7 @@ void cluster::route(const std::string& org, const http::request& req, const http
     }
     switch (d.what) {
       case verdict::serve: serve(req, respond); break;
-      case verdict::restoring:
-        answer_retry(req, respond, mcp, org, partition, retry_after_seconds(d.at.catch_up_target - d.at.next_offset),
-                     "is being restored on this member (engram-log partition " + std::to_string(partition) + ")");
-        break;
+      case verdict::restoring: answer_restoring(req, respond, mcp, org, partition, d.at); break;
       case verdict::forward: forward(req, respond, d.owner, mcp, org, partition); break;
       case verdict::unknown:
         answer_retry(req, respond, mcp, org, partition, 2,
@@ -190,6 +184,13 @@ void cluster::answer_retry(const http::request& req, const http::responder& resp
   respond(http::response{503, "application/json",
                          json{{"error", message}, {"retryAfterSeconds", seconds}, {"partition", partition}}.dump(),
                          std::move(headers)});
+}
+
+void cluster::answer_restoring(const http::request& req, const http::responder& respond, bool mcp,
+                               const std::string& org, std::int32_t partition, const actors::partition_status& at) {
+  answer_retry(req, respond, mcp, org, partition, retry_after_seconds(at.catch_up_target - at.next_offset),
+               "is being restored on this member (engram-log partition " + std::to_string(partition) + " at " +
+                   std::to_string(at.next_offset) + " of " + std::to_string(at.catch_up_target) + ")");
 }
 
 void cluster::forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner,

@@ -99,6 +99,9 @@ private:
   [[nodiscard]] decision decide(std::int32_t partition) const;
   void answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
                     std::int32_t partition, int seconds, const std::string& why);
+  /// The retry answer of a partition being restored here, `at` where it stands.
+  void answer_restoring(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
+                        std::int32_t partition, const actors::partition_status& at);
   void forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
                const std::string& org, std::int32_t partition);
 

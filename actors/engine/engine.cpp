@@ -805,11 +805,11 @@ engram::result<void> engine::start_timers(impl& m, const config::engram_config& 
     to.retention = cfg.retention;
     if (m.members) {
       to.owns = [raw = &m](const std::string& org) { return raw->owns(org); };
-      to.ownership = [raw = &m] {
-        auto self = raw->members->self();
+      to.ownership = [raw = &m] {  // the partitions ready here
         std::string ready;
-        for (auto p : self.ready)
-          ready += std::to_string(p) + ",";
+        for (const auto& [p, s] : raw->status.partitions())
+          if (s.caught_up())
+            ready += std::to_string(p) + ",";
         return ready;
       };
       to.guard = &m.ownership;

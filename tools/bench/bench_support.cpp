@@ -227,6 +227,15 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
   throw std::runtime_error("engramd did not become ready within " + std::to_string(ready_within.count()) + " s");
 }
 
+void engramd_child::kill9() {
+  if (pid_ <= 0)
+    return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
 engramd_child::~engramd_child() {
   if (pid_ <= 0)
     return;

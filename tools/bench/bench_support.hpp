@@ -94,6 +94,8 @@ public:
   engramd_child(const engramd_child&) = delete;
   engramd_child& operator=(const engramd_child&) = delete;
   [[nodiscard]] pid_t pid() const { return pid_; }
+  /// kill -9, and waits for it to end (the destructor then does nothing).
+  void kill9();
 
 private:
   pid_t pid_ = -1;

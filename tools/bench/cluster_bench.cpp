@@ -24,7 +24,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace engram::bench {
@@ -178,6 +177,19 @@ int cluster(const cluster_options& o) {
     return n;
   };
 
+  // kill -9 of `victim`: seconds until `survivor` has every partition assigned, and until
+  // every one is ready.
+  auto take_over = [&](member& victim, const member& survivor) {
+    victim.process->kill9();
+    const auto killed = clock_type::now();
+    const double assigned = wait_for(
+        [&] { return partitions_in(survivor.port, "restoring") + partitions_in(survivor.port, "ready") == partitions; },
+        std::chrono::seconds(120), "the survivor's assignment");
+    wait_for([&] { return partitions_in(survivor.port, "ready") == partitions; }, std::chrono::seconds(1800),
+             "the survivor's restore");
+    return std::pair{assigned, seconds_since(killed)};
+  };
+
   // (1) One member restores all 12 partitions from scratch.
   auto& a = start("a");
   double cpu0 = cpu_seconds(a.process->pid());
@@ -233,20 +245,11 @@ int cluster(const cluster_options& o) {
   }
 
   // (4) kill -9 of b: a takes its partitions back, and kept their state (a short catch-up).
-  ::kill(b.process->pid(), SIGKILL);
-  const auto killed = clock_type::now();
-  const double noticed =
-      wait_for([&] { return partitions_in(a.port, "restoring") + partitions_in(a.port, "ready") == partitions; },
-               std::chrono::seconds(120), "a taking b's partitions");
-  wait_for([&] { return partitions_in(a.port, "ready") == partitions; }, std::chrono::seconds(1800), "a's catch-up");
+  const auto [noticed, ready_b] = take_over(b, a);
   std::printf(
       "  kill -9 of b, a kept b's partitions: assigned to a %.1f s after the kill (session timeout %zu ms), all "
       "ready %.1f s after it\n",
-      noticed, o.session_timeout_ms, seconds_since(killed));
-  {
-    int st = 0;
-    ::waitpid(b.process->pid(), &st, 0);
-  }
+      noticed, o.session_timeout_ms, ready_b);
   members.erase("b");
 
   // (5) A third member joins empty and takes half; then a is killed: c takes over partitions
@@ -256,14 +259,7 @@ int cluster(const cluster_options& o) {
            std::chrono::seconds(1800), "c's restore");
   const auto c_before = partitions_of(c.port, "ready");
   cpu0 = cpu_seconds(c.process->pid());
-  ::kill(a.process->pid(), SIGKILL);
-  const auto killed_a = clock_type::now();
-  const double noticed_a =
-      wait_for([&] { return partitions_in(c.port, "restoring") + partitions_in(c.port, "ready") == partitions; },
-               std::chrono::seconds(120), "c taking a's partitions");
-  wait_for([&] { return partitions_in(c.port, "ready") == partitions; }, std::chrono::seconds(1800),
-           "c's restore of a's partitions");
-  const double all_ready = seconds_since(killed_a);
+  const auto [noticed_a, all_ready] = take_over(a, c);
   std::int64_t moved = 0;
   for (const auto& [p, e] : ends)
     if (!c_before.count(p))
@@ -273,10 +269,6 @@ int cluster(const cluster_options& o) {
       "ready %.1f s after it = %.0f records/s restored once assigned (%.1f CPU s)\n",
       partitions - c_before.size(), static_cast<long long>(moved), noticed_a, all_ready,
       double(moved) / std::max(all_ready - noticed_a, 1e-9), cpu_seconds(c.process->pid()) - cpu0);
-  {
-    int st = 0;
-    ::waitpid(a.process->pid(), &st, 0);
-  }
   members.erase("a");
 
   // (6) A member with a warm standby (store.standby_replicas 1) joins: it takes half and
@@ -294,13 +286,7 @@ int cluster(const cluster_options& o) {
   };
   wait_for(standby_caught_up, std::chrono::seconds(1800), "d's restore and standby");
   const auto c_partitions = partitions_of(c.port, "ready");
-  ::kill(c.process->pid(), SIGKILL);
-  const auto killed_c = clock_type::now();
-  const double noticed_c =
-      wait_for([&] { return partitions_in(d.port, "restoring") + partitions_in(d.port, "ready") == partitions; },
-               std::chrono::seconds(120), "d taking c's partitions");
-  wait_for([&] { return partitions_in(d.port, "ready") == partitions; }, std::chrono::seconds(1800), "d's catch-up");
-  const double ready_c = seconds_since(killed_c);
+  const auto [noticed_c, ready_c] = take_over(c, d);
   std::int64_t caught_up = 0, records_c = 0;
   auto stats = json::parse(http::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/v1/stats", {},
                                        {{"Authorization", "Bearer " + token_of(orgs[0])}})
@@ -316,10 +302,6 @@ int cluster(const cluster_options& o) {
       "  kill -9 of c, d a warm standby of its %zu partitions (%lld records): assigned to d %.1f s after the kill, all "
       "ready %.1f s after it; %lld records read to catch up\n",
       c_partitions.size(), static_cast<long long>(records_c), noticed_c, ready_c, static_cast<long long>(caught_up));
-  {
-    int st = 0;
-    ::waitpid(c.process->pid(), &st, 0);
-  }
   members.erase("c");
   members.clear();
   std::filesystem::remove_all(dir);
