@@ -54,6 +54,12 @@ struct store_config {
   /// (by member name) follow it into their stores, so that taking it over is a catch-up.
   /// Default: 0.
   std::uint32_t standby_replicas = 0;
+  /// How long a partition this member holds state of but neither owns nor follows as a
+  /// standby stays in its store before it is dropped (its organisations deleted: restored
+  /// from engram-log if the partition comes back). Counted from when it was last owned or
+  /// followed, only once the member has joined the group; longer than a rebalance takes.
+  /// 0: never dropped. Default: 300,000 ms.
+  std::uint32_t drop_after_ms = 300000;
   /// The member's name: member_name, else advertised_url.
   [[nodiscard]] std::string name() const { return member_name.empty() ? advertised_url : member_name; }
 };

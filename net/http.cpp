@@ -16,6 +16,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 namespace engram::http {
@@ -104,6 +105,16 @@ public:
         self->write_queued();
     });
     return true;
+  }
+  void finish() override {
+    if (closed_.exchange(true))
+      return;
+    load_->post(stream_.get_executor(), [self = shared_from_this()] {
+      self->finishing_ = true;
+      self->queue_.push_back("0\r\n\r\n");
+      if (self->queue_.size() == 1)
+        self->write_queued();
+    });
   }
   bool open() const override { return !closed_; }
 
@@ -291,6 +302,10 @@ private:
                        self->queue_.pop_front();
                        if (!self->queue_.empty())
                          self->write_queued();
+                       else if (self->finishing_) {  // the last chunk is out: the client closes
+                         beast::error_code ignored;
+                         self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                       }
                      });
   }
 
@@ -331,6 +346,7 @@ private:
   /// Event stream: chunks waiting to be written (the strand's only), and whether the client left.
   std::deque<std::string> queue_;
   std::atomic<bool> closed_{false};
+  bool finishing_ = false;
 };
 
 class beast_server final : public server {
@@ -536,21 +552,179 @@ client_result client::request(const std::string& method, const std::string& targ
   return out;
 }
 
+namespace {
+
+struct url_parts {
+  std::string hostport;
+  endpoint_parts endpoint;
+  std::string target;
+};
+
+/// "http://host:port/path": its parts, or an error.
+engram::result<url_parts> split_url(const std::string& url) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0)
+    return engram::fail("only http:// URLs are supported: " + url);
+  url_parts out;
+  auto rest = url.substr(scheme.size());
+  auto slash = rest.find('/');
+  out.hostport = rest.substr(0, slash);
+  out.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  auto parts = split_host_port(out.hostport);
+  out.endpoint = parts ? *parts : endpoint_parts{out.hostport, "80"};
+  return out;
+}
+
+/// Where an event stream's text stands: complete events go out, the rest waits.
+class event_reader {
+public:
+  explicit event_reader(const std::function<void(const std::string&)>& on_event) : on_event_(on_event) {}
+  void feed(const char* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (data[i] != '\r')
+        pending_ += data[i];
+    for (auto end = pending_.find("\n\n"); end != std::string::npos; end = pending_.find("\n\n")) {
+      event(std::string_view(pending_).substr(0, end + 1));
+      pending_.erase(0, end + 2);
+    }
+  }
+
+private:
+  void event(std::string_view block) {
+    std::string data;
+    bool any = false;
+    for (auto nl = block.find('\n'); nl != std::string_view::npos; nl = block.find('\n')) {
+      auto line = block.substr(0, nl);
+      block.remove_prefix(nl + 1);
+      if (line.rfind("data:", 0) != 0)
+        continue;  // event:, id:, retry: and comments
+      line.remove_prefix(5);
+      if (!line.empty() && line.front() == ' ')
+        line.remove_prefix(1);
+      if (any)
+        data += '\n';
+      data.append(line);
+      any = true;
+    }
+    if (any)
+      on_event_(data);
+  }
+  const std::function<void(const std::string&)>& on_event_;
+  std::string pending_;
+};
+
+}  // namespace
+
+std::string follow_events(const std::string& url, const std::map<std::string, std::string>& headers,
+                          std::chrono::milliseconds timeout, const std::function<void(const client_result&)>& on_head,
+                          const std::function<void(const std::string&)>& on_event,
+                          const std::function<bool()>& keep_going) {
+  auto parts = split_url(url);
+  if (!parts)
+    return parts.error();
+  net::io_context ioc;
+  tcp::resolver resolver(ioc);
+  beast::tcp_stream stream(ioc);
+  beast::flat_buffer buffer;
+  bhttp::request<bhttp::empty_body> req{bhttp::verb::get, parts->target, 11};
+  req.set(bhttp::field::host, parts->hostport);
+  req.set(bhttp::field::user_agent, "engram");
+  for (const auto& [k, v] : headers)
+    req.set(k, v);
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.body_limit(boost::none);  // a stream has no end in view
+  beast::error_code ec;
+  auto endpoints = resolver.resolve(parts->endpoint.host, parts->endpoint.port, ec);
+  if (ec)
+    return "GET " + url + ": resolve: " + ec.message();
+  // One step at a time, each asked to keep going every 200 ms; false: the connection closes.
+  bool done = false;
+  auto step = [&]() -> bool {
+    while (!done) {
+      ioc.run_for(std::chrono::milliseconds(200));
+      if (!done && !keep_going()) {
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        stream.close();
+        ioc.restart();
+        ioc.run();  // the aborted operation
+        return false;
+      }
+    }
+    ioc.restart();
+    done = false;
+    return true;
+  };
+  const char* what = "connect";
+  stream.expires_after(timeout);
+  stream.async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) {
+    if ((ec = e))
+      return void(done = true);
+    what = "write";
+    bhttp::async_write(stream, req, [&](beast::error_code e2, std::size_t) {
+      if ((ec = e2))
+        return void(done = true);
+      what = "read";
+      bhttp::async_read_header(stream, buffer, parser, [&](beast::error_code e3, std::size_t) {
+        ec = e3;
+        done = true;
+      });
+    });
+  });
+  if (!step())
+    return "GET " + url + ": given up before an answer";
+  if (ec)
+    return "GET " + url + ": " + what + ": " + ec.message();
+  stream.expires_never();
+  client_result head;
+  head.status = static_cast<int>(parser.get().result_int());
+  head.content_type = std::string(parser.get()[bhttp::field::content_type]);
+  head.retry_after = std::string(parser.get()[bhttp::field::retry_after]);
+  const bool events = head.status == 200 && head.content_type.rfind("text/event-stream", 0) == 0;
+  if (events)
+    on_head(head);
+  event_reader reader(on_event);
+  std::array<char, 8192> chunk{};
+  // The body: a whole answer's (capped), or the events as they come.
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    if (!events)
+      stream.expires_after(timeout);
+    bhttp::async_read_some(stream, buffer, parser, [&](beast::error_code e, std::size_t) {
+      ec = e == bhttp::error::need_buffer ? beast::error_code{} : e;
+      done = true;
+    });
+    if (!step())
+      return "given up by the relay";
+    const auto n = chunk.size() - parser.get().body().size;
+    if (events)
+      reader.feed(chunk.data(), n);
+    else if (head.body.size() < (1u << 20))
+      head.body.append(chunk.data(), n);
+    if (ec)
+      break;
+  }
+  if (!events) {
+    if (ec)
+      return "GET " + url + ": read: " + ec.message();
+    on_head(head);
+    return "";
+  }
+  return ec && ec != bhttp::error::end_of_stream ? "GET " + url + ": read: " + ec.message() : "";
+}
+
 client_result fetch(const std::string& method, const std::string& url, const std::string& body,
                     const std::map<std::string, std::string>& headers, std::chrono::milliseconds timeout) {
   client_result out;
-  const std::string scheme = "http://";
-  if (url.rfind(scheme, 0) != 0) {
-    out.error = "only http:// URLs are supported: " + url;
+  auto split = split_url(url);
+  if (!split) {
+    out.error = split.error();
     return out;
   }
-  auto rest = url.substr(scheme.size());
-  auto slash = rest.find('/');
-  auto hostport = rest.substr(0, slash);
-  std::string target = slash == std::string::npos ? "/" : rest.substr(slash);
-  auto parts = split_host_port(hostport);
-  if (!parts)
-    parts = endpoint_parts{hostport, "80"};
+  const auto& hostport = split->hostport;
+  const auto& target = split->target;
+  auto parts = std::optional<endpoint_parts>(split->endpoint);
   // Asynchronous operations, because beast::tcp_stream's timeouts apply to those only.
   net::io_context ioc;
   tcp::resolver resolver(ioc);

@@ -31,6 +31,9 @@ public:
   virtual ~event_stream() = default;
   /// Queues one event ("event: message", "data: <data>"); false once the client has gone.
   virtual bool send(const std::string& data) = 0;
+  /// Ends the stream once what was queued is written (the last chunk): the client sees the
+  /// server close it. send() is refused from then on.
+  virtual void finish() = 0;
   [[nodiscard]] virtual bool open() const = 0;
 };
 
@@ -121,5 +124,19 @@ private:
 [[nodiscard]] client_result fetch(const std::string& method, const std::string& url, const std::string& body = {},
                                   const std::map<std::string, std::string>& headers = {},
                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// Follows an event stream: GET `url` with `headers` (a clustered member relaying GET /mcp or
+/// /v1/events to the owner of its organisation). `on_head` is called once the answer's header
+/// has arrived, with its status, content type and Retry-After; when the answer is no event
+/// stream (not 200 text/event-stream) its body too, and nothing follows. Otherwise each
+/// event's data (its "data:" lines, joined by newlines) goes to `on_event` until the server
+/// ends the stream, the connection fails, or `keep_going()` is false (asked every 200 ms).
+/// `timeout` bounds the connection and the header only. Blocking; returns why the stream
+/// ended ("" when the server ended it), or why no answer came (then `on_head` was not called).
+[[nodiscard]] std::string follow_events(const std::string& url, const std::map<std::string, std::string>& headers,
+                                        std::chrono::milliseconds timeout,
+                                        const std::function<void(const client_result&)>& on_head,
+                                        const std::function<void(const std::string&)>& on_event,
+                                        const std::function<bool()>& keep_going);
 
 }  // namespace engram::http

@@ -67,6 +67,18 @@ std::map<std::string, std::uint64_t> kv_graph_store::drop_organization(write_txn
   return counts;
 }
 
+errc kv_graph_store::drop_held(const std::string& org) {
+  if (org.empty() || org.find('\0') != std::string::npos)
+    return errc::invalid_argument;
+  write_txn tx;
+  tx.org = org;
+  drop_organization(tx, org);
+  for (const char* part : {"f", "x", "X"})  // what a forget keeps
+    delete_prefix(*kv_, tx, cf_meta, key(part, org, ""));
+  tx.batch.del(cf_meta, key("R", org));
+  return commit(tx);
+}
+
 namespace {
 
 /// The counts a forget of messages reports, from the organisation's counters.

@@ -374,6 +374,17 @@ public:
   /// after the gap. Physical, like the offsets: the digest leaves it out. Callable from the
   /// consumer thread while nothing of that partition is being applied.
   [[nodiscard]] virtual errc record_gap(const accepted_gap& g, bool advance, const std::string& cluster_id) = 0;
+  /// A clustered member lets a partition of `topic` go (docs/scaling-out.md): its stored
+  /// offset and accepted gaps are deleted in one batch, so what is left of it reads as never
+  /// applied. Its organisations go next, each with drop_held(). Called by the store stage
+  /// while nothing of that partition is being applied.
+  [[nodiscard]] virtual errc drop_position(const std::string& topic, std::int32_t partition) = 0;
+  /// Drops every row of `organization` in one batch, with its in-memory indexes, the rows a
+  /// forget keeps too (audit rows, forget marks): this is no forget, engram-log holds it all
+  /// and restores it. Its partition's position must be gone first (drop_position).
+  [[nodiscard]] virtual errc drop_held(const std::string& organization) = 0;
+  /// Every organisation the store holds anything of (a counter or a seen eventId), sorted.
+  [[nodiscard]] virtual std::vector<std::string> held_organizations() const = 0;
   /// Every accepted gap, by topic, partition and first offset.
   [[nodiscard]] virtual std::vector<accepted_gap> gaps() const = 0;
 

@@ -2,6 +2,7 @@
 // stats, identity, engine figures and the digest; open_graph_store, make_memory_graph_store.
 #include "storage/internal/graph_store_impl.hpp"
 #include <algorithm>
+#include <set>
 
 namespace engram::storage::detail {
 
@@ -31,6 +32,34 @@ errc kv_graph_store::record_gap(const accepted_gap& g, bool advance, const std::
   if (advance)
     b.put(cf_meta, key("o", g.topic, partition), encode_u64(static_cast<std::uint64_t>(g.to)) + cluster_id);
   return kv_->write(b);
+}
+
+errc kv_graph_store::drop_position(const std::string& topic, std::int32_t partition) {
+  if (topic.empty() || topic.find('\0') != std::string::npos || partition < 0)
+    return errc::invalid_argument;
+  const auto p = encode_u32(static_cast<std::uint32_t>(partition));
+  kv_batch b;
+  b.del(cf_meta, key("o", topic, p));
+  const auto gaps = key("g", topic, p);
+  auto it = kv_->iterate(cf_meta);
+  for (it->seek(gaps); it->valid() && it->key().starts_with(gaps); it->next())
+    b.del(cf_meta, it->key());
+  return kv_->write(b);
+}
+
+std::vector<std::string> kv_graph_store::held_organizations() const {
+  std::set<std::string> out;
+  for (const char* tag : {"n", "s", "S"}) {
+    const auto prefix = key(tag, "");
+    auto it = kv_->iterate(cf_meta);
+    for (it->seek(prefix); it->valid() && it->key().starts_with(prefix);) {
+      auto rest = it->key().substr(prefix.size());
+      std::string org(rest.substr(0, rest.find('\0')));
+      out.insert(org);
+      it->seek(prefix + org + '\1');  // past every row of this organisation
+    }
+  }
+  return {out.begin(), out.end()};
 }
 
 std::vector<accepted_gap> kv_graph_store::gaps() const {

@@ -118,7 +118,7 @@ struct metrics::impl {
           .Name("engram_cluster")
           .Help(
               "store.cluster: live members heard of (members), requests forwarded to an owner (forwarded) and "
-              "answered 'retry' (retried) since start")
+              "answered 'retry' (retried) since start, event streams relayed from owners now (relaying), partitions let go and dropped from the store (dropped)")
           .Register(registry);
   prometheus::Family<prometheus::Gauge>& lag = prometheus::BuildGauge()
                                                    .Name("engram_log_lag")
@@ -331,6 +331,8 @@ void metrics::set_cluster(const cluster_figures& f) {
   impl_->cluster.Add({{"figure", "members"}}).Set(static_cast<double>(f.members));
   impl_->cluster.Add({{"figure", "forwarded"}}).Set(static_cast<double>(f.forwarded));
   impl_->cluster.Add({{"figure", "retried"}}).Set(static_cast<double>(f.retried));
+  impl_->cluster.Add({{"figure", "relaying"}}).Set(static_cast<double>(f.relaying));
+  impl_->cluster.Add({{"figure", "dropped"}}).Set(static_cast<double>(f.dropped));
 }
 void metrics::set_gap(const std::string& topic, std::int32_t partition, std::int64_t records) {
   std::lock_guard lock(impl_->mutex);

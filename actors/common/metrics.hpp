@@ -71,6 +71,10 @@ public:
     std::size_t members = 0;
     std::uint64_t forwarded = 0;
     std::uint64_t retried = 0;
+    /// Event streams relayed from their owners now.
+    std::size_t relaying = 0;
+    /// Partitions this member let go and dropped from its store since start.
+    std::uint64_t dropped = 0;
     /// Partitions followed here as a standby: records behind their high-water mark.
     std::map<std::int32_t, std::int64_t> standby_lag;
   };

@@ -45,11 +45,26 @@ struct batch_result {
   std::size_t skipped = 0;
 };
 
+/// A clustered member lets an engram-log partition go (docs/scaling-out.md): sent to the
+/// store stage in place of records, so it runs between batches, never during one.
+struct partition_drop {
+  std::string topic;
+  std::int32_t partition = 0;
+  /// Whether an organisation is of that partition.
+  std::function<bool(const std::string&)> belongs;
+  /// Asked on the store's thread first: false (the partition came back, or is followed as a
+  /// standby now), nothing is dropped.
+  std::function<bool()> still_gone;
+};
+
 /// A batch of consecutive engram-log records. The store fulfils `done` once every record
-/// is durable (or at the first failure).
+/// is durable (or at the first failure). With `drop` set, no records: the store drops that
+/// partition's state instead (`done` counts the organisations dropped; `skipped` is 1 when
+/// the partition was no longer gone).
 struct event_batch {
   std::vector<log_record> records;
   std::shared_ptr<std::promise<batch_result>> done;
+  std::optional<partition_drop> drop = std::nullopt;
 };
 
 }  // namespace engram::actors

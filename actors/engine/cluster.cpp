@@ -19,7 +19,7 @@ spdlog::logger& logger() { return logging::get(logging::module::engine); }
 /// Records a second a member applies while it restores (dense mail, docs/benchmarks.md).
 constexpr double restore_rate = 400.0;
 
-/// What a request asks is an event stream (GET /mcp, /v1/events): relayed by redirect.
+/// What a request asks is an event stream (GET /mcp, /v1/events): relayed from the owner.
 bool is_stream(const http::request& req) {
   if (req.method != "GET")
     return false;
@@ -28,6 +28,16 @@ bool is_stream(const http::request& req) {
   auto accept = req.headers.find("accept");
   return req.target.rfind("/mcp", 0) == 0 && accept != req.headers.end() &&
          accept->second.find("text/event-stream") != std::string::npos;
+}
+
+/// The caller's headers that go with a request to the owner, and who forwards it.
+std::map<std::string, std::string> forward_headers(const http::request& req, const std::string& by) {
+  std::map<std::string, std::string> headers;
+  for (const char* h : {"authorization", "content-type", "accept", "mcp-protocol-version", "origin", "last-event-id"})
+    if (auto it = req.headers.find(h); it != req.headers.end())
+      headers[h] = it->second;
+  headers[forwarded_header] = by;
+  return headers;
 }
 
 /// The JSON-RPC id of an MCP request body (null when none can be read).
@@ -50,9 +60,10 @@ cluster::cluster(cluster_options opts, actors::ingest_status& status) : opts_(st
 
 cluster::~cluster() {
   stop();
-  // Requests waiting or forwarded hold `this`: each ends within the forward timeout.
+  // Requests waiting or forwarded hold `this`: each ends within the forward timeout, a
+  // relayed stream within 200 ms of stop().
   const auto deadline = std::chrono::steady_clock::now() + opts_.forward_timeout + opts_.settle;
-  while (waiting_ > 0 && std::chrono::steady_clock::now() < deadline)
+  while ((waiting_ > 0 || relaying_ > 0) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
@@ -64,6 +75,7 @@ void cluster::publish() {
 }
 
 void cluster::stop() {
+  stopping_ = true;
   if (members_)
     members_->stop();
 }
@@ -139,11 +151,16 @@ void cluster::route(const std::string& org, const http::request& req, const http
     return answer_retry(req, respond, mcp, org, partition, 2,
                         "is not served by this member (engram-log partition " + std::to_string(partition) +
                             " is not assigned here; a forwarded request is not forwarded again)");
-  if (waiting_ >= opts_.max_waiting)
-    return answer_retry(req, respond, mcp, org, partition, 1, "cannot be routed now (too many requests waiting)");
-  ++waiting_;
+  const bool stream = is_stream(req);
+  if (stream ? relaying_ >= opts_.max_relayed : waiting_ >= opts_.max_waiting)
+    return answer_retry(req, respond, mcp, org, partition, 1,
+                        stream ? "cannot be relayed now (too many event streams relayed)"
+                               : "cannot be routed now (too many requests waiting)");
+  // A relayed stream counts among the relayed from the start: it lasts as long as its client.
+  auto* count = stream ? &relaying_ : &waiting_;
+  ++*count;
   // Forwarding and waiting for an owner block: never on the I/O thread.
-  std::thread([this, org, partition, req, respond, serve, mcp, first] {
+  std::thread([this, org, partition, req, respond, serve, mcp, first, stream, count] {
     auto d = first;
     const auto deadline = std::chrono::steady_clock::now() + opts_.settle;
     while (d.what == verdict::unknown && std::chrono::steady_clock::now() < deadline) {
@@ -153,14 +170,19 @@ void cluster::route(const std::string& org, const http::request& req, const http
     switch (d.what) {
       case verdict::serve: serve(req, respond); break;
       case verdict::restoring: answer_restoring(req, respond, mcp, org, partition, d.at); break;
-      case verdict::forward: forward(req, respond, d.owner, mcp, org, partition); break;
+      case verdict::forward:
+        if (stream)
+          relay(req, respond, d.owner, mcp, org, partition);
+        else
+          forward(req, respond, d.owner, mcp, org, partition);
+        break;
       case verdict::unknown:
         answer_retry(req, respond, mcp, org, partition, 2,
                      "has no member answering for it yet (engram-log partition " + std::to_string(partition) +
                          " is being reassigned)");
         break;
     }
-    --waiting_;
+    --*count;
   }).detach();
 }
 
@@ -195,19 +217,8 @@ void cluster::answer_restoring(const http::request& req, const http::responder& 
 
 void cluster::forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
                       bool mcp, const std::string& org, std::int32_t partition) {
-  if (is_stream(req)) {
-    // Streams are not relayed: the client reconnects to the owner (docs/scaling-out.md).
-    return respond(http::response{307,
-                                  "application/json",
-                                  json{{"error", "organisation '" + org + "' is served by " + owner.url}}.dump(),
-                                  {{"Location", owner.url + req.target}}});
-  }
-  std::map<std::string, std::string> headers;
-  for (const char* h : {"authorization", "content-type", "accept", "mcp-protocol-version", "origin", "last-event-id"})
-    if (auto it = req.headers.find(h); it != req.headers.end())
-      headers[h] = it->second;
-  headers[forwarded_header] = opts_.name;
-  auto res = http::fetch(req.method, owner.url + req.target, req.body, headers, opts_.forward_timeout);
+  auto res =
+      http::fetch(req.method, owner.url + req.target, req.body, forward_headers(req, opts_.name), opts_.forward_timeout);
   if (res.status == 0) {
     logger().warn("forwarding {} {} to {} failed: {}", req.method, req.target, owner.name, res.error);
     return answer_retry(req, respond, mcp, org, partition, 2,
@@ -219,6 +230,69 @@ void cluster::forward(const http::request& req, const http::responder& respond, 
   if (!res.retry_after.empty())
     out.emplace_back("Retry-After", res.retry_after);
   respond(http::response{res.status, res.content_type, std::move(res.body), std::move(out)});
+}
+
+void cluster::relay(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
+                    bool mcp, const std::string& org, std::int32_t partition) {
+  // The client's end of the stream: attached once its header is written (on the HTTP I/O
+  // thread); the events that come before wait for it.
+  struct downstream {
+    std::mutex mutex;
+    std::shared_ptr<http::event_stream> stream;
+    std::vector<std::string> early;
+  };
+  auto down = std::make_shared<downstream>();
+  bool answered = false;
+  std::chrono::steady_clock::time_point streaming_since{};
+  auto ended = http::follow_events(
+      owner.url + req.target, forward_headers(req, opts_.name), opts_.forward_timeout,
+      [&](const http::client_result& head) {
+        answered = true;
+        ++forwarded_;
+        std::vector<std::pair<std::string, std::string>> headers{{"X-Engram-Served-By", owner.name}};
+        if (!head.retry_after.empty())
+          headers.emplace_back("Retry-After", head.retry_after);
+        http::response r{head.status, head.content_type, head.body, std::move(headers)};
+        if (head.status == 200 && head.content_type.rfind("text/event-stream", 0) == 0) {
+          streaming_since = std::chrono::steady_clock::now();
+          r.on_stream = [down](std::shared_ptr<http::event_stream> s) {
+            std::lock_guard lock(down->mutex);
+            for (const auto& e : down->early)
+              s->send(e);
+            down->early.clear();
+            down->stream = std::move(s);
+          };
+        }
+        respond(std::move(r));
+      },
+      [&](const std::string& data) {
+        std::lock_guard lock(down->mutex);
+        if (down->stream)
+          down->stream->send(data);
+        else if (down->early.size() < 1024)
+          down->early.push_back(data);
+      },
+      [&] {
+        if (stopping_)
+          return false;
+        std::lock_guard lock(down->mutex);
+        if (down->stream)
+          return down->stream->open();
+        // Never attached within 10 s: the client's end was refused (too many streams) or gone.
+        return streaming_since == std::chrono::steady_clock::time_point{} ||
+               std::chrono::steady_clock::now() - streaming_since < std::chrono::seconds(10);
+      });
+  if (!answered) {
+    logger().warn("relaying {} {} from {} failed: {}", req.method, req.target, owner.name, ended);
+    return answer_retry(req, respond, mcp, org, partition, 2,
+                        "did not get an answer from its owner " + owner.name + " (" + ended + ")");
+  }
+  if (!ended.empty())
+    logger().debug("a stream of '{}' relayed from {} ended: {}", org, owner.name, ended);
+  // The owner ended it, or went: the client reconnects, and is routed anew.
+  std::lock_guard lock(down->mutex);
+  if (down->stream)
+    down->stream->finish();
 }
 
 actors::metrics::cluster_figures cluster::figures() const {
@@ -236,6 +310,7 @@ actors::metrics::cluster_figures cluster::figures() const {
       f.members += m.live;
   f.forwarded = forwarded_;
   f.retried = retried_;
+  f.relaying = relaying_;
   for (const auto& [p, at] : standby_now())
     f.standby_lag[p] = std::max<std::int64_t>(0, at.second - at.first);
   return f;
@@ -273,7 +348,7 @@ json cluster::view() const {
     rows.push_back(partitions.count(p) ? partitions[p]
                                        : json{{"partition", p}, {"owner", nullptr}, {"state", "unowned"}});
   return {{"member", opts_.name},           {"url", opts_.url},          {"partitions", rows}, {"members", members},
-          {"forwarded", forwarded_.load()}, {"retried", retried_.load()}};
+          {"forwarded", forwarded_.load()}, {"retried", retried_.load()}, {"relaying", relaying_.load()}};
 }
 
 }  // namespace engram::engine

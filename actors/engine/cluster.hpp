@@ -37,6 +37,8 @@ struct cluster_options {
   std::chrono::milliseconds settle{5000};
   /// Requests waiting or forwarded at once; more are answered "retry" at once.
   std::size_t max_waiting = 64;
+  /// Event streams relayed from owners at once (a thread each); more are answered "retry".
+  std::size_t max_relayed = 256;
   /// store.standby_replicas.
   std::uint32_t standby_replicas = 0;
 };
@@ -87,6 +89,8 @@ public:
   [[nodiscard]] nlohmann::json view() const;
   /// Requests forwarded to another member, and answered "retry", since start.
   [[nodiscard]] std::uint64_t forwarded() const { return forwarded_; }
+  /// Event streams relayed from their owners now.
+  [[nodiscard]] std::size_t relaying() const { return relaying_; }
   [[nodiscard]] std::uint64_t retried() const { return retried_; }
 
 private:
@@ -104,6 +108,10 @@ private:
                         std::int32_t partition, const actors::partition_status& at);
   void forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
                const std::string& org, std::int32_t partition);
+  /// An event stream (GET /mcp, /v1/events) of an organisation owned elsewhere: opened on the
+  /// owner and relayed event by event until either side ends it, or this member stops.
+  void relay(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
+             const std::string& org, std::int32_t partition);
 
   cluster_options opts_;
   actors::ingest_status& status_;
@@ -113,6 +121,9 @@ private:
   std::function<std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>>()> standby_;
   [[nodiscard]] std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> standby_now() const;
   std::atomic<std::size_t> waiting_{0};
+  std::atomic<std::size_t> relaying_{0};
+  /// Set by stop(): relayed streams end.
+  std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> forwarded_{0};
   std::atomic<std::uint64_t> retried_{0};
 };

@@ -3,6 +3,7 @@
 #include "config/log.hpp"
 
 #include "actors/engine/cluster.hpp"
+#include "actors/engine/janitor.hpp"
 #include "actors/ingest/key_ring.hpp"
 #include "actors/ingest/members.hpp"
 #include "actors/ingest/log_source.hpp"
@@ -135,6 +136,8 @@ struct engine::impl {
   actors::timers::append_fn append;
   /// store.cluster: this member's front door (null when not clustered).
   std::unique_ptr<cluster> members;
+  /// store.cluster: drops the partitions this member let go.
+  std::unique_ptr<janitor> drops;
   /// Held shared by the timers while they act for an owned organisation; taken exclusively
   /// when partitions are revoked (ingest::ownership_hooks).
   std::shared_mutex ownership;
@@ -261,6 +264,15 @@ engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg
     follower = std::move(*started);
     members->standby_positions([f = follower.get()] { return f->positions(); });
   }
+  janitor_options jo;
+  jo.topic = topic;
+  jo.partitions = o.partitions;
+  jo.after = std::chrono::milliseconds(cfg.store.drop_after_ms);
+  jo.partition_of = [gate = members.get()](const std::string& org) { return gate->partition_of(org); };
+  jo.standby_wanted = [gate = members.get()] { return gate->standby_wanted(); };
+  drops = std::make_unique<janitor>(std::move(jo), store, store_actor, status, follower.get());
+  if (auto finished = drops->finish_interrupted(); !finished)
+    return engram::fail("store.cluster: cannot finish an interrupted drop: " + finished.error());
   log.info("clustered store member '{}' at {}: {} has {} partitions; members on {}", o.name, o.url, topic, o.partitions,
            cfg.kafka.topics.members);
   return {};
@@ -346,7 +358,12 @@ http::router engine::impl::routes() {
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
     if (members)
-      metrics.set_cluster(members->figures());
+    {
+      auto figures = members->figures();
+      if (drops)
+        figures.dropped = drops->dropped();
+      metrics.set_cluster(figures);
+    }
     respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   });
   if (store)
@@ -386,6 +403,8 @@ http::router engine::impl::routes() {
         return json_reply(respond, 200, {{"clustered", false}});
       auto view = members->view();
       view["clustered"] = true;
+      view["waitingToDrop"] = drops ? drops->waiting() : std::vector<std::int32_t>{};
+      view["dropped"] = drops ? drops->dropped() : 0;
       json_reply(respond, 200, view);
     });
     // The web console (docs/console.md): its files, compiled in; it calls /v1/ with the token pasted.
@@ -701,13 +720,21 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   if (store_role) {
     ingest::ownership_hooks hooks;
     if (m.members) {
-      hooks.changed = [gate = m.members.get()] { gate->publish(); };
+      hooks.changed = [gate = m.members.get(), j = m.drops.get()] {
+        j->assigned();
+        gate->publish();
+      };
       hooks.guard = &m.ownership;
+      // An assignment waits for a drop under way; a standby's reading of what comes reaches
+      // the store first.
+      hooks.assigning = [j = m.drops.get(), f = m.follower.get()](const std::set<std::int32_t>& p) {
+        j->assigning();
+        if (f)
+          f->release(p);
+      };
     }
-    if (m.follower) {
-      hooks.assigning = [f = m.follower.get()](const std::set<std::int32_t>& p) { f->release(p); };
+    if (m.follower)
       hooks.revoked = [f = m.follower.get()](const std::set<std::int32_t>& p) { f->unblock(p); };
-    }
     auto consumer = ingest::log_consumer::start(cfg, m.brokers, m.store, m.store_actor, m.metrics, m.status,
                                                 m.gap_handling(false), m.reader(cfg), false, m.keys, std::move(hooks));
     if (!consumer) {
@@ -715,6 +742,8 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
       return engram::fail(consumer.error());
     }
     m.consumer = std::move(*consumer);
+    if (m.drops)
+      m.drops->start();
   }
   if (extract_role) {
     if (auto started = m.start_sequencer(cfg, std::move(opts.sequencer)); !started) {
@@ -838,6 +867,8 @@ void engine::stop() {
   m.stopped = true;
   if (m.timers)
     m.timers->stop();  // its commands need the pipeline: first
+  if (m.drops)
+    m.drops->stop();  // a drop under way needs the store stage
   if (m.sequencer)
     m.sequencer->stop();
   if (m.consumer)
@@ -856,6 +887,7 @@ void engine::stop() {
   // threads: the consumer holds the store actor's.
   m.sequencer.reset();
   m.consumer.reset();
+  m.drops.reset();
   m.follower.reset();
   if (m.store_actor)
     caf::anon_send_exit(m.store_actor, caf::exit_reason::user_shutdown);

@@ -414,8 +414,9 @@ struct log_follower::impl {
   std::condition_variable cv;
   /// Followed now (the follower thread changes it, under the mutex).
   std::set<std::int32_t> following;
-  /// Never followed until unblocked (assigned to this member).
-  std::set<std::int32_t> blocked;
+  /// Never followed until unblocked (assigned to this member, or being dropped), with how
+  /// many release() calls each is blocked by.
+  std::map<std::int32_t, int> blocked;
   /// release() calls waiting for the thread: bumped by the thread when it let them go.
   std::uint64_t asked = 0, done = 0;
   std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> positions;
@@ -513,7 +514,8 @@ void log_follower::stop() {
 void log_follower::release(const std::set<std::int32_t>& partitions) {
   auto& m = *impl_;
   std::unique_lock lock(m.mutex);
-  m.blocked.insert(partitions.begin(), partitions.end());
+  for (auto p : partitions)
+    ++m.blocked[p];
   bool followed = false;
   for (auto p : partitions)
     followed = followed || m.following.count(p);
@@ -526,7 +528,8 @@ void log_follower::release(const std::set<std::int32_t>& partitions) {
 void log_follower::unblock(const std::set<std::int32_t>& partitions) {
   std::lock_guard lock(impl_->mutex);
   for (auto p : partitions)
-    impl_->blocked.erase(p);
+    if (auto it = impl_->blocked.find(p); it != impl_->blocked.end() && --it->second <= 0)
+      impl_->blocked.erase(it);
 }
 
 std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> log_follower::positions() const {
@@ -567,7 +570,7 @@ void log_follower::run() {
       std::uint64_t asked = 0;
       {
         std::lock_guard lock(m.mutex);
-        for (auto p : m.blocked)
+        for (const auto& [p, _] : m.blocked)
           want.erase(p);
         asked = m.asked;
       }

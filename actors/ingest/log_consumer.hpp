@@ -89,8 +89,8 @@ public:
       actors::stage_actor head, reading::reader_context reader, std::shared_ptr<key_ring> keys,
       std::function<std::set<std::int32_t>()> wanted);
   ~log_follower();
-  /// Stops following `partitions` (and never follows them until unblock()) and returns once
-  /// nothing of them is on its way to the store. Any thread.
+  /// Stops following `partitions` (and never follows them until as many unblock() calls)
+  /// and returns once nothing of them is on its way to the store. Any thread.
   void release(const std::set<std::int32_t>& partitions);
   /// `partitions` may be followed again.
   void unblock(const std::set<std::int32_t>& partitions);

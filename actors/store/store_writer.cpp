@@ -342,6 +342,34 @@ void tell(store_writer_state& st, const log_record& rec, storage::apply_outcome 
     st.notifier->bundles_changed(schemas::organization_of(p));
 }
 
+/// Lets an engram-log partition go (partition_drop): its position first, so that an
+/// interruption leaves organisations that read as never applied (engramd drops them at its
+/// next start), then each organisation of it, its dedup index and snapshot with it.
+batch_result drop_partition(store_writer_state& st, const partition_drop& d) {
+  batch_result r;
+  if (d.still_gone && !d.still_gone()) {
+    r.skipped = 1;  // it came back: nothing goes
+    return r;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  if (r.error = st.store->drop_position(d.topic, d.partition); r.error != storage::errc::ok)
+    return r;
+  for (const auto& org : st.store->held_organizations()) {
+    if (!d.belongs(org))
+      continue;
+    if (r.error = st.store->drop_held(org); r.error != storage::errc::ok)
+      return r;
+    if (st.resolve && st.resolve->dedup)
+      st.resolve->dedup->drop(org);
+    if (st.notifier)
+      st.notifier->bundles_changed(org);  // its bundles' tools go from this member
+    ++r.done;
+  }
+  logger().info("{}/{}: let go, {} organisations dropped in {} ms", d.topic, d.partition, r.done,
+                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+  return r;
+}
+
 }  // namespace
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
@@ -355,6 +383,8 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
   return {
       [self](event_batch& batch) {
         auto& st = self->state;
+        if (batch.drop)
+          return batch.done->set_value(drop_partition(st, *batch.drop));
         batch_result r;
         for (const auto& rec : batch.records) {
           if (apply_delay().count() > 0)

@@ -109,6 +109,9 @@ public:
              const std::vector<schemas::resolution>* resolutions, apply_outcome* outcome) override;
   std::map<std::int32_t, stored_offset> offsets(const std::string& topic) const override;
   errc record_gap(const accepted_gap& g, bool advance, const std::string& cluster_id) override;
+  errc drop_position(const std::string& topic, std::int32_t partition) override;
+  errc drop_held(const std::string& organization) override;
+  std::vector<std::string> held_organizations() const override;
   std::vector<accepted_gap> gaps() const override;
   std::vector<organization_stats> stats() const override;
   std::pair<std::uint64_t, std::uint64_t> redelivery_counts() const override;

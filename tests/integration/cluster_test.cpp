@@ -16,10 +16,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <ctime>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace {
 
@@ -162,6 +166,16 @@ protected:
       applied += n;
     }
     return applied == events;
+  }
+
+  /// The partitions the group assigns to `m`, as `m` says.
+  std::set<std::int32_t> owned_by(const member& m) {
+    std::set<std::int32_t> out;
+    const auto v = view(m);  // kept: a range over a temporary's member would dangle
+    for (const auto& p : v["partitions"])
+      if (p["owner"] == m.name)
+        out.insert(p["partition"].get<std::int32_t>());
+    return out;
   }
 
   /// The member `m` says owns `org`.
@@ -323,22 +337,86 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
                           {{"Authorization", "Bearer " + token_of(org)}, {"X-Engram-Forwarded-By", "elsewhere"}}, 30s);
   EXPECT_EQ(rest.status, 503) << rest.body;
   EXPECT_FALSE(rest.retry_after.empty());
-  // An event stream is not relayed: the client is sent to the owner.
-  auto stream = http::fetch("GET", "http://127.0.0.1:" + std::to_string(other.port) + "/v1/events", {},
-                            {{"Authorization", "Bearer " + token_of(org)}}, 30s);
-  EXPECT_EQ(stream.status, 307) << stream.body;
-  EXPECT_NE(stream.body.find("127.0.0.1:" + std::to_string(members_.at(owner).port)), std::string::npos) << stream.body;
-
+  // An event stream through a non-owner is relayed from the owner, event by event: the
+  // owner's "open" (naming the organisation), then "applied" for a save made through the
+  // non-owner; the client leaving ends the relay.
+  struct listener {
+    std::mutex mutex;
+    std::vector<json> events;
+    http::client_result head;
+    std::atomic<bool> stay{true}, ended{false};
+    std::string why;
+    std::thread thread;
+    void open(std::uint16_t port, const std::string& target, const std::map<std::string, std::string>& headers) {
+      thread = std::thread([this, port, target, headers] {
+        auto why_ended = http::follow_events(
+            "http://127.0.0.1:" + std::to_string(port) + target, headers, 30s,
+            [&](const http::client_result& h) {
+              std::lock_guard lock(mutex);
+              head = h;
+            },
+            [&](const std::string& data) {
+              std::lock_guard lock(mutex);
+              events.push_back(json::parse(data, nullptr, false));
+            },
+            [&] { return stay.load(); });
+        std::lock_guard lock(mutex);
+        why = why_ended;
+        ended = true;
+      });
+    }
+    bool heard(const std::function<bool(const json&)>& pred) {
+      std::lock_guard lock(mutex);
+      return std::any_of(events.begin(), events.end(), pred);
+    }
+    void close() {
+      stay = false;
+      if (thread.joinable())
+        thread.join();
+    }
+    ~listener() { close(); }
+  };
+  const auto owner_port = members_.at(owner).port;
+  listener events_stream, mcp_stream;
+  events_stream.open(other.port, "/v1/events", {{"Authorization", "Bearer " + token_of(org)}});
+  mcp_stream.open(other.port, "/mcp", {{"Authorization", "Bearer " + token_of(org)}, {"Accept", "text/event-stream"}});
+  ASSERT_TRUE(test::wait_until(
+      [&] { return events_stream.heard([&](const json& e) { return e["type"] == "open"; }); }, 60s))
+      << events_stream.why << "\n" << logs();
+  EXPECT_TRUE(events_stream.heard([&](const json& e) { return e["organizationId"] == org; }));
+  ASSERT_TRUE(test::wait_until([&] { return view(other)["relaying"] == 2; }, 60s)) << view(other).dump();
+  {
+    std::lock_guard lock(mcp_stream.mutex);
+    EXPECT_EQ(mcp_stream.head.status, 200);
+    EXPECT_EQ(mcp_stream.head.content_type.rfind("text/event-stream", 0), 0u) << mcp_stream.head.content_type;
+  }
+  EXPECT_EQ(test::metric(other.port, "engram_cluster{figure=\"relaying\"}"), 2);
+  // The GET /mcp stream is the owner's: it is open there, not on the member relaying it.
+  EXPECT_TRUE(test::wait_until([&] { return test::metric(owner_port, "engram_mcp_event_streams") == 1; }, 30s));
+  EXPECT_EQ(test::metric(other.port, "engram_mcp_event_streams"), 0);
+  ASSERT_FALSE(save(other, org, "relayed stream codeword").empty());
+  ASSERT_TRUE(test::wait_until(
+      [&] { return events_stream.heard([&](const json& e) { return e["type"] == "applied"; }); }, 60s))
+      << logs();
+  // The client leaves: the relay notices and lets go of the owner's stream.
+  events_stream.close();
+  EXPECT_TRUE(test::wait_until([&] { return view(other)["relaying"] == 1; }, 30s)) << view(other).dump();
   // Each organisation's content on its owner equals a single store's that read the same log.
   std::map<std::string, std::string> owners;
   for (const auto& o : orgs_)
     owners[o] = owner_of(members_.at("m1"), o);
+  // The owner stops: the relayed GET /mcp stream ends for its client too (who reconnects).
+  ASSERT_EQ(members_.at(owner).process->terminate(15s), 0) << logs();
+  EXPECT_TRUE(test::wait_until([&] { return mcp_stream.ended.load(); }, 30s));
+  EXPECT_EQ(mcp_stream.why, "") << "the relay ends the stream as a server does";
+  mcp_stream.close();
   for (auto& [name, m] : members_)
-    ASSERT_EQ(m.process->terminate(15s), 0) << logs();
+    if (name != owner)
+      ASSERT_EQ(m.process->terminate(15s), 0) << logs();
   std::map<std::string, std::map<std::string, std::string>> by_member;
   for (const auto& [name, _] : members_)
     by_member[name] = digests(dir_.sub(name));
-  const auto single = single_store_digests(long(events.size()));
+  const auto single = single_store_digests(long(events.size()) + 1);  // and the save
   for (const auto& o : orgs_)
     EXPECT_EQ(by_member[owners[o]][o], single.at(o)) << o << " on " << owners[o];
   EXPECT_EQ(extract_->terminate(15s), 0);
@@ -572,14 +650,6 @@ TEST_F(Cluster, AStandbyTakesOverWithACatchUpOfWhatItHadNotFollowed) {
     }
     return out;
   };
-  auto owned_by = [&](const member& m) {
-    std::set<std::int32_t> out;
-    const auto v = view(m);  // kept: a range over a temporary's member would dangle
-    for (const auto& p : v["partitions"])
-      if (p["owner"] == m.name)
-        out.insert(p["partition"].get<std::int32_t>());
-    return out;
-  };
   auto& m1 = members_.at("m1");
   auto& m2 = members_.at("m2");
   ASSERT_TRUE(test::wait_until(
@@ -647,6 +717,74 @@ TEST_F(Cluster, AStandbyTakesOverWithACatchUpOfWhatItHadNotFollowed) {
 
 // engram-log's partition count is part of every organisation's address: a member whose
 // store was built with 12 partitions refuses to start when the topic has another count.
+// A member lets go of what it no longer owns (store.drop_after_ms): m1 applies everything
+// alone, m2 joins and takes half; m1 drops the organisations of the partitions it gave up
+// (its store then holds exactly its own), answers stay the same through either member, and
+// when the partitions come back (m1 alone again) it restores them from engram-log: every
+// organisation's content equals a single store's.
+TEST_F(Cluster, AMemberDropsWhatItLetGoAndRestoresItWhenItComesBack) {
+  const auto events = synthetic::dense_events(240, orgs_);
+  const std::vector<std::string> drop_soon{"store.drop_after_ms=500"};
+  start_extract();
+  auto& m1 = start_member("m1", drop_soon);
+  produce(events, 0, events.size());
+  ASSERT_TRUE(test::wait_until([&] { return settled(m1, {"m1"}, 240); }, 120s)) << logs();
+  std::map<std::string, std::vector<std::string>> before;
+  for (const auto& org : orgs_)
+    before[org] = test::recall_ids(m1.port, token_of(org), "budget rollout contract");
+
+  auto& m2 = start_member("m2");
+  ASSERT_TRUE(test::wait_until([&] { return settled(m2, {"m1", "m2"}, 240); }, 180s)) << logs();
+  const auto given_up = owned_by(m2);
+  ASSERT_FALSE(given_up.empty());
+  // m1 waits for nothing more to drop, and dropped at least what m2 took.
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        const auto v = view(m1);
+        return settled(m1, {"m1", "m2"}, 240) && v["waitingToDrop"].empty() &&
+               v["dropped"].get<std::size_t>() >= given_up.size() && owned_by(m2) == given_up;
+      },
+      120s))
+      << view(m1).dump() << "
+"
+      << logs();
+  EXPECT_GE(test::metric(m1.port, "engram_cluster{figure=\"dropped\"}"), double(given_up.size()));
+  for (const auto& org : orgs_)
+    for (const auto* m : {&m1, &m2})
+      EXPECT_EQ(test::recall_ids(m->port, token_of(org), "budget rollout contract"), before[org])
+          << org << " via " << m->name;
+  const auto kept = owned_by(m1);
+
+  // m1's store holds exactly the organisations of its own partitions.
+  ASSERT_EQ(m1.process->terminate(15s), 0) << logs();
+  {
+    auto store = storage::open_graph_store({dir_.sub("m1"), /*read_only=*/true});
+    ASSERT_TRUE(store) << store.error();
+    std::vector<std::string> expected;
+    for (const auto& org : orgs_)
+      if (kept.count(ingest::partition_of(org, partitions)))
+        expected.push_back(org);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ((*store)->held_organizations(), expected);
+    for (const auto& [p, _] : (*store)->offsets("engram-log"))
+      EXPECT_TRUE(kept.count(p)) << "partition " << p << " was let go: its position goes with it";
+  }
+  // m2 takes everything, then goes; m1 comes back alone and restores what it had dropped.
+  ASSERT_TRUE(test::wait_until([&] { return settled(m2, {"m2"}, 240); }, 180s)) << logs();
+  ASSERT_EQ(m2.process->terminate(15s), 0) << logs();
+  members_.erase("m2");
+  auto& again = start_member("m1", drop_soon);
+  ASSERT_TRUE(test::wait_until([&] { return settled(again, {"m1"}, 240); }, 180s)) << logs();
+  for (const auto& org : orgs_)
+    EXPECT_EQ(test::recall_ids(again.port, token_of(org), "budget rollout contract"), before[org]) << org;
+  ASSERT_EQ(again.process->terminate(15s), 0) << logs();
+  const auto mine = digests(dir_.sub("m1"));
+  const auto single = single_store_digests(240);
+  for (const auto& o : orgs_)
+    EXPECT_EQ(mine.at(o), single.at(o)) << o;
+  EXPECT_EQ(extract_->terminate(15s), 0);
+}
+
 TEST_F(Cluster, AMemberRefusesAStoreBuiltWithAnotherPartitionCount) {
   auto& m = start_member("m1");
   ASSERT_EQ(m.process->terminate(15s), 0) << logs();

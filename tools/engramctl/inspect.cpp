@@ -41,10 +41,7 @@ int digest(const std::string& dir, bool dump, const std::string& organization, b
     return 1;
   }
   if (by_organization) {
-    std::set<std::string> orgs;
-    for (const auto& s : (*store)->stats())
-      orgs.insert(s.organization_id);
-    for (const auto& org : orgs)
+    for (const auto& org : (*store)->held_organizations())
       std::cout << org << '\t' << (*store)->digest(org) << "\n";
     return 0;
   }

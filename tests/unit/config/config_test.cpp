@@ -134,6 +134,12 @@ TEST_F(ConfigTest, AClusteredStoreNeedsASharedBrokerAndAnAddress) {
   EXPECT_EQ(r->store.standby_replicas, 1u);
   r = load(write("store:\n  standby_replicas: 17\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("'store.standby_replicas'"), std::string::npos) << error_of(r);
+  EXPECT_EQ(engram::config::engram_config{}.store.drop_after_ms, 300000u);
+  r = load(write("store:\n  drop_after_ms: 0\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->store.drop_after_ms, 0u);
+  r = load(write("store:\n  drop_after_ms: -1\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("'store.drop_after_ms'"), std::string::npos) << error_of(r);
   r = load(write("kafka:\n  topics:\n    members: engram-log\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("distinct"), std::string::npos) << error_of(r);
 }

@@ -161,6 +161,29 @@ protected:
 
   void apply_line(const std::string& line) { apply_line_to(*store_, resolve_, line); }
 
+  /// The demo stream's lines (two organisations).
+  static std::vector<std::string> demo_lines() {
+    std::vector<std::string> lines;
+    std::ifstream demo(ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl");
+    for (std::string line; std::getline(demo, line);)
+      if (!line.empty())
+        lines.push_back(line);
+    return lines;
+  }
+
+  /// A memory store that applied the lines of `org` alone.
+  std::shared_ptr<storage::graph_store> store_of(const std::vector<std::string>& lines, const std::string& org) {
+    std::shared_ptr<storage::graph_store> alone = storage::make_memory_graph_store(schemas::server_tool_names());
+    actors::resolver resolve;
+    resolve.dedup = std::make_unique<dedup::deduplicator>(alone, dedup::dedup_options{});
+    resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(alone);
+    EXPECT_TRUE(resolve.dedup->open(""));
+    for (const auto& line : lines)
+      if (json::parse(line)["organizationId"] == org)
+        apply_line_to(*alone, resolve, line);
+    return alone;
+  }
+
   void apply_line_to(storage::graph_store& store, actors::resolver& resolve, const std::string& line) {
     schemas::inbound_message m;
     ASSERT_FALSE(schemas::decode(line, {}, m)) << line;
@@ -425,11 +448,7 @@ TEST_P(GoldenDigest, EveryRecordKindAppliedGivesThePinnedDigest) {
 // store that applied both equals the digest of a store that applied only its records, and
 // an organisation with nothing equals an empty store's.
 TEST_P(GoldenDigest, AnOrganisationsDigestIgnoresEveryOtherOrganisation) {
-  std::vector<std::string> lines;
-  std::ifstream demo(ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl");
-  for (std::string line; std::getline(demo, line);)
-    if (!line.empty())
-      lines.push_back(line);
+  const auto lines = demo_lines();
   for (const auto& line : lines)
     apply_line(line);
   std::set<std::string> orgs;
@@ -438,14 +457,7 @@ TEST_P(GoldenDigest, AnOrganisationsDigestIgnoresEveryOtherOrganisation) {
   ASSERT_EQ(orgs, (std::set<std::string>{"acme", "northwind"}));
   auto empty = storage::make_memory_graph_store(schemas::server_tool_names());
   for (const auto& org : orgs) {
-    std::shared_ptr<storage::graph_store> alone = storage::make_memory_graph_store(schemas::server_tool_names());
-    actors::resolver resolve;
-    resolve.dedup = std::make_unique<dedup::deduplicator>(alone, dedup::dedup_options{});
-    resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(alone);
-    ASSERT_TRUE(resolve.dedup->open(""));
-    for (const auto& line : lines)
-      if (json::parse(line)["organizationId"] == org)
-        apply_line_to(*alone, resolve, line);
+    auto alone = store_of(lines, org);
     EXPECT_EQ(store_->digest(org), alone->digest(org)) << org;
     EXPECT_NE(store_->digest(org), empty->digest(org)) << org;
     EXPECT_EQ(alone->digest(org), alone->digest())
@@ -457,6 +469,36 @@ TEST_P(GoldenDigest, AnOrganisationsDigestIgnoresEveryOtherOrganisation) {
   EXPECT_NE(store_->digest("acme"), store_->digest("northwind"));
   EXPECT_EQ(store_->digest("nobody"), empty->digest("nobody"));
   EXPECT_EQ(store_->digest("acm"), empty->digest("acm")) << "a prefix of an id is another organisation";
+}
+
+// A clustered member lets a partition go (issue 37): its position goes, then each of its
+// organisations: nothing of them is left in any row, the others are untouched, and their
+// records applied again (the log read from offset 0) restore them whole.
+TEST_P(GoldenDigest, AnOrganisationLetGoLeavesNothingAndComesBackWhole) {
+  const auto lines = demo_lines();
+  for (const auto& line : lines)
+    apply_line(line);
+  const auto acme = store_->digest("acme");
+  const auto northwind = store_->digest("northwind");
+  EXPECT_EQ(store_->held_organizations(), (std::vector<std::string>{"acme", "northwind"}));
+  ASSERT_EQ(store_->offsets("engram-log").count(0), 1u);
+  ASSERT_EQ(store_->drop_position("engram-log", 0), storage::errc::ok);
+  EXPECT_EQ(store_->offsets("engram-log").count(0), 0u);
+  EXPECT_EQ(store_->held_organizations(), (std::vector<std::string>{"acme", "northwind"}))
+      << "the position goes first; the organisations stay until each is dropped";
+  ASSERT_EQ(store_->drop_held("acme"), storage::errc::ok);
+  resolve_.dedup->drop("acme");
+  EXPECT_EQ(store_->held_organizations(), std::vector<std::string>{"northwind"});
+  EXPECT_EQ(store_->digest("northwind"), northwind);
+  EXPECT_EQ(store_->digest(), store_of(lines, "northwind")->digest()) << "no row of acme is left";
+  EXPECT_EQ(resolve_.dedup->size("acme"), 0u);
+  EXPECT_EQ(store_->drop_held(std::string("a\0b", 3)), storage::errc::invalid_argument);
+
+  for (const auto& line : lines)
+    if (json::parse(line)["organizationId"] == "acme")
+      apply_line(line);
+  EXPECT_EQ(store_->digest("acme"), acme);
+  EXPECT_EQ(store_->digest("northwind"), northwind);
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendsAndFormats, GoldenDigest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),

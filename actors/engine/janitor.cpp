@@ -1,0 +1,154 @@
+#include "actors/engine/janitor.hpp"
+
+#include "config/log.hpp"
+
+#include <caf/send.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+
+namespace engram::engine {
+
+namespace {
+spdlog::logger& logger() { return logging::get(logging::module::engine); }
+}  // namespace
+
+janitor::janitor(janitor_options opts, std::shared_ptr<storage::graph_store> store, actors::stage_actor store_actor,
+                 actors::ingest_status& status, ingest::log_follower* follower)
+    : opts_(std::move(opts)),
+      store_(std::move(store)),
+      store_actor_(std::move(store_actor)),
+      status_(status),
+      follower_(follower) {}
+
+janitor::~janitor() { stop(); }
+
+engram::result<std::size_t> janitor::finish_interrupted() {
+  const auto held = store_->offsets(opts_.topic);
+  std::set<std::int32_t> orphaned;
+  for (const auto& org : store_->held_organizations())
+    if (auto p = opts_.partition_of(org); !held.count(p))
+      orphaned.insert(p);
+  std::size_t n = 0;
+  for (auto p : orphaned) {
+    auto dropped = drop(p, nullptr);
+    if (!dropped)
+      return engram::fail(dropped.error());
+    logger().warn("{}/{}: {} organisations held without the partition's position (a drop was interrupted): dropped",
+                  opts_.topic, p, *dropped);
+    n += *dropped;
+  }
+  return n;
+}
+
+void janitor::start() {
+  if (opts_.after.count() > 0)
+    thread_ = std::thread([this] { run(); });
+}
+
+void janitor::stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void janitor::assigning() {
+  std::lock_guard lock(drop_mutex_);
+  assigning_ = true;
+}
+
+void janitor::assigned() {
+  std::lock_guard lock(drop_mutex_);
+  assigning_ = false;
+}
+
+std::vector<std::int32_t> janitor::waiting() const {
+  std::lock_guard lock(waiting_mutex_);
+  return waiting_;
+}
+
+void janitor::run() {
+  std::unique_lock lock(stop_mutex_);
+  while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; })) {
+    lock.unlock();
+    sweep();
+    lock.lock();
+  }
+}
+
+void janitor::sweep() {
+  if (!status_.joined())  // before its first assignment a member owns nothing yet
+    return;
+  const auto now = std::chrono::steady_clock::now();
+  std::set<std::int32_t> followed;
+  if (follower_)
+    for (const auto& [p, _] : follower_->positions())
+      followed.insert(p);
+  const auto wanted = opts_.standby_wanted ? opts_.standby_wanted() : std::set<std::int32_t>{};
+  std::map<std::int32_t, std::chrono::steady_clock::time_point> since;
+  std::vector<std::int32_t> waiting, due;
+  for (const auto& [p, _] : store_->offsets(opts_.topic)) {
+    if (status_.state(p).first != actors::partition_state::not_owned || followed.count(p) || wanted.count(p))
+      continue;
+    const auto it = since_.find(p);
+    since[p] = it == since_.end() ? now : it->second;
+    waiting.push_back(p);
+    if (now - since[p] >= opts_.after)
+      due.push_back(p);
+  }
+  since_ = std::move(since);
+  for (auto p : due) {
+    std::unique_lock lock(drop_mutex_);
+    if (assigning_ || stop_requested())
+      break;
+    if (follower_)  // not followed from here on, until the drop is done
+      follower_->release({p});
+    auto dropped = drop(p, [this, p] { return status_.state(p).first == actors::partition_state::not_owned; });
+    if (follower_)
+      follower_->unblock({p});
+    if (!dropped) {
+      logger().error("{}/{}: cannot let go: {}", opts_.topic, p, dropped.error());
+      continue;
+    }
+    since_.erase(p);
+    waiting.erase(std::remove(waiting.begin(), waiting.end(), p), waiting.end());
+  }
+  std::lock_guard lock(waiting_mutex_);
+  waiting_ = std::move(waiting);
+}
+
+bool janitor::stop_requested() {
+  std::lock_guard lock(stop_mutex_);
+  return stopping_;
+}
+
+engram::result<std::size_t> janitor::drop(std::int32_t partition, std::function<bool()> still_gone) {
+  actors::event_batch batch;
+  batch.done = std::make_shared<std::promise<actors::batch_result>>();
+  auto result = batch.done->get_future();
+  actors::partition_drop d;
+  d.topic = opts_.topic;
+  d.partition = partition;
+  d.belongs = [of = opts_.partition_of, partition](const std::string& org) { return of(org) == partition; };
+  d.still_gone = std::move(still_gone);
+  batch.drop = std::move(d);
+  caf::anon_send(store_actor_, std::move(batch));
+  actors::batch_result r;
+  try {
+    r = result.get();
+  } catch (const std::future_error&) {
+    return engram::fail("the store stage stopped");
+  }
+  if (r.error != storage::errc::ok)
+    return engram::fail("the store failed: " + storage::to_string(r.error));
+  if (r.skipped == 0)  // not skipped: it was still gone
+    ++dropped_;
+  return r.done;
+}
+
+}  // namespace engram::engine

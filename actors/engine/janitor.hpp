@@ -1,0 +1,95 @@
+#pragma once
+// A clustered store member letting go of what it no longer owns (docs/scaling-out.md): a
+// partition held in this member's store (it has a stored position) that the group no longer
+// assigns here and that this member does not follow as a standby is dropped once it stayed so
+// for store.drop_after_ms: its position first, then each of its organisations, on the store
+// stage between batches. Were it assigned here again, it is restored from engram-log.
+//
+// Never while an assignment is under way: the consumer reads the stored positions of the
+// partitions it is given before it marks them owned, so an assignment waits for a drop in
+// progress (assigning()) and a drop waits for the assignment to finish (assigned()).
+
+#include "actors/common/pipeline.hpp"
+#include "actors/common/status.hpp"
+#include "actors/ingest/log_consumer.hpp"
+#include "storage/graph_store.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace engram::engine {
+
+struct janitor_options {
+  /// engram-log's name and partition count.
+  std::string topic;
+  std::int32_t partitions = 1;
+  /// store.drop_after_ms (0: never).
+  std::chrono::milliseconds after{300000};
+  /// An organisation's partition.
+  std::function<std::int32_t(const std::string&)> partition_of;
+  /// The partitions this member should follow as a standby (cluster::standby_wanted).
+  std::function<std::set<std::int32_t>()> standby_wanted;
+};
+
+class janitor {
+public:
+  janitor(janitor_options opts, std::shared_ptr<storage::graph_store> store, actors::stage_actor store_actor,
+          actors::ingest_status& status, ingest::log_follower* follower);
+  ~janitor();
+  janitor(const janitor&) = delete;
+  janitor& operator=(const janitor&) = delete;
+
+  /// Finishes drops a crash interrupted: organisations held whose partition has no stored
+  /// position (a partition's position goes first). Before the consumer starts; how many.
+  [[nodiscard]] engram::result<std::size_t> finish_interrupted();
+  /// Starts the thread that looks every second.
+  void start();
+  void stop();
+
+  /// The consumer's hooks: an assignment begins (waits while a drop runs), and ended.
+  void assigning();
+  void assigned();
+
+  /// Partitions held here that wait to be dropped (neither owned nor followed).
+  [[nodiscard]] std::vector<std::int32_t> waiting() const;
+  /// Partitions dropped since start.
+  [[nodiscard]] std::uint64_t dropped() const { return dropped_; }
+
+private:
+  void run();
+  /// One look: drops what waited long enough.
+  void sweep();
+  [[nodiscard]] bool stop_requested();
+  /// Drops `partition` on the store stage; the organisations dropped.
+  engram::result<std::size_t> drop(std::int32_t partition, std::function<bool()> still_gone);
+
+  janitor_options opts_;
+  std::shared_ptr<storage::graph_store> store_;
+  actors::stage_actor store_actor_;
+  actors::ingest_status& status_;
+  ingest::log_follower* follower_;
+  /// Held by a drop, and by an assignment while it is under way.
+  std::mutex drop_mutex_;
+  bool assigning_ = false;
+  /// Since when each held partition has been neither owned nor followed (this thread's).
+  std::map<std::int32_t, std::chrono::steady_clock::time_point> since_;
+  mutable std::mutex waiting_mutex_;
+  std::vector<std::int32_t> waiting_;
+  std::atomic<std::uint64_t> dropped_{0};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace engram::engine
