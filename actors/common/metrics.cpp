@@ -118,7 +118,8 @@ struct metrics::impl {
           .Name("engram_cluster")
           .Help(
               "store.cluster: live members heard of (members), requests forwarded to an owner (forwarded) and "
-              "answered 'retry' (retried) since start, event streams relayed from owners now (relaying), partitions let go and dropped from the store (dropped)")
+              "answered 'retry' (retried) since start, event streams relayed from owners now (relaying), partitions "
+              "let go and dropped from the store (dropped)")
           .Register(registry);
   prometheus::Family<prometheus::Gauge>& lag = prometheus::BuildGauge()
                                                    .Name("engram_log_lag")

@@ -217,8 +217,8 @@ void cluster::answer_restoring(const http::request& req, const http::responder& 
 
 void cluster::forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
                       bool mcp, const std::string& org, std::int32_t partition) {
-  auto res =
-      http::fetch(req.method, owner.url + req.target, req.body, forward_headers(req, opts_.name), opts_.forward_timeout);
+  auto res = http::fetch(req.method, owner.url + req.target, req.body, forward_headers(req, opts_.name),
+                         opts_.forward_timeout);
   if (res.status == 0) {
     logger().warn("forwarding {} {} to {} failed: {}", req.method, req.target, owner.name, res.error);
     return answer_retry(req, respond, mcp, org, partition, 2,
@@ -347,8 +347,13 @@ json cluster::view() const {
   for (std::int32_t p = 0; p < opts_.partitions; ++p)
     rows.push_back(partitions.count(p) ? partitions[p]
                                        : json{{"partition", p}, {"owner", nullptr}, {"state", "unowned"}});
-  return {{"member", opts_.name},           {"url", opts_.url},          {"partitions", rows}, {"members", members},
-          {"forwarded", forwarded_.load()}, {"retried", retried_.load()}, {"relaying", relaying_.load()}};
+  return {{"member", opts_.name},
+          {"url", opts_.url},
+          {"partitions", rows},
+          {"members", members},
+          {"forwarded", forwarded_.load()},
+          {"retried", retried_.load()},
+          {"relaying", relaying_.load()}};
 }
 
 }  // namespace engram::engine

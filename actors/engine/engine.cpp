@@ -357,8 +357,7 @@ http::router engine::impl::routes() {
     }
     for (const auto& [p, s] : status.partitions())
       metrics.set_lag(p, std::max<std::int64_t>(0, s.high_watermark - s.next_offset));
-    if (members)
-    {
+    if (members) {
       auto figures = members->figures();
       if (drops)
         figures.dropped = drops->dropped();

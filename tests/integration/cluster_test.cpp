@@ -380,9 +380,10 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   listener events_stream, mcp_stream;
   events_stream.open(other.port, "/v1/events", {{"Authorization", "Bearer " + token_of(org)}});
   mcp_stream.open(other.port, "/mcp", {{"Authorization", "Bearer " + token_of(org)}, {"Accept", "text/event-stream"}});
-  ASSERT_TRUE(test::wait_until(
-      [&] { return events_stream.heard([&](const json& e) { return e["type"] == "open"; }); }, 60s))
-      << events_stream.why << "\n" << logs();
+  ASSERT_TRUE(
+      test::wait_until([&] { return events_stream.heard([&](const json& e) { return e["type"] == "open"; }); }, 60s))
+      << events_stream.why << "\n"
+      << logs();
   EXPECT_TRUE(events_stream.heard([&](const json& e) { return e["organizationId"] == org; }));
   ASSERT_TRUE(test::wait_until([&] { return view(other)["relaying"] == 2; }, 60s)) << view(other).dump();
   {
@@ -395,8 +396,8 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   EXPECT_TRUE(test::wait_until([&] { return test::metric(owner_port, "engram_mcp_event_streams") == 1; }, 30s));
   EXPECT_EQ(test::metric(other.port, "engram_mcp_event_streams"), 0);
   ASSERT_FALSE(save(other, org, "relayed stream codeword").empty());
-  ASSERT_TRUE(test::wait_until(
-      [&] { return events_stream.heard([&](const json& e) { return e["type"] == "applied"; }); }, 60s))
+  ASSERT_TRUE(
+      test::wait_until([&] { return events_stream.heard([&](const json& e) { return e["type"] == "applied"; }); }, 60s))
       << logs();
   // The client leaves: the relay notices and lets go of the owner's stream.
   events_stream.close();
@@ -745,8 +746,7 @@ TEST_F(Cluster, AMemberDropsWhatItLetGoAndRestoresItWhenItComesBack) {
                v["dropped"].get<std::size_t>() >= given_up.size() && owned_by(m2) == given_up;
       },
       120s))
-      << view(m1).dump() << "
-"
+      << view(m1).dump() << "\n"
       << logs();
   EXPECT_GE(test::metric(m1.port, "engram_cluster{figure=\"dropped\"}"), double(given_up.size()));
   for (const auto& org : orgs_)
