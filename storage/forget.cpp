@@ -72,10 +72,19 @@ errc kv_graph_store::drop_held(const std::string& org) {
     return errc::invalid_argument;
   write_txn tx;
   tx.org = org;
-  drop_organization(tx, org);
-  for (const char* part : {"f", "x", "X"})  // what a forget keeps
-    delete_prefix(*kv_, tx, cf_meta, key(part, org, ""));
+  // Range tombstones: a handful whatever the organisation's size (a forget deletes row by
+  // row, then compacts, for the erasure; a drop need not erase, the log holds it all).
+  const auto end = org + '\1';  // past "org\0..." and before any other organisation
+  for (std::size_t f = cf_messages; f < cf_count; ++f)
+    if (f != cf_meta)
+      tx.batch.del_range(f, key(org, ""), end);
+  for (const char* part : {"s", "S", "b", "c", "n", "f", "x", "X"})
+    tx.batch.del_range(cf_meta, key(part, org, ""), key(part, end));
   tx.batch.del(cf_meta, key("R", org));
+  // The in-memory figures of passages, from the organisation's counter (no scan).
+  if (auto n = kv_->get(cf_meta, key("n", org, "passages")); n && n->size() == 8)
+    tx.dropped_passages = decode_u64(*n);
+  tx.dropped_org = true;
   return commit(tx);
 }
 

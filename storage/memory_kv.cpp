@@ -85,6 +85,8 @@ public:
         copies[op.cf] = std::make_shared<table>(*next[op.cf]);
       if (op.value)
         (*copies[op.cf])[op.key] = *op.value;
+      else if (op.end)
+        copies[op.cf]->erase(copies[op.cf]->lower_bound(op.key), copies[op.cf]->lower_bound(*op.end));
       else
         copies[op.cf]->erase(op.key);
     }

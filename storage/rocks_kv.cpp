@@ -155,6 +155,8 @@ public:
     for (const auto& op : batch.ops()) {
       if (op.value)
         wb.Put(cfs_[op.cf], op.key, *op.value);
+      else if (op.end)
+        wb.DeleteRange(cfs_[op.cf], op.key, *op.end);
       else
         wb.Delete(cfs_[op.cf], op.key);
     }

@@ -24,13 +24,18 @@ public:
   struct op {
     std::size_t cf;
     std::string key;
-    /// nullopt: delete the key.
+    /// nullopt: delete the key (every key from `key` up to `end`, excluded, when `end` is set).
     std::optional<std::string> value;
+    std::optional<std::string> end = std::nullopt;
   };
   void put(std::size_t cf, std::string_view key, std::string_view value) {
     ops_.push_back({cf, std::string(key), std::string(value)});
   }
   void del(std::size_t cf, std::string_view key) { ops_.push_back({cf, std::string(key), std::nullopt}); }
+  /// Deletes every key in [begin, end): one range tombstone, whatever the number of keys.
+  void del_range(std::size_t cf, std::string_view begin, std::string_view end) {
+    ops_.push_back({cf, std::string(begin), std::nullopt, std::string(end)});
+  }
   void clear() { ops_.clear(); }
   [[nodiscard]] const std::vector<op>& ops() const { return ops_; }
 
