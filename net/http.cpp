@@ -8,7 +8,10 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <array>
 #include <atomic>
@@ -676,6 +679,16 @@ std::string follow_events(const std::string& url, const std::map<std::string, st
   if (ec)
     return "GET " + url + ": " + what + ": " + ec.message();
   stream.expires_never();
+  // A stream may be silent for long: TCP keepalive probes notice a peer that vanished
+  // without closing (a machine lost) within about a minute (30 s idle, 3 probes 10 s apart).
+  {
+    const int fd = stream.socket().native_handle();
+    const int on = 1, idle = 30, interval = 10, count = 3;
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  }
   client_result head;
   head.status = static_cast<int>(parser.get().result_int());
   head.content_type = std::string(parser.get()[bhttp::field::content_type]);
@@ -696,7 +709,7 @@ std::string follow_events(const std::string& url, const std::map<std::string, st
       done = true;
     });
     if (!step())
-      return "given up by the relay";
+      return "GET " + url + ": given up";
     const auto n = chunk.size() - parser.get().body().size;
     if (events)
       reader.feed(chunk.data(), n);

@@ -106,6 +106,9 @@ void janitor::sweep() {
     std::unique_lock lock(drop_mutex_);
     if (assigning_ || stop_requested())
       break;
+    // Asked again under the lock: followed or wanted as a standby since the look above?
+    if ((follower_ && follower_->positions().count(p)) || (opts_.standby_wanted && opts_.standby_wanted().count(p)))
+      continue;
     if (follower_)  // not followed from here on, until the drop is done
       follower_->release({p});
     auto dropped = drop(p, [this, p] { return status_.state(p).first == actors::partition_state::not_owned; });
