@@ -266,7 +266,6 @@ engram::result<void> engine::impl::join_cluster(const config::engram_config& cfg
   }
   janitor_options jo;
   jo.topic = topic;
-  jo.partitions = o.partitions;
   jo.after = std::chrono::milliseconds(cfg.store.drop_after_ms);
   jo.partition_of = [gate = members.get()](const std::string& org) { return gate->partition_of(org); };
   jo.standby_wanted = [gate = members.get()] { return gate->standby_wanted(); };

@@ -30,9 +30,8 @@
 namespace engram::engine {
 
 struct janitor_options {
-  /// engram-log's name and partition count.
+  /// engram-log's name.
   std::string topic;
-  std::int32_t partitions = 1;
   /// store.drop_after_ms (0: never).
   std::chrono::milliseconds after{300000};
   /// An organisation's partition.

@@ -224,6 +224,16 @@ protected:
     return digests(dir_.sub("control"));
   }
 
+  /// The stopped member `name` holds every organisation, each with a single store's content
+  /// (one that applied `events` events); then the extract member stops.
+  void expect_every_organisation_as_a_single_store(const std::string& name, long events) {
+    const auto mine = digests(dir_.sub(name));
+    const auto single = single_store_digests(events);
+    for (const auto& o : orgs_)
+      EXPECT_EQ(mine.at(o), single.at(o)) << o;
+    EXPECT_EQ(extract_->terminate(15s), 0);
+  }
+
   /// Every organisation's digest in the store at `data_dir` (opened read-only).
   std::map<std::string, std::string> digests(const std::string& data_dir) {
     std::map<std::string, std::string> out;
@@ -717,11 +727,7 @@ TEST_F(Cluster, AStandbyTakesOverWithACatchUpOfWhatItHadNotFollowed) {
   EXPECT_EQ(checked, taken_over.size());
 
   ASSERT_EQ(m2.process->terminate(15s), 0) << logs();
-  const auto mine = digests(dir_.sub("m2"));
-  const auto single = single_store_digests(360);
-  for (const auto& o : orgs_)
-    EXPECT_EQ(mine.at(o), single.at(o)) << o;
-  EXPECT_EQ(extract_->terminate(15s), 0);
+  expect_every_organisation_as_a_single_store("m2", 360);
 }
 
 // engram-log's partition count is part of every organisation's address: a member whose
@@ -786,11 +792,7 @@ TEST_F(Cluster, AMemberDropsWhatItLetGoAndRestoresItWhenItComesBack) {
   for (const auto& org : orgs_)
     EXPECT_EQ(test::recall_ids(again.port, token_of(org), "budget rollout contract"), before[org]) << org;
   ASSERT_EQ(again.process->terminate(15s), 0) << logs();
-  const auto mine = digests(dir_.sub("m1"));
-  const auto single = single_store_digests(240);
-  for (const auto& o : orgs_)
-    EXPECT_EQ(mine.at(o), single.at(o)) << o;
-  EXPECT_EQ(extract_->terminate(15s), 0);
+  expect_every_organisation_as_a_single_store("m1", 240);
 }
 
 TEST_F(Cluster, AMemberRefusesAStoreBuiltWithAnotherPartitionCount) {
