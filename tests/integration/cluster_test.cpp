@@ -206,17 +206,9 @@ protected:
   /// engram-log in a group of its own, once it applied `events` events.
   std::map<std::string, std::string> single_store_digests(long events) {
     const auto port = test::free_port();
-    // Once (a fresh-clone run at stop 53, under load) a control store got no assignment in
-    // 180 s; it did not happen in the 10 control stores started since. The likely cause,
-    // from reading librdkafka 2.0.2 rather than from a reproduction: a JoinGroup answer the
-    // mock broker never sent (rdkafka_mock_cgrp.c answers only the members it still knows
-    // when it elects a leader). The client waits for that answer max.poll.interval.ms + 3 s,
-    // so 20,000 ms here asks again after 23 s, not 303 s. This store applies a few hundred
-    // records, so it never goes 20 s without polling.
-    test::child control(test::engramd_args(brokers(), dir_.sub("control"), port,
-                                           {"roles=[store]", "kafka.group_id=control",
-                                            "kafka.rdkafka.max.poll.interval.ms=20000", tokens_}),
-                        dir_.sub("control.log"));
+    test::child control(
+        test::engramd_args(brokers(), dir_.sub("control"), port, {"roles=[store]", "kafka.group_id=control", tokens_}),
+        dir_.sub("control.log"));
     EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == events && test::ready(port); }, 180s))
         << test::events_applied(port) << "\n"
         << test::tail(dir_.sub("control.log"));

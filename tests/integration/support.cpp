@@ -263,7 +263,14 @@ std::vector<std::string> engramd_args(const std::string& brokers, const std::str
       ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", "--set",
       "kafka.brokers=" + brokers, "--set", "storage.path=" + data_dir, "--set", "samples.load=false", "--set",
       std::string("embedder.model_path=") + model_path, "--set", "http.listen=127.0.0.1:" + std::to_string(port),
-      "--set", "kafka.rdkafka.session.timeout.ms=3000", "--set", "kafka.rdkafka.heartbeat.interval.ms=300",
+      // A short session (a killed member's partitions move soon), but longer than the test
+      // broker's 3 s window for a group's first join: librdkafka 2.0.2's mock broker drops a
+      // member whose session ran out while it waits in that window, and with it the JoinGroup
+      // answer (rdkafka_mock_cgrp.c); at 3000 the two timers race. The client asks again
+      // only after max.poll.interval.ms + 3 s: 30 s here, not 300 s, in case an answer is
+      // lost some other way.
+      "--set", "kafka.rdkafka.session.timeout.ms=4000", "--set", "kafka.rdkafka.heartbeat.interval.ms=300", "--set",
+      "kafka.rdkafka.max.poll.interval.ms=30000",
       // No timer round after the first (which finds an empty or
       // unready store): a round sends reminders at wall-clock
       // moments, each recorded on engram-log (a replay repeats it),
