@@ -76,12 +76,12 @@ errc kv_graph_store::compact_organization(const std::string& org) {
   end.back() = '\x01';
   for (std::size_t f = cf_messages; f < cf_count; ++f)
     if (f != cf_meta)
-      if (auto e = kv_->compact(f, begin, end); e != errc::ok)
+      if (auto e = kv_->compact(f, begin, end, nullptr); e != errc::ok)
         return e;
   for (const char* part : {"s", "S", "b", "c", "n"}) {
     std::string b = key(part, org, ""), x = b;
     x.back() = '\x01';
-    if (auto e = kv_->compact(cf_meta, b, x); e != errc::ok)
+    if (auto e = kv_->compact(cf_meta, b, x, nullptr); e != errc::ok)
       return e;
   }
   return errc::ok;

@@ -12,6 +12,7 @@
 #include "base/result.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -383,6 +384,13 @@ public:
   /// forget keeps too (audit rows, forget marks): this is no forget, engram-log holds it all
   /// and restores it. Its partition's position must be gone first (drop_position).
   [[nodiscard]] virtual errc drop_held(const std::string& organization) = 0;
+  /// After drop_held() of `organizations`: writes the memtables out and compacts their key
+  /// ranges, so reads of the organisations kept stop paying for the drops' range tombstones
+  /// (docs/scaling-out.md has the figures). Slow (it may rewrite most of the store), and
+  /// safe beside writes: a member's janitor calls it from its own thread. When `cancel`
+  /// (may be null) turns true it stops early and answers busy; the store is as valid.
+  [[nodiscard]] virtual errc compact_dropped(std::vector<std::string> organizations,
+                                             const std::atomic<bool>* cancel) = 0;
   /// Every organisation the store holds anything of (a counter or a seen eventId), sorted.
   [[nodiscard]] virtual std::vector<std::string> held_organizations() const = 0;
   /// Every accepted gap, by topic, partition and first offset.

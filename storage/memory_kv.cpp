@@ -51,7 +51,7 @@ public:
     identity_ = "memory-" + std::to_string(++n);
   }
 
-  errc compact(std::size_t, std::string_view, std::string_view) override { return errc::ok; }
+  errc compact(std::size_t, std::string_view, std::string_view, const std::atomic<bool>*) override { return errc::ok; }
   errc flush() override { return errc::ok; }
 
   result<std::string> get(std::size_t cf, std::string_view key) const override {

@@ -106,12 +106,18 @@ public:
     db_->Close();
   }
 
-  errc compact(std::size_t cf, std::string_view begin, std::string_view end) override {
+  errc compact(std::size_t cf, std::string_view begin, std::string_view end, const std::atomic<bool>* cancel) override {
     rocksdb::CompactRangeOptions o;
     // Every level, the last too: a deleted value in a bottom file is gone only when rewritten.
     o.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    // RocksDB only reads the flag.
+    o.canceled = const_cast<std::atomic<bool>*>(cancel);
     const rocksdb::Slice b(begin.data(), begin.size()), e(end.data(), end.size());
-    return guarded([&] { return db_->CompactRange(o, cfs_[cf], &b, &e); });
+    return guarded([&] {
+      auto s = db_->CompactRange(o, cfs_[cf], &b, &e);
+      // Cancelled ("manual compaction paused"): the files are as they were, all valid.
+      return s.IsIncomplete() && cancel && cancel->load() ? rocksdb::Status::Busy("compaction cancelled") : s;
+    });
   }
 
   errc flush() override {

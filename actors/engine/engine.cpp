@@ -403,6 +403,7 @@ http::router engine::impl::routes() {
       view["clustered"] = true;
       view["waitingToDrop"] = drops ? drops->waiting() : std::vector<std::int32_t>{};
       view["dropped"] = drops ? drops->dropped() : 0;
+      view["dropsCompacted"] = drops ? drops->compacted() : 0;
       json_reply(respond, 200, view);
     });
     // The web console (docs/console.md): its files, compiled in; it calls /v1/ with the token pasted.

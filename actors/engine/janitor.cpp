@@ -52,6 +52,7 @@ void janitor::stop() {
     std::lock_guard lock(stop_mutex_);
     stopping_ = true;
   }
+  cancel_ = true;
   stop_cv_.notify_all();
   if (thread_.joinable())
     thread_.join();
@@ -102,6 +103,7 @@ void janitor::sweep() {
       due.push_back(p);
   }
   since_ = std::move(since);
+  std::vector<std::string> gone;  // the organisations of the partitions dropped
   for (auto p : due) {
     std::unique_lock lock(drop_mutex_);
     if (assigning_ || stop_requested())
@@ -111,6 +113,10 @@ void janitor::sweep() {
       continue;
     if (follower_)  // not followed from here on, until the drop is done
       follower_->release({p});
+    std::vector<std::string> orgs;
+    for (auto& org : store_->held_organizations())
+      if (opts_.partition_of(org) == p)
+        orgs.push_back(std::move(org));
     auto dropped = drop(p, [this, p] { return status_.state(p).first == actors::partition_state::not_owned; });
     if (follower_)
       follower_->unblock({p});
@@ -118,8 +124,20 @@ void janitor::sweep() {
       logger().error("{}/{}: cannot let go: {}", opts_.topic, p, dropped.error());
       continue;
     }
+    if (*dropped)
+      gone.insert(gone.end(), orgs.begin(), orgs.end());
     since_.erase(p);
     waiting.erase(std::remove(waiting.begin(), waiting.end(), p), waiting.end());
+  }
+  if (!gone.empty() && !stop_requested()) {
+    const auto t = std::chrono::steady_clock::now();
+    const auto e = store_->compact_dropped(gone, &cancel_);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t);
+    if (e == storage::errc::ok) {
+      ++compacted_;
+      logger().info("compacted the key ranges of the {} organisations let go in {} ms", gone.size(), ms.count());
+    } else if (!cancel_)  // a cancelled one leaves the tombstones for RocksDB's own compactions
+      logger().warn("cannot compact the key ranges of the organisations let go: {}", storage::to_string(e));
   }
   std::lock_guard lock(waiting_mutex_);
   waiting_ = std::move(waiting);
@@ -130,7 +148,7 @@ bool janitor::stop_requested() {
   return stopping_;
 }
 
-engram::result<std::size_t> janitor::drop(std::int32_t partition, std::function<bool()> still_gone) {
+engram::result<bool> janitor::drop(std::int32_t partition, std::function<bool()> still_gone) {
   actors::event_batch batch;
   batch.done = std::make_shared<std::promise<actors::batch_result>>();
   auto result = batch.done->get_future();
@@ -149,9 +167,10 @@ engram::result<std::size_t> janitor::drop(std::int32_t partition, std::function<
   }
   if (r.error != storage::errc::ok)
     return engram::fail("the store failed: " + storage::to_string(r.error));
-  if (r.skipped == 0)  // not skipped: it was still gone
-    ++dropped_;
-  return r.done;
+  if (r.skipped != 0)  // it came back
+    return false;
+  ++dropped_;
+  return true;
 }
 
 }  // namespace engram::engine

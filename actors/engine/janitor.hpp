@@ -8,6 +8,10 @@
 // Never while an assignment is under way: the consumer reads the stored positions of the
 // partitions it is given before it marks them owned, so an assignment waits for a drop in
 // progress (assigning()) and a drop waits for the assignment to finish (assigned()).
+//
+// After the drops of one look, the key ranges of the organisations dropped are compacted
+// from this thread (graph_store::compact_dropped): range tombstones left in place slow the
+// reads of the organisations kept (docs/scaling-out.md has the figures).
 
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
@@ -63,14 +67,16 @@ public:
   [[nodiscard]] std::vector<std::int32_t> waiting() const;
   /// Partitions dropped since start.
   [[nodiscard]] std::uint64_t dropped() const { return dropped_; }
+  /// Compactions of dropped organisations' key ranges finished since start.
+  [[nodiscard]] std::uint64_t compacted() const { return compacted_; }
 
 private:
   void run();
   /// One look: drops what waited long enough.
   void sweep();
   [[nodiscard]] bool stop_requested();
-  /// Drops `partition` on the store stage; the organisations dropped.
-  engram::result<std::size_t> drop(std::int32_t partition, std::function<bool()> still_gone);
+  /// Drops `partition` on the store stage; false when it was skipped (it came back).
+  engram::result<bool> drop(std::int32_t partition, std::function<bool()> still_gone);
 
   janitor_options opts_;
   std::shared_ptr<storage::graph_store> store_;
@@ -85,6 +91,9 @@ private:
   mutable std::mutex waiting_mutex_;
   std::vector<std::int32_t> waiting_;
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> compacted_{0};
+  /// Set by stop(): a compaction of dropped ranges under way ends early.
+  std::atomic<bool> cancel_{false};
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

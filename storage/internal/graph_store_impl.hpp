@@ -111,6 +111,7 @@ public:
   errc record_gap(const accepted_gap& g, bool advance, const std::string& cluster_id) override;
   errc drop_position(const std::string& topic, std::int32_t partition) override;
   errc drop_held(const std::string& organization) override;
+  errc compact_dropped(std::vector<std::string> organizations, const std::atomic<bool>* cancel) override;
   std::vector<std::string> held_organizations() const override;
   std::vector<accepted_gap> gaps() const override;
   std::vector<organization_stats> stats() const override;

@@ -7,6 +7,7 @@
 
 #include "storage/graph_store.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -88,8 +89,10 @@ public:
   /// graph_store::write_failure (nullopt where a backend cannot fail so).
   [[nodiscard]] virtual std::optional<std::string> write_failure() const { return std::nullopt; }
   /// Rewrites the files holding keys in [begin, end) of `cf` (the memtable flushed first), so
-  /// that deleted values leave the disk; a no-op where nothing is on disk.
-  [[nodiscard]] virtual errc compact(std::size_t cf, std::string_view begin, std::string_view end) = 0;
+  /// that deleted values leave the disk; a no-op where nothing is on disk. When `cancel`
+  /// (may be null) turns true it stops early and answers busy, which is no store failure.
+  [[nodiscard]] virtual errc compact(std::size_t cf, std::string_view begin, std::string_view end,
+                                     const std::atomic<bool>* cancel) = 0;
   /// Writes every memtable to files, so that the write-ahead logs holding what was written
   /// before are no longer needed (and are deleted); a no-op where nothing is on disk.
   [[nodiscard]] virtual errc flush() = 0;

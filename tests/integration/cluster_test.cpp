@@ -749,7 +749,8 @@ TEST_F(Cluster, AMemberDropsWhatItLetGoAndRestoresItWhenItComesBack) {
       [&] {
         const auto v = view(m1);
         return settled(m1, {"m1", "m2"}, 240) && v["waitingToDrop"].empty() &&
-               v["dropped"].get<std::size_t>() >= given_up.size() && owned_by(m2) == given_up;
+               v["dropped"].get<std::size_t>() >= given_up.size() && owned_by(m2) == given_up &&
+               v["dropsCompacted"].get<std::size_t>() >= 1;
       },
       120s))
       << view(m1).dump() << "\n"

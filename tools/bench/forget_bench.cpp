@@ -188,18 +188,58 @@ int forget(std::size_t messages, int runs) {
   for (const auto& s : store->stats())
     if (s.organization_id == "globex")
       globex_entries = s.entries;
+  // What the range tombstones of drops cost the reads of an organisation that stays: every
+  // entry of initech, listed and read, before and after (median of `runs`).
+  std::size_t initech_entries = 0;
+  auto read_initech = [&] {
+    std::vector<double> ms;
+    for (int i = 0; i < std::max(runs, 1); ++i) {
+      const auto t = clock_type::now();
+      std::size_t n = 0;
+      for (auto type : schemas::all_entry_types) {
+        const auto ids = store->entries_of_type("initech", type);
+        for (const auto& e : store->get_entries("initech", ids))
+          n += e.has_value();
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
+      initech_entries = n;
+    }
+    return median(ms);
+  };
+  const double read_before_ms = read_initech();
   const auto t_drop = clock_type::now();
   if (store->drop_position("engram-log", 0) != storage::errc::ok || store->drop_held("globex") != storage::errc::ok)
     throw std::runtime_error("drop failed");
   const double drop_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t_drop).count();
+  const double read_after_one_ms = read_initech();
+  // A member that let go of many organisations: 500 more drops (their tombstones, not yet
+  // compacted away, lie over key ranges around initech's).
+  constexpr int more_drops = 500;
+  for (int i = 0; i < more_drops; ++i)
+    if (store->drop_held("gone-" + std::to_string(1000 + i)) != storage::errc::ok)
+      throw std::runtime_error("drop failed");
+  const double read_after_many_ms = read_initech();
+  std::vector<std::string> dropped{"globex"};
+  for (int i = 0; i < more_drops; ++i)
+    dropped.push_back("gone-" + std::to_string(1000 + i));
+  const auto t_compact = clock_type::now();
+  if (store->compact_dropped(dropped, nullptr) != storage::errc::ok)
+    throw std::runtime_error("compaction failed");
+  const double compact_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t_compact).count();
+  const double read_compacted_ms = read_initech();
   std::printf(
       "\n| forget (RocksDB, the flush and the compaction of acme's ranges included, %u cores) | time |\n|---|---|\n"
       "| one entry, median of %zu | %.0f ms |\n| the organisation acme (%llu entries) | %.0f ms |\n"
       "| letting go of the organisation globex (%llu entries; a cluster member dropping a partition) | %.0f ms |\n\n"
+      "| reading every entry of initech (%zu), median of %d | time |\n|---|---|\n"
+      "| before the drops | %.1f ms |\n| after globex's drop (its range tombstones) | %.1f ms |\n"
+      "| after %d more organisations' drops | %.1f ms |\n"
+      "| after compact_dropped() of them all (it took %.0f ms) | %.1f ms |\n\n"
       "after: %.0f MiB on disk\n",
       std::thread::hardware_concurrency(), entry_ms.size(), median(entry_ms),
       static_cast<unsigned long long>(acme_entries), org_ms, static_cast<unsigned long long>(globex_entries), drop_ms,
-      double(bytes_under(dir)) / (1 << 20));
+      initech_entries, std::max(runs, 1), read_before_ms, read_after_one_ms, more_drops, read_after_many_ms, compact_ms,
+      read_compacted_ms, double(bytes_under(dir)) / (1 << 20));
   store.reset();
   std::filesystem::remove_all(dir);
   return 0;
