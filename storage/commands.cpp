@@ -68,23 +68,23 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
 }
 
 errc kv_graph_store::compact_organization(const std::string& org) {
-  // Keys under "org\0" in the org-first families; "X\0org\0" in meta.
-  // Every memtable first: the write-ahead logs holding the forgotten values are then deleted.
+  // Not the audit and forget-mark rows (f, x, X): a forget keeps them.
+  constexpr const char* tags[] = {"s", "S", "b", "c", "n"};
+  return compact_ranges(org, org, tags, nullptr);
+}
+
+errc kv_graph_store::compact_ranges(const std::string& first, const std::string& last,
+                                    std::span<const char* const> meta_tags, const std::atomic<bool>* cancel) {
+  // Every memtable first: the write-ahead logs holding the values deleted are then deleted
+  // too, and the memtables' range tombstones go to files the compaction reaches.
   if (auto e = kv_->flush(); e != errc::ok)
     return e;
-  std::string begin = key(org, ""), end = begin;
-  end.back() = '\x01';
-  for (std::size_t f = cf_messages; f < cf_count; ++f)
-    if (f != cf_meta)
-      if (auto e = kv_->compact(f, begin, end, nullptr); e != errc::ok)
-        return e;
-  for (const char* part : {"s", "S", "b", "c", "n"}) {
-    std::string b = key(part, org, ""), x = b;
-    x.back() = '\x01';
-    if (auto e = kv_->compact(cf_meta, b, x, nullptr); e != errc::ok)
-      return e;
-  }
-  return errc::ok;
+  errc failed = errc::ok;
+  organization_ranges(first, last, meta_tags, [&](std::size_t f, const std::string& b, const std::string& e) {
+    if (failed == errc::ok)
+      failed = kv_->compact(f, b, e, cancel);
+  });
+  return failed;
 }
 
 void kv_graph_store::reject(write_txn& tx, const std::string& seen) {

@@ -72,18 +72,6 @@ namespace {
 /// The meta tags whose rows begin with the organisation (all of them a drop removes).
 constexpr const char* held_meta_tags[] = {"s", "S", "b", "c", "n", "f", "x", "X"};
 
-/// Calls `range(cf, begin, end)` for every key range a drop of the organisations `first`..
-/// `last` (sorted; one organisation when equal) covers.
-template <class F>
-void held_ranges(const std::string& first, const std::string& last, F&& range) {
-  const auto end = last + '\1';  // past "last\0..." and before any later organisation
-  for (std::size_t f = cf_messages; f < cf_count; ++f)
-    if (f != cf_meta)
-      range(f, key(first, ""), end);
-  for (const char* part : held_meta_tags)
-    range(cf_meta, key(part, first, ""), key(part, end));
-}
-
 }  // namespace
 
 errc kv_graph_store::drop_held(const std::string& org) {
@@ -93,8 +81,8 @@ errc kv_graph_store::drop_held(const std::string& org) {
   tx.org = org;
   // Range tombstones: a handful whatever the organisation's size (a forget deletes row by
   // row, then compacts, for the erasure; a drop need not erase, the log holds it all).
-  held_ranges(org, org,
-              [&](std::size_t f, const std::string& b, const std::string& e) { tx.batch.del_range(f, b, e); });
+  organization_ranges(org, org, held_meta_tags,
+                      [&](std::size_t f, const std::string& b, const std::string& e) { tx.batch.del_range(f, b, e); });
   tx.batch.del(cf_meta, key("R", org));
   // The in-memory figures of passages, from the organisation's counter (no scan).
   if (auto n = kv_->get(cf_meta, key("n", org, "passages")); n && n->size() == 8)
@@ -108,17 +96,10 @@ errc kv_graph_store::compact_dropped(std::vector<std::string> orgs, const std::a
   if (orgs.empty())
     return errc::ok;
   std::sort(orgs.begin(), orgs.end());
-  // The memtables first (their range tombstones go to files), then one manual compaction
-  // per range, from the first organisation to the last: the organisations between are
-  // rewritten too, and far fewer compactions run than one per organisation and range.
-  if (auto e = kv_->flush(); e != errc::ok)
-    return e;
-  errc failed = errc::ok;
-  held_ranges(orgs.front(), orgs.back(), [&](std::size_t f, const std::string& b, const std::string& e) {
-    if (failed == errc::ok)
-      failed = kv_->compact(f, b, e, cancel);
-  });
-  return failed;
+  // One manual compaction per range, from the first organisation to the last: the
+  // organisations between are rewritten too, and far fewer compactions run than one per
+  // organisation and range.
+  return compact_ranges(orgs.front(), orgs.back(), held_meta_tags, cancel);
 }
 
 namespace {

@@ -104,6 +104,8 @@ void janitor::sweep() {
   }
   since_ = std::move(since);
   std::vector<std::string> gone;  // the organisations of the partitions dropped
+  // Read once: what is held of a partition not owned here does not change until it is dropped.
+  const auto held = due.empty() ? std::vector<std::string>{} : store_->held_organizations();
   for (auto p : due) {
     std::unique_lock lock(drop_mutex_);
     if (assigning_ || stop_requested())
@@ -113,10 +115,6 @@ void janitor::sweep() {
       continue;
     if (follower_)  // not followed from here on, until the drop is done
       follower_->release({p});
-    std::vector<std::string> orgs;
-    for (auto& org : store_->held_organizations())
-      if (opts_.partition_of(org) == p)
-        orgs.push_back(std::move(org));
     auto dropped = drop(p, [this, p] { return status_.state(p).first == actors::partition_state::not_owned; });
     if (follower_)
       follower_->unblock({p});
@@ -125,7 +123,9 @@ void janitor::sweep() {
       continue;
     }
     if (*dropped)
-      gone.insert(gone.end(), orgs.begin(), orgs.end());
+      for (const auto& org : held)
+        if (opts_.partition_of(org) == p)
+          gone.push_back(org);
     since_.erase(p);
     waiting.erase(std::remove(waiting.begin(), waiting.end(), p), waiting.end());
   }

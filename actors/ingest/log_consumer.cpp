@@ -86,8 +86,6 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   /// The partitions assigned now (the rebalance callback keeps it, on this thread): a batch
   /// fetched before a revocation drops the records of partitions no longer assigned.
   std::set<std::int32_t> owned;
-  /// Rebalance callbacks so far (this thread's), for the warning of a join that lasts.
-  std::uint64_t rebalances = 0;
 
   /// Set when the store's disk is full: nothing more is applied (the store refuses every
   /// write from the failed one on), the partitions are paused, engramd stays up for reads
@@ -156,7 +154,6 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
     const auto& topic = cfg.kafka.topics.log;
-    ++rebalances;
     logger().debug("{}: the group {} {} partitions", topic,
                    err == RdKafka::ERR__ASSIGN_PARTITIONS ? "assigns" : "revokes", partitions.size());
     drain();  // nothing of the old assignment may still be on its way
@@ -353,17 +350,19 @@ void log_consumer::run() {
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
   std::string cluster = m.consumer->clusterid(5000);
   logger().info("consuming {} in group {} (cluster '{}')", topic, m.cfg.kafka.group_id, cluster);
-  // A first assignment that takes long is said once (it shows in the log, never in state).
+  // A first assignment that takes long is said once (it shows in the log, never in state);
+  // looked at until the first assignment or the warning.
   const auto subscribed = std::chrono::steady_clock::now();
-  bool warned = false;
+  bool watching = true;
   while (!stop_ && !failed_) {
-    if (!warned && m.rebalances == 0 && std::chrono::steady_clock::now() - subscribed > std::chrono::seconds(30)) {
-      warned = true;
-      logger().warn(
-          "{}: no partitions from group {} after 30 s; if a member of the group was killed the group waits its "
-          "session.timeout.ms; a JoinGroup answer the broker never sent is asked again after "
-          "max.poll.interval.ms + 3 s",
-          topic, m.cfg.kafka.group_id);
+    if (watching && (m.status->joined() || std::chrono::steady_clock::now() - subscribed > std::chrono::seconds(30))) {
+      watching = false;
+      if (!m.status->joined())
+        logger().warn(
+            "{}: no partitions from group {} after 30 s; if a member of the group was killed the group waits its "
+            "session.timeout.ms; a JoinGroup answer the broker never sent is asked again after "
+            "max.poll.interval.ms + 3 s",
+            topic, m.cfg.kafka.group_id);
     }
     if (m.stalled) {
       m.stall();

@@ -344,6 +344,10 @@ private:
   void drop_passage_indexes(const std::string& org, std::uint64_t passages);
   /// Compacts every range of the organisation's keys (after a forget).
   errc compact_organization(const std::string& org);
+  /// Flushes, then compacts the ranges of the organisations `first`..`last` (meta: under
+  /// `meta_tags`); shared by a forget and the compaction after drops.
+  errc compact_ranges(const std::string& first, const std::string& last, std::span<const char* const> meta_tags,
+                      const std::atomic<bool>* cancel);
   /// Deletes every row of the organisation but its forget records (meta f, x, X, R); counts
   /// of what went by kind (forget.cpp).
   std::map<std::string, std::uint64_t> drop_organization(write_txn& tx, const std::string& org);

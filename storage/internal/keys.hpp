@@ -149,6 +149,19 @@ inline std::string key(const Parts&... parts) {
   return out;
 }
 
+/// Calls `range(cf, begin, end)` for every key range of the organisations `first`..`last`
+/// (sorted; one organisation when equal): its span in each organisation-first column family,
+/// and in meta under each of `meta_tags` (rows "tag\0org\0...").
+template <class Tags, class F>
+void organization_ranges(const std::string& first, const std::string& last, const Tags& meta_tags, F&& range) {
+  const auto end = last + '\1';  // past "last\0..." and before any later organisation
+  for (std::size_t f = cf_messages; f < cf_count; ++f)
+    if (f != cf_meta)
+      range(f, key(first, ""), end);
+  for (const char* tag : meta_tags)
+    range(cf_meta, key(tag, first, ""), key(tag, end));
+}
+
 inline std::string encode_u64(std::uint64_t v) {
   std::string out(8, '\0');
   for (int i = 7; i >= 0; --i, v >>= 8)
