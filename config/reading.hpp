@@ -26,6 +26,10 @@ struct extraction_config {
   /// encoder. false: the cue rules alone. Default: false (measured in docs/graph-queries.md:
   /// on the development set it adds no relation the cue rules miss yet, and costs precision).
   bool relation_model = false;
+  /// The name model (reading/name_tagger.hpp, compiled in) reads people, organisations,
+  /// products, places and identifiers; the rules fill in where it found none. false: the rules
+  /// alone, as before the model (the reader of older stores' golden digests). Default: true.
+  bool name_model = true;
   /// Person messages are also kept as passages (docs/recall.md): recall never loses what was
   /// said. false: entries only (smaller records and store). Default: true.
   bool passages = true;

@@ -5,8 +5,10 @@
 #include "reading/lexicon.hpp"
 #include "reading/text.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <set>
 
 namespace engram::reading::detail {
@@ -290,6 +292,86 @@ void find_known_things(const std::string& s, const std::vector<span_mention>& ta
       break;
     }
   }
+}
+
+}  // namespace engram::reading::detail
+
+namespace engram::reading::detail {
+
+namespace {
+
+/// The name `written` without a legal form at its end ("Acme Corp" -> "Acme").
+std::string without_legal_form(const std::string& written) {
+  const auto space = written.rfind(' ');
+  if (space == std::string::npos || !is_legal_suffix(text::strip_punct(std::string_view(written).substr(space + 1))))
+    return written;
+  return std::string(text::trim(std::string_view(written).substr(0, space)));
+}
+
+/// The mention of a name the model found: its kind and value as the rules would give them.
+std::optional<entity_mention> mention_of(const name_span& n, const std::string& written, const message_context& ctx,
+                                         const message_names* names) {
+  const auto lw = lower_ascii(written);
+  auto type = n.type;
+  if (names)
+    if (auto it = names->find(lw); it != names->end())
+      type = it->second.second;
+  // What the message itself says is exact: a name its participants' domains or its signature
+  // give is an organisation, a participant's name a person, whatever the model read.
+  if (ctx.known_orgs.count(lw))
+    type = name_type::organization;
+  else if (ctx.person_by_first.count(lw) || std::any_of(ctx.person_by_first.begin(), ctx.person_by_first.end(),
+                                                        [&](const auto& p) { return lower_ascii(p.second) == lw; }))
+    type = name_type::person;
+  switch (type) {
+    case name_type::person: {
+      std::string value = written;
+      if (written.find(' ') == std::string::npos)
+        if (auto it = ctx.person_by_first.find(lw); it != ctx.person_by_first.end())
+          value = it->second;
+      return entity_mention{entity_kind::person, written, value, {}, {}, {}, {}, {}};
+    }
+    case name_type::organization: {
+      auto it = ctx.known_orgs.find(lw);
+      const auto value = it != ctx.known_orgs.end() ? it->second : without_legal_form(written);
+      return entity_mention{entity_kind::organization, written, value, {}, {}, {}, {}, {}};
+    }
+    case name_type::product:
+    case name_type::place: {
+      const auto* k = names::known(names::fold_name(written));
+      const bool place = k ? k->kind == names::known_kind::place : n.type == name_type::place;
+      const auto value = k && lw == written ? k->written : written;
+      return entity_mention{
+          place ? entity_kind::location : entity_kind::technology, written, value, {}, {}, {}, {}, {}};
+    }
+    case name_type::identifier: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void find_names_by_model(const std::string& s, const message_context& ctx, const std::vector<name_span>& found,
+                         const message_names* names, std::vector<span_mention>& out) {
+  const std::size_t before = out.size();
+  auto overlaps = [](std::size_t b, std::size_t e, const std::vector<std::pair<std::size_t, std::size_t>>& taken) {
+    return std::any_of(taken.begin(), taken.end(), [&](const auto& t) { return b < t.second && t.first < e; });
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> values, named;  // dates and amounts; the model's names
+  for (std::size_t i = 0; i < before; ++i)
+    values.emplace_back(out[i].begin, out[i].end);
+  for (const auto& n : found) {
+    if (overlaps(n.begin, n.end, values))
+      continue;
+    named.emplace_back(n.begin, n.end);
+    if (auto m = mention_of(n, s.substr(n.begin, n.end - n.begin), ctx, names))
+      out.push_back({n.begin, n.end, std::move(*m)});
+  }
+  std::vector<span_mention> rules;
+  find_people_and_orgs(s, 0, ctx, rules);
+  for (auto& r : rules)
+    if (!overlaps(r.begin, r.end, named) && !overlaps(r.begin, r.end, values))
+      out.push_back(std::move(r));
 }
 
 }  // namespace engram::reading::detail

@@ -241,12 +241,12 @@ bool in(std::string_view g, std::span<const std::string_view> set) {
   return std::find(set.begin(), set.end(), g) != set.end();
 }
 
-/// The chunks of `sentence`: person and organisation spans, and capitalised runs outside
-/// every span, in order.
+/// The chunks of `sentence`: the spans of people, organisations, products and places, and
+/// capitalised runs outside every span, in order.
 std::vector<chunk> chunks_of(std::string_view sentence, const std::vector<span_mention>& spans) {
   std::vector<chunk> out;
   for (std::size_t i = 0; i < spans.size(); ++i)
-    if (spans[i].m.kind == entity_kind::person || spans[i].m.kind == entity_kind::organization)
+    if (schemas::is_named_entity(spans[i].m.kind))
       out.push_back({spans[i].begin, spans[i].end, i, spans[i].m.value});
   auto covered = [&](std::size_t b, std::size_t e) {
     return std::any_of(spans.begin(), spans.end(), [&](const span_mention& s) { return b < s.end && s.begin < e; });
@@ -533,7 +533,12 @@ std::vector<found_relation> find_relations(std::string_view sentence, const std:
     const std::string g_simple = g.rfind("has ", 0) == 0 || g.rfind("have ", 0) == 0 ? g.substr(g.find(' ') + 1) : g;
     const auto ka = kind_of(a, spans), kb = kind_of(b, spans);
     const bool a_person = ka == entity_kind::person, b_person = kb == entity_kind::person;
-    const bool a_org = ka == entity_kind::organization || !a.span, b_org = kb == entity_kind::organization || !b.span;
+    // Organisations and every other thing (a product, a place, a capitalised run no reader
+    // named) are read alike; the predicate the gap names decides what the end is.
+    auto thing = [](std::optional<entity_kind> k) {
+      return !k || (*k != entity_kind::person && schemas::is_named_entity(*k));
+    };
+    const bool a_org = thing(ka), b_org = thing(kb);
     found_relation r;
     std::optional<entity_kind> list_kind;  // the cue's object kind, when a list may follow
     const std::string after(sentence.substr(b.end, std::min<std::size_t>(sentence.size() - b.end, 60)));
@@ -577,7 +582,12 @@ namespace {
 end_kind end_kind_of(const chunk& c, const std::vector<span_mention>& spans) {
   if (!c.span)
     return end_kind::thing;
-  return spans[*c.span].m.kind == entity_kind::person ? end_kind::person : end_kind::org;
+  switch (spans[*c.span].m.kind) {
+    case entity_kind::person: return end_kind::person;
+    case entity_kind::technology:
+    case entity_kind::location: return end_kind::thing;
+    default: return end_kind::org;
+  }
 }
 
 /// Whether `r` relates the two chunks already (either way round).

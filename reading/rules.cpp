@@ -89,6 +89,7 @@ std::optional<detail::verdict> type_choice(std::optional<detail::verdict> v, con
 
 using detail::classify;
 using detail::date_word_phrases;
+using detail::find_names_by_model;
 using detail::find_people_and_orgs;
 using detail::find_relations;
 using detail::found_relation;
@@ -184,10 +185,11 @@ std::string title_of(std::string_view content) {
   return std::string(text::trim(content.substr(0, cut))) + "\xE2\x80\xA6";
 }
 
-/// The clauses of a sentence, cut at ", " and "; " (not inside a number: "$52,000"), each of
-/// three words or more (a shorter piece joins the clause before it: "Dana, please ..." stays
-/// whole). One clause when there is nothing to cut.
-std::vector<std::string> split_clauses(const std::string& sentence) {
+/// The clauses of a sentence, cut at ", " and "; " (not inside a number: "$52,000", nor
+/// between two of `names`, a list: "Globex, Initech and Contoso"), each of three words or more
+/// (a shorter piece joins the clause before it: "Dana, please ..." stays whole). One clause
+/// when there is nothing to cut.
+std::vector<std::string> split_clauses(const std::string& sentence, const std::vector<name_span>& names) {
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // [begin, end) in the sentence
   auto words_in = [&](std::size_t b, std::size_t e) {
     return text::words(std::string_view(sentence).substr(b, e - b)).size();
@@ -199,8 +201,13 @@ std::vector<std::string> split_clauses(const std::string& sentence) {
     else
       spans.emplace_back(from, to);
   };
+  auto in_list = [&](std::size_t comma) {
+    const bool after_name = std::any_of(names.begin(), names.end(), [&](const name_span& n) { return n.end == comma; });
+    return after_name &&
+           std::any_of(names.begin(), names.end(), [&](const name_span& n) { return n.begin == comma + 2; });
+  };
   for (std::size_t i = 0; i + 1 < sentence.size(); ++i)
-    if ((sentence[i] == ',' || sentence[i] == ';') && sentence[i + 1] == ' ') {
+    if ((sentence[i] == ',' || sentence[i] == ';') && sentence[i + 1] == ' ' && !in_list(i)) {
       push(i);
       from = i + 2;
     }
@@ -224,6 +231,27 @@ struct extraction_state {
   schemas::extraction& x;
   message_context ctx;
   std::map<std::pair<entity_kind, std::string>, std::size_t> index;  // (kind, lower value) -> mention
+  /// The name model; null: the rules read names.
+  const name_tagger* names = nullptr;
+  /// The name model's spans of each sentence (each tagged once), and the kind of each name in
+  /// the message: that of its most probable mention in the message's sentences.
+  std::map<std::string, std::vector<name_span>> tagged;
+  detail::message_names name_kinds;
+
+  /// The names of `sentence`; `vote`: its names weigh in on the message's kinds.
+  const std::vector<name_span>& names_in(const std::string& sentence, bool vote) {
+    auto it = tagged.find(sentence);
+    if (it == tagged.end())
+      it = tagged.emplace(sentence, names->tag(sentence)).first;
+    if (vote)
+      for (const auto& sp : it->second) {
+        auto [kind, added] =
+            name_kinds.emplace(lower_ascii(sentence.substr(sp.begin, sp.end - sp.begin)), std::pair{sp.score, sp.type});
+        if (!added && sp.score > kind->second.first)
+          kind->second = {sp.score, sp.type};
+      }
+    return it->second;
+  }
 
   /// The index of mention `em` in x.mentions: the one of its kind and value already there
   /// (given `em`'s address when it had none), else `em` appended.
@@ -355,7 +383,10 @@ sentence_reading read_sentence(extraction_state& s, std::string sentence, std::i
           {a.begin,
            a.end,
            {entity_kind::amount, sentence.substr(a.begin, a.end - a.begin), a.value, a.currency, {}, {}, {}, {}}});
-  find_people_and_orgs(sentence, 0, s.ctx, spans);
+  if (s.names)
+    find_names_by_model(sentence, s.ctx, s.names_in(sentence, false), &s.name_kinds, spans);
+  else
+    find_people_and_orgs(sentence, 0, s.ctx, spans);
   bool has_date = false, has_amount = false, has_entity = false;
   for (const auto& sp : spans) {
     has_date |= sp.m.kind == entity_kind::date;
@@ -440,7 +471,7 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
     // One sentence, several statements: clauses the cues read as different types are
     // entries of their own ("the budget is now $52,000, finance approved the increase").
     if (!st) {
-      auto clauses = split_clauses(sentence);
+      auto clauses = split_clauses(sentence, s.names ? s.names_in(sentence, false) : std::vector<name_span>{});
       if (clauses.size() >= 2) {
         std::vector<sentence_reading> parts;
         std::set<entry_type> types_read;
@@ -552,7 +583,9 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     *cleaned_text = cleaned.text;
   const std::int64_t sent_day = m.sent_at_ms >= 0 ? m.sent_at_ms / 86400000 : (m.sent_at_ms - 86399999) / 86400000;
 
-  extraction_state s{x, {}, {}};
+  extraction_state s{x, {}, {}, models.names};
+  if (models.names)
+    x.reader = models.names->version();
   add_participants(s, m);
   if (cleaned.sig)
     add_signature(s, m, *cleaned.sig);
@@ -563,6 +596,11 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   // First every sentence's entities and the cues' reading; then, with the type model, the
   // types of the sentences read or left uncued (one run of the encoder); then the entries.
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
+  // One kind per name in a message: every sentence is tagged before any is read.
+  if (models.names && !st)
+    for (const auto& sentence : split_sentences(body))
+      if (!is_noise(sentence))
+        s.names_in(sentence, true);
   std::vector<sentence_reading> read = read_sentences(s, body, sent_day, st, models);
   if (models.types && !st && !read.empty())
     weigh_type_model(read, *models.types);

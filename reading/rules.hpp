@@ -22,6 +22,7 @@ namespace engram::reading {
 
 class relation_model;
 class sentence_parser;
+class name_tagger;
 
 /// What the rules read with besides their cues; each optional.
 struct reading_models {
@@ -34,6 +35,9 @@ struct reading_models {
   /// With the relation model: only names the sentence's structure links closely are weighed
   /// (parse.hpp); without it, neighbouring names.
   const sentence_parser* parser = nullptr;
+  /// The name model reads people, organisations, products, places and identifiers, the rules'
+  /// names fill in where it found none (name_tagger.hpp); without it, the rules alone.
+  const name_tagger* names = nullptr;
 };
 
 /// Reads an inbound message. Pure and thread-safe. `cleaned`, when given, receives the text

@@ -5,6 +5,7 @@
 
 #include "reading/injection.hpp"
 #include "reading/bulk.hpp"
+#include "reading/name_tagger.hpp"
 #include "schemas/knowledge.hpp"
 
 #include <memory>
@@ -47,6 +48,9 @@ struct validator_options {
   std::shared_ptr<const relation_model> relations;
   /// The sentence parser the relation model's pairs are chosen by (parse.hpp); null: neighbours.
   std::shared_ptr<const sentence_parser> parser;
+  /// The name model (name_tagger.hpp), before the rules' names; null: the rules alone
+  /// (extraction.name_model: off). Default: the model compiled in.
+  std::shared_ptr<const name_tagger> names = name_tagger::builtin();
 };
 
 struct validation_report {

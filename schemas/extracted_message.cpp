@@ -197,6 +197,8 @@ error read_extraction(const fields& f, extraction& x) {
     return f.at("") + ": must be an object";
   if (auto e = f.text("extractor", x.extractor, true))
     return e;
+  if (auto e = f.text("reader", x.reader))
+    return e;
   if (auto e = f.count("droppedLowConfidence", x.dropped_low_confidence))
     return e;
   for (auto k : {"mentions", "entries"})
@@ -248,6 +250,8 @@ std::string to_json(const extracted_message& x) {
   for (const auto& e : k.entries)
     entries.push_back(entry_json(e));
   json ex{{"extractor", k.extractor}, {"droppedLowConfidence", k.dropped_low_confidence}, {"mentions", mentions}};
+  if (!k.reader.empty())
+    ex["reader"] = k.reader;
   if (k.sender_signature)
     ex["senderSignature"] = mention_json(*k.sender_signature);
   ex["entries"] = std::move(entries);

@@ -6,7 +6,8 @@
 //
 //   {"formatVersion": 3,
 //    "message": {…the inbound message, schemas/inbound_message.hpp…},
-//    "extraction": {"extractor": "rules", "droppedLowConfidence": 0,
+//    "extraction": {"extractor": "rules", "reader": "names-1/…" (the name model, when one read),
+//                   "droppedLowConfidence": 0,
 //                   "mentions": [{"kind": "person", "text": "Sarah Lee", "value": "Sarah Lee", …}],
 //                   "senderSignature": {…a mention…},                              (optional)
 //                   "entries": [{"type": "fact", "title": "…", "content": "…", "confidence": 0.8,

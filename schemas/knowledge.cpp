@@ -187,6 +187,8 @@ std::string to_json(const extraction& x) {
                      {"entities", entities},
                      {"entries", entries},
                      {"droppedLowConfidence", x.dropped_low_confidence}};
+  if (!x.reader.empty())
+    out["reader"] = x.reader;
   if (x.sender_signature)
     out["senderSignature"] = mention_json(*x.sender_signature);
   if (!x.relations.empty()) {

@@ -177,6 +177,9 @@ struct extraction {
   std::size_t dropped_low_confidence = 0;
   /// "rules" or "llm".
   std::string extractor = "rules";
+  /// The version of the model that read the names ("names-1/<16 hex digits>", name_tagger.hpp);
+  /// empty when the rules alone read them (and in records written before the name model).
+  std::string reader;
   /// The message's passages (person mail, chat and document chunks; none for bulk, spam and
   /// agents' saves).
   std::vector<passage> passages;

@@ -8,6 +8,10 @@
 #   tools/dev.sh bench   setup + build + the benchmark table of docs/benchmarks.md (--quick: small inputs, shape only;
 #                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one; bench console [RUNS]:
 #                        the web console's first load and 500-node graph in headless chromium)
+#   tools/dev.sh train   rebuild the name model (reading/models/names.bin) from tools/train/data/ with Debian's
+#                        PyTorch (installs python3-torch and wamerican-huge; never run by CI, which checks the
+#                        model's checksum); train --repro: train twice on a slice and compare the bytes;
+#                        train --curve: the learning curve of docs/extraction.md (docs/training.md)
 #   tools/dev.sh soak [MINUTES]
 #                        engramd under steady mail and three agents for MINUTES (default 30): RSS, open files, lag
 #                        and p50/p99 per tool every minute, and whether each stayed flat (docs/benchmarks.md)
@@ -85,6 +89,59 @@ install_packages() {
 build() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" -j "$jobs"
+}
+
+# The name model (docs/training.md): word lists from a dictionary and faker, features and
+# evaluation by engram_train_names (the C++ the tagger runs), learning by train.py (PyTorch).
+train_packages=(python3-torch wamerican-huge)
+train() {
+  local missing=() p mode="${1:-}"
+  for p in "${train_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j "$jobs" --target engram_train_names
+  local work="$root/.cache/train" data="$root/tools/train/data/labelled" tool="$build/bin/engram_train_names"
+  mkdir -p "$work"
+  local faker
+  faker=$("$root/tools/fetch-data.sh" faker)
+  node "$root/tools/train/names/faker-lists.mjs" "$faker/dist" >"$work/faker.json"
+  [ -f "$work/clusters.tsv" ] ||
+    /usr/bin/python3 "$root/tools/train/names/clusters.py" "$("$root/tools/fetch-data.sh" glove)" "$work/clusters.tsv"
+  "$tool" lexicon --dict /usr/share/dict/american-english-huge --faker "$work/faker.json" \
+    --aliases "$root/base/aliases.txt" --clusters "$work/clusters.tsv" --out "$work/lexicon.bin"
+  # Writers w1-w6 train, w7 (every style and industry) is the development set.
+  local train_files=() dev_files=()
+  for p in "$data"/*.jsonl; do
+    case "$(basename "$p")" in w7-*) dev_files+=("$p") ;; *) train_files+=("$p") ;; esac
+  done
+  local py=(/usr/bin/python3 "$root/tools/train/names/train.py" --tool "$tool" --lexicon "$work/lexicon.bin"
+    --dev "${dev_files[@]}" --train "${train_files[@]}")
+  case "$mode" in
+    --repro)
+      "${py[@]}" --limit 300 --epochs 2 --out "$work/repro-1.bin"
+      "${py[@]}" --limit 300 --epochs 2 --out "$work/repro-2.bin"
+      sha256sum "$work/repro-1.bin" "$work/repro-2.bin"
+      cmp "$work/repro-1.bin" "$work/repro-2.bin" || { echo "train --repro: the two models differ" >&2; return 1; }
+      echo "train --repro: the same bytes twice"
+      ;;
+    --curve)
+      # Typed exact spans on the development set and on the held-out sentences (measured, never
+      # tuned on), training on a sample of n items (0: all).
+      local n
+      for n in 500 1000 2000 4000 0; do
+        "${py[@]}" --limit "$n" --out "$work/curve-$n.bin" 2>/dev/null
+        echo "items $n: development $("$tool" eval --model "$work/curve-$n.bin" "${dev_files[@]}" | head -1)"
+        echo "items $n: held-out    $("$tool" eval --model "$work/curve-$n.bin" "$root"/tests/data/names/*.jsonl | head -1)"
+      done
+      ;;
+    *)
+      "${py[@]}" --out "$root/reading/models/names.bin"
+      (cd "$root" && sha256sum reading/models/names.bin >reading/models/SHA256SUMS)
+      "$tool" eval --model "$root/reading/models/names.bin" "${dev_files[@]}"
+      ;;
+  esac
 }
 
 # The libFuzzer targets: built with clang into their own tree, then each run for a bounded time
@@ -179,6 +236,7 @@ sanitize() {
 case "${1:-}" in
   setup) setup ;;
   build) build ;;
+  train) shift; train "$@" ;;
   run)
     setup
     build

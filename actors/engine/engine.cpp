@@ -10,6 +10,7 @@
 #include "actors/store/store_writer.hpp"
 #include "reading/read.hpp"
 #include "reading/parse.hpp"
+#include "reading/name_tagger.hpp"
 #include "reading/relation_model.hpp"
 #include "embedding/type_model.hpp"
 #include "actors/ingest/broker_watch.hpp"
@@ -52,6 +53,8 @@ reading::extractor_options extractor_options_of(const config::engram_config& cfg
   o.validator.types = std::move(types);
   o.validator.relations = std::move(relations);
   o.validator.parser = std::move(parser);
+  if (!cfg.extraction.name_model)
+    o.validator.names = nullptr;
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.validator.passages = cfg.extraction.passages;

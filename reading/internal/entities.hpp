@@ -6,6 +6,7 @@
 // or in the possessive. Word lists are in lexicon.hpp; dates and amounts have their own
 // finders (dates.hpp, amounts.hpp). Internal to reading/. Pure and thread-safe.
 
+#include "reading/name_tagger.hpp"
 #include "schemas/knowledge.hpp"
 
 #include <cstddef>
@@ -50,5 +51,21 @@ void find_people_and_orgs(const std::string& s, std::size_t sentence_start, cons
 /// that no span of `taken` covers. A one-word name written in lower case that is also a
 /// common word is left alone.
 void find_known_things(const std::string& s, const std::vector<span_mention>& taken, std::vector<span_mention>& out);
+
+/// The kind of each name in a message (lower-cased): that of its most probable mention.
+using message_names = std::map<std::string, std::pair<std::int32_t, name_type>>;
+
+/// Appends the names the name model found in sentence `s` (`found`, name_tagger.hpp): people,
+/// organisations, products (as technologies) and places, each of the kind its most probable
+/// mention in the message has (`names`, when given), and valued as the rules value theirs (a
+/// participant's first name as their full name, an organisation without its legal form, a
+/// product written in lower case by its canonical name). A name the message itself gives (a
+/// participant's domain or signature company, a participant's name) keeps that kind whatever
+/// the model read. A name overlapping a span already in
+/// `out` (a date, an amount) is left out; so is an identifier, which is no entity. Then the
+/// rules' people and organisations (find_people_and_orgs) that overlap none of the model's
+/// names, identifiers included.
+void find_names_by_model(const std::string& s, const message_context& ctx, const std::vector<name_span>& found,
+                         const message_names* names, std::vector<span_mention>& out);
 
 }  // namespace engram::reading::detail

@@ -191,7 +191,10 @@ int run_bench(int argc, char** argv) {
   table->add_option("--data", ham_dir, "The corpus (tools/fetch-data.sh spamassassin)")->capture_default_str();
   std::size_t ham_limit = 600;
   ingest_ham->add_option("--messages", ham_limit, "Messages of the corpus per phase")->capture_default_str();
-  bool with_parser = false;
+  bool with_parser = false, name_model_ratio = false;
+  ingest_ham->add_flag("--name-model-ratio", name_model_ratio,
+                       "First with extraction.name_model off (the rules read names), then on, in the same run, and "
+                       "the ratio of the two end-to-end figures");
   ingest_ham->add_flag("--with-parser", with_parser,
                        "Also with the relation model and the sentence parser on (extraction.relation_model), in the "
                        "same run, and the ratio of the two end-to-end figures");
@@ -274,6 +277,19 @@ int run_bench(int argc, char** argv) {
       return bench::semantic(model_path);
     if (*recall) {
       bench::bench_recall(model_path, ham_dir, recall_entries, 1000);
+      return 0;
+    }
+    if (*ingest_ham && name_model_ratio) {
+      std::printf("with extraction.name_model off (the rules read names):\n");
+      bench::use_name_model(false);
+      const auto rules = bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
+      std::printf("\nwith extraction.name_model on (the default):\n");
+      bench::use_name_model(true);
+      const auto model = bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
+      std::printf(
+          "\nend to end with the name model: %.0f%% of the figure with the rules alone (%.0f / %.0f "
+          "messages/s)\n",
+          100.0 * model.end_to_end / std::max(1.0, rules.end_to_end), model.end_to_end, rules.end_to_end);
       return 0;
     }
     if (*ingest_ham) {

@@ -34,6 +34,9 @@ bool passages_used() { return passages_on; }
 bool relation_model_on = false;
 void use_relation_model(bool on) { relation_model_on = on; }
 
+bool name_model_on = true;
+void use_name_model(bool on) { name_model_on = on; }
+
 config::engram_config engine_config(const std::string& brokers, const std::string& dir, const std::string& model_path) {
   std::filesystem::remove_all(dir);
   return engine_settings(brokers, dir, model_path);
@@ -54,6 +57,7 @@ config::engram_config engine_settings(const std::string& brokers, const std::str
   cfg.extraction.type_model = type_model_on;
   cfg.extraction.passages = passages_on;
   cfg.extraction.relation_model = relation_model_on;
+  cfg.extraction.name_model = name_model_on;
   return cfg;
 }
 

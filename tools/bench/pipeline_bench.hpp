@@ -32,6 +32,8 @@ void use_type_model(bool on);
 void use_passages(bool on);
 /// The relation model and the sentence parser (extraction.relation_model; default off).
 void use_relation_model(bool on);
+/// The name model (extraction.name_model; default on, as engramd).
+void use_name_model(bool on);
 [[nodiscard]] bool passages_used();
 
 /// The benchmarks' engine on `brokers` with its store at `dir` (kept as it is), any free

@@ -19,8 +19,8 @@ static_assert(
     sizeof(inbound_message) == 568,
     "inbound_message changed: set the new field in full_message() (a document in InboundMessageKeepsEveryField)");
 static_assert(sizeof(knowledge_save) == 376, "knowledge_save changed: set the new field in full_save()");
-static_assert(sizeof(extracted_message) == 976, "extracted_message changed: set the new field in full_extracted()");
-static_assert(sizeof(extraction) == 376, "extraction changed: set the new field in full_extracted()");
+static_assert(sizeof(extracted_message) == 1008, "extracted_message changed: set the new field in full_extracted()");
+static_assert(sizeof(extraction) == 408, "extraction changed: set the new field in full_extracted()");
 static_assert(sizeof(entry) == 496, "entry changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_mention) == 232, "entity_mention changed: set the new field in full_extracted()");
 static_assert(sizeof(entity_relation) == 112, "entity_relation changed: set the new field in full_extracted()");
@@ -87,6 +87,7 @@ extracted_message full_extracted() {
   x.embedder = "use-lite";
   auto& k = x.knowledge;
   k.extractor = "llm";
+  k.reader = "names-1/0123456789abcdef";
   k.dropped_low_confidence = 2;
   k.mentions.push_back(
       {entity_kind::person, "Sarah Lee", "Sarah Lee", "", "sarah@acme.example", "VP Sales", "Acme", "+1 555 0100"});
