@@ -131,6 +131,14 @@ std::optional<resolved_mention> resolve_person(std::string_view mention,
              });
     });
   });
+  // One word in lower case (chat) names many people: it joins a person of the message, of its
+  // thread or known to its participants, never a stranger ("marta" in a colleagues' chat is not
+  // the customer Marta Ruiz who once wrote to the support address).
+  const bool lower_case = std::none_of(mention.begin(), mention.end(),
+                                       [](char ch) { return std::isupper(static_cast<unsigned char>(ch)); });
+  if (words.size() == 1 && lower_case)
+    std::erase_if(shorter_of,
+                  [](const resolution_candidate* c) { return !c->in_message && !c->in_thread && !c->acquainted; });
   if (!shorter_of.empty())
     return pick(shorter_of, "person whose name has the words of \"" + written + "\"");
   if (!fuller_of.empty())

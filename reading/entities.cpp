@@ -351,6 +351,43 @@ std::optional<entity_mention> mention_of(const name_span& n, const std::string& 
 
 }  // namespace
 
+namespace {
+
+/// Whether a word of `s` starts with a capital.
+bool has_capital_word(std::string_view s) {
+  for (auto w : text::words(s))
+    if (text::starts_upper(text::strip_punct(w)))
+      return true;
+  return false;
+}
+
+/// Where the names the message itself gives (its participants' names and first names, the
+/// organisations of their domains and signature) occur in `s`, as whole words, any case; a
+/// lower-case occurrence of a common word ("will") is none.
+std::vector<std::pair<std::size_t, std::size_t>> known_names_in(const std::string& s, const message_context& ctx) {
+  const auto ls = lower_ascii(s);
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  auto boundary = [&](std::size_t i) { return i >= ls.size() || !(text::is_alpha(ls[i]) || text::is_digit(ls[i])); };
+  auto add = [&](const std::string& name) {
+    const auto needle = lower_ascii(name);
+    if (needle.size() < 3)
+      return;
+    for (auto at = ls.find(needle); at != std::string::npos; at = ls.find(needle, at + 1))
+      if ((at == 0 || boundary(at - 1)) && boundary(at + needle.size()) &&
+          !(is_common_word(needle) && s.compare(at, needle.size(), needle) == 0))
+        out.emplace_back(at, at + needle.size());
+  };
+  for (const auto& [lower, name] : ctx.known_orgs)
+    add(lower);
+  for (const auto& [first, name] : ctx.person_by_first) {
+    add(first);
+    add(name);
+  }
+  return out;
+}
+
+}  // namespace
+
 void find_names_by_model(const std::string& s, const message_context& ctx, const std::vector<name_span>& found,
                          const message_names* names, std::vector<span_mention>& out) {
   const std::size_t before = out.size();
@@ -360,9 +397,19 @@ void find_names_by_model(const std::string& s, const message_context& ctx, const
   std::vector<std::pair<std::size_t, std::size_t>> values, named;  // dates and amounts; the model's names
   for (std::size_t i = 0; i < before; ++i)
     values.emplace_back(out[i].begin, out[i].end);
-  for (const auto& n : found) {
+  const auto known = known_names_in(s, ctx);
+  for (auto n : found) {
     if (overlaps(n.begin, n.end, values))
       continue;
+    // A name the message itself gives is exact: "globex renewal" read as one name is Globex
+    // when globex is a participant's domain (the model's span only adds lower-case words).
+    for (const auto& [kb, ke] : known)
+      if (n.begin <= kb && ke <= n.end && (n.begin != kb || n.end != ke) &&
+          !text::starts_upper(s.substr(n.begin, kb - n.begin)) && !has_capital_word(s.substr(ke, n.end - ke))) {
+        n.begin = kb;
+        n.end = ke;
+        break;
+      }
     named.emplace_back(n.begin, n.end);
     if (auto m = mention_of(n, s.substr(n.begin, n.end - n.begin), ctx, names))
       out.push_back({n.begin, n.end, std::move(*m)});

@@ -22,8 +22,8 @@ std::size_t utf8_length(unsigned char c) {
 
 /// Opening punctuation at the front of `s`: its length in bytes, else 0.
 std::size_t opening(std::string_view s) {
-  static constexpr std::array<std::string_view, 12> marks{"(", "[", "{", "\"", "'", "@", "*", "<", "`",
-                                                           "\xE2\x80\x9C", "\xE2\x80\x98", "\xC2\xAB"};
+  static constexpr std::array<std::string_view, 12> marks{
+      "(", "[", "{", "\"", "'", "@", "*", "<", "`", "\xE2\x80\x9C", "\xE2\x80\x98", "\xC2\xAB"};
   for (auto m : marks)
     if (s.size() > m.size() && s.substr(0, m.size()) == m)
       return m.size();
@@ -32,9 +32,24 @@ std::size_t opening(std::string_view s) {
 
 /// Closing punctuation at the end of `s`: its length in bytes, else 0.
 std::size_t closing(std::string_view s) {
-  static constexpr std::array<std::string_view, 18> marks{
-      ".", ",", ";", ":", "!", "?", ")", "]", "}", "\"", "'", "*", ">", "\xE2\x80\x9D", "\xE2\x80\x99", "\xC2\xBB",
-      "\xE2\x80\xA6", "\xE2\x80\x94"};
+  static constexpr std::array<std::string_view, 18> marks{".",
+                                                          ",",
+                                                          ";",
+                                                          ":",
+                                                          "!",
+                                                          "?",
+                                                          ")",
+                                                          "]",
+                                                          "}",
+                                                          "\"",
+                                                          "'",
+                                                          "*",
+                                                          ">",
+                                                          "\xE2\x80\x9D",
+                                                          "\xE2\x80\x99",
+                                                          "\xC2\xBB",
+                                                          "\xE2\x80\xA6",
+                                                          "\xE2\x80\x94"};
   for (auto m : marks)
     if (s.size() > m.size() && s.substr(s.size() - m.size()) == m)
       return m.size();
@@ -204,8 +219,8 @@ std::string fold_case(std::string_view w) {
 }
 
 std::string_view to_string(word_list l) {
-  static constexpr std::array<std::string_view, word_list_count> n{"dict", "proper", "first", "surname",
-                                                                    "place", "legal", "tech"};
+  static constexpr std::array<std::string_view, word_list_count> n{"dict",  "proper", "first", "surname",
+                                                                   "place", "legal",  "tech"};
   return n[static_cast<std::size_t>(l)];
 }
 

@@ -57,7 +57,7 @@ inline constexpr std::size_t word_list_count = 7;
 
 /// A Bloom filter (k hashes from two halves of fnv1a, m bits). Deterministic.
 class bloom {
- public:
+public:
   bloom() = default;
   bloom(std::uint64_t bits, std::uint32_t hashes);
   void add(std::string_view lowered);
@@ -68,7 +68,7 @@ class bloom {
   bool read(std::string_view in, std::size_t& pos);
   [[nodiscard]] std::uint64_t bits() const { return bits_; }
 
- private:
+private:
   std::uint64_t bits_ = 0;
   std::uint32_t hashes_ = 0;
   std::vector<std::uint8_t> bytes_;

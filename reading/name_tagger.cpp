@@ -72,12 +72,11 @@ std::variant<std::shared_ptr<const name_tagger>, std::string> name_tagger::parse
   t->threshold_ = header.value("threshold", 0);
   if (t->tags_ < 3 || t->buckets_ == 0 || t->units_per_nat_ <= 0)
     return std::string("header: tags, buckets or unitsPerNat missing");
-  static const std::array<std::pair<std::string_view, name_type>, 5> types{
-      {{"PER", name_type::person},
-       {"ORG", name_type::organization},
-       {"PROD", name_type::product},
-       {"LOC", name_type::place},
-       {"ID", name_type::identifier}}};
+  static const std::array<std::pair<std::string_view, name_type>, 5> types{{{"PER", name_type::person},
+                                                                            {"ORG", name_type::organization},
+                                                                            {"PROD", name_type::product},
+                                                                            {"LOC", name_type::place},
+                                                                            {"ID", name_type::identifier}}};
   for (const auto& tag : tags) {
     const auto s = tag.is_string() ? tag.get<std::string>() : std::string();
     const bool b = s.rfind("B-", 0) == 0, i = s.rfind("I-", 0) == 0;

@@ -44,7 +44,7 @@ struct name_span {
 };
 
 class name_tagger {
- public:
+public:
   /// The longest name read, in tokens.
   static constexpr std::size_t max_span_tokens = 10;
 
@@ -65,15 +65,15 @@ class name_tagger {
   [[nodiscard]] std::int32_t threshold() const { return threshold_; }
   [[nodiscard]] double units_per_nat() const { return units_per_nat_; }
 
- private:
+private:
   name_tagger() = default;
   /// Emission scores of each token for each tag.
   std::vector<std::int32_t> emissions(std::string_view sentence, const std::vector<tagging::token>& tokens) const;
 
   std::string version_;
-  std::vector<name_type> tag_type_;  // per tag: the type (unused for O)
-  std::vector<bool> tag_begins_;     // per tag: B-
-  std::vector<bool> tag_inside_;     // per tag: I-
+  std::vector<name_type> tag_type_;     // per tag: the type (unused for O)
+  std::vector<bool> tag_begins_;        // per tag: B-
+  std::vector<bool> tag_inside_;        // per tag: I-
   std::vector<std::size_t> inside_of_;  // per B- tag: the I- tag of its type
   std::size_t tags_ = 0;
   std::uint32_t buckets_ = 0;

@@ -155,7 +155,8 @@ int make_lexicon(const std::string& dict, const std::string& faker, const std::s
 
 /// The tags of each token: B-/I- where a token lies inside a labelled span, O elsewhere.
 /// Counts the spans whose edges fall inside a token in `misaligned`.
-std::vector<std::string> tags_of(const train::labelled_item& it, const std::vector<tagging::token>& tokens, std::size_t& misaligned) {
+std::vector<std::string> tags_of(const train::labelled_item& it, const std::vector<tagging::token>& tokens,
+                                 std::size_t& misaligned) {
   std::vector<std::string> tags(tokens.size(), "O");
   for (const auto& s : it.spans) {
     bool first = true, aligned_begin = false, aligned_end = false;
@@ -182,8 +183,9 @@ int dump_features(const std::string& lexicon_path, std::uint32_t buckets, const 
     std::vector<std::string> words;
     for (const auto& t : tokens)
       words.push_back(tagging::fold_case(std::string_view(it.text).substr(t.begin, t.end - t.begin)));
-    json line{{"id", it.id},       {"writer", it.writer}, {"style", it.style}, {"tags", tags_of(it, tokens, misaligned)},
-              {"words", words}, {"feats", tagging::features(it.text, tokens, *lex, buckets)}};
+    json line{{"id", it.id},       {"writer", it.writer},
+              {"style", it.style}, {"tags", tags_of(it, tokens, misaligned)},
+              {"words", words},    {"feats", tagging::features(it.text, tokens, *lex, buckets)}};
     spans += it.spans.size();
     std::cout << line.dump() << '\n';
   }
@@ -204,8 +206,8 @@ int run_eval(const std::string& model_path, std::optional<std::int32_t> threshol
     for (int pc : {1, 2, 3, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95}) {
       const auto t = static_cast<std::int32_t>(std::floor(std::log(pc / 100.0) * model.units_per_nat()));
       const auto s = train::score_names(model, items, t);
-      rows.push_back({{"probability", pc / 100.0}, {"threshold", t}, {"p", s.all.p()}, {"r", s.all.r()},
-                      {"f", s.all.f()}});
+      rows.push_back(
+          {{"probability", pc / 100.0}, {"threshold", t}, {"p", s.all.p()}, {"r", s.all.r()}, {"f", s.all.f()}});
       if (!as_json)
         std::printf("p>=%.2f (%6d)  P %.3f  R %.3f  F %.3f\n", pc / 100.0, t, s.all.p(), s.all.r(), s.all.f());
     }
@@ -225,8 +227,8 @@ int run_eval(const std::string& model_path, std::optional<std::int32_t> threshol
     std::cout << j.dump() << '\n';
     return 0;
   }
-  std::printf("%zu items: typed P %.3f R %.3f F %.3f (spans only: P %.3f R %.3f)\n", items.size(), s.all.p(),
-              s.all.r(), s.all.f(), s.untyped.p(), s.untyped.r());
+  std::printf("%zu items: typed P %.3f R %.3f F %.3f (spans only: P %.3f R %.3f)\n", items.size(), s.all.p(), s.all.r(),
+              s.all.f(), s.untyped.p(), s.untyped.r());
   for (const auto& [k, c] : s.by_type)
     std::printf("  type  %-14s P %.3f R %.3f (%zu)\n", k.c_str(), c.p(), c.r(), c.tp + c.fn);
   for (const auto& [k, c] : s.by_style)

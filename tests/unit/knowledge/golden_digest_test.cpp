@@ -93,11 +93,13 @@ using json = nlohmann::json;
 /// without sentAt) gives f3a928c4…a588 again.
 /// Re-pinned when names were read by the name model (reading/name_tagger.hpp, trained here):
 /// people, organisations, products and places the rules missed or mistyped change the
-/// mentions, entities, relations and entries; the rules alone (names = null) give 9fd223bb…9ef1
-/// again (pinned_rules_alone below).
+/// mentions, entities, relations and entries (products and places now end relations, a list
+/// of names is no place to cut a sentence into clauses, and a lower-case first name joins only
+/// a person known to the message); the rules alone (names = null) give 9fd223bb…9ef1 again
+/// (pinned_rules_alone below).
 /// This stream is read with the cues alone; the type model's path is pinned by the replay
 /// tests against engramd.
-constexpr const char* pinned = "9fd223bb3daf2868a2640ec971571be19446493b11e3185ca918ca5f7dc99ef1";
+constexpr const char* pinned = "1d900181e456c7bce890d89da318d19f6b86c7f0e578b632f8ec3f2dd08dadc8";
 constexpr const char* pinned_rules_alone = "9fd223bb3daf2868a2640ec971571be19446493b11e3185ca918ca5f7dc99ef1";
 
 /// The parameters: the in-memory store (true) or RocksDB; messages as format 2 (true) or 1.

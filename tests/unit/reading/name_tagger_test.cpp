@@ -87,7 +87,8 @@ TEST(NameTagger, ABrokenModelFileIsRefusedWithItsReason) {
 
 TEST(NameTagger, SpanScoresAreLogProbabilitiesAndTheThresholdOnlyDropsSpans) {
   const auto& t = *name_tagger::builtin();
-  const std::string s = "Chidinma Okafor from Brightwater Analytics moved the Lagos invoices to SAP, see INV-2026-0113.";
+  const std::string s =
+      "Chidinma Okafor from Brightwater Analytics moved the Lagos invoices to SAP, see INV-2026-0113.";
   const auto kept = t.tag(s);
   const auto all = t.tag(s, std::numeric_limits<std::int32_t>::min());
   ASSERT_FALSE(all.empty());
@@ -107,9 +108,9 @@ TEST(NameTagger, ReadsTheNamesOfAPlainBusinessSentence) {
   for (const auto& sp : name_tagger::builtin()->tag(s))
     found.emplace_back(s.substr(sp.begin, sp.end - sp.begin), sp.type);
   EXPECT_EQ(found, (std::vector<std::pair<std::string, name_type>>{{"Chidinma Okafor", name_type::person},
-                                                                    {"Brightwater Analytics", name_type::organization},
-                                                                    {"Lagos", name_type::place},
-                                                                    {"Salesforce", name_type::product}}));
+                                                                   {"Brightwater Analytics", name_type::organization},
+                                                                   {"Lagos", name_type::place},
+                                                                   {"Salesforce", name_type::product}}));
 }
 
 // Hidden checks on text no one here wrote, run on every landing: typed exact spans of the
@@ -140,7 +141,7 @@ TEST(NameTagger, GivesTheSameSpansAndScoresOnEveryMachine) {
     }
   EXPECT_GT(spans, 1000u);
   // Re-pinned with each trained model (tools/dev.sh train; docs/training.md).
-  EXPECT_EQ(h, 0ULL) << "spans " << spans << ", digest " << h;
+  EXPECT_EQ(h, 8282970079239761176ULL) << "spans " << spans << ", digest " << h;
 }
 
 TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirName) {
