@@ -294,10 +294,6 @@ void find_known_things(const std::string& s, const std::vector<span_mention>& ta
   }
 }
 
-}  // namespace engram::reading::detail
-
-namespace engram::reading::detail {
-
 namespace {
 
 /// The name `written` without a legal form at its end ("Acme Corp" -> "Acme").
@@ -348,10 +344,6 @@ std::optional<entity_mention> mention_of(const name_span& n, const std::string& 
   }
   return std::nullopt;
 }
-
-}  // namespace
-
-namespace {
 
 /// Whether a word of `s` starts with a capital.
 bool has_capital_word(std::string_view s) {
@@ -405,7 +397,7 @@ void find_names_by_model(const std::string& s, const message_context& ctx, const
     // when globex is a participant's domain (the model's span only adds lower-case words).
     for (const auto& [kb, ke] : known)
       if (n.begin <= kb && ke <= n.end && (n.begin != kb || n.end != ke) &&
-          !text::starts_upper(s.substr(n.begin, kb - n.begin)) && !has_capital_word(s.substr(ke, n.end - ke))) {
+          !has_capital_word(s.substr(n.begin, kb - n.begin)) && !has_capital_word(s.substr(ke, n.end - ke))) {
         n.begin = kb;
         n.end = ke;
         break;

@@ -35,7 +35,9 @@ TEST(RelationModel, EngramdWithTheModelOnReadsARelationTheCueRulesMissAndKagQuer
       {{"acme", event("vendor-1", "Hi team,\n\nTessaline Labs is the vendor behind Harbormind.\n\nSarah")}});
   test::child engramd(
       test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
-                         {"extraction.relation_model=true",
+                         // The relation examples expect the rules' names: the name model reads
+                         // "Harbormind" here as an organisation (tests/unit/reading/relation_model_test.cpp).
+                         {"extraction.relation_model=true", "extraction.name_model=false",
                           "auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read], name: t}]"}),
       dir.sub("engramd.log"));
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 1; }, 120s))
