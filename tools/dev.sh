@@ -206,7 +206,7 @@ sanitize() {
   export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$supp/tsan.supp:print_suppressions=0:detect_deadlocks=0"
   # thread, without CTEST ARGS: the tests of what runs on several threads (the HTTP server,
   # ingest and its Kafka clients, the store's actors, timers, MCP) and the programs they start.
-  local targets=() selection=(-LE long "$@")
+  local targets=() selection=(-LE 'long|train' "$@")
   if [ "$kind" = thread ] && [ $# -eq 0 ]; then
     targets=(--target engram_tsan_c11_threads engramd engramctl http_limits_test outage_test ingest_test exactly_once_test mcp_test
       lifecycle_test ingest_unit_test entity_tools_test)
@@ -252,7 +252,7 @@ case "${1:-}" in
     if [ "${2:-}" = "--long" ]; then
       ctest --output-on-failure --timeout 2400 --no-tests=error -j "$jobs" -L long "${@:3}"
     else
-      ctest --output-on-failure --timeout 600 -j "$jobs" -LE long "${@:2}"
+      ctest --output-on-failure --timeout 600 -j "$jobs" -LE 'long|train' "${@:2}"
     fi
     ;;
   fuzz)
