@@ -5,20 +5,18 @@ tagger reads. Deterministic: one thread, fixed seeds, items in file order, so tw
 machine write the same bytes.
 
 usage: train.py --tool BIN --lexicon LEX --train FILE... --dev FILE... --out MODEL
-                [--limit N] [--epochs E] [--seed S] [--buckets B] [--name NAME]
---limit N trains on the first N items only (the learning curve). The threshold is chosen on the
+                [--limit N] [--epochs E] [--seed S] [--buckets B] [--name NAME] [--l2 W]
+--limit N trains on a sample of N items, the same for a seed (the learning curve). The threshold is chosen on the
 development files: the lowest span probability that keeps typed precision >= 0.85 there at the
 highest recall (or the best F1 when no threshold reaches it).
 """
 import argparse
 import json
 import math
-import os
 import random
 import struct
 import subprocess
 import sys
-import tempfile
 
 import torch
 
