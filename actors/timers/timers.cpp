@@ -294,8 +294,8 @@ timers_round timers::round() {
     if (!raw)
       continue;
     knowledge::stored_entry doc;
-    if (knowledge::decode(*raw, doc) || !knowledge::visible(doc, rfc3339(now)))
-      continue;  // superseded, or expired (the next sweep removes it)
+    if (knowledge::decode(*raw, doc) || !knowledge::visible(doc, rfc3339(now)) || !doc.reminder_id.empty())
+      continue;  // superseded, expired (the next sweep removes it), or reminded already
     const auto reminder = reminder_id_of(due.entry_id);
     json value = reminder_value(due, doc, reminder, opts_.reminder_lead_ms);
     const auto command_of = [&](const ingest::reminder_channel::position& at) {
