@@ -465,7 +465,13 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
     return r.v || (models.types && r.uncued && uncued_kept++ < models.types->choice().max_uncued);
   };
   std::vector<sentence_reading> all;
-  for (auto& sentence : st ? std::vector<std::string>{body} : split_sentences(body)) {
+  auto sentences = st ? std::vector<std::string>{body} : split_sentences(body);
+  // One kind per name in a message: every sentence is tagged before any is read.
+  if (s.names && !st)
+    for (const auto& sentence : sentences)
+      if (!is_noise(sentence))
+        s.names_in(sentence, true);
+  for (auto& sentence : sentences) {
     if (!st && is_noise(sentence))
       continue;
     // One sentence, several statements: clauses the cues read as different types are
@@ -596,11 +602,6 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   // First every sentence's entities and the cues' reading; then, with the type model, the
   // types of the sentences read or left uncued (one run of the encoder); then the entries.
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
-  // One kind per name in a message: every sentence is tagged before any is read.
-  if (models.names && !st)
-    for (const auto& sentence : split_sentences(body))
-      if (!is_noise(sentence))
-        s.names_in(sentence, true);
   std::vector<sentence_reading> read = read_sentences(s, body, sent_day, st, models);
   if (models.types && !st && !read.empty())
     weigh_type_model(read, *models.types);
