@@ -107,6 +107,17 @@ int case_of(std::string_view cp) {
     if (code >= 0x370 && code <= 0x4FF)  // Greek and Cyrillic: letters, case not read
       return 0;
   }
+  if (cp.size() == 4)  // emoji and other symbols outside the basic plane
+    return -1;
+  if (cp.size() == 3) {
+    const unsigned code = ((c0 & 0x0Fu) << 12) | ((static_cast<unsigned char>(cp[1]) & 0x3Fu) << 6) |
+                          (static_cast<unsigned char>(cp[2]) & 0x3Fu);
+    // General punctuation, currency, arrows, maths, box drawing, dingbats (U+2000-2BFF), CJK
+    // punctuation (U+3000-303F), variation selectors and the BOM: symbols, not letters.
+    if ((code >= 0x2000 && code <= 0x2BFF) || (code >= 0x3000 && code <= 0x303F) ||
+        (code >= 0xFE00 && code <= 0xFE0F) || code == 0xFEFF)
+      return -1;
+  }
   return cp.size() >= 2 ? 0 : -1;  // other scripts: letters without case
 }
 

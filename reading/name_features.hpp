@@ -25,7 +25,7 @@
 namespace engram::reading::tagging {
 
 /// The feature format the hashing below implements; a model names the one it was trained on.
-inline constexpr int feature_format = 1;
+inline constexpr int feature_format = 2;
 
 struct token {
   std::size_t begin, end;  // byte range in the sentence

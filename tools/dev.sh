@@ -111,8 +111,9 @@ train() {
     /usr/bin/python3 "$root/tools/train/names/clusters.py" "$("$root/tools/fetch-data.sh" glove)" "$work/clusters.tsv"
   "$tool" lexicon --dict /usr/share/dict/american-english-huge --faker "$work/faker.json" \
     --aliases "$root/base/aliases.txt" --clusters "$work/clusters.tsv" --out "$work/lexicon.bin"
-  # Writers w1-w6 train, w7 (every style and industry) is the development set.
-  local train_files=() dev_files=()
+  # Every writer but w7 trains; w7 (every style and industry) and the paragraphs of the extraction
+  # and relation development mail (messages/dev.jsonl) are the development set.
+  local train_files=() dev_files=("$root/tools/train/data/messages/dev.jsonl")
   for p in "$data"/*.jsonl; do
     case "$(basename "$p")" in w7-*) dev_files+=("$p") ;; *) train_files+=("$p") ;; esac
   done
@@ -127,13 +128,14 @@ train() {
       echo "train --repro: the same bytes twice"
       ;;
     --curve)
-      # Typed exact spans on the development set and on the held-out sentences (measured, never
-      # tuned on), training on a sample of n items (0: all).
+      # Typed exact spans on the development set, the held-out sentences and the held-out mail
+      # (measured, never tuned on), training on a sample of n items (0: all).
       local n
-      for n in 500 1000 2000 4000 0; do
+      for n in 500 1000 2000 4000 8000 0; do
         "${py[@]}" --limit "$n" --out "$work/curve-$n.bin" 2>/dev/null
-        echo "items $n: development $("$tool" eval --model "$work/curve-$n.bin" "${dev_files[@]}" | head -1)"
-        echo "items $n: held-out    $("$tool" eval --model "$work/curve-$n.bin" "$root"/tests/data/names/*.jsonl | head -1)"
+        echo "items $n: development   $("$tool" eval --model "$work/curve-$n.bin" "${dev_files[@]}" | head -1)"
+        echo "items $n: held-out      $("$tool" eval --model "$work/curve-$n.bin" "$root"/tests/data/names/*.jsonl | head -1)"
+        echo "items $n: held-out mail $("$tool" eval --model "$work/curve-$n.bin" "$root"/tests/data/names/existing/*.jsonl | head -1)"
       done
       ;;
     *)

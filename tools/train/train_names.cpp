@@ -97,7 +97,8 @@ int make_lexicon(const std::string& dict, const std::string& faker, const std::s
       throw std::runtime_error("cannot read " + dict);
     std::string w;
     while (std::getline(in, w)) {
-      if (w.empty() || w.find('\'') != std::string::npos)
+      // Possessives ("Aaron's") are left out; contractions ("don't", "we'll") are words.
+      if (w.empty() || (w.size() > 2 && w.compare(w.size() - 2, 2, "'s") == 0))
         continue;
       const auto folded = tagging::fold_case(w);
       (folded == w ? lower : capitalised).insert(folded);
@@ -265,12 +266,17 @@ int main(int argc, char** argv) {
   eval->add_flag("--json", as_json);
   eval->add_option("--errors", errors);
   eval->add_option("files", files)->required();
+  auto* format = app.add_subcommand("feature-format", "the feature format this build computes (a model names it)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*lex)
       return make_lexicon(dict, faker, aliases, clusters, out);
     if (*feats)
       return dump_features(lexicon_path, buckets, files);
+    if (*format) {
+      std::printf("%d\n", tagging::feature_format);
+      return 0;
+    }
     return run_eval(model_path, threshold, sweep, errors, as_json, files);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engram_train_names: %s\n", e.what());

@@ -147,8 +147,9 @@ def quantise(model):
     return s, q, ints(start), ints(trans), ints(end), lut
 
 
-def write_model(path, name, lexicon_bytes, buckets, units, q, start, trans, end, lut, threshold):
-    header = json.dumps({"format": 1, "featureFormat": 1, "name": name, "tags": TAGS, "buckets": buckets,
+def write_model(path, name, feature_format, lexicon_bytes, buckets, units, q, start, trans, end, lut,
+                threshold):
+    header = json.dumps({"format": 1, "featureFormat": feature_format, "name": name, "tags": TAGS, "buckets": buckets,
                          "unitsPerNat": units, "threshold": threshold}, sort_keys=True).encode()
     with open(path, "wb") as f:
         f.write(b"ENGNAME1")
@@ -200,10 +201,14 @@ def main():
     model = train(items, args.buckets, args.epochs, args.seed, args.l2)
     units, q, start, trans, end, lut = quantise(model)
     lexicon_bytes = open(args.lexicon, "rb").read()
-    write_model(args.out, args.name, lexicon_bytes, args.buckets, units, q, start, trans, end, lut,
+    # The feature format of the tool that computed the features, which the model must be read with.
+    feature_format = int(subprocess.run([args.tool, "feature-format"], check=True, capture_output=True,
+                                        text=True).stdout)
+    write_model(args.out, args.name, feature_format, lexicon_bytes, args.buckets, units, q, start, trans, end, lut,
                 int(math.floor(math.log(0.5) * units)))
     threshold = choose_threshold(args.tool, args.out, args.dev)
-    write_model(args.out, args.name, lexicon_bytes, args.buckets, units, q, start, trans, end, lut, threshold)
+    write_model(args.out, args.name, feature_format, lexicon_bytes, args.buckets, units, q, start, trans, end, lut,
+                threshold)
 
 
 if __name__ == "__main__":
