@@ -131,7 +131,7 @@ train() {
       # Typed exact spans on the development set, the held-out sentences and the held-out mail
       # (measured, never tuned on), training on a sample of n items (0: all).
       local n
-      for n in 500 1000 2000 4000 8000 0; do
+      for n in 500 1000 2000 4000 8000 16000 0; do
         "${py[@]}" --limit "$n" --out "$work/curve-$n.bin" 2>/dev/null
         echo "items $n: development   $("$tool" eval --model "$work/curve-$n.bin" "${dev_files[@]}" | head -1)"
         echo "items $n: held-out      $("$tool" eval --model "$work/curve-$n.bin" "$root"/tests/data/names/*.jsonl | head -1)"

@@ -123,9 +123,9 @@ TEST(NameTagger, HeldOutSentencesMeetTheirFloors) {
   const auto s = engram::train::score_names(t, items, t.threshold());
   std::printf("held-out names: %zu items, typed P %.3f R %.3f; chat P %.3f R %.3f\n", items.size(), s.all.p(),
               s.all.r(), s.by_style.at("chat").p(), s.by_style.at("chat").r());
-  EXPECT_GE(s.all.p(), 0.86);
-  EXPECT_GE(s.all.r(), 0.90);
-  EXPECT_GE(s.by_style.at("chat").r(), 0.80);
+  EXPECT_GE(s.all.p(), 0.87);
+  EXPECT_GE(s.all.r(), 0.91);
+  EXPECT_GE(s.by_style.at("chat").r(), 0.84);
 }
 
 // The project's older held-out mail, every name labelled (tests/data/names/README.md): typed
@@ -136,14 +136,14 @@ TEST(NameTagger, HeldOutMailMeetsItsFloors) {
       engram::train::score_names(t, engram::train::read_labelled(held_out_files("/existing")), t.threshold());
   std::printf("held-out mail: typed P %.3f R %.3f; chat P %.3f R %.3f\n", all.all.p(), all.all.r(),
               all.by_style.at("chat").p(), all.by_style.at("chat").r());
-  EXPECT_GE(all.all.p(), 0.84);
-  EXPECT_GE(all.all.r(), 0.87);
-  EXPECT_GE(all.by_style.at("chat").r(), 0.77);
+  EXPECT_GE(all.all.p(), 0.85);
+  EXPECT_GE(all.all.r(), 0.88);
+  EXPECT_GE(all.by_style.at("chat").r(), 0.79);
   for (const auto& file : held_out_files("/existing")) {
     const auto s = engram::train::score_names(t, engram::train::read_labelled({file}), t.threshold());
     std::printf("  %s: typed P %.3f R %.3f\n", std::filesystem::path(file).filename().c_str(), s.all.p(), s.all.r());
-    EXPECT_GE(s.all.p(), 0.80) << file;
-    EXPECT_GE(s.all.r(), 0.83) << file;
+    EXPECT_GE(s.all.p(), 0.84) << file;
+    EXPECT_GE(s.all.r(), 0.86) << file;
   }
 }
 
@@ -161,7 +161,7 @@ TEST(NameTagger, GivesTheSameSpansAndScoresOnEveryMachine) {
     }
   EXPECT_GT(spans, 1000u);
   // Re-pinned with each trained model (tools/dev.sh train; docs/training.md).
-  EXPECT_EQ(h, 2070948330542395132ULL) << "spans " << spans << ", digest " << h;
+  EXPECT_EQ(h, 8592354776915632047ULL) << "spans " << spans << ", digest " << h;
 }
 
 TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirName) {
