@@ -248,6 +248,10 @@ void print_figures(const conversation_figures& f, const std::string& label, doub
     const double a = double(r.engram) / double(r.questions), b = double(r.bm25) / double(r.questions);
     std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f\n", kind, r.questions, r.engram, a, r.bm25, b, a - b);
   }
+  if (auto it = f.by_kind.find("none"); it != f.by_kind.end())
+    std::printf(
+        "  no answer %9zu questions the conversation does not answer; nothing returned: Engram %zu, raw BM25 %zu\n",
+        it->second.questions, it->second.engram, it->second.bm25);
 }
 
 }  // namespace
@@ -315,8 +319,15 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
         for (const auto& s : res.value("sources", json::array()))
           found.insert(s.value("eventId", ""));
       }
-      const bool engram_hit = std::any_of(q.answers.begin(), q.answers.end(), [&](auto& a) { return found.count(a); });
       const auto raw = baseline.top(q.text, k);
+      if (q.answers.empty()) {  // the conversation does not answer it: answering nothing is right
+        auto& row = f.by_kind["none"];
+        ++row.questions;
+        row.engram += body["result"]["structuredContent"]["results"].empty();
+        row.bm25 += raw.empty();
+        continue;
+      }
+      const bool engram_hit = std::any_of(q.answers.begin(), q.answers.end(), [&](auto& a) { return found.count(a); });
       const bool bm25_hit =
           std::any_of(raw.begin(), raw.end(), [&](const std::string& id) { return q.answers.count(id) > 0; });
       for (const auto& kind : {q.kind, std::string("all")}) {

@@ -21,7 +21,9 @@ struct conversation_figures {
   struct row {
     std::size_t questions = 0, engram = 0, bm25 = 0;
   };
-  /// Per kind of question ("single", "multi", "temporal", "inference") and "all".
+  /// Per kind of question ("single", "multi", "temporal", "inference") and "all" of them, which
+  /// have answers: a hit is an answer message among the results. "none": questions with no answer
+  /// (`answers` []), where a hit is an empty answer.
   std::map<std::string, row> by_kind;
   std::size_t messages = 0, conversations = 0;
 };
