@@ -55,7 +55,7 @@ struct samples_config {
 };
 
 struct recall_config {
-  /// Hybrid recall (issue 19): entries that mention the entities a query names, then those
+  /// Hybrid recall: entries that mention the entities a query names, then those
   /// of their neighbours in the entity graph, join recall's fusion as a third ranked list.
   /// Default: false (not yet measured on a multi-hop question set).
   bool graph_expansion = false;

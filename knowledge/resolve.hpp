@@ -1,5 +1,5 @@
 #pragma once
-// Entity resolution (issue 32): which known entity a mention names when its words are not an
+// Entity resolution: which known entity a mention names when its words are not an
 // entity's name as written. Pure: the store gives the candidates it knows (by a shared word)
 // and applies the answer, in log order, so a replay resolves the same way.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // Is a message organisational knowledge at all? Newsletters, list traffic, notifications and
-// spam are not (issue 18). classify_message reads the signals a message carries: its headers
+// spam are not. classify_message reads the signals a message carries: its headers
 // (List-Id, List-Unsubscribe, Precedence, Auto-Submitted, X-Spam-Flag, ... as `engramctl
 // import` copies them into the event), its sender (noreply, newsletter, ...), unsubscribe
 // footers, and for spam the density of links, capitals and sales phrases. A pure function of

@@ -216,7 +216,7 @@ error read_extraction(const fields& f, extraction& x) {
     if (auto e = read_entry(fields(entries[i], f.at("entries/" + std::to_string(i))), x.mentions.size(),
                             x.entries.emplace_back()))
       return e;
-  // Records written before issue 19 carry no relations.
+  // Records written before relations were read carry no relations.
   if (f.has("relations")) {
     const auto& relations = f["relations"];
     if (!relations.is_array())

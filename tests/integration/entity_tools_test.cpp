@@ -662,7 +662,7 @@ void write_file(const std::string& path, const std::string& text) { std::ofstrea
 
 }  // namespace
 
-// Documents as a source (issue 19): Markdown, HTML and a PDF written at test time (groff),
+// Documents as a source: Markdown, HTML and a PDF written at test time (groff),
 // through engramctl ingest-docs as inbound events of sourceType file, to engramd, its
 // extraction, the graph and kag_query, whose answer names the documents; kag status and
 // /v1/stats count the chunks; a replay of the log rebuilds the same store.
@@ -822,7 +822,7 @@ TEST_F(EntityTools, DocumentsGoThroughIngestDocsToKagQueryAndReplay) {
   EXPECT_EQ(test::digest_of(dir_.sub("replayed")), live) << out;
 }
 
-// Hybrid recall (issue 19): with recall.graph_expansion, the statements about the entities a
+// Hybrid recall: with recall.graph_expansion, the statements about the entities a
 // query names, and about their neighbours in the graph, join recall's fusion: a question
 // about Hugo Martin's manager finds what Mei Chen decided, which shares no word with it.
 TEST_F(EntityTools, HybridRecallAddsTheStatementsOfNamedEntitiesAndTheirNeighbours) {
@@ -861,7 +861,7 @@ TEST_F(EntityTools, HybridRecallAddsTheStatementsOfNamedEntitiesAndTheirNeighbou
 
 namespace {
 
-// Entity resolution (issue 32) against engramd, through engram-log: a first name joins the
+// Entity resolution against engramd, through engram-log: a first name joins the
 // only person of that name, the join's evidence is shown by entity_query, the short form is
 // not made a name of the person, and an order number is never a company or a person.
 TEST_F(EntityTools, MentionsResolveToTheEntityTheyNameWithTheirEvidence) {

@@ -1,4 +1,4 @@
-// Forgetting (issue 34, docs/forgetting.md), against engramd as its own process: forget_knowledge
+// Forgetting (docs/forgetting.md), against engramd as its own process: forget_knowledge
 // of one entry, of messages (a message, a thread, a document, a contact) and of the whole
 // organisation, through engram-log; what was forgotten is gone from every reader, another
 // organisation is untouched, and a replay of the log forgets the same (the same digest).

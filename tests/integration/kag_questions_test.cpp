@@ -1,4 +1,4 @@
-// Multi-hop questions (issue 19) over a generated organisation, against engramd over MCP:
+// Multi-hop questions over a generated organisation, against engramd over MCP:
 // nine companies, five people each (a head, two managers, two reports), who works where,
 // who reports to whom, what each company runs on and where it is, which of our account
 // managers signed each customer's renewal, and six months of everyday mail that names the
@@ -375,11 +375,11 @@ TEST_F(KagQuestions, KagQueryAndHybridRecallAnswerMultiHopQuestions) {
   print(generated, "Multi-hop questions over a generated organisation (45 people, 9 companies)");
   print(heldout, "Held-out multi-hop questions (another organisation, written by a helper that never saw the code)");
   print(heldout2,
-        "Second held-out set (issue 32: 160 messages over three months, 51 questions of 2-3 hops, a helper that never "
+        "Second held-out set (160 messages over three months, 51 questions of 2-3 hops, a helper that never "
         "saw the code)");
 
   // Floors on the generated set, at or below the figures measured (docs/graph-queries.md: hit@1 0.74,
-  // issue 32's bar 0.70; hit@10 1.00, statement given 1.00; recall hit@10 0.04): the graph answers
+  // the goal 0.70; hit@10 1.00, statement given 1.00; recall hit@10 0.04): the graph answers
   // what words and meaning cannot. The held-out set is measured, not held to floors.
   const auto& g = generated;
   EXPECT_GE(g.kag.rate(g.kag.hit10), 0.9);
@@ -387,8 +387,8 @@ TEST_F(KagQuestions, KagQueryAndHybridRecallAnswerMultiHopQuestions) {
   EXPECT_GE(g.kag.rate(g.kag.supported), 0.85);
   EXPECT_GT(g.kag.hit10, 4 * std::max<std::size_t>(1, g.plain.hit10));
   // Graph expansion never loses what words and meaning found, on the sets it was measured on
-  // when it was built. The second held-out set (issue 32) is measured only: there it loses 2
-  // of 10 recall hits (hybrid 8 vs plain 10), the open point of issue 32's hybrid recall.
+  // when it was built. The second held-out set is measured only: there it loses 2
+  // of 10 recall hits (hybrid 8 vs plain 10), a point of hybrid recall still open.
   for (const auto* set : {&generated, &heldout})
     EXPECT_GE(set->hybrid.hit10, set->plain.hit10)
         << set->organization << ": graph expansion never loses what words and meaning found here";

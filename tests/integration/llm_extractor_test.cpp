@@ -190,7 +190,7 @@ TEST(LlmExtractor, ReadsTheAnswerAndSendsAFencedSanitisedPrompt) {
   EXPECT_NE(user.find("Sent at: 2026-03-04T10:00:00Z"), std::string::npos);
 }
 
-// Relations from the LLM (issue 19): through the same validator as the rules' (known
+// Relations from the LLM: through the same validator as the rules' (known
 // predicate, confidence >= 0.6, both ends named by the statement, none from an injection),
 // with relates_to for two names no relation links.
 TEST(LlmExtractor, ReadsRelationsThroughTheValidator) {

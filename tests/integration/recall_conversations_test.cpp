@@ -1,4 +1,4 @@
-// Recall on long conversations no one here wrote (issue 30), on every test run: the held-out
+// Recall on long conversations no one here wrote, on every test run: the held-out
 // set of tests/data/conversations (written by helper sessions that never saw the code; the
 // rules and weights were tuned on the development set only) through `engram_bench
 // recall-conversations --set heldout`: chat events into an engine over the test broker, every

@@ -1,4 +1,4 @@
-// The store's filesystem failing under engramd (issue 35): a data directory that is read-only at
+// The store's filesystem failing under engramd: a data directory that is read-only at
 // start, on a read-only bind mount the test makes (tests run as root), is a clear error naming
 // the directory and the reason, and engramd exits non-zero; a store written before and mounted
 // read-only afterwards the same. Nothing is written to it. A store whose filesystem fills up

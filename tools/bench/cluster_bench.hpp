@@ -1,5 +1,5 @@
 #pragma once
-// Clustered store members (issue 37, docs/scaling-out.md), measured from outside with real
+// Clustered store members (docs/scaling-out.md), measured from outside with real
 // engramd processes on the test broker (12 partitions): the restore rate of a member that
 // takes partitions over from scratch and of one that kept them; the time from a member's
 // kill -9 to its organisations answering again, when the survivor kept the partitions and

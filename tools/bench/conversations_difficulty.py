@@ -34,24 +34,29 @@ def terms(text):
     return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")) if w not in STOP]
 
 
-def bm25_top(docs, query, n):
-    lengths = {i: len(t) for i, t in docs.items()}
-    avg = sum(lengths.values()) / max(1, len(lengths))
-    df = collections.Counter(w for t in docs.values() for w in set(t))
-    tfs = {i: collections.Counter(t) for i, t in docs.items()}
-    q = set(terms(query))
-    scored = []
-    for i, tf in tfs.items():
-        s = 0.0
-        for w in q:
-            f = tf.get(w, 0)
-            if f:
-                idf = math.log(1 + (len(docs) - df[w] + 0.5) / (df[w] + 0.5))
-                s += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * lengths[i] / avg))
-        if s > 0:
-            scored.append((-s, i))
-    scored.sort()
-    return [i for _, i in scored[:n]]
+class BM25:
+    """The index of one conversation's messages, built once; top() ranks them for a query."""
+
+    def __init__(self, docs):
+        self.lengths = {i: len(t) for i, t in docs.items()}
+        self.avg = sum(self.lengths.values()) / max(1, len(self.lengths))
+        self.df = collections.Counter(w for t in docs.values() for w in set(t))
+        self.tfs = {i: collections.Counter(t) for i, t in docs.items()}
+
+    def top(self, query, n):
+        q = set(terms(query))
+        scored = []
+        for i, tf in self.tfs.items():
+            s = 0.0
+            for w in q:
+                f = tf.get(w, 0)
+                if f:
+                    idf = math.log(1 + (len(self.tfs) - self.df[w] + 0.5) / (self.df[w] + 0.5))
+                    s += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * self.lengths[i] / self.avg))
+            if s > 0:
+                scored.append((-s, i))
+        scored.sort()
+        return [i for _, i in scored[:n]]
 
 
 def main():
@@ -63,13 +68,14 @@ def main():
         speakers = {stem(s.lower()) for s in c["speakers"]}
         docs = {m["id"]: terms(m["text"]) for m in c["messages"]}
         messages += len(docs)
+        index = BM25(docs)
         for q in c["questions"]:
             if not q["answers"]:
                 continue
             answerable += 1
             evidence = set(w for a in q["answers"] for w in docs[a]) - speakers
             no_shared += not (set(terms(q["question"])) - speakers) & evidence
-            top = bm25_top(docs, q["question"], 10)
+            top = index.top(q["question"], 10)
             for kind in (q["kind"], "all"):
                 r = rows[kind]
                 r[0] += 1

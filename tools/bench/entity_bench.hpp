@@ -1,5 +1,5 @@
 #pragma once
-// Benchmarks of the entity graph (issue 16): the reference MCP memory server and Engram side
+// Benchmarks of the entity graph: the reference MCP memory server and Engram side
 // by side under the same workload and the same client (Python's standard library, over the
 // reference's stdio or one kept-alive HTTP connection to engramd: tools/bench/memory_compare.py),
 // and graph_traverse / graph_path over HTTP on a large generated graph. Figures only; nothing

@@ -57,7 +57,7 @@ struct report {
 
 [[nodiscard]] report evaluate(const std::string& labelled_jsonl, const reading::validator_options& opts);
 
-/// Relations between entities (issue 19) against tests/data/relations/*.jsonl, whose lines
+/// Relations between entities against tests/data/relations/*.jsonl, whose lines
 /// carry labels.relations [{subject, predicate, object, ended?}]: a relation read is right
 /// when its subject, predicate and object match a labelled one (names compared without case
 /// and spacing); `ended` is scored apart, on the relations found.

@@ -14,7 +14,7 @@ namespace engram::bench {
 int bench_ham(const std::string& data_dir);
 
 /// Bulk and spam mail (extraction.bulk) by SpamAssassin folder: each message's class, and
-/// entries per message read with keep (as before issue 18) and with skip (the default). The
+/// entries per message read with keep (as before mail was classed) and with skip (the default). The
 /// classifier's signals were set looking at easy-ham-1, hard-ham-1 and spam-1; easy-ham-2 and
 /// spam-2 are reported as a check it was not tuned on. First, the labelled samples of list
 /// and bulk mail (tests/data/mail-classes; run from the source root).

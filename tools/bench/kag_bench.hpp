@@ -1,5 +1,5 @@
 #pragma once
-// Benchmarks of graph queries (issue 19): kag_query at a generated organisation of N entries
+// Benchmarks of graph queries: kag_query at a generated organisation of N entries
 // and M entities (people, organisations, technologies, places, their relations), with 2 and
 // 3 hops; relation extraction messages/s; document ingest pages/s. Figures only.
 

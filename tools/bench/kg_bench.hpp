@@ -1,5 +1,5 @@
 #pragma once
-// Benchmark of knowledge bundles (issue 17): `engramctl kg apply` of a generated bundle of
+// Benchmark of knowledge bundles: `engramctl kg apply` of a generated bundle of
 // N entities against engramd (a child process on an in-process Kafka-protocol broker), then
 // list_<type> with filters and get_<type> over MCP/HTTP. Figures only; nothing asserts a speed.
 

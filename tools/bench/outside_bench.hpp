@@ -1,5 +1,5 @@
 #pragma once
-// engramd as an operator sees it (issue 36): one organisation's store grown from dense mail to
+// engramd as an operator sees it: one organisation's store grown from dense mail to
 // N entries, then engramd started on it as a child process and measured from outside: time to
 // ready, whole-process RSS per entry, what RSS is made of (/metrics), recall over HTTP with
 // distinct queries on one kept-alive connection (p50, p99). It prints figures; nothing here

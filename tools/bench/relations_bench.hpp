@@ -1,5 +1,5 @@
 #pragma once
-// Relation extraction quality (issue 32): the development set and the two held-out sets
+// Relation extraction quality: the development set and the two held-out sets
 // (tests/data/relations), read by the cue rules alone and by the cue rules with the relation
 // model (reading/relation_model.hpp). Figures only; run from the source root.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Scores entity resolution (issue 32) against a labelled set of mention pairs
+// Scores entity resolution against a labelled set of mention pairs
 // (tests/data/entities/heldout_pairs.jsonl): the events are read and applied to a store in
 // memory as engramd would, then each pair's two mentions are looked up (the entity whose
 // resolution evidence names the mention in that event, else the entity the name is known

@@ -301,7 +301,7 @@ TEST_F(EntityGraph, TypesInheritSearchIsFuzzyAndMermaidEscapes) {
   EXPECT_TRUE(reader_->search("globex", "stri", 10).empty());
 }
 
-// kag_query walks a reporting line the way the question asks (issue 32): "who manages X"
+// kag_query walks a reporting line the way the question asks: "who manages X"
 // is the target of X's reports_to edge, "who reports to X" its sources.
 TEST_F(EntityGraph, KagQueryReadsTheDirectionOfAReportingLine) {
   add({{"Dana Kim", "person"}, {"Mei Chen", "person"}, {"Sam Lee", "person"}});
@@ -330,7 +330,7 @@ TEST_F(EntityGraph, KagQueryWalksEveryStepTheQuestionNames) {
 }
 
 // Where no typed relation reaches an answer, kag_query falls back to the statements that
-// name the question's entities and share its words, and says so (issue 32).
+// name the question's entities and share its words, and says so.
 TEST_F(EntityGraph, KagQueryFallsBackToStatementsWhenNoTypedRelationAnswers) {
   schemas::inbound_message m;
   m.event_id = "m-1";

@@ -59,36 +59,36 @@ using json = nlohmann::json;
 /// we"): this build with rules.cpp, dates.cpp and classify.cpp as before gives 80f021ab…a572
 /// again. Re-pinned when the cue lists grew from the training statements (and small talk no
 /// longer hides a decision, preference or goal): this build with classify.cpp as before gives
-/// 4915dee2…d586 again. Re-pinned when relations between entities were extracted (issue 19:
+/// 4915dee2…d586 again. Re-pinned when relations between entities were extracted (the
 /// signatures' works_at, relation sentences, technologies and locations as entities, their
 /// edges): this build with relations switched off in rules.cpp gives 6ac71560…5a99 again.
 /// Re-pinned when two names in one statement became relates_to (the seed's general
 /// relationship): this build without add_co_mentions in extract.cpp gives 076f25d9…ff6b again.
-/// Re-pinned when person messages kept passages beside their entries (issue 30: the passages
+/// Re-pinned when person messages kept passages beside their entries (the passages
 /// and passage_text column families, extracted-message format 3), chat pleasantries stopped
 /// being entries and first-person statements became about their writer: this build without
 /// passages (none made, the two families left out of the digest), without the pleasantry
 /// rule in classify.cpp and without the first-person subject in rules.cpp gives 7ec925c8…4408
 /// again (the injection changes leave this stream as it was).
-/// Re-pinned when mentions were resolved to the entities they name (issue 32: names also
+/// Re-pinned when mentions were resolved to the entities they name (names also
 /// indexed folded, without a legal form and as their alias' canonical name; a new contact's
 /// name indexed; first names alone no longer indexed as a person's name; short forms joined
 /// by their words with evidence; identifiers never people or companies): this build with
 /// put_name_keys indexing the normalised name only, resolve_mention answering only exact
 /// names, no identifier test, no short-form test in note_mention and a new contact's name
 /// unindexed gives a2f41711…20c1 again.
-/// Re-pinned when statements named the technologies and places base/aliases.txt knows
-/// (issue 32): this build without find_known_things gives 40980a18…0fa2 again.
-/// Re-pinned when forget commands came (issue 34: one entry forgotten after the expiry sweep, and
+/// Re-pinned when statements named the technologies and places base/aliases.txt knows:
+/// this build without find_known_things gives 40980a18…0fa2 again.
+/// Re-pinned when forget commands came (one entry forgotten after the expiry sweep, and
 /// its audit row):
 /// this build without the forget-1 record gives abf3307c…53e9 again.
-/// Re-pinned when the timers' retention forgets came (issue 34: retain-1..3 after forget-1):
+/// Re-pinned when the timers' retention forgets came (retain-1..3 after forget-1):
 /// this build without them gives 1a1d06d6…579f again.
 /// Re-pinned when layout 8 ended the by_slot and titles keys with the creation time and put
-/// the dedup values key into the titles keys (issue 36: dedup and contradiction read the 64
+/// the dedup values key into the titles keys (dedup and contradiction read the 64
 /// newest candidates): this build digesting those rows in their layout-7 form (no time, no
 /// values key, empty value, in that key order) gives 268478b7…e7fa again.
-/// Re-pinned when each source kept when its message was sent (issue 36: stored entry format
+/// Re-pinned when each source kept when its message was sent (stored entry format
 /// 2, so recall no longer reads a message per source): this build writing format 1 (sources
 /// without sentAt) gives f3a928c4…a588 again.
 /// Re-pinned when names were read by the name model (reading/name_tagger.hpp, trained here):
@@ -474,7 +474,7 @@ std::string GoldenDigest::digest_of_every_record_kind() {
   return store_->digest();
 }
 
-// What a cluster's members are compared by (issue 37): an organisation's digest depends on
+// What a cluster's members are compared by: an organisation's digest depends on
 // its own records only. The demo stream holds two organisations; each one's digest from the
 // store that applied both equals the digest of a store that applied only its records, and
 // an organisation with nothing equals an empty store's.
@@ -502,7 +502,7 @@ TEST_P(GoldenDigest, AnOrganisationsDigestIgnoresEveryOtherOrganisation) {
   EXPECT_EQ(store_->digest("acm"), empty->digest("acm")) << "a prefix of an id is another organisation";
 }
 
-// A clustered member lets a partition go (issue 37): its position goes, then each of its
+// A clustered member lets a partition go: its position goes, then each of its
 // organisations: nothing of them is left in any row, the others are untouched, and their
 // records applied again (the log read from offset 0) restore them whole.
 TEST_P(GoldenDigest, AnOrganisationLetGoLeavesNothingAndComesBackWhole) {

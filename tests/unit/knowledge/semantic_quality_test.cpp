@@ -97,7 +97,7 @@ TEST_F(SemanticQuality, DifferentFactsAreNeverMergedAndNearDuplicatesAre) {
 TEST_F(SemanticQuality, NoSetHasAFalseMerge) {
   // A false merge destroys a fact. The held-out sets are measured here, never tuned on.
   // Links (complements above the cosine) are printed: some join different facts
-  // (docs/recall.md#deduplication), which issue 32 leaves open.
+  // (docs/recall.md#deduplication), which is still open.
   for (const char* set : {"pairs", "heldout", "heldout_paraphrase"}) {
     auto r = dedup(*int8_, set, scratch("dedup"));
     ASSERT_TRUE(r.error.empty()) << r.error;

@@ -46,7 +46,7 @@ TEST(ExtractionQuality, TypeModelKeepsTheLabelledSetsFloors) {
 
 }  // namespace
 
-// Relations between entities (issue 19) on their development set
+// Relations between entities on their development set
 // (tests/data/relations/dev.jsonl; the rules were written against its misses). The held-out
 // set (heldout.jsonl) is printed by `engram_bench kag`, never asserted or tuned on.
 TEST(RelationQuality, DevelopmentSetMeetsTheFloors) {
@@ -99,7 +99,7 @@ void check_resolution(const resolution_set& set) {
 
 }  // namespace
 
-// Entity resolution (issue 32) on mention pairs from mail no one here wrote
+// Entity resolution on mention pairs from mail no one here wrote
 // (tests/data/entities/heldout_pairs.jsonl): the acceptance's precision (>= 0.95 of joins
 // right) and its rule that no identifier is ever a person or company are held, and its
 // recall (>= 0.80) given the labelled mentions; end to end, recall is a floor below what

@@ -1,4 +1,4 @@
-// Mail classes on text no one here wrote (issue 30): the SpamAssassin public corpus (fetched
+// Mail classes on text no one here wrote: the SpamAssassin public corpus (fetched
 // at setup, pinned by checksum) through the importer and the classifier. The labelled
 // sample of list and bulk mail in tests/data/mail-classes/heldout.jsonl was written by a
 // helper that never saw the classifier, after it was written (classes.jsonl, the first

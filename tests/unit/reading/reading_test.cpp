@@ -541,7 +541,7 @@ std::vector<std::string> relations_of(const schemas::extraction& x) {
 
 }  // namespace
 
-// Relations between entities (issue 19): the words between two named things, or after an
+// Relations between entities: the words between two named things, or after an
 // organisation, say how they relate; each relation keeps the statement that says it.
 TEST(Relations, WhatTheSentencesSayBetweenNamedThingsIsRead) {
   const std::vector<std::pair<std::string, std::string>> cases{
