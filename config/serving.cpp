@@ -94,7 +94,16 @@ void read_samples(const YAML::Node& n, const std::string& key, samples_config& o
 }
 
 void read_recall(const YAML::Node& n, const std::string& key, recall_config& out) {
-  each_key(n, key, {{"graph_expansion", [&](auto& v, auto& k) { out.graph_expansion = as_bool(v, k); }}});
+  each_key(n, key,
+           {
+               {"graph_expansion", [&](auto& v, auto& k) { out.graph_expansion = as_bool(v, k); }},
+               {"query_head",
+                [&](auto& v, auto& k) {
+                  out.query_head = as_string(v, k);
+                  if (out.query_head.empty())
+                    reject(k, "empty; give builtin, none or the path of a query head file");
+                }},
+           });
 }
 
 void read_entities(const YAML::Node& n, const std::string& key, entities_config& out) {

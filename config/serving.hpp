@@ -59,6 +59,11 @@ struct recall_config {
   /// of their neighbours in the entity graph, join recall's fusion as a third ranked list.
   /// Default: false (not yet measured on a multi-hop question set).
   bool graph_expansion = false;
+  /// The query head (embedding/query_head.hpp) that maps a question's vector before it is
+  /// searched: "builtin" (the head compiled in, trained for the USE Lite encoders), "none",
+  /// or the path of a head file. With an embedder it was not trained for (kind openai) no head
+  /// is applied. Default: "builtin".
+  std::string query_head = "builtin";
 };
 
 struct entities_config {

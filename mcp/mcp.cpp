@@ -56,7 +56,8 @@ struct service::impl final : api_context {
         return index->nearest(org, v, k);
       };
     if (deps.embedder)
-      q.embed = [embedder = deps.embedder](std::string_view text) -> engram::result<schemas::vector8> {
+      q.embed = [embedder = deps.embedder,
+                 head = deps.query_head](std::string_view text) -> engram::result<schemas::vector8> {
         std::vector<std::string_view> one{text};
         auto v = embedder->embed(one);
         if (!v || v->empty()) {
@@ -64,7 +65,7 @@ struct service::impl final : api_context {
           logger().warn("recall without vectors (embedding failed): {}", why);
           return engram::fail(why);
         }
-        return schemas::quantise((*v)[0]);
+        return schemas::quantise(head ? head->apply((*v)[0]) : (*v)[0]);
       };
     q.terms = reading::index_terms;
     q.now = [clock = deps.clock] { return clock ? clock->now_ms() : system_now_ms(); };

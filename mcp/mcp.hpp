@@ -12,6 +12,7 @@
 #include "actors/common/notifier.hpp"
 #include "knowledge/dedup.hpp"
 #include "embedding/embedder.hpp"
+#include "embedding/query_head.hpp"
 #include "mcp/auth.hpp"
 #include "mcp/registry.hpp"
 #include "knowledge/read_rules.hpp"
@@ -49,6 +50,8 @@ struct mcp_dependencies {
   std::shared_ptr<const storage::graph_store> store;
   std::shared_ptr<const dedup::deduplicator> index;
   std::shared_ptr<const embedding::embedder> embedder;
+  /// Maps a recall query's vector before it is searched (may be null: the vector as it is).
+  std::shared_ptr<const embedding::query_head> query_head;
   actors::apply_notifier* notifier = nullptr;
   /// Requests by tool and outcome, with latency (may be null).
   actors::metrics* metrics = nullptr;

@@ -12,6 +12,7 @@
 #include "reading/parse.hpp"
 #include "reading/name_tagger.hpp"
 #include "reading/relation_model.hpp"
+#include "embedding/query_head.hpp"
 #include "embedding/type_model.hpp"
 #include "actors/ingest/broker_watch.hpp"
 #include "actors/ingest/embedded_broker.hpp"
@@ -119,6 +120,8 @@ struct engine::impl {
   std::shared_ptr<const embedding::cached_embedder> embedding_cache;
   /// extraction.type_model (null when off).
   std::shared_ptr<const embedding::type_model> types;
+  /// Recall's query head (recall.query_head), or null.
+  std::shared_ptr<const embedding::query_head> query_head;
   std::shared_ptr<const reading::relation_model> relations;
   /// The sentence parser that picks the relation model's pairs (with the model only).
   std::shared_ptr<const reading::sentence_parser> parser;
@@ -502,6 +505,7 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
   d.store = m.store;
   d.index = std::shared_ptr<const dedup::deduplicator>(m.resolve, m.resolve->dedup.get());
   d.embedder = m.embedder;
+  d.query_head = m.query_head;
   d.notifier = &m.notifier;
   d.clock = m.clock;
   d.metrics = &m.metrics;
@@ -588,6 +592,22 @@ engram::result<void> engine::impl::make_embedders(const config::engram_config& c
     made = embedding_cache;
   }
   embedder = made;
+  if (cfg.recall.query_head != "none") {
+    if (cfg.embedder.kind != "use-lite-int8" && cfg.embedder.kind != "use-lite") {
+      logging::get(logging::module::mcp)
+          .info("recall.query_head not applied: it was trained for the USE Lite encoders, not {}", cfg.embedder.kind);
+    } else if (cfg.recall.query_head == "builtin") {
+      query_head = embedding::query_head::builtin();
+    } else {
+      auto loaded = embedding::query_head::load(cfg.recall.query_head);
+      if (!loaded)
+        return engram::fail("recall.query_head: " + loaded.error());
+      query_head = std::move(*loaded);
+    }
+    if (query_head && query_head->dim() != made->dim())
+      return engram::fail("recall.query_head: the head maps " + std::to_string(query_head->dim()) +
+                          "-d vectors, the embedder gives " + std::to_string(made->dim()));
+  }
   if (cfg.extraction.type_model || cfg.extraction.relation_model) {
     // Both models run the int8 encoder the type model is bound to.
     auto made_types = embedding::make_type_model(cfg.embedder, made);

@@ -228,25 +228,30 @@ void show_miss(const question& q, const conversation& c, const json& req, json b
   }
 }
 
-void print_figures(const conversation_figures& f, const std::string& label, double ingest_s, const stored_size& st) {
+void print_figures(const conversation_figures& f, const std::string& label, double ingest_s, const stored_size& st,
+                   const std::string& query_head) {
   std::printf(
       "recall-conversations, %s set (%zu conversations, %zu messages, applied in %.1f s; recall_knowledge "
-      "limit %zu over MCP vs BM25 over the raw messages):\n",
-      label.c_str(), f.conversations, f.messages, ingest_s, k);
+      "limit %zu over MCP vs BM25 over the raw messages; query head %s):\n",
+      label.c_str(), f.conversations, f.messages, ingest_s, k, query_head.c_str());
   std::printf(
       "  stored: %llu entries, %.0f bytes each with their indexes; %llu passages, %.0f bytes each with "
       "theirs (%.0f bytes of passages a stored entry); messages %.0f bytes each\n",
       static_cast<unsigned long long>(st.entries), st.entries ? double(st.entry_bytes) / double(st.entries) : 0.0,
       static_cast<unsigned long long>(st.passages), st.passages ? double(st.passage_bytes) / double(st.passages) : 0.0,
       st.entries ? double(st.passage_bytes) / double(st.entries) : 0.0, double(st.message_bytes) / double(f.messages));
-  std::printf("  %-10s %9s %12s %12s %8s\n", "kind", "questions", "Engram", "raw BM25", "delta");
+  std::printf("  %-10s %9s %12s %12s %8s   %s\n", "kind", "questions", "Engram", "raw BM25", "delta",
+              "recall@1 / @5, Engram and raw BM25");
   for (const char* kind : {"single", "multi", "temporal", "inference", "all"}) {
     auto it = f.by_kind.find(kind);
     if (it == f.by_kind.end())
       continue;
     const auto& r = it->second;
     const double a = double(r.engram) / double(r.questions), b = double(r.bm25) / double(r.questions);
-    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f\n", kind, r.questions, r.engram, a, r.bm25, b, a - b);
+    auto at = [&](std::size_t hits) { return double(hits) / double(r.questions); };
+    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f   %.3f / %.3f, %.3f / %.3f\n", kind, r.questions,
+                r.engram, a, r.bm25, b, a - b, at(r.engram_at[0]), at(r.engram_at[1]), at(r.bm25_at[0]),
+                at(r.bm25_at[1]));
   }
   if (auto it = f.by_kind.find("none"); it != f.by_kind.end())
     std::printf(
@@ -257,7 +262,7 @@ void print_figures(const conversation_figures& f, const std::string& label, doub
 }  // namespace
 
 conversation_figures recall_conversations(const std::string& dir, const std::string& label,
-                                          const std::string& model_path) {
+                                          const std::string& model_path, const std::string& query_head) {
   const auto convs = read_conversations(dir);
 
   auto broker = test_broker(4);
@@ -265,6 +270,7 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
                          ("engram-bench-conversations-" + std::to_string(::getpid()) + "-" + label);
   auto cfg = engine_config(broker->bootstrap(), store_dir.string(), model_path);
   cfg.extraction.bulk = "skip";  // the default: chat is read as person mail
+  cfg.recall.query_head = query_head;
   std::map<std::string, std::string> token_of;
   for (const auto& c : convs) {
     const auto org = "conv-" + c.id;
@@ -313,11 +319,14 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
       auto body = json::parse(r.body, nullptr, false);
       if (r.status != 200 || body.is_discarded() || body["result"].value("isError", true))
         throw std::runtime_error("recall failed: " + r.body.substr(0, 300));
-      std::set<std::string> found;
+      // The rank (from 1) at which each message first comes back.
+      std::map<std::string, std::size_t> found;
+      std::size_t rank = 0;
       for (const auto& res : body["result"]["structuredContent"]["results"]) {
-        found.insert(res.value("eventId", ""));
+        ++rank;
+        found.emplace(res.value("eventId", ""), rank);
         for (const auto& s : res.value("sources", json::array()))
-          found.insert(s.value("eventId", ""));
+          found.emplace(s.value("eventId", ""), rank);
       }
       const auto raw = baseline.top(q.text, k);
       if (q.answers.empty()) {  // the conversation does not answer it: answering nothing is right
@@ -327,14 +336,23 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
         row.bm25 += raw.empty();
         continue;
       }
-      const bool engram_hit = std::any_of(q.answers.begin(), q.answers.end(), [&](auto& a) { return found.count(a); });
-      const bool bm25_hit =
-          std::any_of(raw.begin(), raw.end(), [&](const std::string& id) { return q.answers.count(id) > 0; });
+      std::size_t engram_first = k + 1, bm25_first = k + 1;  // the first answer's rank
+      for (const auto& a : q.answers)
+        if (auto it = found.find(a); it != found.end())
+          engram_first = std::min(engram_first, it->second);
+      for (std::size_t i = 0; i < raw.size(); ++i)
+        if (q.answers.count(raw[i]))
+          bm25_first = std::min(bm25_first, i + 1);
+      const bool engram_hit = engram_first <= k;
       for (const auto& kind : {q.kind, std::string("all")}) {
         auto& row = f.by_kind[kind];
         ++row.questions;
         row.engram += engram_hit;
-        row.bm25 += bm25_hit;
+        row.bm25 += bm25_first <= k;
+        for (std::size_t i = 0; i < 3; ++i) {
+          row.engram_at[i] += engram_first <= conversation_figures::ranks[i];
+          row.bm25_at[i] += bm25_first <= conversation_figures::ranks[i];
+        }
       }
       if (std::getenv("ENGRAM_BENCH_MISSES") && !engram_hit)
         show_miss(q, c, req, body, url, headers);
@@ -343,7 +361,7 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
   e->stop();
   e.reset();
   std::filesystem::remove_all(store_dir);
-  print_figures(f, label, ingest_s, stored);
+  print_figures(f, label, ingest_s, stored, query_head);
   return f;
 }
 

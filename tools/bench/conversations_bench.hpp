@@ -2,10 +2,10 @@
 // recall-conversations: long multi-session chats (tests/data/conversations: dev/ and the
 // held-out heldout/, written by helpers that never saw the code) produced as chat events
 // into an engine, then every question asked at the end of its conversation with
-// recall_knowledge (limit 10, over MCP). A question is answered when one of its answer
-// messages is among the results' sources (an entry's eventId and sources, a passage's
-// eventId). Beside it, a BM25 over the raw message texts (no knowledge at all): recall@10
-// of both per kind of question, in one run.
+// recall_knowledge (limit 10, over MCP). A question is answered at k when one of its answer
+// messages is among the first k results' sources (an entry's eventId and sources, a passage's
+// eventId). Beside it, a BM25 over the raw message texts (no knowledge at all): recall@1, @5
+// and @10 of both per kind of question, in one run.
 //
 // Dates: each conversation is moved by whole weeks (weekdays keep their meaning) so that it
 // ends in the week before the run (questions are asked at its end; decay runs on the wall clock).
@@ -18,8 +18,11 @@
 namespace engram::bench {
 
 struct conversation_figures {
+  /// Ranks recall is counted at: 1, 5 and 10.
+  static constexpr std::size_t ranks[3] = {1, 5, 10};
   struct row {
-    std::size_t questions = 0, engram = 0, bm25 = 0;
+    std::size_t questions = 0, engram = 0, bm25 = 0;  // hits at 10
+    std::size_t engram_at[3] = {}, bm25_at[3] = {};   // hits at each of ranks
   };
   /// Per kind of question ("single", "multi", "temporal", "inference") and "all" of them, which
   /// have answers: a hit is an answer message among the results. "none": questions with no answer
@@ -28,8 +31,9 @@ struct conversation_figures {
   std::size_t messages = 0, conversations = 0;
 };
 
-/// Runs one set (the .json files of `dir`); prints its table under `label`.
+/// Runs one set (the .json files of `dir`); prints its table under `label`. `query_head` is the
+/// engine's recall.query_head ("builtin", "none" or a head file).
 conversation_figures recall_conversations(const std::string& dir, const std::string& label,
-                                          const std::string& model_path);
+                                          const std::string& model_path, const std::string& query_head = "builtin");
 
 }  // namespace engram::bench

@@ -155,6 +155,9 @@ int run_bench(int argc, char** argv) {
   conversations->add_option("--set", conversations_set, "dev, heldout or both")
       ->capture_default_str()
       ->check(CLI::IsMember({"dev", "heldout", "both"}));
+  std::string conversations_head = "builtin";
+  conversations->add_option("--query-head", conversations_head, "recall.query_head: builtin, none or a head file")
+      ->capture_default_str();
   auto* soak = app.add_subcommand(
       "soak", "engramd under steady mail and agents: RSS, open files, lag, p50/p99 per tool every minute");
   bench::soak_options soak_opts;
@@ -235,7 +238,7 @@ int run_bench(int argc, char** argv) {
     if (*conversations) {
       for (const char* set : {"dev", "heldout"})
         if (conversations_set == "both" || conversations_set == set)
-          bench::recall_conversations(conversations_dir + "/" + set, set, model_path);
+          bench::recall_conversations(conversations_dir + "/" + set, set, model_path, conversations_head);
       return 0;
     }
     if (*kg) {
