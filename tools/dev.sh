@@ -8,10 +8,12 @@
 #   tools/dev.sh bench   setup + build + the benchmark table of docs/benchmarks.md (--quick: small inputs, shape only;
 #                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one; bench console [RUNS]:
 #                        the web console's first load and 500-node graph in headless chromium)
-#   tools/dev.sh train   rebuild the name model (reading/models/names.bin) from tools/train/data/ with Debian's
-#                        PyTorch (installs python3-torch and wamerican-huge; never run by CI, which checks the
-#                        model's checksum); train --repro: train twice on a slice and compare the bytes;
-#                        train --curve: the learning curve of docs/extraction.md (docs/training.md)
+#   tools/dev.sh train   rebuild the models trained here, from tools/train/data/ with Debian's PyTorch (installs
+#                        python3-torch and wamerican-huge; never run by CI, which checks their checksums): the
+#                        name model (reading/models/names.bin) and recall's query head
+#                        (embedding/models/query_head.bin); train names / train recall: one of them;
+#                        train --repro: train each twice on a slice and compare the bytes; train --curve: the
+#                        name model's learning curve of docs/extraction.md (docs/training.md)
 #   tools/dev.sh soak [MINUTES]
 #                        engramd under steady mail and three agents for MINUTES (default 30): RSS, open files, lag
 #                        and p50/p99 per tool every minute, and whether each stayed flat (docs/benchmarks.md)
@@ -95,12 +97,20 @@ build() {
 # evaluation by engram_train_names (the C++ the tagger runs), learning by train.py (PyTorch).
 train_packages=(python3-torch wamerican-huge)
 train() {
-  local missing=() p mode="${1:-}"
+  local missing=() p which=all mode=""
+  case "${1:-}" in names | recall) which="$1"; shift ;; esac
+  mode="${1:-}"
   for p in "${train_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  if [ "$which" != recall ]; then train_names "$mode"; fi
+  if [ "$which" != names ] && [ "$mode" != --curve ]; then train_recall "$mode"; fi
+}
+
+train_names() {
+  local mode="$1" p
   cmake --build "$build" -j "$jobs" --target engram_train_names
   local work="$root/.cache/train" data="$root/tools/train/data/labelled" tool="$build/bin/engram_train_names"
   mkdir -p "$work"
@@ -142,6 +152,37 @@ train() {
       "${py[@]}" --out "$root/reading/models/names.bin"
       (cd "$root" && sha256sum reading/models/names.bin >reading/models/SHA256SUMS)
       "$tool" eval --model "$root/reading/models/names.bin" "${dev_files[@]}"
+      ;;
+  esac
+}
+
+# Recall's query head (docs/recall.md): the encoder's vectors of the training conversations by
+# engram_train_recall (the int8 encoder recall runs), learning by train.py (PyTorch). t7 and t8
+# and the development conversations of tests/data/conversations/dev choose the epoch; the
+# held-out conversations are never read.
+train_recall() {
+  local mode="$1" p
+  cmake --build "$build" -j "$jobs" --target engram_train_recall
+  local work="$root/.cache/train-recall" data="$root/tools/train/data/conversations" encoder
+  encoder=$("$root/tools/fetch-data.sh" use-lite)
+  mkdir -p "$work"
+  local train_files=() dev_files=("$data/t7.json" "$data/t8.json" "$root"/tests/data/conversations/dev/*.json)
+  for p in "$data"/t*.json; do
+    case "$(basename "$p")" in t7.json | t8.json | *.questions.json) ;; *) train_files+=("$p") ;; esac
+  done
+  local py=(/usr/bin/python3 "$root/tools/train/recall/train.py" --tool "$build/bin/engram_train_recall"
+    --model "$encoder" --work "$work" --dev "${dev_files[@]}" --train "${train_files[@]}")
+  case "$mode" in
+    --repro)
+      "${py[@]}" --epochs 2 --out "$work/repro-1.bin"
+      "${py[@]}" --epochs 2 --out "$work/repro-2.bin"
+      sha256sum "$work/repro-1.bin" "$work/repro-2.bin"
+      cmp "$work/repro-1.bin" "$work/repro-2.bin" || { echo "train --repro: the two query heads differ" >&2; return 1; }
+      echo "train --repro: the same query head twice"
+      ;;
+    *)
+      "${py[@]}" --out "$root/embedding/models/query_head.bin"
+      (cd "$root" && sha256sum embedding/models/query_head.bin >embedding/models/SHA256SUMS)
       ;;
   esac
 }
