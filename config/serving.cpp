@@ -97,6 +97,7 @@ void read_recall(const YAML::Node& n, const std::string& key, recall_config& out
   each_key(n, key,
            {
                {"graph_expansion", [&](auto& v, auto& k) { out.graph_expansion = as_bool(v, k); }},
+               {"answer_floor", [&](auto& v, auto& k) { out.answer_floor = as_double(v, k, 0.0, 1.0); }},
                {"query_head",
                 [&](auto& v, auto& k) {
                   out.query_head = as_string(v, k);

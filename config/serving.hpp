@@ -64,6 +64,9 @@ struct recall_config {
   /// or the path of a head file. With an embedder it was not trained for (kind openai) no head
   /// is applied. Default: "builtin".
   std::string query_head = "builtin";
+  /// When a question's vector is this close (cosine, 0..1) to nothing stored, recall answers
+  /// nothing, with a note. 0: always answer. Default: 0.25 (docs/recall.md).
+  double answer_floor = 0.25;
 };
 
 struct entities_config {

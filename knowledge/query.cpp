@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <chrono>
 #include <optional>
 #include <algorithm>
@@ -315,7 +316,10 @@ struct query_service::recall_run {
   std::map<std::string, double> fused_entries, fused_passages;  // fused ranks
   std::map<std::string, std::size_t> text_rank;                 // entries' BM25 ranks (from 1)
   std::map<std::string, float> similarity;                      // entries' cosines with the query
-  std::map<std::string, stored_entry> branch_docs;              // the branch's own saves, seen only here
+  /// The best cosine of anything the lists by meaning found (entries and passages); nullopt
+  /// without a query vector.
+  std::optional<float> closest;
+  std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
   std::vector<recall_candidate> results;
 
   bool want_entries() const { return r.kinds.entries; }
@@ -354,7 +358,7 @@ private:
   std::map<std::string, std::string> person_of_address;  // sender address -> entity id
 };
 
-std::vector<json> query_service::recall(const std::string& org, const recall_request& r) const {
+std::vector<json> query_service::recall(const std::string& org, const recall_request& r, std::string* note) const {
   stage_laps laps(clock_->ns);
   auto people = named_people(org, r.query);
   laps.lap(recall_stage::people);
@@ -374,6 +378,18 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
       run.terms = std::move(rest);
   }
   rank_lists(run);
+  // Nothing close enough: no answer is the answer (a branch's own saves always answer).
+  if (policy_.answer_floor > 0 && run.closest && *run.closest < policy_.answer_floor && r.branch_id.empty()) {
+    if (note) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "nothing stored is close to the query (best similarity %.2f, below recall.answer_floor %.2f)",
+                    static_cast<double>(*run.closest), policy_.answer_floor);
+      *note = buf;
+    }
+    laps.lap(recall_stage::present);
+    return {};
+  }
   score_entries(run);
   laps.lap(recall_stage::entries);
   fold_passages(run);
@@ -411,14 +427,21 @@ void query_service::rank_lists(recall_run& run) const {
     run.laps.lap(recall_stage::embed);
     if (v) {
       run.query_vector = std::move(*v);
+      run.closest = 0.0f;
       if (run.want_entries() && deps_.nearest) {
         const auto hits = deps_.nearest(org, run.query_vector, recall_candidates);
         fuse(ids_of(hits), vector_weight, run.fused_entries);
-        for (const auto& [id, cosine] : hits)
+        for (const auto& [id, cosine] : hits) {
           run.similarity[id] = cosine;
+          run.closest = std::max(*run.closest, cosine);
+        }
       }
-      if (run.want_passages())
-        fuse(ids_of(run.store.nearest_passages(org, run.query_vector, recall_candidates)), vector_weight, run.fused_passages);
+      if (run.want_passages()) {
+        const auto hits = run.store.nearest_passages(org, run.query_vector, recall_candidates);
+        fuse(ids_of(hits), vector_weight, run.fused_passages);
+        for (const auto& [id, cosine] : hits)
+          run.closest = std::max(*run.closest, cosine);
+      }
     }
     run.laps.lap(recall_stage::vectors);
   }

@@ -101,8 +101,11 @@ public:
   /// the query names and their neighbours). An entry and the passage it was read from count
   /// once: the entry, with the passage as its evidence. Weighted by decayed confidence
   /// (entries), contact, the people the query names and, for a question that asks when,
-  /// dates. Results best first, each {"kind": "entry" | "passage", …, "score"}.
-  [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r) const;
+  /// dates. Results best first, each {"kind": "entry" | "passage", …, "score"}. None, and
+  /// `*note` set (when given) saying why, when the query's vector is further than the
+  /// policy's answer_floor from everything the lists by meaning found.
+  [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r,
+                                         std::string* note = nullptr) const;
 
   /// BM25 alone over entries and passages (their lists fused by rank); results as recall's.
   [[nodiscard]] std::vector<json> search(const std::string& organization_id, const search_request& r) const;

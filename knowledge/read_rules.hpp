@@ -32,6 +32,11 @@ struct read_policy {
   /// recall.graph_expansion: the statements kag_query's walk finds for the query (those
   /// behind its relations, then its entities') join recall's fusion. Default: false.
   bool graph_expansion = false;
+  /// recall.answer_floor: when the query's vector is this close (cosine) to nothing the
+  /// organisation holds, recall answers nothing, with a note, rather than the nearest
+  /// unrelated statement. 0: always answer. Default: 0.25 (calibrated on the development
+  /// conversations, docs/recall.md).
+  double answer_floor = 0.25;
 };
 
 /// An entry's confidence decayed to `at_ms` (its own confidence when it has no

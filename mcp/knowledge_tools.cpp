@@ -105,7 +105,11 @@ void recall(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
       if (!*out)
         return reply(tool_error(std::string(k) + ": not an RFC 3339 time (\"2026-03-05T10:00:00Z\")"));
     }
-  reply(tool_result({{"results", ctx.capped(ctx.query().recall(g.organization_id, r))}}));
+  std::string note;
+  json out{{"results", ctx.capped(ctx.query().recall(g.organization_id, r, &note))}};
+  if (!note.empty())
+    out["note"] = note;
+  reply(tool_result(out));
 }
 
 void search(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {

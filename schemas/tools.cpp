@@ -58,7 +58,7 @@ constexpr std::string_view definitions = R"([
      "contradictions": {"type": "array", "items": {"type": "string"}},
      "branchId": {"type": "string"}}}},
 {"name": "recall_knowledge",
- "description": "Recall what is most relevant to a query: knowledge entries and the passages of messages they were read from (kind entry or passage; a passage no entry covers is returned as itself), meaning (sentence embeddings) and words (BM25) fused, organisation-wide knowledge plus the contact's (weighted up), a person the query names weighted up, dated matches first for a question that asks when.",
+ "description": "Recall what is most relevant to a query: knowledge entries and the passages of messages they were read from (kind entry or passage; a passage no entry covers is returned as itself), meaning (sentence embeddings) and words (BM25) fused, organisation-wide knowledge plus the contact's (weighted up), a person the query names weighted up, dated matches first for a question that asks when. When nothing stored is close to the query, no results and a note saying so.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
    "properties": {
      "query": {"type": "string", "minLength": 1, "maxLength": 2000},
@@ -70,7 +70,8 @@ constexpr std::string_view definitions = R"([
      "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5},
      "branchId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "Also see this branch's own saves (never another branch's)."}}},
  "outputSchema": {"type": "object", "required": ["results"],
-   "properties": {"results": {"type": "array", "items": )" ENGRAM_RESULT_SCHEMA R"(}}}},
+   "properties": {"results": {"type": "array", "items": )" ENGRAM_RESULT_SCHEMA R"(},
+                  "note": {"type": "string", "description": "Why there are no results: nothing stored is close to the query."}}}},
 {"name": "get_knowledge",
  "description": "One knowledge entry by id, with its relations and the message or save it came from.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["id"],

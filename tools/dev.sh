@@ -158,7 +158,7 @@ train_names() {
 
 # Recall's query head (docs/recall.md): the encoder's vectors of the training conversations by
 # engram_train_recall (the int8 encoder recall runs), learning by train.py (PyTorch). t7 and t8
-# and the development conversations of tests/data/conversations/dev choose the epoch; the
+# choose the epoch (with tests/data/conversations/dev they are recall's development set); the
 # held-out conversations are never read.
 train_recall() {
   local mode="$1" p
@@ -166,7 +166,7 @@ train_recall() {
   local work="$root/.cache/train-recall" data="$root/tools/train/data/conversations" encoder
   encoder=$("$root/tools/fetch-data.sh" use-lite)
   mkdir -p "$work"
-  local train_files=() dev_files=("$data/t7.json" "$data/t8.json" "$root"/tests/data/conversations/dev/*.json)
+  local train_files=() dev_files=("$data/t7.json" "$data/t8.json")
   for p in "$data"/t*.json; do
     case "$(basename "$p")" in t7.json | t8.json | *.questions.json) ;; *) train_files+=("$p") ;; esac
   done

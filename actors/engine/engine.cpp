@@ -477,6 +477,7 @@ engram::result<void> engine::start_mcp(impl& m, const config::engram_config& cfg
   o.policy.decay = cfg.decay;
   o.policy.branch_ttl_ms = static_cast<std::int64_t>(cfg.branches.ttl_ms);
   o.policy.graph_expansion = cfg.recall.graph_expansion;
+  o.policy.answer_floor = cfg.recall.answer_floor;
   o.type_parents = cfg.entities.type_parents;
   if (o.auth.tokens.empty() && o.auth.anonymous_organization.empty()) {
     auto token = dev_token(cfg.storage.path);

@@ -394,4 +394,25 @@ TEST_F(McpTest, SaveIsAnsweredOnceAppliedAndEachOrganisationSeesOnlyItsOwn) {
   EXPECT_EQ(update["relatedIds"], json::array({a["id"]}));
 }
 
+// "No answer" is an answer: a question close to nothing the organisation holds gets no results
+// and a note saying why, never the nearest unrelated statement; a related one is answered.
+TEST_F(McpTest, RecallAnswersNothingWithANoteWhenNothingStoredIsClose) {
+  auto saved = call(acme_token, "save_knowledge",
+                    {{"type", "fact"},
+                     {"title", "Support plan"},
+                     {"content", "Initech's support plan covers weekends."},
+                     {"confidence", 0.8}});
+  ASSERT_EQ(saved["isError"], false) << saved.dump();
+  auto related = call(acme_token, "recall_knowledge", {{"query", "Does the support plan cover Saturdays?"}});
+  ASSERT_EQ(related["isError"], false) << related.dump();
+  ASSERT_FALSE(related["structuredContent"]["results"].empty()) << related.dump();
+  EXPECT_EQ(related["structuredContent"]["results"][0]["id"], saved["structuredContent"]["id"]);
+  EXPECT_FALSE(related["structuredContent"].contains("note"));
+  auto unrelated = call(acme_token, "recall_knowledge", {{"query", "What is the boiling point of mercury in kelvin?"}});
+  ASSERT_EQ(unrelated["isError"], false) << unrelated.dump();
+  EXPECT_TRUE(unrelated["structuredContent"]["results"].empty()) << unrelated.dump();
+  EXPECT_NE(unrelated["structuredContent"].value("note", "").find("recall.answer_floor"), std::string::npos)
+      << unrelated.dump();
+}
+
 }  // namespace

@@ -249,9 +249,8 @@ void print_figures(const conversation_figures& f, const std::string& label, doub
     const auto& r = it->second;
     const double a = double(r.engram) / double(r.questions), b = double(r.bm25) / double(r.questions);
     auto at = [&](std::size_t hits) { return double(hits) / double(r.questions); };
-    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f   %.3f / %.3f, %.3f / %.3f\n", kind, r.questions,
-                r.engram, a, r.bm25, b, a - b, at(r.engram_at[0]), at(r.engram_at[1]), at(r.bm25_at[0]),
-                at(r.bm25_at[1]));
+    std::printf("  %-10s %9zu %5zu (%.3f) %5zu (%.3f) %+8.3f   %.3f / %.3f, %.3f / %.3f\n", kind, r.questions, r.engram,
+                a, r.bm25, b, a - b, at(r.engram_at[0]), at(r.engram_at[1]), at(r.bm25_at[0]), at(r.bm25_at[1]));
   }
   if (auto it = f.by_kind.find("none"); it != f.by_kind.end())
     std::printf(

@@ -149,12 +149,14 @@ int run_bench(int argc, char** argv) {
       "Long conversations (tests/data/conversations, dev and held-out sets): recall@10 of answer messages per kind of "
       "question, Engram's recall_knowledge and a BM25 over the raw messages side by side (run from the source root)");
   std::string conversations_dir = "tests/data/conversations";
-  conversations->add_option("--data", conversations_dir, "The sets' directory (dev/ and heldout/)")
+  conversations->add_option("--data", conversations_dir, "The sets' directory (dev/, heldout/, heldout2/)")
       ->capture_default_str();
   std::string conversations_set = "both";
-  conversations->add_option("--set", conversations_set, "dev, heldout or both")
+  conversations
+      ->add_option("--set", conversations_set,
+                   "dev, heldout, heldout2 (as hard as real long conversations), both (dev and heldout) or all")
       ->capture_default_str()
-      ->check(CLI::IsMember({"dev", "heldout", "both"}));
+      ->check(CLI::IsMember({"dev", "heldout", "heldout2", "both", "all"}));
   std::string conversations_head = "builtin";
   conversations->add_option("--query-head", conversations_head, "recall.query_head: builtin, none or a head file")
       ->capture_default_str();
@@ -236,8 +238,9 @@ int run_bench(int argc, char** argv) {
       return bench::cluster(cluster_opts);
     }
     if (*conversations) {
-      for (const char* set : {"dev", "heldout"})
-        if (conversations_set == "both" || conversations_set == set)
+      for (const std::string set : {"dev", "heldout", "heldout2"})
+        if (conversations_set == set || conversations_set == "all" ||
+            (conversations_set == "both" && set != "heldout2"))
           bench::recall_conversations(conversations_dir + "/" + set, set, model_path, conversations_head);
       return 0;
     }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -27,6 +28,9 @@ namespace {
 using nlohmann::json;
 
 int embed(const std::string& model_path, const std::string& prefix, const std::vector<std::string>& files) {
+  for (const auto& f : files)
+    if (std::filesystem::weakly_canonical(f) == std::filesystem::weakly_canonical(prefix + ".json"))
+      throw std::runtime_error("--out " + prefix + " would overwrite the input " + f);
   auto model = engram::embedding::use_lite_int8_embedder::load(model_path);
   if (!model)
     throw std::runtime_error(model.error());
@@ -57,13 +61,15 @@ int embed(const std::string& model_path, const std::string& prefix, const std::v
     }
     constexpr std::size_t batch = 32;
     for (std::size_t b = 0; b < texts.size(); b += batch) {
-      std::vector<std::string_view> part(texts.begin() + static_cast<std::ptrdiff_t>(b),
-                                         texts.begin() + static_cast<std::ptrdiff_t>(std::min(texts.size(), b + batch)));
+      std::vector<std::string_view> part(
+          texts.begin() + static_cast<std::ptrdiff_t>(b),
+          texts.begin() + static_cast<std::ptrdiff_t>(std::min(texts.size(), b + batch)));
       auto v = (*model)->embed(part);
       if (!v)
         throw std::runtime_error(file + ": " + v.error());
       for (const auto& vec : *v)
-        vectors.write(reinterpret_cast<const char*>(vec.data()), static_cast<std::streamsize>(vec.size() * sizeof(float)));
+        vectors.write(reinterpret_cast<const char*>(vec.data()),
+                      static_cast<std::streamsize>(vec.size() * sizeof(float)));
     }
     for (const auto& r : rows)
       index << r.dump() << '\n';
