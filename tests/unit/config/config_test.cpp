@@ -209,6 +209,21 @@ TEST_F(ConfigTest, HybridRecallIsOffByDefaultAndCanBeTurnedOn) {
   EXPECT_NE(error_of(r).find("recall.graph_expansions"), std::string::npos) << error_of(r);
 }
 
+TEST_F(ConfigTest, TheQueryHeadAndTheAnswerFloorHaveDefaultsAndBadValuesNameTheirKey) {
+  auto d = load(write(""), {}, nullptr);
+  ASSERT_TRUE(d.ok()) << error_of(d);
+  EXPECT_EQ(d->recall.query_head, "builtin");
+  EXPECT_DOUBLE_EQ(d->recall.answer_floor, 0.25);
+  auto r = load(write("recall:\n  query_head: none\n  answer_floor: 0\n"), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->recall.query_head, "none");
+  EXPECT_DOUBLE_EQ(r->recall.answer_floor, 0.0);
+  r = load(write("recall:\n  answer_floor: 1.5\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("recall.answer_floor"), std::string::npos) << error_of(r);
+  r = load(write("recall:\n  query_head: ''\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("recall.query_head"), std::string::npos) << error_of(r);
+}
+
 TEST_F(ConfigTest, AuthTokensAreReadAndCheckedAndAnonymousNeedsLoopback) {
   auto r = load(write("auth:\n  tokens:\n    - {token: 0123456789abcdef0123, organization_id: acme, scopes: [read]}\n"
                       "  anonymous_organization: null\n"),
