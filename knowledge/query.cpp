@@ -317,7 +317,7 @@ struct query_service::recall_run {
   std::map<std::string, std::size_t> text_rank;                 // entries' BM25 ranks (from 1)
   std::map<std::string, float> similarity;                      // entries' cosines with the query
   /// The best cosine of anything the lists by meaning found (entries and passages); nullopt
-  /// without a query vector.
+  /// without a query vector or when they found nothing.
   std::optional<float> closest;
   std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
   std::vector<recall_candidate> results;
@@ -427,20 +427,22 @@ void query_service::rank_lists(recall_run& run) const {
     run.laps.lap(recall_stage::embed);
     if (v) {
       run.query_vector = std::move(*v);
-      run.closest = 0.0f;
+      // The best cosine of what the lists by meaning found; none when they found nothing (a
+      // store without vectors answers by words).
+      auto closer = [&run](float cosine) { run.closest = std::max(run.closest.value_or(cosine), cosine); };
       if (run.want_entries() && deps_.nearest) {
         const auto hits = deps_.nearest(org, run.query_vector, recall_candidates);
         fuse(ids_of(hits), vector_weight, run.fused_entries);
         for (const auto& [id, cosine] : hits) {
           run.similarity[id] = cosine;
-          run.closest = std::max(*run.closest, cosine);
+          closer(cosine);
         }
       }
       if (run.want_passages()) {
         const auto hits = run.store.nearest_passages(org, run.query_vector, recall_candidates);
         fuse(ids_of(hits), vector_weight, run.fused_passages);
         for (const auto& [id, cosine] : hits)
-          run.closest = std::max(*run.closest, cosine);
+          closer(cosine);
       }
     }
     run.laps.lap(recall_stage::vectors);

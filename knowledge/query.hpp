@@ -103,7 +103,8 @@ public:
   /// (entries), contact, the people the query names and, for a question that asks when,
   /// dates. Results best first, each {"kind": "entry" | "passage", …, "score"}. None, and
   /// `*note` set (when given) saying why, when the query's vector is further than the
-  /// policy's answer_floor from everything the lists by meaning found.
+  /// policy's answer_floor from everything the lists by meaning found (never when they found
+  /// nothing: a store without vectors answers by words).
   [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r,
                                          std::string* note = nullptr) const;
 

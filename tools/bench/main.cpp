@@ -328,7 +328,7 @@ int run_bench(int argc, char** argv) {
     bench::bench_recall(model_path, ham_dir, 100000, 1000);
     bench::bench_ham(ham_dir);
     bench::bench_bulk(ham_dir);
-    for (const char* set : {"dev", "heldout"})
+    for (const char* set : {"dev", "heldout", "heldout2"})
       bench::recall_conversations(std::string("tests/data/conversations/") + set, set, model_path);
     kg_opts.model_path = model_path;
     bench::kg(kg_opts);
