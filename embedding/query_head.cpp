@@ -74,10 +74,15 @@ std::variant<std::shared_ptr<const query_head>, std::string> query_head::parse(s
   pos += n;
   if (!header.is_object() || header.value("format", 0) != 1)
     return std::string("header is not JSON of format 1");
+  for (const char* key : {"dim", "rank"})
+    if (!header.contains(key) || !header[key].is_number_unsigned())
+      return std::string("header: \"") + key + "\" is not a positive whole number";
+  if (!header.contains("encoder") || !header["encoder"].is_string())
+    return std::string("header: \"encoder\" is not a string");
   std::shared_ptr<query_head> h(new query_head());
-  h->dim_ = header.value("dim", std::size_t{0});
-  h->rank_ = header.value("rank", std::size_t{0});
-  h->encoder_ = header.value("encoder", "");
+  h->dim_ = header["dim"].get<std::size_t>();
+  h->rank_ = header["rank"].get<std::size_t>();
+  h->encoder_ = header["encoder"].get<std::string>();
   if (h->dim_ == 0 || h->dim_ > max_dim || h->rank_ == 0 || h->rank_ > h->dim_)
     return "dim " + std::to_string(h->dim_) + " and rank " + std::to_string(h->rank_) +
            " are not 1 <= rank <= dim <= " + std::to_string(max_dim);

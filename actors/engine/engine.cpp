@@ -605,6 +605,9 @@ engram::result<void> engine::impl::make_embedders(const config::engram_config& c
         return engram::fail("recall.query_head: " + loaded.error());
       query_head = std::move(*loaded);
     }
+    if (query_head && query_head->encoder() != "use-lite-int8" && query_head->encoder() != "use-lite")
+      return engram::fail("recall.query_head: the head was trained for the encoder '" + query_head->encoder() +
+                          "', not USE Lite");
     if (query_head && query_head->dim() != made->dim())
       return engram::fail("recall.query_head: the head maps " + std::to_string(query_head->dim()) +
                           "-d vectors, the embedder gives " + std::to_string(made->dim()));

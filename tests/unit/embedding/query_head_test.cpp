@@ -90,6 +90,11 @@ TEST(QueryHead, AHeadFileIsReadAsWrittenAndAMalformedOneIsRefusedWithItsReason) 
   EXPECT_NE(error(head_file(4, 2, 1.0f, 1.0f, 4)).find("not 64"), std::string::npos) << error(head_file(4, 2, 1, 1, 4));
   EXPECT_NE(error(head_file(4, 8, 1.0f, 1.0f)).find("rank"), std::string::npos);
   EXPECT_NE(error(head_file(4, 2, NAN, 1.0f)).find("not finite"), std::string::npos);
+  auto bad_header = head_file(4, 2, 1.0f, 1.0f);
+  const auto at = bad_header.find("\"dim\":4");
+  bad_header.replace(at, 7, "\"dim\":\"4\"");
+  bad_header[8] = static_cast<char>(bad_header[8] + 2);  // the header is two bytes longer
+  EXPECT_NE(error(bad_header).find("\"dim\" is not a positive whole number"), std::string::npos) << error(bad_header);
   auto loaded = query_head::load("/nonexistent/head.bin");
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().find("/nonexistent/head.bin"), std::string::npos);
