@@ -1,12 +1,14 @@
 #include "embedding/query_head.hpp"
 
+#include "base/compiled_model.hpp"
+#include "base/hash.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -39,14 +41,7 @@ float f32_at(std::string_view b, std::size_t pos) {
 }  // namespace
 
 std::shared_ptr<const query_head> query_head::builtin() {
-  static const std::shared_ptr<const query_head> head = [] {
-    auto parsed = parse(models::query_head_bytes());
-    if (auto* err = std::get_if<std::string>(&parsed)) {
-      std::fprintf(stderr, "engram: the compiled-in query head does not load: %s\n", err->c_str());
-      std::abort();
-    }
-    return std::get<std::shared_ptr<const query_head>>(parsed);
-  }();
+  static const auto head = compiled_or_abort(parse(models::query_head_bytes()), "query head");
   return head;
 }
 
@@ -90,29 +85,17 @@ std::variant<std::shared_ptr<const query_head>, std::string> query_head::parse(s
   if (bytes.size() - pos != values * 4)
     return "weights are " + std::to_string(bytes.size() - pos) + " bytes, not " + std::to_string(values * 4) +
            " (2 x dim x rank float32)";
-  h->u_.resize(h->dim_ * h->rank_);
-  h->v_.resize(h->dim_ * h->rank_);
-  for (auto& x : h->u_) {
-    x = f32_at(bytes, pos);
-    pos += 4;
-  }
-  for (auto& x : h->v_) {
-    x = f32_at(bytes, pos);
-    pos += 4;
-  }
-  for (float x : h->u_)
-    if (!std::isfinite(x))
-      return std::string("weights hold a value that is not finite");
-  for (float x : h->v_)
-    if (!std::isfinite(x))
-      return std::string("weights hold a value that is not finite");
-  std::uint64_t fnv = 1469598103934665603ULL;
-  for (unsigned char c : bytes) {
-    fnv ^= c;
-    fnv *= 1099511628211ULL;
+  for (auto* weights : {&h->u_, &h->v_}) {
+    weights->resize(h->dim_ * h->rank_);
+    for (auto& x : *weights) {
+      x = f32_at(bytes, pos);
+      pos += 4;
+      if (!std::isfinite(x))
+        return std::string("weights hold a value that is not finite");
+    }
   }
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(bytes)));
   h->version_ = std::string("query-head-1/") + hex;
   return std::shared_ptr<const query_head>(std::move(h));
 }

@@ -1,11 +1,12 @@
 #include "reading/name_tagger.hpp"
 
+#include "base/compiled_model.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <tuple>
 
@@ -17,14 +18,7 @@ std::string_view names_model_bytes();
 namespace engram::reading {
 
 std::shared_ptr<const name_tagger> name_tagger::builtin() {
-  static const std::shared_ptr<const name_tagger> model = [] {
-    auto parsed = parse(models::names_model_bytes());
-    if (auto* err = std::get_if<std::string>(&parsed)) {
-      std::fprintf(stderr, "engram: the compiled-in name model does not load: %s\n", err->c_str());
-      std::abort();
-    }
-    return std::get<std::shared_ptr<const name_tagger>>(parsed);
-  }();
+  static const auto model = compiled_or_abort(parse(models::names_model_bytes()), "name model");
   return model;
 }
 

@@ -16,16 +16,23 @@ import os
 import pathlib
 import re
 import struct
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 here = pathlib.Path(__file__).resolve().parent
-spec = importlib.util.spec_from_file_location("difficulty", here.parent.parent / "bench" / "conversations_difficulty.py")
-bm25 = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bm25)
+
+
+def module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+bm25 = module("difficulty", here.parent.parent / "bench" / "conversations_difficulty.py")
+trainer = module("train", here / "train.py")  # its embed(): the encoder's vectors of the conversations
 
 
 def load_head(path):
@@ -138,12 +145,8 @@ def main():
     ap.add_argument("--glove", required=True)
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="engram-levers-")
-    prefix = os.path.join(work, "vectors")
-    subprocess.run([a.tool, "embed", "--model", a.model, "--out", prefix, *a.files], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rows = [json.loads(line) for line in open(prefix + ".json")]
-    vectors = np.fromfile(prefix + ".f32", "<f4").reshape(len(rows), -1)
+    rows, vectors = trainer.embed(a.tool, a.model, a.files,
+                                  os.path.join(tempfile.mkdtemp(prefix="engram-levers-"), "vectors"))
     vec = {(r["conversation"], r["id"]): vectors[i] for i, r in enumerate(rows)}
     g = json.load(open(a.glove))
     top = g["words"][:80000]
