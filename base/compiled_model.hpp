@@ -13,8 +13,8 @@ namespace engram {
 
 /// The model `parsed` holds, or the process stops, naming `what` and the parser's error.
 template <class Model>
-[[nodiscard]] std::shared_ptr<const Model> compiled_or_abort(std::variant<std::shared_ptr<const Model>, std::string> parsed,
-                                                             std::string_view what) {
+[[nodiscard]] std::shared_ptr<const Model> compiled_or_abort(
+    std::variant<std::shared_ptr<const Model>, std::string> parsed, std::string_view what) {
   if (auto* err = std::get_if<std::string>(&parsed)) {
     std::fprintf(stderr, "engram: the compiled-in %.*s does not load: %s\n", static_cast<int>(what.size()), what.data(),
                  err->c_str());
