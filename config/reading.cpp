@@ -62,6 +62,7 @@ void read_extraction(const YAML::Node& n, const std::string& key, extraction_con
           {"type_model", [&](auto& v, auto& k) { out.type_model = as_bool(v, k); }},
           {"relation_model", [&](auto& v, auto& k) { out.relation_model = as_bool(v, k); }},
           {"name_model", [&](auto& v, auto& k) { out.name_model = as_bool(v, k); }},
+          {"relation_classifier", [&](auto& v, auto& k) { out.relation_classifier = as_bool(v, k); }},
           {"passages", [&](auto& v, auto& k) { out.passages = as_bool(v, k); }},
       });
 }

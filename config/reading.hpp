@@ -30,6 +30,11 @@ struct extraction_config {
   /// products, places and identifiers; the rules fill in where it found none. false: the rules
   /// alone, as before the model (the reader of older stores' golden digests). Default: true.
   bool name_model = true;
+  /// The relation classifier (reading/relation_classifier.hpp, compiled in) reads the
+  /// relations of names each sentence states that the cue rules leave unrelated. false: the
+  /// cue rules alone, as before the classifier (the reader of older stores' golden digests).
+  /// Default: true.
+  bool relation_classifier = true;
   /// Person messages are also kept as passages (docs/recall.md): recall never loses what was
   /// said. false: entries only (smaller records and store). Default: true.
   bool passages = true;

@@ -99,6 +99,9 @@ public:
 
   /// The token ids the model reads for `text` (as use_lite_embedder::tokenize).
   [[nodiscard]] std::vector<std::int32_t> tokenize(std::string_view text) const;
+  /// The last layer's rows of a sentence of token `ids` before pooling, [pieces, 512] row-major
+  /// (at most the first 128 pieces): the context of each piece, the same bits on every path.
+  [[nodiscard]] std::vector<float> piece_states(std::span<const std::int32_t> ids) const;
 
   struct model;
 

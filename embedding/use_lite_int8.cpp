@@ -922,9 +922,18 @@ constexpr std::size_t chunk_rows = 256;
 /// The vectors of `count` sentences whose token ids are `ids` (sentence i: `len[i]` ids
 /// from `first[i]`), into out[0, count).
 void forward(const use_lite_int8_embedder::model& M, const std::int32_t* ids, const std::size_t* first,
-             const std::size_t* len, std::size_t count, bool threads, scratch& S, std::vector<float>* out);
+             const std::size_t* len, std::size_t count, bool threads, scratch& S, std::vector<float>* out,
+             std::vector<float>* states = nullptr);
 
 }  // namespace
+
+std::vector<float> use_lite_int8_embedder::piece_states(std::span<const std::int32_t> ids) const {
+  const std::size_t first = 0, len = std::min(ids.size(), max_tokens);
+  std::vector<float> vec(512), states;
+  scratch S;
+  forward(*m_, ids.data(), &first, &len, 1, false, S, &vec, &states);
+  return states;
+}
 
 engram::result<std::vector<std::vector<float>>> use_lite_int8_embedder::embed(
     std::span<const std::string_view> texts) const {
@@ -955,7 +964,8 @@ engram::result<std::vector<std::vector<float>>> use_lite_int8_embedder::embed(
 namespace {
 
 void forward(const use_lite_int8_embedder::model& M, const std::int32_t* ids, const std::size_t* first,
-             const std::size_t* len, std::size_t count, bool threads, scratch& S, std::vector<float>* out) {
+             const std::size_t* len, std::size_t count, bool threads, scratch& S, std::vector<float>* out,
+             std::vector<float>* states) {
   const auto& W = *M.w;
   const kernels& K = *M.k;
   // The chunk's token rows, stacked: sentence i owns rows [start[i], start[i] + len[i]).
@@ -1016,6 +1026,8 @@ void forward(const use_lite_int8_embedder::model& M, const std::int32_t* ids, co
     dense(K, f, 1536, rows, Q.ffn2, x, 512, true, S.a, threads);  // x is read no more: layer 0's
     K.add(x, h, x, total * 512);                                  // residual dense ran above
   }
+  if (states)
+    states->assign(x, x + total * 512);
   for (std::size_t i = 0; i < count; ++i)
     K.mean_rows(x, start[i], len[i], S.pooled.data() + i * 512);
   dense(K, S.pooled.data(), 512, static_cast<int>(count), M.tanh, S.y.data(), 512, false, S.a, threads);

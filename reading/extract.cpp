@@ -77,7 +77,9 @@ schemas::extraction extract_validated(const schemas::inbound_message& m, const v
   // The source the validator screens is what the entries were read from: subject and new
   // text. Quoted parts never reach an extractor (rules or LLM).
   std::string cleaned;
-  auto x = extract_rules(m, &cleaned, {opts.types.get(), opts.relations.get(), opts.parser.get(), opts.names.get()});
+  auto x = extract_rules(
+      m, &cleaned,
+      {opts.types.get(), opts.relations.get(), opts.parser.get(), opts.names.get(), opts.classifier.get()});
   add_co_mentions(x, opts);
   auto r = validate(x, m.subject + "\n" + cleaned, opts);
   mark_bulk(x, opts, verdict);

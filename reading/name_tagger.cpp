@@ -1,6 +1,7 @@
 #include "reading/name_tagger.hpp"
 
 #include "base/compiled_model.hpp"
+#include "reading/internal/model_bytes.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,32 +28,9 @@ namespace {
 using score = std::int64_t;
 constexpr score impossible = std::numeric_limits<std::int32_t>::min() / 4;
 
-bool read_u32(std::string_view in, std::size_t& pos, std::uint32_t& v) {
-  if (in.size() - std::min(pos, in.size()) < 4)
-    return false;
-  v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= std::uint32_t(static_cast<unsigned char>(in[pos + i])) << (8 * i);
-  pos += 4;
-  return true;
-}
-
-bool read_i32s(std::string_view in, std::size_t& pos, std::size_t n, std::vector<std::int32_t>& out) {
-  out.resize(n);
-  for (auto& v : out) {
-    std::uint32_t u = 0;
-    if (!read_u32(in, pos, u))
-      return false;
-    v = static_cast<std::int32_t>(u);
-  }
-  return true;
-}
-
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using detail::hex16;
+using detail::read_i32s;
+using detail::read_u32;
 
 }  // namespace
 

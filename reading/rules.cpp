@@ -1,4 +1,6 @@
 #include "reading/rules.hpp"
+
+#include "reading/relation_classifier.hpp"
 #include "reading/signature.hpp"
 
 #include "reading/amounts.hpp"
@@ -455,6 +457,78 @@ void read_relations_by_meaning(std::vector<sentence_reading>& all, const relatio
     type_by_relation(r);
 }
 
+/// The relations the relation classifier reads between the names of each sentence (the
+/// people, organisations, products and places among its mentions) that the cue rules left
+/// unrelated; predicates the graph has no name for (acquired) are left out. A sentence that
+/// gains one becomes a statement (type_by_relation).
+void read_relations_by_classifier(std::vector<sentence_reading>& all, const relation_classifier& model) {
+  for (auto& r : all) {
+    std::vector<typed_name> names;
+    std::vector<std::size_t> span_of;
+    std::vector<std::size_t> order(r.spans.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return r.spans[a].begin < r.spans[b].begin; });
+    for (auto i : order) {
+      const auto& sp = r.spans[i];
+      std::optional<name_type> t;
+      switch (sp.m.kind) {
+        case entity_kind::person: t = name_type::person; break;
+        case entity_kind::organization: t = name_type::organization; break;
+        case entity_kind::technology: t = name_type::product; break;
+        case entity_kind::location: t = name_type::place; break;
+        default: break;
+      }
+      if (!t || sp.end > r.sentence.size() || (!names.empty() && sp.begin < names.back().end))
+        continue;
+      names.push_back({sp.begin, sp.end, *t});
+      span_of.push_back(i);
+    }
+    if (names.size() < 2)
+      continue;
+    for (const auto& c : model.read(r.sentence, names)) {
+      // Names of one list are not related by it ("Globex, Initech, Contoso and Fabrikam get the
+      // new price"): between them only other names, commas, "and", "or", "&" and "/", with a
+      // comma, a slash or another name among them ("Globex and Initech" may be partners).
+      const auto first = std::min(c.subject, c.object), second = std::max(c.subject, c.object);
+      bool list = true, listed = second > first + 1;
+      for (std::size_t at = names[first].end, k = first + 1; at < names[second].begin && list;) {
+        if (k < second && at >= names[k].begin) {
+          at = names[k++].end;
+          continue;
+        }
+        const auto gap =
+            std::string_view(r.sentence).substr(at, (k < second ? names[k].begin : names[second].begin) - at);
+        listed = listed || gap.find(',') != std::string_view::npos || gap.find('/') != std::string_view::npos;
+        const auto next = k < second ? names[k].begin : names[second].begin;
+        for (auto w : text::words(std::string_view(r.sentence).substr(at, next - at))) {
+          w = text::strip_punct(w);
+          list = list && (w.empty() || w == "and" || w == "or" || w == "&" || w == "/");
+        }
+        at = next;
+      }
+      if (list && listed)
+        continue;
+      const auto s = span_of[c.subject], o = span_of[c.object];
+      const bool known = std::any_of(schemas::relation_predicates, std::end(schemas::relation_predicates),
+                                     [&](std::string_view p) { return p == c.predicate; });
+      const bool related = std::any_of(r.relations.begin(), r.relations.end(), [&](const found_relation& f) {
+        return (f.subject_span == s && f.object_span == o) || (f.subject_span == o && f.object_span == s);
+      });
+      if (!known || related)
+        continue;
+      found_relation f;
+      f.subject_span = s;
+      f.object_span = o;
+      f.predicate = c.predicate;
+      f.ended = c.ended;
+      f.confidence = 0.7;
+      r.relations.push_back(std::move(f));
+    }
+    type_by_relation(r);
+  }
+}
+
 /// The sentences of `body` worth an entry, read in order (for a saved statement, `st`, the
 /// body is one sentence): typed by the cues or by a relation they state, or uncued and left
 /// to the type model.
@@ -500,6 +574,8 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
   }
   if (models.relations && !st)
     read_relations_by_meaning(all, *models.relations, models.parser);
+  if (models.classifier && !st)
+    read_relations_by_classifier(all, *models.classifier);
   std::vector<sentence_reading> read;
   for (auto& r : all)
     if (r.clause || worth_reading(r))
@@ -592,6 +668,8 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   extraction_state s{x, {}, {}, models.names};
   if (models.names)
     x.reader = models.names->version();
+  if (models.classifier)
+    x.reader += (x.reader.empty() ? "" : "+") + models.classifier->version();
   add_participants(s, m);
   if (cleaned.sig)
     add_signature(s, m, *cleaned.sig);

@@ -21,6 +21,7 @@ class type_model;
 namespace engram::reading {
 
 class relation_model;
+class relation_classifier;
 class sentence_parser;
 class name_tagger;
 
@@ -38,6 +39,9 @@ struct reading_models {
   /// The name model reads people, organisations, products, places and identifiers, the rules'
   /// names fill in where it found none (name_tagger.hpp); without it, the rules alone.
   const name_tagger* names = nullptr;
+  /// The relation classifier reads the relations of names the cue rules leave unrelated
+  /// (relation_classifier.hpp); without it, the cue rules (and the relation model) alone.
+  const relation_classifier* classifier = nullptr;
 };
 
 /// Reads an inbound message. Pure and thread-safe. `cleaned`, when given, receives the text

@@ -6,6 +6,7 @@
 #include "reading/injection.hpp"
 #include "reading/bulk.hpp"
 #include "reading/name_tagger.hpp"
+#include "reading/relation_classifier.hpp"
 #include "schemas/knowledge.hpp"
 
 #include <memory>
@@ -51,6 +52,9 @@ struct validator_options {
   /// The name model (name_tagger.hpp), before the rules' names; null: the rules alone
   /// (extraction.name_model: off). Default: the model compiled in.
   std::shared_ptr<const name_tagger> names = name_tagger::builtin();
+  /// The relation classifier (relation_classifier.hpp), after the cue rules; null: the cue
+  /// rules alone (extraction.relation_classifier: off). Default: the model compiled in.
+  std::shared_ptr<const relation_classifier> classifier = relation_classifier::builtin();
 };
 
 struct validation_report {

@@ -10,10 +10,11 @@
 #                        the web console's first load and 500-node graph in headless chromium)
 #   tools/dev.sh train   rebuild the models trained here, from tools/train/data/ with Debian's PyTorch (installs
 #                        python3-torch and wamerican-huge; never run by CI, which checks their checksums): the
-#                        name model (reading/models/names.bin) and recall's query head
-#                        (embedding/models/query_head.bin); train names / train recall: one of them;
+#                        name model (reading/models/names.bin), the relation classifier
+#                        (reading/models/relations.bin) and recall's query head
+#                        (embedding/models/query_head.bin); train names / relations / recall: one of them;
 #                        train --repro: train each twice on a slice and compare the bytes; train --curve: the
-#                        name model's learning curve of docs/extraction.md (docs/training.md)
+#                        name and relation models' learning curves (docs/training.md)
 #   tools/dev.sh soak [MINUTES]
 #                        engramd under steady mail and three agents for MINUTES (default 30): RSS, open files, lag
 #                        and p50/p99 per tool every minute, and whether each stayed flat (docs/benchmarks.md)
@@ -98,15 +99,16 @@ build() {
 train_packages=(python3-torch wamerican-huge)
 train() {
   local missing=() p which=all mode=""
-  case "${1:-}" in names | recall) which="$1"; shift ;; esac
+  case "${1:-}" in names | recall | relations) which="$1"; shift ;; esac
   mode="${1:-}"
   for p in "${train_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  if [ "$which" != recall ]; then train_names "$mode"; fi
-  if [ "$which" != names ] && [ "$mode" != --curve ]; then train_recall "$mode"; fi
+  if [ "$which" != recall ] && [ "$which" != relations ]; then train_names "$mode"; fi
+  if [ "$which" != recall ] && [ "$which" != names ]; then train_relations "$mode"; fi
+  if [ "$which" != names ] && [ "$which" != relations ] && [ "$mode" != --curve ]; then train_recall "$mode"; fi
 }
 
 train_names() {
@@ -150,7 +152,7 @@ train_names() {
       ;;
     *)
       "${py[@]}" --out "$root/reading/models/names.bin"
-      (cd "$root" && sha256sum reading/models/names.bin >reading/models/SHA256SUMS)
+      (cd "$root" && sha256sum reading/models/names.bin reading/models/relations.bin >reading/models/SHA256SUMS)
       "$tool" eval --model "$root/reading/models/names.bin" "${dev_files[@]}"
       ;;
   esac
@@ -160,6 +162,40 @@ train_names() {
 # engram_train_recall (the int8 encoder recall runs), learning by train.py (PyTorch). t7 and t8
 # choose the epoch (with tests/data/conversations/dev they are recall's development set); the
 # held-out conversations are never read.
+# The relation classifier (reading/relation_classifier.hpp) from the relations labelled in the
+# same items as the names: every writer but w7 trains, w7 is the development set.
+train_relations() {
+  local mode="$1" p
+  cmake --build "$build" -j "$jobs" --target engram_train_relations
+  local work="$root/.cache/train" data="$root/tools/train/data/labelled" tool="$build/bin/engram_train_relations"
+  mkdir -p "$work"
+  local train_files=() dev_files=()
+  for p in "$data"/*.jsonl; do
+    case "$(basename "$p")" in w7-*) dev_files+=("$p") ;; *) train_files+=("$p") ;; esac
+  done
+  local py=(/usr/bin/python3 "$root/tools/train/relations/train.py" --tool "$tool" --dev "${dev_files[@]}"
+    --train "${train_files[@]}")
+  case "$mode" in
+    --repro)
+      "${py[@]}" --limit 1000 --epochs 2 --out "$work/repro-rel-1.bin"
+      "${py[@]}" --limit 1000 --epochs 2 --out "$work/repro-rel-2.bin"
+      cmp "$work/repro-rel-1.bin" "$work/repro-rel-2.bin" || { echo "train --repro: the two relation models differ" >&2; return 1; }
+      echo "train --repro: the same relation model twice"
+      ;;
+    --curve)
+      local n
+      for n in 500 1000 2000 4000 8000 0; do
+        "${py[@]}" --limit "$n" --out "$work/curve-rel-$n.bin" 2>/dev/null
+        echo "items $n: development $("$tool" eval --model "$work/curve-rel-$n.bin" "${dev_files[@]}" | head -1)"
+      done
+      ;;
+    *)
+      "${py[@]}" --out "$root/reading/models/relations.bin"
+      (cd "$root" && sha256sum reading/models/names.bin reading/models/relations.bin >reading/models/SHA256SUMS)
+      "$tool" eval --model "$root/reading/models/relations.bin" "${dev_files[@]}"
+      ;;
+  esac
+}
 train_recall() {
   local mode="$1" p
   cmake --build "$build" -j "$jobs" --target engram_train_recall

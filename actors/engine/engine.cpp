@@ -56,6 +56,8 @@ reading::extractor_options extractor_options_of(const config::engram_config& cfg
   o.validator.parser = std::move(parser);
   if (!cfg.extraction.name_model)
     o.validator.names = nullptr;
+  if (!cfg.extraction.relation_classifier)
+    o.validator.classifier = nullptr;
   o.validator.confidence_threshold = cfg.extraction.confidence_threshold;
   o.validator.max_entries = cfg.extraction.max_entries_per_message;
   o.validator.passages = cfg.extraction.passages;

@@ -2,6 +2,7 @@
 
 #include "embedding/type_model.hpp"
 #include "reading/parse.hpp"
+#include "reading/relation_classifier.hpp"
 #include "reading/relation_model.hpp"
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/resolution_eval.hpp"
@@ -41,16 +42,19 @@ int relations(const std::string& model_path) {
     std::fprintf(stderr, "%s\n", parser.error().c_str());
     return 1;
   }
-  reading::validator_options with;
+  reading::validator_options cues;
+  cues.classifier = nullptr;
+  reading::validator_options with = cues;
   with.relations = *model;
   reading::validator_options parsed = with;
   parsed.parser = *parser;
-  reading::validator_options rules_names;
+  reading::validator_options rules_names = cues;
   rules_names.names = nullptr;
   const reader readers[] = {{"cue rules, names by the rules alone (extraction.name_model: false)", rules_names},
-                            {"cue rules (names by the name model, the default)", {}},
+                            {"cue rules (names by the name model; extraction.relation_classifier: false)", cues},
                             {"cue rules + relation model (neighbouring names)", with},
-                            {"cue rules + relation model (names the parse links within 4)", parsed}};
+                            {"cue rules + relation model (names the parse links within 4)", parsed},
+                            {"cue rules + relation classifier (the default)", {}}};
   for (const char* set : {"dev", "heldout", "heldout2"}) {
     for (const auto& r : readers) {
       const auto t0 = std::chrono::steady_clock::now();

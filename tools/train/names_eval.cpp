@@ -12,7 +12,10 @@ namespace engram::train {
 namespace {
 
 labelled_item parse_item(const nlohmann::json& j) {
-  labelled_item it{j.value("id", ""), j.value("writer", ""), j.value("style", ""), "", {}};
+  labelled_item it{j.value("id", ""), j.value("writer", ""), j.value("style", ""), "", {}, {}};
+  for (const auto& r : j.value("relations", nlohmann::json::array()))
+    if (r.is_object())
+      it.relations.push_back({r.value("s", ""), r.value("p", ""), r.value("o", ""), r.value("ended", false)});
   const std::string marked = j.value("text", "");
   std::size_t pos = 0;
   while (pos < marked.size()) {

@@ -18,10 +18,17 @@ struct gold_span {
   std::string type;        // PER, ORG, PROD, LOC or ID
 };
 
-/// A labelled item: its plain text (marks removed) and its spans.
+/// A relation an item states: its ends as marked, the predicate, whether it has ended.
+struct gold_relation {
+  std::string subject, predicate, object;
+  bool ended = false;
+};
+
+/// A labelled item: its plain text (marks removed), its spans and its relations.
 struct labelled_item {
   std::string id, writer, style, text;
   std::vector<gold_span> spans;
+  std::vector<gold_relation> relations;
 };
 
 /// The items of JSON Lines files, in order; throws std::runtime_error naming the file or item.

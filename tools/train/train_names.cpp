@@ -15,6 +15,7 @@
 //
 // Labelled items are the JSON Lines of tools/train/data/GUIDE.md: names marked [[TYPE:text]].
 
+#include "embedding/embedder.hpp"
 #include "reading/name_features.hpp"
 #include "reading/name_tagger.hpp"
 #include "tools/train/names_eval.hpp"
@@ -193,6 +194,51 @@ int dump_features(const std::string& lexicon_path, std::uint32_t buckets, const 
   return 0;
 }
 
+/// Each token's context from the encoder: the mean of the last layer's rows of its pieces (the
+/// sentence read as its tokens' pieces in order, each token's own), int8 per token with its
+/// float scale; tokens past the encoder's 128 pieces or without pieces get zeros. Written as
+/// raw int8 rows [tokens, 512] to OUT and float32 scales to OUT.scale, items in file order.
+int dump_states(const std::string& encoder_path, const std::string& out, const std::vector<std::string>& files) {
+  auto enc = embedding::use_lite_int8_embedder::load(encoder_path);
+  if (!enc)
+    throw std::runtime_error(enc.error());
+  std::ofstream rows(out, std::ios::binary), scales(out + ".scale", std::ios::binary);
+  std::size_t n = 0;
+  for (const auto& it : train::read_labelled(files)) {
+    const auto tokens = tagging::tokenize(it.text);
+    std::vector<std::int32_t> ids;
+    std::vector<std::pair<std::size_t, std::size_t>> span;
+    for (const auto& t : tokens) {
+      auto p = (*enc)->tokenize(std::string_view(it.text).substr(t.begin, t.end - t.begin));
+      span.emplace_back(ids.size(), ids.size() + p.size());
+      ids.insert(ids.end(), p.begin(), p.end());
+    }
+    const auto st = (*enc)->piece_states(ids);
+    const std::size_t have = st.size() / 512;
+    for (const auto& [a, b0] : span) {
+      const std::size_t b = std::min(b0, have);
+      std::vector<float> m(512, 0.0f);
+      for (std::size_t r = a; r < b; ++r)
+        for (int k = 0; k < 512; ++k)
+          m[k] += st[r * 512 + k];
+      float mx = 0;
+      for (auto& v : m) {
+        v = b > a ? v / static_cast<float>(b - a) : 0.0f;
+        mx = std::max(mx, std::fabs(v));
+      }
+      std::int8_t q[512];
+      for (int k = 0; k < 512; ++k)
+        q[k] = static_cast<std::int8_t>(mx > 0 ? std::nearbyint(m[k] * (127.0f / mx)) : 0);
+      const float scale = mx / 127.0f;
+      rows.write(reinterpret_cast<const char*>(q), 512);
+      scales.write(reinterpret_cast<const char*>(&scale), sizeof scale);
+      ++n;
+    }
+  }
+  std::fprintf(stderr, "states: %zu tokens\n", n);
+  return 0;
+}
+
 int run_eval(const std::string& model_path, std::optional<std::int32_t> threshold, bool sweep, std::size_t errors,
              bool as_json, const std::vector<std::string>& files) {
   auto parsed = name_tagger::parse(read_file(model_path));
@@ -266,6 +312,11 @@ int main(int argc, char** argv) {
   eval->add_flag("--json", as_json);
   eval->add_option("--errors", errors);
   eval->add_option("files", files)->required();
+  std::string encoder_path;
+  auto* states = app.add_subcommand("states", "each token's encoder context, int8 rows");
+  states->add_option("--encoder", encoder_path)->required();
+  states->add_option("--out", out)->required();
+  states->add_option("files", files)->required();
   auto* format = app.add_subcommand("feature-format", "the feature format this build computes (a model names it)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -273,6 +324,8 @@ int main(int argc, char** argv) {
       return make_lexicon(dict, faker, aliases, clusters, out);
     if (*feats)
       return dump_features(lexicon_path, buckets, files);
+    if (*states)
+      return dump_states(encoder_path, out, files);
     if (*format) {
       std::printf("%d\n", tagging::feature_format);
       return 0;

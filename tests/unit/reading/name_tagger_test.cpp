@@ -175,7 +175,8 @@ TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirN
   m.body = "priya pls send the signed order form to Brightwater Analytics by friday, they moved off SAP last month";
   engram::reading::validator_options o;
   const auto x = engram::reading::extract_validated(m, o);
-  EXPECT_EQ(x.reader, name_tagger::builtin()->version());
+  EXPECT_EQ(x.reader,
+            name_tagger::builtin()->version() + "+" + engram::reading::relation_classifier::builtin()->version());
   bool priya = false, brightwater = false;
   for (const auto& mention : x.mentions) {
     priya |= mention.kind == engram::schemas::entity_kind::person && mention.value == "Priya Raman";
@@ -184,6 +185,8 @@ TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirN
   }
   EXPECT_TRUE(priya);
   EXPECT_TRUE(brightwater);
+  o.classifier = nullptr;
+  EXPECT_EQ(engram::reading::extract_validated(m, o).reader, name_tagger::builtin()->version());
   o.names = nullptr;
   EXPECT_EQ(engram::reading::extract_validated(m, o).reader, "");
 }
