@@ -26,14 +26,14 @@ constexpr std::array<std::string_view, 5> type_tags{"PER", "ORG", "PROD", "LOC",
 
 std::string_view tag(name_type t) { return type_tags[static_cast<std::size_t>(t)]; }
 
-}  // namespace
-
-std::vector<std::uint32_t> relation_features(std::string_view sentence, std::span<const typed_name> names,
-                                             std::size_t first, std::size_t second, std::uint32_t buckets) {
+/// relation_features over the sentence's tokens (tagging::tokenize), cut once per sentence.
+std::vector<std::uint32_t> pair_features(std::string_view sentence, const std::vector<tagging::token>& tokens,
+                                         std::span<const typed_name> names, std::size_t first, std::size_t second,
+                                         std::uint32_t buckets) {
   const auto& a = names[first];
   const auto& b = names[second];
   std::vector<std::string> between, before, after;
-  for (const auto& t : tagging::tokenize(sentence)) {
+  for (const auto& t : tokens) {
     auto w = tagging::fold_case(sentence.substr(t.begin, t.end - t.begin));
     if (t.end <= a.begin)
       before.push_back(std::move(w));
@@ -82,6 +82,13 @@ std::vector<std::uint32_t> relation_features(std::string_view sentence, std::spa
   for (const auto& s : f)
     rows.push_back(static_cast<std::uint32_t>(tagging::fnv1a(s) % buckets));
   return rows;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> relation_features(std::string_view sentence, std::span<const typed_name> names,
+                                             std::size_t first, std::size_t second, std::uint32_t buckets) {
+  return pair_features(sentence, tagging::tokenize(sentence), names, first, second, buckets);
 }
 
 std::variant<std::shared_ptr<const relation_classifier>, std::string> relation_classifier::parse(
@@ -147,6 +154,7 @@ std::vector<classified_relation> relation_classifier::read(std::string_view sent
   std::vector<classified_relation> out;
   const std::size_t columns = labels_ + 1;  // the labels, then "ended"
   std::vector<std::int32_t> score(columns);
+  const auto tokens = tagging::tokenize(sentence);
   for (std::size_t i = 0; i < names.size(); ++i)
     for (std::size_t j = i + 1; j < names.size(); ++j) {
       const auto text = [&](std::size_t k) {
@@ -155,7 +163,7 @@ std::vector<classified_relation> relation_classifier::read(std::string_view sent
       if (text(i) == text(j))  // two mentions of one name
         continue;
       std::copy(bias_.begin(), bias_.end(), score.begin());
-      for (auto row : relation_features(sentence, names, i, j, buckets_)) {
+      for (auto row : pair_features(sentence, tokens, names, i, j, buckets_)) {
         const std::int8_t* w = weights_.data() + std::size_t(row) * columns;
         for (std::size_t l = 0; l < columns; ++l)
           score[l] += w[l];
