@@ -77,6 +77,44 @@ std::vector<std::uint32_t> pair_features(std::string_view sentence, const std::v
     f.push_back("tbefore=" + tp + "|" + before.back());
   if (!after.empty())
     f.push_back("tafter=" + tp + "|" + after.front());
+  // Across sentences: the sentence ends between the two, and how the second one's sentence
+  // begins (its first word, the names it gives before the second name).
+  std::size_t ends = 0, second_sentence = a.end;
+  bool after_end = false;
+  for (const auto& t : tokens) {
+    if (t.begin < a.end || t.end > b.begin)
+      continue;
+    const char c = sentence[t.begin];
+    const bool end = t.end - t.begin == 1 && (c == '.' || c == '!' || c == '?' || c == '\n');
+    if (end && !after_end)
+      ++ends;
+    if (end)
+      second_sentence = t.end;
+    after_end = end;
+  }
+  if (ends > 0) {
+    const auto x = std::to_string(std::min<std::size_t>(ends, 2));
+    f.push_back("xs=" + x);
+    f.push_back("txs=" + tp + "|" + x);
+    std::string lead;
+    for (const auto& t : tokens)
+      if (t.begin >= second_sentence && t.end <= b.begin) {
+        const bool in_name = std::any_of(names.begin(), names.end(),
+                                         [&](const typed_name& m) { return m.begin <= t.begin && t.end <= m.end; });
+        const auto w = in_name ? std::string("<name>") : tagging::fold_case(sentence.substr(t.begin, t.end - t.begin));
+        if (lead.empty())
+          lead = w;
+        f.push_back("xw=" + w);  // the second name's sentence up to it ("moved off")
+      }
+    if (lead.empty())
+      lead = "<name>";
+    f.push_back("xlead=" + lead);
+    f.push_back("txlead=" + tp + "|" + lead);
+    std::size_t own = 0;
+    for (const auto& m : names)
+      own += m.begin >= second_sentence && m.end <= b.begin;
+    f.push_back("txown=" + tp + "|" + std::to_string(std::min<std::size_t>(own, 2)));
+  }
   std::vector<std::uint32_t> rows;
   rows.reserve(f.size());
   for (const auto& s : f)

@@ -5,15 +5,20 @@
 // and tools/train/relations/train.py, from the relations labelled in tools/train/data/);
 // integer arithmetic at inference, so a pair reads alike on every CPU.
 //
-// Features (format 1), each hashed with FNV-1a into [0, buckets): the two names' types; the
+// Features (format 2), each hashed with FNV-1a into [0, buckets): the two names' types; the
 // words between them (lower-cased, as the name tagger tokenizes), alone and with the type pair,
 // their first and last word and each pair of neighbouring words; how many words and how many
 // other names lie between (capped); up to three words before the first name and after the
-// second. A pair's score for a label is the sum of its rows' int8 weights plus the label's bias.
+// second. Across sentences (a ".", "!" or "?" token or a line break between the two, the text
+// being a passage): how many sentence ends lie between (capped at 2), the first word of the
+// second name's sentence, and how many names that sentence gives before it (its own subject, or
+// none: "She runs procurement at X"), each with the type pair; and each word of that sentence
+// before the second name ("moved off"). A pair's score for a label is
+// the sum of its rows' int8 weights plus the label's bias.
 //
 // Model file (format 1, little-endian):
 //   "ENGREL01"
-//   u32 n, n bytes of JSON: {"format": 1, "featureFormat": 1, "name": "...", "labels": ["none",
+//   u32 n, n bytes of JSON: {"format": 1, "featureFormat": 2, "name": "...", "labels": ["none",
 //       "works_at>", ..., "works_at<", ...], "buckets": B, "margin": M}
 //   B x (labels + 1) int8: the weights of each feature row, the last the row's "ended" weight
 //   labels + 1 int32: the biases, the last "ended"'s
@@ -34,7 +39,7 @@
 namespace engram::reading {
 
 /// The feature format relation_features implements; a model names the one it was trained on.
-inline constexpr int relation_feature_format = 1;
+inline constexpr int relation_feature_format = 2;
 
 /// A name of a sentence: its bytes and type.
 struct typed_name {

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 #include <optional>
 
 namespace engram::reading {
@@ -355,9 +356,11 @@ struct sentence_reading {
 /// works where or with whom is a relationship, what an organisation uses, where it is or
 /// what it belongs to a fact.
 void type_by_relation(sentence_reading& r) {
-  if (r.v || r.relations.empty())
+  const auto stated =
+      std::find_if(r.relations.begin(), r.relations.end(), [](const found_relation& f) { return !f.across; });
+  if (r.v || stated == r.relations.end())
     return;
-  const auto& p = r.relations.front().predicate;
+  const auto& p = stated->predicate;
   const bool structural = p == "uses" || p == "located_in" || p == "part_of" || p == "makes";
   r.v = verdict{structural ? entry_type::fact : entry_type::relationship, 0.7};
   r.uncued = false;
@@ -461,61 +464,99 @@ void read_relations_by_meaning(std::vector<sentence_reading>& all, const relatio
 /// people, organisations, products and places among its mentions) that the cue rules left
 /// unrelated; predicates the graph has no name for (acquired) are left out. A sentence that
 /// gains one becomes a statement (type_by_relation).
-void read_relations_by_classifier(std::vector<sentence_reading>& all, const relation_classifier& model) {
-  for (auto& r : all) {
-    std::vector<typed_name> names;
-    std::vector<std::size_t> span_of;
-    std::vector<std::size_t> order(r.spans.size());
-    for (std::size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return r.spans[a].begin < r.spans[b].begin; });
-    for (auto i : order) {
-      const auto& sp = r.spans[i];
-      std::optional<name_type> t;
-      switch (sp.m.kind) {
-        case entity_kind::person: t = name_type::person; break;
-        case entity_kind::organization: t = name_type::organization; break;
-        case entity_kind::technology: t = name_type::product; break;
-        case entity_kind::location: t = name_type::place; break;
-        default: break;
-      }
-      if (!t || sp.end > r.sentence.size() || (!names.empty() && sp.begin < names.back().end))
-        continue;
-      names.push_back({sp.begin, sp.end, *t});
-      span_of.push_back(i);
+/// The names of a sentence the relation classifier reads (people, organisations, products and
+/// technologies, places), in order, none overlapping; span_of: each one's span in r.spans.
+struct classifier_names {
+  std::vector<typed_name> names;
+  std::vector<std::size_t> span_of;
+};
+
+classifier_names classifier_names_of(const sentence_reading& r) {
+  classifier_names out;
+  std::vector<std::size_t> order(r.spans.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return r.spans[a].begin < r.spans[b].begin; });
+  for (auto i : order) {
+    const auto& sp = r.spans[i];
+    std::optional<name_type> t;
+    switch (sp.m.kind) {
+      case entity_kind::person: t = name_type::person; break;
+      case entity_kind::organization: t = name_type::organization; break;
+      case entity_kind::technology: t = name_type::product; break;
+      case entity_kind::location: t = name_type::place; break;
+      default: break;
     }
+    if (!t || sp.end > r.sentence.size() || (!out.names.empty() && sp.begin < out.names.back().end))
+      continue;
+    out.names.push_back({sp.begin, sp.end, *t});
+    out.span_of.push_back(i);
+  }
+  return out;
+}
+
+bool is_graph_predicate(std::string_view p) {
+  return std::any_of(schemas::relation_predicates, std::end(schemas::relation_predicates),
+                     [&](std::string_view q) { return q == p; });
+}
+
+/// Names of one list are not related by it ("Globex, Initech, Contoso and Fabrikam get the new
+/// price"): between names `first` and `second` of `sentence` only other names, commas, "and",
+/// "or", "&" and "/", and the list longer than the pair: a comma, a slash or another name among
+/// them, or a list of the same kind joining a name before or after them ("Globex and Initech"
+/// may be partners; "Contoso, Fabrikam and Initech" are listed).
+bool listed_together(std::string_view sentence, const std::vector<typed_name>& names, std::size_t first,
+                     std::size_t second) {
+  // Whether only list words lie between names i and j (i < j); `comma`: a comma or slash among them.
+  auto joined = [&](std::size_t i, std::size_t j, bool& comma) {
+    bool list = true;
+    for (std::size_t at = names[i].end, k = i + 1; at < names[j].begin && list;) {
+      if (k < j && at >= names[k].begin) {
+        at = names[k++].end;
+        continue;
+      }
+      const auto next = k < j ? names[k].begin : names[j].begin;
+      const auto gap = sentence.substr(at, next - at);
+      comma = comma || gap.find(',') != std::string_view::npos || gap.find('/') != std::string_view::npos;
+      for (auto w : text::words(gap)) {
+        w = text::strip_punct(w);
+        list = list && (w.empty() || w == "and" || w == "or" || w == "&" || w == "/");
+      }
+      at = next;
+    }
+    return list;
+  };
+  bool comma = false;
+  if (!joined(first, second, comma))
+    return false;
+  if (comma || second > first + 1)
+    return true;
+  bool before = false, after = false;
+  return (first > 0 && joined(first - 1, first, before) && before) ||
+         (second + 1 < names.size() && joined(second, second + 1, after) && after);
+}
+
+/// How many sentences the relation classifier reads as one passage: a sentence and the two
+/// before it.
+constexpr std::size_t classifier_window = 3;
+
+void read_relations_by_classifier(std::vector<sentence_reading>& all, const relation_classifier& model) {
+  std::vector<classifier_names> named;
+  for (const auto& r : all)
+    named.push_back(classifier_names_of(r));
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    auto& r = all[k];
+    const auto& [names, span_of] = named[k];
     if (names.size() < 2)
       continue;
     for (const auto& c : model.read(r.sentence, names)) {
-      // Names of one list are not related by it ("Globex, Initech, Contoso and Fabrikam get the
-      // new price"): between them only other names, commas, "and", "or", "&" and "/", with a
-      // comma, a slash or another name among them ("Globex and Initech" may be partners).
-      const auto first = std::min(c.subject, c.object), second = std::max(c.subject, c.object);
-      bool list = true, listed = second > first + 1;
-      for (std::size_t at = names[first].end, k = first + 1; at < names[second].begin && list;) {
-        if (k < second && at >= names[k].begin) {
-          at = names[k++].end;
-          continue;
-        }
-        const auto gap =
-            std::string_view(r.sentence).substr(at, (k < second ? names[k].begin : names[second].begin) - at);
-        listed = listed || gap.find(',') != std::string_view::npos || gap.find('/') != std::string_view::npos;
-        const auto next = k < second ? names[k].begin : names[second].begin;
-        for (auto w : text::words(std::string_view(r.sentence).substr(at, next - at))) {
-          w = text::strip_punct(w);
-          list = list && (w.empty() || w == "and" || w == "or" || w == "&" || w == "/");
-        }
-        at = next;
-      }
-      if (list && listed)
+      if (listed_together(r.sentence, names, std::min(c.subject, c.object), std::max(c.subject, c.object)))
         continue;
       const auto s = span_of[c.subject], o = span_of[c.object];
-      const bool known = std::any_of(schemas::relation_predicates, std::end(schemas::relation_predicates),
-                                     [&](std::string_view p) { return p == c.predicate; });
       const bool related = std::any_of(r.relations.begin(), r.relations.end(), [&](const found_relation& f) {
         return (f.subject_span == s && f.object_span == o) || (f.subject_span == o && f.object_span == s);
       });
-      if (!known || related)
+      if (!is_graph_predicate(c.predicate) || related)
         continue;
       found_relation f;
       f.subject_span = s;
@@ -525,8 +566,78 @@ void read_relations_by_classifier(std::vector<sentence_reading>& all, const rela
       f.confidence = 0.7;
       r.relations.push_back(std::move(f));
     }
-    type_by_relation(r);
   }
+  // Across sentences ("I met Ruta Kalnins yesterday. She runs procurement at Marrowby Foods."):
+  // a sentence and the two before it read as one passage, as the classifier was trained on
+  // passages; the pairs with one end in the sentence and one before it. The relation is the
+  // sentence's, its earlier end a mention of its own; it does not make the sentence a statement.
+  for (std::size_t k = 1; k < all.size(); ++k) {
+    auto& r = all[k];
+    const auto& b = named[k];
+    if (b.names.empty())
+      continue;
+    const std::size_t first = k + 1 >= classifier_window ? k + 1 - classifier_window : 0;
+    std::string text;
+    std::vector<typed_name> names;
+    std::vector<std::pair<std::size_t, std::size_t>> origin;  // (sentence, index in its names)
+    for (std::size_t j = first; j <= k; ++j) {
+      // Sentences as a passage writes them: a line that ends no sentence ends its line.
+      if (!text.empty())
+        text += text.back() == '.' || text.back() == '!' || text.back() == '?' ? ' ' : '\n';
+      const auto at = text.size();
+      text += all[j].sentence;
+      for (std::size_t i = 0; i < named[j].names.size(); ++i) {
+        auto n = named[j].names[i];
+        n.begin += at;
+        n.end += at;
+        names.push_back(n);
+        origin.emplace_back(j, i);
+      }
+    }
+    if (names.size() == b.names.size())
+      continue;
+    for (const auto& c : model.read(text, names)) {
+      const bool subject_before = origin[c.subject].first < k, object_before = origin[c.object].first < k;
+      if (subject_before == object_before || !is_graph_predicate(c.predicate))
+        continue;
+      const auto [j, i] = origin[subject_before ? c.subject : c.object];
+      const auto& earlier = all[j].spans[named[j].span_of[i]].m;
+      const auto later = b.span_of[origin[subject_before ? c.object : c.subject].second];
+      // Two names related already, in a sentence of the window or across: the nearer reading stands.
+      const auto value_of = [&](const sentence_reading& in, const std::optional<std::size_t>& span,
+                                const schemas::entity_mention& end) {
+        return lower_ascii(span ? in.spans[*span].m.value : end.value);
+      };
+      const auto x = lower_ascii(earlier.value), y = lower_ascii(r.spans[later].m.value);
+      bool related = false;
+      for (std::size_t w = first; w <= k && !related; ++w)
+        for (const auto& f : all[w].relations) {
+          const auto fs = value_of(all[w], f.subject_span, f.subject), fo = value_of(all[w], f.object_span, f.object);
+          related = related || (fs == x && fo == y) || (fs == y && fo == x);
+        }
+      // A name the sentence itself gives is related by the sentence's own reading.
+      const bool named_here = std::any_of(b.span_of.begin(), b.span_of.end(), [&](std::size_t sp) {
+        return lower_ascii(r.spans[sp].m.value) == lower_ascii(earlier.value);
+      });
+      if (related || named_here)
+        continue;
+      found_relation f;
+      if (subject_before) {
+        f.subject = earlier;
+        f.object_span = later;
+      } else {
+        f.subject_span = later;
+        f.object = earlier;
+      }
+      f.predicate = c.predicate;
+      f.ended = c.ended;
+      f.confidence = 0.6;
+      f.across = true;
+      r.relations.push_back(std::move(f));
+    }
+  }
+  for (auto& r : all)
+    type_by_relation(r);
 }
 
 /// The sentences of `body` worth an entry, read in order (for a saved statement, `st`, the
@@ -539,7 +650,10 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
     return r.v || (models.types && r.uncued && uncued_kept++ < models.types->choice().max_uncued);
   };
   std::vector<sentence_reading> all;
-  auto sentences = st ? std::vector<std::string>{body} : split_sentences(body);
+  // The relation classifier reads a block's short lines apart, as it was trained on them.
+  auto sentences =
+      st ? std::vector<std::string>{body}
+         : split_sentences(body, models.classifier ? line_joining::short_lines_apart : line_joining::wrapped);
   // One kind per name in a message: every sentence is tagged before any is read.
   if (s.names && !st)
     for (const auto& sentence : sentences)
@@ -577,9 +691,28 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
   if (models.classifier && !st)
     read_relations_by_classifier(all, *models.classifier);
   std::vector<sentence_reading> read;
-  for (auto& r : all)
-    if (r.clause || worth_reading(r))
+  std::optional<std::size_t> last_read;  // in `all`
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    auto& r = all[k];
+    if (r.clause || worth_reading(r)) {
       read.push_back(std::move(r));
+      last_read = k;
+      continue;
+    }
+    // A sentence that is no statement keeps no relation; one it states with a sentence before
+    // it is the statement's before it (within the classifier's window), its ends named.
+    if (!last_read || k - *last_read >= classifier_window)
+      continue;
+    for (auto& f : r.relations) {
+      if (!f.across)
+        continue;
+      if (f.subject_span)
+        f.subject = r.spans[*std::exchange(f.subject_span, std::nullopt)].m;
+      if (f.object_span)
+        f.object = r.spans[*std::exchange(f.object_span, std::nullopt)].m;
+      read.back().relations.push_back(std::move(f));
+    }
+  }
   return read;
 }
 

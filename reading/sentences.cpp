@@ -113,9 +113,11 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
 }
 
 /// Paragraphs: blank lines, bullets and short salutation lines end them.
-std::vector<std::string> paragraphs_of(std::string_view body) {
+std::vector<std::string> paragraphs_of(std::string_view body, line_joining lines) {
+  constexpr std::size_t short_line = 40;
   std::vector<std::string> paragraphs;
   std::string cur;
+  std::size_t last_line = 0;
   auto flush = [&] {
     auto t = text::trim(cur);
     if (!t.empty())
@@ -141,9 +143,12 @@ std::vector<std::string> paragraphs_of(std::string_view body) {
       flush();
       continue;
     }
+    // A short line is a line of its own (a signature's name, title and company, an address, a
+    // list): wrapping breaks long lines only.
     if (!cur.empty())
-      cur += ' ';
+      cur += lines == line_joining::short_lines_apart && last_line < short_line ? '\n' : ' ';
     cur += t;
+    last_line = t.size();
     // A chat line or a line ending a sentence on its own is one paragraph per line when
     // the next line starts a new thought; joining is for wrapped lines only.
     if (t.back() == '.' || t.back() == '!' || t.back() == '?')
@@ -196,8 +201,8 @@ void split_paragraph(const std::string& p, std::vector<std::string>& out) {
 
 }  // namespace
 
-std::vector<std::string> split_sentences(std::string_view body) {
-  const std::vector<std::string> paragraphs = paragraphs_of(body);
+std::vector<std::string> split_sentences(std::string_view body, line_joining lines) {
+  const std::vector<std::string> paragraphs = paragraphs_of(body, lines);
   std::vector<std::string> out;
   for (const auto& p : paragraphs)
     split_paragraph(p, out);

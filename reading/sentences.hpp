@@ -11,7 +11,19 @@
 
 namespace engram::reading {
 
+/// How split_sentences joins lines.
+enum class line_joining {
+  /// A line that does not end a sentence continues on the next (the reader before the
+  /// relation classifier).
+  wrapped,
+  /// The same, except that a short line (under 40 bytes: a signature's name, title and
+  /// company, an address, a list) keeps its line break: wrapping breaks long lines only, and
+  /// a name never runs from one line of a block into the next.
+  short_lines_apart,
+};
+
 /// Splits cleaned text into sentences and clauses (exposed for tests).
-[[nodiscard]] std::vector<std::string> split_sentences(std::string_view text);
+[[nodiscard]] std::vector<std::string> split_sentences(std::string_view text,
+                                                       line_joining lines = line_joining::wrapped);
 
 }  // namespace engram::reading

@@ -169,9 +169,11 @@ train_relations() {
   cmake --build "$build" -j "$jobs" --target engram_train_relations
   local work="$root/.cache/train" data="$root/tools/train/data/labelled" tool="$build/bin/engram_train_relations"
   mkdir -p "$work"
+  # The labelled items and the passages (tools/train/data/passages: relations across
+  # sentences); w7 and w48 are the development set.
   local train_files=() dev_files=()
-  for p in "$data"/*.jsonl; do
-    case "$(basename "$p")" in w7-*) dev_files+=("$p") ;; *) train_files+=("$p") ;; esac
+  for p in "$data"/*.jsonl "$root"/tools/train/data/passages/*.jsonl; do
+    case "$(basename "$p")" in w7-* | w48-*) dev_files+=("$p") ;; *) train_files+=("$p") ;; esac
   done
   local py=(/usr/bin/python3 "$root/tools/train/relations/train.py" --tool "$tool" --dev "${dev_files[@]}"
     --train "${train_files[@]}")

@@ -24,6 +24,9 @@ struct found_relation {
   double confidence = 0;
   bool ended = false;
   std::string role;
+  /// Read across sentences (its earlier end in a sentence before): the sentence does not state
+  /// it alone, so it makes no statement of the sentence.
+  bool across = false;
 };
 
 /// The relations `sentence` states between its people and organisations (`spans`, offsets

@@ -315,19 +315,28 @@ std::tuple<std::string, std::string, std::string> relation_key(const std::string
 }  // namespace
 
 relation_report evaluate_relations(const std::string& path, const reading::validator_options& opts) {
-  relation_report rep;
   std::ifstream in(path);
   if (!in) {
+    relation_report rep;
     rep.error = "cannot read " + path;
     return rep;
   }
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(std::move(line));
+  return evaluate_relations(lines, path, opts);
+}
+
+relation_report evaluate_relations(const std::vector<std::string>& lines, const std::string& path,
+                                   const reading::validator_options& opts) {
+  relation_report rep;
   auto predicate_index = [](const std::string& p) -> std::size_t {
     for (std::size_t i = 0; i < std::size(schemas::relation_predicates); ++i)
       if (schemas::relation_predicates[i] == p)
         return i;
     return std::size(schemas::relation_predicates);
   };
-  for (std::string line; std::getline(in, line);) {
+  for (const auto& line : lines) {
     if (line.empty())
       continue;
     auto j = json::parse(line, nullptr, false);
@@ -362,6 +371,13 @@ relation_report evaluate_relations(const std::string& path, const reading::valid
       for (const auto& l : labels) {
         const auto a = relation_name(l.value("subject", "")), b = relation_name(l.value("object", ""));
         rep.ends_read += names.count(a) && names.count(b);
+        if (std::getenv("ENGRAM_BENCH_RELATIONS_SHOW") && !(names.count(a) && names.count(b))) {
+          std::string all;
+          for (const auto& n : names)
+            all += n + "; ";
+          std::fprintf(stderr, "%s  ENDS  %s / %s not among: %s\n", m.event_id.c_str(), a.c_str(), b.c_str(),
+                       all.c_str());
+        }
         for (const auto& s : per_entry)
           if (s.count(a) && s.count(b)) {
             ++rep.ends_in_one_entry;
@@ -383,6 +399,10 @@ relation_report evaluate_relations(const std::string& path, const reading::valid
         if (!read.count(k))
           std::fprintf(stderr, "%s  MISS  %s %s %s\n", m.event_id.c_str(), std::get<0>(k).c_str(),
                        std::get<1>(k).c_str(), std::get<2>(k).c_str());
+      for (const auto& [k, ended] : read)
+        if (auto g = gold.find(k); g != gold.end() && g->second != ended)
+          std::fprintf(stderr, "%s  ENDED %s %s %s: read %s\n", m.event_id.c_str(), std::get<0>(k).c_str(),
+                       std::get<1>(k).c_str(), std::get<2>(k).c_str(), ended ? "ended" : "open");
     }
     for (const auto& [k, ended] : read) {
       const auto p = predicate_index(std::get<1>(k));

@@ -79,5 +79,8 @@ struct relation_report {
 
 [[nodiscard]] relation_report evaluate_relations(const std::string& labelled_jsonl,
                                                  const reading::validator_options& opts);
+/// The same over events given as JSON texts, one each; `name` names them in errors.
+[[nodiscard]] relation_report evaluate_relations(const std::vector<std::string>& events, const std::string& name,
+                                                 const reading::validator_options& opts);
 
 }  // namespace engram::evaluation

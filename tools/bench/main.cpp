@@ -198,8 +198,9 @@ int run_bench(int argc, char** argv) {
   ingest_ham->add_option("--messages", ham_limit, "Messages of the corpus per phase")->capture_default_str();
   bool with_parser = false, name_model_ratio = false;
   ingest_ham->add_flag("--name-model-ratio", name_model_ratio,
-                       "First with extraction.name_model off (the rules read names), then on, in the same run, and "
-                       "the ratio of the two end-to-end figures");
+                       "First with the trained readers off (extraction.name_model and relation_classifier: the "
+                       "rules read names and relations), then on, in the same run, and the ratio of the two "
+                       "end-to-end figures");
   ingest_ham->add_flag("--with-parser", with_parser,
                        "Also with the relation model and the sentence parser on (extraction.relation_model), in the "
                        "same run, and the ratio of the two end-to-end figures");
@@ -286,14 +287,14 @@ int run_bench(int argc, char** argv) {
       return 0;
     }
     if (*ingest_ham && name_model_ratio) {
-      std::printf("with extraction.name_model off (the rules read names):\n");
+      std::printf("with extraction.name_model and relation_classifier off (the rules read names and relations):\n");
       bench::use_name_model(false);
       const auto rules = bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
-      std::printf("\nwith extraction.name_model on (the default):\n");
+      std::printf("\nwith extraction.name_model and relation_classifier on (the default):\n");
       bench::use_name_model(true);
       const auto model = bench::bench_ingest_ham(model_path, ham_dir, runs, ham_limit);
       std::printf(
-          "\nend to end with the name model: %.0f%% of the figure with the rules alone (%.0f / %.0f "
+          "\nend to end with the trained readers: %.0f%% of the figure with the rules alone (%.0f / %.0f "
           "messages/s)\n",
           100.0 * model.end_to_end / std::max(1.0, rules.end_to_end), model.end_to_end, rules.end_to_end);
       return 0;

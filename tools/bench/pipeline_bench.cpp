@@ -58,6 +58,8 @@ config::engram_config engine_settings(const std::string& brokers, const std::str
   cfg.extraction.passages = passages_on;
   cfg.extraction.relation_model = relation_model_on;
   cfg.extraction.name_model = name_model_on;
+  // The trained readers come together: off, the reading before them.
+  cfg.extraction.relation_classifier = name_model_on;
   return cfg;
 }
 

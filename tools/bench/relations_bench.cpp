@@ -7,12 +7,51 @@
 #include "tools/bench/evaluation.hpp"
 #include "tools/bench/resolution_eval.hpp"
 
+#include "tools/train/names_eval.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 namespace engram::bench {
+
+namespace {
+
+/// The labelled items of one writer of `dir` (tools/train/data/GUIDE.md), each as an event whose
+/// body is the item's text and whose labels are its relations.
+std::vector<std::string> items_as_events(const std::filesystem::path& dir, const std::string& writer) {
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(dir))
+    for (const auto& f : std::filesystem::directory_iterator(dir))
+      if (f.path().filename().string().rfind(writer + "-", 0) == 0)
+        files.push_back(f.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> out;
+  for (const auto& it : train::read_labelled(files)) {
+    nlohmann::json rels = nlohmann::json::array();
+    for (const auto& r : it.relations)
+      rels.push_back({{"subject", r.subject}, {"predicate", r.predicate}, {"object", r.object}, {"ended", r.ended}});
+    out.push_back(nlohmann::json{{"eventId", it.id},
+                                 {"organizationId", "dev"},
+                                 {"sourceType", it.style == "chat" ? "chat" : "email"},
+                                 {"sentAt", "2026-03-02T09:00:00Z"},
+                                 {"from", {{"name", ""}, {"address", "writer@dev.example"}}},
+                                 {"subject", ""},
+                                 {"body", it.text},
+                                 {"labels", {{"relations", rels}}}}
+                      .dump());
+  }
+  return out;
+}
+
+}  // namespace
 
 int relations(const std::string& model_path) {
   auto types = embedding::load_type_model(model_path);
@@ -50,12 +89,25 @@ int relations(const std::string& model_path) {
   parsed.parser = *parser;
   reading::validator_options rules_names = cues;
   rules_names.names = nullptr;
+  reading::validator_options the_default;
+  // Exploring (development sets only): ENGRAM_BENCH_RELATION_CLASSIFIER, a model file read in
+  // place of the compiled-in one.
+  if (const char* f = std::getenv("ENGRAM_BENCH_RELATION_CLASSIFIER")) {
+    std::ifstream in(f, std::ios::binary);
+    auto parsed = reading::relation_classifier::parse(
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    if (auto* err = std::get_if<std::string>(&parsed)) {
+      std::fprintf(stderr, "%s: %s\n", f, err->c_str());
+      return 1;
+    }
+    the_default.classifier = std::get<std::shared_ptr<const reading::relation_classifier>>(parsed);
+  }
   const reader readers[] = {{"cue rules, names by the rules alone (extraction.name_model: false)", rules_names},
                             {"cue rules (names by the name model; extraction.relation_classifier: false)", cues},
                             {"cue rules + relation model (neighbouring names)", with},
                             {"cue rules + relation model (names the parse links within 4)", parsed},
-                            {"cue rules + relation classifier (the default)", {}}};
-  for (const char* set : {"dev", "heldout", "heldout2"}) {
+                            {"cue rules + relation classifier (the default)", the_default}};
+  for (const char* set : {"dev", "heldout", "heldout2", "heldout3"}) {
     for (const auto& r : readers) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto rep = evaluation::evaluate_relations(std::string("tests/data/relations/") + set + ".jsonl", r.opts);
@@ -67,6 +119,23 @@ int relations(const std::string& model_path) {
       std::printf("Relations, %s set, %s (%.2f s, %u cores):\n\n%s\n", set, r.name, s,
                   std::thread::hardware_concurrency(), rep.table().c_str());
     }
+  }
+  // The development writers' items, each read as a message: w7's (tools/train/data/labelled), and
+  // w48's passages (tools/train/data/passages), whose relations cross sentences.
+  for (const auto& [dir, writer] :
+       {std::pair{"tools/train/data/labelled", "w7"}, std::pair{"tools/train/data/passages", "w48"}}) {
+    const auto events = items_as_events(dir, writer);
+    if (events.empty())
+      continue;
+    const auto rep = evaluation::evaluate_relations(events, writer, the_default);
+    if (!rep.error.empty()) {
+      std::fprintf(stderr, "%s\n", rep.error.c_str());
+      return 1;
+    }
+    std::printf(
+        "Relations, development items of %s each read as a message, cue rules + relation classifier (the "
+        "default):\n\n%s\n",
+        writer, rep.table().c_str());
   }
   return 0;
 }

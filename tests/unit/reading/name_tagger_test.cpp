@@ -12,6 +12,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -164,15 +166,23 @@ TEST(NameTagger, GivesTheSameSpansAndScoresOnEveryMachine) {
   EXPECT_EQ(h, 8592354776915632047ULL) << "spans " << spans << ", digest " << h;
 }
 
-TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirName) {
+/// A message of Dana Whitfield's (acme), sent 2026-01-01.
+engram::schemas::inbound_message message_from_dana(engram::schemas::source_type source, std::string body) {
   engram::schemas::inbound_message m;
   m.event_id = "ev-1";
   m.organization_id = "acme";
-  m.source = engram::schemas::source_type::chat;
+  m.source = source;
   m.sent_at_ms = 1767225600000;
   m.from = {"Dana Whitfield", "dana@acme.example", {}};
+  m.body = std::move(body);
+  return m;
+}
+
+TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirName) {
+  auto m = message_from_dana(
+      engram::schemas::source_type::chat,
+      "priya pls send the signed order form to Brightwater Analytics by friday, they moved off SAP last month");
   m.to = {{"Priya Raman", "priya@acme.example", {}}};
-  m.body = "priya pls send the signed order form to Brightwater Analytics by friday, they moved off SAP last month";
   engram::reading::validator_options o;
   const auto x = engram::reading::extract_validated(m, o);
   EXPECT_EQ(x.reader,
@@ -189,6 +199,23 @@ TEST(NameTagger, ExtractionNamesItsReaderAndValuesAParticipantsFirstNameAsTheirN
   EXPECT_EQ(engram::reading::extract_validated(m, o).reader, name_tagger::builtin()->version());
   o.names = nullptr;
   EXPECT_EQ(engram::reading::extract_validated(m, o).reader, "");
+}
+
+TEST(NameTagger, TheRelationClassifierReadsAcrossSentencesAndNotWithoutIt) {
+  const auto m = message_from_dana(
+      engram::schemas::source_type::email,
+      "I met Ruta Kalnins at the trade fair yesterday. She runs procurement at Marrowby Foods and wants a demo.");
+  auto works_at = [](const engram::schemas::extraction& x) {
+    for (const auto& r : x.relations)
+      if (x.mentions[r.subject].value == "Ruta Kalnins" && r.predicate == "works_at" &&
+          x.mentions[r.object].value == "Marrowby Foods")
+        return true;
+    return false;
+  };
+  engram::reading::validator_options o;
+  EXPECT_TRUE(works_at(engram::reading::extract_validated(m, o)));
+  o.classifier = nullptr;
+  EXPECT_FALSE(works_at(engram::reading::extract_validated(m, o)));
 }
 
 }  // namespace

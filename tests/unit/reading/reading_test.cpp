@@ -498,6 +498,17 @@ TEST(Rules, SentencesSplitOnAbbreviationsAndChatStyle) {
   EXPECT_EQ(split_sentences("migration finished yesterday. it's $36k a year so worth it").size(), 2u);
 }
 
+TEST(Rules, ShortLinesKeepTheirLineBreaksWhenAskedAndLongOnesAreUnwrapped) {
+  const std::string block = "Ngozi Adeyemi\nNetwork Planning Lead\nLagoon Telecom Ltd";
+  EXPECT_EQ(split_sentences(block), std::vector<std::string>{"Ngozi Adeyemi Network Planning Lead Lagoon Telecom Ltd"});
+  EXPECT_EQ(split_sentences(block, line_joining::short_lines_apart), std::vector<std::string>{block});
+  // A wrapped line of prose (40 bytes or more) joins the next either way.
+  const std::string wrapped = "We have agreed to move the whole platform\nto the new region next month.";
+  for (auto lines : {line_joining::wrapped, line_joining::short_lines_apart})
+    EXPECT_EQ(split_sentences(wrapped, lines),
+              std::vector<std::string>{"We have agreed to move the whole platform to the new region next month."});
+}
+
 }  // namespace
 
 namespace {

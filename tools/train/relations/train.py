@@ -7,8 +7,8 @@ runs on one machine write the same bytes.
 usage: train.py --tool BIN --train FILE... --dev FILE... --out MODEL
                 [--limit N] [--epochs E] [--seed S] [--buckets B] [--name NAME]
 --limit N trains on a sample of N items, the same for a seed (the learning curve). The margin
-over "none" is chosen on the development files: the lowest that keeps precision >= 0.85 there
-at the highest recall (or the best F1 when none reaches it).
+over "none" is chosen on the development files: the one of the best F1 there (the lowest of
+equals).
 """
 import argparse
 import json
@@ -102,8 +102,7 @@ def choose_margin(tool, model_path, dev):
     out = subprocess.run([tool, "eval", "--model", model_path, "--sweep", "--json", *dev], check=True,
                          capture_output=True, text=True)
     rows = json.loads(out.stdout)
-    good = [r for r in rows if r["p"] >= 0.85]
-    best = max(good, key=lambda r: (r["r"], -r["margin"])) if good else max(rows, key=lambda r: r["f"])
+    best = max(rows, key=lambda r: (round(r["f"], 6), -r["margin"]))
     print(f"margin: {best['margin']} units over none on development (P {best['p']:.3f} R {best['r']:.3f})",
           file=sys.stderr)
     return best["margin"]
