@@ -107,7 +107,7 @@ int relations(const std::string& model_path) {
                             {"cue rules + relation model (neighbouring names)", with},
                             {"cue rules + relation model (names the parse links within 4)", parsed},
                             {"cue rules + relation classifier (the default)", the_default}};
-  for (const char* set : {"dev", "heldout", "heldout2", "heldout3"}) {
+  for (const char* set : {"dev", "dev2", "heldout", "heldout2", "heldout3"}) {
     for (const auto& r : readers) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto rep = evaluation::evaluate_relations(std::string("tests/data/relations/") + set + ".jsonl", r.opts);
