@@ -21,9 +21,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
-#include <optional>
 
 namespace engram::reading {
 namespace {
@@ -460,10 +460,6 @@ void read_relations_by_meaning(std::vector<sentence_reading>& all, const relatio
     type_by_relation(r);
 }
 
-/// The relations the relation classifier reads between the names of each sentence (the
-/// people, organisations, products and places among its mentions) that the cue rules left
-/// unrelated; predicates the graph has no name for (acquired) are left out. A sentence that
-/// gains one becomes a statement (type_by_relation).
 /// The names of a sentence the relation classifier reads (people, organisations, products and
 /// technologies, places), in order, none overlapping; span_of: each one's span in r.spans.
 struct classifier_names {
@@ -540,6 +536,11 @@ bool listed_together(std::string_view sentence, const std::vector<typed_name>& n
 /// before it.
 constexpr std::size_t classifier_window = 3;
 
+/// The relations the relation classifier reads between the names of each sentence (the
+/// people, organisations, products and places among its mentions) that the cue rules left
+/// unrelated, then across a sentence and the two before it; predicates the graph has no name
+/// for (acquired) are left out. A sentence that gains one of its own becomes a statement
+/// (type_by_relation).
 void read_relations_by_classifier(std::vector<sentence_reading>& all, const relation_classifier& model) {
   std::vector<classifier_names> named;
   for (const auto& r : all)
