@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace engram::reading {
@@ -786,6 +787,89 @@ void add_sentence_relations(extraction_state& s, sentence_reading& r) {
   }
 }
 
+/// A message names someone or something in full once and by a short form after ("Kwame
+/// Mensah joins us ... Kwame will lead", "Quillpoint Consulting ... Quillpoint has signed"): a
+/// person's first name, or the first words of an organisation's or a product's name, stand for
+/// the one full name of the message they begin. Each short form's mention is joined to that
+/// full name's (its entries and relations follow); a short form that begins two names
+/// ("Hanami" of Hanami Retail and Hanami Digital) stands for neither and stays.
+void join_short_forms(schemas::extraction& x) {
+  const auto named = [](const entity_mention& m) {
+    return m.kind == entity_kind::person || m.kind == entity_kind::organization || m.kind == entity_kind::technology;
+  };
+  std::vector<std::vector<std::string>> words(x.mentions.size());
+  for (std::size_t i = 0; i < x.mentions.size(); ++i)
+    if (named(x.mentions[i]))
+      for (auto w : text::words(x.mentions[i].value))
+        words[i].push_back(lower_ascii(w));
+  const auto begins = [&](std::size_t shorter, std::size_t longer) {
+    const auto &a = words[shorter], &b = words[longer];
+    return !a.empty() && a.size() < b.size() && std::equal(a.begin(), a.end(), b.begin());
+  };
+  std::vector<std::size_t> to(x.mentions.size());
+  bool joined = false;
+  for (std::size_t i = 0; i < x.mentions.size(); ++i) {
+    to[i] = i;
+    std::optional<std::size_t> longest;
+    bool one = true;  // every name the short form begins is a beginning of the longest
+    for (std::size_t j = 0; j < x.mentions.size() && one; ++j) {
+      // A first name stands for a person however it was read; an organisation's or a
+      // product's short form is one of its own kind (Microsoft is not Microsoft Dynamics 365).
+      const bool kind_fits =
+          x.mentions[j].kind == entity_kind::person ? words[i].size() == 1 : x.mentions[i].kind == x.mentions[j].kind;
+      if (!begins(i, j) || !kind_fits)
+        continue;
+      if (!longest || begins(*longest, j))
+        longest = j;
+      else if (!begins(j, *longest) && words[j] != words[*longest])
+        one = false;
+    }
+    if (longest && one) {
+      to[i] = *longest;
+      joined = true;
+    }
+  }
+  if (!joined)
+    return;
+  // The mentions kept, renumbered; entries and relations point at the full names.
+  std::vector<std::size_t> index(x.mentions.size());
+  std::vector<entity_mention> kept;
+  for (std::size_t i = 0; i < x.mentions.size(); ++i)
+    if (to[i] == i) {
+      index[i] = kept.size();
+      kept.push_back(std::move(x.mentions[i]));
+    }
+  for (std::size_t i = 0; i < x.mentions.size(); ++i)
+    if (to[i] != i) {
+      index[i] = index[to[i]];
+      auto& full = kept[index[i]];
+      if (full.address.empty())
+        full.address = x.mentions[i].address;
+    }
+  for (auto& e : x.entries) {
+    for (auto& m : e.mentions)
+      m = index[m];
+    std::sort(e.mentions.begin(), e.mentions.end());
+    e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
+    for (std::size_t i = 0; i < x.mentions.size(); ++i)
+      if (to[i] != i && e.subject == x.mentions[i].value)
+        e.subject = kept[index[i]].value;
+  }
+  std::vector<schemas::entity_relation> relations;
+  std::set<std::tuple<std::size_t, std::size_t, std::string>> seen;
+  for (auto& r : x.relations) {
+    r.subject = index[r.subject];
+    r.object = index[r.object];
+    // A name related to its own short form (or to itself read as another kind): none; a
+    // relation read twice: once.
+    if (r.subject != r.object && lower_ascii(kept[r.subject].value) != lower_ascii(kept[r.object].value) &&
+        seen.emplace(r.subject, r.object, r.predicate).second)
+      relations.push_back(std::move(r));
+  }
+  x.relations = std::move(relations);
+  x.mentions = std::move(kept);
+}
+
 schemas::extraction extract(const schemas::inbound_message& m, std::string* cleaned_text, const statement_mode* st,
                             const reading_models& models) {
   schemas::extraction x;
@@ -825,6 +909,8 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
     add_sentence_relations(s, r);
     x.entries.push_back(std::move(e));
   }
+  if (models.classifier && !st)
+    join_short_forms(x);
   return x;
 }
 

@@ -1,5 +1,6 @@
 #include "tools/bench/evaluation.hpp"
 
+#include "base/names.hpp"
 #include "reading/extract.hpp"
 
 #include <nlohmann/json.hpp>
@@ -290,17 +291,9 @@ std::string report::table() const {
 
 namespace {
 
-/// A name as relations are compared: lower case, letters and digits, single spaces, without
-/// a legal form at the end ("Acme Corp" and "Acme" are one entity in the store: an alias).
-std::string relation_name(const std::string& s) {
-  auto n = schemas::normal_form(s);
-  for (std::string_view form : {" corp", " corporation", " inc", " ltd", " llc", " gmbh", " plc", " ag", " sa", " bv"})
-    if (n.size() > form.size() && n.compare(n.size() - form.size(), form.size(), form) == 0) {
-      n.resize(n.size() - form.size());
-      break;
-    }
-  return n;
-}
+/// A name as relations are compared: as the store resolves an organisation's name (folded,
+/// without a legal form at the end: "Acme Corp" and "Acme" are one entity in the store).
+std::string relation_name(const std::string& s) { return names::organisation_key(s); }
 
 /// A relation as labels and readings are compared: its ends' names (relation_name), in
 /// either order for the predicates that read the same both ways (partner_of, competes_with).

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -216,6 +217,38 @@ TEST(NameTagger, TheRelationClassifierReadsAcrossSentencesAndNotWithoutIt) {
   EXPECT_TRUE(works_at(engram::reading::extract_validated(m, o)));
   o.classifier = nullptr;
   EXPECT_FALSE(works_at(engram::reading::extract_validated(m, o)));
+}
+
+TEST(NameTagger, AShortFormOfANameTheMessageGivesInFullIsThatNameUnlessItBeginsTwo) {
+  const auto m =
+      message_from_dana(engram::schemas::source_type::email,
+                        "Please welcome Kwame Mensah, who joins Quillpoint Consulting as Clinical Lead. Kwame "
+                        "will work closely with Hanami Retail and Hanami Digital on the rollout. Quillpoint "
+                        "has also signed Hanami for a second year.");
+  auto values_of = [](const engram::schemas::extraction& x) {
+    std::set<std::string> v;
+    for (const auto& mention : x.mentions)
+      v.insert(mention.value);
+    return v;
+  };
+  engram::reading::validator_options o;
+  const auto x = engram::reading::extract_validated(m, o);
+  const auto values = values_of(x);
+  EXPECT_TRUE(values.count("Kwame Mensah") && values.count("Quillpoint Consulting")) << testing::PrintToString(values);
+  EXPECT_FALSE(values.count("Kwame") || values.count("Quillpoint")) << testing::PrintToString(values);
+  // "Hanami" begins two names: it stands for neither.
+  EXPECT_TRUE(values.count("Hanami") && values.count("Hanami Retail") && values.count("Hanami Digital"))
+      << testing::PrintToString(values);
+  for (const auto& e : x.entries)
+    for (auto i : e.mentions)
+      ASSERT_LT(i, x.mentions.size());
+  for (const auto& r : x.relations) {
+    ASSERT_LT(std::max(r.subject, r.object), x.mentions.size());
+    EXPECT_NE(x.mentions[r.subject].value, x.mentions[r.object].value);
+  }
+  // The short forms are joined with the classifier's reading only (the earlier readers' pins).
+  o.classifier = nullptr;
+  EXPECT_TRUE(values_of(engram::reading::extract_validated(m, o)).count("Kwame"));
 }
 
 }  // namespace
