@@ -309,6 +309,7 @@ std::optional<signature> parse_signature(std::string_view block, std::string_vie
       continue;
     }
     rest.push_back(line);
+    sig.block.append(sig.block.empty() ? "" : "\n").append(line);
   }
   for (std::size_t i = 0; i < rest.size(); ++i) {
     auto line = rest[i];

@@ -14,6 +14,9 @@ struct signature {
   std::string role;
   std::string company;
   std::string phone;
+  /// The block's lines as written, one per line, without its phone and contact lines
+  /// ("Tomasz Wiśniewski\nCommercial Director\nBaltra Freight Sp. z o.o.\nGdańsk, Poland").
+  std::string block;
 };
 
 struct cleaned_message {

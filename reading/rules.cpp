@@ -169,6 +169,18 @@ bool speaks_for_self(const token_view& tv) {
   return false;
 }
 
+/// A sentence in the first person, singular or plural ("our dispatch team", "reports to me"):
+/// the writer, or the writer's organisation, is one of what it relates.
+bool speaks_as_writer(const token_view& tv) {
+  if (speaks_for_self(tv))
+    return true;
+  for (auto t : tv.tokens)
+    if (t == "we" || t == "we're" || t == "we've" || t == "we'd" || t == "we'll" || t == "our" || t == "ours" ||
+        t == "us")
+      return true;
+  return false;
+}
+
 std::string title_of(std::string_view content) {
   constexpr std::size_t max_chars = 80;
   std::size_t chars = 0, cut = content.size();
@@ -537,12 +549,104 @@ bool listed_together(std::string_view sentence, const std::vector<typed_name>& n
 /// before it.
 constexpr std::size_t classifier_window = 3;
 
+/// The writer's signature block ("Tomasz Wiśniewski\nCommercial Director\nBaltra Freight Sp. z
+/// o.o.\nGdańsk, Poland"), `sig`, read by the classifier as the e-mail paragraphs it was trained
+/// on end: below the sentences. A sentence in the first person ("our dispatch team runs
+/// everything on SAP TM", "she reports to me") with the sentences before it (the classifier's
+/// window) and the signature, as one passage: the pairs with one end in the signature and one in
+/// the window, each the sentence's relation across (the window's end a mention of its own).
+/// The signature alone: the relations between its lines (the company and its city), in
+/// `in_signature`, ends as mentions.
+void read_relations_with_signature(std::vector<sentence_reading>& all, const std::vector<classifier_names>& named,
+                                   const relation_classifier& model, const sentence_reading& sig,
+                                   std::vector<found_relation>& in_signature) {
+  const auto signed_names = classifier_names_of(sig);
+  if (signed_names.names.empty())
+    return;
+  const auto end_in = [](const sentence_reading& r, std::size_t span) { return r.spans[span].m; };
+  if (signed_names.names.size() >= 2)
+    for (const auto& c : model.read(sig.sentence, signed_names.names))
+      if (is_graph_predicate(c.predicate)) {
+        found_relation f;
+        f.subject = end_in(sig, signed_names.span_of[c.subject]);
+        f.object = end_in(sig, signed_names.span_of[c.object]);
+        f.predicate = c.predicate;
+        f.ended = c.ended;
+        f.confidence = 0.6;
+        in_signature.push_back(std::move(f));
+      }
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    auto& r = all[k];
+    if (!speaks_as_writer(token_view(r.sentence)))
+      continue;
+    const std::size_t first = k + 1 >= classifier_window ? k + 1 - classifier_window : 0;
+    std::string text;
+    std::vector<typed_name> names;
+    std::vector<std::pair<std::size_t, std::size_t>>
+        origin;  // (sentence, index in its names); all.size(): the signature
+    const auto append = [&](std::size_t j, const sentence_reading& in, const classifier_names& of) {
+      if (!text.empty())
+        text += j == all.size() || !(text.back() == '.' || text.back() == '!' || text.back() == '?') ? '\n' : ' ';
+      const auto at = text.size();
+      text += in.sentence;
+      for (std::size_t i = 0; i < of.names.size(); ++i) {
+        auto n = of.names[i];
+        n.begin += at;
+        n.end += at;
+        names.push_back(n);
+        origin.emplace_back(j, i);
+      }
+    };
+    for (std::size_t j = first; j <= k; ++j)
+      append(j, all[j], named[j]);
+    if (names.empty())
+      continue;
+    append(all.size(), sig, signed_names);
+    for (const auto& c : model.read(text, names)) {
+      const bool subject_signed = origin[c.subject].first == all.size(),
+                 object_signed = origin[c.object].first == all.size();
+      if (subject_signed == object_signed || !is_graph_predicate(c.predicate))
+        continue;
+      const auto [j, i] = origin[subject_signed ? c.object : c.subject];
+      const auto signed_end = end_in(sig, signed_names.span_of[origin[subject_signed ? c.subject : c.object].second]);
+      const auto window_end = all[j].spans[named[j].span_of[i]].m;
+      const auto x = lower_ascii(signed_end.value), y = lower_ascii(window_end.value);
+      if (x == y)
+        continue;
+      // Two names related already in the window: that reading stands.
+      bool related = false;
+      for (std::size_t w = first; w <= k && !related; ++w)
+        for (const auto& f : all[w].relations) {
+          const auto fs = lower_ascii(f.subject_span ? all[w].spans[*f.subject_span].m.value : f.subject.value);
+          const auto fo = lower_ascii(f.object_span ? all[w].spans[*f.object_span].m.value : f.object.value);
+          related = related || (fs == x && fo == y) || (fs == y && fo == x);
+        }
+      if (related)
+        continue;
+      found_relation f;
+      auto& window_side = subject_signed ? f.object : f.subject;
+      auto& window_span = subject_signed ? f.object_span : f.subject_span;
+      (subject_signed ? f.subject : f.object) = signed_end;
+      if (j == k)
+        window_span = named[j].span_of[i];
+      else
+        window_side = window_end;
+      f.predicate = c.predicate;
+      f.ended = c.ended;
+      f.confidence = 0.6;
+      f.across = true;
+      r.relations.push_back(std::move(f));
+    }
+  }
+}
+
 /// The relations the relation classifier reads between the names of each sentence (the
 /// people, organisations, products and places among its mentions) that the cue rules left
 /// unrelated, then across a sentence and the two before it; predicates the graph has no name
 /// for (acquired) are left out. A sentence that gains one of its own becomes a statement
 /// (type_by_relation).
-void read_relations_by_classifier(std::vector<sentence_reading>& all, const relation_classifier& model) {
+void read_relations_by_classifier(std::vector<sentence_reading>& all, const relation_classifier& model,
+                                  const sentence_reading* sig, std::vector<found_relation>& in_signature) {
   std::vector<classifier_names> named;
   for (const auto& r : all)
     named.push_back(classifier_names_of(r));
@@ -638,6 +742,8 @@ void read_relations_by_classifier(std::vector<sentence_reading>& all, const rela
       r.relations.push_back(std::move(f));
     }
   }
+  if (sig)
+    read_relations_with_signature(all, named, model, *sig, in_signature);
   for (auto& r : all)
     type_by_relation(r);
 }
@@ -646,7 +752,8 @@ void read_relations_by_classifier(std::vector<sentence_reading>& all, const rela
 /// body is one sentence): typed by the cues or by a relation they state, or uncued and left
 /// to the type model.
 std::vector<sentence_reading> read_sentences(extraction_state& s, const std::string& body, std::int64_t sent_day,
-                                             const statement_mode* st, const reading_models& models) {
+                                             const statement_mode* st, const reading_models& models,
+                                             const signature* sig) {
   std::size_t uncued_kept = 0;
   auto worth_reading = [&](const sentence_reading& r) {
     return r.v || (models.types && r.uncued && uncued_kept++ < models.types->choice().max_uncued);
@@ -690,8 +797,27 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
   }
   if (models.relations && !st)
     read_relations_by_meaning(all, *models.relations, models.parser);
-  if (models.classifier && !st)
-    read_relations_by_classifier(all, *models.classifier);
+  if (models.classifier && !st) {
+    // The writer's signature block, its names as the name model reads them.
+    std::optional<sentence_reading> signed_block;
+    if (sig && !sig->block.empty() && s.names) {
+      auto& b = signed_block.emplace();
+      b.sentence = sig->block;
+      find_names_by_model(b.sentence, s.ctx, s.names_in(b.sentence, false), &s.name_kinds, b.spans);
+    }
+    std::vector<found_relation> in_signature;
+    read_relations_by_classifier(all, *models.classifier, signed_block ? &*signed_block : nullptr, in_signature);
+    // What the signature says between its lines, as its works_at (add_signature): no
+    // statement's; two names related already keep that relation.
+    for (auto& f : in_signature) {
+      const auto a = s.add_mention(std::move(f.subject)), b = s.add_mention(std::move(f.object));
+      const bool related = std::any_of(s.x.relations.begin(), s.x.relations.end(), [&](const auto& r) {
+        return (r.subject == a && r.object == b) || (r.subject == b && r.object == a);
+      });
+      if (a != b && !related)
+        s.x.relations.push_back({a, b, std::move(f.predicate), f.confidence, std::nullopt, f.ended, {}});
+    }
+  }
   std::vector<sentence_reading> read;
   std::optional<std::size_t> last_read;  // in `all`
   for (std::size_t k = 0; k < all.size(); ++k) {
@@ -787,29 +913,77 @@ void add_sentence_relations(extraction_state& s, sentence_reading& r) {
   }
 }
 
+/// An organisation's name without what follows the name itself: legal forms ("Hanami Retail
+/// Co., Ltd.", "Baltra Freight Sp. z o.o.", "Calloway Pharmaceuticals plc") and a place in
+/// brackets ("JadeStone Electronics (Suzhou) Co.").
+std::string organisation_name(std::string name) {
+  static const std::set<std::string_view> more_forms{"co",  "pvt", "pte",  "sl", "s.l.", "srl", "s.r.l.", "ltda",
+                                                     "bhd", "sdn", "k.k.", "kk", "oyj",  "asa", "s.p.a.", "lp"};
+  for (bool cut = true; cut;) {
+    cut = false;
+    while (!name.empty() && (name.back() == ',' || name.back() == ';' || name.back() == ' '))
+      name.pop_back();
+    const auto lower = lower_ascii(name);
+    for (std::string_view polish : {" sp. z o.o.", " sp. z o. o.", " sp z o.o.", " sp. z.o.o."})
+      if (lower.size() > polish.size() && lower.ends_with(polish)) {
+        name.resize(name.size() - polish.size());
+        cut = true;
+      }
+    const auto space = name.rfind(' ');
+    if (cut || space == std::string::npos)
+      continue;
+    const auto last = std::string_view(name).substr(space + 1);
+    const auto bare = lower_ascii(text::strip_punct(last));
+    if (is_legal_suffix(text::strip_punct(last)) || more_forms.count(bare) || more_forms.count(lower_ascii(last)) ||
+        (last.size() > 2 && last.front() == '(' && last.back() == ')')) {
+      name.resize(space);
+      cut = true;
+    }
+  }
+  return name;
+}
+
 /// A message names someone or something in full once and by a short form after ("Kwame
 /// Mensah joins us ... Kwame will lead", "Quillpoint Consulting ... Quillpoint has signed"): a
 /// person's first name, or the first words of an organisation's or a product's name, stand for
 /// the one full name of the message they begin. Each short form's mention is joined to that
 /// full name's (its entries and relations follow); a short form that begins two names
-/// ("Hanami" of Hanami Retail and Hanami Digital) stands for neither and stays.
+/// ("Hanami" of Hanami Retail and Hanami Digital) stands for neither and stays. An
+/// organisation's mentions are its name without legal form first (organisation_name), one
+/// mention for one name.
 void join_short_forms(schemas::extraction& x) {
   const auto named = [](const entity_mention& m) {
     return m.kind == entity_kind::person || m.kind == entity_kind::organization || m.kind == entity_kind::technology;
   };
+  std::vector<std::string> written(x.mentions.size());
   std::vector<std::vector<std::string>> words(x.mentions.size());
-  for (std::size_t i = 0; i < x.mentions.size(); ++i)
-    if (named(x.mentions[i]))
-      for (auto w : text::words(x.mentions[i].value))
+  for (std::size_t i = 0; i < x.mentions.size(); ++i) {
+    auto& m = x.mentions[i];
+    written[i] = m.value;
+    if (m.kind == entity_kind::organization)
+      if (auto name = organisation_name(m.value); !name.empty())
+        m.value = std::move(name);
+    if (named(m))
+      for (auto w : text::words(m.value))
         words[i].push_back(lower_ascii(w));
+  }
   const auto begins = [&](std::size_t shorter, std::size_t longer) {
     const auto &a = words[shorter], &b = words[longer];
     return !a.empty() && a.size() < b.size() && std::equal(a.begin(), a.end(), b.begin());
   };
   std::vector<std::size_t> to(x.mentions.size());
   bool joined = false;
+  // One name of one kind, one mention: the first.
   for (std::size_t i = 0; i < x.mentions.size(); ++i) {
     to[i] = i;
+    for (std::size_t j = 0; j < i && to[i] == i; ++j)
+      if (to[j] == j && x.mentions[j].kind == x.mentions[i].kind && !words[i].empty() && words[j] == words[i])
+        to[i] = j;
+    joined = joined || to[i] != i;
+  }
+  for (std::size_t i = 0; i < x.mentions.size(); ++i) {
+    if (to[i] != i)
+      continue;
     std::optional<std::size_t> longest;
     bool one = true;  // every name the short form begins is a beginning of the longest
     for (std::size_t j = 0; j < x.mentions.size() && one; ++j) {
@@ -817,11 +991,11 @@ void join_short_forms(schemas::extraction& x) {
       // product's short form is one of its own kind (Microsoft is not Microsoft Dynamics 365).
       const bool kind_fits =
           x.mentions[j].kind == entity_kind::person ? words[i].size() == 1 : x.mentions[i].kind == x.mentions[j].kind;
-      if (!begins(i, j) || !kind_fits)
+      if (to[j] != j || !begins(i, j) || !kind_fits)
         continue;
       if (!longest || begins(*longest, j))
         longest = j;
-      else if (!begins(j, *longest) && words[j] != words[*longest])
+      else if (!begins(j, *longest))
         one = false;
     }
     if (longest && one) {
@@ -829,6 +1003,15 @@ void join_short_forms(schemas::extraction& x) {
       joined = true;
     }
   }
+  for (auto& t : to)
+    while (to[t] != t)
+      t = to[t];
+  for (auto& e : x.entries)
+    for (std::size_t i = 0; i < x.mentions.size(); ++i)
+      if (!written[i].empty() && e.subject == written[i]) {
+        e.subject = x.mentions[to[i]].value;
+        break;
+      }
   if (!joined)
     return;
   // The mentions kept, renumbered; entries and relations point at the full names.
@@ -851,9 +1034,6 @@ void join_short_forms(schemas::extraction& x) {
       m = index[m];
     std::sort(e.mentions.begin(), e.mentions.end());
     e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
-    for (std::size_t i = 0; i < x.mentions.size(); ++i)
-      if (to[i] != i && e.subject == x.mentions[i].value)
-        e.subject = kept[index[i]].value;
   }
   std::vector<schemas::entity_relation> relations;
   std::set<std::tuple<std::size_t, std::size_t, std::string>> seen;
@@ -898,7 +1078,8 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   // First every sentence's entities and the cues' reading; then, with the type model, the
   // types of the sentences read or left uncued (one run of the encoder); then the entries.
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
-  std::vector<sentence_reading> read = read_sentences(s, body, sent_day, st, models);
+  std::vector<sentence_reading> read =
+      read_sentences(s, body, sent_day, st, models, cleaned.sig ? &*cleaned.sig : nullptr);
   if (models.types && !st && !read.empty())
     weigh_type_model(read, *models.types);
 

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -249,6 +250,40 @@ TEST(NameTagger, AShortFormOfANameTheMessageGivesInFullIsThatNameUnlessItBeginsT
   // The short forms are joined with the classifier's reading only (the earlier readers' pins).
   o.classifier = nullptr;
   EXPECT_TRUE(values_of(engram::reading::extract_validated(m, o)).count("Kwame"));
+}
+
+TEST(NameTagger, TheWritersSignatureIsReadWithWhatTheWriterSaysInTheFirstPerson) {
+  engram::schemas::inbound_message m;
+  m.event_id = "ev-2";
+  m.organization_id = "acme";
+  m.source = engram::schemas::source_type::email;
+  m.sent_at_ms = 1767225600000;
+  m.from = {"Marek Nowicki", "marek@vistulacargo.example", {}};
+  m.to = {{"Priya Raman", "priya@acme.example", {}}};
+  m.body =
+      "Hi Priya,\n\nThanks for the quick reply. Our dispatch team runs everything on Oracle Transportation "
+      "Management these days, so the EDI files can come straight across. My colleague Ewa Zielinska will be your "
+      "contact from Monday; she reports to me.\n\nBest regards,\nMarek Nowicki\nHead of Sales\nVistula Cargo Sp. "
+      "z o.o.\nPoznan, Poland";
+  auto has = [](const engram::schemas::extraction& x, std::string_view s, std::string_view p, std::string_view o) {
+    return std::any_of(x.relations.begin(), x.relations.end(), [&](const auto& r) {
+      return x.mentions[r.subject].value == s && r.predicate == p && x.mentions[r.object].value == o;
+    });
+  };
+  engram::reading::validator_options o;
+  const auto x = engram::reading::extract_validated(m, o);
+  std::string read;
+  for (const auto& r : x.relations)
+    read += x.mentions[r.subject].value + " " + r.predicate + " " + x.mentions[r.object].value + "; ";
+  // The signature's company without its legal form, and where it is.
+  EXPECT_TRUE(has(x, "Marek Nowicki", "works_at", "Vistula Cargo")) << read;
+  EXPECT_TRUE(has(x, "Vistula Cargo", "located_in", "Poznan")) << read;
+  // "she reports to me": the writer signs below.
+  EXPECT_TRUE(has(x, "Ewa Zielinska", "reports_to", "Marek Nowicki")) << read;
+  for (const auto& mention : x.mentions)
+    EXPECT_EQ(mention.value.find("Sp."), std::string::npos) << mention.value;
+  o.classifier = nullptr;
+  EXPECT_FALSE(has(engram::reading::extract_validated(m, o), "Ewa Zielinska", "reports_to", "Marek Nowicki"));
 }
 
 }  // namespace
