@@ -91,6 +91,19 @@ TEST(Cleaner, DropsQuotedReplyAndReadsTheSignature) {
   EXPECT_EQ(c.sig->phone, "+1 415 555 0137");
 }
 
+TEST(Cleaner, ASignOffInAnotherLanguageEndsTheTextAndTheBlockKeepsItsLines) {
+  auto c = clean(
+      "Our agronomist tracks everything in Climate FieldView now.\n\nSaludos,\nMartina Gil\nGerente General\n"
+      "Estancia Los Olivos\nTel +54 358 555 0101\nVilla Mercedes, San Luis",
+      "Martina Gil");
+  // The sign-off line stays (junk, not knowledge); what follows it is the signature.
+  EXPECT_EQ(c.text, "Our agronomist tracks everything in Climate FieldView now.\n\nSaludos,");
+  ASSERT_TRUE(c.sig);
+  EXPECT_EQ(c.sig->name, "Martina Gil");
+  // The lines as written, for reading the block as the writer's (its phone line left out).
+  EXPECT_EQ(c.sig->block, "Martina Gil\nGerente General\nEstancia Los Olivos\nVilla Mercedes, San Luis");
+}
+
 TEST(Cleaner, DropsOutlookBlocksForwardsDisclaimersAndListFooters) {
   EXPECT_EQ(clean("Approved.\n\n-----Original Message-----\nFrom: Bob\nSent: Monday\nThe budget is $1M.", "").text,
             "Approved.");
