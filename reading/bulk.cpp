@@ -241,12 +241,22 @@ void score_sales_copy(const schemas::inbound_message& m, std::string_view body, 
   sc.sales = sc.phrases >= 2 ? 1 : 0;
   // The first lines: a salutation to no one in particular.
   {
+    // "Dear colleagues" to someone of the writer's own domain is a unit's head writing to its
+    // staff, not a stranger.
+    const auto domain = [](std::string_view address) {
+      const auto at = address.rfind('@');
+      return at == std::string_view::npos ? std::string() : lower_ascii(address.substr(at + 1));
+    };
+    const auto own = domain(m.from.address);
+    const bool colleagues = !own.empty() && std::any_of(m.to.begin(), m.to.end(), [&](const schemas::participant& p) {
+      return domain(p.address) == own;
+    });
     const auto head = body.substr(0, 300);
-    for (const char* g : generic_salutations)
-      if (contains(head, g)) {
+    for (std::string_view g : generic_salutations)
+      if (contains(head, g) && !(colleagues && g == "dear colleague")) {
         sc.spam += 3;
         ++sc.sales;
-        signals.push_back(std::string("salutation '") + g + "'");
+        signals.push_back("salutation '" + std::string(g) + "'");
         break;
       }
   }
@@ -343,7 +353,8 @@ bool score_cold_mail(const schemas::inbound_message& m, std::string_view subject
   // not two.
   const bool reply = subject.starts_with("re:") || (!m.thread_id.empty() && m.thread_id != m.event_id);
   const bool quotes = contains(body, " wrote:") || contains(body, "\n>") || body.starts_with(">");
-  const bool cold = !sc.list && !reply && !quotes && !sc.automated;
+  // A chat message is a workspace member's: never cold.
+  const bool cold = !sc.list && !reply && !quotes && !sc.automated && m.source != schemas::source_type::chat;
   // HTML alone, no text part: how mass mailers send (people's mail clients add a text part).
   if (const auto* ct = header_of(m, "content-type"); ct && lower_ascii(*ct).starts_with("text/html")) {
     ++sc.sales;

@@ -178,6 +178,16 @@ TEST(BulkMail, MessagesAreClassedByHeadersSenderFooterAndSalesMarks) {
   // to no one, a tracking number in the subject, HTML alone.
   EXPECT_EQ(classify_message(message("Dear Sir / Madam, we can ship containers to Rotterdam next week.")).cls,
             message_class::spam);
+  // "Dear colleagues" is a stranger's only from outside the recipients' domain.
+  auto staff = message("Dear colleagues, from 1 March the Digital Office moves into the Faculty of Education.");
+  EXPECT_EQ(classify_message(staff).cls, message_class::spam);
+  staff.to = {{"All staff", "all-staff@acme.example", ""}};
+  EXPECT_EQ(classify_message(staff).cls, message_class::person);
+  // A chat message is a workspace member's, never cold mail.
+  auto win = message("closed won: Brennan Hardware signed for 3 yrs!! they replace Lightspeed at 14 stores");
+  EXPECT_EQ(classify_message(win).cls, message_class::spam);
+  win.source = schemas::source_type::chat;
+  EXPECT_EQ(classify_message(win).cls, message_class::person);
   auto tracked = message("We can ship containers to Rotterdam next week.");
   tracked.subject = "Shipping offer          4821";
   EXPECT_EQ(classify_message(tracked).cls, message_class::spam);
