@@ -234,6 +234,9 @@ struct question_set {
   std::vector<std::string> events;
   std::vector<question> questions;
   score kag, plain, hybrid;
+  /// kag_query's hits@10 answered by a walk of typed relations, and by the statements'
+  /// fallback (its note says no typed relation answers).
+  std::size_t typed_hits = 0, fallback_hits = 0;
   std::vector<std::string> misses;  // kag_query's answers not first
 };
 
@@ -303,6 +306,8 @@ protected:
         first = e.value("name", "") + " (" + e.value("type", "") + ", " + std::to_string(e.value("score", 0.0)) + ")";
     }
     set.kag.add(q, rank, a.value("context", "").find(q.statement) != std::string::npos);
+    if (rank >= 1 && rank <= 10)
+      ++(a.value("note", "").starts_with("no typed relation answers") ? set.fallback_hits : set.typed_hits);
     if (rank != 1)
       set.misses.push_back(q.text + " -> " + q.answer + " at " + std::to_string(rank) + "; first " + first);
   }
@@ -331,6 +336,8 @@ protected:
     row("kag_query (max_hops = the question's, limit 10)", set.kag);
     row("recall_knowledge (limit 10)", set.plain);
     row("recall_knowledge, recall.graph_expansion on", set.hybrid);
+    std::printf("\nkag_query's hits@10: %zu by typed relations, %zu by the statements' fallback\n", set.typed_hits,
+                set.fallback_hits);
     std::printf("\nkag_query not first:\n");
     for (const auto& m : set.misses)
       std::printf("  %s\n", m.c_str());
