@@ -68,11 +68,11 @@ TEST(RelationQuality, HeldOutSetsMeetTheirFloors) {
     double precision, recall;
   };
   for (const auto& set : {
-           held_out{"heldout", 60, 0.68, 0.50},  // 45 messages and 15 document chunks
-           held_out{"heldout2", 69, 0.34, 0.20},
+           held_out{"heldout", 60, 0.70, 0.56},  // 45 messages and 15 document chunks
+           held_out{"heldout2", 69, 0.50, 0.32},
            // Written after the relation classifier was trained, by a writer who saw neither the
            // code nor the training data.
-           held_out{"heldout3", 60, 0.32, 0.18},
+           held_out{"heldout3", 60, 0.36, 0.24},
        }) {
     SCOPED_TRACE(set.file);
     auto h = engram::evaluation::evaluate_relations(
