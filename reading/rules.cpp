@@ -808,14 +808,28 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
     std::vector<found_relation> in_signature;
     read_relations_by_classifier(all, *models.classifier, signed_block ? &*signed_block : nullptr, in_signature);
     // What the signature says between its lines, as its works_at (add_signature): no
-    // statement's; two names related already keep that relation.
+    // statement's; two names related already keep that relation. Where the block's reading
+    // places its writer at another company than the line add_signature took for it (a title
+    // with no English role word, "Gerente General", or a department after the title's comma,
+    // "Vice President, Strategic Alliances"), the reading of the block stands.
     for (auto& f : in_signature) {
       const auto a = s.add_mention(std::move(f.subject)), b = s.add_mention(std::move(f.object));
       const bool related = std::any_of(s.x.relations.begin(), s.x.relations.end(), [&](const auto& r) {
         return (r.subject == a && r.object == b) || (r.subject == b && r.object == a);
       });
-      if (a != b && !related)
-        s.x.relations.push_back({a, b, std::move(f.predicate), f.confidence, std::nullopt, f.ended, {}});
+      if (a == b || related)
+        continue;
+      const auto signed_at =
+          std::find_if(s.x.relations.begin(), s.x.relations.end(), [&](const schemas::entity_relation& r) {
+            return f.predicate == "works_at" && r.predicate == "works_at" && r.subject == a && !r.entry;
+          });
+      if (signed_at != s.x.relations.end() && s.x.sender_signature &&
+          lower_ascii(s.x.mentions[a].value) == lower_ascii(s.x.sender_signature->value)) {
+        signed_at->object = b;
+        s.x.mentions[a].company = s.x.mentions[b].value;
+        continue;
+      }
+      s.x.relations.push_back({a, b, std::move(f.predicate), f.confidence, std::nullopt, f.ended, {}});
     }
   }
   std::vector<sentence_reading> read;

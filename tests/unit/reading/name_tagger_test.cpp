@@ -4,6 +4,7 @@
 
 #include "reading/extract.hpp"
 #include "reading/name_tagger.hpp"
+#include "reading/relation_classifier.hpp"
 #include "tools/train/names_eval.hpp"
 
 #include <gtest/gtest.h>
@@ -284,6 +285,19 @@ TEST(NameTagger, TheWritersSignatureIsReadWithWhatTheWriterSaysInTheFirstPerson)
     EXPECT_EQ(mention.value.find("Sp."), std::string::npos) << mention.value;
   o.classifier = nullptr;
   EXPECT_FALSE(has(engram::reading::extract_validated(m, o), "Ewa Zielinska", "reports_to", "Marek Nowicki"));
+
+  // A title with no English role word is not the company: the block's reading places its writer.
+  m.from = {"Martina Gil", "martina@losolivos.example", {}};
+  m.body =
+      "Hi Priya,\n\nThanks for the loan review call. Pablo Ruiz can share the yield maps with your analyst "
+      "next week.\n\nSaludos,\nMartina Gil\nGerente General\nEstancia Los Olivos\nVilla Mercedes, San Luis";
+  o.classifier = engram::reading::relation_classifier::builtin();
+  const auto y = engram::reading::extract_validated(m, o);
+  EXPECT_TRUE(has(y, "Martina Gil", "works_at", "Estancia Los Olivos"));
+  EXPECT_FALSE(has(y, "Martina Gil", "works_at", "Gerente General"));
+  o.classifier = nullptr;
+  EXPECT_TRUE(has(engram::reading::extract_validated(m, o), "Martina Gil", "works_at", "Gerente General"))
+      << "the rules alone take the line after the name for the company";
 }
 
 }  // namespace
