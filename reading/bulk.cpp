@@ -1,4 +1,6 @@
 #include "reading/bulk.hpp"
+
+#include "reading/lexicon.hpp"
 #include "base/text.hpp"
 
 #include <algorithm>
@@ -247,10 +249,11 @@ void score_sales_copy(const schemas::inbound_message& m, std::string_view body, 
       const auto at = address.rfind('@');
       return at == std::string_view::npos ? std::string() : lower_ascii(address.substr(at + 1));
     };
+    // A free-mail domain (gmail.com) is no organisation's.
     const auto own = domain(m.from.address);
-    const bool colleagues = !own.empty() && std::any_of(m.to.begin(), m.to.end(), [&](const schemas::participant& p) {
-      return domain(p.address) == own;
-    });
+    const bool colleagues =
+        !own.empty() && !lexicon::is_generic_domain(own.substr(0, own.find('.'))) &&
+        std::any_of(m.to.begin(), m.to.end(), [&](const schemas::participant& p) { return domain(p.address) == own; });
     const auto head = body.substr(0, 300);
     for (std::string_view g : generic_salutations)
       if (contains(head, g) && !(colleagues && g == "dear colleague")) {

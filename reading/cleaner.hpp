@@ -14,7 +14,8 @@ struct signature {
   std::string role;
   std::string company;
   std::string phone;
-  /// The block's lines as written, one per line, without its phone and contact lines
+  /// The block's lines as written, one per line, without its phone lines and contact lines (a
+  /// phone number inside a line of bars stays)
   /// ("Tomasz Wiśniewski\nCommercial Director\nBaltra Freight Sp. z o.o.\nGdańsk, Poland").
   std::string block;
 };

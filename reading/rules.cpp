@@ -171,13 +171,18 @@ bool speaks_for_self(const token_view& tv) {
 
 /// A sentence in the first person, singular or plural ("our dispatch team", "reports to me"):
 /// the writer, or the writer's organisation, is one of what it relates.
-bool speaks_as_writer(const token_view& tv) {
-  if (speaks_for_self(tv))
+/// The plural is read as written: "US" in capitals is the country, not "us".
+bool speaks_as_writer(std::string_view sentence) {
+  if (speaks_for_self(token_view(sentence)))
     return true;
-  for (auto t : tv.tokens)
-    if (t == "we" || t == "we're" || t == "we've" || t == "we'd" || t == "we'll" || t == "our" || t == "ours" ||
-        t == "us")
+  for (auto w : text::words(sentence)) {
+    w = text::strip_punct(w);
+    if (w.size() >= 2 && std::none_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
+      continue;
+    const auto t = lower_ascii(w.substr(0, w.find('\'')));
+    if (t == "we" || t == "our" || t == "ours" || t == "us")
       return true;
+  }
   return false;
 }
 
@@ -577,7 +582,7 @@ void read_relations_with_signature(std::vector<sentence_reading>& all, const std
       }
   for (std::size_t k = 0; k < all.size(); ++k) {
     auto& r = all[k];
-    if (!speaks_as_writer(token_view(r.sentence)))
+    if (!speaks_as_writer(r.sentence))
       continue;
     const std::size_t first = k + 1 >= classifier_window ? k + 1 - classifier_window : 0;
     std::string text;
@@ -812,6 +817,7 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
     // places its writer at another company than the line add_signature took for it (a title
     // with no English role word, "Gerente General", or a department after the title's comma,
     // "Vice President, Strategic Alliances"), the reading of the block stands.
+    bool redirected = false;  // the writer's works_at placed once
     for (auto& f : in_signature) {
       const auto a = s.add_mention(std::move(f.subject)), b = s.add_mention(std::move(f.object));
       const bool related = std::any_of(s.x.relations.begin(), s.x.relations.end(), [&](const auto& r) {
@@ -823,10 +829,12 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
           std::find_if(s.x.relations.begin(), s.x.relations.end(), [&](const schemas::entity_relation& r) {
             return f.predicate == "works_at" && r.predicate == "works_at" && r.subject == a && !r.entry;
           });
-      if (signed_at != s.x.relations.end() && s.x.sender_signature &&
+      if (signed_at != s.x.relations.end() && !redirected && s.x.sender_signature &&
+          s.x.mentions[b].kind == entity_kind::organization &&
           lower_ascii(s.x.mentions[a].value) == lower_ascii(s.x.sender_signature->value)) {
         signed_at->object = b;
         s.x.mentions[a].company = s.x.mentions[b].value;
+        redirected = true;
         continue;
       }
       s.x.relations.push_back({a, b, std::move(f.predicate), f.confidence, std::nullopt, f.ended, {}});
@@ -931,8 +939,9 @@ void add_sentence_relations(extraction_state& s, sentence_reading& r) {
 /// Co., Ltd.", "Baltra Freight Sp. z o.o.", "Calloway Pharmaceuticals plc") and a place in
 /// brackets ("JadeStone Electronics (Suzhou) Co.").
 std::string organisation_name(std::string name) {
-  static const std::set<std::string_view> more_forms{"co",  "pvt", "pte",  "sl", "s.l.", "srl", "s.r.l.", "ltda",
-                                                     "bhd", "sdn", "k.k.", "kk", "oyj",  "asa", "s.p.a.", "lp"};
+  static const std::set<std::string_view> more_forms{"co",     "pvt",  "pte",    "sl",  "s.l.", "srl",
+                                                     "s.r.l.", "ltda", "bhd",    "sdn", "k.k.", "kk",
+                                                     "oyj",    "asa",  "s.p.a.", "lp",  "&"};
   for (bool cut = true; cut;) {
     cut = false;
     while (!name.empty() && (name.back() == ',' || name.back() == ';' || name.back() == ' '))
@@ -985,13 +994,20 @@ void join_short_forms(schemas::extraction& x) {
     const auto &a = words[shorter], &b = words[longer];
     return !a.empty() && a.size() < b.size() && std::equal(a.begin(), a.end(), b.begin());
   };
+  // Two addresses are two people, whatever their names ("Priya" <priya@initech.example> is not
+  // "Priya Shah" <priya.shah@globex.example>).
+  const auto addresses_agree = [&](std::size_t i, std::size_t j) {
+    const auto &a = x.mentions[i].address, &b = x.mentions[j].address;
+    return a.empty() || b.empty() || lower_ascii(a) == lower_ascii(b);
+  };
   std::vector<std::size_t> to(x.mentions.size());
   bool joined = false;
   // One name of one kind, one mention: the first.
   for (std::size_t i = 0; i < x.mentions.size(); ++i) {
     to[i] = i;
     for (std::size_t j = 0; j < i && to[i] == i; ++j)
-      if (to[j] == j && x.mentions[j].kind == x.mentions[i].kind && !words[i].empty() && words[j] == words[i])
+      if (to[j] == j && x.mentions[j].kind == x.mentions[i].kind && !words[i].empty() && words[j] == words[i] &&
+          addresses_agree(i, j))
         to[i] = j;
     joined = joined || to[i] != i;
   }
@@ -1005,7 +1021,7 @@ void join_short_forms(schemas::extraction& x) {
       // product's short form is one of its own kind (Microsoft is not Microsoft Dynamics 365).
       const bool kind_fits =
           x.mentions[j].kind == entity_kind::person ? words[i].size() == 1 : x.mentions[i].kind == x.mentions[j].kind;
-      if (to[j] != j || !begins(i, j) || !kind_fits)
+      if (to[j] != j || !begins(i, j) || !kind_fits || !addresses_agree(i, j))
         continue;
       if (!longest || begins(*longest, j))
         longest = j;
@@ -1039,9 +1055,12 @@ void join_short_forms(schemas::extraction& x) {
   for (std::size_t i = 0; i < x.mentions.size(); ++i)
     if (to[i] != i) {
       index[i] = index[to[i]];
+      // What the short form's mention knew and the full name's did not.
       auto& full = kept[index[i]];
-      if (full.address.empty())
-        full.address = x.mentions[i].address;
+      for (auto field :
+           {&entity_mention::address, &entity_mention::role, &entity_mention::company, &entity_mention::phone})
+        if ((full.*field).empty())
+          full.*field = x.mentions[i].*field;
     }
   for (auto& e : x.entries) {
     for (auto& m : e.mentions)
@@ -1050,15 +1069,15 @@ void join_short_forms(schemas::extraction& x) {
     e.mentions.erase(std::unique(e.mentions.begin(), e.mentions.end()), e.mentions.end());
   }
   std::vector<schemas::entity_relation> relations;
-  std::set<std::tuple<std::size_t, std::size_t, std::string>> seen;
   for (auto& r : x.relations) {
     r.subject = index[r.subject];
     r.object = index[r.object];
-    // A name related to its own short form (or to itself read as another kind): none; a
-    // relation read twice: once.
-    if (r.subject != r.object && lower_ascii(kept[r.subject].value) != lower_ascii(kept[r.object].value) &&
-        seen.emplace(r.subject, r.object, r.predicate).second)
-      relations.push_back(std::move(r));
+    // A name related to its own short form (or to itself read as another kind): none; the same
+    // relation of the same statement, read under both forms: once.
+    if (r.subject == r.object || lower_ascii(kept[r.subject].value) == lower_ascii(kept[r.object].value) ||
+        std::find(relations.begin(), relations.end(), r) != relations.end())
+      continue;
+    relations.push_back(std::move(r));
   }
   x.relations = std::move(relations);
   x.mentions = std::move(kept);

@@ -251,6 +251,21 @@ TEST(NameTagger, AShortFormOfANameTheMessageGivesInFullIsThatNameUnlessItBeginsT
   // The short forms are joined with the classifier's reading only (the earlier readers' pins).
   o.classifier = nullptr;
   EXPECT_TRUE(values_of(engram::reading::extract_validated(m, o)).count("Kwame"));
+
+  // Two addresses are two people: a writer known only as "Priya" is not the "Priya Shah" written to.
+  auto two = message_from_dana(engram::schemas::source_type::email,
+                               "Priya Shah, thanks for the call. Our team will send the order form on Monday.");
+  two.from = {"Priya", "priya@initech.example", {}};
+  two.to = {{"Priya Shah", "priya.shah@globex.example", {}}};
+  o.classifier = engram::reading::relation_classifier::builtin();
+  const auto people = engram::reading::extract_validated(two, o);
+  std::set<std::string> addresses;
+  for (const auto& mention : people.mentions)
+    if (mention.kind == engram::schemas::entity_kind::person)
+      addresses.insert(mention.value + " <" + mention.address + ">");
+  EXPECT_TRUE(addresses.count("Priya <priya@initech.example>") &&
+              addresses.count("Priya Shah <priya.shah@globex.example>"))
+      << testing::PrintToString(addresses);
 }
 
 TEST(NameTagger, TheWritersSignatureIsReadWithWhatTheWriterSaysInTheFirstPerson) {

@@ -183,6 +183,10 @@ TEST(BulkMail, MessagesAreClassedByHeadersSenderFooterAndSalesMarks) {
   EXPECT_EQ(classify_message(staff).cls, message_class::spam);
   staff.to = {{"All staff", "all-staff@acme.example", ""}};
   EXPECT_EQ(classify_message(staff).cls, message_class::person);
+  // A free-mail domain is no organisation's.
+  staff.from = {"Sarah Lee", "sarah.lee@gmail.com", ""};
+  staff.to = {{"Bob Martin", "bob.martin@gmail.com", ""}};
+  EXPECT_EQ(classify_message(staff).cls, message_class::spam);
   // A chat message is a workspace member's, never cold mail.
   auto win = message("closed won: Brennan Hardware signed for 3 yrs!! they replace Lightspeed at 14 stores");
   EXPECT_EQ(classify_message(win).cls, message_class::spam);
