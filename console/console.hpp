@@ -2,6 +2,8 @@
 // The web console's files, compiled into engramd (console/CMakeLists.txt) and served at
 // /ui/ (docs/console.md).
 
+#include "net/router.hpp"
+
 #include <string_view>
 #include <vector>
 
@@ -25,5 +27,10 @@ struct asset {
 
 /// The file served at /ui/<path> ("" is the page), or null.
 [[nodiscard]] const asset* find(std::string_view path);
+
+/// GET /ui (a redirect to /ui/) and GET /ui/<path>: each file with its SHA-256 as ETag (304
+/// to a matching If-None-Match), no-cache, nosniff and a Content-Security-Policy that allows
+/// this host's files alone; 404 naming an unknown path.
+void add_routes(http::router& r);
 
 }  // namespace engram::console

@@ -5,7 +5,7 @@
 #include <set>
 #include <vector>
 
-namespace engram::dedup {
+namespace engram::knowledge {
 
 std::string markers_of(std::string_view text) {
   // Relative times, weekdays and quantities change what is said; so does the preposition
@@ -82,4 +82,4 @@ std::uint64_t values_key(bool positive, std::string_view title, const schemas::s
   return h;
 }
 
-}  // namespace engram::dedup
+}  // namespace engram::knowledge

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace engram::dedup {
+namespace engram::knowledge {
 
 /// The meaning markers of a text, sorted and joined by spaces: words the content-word
 /// signature leaves out that change what a statement says ("this" / "next" year, "to 5%" /
@@ -28,4 +28,4 @@ namespace engram::dedup {
 /// The key as 16 lower-case hex digits (as the store keys it).
 [[nodiscard]] std::string values_key_hex(std::uint64_t key);
 
-}  // namespace engram::dedup
+}  // namespace engram::knowledge

@@ -105,7 +105,7 @@ bool can_read(call& c) {
   return false;
 }
 
-json entity_json(const knowledge::entity_view& e) {
+json entity_json(const query::entity_view& e) {
   json resolved = json::array();
   for (const auto& r : e.resolutions)
     resolved.push_back(resolution_json(r));
@@ -177,8 +177,7 @@ void neighbourhood(call& c) {
   if (!start)
     return c.respond(error(404, "name: no entity '" + c.path["name"] + "' in this organisation"));
   bool truncated = false;
-  auto walked =
-      reader.traverse(c.org(), start->id, *depth, labels, knowledge::edge_direction::both, *limit, &truncated);
+  auto walked = reader.traverse(c.org(), start->id, *depth, labels, query::edge_direction::both, *limit, &truncated);
   std::map<std::string, std::size_t> shown;  // id -> index in nodes
   json nodes = json::array();
   std::size_t filtered = 0;
@@ -201,7 +200,7 @@ void neighbourhood(call& c) {
     for (const auto& nb : store.entity_neighbours(c.org(), id, true, true))
       hidden += !shown.count(nb.other_id);
     nodes[index]["hidden"] = hidden;
-    for (const auto& e : reader.edges(c.org(), id, knowledge::edge_direction::outgoing)) {
+    for (const auto& e : reader.edges(c.org(), id, query::edge_direction::outgoing)) {
       if (!shown.count(e.to_id) || (!labels.empty() && !labels.count(e.label)))
         continue;
       json edge{{"from", e.from_id}, {"to", e.to_id}, {"label", e.label}, {"weight", e.weight}};

@@ -5,8 +5,11 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <cctype>
 #include <memory>
 
@@ -17,6 +20,38 @@ std::string token_digest(std::string_view token) {
   unsigned int len = 0;
   EVP_Digest(token.data(), token.size(), md, &len, EVP_sha256(), nullptr);
   return to_hex(md, len);
+}
+
+engram::result<std::string> dev_token(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const auto path = fs::path(dir) / "dev-token";
+  std::string token;
+  if (std::ifstream in(path); in >> token && token.size() >= 32)
+    return token;
+  unsigned char bytes[20];
+  if (RAND_bytes(bytes, sizeof bytes) != 1)
+    return engram::fail("cannot make the dev token: no random bytes from OpenSSL");
+  token = to_hex(bytes, sizeof bytes);
+  // Created empty, made readable by its owner alone, then written: the token is never in a
+  // file others may read. Renamed into place, so a reader sees the whole token or none.
+  const auto tmp = fs::path(path.string() + ".tmp");
+  std::error_code ec;
+  {
+    std::ofstream(tmp, std::ios::trunc);
+    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
+  }
+  if (!ec) {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << token;
+    out.close();
+    if (!out)
+      ec = std::make_error_code(std::errc::io_error);
+  }
+  if (!ec)
+    fs::rename(tmp, path, ec);
+  if (ec)
+    return engram::fail("cannot write the dev token to " + tmp.string() + ": " + ec.message());
+  return token;
 }
 
 bool local_origin(const std::string& origin) {

@@ -2,6 +2,7 @@
 // Who is asking: Origin validation (DNS rebinding) and bearer tokens. A token maps to
 // exactly one organisation and its scopes; every tool call is scoped to it.
 
+#include "base/result.hpp"
 #include "net/http.hpp"
 
 #include <map>
@@ -36,6 +37,11 @@ struct auth_options {
 /// A token's SHA-256 as 64 lower-case hex digits (what auth_options::tokens is keyed by, and
 /// what config auth.tokens[].token_sha256 holds).
 [[nodiscard]] std::string token_digest(std::string_view token);
+
+/// The dev token (docs/configuration.md, `auth`): read from `dir`/dev-token, or made there once (40 hex
+/// digits from OpenSSL's random generator, the file readable by its owner alone) when no
+/// token is configured. An error names the file.
+[[nodiscard]] engram::result<std::string> dev_token(const std::string& dir);
 
 /// True for the Origins a browser on this machine sends (localhost, 127.0.0.1, [::1]).
 [[nodiscard]] bool local_origin(const std::string& origin);

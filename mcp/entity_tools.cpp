@@ -5,7 +5,7 @@
 #include "mcp/internal/entity_tools.hpp"
 
 #include "mcp/jsonrpc.hpp"
-#include "knowledge/kag.hpp"
+#include "query/kag.hpp"
 #include "schemas/time.hpp"
 #include "schemas/tools.hpp"
 
@@ -18,8 +18,8 @@ namespace engram::mcp {
 
 namespace {
 
-using knowledge::edge_direction;
-using knowledge::entity_view;
+using query::edge_direction;
+using query::entity_view;
 
 std::string str(const json& a, const char* k) {
   return a.contains(k) && a[k].is_string() ? a[k].get<std::string>() : std::string();
@@ -296,7 +296,7 @@ bool names_label(const std::string& word, const std::string& label) {
 
 /// Entities named in the question: the longest word runs that are a name or an alias
 /// (their words marked in `used`).
-std::vector<entity_view> named_in(const knowledge::entity_reader& graph, const std::string& org,
+std::vector<entity_view> named_in(const query::entity_reader& graph, const std::string& org,
                                   const std::vector<std::string>& tokens, std::vector<bool>& used) {
   std::vector<entity_view> named;
   for (std::size_t len = std::min<std::size_t>(6, tokens.size()); len >= 1; --len)
@@ -318,7 +318,7 @@ std::vector<entity_view> named_in(const knowledge::entity_reader& graph, const s
 }
 
 /// The first rest word that names a type some entity has (or inherits); "" when none.
-std::string type_named(const knowledge::entity_reader& graph, const std::vector<entity_view>& all,
+std::string type_named(const query::entity_reader& graph, const std::vector<entity_view>& all,
                        const std::vector<std::string>& rest) {
   std::string type;
   for (const auto& w : rest) {
@@ -335,7 +335,7 @@ std::string type_named(const knowledge::entity_reader& graph, const std::vector<
 }
 
 /// The relationship words: rest words naming a label at one of the named entities.
-std::vector<std::string> label_words_at(const knowledge::entity_reader& graph, const std::string& org,
+std::vector<std::string> label_words_at(const query::entity_reader& graph, const std::string& org,
                                         const std::vector<entity_view>& named, const std::vector<std::string>& rest) {
   std::vector<std::string> label_words;
   for (const auto& n : named)
@@ -354,9 +354,8 @@ struct query_answer {
 
 /// "which companies use Rust?": neighbours of the named entity of that type, over the
 /// relationship the question names (any when it names none).
-void answer_related(const knowledge::entity_reader& graph, const std::string& org,
-                    const std::vector<entity_view>& named, const std::string& type,
-                    const std::vector<std::string>& label_words, query_answer& out) {
+void answer_related(const query::entity_reader& graph, const std::string& org, const std::vector<entity_view>& named,
+                    const std::string& type, const std::vector<std::string>& label_words, query_answer& out) {
   auto& [found, sentences] = out;
   auto label_wanted = [&](const std::string& label) {
     return label_words.empty() || std::any_of(label_words.begin(), label_words.end(),
@@ -381,7 +380,7 @@ void answer_related(const knowledge::entity_reader& graph, const std::string& or
 }
 
 /// A named entity in a sentence or two: its type and attributes, then its relationships.
-std::string described(const knowledge::entity_reader& graph, const std::string& org, const entity_view& n) {
+std::string described(const query::entity_reader& graph, const std::string& org, const entity_view& n) {
   std::string s = n.name + " is a " + spoken(schemas::type_key(n.entity_type));
   if (!n.attributes.empty()) {
     s += " (";
@@ -409,7 +408,7 @@ std::string described(const knowledge::entity_reader& graph, const std::string& 
 }
 
 /// Entities of the type, up to `limit`, named in one sentence.
-void answer_of_type(const knowledge::entity_reader& graph, const std::vector<entity_view>& all, const std::string& type,
+void answer_of_type(const query::entity_reader& graph, const std::vector<entity_view>& all, const std::string& type,
                     std::size_t limit, query_answer& out) {
   std::string names;
   for (const auto& e : all)
@@ -496,7 +495,7 @@ void entity_query(tool_context& ctx, const grant& g, const json& a, tool_reply r
 }
 
 void kag_query(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  knowledge::kag_request r;
+  query::kag_request r;
   r.query = str(a, "query");
   for (const auto& e : a.value("entities", json::array()))
     r.entities.push_back(e.get<std::string>());
@@ -504,10 +503,10 @@ void kag_query(tool_context& ctx, const grant& g, const json& a, tool_reply repl
   r.max_hops = count(a, "max_hops", 2);
   r.limit = count(a, "limit", 20);
   r.source_id = str(a, "source_id");
-  if (auto bad = knowledge::check(r))
+  if (auto bad = query::check(r))
     return reply(tool_error(*bad));
   r.terms = [&ctx](std::string_view text) { return ctx.query().terms(text); };
-  const auto answer = knowledge::kag_query(ctx.entities(), g.organization_id, r);
+  const auto answer = query::kag_query(ctx.entities(), g.organization_id, r);
   json entities = json::array(), relations = json::array();
   for (const auto& e : answer.entities) {
     json j{{"id", e.id},

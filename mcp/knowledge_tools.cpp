@@ -26,10 +26,10 @@ std::optional<schemas::entry_type> type_arg(const json& a) {
                                                      : std::nullopt;
 }
 
-knowledge::result_kinds kinds_arg(const json& a) {
+query::result_kinds kinds_arg(const json& a) {
   if (!a.contains("kinds") || !a["kinds"].is_array())
     return {};
-  knowledge::result_kinds k{false, false};
+  query::result_kinds k{false, false};
   for (const auto& v : a["kinds"]) {
     k.entries |= v == "entry";
     k.passages |= v == "passage";
@@ -75,7 +75,7 @@ void save(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
   if (auto days = count(a, "expiresInDays", 0); days > 0)
     s.expires_at = schemas::format_rfc3339(s.saved_at_ms + static_cast<std::int64_t>(days) * 86400000);
   s.embedding = ctx.embed_save(s);
-  ctx.append_and_answer(s, std::move(reply), [s](const actors::applied_event& what) {
+  ctx.append_and_answer(s, std::move(reply), [s](const services::applied_event& what) {
     if (what.error != storage::errc::ok)
       return tool_error("the store failed to apply the save");
     if (what.duplicate)
@@ -92,7 +92,7 @@ void save(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
 }
 
 void recall(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  knowledge::recall_request r;
+  query::recall_request r;
   r.query = str(a, "query");
   r.contact_id = str(a, "contactId");
   r.branch_id = str(a, "branchId");
@@ -113,7 +113,7 @@ void recall(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
 }
 
 void search(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  knowledge::search_request r;
+  query::search_request r;
   r.query = str(a, "query");
   r.type = type_arg(a);
   r.limit = count(a, "limit", 10);
@@ -228,8 +228,8 @@ void forget(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
 
 }  // namespace
 
-std::function<json(const actors::applied_event&)> answer_applied(std::function<json(const json& result)> answer) {
-  return [answer = std::move(answer)](const actors::applied_event& what) {
+std::function<json(const services::applied_event&)> answer_applied(std::function<json(const json& result)> answer) {
+  return [answer = std::move(answer)](const services::applied_event& what) {
     if (what.error != storage::errc::ok)
       return tool_error("the store failed to apply the command");
     if (what.duplicate)

@@ -38,8 +38,8 @@ const std::set<std::string> methods{"initialize", "ping", "tools/list", "tools/c
 struct service::impl final : api_context {
   mcp_dependencies deps;
   mcp_options opts;
-  std::unique_ptr<knowledge::query_service> queries;
-  std::unique_ptr<knowledge::entity_reader> entity_graph;
+  std::unique_ptr<query::query_service> queries;
+  std::unique_ptr<query::entity_reader> entity_graph;
   registry tools;
   std::mt19937_64 rng{std::random_device{}()};
   std::mutex rng_mutex;
@@ -49,7 +49,7 @@ struct service::impl final : api_context {
   std::size_t waiting = 0;
 
   impl(mcp_dependencies d, mcp_options o) : deps(std::move(d)), opts(std::move(o)) {
-    knowledge::query_dependencies q;
+    query::query_dependencies q;
     q.store = deps.store;
     if (deps.index)
       q.nearest = [index = deps.index](const std::string& org, const schemas::vector8& v, std::size_t k) {
@@ -69,8 +69,8 @@ struct service::impl final : api_context {
       };
     q.terms = reading::index_terms;
     q.now = [clock = deps.clock] { return clock ? clock->now_ms() : system_now_ms(); };
-    queries = std::make_unique<knowledge::query_service>(std::move(q), opts.policy);
-    entity_graph = std::make_unique<knowledge::entity_reader>(deps.store, opts.type_parents);
+    queries = std::make_unique<query::query_service>(std::move(q), opts.policy);
+    entity_graph = std::make_unique<query::entity_reader>(deps.store, opts.type_parents);
     add_knowledge_tools(tools, *this);
     add_entity_tools(tools, *this);
     alive->second = true;
@@ -151,8 +151,8 @@ struct service::impl final : api_context {
     wait_cv.wait(lock, [&] { return waiting == 0; });
   }
 
-  const knowledge::query_service& query() const override { return *queries; }
-  const knowledge::entity_reader& entities() const override { return *entity_graph; }
+  const query::query_service& query() const override { return *queries; }
+  const query::entity_reader& entities() const override { return *entity_graph; }
 
   std::string new_event_id(const char* prefix) override {
     std::lock_guard lock(rng_mutex);
@@ -186,7 +186,7 @@ struct service::impl final : api_context {
   }
 
   void append_and_answer(const schemas::log_payload& record, tool_reply reply,
-                         std::function<json(const actors::applied_event&)> answer,
+                         std::function<json(const services::applied_event&)> answer,
                          std::chrono::milliseconds wait) override {
     if (wait.count() <= 0)
       wait = opts.save_timeout;
@@ -367,10 +367,31 @@ std::size_t service::open_streams() {
   return n;
 }
 
-const knowledge::query_service& service::queries() const { return *impl_->queries; }
+const query::query_service& service::queries() const { return *impl_->queries; }
 
 std::variant<grant, http::response> service::who(const http::request& req) const {
   return authenticate(req, impl_->opts.auth);
+}
+
+void service::add_routes(http::router& r, front_door door) {
+  auto gated = [this, door](bool is_mcp, http::handler serve) -> http::handler {
+    if (!door)
+      return serve;
+    return [this, door, is_mcp, serve = std::move(serve)](const http::request& req, http::responder respond) {
+      auto g = who(req);
+      if (auto* refused = std::get_if<http::response>(&g))
+        return respond(std::move(*refused));
+      door(std::get<grant>(g), req, respond, serve, is_mcp);
+    };
+  };
+  r.add("/mcp", {},
+        gated(true, [this](const http::request& req, http::responder respond) { handle(req, std::move(respond)); }));
+  r.add("/v1/kg/bundles", {"GET", "HEAD"}, gated(false, [this](const http::request& req, http::responder respond) {
+          handle_bundles(req, std::move(respond));
+        }));
+  r.add("/v1/*", {}, gated(false, [this](const http::request& req, http::responder respond) {
+          handle_api(req, std::move(respond));
+        }));
 }
 
 void service::handle_api(const http::request& req, http::responder respond) {

@@ -7,16 +7,17 @@
 // every store read, the vector index is the organisation's own, and no tool takes an
 // organisation argument.
 
-#include "actors/common/clock.hpp"
-#include "actors/common/metrics.hpp"
-#include "actors/common/notifier.hpp"
-#include "knowledge/dedup.hpp"
+#include "services/clock.hpp"
+#include "services/metrics.hpp"
+#include "services/notifier.hpp"
+#include "dedup/dedup.hpp"
 #include "embedding/embedder.hpp"
 #include "embedding/query_head.hpp"
 #include "mcp/auth.hpp"
 #include "mcp/registry.hpp"
 #include "knowledge/read_rules.hpp"
 #include "net/http.hpp"
+#include "net/router.hpp"
 #include "schemas/log_record.hpp"
 #include "base/result.hpp"
 #include "storage/graph_store.hpp"
@@ -28,7 +29,7 @@
 #include <string>
 #include <variant>
 
-namespace engram::knowledge {
+namespace engram::query {
 class query_service;
 }
 
@@ -52,14 +53,19 @@ struct mcp_dependencies {
   std::shared_ptr<const embedding::embedder> embedder;
   /// Maps a recall query's vector before it is searched (may be null: the vector as it is).
   std::shared_ptr<const embedding::query_head> query_head;
-  actors::apply_notifier* notifier = nullptr;
+  services::apply_notifier* notifier = nullptr;
   /// Requests by tool and outcome, with latency (may be null).
-  actors::metrics* metrics = nullptr;
+  services::metrics* metrics = nullptr;
   /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
-  std::shared_ptr<const actors::clock> clock;
+  std::shared_ptr<const services::clock> clock;
   /// Appends one record to engram-log; an error when it was not acknowledged.
   std::function<engram::result<void>(const schemas::encoded_record& record)> append;
 };
+
+/// How a request for an organisation reaches the member that owns it (store.cluster): calls
+/// `serve` here, answers "retry", or forwards it to its owner. `mcp`: the answer is JSON-RPC.
+using front_door = std::function<void(const grant& g, const http::request& req, const http::responder& respond,
+                                      const http::handler& serve, bool mcp)>;
 
 class service {
 public:
@@ -77,9 +83,13 @@ public:
   /// GET /mcp event streams whose clients are still there.
   [[nodiscard]] std::size_t open_streams();
   /// The query service the tools read through (recall's stage times, for /metrics).
-  [[nodiscard]] const knowledge::query_service& queries() const;
+  [[nodiscard]] const query::query_service& queries() const;
   /// The tools served (the knowledge tools at start; more may be added).
   [[nodiscard]] registry& tools();
+
+  /// Adds /mcp, GET /v1/kg/bundles and the console's JSON API (/v1/*) to `r`, each through
+  /// `door` when set (the token says which organisation, and so which member, answers).
+  void add_routes(http::router& r, front_door door);
 
 private:
   struct impl;

@@ -23,7 +23,7 @@ namespace engram::mcp {
 
 namespace {
 
-using knowledge::entity_view;
+using query::entity_view;
 
 json entity_json(const entity_view& e) {
   return {{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}};

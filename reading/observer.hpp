@@ -1,5 +1,5 @@
 #pragma once
-// What reading counts as it goes; engramd's metrics (actors/common/metrics.hpp) implement it,
+// What reading counts as it goes; engramd's metrics (services/metrics.hpp) implement it,
 // so reading needs nothing of the actors.
 
 #include <cstdint>

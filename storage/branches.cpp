@@ -9,12 +9,12 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
   bool first = false;
-  if (auto e = mark_seen(tx, key("S", org, s.event_id), pos.topic, &first); e != errc::ok)
+  if (auto e = mark_seen(tx, key(meta_tag::seen_save, org, s.event_id), pos.topic, &first); e != errc::ok)
     return e;
   if (!first) {
     result = apply_outcome::duplicate;
   } else {
-    const auto state_key = key("b", org, s.branch_id);
+    const auto state_key = key(meta_tag::branch, org, s.branch_id);
     std::uint64_t seq = 0;
     auto state = kv_->get(cf_meta, state_key);
     if (!state && state.error() != errc::not_found)
@@ -51,7 +51,7 @@ std::vector<branch_save> kv_graph_store::branch_saves(const std::string& org, co
                                                       std::int64_t* last_save_ms) const {
   std::vector<branch_save> out;
   *last_save_ms = 0;
-  if (auto v = kv_->get(cf_meta, key("b", org, branch)); v && v->size() >= 16)
+  if (auto v = kv_->get(cf_meta, key(meta_tag::branch, org, branch)); v && v->size() >= 16)
     *last_save_ms = static_cast<std::int64_t>(decode_u64(std::string_view(*v).substr(8)));
   const auto prefix = key(org, branch, "");
   auto it = kv_->iterate(cf_branches);
@@ -77,7 +77,7 @@ errc kv_graph_store::drop_branch(write_txn& tx, const std::string& org, const st
     tx.batch.del(cf_branches, it->key());
     ++*n;
   }
-  tx.batch.del(cf_meta, key("b", org, branch));
+  tx.batch.del(cf_meta, key(meta_tag::branch, org, branch));
   return it->status();
 }
 

@@ -9,7 +9,7 @@ errc kv_graph_store::apply_once(const log_position& pos, const std::string& org,
   write_txn tx;
   tx.org = org;
   apply_outcome how = apply_outcome::applied;
-  const auto seen = key("s", org, event_id);
+  const auto seen = key(meta_tag::seen, org, event_id);
   bool first = false;
   if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
     return e;
@@ -69,8 +69,7 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
 
 errc kv_graph_store::compact_organization(const std::string& org) {
   // Not the audit and forget-mark rows (f, x, X): a forget keeps them.
-  constexpr const char* tags[] = {"s", "S", "b", "c", "n"};
-  return compact_ranges(org, org, tags, nullptr);
+  return compact_ranges(org, org, meta_tag::organisation_state, nullptr);
 }
 
 errc kv_graph_store::compact_ranges(const std::string& first, const std::string& last,
@@ -144,7 +143,7 @@ bool kv_graph_store::has_expired(const std::string& org, std::int64_t now_ms, st
   if (it->valid() && it->key().starts_with(prefix) &&
       static_cast<std::int64_t>(decode_u64(it->key().substr(prefix.size(), 8))) <= now_ms)
     return true;
-  const auto branches = key("b", org, "");
+  const auto branches = key(meta_tag::branch, org, "");
   auto b = kv_->iterate(cf_meta);
   for (b->seek(branches); b->valid() && b->key().starts_with(branches); b->next())
     if (static_cast<std::int64_t>(decode_u64(b->value().substr(8))) + ttl_ms < now_ms)
@@ -195,7 +194,7 @@ errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_comma
   (void)r;
   const auto& org = c.organization_id;
   if (c.reminder_offset >= 0) {
-    const auto mark = key("m", encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
+    const auto mark = key(meta_tag::reminder_offset, encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
     std::uint64_t have = 0;
     if (auto v = kv_->get(cf_meta, mark))
       have = decode_u64(*v);
@@ -213,7 +212,7 @@ errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_comma
 /// A document chunk the sequencer refused: failed, with the reason, unless a good copy of
 /// the chunk was applied (a done status stays; a later good copy overwrites a failed one).
 errc kv_graph_store::chunk_failed(write_txn& tx, const schemas::knowledge_command& c) {
-  const auto k = key("c", c.organization_id, c.id, encode_u64(static_cast<std::uint64_t>(c.chunk)));
+  const auto k = key(meta_tag::chunk, c.organization_id, c.id, encode_u64(static_cast<std::uint64_t>(c.chunk)));
   auto have = kv_->get(cf_meta, k);
   if (!have && have.error() != errc::not_found)
     return have.error();
@@ -250,13 +249,13 @@ errc kv_graph_store::expire(write_txn& tx, const schemas::knowledge_command& c, 
     r.removed.emplace_back(id, seq);
   }
   if (!ids.empty())
-    if (auto e = drop(tx, key("n", org, "entries"), ids.size()); e != errc::ok)
+    if (auto e = drop(tx, key(meta_tag::counter, org, "entries"), ids.size()); e != errc::ok)
       return e;
   if (relation_count)
-    if (auto e = drop(tx, key("n", org, "relations"), relation_count); e != errc::ok)
+    if (auto e = drop(tx, key(meta_tag::counter, org, "relations"), relation_count); e != errc::ok)
       return e;
   std::vector<std::string> idle;
-  const auto branches = key("b", org, "");
+  const auto branches = key(meta_tag::branch, org, "");
   auto b = kv_->iterate(cf_meta);
   for (b->seek(branches); b->valid() && b->key().starts_with(branches); b->next())
     if (static_cast<std::int64_t>(decode_u64(b->value().substr(8))) + c.ttl_ms < c.issued_at_ms)

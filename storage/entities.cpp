@@ -28,7 +28,7 @@ result<std::string> kv_graph_store::find_entity(const std::string& org, const st
 }
 
 result<bool> kv_graph_store::seen(const std::string& org, const std::string& event_id) const {
-  auto v = kv_->get(cf_meta, key("s", org, event_id));
+  auto v = kv_->get(cf_meta, key(meta_tag::seen, org, event_id));
   if (v)
     return true;
   if (v.error() == errc::not_found)
@@ -94,11 +94,11 @@ errc kv_graph_store::put_message(write_txn& tx, const schemas::inbound_message& 
   for (const auto& c : contact_ids)
     tx.batch.put(cf_by_contact, key(org, c, "message", m.event_id), "");
 
-  if (auto e = bump(tx, key("n", org, "events"), 1); e != errc::ok)
+  if (auto e = bump(tx, key(meta_tag::counter, org, "events"), 1); e != errc::ok)
     return e;
   if (new_contacts)
     for (const char* counter : {"contacts", "entities"})
-      if (auto e = bump(tx, key("n", org, counter), new_contacts); e != errc::ok)
+      if (auto e = bump(tx, key(meta_tag::counter, org, counter), new_contacts); e != errc::ok)
         return e;
   return errc::ok;
 }

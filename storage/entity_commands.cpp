@@ -181,7 +181,7 @@ private:
       items.push_back({{"id", e->id}, {"name", e->name}, {"created", created}});
     }
     answer = json{{"entities", items}}.dump();
-    return created_ ? s_.bump(tx_, key("n", org_, "entities"), created_) : errc::ok;
+    return created_ ? s_.bump(tx_, key(meta_tag::counter, org_, "entities"), created_) : errc::ok;
   }
 
   errc relate(std::string& answer, std::string& error) {
@@ -272,7 +272,7 @@ private:
     tx_.batch.del(cf_entities, key(org_, id));
     tx_.entities.erase(id);
     tx_.deleted_entities.insert(id);
-    return s_.drop(tx_, key("n", org_, "entities"), 1);
+    return s_.drop(tx_, key(meta_tag::counter, org_, "entities"), 1);
   }
 
   /// Points an entry's mentions of entity `from` at `to` ("" = no entity).

@@ -15,12 +15,12 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
   m = redacted(m, without_forgotten);
   if (!m) {
     result = apply_outcome::skipped;
-    if (auto e = bump(tx, key("r", pos.topic), 1); e != errc::ok)
+    if (auto e = bump(tx, key(meta_tag::skipped, pos.topic), 1); e != errc::ok)
       return e;
   } else {
     tx.org = m->organization_id;
     bool first = false;
-    if (auto e = mark_seen(tx, key("s", m->organization_id, m->event_id), pos.topic, &first); e != errc::ok)
+    if (auto e = mark_seen(tx, key(meta_tag::seen, m->organization_id, m->event_id), pos.topic, &first); e != errc::ok)
       return e;
     if (!first) {
       result = apply_outcome::duplicate;
@@ -73,8 +73,8 @@ std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org,
 std::vector<std::string> kv_graph_store::entries_with_title(const std::string& org, schemas::entry_type type,
                                                             const std::string& title, std::uint64_t values,
                                                             std::size_t limit) const {
-  return newest_under(cf_titles,
-                      key(org, std::string(schemas::to_string(type)), title, dedup::values_key_hex(values), ""), limit);
+  return newest_under(
+      cf_titles, key(org, std::string(schemas::to_string(type)), title, knowledge::values_key_hex(values), ""), limit);
 }
 
 std::vector<std::string> kv_graph_store::entries_with_slot(const std::string& org, const std::string& subject,
@@ -208,7 +208,7 @@ errc kv_graph_store::index_entry(write_txn& tx, const schemas::inbound_message& 
   if (!en.sig.key.empty())
     tx.batch.put(cf_titles,
                  key(org, std::string(schemas::to_string(en.type)), en.sig.key,
-                     dedup::values_key_hex(dedup::values_key(en)), time_key(m.sent_at), id),
+                     knowledge::values_key_hex(knowledge::values_key(en)), time_key(m.sent_at), id),
                  "");
   if (!en.subject.empty() && !en.slot.empty())
     tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, time_key(m.sent_at), id), "");
@@ -315,16 +315,16 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
   if (auto e = put_relations(tx, m, *entity_relations, entity_of, entry_ids); e != errc::ok)
     return e;
   if (created)
-    if (auto e = bump(tx, key("n", org, "entries"), created); e != errc::ok)
+    if (auto e = bump(tx, key(meta_tag::counter, org, "entries"), created); e != errc::ok)
       return e;
   if (relations)
-    if (auto e = bump(tx, key("n", org, "relations"), relations); e != errc::ok)
+    if (auto e = bump(tx, key(meta_tag::counter, org, "relations"), relations); e != errc::ok)
       return e;
   if (vectors)
-    if (auto e = set_counter(tx, key("n", org, "vectors"), vectors); e != errc::ok)
+    if (auto e = set_counter(tx, key(meta_tag::counter, org, "vectors"), vectors); e != errc::ok)
       return e;
   if (new_entities)
-    if (auto e = bump(tx, key("n", org, "entities"), new_entities); e != errc::ok)
+    if (auto e = bump(tx, key(meta_tag::counter, org, "entities"), new_entities); e != errc::ok)
       return e;
   return errc::ok;
 }
@@ -345,12 +345,12 @@ void kv_graph_store::put_chunk_status(write_txn& tx, const schemas::inbound_mess
               {"entries", x ? x->entries.size() : 0},
               {"entities", entities},
               {"relations", x ? x->relations.size() : 0}};
-  tx.batch.put(cf_meta, key("c", m.organization_id, d.id, encode_u64(d.chunk)), status.dump());
+  tx.batch.put(cf_meta, key(meta_tag::chunk, m.organization_id, d.id, encode_u64(d.chunk)), status.dump());
 }
 
 std::vector<document_status> kv_graph_store::documents(const std::string& org) const {
   std::vector<document_status> out;
-  const auto prefix = org.empty() ? std::string("c") + '\0' : key("c", org, "");
+  const auto prefix = org.empty() ? key(meta_tag::chunk, "") : key(meta_tag::chunk, org, "");
   auto it = kv_->iterate(cf_meta);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
     const auto parts = split_key(it->key());  // "c", org, documentId, chunk
@@ -535,7 +535,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   const auto& title_key = d.sig.key;
   if (!title_key.empty())
     tx.batch.del(cf_titles,
-                 key(org, type, title_key, dedup::values_key_hex(dedup::values_key(d.positive, d.title, d.sig)),
+                 key(org, type, title_key, knowledge::values_key_hex(knowledge::values_key(d.positive, d.title, d.sig)),
                      time_key(d.created_at), id));
   if (!d.subject.empty() && !d.slot.empty())
     tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, time_key(d.created_at), id));

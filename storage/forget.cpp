@@ -61,18 +61,11 @@ std::map<std::string, std::uint64_t> kv_graph_store::drop_organization(write_txn
     else if (f == cf_entity_edges)
       counts["entityRelations"] = n;
   }
-  for (const char* part : {"s", "S", "b", "c", "n"})
+  for (const char* part : meta_tag::organisation_state)
     delete_prefix(*kv_, tx, cf_meta, key(part, org, ""));
   tx.dropped_org = true;
   return counts;
 }
-
-namespace {
-
-/// The meta tags whose rows begin with the organisation (all of them a drop removes).
-constexpr const char* held_meta_tags[] = {"s", "S", "b", "c", "n", "f", "x", "X"};
-
-}  // namespace
 
 errc kv_graph_store::drop_held(const std::string& org) {
   if (org.empty() || org.find('\0') != std::string::npos)
@@ -81,11 +74,11 @@ errc kv_graph_store::drop_held(const std::string& org) {
   tx.org = org;
   // Range tombstones: a handful whatever the organisation's size (a forget deletes row by
   // row, then compacts, for the erasure; a drop need not erase, the log holds it all).
-  organization_ranges(org, org, held_meta_tags,
+  organization_ranges(org, org, meta_tag::organisation_held,
                       [&](std::size_t f, const std::string& b, const std::string& e) { tx.batch.del_range(f, b, e); });
-  tx.batch.del(cf_meta, key("R", org));
+  tx.batch.del(cf_meta, key(meta_tag::rebuild, org));
   // The in-memory figures of passages, from the organisation's counter (no scan).
-  if (auto n = kv_->get(cf_meta, key("n", org, "passages")); n && n->size() == 8)
+  if (auto n = kv_->get(cf_meta, key(meta_tag::counter, org, "passages")); n && n->size() == 8)
     tx.dropped_passages = decode_u64(*n);
   tx.dropped_org = true;
   return commit(tx);
@@ -99,7 +92,7 @@ errc kv_graph_store::compact_dropped(std::vector<std::string> orgs, const std::a
   // One manual compaction per range, from the first organisation to the last: the
   // organisations between are rewritten too, and far fewer compactions run than one per
   // organisation and range.
-  return compact_ranges(orgs.front(), orgs.back(), held_meta_tags, cancel);
+  return compact_ranges(orgs.front(), orgs.back(), meta_tag::organisation_held, cancel);
 }
 
 namespace {
@@ -157,7 +150,7 @@ forget_targets kv_graph_store::find_forget_targets(const std::string& org, const
     for (auto& event : ids_under(cf_by_thread, key(org, id, "message", "")))
       events.insert(std::move(event));
   } else if (what == "document") {
-    const auto prefix = key("c", org, id, "");
+    const auto prefix = key(meta_tag::chunk, org, id, "");
     auto it = kv_->iterate(cf_meta);
     for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
       auto status = nlohmann::json::parse(it->value(), nullptr, false);
@@ -239,13 +232,13 @@ errc kv_graph_store::record_forget(write_txn& tx, const schemas::knowledge_comma
     return errc::ok;
   }
   for (const auto& id : c.events)
-    tx.batch.put(cf_meta, key("x", org, id), c.event_id);
+    tx.batch.put(cf_meta, key(meta_tag::forgotten_message, org, id), c.event_id);
   for (const auto& p : c.people)
     if (auto colon = p.find(':'); colon != std::string::npos)
-      tx.batch.put(cf_meta, key("X", org, p.substr(0, colon), p.substr(colon + 1)), c.event_id);
-  tx.batch.put(cf_meta, key("f", org, c.issued_at, c.event_id), audit_json(c));
+      tx.batch.put(cf_meta, key(meta_tag::forgotten_person, org, p.substr(0, colon), p.substr(colon + 1)), c.event_id);
+  tx.batch.put(cf_meta, key(meta_tag::forget_audit, org, c.issued_at, c.event_id), audit_json(c));
   const nlohmann::json pending{{"eventId", c.event_id}, {"before", counts_of(stats(), org)}};
-  tx.batch.put(cf_meta, key("R", org), pending.dump());
+  tx.batch.put(cf_meta, key(meta_tag::rebuild, org), pending.dump());
   return errc::ok;
 }
 
@@ -253,7 +246,7 @@ errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowl
                                    apply_outcome* outcome, bool* rebuild) {
   *rebuild = false;
   const auto& org = c.organization_id;
-  auto pending = kv_->get(cf_meta, key("R", org));
+  auto pending = kv_->get(cf_meta, key(meta_tag::rebuild, org));
   if (!pending && pending.error() != errc::not_found)
     return pending.error();
   bool resuming = false;
@@ -264,7 +257,7 @@ errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowl
   if (!resuming) {
     write_txn tx;
     tx.org = org;
-    const auto seen = key("s", org, c.event_id);
+    const auto seen = key(meta_tag::seen, org, c.event_id);
     bool first = false;
     if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
       return e;
@@ -296,13 +289,13 @@ errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowl
   rebuild_filter f;
   f.org = org;
   {
-    const auto prefix = key("x", org, "");
+    const auto prefix = key(meta_tag::forgotten_message, org, "");
     auto it = kv_->iterate(cf_meta);
     for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
       f.events.emplace(it->key().substr(prefix.size()), it->value());
   }
   {
-    const auto prefix = key("X", org, "");
+    const auto prefix = key(meta_tag::forgotten_person, org, "");
     auto it = kv_->iterate(cf_meta);
     for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
       auto parts = split_key(it->key().substr(prefix.size()));
@@ -328,7 +321,7 @@ errc kv_graph_store::rebuild_passed(const schemas::knowledge_command& earlier) {
     std::erase_if(values, [&](const auto& kv) { return kv.second == earlier.event_id; });
   write_txn tx;  // it was applied: a redelivery of it is a duplicate
   tx.org = earlier.organization_id;
-  tx.batch.put(cf_meta, key("s", earlier.organization_id, earlier.event_id), "");
+  tx.batch.put(cf_meta, key(meta_tag::seen, earlier.organization_id, earlier.event_id), "");
   return commit(tx);
 }
 
@@ -336,7 +329,7 @@ errc kv_graph_store::finish_rebuild(const log_position& pos, const schemas::know
                                     command_result* result) {
   const auto& org = c.organization_id;
   nlohmann::json before;
-  if (auto pending = kv_->get(cf_meta, key("R", org)); pending) {
+  if (auto pending = kv_->get(cf_meta, key(meta_tag::rebuild, org)); pending) {
     auto p = nlohmann::json::parse(*pending, nullptr, false);
     if (p.is_object())
       before = p.value("before", nlohmann::json::object());
@@ -344,8 +337,8 @@ errc kv_graph_store::finish_rebuild(const log_position& pos, const schemas::know
   rebuild_.reset();
   write_txn tx;
   tx.org = org;
-  tx.batch.put(cf_meta, key("s", org, c.event_id), "");
-  tx.batch.del(cf_meta, key("R", org));
+  tx.batch.put(cf_meta, key(meta_tag::seen, org, c.event_id), "");
+  tx.batch.del(cf_meta, key(meta_tag::rebuild, org));
   put_offset(tx, pos);
   if (auto e = commit(tx); e != errc::ok)
     return e;
@@ -391,7 +384,7 @@ bool kv_graph_store::forgotten_mention(const std::string& org, const schemas::en
 
 std::vector<std::string> kv_graph_store::forget_audit(const std::string& org) const {
   std::vector<std::string> out;
-  const auto prefix = key("f", org, "");
+  const auto prefix = key(meta_tag::forget_audit, org, "");
   auto it = kv_->iterate(cf_meta);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next())
     out.emplace_back(it->value());
@@ -402,7 +395,7 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
   const auto& org = c.organization_id;
   // The audit row (meta "f", organisation, issuedAt, eventId): kept through any forget, the
   // organisation's own included; rejected forgets write none (reject() clears the batch).
-  tx.batch.put(cf_meta, key("f", org, c.issued_at, c.event_id), audit_json(c));
+  tx.batch.put(cf_meta, key(meta_tag::forget_audit, org, c.issued_at, c.event_id), audit_json(c));
   if (c.what == "organization") {
     if (c.id != org) {
       r.error = "id: an organisation forgets only itself ('" + org + "'), not '" + c.id + "'";
@@ -411,7 +404,7 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
     r.forgotten = drop_organization(tx, org);
     // The command's own seen row stays (the batch wrote it before this ran), so a redelivery
     // of this forget is a duplicate.
-    tx.batch.put(cf_meta, key("s", org, c.event_id), "");
+    tx.batch.put(cf_meta, key(meta_tag::seen, org, c.event_id), "");
     r.organization_forgotten = true;
     return errc::ok;
   }
@@ -466,10 +459,10 @@ errc kv_graph_store::forget(write_txn& tx, const schemas::knowledge_command& c, 
     }
     restored += changed;
   }
-  if (auto e = drop(tx, key("n", org, "entries"), 1); e != errc::ok)
+  if (auto e = drop(tx, key(meta_tag::counter, org, "entries"), 1); e != errc::ok)
     return e;
   if (relations)
-    if (auto e = drop(tx, key("n", org, "relations"), relations); e != errc::ok)
+    if (auto e = drop(tx, key(meta_tag::counter, org, "relations"), relations); e != errc::ok)
       return e;
   r.forgotten["entries"] = 1;
   r.forgotten["relations"] = relations;

@@ -299,7 +299,7 @@ public:
   }
 
   /// Ids of an organisation's entries of one type whose title key (schemas::signature::key)
-  /// is `title` and whose dedup values key (dedup::values_key) is `values`: newest first (by
+  /// is `title` and whose dedup values key (knowledge::values_key) is `values`: newest first (by
   /// createdAt as an instant, then id descending), at most `limit`.
   [[nodiscard]] virtual std::vector<std::string> entries_with_title(const std::string& organization_id,
                                                                     schemas::entry_type type, const std::string& title,

@@ -189,7 +189,7 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
       vector = schemas::quantise(a);
     }
     if (!vector.empty()) {
-      const auto counter = key("n", org, "passage_vectors");
+      const auto counter = key(meta_tag::counter, org, "passage_vectors");
       if (auto e = bump(tx, counter, 1); e != errc::ok)
         return e;
       const auto seq = tx.counters[counter];
@@ -207,7 +207,7 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
     tx.batch.put(cf_passages, context_key, row);
   }
   tx.new_passages += n;
-  return bump(tx, key("n", org, "passages"), n);
+  return bump(tx, key(meta_tag::counter, org, "passages"), n);
 }
 
 void kv_graph_store::drop_passage_indexes(const std::string& org, std::uint64_t passages) {
@@ -312,7 +312,7 @@ errc kv_graph_store::remove_passages(write_txn& tx, const std::string& org,
   }
   *removed = ids.size();
   tx.removed_passages += ids.size();
-  return ids.empty() ? errc::ok : drop(tx, key("n", org, "passages"), ids.size());
+  return ids.empty() ? errc::ok : drop(tx, key(meta_tag::counter, org, "passages"), ids.size());
 }
 
 errc kv_graph_store::load_passage_indexes() {

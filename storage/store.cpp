@@ -8,7 +8,7 @@ namespace engram::storage::detail {
 
 std::map<std::int32_t, stored_offset> kv_graph_store::offsets(const std::string& topic) const {
   std::map<std::int32_t, stored_offset> out;
-  auto prefix = key("o", topic, "");
+  auto prefix = key(meta_tag::offset, topic, "");
   auto it = kv_->iterate(cf_meta);
   for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
     auto k = it->key().substr(prefix.size());
@@ -27,10 +27,11 @@ errc kv_graph_store::record_gap(const accepted_gap& g, bool advance, const std::
     return errc::invalid_argument;
   const auto partition = encode_u32(static_cast<std::uint32_t>(g.partition));
   kv_batch b;
-  b.put(cf_meta, key("g", g.topic, partition + encode_u64(static_cast<std::uint64_t>(g.from))),
+  b.put(cf_meta, key(meta_tag::gap, g.topic, partition + encode_u64(static_cast<std::uint64_t>(g.from))),
         encode_u64(static_cast<std::uint64_t>(g.to)));
   if (advance)
-    b.put(cf_meta, key("o", g.topic, partition), encode_u64(static_cast<std::uint64_t>(g.to)) + cluster_id);
+    b.put(cf_meta, key(meta_tag::offset, g.topic, partition),
+          encode_u64(static_cast<std::uint64_t>(g.to)) + cluster_id);
   return kv_->write(b);
 }
 
@@ -39,8 +40,8 @@ errc kv_graph_store::drop_position(const std::string& topic, std::int32_t partit
     return errc::invalid_argument;
   const auto p = encode_u32(static_cast<std::uint32_t>(partition));
   kv_batch b;
-  b.del(cf_meta, key("o", topic, p));
-  const auto gaps = key("g", topic, p);
+  b.del(cf_meta, key(meta_tag::offset, topic, p));
+  const auto gaps = key(meta_tag::gap, topic, p);
   auto it = kv_->iterate(cf_meta);
   for (it->seek(gaps); it->valid() && it->key().starts_with(gaps); it->next())
     b.del(cf_meta, it->key());
@@ -49,7 +50,7 @@ errc kv_graph_store::drop_position(const std::string& topic, std::int32_t partit
 
 std::vector<std::string> kv_graph_store::held_organizations() const {
   std::set<std::string> out;
-  for (const char* tag : {"n", "s", "S"}) {
+  for (const char* tag : {meta_tag::counter, meta_tag::seen, meta_tag::seen_save}) {
     const auto prefix = key(tag, "");
     auto it = kv_->iterate(cf_meta);
     for (it->seek(prefix); it->valid() && it->key().starts_with(prefix);) {
@@ -149,15 +150,14 @@ void kv_graph_store::visit_logical(const std::function<void(std::string_view)>& 
         visit_range(c, org, false);
         continue;
       }
-      for (char tag : std::string_view("RSXbcfnsx"))
-        visit_range(c, std::string{tag, '\0'} + org, tag == 'R');
+      for (const char* tag : meta_tag::organisation_rows)
+        visit_range(c, key(tag, org), std::string_view(tag) == meta_tag::rebuild);
       continue;
     }
     auto it = kv_->iterate(c, snap.get());
     for (it->seek_to_first(); it->valid(); it->next()) {
       auto k = it->key();
-      if (c == cf_meta &&
-          ((k.size() >= 2 && k[1] == '\0' && (k[0] == 'o' || k[0] == 'd' || k[0] == 'r' || k[0] == 'g')) || k == "v"))
+      if (c == cf_meta && meta_tag::physical(k.substr(0, k.find('\0'))))
         continue;  // physical: delivery positions, redelivery counts, accepted gaps, the layout version
       pair(k, it->value());
     }
@@ -192,10 +192,10 @@ std::string kv_graph_store::digest(std::string_view organization) const {
 }
 
 errc kv_graph_store::init_layout() {
-  auto v = kv_->get(cf_meta, "v");
+  auto v = kv_->get(cf_meta, meta_tag::layout_version);
   if (!v && v.error() == errc::not_found) {
     kv_batch b;
-    b.put(cf_meta, "v", layout_version);
+    b.put(cf_meta, meta_tag::layout_version, layout_version);
     return kv_->write(b);
   }
   if (!v)
@@ -242,7 +242,7 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std
   auto v = kv_->get(cf_meta, seen);
   *first = !v && v.error() == errc::not_found;
   if (v)
-    return bump(tx, key("d", topic), 1);
+    return bump(tx, key(meta_tag::duplicates, topic), 1);
   if (!*first)
     return v.error();
   tx.batch.put(cf_meta, seen, "");
@@ -253,7 +253,7 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std
 errc kv_graph_store::commit(write_txn& tx) {
   auto e = kv_->write(tx.batch);
   if (e == errc::ok && tx.dropped_org) {
-    const auto counters = key("n", tx.org, "");
+    const auto counters = key(meta_tag::counter, tx.org, "");
     std::erase_if(counters_, [&](const auto& kv) { return kv.first.starts_with(counters); });
     text_.drop(tx.org);
     drop_passage_indexes(tx.org, tx.dropped_passages);
@@ -338,7 +338,7 @@ std::uint64_t kv_graph_store::sum_prefix(const std::string& prefix) const {
 void kv_graph_store::put_offset(write_txn& tx, const log_position& pos) {
   if (!pos.advance)
     return;
-  tx.batch.put(cf_meta, key("o", pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
+  tx.batch.put(cf_meta, key(meta_tag::offset, pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition))),
                encode_u64(static_cast<std::uint64_t>(pos.offset + 1)) + pos.cluster_id);
 }
 

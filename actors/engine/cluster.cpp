@@ -295,8 +295,8 @@ void cluster::relay(const http::request& req, const http::responder& respond, co
     down->stream->finish();
 }
 
-actors::metrics::cluster_figures cluster::figures() const {
-  actors::metrics::cluster_figures f;
+services::metrics::cluster_figures cluster::figures() const {
+  services::metrics::cluster_figures f;
   for (std::int32_t p = 0; p < opts_.partitions; ++p) {
     auto [state, at] = status_.state(p);
     f.states[p] = state == actors::partition_state::ready       ? "ready"

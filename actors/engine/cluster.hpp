@@ -5,7 +5,7 @@
 // to the owner the members topic names otherwise (once: a forwarded request is never
 // forwarded again). Forwarding runs on threads of its own, never on the HTTP I/O thread.
 
-#include "actors/common/metrics.hpp"
+#include "services/metrics.hpp"
 #include "actors/common/status.hpp"
 #include "actors/ingest/members.hpp"
 #include "net/http.hpp"
@@ -84,7 +84,7 @@ public:
   /// The organisation's partition.
   [[nodiscard]] std::int32_t partition_of(const std::string& org) const;
   /// This member's figures for /metrics.
-  [[nodiscard]] actors::metrics::cluster_figures figures() const;
+  [[nodiscard]] services::metrics::cluster_figures figures() const;
   /// The cluster as this member sees it (GET /v1/cluster).
   [[nodiscard]] nlohmann::json view() const;
   /// Requests forwarded to another member, and answered "retry", since start.

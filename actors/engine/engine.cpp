@@ -21,7 +21,7 @@
 #include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "net/router.hpp"
-#include "knowledge/query.hpp"
+#include "query/query.hpp"
 #include "mcp/mcp.hpp"
 #include "console/console.hpp"
 
@@ -111,10 +111,10 @@ struct engine::impl {
   /// Whether Kafka answers, for /readyz (not in a replay).
   std::unique_ptr<ingest::broker_watch> watch;
   std::shared_ptr<storage::graph_store> store;
-  actors::metrics metrics;
+  services::metrics metrics;
   actors::ingest_status status;
   actors::gap_registry gaps;
-  actors::apply_notifier notifier;
+  services::apply_notifier notifier;
   std::unique_ptr<ingest::kafka_producer> log_producer;
   std::unique_ptr<mcp::service> mcp;
   std::shared_ptr<const embedding::embedder> embedder;
@@ -139,7 +139,7 @@ struct engine::impl {
   std::unique_ptr<ingest::log_follower> follower;
   std::unique_ptr<ingest::sequencer> sequencer;
   std::unique_ptr<http::server> http;
-  std::shared_ptr<const actors::clock> clock;
+  std::shared_ptr<const services::clock> clock;
   std::unique_ptr<actors::timers> timers;
   actors::timers::append_fn append;
   /// store.cluster: this member's front door (null when not clustered).
@@ -359,7 +359,7 @@ http::router engine::impl::routes() {
       std::map<std::string, double> stages;
       const auto seconds = mcp->queries().recall_stage_seconds();
       for (std::size_t i = 0; i < seconds.size(); ++i)
-        stages[knowledge::recall_stage_name(static_cast<knowledge::recall_stage>(i))] = seconds[i];
+        stages[query::recall_stage_name(static_cast<query::recall_stage>(i))] = seconds[i];
       metrics.set_recall_stages(stages);
     }
     for (const auto& [p, s] : status.partitions())
@@ -713,7 +713,7 @@ engram::result<std::unique_ptr<engine>> engine::start(const config::engram_confi
   e->impl_ = std::make_unique<impl>();
   auto& m = *e->impl_;
   m.cfg = cfg;
-  m.clock = opts.clock ? opts.clock : std::make_shared<actors::system_clock>();
+  m.clock = opts.clock ? opts.clock : std::make_shared<services::system_clock>();
   // A replay is the store role alone, whatever the configuration says.
   const bool store_role = cfg.roles.store || opts.replay;
   const bool extract_role = cfg.roles.extract && !opts.replay;
@@ -930,7 +930,7 @@ bool engine::failed() const { return impl_->consumer && impl_->consumer->failed(
 const std::string& engine::brokers() const { return impl_->brokers; }
 std::uint16_t engine::http_port() const { return impl_->http ? impl_->http->port() : 0; }
 const storage::graph_store& engine::store() const { return *impl_->store; }
-actors::metrics& engine::metrics() { return impl_->metrics; }
+services::metrics& engine::metrics() { return impl_->metrics; }
 actors::ingest_status& engine::status() { return impl_->status; }
 const actors::gap_registry& engine::gaps() const { return impl_->gaps; }
 

@@ -3,9 +3,9 @@
 // pipeline, the engram-log consumer, the sequencer and the HTTP server; stops them in
 // reverse order. Tests run it in-process; engramd's main() is a thin shell around it.
 
-#include "actors/common/clock.hpp"
+#include "services/clock.hpp"
 #include "actors/timers/timers.hpp"
-#include "actors/common/metrics.hpp"
+#include "services/metrics.hpp"
 #include "actors/common/status.hpp"
 #include "actors/ingest/sequencer.hpp"
 #include "config/config.hpp"
@@ -22,7 +22,7 @@ namespace engram::engine {
 struct engine_options {
   ingest::sequencer_options sequencer;
   /// "Now" for MCP and the timers (null: the system clock).
-  std::shared_ptr<const actors::clock> clock;
+  std::shared_ptr<const services::clock> clock;
   /// Run the timers on their own thread every timers.interval_ms; false: only tick_timers().
   bool timers_thread = true;
   /// Replay (engramctl replay): only engram-log -> pipeline -> store. No sequencer, no
@@ -60,7 +60,7 @@ public:
   [[nodiscard]] const std::string& brokers() const;
   [[nodiscard]] std::uint16_t http_port() const;
   [[nodiscard]] const storage::graph_store& store() const;
-  [[nodiscard]] actors::metrics& metrics();
+  [[nodiscard]] services::metrics& metrics();
   [[nodiscard]] actors::ingest_status& status();
   /// Records deleted from the broker before they were read: open (a partition stopped
   /// there) and accepted since start.

@@ -1,5 +1,5 @@
 // engramd: engramd --config config/engram.yaml [--set a.b=c]...
-#include "actors/common/heap.hpp"
+#include "services/heap.hpp"
 #include "actors/engine/engine.hpp"
 #include "config/log.hpp"
 #include "config/config.hpp"
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   timespec tick{0, 200'000'000};
   // Opening the store rebuilt its in-memory indexes through many temporaries: what they
   // held goes back before the first minute does (at 100k entries, tens of MiB).
-  engram::actors::release_free_heap();
+  engram::services::release_free_heap();
   auto trimmed = std::chrono::steady_clock::now();
   while (true) {
     int sig = sigtimedwait(&signals, nullptr, &tick);
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     // ~66 MiB by its eleventh minute (engram_process_heap_bytes{kind="free"}, docs/benchmarks.md).
     // Once a minute the whole pages of it go back to the system (jemalloc does so itself).
     if (const auto now = std::chrono::steady_clock::now(); now - trimmed >= std::chrono::minutes(1)) {
-      engram::actors::release_free_heap();
+      engram::services::release_free_heap();
       trimmed = now;
     }
     if (sig == SIGTERM || sig == SIGINT) {

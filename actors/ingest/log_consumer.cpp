@@ -69,7 +69,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   std::shared_ptr<storage::graph_store> store;
   actors::stage_actor head;
   gap_handling gaps;
-  actors::metrics* metrics = nullptr;
+  services::metrics* metrics = nullptr;
   actors::ingest_status* status = nullptr;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<kafka_producer> dlq;  // made on first use
@@ -310,7 +310,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 
 engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
     const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
-    actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
+    actors::stage_actor head, services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
     reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys, ownership_hooks hooks) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();

@@ -4,7 +4,7 @@
 // store, not Kafka, holds the truth), decodes records and hands them in batches to the
 // first stage. A bounded number of batches is in flight; on revocation it waits for them.
 
-#include "actors/common/metrics.hpp"
+#include "services/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
 #include "actors/ingest/gaps.hpp"
@@ -55,7 +55,7 @@ public:
   /// are opened with `keys` (a record whose key was deleted is forgotten: applied as nothing).
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
       const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
-      actors::stage_actor head, actors::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
+      actors::stage_actor head, services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
       reading::reader_context reader, bool re_extract = false, std::shared_ptr<key_ring> keys = nullptr,
       ownership_hooks hooks = {});
   ~log_consumer();

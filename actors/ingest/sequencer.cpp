@@ -50,7 +50,7 @@ std::optional<schemas::knowledge_command> chunk_failure(std::string_view bytes, 
 
 struct sequencer::impl : RdKafka::RebalanceCb {
   config::engram_config cfg;
-  actors::metrics* metrics = nullptr;
+  services::metrics* metrics = nullptr;
   sequencer_options opts;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<kafka_producer> producer;
@@ -201,7 +201,7 @@ struct sequencer::impl : RdKafka::RebalanceCb {
 };
 
 engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram_config& cfg,
-                                                            const std::string& brokers, actors::metrics& metrics,
+                                                            const std::string& brokers, services::metrics& metrics,
                                                             sequencer_options opts) {
   std::unique_ptr<sequencer> s(new sequencer());
   s->impl_ = std::make_unique<impl>();

@@ -14,7 +14,7 @@
 // inbound-messages is read by one of them, in order, and every partition of engram-log
 // still has one writer of the store (config `roles`).
 
-#include "actors/common/metrics.hpp"
+#include "services/metrics.hpp"
 #include "actors/ingest/gaps.hpp"
 #include "actors/ingest/key_ring.hpp"
 #include "config/config.hpp"
@@ -61,7 +61,7 @@ public:
   /// Starts the consumer thread. An error when a client cannot be made.
   [[nodiscard]] static engram::result<std::unique_ptr<sequencer>> start(const config::engram_config& cfg,
                                                                         const std::string& brokers,
-                                                                        actors::metrics& metrics,
+                                                                        services::metrics& metrics,
                                                                         sequencer_options opts);
   ~sequencer();
   /// Stops the thread after its current chunk; leaves the consumer group.

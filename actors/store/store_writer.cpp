@@ -35,7 +35,7 @@ namespace {
 /// Without `message` (an undecodable record) only the offset advances.
 storage::errc resolve_message(storage::graph_store& store, resolver* r, const storage::log_position& position,
                               const schemas::inbound_message* message, const schemas::extraction* knowledge,
-                              storage::apply_outcome* outcome, applied_event* answer) {
+                              storage::apply_outcome* outcome, services::applied_event* answer) {
   std::vector<schemas::resolution> resolutions;
   const bool resolve = r && r->dedup && message && knowledge && !knowledge->entries.empty();
   if (resolve) {
@@ -65,7 +65,8 @@ storage::errc resolve_message(storage::graph_store& store, resolver* r, const st
 /// An agent's save (outside a branch), taken as given: the statement it says (read_save),
 /// with the vector it came with, as the message it stands for.
 storage::errc apply_save(storage::graph_store& store, resolver* r, const storage::log_position& position,
-                         const schemas::knowledge_save& s, storage::apply_outcome* outcome, applied_event* answer) {
+                         const schemas::knowledge_save& s, storage::apply_outcome* outcome,
+                         services::applied_event* answer) {
   const auto message = schemas::as_message(s);
   auto x = reading::read_save(s);
   for (auto& en : x.entries)
@@ -79,7 +80,7 @@ storage::errc apply_save(storage::graph_store& store, resolver* r, const storage
 /// command skips the saves already applied (by eventId) and goes on.
 storage::errc merge_branch(storage::graph_store& store, resolver* r, const storage::log_position& position,
                            const schemas::knowledge_command& c, storage::apply_outcome* outcome,
-                           applied_event* answer) {
+                           services::applied_event* answer) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   std::int64_t last = 0;
   auto saves = store.branch_saves(c.organization_id, c.branch_id, &last);
@@ -99,7 +100,7 @@ storage::errc merge_branch(storage::graph_store& store, resolver* r, const stora
       auto sub_position = position;
       sub_position.advance = false;
       storage::apply_outcome sub_outcome{};
-      applied_event sub_answer;
+      services::applied_event sub_answer;
       if (auto e = apply_save(store, r, sub_position, *s, &sub_outcome, &sub_answer); e != storage::errc::ok)
         return e;
       auto one = nlohmann::ordered_json::object();
@@ -175,7 +176,7 @@ std::chrono::milliseconds apply_delay() {
 /// again through dedup and contradiction, the forgotten ones left out.
 storage::errc forget_messages(storage::graph_store& store, resolver* r, const storage::log_position& position,
                               const schemas::knowledge_command& c, storage::apply_outcome* outcome,
-                              applied_event* answer) {
+                              services::applied_event* answer) {
   storage::command_result cr;
   if (auto why = r->log->check(position.partition, position.offset); !why.empty()) {
     auto e = store.apply_command(position, c, &cr, outcome);  // refused: no log to rebuild from
@@ -237,7 +238,7 @@ struct record_handler {
   resolver* r;
   const storage::log_position& position;
   storage::apply_outcome* outcome;
-  applied_event* answer;
+  services::applied_event* answer;
 
   storage::errc operator()(const schemas::extracted_message& x) const {
     return resolve_message(store, r, position, &x.message, &x.knowledge, outcome, answer);
@@ -311,8 +312,8 @@ struct record_handler {
 }  // namespace
 
 storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
-                                storage::apply_outcome* outcome, applied_event* answer) {
-  applied_event ignored;
+                                storage::apply_outcome* outcome, services::applied_event* answer) {
+  services::applied_event ignored;
   if (!answer)
     answer = &ignored;
   if (!rec.payload)
@@ -323,7 +324,8 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
 namespace {
 
 /// The counters and the waiting caller, once a record is applied.
-void tell(store_writer_state& st, const log_record& rec, storage::apply_outcome outcome, applied_event&& answer) {
+void tell(store_writer_state& st, const log_record& rec, storage::apply_outcome outcome,
+          services::applied_event&& answer) {
   for (const auto& d : answer.resolutions)
     st.counters->count_resolution(schemas::to_string(d.outcome), d.flagged.size());
   if (!rec.payload)
@@ -374,7 +376,8 @@ batch_result drop_partition(store_writer_state& st, const partition_drop& d) {
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
-                                        metrics* m, ingest_status* status, apply_notifier* notifier) {
+                                        services::metrics* m, ingest_status* status,
+                                        services::apply_notifier* notifier) {
   self->state.notifier = notifier;
   self->state.store = std::move(store);
   self->state.resolve = std::move(resolve);
@@ -390,7 +393,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
           if (apply_delay().count() > 0)
             std::this_thread::sleep_for(apply_delay());
           storage::apply_outcome outcome{};
-          applied_event answer;
+          services::applied_event answer;
           r.error = resolve_and_apply(*st.store, st.resolve.get(), rec, &outcome, &answer);
           if (r.error != storage::errc::ok)
             break;  // the consumer stops; nothing after the failure is applied

@@ -6,12 +6,12 @@
 // and offset advance). Then the batch's promise is fulfilled. Spawn it detached: RocksDB
 // writes block.
 
-#include "actors/common/metrics.hpp"
-#include "actors/common/notifier.hpp"
+#include "services/metrics.hpp"
+#include "services/notifier.hpp"
 #include "actors/common/pipeline.hpp"
 #include "actors/common/status.hpp"
-#include "knowledge/contradiction.hpp"
-#include "knowledge/dedup.hpp"
+#include "contradiction/contradiction.hpp"
+#include "dedup/dedup.hpp"
 #include "storage/graph_store.hpp"
 
 #include <functional>
@@ -40,16 +40,17 @@ struct store_writer_state {
   ~store_writer_state();
   std::shared_ptr<storage::graph_store> store;
   std::shared_ptr<resolver> resolve;
-  actors::metrics* counters = nullptr;
+  services::metrics* counters = nullptr;
   /// Told each partition's next offset as soon as it is durable.
   ingest_status* status = nullptr;
   /// Told every applied event (read-your-writes for MCP saves); may be null.
-  apply_notifier* notifier = nullptr;
+  services::apply_notifier* notifier = nullptr;
 };
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
-                                        metrics* m, ingest_status* status, apply_notifier* notifier);
+                                        services::metrics* m, ingest_status* status,
+                                        services::apply_notifier* notifier);
 
 /// Resolves (when `r` is given) and applies one record: a message or save through dedup
 /// and contradiction, a branch save into its branch, a knowledge command (a merge applies
@@ -57,6 +58,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
 /// tests that apply records without a pipeline. `answer` (optional) gets what a waiting
 /// caller is told.
 [[nodiscard]] storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
-                                              storage::apply_outcome* outcome, applied_event* answer = nullptr);
+                                              storage::apply_outcome* outcome,
+                                              services::applied_event* answer = nullptr);
 
 }  // namespace engram::actors

@@ -87,9 +87,9 @@ json reminder_value(const storage::due_item& due, const knowledge::stored_entry&
 
 }  // namespace
 
-timers::timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
-               apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
-               std::unique_ptr<ingest::reminder_channel> reminders)
+timers::timers(timers_options opts, std::shared_ptr<const storage::graph_store> store,
+               std::shared_ptr<const services::clock> clk, services::apply_notifier* notifier, append_fn append,
+               std::function<bool()> caught_up, std::unique_ptr<ingest::reminder_channel> reminders)
     : opts_(opts),
       store_(std::move(store)),
       clock_(std::move(clk)),
@@ -131,14 +131,14 @@ void timers::stop() {
     thread_.join();
 }
 
-engram::result<applied_event> timers::apply(const schemas::knowledge_command& c) {
+engram::result<services::applied_event> timers::apply(const schemas::knowledge_command& c) {
   auto appended = append(c);
   if (!appended)
     return engram::fail(appended.error());
   return wait(c, std::move(*appended));
 }
 
-engram::result<std::future<applied_event>> timers::append(const schemas::knowledge_command& c) {
+engram::result<std::future<services::applied_event>> timers::append(const schemas::knowledge_command& c) {
   auto applied = notifier_->expect(c.organization_id, c.event_id);
   if (auto appended = append_(schemas::encode(c)); !appended) {
     notifier_->forget(c.organization_id, c.event_id);
@@ -147,7 +147,8 @@ engram::result<std::future<applied_event>> timers::append(const schemas::knowled
   return applied;
 }
 
-engram::result<applied_event> timers::wait(const schemas::knowledge_command& c, std::future<applied_event> applied) {
+engram::result<services::applied_event> timers::wait(const schemas::knowledge_command& c,
+                                                     std::future<services::applied_event> applied) {
   if (applied.wait_for(opts_.apply_timeout) != std::future_status::ready) {
     notifier_->forget(c.organization_id, c.event_id);
     return engram::fail("command " + c.event_id + " not applied within " + std::to_string(opts_.apply_timeout.count()) +
@@ -303,7 +304,7 @@ timers_round timers::round() {
                                    clock_->now_ms());
     };
     schemas::knowledge_command command;
-    std::future<applied_event> applied;
+    std::future<services::applied_event> applied;
     {
       // Clustered: owned from the check until the record is on the log (a revocation waits
       // for this; the next owner's catch-up then includes the record).

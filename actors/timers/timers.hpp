@@ -13,9 +13,9 @@
 // whose reminder is not recorded: the reminder goes to engram-reminders, then its
 // reminder_sent command to engram-log.
 
-#include "actors/common/clock.hpp"
-#include "actors/common/metrics.hpp"
-#include "actors/common/notifier.hpp"
+#include "services/clock.hpp"
+#include "services/metrics.hpp"
+#include "services/notifier.hpp"
 #include "actors/ingest/reminders.hpp"
 #include "schemas/log_record.hpp"
 #include "base/result.hpp"
@@ -48,7 +48,7 @@ struct timers_options {
   /// How long to wait for the store to apply a command before giving up for this round.
   std::chrono::milliseconds apply_timeout{10000};
   /// Where each round's actions are counted (engram_timer_actions_total); null: nowhere.
-  metrics* counters = nullptr;
+  services::metrics* counters = nullptr;
   /// store.cluster: whether this member acts for an organisation now (its partition owned
   /// and caught up here); null: every organisation (one store holds them all).
   std::function<bool(const std::string& organization)> owns;
@@ -81,9 +81,9 @@ public:
   /// Appends one record to engram-log; an error when it was not acknowledged.
   using append_fn = std::function<engram::result<void>(const schemas::encoded_record&)>;
 
-  timers(timers_options opts, std::shared_ptr<const storage::graph_store> store, std::shared_ptr<const clock> clk,
-         apply_notifier* notifier, append_fn append, std::function<bool()> caught_up,
-         std::unique_ptr<ingest::reminder_channel> reminders);
+  timers(timers_options opts, std::shared_ptr<const storage::graph_store> store,
+         std::shared_ptr<const services::clock> clk, services::apply_notifier* notifier, append_fn append,
+         std::function<bool()> caught_up, std::unique_ptr<ingest::reminder_channel> reminders);
   ~timers();
 
   /// Runs rounds every opts.interval on a thread of its own.
@@ -97,19 +97,19 @@ private:
   timers_round round();
   /// Appends `c` to engram-log and waits until the store applied it: what the store said,
   /// or an error (not appended, not applied in time, or the store failed to apply it).
-  [[nodiscard]] engram::result<applied_event> apply(const schemas::knowledge_command& c);
+  [[nodiscard]] engram::result<services::applied_event> apply(const schemas::knowledge_command& c);
   /// apply() in two steps: append (a future of the store's answer), then wait for it.
-  [[nodiscard]] engram::result<std::future<applied_event>> append(const schemas::knowledge_command& c);
-  [[nodiscard]] engram::result<applied_event> wait(const schemas::knowledge_command& c,
-                                                   std::future<applied_event> applied);
+  [[nodiscard]] engram::result<std::future<services::applied_event>> append(const schemas::knowledge_command& c);
+  [[nodiscard]] engram::result<services::applied_event> wait(const schemas::knowledge_command& c,
+                                                             std::future<services::applied_event> applied);
   /// Records the reminders found on engram-reminders (past `marks`) not recorded yet, of
   /// the organisations this process acts for; how many, or why it stopped.
   [[nodiscard]] engram::result<std::size_t> recover(const std::map<std::int32_t, std::int64_t>& marks);
 
   timers_options opts_;
   std::shared_ptr<const storage::graph_store> store_;
-  std::shared_ptr<const clock> clock_;
-  apply_notifier* notifier_;
+  std::shared_ptr<const services::clock> clock_;
+  services::apply_notifier* notifier_;
   append_fn append_;
   std::function<bool()> caught_up_;
   std::unique_ptr<ingest::reminder_channel> reminders_;

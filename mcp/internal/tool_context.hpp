@@ -2,10 +2,10 @@
 // What the knowledge tools use from the MCP service (internal to mcp/): the query
 // service, the log append that answers once applied, ids and time.
 
-#include "actors/common/notifier.hpp"
+#include "services/notifier.hpp"
 #include "mcp/registry.hpp"
-#include "knowledge/entity_graph.hpp"
-#include "knowledge/query.hpp"
+#include "query/entity_graph.hpp"
+#include "query/query.hpp"
 #include "schemas/log_record.hpp"
 #include "schemas/time.hpp"
 #include "storage/graph_store.hpp"
@@ -25,8 +25,8 @@ namespace engram::mcp {
 class tool_context {
 public:
   virtual ~tool_context() = default;
-  [[nodiscard]] virtual const knowledge::query_service& query() const = 0;
-  [[nodiscard]] virtual const knowledge::entity_reader& entities() const = 0;
+  [[nodiscard]] virtual const query::query_service& query() const = 0;
+  [[nodiscard]] virtual const query::entity_reader& entities() const = 0;
   /// A new random event id with `prefix` ("save-", "cmd-").
   [[nodiscard]] virtual std::string new_event_id(const char* prefix) = 0;
   /// The embedding of the statement a save becomes (what the store stage would compute):
@@ -42,7 +42,7 @@ public:
   /// store rejects it, or it is not applied in time (it stays on the log). `wait`: how long
   /// to wait for the store (0: mcp.save_timeout_ms; a forget that rebuilds waits longer).
   virtual void append_and_answer(const schemas::log_payload& record, tool_reply reply,
-                                 std::function<json(const actors::applied_event&)> answer,
+                                 std::function<json(const services::applied_event&)> answer,
                                  std::chrono::milliseconds wait = std::chrono::milliseconds(0)) = 0;
 };
 
@@ -60,7 +60,7 @@ inline void stamp(tool_context& ctx, const grant& g, schemas::command_envelope& 
 
 /// What a command's tool answers once the store applied it: `answer(the store's JSON)`, or a
 /// tool error when the store failed or the record was a duplicate.
-std::function<json(const actors::applied_event&)> answer_applied(std::function<json(const json& result)> answer);
+std::function<json(const services::applied_event&)> answer_applied(std::function<json(const json& result)> answer);
 
 /// Registers handlers (name, scope, handler) against a JSON array of definitions: every
 /// definition must have a handler and every handler a definition (a programmer's error

@@ -5,7 +5,7 @@
 // preference without one) and its value. Called by the rules extractor (rules.cpp) for
 // every entry it reads. Internal to reading/. Pure and thread-safe.
 //
-// Contract: contradiction (knowledge/contradiction.cpp) compares entries with the same subject and
+// Contract: contradiction (contradiction/contradiction.cpp) compares entries with the same subject and
 // slot, found through the store's by_slot index (storage/entries.cpp), and treats
 // launch_date, renewal_date, start_date and deadline as date-valued. A slot name is
 // therefore part of the stored data: entries already stored keep the name they were read

@@ -18,7 +18,7 @@
 //   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
 //   titles        org \0 type \0 titleKey \0 valuesKey \0 time \0 entryId -> ""   exact-match dedup: the
-//                 signature key, then dedup::values_key as 16 hex digits; time is time_key(createdAt)
+//                 signature key, then knowledge::values_key as 16 hex digits; time is time_key(createdAt)
 //   by_slot       org \0 normalisedSubject \0 slot \0 time \0 entryId -> ""   contradiction candidates
 //   relations     org \0 fromId \0 relationType \0 toId            -> reason
 //   relations_in  org \0 toId \0 relationType \0 fromId            -> reason
@@ -123,7 +123,7 @@ constexpr std::array<const char*, cf_count> cf_names{
 /// 7: passages (the passages and passage_text column families).
 /// 8: by_slot and titles keys end with the entry's creation time (time_key), so the newest
 ///    are read first; titles keys hold the entry's dedup values key before it. A change to
-///    dedup::values_key or dedup::markers_of changes what those keys mean: it needs a new
+///    knowledge::values_key or knowledge::markers_of changes what those keys mean: it needs a new
 ///    layout version.
 /// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
 constexpr const char* layout_version = "8";
@@ -148,6 +148,42 @@ inline std::string key(const Parts&... parts) {
   out.erase(0, 1);  // no separator before the first part
   return out;
 }
+
+/// The meta rows' first part (the layout above), each named once: every read, write, drop,
+/// compaction and the digest go through these.
+namespace meta_tag {
+inline constexpr const char* seen = "s";               // logical
+inline constexpr const char* seen_save = "S";          // logical
+inline constexpr const char* branch = "b";             // logical
+inline constexpr const char* reminder_offset = "m";    // logical
+inline constexpr const char* counter = "n";            // logical
+inline constexpr const char* offset = "o";             // physical
+inline constexpr const char* duplicates = "d";         // physical
+inline constexpr const char* skipped = "r";            // physical
+inline constexpr const char* gap = "g";                // physical
+inline constexpr const char* chunk = "c";              // logical
+inline constexpr const char* forget_audit = "f";       // logical
+inline constexpr const char* forgotten_message = "x";  // logical
+inline constexpr const char* forgotten_person = "X";   // logical
+inline constexpr const char* rebuild = "R";            // logical
+inline constexpr const char* layout_version = "v";     // physical
+
+/// What an organisation's records leave in meta: its state, which a compaction of the
+/// organisation rewrites and a forget of everything it holds removes with its data.
+inline constexpr std::array<const char*, 5> organisation_state = {seen, seen_save, branch, chunk, counter};
+/// Every tag whose rows begin with an organisation but a rebuild's mark: its state and what
+/// its forgets recorded (a drop of all it holds removes these too).
+inline constexpr std::array<const char*, 8> organisation_held = {
+    seen, seen_save, branch, chunk, counter, forget_audit, forgotten_message, forgotten_person};
+/// Every tag whose rows begin with an organisation (an organisation's digest visits these).
+inline constexpr std::array<const char*, 9> organisation_rows = {
+    rebuild, seen_save, forgotten_person, branch, chunk, forget_audit, counter, seen, forgotten_message};
+/// Physical tags: rows of how the log was delivered and how bytes are laid out, left out of
+/// the digest.
+[[nodiscard]] inline bool physical(std::string_view tag) {
+  return tag == offset || tag == duplicates || tag == skipped || tag == gap || tag == layout_version;
+}
+}  // namespace meta_tag
 
 /// Calls `range(cf, begin, end)` for every key range of the organisations `first`..`last`
 /// (sorted; one organisation when equal): its span in each organisation-first column family,

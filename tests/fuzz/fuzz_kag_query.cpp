@@ -1,10 +1,10 @@
-// libFuzzer: kag_query's query reader (knowledge/kag.hpp) over a real graph store: the
+// libFuzzer: kag_query's query reader (query/kag.hpp) over a real graph store: the
 // question as an agent sends it (the entities it names by name, alias or a fuzzy match, the
 // relation words that steer the walk, the statements' fallback through reading's content
 // words) and the hint entities. The first byte picks max_hops, limit and include_relations;
 // the rest is the question, then one hint entity per line.
-#include "knowledge/entity_graph.hpp"
-#include "knowledge/kag.hpp"
+#include "query/entity_graph.hpp"
+#include "query/kag.hpp"
 #include "reading/signature.hpp"
 #include "schemas/time.hpp"
 #include "schemas/knowledge.hpp"
@@ -28,7 +28,7 @@ struct graph {
   std::string path =
       (std::filesystem::temp_directory_path() / ("engram-fuzz-kag-" + std::to_string(::getpid()))).string();
   std::shared_ptr<storage::graph_store> store;
-  std::unique_ptr<knowledge::entity_reader> reader;
+  std::unique_ptr<query::entity_reader> reader;
   std::int64_t offset = 0;
 
   graph() {
@@ -37,8 +37,8 @@ struct graph {
     if (!s)
       std::abort();
     store = std::move(*s);
-    reader = std::make_unique<knowledge::entity_reader>(
-        store, std::map<std::string, std::string>{{"saas_company", "company"}});
+    reader =
+        std::make_unique<query::entity_reader>(store, std::map<std::string, std::string>{{"saas_company", "company"}});
     schemas::entity_command add;
     add.op = schemas::entity_op::add_entities;
     for (const auto& [name, type] : std::vector<std::pair<std::string, std::string>>{{"Dana Kim", "person"},
@@ -105,7 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static graph g;
   if (size == 0)
     return 0;
-  knowledge::kag_request r;
+  query::kag_request r;
   r.max_hops = data[0] % 4;
   r.limit = 1 + (data[0] >> 2) % 20;
   r.include_relations = (data[0] & 0x80) == 0;
@@ -118,10 +118,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     r.entities.push_back(text.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1));
     at = next;
   }
-  (void)knowledge::entities_named(*g.store, "acme", r.query);
-  if (knowledge::check(r))
+  (void)query::entities_named(*g.store, "acme", r.query);
+  if (query::check(r))
     return 0;  // out of the seed's limits: refused before any read
-  const auto a = knowledge::kag_query(*g.reader, "acme", r);
+  const auto a = query::kag_query(*g.reader, "acme", r);
   if (a.entities.size() > r.limit)
     std::abort();
   for (const auto& e : a.entities)

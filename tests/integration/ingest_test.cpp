@@ -110,7 +110,7 @@ TEST_F(IngestTest, SequencerCrashBetweenAppendAndCommitLeavesNoDuplicateInTheSto
   produce_events(broker_->bootstrap(), evs);
 
   // First sequencer: appends everything it reads, then "crashes" before committing.
-  actors::metrics metrics;
+  services::metrics metrics;
   std::atomic<bool> crashed{false};
   ingest::sequencer_options crash;
   crash.before_commit = [&] {

@@ -33,7 +33,7 @@ protected:
   LifecycleTest()
       : dir_("lifecycle"),
         broker_(test::start_broker()),
-        clock_(std::make_shared<actors::manual_clock>(at("2026-03-10T09:00:00Z"))) {}
+        clock_(std::make_shared<services::manual_clock>(at("2026-03-10T09:00:00Z"))) {}
 
   void SetUp() override { start("store"); }
 
@@ -87,7 +87,7 @@ protected:
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;
-  std::shared_ptr<actors::manual_clock> clock_;
+  std::shared_ptr<services::manual_clock> clock_;
   std::unique_ptr<engine::engine> engine_;
 };
 
@@ -232,7 +232,7 @@ TEST_F(LifecycleTest, ExpiredEntriesVanishAtOnceAndTheTimersRemoveThemWithTheirI
   ASSERT_TRUE(text_hits().count(e["id"]));
   knowledge::stored_entry stored;
   ASSERT_FALSE(knowledge::decode(*raw, stored));
-  const auto values = dedup::values_key(stored.positive, stored.title, stored.sig);
+  const auto values = knowledge::values_key(stored.positive, stored.title, stored.sig);
   ASSERT_EQ(store.entries_with_title("acme", schemas::entry_type::fact, title_key, values, 10),
             std::vector<std::string>{e["id"].get<std::string>()});
   auto vector_left = [&] {

@@ -109,7 +109,7 @@ int forget_contact(std::size_t messages, std::size_t theirs) {
   rec.position = {"engram-log", 0, offset++, "bench"};
   rec.payload = c;
   storage::apply_outcome out{};
-  actors::applied_event answer;
+  services::applied_event answer;
   const auto t2 = clock_type::now();
   if (actors::resolve_and_apply(*store, &r, rec, &out, &answer) != storage::errc::ok || !answer.rejected.empty())
     throw std::runtime_error("forget failed: " + answer.rejected);

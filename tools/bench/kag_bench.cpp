@@ -4,8 +4,8 @@
 #include "reading/parse.hpp"
 #include "reading/sentences.hpp"
 #include "reading/signature.hpp"
-#include "knowledge/query.hpp"
-#include "knowledge/kag.hpp"
+#include "query/query.hpp"
+#include "query/kag.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/evaluation.hpp"
@@ -106,17 +106,17 @@ std::pair<std::size_t, std::size_t> fill(storage::graph_store& store, const worl
 }
 
 /// The kag_query rows: two and three hops.
-void kag_rows(const knowledge::entity_reader& reader, const world& w, std::size_t queries) {
+void kag_rows(const query::entity_reader& reader, const world& w, std::size_t queries) {
   for (std::size_t hops : {2u, 3u}) {
     std::vector<double> times;
     double entities = 0, relations = 0, reachable = 0;
     std::mt19937_64 q(hops);
     for (std::size_t i = 0; i < queries; ++i) {
-      knowledge::kag_request r;
+      query::kag_request r;
       r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
       r.max_hops = hops;
       auto t = clock_type::now();
-      auto a = knowledge::kag_query(reader, "bench", r);
+      auto a = query::kag_query(reader, "bench", r);
       times.push_back(ms_since(t));
       entities += double(a.entities.size());
       relations += double(a.relations.size());
@@ -134,18 +134,18 @@ void kag_rows(const knowledge::entity_reader& reader, const world& w, std::size_
 /// vectors), the same questions with and without recall.graph_expansion.
 void recall_rows(const std::shared_ptr<storage::graph_store>& store, const world& w, std::size_t count) {
   for (bool expansion : {false, true}) {
-    knowledge::query_dependencies deps;
+    query::query_dependencies deps;
     deps.store = store;
     deps.terms = reading::index_terms;
     deps.now = [] { return *schemas::parse_rfc3339("2026-06-01T00:00:00Z"); };
     knowledge::read_policy policy;
     policy.graph_expansion = expansion;
-    const knowledge::query_service queries(std::move(deps), policy);
+    const query::query_service queries(std::move(deps), policy);
     std::vector<double> times;
     double results = 0;
     std::mt19937_64 q(7);
     for (std::size_t i = 0; i < count; ++i) {
-      knowledge::recall_request r;
+      query::recall_request r;
       r.query = "Who does " + w.person(q() % w.people) + " report to, and what does their company use?";
       r.limit = 10;
       auto t = clock_type::now();
@@ -288,7 +288,7 @@ int kag(const kag_bench_options& o) {
   const double fill_s = ms_since(t0) / 1000;
   const auto stats = store->stats();
   const auto entity_count = stats.empty() ? 0 : stats[0].entities;
-  knowledge::entity_reader reader(store, {});
+  query::entity_reader reader(store, {});
 
   std::printf(
       "kag_query at %zu entries, %llu entities, %zu messages (filled in %.1f s); %u cores; in-process over "

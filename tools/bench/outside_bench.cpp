@@ -3,9 +3,9 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/store/store_writer.hpp"
 #include "embedding/embedder.hpp"
-#include "knowledge/contradiction.hpp"
-#include "knowledge/dedup.hpp"
-#include "knowledge/query.hpp"
+#include "contradiction/contradiction.hpp"
+#include "dedup/dedup.hpp"
+#include "query/query.hpp"
 #include "net/http.hpp"
 #include "reading/read.hpp"
 #include "schemas/inbound_message.hpp"
@@ -248,8 +248,8 @@ int outside(const outside_options& o) {
       ms.size(), c.connections(), percentile(ms, 0.5), percentile(ms, 0.99),
       server_n > 0 ? 1000 * server_s / server_n : 0.0, failed, results);
   std::string stages;
-  for (std::size_t i = 0; i < knowledge::recall_stage_count; ++i) {
-    const char* stage = knowledge::recall_stage_name(static_cast<knowledge::recall_stage>(i));
+  for (std::size_t i = 0; i < query::recall_stage_count; ++i) {
+    const char* stage = query::recall_stage_name(static_cast<query::recall_stage>(i));
     const double s = metric_sum(metrics, "engram_recall_stage_seconds_total{stage=\"" + std::string(stage) + "\"} ");
     char part[64];
     std::snprintf(part, sizeof part, "%s%s %.2f", stages.empty() ? "" : ", ", stage,

@@ -1,5 +1,5 @@
 #include "tools/bench/semantic.hpp"
-#include "knowledge/dedup.hpp"
+#include "dedup/dedup.hpp"
 
 #include "reading/read.hpp"
 #include "reading/rules.hpp"
@@ -77,7 +77,7 @@ struct bench_store {
     rec.position = {"engram-log", 0, offset++, "bench"};
     rec.payload = std::move(x);
     storage::apply_outcome outcome{};
-    actors::applied_event answer;
+    services::applied_event answer;
     if (auto err = actors::resolve_and_apply(*store, &resolve, rec, &outcome, &answer); err != storage::errc::ok) {
       return fail("apply failed: " + storage::to_string(err));
     }

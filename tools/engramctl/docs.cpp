@@ -4,7 +4,7 @@
 #include "base/hash.hpp"
 
 #include "actors/ingest/producer.hpp"
-#include "knowledge/kag.hpp"
+#include "query/kag.hpp"
 #include "knowledge/write_rules.hpp"
 #include "schemas/inbound_message.hpp"
 #include "schemas/time.hpp"
@@ -187,19 +187,19 @@ int kag_status(const kag_options& o, std::ostream& out, std::ostream& err) {
 }
 
 int kag_query(const kag_options& o, std::ostream& out, std::ostream& err) {
-  knowledge::kag_request q;
+  query::kag_request q;
   q.query = o.query;
   q.max_hops = o.max_hops;
   q.limit = o.limit;
   q.terms = reading::index_terms;
-  if (auto bad = knowledge::check(q)) {
+  if (auto bad = query::check(q)) {
     err << "kag query: " << *bad << "\n";
     return 2;
   }
   auto r = open_reader(o.data_dir, "kag", err);
   if (!r)
     return 1;
-  const auto a = knowledge::kag_query(*r, o.organization, q);
+  const auto a = query::kag_query(*r, o.organization, q);
   if (!o.json) {
     out << a.context;
     return 0;

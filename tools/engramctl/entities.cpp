@@ -1,6 +1,6 @@
 #include "tools/engramctl/entities.hpp"
 
-#include "knowledge/entity_graph.hpp"
+#include "query/entity_graph.hpp"
 #include "storage/graph_store.hpp"
 
 #include <nlohmann/json.hpp>
@@ -10,22 +10,22 @@
 
 namespace engram::ctl {
 
-std::unique_ptr<knowledge::entity_reader> open_reader(const std::string& data_dir, std::string_view command,
-                                                      std::ostream& err) {
+std::unique_ptr<query::entity_reader> open_reader(const std::string& data_dir, std::string_view command,
+                                                  std::ostream& err) {
   auto store = storage::open_graph_store({data_dir, /*read_only=*/true});
   if (!store) {
     err << command << ": " << store.error() << "\n";
     return nullptr;
   }
-  return std::make_unique<knowledge::entity_reader>(std::shared_ptr<const storage::graph_store>(std::move(*store)),
-                                                    std::map<std::string, std::string>{});
+  return std::make_unique<query::entity_reader>(std::shared_ptr<const storage::graph_store>(std::move(*store)),
+                                                std::map<std::string, std::string>{});
 }
 
 namespace {
 
 using json = nlohmann::json;
 
-json relation_json(const knowledge::entity_reader& r, const std::string& org, const storage::entity_edge& e) {
+json relation_json(const query::entity_reader& r, const std::string& org, const storage::entity_edge& e) {
   std::string from, to, type;
   r.store().entity_name(org, e.from_id, &from, &type);
   r.store().entity_name(org, e.to_id, &to, &type);
@@ -56,7 +56,7 @@ int entities_show(const entities_options& o, std::ostream& out, std::ostream& er
     return 1;
   }
   json rel = json::array();
-  for (const auto& edge : r->edges(o.organization, e->id, knowledge::edge_direction::both))
+  for (const auto& edge : r->edges(o.organization, e->id, query::edge_direction::both))
     rel.push_back(relation_json(*r, o.organization, edge));
   out << json{{"id", e->id},
               {"name", e->name},
@@ -98,7 +98,7 @@ int entities_export(const entities_options& o, std::ostream& out, std::ostream& 
     }
   }
   for (const auto& id : ids)
-    for (const auto& edge : r->edges(o.organization, id, knowledge::edge_direction::outgoing)) {
+    for (const auto& edge : r->edges(o.organization, id, query::edge_direction::outgoing)) {
       auto j = relation_json(*r, o.organization, edge);
       out << json{{"type", "relation"}, {"from", j["from"]}, {"to", j["to"]}, {"relationType", j["relationType"]}}
                  .dump()

@@ -2,7 +2,7 @@
 // engramctl entities search|show|export: the entity graph of one organisation, read from a
 // store opened read-only (beside a running engramd, as engramctl digest does), without an agent.
 
-#include "knowledge/entity_graph.hpp"
+#include "query/entity_graph.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -21,8 +21,8 @@ struct entities_options {
 
 /// The entity graph of the store at `data_dir`, opened read-only; null with the reason on
 /// `err` (prefixed with `command`).
-[[nodiscard]] std::unique_ptr<knowledge::entity_reader> open_reader(const std::string& data_dir,
-                                                                    std::string_view command, std::ostream& err);
+[[nodiscard]] std::unique_ptr<query::entity_reader> open_reader(const std::string& data_dir, std::string_view command,
+                                                                std::ostream& err);
 
 /// Exit status: 0, or 1 with the reason on `err`.
 int entities_search(const entities_options& o, std::ostream& out, std::ostream& err);

@@ -3,8 +3,8 @@
 // checked against a plain BFS written here), edge filters, directions, cycles, depth limits,
 // type inheritance, fuzzy search and Mermaid; entity commands applied as the store applies
 // them from engram-log.
-#include "knowledge/entity_graph.hpp"
-#include "knowledge/kag.hpp"
+#include "query/entity_graph.hpp"
+#include "query/kag.hpp"
 
 #include "schemas/time.hpp"
 
@@ -16,7 +16,7 @@
 #include <random>
 #include <set>
 
-namespace engram::knowledge {
+namespace engram::query {
 namespace {
 
 class EntityGraph : public ::testing::Test {
@@ -375,4 +375,4 @@ TEST_F(EntityGraph, KagQueryFallsBackToStatementsWhenNoTypedRelationAnswers) {
 }
 
 }  // namespace
-}  // namespace engram::knowledge
+}  // namespace engram::query

@@ -151,10 +151,10 @@ protected:
 
   /// One record through the log's encoder and decoder, then as the consumer reads it and the
   /// store applies it.
-  actors::applied_event apply(const schemas::log_payload& payload) { return apply_to(*store_, resolve_, payload); }
+  services::applied_event apply(const schemas::log_payload& payload) { return apply_to(*store_, resolve_, payload); }
 
-  actors::applied_event apply_to(storage::graph_store& store, actors::resolver& resolve,
-                                 const schemas::log_payload& payload) {
+  services::applied_event apply_to(storage::graph_store& store, actors::resolver& resolve,
+                                   const schemas::log_payload& payload) {
     auto encoded = schemas::encode(payload);
     write_fuzz_seed(encoded);
     auto decoded = schemas::decode_record(encoded.kind, encoded.value, {});
@@ -167,7 +167,7 @@ protected:
     reader.options.validator = reading_;
     reading::read_unread(one, reader, /*re_extract=*/false);  // format 1: read at the consumer
     storage::apply_outcome outcome{};
-    actors::applied_event answer;
+    services::applied_event answer;
     EXPECT_EQ(actors::resolve_and_apply(store, &resolve, rec, &outcome, &answer), storage::errc::ok);
     return answer;
   }

@@ -1,6 +1,6 @@
 // The dedup index's label -> entry id map: appends, out-of-order adds, removals and the
 // compaction that reclaims removed ids keep every surviving id readable.
-#include "knowledge/internal/label_ids.hpp"
+#include "dedup/internal/label_ids.hpp"
 
 #include <gtest/gtest.h>
 

@@ -337,32 +337,32 @@ TEST(ValuesKey, DiffersWhereDedupRequiresEqualityAndIsTheSameOnEveryBuild) {
   schemas::entry e;
   e.title = "We cut churn to 5% next quarter";
   e.sig.numbers = {"5%"};
-  const auto key = values_key(e);
+  const auto key = knowledge::values_key(e);
   // Pinned: stores keep the key in their title index, so it must not change between builds
   // (a change needs a new layout version). The second title reaches every word list of
   // markers_of: the standalone words, a preposition before a number, before a month.
   EXPECT_EQ(key, 0x0dfba87fe487012cull);
   schemas::entry every;
   every.title = "Since Monday we ship fewer units, over 20 by May 5 and less after";
-  EXPECT_EQ(markers_of(every.title), "after by# fewer less monday over# since");
-  EXPECT_EQ(values_key(every), 0xaad51ae154472ff9ull);
+  EXPECT_EQ(knowledge::markers_of(every.title), "after by# fewer less monday over# since");
+  EXPECT_EQ(knowledge::values_key(every), 0xaad51ae154472ff9ull);
   auto other = e;
   other.positive = false;
-  EXPECT_NE(values_key(other), key);
+  EXPECT_NE(knowledge::values_key(other), key);
   other = e;
   other.title = "We cut churn by 5% next quarter";  // another marker ("by#" for "to#")
-  EXPECT_NE(values_key(other), key);
+  EXPECT_NE(knowledge::values_key(other), key);
   other = e;
   other.sig.numbers = {"6%"};
-  EXPECT_NE(values_key(other), key);
+  EXPECT_NE(knowledge::values_key(other), key);
   other = e;
   other.sig.dates = {"5%"};  // the same text in another list
-  EXPECT_NE(values_key(other), key);
+  EXPECT_NE(knowledge::values_key(other), key);
   other = e;
   other.content = "Anything else";  // content, entities and the wording are compared on the entries
   other.sig.entities = {"acme"};
   other.sig.words = "churn cut quarter";
-  EXPECT_EQ(values_key(other), key);
+  EXPECT_EQ(knowledge::values_key(other), key);
 }
 
 }  // namespace

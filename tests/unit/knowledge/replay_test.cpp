@@ -114,7 +114,7 @@ protected:
   static void apply(run& r, std::size_t from, std::size_t to) {
     for (std::size_t i = from; i < to; ++i) {
       storage::apply_outcome outcome{};
-      actors::applied_event answer;
+      services::applied_event answer;
       ASSERT_EQ(actors::resolve_and_apply(*r.store, &r.resolve, (*stream_)[i], &outcome, &answer), storage::errc::ok);
       for (const auto& d : answer.resolutions) {
         ++r.outcomes[std::string(schemas::to_string(d.outcome))];

@@ -3,7 +3,7 @@
 // int8 encoder; the float32 one stays as the reference, and on every set (labelled and
 // held out) the two must decide every pair and every case alike.
 
-#include "knowledge/dedup.hpp"
+#include "dedup/dedup.hpp"
 #include "reading/read.hpp"
 #include "reading/signature.hpp"
 #include "tools/bench/semantic.hpp"

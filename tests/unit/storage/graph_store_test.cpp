@@ -269,8 +269,8 @@ TEST_F(GraphStoreTest, ASlotAndATitleListTheirNewestEntriesFirstAndForgetRemoved
   schemas::signature two, three;
   two.amounts = {"$2M"};
   three.amounts = {"$3M"};
-  const auto values_2m = dedup::values_key(true, "The budget of Project Falcon is $2M", two);
-  const auto values_3m = dedup::values_key(true, "The budget of Project Falcon is $3M", three);
+  const auto values_2m = knowledge::values_key(true, "The budget of Project Falcon is $2M", two);
+  const auto values_3m = knowledge::values_key(true, "The budget of Project Falcon is $3M", three);
   auto titled = [&](std::uint64_t values, std::size_t limit) {
     return store_->entries_with_title("acme", schemas::entry_type::fact, "budget project falcon", values, limit);
   };

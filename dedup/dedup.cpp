@@ -1,5 +1,5 @@
-#include "knowledge/dedup.hpp"
-#include "knowledge/internal/label_ids.hpp"
+#include "dedup/dedup.hpp"
+#include "dedup/internal/label_ids.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -376,7 +376,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     auto& r = out[i];
     auto f = facts_of(m, en, i);
     const entry_match match{*store_, overlay, org, f};
-    match_title(match, values_key(en), r);
+    match_title(match, knowledge::values_key(en), r);
     if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
       auto it = orgs_.find(org);
       if (it != orgs_.end())

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace engram::knowledge {
+namespace engram::query {
 
 /// An entity as the tools show it.
 struct entity_view {
@@ -24,7 +24,7 @@ struct entity_view {
   std::map<std::string, std::string> attributes;
   std::vector<std::string> observations;
   /// Mentions joined to it by resolution, with their evidence (knowledge/resolve.hpp).
-  std::vector<resolution_note> resolutions;
+  std::vector<knowledge::resolution_note> resolutions;
 };
 
 /// Which edges a walk follows, seen from the node it stands on.
@@ -96,8 +96,8 @@ private:
 };
 
 /// The type an entity shows: the type a tool gave, else its kind ("person", "organization").
-[[nodiscard]] std::string shown_type(const stored_entity& e);
-[[nodiscard]] entity_view view_of(const stored_entity& e);
+[[nodiscard]] std::string shown_type(const knowledge::stored_entity& e);
+[[nodiscard]] entity_view view_of(const knowledge::stored_entity& e);
 
 /// Mermaid label text: quotes and the characters Mermaid reads as syntax written as entity
 /// codes (#quot; #35; ...), so any name renders.
@@ -106,4 +106,4 @@ private:
 /// Damerau–Levenshtein (optimal string alignment) distance of two byte strings.
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 
-}  // namespace engram::knowledge
+}  // namespace engram::query

@@ -1,4 +1,4 @@
-#include "actors/common/heap.hpp"
+#include "services/heap.hpp"
 
 #include <malloc.h>
 
@@ -8,7 +8,7 @@
 extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen)
     __attribute__((weak));
 
-namespace engram::actors {
+namespace engram::services {
 namespace {
 
 std::uint64_t jemalloc_stat(const char* name) {
@@ -48,4 +48,4 @@ void release_free_heap() {
   ::malloc_trim(0);
 }
 
-}  // namespace engram::actors
+}  // namespace engram::services

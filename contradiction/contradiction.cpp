@@ -1,4 +1,4 @@
-#include "knowledge/contradiction.hpp"
+#include "contradiction/contradiction.hpp"
 
 #include <algorithm>
 #include <string>

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace engram::actors {
+namespace engram::services {
 
 struct heap_figures {
   /// Bytes the program has allocated and not freed.
@@ -28,4 +28,4 @@ struct heap_figures {
 /// purge of every arena).
 void release_free_heap();
 
-}  // namespace engram::actors
+}  // namespace engram::services

@@ -1,4 +1,4 @@
-#include "knowledge/facts.hpp"
+#include "dedup/facts.hpp"
 #include "base/text.hpp"
 
 #include <nlohmann/json.hpp>
@@ -51,7 +51,7 @@ facts facts_of(const schemas::inbound_message& m, const schemas::entry& e, std::
   f.slot = e.slot;
   f.sig = e.sig;
   f.positive = e.positive;
-  f.markers = markers_of(e.title);
+  f.markers = knowledge::markers_of(e.title);
   f.order = order_of(e.title);
   f.author = lower_ascii(m.from.address);
   f.source = m.source;
@@ -67,7 +67,7 @@ facts facts_of(const knowledge::stored_entry& e) {
   f.sig = e.sig;
   f.title = e.sig.key;
   f.positive = e.positive;
-  f.markers = markers_of(e.title);
+  f.markers = knowledge::markers_of(e.title);
   f.order = order_of(e.title);
   f.author = e.author;
   f.source = e.source_type == "manual" ? schemas::source_type::manual

@@ -1,4 +1,4 @@
-#include "knowledge/entity_graph.hpp"
+#include "query/entity_graph.hpp"
 
 #include "knowledge/write_rules.hpp"
 #include "schemas/entity_command.hpp"
@@ -8,7 +8,7 @@
 #include <queue>
 #include <unordered_map>
 
-namespace engram::knowledge {
+namespace engram::query {
 
 namespace {
 
@@ -85,9 +85,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::string shown_type(const stored_entity& e) { return e.entity_type.empty() ? e.kind : e.entity_type; }
+std::string shown_type(const knowledge::stored_entity& e) { return e.entity_type.empty() ? e.kind : e.entity_type; }
 
-entity_view view_of(const stored_entity& e) {
+entity_view view_of(const knowledge::stored_entity& e) {
   return {e.id, e.name, shown_type(e), e.aliases, e.attributes, e.observations, e.resolutions};
 }
 
@@ -120,8 +120,8 @@ entity_reader::entity_reader(std::shared_ptr<const storage::graph_store> store,
 
 std::optional<entity_view> entity_reader::by_id(const std::string& org, const std::string& id) const {
   auto raw = store_->get_entity(org, id);
-  stored_entity e;
-  if (!raw || decode(*raw, e))
+  knowledge::stored_entity e;
+  if (!raw || knowledge::decode(*raw, e))
     return std::nullopt;
   return view_of(e);
 }
@@ -135,8 +135,8 @@ std::vector<entity_view> entity_reader::list(const std::string& org, const std::
                                              std::size_t limit) const {
   std::vector<entity_view> out;
   for (const auto& [id, raw] : store_->list_entities(org, after, limit)) {
-    stored_entity e;
-    if (!decode(raw, e))
+    knowledge::stored_entity e;
+    if (!knowledge::decode(raw, e))
       out.push_back(view_of(e));
   }
   return out;
@@ -469,4 +469,4 @@ std::string entity_reader::mermaid(const std::string& org, const std::string& ce
   return out;
 }
 
-}  // namespace engram::knowledge
+}  // namespace engram::query

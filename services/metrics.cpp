@@ -1,6 +1,6 @@
-#include "actors/common/metrics.hpp"
+#include "services/metrics.hpp"
 
-#include "actors/common/heap.hpp"
+#include "services/heap.hpp"
 
 #include <array>
 #include <atomic>
@@ -17,7 +17,7 @@
 #include <atomic>
 #include <mutex>
 
-namespace engram::actors {
+namespace engram::services {
 
 struct metrics::impl {
   prometheus::Registry registry;
@@ -345,4 +345,4 @@ std::uint64_t metrics::dead_lettered() const { return impl_->dlq_total.load(); }
 
 std::string metrics::render() const { return prometheus::TextSerializer().Serialize(impl_->registry.Collect()); }
 
-}  // namespace engram::actors
+}  // namespace engram::services

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace engram::actors {
+namespace engram::services {
 
 class clock {
 public:
@@ -36,4 +36,4 @@ private:
   std::atomic<std::int64_t> now_;
 };
 
-}  // namespace engram::actors
+}  // namespace engram::services

@@ -22,7 +22,9 @@
 #include <utility>
 #include <vector>
 
-namespace engram::knowledge {
+namespace engram::query {
+
+using json = nlohmann::json;
 
 /// What the service reads with. Only `store` and `now` are required.
 struct query_dependencies {
@@ -93,7 +95,7 @@ struct named_person {
 
 class query_service {
 public:
-  query_service(query_dependencies deps, read_policy policy);
+  query_service(query_dependencies deps, knowledge::read_policy policy);
   ~query_service();
 
   /// Entries and passages, each ranked by meaning (vectors) and words (BM25), fused by
@@ -119,10 +121,11 @@ public:
   [[nodiscard]] std::vector<json> review_queue(const std::string& organization_id, std::size_t limit) const;
 
   /// The stored entry, or nullopt (none, or unreadable).
-  [[nodiscard]] std::optional<stored_entry> load(const std::string& organization_id, const std::string& id) const;
+  [[nodiscard]] std::optional<knowledge::stored_entry> load(const std::string& organization_id,
+                                                            const std::string& id) const;
 
   /// An entry as tools return it, now.
-  [[nodiscard]] json present(const stored_entry& e) const;
+  [[nodiscard]] json present(const knowledge::stored_entry& e) const;
 
   /// True when the branch has saves and has not expired.
   [[nodiscard]] bool branch_alive(const std::string& organization_id, const std::string& branch_id) const;
@@ -130,7 +133,7 @@ public:
   [[nodiscard]] std::int64_t now() const { return deps_.now(); }
   /// The BM25 terms of a text (the dependencies' stemmed content words).
   [[nodiscard]] std::vector<std::string> terms(std::string_view text) const { return deps_.terms(text); }
-  [[nodiscard]] const read_policy& policy() const { return policy_; }
+  [[nodiscard]] const knowledge::read_policy& policy() const { return policy_; }
 
   /// The people `query` names (named_person), in the order named.
   [[nodiscard]] std::vector<named_person> named_people(const std::string& organization_id,
@@ -153,11 +156,11 @@ private:
   /// An entry as recall and search return it: present() plus kind, eventId, sources (each
   /// with eventId, sourceId, sentAt), its dates (occurredAt for an event), the passage it
   /// was read from as evidence (when recall found it), and score.
-  [[nodiscard]] json present_result(const std::string& organization_id, const stored_entry& doc, std::int64_t at,
-                                    double score, const json& evidence) const;
+  [[nodiscard]] json present_result(const std::string& organization_id, const knowledge::stored_entry& doc,
+                                    std::int64_t at, double score, const json& evidence) const;
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
                   const std::vector<std::string>& query_terms, const schemas::vector8* query_vector,
-                  std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const;
+                  std::map<std::string, double>& fused, std::map<std::string, knowledge::stored_entry>& docs) const;
   /// Hybrid recall's ranked list (recall.graph_expansion), from kag_query's walk: the
   /// statements behind the relations of its answer, then the named entities' statements,
   /// then those of the entities it reached.
@@ -165,9 +168,9 @@ private:
                  std::map<std::string, double>& fused) const;
 
   query_dependencies deps_;
-  read_policy policy_;
+  knowledge::read_policy policy_;
   struct stage_clock;
   std::unique_ptr<stage_clock> clock_;
 };
 
-}  // namespace engram::knowledge
+}  // namespace engram::query

@@ -9,8 +9,8 @@
 // authoritative one (a manual save outranks a message), supersedes the older; otherwise
 // both stay, `contradicts` joins them and the older is flagged for review.
 
-#include "knowledge/dedup.hpp"
-#include "knowledge/facts.hpp"
+#include "dedup/dedup.hpp"
+#include "dedup/facts.hpp"
 #include "storage/graph_store.hpp"
 
 #include <memory>

@@ -14,7 +14,7 @@
 // resolves one event at a time against the store with every earlier event applied, so its
 // decisions are the same live, after a restart and in a replay.
 
-#include "knowledge/facts.hpp"
+#include "dedup/facts.hpp"
 #include "storage/graph_store.hpp"
 #include "storage/vector_index.hpp"
 

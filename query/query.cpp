@@ -1,6 +1,6 @@
-#include "knowledge/query.hpp"
+#include "query/query.hpp"
 
-#include "knowledge/kag.hpp"
+#include "query/kag.hpp"
 #include "knowledge/write_rules.hpp"
 
 #include "schemas/knowledge_save.hpp"
@@ -16,7 +16,7 @@
 #include <map>
 #include <set>
 
-namespace engram::knowledge {
+namespace engram::query {
 
 namespace {
 
@@ -87,7 +87,7 @@ private:
 
 }  // namespace
 
-query_service::query_service(query_dependencies deps, read_policy policy)
+query_service::query_service(query_dependencies deps, knowledge::read_policy policy)
     : deps_(std::move(deps)), policy_(std::move(policy)), clock_(std::make_unique<stage_clock>()) {}
 
 query_service::~query_service() = default;
@@ -99,15 +99,17 @@ std::array<double, recall_stage_count> query_service::recall_stage_seconds() con
   return out;
 }
 
-std::optional<stored_entry> query_service::load(const std::string& org, const std::string& id) const {
+std::optional<knowledge::stored_entry> query_service::load(const std::string& org, const std::string& id) const {
   auto raw = deps_.store->get_entry(org, id);
-  stored_entry e;
-  if (!raw || decode(*raw, e))
+  knowledge::stored_entry e;
+  if (!raw || knowledge::decode(*raw, e))
     return std::nullopt;
   return e;
 }
 
-json query_service::present(const stored_entry& doc) const { return knowledge::present(doc, now(), policy_); }
+json query_service::present(const knowledge::stored_entry& doc) const {
+  return knowledge::present(doc, now(), policy_);
+}
 
 bool query_service::branch_alive(const std::string& org, const std::string& branch) const {
   std::int64_t last = 0;
@@ -292,7 +294,7 @@ struct recall_candidate {
   double score = 0;
   bool is_entry = true;
   std::string id;
-  stored_entry entry;
+  knowledge::stored_entry entry;
   json passage;          // is_entry false: the passage; else its evidence (or null)
   bool dropped = false;  // folded into another entry read from the same passage
 };
@@ -319,7 +321,7 @@ struct query_service::recall_run {
   /// The best cosine of anything the lists by meaning found (entries and passages); nullopt
   /// without a query vector or when they found nothing.
   std::optional<float> closest;
-  std::map<std::string, stored_entry> branch_docs;  // the branch's own saves, seen only here
+  std::map<std::string, knowledge::stored_entry> branch_docs;  // the branch's own saves, seen only here
   std::vector<recall_candidate> results;
 
   bool want_entries() const { return r.kinds.entries; }
@@ -469,19 +471,19 @@ void query_service::score_entries(recall_run& run) const {
   const auto at = schemas::format_rfc3339(run.at);
   std::size_t next = 0;
   for (const auto& [id, rrf] : candidates) {
-    std::optional<stored_entry> doc;
+    std::optional<knowledge::stored_entry> doc;
     if (auto overlaid = run.branch_docs.find(id); overlaid != run.branch_docs.end()) {
       doc = overlaid->second;
     } else if (auto& bytes = raw[next++]) {
       doc.emplace();
-      if (decode(*bytes, *doc))
+      if (knowledge::decode(*bytes, *doc))
         doc.reset();
     }
-    if (!doc || !visible(*doc, at) || (r.type && doc->type != *r.type))
+    if (!doc || !knowledge::visible(*doc, at) || (r.type && doc->type != *r.type))
       continue;
     // Decay ranks; it hides only what matches weakly: an entry both words and meaning put
     // among their first ten stays, however old.
-    const double confidence = effective_confidence(*doc, run.at, policy_);
+    const double confidence = knowledge::effective_confidence(*doc, run.at, policy_);
     const bool strong = run.text_rank.count(id) && run.text_rank[id] <= strong_rank && run.similarity.count(id) &&
                         run.similarity[id] >= strong_similarity;
     if (confidence < policy_.decay.hide_below && !strong)
@@ -543,7 +545,7 @@ void query_service::fold_passages(recall_run& run) const {
     for (auto& s : run.results) {
       if (!s.is_entry || s.dropped || !s.passage.is_null() || text.find(s.entry.content) == std::string::npos ||
           std::none_of(s.entry.sources.begin(), s.entry.sources.end(),
-                       [&](const source_ref& src) { return src.event_id == event; }))
+                       [&](const knowledge::source_ref& src) { return src.event_id == event; }))
         continue;
       folded = std::max(folded, s.score);
       if (!keep || s.score > keep->score) {
@@ -563,8 +565,8 @@ void query_service::fold_passages(recall_run& run) const {
   }
 }
 
-json query_service::present_result(const std::string& org, const stored_entry& doc, std::int64_t at, double score,
-                                   const json& evidence) const {
+json query_service::present_result(const std::string& org, const knowledge::stored_entry& doc, std::int64_t at,
+                                   double score, const json& evidence) const {
   auto e = knowledge::present(doc, at, policy_);
   e["kind"] = "entry";
   e["eventId"] = doc.event_id;
@@ -613,7 +615,7 @@ std::vector<json> query_service::search(const std::string& org, const search_req
     if (take_entry) {
       const auto& [id, score] = entries[ei++];
       auto doc = load(org, id);
-      if (!doc || !recallable(*doc, at, policy_) || (r.type && doc->type != *r.type))
+      if (!doc || !knowledge::recallable(*doc, at, policy_) || (r.type && doc->type != *r.type))
         continue;
       results.push_back(present_result(org, *doc, at, score, nullptr));
     } else {
@@ -658,7 +660,8 @@ std::vector<json> query_service::review_queue(const std::string& org, std::size_
 
 void query_service::add_branch(const std::string& org, const std::string& branch, std::int64_t at,
                                const std::vector<std::string>& q, const schemas::vector8* qv,
-                               std::map<std::string, double>& fused, std::map<std::string, stored_entry>& docs) const {
+                               std::map<std::string, double>& fused,
+                               std::map<std::string, knowledge::stored_entry>& docs) const {
   std::int64_t last = 0;
   auto saves = deps_.store->branch_saves(org, branch, &last);
   if (saves.empty() || !knowledge::branch_alive(last, at, policy_))
@@ -669,7 +672,7 @@ void query_service::add_branch(const std::string& org, const std::string& branch
     schemas::knowledge_save s;
     if (schemas::decode(b.save_json, s))
       continue;
-    auto doc = branch_entry(s);
+    auto doc = knowledge::branch_entry(s);
     const auto eid = doc.id;
     docs[eid] = std::move(doc);
     if (qv && b.embedding.size() == qv->size())
@@ -688,4 +691,4 @@ void query_service::add_branch(const std::string& org, const std::string& branch
   }
 }
 
-}  // namespace engram::knowledge
+}  // namespace engram::query

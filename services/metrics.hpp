@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace engram::actors {
+namespace engram::services {
 
 class metrics final : public reading::read_observer {
 public:
@@ -93,7 +93,7 @@ public:
   /// free but held, and mapped (engram_process_heap_bytes{kind}). RSS beyond in use + free is
   /// code, stacks and memory the allocator does not manage.
   void set_heap();
-  /// Seconds recall spent in each stage since start (knowledge::recall_stage), as
+  /// Seconds recall spent in each stage since start (query::recall_stage), as
   /// engram_recall_stage_seconds_total{stage}.
   void set_recall_stages(const std::map<std::string, double>& seconds);
   /// The embedding cache: texts held, and texts answered from it / computed since start
@@ -111,4 +111,4 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace engram::actors
+}  // namespace engram::services

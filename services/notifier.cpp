@@ -1,6 +1,6 @@
-#include "actors/common/notifier.hpp"
+#include "services/notifier.hpp"
 
-namespace engram::actors {
+namespace engram::services {
 
 namespace {
 std::string waiter_key(const std::string& org, const std::string& id) { return org + '\0' + id; }
@@ -61,4 +61,4 @@ void apply_notifier::bundles_changed(const std::string& org) {
     fn(org);
 }
 
-}  // namespace engram::actors
+}  // namespace engram::services

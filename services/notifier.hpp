@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace engram::actors {
+namespace engram::services {
 
 struct applied_event {
   storage::errc error = storage::errc::ok;
@@ -57,4 +57,4 @@ private:
   std::atomic<std::size_t> count_{0};
 };
 
-}  // namespace engram::actors
+}  // namespace engram::services

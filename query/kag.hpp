@@ -5,7 +5,7 @@
 // LLM. One organisation per call, by construction. What kag_query (MCP) and `engramctl kag
 // query` answer.
 
-#include "knowledge/entity_graph.hpp"
+#include "query/entity_graph.hpp"
 #include "storage/graph_store.hpp"
 
 #include <functional>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace engram::knowledge {
+namespace engram::query {
 
 /// The seed's limits: what kag_query's inputSchema states and the server enforces.
 struct kag_limits {
@@ -84,4 +84,4 @@ struct kag_answer {
 /// Answers `r` from organisation `org`'s graph.
 [[nodiscard]] kag_answer kag_query(const entity_reader& entities, const std::string& org, const kag_request& r);
 
-}  // namespace engram::knowledge
+}  // namespace engram::query

@@ -1,7 +1,7 @@
 // Graph queries (kag.hpp). The work follows the question, not the graph: the query's word
 // n-grams are looked up by name (a seek each), the walk reads the in-memory adjacency, and
 // only the answer's entities and edges are read from the store.
-#include "knowledge/kag.hpp"
+#include "query/kag.hpp"
 
 #include "knowledge/entry.hpp"
 #include "knowledge/write_rules.hpp"
@@ -17,7 +17,7 @@
 #include <tuple>
 #include <unordered_map>
 
-namespace engram::knowledge {
+namespace engram::query {
 
 namespace {
 
@@ -205,8 +205,8 @@ public:
 private:
   std::size_t words_in(const std::string& entry_id) {
     auto raw = store_.get_entry(org_, entry_id);
-    stored_entry st;
-    if (!raw || decode(*raw, st))
+    knowledge::stored_entry st;
+    if (!raw || knowledge::decode(*raw, st))
       return 0;
     const auto text = lower_ascii(st.content);
     std::size_t n = 0;
@@ -334,11 +334,11 @@ public:
     std::size_t rank = 0, added = 0;
     for (const auto& [entry_id, score] : store_.search_text(org_, r_.terms(r_.query), statements)) {
       ++rank;
-      stored_entry st;
-      if (auto raw = store_.get_entry(org_, entry_id); !raw || decode(*raw, st))
+      knowledge::stored_entry st;
+      if (auto raw = store_.get_entry(org_, entry_id); !raw || knowledge::decode(*raw, st))
         continue;
       if (std::none_of(st.entities.begin(), st.entities.end(),
-                       [&](const mention_ref& m) { return named.count(m.entity_id) > 0; }))
+                       [&](const knowledge::mention_ref& m) { return named.count(m.entity_id) > 0; }))
         continue;
       const double s = 0.8 / (1.0 + 0.1 * static_cast<double>(rank));
       for (const auto& m : st.entities) {
@@ -469,8 +469,8 @@ public:
   /// The answer's entities, read from the store, with a description each.
   void answer_entities(const std::vector<ranked>& all, kag_answer& out) {
     for (const auto& x : all) {
-      stored_entity e;
-      if (auto raw = store_.get_entity(org_, x.n->id); !raw || decode(*raw, e))
+      knowledge::stored_entity e;
+      if (auto raw = store_.get_entity(org_, x.n->id); !raw || knowledge::decode(*raw, e))
         continue;
       kag_entity k;
       k.id = e.id;
@@ -604,8 +604,8 @@ private:
       return std::nullopt;
     if (auto entry_id = attr("entry"); !entry_id.empty())
       if (auto raw = store_.get_entry(org_, entry_id)) {
-        stored_entry st;
-        if (!decode(*raw, st)) {
+        knowledge::stored_entry st;
+        if (!knowledge::decode(*raw, st)) {
           rel.statement = st.content;
           rel.entry_id = std::move(entry_id);
         }
@@ -692,4 +692,4 @@ kag_answer kag_query(const entity_reader& reader, const std::string& org, const 
   return out;
 }
 
-}  // namespace engram::knowledge
+}  // namespace engram::query
