@@ -5,10 +5,41 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <thread>
 
 namespace engram::engine {
+
+engram::result<void> check_partition_count(const std::string& store_path, const std::string& topic,
+                                           std::size_t partitions) {
+  const auto file = std::filesystem::path(store_path) / "cluster-partitions";
+  const auto count = std::to_string(partitions);
+  if (std::ifstream in(file); in) {
+    std::string topic_was, count_was;
+    in >> topic_was >> count_was;
+    if (topic_was == topic && count_was != count)
+      return engram::fail("store.cluster: " + topic + " has " + count +
+                          " partitions, but this store was built when it had " + count_was + " (" + file.string() +
+                          "): organisations would move between partitions and their history split between two "
+                          "owners; give the topic its count back, or start this member on an empty store");
+    return {};
+  }
+  const auto tmp = file.string() + ".tmp";
+  std::error_code ec;
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << topic << " " << count << "\n";
+    if (!out.flush())
+      ec = std::make_error_code(std::errc::io_error);
+  }
+  if (!ec)
+    std::filesystem::rename(tmp, file, ec);
+  if (ec)
+    return engram::fail("store.cluster: cannot write " + file.string() + ": " + ec.message());
+  return {};
+}
 
 namespace {
 

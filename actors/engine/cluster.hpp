@@ -8,6 +8,7 @@
 #include "services/metrics.hpp"
 #include "actors/common/status.hpp"
 #include "actors/ingest/members.hpp"
+#include "base/result.hpp"
 #include "net/http.hpp"
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,13 @@ inline constexpr const char* forwarded_header = "x-engram-forwarded-by";
 /// restore rate measured on the dense mail benchmark (~400 records/s, docs/benchmarks.md),
 /// 1 to 60.
 [[nodiscard]] int retry_after_seconds(std::int64_t remaining);
+
+/// store.cluster: an organisation's partition depends on engram-log's partition count, so a
+/// store built with another count would hold organisations another member now owns. The
+/// count is kept in `store_path`/cluster-partitions the first time; an error when `topic`
+/// has another count since.
+[[nodiscard]] engram::result<void> check_partition_count(const std::string& store_path, const std::string& topic,
+                                                         std::size_t count);
 
 class cluster {
 public:

@@ -71,13 +71,6 @@ public:
 private:
   engine() = default;
   struct impl;
-  /// The store role: the store's indexes, the pipeline, MCP (or, for a replay, the
-  /// engram-log consumer alone).
-  [[nodiscard]] static engram::result<void> start_store(impl& m, const config::engram_config& cfg,
-                                                        const engine_options& opts);
-  [[nodiscard]] static engram::result<void> start_mcp(impl& m, const config::engram_config& cfg);
-  [[nodiscard]] static engram::result<void> start_timers(impl& m, const config::engram_config& cfg,
-                                                         const engine_options& opts);
   std::unique_ptr<impl> impl_;
 };
 

@@ -2,6 +2,7 @@
 #include "config/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
+#include "actors/ingest/internal/partition_gaps.hpp"
 #include "actors/ingest/internal/records.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sequencer.hpp"
@@ -136,8 +137,8 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     return ok;
   }
 
-  /// Partitions stopped at an open gap (paused).
-  std::set<std::int32_t> stopped;
+  /// The partitions stopped at an open gap (paused).
+  detail::partition_gaps stops;
 
   /// `gaps` with the store as the record of an accepted gap (its offset moves past it).
   gap_handling gaps_here(const std::string& cluster) {
@@ -164,7 +165,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       if (hooks.guard) {  // whatever acts for an owned organisation finishes first
         std::unique_lock finished(*hooks.guard);
       }
-      stopped.clear();
+      stops.clear();
       gaps.registry->forget(topic);  // the next owner of those partitions meets them
       c->unassign();
       logger().info("{} partitions revoked", topic);
@@ -183,44 +184,13 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     std::string cluster = c->clusterid(5000);
     auto stored = store->offsets(topic);
     std::map<std::int32_t, actors::assignment> assigned;
-    std::vector<RdKafka::TopicPartition*> paused;
+    stops.clear();
     for (auto* tp : partitions) {
       auto marks = detail::watermarks(*c, topic, tp->partition(), "ingest");
-      const bool known = marks.has_value();
-      const std::int64_t lo = known ? marks->first : 0;
-      std::int64_t hi = known ? marks->second : -1;
-      // The offset a complete store needs next: the stored one when it belongs to this
-      // cluster and this topic's life, else 0 (everything; events applied before are skipped
-      // by eventId). Unknown watermarks: the stored offset (or the beginning), and not ready
-      // until the consumer learns the high-water mark from a fetch.
-      std::int64_t needed = 0;
-      auto it = stored.find(tp->partition());
-      if (it == stored.end()) {
-        logger().info("{}/{}: nothing applied yet, reading from offset 0", topic, tp->partition());
-      } else if (it->second.cluster_id != cluster) {
-        logger().warn(
-            "{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
-            "from the beginning; events applied before are skipped by eventId",
-            topic, tp->partition(), it->second.cluster_id, cluster);
-      } else if (known && it->second.next_offset > hi) {
-        logger().warn(
-            "{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
-            "from the beginning; events applied before are skipped by eventId",
-            topic, tp->partition(), it->second.next_offset, hi);
-      } else {
-        needed = it->second.next_offset;
-        logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, tp->partition(), needed,
-                      known ? std::to_string(hi) : std::string("not known yet"));
-      }
-      std::int64_t start = needed;
-      if (known && needed < lo) {
-        actors::log_gap g{topic, tp->partition(), needed, lo};
-        if (settle_gap(gaps_here(cluster), g, "ingest"))
-          start = lo;
-        else
-          paused.push_back(tp);
-      }
-      if (!known && it == stored.end())
+      const std::int64_t hi = marks ? marks->second : -1;
+      const std::int64_t needed = needed_offset(tp->partition(), stored, cluster, marks);
+      std::int64_t start = stops.start_at(tp->partition(), needed, marks, gaps_here(cluster)).value_or(needed);
+      if (!marks && !stored.count(tp->partition()))
         start = RdKafka::Topic::OFFSET_BEGINNING;  // checked when the first fetch fails or succeeds
       tp->set_offset(start);
       assigned[tp->partition()] = {std::max<std::int64_t>(start, 0), hi};
@@ -232,7 +202,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       owned.insert(p);
     if (auto e = c->assign(partitions); e != RdKafka::ERR_NO_ERROR)
       logger().error("assign failed: {}", RdKafka::err2str(e));
-    stop_at_gaps(*c, paused);
+    stops.pause_stopped(*c);
     std::string list;
     for (auto p : owned)
       list += (list.empty() ? "" : ",") + std::to_string(p);
@@ -241,15 +211,36 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       hooks.changed();
   }
 
-  /// Pauses partitions stopped at an open gap (an assignment resumes every partition).
-  void stop_at_gaps(RdKafka::KafkaConsumer& c, const std::vector<RdKafka::TopicPartition*>& paused) {
-    stopped.clear();
-    for (auto* tp : paused)
-      stopped.insert(tp->partition());
-    if (paused.empty())
-      return;
-    if (auto e = c.pause(const_cast<std::vector<RdKafka::TopicPartition*>&>(paused)); e != RdKafka::ERR_NO_ERROR)
-      logger().error("pause failed: {}", RdKafka::err2str(e));
+  /// The offset a complete store needs next of `partition`: the stored one when it belongs to
+  /// this cluster and this topic's life, else 0 (everything; events applied before are
+  /// skipped by eventId). Unknown watermarks: the stored offset (or the beginning), and not
+  /// ready until the consumer learns the high-water mark from a fetch.
+  std::int64_t needed_offset(std::int32_t partition, const std::map<std::int32_t, storage::stored_offset>& stored,
+                             const std::string& cluster,
+                             const std::optional<std::pair<std::int64_t, std::int64_t>>& marks) {
+    const auto& topic = cfg.kafka.topics.log;
+    auto it = stored.find(partition);
+    if (it == stored.end()) {
+      logger().info("{}/{}: nothing applied yet, reading from offset 0", topic, partition);
+      return 0;
+    }
+    if (it->second.cluster_id != cluster) {
+      logger().warn(
+          "{}/{}: last read on cluster '{}', now on '{}' (a new broker starts empty): reading "
+          "from the beginning; events applied before are skipped by eventId",
+          topic, partition, it->second.cluster_id, cluster);
+      return 0;
+    }
+    if (marks && it->second.next_offset > marks->second) {
+      logger().warn(
+          "{}/{}: stored offset {} is past the end ({}): the topic was recreated; reading "
+          "from the beginning; events applied before are skipped by eventId",
+          topic, partition, it->second.next_offset, marks->second);
+      return 0;
+    }
+    logger().info("{}/{}: resuming at stored offset {} (high-water mark {})", topic, partition, it->second.next_offset,
+                  marks ? std::to_string(marks->second) : std::string("not known yet"));
+    return it->second.next_offset;
   }
 
   /// An offset reset error: the record `offset` of `partition` is no longer on the broker.
@@ -257,38 +248,15 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   /// are assigned again from where each stands (the stopped one at the gap's end when
   /// accepted, else paused).
   void on_reset(std::int32_t partition, std::int64_t offset, const std::string& cluster) {
-    const auto& topic = cfg.kafka.topics.log;
     drain();
     auto st = status->partitions();
     auto it = st.find(partition);
     const std::int64_t from = offset >= 0 ? offset : it != st.end() ? it->second.next_offset : 0;
-    auto marks = detail::watermarks(*consumer, topic, partition, "ingest");
     std::map<std::int32_t, std::int64_t> offsets;
     for (const auto& [p, s] : st)
       offsets[p] = s.next_offset;
-    std::vector<std::int32_t> keep_stopped(stopped.begin(), stopped.end());
-    if (marks && from < marks->first) {
-      actors::log_gap g{topic, partition, from, marks->first};
-      if (settle_gap(gaps_here(cluster), g, "ingest")) {
-        offsets[partition] = g.to;
-        status->applied(partition, g.to);
-      } else {
-        offsets[partition] = from;
-        keep_stopped.push_back(partition);
-      }
-    } else {
-      logger().warn("{}/{}: offset {} was reported out of range but the broker holds it ({}): reading on", topic,
-                    partition, from,
-                    marks ? std::to_string(marks->first) + ".." + std::to_string(marks->second)
-                          : std::string("watermarks unknown"));
-      offsets[partition] = from;
-    }
-    detail::reassign(*consumer, topic, offsets, "ingest");
-    std::vector<RdKafka::TopicPartition*> paused;
-    for (auto p : keep_stopped)
-      paused.push_back(RdKafka::TopicPartition::create(topic, p));
-    stop_at_gaps(*consumer, paused);
-    RdKafka::TopicPartition::destroy(paused);
+    if (auto at = stops.reset(*consumer, partition, from, std::move(offsets), gaps_here(cluster)); at && *at != from)
+      status->applied(partition, *at);  // past the accepted gap
   }
 
   void dead_letter(const RdKafka::Message& msg, const std::string& reason, std::string_view kind) {
@@ -316,6 +284,7 @@ engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
   m.cfg = cfg;
+  m.stops = detail::partition_gaps(cfg.kafka.topics.log, "ingest");
   m.reader = std::move(reader);
   m.keys = std::move(keys);
   m.hooks = std::move(hooks);
@@ -462,6 +431,55 @@ struct log_follower::impl {
     return ok;
   }
 
+  /// What to follow now, `followed` being what is followed: when not `release`, what the
+  /// cluster wants, a partition followed now kept until unwanted `let_go_after` checks in a
+  /// row; never a blocked one. Follows it, and lets the release() calls waiting go.
+  std::set<std::int32_t> choose(bool release, std::set<std::int32_t> followed) {
+    std::set<std::int32_t> want = std::move(followed);
+    if (!release) {
+      auto now_wanted = wanted();
+      for (auto p : want) {
+        if (now_wanted.count(p)) {
+          unwanted.erase(p);
+        } else if (++unwanted[p] < let_go_after) {
+          now_wanted.insert(p);
+        } else {
+          unwanted.erase(p);
+        }
+      }
+      want = std::move(now_wanted);
+    }
+    std::uint64_t asked_now = 0;
+    bool changed = false;
+    {
+      std::lock_guard lock(mutex);
+      for (const auto& [p, _] : blocked)
+        want.erase(p);
+      asked_now = asked;
+      changed = want != following;
+    }
+    if (changed)
+      follow(want);
+    if (release) {
+      std::lock_guard lock(mutex);
+      done = asked_now;
+      cv.notify_all();
+    }
+    return want;
+  }
+
+  /// Each followed partition's high-water mark, for positions().
+  void note_high_watermarks(const std::set<std::int32_t>& want) {
+    for (auto p : want) {
+      std::int64_t lo = 0, hi = -1;
+      if (consumer->get_watermark_offsets(cfg.kafka.topics.log, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0) {
+        std::lock_guard lock(mutex);
+        if (auto it = positions.find(p); it != positions.end())
+          it->second.second = hi;
+      }
+    }
+  }
+
   /// Follows `want` from the offsets the store holds (0 for a partition it never applied).
   void follow(const std::set<std::int32_t>& want) {
     drain();
@@ -569,38 +587,7 @@ void log_follower::run() {
     }
     if (release || std::chrono::steady_clock::now() - checked > std::chrono::milliseconds(250)) {
       checked = std::chrono::steady_clock::now();
-      if (!release) {
-        auto now_wanted = m.wanted();
-        for (auto p : want) {  // followed now: kept until unwanted for a while
-          if (now_wanted.count(p)) {
-            m.unwanted.erase(p);
-          } else if (++m.unwanted[p] < impl::let_go_after) {
-            now_wanted.insert(p);
-          } else {
-            m.unwanted.erase(p);
-          }
-        }
-        want = std::move(now_wanted);
-      }
-      std::uint64_t asked = 0;
-      {
-        std::lock_guard lock(m.mutex);
-        for (const auto& [p, _] : m.blocked)
-          want.erase(p);
-        asked = m.asked;
-      }
-      bool changed = false;
-      {
-        std::lock_guard lock(m.mutex);
-        changed = want != m.following;
-      }
-      if (changed)
-        m.follow(want);
-      if (release) {
-        std::lock_guard lock(m.mutex);
-        m.done = asked;
-        m.cv.notify_all();
-      }
+      want = m.choose(release, std::move(want));
     }
     if (want.empty()) {
       std::unique_lock lock(m.mutex);
@@ -612,14 +599,7 @@ void log_follower::run() {
       if (!m.complete_oldest())
         return;
     auto msgs = detail::consume_batch(*m.consumer, m.cfg.ingest.batch_size, std::chrono::milliseconds(100), "standby");
-    for (auto p : want) {
-      std::int64_t lo = 0, hi = -1;
-      if (m.consumer->get_watermark_offsets(topic, p, &lo, &hi) == RdKafka::ERR_NO_ERROR && hi >= 0) {
-        std::lock_guard lock(m.mutex);
-        if (auto it = m.positions.find(p); it != m.positions.end())
-          it->second.second = hi;
-      }
-    }
+    m.note_high_watermarks(want);
     std::erase_if(msgs, [&](const auto& msg) { return !want.count(msg->partition()); });
     if (msgs.empty())
       continue;

@@ -2,6 +2,7 @@
 #include "config/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
+#include "actors/ingest/internal/partition_gaps.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/sealing.hpp"
 #include "schemas/log_record.hpp"
@@ -55,9 +56,9 @@ struct sequencer::impl : RdKafka::RebalanceCb {
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<kafka_producer> producer;
 
-  /// Next offset to read of each assigned partition, and those stopped at an open gap.
+  /// Next offset to read of each assigned partition; the partitions stopped at an open gap.
   std::map<std::int32_t, std::int64_t> next_read;
-  std::set<std::int32_t> stopped;
+  detail::partition_gaps stops;
   actors::gap_registry own_registry;
 
   /// Commits `offset` for `partition` (past an accepted gap); false when the broker refused.
@@ -84,25 +85,13 @@ struct sequencer::impl : RdKafka::RebalanceCb {
     return h;
   }
 
-  /// Pauses the partitions stopped at an open gap (an assignment resumes every partition).
-  void stop_at_gaps(RdKafka::KafkaConsumer& c) {
-    if (stopped.empty())
-      return;
-    std::vector<RdKafka::TopicPartition*> paused;
-    for (auto p : stopped)
-      paused.push_back(RdKafka::TopicPartition::create(cfg.kafka.topics.inbound, p));
-    if (auto e = c.pause(paused); e != RdKafka::ERR_NO_ERROR)
-      logger().error("pause failed: {}", RdKafka::err2str(e));
-    RdKafka::TopicPartition::destroy(paused);
-  }
-
   /// Takes what the group assigns at the committed offsets, and says how many partitions this
   /// process reads. A committed offset the broker no longer holds is a gap.
   void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
     const auto& topic = cfg.kafka.topics.inbound;
     next_read.clear();
-    stopped.clear();
+    stops.clear();
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
       c->unassign();
       (opts.gaps.registry ? *opts.gaps.registry : own_registry).forget(topic);
@@ -120,46 +109,23 @@ struct sequencer::impl : RdKafka::RebalanceCb {
         next_read[tp->partition()] = RdKafka::Topic::OFFSET_BEGINNING;
         continue;
       }
-      next_read[tp->partition()] = committed;
       auto marks = detail::watermarks(*c, topic, tp->partition(), "sequencer");
-      if (!marks || committed >= marks->first)
-        continue;
-      actors::log_gap g{topic, tp->partition(), committed, marks->first};
-      if (settle_gap(gaps_here(*c), g, "sequencer")) {
-        tp->set_offset(g.to);
-        next_read[tp->partition()] = g.to;
-      } else {
-        stopped.insert(tp->partition());
-      }
+      const auto start = stops.start_at(tp->partition(), committed, marks, gaps_here(*c));
+      tp->set_offset(start.value_or(committed));
+      next_read[tp->partition()] = start.value_or(committed);
     }
     c->assign(partitions);
-    stop_at_gaps(*c);
+    stops.pause_stopped(*c);
     metrics->set_extract_partitions(partitions.size());
     logger().info("{}: {} partitions assigned", topic, partitions.size());
   }
 
   /// An offset reset error while reading: the record `offset` of `partition` is gone.
   void on_reset(std::int32_t partition, std::int64_t offset) {
-    const auto& topic = cfg.kafka.topics.inbound;
     const std::int64_t from = std::max<std::int64_t>(0, offset >= 0                  ? offset
                                                         : next_read.count(partition) ? next_read[partition]
                                                                                      : 0);
-    auto marks = detail::watermarks(*consumer, topic, partition, "sequencer");
-    std::int64_t at = from;
-    if (marks && from < marks->first) {
-      actors::log_gap g{topic, partition, from, marks->first};
-      if (settle_gap(gaps_here(*consumer), g, "sequencer"))
-        at = g.to;
-      else
-        stopped.insert(partition);
-    }
-    next_read[partition] = at;
-    std::map<std::int32_t, std::int64_t> offsets = next_read;
-    for (auto& [p, o] : offsets)
-      if (o < 0)
-        o = RdKafka::Topic::OFFSET_BEGINNING;
-    detail::reassign(*consumer, topic, offsets, "sequencer");
-    stop_at_gaps(*consumer);
+    next_read[partition] = stops.reset(*consumer, partition, from, next_read, gaps_here(*consumer)).value_or(from);
   }
 
   // The run loop's steps (sequencer::run).
@@ -207,6 +173,7 @@ engram::result<std::unique_ptr<sequencer>> sequencer::start(const config::engram
   s->impl_ = std::make_unique<impl>();
   auto& m = *s->impl_;
   m.cfg = cfg;
+  m.stops = detail::partition_gaps(cfg.kafka.topics.inbound, "sequencer");
   m.metrics = &metrics;
   m.opts = std::move(opts);
   auto consumer = detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id + "-sequencer",

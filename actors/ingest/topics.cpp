@@ -1,6 +1,7 @@
 #include "actors/ingest/topics.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
+#include "config/log.hpp"
 
 #include <librdkafka/rdkafka.h>
 
@@ -229,6 +230,33 @@ engram::result<topic_created> create_topic(const std::string& brokers,
     }
   }
   return topic_created::created;
+}
+
+engram::result<void> check_log_retention(const config::engram_config& cfg) {
+  auto& log = logging::get(logging::module::engine);
+  const auto& t = cfg.kafka.topics;
+  auto described = describe_topics(cfg.kafka.brokers, cfg.kafka.rdkafka, {t.log, t.inbound});
+  if (!described || !described->count(t.log)) {
+    log.warn("retention of {} not checked: {}", t.log,
+             described ? "the topic is not there yet (create it with retention.ms=-1, retention.bytes=-1, "
+                         "cleanup.policy=delete: a broker's default deletes records after 7 days)"
+                       : described.error());
+    return {};
+  }
+  auto inbound = described->find(t.inbound);
+  auto verdict =
+      judge_retention(t.log, described->at(t.log), t.inbound, inbound == described->end() ? nullptr : &inbound->second,
+                      cfg.kafka.min_inbound_retention_ms);
+  for (const auto& w : verdict.warnings)
+    log.warn("{}", w);
+  if (!verdict.errors.empty()) {
+    std::string all;
+    for (const auto& e : verdict.errors)
+      all += (all.empty() ? "" : "; ") + e;
+    return engram::fail("refusing to start: " + all);
+  }
+  log.info("{} keeps every record (retention.ms=-1, retention.bytes=-1, cleanup.policy=delete)", t.log);
+  return {};
 }
 
 }  // namespace engram::ingest

@@ -4,6 +4,7 @@
 // record (the retention check engramd makes at start on a real broker).
 
 #include "base/result.hpp"
+#include "config/config.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -52,6 +53,11 @@ struct retention_verdict {
 [[nodiscard]] engram::result<std::map<std::string, topic_settings>> describe_topics(
     const std::string& brokers, const std::map<std::string, std::string>& rdkafka,
     const std::vector<std::string>& topics, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// On a real broker: engram-log must keep every record (judge_retention); an error refuses
+/// the start, naming what is wrong. A broker that cannot describe configurations (the test
+/// broker) or a topic not there yet is a warning in the log: nothing to check.
+[[nodiscard]] engram::result<void> check_log_retention(const config::engram_config& cfg);
 
 /// How create_topic made the topic.
 enum class topic_created { existed, created, created_plain };

@@ -206,20 +206,22 @@ timers_round timers::round() {
     return r;  // acting on a store behind the log could repeat what the log already records
   r.ran = true;
   const auto now = clock_->now_ms();
-  auto reminder_sent = [&](const std::string& org, const std::string& entry, const std::string& reminder,
-                           std::int32_t partition, std::int64_t offset) {
-    return apply(reminder_sent_command(org, entry, reminder, partition, offset, clock_->now_ms()));
-  };
-  // (1) Sent before a crash, not recorded: record, never send again. Clustered, the marks
-  // (a maximum over every organisation of a reminders partition) say nothing of another
-  // member's organisations: the whole topic is read again whenever the ownership changes.
+  // Each step stops the round at its first problem (r.problem says which).
+  (void)(recover_sent(r) && expire(r, now) && retain(r, now) && send_reminders(r, now));
+  return r;
+}
+
+// (1) Sent before a crash, not recorded: record, never send again. Clustered, the marks (a
+// maximum over every organisation of a reminders partition) say nothing of another member's
+// organisations: the whole topic is read again whenever the ownership changes.
+bool timers::recover_sent(timers_round& r) {
   if (reminders_ && opts_.ownership) {
     auto now_owned = opts_.ownership();
     if (now_owned != recovered_for_ || !recovered_) {
       auto found = recover({});
       if (!found) {
         r.problem = found.error();
-        return r;
+        return false;
       }
       r.recovered += *found;
       recovered_for_ = std::move(now_owned);
@@ -229,12 +231,16 @@ timers_round timers::round() {
     auto found = recover(store_->reminder_marks());
     if (!found) {
       r.problem = found.error();
-      return r;
+      return false;
     }
     r.recovered += *found;
     recovered_ = true;
   }
-  // (2) Expiry, in small commands: ingestion's records interleave with them.
+  return true;
+}
+
+// (2) Expiry, in small commands: ingestion's records interleave with them.
+bool timers::expire(timers_round& r, std::int64_t now) {
   for (const auto& org : store_->stats()) {
     if (opts_.owns && !opts_.owns(org.organization_id))
       continue;
@@ -242,7 +248,7 @@ timers_round timers::round() {
       auto what = apply(expire_command(org.organization_id, now, n, opts_));
       if (!what) {
         r.problem = "expiry: " + what.error();
-        return r;
+        return false;
       }
       ++r.expire_commands;
       auto j = json::parse(what->result, nullptr, false);
@@ -254,8 +260,12 @@ timers_round timers::round() {
         break;  // nothing more it can remove now
     }
   }
-  // (3) Retention: the messages of each organisation with a policy, sent before the start of
-  // today (UTC) less its days, in small commands.
+  return true;
+}
+
+// (3) Retention: the messages of each organisation with a policy, sent before the start of
+// today (UTC) less its days, in small commands.
+bool timers::retain(timers_round& r, std::int64_t now) {
   for (const auto& org : store_->stats()) {
     const auto& id = org.organization_id;
     if (opts_.owns && !opts_.owns(id))
@@ -274,7 +284,7 @@ timers_round timers::round() {
       auto what = apply(retention_command(id, now, cutoff, n, opts_));
       if (!what) {
         r.problem = "retention: " + what.error();
-        return r;
+        return false;
       }
       ++r.retention_commands;
       auto j = json::parse(what->result, nullptr, false);
@@ -285,9 +295,13 @@ timers_round timers::round() {
         break;  // nothing it could remove now
     }
   }
-  // (4) Reminders due within the lead time.
+  return true;
+}
+
+// (4) Reminders due within the lead time.
+bool timers::send_reminders(timers_round& r, std::int64_t now) {
   if (!reminders_)
-    return r;
+    return true;
   for (const auto& due : store_->due_reminders(now + opts_.reminder_lead_ms, opts_.reminder_batch)) {
     if (halting_)
       break;
@@ -316,25 +330,25 @@ timers_round timers::round() {
       auto sent = reminders_->send(due.organization_id, reminder, value.dump());
       if (!sent) {
         r.problem = "reminder: " + sent.error();
-        return r;
+        return false;
       }
       command = command_of(*sent);
       auto appended = append(command);
       if (!appended) {
         r.problem = "reminder sent but not yet recorded (recorded at the next start): " + appended.error();
         recovered_ = false;  // look for it on the topic next round
-        return r;
+        return false;
       }
       applied = std::move(*appended);
     }
     if (auto recorded = wait(command, std::move(applied)); !recorded) {
       r.problem = "reminder sent but not yet recorded (recorded at the next start): " + recorded.error();
       recovered_ = false;  // look for it on the topic next round
-      return r;
+      return false;
     }
     ++r.reminders;
   }
-  return r;
+  return true;
 }
 
 }  // namespace engram::actors

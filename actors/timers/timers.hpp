@@ -95,6 +95,11 @@ public:
 
 private:
   timers_round round();
+  /// The steps of a round, in order; false when the round stops there (r.problem says why).
+  bool recover_sent(timers_round& r);
+  bool expire(timers_round& r, std::int64_t now);
+  bool retain(timers_round& r, std::int64_t now);
+  bool send_reminders(timers_round& r, std::int64_t now);
   /// Appends `c` to engram-log and waits until the store applied it: what the store said,
   /// or an error (not appended, not applied in time, or the store failed to apply it).
   [[nodiscard]] engram::result<services::applied_event> apply(const schemas::knowledge_command& c);

@@ -1,0 +1,157 @@
+#pragma once
+// What a running engramd holds (engine::impl) and the parts of engine.cpp's work, each in
+// its own file: the start-up steps (startup.cpp), the HTTP routes and readiness
+// (routes.cpp), the /v1/stats document (stats.cpp).
+
+#include "actors/engine/cluster.hpp"
+#include "actors/engine/engine.hpp"
+#include "actors/engine/janitor.hpp"
+#include "actors/ingest/broker_watch.hpp"
+#include "actors/ingest/embedded_broker.hpp"
+#include "actors/ingest/key_ring.hpp"
+#include "actors/ingest/log_consumer.hpp"
+#include "actors/ingest/producer.hpp"
+#include "actors/store/store_writer.hpp"
+#include "embedding/query_head.hpp"
+#include "embedding/type_model.hpp"
+#include "mcp/mcp.hpp"
+#include "net/http.hpp"
+#include "net/router.hpp"
+#include "reading/parse.hpp"
+#include "reading/read.hpp"
+#include "reading/relation_model.hpp"
+#include "services/notifier.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace engram::engine {
+
+/// What engine::start started, in the order it started them. stop_all() first stops each
+/// in reverse order (nothing new comes in, what is under way finishes), then releases each
+/// in reverse order: no part is destroyed while another may still call it (the HTTP server
+/// reads the sequencer's state until it has stopped). Once only.
+class started_services {
+public:
+  /// `stop` quiesces the part, `release` destroys it (either may be empty).
+  void add(std::string name, std::function<void()> stop, std::function<void()> release = {});
+  void stop_all();
+
+private:
+  struct part {
+    std::string name;
+    std::function<void()> stop;
+    std::function<void()> release;
+  };
+  std::vector<part> parts_;
+};
+
+struct engine::impl {
+  config::engram_config cfg;
+  std::string brokers;
+  std::unique_ptr<ingest::embedded_broker> broker;
+  /// Whether Kafka answers, for /readyz (not in a replay).
+  std::unique_ptr<ingest::broker_watch> watch;
+  std::shared_ptr<storage::graph_store> store;
+  services::metrics metrics;
+  actors::ingest_status status;
+  actors::gap_registry gaps;
+  services::apply_notifier notifier;
+  std::unique_ptr<ingest::kafka_producer> log_producer;
+  std::unique_ptr<mcp::service> mcp;
+  std::shared_ptr<const embedding::embedder> embedder;
+  /// The same embedder's cache, when embedder.cache_size (its figures in /metrics).
+  std::shared_ptr<const embedding::cached_embedder> embedding_cache;
+  /// extraction.type_model (null when off).
+  std::shared_ptr<const embedding::type_model> types;
+  /// Recall's query head (recall.query_head), or null.
+  std::shared_ptr<const embedding::query_head> query_head;
+  std::shared_ptr<const reading::relation_model> relations;
+  /// The sentence parser that picks the relation model's pairs (with the model only).
+  std::shared_ptr<const reading::sentence_parser> parser;
+  std::shared_ptr<actors::resolver> resolve;
+  /// The data keys of sealed engram-log records (kafka.topics.keys).
+  std::shared_ptr<ingest::key_ring> keys;
+  caf::actor_system_config caf_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  /// The store actor: the consumer sends it each batch of engram-log.
+  actors::stage_actor store_actor;
+  std::unique_ptr<ingest::log_consumer> consumer;
+  /// store.standby_replicas: follows partitions other members own.
+  std::unique_ptr<ingest::log_follower> follower;
+  std::unique_ptr<ingest::sequencer> sequencer;
+  std::unique_ptr<http::server> http;
+  std::shared_ptr<const services::clock> clock;
+  std::unique_ptr<actors::timers> timers;
+  actors::timers::append_fn append;
+  /// store.cluster: this member's front door (null when not clustered).
+  std::unique_ptr<cluster> members;
+  /// store.cluster: drops the partitions this member let go.
+  std::unique_ptr<janitor> drops;
+  /// Held shared by the timers while they act for an owned organisation; taken exclusively
+  /// when partitions are revoked (ingest::ownership_hooks).
+  std::shared_mutex ownership;
+  started_services started;
+  bool stopped = false;
+
+  /// engine::start's steps, in order (startup.cpp); each adds what it started to `started`.
+  engram::result<void> start(engine_options opts);
+  engram::result<void> open_store();
+  /// The embedded broker when asked, else the configured one (its retention checked unless
+  /// replaying), and the ring of data keys.
+  engram::result<void> connect_kafka(const engine_options& opts);
+  /// The embedder (cached when embedder.cache_size), the query head, the type and relation
+  /// models when on.
+  engram::result<void> make_embedders();
+  /// The vector indexes, dedup and contradiction, and the store actor.
+  engram::result<void> start_store_actor(const engine_options& opts);
+  engram::result<void> start_mcp();
+  /// store.cluster: engram-log's partition count, the members topic, the standby follower,
+  /// the janitor.
+  engram::result<void> join_cluster();
+  engram::result<void> start_http();
+  /// The engram-log consumer; `opts.replay`: with the replay's gap policy and re-extraction.
+  engram::result<void> start_consumer(const engine_options& opts);
+  engram::result<void> start_sequencer(ingest::sequencer_options so);
+  engram::result<void> start_timers(const engine_options& opts);
+  /// samples.load: the sample events produced to the inbound topic.
+  engram::result<void> produce_samples();
+
+  /// True when this process acts for `org` now: not clustered, or its partition is owned
+  /// and caught up here.
+  [[nodiscard]] bool owns(const std::string& org);
+  /// How this engramd reads messages: the extract stage, and the consumer for records that
+  /// carry no reading.
+  [[nodiscard]] reading::reader_context reader();
+  /// What each consumer does with a gap: accepted when the replay accepts a partial
+  /// rebuild or ingest.accept_gaps names the partition.
+  [[nodiscard]] ingest::gap_handling gap_handling(bool accept_partial);
+
+  /// engramd's endpoints (routes.cpp; docs/architecture.md).
+  http::router routes();
+  void add_health_routes(http::router& r);
+  void add_admin_routes(http::router& r);
+  /// Ready for /readyz and /metrics: caught up (or the extract stage running) and no
+  /// partition stopped at a gap; else why not.
+  std::pair<bool, std::string> readiness();
+  /// The figures /metrics reads now from the parts (store, caches, cluster) into `metrics`.
+  void refresh_metrics();
+
+  /// The /v1/stats document as `g` sees it (stats.cpp): its organisation's rows (every
+  /// organisation's for the admin scope), and the log's partitions, gaps and counters.
+  std::string stats(const mcp::grant& g);
+  /// `only`: that organisation's row alone (empty: every organisation's).
+  nlohmann::json organization_rows(const std::string& only);
+  nlohmann::json partition_rows();
+  nlohmann::json gap_rows();
+};
+
+}  // namespace engram::engine
