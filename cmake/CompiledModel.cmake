@@ -1,8 +1,8 @@
-# engram_compiled_model(TARGET FILE FUNCTION): compiles a model file into TARGET with the
-# assembler's .incbin and defines `std::string_view engram::models::FUNCTION()`, its bytes.
+# engram_compiled_model(TARGET FILE MODULE FUNCTION): compiles a model file into TARGET with the
+# assembler's .incbin and defines `std::string_view engram::MODULE::models::FUNCTION()`, its bytes.
 # The file's SHA-256 is written into the generated source, so a new model changes the source
 # (ccache never serves a stale object), and a change of the file re-runs CMake.
-function(engram_compiled_model target file function)
+function(engram_compiled_model target file module function)
   file(SHA256 ${file} sha256)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
   set(out ${CMAKE_CURRENT_BINARY_DIR}/${function}.cpp)
@@ -25,13 +25,13 @@ engram_model_${function}_end:
 
 extern \"C\" const char engram_model_${function}[], engram_model_${function}_end[];
 
-namespace engram::models {
+namespace engram::${module}::models {
 
 std::string_view ${function}() {
   return {engram_model_${function}, static_cast<std::size_t>(engram_model_${function}_end - engram_model_${function})};
 }
 
-}  // namespace engram::models
+}  // namespace engram::${module}::models
 " @ONLY)
   target_sources(${target} PRIVATE ${out})
 endfunction()

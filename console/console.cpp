@@ -26,18 +26,18 @@ const asset* find(std::string_view path) {
   return nullptr;
 }
 
-void add_routes(http::router& r) {
+void add_routes(net::router& r) {
   const std::vector<std::string> get{"GET", "HEAD"};
-  r.add("/ui", get, [](const http::request&, http::responder respond) {
-    respond(http::response{302, "text/plain", "see /ui/", {{"Location", "/ui/"}}});
+  r.add("/ui", get, [](const net::request&, net::responder respond) {
+    respond(net::response{302, "text/plain", "see /ui/", {{"Location", "/ui/"}}});
   });
-  r.add("/ui/*", get, [](const http::request& req, http::responder respond) {
+  r.add("/ui/*", get, [](const net::request& req, net::responder respond) {
     const auto query = req.target.find('?');
     const auto path = req.target.substr(4, query == std::string::npos ? std::string::npos : query - 4);
     const auto* a = find(path);
     if (!a)
       return respond(
-          http::response{404, "application/json", nlohmann::json{{"error", "no such file: /ui/" + path}}.dump(), {}});
+          net::response{404, "application/json", nlohmann::json{{"error", "no such file: /ui/" + path}}.dump(), {}});
     const std::string etag = "\"" + std::string(a->sha256.substr(0, 32)) + "\"";
     std::vector<std::pair<std::string, std::string>> headers{
         {"ETag", etag},
@@ -46,8 +46,8 @@ void add_routes(http::router& r) {
         {"Content-Security-Policy",
          "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'"}};
     if (auto m = req.headers.find("if-none-match"); m != req.headers.end() && m->second == etag)
-      return respond(http::response{304, std::string(a->content_type()), "", std::move(headers)});
-    respond(http::response{200, std::string(a->content_type()), std::string(a->content()), std::move(headers)});
+      return respond(net::response{304, std::string(a->content_type()), "", std::move(headers)});
+    respond(net::response{200, std::string(a->content_type()), std::string(a->content()), std::move(headers)});
   });
 }
 

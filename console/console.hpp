@@ -31,6 +31,6 @@ struct asset {
 /// GET /ui (a redirect to /ui/) and GET /ui/<path>: each file with its SHA-256 as ETag (304
 /// to a matching If-None-Match), no-cache, nosniff and a Content-Security-Policy that allows
 /// this host's files alone; 404 naming an unknown path.
-void add_routes(http::router& r);
+void add_routes(net::router& r);
 
 }  // namespace engram::console

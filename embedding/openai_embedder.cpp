@@ -39,9 +39,9 @@ public:
     std::map<std::string, std::string> headers{{"Content-Type", "application/json"}};
     if (!opts_.api_key.empty())
       headers["Authorization"] = "Bearer " + opts_.api_key;
-    auto res = http::fetch("POST", opts_.base_url + "/embeddings",
-                           nlohmann::json{{"model", opts_.model}, {"input", input}}.dump(), headers,
-                           std::chrono::milliseconds(opts_.timeout_ms));
+    auto res = net::fetch("POST", opts_.base_url + "/embeddings",
+                          nlohmann::json{{"model", opts_.model}, {"input", input}}.dump(), headers,
+                          std::chrono::milliseconds(opts_.timeout_ms));
     if (res.status == 0)
       return fail(res.error);
     if (res.status != 200)

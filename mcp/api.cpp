@@ -15,7 +15,7 @@ using query_list = std::vector<std::pair<std::string, std::string>>;
 
 /// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {}.
 
-http::response error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
+net::response error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
 
 /// A tool error that names something this organisation does not have ("id: no entry 'x' in
 /// this organisation", "name: no entity 'y' ...").
@@ -25,7 +25,7 @@ bool not_found(const std::string& message) {
 
 /// The API's answer for a tool's: its structured content, or {"error"} with 400 (404 for an
 /// unknown id or name, 403 without the scope).
-http::response answer_of(call_outcome o) {
+net::response answer_of(call_outcome o) {
   switch (o.kind) {
     case call_outcome::unknown_tool: return error(404, o.message);
     case call_outcome::forbidden: return error(403, o.message);
@@ -43,10 +43,10 @@ http::response answer_of(call_outcome o) {
 struct call {
   api_context& ctx;
   const grant& g;
-  const http::request& req;
+  const net::request& req;
   std::map<std::string, std::string> path;
   query_list query;
-  http::responder respond;
+  net::responder respond;
 
   [[nodiscard]] const std::string& org() const { return g.organization_id; }
 
@@ -372,7 +372,7 @@ const std::vector<route>& routes() {
 
 }  // namespace
 
-void serve_api(api_context& ctx, const grant& g, const http::request& req, http::responder respond) {
+void serve_api(api_context& ctx, const grant& g, const net::request& req, net::responder respond) {
   std::vector<std::string> segments;
   query_list query;
   split_target(req.target, segments, query);

@@ -64,7 +64,7 @@ bool local_origin(const std::string& origin) {
   return false;
 }
 
-std::variant<grant, http::response> authenticate(const http::request& req, const auth_options& opts) {
+std::variant<grant, net::response> authenticate(const net::request& req, const auth_options& opts) {
   auto header = [&](const char* k) {
     auto it = req.headers.find(k);
     return it == req.headers.end() ? std::string() : it->second;

@@ -49,6 +49,6 @@ struct auth_options {
 /// The grant of a request, or the response refusing it: 403 for a foreign Origin (checked
 /// first: a foreign page learns nothing, not even whether a token is valid), 401 with
 /// WWW-Authenticate for a missing or unknown token.
-[[nodiscard]] std::variant<grant, http::response> authenticate(const http::request& req, const auth_options& opts);
+[[nodiscard]] std::variant<grant, net::response> authenticate(const net::request& req, const auth_options& opts);
 
 }  // namespace engram::mcp

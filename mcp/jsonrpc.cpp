@@ -15,19 +15,19 @@ failure_code code_of(failure f) {
   return {500, -32603};
 }
 
-http::response json_response(int status, const json& body, std::vector<std::pair<std::string, std::string>> headers) {
+net::response json_response(int status, const json& body, std::vector<std::pair<std::string, std::string>> headers) {
   return {status, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace), std::move(headers)};
 }
 
-http::response error_response(failure f, const json& id, const std::string& message,
-                              std::vector<std::pair<std::string, std::string>> headers) {
+net::response error_response(failure f, const json& id, const std::string& message,
+                             std::vector<std::pair<std::string, std::string>> headers) {
   const auto c = code_of(f);
   return json_response(c.http_status,
                        {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", c.rpc_code}, {"message", message}}}},
                        std::move(headers));
 }
 
-std::variant<envelope, http::response> read_envelope(const std::string& body) {
+std::variant<envelope, net::response> read_envelope(const std::string& body) {
   auto msg = json::parse(body, nullptr, false);
   if (msg.is_discarded())
     return error_response(failure::parse_error, nullptr, "parse error: the body is not JSON");
@@ -59,7 +59,7 @@ std::variant<envelope, http::response> read_envelope(const std::string& body) {
   return e;
 }
 
-http::response result_response(const json& id, json result) {
+net::response result_response(const json& id, json result) {
   return json_response(200, {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
 }
 

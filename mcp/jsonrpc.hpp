@@ -35,15 +35,15 @@ struct failure_code {
 [[nodiscard]] failure_code code_of(failure f);
 
 /// A JSON response (invalid UTF-8 replaced, never thrown on).
-[[nodiscard]] http::response json_response(int status, const json& body,
-                                           std::vector<std::pair<std::string, std::string>> headers = {});
+[[nodiscard]] net::response json_response(int status, const json& body,
+                                          std::vector<std::pair<std::string, std::string>> headers = {});
 
 /// The response for a failure: its status, {"jsonrpc", "id", "error": {code, message}}.
-[[nodiscard]] http::response error_response(failure f, const json& id, const std::string& message,
-                                            std::vector<std::pair<std::string, std::string>> headers = {});
+[[nodiscard]] net::response error_response(failure f, const json& id, const std::string& message,
+                                           std::vector<std::pair<std::string, std::string>> headers = {});
 
 /// A 200 response with {"jsonrpc", "id", "result"}.
-[[nodiscard]] http::response result_response(const json& id, json result);
+[[nodiscard]] net::response result_response(const json& id, json result);
 
 /// A JSON-RPC request read from the body of a POST to /mcp.
 struct envelope {
@@ -59,7 +59,7 @@ struct envelope {
 /// Reads a POST body as one JSON-RPC 2.0 request: the envelope, or the error response to send
 /// (parse error, a batch, not JSON-RPC 2.0, a bad id, params not an object). Never throws:
 /// every field is type-checked before it is read (fuzz_jsonrpc).
-[[nodiscard]] std::variant<envelope, http::response> read_envelope(const std::string& body);
+[[nodiscard]] std::variant<envelope, net::response> read_envelope(const std::string& body);
 
 /// A tool's answer: structured content plus the same as a text block.
 [[nodiscard]] json tool_result(json structured);

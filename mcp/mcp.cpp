@@ -1,5 +1,5 @@
 #include "mcp/mcp.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include "reading/read.hpp"
 #include "reading/rules.hpp"
@@ -95,10 +95,10 @@ struct service::impl final : api_context {
 
   /// Open GET /mcp event streams, each with the grant that opened it.
   std::mutex streams_mutex;
-  std::vector<std::pair<grant, std::weak_ptr<http::event_stream>>> streams;
+  std::vector<std::pair<grant, std::weak_ptr<net::event_stream>>> streams;
 
   /// Forgets the streams whose clients left; calls `fn` with each open one. Locks streams_mutex.
-  void each_open_stream(const std::function<void(const grant&, http::event_stream&)>& fn) {
+  void each_open_stream(const std::function<void(const grant&, net::event_stream&)>& fn) {
     std::lock_guard lock(streams_mutex);
     std::erase_if(streams, [&](auto& s) {
       auto stream = s.second.lock();
@@ -113,14 +113,14 @@ struct service::impl final : api_context {
   /// went or changed).
   void tools_changed(const std::string& org) {
     const std::string note = json{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}.dump();
-    each_open_stream([&](const grant& g, http::event_stream& s) {
+    each_open_stream([&](const grant& g, net::event_stream& s) {
       if (g.organization_id == org)
         s.send(note);
     });
   }
 
   /// GET /mcp: an event stream for what the server says unasked (notifications/tools/list_changed).
-  void open_stream(const grant& g, const http::request& req, http::responder respond) {
+  void open_stream(const grant& g, const net::request& req, net::responder respond) {
     auto accept = req.headers.find("accept");
     if (accept == req.headers.end() || accept->second.find("text/event-stream") == std::string::npos)
       return respond(json_response(
@@ -128,8 +128,8 @@ struct service::impl final : api_context {
                 {"id", nullptr},
                 {"error",
                  {{"code", -32600}, {"message", "GET /mcp opens an event stream: send Accept: text/event-stream"}}}}));
-    http::response r{200, "text/event-stream", "", {}};
-    r.on_stream = [alive = alive, this, g](std::shared_ptr<http::event_stream> s) {
+    net::response r{200, "text/event-stream", "", {}};
+    r.on_stream = [alive = alive, this, g](std::shared_ptr<net::event_stream> s) {
       std::lock_guard guard(alive->first);
       if (!alive->second)
         return;
@@ -239,7 +239,7 @@ struct service::impl final : api_context {
   }
 
   /// Wraps `respond` to count the answer by tool (or method) and outcome, with latency.
-  http::responder metered(const http::request& req, http::responder respond) {
+  net::responder metered(const net::request& req, net::responder respond) {
     std::string what = "unknown";
     auto msg = json::parse(req.body, nullptr, false);
     if (msg.is_object() && msg.contains("method") && msg["method"].is_string()) {
@@ -255,7 +255,7 @@ struct service::impl final : api_context {
     else if (!methods.count(what) && std::find(names.begin(), names.end(), what) == names.end())
       what = "other";
     return [metrics = deps.metrics, what, t0 = std::chrono::steady_clock::now(),
-            inner = std::move(respond)](http::response r) {
+            inner = std::move(respond)](net::response r) {
       std::string outcome = r.status == 200 || r.status == 202 ? "ok" : "http_" + std::to_string(r.status);
       if (r.status == 200 && r.body.find("\"isError\":true") != std::string::npos)
         outcome = "tool_error";
@@ -266,7 +266,7 @@ struct service::impl final : api_context {
     };
   }
 
-  void call_tool(const grant& g, const json& id, const json& params, http::responder respond) {
+  void call_tool(const grant& g, const json& id, const json& params, net::responder respond) {
     if (!params.contains("name") || !params["name"].is_string())
       return respond(error_response(failure::invalid_params, id, "params.name: must be a tool name"));
     json arguments = params.contains("arguments") ? params["arguments"] : json::object();
@@ -314,15 +314,15 @@ struct service::impl final : api_context {
   /// Open GET /v1/events streams, each with its grant and when it last said something.
   struct api_stream {
     grant g;
-    std::weak_ptr<http::event_stream> stream;
+    std::weak_ptr<net::event_stream> stream;
     std::chrono::steady_clock::time_point last{};
   };
   std::mutex api_streams_mutex;
   std::vector<api_stream> api_streams;
 
-  void open_events(const grant& g, http::responder respond) override {
-    http::response r{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
-    r.on_stream = [alive = alive, this, g](std::shared_ptr<http::event_stream> s) {
+  void open_events(const grant& g, net::responder respond) override {
+    net::response r{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
+    r.on_stream = [alive = alive, this, g](std::shared_ptr<net::event_stream> s) {
       std::lock_guard guard(alive->first);
       if (!alive->second)
         return;
@@ -363,49 +363,48 @@ registry& service::tools() { return impl_->tools; }
 
 std::size_t service::open_streams() {
   std::size_t n = 0;
-  impl_->each_open_stream([&](const grant&, http::event_stream&) { ++n; });
+  impl_->each_open_stream([&](const grant&, net::event_stream&) { ++n; });
   return n;
 }
 
 const query::query_service& service::queries() const { return *impl_->queries; }
 
-std::variant<grant, http::response> service::who(const http::request& req) const {
+std::variant<grant, net::response> service::who(const net::request& req) const {
   return authenticate(req, impl_->opts.auth);
 }
 
-void service::add_routes(http::router& r, front_door door) {
-  auto gated = [this, door](bool is_mcp, http::handler serve) -> http::handler {
+void service::add_routes(net::router& r, front_door door) {
+  auto gated = [this, door](bool is_mcp, net::handler serve) -> net::handler {
     if (!door)
       return serve;
-    return [this, door, is_mcp, serve = std::move(serve)](const http::request& req, http::responder respond) {
+    return [this, door, is_mcp, serve = std::move(serve)](const net::request& req, net::responder respond) {
       auto g = who(req);
-      if (auto* refused = std::get_if<http::response>(&g))
+      if (auto* refused = std::get_if<net::response>(&g))
         return respond(std::move(*refused));
       door(std::get<grant>(g), req, respond, serve, is_mcp);
     };
   };
   r.add("/mcp", {},
-        gated(true, [this](const http::request& req, http::responder respond) { handle(req, std::move(respond)); }));
-  r.add("/v1/kg/bundles", {"GET", "HEAD"}, gated(false, [this](const http::request& req, http::responder respond) {
+        gated(true, [this](const net::request& req, net::responder respond) { handle(req, std::move(respond)); }));
+  r.add("/v1/kg/bundles", {"GET", "HEAD"}, gated(false, [this](const net::request& req, net::responder respond) {
           handle_bundles(req, std::move(respond));
         }));
-  r.add("/v1/*", {}, gated(false, [this](const http::request& req, http::responder respond) {
-          handle_api(req, std::move(respond));
-        }));
+  r.add("/v1/*", {},
+        gated(false, [this](const net::request& req, net::responder respond) { handle_api(req, std::move(respond)); }));
 }
 
-void service::handle_api(const http::request& req, http::responder respond) {
+void service::handle_api(const net::request& req, net::responder respond) {
   auto who = authenticate(req, impl_->opts.auth);
-  if (auto* refused = std::get_if<http::response>(&who))
+  if (auto* refused = std::get_if<net::response>(&who))
     return respond(std::move(*refused));
   if (!impl_->deps.store)
     return respond(json_response(503, {{"error", "no store in this process"}}));
   serve_api(*impl_, std::get<grant>(who), req, std::move(respond));
 }
 
-void service::handle_bundles(const http::request& req, http::responder respond) {
+void service::handle_bundles(const net::request& req, net::responder respond) {
   auto who = authenticate(req, impl_->opts.auth);
-  if (auto* refused = std::get_if<http::response>(&who))
+  if (auto* refused = std::get_if<net::response>(&who))
     return respond(std::move(*refused));
   const auto& g = std::get<grant>(who);
   std::string name;
@@ -419,12 +418,12 @@ void service::handle_bundles(const http::request& req, http::responder respond) 
   respond(json_response(200, bundles_json(*impl_->deps.store, g.organization_id, name)));
 }
 
-void service::handle(const http::request& req, http::responder respond) {
+void service::handle(const net::request& req, net::responder respond) {
   auto& m = *impl_;
   if (m.deps.metrics)
     respond = m.metered(req, std::move(respond));
   auto who = authenticate(req, m.opts.auth);
-  if (auto* refused = std::get_if<http::response>(&who))
+  if (auto* refused = std::get_if<net::response>(&who))
     return respond(std::move(*refused));
   const auto& g = std::get<grant>(who);
   if (req.method == "GET")
@@ -439,11 +438,11 @@ void service::handle(const http::request& req, http::responder respond) {
                    [&](const char* p) { return it->second == p; }))
     return respond(error_response(failure::invalid_request, nullptr, "unsupported MCP-Protocol-Version " + it->second));
   auto read = read_envelope(req.body);
-  if (auto* refused = std::get_if<http::response>(&read))
+  if (auto* refused = std::get_if<net::response>(&read))
     return respond(std::move(*refused));
   const auto& e = std::get<envelope>(read);
   if (e.notification)  // accepted, nothing to answer
-    return respond(http::response{202, "application/json", "", {}});
+    return respond(net::response{202, "application/json", "", {}});
   const auto& method = e.method;
   const json& id = e.id;
   const json& params = e.params;

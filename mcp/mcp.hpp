@@ -2,7 +2,7 @@
 // MCP over Streamable HTTP on POST /mcp (protocol 2025-11-25; 2025-06-18 and 2025-03-26
 // accepted): the JSON-RPC envelope (jsonrpc.hpp), Origin and bearer-token checks
 // (auth.hpp), and the tools of the registry (registry.hpp; the knowledge tools in
-// knowledge_tools.cpp). No Beast here: it answers http::request with http::response. Every
+// knowledge_tools.cpp). No Beast here: it answers net::request with net::response. Every
 // tool call is scoped to the token's organisation: the organisation is a key prefix of
 // every store read, the vector index is the organisation's own, and no tool takes an
 // organisation argument.
@@ -64,22 +64,22 @@ struct mcp_dependencies {
 
 /// How a request for an organisation reaches the member that owns it (store.cluster): calls
 /// `serve` here, answers "retry", or forwards it to its owner. `mcp`: the answer is JSON-RPC.
-using front_door = std::function<void(const grant& g, const http::request& req, const http::responder& respond,
-                                      const http::handler& serve, bool mcp)>;
+using front_door = std::function<void(const grant& g, const net::request& req, const net::responder& respond,
+                                      const net::handler& serve, bool mcp)>;
 
 class service {
 public:
   service(mcp_dependencies deps, mcp_options opts);
   ~service();
   /// Answers one request to /mcp (any method).
-  void handle(const http::request& req, http::responder respond);
+  void handle(const net::request& req, net::responder respond);
   /// Answers GET /v1/kg/bundles[?name=N] for the token's organisation (engramctl kg).
-  void handle_bundles(const http::request& req, http::responder respond);
+  void handle_bundles(const net::request& req, net::responder respond);
   /// Answers a request under /v1/ other than /v1/stats and /v1/kg/bundles: the console's
   /// JSON API (mcp/internal/api.hpp, docs/console.md), through the tools' own checks.
-  void handle_api(const http::request& req, http::responder respond);
+  void handle_api(const net::request& req, net::responder respond);
   /// The grant of a request (its bearer token), or the response refusing it (401, 403).
-  [[nodiscard]] std::variant<grant, http::response> who(const http::request& req) const;
+  [[nodiscard]] std::variant<grant, net::response> who(const net::request& req) const;
   /// GET /mcp event streams whose clients are still there.
   [[nodiscard]] std::size_t open_streams();
   /// The query service the tools read through (recall's stage times, for /metrics).
@@ -89,7 +89,7 @@ public:
 
   /// Adds /mcp, GET /v1/kg/bundles and the console's JSON API (/v1/*) to `r`, each through
   /// `door` when set (the token says which organisation, and so which member, answers).
-  void add_routes(http::router& r, front_door door);
+  void add_routes(net::router& r, front_door door);
 
 private:
   struct impl;

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <thread>
 
-namespace engram::http {
+namespace engram::net {
 
 namespace {
 /// The "http" module logger once engramd has set logging up (config/log.hpp), else
@@ -34,8 +34,8 @@ spdlog::logger& logger() {
 
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
 
 struct endpoint_parts {
   std::string host;
@@ -73,7 +73,7 @@ struct load {
 
 class session : public std::enable_shared_from_this<session>, public event_stream {
 public:
-  session(tcp::socket socket, std::shared_ptr<net::io_context> ioc, const handler& h, const server_options& o,
+  session(tcp::socket socket, std::shared_ptr<asio::io_context> ioc, const handler& h, const server_options& o,
           std::shared_ptr<load> counts)
       : ioc_(std::move(ioc)), stream_(std::move(socket)), handler_(h), opts_(o), load_(std::move(counts)) {
     ++load_->connections;
@@ -85,12 +85,12 @@ public:
   }
 
   void run() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::do_read, shared_from_this()));
+    asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::do_read, shared_from_this()));
   }
 
   /// Over the connection cap: 503 and close, without reading a request.
   void refuse() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
       self->keep_alive_ = false;
       self->do_write(response{503, "application/json", R"({"error":"too many connections"})", {{"Retry-After", "1"}}});
     });
@@ -269,7 +269,7 @@ private:
   }
 
   void drain_step() {
-    stream_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    stream_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
       self->drained_ += n;
       if (ec || self->drained_ > (64u << 20)) {
         beast::error_code ignored;
@@ -296,25 +296,25 @@ private:
   }
 
   void write_queued() {
-    net::async_write(stream_.socket(), net::buffer(queue_.front()),
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       if (ec) {
-                         self->closed_ = true;
-                         return;
-                       }
-                       self->queue_.pop_front();
-                       if (!self->queue_.empty())
-                         self->write_queued();
-                       else if (self->finishing_) {  // the last chunk is out: the client closes
-                         beast::error_code ignored;
-                         self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                       }
-                     });
+    asio::async_write(stream_.socket(), asio::buffer(queue_.front()),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (ec) {
+                          self->closed_ = true;
+                          return;
+                        }
+                        self->queue_.pop_front();
+                        if (!self->queue_.empty())
+                          self->write_queued();
+                        else if (self->finishing_) {  // the last chunk is out: the client closes
+                          beast::error_code ignored;
+                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                        }
+                      });
   }
 
   void watch_close() {
     stream_.socket().async_read_some(
-        net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        asio::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) {
             self->closed_ = true;
             beast::error_code ignored;
@@ -330,7 +330,7 @@ private:
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);  // the peer may be gone already
   }
 
-  std::shared_ptr<net::io_context> ioc_;  // outlives every session that may still be posted to
+  std::shared_ptr<asio::io_context> ioc_;  // outlives every session that may still be posted to
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
@@ -357,8 +357,8 @@ public:
   beast_server(server_options opts, handler h)
       : opts_(std::move(opts)),
         handler_(std::move(h)),
-        ioc_(std::make_shared<net::io_context>(1)),
-        acceptor_(net::make_strand(*ioc_)) {}
+        ioc_(std::make_shared<asio::io_context>(1)),
+        acceptor_(asio::make_strand(*ioc_)) {}
 
   ~beast_server() override { stop(); }
 
@@ -367,17 +367,17 @@ public:
     if (!parts)
       return engram::fail("http.listen: expected host:port, got '" + opts_.listen + "'");
     beast::error_code ec;
-    auto addr = net::ip::make_address(parts->host, ec);
+    auto addr = asio::ip::make_address(parts->host, ec);
     if (ec)
       return engram::fail("http.listen: '" + parts->host + "' is not an IP address");
     tcp::endpoint ep(addr, static_cast<unsigned short>(std::stoul(parts->port)));
     acceptor_.open(ep.protocol(), ec);
     if (!ec)
-      acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+      acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
     if (!ec)
       acceptor_.bind(ep, ec);
     if (!ec)
-      acceptor_.listen(net::socket_base::max_listen_connections, ec);
+      acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec)
       return engram::fail("http: cannot listen on " + opts_.listen + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
@@ -389,7 +389,7 @@ public:
   void stop() override {
     if (stopped_.exchange(true))
       return;
-    net::post(acceptor_.get_executor(), [this] {
+    asio::post(acceptor_.get_executor(), [this] {
       beast::error_code ec;
       acceptor_.close(ec);
     });
@@ -416,11 +416,11 @@ public:
 
 private:
   void do_accept() {
-    acceptor_.async_accept(net::make_strand(*ioc_), [this](beast::error_code ec, tcp::socket socket) {
+    acceptor_.async_accept(asio::make_strand(*ioc_), [this](beast::error_code ec, tcp::socket socket) {
       if (load_->stopping)
         return;  // accepted as the server stops: the socket closes as it goes
       if (ec) {
-        if (ec != net::error::operation_aborted)
+        if (ec != asio::error::operation_aborted)
           logger().warn("accept failed: {}", ec.message());
         if (!acceptor_.is_open())
           return;
@@ -447,7 +447,7 @@ private:
 
   server_options opts_;
   handler handler_;
-  std::shared_ptr<net::io_context> ioc_;
+  std::shared_ptr<asio::io_context> ioc_;
   /// The I/O thread's only (and stop()'s once it is joined).
   std::vector<std::weak_ptr<session>> sessions_;
   std::size_t next_prune_ = 64;
@@ -469,7 +469,7 @@ engram::result<std::unique_ptr<server>> server::start(const server_options& opts
 
 struct client::state {
   std::string host, port;
-  net::io_context ioc;
+  asio::io_context ioc;
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
   std::size_t connections = 0;
@@ -625,7 +625,7 @@ std::string follow_events(const std::string& url, const std::map<std::string, st
   auto parts = split_url(url);
   if (!parts)
     return parts.error();
-  net::io_context ioc;
+  asio::io_context ioc;
   tcp::resolver resolver(ioc);
   beast::tcp_stream stream(ioc);
   beast::flat_buffer buffer;
@@ -739,7 +739,7 @@ client_result fetch(const std::string& method, const std::string& url, const std
   const auto& target = split->target;
   auto parts = std::optional<endpoint_parts>(split->endpoint);
   // Asynchronous operations, because beast::tcp_stream's timeouts apply to those only.
-  net::io_context ioc;
+  asio::io_context ioc;
   tcp::resolver resolver(ioc);
   beast::tcp_stream stream(ioc);
   beast::flat_buffer buffer;
@@ -788,4 +788,4 @@ client_result fetch(const std::string& method, const std::string& url, const std
   return out;
 }
 
-}  // namespace engram::http
+}  // namespace engram::net

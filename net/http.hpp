@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace engram::http {
+namespace engram::net {
 
 struct request {
   std::string method;
@@ -139,4 +139,4 @@ private:
                                         const std::function<void(const std::string&)>& on_event,
                                         const std::function<bool()>& keep_going);
 
-}  // namespace engram::http
+}  // namespace engram::net

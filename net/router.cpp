@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace engram::http {
+namespace engram::net {
 
 router& router::add(std::string path, std::vector<std::string> methods, handler h) {
   auto it = std::find_if(routes_.begin(), routes_.end(), [&](const route& r) { return r.path == path; });
@@ -49,4 +49,4 @@ std::vector<std::string> router::paths() const {
   return out;
 }
 
-}  // namespace engram::http
+}  // namespace engram::net

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace engram::http {
+namespace engram::net {
 
 class router {
 public:
@@ -34,4 +34,4 @@ private:
   std::vector<route> routes_;
 };
 
-}  // namespace engram::http
+}  // namespace engram::net

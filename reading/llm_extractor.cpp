@@ -183,7 +183,7 @@ std::optional<schemas::extraction> extract_llm(const schemas::inbound_message& m
   auto url = opts.base_url;
   while (!url.empty() && url.back() == '/')
     url.pop_back();
-  auto res = http::fetch("POST", url + "/chat/completions", llm_request_body(m, opts), headers, opts.timeout);
+  auto res = net::fetch("POST", url + "/chat/completions", llm_request_body(m, opts), headers, opts.timeout);
   if (res.status == 0) {
     *failure = res.error.find("timed out") != std::string::npos || res.error.find("timeout") != std::string::npos
                    ? llm_failure::timeout

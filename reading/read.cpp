@@ -1,6 +1,6 @@
 #include "reading/read.hpp"
 
-#include "config/log.hpp"
+#include "logging/log.hpp"
 #include "reading/rules.hpp"
 
 #include <spdlog/spdlog.h>

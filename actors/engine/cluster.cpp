@@ -1,6 +1,6 @@
 #include "actors/engine/cluster.hpp"
 
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -51,7 +51,7 @@ spdlog::logger& logger() { return logging::get(logging::module::engine); }
 constexpr double restore_rate = 400.0;
 
 /// What a request asks is an event stream (GET /mcp, /v1/events): relayed from the owner.
-bool is_stream(const http::request& req) {
+bool is_stream(const net::request& req) {
   if (req.method != "GET")
     return false;
   if (req.target.rfind("/v1/events", 0) == 0)
@@ -62,7 +62,7 @@ bool is_stream(const http::request& req) {
 }
 
 /// The caller's headers that go with a request to the owner, and who forwards it.
-std::map<std::string, std::string> forward_headers(const http::request& req, const std::string& by) {
+std::map<std::string, std::string> forward_headers(const net::request& req, const std::string& by) {
   std::map<std::string, std::string> headers;
   for (const char* h : {"authorization", "content-type", "accept", "mcp-protocol-version", "origin", "last-event-id"})
     if (auto it = req.headers.find(h); it != req.headers.end())
@@ -169,8 +169,8 @@ cluster::decision cluster::decide(std::int32_t partition) const {
   return {verdict::unknown, {}, {}};
 }
 
-void cluster::route(const std::string& org, const http::request& req, const http::responder& respond,
-                    const std::function<void(const http::request&, http::responder)>& serve, bool mcp) {
+void cluster::route(const std::string& org, const net::request& req, const net::responder& respond,
+                    const std::function<void(const net::request&, net::responder)>& serve, bool mcp) {
   const auto partition = partition_of(org);
   const bool forwarded = req.headers.count(forwarded_header) > 0;
   auto first = decide(partition);
@@ -217,7 +217,7 @@ void cluster::route(const std::string& org, const http::request& req, const http
   }).detach();
 }
 
-void cluster::answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
+void cluster::answer_retry(const net::request& req, const net::responder& respond, bool mcp, const std::string& org,
                            std::int32_t partition, int seconds, const std::string& why) {
   ++retried_;
   const std::string message = "organisation '" + org + "' " + why + "; retry after " + std::to_string(seconds) + " s";
@@ -231,25 +231,25 @@ void cluster::answer_retry(const http::request& req, const http::responder& resp
                   {{"code", -32002},
                    {"message", message},
                    {"data", {{"retryAfterSeconds", seconds}, {"organizationId", org}, {"partition", partition}}}}}};
-      return respond(http::response{200, "application/json", error.dump(), std::move(headers)});
+      return respond(net::response{200, "application/json", error.dump(), std::move(headers)});
     }
   }
-  respond(http::response{503, "application/json",
-                         json{{"error", message}, {"retryAfterSeconds", seconds}, {"partition", partition}}.dump(),
-                         std::move(headers)});
+  respond(net::response{503, "application/json",
+                        json{{"error", message}, {"retryAfterSeconds", seconds}, {"partition", partition}}.dump(),
+                        std::move(headers)});
 }
 
-void cluster::answer_restoring(const http::request& req, const http::responder& respond, bool mcp,
-                               const std::string& org, std::int32_t partition, const actors::partition_status& at) {
+void cluster::answer_restoring(const net::request& req, const net::responder& respond, bool mcp, const std::string& org,
+                               std::int32_t partition, const actors::partition_status& at) {
   answer_retry(req, respond, mcp, org, partition, retry_after_seconds(at.catch_up_target - at.next_offset),
                "is being restored on this member (engram-log partition " + std::to_string(partition) + " at " +
                    std::to_string(at.next_offset) + " of " + std::to_string(at.catch_up_target) + ")");
 }
 
-void cluster::forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
+void cluster::forward(const net::request& req, const net::responder& respond, const ingest::member_record& owner,
                       bool mcp, const std::string& org, std::int32_t partition) {
-  auto res = http::fetch(req.method, owner.url + req.target, req.body, forward_headers(req, opts_.name),
-                         opts_.forward_timeout);
+  auto res =
+      net::fetch(req.method, owner.url + req.target, req.body, forward_headers(req, opts_.name), opts_.forward_timeout);
   if (res.status == 0) {
     logger().warn("forwarding {} {} to {} failed: {}", req.method, req.target, owner.name, res.error);
     return answer_retry(req, respond, mcp, org, partition, 2,
@@ -260,33 +260,33 @@ void cluster::forward(const http::request& req, const http::responder& respond, 
   std::vector<std::pair<std::string, std::string>> out{{"X-Engram-Served-By", owner.name}};
   if (!res.retry_after.empty())
     out.emplace_back("Retry-After", res.retry_after);
-  respond(http::response{res.status, res.content_type, std::move(res.body), std::move(out)});
+  respond(net::response{res.status, res.content_type, std::move(res.body), std::move(out)});
 }
 
-void cluster::relay(const http::request& req, const http::responder& respond, const ingest::member_record& owner,
+void cluster::relay(const net::request& req, const net::responder& respond, const ingest::member_record& owner,
                     bool mcp, const std::string& org, std::int32_t partition) {
   // The client's end of the stream: attached once its header is written (on the HTTP I/O
   // thread); the events that come before wait for it.
   struct downstream {
     std::mutex mutex;
-    std::shared_ptr<http::event_stream> stream;
+    std::shared_ptr<net::event_stream> stream;
     std::vector<std::string> early;
   };
   auto down = std::make_shared<downstream>();
   bool answered = false;
   std::chrono::steady_clock::time_point streaming_since{};
-  auto ended = http::follow_events(
+  auto ended = net::follow_events(
       owner.url + req.target, forward_headers(req, opts_.name), opts_.forward_timeout,
-      [&](const http::client_result& head) {
+      [&](const net::client_result& head) {
         answered = true;
         ++forwarded_;
         std::vector<std::pair<std::string, std::string>> headers{{"X-Engram-Served-By", owner.name}};
         if (!head.retry_after.empty())
           headers.emplace_back("Retry-After", head.retry_after);
-        http::response r{head.status, head.content_type, head.body, std::move(headers)};
+        net::response r{head.status, head.content_type, head.body, std::move(headers)};
         if (head.status == 200 && head.content_type.rfind("text/event-stream", 0) == 0) {
           streaming_since = std::chrono::steady_clock::now();
-          r.on_stream = [down](std::shared_ptr<http::event_stream> s) {
+          r.on_stream = [down](std::shared_ptr<net::event_stream> s) {
             std::lock_guard lock(down->mutex);
             for (const auto& e : down->early)
               s->send(e);

@@ -84,8 +84,8 @@ public:
 
   /// Serves `req` of organisation `org`: `serve` when this member owns and has caught up with
   /// its partition, else a retry answer or the owner's answer. `mcp`: answers as JSON-RPC.
-  void route(const std::string& org, const http::request& req, const http::responder& respond,
-             const std::function<void(const http::request&, http::responder)>& serve, bool mcp);
+  void route(const std::string& org, const net::request& req, const net::responder& respond,
+             const std::function<void(const net::request&, net::responder)>& serve, bool mcp);
 
   /// This member's record for the members topic.
   [[nodiscard]] ingest::member_record self() const;
@@ -109,16 +109,16 @@ private:
     ingest::member_record owner;
   };
   [[nodiscard]] decision decide(std::int32_t partition) const;
-  void answer_retry(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
+  void answer_retry(const net::request& req, const net::responder& respond, bool mcp, const std::string& org,
                     std::int32_t partition, int seconds, const std::string& why);
   /// The retry answer of a partition being restored here, `at` where it stands.
-  void answer_restoring(const http::request& req, const http::responder& respond, bool mcp, const std::string& org,
+  void answer_restoring(const net::request& req, const net::responder& respond, bool mcp, const std::string& org,
                         std::int32_t partition, const actors::partition_status& at);
-  void forward(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
+  void forward(const net::request& req, const net::responder& respond, const ingest::member_record& owner, bool mcp,
                const std::string& org, std::int32_t partition);
   /// An event stream (GET /mcp, /v1/events) of an organisation owned elsewhere: opened on the
   /// owner and relayed event by event until either side ends it, or this member stops.
-  void relay(const http::request& req, const http::responder& respond, const ingest::member_record& owner, bool mcp,
+  void relay(const net::request& req, const net::responder& respond, const ingest::member_record& owner, bool mcp,
              const std::string& org, std::int32_t partition);
 
   cluster_options opts_;

@@ -2,7 +2,7 @@
 // engine::stop undoes what they started in reverse.
 #include "actors/engine/engine.hpp"
 #include "actors/engine/internal/engine_impl.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <spdlog/spdlog.h>
 

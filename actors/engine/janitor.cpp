@@ -1,6 +1,6 @@
 #include "actors/engine/janitor.hpp"
 
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <caf/send.hpp>
 #include <spdlog/spdlog.h>

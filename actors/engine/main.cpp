@@ -1,7 +1,7 @@
 // engramd: engramd --config config/engram.yaml [--set a.b=c]...
 #include "services/heap.hpp"
 #include "actors/engine/engine.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 #include "config/config.hpp"
 
 #include <CLI/CLI.hpp>

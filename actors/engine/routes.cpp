@@ -15,14 +15,14 @@ namespace {
 
 const std::vector<std::string> get{"GET", "HEAD"};
 
-void json_reply(const http::responder& respond, int status, const json& body) {
-  respond(http::response{status, "application/json", body.dump(), {}});
+void json_reply(const net::responder& respond, int status, const json& body) {
+  respond(net::response{status, "application/json", body.dump(), {}});
 }
 
 }  // namespace
 
-http::router engine::impl::routes() {
-  http::router r;
+net::router engine::impl::routes() {
+  net::router r;
   add_health_routes(r);
   if (!mcp)  // the store role serves MCP, the console and /v1; a process with the extract role alone does not
     return r;
@@ -30,53 +30,52 @@ http::router engine::impl::routes() {
   // (served here, answered "retry", or forwarded to its owner); the token says which.
   mcp::front_door door;
   if (members)
-    door = [gate = members.get()](const mcp::grant& g, const http::request& req, const http::responder& respond,
-                                  const http::handler& serve, bool is_mcp) {
-      gate->route(g.organization_id, req, respond, serve, is_mcp);
-    };
+    door = [gate = members.get()](const mcp::grant& g, const net::request& req, const net::responder& respond,
+                                  const net::handler& serve,
+                                  bool is_mcp) { gate->route(g.organization_id, req, respond, serve, is_mcp); };
   mcp->add_routes(r, std::move(door));
   console::add_routes(r);
   add_admin_routes(r);
   return r;
 }
 
-void engine::impl::add_health_routes(http::router& r) {
-  r.add("/healthz", get, [](const http::request&, http::responder respond) {
+void engine::impl::add_health_routes(net::router& r) {
+  r.add("/healthz", get, [](const net::request&, net::responder respond) {
     json_reply(respond, 200, {{"status", "ok"}});
   });
-  r.add("/readyz", get, [this](const http::request&, http::responder respond) {
+  r.add("/readyz", get, [this](const net::request&, net::responder respond) {
     auto [ready, reason] = readiness();
     metrics.set_ready(ready);
     if (ready)
       return json_reply(respond, 200, {{"ready", true}});
     json_reply(respond, 503, {{"ready", false}, {"reason", reason}});
   });
-  r.add("/metrics", get, [this](const http::request&, http::responder respond) {
+  r.add("/metrics", get, [this](const net::request&, net::responder respond) {
     refresh_metrics();
-    respond(http::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
+    respond(net::response{200, "text/plain; version=0.0.4", metrics.render(), {}});
   });
 }
 
-void engine::impl::add_admin_routes(http::router& r) {
+void engine::impl::add_admin_routes(net::router& r) {
   // Clustered: an organisation's token is answered by its owner; the admin scope gets this
   // member's view (its organisations, its partitions; GET /v1/cluster has the group's).
-  r.add("/v1/stats", get, [this](const http::request& req, http::responder respond) {
+  r.add("/v1/stats", get, [this](const net::request& req, net::responder respond) {
     auto who = mcp->who(req);
-    if (auto* refused = std::get_if<http::response>(&who))
+    if (auto* refused = std::get_if<net::response>(&who))
       return respond(std::move(*refused));
     const auto& g = std::get<mcp::grant>(who);
-    auto serve = [this](const http::request& asked, http::responder answer) {
+    auto serve = [this](const net::request& asked, net::responder answer) {
       auto again = mcp->who(asked);
-      answer(http::response{200, "application/json", stats(std::get<mcp::grant>(again)), {}});
+      answer(net::response{200, "application/json", stats(std::get<mcp::grant>(again)), {}});
     };
     if (!members || g.allows("admin"))
       return serve(req, std::move(respond));
     members->route(g.organization_id, req, respond, serve, false);
   });
   // Who owns which engram-log partition, as this member sees it (docs/scaling-out.md).
-  r.add("/v1/cluster", get, [this](const http::request& req, http::responder respond) {
+  r.add("/v1/cluster", get, [this](const net::request& req, net::responder respond) {
     auto who = mcp->who(req);
-    if (auto* refused = std::get_if<http::response>(&who))
+    if (auto* refused = std::get_if<net::response>(&who))
       return respond(std::move(*refused));
     if (!std::get<mcp::grant>(who).allows("admin"))
       return json_reply(respond, 403, {{"error", "GET /v1/cluster needs a token with the admin scope"}});

@@ -4,7 +4,7 @@
 #include "actors/ingest/log_source.hpp"
 #include "actors/ingest/members.hpp"
 #include "actors/ingest/topics.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 #include "schemas/tools.hpp"
 
 #include <caf/all.hpp>
@@ -321,7 +321,11 @@ engram::result<void> engine::impl::join_cluster() {
   status.set_clustered(true);
   members = std::make_unique<cluster>(o, status);
   started.add(
-      "cluster", [this] { if (follower) follower->stop(); },
+      "cluster",
+      [this] {
+        if (follower)
+          follower->stop();
+      },
       [this] {
         members.reset();  // waits for forwarded requests
         follower.reset();
@@ -355,13 +359,13 @@ engram::result<void> engine::impl::join_cluster() {
 }
 
 engram::result<void> engine::impl::start_http() {
-  http::server_options ho;
+  net::server_options ho;
   ho.listen = cfg.http.listen;
   ho.max_connections = cfg.http.max_connections;
   ho.max_event_streams = cfg.http.max_event_streams;
-  auto served = std::make_shared<const http::router>(routes());
-  auto listening = http::server::start(
-      ho, [served](const http::request& r, http::responder respond) { (*served)(r, std::move(respond)); });
+  auto served = std::make_shared<const net::router>(routes());
+  auto listening = net::server::start(
+      ho, [served](const net::request& r, net::responder respond) { (*served)(r, std::move(respond)); });
   if (!listening)
     return engram::fail(listening.error());
   http = std::move(*listening);
@@ -401,8 +405,9 @@ engram::result<void> engine::impl::start_consumer(const engine_options& opts) {
   if (!made)
     return engram::fail(made.error());
   consumer = std::move(*made);
-  started.add("engram-log consumer", [this] { consumer->stop(); },  // waits until the batches in flight are durable
-              [this] { consumer.reset(); });
+  started.add(
+      "engram-log consumer", [this] { consumer->stop(); },  // waits until the batches in flight are durable
+      [this] { consumer.reset(); });
   if (drops) {
     drops->start();
     started.add("janitor", [this] { drops->stop(); });  // a drop under way needs the store stage
@@ -430,7 +435,8 @@ engram::result<void> engine::impl::start_sequencer(ingest::sequencer_options so)
   if (!made)
     return engram::fail(made.error());
   sequencer = std::move(*made);
-  started.add("sequencer", [this] { sequencer->stop(); }, [this] { sequencer.reset(); });
+  started.add(
+      "sequencer", [this] { sequencer->stop(); }, [this] { sequencer.reset(); });
   return {};
 }
 
@@ -461,7 +467,8 @@ engram::result<void> engine::impl::start_timers(const engine_options& opts) {
       to, store, clock, &notifier, append, [this] { return members ? status.joined() : status.ready(); },
       std::move(*channel));
   // Its commands need the pipeline: stopped first.
-  started.add("timers", [this] { timers->stop(); }, [this] { timers.reset(); });
+  started.add(
+      "timers", [this] { timers->stop(); }, [this] { timers.reset(); });
   if (opts.timers_thread)
     timers->start();
   return {};

@@ -1,5 +1,5 @@
 #include "actors/ingest/broker_watch.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
 

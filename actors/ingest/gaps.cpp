@@ -1,7 +1,7 @@
 #include "actors/ingest/gaps.hpp"
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/internal/partition_gaps.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -3,7 +3,7 @@
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/topics.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <spdlog/spdlog.h>
 

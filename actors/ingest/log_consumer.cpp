@@ -1,5 +1,5 @@
 #include "actors/ingest/log_consumer.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/internal/partition_gaps.hpp"

@@ -2,7 +2,7 @@
 
 #include "actors/ingest/internal/kafka.hpp"
 #include "actors/ingest/internal/records.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -4,7 +4,7 @@
 #include "actors/ingest/key_ring.hpp"
 #include "actors/ingest/producer.hpp"
 #include "actors/ingest/topics.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <librdkafka/rdkafka.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 #include "actors/ingest/topics.hpp"
 
 #include "actors/ingest/internal/kafka.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <librdkafka/rdkafka.h>
 

@@ -1,5 +1,5 @@
 #include "actors/store/store_writer.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include "reading/rules.hpp"
 

@@ -1,5 +1,5 @@
 #include "actors/timers/timers.hpp"
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include "knowledge/read_rules.hpp"
 #include "schemas/knowledge_command.hpp"

@@ -32,10 +32,10 @@ public:
   [[nodiscard]] virtual const registry& tool_registry() const = 0;
   /// GET /v1/events: an event stream that says "applied" (at most every 250 ms) while events
   /// of `g`'s organisation are applied.
-  virtual void open_events(const grant& g, http::responder respond) = 0;
+  virtual void open_events(const grant& g, net::responder respond) = 0;
 };
 
 /// Answers one request under /v1/ for an authenticated grant.
-void serve_api(api_context& ctx, const grant& g, const http::request& req, http::responder respond);
+void serve_api(api_context& ctx, const grant& g, const net::request& req, net::responder respond);
 
 }  // namespace engram::mcp

@@ -27,36 +27,36 @@ namespace {
 
 using namespace engram;
 
-std::unique_ptr<http::server> start_server() {
-  http::router routes;
-  routes.add("/mcp", {"POST"}, [](const http::request& r, http::responder respond) {
+std::unique_ptr<net::server> start_server() {
+  net::router routes;
+  routes.add("/mcp", {"POST"}, [](const net::request& r, net::responder respond) {
     respond({200,
              "application/json",
              "{\"headers\":" + std::to_string(r.headers.size()) + ",\"body\":" + std::to_string(r.body.size()) + "}",
              {{"Mcp-Session-Id", r.headers.count("mcp-session-id") ? r.headers.at("mcp-session-id") : "new"}}});
   });
-  routes.add("/v1/*", {"GET"}, [](const http::request& r, http::responder respond) {
+  routes.add("/v1/*", {"GET"}, [](const net::request& r, net::responder respond) {
     if (r.target.find("boom") != std::string::npos)
       throw std::runtime_error("a handler bug");  // the server answers 500 and goes on
     respond({200, "application/json", "{\"target\":" + std::to_string(r.target.size()) + "}", {}});
   });
-  routes.add("/v1/events", {"GET"}, [](const http::request&, http::responder respond) {
-    http::response res;
+  routes.add("/v1/events", {"GET"}, [](const net::request&, net::responder respond) {
+    net::response res;
     res.content_type = "text/event-stream";
-    res.on_stream = [](std::shared_ptr<http::event_stream> s) { s->send("{\"hello\":1}"); };
+    res.on_stream = [](std::shared_ptr<net::event_stream> s) { s->send("{\"hello\":1}"); };
     respond(std::move(res));
   });
-  routes.add("/ui/*", {}, [](const http::request& r, http::responder respond) {
+  routes.add("/ui/*", {}, [](const net::request& r, net::responder respond) {
     respond({200, "text/plain", r.method + " " + r.target, {}});
   });
-  http::server_options o;
+  net::server_options o;
   o.listen = "127.0.0.1:0";
   o.header_limit = 2048;
   o.body_limit = 8192;
   o.header_timeout = std::chrono::seconds(3);
   o.read_timeout = std::chrono::seconds(3);
   o.max_requests_per_connection = 16;
-  auto s = http::server::start(o, routes);
+  auto s = net::server::start(o, routes);
   if (!s)
     std::abort();
   return std::move(*s);

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     return 0;
   }
-  const auto& r = std::get<engram::http::response>(read);
+  const auto& r = std::get<engram::net::response>(read);
   if (r.status != 200 && r.status != 400)
     std::abort();
   const auto answer = json::parse(r.body, nullptr, false);

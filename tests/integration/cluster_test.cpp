@@ -116,7 +116,7 @@ protected:
   /// the saved entry's id, or "" when it never got an answer.
   std::string save(const member& m, const std::string& org, const std::string& content) {
     for (int attempt = 0; attempt < 200; ++attempt) {
-      auto r = http::fetch(
+      auto r = net::fetch(
           "POST", "http://127.0.0.1:" + std::to_string(m.port) + "/mcp",
           json{{"jsonrpc", "2.0"},
                {"id", attempt},
@@ -328,7 +328,7 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   const auto& org = orgs_[0];
   const auto owner = owner_of(members_.at("m1"), org);
   const auto& other = owner == "m1" ? members_.at("m2") : members_.at("m1");
-  auto twice = http::fetch(
+  auto twice = net::fetch(
       "POST", "http://127.0.0.1:" + std::to_string(other.port) + "/mcp",
       R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"recall_knowledge","arguments":{"query":"x"}}})",
       {{"Content-Type", "application/json"},
@@ -343,8 +343,8 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   EXPECT_NE(rpc["error"]["message"].get<std::string>().find(org), std::string::npos) << twice.body;
   EXPECT_FALSE(twice.retry_after.empty());
   // /v1 answers 503 with Retry-After in the same case.
-  auto rest = http::fetch("GET", "http://127.0.0.1:" + std::to_string(other.port) + "/v1/stats", {},
-                          {{"Authorization", "Bearer " + token_of(org)}, {"X-Engram-Forwarded-By", "elsewhere"}}, 30s);
+  auto rest = net::fetch("GET", "http://127.0.0.1:" + std::to_string(other.port) + "/v1/stats", {},
+                         {{"Authorization", "Bearer " + token_of(org)}, {"X-Engram-Forwarded-By", "elsewhere"}}, 30s);
   EXPECT_EQ(rest.status, 503) << rest.body;
   EXPECT_FALSE(rest.retry_after.empty());
   // An event stream through a non-owner is relayed from the owner, event by event: the
@@ -353,15 +353,15 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   struct listener {
     std::mutex mutex;
     std::vector<json> events;
-    http::client_result head;
+    net::client_result head;
     std::atomic<bool> stay{true}, ended{false};
     std::string why;
     std::thread thread;
     void open(std::uint16_t port, const std::string& target, const std::map<std::string, std::string>& headers) {
       thread = std::thread([this, port, target, headers] {
-        auto why_ended = http::follow_events(
+        auto why_ended = net::follow_events(
             "http://127.0.0.1:" + std::to_string(port) + target, headers, 30s,
-            [&](const http::client_result& h) {
+            [&](const net::client_result& h) {
               std::lock_guard lock(mutex);
               head = h;
             },
@@ -606,8 +606,8 @@ TEST_F(Cluster, ARestoringMemberAnswersRetryUntilItCaughtUp) {
            {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", "budget rollout contract"}}}}}}
           .dump();
   for (const auto* through : {&m2, &members_.at("m1")}) {
-    auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(through->port) + "/mcp", recall,
-                         {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token_of(org)}}, 30s);
+    auto r = net::fetch("POST", "http://127.0.0.1:" + std::to_string(through->port) + "/mcp", recall,
+                        {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token_of(org)}}, 30s);
     ASSERT_EQ(r.status, 200) << r.body;
     auto j = json::parse(r.body);
     EXPECT_EQ(j["id"], "r1");
@@ -616,8 +616,8 @@ TEST_F(Cluster, ARestoringMemberAnswersRetryUntilItCaughtUp) {
     EXPECT_EQ(j["error"]["data"]["partition"], restoring);
     EXPECT_GE(j["error"]["data"]["retryAfterSeconds"].get<int>(), 1);
     EXPECT_FALSE(r.retry_after.empty()) << through->name;
-    auto rest = http::fetch("GET", "http://127.0.0.1:" + std::to_string(through->port) + "/v1/stats", {},
-                            {{"Authorization", "Bearer " + token_of(org)}}, 30s);
+    auto rest = net::fetch("GET", "http://127.0.0.1:" + std::to_string(through->port) + "/v1/stats", {},
+                           {{"Authorization", "Bearer " + token_of(org)}}, 30s);
     EXPECT_EQ(rest.status, 503) << through->name << ": " << rest.body;
     EXPECT_FALSE(rest.retry_after.empty());
   }

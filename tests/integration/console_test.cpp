@@ -157,15 +157,15 @@ TEST(ConsoleApi, BadInputGetsTheStatusAndAMessageThatNamesTheField) {
     std::map<std::string, std::string> headers{{"Content-Type", "application/json"}};
     if (!r.token.empty())
       headers["Authorization"] = "Bearer " + r.token;
-    auto got = http::fetch(r.method, "http://127.0.0.1:" + std::to_string(port) + r.path, r.body, headers);
+    auto got = net::fetch(r.method, "http://127.0.0.1:" + std::to_string(port) + r.path, r.body, headers);
     EXPECT_EQ(got.status, r.status) << r.method << " " << r.path << " " << r.body << " -> " << got.body;
     EXPECT_NE(got.body.find(r.says), std::string::npos)
         << r.method << " " << r.path << " " << r.body << " -> " << got.body << " (expected " << r.says << ")";
   }
   // The console itself: a redirect to /ui/, the page with a policy that loads nothing from elsewhere.
-  auto ui = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui");
+  auto ui = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui");
   EXPECT_EQ(ui.status, 302);
-  ui = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui/");
+  ui = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui/");
   EXPECT_EQ(ui.status, 200);
   EXPECT_EQ(ui.content_type, "text/html; charset=utf-8");
   EXPECT_NE(ui.body.find("/ui/app.js"), std::string::npos);

@@ -1,6 +1,6 @@
 // engramctl as a user runs it: a separate devbroker process, produce with line-numbered
 // rejections, stats against a running engine, the entity graph read from a store.
-#include "config/log.hpp"
+#include "logging/log.hpp"
 #include "actors/engine/engine.hpp"
 #include "schemas/time.hpp"
 #include "storage/graph_store.hpp"

@@ -117,23 +117,23 @@ TEST(HttpLimits, IdleAndSlowClientsLeaveARecallAnsweredAndAHugeHeaderGets431) {
 }
 
 TEST(HttpLimits, OneConnectionOrEventStreamPastTheCapGets503) {
-  http::server_options o;
+  net::server_options o;
   o.listen = "127.0.0.1:0";
   o.max_connections = 8;
   o.max_event_streams = 2;
-  std::vector<std::shared_ptr<http::event_stream>> streams;
+  std::vector<std::shared_ptr<net::event_stream>> streams;
   std::mutex m;
-  auto started = http::server::start(o, [&](const http::request& req, http::responder respond) {
+  auto started = net::server::start(o, [&](const net::request& req, net::responder respond) {
     if (req.target == "/stream") {
-      http::response r;
+      net::response r;
       r.content_type = "text/event-stream";
-      r.on_stream = [&](std::shared_ptr<http::event_stream> s) {
+      r.on_stream = [&](std::shared_ptr<net::event_stream> s) {
         std::lock_guard lock(m);
         streams.push_back(std::move(s));
       };
       return respond(std::move(r));
     }
-    respond(http::response{200, "text/plain", "ok", {}});
+    respond(net::response{200, "text/plain", "ok", {}});
   });
   ASSERT_TRUE(started) << started.error();
   auto& server = **started;
@@ -179,20 +179,20 @@ TEST(HttpLimits, OneConnectionOrEventStreamPastTheCapGets503) {
 
 }  // namespace
 
-// http::client (the benchmarks' client) keeps one connection for many requests, and makes a
+// net::client (the benchmarks' client) keeps one connection for many requests, and makes a
 // new one when the server ends the kept one (its keep-alive limit), without losing a request.
 TEST(HttpClient, KeepsOneConnectionAndReconnectsWhenTheServerEndsIt) {
-  http::server_options o;
+  net::server_options o;
   o.listen = "127.0.0.1:0";
   o.max_requests_per_connection = 3;
   std::atomic<int> served{0};
-  auto started = http::server::start(o, [&](const http::request& req, http::responder respond) {
+  auto started = net::server::start(o, [&](const net::request& req, net::responder respond) {
     ++served;
-    respond(http::response{200, "text/plain", "echo " + req.body, {}});
+    respond(net::response{200, "text/plain", "echo " + req.body, {}});
   });
   ASSERT_TRUE(started) << started.error();
   auto& server = **started;
-  http::client c("127.0.0.1", std::to_string(server.port()));
+  net::client c("127.0.0.1", std::to_string(server.port()));
   for (int i = 0; i < 7; ++i) {
     const auto r = c.request("POST", "/x", std::to_string(i));
     ASSERT_EQ(r.status, 200) << i << ": " << r.error;
@@ -200,7 +200,7 @@ TEST(HttpClient, KeepsOneConnectionAndReconnectsWhenTheServerEndsIt) {
   }
   EXPECT_EQ(served.load(), 7);
   EXPECT_EQ(c.connections(), 3u) << "3 requests a connection: 7 take 3";
-  http::client nowhere("127.0.0.1", "1");
+  net::client nowhere("127.0.0.1", "1");
   const auto refused = nowhere.request("GET", "/");
   EXPECT_EQ(refused.status, 0);
   EXPECT_NE(refused.error.find("connect"), std::string::npos) << refused.error;

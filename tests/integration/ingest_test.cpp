@@ -210,8 +210,8 @@ TEST_F(IngestTest, HttpEndpointsAnswerOverARealSocket) {
   EXPECT_NE(metrics.find("engram_log_lag{partition="), std::string::npos);
   test::get(port, "/nope", &status);
   EXPECT_EQ(status, 404);
-  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/v1/stats", "{}",
-                       {{"Authorization", std::string("Bearer ") + test::admin_token}});
+  auto r = net::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/v1/stats", "{}",
+                      {{"Authorization", std::string("Bearer ") + test::admin_token}});
   EXPECT_EQ(r.status, 405);
 }
 

@@ -79,11 +79,11 @@ protected:
   }
   /// A JSON-RPC request's whole answer.
   json rpc(const std::string& token, const std::string& method, const json& params) {
-    auto res = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
-                           json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}}.dump(),
-                           {{"Authorization", "Bearer " + token},
-                            {"Content-Type", "application/json"},
-                            {"Accept", "application/json, text/event-stream"}});
+    auto res = net::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
+                          json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}}.dump(),
+                          {{"Authorization", "Bearer " + token},
+                           {"Content-Type", "application/json"},
+                           {"Accept", "application/json, text/event-stream"}});
     return json::parse(res.body, nullptr, false);
   }
   /// The entities of a type in the files that satisfy `pred`, by id.
@@ -151,15 +151,15 @@ TEST_F(KgBundles, AppliedCatalogIsListedFilteredPagedAndGotByBoundTokensOnly) {
   auto brand = call("get_brand", {{"id", "north-aurora"}});
   EXPECT_EQ(brand["name"], "North Aurora");
   EXPECT_EQ(brand["category"], "footwear");
-  auto none = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
-                          json{{"jsonrpc", "2.0"},
-                               {"id", 1},
-                               {"method", "tools/call"},
-                               {"params", {{"name", "get_brand"}, {"arguments", {{"id", "brand-xyz"}}}}}}
-                              .dump(),
-                          {{"Authorization", "Bearer " + shop},
-                           {"Content-Type", "application/json"},
-                           {"Accept", "application/json, text/event-stream"}});
+  auto none = net::fetch("POST", "http://127.0.0.1:" + std::to_string(port_) + "/mcp",
+                         json{{"jsonrpc", "2.0"},
+                              {"id", 1},
+                              {"method", "tools/call"},
+                              {"params", {{"name", "get_brand"}, {"arguments", {{"id", "brand-xyz"}}}}}}
+                             .dump(),
+                         {{"Authorization", "Bearer " + shop},
+                          {"Content-Type", "application/json"},
+                          {"Accept", "application/json, text/event-stream"}});
   auto nj = json::parse(none.body);
   EXPECT_EQ(nj["result"]["isError"], false) << none.body;
   EXPECT_EQ(nj["result"]["content"][0]["text"], "null") << none.body;
@@ -249,8 +249,8 @@ TEST_F(KgBundles, ToolNamesAreOneBundlesInATenantAndTenantsAreApart) {
   json status;
   ASSERT_TRUE(test::wait_until(
       [&] {
-        auto res = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/v1/kg/bundles?name=outlet", {},
-                               {{"Authorization", "Bearer " + shop}});
+        auto res = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/v1/kg/bundles?name=outlet", {},
+                              {{"Authorization", "Bearer " + shop}});
         status = json::parse(res.body, nullptr, false);
         return status.is_object() && !status["bundles"].empty() &&
                status["bundles"][0]["lastApply"]["state"] == "rejected";

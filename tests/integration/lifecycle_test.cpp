@@ -56,7 +56,7 @@ protected:
 
   /// A tool's structured answer; isError answers come back as {"error": text}.
   json call(const std::string& token, const std::string& tool, const json& args) {
-    auto r = http::fetch(
+    auto r = net::fetch(
         "POST", "http://127.0.0.1:" + std::to_string(engine_->http_port()) + "/mcp",
         json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
             .dump(),

@@ -25,8 +25,8 @@ using json = nlohmann::json;
 class fake_llm {
 public:
   fake_llm() {
-    auto started = http::server::start(
-        {"127.0.0.1:0"}, [this](const http::request& r, http::responder respond) { handle(r, std::move(respond)); });
+    auto started = net::server::start(
+        {"127.0.0.1:0"}, [this](const net::request& r, net::responder respond) { handle(r, std::move(respond)); });
     EXPECT_TRUE(started) << started.error();
     if (started)
       server_ = std::move(*started);
@@ -38,13 +38,13 @@ public:
     server_->stop();
   }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(server_->port()) + "/v1"; }
-  std::vector<http::request> requests() {
+  std::vector<net::request> requests() {
     std::lock_guard lock(mutex_);
     return requests_;
   }
 
 private:
-  static http::response answer(const std::string& content) {
+  static net::response answer(const std::string& content) {
     json body{
         {"id", "chatcmpl-1"},
         {"object", "chat.completion"},
@@ -54,7 +54,7 @@ private:
     return {200, "application/json", body.dump(), {}};
   }
 
-  void handle(const http::request& r, http::responder respond) {
+  void handle(const net::request& r, net::responder respond) {
     {
       std::lock_guard lock(mutex_);
       requests_.push_back(r);
@@ -123,9 +123,9 @@ private:
   }
 
   std::mutex mutex_;
-  std::vector<http::request> requests_;
-  std::vector<http::responder> held_;
-  std::unique_ptr<http::server> server_;
+  std::vector<net::request> requests_;
+  std::vector<net::responder> held_;
+  std::unique_ptr<net::server> server_;
 };
 
 schemas::inbound_message message(const std::string& body) {

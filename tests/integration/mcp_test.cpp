@@ -36,13 +36,13 @@ protected:
     ASSERT_TRUE(test::wait_until([&] { return engine_->status().ready(); }, 60s));
   }
 
-  http::client_result post(const std::string& body, const std::string& token,
-                           std::map<std::string, std::string> headers = {}) {
+  net::client_result post(const std::string& body, const std::string& token,
+                          std::map<std::string, std::string> headers = {}) {
     headers.emplace("Content-Type", "application/json");
     headers.emplace("Accept", "application/json, text/event-stream");
     if (!token.empty())
       headers.emplace("Authorization", "Bearer " + token);
-    return http::fetch("POST", url(), body, headers, 20s);
+    return net::fetch("POST", url(), body, headers, 20s);
   }
   std::string url() { return "http://127.0.0.1:" + std::to_string(engine_->http_port()) + "/mcp"; }
 
@@ -98,14 +98,14 @@ TEST_F(McpTest, InitializeListAndNotificationsFollowTheProtocol) {
        {"save_knowledge", "recall_knowledge", "entity_add", "graph_path", "create_entities", "read_graph"})
     EXPECT_TRUE(names.count(tool)) << tool;
   // GET opens the event stream only for a client that accepts one; there are no sessions to DELETE.
-  EXPECT_EQ(http::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 406);
-  EXPECT_EQ(http::fetch("DELETE", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
+  EXPECT_EQ(net::fetch("GET", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 406);
+  EXPECT_EQ(net::fetch("DELETE", url(), {}, {{"Authorization", "Bearer " + acme_token}}).status, 405);
   // Every answer a handler gives says engramd's own time for it (W3C Server-Timing), a
   // refused method too. (The HTTP layer's own refusals, 413, 431 and 503, carry none.)
   const auto ping = post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", acme_token);
   EXPECT_EQ(ping.status, 200);
   EXPECT_TRUE(std::regex_match(ping.server_timing, std::regex(R"(app;dur=\d+\.\d{3})"))) << ping.server_timing;
-  EXPECT_TRUE(std::regex_match(http::fetch("DELETE", url()).server_timing, std::regex(R"(app;dur=\d+\.\d{3})")));
+  EXPECT_TRUE(std::regex_match(net::fetch("DELETE", url()).server_timing, std::regex(R"(app;dur=\d+\.\d{3})")));
 }
 
 TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {

@@ -251,7 +251,7 @@ std::string get(std::uint16_t port, const std::string& path, int* status, const 
   std::map<std::string, std::string> headers;
   if (!token.empty())
     headers["Authorization"] = "Bearer " + token;
-  auto r = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + path, {}, headers, std::chrono::seconds(5));
+  auto r = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + path, {}, headers, std::chrono::seconds(5));
   if (status)
     *status = r.status;
   return r.status ? r.body : std::string();
@@ -326,7 +326,7 @@ std::string digest_of(const std::string& data_dir) {
 }
 
 json mcp_call(std::uint16_t port, const std::string& token, const std::string& tool, const json& args) {
-  auto r = http::fetch(
+  auto r = net::fetch(
       "POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
       json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
           .dump(),
@@ -340,10 +340,10 @@ json mcp_call(std::uint16_t port, const std::string& token, const std::string& t
 }
 
 std::set<std::string> listed_tools(std::uint16_t port, const std::string& token) {
-  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
-                       R"({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})",
-                       {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
-                       std::chrono::seconds(30));
+  auto r = net::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp",
+                      R"({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})",
+                      {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
+                      std::chrono::seconds(30));
   auto j = json::parse(r.body, nullptr, false);
   std::set<std::string> names;
   if (!j.is_discarded() && j.contains("result"))

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Checks that every #include follows the module order of docs/architecture.md ("Dependency
 rules"): a module includes only itself and modules to its left, never one beside it (modules
-joined by commas), and never another module's internal/ headers.
+joined by commas), and never another module's internal/ headers. And that what a module
+declares is in its own namespace: engram::<folder> (actors/: engram::actors or
+engram::<subfolder>; base/ is the root vocabulary, engram and its own sub-namespaces), a
+block of forward declarations of another module's classes aside.
 
 A source file's module is its top-level folder, or for actors/ its subfolder (actors/ingest);
 tools/ is one module. tests/ may include every module, internals too (they are white-box), and
@@ -42,6 +45,27 @@ def module_of(path, known):
     return parts[0] if parts[0] in known or parts[0] == "tests" else None
 
 
+FORWARD = re.compile(r"^\s*((class|struct) \w+;)?\s*$")
+
+
+def namespace_problems(f, module, text):
+    """What `f` (of `module`) declares in another module's namespace."""
+    if module in ("base", "tools", "tests"):
+        return []
+    allowed = {module.split("/")[-1], "actors"} if module.startswith("actors/") else {module}
+    problems = []
+    for m in re.finditer(r"namespace engram::(\w+)[\w:]*\s*\{", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        body = text[m.end():i - 1]
+        if m.group(1) not in allowed and not all(FORWARD.match(l) for l in body.split("\n")):
+            problems.append(f"{f}: declares in engram::{m.group(1)}, not its module's namespace "
+                            f"(engram::{sorted(allowed)[0] if len(allowed) == 1 else ' or engram::'.join(sorted(allowed))})")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
@@ -63,6 +87,7 @@ def main():
         m = module_of(f, rank)
         if m is None:
             continue
+        problems += namespace_problems(f, m, text)
         for inc in INCLUDE.findall(text):
             n = module_of(inc, rank)
             if n is None or n == "tests" or n == m:
@@ -80,9 +105,9 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"check_includes: {len(problems)} include(s) break the order of docs/architecture.md")
+        print(f"check_includes: {len(problems)} include(s) or declaration(s) break the module order or namespaces")
         return 1
-    print(f"check_includes: {len(sources)} files follow the order of {len(rank)} modules")
+    print(f"check_includes: {len(sources)} files follow the order of {len(rank)} modules and their namespaces")
     return 0
 
 

@@ -208,8 +208,7 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
     throw std::runtime_error("cannot start " + args[0]);
   const auto until = std::chrono::steady_clock::now() + ready_within;
   while (std::chrono::steady_clock::now() < until) {
-    auto r =
-        http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
+    auto r = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
     if (r.status == 200)
       return;
     int status = 0;

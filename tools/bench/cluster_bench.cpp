@@ -57,7 +57,7 @@ double cpu_seconds(pid_t pid) {
 
 /// The partitions in `state` on the member at `port`, from its /metrics.
 std::set<std::int32_t> partitions_of(std::uint16_t port, const std::string& state) {
-  const auto text = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
+  const auto text = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
   std::set<std::int32_t> out;
   for (int p = 0; p < partitions; ++p)
     if (text.find("engram_partition_state{partition=\"" + std::to_string(p) + "\",state=\"" + state + "\"} 1") !=
@@ -88,7 +88,7 @@ struct member {
 };
 
 /// One recall over `c` as organisation `org`; milliseconds, or -1 when not answered with results.
-double recall_ms(http::client& c, const std::string& org, std::size_t i) {
+double recall_ms(net::client& c, const std::string& org, std::size_t i) {
   const json req{
       {"jsonrpc", "2.0"},
       {"id", i + 1},
@@ -229,7 +229,7 @@ int cluster(const cluster_options& o) {
       break;
     }
   for (auto* via : {&a, &b}) {
-    http::client c("127.0.0.1", std::to_string(via->port));
+    net::client c("127.0.0.1", std::to_string(via->port));
     std::vector<double> ms;
     std::size_t failed = 0;
     for (std::size_t i = 0; i < o.queries; ++i) {
@@ -276,7 +276,7 @@ int cluster(const cluster_options& o) {
   // its standby stood.
   auto& d = start("d", 1);
   const auto standby_caught_up = [&] {
-    const auto text = http::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/metrics").body;
+    const auto text = net::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/metrics").body;
     for (auto p : partitions_of(c.port, "ready")) {
       const auto series = "engram_standby_lag{partition=\"" + std::to_string(p) + "\"} 0\n";
       if (text.find(series) == std::string::npos)
@@ -288,8 +288,8 @@ int cluster(const cluster_options& o) {
   const auto c_partitions = partitions_of(c.port, "ready");
   const auto [noticed_c, ready_c] = take_over(c, d);
   std::int64_t caught_up = 0, records_c = 0;
-  auto stats = json::parse(http::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/v1/stats", {},
-                                       {{"Authorization", "Bearer " + token_of(orgs[0])}})
+  auto stats = json::parse(net::fetch("GET", "http://127.0.0.1:" + std::to_string(d.port) + "/v1/stats", {},
+                                      {{"Authorization", "Bearer " + token_of(orgs[0])}})
                                .body,
                            nullptr, false);
   if (stats.is_object())

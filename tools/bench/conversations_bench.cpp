@@ -213,8 +213,7 @@ void show_miss(const question& q, const conversation& c, const json& req, json b
     int shown = 0;
     json preq = req;
     preq["params"]["arguments"]["kinds"] = {"passage"};
-    auto pr =
-        json::parse(http::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr, false);
+    auto pr = json::parse(net::fetch("POST", url, preq.dump(), headers, std::chrono::seconds(30)).body, nullptr, false);
     for (const auto& res : pr["result"]["structuredContent"]["results"])
       if (shown++ < 3)
         std::fprintf(stderr, "   passage %.4f %s: %s\n", res.value("score", 0.0), res.value("eventId", "").c_str(),
@@ -314,7 +313,7 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
                {"params", {{"name", "recall_knowledge"}, {"arguments", {{"query", q.text}, {"limit", k}}}}}};
       if (const char* kinds = std::getenv("ENGRAM_BENCH_KINDS"))  // "entry" or "passage": one kind alone
         req["params"]["arguments"]["kinds"] = {kinds};
-      auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
+      auto r = net::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
       auto body = json::parse(r.body, nullptr, false);
       if (r.status != 200 || body.is_discarded() || body["result"].value("isError", true))
         throw std::runtime_error("recall failed: " + r.body.substr(0, 300));

@@ -189,7 +189,7 @@ void graph_at_scale(const entity_bench_options& o) {
     json req{
         {"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}};
     auto t = clock_type::now();
-    auto r = http::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
+    auto r = net::fetch("POST", url, req.dump(), headers, std::chrono::seconds(30));
     const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
     auto j = json::parse(r.body, nullptr, false);
     if (r.status != 200 || j.is_discarded() || !j.contains("result"))

@@ -58,7 +58,7 @@ struct run_result {
 
 /// The embedding cache's misses so far, from the engine's /metrics.
 double encoder_misses(engine::engine& e) {
-  auto m = http::fetch("GET", "http://127.0.0.1:" + std::to_string(e.http_port()) + "/metrics");
+  auto m = net::fetch("GET", "http://127.0.0.1:" + std::to_string(e.http_port()) + "/metrics");
   if (m.status != 200)
     throw std::runtime_error("GET /metrics: " + std::to_string(m.status) + " " + m.error);
   return metric_sum(m.body, "engram_embedding_cache{kind=\"misses\"}");

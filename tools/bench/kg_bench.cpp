@@ -91,8 +91,8 @@ double timed_call(std::uint16_t port, const std::string& token, const std::strin
       json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
           .dump();
   const auto t0 = clock_type::now();
-  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp", body,
-                       {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}});
+  auto r = net::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp", body,
+                      {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}});
   const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
   if (r.status != 200 || r.body.find("\"isError\":true") != std::string::npos)
     throw std::runtime_error(tool + " failed: " + r.body.substr(0, 400));

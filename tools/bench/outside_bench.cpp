@@ -217,7 +217,7 @@ int outside(const outside_options& o) {
               rss_ready * 1048576.0 / double(std::max<std::size_t>(b.entries, 1)));
 
   // Distinct questions, each from a message the store does not hold, over one connection.
-  http::client c("127.0.0.1", std::to_string(port));
+  net::client c("127.0.0.1", std::to_string(port));
   const std::map<std::string, std::string> headers{{"Content-Type", "application/json"},
                                                    {"Accept", "application/json, text/event-stream"},
                                                    {"Authorization", "Bearer " + token}};
@@ -239,7 +239,7 @@ int outside(const outside_options& o) {
       results += r.body.find("\\\"id\\\"") != std::string::npos;
   }
   const double rss_after = rss_mib(engramd->pid());
-  const auto metrics = http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
+  const auto metrics = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics").body;
   const double server_s = metric_sum(metrics, "engram_mcp_request_seconds_sum{tool=\"recall_knowledge\"} ");
   const double server_n = metric_sum(metrics, "engram_mcp_request_seconds_count{tool=\"recall_knowledge\"} ");
   std::printf(

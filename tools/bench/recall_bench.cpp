@@ -140,7 +140,7 @@ struct mcp_endpoint {
 /// the tool answered without error.
 double timed_call(const mcp_endpoint& to, const nlohmann::json& req, const char* what) {
   auto t = clock_type::now();
-  auto r = http::fetch("POST", to.url, req.dump(), to.headers, std::chrono::seconds(30));
+  auto r = net::fetch("POST", to.url, req.dump(), to.headers, std::chrono::seconds(30));
   if (r.status != 200 || r.body.find("\"isError\":false") == std::string::npos)
     throw std::runtime_error(std::string(what) + " failed: " + r.body.substr(0, 200));
   return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();

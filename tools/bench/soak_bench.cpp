@@ -63,8 +63,7 @@ std::size_t open_files(pid_t pid) {
 /// engramd's /metrics into `f`: lag (summed over partitions), heap, memtables, vectors.
 void scrape(std::uint16_t port, minute& f) {
   const auto text =
-      http::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", "", {}, std::chrono::seconds(10))
-          .body;
+      net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", "", {}, std::chrono::seconds(10)).body;
   constexpr double mib = 1024.0 * 1024.0;
   f.lag = metric_sum(text, "engram_log_lag{");
   f.heap_in_use = metric_sum(text, "engram_process_heap_bytes{kind=\"in_use\"}") / mib;
@@ -79,11 +78,11 @@ std::pair<bool, double> call(std::uint16_t port, const std::string& token, const
   const json req{
       {"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}};
   const auto t = clock_type::now();
-  auto r = http::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp", req.dump(),
-                       {{"Content-Type", "application/json"},
-                        {"Accept", "application/json, text/event-stream"},
-                        {"Authorization", "Bearer " + token}},
-                       std::chrono::seconds(60));
+  auto r = net::fetch("POST", "http://127.0.0.1:" + std::to_string(port) + "/mcp", req.dump(),
+                      {{"Content-Type", "application/json"},
+                       {"Accept", "application/json, text/event-stream"},
+                       {"Authorization", "Bearer " + token}},
+                      std::chrono::seconds(60));
   const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
   return {r.status == 200 && r.body.find("\"isError\":false") != std::string::npos, ms};
 }

@@ -47,7 +47,7 @@ int forget(const forget_options& o, std::ostream& out, std::ostream& err) {
                             {"method", "tools/call"},
                             {"params", {{"name", "forget_knowledge"}, {"arguments", args}}}};
   // A forget is answered once the store applied it: an organisation's may take a while.
-  auto r = http::fetch("POST", base(o.url) + "/mcp", call.dump(), headers(o), std::chrono::minutes(10));
+  auto r = net::fetch("POST", base(o.url) + "/mcp", call.dump(), headers(o), std::chrono::minutes(10));
   if (r.status == 0) {
     err << "forget: " << r.error << "\n";
     return 1;
@@ -77,7 +77,7 @@ int forget(const forget_options& o, std::ostream& out, std::ostream& err) {
 }
 
 int audit(const forget_options& o, std::ostream& out, std::ostream& err) {
-  auto r = http::fetch("GET", base(o.url) + "/v1/audit", {}, headers(o));
+  auto r = net::fetch("GET", base(o.url) + "/v1/audit", {}, headers(o));
   if (r.status == 0) {
     err << "audit: " << r.error << "\n";
     return 1;

@@ -67,7 +67,7 @@ int stats(std::string url, const std::string& token) {
   std::map<std::string, std::string> headers;
   if (!token.empty())
     headers["Authorization"] = "Bearer " + token;
-  auto res = engram::http::fetch("GET", url, {}, headers);
+  auto res = engram::net::fetch("GET", url, {}, headers);
   if (res.status == 0) {
     std::cerr << "stats: " << res.error << "\n";
     return 1;
@@ -83,7 +83,7 @@ int cluster(std::string url, const std::string& token, bool as_json, std::ostrea
   std::map<std::string, std::string> headers;
   if (!token.empty())
     headers["Authorization"] = "Bearer " + token;
-  auto res = engram::http::fetch("GET", url + "/v1/cluster", {}, headers);
+  auto res = engram::net::fetch("GET", url + "/v1/cluster", {}, headers);
   if (res.status == 0) {
     std::cerr << "cluster: " << res.error << "\n";
     return 1;

@@ -71,7 +71,7 @@ std::optional<json> bundles(const target& t, const std::string& name, const char
   std::map<std::string, std::string> headers;
   if (!t.token.empty())
     headers["Authorization"] = "Bearer " + t.token;
-  auto res = http::fetch("GET", t.url + "/v1/kg/bundles" + (name.empty() ? "" : "?name=" + name), {}, headers);
+  auto res = net::fetch("GET", t.url + "/v1/kg/bundles" + (name.empty() ? "" : "?name=" + name), {}, headers);
   if (res.status != 200) {
     err << who << ": engramd at " << t.url << ": "
         << (res.status == 0 ? res.error : "HTTP " + std::to_string(res.status) + " " + res.body) << "\n";

@@ -88,7 +88,7 @@ struct engine::impl {
   /// store.standby_replicas: follows partitions other members own.
   std::unique_ptr<ingest::log_follower> follower;
   std::unique_ptr<ingest::sequencer> sequencer;
-  std::unique_ptr<http::server> http;
+  std::unique_ptr<net::server> http;
   std::shared_ptr<const services::clock> clock;
   std::unique_ptr<actors::timers> timers;
   actors::timers::append_fn append;
@@ -136,9 +136,9 @@ struct engine::impl {
   [[nodiscard]] ingest::gap_handling gap_handling(bool accept_partial);
 
   /// engramd's endpoints (routes.cpp; docs/architecture.md).
-  http::router routes();
-  void add_health_routes(http::router& r);
-  void add_admin_routes(http::router& r);
+  net::router routes();
+  void add_health_routes(net::router& r);
+  void add_admin_routes(net::router& r);
   /// Ready for /readyz and /metrics: caught up (or the extract stage running) and no
   /// partition stopped at a gap; else why not.
   std::pair<bool, std::string> readiness();

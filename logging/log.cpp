@@ -1,4 +1,4 @@
-#include "config/log.hpp"
+#include "logging/log.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/pattern_formatter.h>
