@@ -1,6 +1,6 @@
 #pragma once
 // The log section of engram.yaml: the level, the line format and a level per module.
-// (config/log.hpp is the loggers this section sets up.)
+// (logging/log.hpp is the loggers this section sets up.)
 
 #include <array>
 #include <map>

@@ -25,7 +25,7 @@
 namespace engram::net {
 
 namespace {
-/// The "http" module logger once engramd has set logging up (config/log.hpp), else
+/// The "http" module logger once engramd has set logging up (logging/log.hpp), else
 /// spdlog's default (tools and tests that only fetch).
 spdlog::logger& logger() {
   auto l = spdlog::get("http");
