@@ -40,7 +40,8 @@ struct store_config {
   /// false (one store holds every organisation).
   bool cluster = false;
   /// The base URL other members forward requests to ("http://host:port"); required when
-  /// clustered. Default: none.
+  /// clustered. Port 0 ("http://host:0") is the port http.listen bound (one the kernel chose
+  /// when http.listen's port is 0 too). Default: none.
   std::string advertised_url;
   /// This member's key on the members topic (kafka.topics.members). Default: the
   /// advertised URL.

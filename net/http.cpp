@@ -354,11 +354,8 @@ private:
 
 class beast_server final : public server {
 public:
-  beast_server(server_options opts, handler h)
-      : opts_(std::move(opts)),
-        handler_(std::move(h)),
-        ioc_(std::make_shared<asio::io_context>(1)),
-        acceptor_(asio::make_strand(*ioc_)) {}
+  explicit beast_server(server_options opts)
+      : opts_(std::move(opts)), ioc_(std::make_shared<asio::io_context>(1)), acceptor_(asio::make_strand(*ioc_)) {}
 
   ~beast_server() override { stop(); }
 
@@ -381,9 +378,16 @@ public:
     if (ec)
       return engram::fail("http: cannot listen on " + opts_.listen + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
+    return {};
+  }
+
+  void serve(handler h) override {
+    if (serving_ || stopped_)
+      return;
+    serving_ = true;
+    handler_ = std::move(h);
     do_accept();
     thread_ = std::thread([this] { ioc_->run(); });
-    return {};
   }
 
   void stop() override {
@@ -454,16 +458,24 @@ private:
   tcp::acceptor acceptor_;
   std::thread thread_;
   std::atomic<bool> stopped_{false};
+  bool serving_ = false;
   std::uint16_t port_ = 0;
   std::shared_ptr<load> load_ = std::make_shared<load>();
 };
 
 }  // namespace
 
-engram::result<std::unique_ptr<server>> server::start(const server_options& opts, handler h) {
-  auto s = std::make_unique<beast_server>(opts, std::move(h));
+engram::result<std::unique_ptr<server>> server::bind(const server_options& opts) {
+  auto s = std::make_unique<beast_server>(opts);
   if (auto listening = s->listen(); !listening)
     return engram::fail(listening.error());
+  return std::unique_ptr<server>(std::move(s));
+}
+
+engram::result<std::unique_ptr<server>> server::start(const server_options& opts, handler h) {
+  auto s = bind(opts);
+  if (s)
+    (*s)->serve(std::move(h));
   return s;
 }
 

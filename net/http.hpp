@@ -76,10 +76,18 @@ struct server_options {
 
 class server {
 public:
-  /// Binds and starts serving. An error when it cannot bind.
+  /// Binds and listens without serving yet: port() is known (the one the kernel chose for
+  /// port 0), and connections wait in the kernel's queue until serve(). An error when it
+  /// cannot bind.
+  [[nodiscard]] static engram::result<std::unique_ptr<server>> bind(const server_options& opts);
+  /// bind(), then serve(h).
   [[nodiscard]] static engram::result<std::unique_ptr<server>> start(const server_options& opts, handler h);
   virtual ~server() = default;
-  /// Stops accepting, closes connections and joins the I/O thread. Idempotent.
+  /// Starts accepting connections and answering them with `h`, on the server's I/O thread.
+  /// Once; a second call is ignored.
+  virtual void serve(handler h) = 0;
+  /// Stops accepting, closes connections and joins the I/O thread. Idempotent; a bound
+  /// server that never served just closes its socket.
   virtual void stop() = 0;
   [[nodiscard]] virtual std::uint16_t port() const = 0;
 };

@@ -37,6 +37,9 @@ struct engine_options {
   /// Asked while start-up waits for Kafka to answer: true stops the wait (start then fails
   /// with "stopped while waiting for Kafka"). Null: wait until it answers.
   std::function<bool()> stopping;
+  /// Called once HTTP serves, with its port (the kernel's choice for http.listen's port 0);
+  /// an error stops start-up with it. Null: nothing.
+  std::function<engram::result<void>(std::uint16_t port)> serving;
 };
 
 class engine {

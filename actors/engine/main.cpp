@@ -1,4 +1,4 @@
-// engramd: engramd --config config/engram.yaml [--set a.b=c]...
+// engramd: engramd --config config/engram.yaml [--set a.b=c]... [--port-file PATH]
 #include "services/heap.hpp"
 #include "actors/engine/engine.hpp"
 #include "logging/log.hpp"
@@ -10,6 +10,9 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 extern char** environ;
 
@@ -20,12 +23,32 @@ extern "C" {
 const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
 }
 
+namespace {
+
+/// Writes `port` and a newline to `path` whole: to a temporary file beside it, then renamed.
+bool write_port_file(const std::string& path, std::uint16_t port) {
+  const auto temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << port << '\n';
+    if (!out.flush())
+      return false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  return !ec;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"engramd: Engram's knowledge engine"};
   std::string config_path = "config/engram.yaml";
   std::vector<std::string> overrides;
   app.add_option("--config", config_path, "YAML configuration file")->capture_default_str();
   app.add_option("--set", overrides, "Override a config key: --set kafka.brokers=host:9092 (repeatable)");
+  std::string port_file;
+  app.add_option("--port-file", port_file, "Once started, write the HTTP port served on to this file");
   CLI11_PARSE(app, argc, argv);
 
   // Every thread started from here on inherits the blocked set; main waits for the signal.
@@ -52,6 +75,12 @@ int main(int argc, char** argv) {
     stop_asked = stop_asked || sig == SIGTERM || sig == SIGINT;
     return stop_asked;
   };
+  if (!port_file.empty())
+    options.serving = [&port_file](std::uint16_t port) -> engram::result<void> {
+      if (!write_port_file(port_file, port))
+        return engram::fail("--port-file: cannot write " + port_file);
+      return {};
+    };
   auto started = engram::engine::engine::start(*loaded, std::move(options));
   if (!started) {
     if (stop_asked) {

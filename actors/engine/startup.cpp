@@ -89,8 +89,9 @@ engram::result<void> engine::impl::start(engine_options opts) {
       {true, [&] { return make_embedders(); }},
       {store_role, [&] { return start_store_actor(opts); }},
       {serving, [&] { return start_mcp(); }},
+      {!replay, [&] { return bind_http(); }},
       {serving && cfg.store.cluster, [&] { return join_cluster(); }},
-      {!replay, [&] { return start_http(); }},
+      {!replay, [&] { return start_http(opts); }},
       {store_role, [&] { return start_consumer(opts); }},
       {cfg.roles.extract && !replay, [&] { return start_sequencer(std::move(opts.sequencer)); }},
       {serving, [&] { return start_timers(opts); }},
@@ -358,17 +359,24 @@ engram::result<void> engine::impl::join_cluster() {
   return {};
 }
 
-engram::result<void> engine::impl::start_http() {
+engram::result<void> engine::impl::bind_http() {
   net::server_options ho;
   ho.listen = cfg.http.listen;
   ho.max_connections = cfg.http.max_connections;
   ho.max_event_streams = cfg.http.max_event_streams;
+  auto bound = net::server::bind(ho);
+  if (!bound)
+    return engram::fail(bound.error());
+  http = std::move(*bound);
+  // An advertised URL on port 0 is this member on the port the kernel chose for http.listen.
+  if (const auto& url = cfg.store.advertised_url; url.size() > 2 && url.ends_with(":0"))
+    cfg.store.advertised_url = url.substr(0, url.size() - 1) + std::to_string(http->port());
+  return {};
+}
+
+engram::result<void> engine::impl::start_http(const engine_options& opts) {
   auto served = std::make_shared<const net::router>(routes());
-  auto listening = net::server::start(
-      ho, [served](const net::request& r, net::responder respond) { (*served)(r, std::move(respond)); });
-  if (!listening)
-    return engram::fail(listening.error());
-  http = std::move(*listening);
+  http->serve([served](const net::request& r, net::responder respond) { (*served)(r, std::move(respond)); });
   started.add("HTTP server", [this] { http->stop(); });
   // Stopped before the server: a tombstone on the members topic, so the others stop
   // forwarding here while this member still answers.
@@ -378,7 +386,7 @@ engram::result<void> engine::impl::start_http() {
   for (const auto& p : served->paths())
     paths += " " + p;
   logging::get(logging::module::http).info("listening on {} (port {}):{}", cfg.http.listen, http->port(), paths);
-  return {};
+  return opts.serving ? opts.serving(http->port()) : engram::result<void>{};
 }
 
 engram::result<void> engine::impl::start_consumer(const engine_options& opts) {

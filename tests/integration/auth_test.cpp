@@ -30,15 +30,15 @@ std::set<std::string> organisations_in_stats(std::uint16_t port, const std::stri
 TEST(Auth, AHashedTokenWorksStatsAreScopedAndNoTokenIsEverLogged) {
   test::temp_dir dir("auth");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   const std::string acme = "acme-secret-token-0123456789abcdef", globex = "globex-secret-token-0123456789abcdef",
                     wrong = "guessed-token-0123456789abcdef-xyz";
   // acme's token is configured by its SHA-256 only: the configuration holds no secret.
-  test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
-                                         {"auth.tokens=[{token_sha256: " + mcp::token_digest(acme) +
-                                          ", organization_id: acme, scopes: [read, write], name: a}, {token: " +
-                                          globex + ", organization_id: globex, scopes: [read, write], name: g}]"}),
-                      dir.sub("engramd.log"));
+  test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"),
+                                           {"auth.tokens=[{token_sha256: " + mcp::token_digest(acme) +
+                                            ", organization_id: acme, scopes: [read, write], name: a}, {token: " +
+                                            globex + ", organization_id: globex, scopes: [read, write], name: g}]"}),
+                        dir.sub("engramd.log"));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   std::vector<std::pair<std::string, std::string>> keyed;
   for (const auto& e : test::make_events(30))
@@ -72,15 +72,16 @@ TEST(Auth, AHashedTokenWorksStatsAreScopedAndNoTokenIsEverLogged) {
   ASSERT_EQ(engramd.terminate(10s), 0);
 
   // With no token configured engramd makes a dev token: in a file of mode 0600, not in the log.
-  auto dev_args = test::engramd_args(broker->bootstrap(), dir.sub("store2"), port);
+  auto dev_args = test::engramd_args(broker->bootstrap(), dir.sub("store2"));
   dev_args.insert(dev_args.end(), {"--set", "auth.tokens=[]"});
-  test::child dev(dev_args, dir.sub("dev.log"));
-  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("dev.log"));
+  test::engramd dev(dev_args, dir.sub("dev.log"));
+  const auto dev_port = dev.port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(dev_port); }, 60s)) << test::tail(dir.sub("dev.log"));
   std::string dev_token = test::file_text(dir.sub("store2") + "/dev-token");
   while (!dev_token.empty() && (dev_token.back() == '\n' || dev_token.back() == ' '))
     dev_token.pop_back();
   ASSERT_GE(dev_token.size(), 16u);
-  EXPECT_FALSE(test::mcp_call(port, dev_token, "recall_knowledge", {{"query", "budget"}}).contains("error"));
+  EXPECT_FALSE(test::mcp_call(dev_port, dev_token, "recall_knowledge", {{"query", "budget"}}).contains("error"));
   ASSERT_EQ(dev.terminate(10s), 0);
 
   for (const auto& log : {dir.sub("engramd.log"), dir.sub("dev.log")}) {

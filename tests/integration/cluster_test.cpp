@@ -52,7 +52,7 @@ protected:
   struct member {
     std::string name;
     std::uint16_t port = 0;
-    std::unique_ptr<test::child> process;
+    std::unique_ptr<test::engramd> process;
   };
 
   Cluster() : dir_("cluster"), orgs_(two_per_partition()), broker_(test::start_broker(partitions)) {
@@ -67,26 +67,24 @@ protected:
 
   /// The extract member (inbound-messages -> engram-log).
   void start_extract() {
-    extract_ = std::make_unique<test::child>(
-        test::engramd_args(brokers(), dir_.sub("extract"), test::free_port(), {"roles=[extract]", tokens_}),
-        dir_.sub("extract.log"));
+    extract_ = std::make_unique<test::engramd>(
+        test::engramd_args(brokers(), dir_.sub("extract"), {"roles=[extract]", tokens_}), dir_.sub("extract.log"));
   }
 
   /// Store member `name` (its store in dir/name, kept across restarts of the same name).
   member& start_member(const std::string& name, const std::vector<std::string>& extra = {}) {
     auto& m = members_[name];
     m.name = name;
-    m.port = test::free_port();
-    const auto url = "http://127.0.0.1:" + std::to_string(m.port);
     std::vector<std::string> sets{"roles=[store]",
                                   "store.cluster=true",
-                                  "store.advertised_url=" + url,
+                                  "store.advertised_url=http://127.0.0.1:0",  // the port it binds
                                   "store.member_name=" + name,
                                   "store.heartbeat_ms=300",
                                   tokens_};
     sets.insert(sets.end(), extra.begin(), extra.end());
-    m.process = std::make_unique<test::child>(test::engramd_args(brokers(), dir_.sub(name), m.port, sets),
-                                              dir_.sub(name + ".log"));
+    m.process =
+        std::make_unique<test::engramd>(test::engramd_args(brokers(), dir_.sub(name), sets), dir_.sub(name + ".log"));
+    m.port = m.process->port();
     EXPECT_TRUE(test::wait_until([&] { return test::ready(m.port); }, 60s)) << test::tail(dir_.sub(name + ".log"));
     return m;
   }
@@ -205,10 +203,10 @@ protected:
   /// Each organisation's digest from a single (unclustered) store that read the same
   /// engram-log in a group of its own, once it applied `events` events.
   std::map<std::string, std::string> single_store_digests(long events) {
-    const auto port = test::free_port();
-    test::child control(
-        test::engramd_args(brokers(), dir_.sub("control"), port, {"roles=[store]", "kafka.group_id=control", tokens_}),
+    test::engramd control(
+        test::engramd_args(brokers(), dir_.sub("control"), {"roles=[store]", "kafka.group_id=control", tokens_}),
         dir_.sub("control.log"));
+    const auto port = control.port();
     EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == events && test::ready(port); }, 180s))
         << test::events_applied(port) << "\n"
         << test::tail(dir_.sub("control.log"));
@@ -241,14 +239,14 @@ protected:
   std::vector<std::string> orgs_;
   std::unique_ptr<ingest::embedded_broker> broker_;
   std::string tokens_;
-  std::unique_ptr<test::child> extract_;
+  std::unique_ptr<test::engramd> extract_;
   std::map<std::string, member> members_;
   std::size_t retries_ = 0;
 };
 
 TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
   ASSERT_EQ(orgs_.size(), 24u);
-  const auto events = synthetic::dense_events(240, orgs_);
+  const auto events = evaluation::synthetic::dense_events(240, orgs_);
   start_extract();
   for (const char* name : {"m1", "m2", "m3"})
     start_member(name);
@@ -441,7 +439,7 @@ TEST_F(Cluster, EveryOrganisationIsAnsweredThroughEveryMemberByItsOwner) {
 // is on engram-log (reminder_sent records), so the single store repeats it exactly; the
 // comparison leaves nothing out.
 TEST_F(Cluster, ScalingOneToThreeToTwoWithAKillLosesAndDoublesNothing) {
-  const auto events = synthetic::dense_events(480, orgs_);
+  const auto events = evaluation::synthetic::dense_events(480, orgs_);
   const std::vector<std::string> timers{"timers.interval_ms=300"};
   start_extract();
   start_member("m1", timers);
@@ -568,7 +566,7 @@ TEST_F(Cluster, ScalingOneToThreeToTwoWithAKillLosesAndDoublesNothing) {
 // partitions are answered meanwhile. Its restore is slowed (ENGRAM_FAULT_APPLY_DELAY_MS) so
 // that the test, which watches the member's own figures, asks while it is restoring.
 TEST_F(Cluster, ARestoringMemberAnswersRetryUntilItCaughtUp) {
-  const auto events = synthetic::dense_events(240, orgs_);
+  const auto events = evaluation::synthetic::dense_events(240, orgs_);
   start_extract();
   start_member("m1");
   produce(events, 0, events.size());
@@ -644,7 +642,7 @@ TEST_F(Cluster, ARestoringMemberAnswersRetryUntilItCaughtUp) {
 // or past the partition's end before the kill, never 0) and every record from there is read
 // once. The content equals a single store's.
 TEST_F(Cluster, AStandbyTakesOverWithACatchUpOfWhatItHadNotFollowed) {
-  const auto events = synthetic::dense_events(360, orgs_);
+  const auto events = evaluation::synthetic::dense_events(360, orgs_);
   start_extract();
   const std::vector<std::string> standby{"store.standby_replicas=1"};
   start_member("m1", standby);
@@ -730,7 +728,7 @@ TEST_F(Cluster, AStandbyTakesOverWithACatchUpOfWhatItHadNotFollowed) {
 // when the partitions come back (m1 alone again) it restores them from engram-log: every
 // organisation's content equals a single store's.
 TEST_F(Cluster, AMemberDropsWhatItLetGoAndRestoresItWhenItComesBack) {
-  const auto events = synthetic::dense_events(240, orgs_);
+  const auto events = evaluation::synthetic::dense_events(240, orgs_);
   const std::vector<std::string> drop_soon{"store.drop_after_ms=500"};
   start_extract();
   auto& m1 = start_member("m1", drop_soon);
@@ -793,11 +791,10 @@ TEST_F(Cluster, AMemberRefusesAStoreBuiltWithAnotherPartitionCount) {
   ASSERT_EQ(m.process->terminate(15s), 0) << logs();
   EXPECT_EQ(test::file_text(dir_.sub("m1/cluster-partitions")), "engram-log 12\n");
   auto other = test::start_broker(4);
-  const auto port = test::free_port();
-  test::child again(test::engramd_args(other->bootstrap(), dir_.sub("m1"), port,
-                                       {"roles=[store]", "store.cluster=true",
-                                        "store.advertised_url=http://127.0.0.1:" + std::to_string(port), tokens_}),
-                    dir_.sub("again.log"));
+  test::engramd again(
+      test::engramd_args(other->bootstrap(), dir_.sub("m1"),
+                         {"roles=[store]", "store.cluster=true", "store.advertised_url=http://127.0.0.1:0", tokens_}),
+      dir_.sub("again.log"));
   ASSERT_TRUE(test::wait_until([&] { return !again.alive(); }, 60s)) << test::tail(dir_.sub("again.log"));
   EXPECT_NE(again.exit_code(), 0);
   const auto log = test::file_text(dir_.sub("again.log"));

@@ -21,11 +21,10 @@ namespace {
 TEST(Console, EveryPageWorksInARealBrowserForEachKindOfToken) {
   test::temp_dir dir("console");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   const std::string write = "console-write-token-0123456789", write2 = "console-write2-token-0123456789",
                     read = "console-read-token-0123456789", other = "console-other-token-0123456789";
-  test::child engramd(
-      test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
+  test::engramd engramd(
+      test::engramd_args(broker->bootstrap(), dir.sub("store"),
                          {"samples.load=true", "samples.path=" ENGRAM_SOURCE_DIR "/tools/samples/demo-stream.jsonl",
                           "auth.tokens=[{token: " + write +
                               ", organization_id: acme, scopes: [read, write], name: a, bundles: "
@@ -34,6 +33,7 @@ TEST(Console, EveryPageWorksInARealBrowserForEachKindOfToken) {
                               "{token: " + read + ", organization_id: acme, scopes: [read], name: r}, " +
                               "{token: " + other + ", organization_id: northwind, scopes: [read, write], name: n}]"}),
       dir.sub("engramd.log"));
+  const auto port = engramd.port();
   // The demo stream: 91 messages of acme and northwind.
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 91 && test::ready(port); }, 120s))
       << test::events_applied(port) << test::tail(dir.sub("engramd.log"));
@@ -77,15 +77,15 @@ TEST(Console, EveryPageWorksInARealBrowserForEachKindOfToken) {
 TEST(ConsoleApi, BadInputGetsTheStatusAndAMessageThatNamesTheField) {
   test::temp_dir dir("console-api");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   const std::string write = "api-write-token-0123456789", read = "api-read-token-0123456789",
                     other = "api-other-token-0123456789";
-  test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
-                                         {"auth.tokens=[{token: " + write +
-                                          ", organization_id: acme, scopes: [read, write]}, {token: " + read +
-                                          ", organization_id: acme, scopes: [read]}, {token: " + other +
-                                          ", organization_id: globex, scopes: [read, write]}]"}),
-                      dir.sub("engramd.log"));
+  test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"),
+                                           {"auth.tokens=[{token: " + write +
+                                            ", organization_id: acme, scopes: [read, write]}, {token: " + read +
+                                            ", organization_id: acme, scopes: [read]}, {token: " + other +
+                                            ", organization_id: globex, scopes: [read, write]}]"}),
+                        dir.sub("engramd.log"));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   auto saved = test::mcp_call(
       port, write, "save_knowledge",

@@ -109,7 +109,7 @@ void agent_loop(std::uint16_t port, int life, std::atomic<bool>& stop, answered&
 }
 
 TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndMatchAReplay) {
-  auto events = synthetic::events(total_events, 200, mail_organisations);
+  auto events = evaluation::synthetic::events(total_events, 200, mail_organisations);
   unsigned seed = std::random_device{}();
   if (const char* s = std::getenv("CRASH_LOOP_SEED"))
     seed = static_cast<unsigned>(std::stoul(s));
@@ -119,8 +119,7 @@ TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndM
   test::temp_dir dir("crash-loop");
   const auto log = dir.sub("engramd.log");
   auto broker = test::start_broker(16);
-  const auto port = test::free_port();
-  const auto args = test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
+  const auto args = test::engramd_args(broker->bootstrap(), dir.sub("store"),
                                        {std::string("auth.tokens=[{token: ") + agent +
                                         ", organization_id: agent-org, scopes: [read, write]}, {token: " + bundler +
                                         ", organization_id: acme, scopes: [read, write, admin]}]"});
@@ -133,7 +132,8 @@ TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndM
   int bundle_tries = 0;
   std::vector<long> applied_at_kill;
   for (int life = 0; life < lives; ++life) {
-    test::child engramd(args, log);
+    test::engramd engramd(args, log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 60s)) << test::tail(log);
     const long at_start = mail_applied(port);
     std::atomic<bool> stop{false};
@@ -176,7 +176,8 @@ TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndM
 
   // The last life, uninterrupted: everything is applied once.
   {
-    test::child engramd(args, log);
+    test::engramd engramd(args, log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return mail_applied(port) == long(total_events); }, 180s))
         << mail_applied(port) << "\n"
         << test::tail(log);

@@ -411,14 +411,14 @@ TEST(EngramdLogs, JsonFormatOneObjectPerLineAndALevelPerModule) {
   test::temp_dir dir("json-logs");
   const auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   {
-    test::child engramd({ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", "--set",
-                         "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"), "--set",
-                         "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path, "--set",
-                         "http.listen=127.0.0.1:" + std::to_string(port), "--set", "log.format=json", "--set",
-                         "log.levels.http=warn", "--set", "log.levels.ingest=debug"},
-                        log);
+    test::engramd engramd({ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", "--set",
+                           "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"), "--set",
+                           "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path,
+                           "--set", "http.listen=127.0.0.1:0", "--set", "log.format=json", "--set",
+                           "log.levels.http=warn", "--set", "log.levels.ingest=debug"},
+                          log);
+    const auto port = engramd.port();
     int status = 0;
     ASSERT_TRUE(test::wait_until([&] { return test::get(port, "/readyz", &status), status == 200; }, 60s))
         << test::tail(log);

@@ -37,7 +37,7 @@ std::string error_of(const json& r) { return r.contains("error") ? r["error"].ge
 
 class EntityTools : public ::testing::Test {
 protected:
-  EntityTools() : dir_("entity-tools"), broker_(test::start_broker()), port_(test::free_port()) {}
+  EntityTools() : dir_("entity-tools"), broker_(test::start_broker()) {}
 
   void SetUp() override { start(); }
   void TearDown() override {
@@ -56,7 +56,8 @@ protected:
                                   "entities.type_parents={saas_company: company, fintech: saas_company}"};
     sets.insert(sets.end(), extra_sets_.begin(), extra_sets_.end());
     engramd_ =
-        std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets), log());
+        std::make_unique<test::engramd>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), sets), log());
+    port_ = engramd_->port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
 
@@ -111,8 +112,8 @@ protected:
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;
-  std::uint16_t port_;
-  std::unique_ptr<test::child> engramd_;
+  std::uint16_t port_ = 0;
+  std::unique_ptr<test::engramd> engramd_;
   std::set<std::string> called_;
   /// More config for the next start().
   std::vector<std::string> extra_sets_;

@@ -59,13 +59,12 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   // Four organisations on the four partitions (librdkafka's crc32 % 4: acme 2, initech 0,
   // fabrikam 1, cyberdyne 3): with passages, an extracted-message record is ~1 KB more, and
   // three organisations put two thirds of them past the test broker's ~5 MiB on partition 2.
-  auto events = synthetic::events(total_events, 200, {"acme", "initech", "fabrikam", "cyberdyne"});
+  auto events = evaluation::synthetic::events(total_events, 200, {"acme", "initech", "fabrikam", "cyberdyne"});
   std::mt19937 rng(kill_seed());
 
   test::temp_dir dir("exactly-once");
   auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
-  auto port = test::free_port();
 
   // Each life of engramd: once it owns its partitions, a burst of events arrives; it is
   // killed as soon as it has applied a random number of them, fewer than are waiting.
@@ -75,7 +74,8 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   int kills = 0;
   std::vector<long> applied_at_kill;
   while (produced < total_events) {
-    test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
+    test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed")), log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 30s)) << test::tail(log);
     produce(broker->bootstrap(), events, produced, std::min(total_events, produced + burst));
     produced = std::min(total_events, produced + burst);
@@ -97,7 +97,8 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   std::printf("killed %d times; events applied at each kill: %s\n", kills, progress.c_str());
 
   {
-    test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed"), port), log);
+    test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed")), log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s))
         << test::events_applied(port) << "\n"
         << test::tail(log);
@@ -117,7 +118,8 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   auto control_broker = test::start_broker();
   produce(control_broker->bootstrap(), events, 0, total_events);
   {
-    test::child engramd(test::engramd_args(control_broker->bootstrap(), dir.sub("control"), port), log);
+    test::engramd engramd(test::engramd_args(control_broker->bootstrap(), dir.sub("control")), log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total_events); }, 120s))
         << test::tail(log);
     EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
@@ -150,11 +152,10 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
   auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
   test::topic_watch reminders(broker->bootstrap(), "engram-reminders");
-  auto port = test::free_port();
   const std::string token = "reminder-token-0123456789abcdef";
   auto args = [&](const std::string& data, const std::string& group, const std::string& interval) {
     return test::engramd_args(
-        broker->bootstrap(), dir.sub(data), port,
+        broker->bootstrap(), dir.sub(data),
         {"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
          "kafka.group_id=" + group, "timers.interval_ms=" + interval, "reminders.batch=" + std::to_string(batch),
          "reminders.lead_ms=31536000000"});  // every item due within the lead
@@ -166,7 +167,8 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
     gmtime_r(&due, &tm);
     char date[64];
     std::strftime(date, sizeof date, "%B %d, %Y", &tm);
-    test::child engramd(args("killed", "engram", "3600000"), log);
+    test::engramd engramd(args("killed", "engram", "3600000"), log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 30s)) << test::tail(log);
     // 100 customers (distinct subjects: no item supersedes another).
     const char* first[] = {"Bor", "Cal", "Dan", "Eri", "Fal", "Gor", "Hal", "Ith", "Jor", "Kel"};
@@ -189,7 +191,7 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
   std::vector<std::int64_t> sent_at_kill;
   std::uniform_int_distribution<std::int64_t> step(1, 2 * batch);
   for (std::int64_t sent = 0; sent < std::int64_t(items) - 2 * batch && kills < 12; sent = reminders.size()) {
-    test::child engramd(args("killed", "engram", "200"), log);
+    test::engramd engramd(args("killed", "engram", "200"), log);
     const std::int64_t target = std::min<std::int64_t>(items - batch - 1, sent + step(rng));
     ASSERT_TRUE(test::wait_until([&] { return reminders.size() >= target; }, 60s, 2ms)) << "target " << target << "\n"
                                                                                         << test::tail(log);
@@ -208,13 +210,14 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
   // more whole rounds after the last reminder went out send nothing more (the round that
   // sent it may still be running when it is seen, hence 4). Then a replay into a new
   // store (another group) runs rounds of its own and sends nothing.
-  auto rounds = [&] { return test::metric(port, "engram_timer_rounds_total"); };
+  auto rounds = [](std::uint16_t port) { return test::metric(port, "engram_timer_rounds_total"); };
   {
-    test::child engramd(args("killed", "engram", "20"), log);
+    test::engramd engramd(args("killed", "engram", "20"), log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
     ASSERT_TRUE(test::wait_until([&] { return reminders.size() >= std::int64_t(items); }, 60s)) << test::tail(log);
-    const double done = rounds();
-    ASSERT_TRUE(test::wait_until([&] { return rounds() >= done + 4; }, 30s)) << test::tail(log);
+    const double done = rounds(port);
+    ASSERT_TRUE(test::wait_until([&] { return rounds(port) >= done + 4; }, 30s)) << test::tail(log);
     EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
   }
   EXPECT_EQ(reminders.size(), std::int64_t(items));
@@ -224,9 +227,10 @@ TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySends
     EXPECT_TRUE((*store)->due_reminders(std::numeric_limits<std::int64_t>::max(), 1000).empty());  // all recorded
   }
   {
-    test::child engramd(args("replayed", "engram-replay", "20"), log);
+    test::engramd engramd(args("replayed", "engram-replay", "20"), log);
+    const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
-    ASSERT_TRUE(test::wait_until([&] { return rounds() >= 3; }, 30s)) << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return rounds(port) >= 3; }, 30s)) << test::tail(log);
     EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
   }
   EXPECT_EQ(test::digest_of(dir.sub("replayed")), test::digest_of(dir.sub("killed")));

@@ -16,7 +16,7 @@
 #include "actors/ingest/sealing.hpp"
 #include "schemas/log_record.hpp"
 #include "tests/integration/support.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -52,8 +52,8 @@ void produce_inbound(const std::string& brokers, const std::vector<std::string>&
 std::string run_until_applied(const std::string& brokers, const std::string& data_dir, const std::string& log, long n,
                               const std::vector<std::string>& sets = {}, const std::function<void()>& feed = {},
                               std::chrono::seconds bound = 180s) {
-  const auto port = test::free_port();
-  test::child engramd(test::engramd_args(brokers, data_dir, port, sets), log);
+  test::engramd engramd(test::engramd_args(brokers, data_dir, sets), log);
+  const auto port = engramd.port();
   EXPECT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
   if (feed)
     feed();
@@ -85,9 +85,9 @@ TEST(ExtractStage, TwoExtractProcessesShareTheInboundPartitionsAndOneStoreApplie
 
   auto broker = test::start_broker();
   const auto brokers = broker->bootstrap();
-  const auto pa = test::free_port(), pb = test::free_port();
-  test::child a(test::engramd_args(brokers, dir.sub("a"), pa, {"roles=[extract]"}), dir.sub("a.log"));
-  test::child b(test::engramd_args(brokers, dir.sub("b"), pb, {"roles=[extract]"}), dir.sub("b.log"));
+  test::engramd a(test::engramd_args(brokers, dir.sub("a"), {"roles=[extract]"}), dir.sub("a.log"));
+  test::engramd b(test::engramd_args(brokers, dir.sub("b"), {"roles=[extract]"}), dir.sub("b.log"));
+  const auto pa = a.port(), pb = b.port();
   // Both members hold partitions of inbound-messages (4 between them) before anything arrives.
   ASSERT_TRUE(test::wait_until(
       [&] {
@@ -189,7 +189,8 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
   // Dense business mail for four organisations, and every 100th message a long one (about
   // 2,000 statements, 200 KB): the encoder's time per message is bounded, and a stop waits
   // for one chunk of messages at most.
-  std::vector<std::string> events = synthetic::dense_events(1500, {"acme", "globex", "initech", "umbrella"});
+  std::vector<std::string> events =
+      evaluation::synthetic::dense_events(1500, {"acme", "globex", "initech", "umbrella"});
   for (std::size_t i = 0; i < events.size(); i += 100) {
     auto e = nlohmann::json::parse(events[i]);
     std::string body;
@@ -217,8 +218,8 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
 
   auto broker = test::start_broker();
   test::expect_truncated(*broker, "engram-log", crowded);
-  const auto port = test::free_port();
-  test::child first(test::engramd_args(broker->bootstrap(), dir.sub("store"), port, sets), dir.sub("first.log"));
+  test::engramd first(test::engramd_args(broker->bootstrap(), dir.sub("store"), sets), dir.sub("first.log"));
+  const auto port = first.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("first.log"));
   produce_inbound(broker->bootstrap(), events);
   const long n = long(events.size());
@@ -236,8 +237,8 @@ TEST(ExtractStage, SigtermStopsWithinFiveSecondsUnderABacklogOfBigMailAndTheRest
                                     << test::tail(dir.sub("first.log"));
 
   // What was read and not committed is read again: every message once, as one run has it.
-  const auto again = test::free_port();
-  test::child second(test::engramd_args(broker->bootstrap(), dir.sub("store"), again, sets), dir.sub("second.log"));
+  test::engramd second(test::engramd_args(broker->bootstrap(), dir.sub("store"), sets), dir.sub("second.log"));
+  const auto again = second.port();
   EXPECT_TRUE(test::wait_until([&] { return test::events_applied(again) == n; }, 300s))
       << test::events_applied(again) << " of " << n << "\n"
       << test::tail(dir.sub("second.log"));
@@ -288,8 +289,8 @@ double labelled_metric(std::uint16_t port, const std::string& series) {
 TEST(ExtractStage, BulkMailIsClassedCountedAndSkippedByDefault) {
   test::temp_dir dir("bulk-mail");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
-  test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port), dir.sub("engramd.log"));
+  test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("store")), dir.sub("engramd.log"));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   nlohmann::json person{
       {"eventId", "bulk-test-1"},

@@ -77,10 +77,10 @@ void expect_replay_matches(const std::string& brokers, const test::temp_dir& dir
 }
 
 /// engramd's arguments with the three tokens of these tests (the admin's bound to `bundles`).
-std::vector<std::string> forget_args(const std::string& brokers, const test::temp_dir& dir, std::uint16_t port,
+std::vector<std::string> forget_args(const std::string& brokers, const test::temp_dir& dir,
                                      const std::string& bundles) {
   return test::engramd_args(
-      brokers, dir.sub("store"), port,
+      brokers, dir.sub("store"),
       {"auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}, {token: " + admin +
        ", organization_id: acme, scopes: [read, write, admin], name: ops" + bundles + "}, {token: " + globex +
        ", organization_id: globex, scopes: [read, write], name: g}]"});
@@ -89,9 +89,9 @@ std::vector<std::string> forget_args(const std::string& brokers, const test::tem
 TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsTheSame) {
   test::temp_dir dir("forget");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
-  const auto args = forget_args(broker->bootstrap(), dir, port, ", bundles: [ecommerce-catalog-example]");
-  auto engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  const auto args = forget_args(broker->bootstrap(), dir, ", bundles: [ecommerce-catalog-example]");
+  auto engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+  auto port = engramd->port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   // Mail of three organisations, then a save of acme's.
   // One of acme's messages carries a marker, to look for on disk.
@@ -178,7 +178,8 @@ TEST(Forget, AnEntryAndTheOrganisationAreGoneFromEveryReaderAndAReplayForgetsThe
   // Its stem is an index key (full text): RocksDB's MANIFEST keeps files' first and last keys
   // until it is rewritten, which a start does (docs/forgetting.md).
   ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
-  engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+  port = engramd->port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   EXPECT_EQ(files_holding(dir.sub("store"), "qzvyxmark"), std::vector<std::string>{});
   EXPECT_EQ(stats_row(port, "globex"), globex_before);
@@ -272,9 +273,9 @@ std::string lower(std::string s) {
 TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame) {
   test::temp_dir dir("forget-messages");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
-  const auto args = forget_args(broker->bootstrap(), dir, port, "");
-  auto engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  const auto args = forget_args(broker->bootstrap(), dir, "");
+  auto engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+  auto port = engramd->port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   const json bob{{"name", "Bob Hale"}, {"address", "bob@acme.example"}, {"contactId", "c-bob"}},
       wendy{{"name", "Wendy Ames"}, {"address", "wendy@acme.example"}},
@@ -342,13 +343,15 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
           test::mcp_call(port, writer, "forget_knowledge", {{"kind", "contact"}, {"id", c.id}}).value("error", ""), "");
       ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
       ::setenv("ENGRAM_FAULT_REBUILD_KILL_AFTER", "5", 1);
-      engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+      engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+      port = engramd->port();
       ::unsetenv("ENGRAM_FAULT_REBUILD_KILL_AFTER");
       ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
       forgot = test::mcp_call(port, admin, "forget_knowledge", {{"kind", c.kind}, {"id", c.id}});
       EXPECT_TRUE(forgot.contains("error")) << forgot;  // the answer never came
       ASSERT_TRUE(test::wait_until([&] { return !engramd->alive(); }, 60s));
-      engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+      engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+      port = engramd->port();
       ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
       const auto expected = before["events"].get<std::size_t>() - c.messages.size();
       ASSERT_TRUE(test::wait_until(
@@ -424,7 +427,8 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
   // On disk: after a start (RocksDB's MANIFEST keeps boundary keys until then), no file of the
   // data directory holds a forgotten message's words (the contact's address is back: m-oph-4).
   ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
-  engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+  port = engramd->port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   for (const char* marker :
        {"Quillfeather", "quillfeath", "Brambleton", "brambleton", "Cindervale", "cindervale", "Marrowgate", "marrowg"})
@@ -438,9 +442,9 @@ TEST(Forget, AMessageAThreadADocumentAndAContactAreGoneAndAReplayForgetsTheSame)
 TEST(Forget, RetentionForgetsOldMessagesAndPassagesKeepsTheirEntriesAndAReplayMatches) {
   test::temp_dir dir("forget-retention");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
-  auto args = forget_args(broker->bootstrap(), dir, port, "");
-  auto engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  auto args = forget_args(broker->bootstrap(), dir, "");
+  auto engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+  auto port = engramd->port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   const json bob{{"name", "Bob Hale"}, {"address", "bob@acme.example"}},
       wendy{{"name", "Wendy Ames"}, {"address", "wendy@acme.example"}};
@@ -476,7 +480,8 @@ TEST(Forget, RetentionForgetsOldMessagesAndPassagesKeepsTheirEntriesAndAReplayMa
   // Keep acme's messages 30 days (globex's for ever); the timers run every 100 ms.
   ASSERT_EQ(engramd->terminate(10s), 0) << test::tail(dir.sub("engramd.log"));
   args.insert(args.end(), {"--set", "retention.organizations.acme=30", "--set", "timers.interval_ms=100"});
-  engramd = std::make_unique<test::child>(args, dir.sub("engramd.log"));
+  engramd = std::make_unique<test::engramd>(args, dir.sub("engramd.log"));
+  port = engramd->port();
   auto status_of = [&](const std::string& event) {
     int status = 0;
     v1(port, "/v1/messages/" + event, writer, &status);
@@ -539,18 +544,18 @@ TEST(Forget, EngramdCreatesTheKeyTopicOrRefusesToStartWithoutItAndNamesIt) {
     return ranges && !ranges->empty();
   };
   ASSERT_FALSE(key_topic());
-  const auto port = test::free_port();
   {  // told not to create it: it refuses to start, and says which topic and how
-    test::child engramd(test::engramd_args(brokers, dir.sub("store"), port, {"kafka.create_key_topic=false"}),
-                        dir.sub("refused.log"));
+    test::engramd engramd(test::engramd_args(brokers, dir.sub("store"), {"kafka.create_key_topic=false"}),
+                          dir.sub("refused.log"));
+    EXPECT_EQ(engramd.port(), 0) << "it served HTTP";  // 0: it ended without serving
     ASSERT_TRUE(test::wait_until([&] { return !engramd.alive(); }, 60s)) << test::tail(dir.sub("refused.log"));
     const auto log = test::tail(dir.sub("refused.log"), 20);
     EXPECT_NE(log.find("kafka.topics.keys: the key topic 'engram-keys' is missing"), std::string::npos) << log;
-    EXPECT_FALSE(test::ready(port));
     EXPECT_FALSE(key_topic());
   }
   // By default it creates it (plain here: the test broker cannot compact), then starts.
-  test::child engramd(test::engramd_args(brokers, dir.sub("store"), port), dir.sub("engramd.log"));
+  test::engramd engramd(test::engramd_args(brokers, dir.sub("store")), dir.sub("engramd.log"));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port) || !engramd.alive(); }, 120s))
       << test::tail(dir.sub("engramd.log"));
   ASSERT_TRUE(test::ready(port)) << test::tail(dir.sub("engramd.log"));

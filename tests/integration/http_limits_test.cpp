@@ -69,8 +69,8 @@ int status_of(int fd) {
 TEST(HttpLimits, IdleAndSlowClientsLeaveARecallAnsweredAndAHugeHeaderGets431) {
   test::temp_dir dir("http-limits");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
-  test::child engramd(test::engramd_args(broker->bootstrap(), dir.sub("store"), port), dir.sub("engramd.log"));
+  test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("store")), dir.sub("engramd.log"));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(dir.sub("engramd.log"));
   std::vector<std::pair<std::string, std::string>> keyed;
   for (const auto& e : test::make_events(12))

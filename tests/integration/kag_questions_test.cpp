@@ -266,7 +266,7 @@ question_set load_heldout(const std::string& name, std::string* error) {
 
 class KagQuestions : public ::testing::Test {
 protected:
-  KagQuestions() : dir_("kag-questions"), broker_(test::start_broker()), port_(test::free_port()) {}
+  KagQuestions() : dir_("kag-questions"), broker_(test::start_broker()) {}
   void TearDown() override {
     if (engramd_) {
       EXPECT_EQ(engramd_->terminate(10s), 0) << test::tail(log());
@@ -279,7 +279,8 @@ protected:
                 ", organization_id: " + q->organization + ", scopes: [read], name: asker}";
     sets.push_back(tokens + "]");
     engramd_ =
-        std::make_unique<test::child>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, sets), log());
+        std::make_unique<test::engramd>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), sets), log());
+    port_ = engramd_->port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
   void stop() {
@@ -345,8 +346,8 @@ protected:
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;
-  std::uint16_t port_;
-  std::unique_ptr<test::child> engramd_;
+  std::uint16_t port_ = 0;
+  std::unique_ptr<test::engramd> engramd_;
 };
 
 TEST_F(KagQuestions, KagQueryAndHybridRecallAnswerMultiHopQuestions) {

@@ -32,15 +32,10 @@ const std::string globex = "kg-globex-shop-0123456789abcdef";    // globex, boun
 
 class KgBundles : public ::testing::Test {
 protected:
-  KgBundles() : dir_("kg-bundles"), broker_(test::start_broker()), port_(test::free_port()) {}
+  KgBundles() : dir_("kg-bundles"), broker_(test::start_broker()) {}
 
   void SetUp() override {
     loaded_ = std::get<kg::bundle>(kg::load_bundle(sample));
-    std::ofstream(config()) << "kafka: {brokers: \"" << broker_->bootstrap() << "\"}\n"
-                            << "http: {listen: \"127.0.0.1:" << port_ << "\"}\n"
-                            << "storage: {path: \"" << dir_.sub("store") << "\"}\n"
-                            << "embedder: {model_path: \"" << test::model_path << "\"}\n"
-                            << "auth: {tokens: " << tokens() << "}\n";
     start();
   }
   void TearDown() override {
@@ -55,9 +50,24 @@ protected:
            "{token: " +
            globex + ", organization_id: globex, scopes: [read], name: g-agent, bundles: [" + bundle_name + "]}]";
   }
-  void start() {
-    engramd_ = std::make_unique<test::child>(
-        test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_, {"auth.tokens=" + tokens()}), log());
+  /// Starts engramd on a port the kernel chooses; `again`: on the port of the one before it
+  /// (a restart at the address engramctl and the readers already use, as a configured
+  /// http.listen has it).
+  void start(bool again = false) {
+    std::vector<std::string> sets{"auth.tokens=" + tokens()};
+    if (again)
+      sets.push_back("http.listen=127.0.0.1:" + std::to_string(port_));
+    engramd_ =
+        std::make_unique<test::engramd>(test::engramd_args(broker_->bootstrap(), dir_.sub("store"), sets), log());
+    const auto port = engramd_->port();
+    ASSERT_TRUE(!again || port == port_) << "restarted on " << port << ", not " << port_ << "\n" << test::tail(log());
+    port_ = port;
+    // engramctl's configuration: this engramd's broker, store and port.
+    std::ofstream(config()) << "kafka: {brokers: \"" << broker_->bootstrap() << "\"}\n"
+                            << "http: {listen: \"127.0.0.1:" << port_ << "\"}\n"
+                            << "storage: {path: \"" << dir_.sub("store") << "\"}\n"
+                            << "embedder: {model_path: \"" << test::model_path << "\"}\n"
+                            << "auth: {tokens: " << tokens() << "}\n";
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
   std::string log() const { return dir_.sub("engramd.log"); }
@@ -105,8 +115,8 @@ protected:
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;
-  std::uint16_t port_;
-  std::unique_ptr<test::child> engramd_;
+  std::uint16_t port_ = 0;
+  std::unique_ptr<test::engramd> engramd_;
   kg::bundle loaded_;
 };
 
@@ -342,10 +352,10 @@ TEST_F(KgBundles, KillDuringALargeApplyShowsTheBundleWholeOnceAndAReplayRebuilds
   std::atomic<bool> stop{false};
   std::set<long> totals_seen;
   std::mutex seen_mutex;
-  std::thread reader([&] {  // until it has seen the bundle after the apply returned
+  std::thread reader([&, port = port_] {  // until it has seen the bundle after the apply returned
     for (bool last = false; !last;) {
       last = stop;
-      auto r = test::mcp_call(port_, shop, "list_part_ids", {{"limit", 1}});
+      auto r = test::mcp_call(port, shop, "list_part_ids", {{"limit", 1}});
       std::lock_guard lock(seen_mutex);
       totals_seen.insert(r.is_object() && r.contains("total") ? r["total"].get<long>() : -1);
     }
@@ -362,7 +372,7 @@ TEST_F(KgBundles, KillDuringALargeApplyShowsTheBundleWholeOnceAndAReplayRebuilds
   ASSERT_TRUE(test::wait_until([&] { return watch.size() > log_before; }, 60s, 1ms));
   engramd_->kill9();
   const auto records = watch.size() - log_before;
-  start();
+  start(/*again=*/true);
   apply.join();
   stop = true;
   reader.join();

@@ -256,7 +256,8 @@ INSTANTIATE_TEST_SUITE_P(Contract, LlmFallback,
 TEST(LlmExtractor, NoServerIsAnHttpErrorAndTheRulesStillRead) {
   reading::extractor_options o;
   o.kind = reading::extractor_kind::llm;
-  o.llm.base_url = "http://127.0.0.1:" + std::to_string(test::free_port()) + "/v1";
+  const test::refusing_port nobody;
+  o.llm.base_url = "http://127.0.0.1:" + std::to_string(nobody.port()) + "/v1";
   o.llm.timeout = 500ms;
   reading::llm_failure fallback{};
   auto x = reading::extract_message(message("We decided to renew the Globex contract."), o, nullptr, &fallback);

@@ -82,11 +82,12 @@ std::int64_t end_of(const std::string& brokers, const std::string& topic, std::i
 
 class LogGaps : public ::testing::Test {
 protected:
-  LogGaps() : dir_("log-gaps"), broker_(test::start_broker()), port_(test::free_port()) {}
+  LogGaps() : dir_("log-gaps"), broker_(test::start_broker()) {}
 
   void start_engramd(const std::vector<std::string>& sets = {}) {
-    engramd_ = std::make_unique<test::child>(test::engramd_args(brokers(), dir_.sub("store"), port_, sets),
-                                             dir_.sub("engramd.log"));
+    engramd_ = std::make_unique<test::engramd>(test::engramd_args(brokers(), dir_.sub("store"), sets),
+                                               dir_.sub("engramd.log"));
+    port_ = engramd_->port();
     ASSERT_TRUE(test::wait_until([&] { return !test::get(port_, "/healthz").empty(); }, 120s))
         << test::tail(dir_.sub("engramd.log"));
   }
@@ -170,8 +171,8 @@ protected:
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;
-  std::uint16_t port_;
-  std::unique_ptr<test::child> engramd_;
+  std::uint16_t port_ = 0;
+  std::unique_ptr<test::engramd> engramd_;
 };
 
 TEST_F(LogGaps, ReplayRefusesATruncatedLogAndAcceptPartialSaysWhatIsMissing) {

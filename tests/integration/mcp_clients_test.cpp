@@ -21,15 +21,15 @@ using test::run;
 TEST(McpClients, TheOfficialTypeScriptSdkClientConnectsSavesRecallsAndGets) {
   test::temp_dir dir("mcp-sdk");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   const std::string token = "sdk-test-token-0123456789abcdef";
   const auto data = dir.sub("store");
-  test::child engramd(
+  test::engramd engramd(
       {ENGRAMD_PATH, "--config", ENGRAM_SOURCE_DIR "/config/engram.yaml", "--set",
        "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + data, "--set", "samples.load=false", "--set",
-       std::string("embedder.model_path=") + test::model_path, "--set", "http.listen=127.0.0.1:" + std::to_string(port),
-       "--set", "auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]"},
+       std::string("embedder.model_path=") + test::model_path, "--set", "http.listen=127.0.0.1:0", "--set",
+       "auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]"},
       dir.sub("engramd.log"));
+  const auto port = engramd.port();
   int status = 0;
   ASSERT_TRUE(test::wait_until([&] { return test::get(port, "/readyz", &status), status == 200; }, 60s))
       << test::tail(dir.sub("engramd.log"));
@@ -54,13 +54,13 @@ namespace {
 TEST(McpClients, TheOfficialConformanceSuitePassesEveryScenarioThatAppliesToAnyServer) {
   test::temp_dir dir("mcp-conformance");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   // The suite sends no token: a loopback engramd serves token-less requests as one organisation.
-  test::child engramd({ENGRAMD_PATH, "--config", ENGRAM_SOURCE_DIR "/config/engram.yaml", "--set",
-                       "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"), "--set",
-                       "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path, "--set",
-                       "http.listen=127.0.0.1:" + std::to_string(port), "--set", "auth.anonymous_organization=acme"},
-                      dir.sub("engramd.log"));
+  test::engramd engramd({ENGRAMD_PATH, "--config", ENGRAM_SOURCE_DIR "/config/engram.yaml", "--set",
+                         "kafka.brokers=" + broker->bootstrap(), "--set", "storage.path=" + dir.sub("store"), "--set",
+                         "samples.load=false", "--set", std::string("embedder.model_path=") + test::model_path, "--set",
+                         "http.listen=127.0.0.1:0", "--set", "auth.anonymous_organization=acme"},
+                        dir.sub("engramd.log"));
+  const auto port = engramd.port();
   int status = 0;
   ASSERT_TRUE(test::wait_until([&] { return test::get(port, "/readyz", &status), status == 200; }, 60s))
       << test::tail(dir.sub("engramd.log"));

@@ -25,11 +25,11 @@ const std::string globex = "scenario-globex-0123456789abcdef";
 
 class McpScenario : public ::testing::Test {
 protected:
-  McpScenario() : dir_("mcp-scenario"), broker_(test::start_broker()), port_(test::free_port()) {}
+  McpScenario() : dir_("mcp-scenario"), broker_(test::start_broker()) {}
 
   void SetUp() override {
-    engramd_ = std::make_unique<test::child>(
-        test::engramd_args(broker_->bootstrap(), dir_.sub("store"), port_,
+    engramd_ = std::make_unique<test::engramd>(
+        test::engramd_args(broker_->bootstrap(), dir_.sub("store"),
                            {"auth.tokens=[{token: " + agent_a +
                             ", organization_id: acme, scopes: [read, write], name: agent-a}, "
                             "{token: " +
@@ -38,6 +38,7 @@ protected:
                             "{token: " +
                             globex + ", organization_id: globex, scopes: [read, write], name: agent-g}]"}),
         log());
+    port_ = engramd_->port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port_); }, 60s)) << test::tail(log());
   }
 
@@ -69,8 +70,8 @@ protected:
 
   test::temp_dir dir_;
   std::unique_ptr<ingest::embedded_broker> broker_;
-  std::uint16_t port_;
-  std::unique_ptr<test::child> engramd_;
+  std::uint16_t port_ = 0;
+  std::unique_ptr<test::engramd> engramd_;
   std::set<std::string> called_;
 };
 

@@ -53,9 +53,9 @@ std::vector<std::pair<std::string, std::string>> keyed(const std::vector<std::st
   return kv;
 }
 
-std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data, std::uint16_t port) {
+std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data) {
   return test::engramd_args(
-      brokers, data, port,
+      brokers, data,
       {std::string("auth.tokens=[{token: ") + writer + ", organization_id: acme, scopes: [read, write]}]"});
 }
 
@@ -65,10 +65,10 @@ TEST(Outage, BrokersDownMidIngestEngramdWaitsIdleSaysWhySavesAnswerTruthfullyAnd
   test::temp_dir dir("outage");
   const auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   test::produce_raw(broker->bootstrap(), "inbound-messages", keyed(events));
 
-  test::child engramd(engramd_args(broker->bootstrap(), dir.sub("outage"), port), log);
+  test::engramd engramd(engramd_args(broker->bootstrap(), dir.sub("outage")), log);
+  const auto port = engramd.port();
   // Mid-ingest: some events applied, most still to come.
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) >= 100; }, 120s)) << test::tail(log);
   ASSERT_TRUE(broker->set_up(false));
@@ -131,7 +131,8 @@ TEST(Outage, BrokersDownMidIngestEngramdWaitsIdleSaysWhySavesAnswerTruthfullyAnd
   auto control_broker = test::start_broker();
   test::produce_raw(control_broker->bootstrap(), "inbound-messages", keyed(events));
   {
-    test::child control(engramd_args(control_broker->bootstrap(), dir.sub("control"), port), log);
+    test::engramd control(engramd_args(control_broker->bootstrap(), dir.sub("control")), log);
+    const auto port = control.port();
     ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total); }, 180s)) << test::tail(log);
     EXPECT_EQ(control.terminate(10s), 0) << test::tail(log);
   }
@@ -142,26 +143,25 @@ TEST(Outage, EngramdStartedWhileKafkaIsDownWaitsSaysSoAndStartsWhenItAnswers) {
   test::temp_dir dir("outage-start");
   const auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   ASSERT_TRUE(broker->set_up(false));
   {
     // Stopped while it waits: a clean exit.
-    test::child engramd(engramd_args(broker->bootstrap(), dir.sub("stopped"), port), log);
+    test::engramd engramd(engramd_args(broker->bootstrap(), dir.sub("stopped")), log);
     ASSERT_TRUE(test::wait_until([&] { return log_says(log, "waiting for Kafka at " + broker->bootstrap()); }, 60s))
         << test::tail(log);
     EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
   }
   const auto waited_log = dir.sub("waited.log");
-  test::child engramd(engramd_args(broker->bootstrap(), dir.sub("waited"), port), waited_log);
+  test::engramd engramd(engramd_args(broker->bootstrap(), dir.sub("waited")), waited_log);
   ASSERT_TRUE(
       test::wait_until([&] { return log_says(waited_log, "waiting for Kafka at " + broker->bootstrap()); }, 60s))
       << test::tail(waited_log);
   ASSERT_TRUE(engramd.alive());
-  int status = 0;
-  test::get(port, "/healthz", &status);
-  EXPECT_EQ(status, 0) << "not listening before Kafka answers";
+  // It binds its port only once Kafka answered: no port reported yet.
+  EXPECT_EQ(engramd.port(std::chrono::milliseconds(0)), 0) << "listening before Kafka answers";
 
   ASSERT_TRUE(broker->set_up(true));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 120s)) << test::tail(waited_log);
   EXPECT_TRUE(log_says(waited_log, "answers (after")) << test::tail(waited_log);
   const auto events = test::make_events(30);

@@ -29,17 +29,17 @@ std::string event(const std::string& id, const std::string& body) {
 TEST(RelationModel, EngramdWithTheModelOnReadsARelationTheCueRulesMissAndKagQueryWalksIt) {
   test::temp_dir dir("relation-model");
   auto broker = test::start_broker();
-  const auto port = test::free_port();
   test::produce_raw(
       broker->bootstrap(), "inbound-messages",
       {{"acme", event("vendor-1", "Hi team,\n\nTessaline Labs is the vendor behind Harbormind.\n\nSarah")}});
-  test::child engramd(
-      test::engramd_args(broker->bootstrap(), dir.sub("store"), port,
+  test::engramd engramd(
+      test::engramd_args(broker->bootstrap(), dir.sub("store"),
                          // The relation examples expect the rules' names: the name model reads
                          // "Harbormind" here as an organisation (tests/unit/reading/relation_model_test.cpp).
                          {"extraction.relation_model=true", "extraction.name_model=false",
                           "auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read], name: t}]"}),
       dir.sub("engramd.log"));
+  const auto port = engramd.port();
   ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == 1; }, 120s))
       << test::tail(dir.sub("engramd.log"));
   // The makes edge the model read (no cue rule reads "the vendor behind"), between the two

@@ -209,17 +209,22 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds tim
   }
 }
 
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+refusing_port::refusing_port() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    ADD_FAILURE() << "refusing_port: cannot bind a socket on 127.0.0.1";
+  port_ = ntohs(addr.sin_port);
+}
+
+refusing_port::~refusing_port() {
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 int run(const std::string& cmd, std::string* out) {
@@ -257,12 +262,12 @@ std::string get(std::uint16_t port, const std::string& path, int* status, const 
   return r.status ? r.body : std::string();
 }
 
-std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port,
+std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir,
                                       const std::vector<std::string>& sets) {
   std::vector<std::string> a{
       ENGRAMD_PATH, "--config", std::string(ENGRAM_SOURCE_DIR) + "/config/engram.yaml", "--set",
       "kafka.brokers=" + brokers, "--set", "storage.path=" + data_dir, "--set", "samples.load=false", "--set",
-      std::string("embedder.model_path=") + model_path, "--set", "http.listen=127.0.0.1:" + std::to_string(port),
+      std::string("embedder.model_path=") + model_path, "--set", "http.listen=127.0.0.1:0",
       // A short session (a killed member's partitions move soon), but longer than the test
       // broker's 3 s window for a group's first join: librdkafka 2.0.2's mock broker drops a
       // member whose session ran out while it waits in that window, and with it the JoinGroup
@@ -426,6 +431,35 @@ bool child::alive() {
     return false;
   }
   return true;
+}
+
+namespace {
+
+/// `argv` with --port-file `port_file` added; the file of an earlier start removed first.
+std::vector<std::string> with_port_file(std::vector<std::string> argv, const std::string& port_file) {
+  std::filesystem::remove(port_file);
+  argv.push_back("--port-file");
+  argv.push_back(port_file);
+  return argv;
+}
+
+}  // namespace
+
+engramd::engramd(const std::vector<std::string>& argv, const std::string& log_file)
+    : child(with_port_file(argv, log_file + ".port"), log_file), port_file_(log_file + ".port") {}
+
+std::uint16_t engramd::port(std::chrono::milliseconds timeout) {
+  if (port_ != 0)
+    return port_;
+  wait_until(
+      [&] {
+        const auto text = file_text(port_file_);
+        if (!text.empty() && text.back() == '\n')
+          port_ = static_cast<std::uint16_t>(std::stoul(text));
+        return port_ != 0 || !alive();
+      },
+      timeout, std::chrono::milliseconds(20));
+  return port_;
 }
 
 std::string file_text(const std::string& path) {

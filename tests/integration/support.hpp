@@ -5,7 +5,7 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "base/sanitizers.hpp"
 #include "config/config.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -82,8 +82,8 @@ private:
 };
 
 /// `n` deterministic, valid inbound events of organisations "acme", "globex", "initech".
-inline std::vector<std::string> make_events(std::size_t n) { return synthetic::events(n); }
-inline std::string org_of(const std::string& event_json) { return synthetic::organization_of(event_json); }
+inline std::vector<std::string> make_events(std::size_t n) { return evaluation::synthetic::events(n); }
+inline std::string org_of(const std::string& event_json) { return evaluation::synthetic::organization_of(event_json); }
 
 /// Polls `pred` every `poll` until true or `timeout`; returns the last value.
 bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
@@ -93,8 +93,20 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds tim
 /// engramd does not answer or has no such series).
 double metric(std::uint16_t port, const std::string& name);
 
-/// A TCP port that was free a moment ago on 127.0.0.1.
-std::uint16_t free_port();
+/// A port of 127.0.0.1 that refuses every connection while this lives: bound, never
+/// listening, so nothing else takes it.
+class refusing_port {
+public:
+  refusing_port();
+  ~refusing_port();
+  refusing_port(const refusing_port&) = delete;
+  refusing_port& operator=(const refusing_port&) = delete;
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
 
 /// Config for an engine against `brokers`, store in `data_dir`, samples off, short
 /// session timeout (fast rejoin after a kill), HTTP on `port` (0 = any).
@@ -119,10 +131,11 @@ std::string get(std::uint16_t port, const std::string& path, int* status = nullp
                 const std::string& token = admin_token);
 
 /// engramd's command line for a child process against `brokers`: the embedded default
-/// config, store in `data_dir`, samples off, HTTP on `port`, a short Kafka session (a killed
-/// member leaves its group fast), the admin token, then `--set` each of `sets` ("key=value";
-/// an "auth.tokens=[...]" gets the admin token added to its list).
-std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir, std::uint16_t port,
+/// config, store in `data_dir`, samples off, HTTP on a port the kernel chooses
+/// (127.0.0.1:0; test::engramd learns which), a short Kafka session (a killed member leaves
+/// its group fast), the admin token, then `--set` each of `sets` ("key=value"; an
+/// "auth.tokens=[...]" gets the admin token added to its list).
+std::vector<std::string> engramd_args(const std::string& brokers, const std::string& data_dir,
                                       const std::vector<std::string>& sets = {});
 
 /// True when GET /readyz answers 200.
@@ -157,7 +170,7 @@ bool has_id(const std::vector<std::string>& ids, const nlohmann::json& id);
 class child {
 public:
   child(const std::vector<std::string>& argv, const std::string& log_file);
-  ~child();
+  virtual ~child();
   void kill9();
   /// Sends SIGTERM and waits up to `timeout`; returns the exit status, or -1 on timeout.
   int terminate(std::chrono::milliseconds timeout);
@@ -171,6 +184,21 @@ private:
   pid_t pid_ = -1;
   bool reaped_ = false;
   int exit_code_ = -1;
+};
+
+/// engramd as a child process: `argv` (engramd_args(), or any engramd command line) with
+/// `--port-file` added, output appended to `log_file`. Each start gets a port of its own,
+/// so a restarted engramd is asked for its port again.
+class engramd : public child {
+public:
+  engramd(const std::vector<std::string>& argv, const std::string& log_file);
+  /// The HTTP port it serves on, from its port file once it has started: waits up to
+  /// `timeout`; 0 when it ended first or did not start in time.
+  std::uint16_t port(std::chrono::milliseconds timeout = std::chrono::seconds(120));
+
+private:
+  std::string port_file_;
+  std::uint16_t port_ = 0;
 };
 
 /// engramctl kg apply of the sample bundle (tools/samples/kg/ecommerce-catalog,

@@ -3,7 +3,7 @@
 
 #include "schemas/inbound_message.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <cstdio>
 #include <stdexcept>
@@ -27,8 +27,9 @@ pipeline_figures bench_organisations(const std::string& model_path, std::size_t 
   for (int i = 0; i < 16; ++i)
     sixteen.push_back("org-" + std::to_string(i));
   pipeline_figures f;
-  f.one_org = drain(synthetic::dense_events(16 * per_org, {"solo"}), 4, model_path);
-  f.many_orgs = drain(synthetic::dense_events(16 * per_org, sixteen), 16, model_path, false, /*replay=*/true);
+  f.one_org = drain(evaluation::synthetic::dense_events(16 * per_org, {"solo"}), 4, model_path);
+  f.many_orgs =
+      drain(evaluation::synthetic::dense_events(16 * per_org, sixteen), 16, model_path, false, /*replay=*/true);
   std::printf("backlog of dense business mail (8 statements a message), default configuration, %u cores:\n",
               std::thread::hardware_concurrency());
   print_drain("1 organisation on 4 partitions   ", f.one_org);

@@ -170,31 +170,21 @@ double rss_mib(pid_t pid) {
   return -1;
 }
 
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("no free port");
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-engramd_child::engramd_child(const std::string& brokers, const std::string& dir, std::uint16_t port,
+engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
                              // clang-format off
                              const std::string& model_path, const std::vector<std::string>& sets,
                              std::chrono::seconds ready_within) {
+  const auto port_file = dir + ".port";
+  std::filesystem::remove(port_file);
   const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "engramd";
   std::vector<std::string> args{exe.string(), "--config", "config/engram.yaml",
                                 "--set", "kafka.brokers=" + brokers,
                                 "--set", "storage.path=" + dir,
                                 "--set", "samples.load=false",
                                 "--set", "embedder.model_path=" + model_path,
-                                "--set", "http.listen=127.0.0.1:" + std::to_string(port),
-                                "--set", "log.level=warn"};
+                                "--set", "http.listen=127.0.0.1:0",
+                                "--set", "log.level=warn",
+                                "--port-file", port_file};
   // clang-format on
   for (const auto& s : sets) {
     args.push_back("--set");
@@ -208,8 +198,15 @@ engramd_child::engramd_child(const std::string& brokers, const std::string& dir,
     throw std::runtime_error("cannot start " + args[0]);
   const auto until = std::chrono::steady_clock::now() + ready_within;
   while (std::chrono::steady_clock::now() < until) {
-    auto r = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/readyz", "", {}, std::chrono::seconds(2));
-    if (r.status == 200)
+    if (port_ == 0) {
+      std::ifstream in(port_file);
+      unsigned p = 0;
+      if (in >> p)
+        port_ = static_cast<std::uint16_t>(p);
+    }
+    if (port_ != 0 &&
+        net::fetch("GET", "http://127.0.0.1:" + std::to_string(port_) + "/readyz", "", {}, std::chrono::seconds(2))
+                .status == 200)
       return;
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {

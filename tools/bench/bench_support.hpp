@@ -79,26 +79,29 @@ double metric_sum(const std::string& text, const std::string& prefix);
 /// A process's resident memory in MiB (/proc/PID/status VmRSS); -1 once it is gone.
 double rss_mib(pid_t pid);
 
-/// A TCP port that was free a moment ago on 127.0.0.1.
-std::uint16_t free_port();
-
 /// engramd (beside this binary) as a child process on `brokers`, HTTP on `port`, its store in
 /// `dir`, the embedded default config with `sets` ("key=value") on top; built once /readyz
 /// answers 200 (an error when it has not within `ready_within`, or the child exited first),
 /// stopped with SIGTERM when destroyed.
 class engramd_child {
 public:
-  engramd_child(const std::string& brokers, const std::string& dir, std::uint16_t port, const std::string& model_path,
+  /// Starts engramd with its store in `dir`, HTTP on a port the kernel chooses (reported in
+  /// `dir`.port), and waits until /readyz answers 200; throws when it ends or is not ready
+  /// within `ready_within`.
+  engramd_child(const std::string& brokers, const std::string& dir, const std::string& model_path,
                 const std::vector<std::string>& sets, std::chrono::seconds ready_within = std::chrono::seconds(60));
   ~engramd_child();
   engramd_child(const engramd_child&) = delete;
   engramd_child& operator=(const engramd_child&) = delete;
   [[nodiscard]] pid_t pid() const { return pid_; }
+  /// The HTTP port it serves on.
+  [[nodiscard]] std::uint16_t port() const { return port_; }
   /// kill -9, and waits for it to end (the destructor then does nothing).
   void kill9();
 
 private:
   pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
 };
 
 }  // namespace engram::bench

@@ -6,7 +6,7 @@
 #include "actors/ingest/topics.hpp"
 #include "net/http.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -131,14 +131,14 @@ int cluster(const cluster_options& o) {
     auto producer = ingest::kafka_producer::create(brokers, {});
     if (!producer)
       throw std::runtime_error(producer.error());
-    for (const auto& e : synthetic::dense_events(o.messages, orgs))
-      if (!(*producer)->produce("inbound-messages", synthetic::organization_of(e), e))
+    for (const auto& e : evaluation::synthetic::dense_events(o.messages, orgs))
+      if (!(*producer)->produce("inbound-messages", evaluation::synthetic::organization_of(e), e))
         throw std::runtime_error((*producer)->last_error());
     if (!(*producer)->flush(std::chrono::seconds(60)))
       throw std::runtime_error((*producer)->last_error());
     auto sets = common;
     sets.push_back("roles=[extract]");
-    engramd_child extract(brokers, (dir / "extract").string(), free_port(), o.model_path, sets);
+    engramd_child extract(brokers, (dir / "extract").string(), o.model_path, sets);
     const auto t = wait_for(
         [&] {
           auto ranges = ingest::partition_ranges(brokers, {"engram-log"});
@@ -160,14 +160,14 @@ int cluster(const cluster_options& o) {
   auto start = [&](const std::string& name, int standby = 0) -> member& {
     auto& m = members[name];
     m.name = name;
-    m.port = free_port();
     auto sets = common;
     sets.push_back("store.standby_replicas=" + std::to_string(standby));
     for (const auto& s : {std::string("roles=[store]"), std::string("store.cluster=true"),
-                          "store.advertised_url=http://127.0.0.1:" + std::to_string(m.port),
+                          std::string("store.advertised_url=http://127.0.0.1:0"),  // the port it binds
                           "store.member_name=" + name, std::string("store.heartbeat_ms=500")})
       sets.push_back(s);
-    m.process = std::make_unique<engramd_child>(brokers, (dir / name).string(), m.port, o.model_path, sets);
+    m.process = std::make_unique<engramd_child>(brokers, (dir / name).string(), o.model_path, sets);
+    m.port = m.process->port();
     return m;
   };
   auto owned_records = [&](const member& m) {

@@ -70,16 +70,15 @@ void side_by_side(const entity_bench_options& o) {
   const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-entities-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string token = "bench-token-0123456789abcdef";
-  const auto port = free_port();
   json eng;
   {
     engramd_child engramd(
-        broker->bootstrap(), dir.string(), port, o.model_path,
+        broker->bootstrap(), dir.string(), o.model_path,
         {"auth.tokens=[{token: " + token + ", organization_id: bench, scopes: [read, write], name: bench}]"});
     std::fprintf(stderr, "engram_bench entities: Engram (engramd pid %d), %s entities\n", int(engramd.pid()),
                  n.c_str());
-    eng = last_json(capture(env + "python3 " + script + " engram " + n + " http://127.0.0.1:" + std::to_string(port) +
-                            "/mcp " + token + " " + std::to_string(engramd.pid())));
+    eng = last_json(capture(env + "python3 " + script + " engram " + n + " http://127.0.0.1:" +
+                            std::to_string(engramd.port()) + "/mcp " + token + " " + std::to_string(engramd.pid())));
   }
   std::filesystem::remove_all(dir);
 

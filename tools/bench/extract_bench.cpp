@@ -6,7 +6,7 @@
 #include "reading/validator.hpp"
 #include "schemas/inbound_message.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/evaluation.hpp"
+#include "evaluation/extraction.hpp"
 
 #include <chrono>
 #include <cstddef>

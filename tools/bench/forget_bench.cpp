@@ -8,7 +8,7 @@
 #include "schemas/time.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -63,7 +63,7 @@ int forget_contact(std::size_t messages, std::size_t theirs) {
   auto log = std::make_shared<memory_log>();
   actors::resolver r;  // no dedup: the store is built without vectors, as in `forget`
   r.log = log;
-  const auto evs = synthetic::dense_events(messages, {"acme"});
+  const auto evs = evaluation::synthetic::dense_events(messages, {"acme"});
   const schemas::participant them{"Zoe Quist", "zoe@partner.example", "c-zoe"};
   const auto t0 = clock_type::now();
   std::int64_t offset = 0;
@@ -131,7 +131,7 @@ int forget(std::size_t messages, int runs) {
   const auto dir = std::filesystem::temp_directory_path() / ("engram-bench-forget-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   auto store = open_store(dir.string());
-  const auto evs = synthetic::dense_events(messages * 3, {"acme", "globex", "initech"});
+  const auto evs = evaluation::synthetic::dense_events(messages * 3, {"acme", "globex", "initech"});
   const auto t0 = clock_type::now();
   std::int64_t offset = 0;
   for (const auto& e : evs) {

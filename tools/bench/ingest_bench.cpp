@@ -12,7 +12,7 @@
 #include "schemas/log_record.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -126,13 +126,13 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
                        : static_cast<double>(n) / std::chrono::duration<double>(clock_type::now() - t_start).count();
 
   // Phase 2: wait until the sequencer owns inbound (one warm-up event), then the whole path.
-  if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[0]), in_events[0]) ||
+  if (!producer->produce("inbound-messages", evaluation::synthetic::organization_of(in_events[0]), in_events[0]) ||
       !producer->flush(std::chrono::seconds(10)) || !wait_applied(*e, n + 1, std::chrono::seconds(60)))
     throw std::runtime_error("warm-up event not applied");
   const double misses_before = encoder_misses(*e);
   auto t1 = clock_type::now();
   for (std::size_t i = 1; i <= n; ++i)
-    if (!producer->produce("inbound-messages", synthetic::organization_of(in_events[i]), in_events[i]))
+    if (!producer->produce("inbound-messages", evaluation::synthetic::organization_of(in_events[i]), in_events[i]))
       throw std::runtime_error(producer->last_error());
   if (!producer->flush(std::chrono::seconds(60)) || !wait_applied(*e, 2 * n + 1, std::chrono::seconds(1800)))
     throw std::runtime_error("end-to-end phase did not finish");
@@ -154,10 +154,10 @@ run_result run_once(const std::vector<std::string>& log_events, const std::vecto
 
 int bench_ingest(const std::string& model_path, std::size_t n, int runs) {
   std::vector<double> log_rates, e2e_rates;
-  auto log_events = synthetic::events(n, 200, synthetic_organisations);
+  auto log_events = evaluation::synthetic::events(n, 200, synthetic_organisations);
   for (auto& ev : log_events)
     ev.replace(ev.find("\"evt-"), 5, "\"log-");
-  auto in_events = synthetic::events(n + 1, 200, synthetic_organisations);
+  auto in_events = evaluation::synthetic::events(n + 1, 200, synthetic_organisations);
   for (int i = 0; i < runs; ++i) {
     auto r = run_once(log_events, in_events, i, model_path);
     log_rates.push_back(r.log_to_store);
@@ -169,7 +169,8 @@ int bench_ingest(const std::string& model_path, std::size_t n, int runs) {
   std::printf(
       "ingest (pipeline with rules extraction, USE Lite embeddings, dedup and contradiction, %zu events of ~%zu bytes, "
       "%u cores, median of %d runs):\n",
-      n, synthetic::events(1, 200, synthetic_organisations)[0].size(), std::thread::hardware_concurrency(), runs);
+      n, evaluation::synthetic::events(1, 200, synthetic_organisations)[0].size(), std::thread::hardware_concurrency(),
+      runs);
   std::printf("  engram-log -> RocksDB:                          %.0f events/s\n", median(log_rates));
   std::printf("  inbound -> sequencer -> engram-log -> RocksDB:  %.0f events/s\n", median(e2e_rates));
   return 0;

@@ -8,7 +8,7 @@
 #include "query/kag.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/evaluation.hpp"
+#include "evaluation/extraction.hpp"
 #include "tools/engramctl/docs.hpp"
 
 #include <chrono>

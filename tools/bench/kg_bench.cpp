@@ -107,17 +107,17 @@ int kg(const kg_bench_options& o) {
   write_bundle(dir / "bundle", o.entities);
   auto broker = test_broker(4);
   const std::string token = "bench-kg-token-0123456789abcdef";
-  const auto port = free_port();
   const auto tokens =
       "[{token: " + token + ", organization_id: bench, scopes: [read], name: bench, bundles: [bench-catalog]}]";
-  std::ofstream(dir / "engram.yaml") << "kafka: {brokers: \"" << broker->bootstrap()
-                                     << "\"}\nhttp: {listen: \"127.0.0.1:" << port << "\"}\nauth: {tokens: " << tokens
-                                     << "}\n";
   double apply_s = 0;
   std::string apply_out;
   std::vector<double> list_ms, list2_ms, get_ms;
   {
-    engramd_child engramd(broker->bootstrap(), (dir / "store").string(), port, o.model_path, {"auth.tokens=" + tokens});
+    engramd_child engramd(broker->bootstrap(), (dir / "store").string(), o.model_path, {"auth.tokens=" + tokens});
+    const auto port = engramd.port();
+    std::ofstream(dir / "engram.yaml") << "kafka: {brokers: \"" << broker->bootstrap()
+                                       << "\"}\nhttp: {listen: \"127.0.0.1:" << port << "\"}\nauth: {tokens: " << tokens
+                                       << "}\n";
     const auto ctl = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "engramctl";
     const auto cmd = ctl.string() + " kg apply " + (dir / "bundle").string() + " --organization bench --config " +
                      (dir / "engram.yaml").string() + " 2>&1";

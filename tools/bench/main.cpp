@@ -20,7 +20,7 @@
 // --help lists the subcommands and their options.
 #include "tools/bench/backlog_bench.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/conversations_bench.hpp"
+#include "evaluation/conversations.hpp"
 #include "tools/bench/outside_bench.hpp"
 #include "tools/bench/cluster_bench.hpp"
 #include "tools/bench/soak_bench.hpp"
@@ -48,6 +48,19 @@
 #include <string>
 
 namespace bench = engram::bench;
+namespace evaluation = engram::evaluation;
+
+namespace {
+
+/// recall-conversations' engine: the benchmarks' settings (bench::engine_settings), recall's
+/// query head `head` ("builtin", "none" or a head file).
+engram::config::engram_config conversations_engine(const std::string& model_path, const std::string& head) {
+  auto cfg = bench::engine_settings("", "", model_path);
+  cfg.recall.query_head = head;
+  return cfg;
+}
+
+}  // namespace
 
 /// The command line: the subcommands and their options, then the benchmark asked for (every
 /// one but table, extract-speed, entities and kag without a subcommand). One long function:
@@ -242,7 +255,8 @@ int run_bench(int argc, char** argv) {
       for (const std::string set : {"dev", "heldout", "heldout2"})
         if (conversations_set == set || conversations_set == "all" ||
             (conversations_set == "both" && set != "heldout2"))
-          bench::recall_conversations(conversations_dir + "/" + set, set, model_path, conversations_head);
+          evaluation::recall_conversations(conversations_dir + "/" + set, set,
+                                           conversations_engine(model_path, conversations_head));
       return 0;
     }
     if (*kg) {
@@ -330,7 +344,8 @@ int run_bench(int argc, char** argv) {
     bench::bench_ham(ham_dir);
     bench::bench_bulk(ham_dir);
     for (const char* set : {"dev", "heldout", "heldout2"})
-      bench::recall_conversations(std::string("tests/data/conversations/") + set, set, model_path);
+      evaluation::recall_conversations(std::string("tests/data/conversations/") + set, set,
+                                       conversations_engine(model_path, "builtin"));
     kg_opts.model_path = model_path;
     bench::kg(kg_opts);
     bench::bench_store(events, runs);

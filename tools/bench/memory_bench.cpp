@@ -2,7 +2,7 @@
 
 #include "embedding/embedder.hpp"
 #include "storage/vector_index.hpp"
-#include "tools/bench/semantic.hpp"
+#include "evaluation/semantic.hpp"
 
 #include <algorithm>
 #include <chrono>

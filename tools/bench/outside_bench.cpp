@@ -12,7 +12,7 @@
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -170,7 +170,7 @@ int outside(const outside_options& o) {
   if (!reused)
     std::filesystem::remove_all(dir);
   const std::size_t messages = o.entries / entries_per_message + 100;
-  const auto events = synthetic::dense_events(messages + o.queries, {"acme"});
+  const auto events = evaluation::synthetic::dense_events(messages + o.queries, {"acme"});
   const std::vector<std::string> stored(events.begin(), events.end() - static_cast<std::ptrdiff_t>(o.queries));
   const char* commit = std::getenv("ENGRAM_COMMIT");  // set by tools/dev.sh bench
   std::printf(
@@ -200,19 +200,19 @@ int outside(const outside_options& o) {
       double(b.messages) / std::max(b.store_seconds, 1e-9));
 
   auto broker = test_broker(4);
-  const auto port = free_port();
   const std::string token = "bench-outside-token-0123456789";
   const auto t0 = clock_type::now();
   // Opening rebuilds the in-memory indexes: ~10 s at 100k here, so a million needs longer
   // than the usual minute.
   std::optional<engramd_child> engramd;
   engramd.emplace(
-      broker->bootstrap(), dir.string(), port, o.model_path,
+      broker->bootstrap(), dir.string(), o.model_path,
       std::vector<std::string>{"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
                                "storage.memory_mb=" + std::to_string(o.memory_mb)},
       std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
   const double ready_s = seconds_since(t0);
   const double rss_ready = rss_mib(engramd->pid());
+  const auto port = engramd->port();
   std::printf("  engramd: ready in %.1f s, RSS %.1f MiB (%.0f bytes per entry)\n", ready_s, rss_ready,
               rss_ready * 1048576.0 / double(std::max<std::size_t>(b.entries, 1)));
 

@@ -5,7 +5,7 @@
 #include "actors/ingest/producer.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -130,7 +130,7 @@ drain_figures drain(const std::vector<std::string>& events, int partitions, cons
   auto e = or_throw(engine::engine::start(cfg, {}));
   auto applied = [&] { return e->metrics().applied(); };
   // The engine owns inbound-messages once a warm-up event has gone all the way through.
-  const std::string warm_up = synthetic::events(1, 100, {"warm-up"})[0];
+  const std::string warm_up = evaluation::synthetic::events(1, 100, {"warm-up"})[0];
   if (!producer->produce("inbound-messages", "warm-up", warm_up) || !producer->flush(std::chrono::seconds(10)))
     throw std::runtime_error(producer->last_error());
   for (auto deadline = clock_type::now() + std::chrono::seconds(120); applied() < 1;) {
@@ -142,7 +142,7 @@ drain_figures drain(const std::vector<std::string>& events, int partitions, cons
   const auto t0 = clock_type::now();
   for (const auto& ev : events) {
     f.megabytes += double(ev.size()) / 1e6;
-    if (!producer->produce("inbound-messages", synthetic::organization_of(ev), ev))
+    if (!producer->produce("inbound-messages", evaluation::synthetic::organization_of(ev), ev))
       throw std::runtime_error(producer->last_error());
   }
   if (!producer->flush(std::chrono::seconds(120)))

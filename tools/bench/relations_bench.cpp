@@ -4,10 +4,10 @@
 #include "reading/parse.hpp"
 #include "reading/relation_classifier.hpp"
 #include "reading/relation_model.hpp"
-#include "tools/bench/evaluation.hpp"
-#include "tools/bench/resolution_eval.hpp"
+#include "evaluation/extraction.hpp"
+#include "evaluation/resolution.hpp"
 
-#include "tools/train/names_eval.hpp"
+#include "evaluation/labelled.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +34,7 @@ std::vector<std::string> items_as_events(const std::filesystem::path& dir, const
         files.push_back(f.path().string());
   std::sort(files.begin(), files.end());
   std::vector<std::string> out;
-  for (const auto& it : train::read_labelled(files)) {
+  for (const auto& it : evaluation::labelled::read_labelled(files)) {
     nlohmann::json rels = nlohmann::json::array();
     for (const auto& r : it.relations)
       rels.push_back({{"subject", r.subject}, {"predicate", r.predicate}, {"object", r.object}, {"ended", r.ended}});

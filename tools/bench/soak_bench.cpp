@@ -6,7 +6,7 @@
 #include "net/http.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -104,14 +104,14 @@ int soak(const soak_options& o) {
   auto broker = test_broker(16);  // organisations spread: each partition keeps ~5 MiB
   const auto dir = std::filesystem::temp_directory_path() / ("engram-soak-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  const auto port = free_port();
   std::string tokens;
   for (int a = 0; a < o.agents; ++a)
     tokens += (a ? ", " : "") + std::string("{token: ") + token_of(a) + ", organization_id: soak-agent-" +
               std::to_string(a) + ", scopes: [read, write]}";
-  auto child = std::make_unique<engramd_child>(broker->bootstrap(), dir.string(), port, o.model_path,
+  auto child = std::make_unique<engramd_child>(broker->bootstrap(), dir.string(), o.model_path,
                                                std::vector<std::string>{"auth.tokens=[" + tokens + "]"});
   const auto& engramd = *child;
+  const auto port = engramd.port();
   std::printf(
       "soak: %zu minutes (warm-up %zu), %.1f mail events/s over 8 organisations, %d agents at %.0f calls/s each, "
       "engramd pid %d, %u cores\n",
@@ -125,14 +125,14 @@ int soak(const soak_options& o) {
 
   // Mail at a steady rate.
   const auto events =
-      synthetic::events(static_cast<std::size_t>(o.minutes * 60 * o.mail_per_second) + 10, 200,
-                        {"acme", "globex", "initech", "fabrikam", "umbrella", "hooli", "stark", "wayne"});
+      evaluation::synthetic::events(static_cast<std::size_t>(o.minutes * 60 * o.mail_per_second) + 10, 200,
+                                    {"acme", "globex", "initech", "fabrikam", "umbrella", "hooli", "stark", "wayne"});
   std::thread mail([&] {
     auto producer = or_throw(ingest::kafka_producer::create(broker->bootstrap(), {}));
     const auto start = clock_type::now();
     for (std::size_t i = 0; i < events.size() && !stop; ++i) {
       std::this_thread::sleep_until(start + std::chrono::duration<double>(double(i) / o.mail_per_second));
-      (void)producer->produce("inbound-messages", synthetic::organization_of(events[i]), events[i]);
+      (void)producer->produce("inbound-messages", evaluation::synthetic::organization_of(events[i]), events[i]);
       if (i % 10 == 9)
         (void)producer->flush(std::chrono::seconds(30));
     }

@@ -4,7 +4,7 @@
 #include "schemas/inbound_message.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -21,7 +21,7 @@ namespace engram::bench {
 int bench_store(std::size_t n, int runs) {
   using clock_type = std::chrono::steady_clock;
   std::vector<double> rates;
-  auto evs = synthetic::events(n, 200, synthetic_organisations);
+  auto evs = evaluation::synthetic::events(n, 200, synthetic_organisations);
   for (int run = 0; run < runs; ++run) {
     auto dir = std::filesystem::temp_directory_path() / ("engram-bench-store-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);

@@ -18,7 +18,7 @@
 #include "embedding/embedder.hpp"
 #include "reading/name_features.hpp"
 #include "reading/name_tagger.hpp"
-#include "tools/train/names_eval.hpp"
+#include "evaluation/labelled.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -156,8 +156,8 @@ int make_lexicon(const std::string& dict, const std::string& faker, const std::s
 
 /// The tags of each token: B-/I- where a token lies inside a labelled span, O elsewhere.
 /// Counts the spans whose edges fall inside a token in `misaligned`.
-std::vector<std::string> tags_of(const train::labelled_item& it, const std::vector<tagging::token>& tokens,
-                                 std::size_t& misaligned) {
+std::vector<std::string> tags_of(const evaluation::labelled::labelled_item& it,
+                                 const std::vector<tagging::token>& tokens, std::size_t& misaligned) {
   std::vector<std::string> tags(tokens.size(), "O");
   for (const auto& s : it.spans) {
     bool first = true, aligned_begin = false, aligned_end = false;
@@ -179,7 +179,7 @@ int dump_features(const std::string& lexicon_path, std::uint32_t buckets, const 
   if (!lex)
     throw std::runtime_error(lexicon_path + ": not a lexicon");
   std::size_t misaligned = 0, spans = 0;
-  for (const auto& it : train::read_labelled(files)) {
+  for (const auto& it : evaluation::labelled::read_labelled(files)) {
     const auto tokens = tagging::tokenize(it.text);
     std::vector<std::string> words;
     for (const auto& t : tokens)
@@ -204,7 +204,7 @@ int dump_states(const std::string& encoder_path, const std::string& out, const s
     throw std::runtime_error(enc.error());
   std::ofstream rows(out, std::ios::binary), scales(out + ".scale", std::ios::binary);
   std::size_t n = 0;
-  for (const auto& it : train::read_labelled(files)) {
+  for (const auto& it : evaluation::labelled::read_labelled(files)) {
     const auto tokens = tagging::tokenize(it.text);
     std::vector<std::int32_t> ids;
     std::vector<std::pair<std::size_t, std::size_t>> span;
@@ -245,13 +245,13 @@ int run_eval(const std::string& model_path, std::optional<std::int32_t> threshol
   if (auto* err = std::get_if<std::string>(&parsed))
     throw std::runtime_error(model_path + ": " + *err);
   const auto& model = *std::get<std::shared_ptr<const name_tagger>>(parsed);
-  const auto items = train::read_labelled(files);
+  const auto items = evaluation::labelled::read_labelled(files);
   if (sweep) {
     // Thresholds as probabilities 0.01 .. 0.95: typed precision and recall at each.
     json rows = json::array();
     for (int pc : {1, 2, 3, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95}) {
       const auto t = static_cast<std::int32_t>(std::floor(std::log(pc / 100.0) * model.units_per_nat()));
-      const auto s = train::score_names(model, items, t);
+      const auto s = evaluation::labelled::score_names(model, items, t);
       rows.push_back(
           {{"probability", pc / 100.0}, {"threshold", t}, {"p", s.all.p()}, {"r", s.all.r()}, {"f", s.all.f()}});
       if (!as_json)
@@ -261,7 +261,7 @@ int run_eval(const std::string& model_path, std::optional<std::int32_t> threshol
       std::cout << rows.dump() << '\n';
     return 0;
   }
-  const auto s = train::score_names(model, items, threshold.value_or(model.threshold()), errors);
+  const auto s = evaluation::labelled::score_names(model, items, threshold.value_or(model.threshold()), errors);
   if (as_json) {
     json j{{"items", items.size()},
            {"typed", {{"p", s.all.p()}, {"r", s.all.r()}, {"f", s.all.f()}}},

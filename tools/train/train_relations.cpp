@@ -15,7 +15,7 @@
 // Labelled items are the JSON Lines of tools/train/data/GUIDE.md.
 
 #include "reading/relation_classifier.hpp"
-#include "tools/train/names_eval.hpp"
+#include "evaluation/labelled.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -79,7 +79,7 @@ struct labelled_pairs {
   std::set<std::pair<std::string, std::string>> ended;
 };
 
-labelled_pairs pairs_of(const train::labelled_item& it) {
+labelled_pairs pairs_of(const evaluation::labelled::labelled_item& it) {
   labelled_pairs p;
   for (const auto& s : it.spans) {
     p.names.push_back({s.begin, s.end, type_of(s.type)});
@@ -104,7 +104,7 @@ std::string label_of(const labelled_pairs& p, std::size_t i, std::size_t j) {
 
 int dump_features(std::uint32_t buckets, const std::vector<std::string>& files) {
   std::size_t pairs = 0, related = 0;
-  for (const auto& it : train::read_labelled(files)) {
+  for (const auto& it : evaluation::labelled::read_labelled(files)) {
     const auto p = pairs_of(it);
     json rows = json::array();
     for (std::size_t i = 0; i < p.names.size(); ++i)
@@ -127,15 +127,16 @@ int dump_features(std::uint32_t buckets, const std::vector<std::string>& files) 
 }
 
 struct relation_scores {
-  train::counts all;
+  evaluation::labelled::counts all;
   /// Relations found right, and of them those whose end (ended or not) is right too.
   std::size_t ended_checked = 0, ended_right = 0;
-  std::map<std::string, train::counts> by_predicate;
+  std::map<std::string, evaluation::labelled::counts> by_predicate;
   std::vector<std::string> errors;
 };
 
-relation_scores score(const reading::relation_classifier& model, const std::vector<train::labelled_item>& items,
-                      std::int32_t margin, std::size_t errors_wanted) {
+relation_scores score(const reading::relation_classifier& model,
+                      const std::vector<evaluation::labelled::labelled_item>& items, std::int32_t margin,
+                      std::size_t errors_wanted) {
   relation_scores s;
   for (const auto& it : items) {
     const auto p = pairs_of(it);
@@ -190,7 +191,7 @@ int run_eval(const std::string& model_path, std::optional<std::int32_t> margin, 
   if (auto* err = std::get_if<std::string>(&parsed))
     throw std::runtime_error(model_path + ": " + *err);
   const auto& model = *std::get<std::shared_ptr<const reading::relation_classifier>>(parsed);
-  const auto items = train::read_labelled(files);
+  const auto items = evaluation::labelled::read_labelled(files);
   if (sweep) {
     // Margins over "none" in the model's units: precision and recall at each.
     json rows = json::array();

@@ -19,7 +19,7 @@
 #include "reading/extract.hpp"
 #include "reading/sentences.hpp"
 #include "embedding/type_model.hpp"
-#include "tools/bench/evaluation.hpp"
+#include "evaluation/extraction.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

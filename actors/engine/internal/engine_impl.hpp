@@ -116,8 +116,10 @@ struct engine::impl {
   engram::result<void> start_mcp();
   /// store.cluster: engram-log's partition count, the members topic, the standby follower,
   /// the janitor.
+  /// Binds http.listen (served by start_http, once the routes' services exist).
+  engram::result<void> bind_http();
   engram::result<void> join_cluster();
-  engram::result<void> start_http();
+  engram::result<void> start_http(const engine_options& opts);
   /// The engram-log consumer; `opts.replay`: with the replay's gap policy and re-extraction.
   engram::result<void> start_consumer(const engine_options& opts);
   engram::result<void> start_sequencer(ingest::sequencer_options so);

@@ -6,7 +6,7 @@
 #include "dedup/dedup.hpp"
 #include "reading/read.hpp"
 #include "reading/signature.hpp"
-#include "tools/bench/semantic.hpp"
+#include "evaluation/semantic.hpp"
 
 #include <gtest/gtest.h>
 

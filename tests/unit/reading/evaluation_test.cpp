@@ -1,8 +1,8 @@
 // The extractor against the labelled set: the floors of the quality bar. The bench
 // (`engram_bench extraction`) prints the full table.
 #include "embedding/type_model.hpp"
-#include "tools/bench/evaluation.hpp"
-#include "tools/bench/resolution_eval.hpp"
+#include "evaluation/extraction.hpp"
+#include "evaluation/resolution.hpp"
 
 #include <gtest/gtest.h>
 

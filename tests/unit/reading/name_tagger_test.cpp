@@ -5,7 +5,7 @@
 #include "reading/extract.hpp"
 #include "reading/name_tagger.hpp"
 #include "reading/relation_classifier.hpp"
-#include "tools/train/names_eval.hpp"
+#include "evaluation/labelled.hpp"
 
 #include <gtest/gtest.h>
 
@@ -122,10 +122,10 @@ TEST(NameTagger, ReadsTheNamesOfAPlainBusinessSentence) {
 // Hidden checks on text no one here wrote, run on every landing: typed exact spans of the
 // held-out sentences. The floors sit just under what the model measured (docs/extraction.md).
 TEST(NameTagger, HeldOutSentencesMeetTheirFloors) {
-  const auto items = engram::train::read_labelled(held_out_files());
+  const auto items = engram::evaluation::labelled::read_labelled(held_out_files());
   ASSERT_GE(items.size(), 800u);
   const auto& t = *name_tagger::builtin();
-  const auto s = engram::train::score_names(t, items, t.threshold());
+  const auto s = engram::evaluation::labelled::score_names(t, items, t.threshold());
   std::printf("held-out names: %zu items, typed P %.3f R %.3f; chat P %.3f R %.3f\n", items.size(), s.all.p(),
               s.all.r(), s.by_style.at("chat").p(), s.by_style.at("chat").r());
   EXPECT_GE(s.all.p(), 0.87);
@@ -137,15 +137,16 @@ TEST(NameTagger, HeldOutSentencesMeetTheirFloors) {
 // exact spans of its paragraphs, each set on its own.
 TEST(NameTagger, HeldOutMailMeetsItsFloors) {
   const auto& t = *name_tagger::builtin();
-  const auto all =
-      engram::train::score_names(t, engram::train::read_labelled(held_out_files("/existing")), t.threshold());
+  const auto all = engram::evaluation::labelled::score_names(
+      t, engram::evaluation::labelled::read_labelled(held_out_files("/existing")), t.threshold());
   std::printf("held-out mail: typed P %.3f R %.3f; chat P %.3f R %.3f\n", all.all.p(), all.all.r(),
               all.by_style.at("chat").p(), all.by_style.at("chat").r());
   EXPECT_GE(all.all.p(), 0.85);
   EXPECT_GE(all.all.r(), 0.88);
   EXPECT_GE(all.by_style.at("chat").r(), 0.79);
   for (const auto& file : held_out_files("/existing")) {
-    const auto s = engram::train::score_names(t, engram::train::read_labelled({file}), t.threshold());
+    const auto s = engram::evaluation::labelled::score_names(t, engram::evaluation::labelled::read_labelled({file}),
+                                                             t.threshold());
     std::printf("  %s: typed P %.3f R %.3f\n", std::filesystem::path(file).filename().c_str(), s.all.p(), s.all.r());
     EXPECT_GE(s.all.p(), 0.84) << file;
     EXPECT_GE(s.all.r(), 0.86) << file;
@@ -157,7 +158,7 @@ TEST(NameTagger, GivesTheSameSpansAndScoresOnEveryMachine) {
   const auto& t = *name_tagger::builtin();
   std::uint64_t h = tagging::fnv1a("");
   std::size_t spans = 0;
-  for (const auto& it : engram::train::read_labelled(held_out_files()))
+  for (const auto& it : engram::evaluation::labelled::read_labelled(held_out_files()))
     for (const auto& sp : t.tag(it.text, std::numeric_limits<std::int32_t>::min())) {
       const auto row = it.id + ":" + std::to_string(sp.begin) + "-" + std::to_string(sp.end) + ":" +
                        std::to_string(static_cast<int>(sp.type)) + ":" + std::to_string(sp.score) + ";";

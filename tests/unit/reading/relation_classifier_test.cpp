@@ -1,7 +1,7 @@
 // The relation classifier (reading/relation_classifier.hpp): what it reads, that it reads alike
 // on every machine, and that a file that is not a model is refused with the reason.
 #include "reading/relation_classifier.hpp"
-#include "tools/train/names_eval.hpp"
+#include "evaluation/labelled.hpp"
 
 #include <gtest/gtest.h>
 
@@ -61,7 +61,7 @@ TEST(RelationClassifier, ReadsTheSameRelationsAndLeadsOnEveryMachine) {
   const auto& model = *relation_classifier::builtin();
   std::uint64_t h = tagging::fnv1a("");
   std::size_t n = 0;
-  for (const auto& it : engram::train::read_labelled(files)) {
+  for (const auto& it : engram::evaluation::labelled::read_labelled(files)) {
     std::vector<typed_name> names;
     for (const auto& s : it.spans)
       names.push_back({s.begin, s.end,

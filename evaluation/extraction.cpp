@@ -1,4 +1,4 @@
-#include "tools/bench/evaluation.hpp"
+#include "evaluation/extraction.hpp"
 
 #include "base/names.hpp"
 #include "reading/extract.hpp"

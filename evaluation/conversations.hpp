@@ -10,12 +10,14 @@
 // Dates: each conversation is moved by whole weeks (weekdays keep their meaning) so that it
 // ends in the week before the run (questions are asked at its end; decay runs on the wall clock).
 
+#include "config/config.hpp"
+
 #include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
 
-namespace engram::bench {
+namespace engram::evaluation {
 
 struct conversation_figures {
   /// Ranks recall is counted at: 1, 5 and 10.
@@ -31,9 +33,12 @@ struct conversation_figures {
   std::size_t messages = 0, conversations = 0;
 };
 
-/// Runs one set (the .json files of `dir`); prints its table under `label`. `query_head` is the
-/// engine's recall.query_head ("builtin", "none" or a head file).
+/// Runs one set (the .json files of `dir`) on an engine with the settings of `engine` (its
+/// reading, recall and encoder: recall.query_head is "builtin", "none" or a head file) over a
+/// broker and a store of the run's own (a broker in this process; a store in a temporary
+/// directory, removed after), and prints its table under `label`. Throws std::runtime_error
+/// when the engine does not start, apply the conversations or answer.
 conversation_figures recall_conversations(const std::string& dir, const std::string& label,
-                                          const std::string& model_path, const std::string& query_head = "builtin");
+                                          config::engram_config engine);
 
-}  // namespace engram::bench
+}  // namespace engram::evaluation

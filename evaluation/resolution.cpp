@@ -1,4 +1,4 @@
-#include "tools/bench/resolution_eval.hpp"
+#include "evaluation/resolution.hpp"
 
 #include "base/text.hpp"
 #include "knowledge/entry.hpp"

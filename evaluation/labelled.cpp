@@ -1,4 +1,4 @@
-#include "tools/train/names_eval.hpp"
+#include "evaluation/labelled.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
-namespace engram::train {
+namespace engram::evaluation::labelled {
 
 namespace {
 
@@ -116,4 +116,4 @@ name_scores score_names(const reading::name_tagger& tagger, const std::vector<la
   return s;
 }
 
-}  // namespace engram::train
+}  // namespace engram::evaluation::labelled

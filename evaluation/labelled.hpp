@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace engram::train {
+namespace engram::evaluation::labelled {
 
 struct gold_span {
   std::size_t begin, end;  // bytes of the plain text
@@ -57,4 +57,4 @@ struct name_scores {
 [[nodiscard]] name_scores score_names(const reading::name_tagger& tagger, const std::vector<labelled_item>& items,
                                       std::int32_t threshold, std::size_t errors_wanted = 0);
 
-}  // namespace engram::train
+}  // namespace engram::evaluation::labelled

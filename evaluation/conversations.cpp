@@ -1,4 +1,4 @@
-#include "tools/bench/conversations_bench.hpp"
+#include "evaluation/conversations.hpp"
 
 #include "actors/engine/engine.hpp"
 #include "reading/signature.hpp"
@@ -9,8 +9,6 @@
 #include "schemas/knowledge.hpp"
 #include "schemas/time.hpp"
 #include "storage/graph_store.hpp"
-#include "tools/bench/bench_support.hpp"
-#include "tools/bench/pipeline_bench.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,11 +22,20 @@
 #include <thread>
 #include <unistd.h>
 
-namespace engram::bench {
+namespace engram::evaluation {
 
 namespace {
 
 using json = nlohmann::json;
+
+/// The value of `r`; the measurement cannot go on without it.
+template <class T>
+T or_throw(engram::result<T> r) {
+  if (!r)
+    throw std::runtime_error(r.error());
+  return std::move(*r);
+}
+
 constexpr std::int64_t day_ms = 86400000, week_ms = 7 * day_ms;
 constexpr std::size_t k = 10;
 
@@ -259,16 +266,20 @@ void print_figures(const conversation_figures& f, const std::string& label, doub
 
 }  // namespace
 
-conversation_figures recall_conversations(const std::string& dir, const std::string& label,
-                                          const std::string& model_path, const std::string& query_head) {
+conversation_figures recall_conversations(const std::string& dir, const std::string& label, config::engram_config cfg) {
   const auto convs = read_conversations(dir);
 
-  auto broker = test_broker(4);
-  const auto store_dir = std::filesystem::temp_directory_path() /
-                         ("engram-bench-conversations-" + std::to_string(::getpid()) + "-" + label);
-  auto cfg = engine_config(broker->bootstrap(), store_dir.string(), model_path);
+  auto broker = or_throw(ingest::embedded_broker::start(
+      {"inbound-messages", "engram-log", "engram-reminders", "engram-dlq", "engram-keys"}, 4));
+  const auto store_dir =
+      std::filesystem::temp_directory_path() / ("engram-conversations-" + std::to_string(::getpid()) + "-" + label);
+  std::filesystem::remove_all(store_dir);
+  cfg.kafka.brokers = broker->bootstrap();
+  cfg.storage.path = store_dir.string();
+  cfg.samples.load = false;
+  cfg.http.listen = "127.0.0.1:0";
   cfg.extraction.bulk = "skip";  // the default: chat is read as person mail
-  cfg.recall.query_head = query_head;
+  const auto query_head = cfg.recall.query_head;
   std::map<std::string, std::string> token_of;
   for (const auto& c : convs) {
     const auto org = "conv-" + c.id;
@@ -363,4 +374,4 @@ conversation_figures recall_conversations(const std::string& dir, const std::str
   return f;
 }
 
-}  // namespace engram::bench
+}  // namespace engram::evaluation

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace engram::synthetic {
+namespace engram::evaluation::synthetic {
 
 /// `n` valid inbound events as JSON lines, spread round-robin over `organizations`
 /// (ids "org-0".. unless `names` is given), with threads, contacts and bodies of about
@@ -22,4 +22,4 @@ std::vector<std::string> dense_events(std::size_t n, const std::vector<std::stri
 /// The organizationId of a JSON event.
 std::string organization_of(const std::string& event_json);
 
-}  // namespace engram::synthetic
+}  // namespace engram::evaluation::synthetic

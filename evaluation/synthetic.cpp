@@ -1,11 +1,11 @@
-#include "tools/bench/synthetic.hpp"
+#include "evaluation/synthetic.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cstdio>
 
-namespace engram::synthetic {
+namespace engram::evaluation::synthetic {
 
 using json = nlohmann::json;
 
@@ -104,4 +104,4 @@ std::string organization_of(const std::string& event_json) {
   return json::parse(event_json)["organizationId"].get<std::string>();
 }
 
-}  // namespace engram::synthetic
+}  // namespace engram::evaluation::synthetic

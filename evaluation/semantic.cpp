@@ -1,4 +1,4 @@
-#include "tools/bench/semantic.hpp"
+#include "evaluation/semantic.hpp"
 #include "dedup/dedup.hpp"
 
 #include "reading/read.hpp"
