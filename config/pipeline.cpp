@@ -81,6 +81,7 @@ void read_store(const YAML::Node& n, const std::string& key, store_config& out) 
            [&](auto& v, auto& k) { out.standby_replicas = static_cast<std::uint32_t>(as_uint(v, k, 0, 16)); }},
           {"drop_after_ms",
            [&](auto& v, auto& k) { out.drop_after_ms = static_cast<std::uint32_t>(as_uint(v, k, 0, 86400000)); }},
+          {"appliers", [&](auto& v, auto& k) { out.appliers = static_cast<std::uint32_t>(as_uint(v, k, 1, 64)); }},
       });
 }
 

@@ -61,6 +61,10 @@ struct store_config {
   /// followed, only once the member has joined the group; longer than a rebalance takes.
   /// 0: never dropped. Default: 300,000 ms.
   std::uint32_t drop_after_ms = 300000;
+  /// How many store appliers apply engram-log at once (1 to 64): partition p goes to applier
+  /// p mod appliers, each applies its partitions' records in order, one at a time. The same
+  /// log gives the same store whatever the number. Default: 1.
+  std::uint32_t appliers = 1;
   /// The member's name: member_name, else advertised_url.
   [[nodiscard]] std::string name() const { return member_name.empty() ? advertised_url : member_name; }
 };

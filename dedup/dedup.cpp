@@ -257,6 +257,8 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
 }
 
 engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
+  std::lock_guard saving(save_mutex_);  // one writer of the snapshot files
+  std::shared_lock lock(mutex_);        // no index changes while they are written
   if (poisoned_)
     return engram::fail("the index holds vectors the store failed to write; not saved (it is rebuilt at start)");
   std::error_code ec;
@@ -378,9 +380,14 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     const entry_match match{*store_, overlay, org, f};
     match_title(match, knowledge::values_key(en), r);
     if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
-      auto it = orgs_.find(org);
-      if (it != orgs_.end())
-        match_neighbours(match, *it->second->index, it->second->ids, opts_, en.embedding, r, near[i]);
+      const org_index* own = nullptr;
+      {
+        std::shared_lock lock(mutex_);  // another organisation's index may be added meanwhile
+        if (auto it = orgs_.find(org); it != orgs_.end())
+          own = it->second.get();
+      }
+      if (own)  // only this thread changes it
+        match_neighbours(match, *own->index, own->ids, opts_, en.embedding, r, near[i]);
     }
     if (r.outcome == schemas::save_outcome::merged) {
       near[i].clear();

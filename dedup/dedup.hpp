@@ -18,10 +18,12 @@
 #include "storage/graph_store.hpp"
 #include "storage/vector_index.hpp"
 
+#include <atomic>
 #include <map>
 #include <shared_mutex>
 #include <span>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -102,9 +104,13 @@ private:
   std::map<std::string, std::unique_ptr<org_index>> orgs_;
   /// Where open() looked for snapshots ("" : none).
   std::string snapshot_dir_;
-  bool poisoned_ = false;
-  /// Readers (nearest) share it; resolve and open take it alone while they change indexes.
+  std::atomic<bool> poisoned_{false};
+  /// Readers (nearest, save, resolve's look-up) share it; resolve and open take it alone while
+  /// they change indexes. Each organisation's index has one writer (the applier of its
+  /// partition), so resolve searches its own organisation's index without it.
   mutable std::shared_mutex mutex_;
+  /// Held by save(): two appliers' forgets never write the snapshot files at once.
+  mutable std::mutex save_mutex_;
 };
 
 /// True when two signatures name the same numbers, dates, amounts and entities.

@@ -9,7 +9,7 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
   const auto& org = s.organization_id;
   apply_outcome result = apply_outcome::applied;
   bool first = false;
-  if (auto e = mark_seen(tx, key(meta_tag::seen_save, org, s.event_id), pos.topic, &first); e != errc::ok)
+  if (auto e = mark_seen(tx, key(meta_tag::seen_save, org, s.event_id), pos, &first); e != errc::ok)
     return e;
   if (!first) {
     result = apply_outcome::duplicate;

@@ -11,7 +11,7 @@ errc kv_graph_store::apply_once(const log_position& pos, const std::string& org,
   apply_outcome how = apply_outcome::applied;
   const auto seen = key(meta_tag::seen, org, event_id);
   bool first = false;
-  if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
+  if (auto e = mark_seen(tx, seen, pos, &first); e != errc::ok)
     return e;
   if (!first) {
     how = apply_outcome::duplicate;
@@ -59,7 +59,7 @@ errc kv_graph_store::apply_command(const log_position& pos, const schemas::knowl
   // What a forget deleted leaves the disk before it is answered: the organisation's ranges of
   // every family are compacted (RocksDB keeps deleted values in older files until then); in a
   // rebuild, once at its end.
-  if (e == errc::ok && c.op == schemas::command_op::forget && r.error.empty() && !rebuild_ &&
+  if (e == errc::ok && c.op == schemas::command_op::forget && r.error.empty() && !rebuilding(org) &&
       (!outcome || *outcome == apply_outcome::applied))
     e = compact_organization(org);
   if (e == errc::ok && result)
@@ -194,12 +194,10 @@ errc kv_graph_store::reminder_sent(write_txn& tx, const schemas::knowledge_comma
   (void)r;
   const auto& org = c.organization_id;
   if (c.reminder_offset >= 0) {
-    const auto mark = key(meta_tag::reminder_offset, encode_u32(static_cast<std::uint32_t>(c.reminder_partition)));
-    std::uint64_t have = 0;
-    if (auto v = kv_->get(cf_meta, mark))
-      have = decode_u64(*v);
-    if (static_cast<std::uint64_t>(c.reminder_offset + 1) > have)
-      tx.batch.put(cf_meta, mark, encode_u64(static_cast<std::uint64_t>(c.reminder_offset + 1)));
+    const auto partition = static_cast<std::uint32_t>(c.reminder_partition);
+    const auto next = static_cast<std::uint64_t>(c.reminder_offset + 1);
+    if (!tx.reminder_mark || tx.reminder_mark->first != partition || tx.reminder_mark->second < next)
+      tx.reminder_mark = {partition, next};
   }
   stored_entry* doc = nullptr;
   if (auto e = load_entry(tx, org, c.id, &doc); e != errc::ok)

@@ -15,12 +15,12 @@ errc kv_graph_store::apply(const log_position& pos, const schemas::inbound_messa
   m = redacted(m, without_forgotten);
   if (!m) {
     result = apply_outcome::skipped;
-    if (auto e = bump(tx, key(meta_tag::skipped, pos.topic), 1); e != errc::ok)
+    if (auto e = bump(tx, redelivery_key(meta_tag::skipped, pos), 1); e != errc::ok)
       return e;
   } else {
     tx.org = m->organization_id;
     bool first = false;
-    if (auto e = mark_seen(tx, key(meta_tag::seen, m->organization_id, m->event_id), pos.topic, &first); e != errc::ok)
+    if (auto e = mark_seen(tx, key(meta_tag::seen, m->organization_id, m->event_id), pos, &first); e != errc::ok)
       return e;
     if (!first) {
       result = apply_outcome::duplicate;

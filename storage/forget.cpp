@@ -259,7 +259,7 @@ errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowl
     tx.org = org;
     const auto seen = key(meta_tag::seen, org, c.event_id);
     bool first = false;
-    if (auto e = mark_seen(tx, seen, pos.topic, &first); e != errc::ok)
+    if (auto e = mark_seen(tx, seen, pos, &first); e != errc::ok)
       return e;
     if (!first) {
       put_offset(tx, pos);
@@ -287,7 +287,6 @@ errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowl
     return e;
   // What every forget of messages so far recorded (each undone where the log passes it).
   rebuild_filter f;
-  f.org = org;
   {
     const auto prefix = key(meta_tag::forgotten_message, org, "");
     auto it = kv_->iterate(cf_meta);
@@ -303,21 +302,38 @@ errc kv_graph_store::begin_rebuild(const log_position& pos, const schemas::knowl
         f.people[parts[0]].emplace(parts[1], it->value());
     }
   }
-  rebuild_ = std::move(f);
+  {
+    std::lock_guard lock(rebuilds_mutex_);
+    rebuilds_[org] = std::move(f);
+  }
   *outcome = apply_outcome::applied;
   *rebuild = true;
   return errc::ok;
 }
 
-bool kv_graph_store::rebuild_skips(const std::string& event_id) const {
-  return rebuild_ && rebuild_->events.count(event_id);
+const kv_graph_store::rebuild_filter* kv_graph_store::rebuild_of(const std::string& org) const {
+  std::lock_guard lock(rebuilds_mutex_);
+  auto it = rebuilds_.find(org);
+  return it == rebuilds_.end() ? nullptr : &it->second;
+}
+
+kv_graph_store::rebuild_filter* kv_graph_store::rebuild_of(const std::string& org) {
+  std::lock_guard lock(rebuilds_mutex_);
+  auto it = rebuilds_.find(org);
+  return it == rebuilds_.end() ? nullptr : &it->second;
+}
+
+bool kv_graph_store::rebuild_skips(const std::string& org, const std::string& event_id) const {
+  const auto* f = rebuild_of(org);
+  return f && f->events.count(event_id);
 }
 
 errc kv_graph_store::rebuild_passed(const schemas::knowledge_command& earlier) {
-  if (!rebuild_ || earlier.organization_id != rebuild_->org)
+  auto* f = rebuild_of(earlier.organization_id);
+  if (!f)
     return errc::ok;
-  std::erase_if(rebuild_->events, [&](const auto& kv) { return kv.second == earlier.event_id; });
-  for (auto& [_, values] : rebuild_->people)
+  std::erase_if(f->events, [&](const auto& kv) { return kv.second == earlier.event_id; });
+  for (auto& [_, values] : f->people)
     std::erase_if(values, [&](const auto& kv) { return kv.second == earlier.event_id; });
   write_txn tx;  // it was applied: a redelivery of it is a duplicate
   tx.org = earlier.organization_id;
@@ -334,7 +350,10 @@ errc kv_graph_store::finish_rebuild(const log_position& pos, const schemas::know
     if (p.is_object())
       before = p.value("before", nlohmann::json::object());
   }
-  rebuild_.reset();
+  {
+    std::lock_guard lock(rebuilds_mutex_);
+    rebuilds_.erase(org);
+  }
   write_txn tx;
   tx.org = org;
   tx.batch.put(cf_meta, key(meta_tag::seen, org, c.event_id), "");
@@ -353,9 +372,10 @@ errc kv_graph_store::finish_rebuild(const log_position& pos, const schemas::know
 
 const schemas::inbound_message* kv_graph_store::redacted(const schemas::inbound_message* m,
                                                          std::optional<schemas::inbound_message>& copy) const {
-  if (!rebuild_ || !m || m->organization_id != rebuild_->org || rebuild_->people.empty())
+  const auto* f = m ? rebuild_of(m->organization_id) : nullptr;
+  if (!f || f->people.empty())
     return m;
-  const auto& people = rebuild_->people;
+  const auto& people = f->people;
   const auto& org = m->organization_id;
   auto has = [&](const char* kind, const std::string& v) {
     auto it = people.find(kind);
@@ -373,11 +393,12 @@ const schemas::inbound_message* kv_graph_store::redacted(const schemas::inbound_
 }
 
 bool kv_graph_store::forgotten_mention(const std::string& org, const schemas::entity_mention& m) const {
-  if (!rebuild_ || org != rebuild_->org || rebuild_->people.empty())
+  const auto* f = rebuild_of(org);
+  if (!f || f->people.empty())
     return false;
   auto has = [&](const char* kind, const std::string& v) {
-    auto it = rebuild_->people.find(kind);
-    return it != rebuild_->people.end() && it->second.count(person_key(org, kind, v));
+    auto it = f->people.find(kind);
+    return it != f->people.end() && it->second.count(person_key(org, kind, v));
   };
   return has("name", normalise_name(m.value)) || (!m.address.empty() && has("address", lower_ascii(m.address)));
 }

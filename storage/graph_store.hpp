@@ -490,10 +490,12 @@ public:
   /// true): its in-memory indexes go too, and the caller drops its vector index.
   [[nodiscard]] virtual errc begin_rebuild(const log_position& pos, const schemas::knowledge_command& c,
                                            command_result* result, apply_outcome* outcome, bool* rebuild) = 0;
-  /// A rebuild is under way (between begin_rebuild and finish_rebuild).
-  [[nodiscard]] virtual bool rebuilding() const = 0;
-  /// During a rebuild: the record `event_id` is one the forgets recorded so far leave out.
-  [[nodiscard]] virtual bool rebuild_skips(const std::string& event_id) const = 0;
+  /// A rebuild of the organisation is under way (between begin_rebuild and finish_rebuild).
+  /// Each organisation's rebuild is its own: others are applied meanwhile as ever.
+  [[nodiscard]] virtual bool rebuilding(const std::string& org) const = 0;
+  /// During the organisation's rebuild: the record `event_id` is one the forgets recorded so
+  /// far leave out.
+  [[nodiscard]] virtual bool rebuild_skips(const std::string& org, const std::string& event_id) const = 0;
   /// During a rebuild: an earlier forget of messages met in the log; what it recorded is left
   /// out of the records before it only (a message arriving after a forget is applied).
   [[nodiscard]] virtual errc rebuild_passed(const schemas::knowledge_command& earlier) = 0;

@@ -78,6 +78,8 @@ public:
   std::unique_ptr<kv_snapshot> snapshot() const override { return std::make_unique<memory_snapshot>(version()); }
 
   errc write(const kv_batch& batch) override {
+    // One writer at a time: a batch builds on the version the one before it made.
+    std::lock_guard writing(write_mutex_);
     tables next = version();
     std::array<std::shared_ptr<table>, cf_count> copies;
     for (const auto& op : batch.ops()) {
@@ -112,6 +114,7 @@ private:
   }
 
   mutable std::mutex mutex_;
+  std::mutex write_mutex_;
   tables current_;
   std::string identity_;
 };

@@ -203,15 +203,22 @@ errc kv_graph_store::init_layout() {
   return *v == layout_version ? errc::ok : errc::invalid_argument;
 }
 
-/// Adds `delta` to a u64 counter in meta. The store has one writer, so counters are
-/// cached once read; the new value reaches the cache only when its batch is written.
+/// Adds `delta` to a u64 counter in meta. Each counter has one writer (the applier of the
+/// partition its organisation or position is on), so counters are cached once read; the new
+/// value reaches the cache only when its batch is written.
 errc kv_graph_store::bump(write_txn& tx, const std::string& k, std::uint64_t delta) {
   auto pending = tx.counters.find(k);
   std::uint64_t current = 0;
+  std::optional<std::uint64_t> cached;
+  if (pending == tx.counters.end()) {
+    std::lock_guard lock(counters_mutex_);
+    if (auto it = counters_.find(k); it != counters_.end())
+      cached = it->second;
+  }
   if (pending != tx.counters.end()) {
     current = pending->second;
-  } else if (auto cached = counters_.find(k); cached != counters_.end()) {
-    current = cached->second;
+  } else if (cached) {
+    current = *cached;
   } else {
     auto v = kv_->get(cf_meta, k);
     if (!v && v.error() != errc::not_found)
@@ -237,12 +244,12 @@ errc kv_graph_store::set_counter(write_txn& tx, const std::string& k, std::uint6
 }
 
 /// An eventId's first application marks it seen (`seen`, a meta key) in the transaction; a
-/// later one counts a duplicate delivered from `topic`. `first` says which.
-errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std::string& topic, bool* first) {
+/// later one counts a duplicate delivered at `pos`'s partition. `first` says which.
+errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const log_position& pos, bool* first) {
   auto v = kv_->get(cf_meta, seen);
   *first = !v && v.error() == errc::not_found;
   if (v)
-    return bump(tx, key(meta_tag::duplicates, topic), 1);
+    return bump(tx, redelivery_key(meta_tag::duplicates, pos), 1);
   if (!*first)
     return v.error();
   tx.batch.put(cf_meta, seen, "");
@@ -251,17 +258,36 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const std
 
 /// Writes the batch; on success the counters it changed enter the cache.
 errc kv_graph_store::commit(write_txn& tx) {
+  std::unique_lock<std::mutex> marking;
+  if (tx.reminder_mark) {
+    marking = std::unique_lock(reminder_mark_mutex_);
+    const auto mark = key(meta_tag::reminder_offset, encode_u32(tx.reminder_mark->first));
+    std::uint64_t have = 0;
+    if (auto v = kv_->get(cf_meta, mark))
+      have = decode_u64(*v);
+    if (tx.reminder_mark->second > have)
+      tx.batch.put(cf_meta, mark, encode_u64(tx.reminder_mark->second));
+    tx.reminder_mark.reset();
+  }
   auto e = kv_->write(tx.batch);
+  if (marking)
+    marking.unlock();
   if (e == errc::ok && tx.dropped_org) {
     const auto counters = key(meta_tag::counter, tx.org, "");
-    std::erase_if(counters_, [&](const auto& kv) { return kv.first.starts_with(counters); });
+    {
+      std::lock_guard lock(counters_mutex_);
+      std::erase_if(counters_, [&](const auto& kv) { return kv.first.starts_with(counters); });
+    }
     text_.drop(tx.org);
     drop_passage_indexes(tx.org, tx.dropped_passages);
     entities_.drop(tx.org);
   }
   if (e == errc::ok) {
-    for (auto& [k, v] : tx.counters)
-      counters_[k] = v;
+    {
+      std::lock_guard lock(counters_mutex_);
+      for (auto& [k, v] : tx.counters)
+        counters_[k] = v;
+    }
     for (const auto& c : tx.text)
       c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
     index_passages(tx);

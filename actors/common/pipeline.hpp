@@ -2,8 +2,9 @@
 // The message that flows from the engram-log consumer to the store (where dedup and
 // contradiction run just before each record is applied), and the handle the store shares.
 //
-// Order: CAF delivers messages between two actors in the order they were sent, and the store
-// handles one batch at a time, so per-partition order of engram-log holds end to end.
+// Order: CAF delivers messages between two actors in the order they were sent, each applier
+// handles one batch at a time, and every record of a partition goes to the same applier
+// (store_router), so per-partition order of engram-log holds end to end.
 
 #include "schemas/log_record.hpp"
 #include "storage/graph_store.hpp"
@@ -16,6 +17,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,15 +59,51 @@ struct partition_drop {
   std::function<bool()> still_gone;
 };
 
+/// The parts of one batch that several appliers apply (each its partitions' records): the
+/// batch's promise is fulfilled once the last part reports, with the parts' counts summed and
+/// the first error met kept.
+class batch_join {
+public:
+  batch_join(std::shared_ptr<std::promise<batch_result>> done, std::size_t parts)
+      : done_(std::move(done)), remaining_(parts) {}
+  void report(const batch_result& r) {
+    std::lock_guard lock(mutex_);
+    if (merged_.error == storage::errc::ok)
+      merged_.error = r.error;
+    merged_.done += r.done;
+    merged_.applied += r.applied;
+    merged_.duplicates += r.duplicates;
+    merged_.skipped += r.skipped;
+    if (--remaining_ == 0)
+      done_->set_value(merged_);
+  }
+
+private:
+  std::shared_ptr<std::promise<batch_result>> done_;
+  std::mutex mutex_;
+  std::size_t remaining_;
+  batch_result merged_;
+};
+
 /// A batch of consecutive engram-log records. The store fulfils `done` once every record
 /// is durable (or at the first failure). With `drop` set, no records: the store drops that
 /// partition's state instead (`done` counts the organisations dropped; `skipped` is 1 when
-/// the partition was no longer gone).
+/// the partition was no longer gone). With `join` set, it is one applier's part of a batch:
+/// the part reports there instead (complete()).
 struct event_batch {
   std::vector<log_record> records;
   std::shared_ptr<std::promise<batch_result>> done;
   std::optional<partition_drop> drop = std::nullopt;
+  std::shared_ptr<batch_join> join = nullptr;
 };
+
+/// Fulfils the batch with `r`: its promise, or its part of a joined batch.
+inline void complete(event_batch& b, const batch_result& r) {
+  if (b.join)
+    b.join->report(r);
+  else
+    b.done->set_value(r);
+}
 
 }  // namespace engram::actors
 

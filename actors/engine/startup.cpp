@@ -4,6 +4,7 @@
 #include "actors/ingest/log_source.hpp"
 #include "actors/ingest/members.hpp"
 #include "actors/ingest/topics.hpp"
+#include "actors/store/store_router.hpp"
 #include "logging/log.hpp"
 #include "schemas/tools.hpp"
 
@@ -248,16 +249,33 @@ engram::result<void> engine::impl::start_store_actor(const engine_options& opts)
 
   caf_cfg.set("scheduler.max-threads", std::size_t{2});
   sys = std::make_unique<caf::actor_system>(caf_cfg);
-  // RocksDB writes block: the store gets its own thread. Dedup and contradiction run in it,
-  // just before each record is applied, so every decision sees every earlier record.
-  store_actor = sys->spawn<caf::detached>(actors::store_writer, store, resolve, &metrics, &status, &notifier);
+  // RocksDB writes block: each applier gets its own thread. Dedup and contradiction run in
+  // it, just before each record is applied, so every decision sees every earlier record of
+  // its organisation. Several appliers sit behind a router that gives each its partitions.
+  auto applier = [&] {
+    return sys->spawn<caf::detached>(actors::store_writer, store, resolve, &metrics, &status, &notifier);
+  };
+  if (cfg.store.appliers <= 1) {
+    store_actor = applier();
+  } else {
+    for (std::uint32_t i = 0; i < cfg.store.appliers; ++i)
+      appliers.push_back(applier());
+    store_actor = sys->spawn(actors::store_router, appliers);
+  }
+  logging::get(logging::module::engine).info("store: {} applier(s)", std::max<std::uint32_t>(1, cfg.store.appliers));
   // Every handle to an actor is gone before the actor system joins its detached threads
-  // (the parts started later, which hold the store actor's, are released first).
-  started.add("store actor", {}, [this] {
+  // (the parts started later, which hold the store actor's, are released first). Then, no
+  // applier running, the vector index snapshots are written once.
+  started.add("store actors", {}, [this] {
     if (store_actor)
       caf::anon_send_exit(store_actor, caf::exit_reason::user_shutdown);
     store_actor = nullptr;
+    for (auto& a : appliers)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    appliers.clear();
     sys.reset();
+    if (resolve)
+      actors::save_snapshots_at_stop(*resolve);
   });
   return {};
 }

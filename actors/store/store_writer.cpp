@@ -20,11 +20,11 @@ namespace {
 spdlog::logger& logger() { return logging::get(logging::module::store); }
 }  // namespace
 
-store_writer_state::~store_writer_state() {
-  if (!resolve || !resolve->dedup || resolve->snapshot_dir.empty())
+void save_snapshots_at_stop(const resolver& r) {
+  if (!r.dedup || r.snapshot_dir.empty())
     return;
-  if (auto saved = resolve->dedup->save(resolve->snapshot_dir))
-    logger().info("vector index snapshots written to {}", resolve->snapshot_dir);
+  if (auto saved = r.dedup->save(r.snapshot_dir))
+    logger().info("vector index snapshots written to {}", r.snapshot_dir);
   else
     logger().warn("vector index snapshots not written: {}", saved.error());
 }
@@ -203,7 +203,7 @@ storage::errc forget_messages(storage::graph_store& store, resolver* r, const st
     if (const auto* g = std::get_if<schemas::knowledge_command>(&p);
         g && g->op == schemas::command_op::forget && schemas::forgets_messages(g->what))
       return store.rebuild_passed(*g);
-    if (store.rebuild_skips(schemas::event_id_of(p))) {
+    if (store.rebuild_skips(org, schemas::event_id_of(p))) {
       ++left_out;
       return storage::errc::ok;
     }
@@ -278,7 +278,7 @@ struct record_handler {
     const bool forget = c.op == schemas::command_op::forget;
     // A retention forget leaves the entries and their vectors: no snapshot to write.
     if (forget && c.what != schemas::retention_kind && *outcome == storage::apply_outcome::applied &&
-        cr.error.empty() && !store.rebuilding()) {
+        cr.error.empty() && !store.rebuilding(c.organization_id)) {
       save_snapshots(r);
       if (cr.organization_forgotten && r && r->shred)
         r->shred(c.organization_id, {});
@@ -387,7 +387,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
       [self](event_batch& batch) {
         auto& st = self->state;
         if (batch.drop)
-          return batch.done->set_value(drop_partition(st, *batch.drop));
+          return complete(batch, drop_partition(st, *batch.drop));
         batch_result r;
         for (const auto& rec : batch.records) {
           if (apply_delay().count() > 0)
@@ -414,7 +414,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
         auto now = std::chrono::steady_clock::now();
         for (std::size_t i = 0; i < r.done; ++i)
           st.counters->observe_apply_latency(std::chrono::duration<double>(now - batch.records[i].received_at).count());
-        batch.done->set_value(r);
+        complete(batch, r);
       },
   };
 }

@@ -1,9 +1,14 @@
 #pragma once
-// The store stage: the only actor that writes the graph store. For each record of a batch,
-// in order: dedup and contradiction decide what the record's entries are (against the
-// store with every earlier record applied: the same decisions live, after a restart and in
-// a replay), then the store applies the record in its own WriteBatch (mutations, decisions
-// and offset advance). Then the batch's promise is fulfilled. Spawn it detached: RocksDB
+// A store applier: the actor that writes the graph store for the engram-log partitions given
+// to it (store.appliers of them run, partition p on applier p mod appliers: store_router).
+// For each record of a batch, in order: dedup and contradiction decide what the record's
+// entries are (against the store with every earlier record of its organisation applied: the
+// same decisions live, after a restart and in a replay), then the store applies the record in
+// its own WriteBatch (mutations, decisions and offset advance). Then the batch is complete
+// (its promise, or its part of a joined batch). Every organisation is on one partition, so
+// its records are applied by one applier, one at a time; what appliers share (the store's
+// in-memory indexes and caches, dedup's indexes) is safe to share and holds nothing whose
+// value depends on how two organisations' records interleave. Spawn it detached: RocksDB
 // writes block.
 
 #include "services/metrics.hpp"
@@ -37,7 +42,6 @@ struct resolver {
 
 struct store_writer_state {
   static inline const char* name = "store";
-  ~store_writer_state();
   std::shared_ptr<storage::graph_store> store;
   std::shared_ptr<resolver> resolve;
   services::metrics* counters = nullptr;
@@ -51,6 +55,10 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
                                         services::metrics* m, ingest_status* status,
                                         services::apply_notifier* notifier);
+
+/// Writes every organisation's vector index snapshot (resolver::snapshot_dir), once no
+/// applier runs any more (engramd's stop): the next start loads them instead of rebuilding.
+void save_snapshots_at_stop(const resolver& r);
 
 /// Resolves (when `r` is given) and applies one record: a message or save through dedup
 /// and contradiction, a branch save into its branch, a knowledge command (a merge applies

@@ -26,6 +26,9 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -43,6 +46,13 @@ struct write_txn;
 /// One event's writes: the WriteBatch and what it has changed so far, so that the event's
 /// later steps read its own writes (entities, names, entries, counters). Made fresh for
 /// each apply and committed once; nothing of it outlives the apply.
+/// The meta row counting duplicates (meta_tag::duplicates) or skipped records
+/// (meta_tag::skipped) delivered at `pos`'s partition: one row a partition, so the applier of a
+/// partition is its only writer.
+inline std::string redelivery_key(const char* tag, const log_position& pos) {
+  return key(tag, pos.topic, encode_u32(static_cast<std::uint32_t>(pos.partition)));
+}
+
 struct write_txn {
   /// The organisation of the event being applied (every write is under it).
   std::string org;
@@ -88,6 +98,10 @@ struct write_txn {
   /// its passages leave the store's count).
   bool dropped_org = false;
   std::uint64_t dropped_passages = 0;
+  /// The engram-reminders partition and the next offset a sent reminder records: written by
+  /// commit() as the highest of it and the stored mark (the row is shared by every
+  /// organisation whose reminders went to that partition).
+  std::optional<std::pair<std::uint32_t, std::uint64_t>> reminder_mark;
 };
 
 /// A key's parts (split at '\0').
@@ -203,8 +217,8 @@ public:
                      apply_outcome* outcome, bool* rebuild) override;
   forget_targets find_forget_targets(const std::string& org, const std::string& what,
                                      const std::string& id) const override;
-  bool rebuilding() const override { return rebuild_.has_value(); }
-  bool rebuild_skips(const std::string& event_id) const override;
+  bool rebuilding(const std::string& org) const override { return rebuild_of(org) != nullptr; }
+  bool rebuild_skips(const std::string& org, const std::string& event_id) const override;
   errc rebuild_passed(const schemas::knowledge_command& earlier) override;
   errc finish_rebuild(const log_position& pos, const schemas::knowledge_command& c, command_result* result) override;
   result<std::string> kg_status(const std::string& org, const std::string& bundle) const override;
@@ -227,7 +241,7 @@ private:
   errc set_counter(write_txn& tx, const std::string& k, std::uint64_t value);
   /// Writes the batch; on success the counters it changed enter the cache.
   errc commit(write_txn& tx);
-  errc mark_seen(write_txn& tx, const std::string& seen, const std::string& topic, bool* first);
+  errc mark_seen(write_txn& tx, const std::string& seen, const log_position& pos, bool* first);
   /// A command that changes nothing: the batch keeps only the seen eventId (the offset is
   /// added after).
   void reject(write_txn& tx, const std::string& seen);
@@ -369,8 +383,13 @@ private:
   std::unique_ptr<kv> kv_;
   /// Tool names no bundle may expose (open_options::reserved_tool_names).
   std::set<std::string> reserved_tool_names_;
-  /// Counter values as of the last written batch (meta key -> value). Writer thread only.
+  /// Counter values as of the last written batch (meta key -> value); appliers of different
+  /// partitions share the map (each counter has one writer), hence the mutex.
   std::map<std::string, std::uint64_t> counters_;
+  std::mutex counters_mutex_;
+  /// Held by commit() from reading a reminder mark to writing its batch: the mark is the
+  /// highest any organisation recorded, whatever order their commits come in.
+  std::mutex reminder_mark_mutex_;
   /// BM25 postings, derived from cf_text; updated after each written batch.
   text_index text_;
   entity_index entities_;
@@ -380,14 +399,18 @@ private:
   struct passage_vectors;
   std::unique_ptr<passage_vectors> passage_vectors_;
   /// A rebuild under way (a forget of messages, forget.cpp): what the forgets recorded leave
-  /// out, each mapped to the forget that recorded it. Writer thread only.
+  /// out, each mapped to the forget that recorded it.
   struct rebuild_filter {
-    std::string org;
     std::map<std::string, std::string> events;
     /// "address" | "contact" | "name" -> person_key -> forget.
     std::map<std::string, std::map<std::string, std::string>> people;
   };
-  std::optional<rebuild_filter> rebuild_;
+  /// The organisation's rebuild under way, or null. Its filter is read and changed only by the
+  /// applier of the organisation's partition; the map is shared, hence its mutex.
+  const rebuild_filter* rebuild_of(const std::string& org) const;
+  rebuild_filter* rebuild_of(const std::string& org);
+  std::map<std::string, rebuild_filter> rebuilds_;
+  mutable std::mutex rebuilds_mutex_;
 };
 
 }  // namespace engram::storage::detail

@@ -53,7 +53,11 @@
 //                 "n" \0 org \0 counter                        -> u64 BE (events, contacts, ...,
 //                                                                 vectors = the last vector seq)
 //                 "o" \0 topic \0 partition(u32 BE)            -> next offset (u64 BE) + clusterId
-//                 "d" \0 topic / "r" \0 topic                  -> u64 BE duplicates / skipped
+//                 "d" \0 topic \0 partition(u32 BE)            -> u64 BE duplicates delivered there
+//                 "r" \0 topic \0 partition(u32 BE)            -> u64 BE records skipped there (undecodable)
+//                                                                 (stores written before these were kept per
+//                                                                 partition also hold "d" \0 topic and "r" \0 topic,
+//                                                                 one row a topic: every row is summed)
 //                 "g" \0 topic \0 partition(u32 BE) from(u64 BE) -> to (u64 BE): an accepted gap, offsets
 //                                                                 [from, to) deleted before they were read
 //                 "c" \0 org \0 documentId \0 chunk(u64 BE)     -> JSON status of a document's

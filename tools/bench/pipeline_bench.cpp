@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace engram::bench {
@@ -77,9 +78,22 @@ std::unique_ptr<storage::graph_store> open_read_only(const std::string& dir) {
 
 std::string store_digest(const std::string& dir) { return open_read_only(dir)->digest(); }
 
-replay_figures replay_log(const config::engram_config& cfg) {
+namespace {
+
+/// CPU seconds this process has used, every thread's.
+double process_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+replay_figures replay_log(const config::engram_config& cfg, std::uint32_t appliers) {
   replay_figures f;
+  f.appliers = appliers;
   auto rcfg = cfg;
+  rcfg.store.appliers = appliers;
   rcfg.storage.path = cfg.storage.path + "-replay";
   rcfg.kafka.group_id += "-replay";
   std::filesystem::remove_all(rcfg.storage.path);
@@ -92,11 +106,13 @@ replay_figures replay_log(const config::engram_config& cfg) {
   // 3 s on the mock broker, are reported apart), as a live drain is.
   std::uint64_t first = 0;
   auto t1 = t0;
+  double cpu1 = process_cpu_s();
   while (!re->status().ready()) {
     if (re->failed() || clock_type::now() > deadline)
       throw std::runtime_error("replay did not finish");
     if (first == 0 && (first = re->metrics().applied()) > 0) {
       t1 = clock_type::now();
+      cpu1 = process_cpu_s();
       f.start_s = std::chrono::duration<double>(t1 - t0).count();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -105,6 +121,8 @@ replay_figures replay_log(const config::engram_config& cfg) {
     f.records += st.next_offset;
   const auto timed = static_cast<double>(f.records) - static_cast<double>(first);
   f.records_per_s = timed > 0 ? timed / seconds_since(t1) : static_cast<double>(f.records) / seconds_since(t0);
+  f.cpu_s = process_cpu_s() - cpu1;
+  f.timed_records = timed > 0 ? timed : static_cast<double>(f.records);
   re->stop();
   re.reset();
   {
@@ -172,6 +190,7 @@ drain_figures drain(const std::vector<std::string>& events, int partitions, cons
     if (replay) {
       f.digest = store_digest(dir.string());
       f.replay = replay_log(cfg);
+      f.replay_two = replay_log(cfg, 2);
     }
   }
   std::filesystem::remove_all(dir);

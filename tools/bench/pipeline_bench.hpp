@@ -45,11 +45,15 @@ config::engram_config engine_config(const std::string& brokers, const std::strin
 
 /// A replay of the whole of engram-log into a new store, as `engramctl replay` does.
 struct replay_figures {
-  std::int64_t records = 0;   ///< records the replay read
-  double records_per_s = 0;   ///< from its first applied record to its last
-  double start_s = 0;         ///< from the engine's start to its first applied record (group join)
-  std::uint64_t entries = 0;  ///< entries in the rebuilt store
-  std::string digest;         ///< the rebuilt store's digest
+  std::int64_t records = 0;  ///< records the replay read
+  double records_per_s = 0;  ///< from its first applied record to its last
+  double start_s = 0;        ///< from the engine's start to its first applied record (group join)
+  double cpu_s = 0;          ///< CPU time of the process (every thread) over the same span
+  double timed_records = 0;  ///< the records applied over that span
+  [[nodiscard]] double cpu_ms_per_record() const { return timed_records > 0 ? 1000 * cpu_s / timed_records : 0; }
+  std::uint32_t appliers = 1;  ///< store.appliers of the replaying engine
+  std::uint64_t entries = 0;   ///< entries in the rebuilt store
+  std::string digest;          ///< the rebuilt store's digest
   [[nodiscard]] double entries_per_s() const {
     return records > 0 ? records_per_s * double(entries) / double(records) : 0;
   }
@@ -57,7 +61,8 @@ struct replay_figures {
 
 /// Rebuilds a store from the whole of engram-log on `cfg`'s broker: its own consumer group,
 /// replay mode, engine start included, into `cfg.storage.path` + "-replay" (removed after).
-replay_figures replay_log(const config::engram_config& cfg);
+/// `appliers`: store.appliers of the replaying engine.
+replay_figures replay_log(const config::engram_config& cfg, std::uint32_t appliers = 1);
 
 /// The digest of the store at `dir` (opened read-only; the engine on it stopped).
 std::string store_digest(const std::string& dir);
@@ -69,8 +74,9 @@ struct drain_figures {
   double seconds = 0;          ///< from the first produce to the last applied event
   double stop_s = 0;           ///< stop() while the backlog was being applied (when asked)
   std::size_t applied_at_stop = 0;
-  std::string digest;     ///< the store's, once drained (with `replay`)
-  replay_figures replay;  ///< engram-log replayed into a new store (with `replay`)
+  std::string digest;         ///< the store's, once drained (with `replay`)
+  replay_figures replay;      ///< engram-log replayed into a new store (with `replay`)
+  replay_figures replay_two;  ///< the same with two store appliers (with `replay`)
   [[nodiscard]] double rate() const { return seconds > 0 ? double(messages) / seconds : 0; }
   [[nodiscard]] double megabytes_per_s() const { return seconds > 0 ? megabytes / seconds : 0; }
 };

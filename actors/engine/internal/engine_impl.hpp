@@ -83,7 +83,10 @@ struct engine::impl {
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
   /// The store actor: the consumer sends it each batch of engram-log.
+  /// What the consumers send batches to: the one applier, or the router in front of several.
   actors::stage_actor store_actor;
+  /// The appliers behind the router (store.appliers > 1); empty with one.
+  std::vector<actors::stage_actor> appliers;
   std::unique_ptr<ingest::log_consumer> consumer;
   /// store.standby_replicas: follows partitions other members own.
   std::unique_ptr<ingest::log_follower> follower;

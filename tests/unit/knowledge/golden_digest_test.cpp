@@ -22,8 +22,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unistd.h>
 
@@ -563,6 +566,165 @@ TEST_P(GoldenDigest, AnOrganisationLetGoLeavesNothingAndComesBackWhole) {
       apply_line(line);
   EXPECT_EQ(store_->digest("acme"), acme);
   EXPECT_EQ(store_->digest("northwind"), northwind);
+}
+
+/// engram-log as records in memory, by partition: what a forget of messages rebuilds from.
+class memory_log final : public actors::log_source {
+public:
+  std::map<std::int32_t, std::vector<actors::log_record>> partitions;
+  std::string check(std::int32_t, std::int64_t) override { return {}; }
+  storage::errc read(std::int32_t partition, std::int64_t end,
+                     const std::function<storage::errc(actors::log_record&)>& each) override {
+    const auto it = partitions.find(partition);
+    if (it == partitions.end())
+      return storage::errc::ok;
+    for (const auto& r : it->second) {
+      if (r.position.offset >= end)
+        break;
+      auto copy = r;
+      if (auto e = each(copy); e != storage::errc::ok)
+        return e;
+    }
+    return storage::errc::ok;
+  }
+};
+
+// Two organisations on two engram-log partitions, applied at once by two threads (as appliers
+// of different partitions do) into one store, give the store one thread gives applying them
+// in turn: the same whole-store and per-organisation digests, the same reminder mark (both
+// record reminders sent through one engram-reminders partition), the same redelivery counts.
+// Each organisation's stream holds messages, a redelivered message, a save, a reminder sent,
+// an entry forget and a forget of a message (its organisation rebuilt from the log while the
+// other is applied).
+TEST_P(GoldenDigest, TwoOrganisationsAppliedAtOnceGiveTheStoreOfOneAfterTheOther) {
+  std::map<std::string, std::vector<std::string>> lines_of;
+  for (const auto& line : demo_lines())
+    lines_of[json::parse(line)["organizationId"].get<std::string>()].push_back(line);
+  ASSERT_EQ(lines_of.size(), 2u);
+  auto log = std::make_shared<memory_log>();
+  std::map<std::string, std::int32_t> partition_of{{"acme", 0}, {"northwind", 1}};
+  std::map<std::string, std::vector<actors::log_record>> records;
+  for (const auto& [org, lines] : lines_of) {
+    auto& out = records[org];
+    const auto partition = partition_of[org];
+    auto add = [&](schemas::log_payload payload) {
+      actors::log_record rec;
+      rec.position = {"engram-log", partition, static_cast<std::int64_t>(out.size()), "golden"};
+      rec.payload = std::move(payload);
+      schemas::log_payload* one[] = {&*rec.payload};
+      reading::reader_context reader;
+      reader.options.validator = reading_;
+      reading::read_unread(one, reader, /*re_extract=*/false);
+      out.push_back(rec);
+      log->partitions[partition].push_back(rec);
+    };
+    std::vector<std::string> events;
+    for (const auto& line : lines) {
+      schemas::inbound_message m;
+      ASSERT_FALSE(schemas::decode(line, {}, m)) << line;
+      events.push_back(m.event_id);
+      if (std::get<1>(GetParam())) {
+        auto x = reading::extract_validated(m, reading_);
+        add(schemas::extracted_message{std::move(m), std::move(x), ""});
+      } else {
+        add(m);
+      }
+    }
+    add(out.front().payload.value());  // a redelivery: a duplicate
+    auto kept = save("save-" + org, 30, schemas::entry_type::fact, "The " + org + " renewal is priced per seat.");
+    kept.organization_id = org;
+    add(kept);
+    auto sent = command("sent-" + org, 31, schemas::command_op::reminder_sent);
+    sent.organization_id = org;
+    sent.id = schemas::entry_id(org, kept.event_id, 0);
+    sent.reminder_id = "rem-" + org;
+    sent.reminder_partition = 0;
+    sent.reminder_offset = org == "acme" ? 9 : 4;
+    add(sent);
+    auto forget_entry = command("forget-entry-" + org, 32, schemas::command_op::forget);
+    forget_entry.organization_id = org;
+    forget_entry.what = "entry";
+    forget_entry.id = schemas::entry_id(org, kept.event_id, 0);
+    add(forget_entry);
+    auto forget_message = command("forget-message-" + org, 33, schemas::command_op::forget);
+    forget_message.organization_id = org;
+    forget_message.what = "message";
+    forget_message.id = events.at(1);
+    forget_message.events = {events.at(1)};
+    add(forget_message);
+  }
+
+  const bool memory = std::get<0>(GetParam());
+  auto open = [&](const std::string& name) {
+    std::shared_ptr<storage::graph_store> store;
+    if (memory) {
+      store = storage::make_memory_graph_store(schemas::server_tool_names());
+    } else {
+      storage::open_options o;
+      o.path = path_ + "-" + name;
+      std::filesystem::remove_all(o.path);
+      o.reserved_tool_names = schemas::server_tool_names();
+      auto opened = storage::open_graph_store(o);
+      EXPECT_TRUE(opened) << opened.error();
+      if (opened)
+        store = std::move(*opened);
+    }
+    return store;
+  };
+  struct applied {
+    std::shared_ptr<storage::graph_store> store;
+    actors::resolver resolve;
+  };
+  auto start = [&](const std::string& name) {
+    auto a = std::make_unique<applied>();
+    a->store = open(name);
+    a->resolve.dedup = std::make_unique<dedup::deduplicator>(a->store, dedup::dedup_options{});
+    a->resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(a->store);
+    a->resolve.log = log;
+    EXPECT_TRUE(a->resolve.dedup->open(""));
+    return a;
+  };
+  auto apply_all = [](applied& a, const std::vector<actors::log_record>& recs) {
+    for (auto rec : recs) {
+      storage::apply_outcome outcome{};
+      services::applied_event answer;
+      EXPECT_EQ(actors::resolve_and_apply(*a.store, &a.resolve, rec, &outcome, &answer), storage::errc::ok);
+      EXPECT_TRUE(answer.rejected.empty()) << answer.rejected;
+    }
+  };
+
+  // One thread, the two organisations' records in turn.
+  auto serial = start("serial");
+  const auto& acme = records["acme"];
+  const auto& northwind = records["northwind"];
+  for (std::size_t i = 0; i < std::max(acme.size(), northwind.size()); ++i) {
+    if (i < acme.size())
+      apply_all(*serial, {acme[i]});
+    if (i < northwind.size())
+      apply_all(*serial, {northwind[i]});
+  }
+  const auto whole = serial->store->digest();
+  EXPECT_EQ(serial->store->reminder_marks(), (std::map<std::int32_t, std::int64_t>{{0, 10}}));
+  EXPECT_GE(serial->store->redelivery_counts().first, 2u);  // the redeliveries, and again in the rebuilds
+  for (int round = 0; round < 3; ++round) {
+    auto parallel = start("parallel-" + std::to_string(round));
+    std::thread other([&] { apply_all(*parallel, northwind); });
+    apply_all(*parallel, acme);
+    other.join();
+    EXPECT_EQ(parallel->store->digest(), whole) << "round " << round;
+    for (const auto& org : {"acme", "northwind"})
+      EXPECT_EQ(parallel->store->digest(org), serial->store->digest(org)) << org << ", round " << round;
+    EXPECT_EQ(parallel->store->reminder_marks(), serial->store->reminder_marks());
+    EXPECT_EQ(parallel->store->redelivery_counts(), serial->store->redelivery_counts());
+    EXPECT_FALSE(parallel->store->rebuilding("acme") || parallel->store->rebuilding("northwind"));
+    parallel.reset();
+    std::filesystem::remove_all(path_ + "-parallel-" + std::to_string(round));
+  }
+  // The forgets of messages did their work: what they named is gone from each organisation.
+  for (const auto& org : {"acme", "northwind"})
+    EXPECT_EQ(serial->store->forget_audit(org).size(), 2u) << org;
+  serial.reset();
+  std::filesystem::remove_all(path_ + "-serial");
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendsAndFormats, GoldenDigest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),

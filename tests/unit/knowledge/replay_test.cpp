@@ -6,12 +6,18 @@
 
 #include "reading/extract.hpp"
 #include "reading/read.hpp"
+#include "actors/store/store_router.hpp"
 #include "actors/store/store_writer.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <caf/all.hpp>
+
 #include <filesystem>
+#include <future>
+#include <map>
+#include <tuple>
 #include <fstream>
 #include <unistd.h>
 
@@ -192,6 +198,66 @@ TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
   ASSERT_TRUE(st) << st.error();
   EXPECT_EQ(st->loaded, 0u);
   EXPECT_GT(st->rebuilt, 0u);
+}
+
+// The store's actors as engramd runs them: batches of records of both organisations, each on
+// a partition of its own, go to one applier, or through the router to two or three appliers
+// (partition p on applier p mod appliers; a batch of several appliers' records split and
+// joined). The same records give the same store, digest and decisions whatever the number,
+// and every batch is answered with all its records applied.
+TEST_F(ReplayTest, OneApplierOrSeveralGiveTheSameStore) {
+  // acme on partition 0, northwind on partition 1; offsets per partition, in stream order.
+  std::vector<actors::log_record> records = *stream_;
+  std::map<std::int32_t, std::int64_t> next;
+  for (auto& rec : records) {
+    const auto org = schemas::organization_of(*rec.payload);
+    rec.position.partition = org == "acme" ? 0 : 1;
+    rec.position.offset = next[rec.position.partition]++;
+  }
+  ASSERT_GT(next[1], 0);
+  auto run_with = [&](std::size_t appliers, const std::string& name) {
+    auto r = open(dir(name), "");
+    auto resolve = std::make_shared<actors::resolver>(std::move(r->resolve));
+    services::metrics counters;
+    actors::ingest_status status;
+    {
+      caf::actor_system_config cfg;
+      caf::actor_system sys{cfg};
+      std::vector<actors::stage_actor> workers;
+      for (std::size_t i = 0; i < appliers; ++i)
+        workers.push_back(
+            sys.spawn<caf::detached>(actors::store_writer, r->store, resolve, &counters, &status, nullptr));
+      actors::stage_actor front = appliers == 1 ? workers[0] : sys.spawn(actors::store_router, workers);
+      // Batches of 16 consecutive records of the stream: most hold both organisations.
+      std::vector<std::future<actors::batch_result>> answers;
+      for (std::size_t from = 0; from < records.size(); from += 16) {
+        actors::event_batch b;
+        b.records.assign(records.begin() + static_cast<std::ptrdiff_t>(from),
+                         records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), from + 16)));
+        b.done = std::make_shared<std::promise<actors::batch_result>>();
+        answers.push_back(b.done->get_future());
+        caf::anon_send(front, std::move(b));
+      }
+      std::size_t done = 0;
+      for (auto& a : answers) {
+        const auto result = a.get();
+        EXPECT_EQ(result.error, storage::errc::ok);
+        done += result.done;
+      }
+      EXPECT_EQ(done, records.size());
+      caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
+      for (auto& w : workers)
+        caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    }
+    std::map<std::int32_t, std::int64_t> offsets;
+    for (const auto& [partition, o] : r->store->offsets("engram-log"))
+      offsets[partition] = o.next_offset;
+    EXPECT_EQ(offsets, next);
+    return std::tuple{r->store->digest(), r->store->digest("acme"), r->store->digest("northwind")};
+  };
+  const auto one = run_with(1, "one-applier");
+  EXPECT_EQ(run_with(2, "two-appliers"), one);
+  EXPECT_EQ(run_with(3, "three-appliers"), one);
 }
 
 }  // namespace
