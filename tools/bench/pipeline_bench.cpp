@@ -95,7 +95,7 @@ replay_figures replay_log(const config::engram_config& cfg, std::uint32_t applie
   auto rcfg = cfg;
   rcfg.store.appliers = appliers;
   rcfg.storage.path = cfg.storage.path + "-replay";
-  rcfg.kafka.group_id += "-replay";
+  rcfg.kafka.group_id += "-replay-" + std::to_string(appliers);  // a group of its own: no wait for the last one's
   std::filesystem::remove_all(rcfg.storage.path);
   engine::engine_options ropts;
   ropts.replay = true;
