@@ -110,6 +110,8 @@ struct deduplicator::org_index {
   std::unique_ptr<storage::vector_index> index;
   detail::label_ids ids;
   std::uint64_t last_seq = 0;
+  /// Alone to change index, ids and last_seq; shared to read them (deduplicator::mutex_).
+  mutable std::shared_mutex mutex;
 };
 
 deduplicator::deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts)
@@ -127,11 +129,13 @@ deduplicator::org_index& deduplicator::index_of(const std::string& org) {
 }
 
 void deduplicator::forget(const std::string& org, std::uint64_t seq) {
-  std::unique_lock lock(mutex_);
+  std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
-  if (it == orgs_.end() || !it->second->ids.erase(seq))
+  if (it == orgs_.end())
     return;
-  it->second->index->remove(seq);
+  std::unique_lock own(it->second->mutex);
+  if (it->second->ids.erase(seq))
+    it->second->index->remove(seq);
 }
 
 void deduplicator::drop(const std::string& org) {
@@ -148,22 +152,29 @@ void deduplicator::drop(const std::string& org) {
 std::size_t deduplicator::size(const std::string& org) const {
   std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
-  return it == orgs_.end() ? 0 : it->second->index->size();
+  if (it == orgs_.end())
+    return 0;
+  std::shared_lock own(it->second->mutex);
+  return it->second->index->size();
 }
 
 std::size_t deduplicator::total_size() const {
   std::shared_lock lock(mutex_);
   std::size_t n = 0;
-  for (const auto& [_, oi] : orgs_)
+  for (const auto& [_, oi] : orgs_) {
+    std::shared_lock own(oi->mutex);
     n += oi->index->size();
+  }
   return n;
 }
 
 std::size_t deduplicator::memory_bytes() const {
   std::shared_lock lock(mutex_);
   std::size_t n = 0;
-  for (const auto& [_, oi] : orgs_)
+  for (const auto& [_, oi] : orgs_) {
+    std::shared_lock own(oi->mutex);
     n += oi->index->memory_bytes() + oi->ids.memory_bytes();
+  }
   return n;
 }
 
@@ -174,6 +185,7 @@ std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::stri
   auto it = orgs_.find(org);
   if (it == orgs_.end() || query.size() != opts_.dim)
     return out;
+  std::shared_lock own(it->second->mutex);
   for (const auto& hit : it->second->index->search(query, k))
     if (auto id = it->second->ids.find(hit.label))
       out.emplace_back(std::string(*id), hit.similarity);
@@ -258,7 +270,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
 
 engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
   std::lock_guard saving(save_mutex_);  // one writer of the snapshot files
-  std::shared_lock lock(mutex_);        // no index changes while they are written
+  std::shared_lock lock(mutex_);        // no organisation added or dropped meanwhile
   if (poisoned_)
     return engram::fail("the index holds vectors the store failed to write; not saved (it is rebuilt at start)");
   std::error_code ec;
@@ -267,6 +279,7 @@ engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
     return engram::fail("cannot create '" + snapshot_dir + "': " + ec.message());
   const auto identity = store_->identity();
   for (const auto& [org, oi] : orgs_) {
+    std::shared_lock own(oi->mutex);  // no vector added to it while it is written
     auto base = snapshot_dir + "/" + snapshot_name(org);
     if (auto saved = oi->index->save(base); !saved)
       return saved;
@@ -397,11 +410,20 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
       r.reason =
           "complements " + std::to_string(r.relations.size()) + " entr" + (r.relations.size() == 1 ? "y" : "ies");
     if (en.embedding.size() == opts_.dim) {
-      std::unique_lock lock(mutex_);
-      auto& oi = index_of(org);
-      r.vector_seq = ++oi.last_seq;
-      oi.index->add(r.vector_seq, en.embedding);
-      oi.ids.emplace(r.vector_seq, f.id);
+      org_index* oi = nullptr;
+      {
+        std::shared_lock lock(mutex_);
+        if (auto it = orgs_.find(org); it != orgs_.end())
+          oi = it->second.get();
+      }
+      if (!oi) {  // the organisation's first vector
+        std::unique_lock lock(mutex_);
+        oi = &index_of(org);
+      }
+      std::unique_lock own(oi->mutex);  // readers of this organisation wait; other appliers do not
+      r.vector_seq = ++oi->last_seq;
+      oi->index->add(r.vector_seq, en.embedding);
+      oi->ids.emplace(r.vector_seq, f.id);
     }
     overlay.emplace(f.id, std::move(f));
   }

@@ -105,9 +105,12 @@ private:
   /// Where open() looked for snapshots ("" : none).
   std::string snapshot_dir_;
   std::atomic<bool> poisoned_{false};
-  /// Readers (nearest, save, resolve's look-up) share it; resolve and open take it alone while
-  /// they change indexes. Each organisation's index has one writer (the applier of its
-  /// partition), so resolve searches its own organisation's index without it.
+  /// Guards the map of organisations: taken alone to add or drop one (and by open), shared to
+  /// find one. Each organisation's index has a lock of its own (org_index::mutex), taken after
+  /// this one: alone to add or remove a vector, shared to read. Each index has one writer
+  /// (the applier of its organisation's partition), so resolve searches its own
+  /// organisation's index without either; appliers of different organisations never wait on
+  /// each other's index.
   mutable std::shared_mutex mutex_;
   /// Held by save(): two appliers' forgets never write the snapshot files at once.
   mutable std::mutex save_mutex_;

@@ -85,6 +85,15 @@ struct metrics::impl {
               "embed (the query's vector), vectors (nearest entries and passages), graph (the graph's list), entries "
               "and passages (candidates read and weighed), present (the answer built)")
           .Register(registry);
+  prometheus::Family<prometheus::Counter>& apply_steps =
+      prometheus::BuildCounter()
+          .Name("engram_apply_step_seconds_total")
+          .Help(
+              "Seconds the store appliers spent in each step of applying messages and saves since start: dedup (the "
+              "vector index and the structure), contradiction, write (the record's RocksDB write batch)")
+          .Register(registry);
+  std::mutex apply_steps_mutex;
+  std::map<std::string, double> apply_step_seconds;
   prometheus::Family<prometheus::Gauge>& allocator = prometheus::BuildGauge()
                                                          .Name("engram_process_allocator")
                                                          .Help("1 for the allocator serving malloc: jemalloc or glibc")
@@ -283,6 +292,17 @@ void metrics::set_memory(const std::map<std::string, std::uint64_t>& parts) {
 void metrics::set_recall_stages(const std::map<std::string, double>& seconds) {
   for (const auto& [stage, s] : seconds)
     impl_->recall_stages.Add({{"stage", stage}}).Set(s);
+}
+
+void metrics::add_apply_step(std::string_view step, double seconds) {
+  std::lock_guard lock(impl_->apply_steps_mutex);
+  impl_->apply_step_seconds[std::string(step)] += seconds;
+  impl_->apply_steps.Add({{"step", std::string(step)}}).Increment(seconds);
+}
+
+std::map<std::string, double> metrics::apply_steps() const {
+  std::lock_guard lock(impl_->apply_steps_mutex);
+  return impl_->apply_step_seconds;
 }
 
 void metrics::set_heap() {

@@ -13,6 +13,7 @@
 #include <caf/typed_actor.hpp>
 #include <caf/replies_to.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -45,7 +46,22 @@ struct batch_result {
   std::size_t applied = 0;
   std::size_t duplicates = 0;
   std::size_t skipped = 0;
+  /// The applier that had (part of) the batch stopped before it reported: nothing after the
+  /// stored offsets is known to be applied (store_watch says why).
+  bool stopped = false;
 };
+
+/// What a batch's future says: the store's result, or `stopped` when its promise was never
+/// kept (the applier that had it stopped first).
+inline batch_result result_of(std::future<batch_result>& f) {
+  try {
+    return f.get();
+  } catch (const std::future_error&) {
+    batch_result r;
+    r.stopped = true;
+    return r;
+  }
+}
 
 /// A clustered member lets an engram-log partition go (docs/scaling-out.md): sent to the
 /// store stage in place of records, so it runs between batches, never during one.
@@ -86,7 +102,7 @@ private:
 };
 
 /// A batch of consecutive engram-log records. The store fulfils `done` once every record
-/// is durable (or at the first failure). With `drop` set, no records: the store drops that
+/// is durable (or at the first failure, or once `let_go` is set). With `drop` set, no records: the store drops that
 /// partition's state instead (`done` counts the organisations dropped; `skipped` is 1 when
 /// the partition was no longer gone). With `join` set, it is one applier's part of a batch:
 /// the part reports there instead (complete()).
@@ -95,6 +111,10 @@ struct event_batch {
   std::shared_ptr<std::promise<batch_result>> done;
   std::optional<partition_drop> drop = std::nullopt;
   std::shared_ptr<batch_join> join = nullptr;
+  /// Set by the consumer when its partitions are revoked: the applier finishes the record in
+  /// hand and reports the rest not done (`done` < records; their next owner applies them
+  /// from the stored offsets). Null: every record is applied.
+  std::shared_ptr<const std::atomic<bool>> let_go = nullptr;
 };
 
 /// Fulfils the batch with `r`: its promise, or its part of a joined batch.

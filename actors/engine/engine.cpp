@@ -54,7 +54,11 @@ void engine::stop() {
   logging::get(logging::module::engine).info("stopped");
 }
 
-bool engine::failed() const { return impl_->consumer && impl_->consumer->failed(); }
+bool engine::failed() const { return impl_->store_failed || (impl_->consumer && impl_->consumer->failed()); }
+std::string engine::failure() const {
+  std::lock_guard lock(impl_->failure_mutex);
+  return impl_->store_failure;
+}
 const std::string& engine::brokers() const { return impl_->brokers; }
 std::uint16_t engine::http_port() const { return impl_->http ? impl_->http->port() : 0; }
 const storage::graph_store& engine::store() const { return *impl_->store; }

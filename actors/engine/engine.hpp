@@ -56,8 +56,11 @@ public:
 
   /// Stops the sequencer, drains the pipeline, stops the HTTP server and the actors. Idempotent.
   void stop();
-  /// True when a component failed for good (the store refused a write): exit and restart.
+  /// True when a component failed for good (the store refused a write, an applier stopped
+  /// unasked): exit and restart.
   [[nodiscard]] bool failed() const;
+  /// What failed, when failed() and something said what ("" otherwise).
+  [[nodiscard]] std::string failure() const;
 
   /// The bootstrap servers in use (the embedded broker's address when embedded).
   [[nodiscard]] const std::string& brokers() const;

@@ -159,12 +159,9 @@ engram::result<bool> janitor::drop(std::int32_t partition, std::function<bool()>
   d.still_gone = std::move(still_gone);
   batch.drop = std::move(d);
   caf::anon_send(store_actor_, std::move(batch));
-  actors::batch_result r;
-  try {
-    r = result.get();
-  } catch (const std::future_error&) {
+  const auto r = actors::result_of(result);
+  if (r.stopped)
     return engram::fail("the store stage stopped");
-  }
   if (r.error != storage::errc::ok)
     return engram::fail("the store failed: " + storage::to_string(r.error));
   if (r.skipped != 0)  // it came back

@@ -111,8 +111,9 @@ int main(int argc, char** argv) {
       break;
     }
     if (engine->failed()) {
-      log.error("the pipeline failed; exiting so a restart resumes from the stored offsets");
-      engine->stop();
+      engine->stop();  // then every store actor has stopped and said why
+      log.error("the pipeline failed{}; exited so a restart resumes from the stored offsets",
+                engine->failure().empty() ? "" : " (" + engine->failure() + ")");
       return 1;
     }
   }

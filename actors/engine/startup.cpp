@@ -5,6 +5,7 @@
 #include "actors/ingest/members.hpp"
 #include "actors/ingest/topics.hpp"
 #include "actors/store/store_router.hpp"
+#include "actors/store/store_watch.hpp"
 #include "logging/log.hpp"
 #include "schemas/tools.hpp"
 
@@ -223,6 +224,7 @@ engram::result<void> engine::impl::start_store_actor(const engine_options& opts)
   resolve->dedup = std::make_unique<dedup::deduplicator>(store, dopts);
   resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(store);
   resolve->snapshot_dir = cfg.storage.path + "/vector-index";
+  resolve->steps = &metrics;
   resolve->log = ingest::make_log_source(cfg, brokers, reader(), opts.replay && opts.re_extract, keys);
   // A forget deletes the data keys of what it forgot (crypto-shredding): the records stay on
   // engram-log, unreadable. A failure leaves them readable, never the store wrong (the
@@ -255,18 +257,31 @@ engram::result<void> engine::impl::start_store_actor(const engine_options& opts)
   auto applier = [&] {
     return sys->spawn<caf::detached>(actors::store_writer, store, resolve, &metrics, &status, &notifier);
   };
+  std::vector<std::pair<std::string, caf::actor>> watched;
   if (cfg.store.appliers <= 1) {
     store_actor = applier();
+    watched.emplace_back("the store applier", caf::actor_cast<caf::actor>(store_actor));
   } else {
-    for (std::uint32_t i = 0; i < cfg.store.appliers; ++i)
+    for (std::uint32_t i = 0; i < cfg.store.appliers; ++i) {
       appliers.push_back(applier());
+      watched.emplace_back("store applier " + std::to_string(i), caf::actor_cast<caf::actor>(appliers.back()));
+    }
     store_actor = sys->spawn(actors::store_router, appliers);
+    watched.emplace_back("the store router", caf::actor_cast<caf::actor>(store_actor));
   }
+  // An applier that fails fails the engine (engramd exits; its next start rebuilds what the
+  // applier held in memory).
+  store_watch = sys->spawn(actors::store_watch, std::move(watched), [this](const std::string& why) {
+    std::lock_guard lock(failure_mutex);
+    store_failure = why;
+    store_failed = true;
+  });
   logging::get(logging::module::engine).info("store: {} applier(s)", std::max<std::uint32_t>(1, cfg.store.appliers));
   // Every handle to an actor is gone before the actor system joins its detached threads
   // (the parts started later, which hold the store actor's, are released first). Then, no
   // applier running, the vector index snapshots are written once.
   started.add("store actors", {}, [this] {
+    store_watch = nullptr;  // it quits once what it watches has stopped
     if (store_actor)
       caf::anon_send_exit(store_actor, caf::exit_reason::user_shutdown);
     store_actor = nullptr;

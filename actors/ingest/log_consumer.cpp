@@ -11,10 +11,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <pthread.h>
 #include <set>
+#include <utility>
 
 namespace engram::ingest {
 
@@ -76,6 +79,10 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   std::unique_ptr<kafka_producer> dlq;  // made on first use
   /// Batches sent to the pipeline, oldest first: (records, completion).
   std::deque<std::pair<std::size_t, std::future<actors::batch_result>>> in_flight;
+  /// Given to every batch sent (event_batch::let_go); set while partitions are revoked, then
+  /// replaced. Records of batches in flight left not applied, since the last revocation.
+  std::shared_ptr<std::atomic<bool>> letting_go = std::make_shared<std::atomic<bool>>(false);
+  std::size_t left_in_flight = 0;
   std::atomic<bool>* failed = nullptr;
   /// Reads the records that carry no reading.
   reading::reader_context reader;
@@ -97,7 +104,15 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   bool complete_oldest() {
     auto [records, fut] = std::move(in_flight.front());
     in_flight.pop_front();
-    auto r = fut.get();  // the store told `status` each applied offset already
+    auto r = actors::result_of(fut);  // the store told `status` each applied offset already
+    if (r.stopped) {
+      logger().error(
+          "the store stopped before applying a batch of {} records: stopping; the stored offsets are "
+          "where a restart resumes",
+          records);
+      failed->store(true);
+      return false;
+    }
     if (r.error == storage::errc::no_space) {
       if (!stalled)
         logger().error(
@@ -107,6 +122,7 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       stalled = true;
       return false;
     }
+    left_in_flight += r.error == storage::errc::ok ? records - r.done : 0;
     if (r.error != storage::errc::ok) {
       logger().error(
           "the store failed ({}) after {} of {} records: stopping; the stored offsets "
@@ -157,8 +173,17 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
     const auto& topic = cfg.kafka.topics.log;
     logger().debug("{}: the group {} {} partitions", topic,
                    err == RdKafka::ERR__ASSIGN_PARTITIONS ? "assigns" : "revokes", partitions.size());
-    drain();  // nothing of the old assignment may still be on its way
+    // Nothing of the old assignment may still be on its way. On a revocation each applier
+    // finishes the record in hand and leaves the rest to the partitions' next owner, who
+    // reads them from the offsets stored with the records applied.
+    if (err != RdKafka::ERR__ASSIGN_PARTITIONS)
+      letting_go->store(true);
+    drain();
+    letting_go = std::make_shared<std::atomic<bool>>(false);
     if (err != RdKafka::ERR__ASSIGN_PARTITIONS) {
+      if (left_in_flight > 0)
+        logger().info("{}: {} records fetched and not applied are left to the partitions' next owner", topic,
+                      std::exchange(left_in_flight, 0));
       status->revoked_all();
       const auto gone = std::move(owned);
       owned.clear();
@@ -314,6 +339,7 @@ void log_consumer::stop() {
 }
 
 void log_consumer::run() {
+  ::pthread_setname_np(::pthread_self(), "engram-consumer");  // in top -H and the benchmarks' CPU by thread
   auto& m = *impl_;
   const auto& topic = m.cfg.kafka.topics.log;
   schemas::decode_limits limits{m.cfg.ingest.max_event_bytes};
@@ -366,6 +392,7 @@ void log_consumer::run() {
                             m.status->read(msg.partition(), msg.offset(), kind);
                           });
     m.in_flight.emplace_back(batch.records.size(), batch.done->get_future());
+    batch.let_go = m.letting_go;
     caf::anon_send(m.head, std::move(batch));
     while (m.in_flight.size() >= max_in_flight && !failed_)
       if (!m.complete_oldest())
@@ -412,9 +439,10 @@ struct log_follower::impl {
   bool complete_oldest() {
     auto [next, fut] = std::move(in_flight.front());
     in_flight.pop_front();
-    auto r = fut.get();
-    if (r.error != storage::errc::ok) {
-      logger().error("standby: the store failed ({}); following stops", storage::to_string(r.error));
+    auto r = actors::result_of(fut);
+    if (r.stopped || r.error != storage::errc::ok) {
+      logger().error("standby: the store {}; following stops",
+                     r.stopped ? "stopped" : "failed (" + storage::to_string(r.error) + ")");
       return false;
     }
     std::lock_guard lock(mutex);

@@ -37,7 +37,7 @@ stage_actor::behavior_type store_router(stage_actor::stateful_pointer<store_rout
         auto join = std::make_shared<batch_join>(batch.done, used);
         for (std::size_t i = 0; i < parts.size(); ++i)
           if (!parts[i].empty())
-            self->send(appliers[i], event_batch{std::move(parts[i]), nullptr, std::nullopt, join});
+            self->send(appliers[i], event_batch{std::move(parts[i]), nullptr, std::nullopt, join, batch.let_go});
       },
   };
 }

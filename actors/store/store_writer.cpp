@@ -1,11 +1,15 @@
 #include "actors/store/store_writer.hpp"
+#include "actors/store/store_watch.hpp"
 #include "logging/log.hpp"
 
 #include "reading/rules.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
+#include <pthread.h>
 #include <cstdlib>
+#include <stdexcept>
 #include <variant>
 
 #include <caf/all.hpp>
@@ -31,6 +35,38 @@ void save_snapshots_at_stop(const resolver& r) {
 
 namespace {
 
+/// Fault injection for the tests of a failing applier (docs/tests.md): with
+/// ENGRAM_FAULT_APPLY_THROW_AT=N in its environment, the applier that resolves the N-th
+/// message or save of this process throws once dedup and contradiction have decided it and
+/// before the store writes it (its vectors are in the index, its entries are not in RocksDB).
+/// 0: never.
+void throw_if_faulted() {
+  static const std::uint64_t at = [] {
+    const char* v = std::getenv("ENGRAM_FAULT_APPLY_THROW_AT");
+    return v ? std::strtoull(v, nullptr, 10) : 0;
+  }();
+  static std::atomic<std::uint64_t> resolved{0};
+  if (at && ++resolved == at)
+    throw std::runtime_error("ENGRAM_FAULT_APPLY_THROW_AT=" + std::to_string(at) + ": thrown before the write");
+}
+
+/// Times the named steps of one record's apply into `to` (nothing when null).
+class step_clock {
+public:
+  explicit step_clock(services::metrics* to) : to_(to), t_(to ? std::chrono::steady_clock::now() : decltype(t_){}) {}
+  void lap(std::string_view step) {
+    if (!to_)
+      return;
+    const auto now = std::chrono::steady_clock::now();
+    to_->add_apply_step(step, std::chrono::duration<double>(now - t_).count());
+    t_ = now;
+  }
+
+private:
+  services::metrics* to_;
+  std::chrono::steady_clock::time_point t_;
+};
+
 /// Dedup and contradiction for one message (with what was read from it), then its apply.
 /// Without `message` (an undecodable record) only the offset advances.
 storage::errc resolve_message(storage::graph_store& store, resolver* r, const storage::log_position& position,
@@ -50,11 +86,18 @@ storage::errc resolve_message(storage::graph_store& store, resolver* r, const st
     }
     std::vector<std::vector<dedup::near_conflict>> near;
     dedup::event_overlay overlay;
+    step_clock clock(r->steps);
     r->dedup->resolve(*message, *knowledge, resolutions, near, overlay);
-    if (r->contradiction)
+    clock.lap("dedup");
+    if (r->contradiction) {
       r->contradiction->resolve(*message, *knowledge, resolutions, near, overlay);
+      clock.lap("contradiction");
+    }
+    throw_if_faulted();
   }
+  step_clock clock(resolve ? r->steps : nullptr);
   auto e = store.apply(position, message, knowledge, resolve ? &resolutions : nullptr, outcome);
+  clock.lap("write");
   if (e != storage::errc::ok && resolve)
     r->dedup->poisoned();
   answer->duplicate = answer->duplicate || *outcome == storage::apply_outcome::duplicate;
@@ -383,13 +426,25 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
   self->state.resolve = std::move(resolve);
   self->state.counters = m;
   self->state.status = status;
+  // An exception out of a record's apply stops the applier with its text as the reason
+  // (store_watch reports it; the engine stops). The record's vectors may be in the index and
+  // not in RocksDB: no snapshot is written from it, marked before any batch goes unanswered.
+  self->set_exception_handler([self](caf::scheduled_actor*, std::exception_ptr& x) {
+    if (self->state.resolve && self->state.resolve->dedup)
+      self->state.resolve->dedup->poisoned();
+    return applier_exception("store applier (actor " + std::to_string(self->id()) + ")", x);
+  });
   return {
       [self](event_batch& batch) {
         auto& st = self->state;
+        if (!st.named)  // its own thread (detached): named for top -H and the benchmarks
+          st.named = ::pthread_setname_np(::pthread_self(), "engram-applier") == 0;
         if (batch.drop)
           return complete(batch, drop_partition(st, *batch.drop));
         batch_result r;
         for (const auto& rec : batch.records) {
+          if (batch.let_go && batch.let_go->load())
+            break;  // the partitions are revoked: the rest is their next owner's
           if (apply_delay().count() > 0)
             std::this_thread::sleep_for(apply_delay());
           storage::apply_outcome outcome{};

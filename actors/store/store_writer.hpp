@@ -38,6 +38,9 @@ struct resolver {
   /// Deletes the data keys of these messages of an organisation (all of its messages when the
   /// list is empty) once a forget is applied: crypto-shredding. Null: no keys.
   std::function<void(const std::string& org, const std::vector<std::string>& events)> shred;
+  /// Told how long each message's and save's named steps took (dedup, contradiction, write);
+  /// null: not timed.
+  services::metrics* steps = nullptr;
 };
 
 struct store_writer_state {
@@ -49,6 +52,8 @@ struct store_writer_state {
   ingest_status* status = nullptr;
   /// Told every applied event (read-your-writes for MCP saves); may be null.
   services::apply_notifier* notifier = nullptr;
+  /// Its thread is named "engram-applier" (set on its first batch).
+  bool named = false;
 };
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,

@@ -67,6 +67,7 @@ TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
       {"save round trip p50, 2,000 entries", "ms"},
       {"save round trip p99, 2,000 entries", "ms"},
       {"replay of engram-log into a new store", "records/s"},
+      {"replay, 16 organisations on 16 partitions, 2 store appliers", "records/s"},
       {"RSS per stored entry, 2,000 entries", "bytes"},
       {"embedding, one sentence at a time", "ms/sentence"},
       {"embedding, in runs of 64", "ms/sentence"},

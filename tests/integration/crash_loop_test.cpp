@@ -119,10 +119,16 @@ TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndM
   test::temp_dir dir("crash-loop");
   const auto log = dir.sub("engramd.log");
   auto broker = test::start_broker(16);
-  const auto args = test::engramd_args(broker->bootstrap(), dir.sub("store"),
-                                       {std::string("auth.tokens=[{token: ") + agent +
-                                        ", organization_id: agent-org, scopes: [read, write]}, {token: " + bundler +
-                                        ", organization_id: acme, scopes: [read, write, admin]}]"});
+  // Every other life applies with two store appliers (the replay below with one): how many
+  // there are changes nothing stored, across kills too.
+  const auto args_with = [&](int appliers) {
+    return test::engramd_args(broker->bootstrap(), dir.sub("store"),
+                              {std::string("auth.tokens=[{token: ") + agent +
+                                   ", organization_id: agent-org, scopes: [read, write]}, {token: " + bundler +
+                                   ", organization_id: acme, scopes: [read, write, admin]}]",
+                               "store.appliers=" + std::to_string(appliers)});
+  };
+  const auto args = args_with(1);
 
   const std::size_t burst = total_events / lives;
   std::uniform_int_distribution<long> step(1, long(burst) - 1);
@@ -132,7 +138,7 @@ TEST(CrashLoop, FiftyKillsAcrossMailSavesEntitiesBundlesAndMergesLoseNothingAndM
   int bundle_tries = 0;
   std::vector<long> applied_at_kill;
   for (int life = 0; life < lives; ++life) {
-    test::engramd engramd(args, log);
+    test::engramd engramd(args_with(1 + life % 2), log);
     const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 60s)) << test::tail(log);
     const long at_start = mail_applied(port);

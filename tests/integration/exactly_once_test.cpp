@@ -74,7 +74,10 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   int kills = 0;
   std::vector<long> applied_at_kill;
   while (produced < total_events) {
-    test::engramd engramd(test::engramd_args(broker->bootstrap(), dir.sub("killed")), log);
+    // Every other life with two store appliers; the control run has one.
+    test::engramd engramd(
+        test::engramd_args(broker->bootstrap(), dir.sub("killed"), {"store.appliers=" + std::to_string(1 + kills % 2)}),
+        log);
     const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::assigned(port); }, 30s)) << test::tail(log);
     produce(broker->bootstrap(), events, produced, std::min(total_events, produced + burst));
@@ -140,6 +143,60 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
   EXPECT_EQ(sum, total_events);
   std::printf("duplicates skipped after kills: %llu\n",
               static_cast<unsigned long long>(store->redelivery_counts().first));
+}
+
+TEST(ExactlyOnce, AnApplierThatThrowsStopsEngramdSayingWhyAndARestartAppliesEveryEventOnce) {
+  // The 120th message resolved throws between dedup and the write (ENGRAM_FAULT_APPLY_THROW_AT):
+  // its vectors are in the index, its entries are not in RocksDB. engramd must stop, say
+  // which applier and why, write no vector index snapshot from that state, and its next start
+  // must apply every event once: the store of an uninterrupted run.
+  constexpr std::size_t n = 400;
+  auto events = evaluation::synthetic::events(n, 200, {"acme", "initech", "fabrikam", "cyberdyne"});
+  test::temp_dir dir("applier-fails");
+  const auto log = dir.sub("engramd.log");
+  auto broker = test::start_broker();
+  produce(broker->bootstrap(), events, 0, n);
+  const auto args = test::engramd_args(broker->bootstrap(), dir.sub("failed"), {"store.appliers=2"});
+  {
+    ::setenv("ENGRAM_FAULT_APPLY_THROW_AT", "120", 1);
+    test::engramd engramd(args, log);
+    ::unsetenv("ENGRAM_FAULT_APPLY_THROW_AT");
+    ASSERT_TRUE(test::wait_until([&] { return !engramd.alive(); }, 120s)) << test::tail(log);
+    EXPECT_EQ(engramd.exit_code(), 1) << test::tail(log);
+  }
+  const auto said = test::file_text(log);
+  EXPECT_NE(said.find("the pipeline failed (store applier "), std::string::npos) << test::tail(log);
+  EXPECT_NE(said.find("stopped: "), std::string::npos) << test::tail(log);
+  EXPECT_NE(said.find("ENGRAM_FAULT_APPLY_THROW_AT=120: thrown before the write"), std::string::npos)
+      << test::tail(log);
+  EXPECT_EQ(said.find("vector index snapshots written"), std::string::npos) << test::tail(log);
+  {
+    auto opened = storage::open_graph_store({dir.sub("failed"), true});
+    ASSERT_TRUE(opened) << opened.error();
+    std::uint64_t applied = 0;
+    for (const auto& s : (*opened)->stats())
+      applied += s.events;
+    EXPECT_LT(applied, n) << "the failure stopped applying";
+  }
+  {
+    test::engramd engramd(args, log);
+    const auto port = engramd.port();
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(n); }, 120s))
+        << test::events_applied(port) << "\n"
+        << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 30s));
+    EXPECT_EQ(test::events_applied(port), long(n));
+    EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
+  }
+  auto control_broker = test::start_broker();
+  produce(control_broker->bootstrap(), events, 0, n);
+  {
+    test::engramd engramd(test::engramd_args(control_broker->bootstrap(), dir.sub("control")), log);
+    const auto port = engramd.port();
+    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(n); }, 120s)) << test::tail(log);
+    EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
+  }
+  EXPECT_EQ(test::digest_of(dir.sub("failed")), test::digest_of(dir.sub("control")));
 }
 
 TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySendsNone) {

@@ -5,6 +5,7 @@
 #include "tools/bench/bench_support.hpp"
 #include "evaluation/synthetic.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -22,27 +23,57 @@ void print_drain(const char* what, const drain_figures& f) {
 
 }  // namespace
 
-pipeline_figures bench_organisations(const std::string& model_path, std::size_t per_org) {
+pipeline_figures bench_organisations(const std::string& model_path, std::size_t per_org, int replay_rounds) {
   std::vector<std::string> sixteen;
   for (int i = 0; i < 16; ++i)
     sixteen.push_back("org-" + std::to_string(i));
   pipeline_figures f;
   f.one_org = drain(evaluation::synthetic::dense_events(16 * per_org, {"solo"}), 4, model_path);
-  f.many_orgs =
-      drain(evaluation::synthetic::dense_events(16 * per_org, sixteen), 16, model_path, false, /*replay=*/true);
+  f.many_orgs = drain(evaluation::synthetic::dense_events(16 * per_org, sixteen), 16, model_path, false, replay_rounds);
   std::printf("backlog of dense business mail (8 statements a message), default configuration, %u cores:\n",
               std::thread::hardware_concurrency());
   print_drain("1 organisation on 4 partitions   ", f.one_org);
   print_drain("16 organisations on 16 partitions", f.many_orgs);
-  for (const auto* r : {&f.many_orgs.replay, &f.many_orgs.replay_two}) {
-    std::printf(
-        "  replay of its engram-log into a new store, %u store applier(s): %lld records at %.0f records/s (%llu "
-        "entries: %.0f entries/s), %.2f CPU ms a record, first applied after %.1f s; digest %s the live store's\n",
-        r->appliers, static_cast<long long>(r->records), r->records_per_s, static_cast<unsigned long long>(r->entries),
-        r->entries_per_s(), r->cpu_ms_per_record(), r->start_s,
-        r->digest == f.many_orgs.digest ? "equal to" : "DIFFERENT from");
-    if (r->digest != f.many_orgs.digest)
-      throw std::runtime_error("the replay rebuilt another store than the live one (digests differ)");
+  const auto& runs = f.many_orgs.replays;
+  for (int a = 0; a < 2; ++a) {
+    std::vector<double> rates, cpu_ms;
+    for (const auto& r : runs[a]) {
+      std::printf(
+          "  replay of its engram-log into a new store, %u store applier(s): %lld records at %.0f records/s (%llu "
+          "entries), %.2f CPU ms a record, first applied after %.1f s; digest %s the live store's\n",
+          r.appliers, static_cast<long long>(r.records), r.records_per_s, static_cast<unsigned long long>(r.entries),
+          r.cpu_ms_per_record(), r.start_s, r.digest == f.many_orgs.digest ? "equal to" : "DIFFERENT from");
+      if (r.digest != f.many_orgs.digest)
+        throw std::runtime_error("the replay rebuilt another store than the live one (digests differ)");
+      std::string steps;
+      for (const auto& [step, seconds] : r.steps)
+        steps +=
+            (steps.empty() ? "" : ", ") + step + " " + std::to_string(1000 * seconds / double(r.records)).substr(0, 4);
+      std::printf("    ms a record in the appliers' steps (wall time of their threads): %s\n", steps.c_str());
+      std::vector<std::pair<double, std::string>> by_cpu;
+      for (const auto& [name, seconds] : r.cpu_by_thread)
+        by_cpu.emplace_back(seconds, name);
+      std::sort(by_cpu.rbegin(), by_cpu.rend());
+      std::string threads;
+      for (std::size_t i = 0; i < std::min<std::size_t>(6, by_cpu.size()); ++i)
+        threads += (threads.empty() ? "" : ", ") + by_cpu[i].second + " " +
+                   std::to_string(1000 * by_cpu[i].first / r.timed_records).substr(0, 4);
+      std::printf("    CPU ms a record by thread: %s\n", threads.c_str());
+      rates.push_back(r.records_per_s);
+      cpu_ms.push_back(r.cpu_ms_per_record());
+    }
+    if (!rates.empty())
+      std::printf("  replay, %d store applier(s), median of %zu: %.0f records/s, %.2f CPU ms a record\n", a + 1,
+                  rates.size(), median(rates), median(cpu_ms));
+  }
+  if (!runs[0].empty() && runs[0].size() == runs[1].size()) {
+    std::vector<double> ratios;
+    std::string each;
+    for (std::size_t i = 0; i < runs[0].size(); ++i) {
+      ratios.push_back(runs[1][i].records_per_s / runs[0][i].records_per_s);
+      each += (each.empty() ? "" : " ") + std::to_string(ratios.back()).substr(0, 4);
+    }
+    std::printf("  two appliers / one, round by round: %s; median %.2f\n", each.c_str(), median(ratios));
   }
   return f;
 }

@@ -19,7 +19,7 @@ struct pipeline_figures {
 
 /// Dense business mail as one backlog: `per_org` messages for each of 16 organisations on
 /// 16 partitions, and as many for one organisation on 4 partitions.
-pipeline_figures bench_organisations(const std::string& model_path, std::size_t per_org);
+pipeline_figures bench_organisations(const std::string& model_path, std::size_t per_org, int replay_rounds);
 
 /// Real mail as one backlog: SpamAssassin hard-ham and spam (long bodies, HTML, lists),
 /// `limit` mails at most; then the same backlog again, stopped as soon as a tenth of it is

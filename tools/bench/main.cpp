@@ -4,6 +4,7 @@
 //   engram_bench store | ingest        synthetic events: the store alone; the pipeline (store_bench, ingest_bench)
 //   engram_bench ingest-ham            the ham corpus end to end, and a replay of it (ingest_bench)
 //   engram_bench organisations | real-mail   backlogs of dense mail and of real mail (backlog_bench)
+//   engram_bench hops                  what a hop between two actors costs (hop_bench)
 //   engram_bench recall                MCP recall and save latency at N entries (recall_bench)
 //   engram_bench extraction | extract-speed FILE   extraction quality; its speed (extract_bench)
 //   engram_bench ham | bulk            the SpamAssassin corpus through import and extraction; bulk mail (ham_bench)
@@ -19,6 +20,7 @@
 //                                      and outside
 // --help lists the subcommands and their options.
 #include "tools/bench/backlog_bench.hpp"
+#include "tools/bench/hop_bench.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "evaluation/conversations.hpp"
 #include "tools/bench/outside_bench.hpp"
@@ -118,6 +120,13 @@ int run_bench(int argc, char** argv) {
   // the store has read them all by then (the drain waits until every one is applied).
   std::size_t per_org = 150;
   organisations->add_option("--per-organisation", per_org, "Messages per organisation")->capture_default_str();
+  int replay_rounds = 3;
+  organisations
+      ->add_option("--replays", replay_rounds, "Rounds of replays of its engram-log (one and two store appliers each)")
+      ->capture_default_str();
+  auto* hops = app.add_subcommand("hops", "What a hop between two actors costs (a store applier split into a chain)");
+  std::size_t hop_count = 20000;
+  hops->add_option("--batches", hop_count, "One-record batches each way")->capture_default_str();
   auto* real_mail = app.add_subcommand("real-mail", "A backlog of real mail (hard-ham and spam), and a stop midway");
   std::size_t mail_limit = 750;
   real_mail->add_option("--messages", mail_limit, "Mails at most")->capture_default_str();
@@ -325,7 +334,11 @@ int run_bench(int argc, char** argv) {
       return 0;
     }
     if (*organisations) {
-      bench::bench_organisations(model_path, per_org);
+      bench::bench_organisations(model_path, per_org, replay_rounds);
+      return 0;
+    }
+    if (*hops) {
+      bench::bench_hops(hop_count);
       return 0;
     }
     if (*real_mail) {
@@ -337,7 +350,8 @@ int run_bench(int argc, char** argv) {
     bench::bench_embed(model_path, ham_dir, 3);
     bench::index(glove, index_size, 1000);
     bench::bench_ingest_ham(model_path, ham_dir, 3, ham_limit);
-    bench::bench_organisations(model_path, per_org);
+    bench::bench_organisations(model_path, per_org, replay_rounds);
+    bench::bench_hops(hop_count);
     bench::bench_real_mail(model_path, ham_dir, mail_limit);
     bench::bench_recall(model_path, ham_dir, 10000, 1000);
     bench::bench_recall(model_path, ham_dir, 100000, 1000);

@@ -7,8 +7,12 @@
 #include "tools/bench/bench_support.hpp"
 #include "evaluation/synthetic.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <sys/resource.h>
@@ -87,6 +91,34 @@ double process_cpu_s() {
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+/// CPU seconds of this process's threads now, summed by thread name (/proc/self/task).
+std::map<std::string, double> cpu_by_thread() {
+  std::map<std::string, double> out;
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(task.path() / "comm"), stat(task.path() / "stat");
+    std::string name, line;
+    if (!std::getline(comm, name) || !std::getline(stat, line))
+      continue;  // it ended meanwhile
+    // Fields after the name in parentheses: state is the 3rd, utime the 14th, stime the 15th.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14)
+        utime = std::stod(field);
+      if (i == 15)
+        stime = std::stod(field);
+    }
+    // Numbered threads of one kind (librdkafka's "rdk:broker1", RocksDB's) count together.
+    while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back())))
+      name.pop_back();
+    out[name] += (utime + stime) / tick;
+  }
+  return out;
+}
+
 }  // namespace
 
 replay_figures replay_log(const config::engram_config& cfg, std::uint32_t appliers) {
@@ -95,7 +127,8 @@ replay_figures replay_log(const config::engram_config& cfg, std::uint32_t applie
   auto rcfg = cfg;
   rcfg.store.appliers = appliers;
   rcfg.storage.path = cfg.storage.path + "-replay";
-  rcfg.kafka.group_id += "-replay-" + std::to_string(appliers);  // a group of its own: no wait for the last one's
+  static int replays = 0;  // a group of its own each time: no wait for the last one's members to leave
+  rcfg.kafka.group_id += "-replay-" + std::to_string(replays++);
   std::filesystem::remove_all(rcfg.storage.path);
   engine::engine_options ropts;
   ropts.replay = true;
@@ -107,12 +140,14 @@ replay_figures replay_log(const config::engram_config& cfg, std::uint32_t applie
   std::uint64_t first = 0;
   auto t1 = t0;
   double cpu1 = process_cpu_s();
+  auto threads1 = cpu_by_thread();
   while (!re->status().ready()) {
     if (re->failed() || clock_type::now() > deadline)
       throw std::runtime_error("replay did not finish");
     if (first == 0 && (first = re->metrics().applied()) > 0) {
       t1 = clock_type::now();
       cpu1 = process_cpu_s();
+      threads1 = cpu_by_thread();
       f.start_s = std::chrono::duration<double>(t1 - t0).count();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -122,7 +157,11 @@ replay_figures replay_log(const config::engram_config& cfg, std::uint32_t applie
   const auto timed = static_cast<double>(f.records) - static_cast<double>(first);
   f.records_per_s = timed > 0 ? timed / seconds_since(t1) : static_cast<double>(f.records) / seconds_since(t0);
   f.cpu_s = process_cpu_s() - cpu1;
+  for (const auto& [name, s] : cpu_by_thread())
+    if (const double used = s - (threads1.count(name) ? threads1[name] : 0.0); used > 0)
+      f.cpu_by_thread[name] = used;
   f.timed_records = timed > 0 ? timed : static_cast<double>(f.records);
+  f.steps = re->metrics().apply_steps();
   re->stop();
   re.reset();
   {
@@ -136,7 +175,7 @@ replay_figures replay_log(const config::engram_config& cfg, std::uint32_t applie
 }
 
 drain_figures drain(const std::vector<std::string>& events, int partitions, const std::string& model_path,
-                    bool stop_midway, bool replay) {
+                    bool stop_midway, int replay_rounds) {
   drain_figures f;
   f.messages = events.size();
   auto broker = test_broker(partitions);
@@ -187,11 +226,13 @@ drain_figures drain(const std::vector<std::string>& events, int partitions, cons
     f.seconds = seconds_since(t0);
     e->stop();
     e.reset();
-    if (replay) {
+    if (replay_rounds > 0)
       f.digest = store_digest(dir.string());
-      f.replay = replay_log(cfg);
-      f.replay_two = replay_log(cfg, 2);
-    }
+    for (int round = 0; round < replay_rounds; ++round)
+      for (int k = 0; k < 2; ++k) {
+        const int which = round % 2 == 0 ? k : 1 - k;
+        f.replays[which].push_back(replay_log(cfg, static_cast<std::uint32_t>(which + 1)));
+      }
   }
   std::filesystem::remove_all(dir);
   return f;

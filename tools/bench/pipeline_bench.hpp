@@ -7,6 +7,7 @@
 #include "base/result.hpp"
 
 #include <cstddef>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,8 +53,12 @@ struct replay_figures {
   double timed_records = 0;  ///< the records applied over that span
   [[nodiscard]] double cpu_ms_per_record() const { return timed_records > 0 ? 1000 * cpu_s / timed_records : 0; }
   std::uint32_t appliers = 1;  ///< store.appliers of the replaying engine
-  std::uint64_t entries = 0;   ///< entries in the rebuilt store
-  std::string digest;          ///< the rebuilt store's digest
+  /// Seconds the appliers spent in each named step (dedup, contradiction, write), whole replay.
+  std::map<std::string, double> steps;
+  /// CPU seconds by thread name over the timed span (engram-applier, engram-consumer, rdk:…).
+  std::map<std::string, double> cpu_by_thread;
+  std::uint64_t entries = 0;  ///< entries in the rebuilt store
+  std::string digest;         ///< the rebuilt store's digest
   [[nodiscard]] double entries_per_s() const {
     return records > 0 ? records_per_s * double(entries) / double(records) : 0;
   }
@@ -74,9 +79,10 @@ struct drain_figures {
   double seconds = 0;          ///< from the first produce to the last applied event
   double stop_s = 0;           ///< stop() while the backlog was being applied (when asked)
   std::size_t applied_at_stop = 0;
-  std::string digest;         ///< the store's, once drained (with `replay`)
-  replay_figures replay;      ///< engram-log replayed into a new store (with `replay`)
-  replay_figures replay_two;  ///< the same with two store appliers (with `replay`)
+  std::string digest;  ///< the store's, once drained (with replay rounds)
+  /// engram-log replayed into a new store, one replay with one store applier and one with two
+  /// each round (`replay_rounds`): [0] one applier, [1] two, round by round.
+  std::vector<replay_figures> replays[2];
   [[nodiscard]] double rate() const { return seconds > 0 ? double(messages) / seconds : 0; }
   [[nodiscard]] double megabytes_per_s() const { return seconds > 0 ? megabytes / seconds : 0; }
 };
@@ -85,9 +91,11 @@ struct drain_figures {
 /// topics have `partitions` partitions, waits until it owns inbound-messages (a warm-up event
 /// applied), then produces `events` (keyed by organisation) at once and times their way
 /// into the store. With `stop_midway`, stops the engine as soon as a tenth of them are
-/// applied and times the stop instead (what SIGTERM does in engramd). With `replay`, once
-/// drained, engram-log is replayed into a new store (replay_log) and both digests kept.
+/// applied and times the stop instead (what SIGTERM does in engramd). With `replay_rounds`,
+/// once drained, engram-log is replayed into a new store (replay_log) that many times with
+/// one store applier and as many with two, interleaved (the order alternates by round, so a
+/// drift of the machine weighs on both alike), and the live store's digest kept.
 drain_figures drain(const std::vector<std::string>& events, int partitions, const std::string& model_path,
-                    bool stop_midway = false, bool replay = false);
+                    bool stop_midway = false, int replay_rounds = 0);
 
 }  // namespace engram::bench

@@ -22,12 +22,15 @@
 #include "reading/relation_model.hpp"
 #include "services/notifier.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -87,6 +90,12 @@ struct engine::impl {
   actors::stage_actor store_actor;
   /// The appliers behind the router (store.appliers > 1); empty with one.
   std::vector<actors::stage_actor> appliers;
+  /// Watches the appliers and the router (actors/store/store_watch.hpp).
+  caf::actor store_watch;
+  /// Set once a store actor stopped unasked, with what store_watch said.
+  std::atomic<bool> store_failed{false};
+  std::mutex failure_mutex;
+  std::string store_failure;
   std::unique_ptr<ingest::log_consumer> consumer;
   /// store.standby_replicas: follows partitions other members own.
   std::unique_ptr<ingest::log_follower> follower;

@@ -102,6 +102,46 @@ protected:
     std::map<std::string, std::size_t> outcomes;
   };
 
+  /// The store's actors as engramd spawns them on `r`'s store: `n` appliers, behind the
+  /// router when there are several; stopped when it goes.
+  struct store_actors {
+    std::shared_ptr<actors::resolver> resolve;
+    services::metrics counters;
+    actors::ingest_status status;
+    std::vector<actors::stage_actor> appliers;
+    actors::stage_actor front;
+    store_actors(caf::actor_system& sys, run& r, std::size_t n)
+        : resolve(std::make_shared<actors::resolver>(std::move(r.resolve))) {
+      for (std::size_t i = 0; i < n; ++i)
+        appliers.push_back(
+            sys.spawn<caf::detached>(actors::store_writer, r.store, resolve, &counters, &status, nullptr));
+      front = n == 1 ? appliers[0] : sys.spawn(actors::store_router, appliers);
+    }
+    ~store_actors() {
+      caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
+      for (auto& a : appliers)
+        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    }
+  };
+
+  /// Puts acme's records on partition 0 and northwind's on partition 1, offsets in stream
+  /// order; returns each partition's next offset.
+  static std::map<std::int32_t, std::int64_t> on_two_partitions(std::vector<actors::log_record>& records) {
+    std::map<std::int32_t, std::int64_t> next;
+    for (auto& rec : records) {
+      rec.position.partition = schemas::organization_of(*rec.payload) == "acme" ? 0 : 1;
+      rec.position.offset = next[rec.position.partition]++;
+    }
+    return next;
+  }
+
+  static std::map<std::int32_t, std::int64_t> offsets_of(const storage::graph_store& store) {
+    std::map<std::int32_t, std::int64_t> o;
+    for (const auto& [partition, at] : store.offsets("engram-log"))
+      o[partition] = at.next_offset;
+    return o;
+  }
+
   /// Opens (or reopens) a store and its resolver, loading index snapshots from `snapshots`.
   static std::unique_ptr<run> open(const std::string& path, const std::string& snapshots) {
     auto r = std::make_unique<run>();
@@ -206,28 +246,15 @@ TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
 // joined). The same records give the same store, digest and decisions whatever the number,
 // and every batch is answered with all its records applied.
 TEST_F(ReplayTest, OneApplierOrSeveralGiveTheSameStore) {
-  // acme on partition 0, northwind on partition 1; offsets per partition, in stream order.
   std::vector<actors::log_record> records = *stream_;
-  std::map<std::int32_t, std::int64_t> next;
-  for (auto& rec : records) {
-    const auto org = schemas::organization_of(*rec.payload);
-    rec.position.partition = org == "acme" ? 0 : 1;
-    rec.position.offset = next[rec.position.partition]++;
-  }
-  ASSERT_GT(next[1], 0);
+  const auto next = on_two_partitions(records);
+  ASSERT_GT(next.at(1), 0);
   auto run_with = [&](std::size_t appliers, const std::string& name) {
     auto r = open(dir(name), "");
-    auto resolve = std::make_shared<actors::resolver>(std::move(r->resolve));
-    services::metrics counters;
-    actors::ingest_status status;
     {
       caf::actor_system_config cfg;
       caf::actor_system sys{cfg};
-      std::vector<actors::stage_actor> workers;
-      for (std::size_t i = 0; i < appliers; ++i)
-        workers.push_back(
-            sys.spawn<caf::detached>(actors::store_writer, r->store, resolve, &counters, &status, nullptr));
-      actors::stage_actor front = appliers == 1 ? workers[0] : sys.spawn(actors::store_router, workers);
+      store_actors spawned(sys, *r, appliers);
       // Batches of 16 consecutive records of the stream: most hold both organisations.
       std::vector<std::future<actors::batch_result>> answers;
       for (std::size_t from = 0; from < records.size(); from += 16) {
@@ -236,7 +263,7 @@ TEST_F(ReplayTest, OneApplierOrSeveralGiveTheSameStore) {
                          records.begin() + static_cast<std::ptrdiff_t>(std::min(records.size(), from + 16)));
         b.done = std::make_shared<std::promise<actors::batch_result>>();
         answers.push_back(b.done->get_future());
-        caf::anon_send(front, std::move(b));
+        caf::anon_send(spawned.front, std::move(b));
       }
       std::size_t done = 0;
       for (auto& a : answers) {
@@ -245,19 +272,46 @@ TEST_F(ReplayTest, OneApplierOrSeveralGiveTheSameStore) {
         done += result.done;
       }
       EXPECT_EQ(done, records.size());
-      caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
-      for (auto& w : workers)
-        caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     }
-    std::map<std::int32_t, std::int64_t> offsets;
-    for (const auto& [partition, o] : r->store->offsets("engram-log"))
-      offsets[partition] = o.next_offset;
-    EXPECT_EQ(offsets, next);
+    EXPECT_EQ(offsets_of(*r->store), next);
     return std::tuple{r->store->digest(), r->store->digest("acme"), r->store->digest("northwind")};
   };
   const auto one = run_with(1, "one-applier");
   EXPECT_EQ(run_with(2, "two-appliers"), one);
   EXPECT_EQ(run_with(3, "three-appliers"), one);
+}
+
+// A revocation (event_batch::let_go set): the appliers apply nothing more of the batches they
+// are given and answer them with the records not done; the offsets stay where the last
+// applied record put them, so the partitions' next owner applies the rest, once.
+TEST_F(ReplayTest, BatchesOfRevokedPartitionsAreAnsweredWithTheRestLeftForTheNextOwner) {
+  ASSERT_GE(stream_->size(), 32u);
+  std::vector<actors::log_record> records(stream_->begin(), stream_->begin() + 32);
+  const auto next = on_two_partitions(records);
+  auto r = open(dir("let-go"), "");
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  store_actors spawned(sys, *r, 2);
+  auto send = [&](std::size_t from, std::size_t to, bool let_go) {
+    actors::event_batch b;
+    b.records.assign(records.begin() + static_cast<std::ptrdiff_t>(from),
+                     records.begin() + static_cast<std::ptrdiff_t>(to));
+    b.done = std::make_shared<std::promise<actors::batch_result>>();
+    b.let_go = std::make_shared<std::atomic<bool>>(let_go);
+    auto answer = b.done->get_future();
+    caf::anon_send(spawned.front, std::move(b));
+    return answer.get();
+  };
+  const auto first = send(0, 16, false);
+  EXPECT_EQ(first.done, 16u);
+  const auto applied_before = offsets_of(*r->store);
+  const auto revoked = send(16, 32, true);
+  EXPECT_EQ(revoked.error, storage::errc::ok);
+  EXPECT_EQ(revoked.done, 0u);
+  EXPECT_EQ(offsets_of(*r->store), applied_before);
+  const auto again = send(16, 32, false);  // the next owner, from the stored offsets
+  EXPECT_EQ(again.done, 16u);
+  EXPECT_EQ(offsets_of(*r->store), next);
 }
 
 }  // namespace
