@@ -53,7 +53,7 @@ hop_figures bench_hops(std::size_t n) {
     caf::actor_system sys(cfg);
     auto last = sys.spawn<caf::detached>(completes);
     auto first = sys.spawn<caf::detached>(hands_on, last);
-    (void)round_trip_us(first, n / 10 + 1);  // threads woken, caches warm
+    (void)round_trip_us(first, n / 10 + 1);    // threads woken, caches warm
     for (int round = 0; round < 3; ++round) {  // interleaved: a drift weighs on both
       f.direct_us += round_trip_us(last, n) / 3;
       f.chained_us += round_trip_us(first, n) / 3;
