@@ -100,8 +100,9 @@ public:
   /// (engram_embedding_cache{kind="entries|hits|misses"}).
   void set_embedding_cache(std::size_t entries, std::uint64_t hits, std::uint64_t misses);
 
-  /// Seconds one record spent in a named step of its store applier (dedup, contradiction,
-  /// write), added to engram_apply_step_seconds_total{step}.
+  /// Seconds one record spent in a named step of its store applier ("dedup",
+  /// "contradiction"; anything else counts as "write"), added to
+  /// engram_apply_step_seconds_total{step}.
   void add_apply_step(std::string_view step, double seconds);
   /// Seconds spent in each apply step since start.
   [[nodiscard]] std::map<std::string, double> apply_steps() const;
