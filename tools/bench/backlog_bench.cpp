@@ -2,6 +2,7 @@
 #include "tools/bench/backlog_bench.hpp"
 
 #include "schemas/inbound_message.hpp"
+#include "actors/ingest/members.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "evaluation/synthetic.hpp"
 
@@ -24,9 +25,16 @@ void print_drain(const char* what, const drain_figures& f) {
 }  // namespace
 
 pipeline_figures bench_organisations(const std::string& model_path, std::size_t per_org, int replay_rounds) {
-  std::vector<std::string> sixteen;
-  for (int i = 0; i < 16; ++i)
-    sixteen.push_back("org-" + std::to_string(i));
+  // One organisation a partition: the first names "org-<i>" the partitioner puts on each of
+  // the 16 (org-0 … org-15 would leave two partitions empty and put 10 organisations on the
+  // even partitions, so 2 store appliers, which take partitions by parity, would share 10 : 6).
+  std::vector<std::string> sixteen(16);
+  for (int i = 0, found = 0; found < 16; ++i)
+    if (auto& name = sixteen[static_cast<std::size_t>(ingest::partition_of("org-" + std::to_string(i), 16))];
+        name.empty()) {
+      name = "org-" + std::to_string(i);
+      ++found;
+    }
   pipeline_figures f;
   f.one_org = drain(evaluation::synthetic::dense_events(16 * per_org, {"solo"}), 4, model_path);
   f.many_orgs = drain(evaluation::synthetic::dense_events(16 * per_org, sixteen), 16, model_path, false, replay_rounds);
