@@ -18,7 +18,6 @@
 #include <mutex>
 #include <random>
 #include <set>
-#include <thread>
 
 namespace engram::mcp {
 
@@ -43,7 +42,7 @@ struct service::impl final : api_context {
   registry tools;
   std::mt19937_64 rng{std::random_device{}()};
   std::mutex rng_mutex;
-  /// Saves waiting for the store (their threads use this object).
+  /// Saves waiting for the store (their answers use this object).
   std::mutex wait_mutex;
   std::condition_variable wait_cv;
   std::size_t waiting = 0;
@@ -190,17 +189,17 @@ struct service::impl final : api_context {
                          std::chrono::milliseconds wait) override {
     if (wait.count() <= 0)
       wait = opts.save_timeout;
-    const auto& org = schemas::organization_of(record);
     const auto& event_id = schemas::event_id_of(record);
-    auto applied = deps.notifier->expect(org, event_id);
-    // Append and wait off the I/O thread (a broker outage holds the append up to its delivery
-    // timeout); the answer goes out from here.
+    if (!deps.submit)
+      return reply(tool_error("not saved (" + event_id + "): this engramd takes no saves"));
     {
       std::lock_guard lock(wait_mutex);
       ++waiting;
     }
-    std::thread([this, org, event_id, wait, encoded = schemas::encode(record), reply = std::move(reply),
-                 applied = std::move(applied), answer = std::move(answer)]() mutable {
+    // The answer comes from the engine's save actor, on its thread: this object outlives it
+    // (the destructor waits), since `answer` may read through it.
+    auto done = [this, event_id, wait, reply = std::move(reply),
+                 answer = std::move(answer)](services::save_outcome outcome) {
       struct done_guard {
         impl* self;
         ~done_guard() {
@@ -209,33 +208,28 @@ struct service::impl final : api_context {
           self->wait_cv.notify_all();
         }
       } guard{this};
-      if (auto appended = deps.append(encoded); !appended) {
-        deps.notifier->forget(org, event_id);
-        return reply(tool_error("not saved (" + event_id + "): " + appended.error()));
+      using state = services::save_outcome::state;
+      switch (outcome.what) {
+        case state::not_appended: return reply(tool_error("not saved (" + event_id + "): " + outcome.error));
+        case state::not_applied_in_time:
+        case state::stopped:
+          return reply(tool_error("written to engram-log as " + event_id + " but not applied " +
+                                  (outcome.what == state::stopped ? std::string("before engramd stopped")
+                                                                  : "within " + std::to_string(wait.count()) + " ms") +
+                                  "; it will be applied (nothing is lost), check again later"));
+        case state::applied: break;
       }
-      // In slices, so a service that stops is not held up by a long wait.
-      const auto deadline = std::chrono::steady_clock::now() + wait;
-      bool ready = false, stopping = false;
-      while (!ready && !stopping && std::chrono::steady_clock::now() < deadline) {
-        ready = applied.wait_for(std::min<std::chrono::steady_clock::duration>(
-                    std::chrono::milliseconds(200), deadline - std::chrono::steady_clock::now())) ==
-                std::future_status::ready;
-        std::lock_guard lock(alive->first);
-        stopping = !alive->second;
+      if (!outcome.applied.rejected.empty())
+        return reply(tool_error(outcome.applied.rejected));
+      try {
+        reply(answer(outcome.applied));
+      } catch (const std::exception& e) {
+        logger().error("save {} applied, its answer failed: {}", event_id, e.what());
+        reply(tool_error("applied as " + event_id + ", but its answer could not be built: " + e.what()));
       }
-      if (!ready) {
-        deps.notifier->forget(org, event_id);
-        reply(tool_error(
-            "written to engram-log as " + event_id + " but not applied " +
-            (stopping ? std::string("before engramd stopped") : "within " + std::to_string(wait.count()) + " ms") +
-            "; it will be applied (nothing is lost), check again later"));
-        return;
-      }
-      auto what = applied.get();
-      if (!what.rejected.empty())
-        return reply(tool_error(what.rejected));
-      reply(answer(what));
-    }).detach();
+    };
+    deps.submit(services::pending_save(schemas::organization_of(record), event_id, schemas::encode(record), wait,
+                                       std::move(done)));
   }
 
   /// Wraps `respond` to count the answer by tool (or method) and outcome, with latency.

@@ -10,6 +10,7 @@
 #include "services/clock.hpp"
 #include "services/metrics.hpp"
 #include "services/notifier.hpp"
+#include "services/saves.hpp"
 #include "dedup/dedup.hpp"
 #include "embedding/embedder.hpp"
 #include "embedding/query_head.hpp"
@@ -58,8 +59,9 @@ struct mcp_dependencies {
   services::metrics* metrics = nullptr;
   /// "Now" for savedAt, issuedAt, decay and expiry (null: the system clock).
   std::shared_ptr<const services::clock> clock;
-  /// Appends one record to engram-log; an error when it was not acknowledged.
-  std::function<engram::result<void>(const schemas::encoded_record& record)> append;
+  /// Takes a save on its way (the engine's save actor: appends it to engram-log without
+  /// waiting and answers it when the store has applied it or its wait is over).
+  std::function<void(services::pending_save)> submit;
 };
 
 /// How a request for an organisation reaches the member that owns it (store.cluster): calls

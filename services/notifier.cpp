@@ -6,12 +6,17 @@ namespace {
 std::string waiter_key(const std::string& org, const std::string& id) { return org + '\0' + id; }
 }  // namespace
 
-std::future<applied_event> apply_notifier::expect(const std::string& org, const std::string& id) {
+void apply_notifier::expect(const std::string& org, const std::string& id, std::function<void(applied_event)> then) {
   std::lock_guard lock(mutex_);
-  auto& p = waiting_[waiter_key(org, id)];
-  p = std::promise<applied_event>();
+  waiting_[waiter_key(org, id)] = std::move(then);
   count_ = waiting_.size();
-  return p.get_future();
+}
+
+std::future<applied_event> apply_notifier::expect(const std::string& org, const std::string& id) {
+  auto promise = std::make_shared<std::promise<applied_event>>();
+  auto answer = promise->get_future();
+  expect(org, id, [promise](applied_event what) { promise->set_value(std::move(what)); });
+  return answer;
 }
 
 void apply_notifier::forget(const std::string& org, const std::string& id) {
@@ -37,13 +42,17 @@ void apply_notifier::applied(const std::string& org, const std::string& id, appl
     fn(org);
   if (count_.load() == 0)
     return;
-  std::lock_guard lock(mutex_);
-  auto it = waiting_.find(waiter_key(org, id));
-  if (it == waiting_.end())
-    return;
-  it->second.set_value(std::move(what));
-  waiting_.erase(it);
-  count_ = waiting_.size();
+  std::function<void(applied_event)> then;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = waiting_.find(waiter_key(org, id));
+    if (it == waiting_.end())
+      return;
+    then = std::move(it->second);
+    waiting_.erase(it);
+    count_ = waiting_.size();
+  }
+  then(std::move(what));
 }
 
 void apply_notifier::on_bundles_changed(std::function<void(const std::string&)> fn) {

@@ -30,9 +30,13 @@ struct applied_event {
 
 class apply_notifier {
 public:
-  /// Register before appending the event, so the answer cannot be missed.
+  /// Register before appending the event, so the answer cannot be missed: `then` is called
+  /// once, on the store's applying thread, when the event is applied (keep it cheap: send a
+  /// message). The same event registered again replaces the first.
+  void expect(const std::string& organization_id, const std::string& event_id, std::function<void(applied_event)> then);
+  /// The same, as a future (a thread that waits for the answer: the timers).
   [[nodiscard]] std::future<applied_event> expect(const std::string& organization_id, const std::string& event_id);
-  /// Stop waiting (a timeout).
+  /// Stop waiting (a timeout); `then` is not called.
   void forget(const std::string& organization_id, const std::string& event_id);
   /// Called by the store stage for every applied event; cheap when nobody waits.
   void applied(const std::string& organization_id, const std::string& event_id, applied_event what);
@@ -53,7 +57,7 @@ private:
   std::shared_ptr<const listeners> applied_listeners_ = std::make_shared<const listeners>();
   std::vector<std::function<void(const std::string&)>> bundle_listeners_;
   std::mutex mutex_;
-  std::map<std::string, std::promise<applied_event>> waiting_;
+  std::map<std::string, std::function<void(applied_event)>> waiting_;
   std::atomic<std::size_t> count_{0};
 };
 

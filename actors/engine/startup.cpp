@@ -307,7 +307,15 @@ engram::result<void> engine::impl::start_mcp() {
     return engram::fail(made.error());
   log_producer = std::move(*made);
   started.add("MCP", {}, [this] {
-    mcp.reset();  // waits for saves still waiting for the store
+    if (saves_actor) {
+      // Each save still waiting is answered "not applied before engramd stopped" as the
+      // actor goes; then no answer is left to build through the MCP service.
+      caf::scoped_actor self{*sys};
+      self->send_exit(saves_actor, caf::exit_reason::user_shutdown);
+      self->wait_for(saves_actor);
+      saves_actor = nullptr;
+    }
+    mcp.reset();  // waits for answers being built
     log_producer.reset();
   });
   if (!log_producer->prepare(cfg.kafka.topics.log, std::chrono::seconds(5)))
@@ -320,18 +328,35 @@ engram::result<void> engine::impl::start_mcp() {
   d.notifier = &notifier;
   d.clock = clock;
   d.metrics = &metrics;
-  d.append = [producer = log_producer.get(), topic = cfg.kafka.topics.log,
-              delivery_timeout](const schemas::encoded_record& r) -> engram::result<void> {
+  // Why a record did not reach engram-log, for the agent.
+  auto refused = [topic = cfg.kafka.topics.log, delivery_timeout](const ingest::kafka_producer::delivery& sent) {
+    if (sent.possibly_written)
+      return "the broker did not confirm the record (" + sent.error + "): " + topic +
+             " may hold it all the same, and then it will be applied";
+    return topic + " did not take the record within " + std::to_string(delivery_timeout.count()) + " ms (" +
+           sent.error + "); nothing was written";
+  };
+  append = [producer = log_producer.get(), topic = cfg.kafka.topics.log,
+            refused](const schemas::encoded_record& r) -> engram::result<void> {
     auto sent = producer->deliver(topic, r.key, r.value, {{schemas::kind_header, r.kind}});
     if (sent.delivered)
       return {};
-    if (sent.possibly_written)
-      return engram::fail("the broker did not confirm the record (" + sent.error + "): " + topic +
-                          " may hold it all the same, and then it will be applied");
-    return engram::fail(topic + " did not take the record within " + std::to_string(delivery_timeout.count()) +
-                        " ms (" + sent.error + "); nothing was written");
+    return engram::fail(refused(sent));
   };
-  append = d.append;
+  actors::save_links links;
+  links.notifier = &notifier;
+  links.append = [producer = log_producer.get(), topic = cfg.kafka.topics.log, refused](
+                     const schemas::encoded_record& r, std::function<void(engram::result<void>)> done) {
+    producer->deliver_async(topic, r.key, r.value, {{schemas::kind_header, r.kind}},
+                            [done = std::move(done), refused](const ingest::kafka_producer::delivery& sent) {
+                              if (sent.delivered)
+                                done({});
+                              else
+                                done(engram::fail(refused(sent)));
+                            });
+  };
+  saves_actor = sys->spawn(actors::saves, std::move(links));
+  d.submit = [to = saves_actor](services::pending_save save) { caf::anon_send(to, std::move(save)); };
   mcp = std::make_unique<mcp::service>(std::move(d), std::move(*o));
   return {};
 }

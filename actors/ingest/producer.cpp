@@ -2,6 +2,8 @@
 
 #include "actors/ingest/internal/kafka.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -14,22 +16,48 @@ struct kafka_producer::impl : RdKafka::DeliveryReportCb {
   std::size_t failures = 0;
   std::string first_failure;
 
-  /// One deliver()'s message: its report, filled in by dr_cb (any thread's poll serves it).
-  struct pending {
+  /// Where a message's delivery report goes (its opaque); dr_cb fills it in, on whichever
+  /// thread polls.
+  struct report_sink {
+    virtual ~report_sink() = default;
+    virtual void report(const delivery& d) = 0;
+    /// Whether dr_cb deletes it after its report (deliver_async's; deliver()'s lives on a stack).
+    bool owned_by_report = false;
+  };
+  /// One deliver()'s message: its report, waited for by the caller.
+  struct pending final : report_sink {
     std::mutex mutex;
     bool done = false;
-    delivery report;
+    delivery result;
+    void report(const delivery& d) override {
+      std::lock_guard lock(mutex);
+      result = d;
+      done = true;
+    }
+  };
+  /// One deliver_async()'s message: its callback.
+  struct callback final : report_sink {
+    explicit callback(std::function<void(delivery)> fn) : done(std::move(fn)) { owned_by_report = true; }
+    std::function<void(delivery)> done;
+    void report(const delivery& d) override { done(d); }
   };
 
+  /// Serves deliver_async()'s reports (deliver() polls on its caller's thread).
+  std::once_flag poller_started;
+  std::atomic<bool> stop_polling{false};
+  std::thread poller;
+
   void dr_cb(RdKafka::Message& msg) override {
-    if (auto* p = static_cast<pending*>(msg.msg_opaque())) {
-      std::lock_guard lock(p->mutex);
-      p->report.delivered = msg.err() == RdKafka::ERR_NO_ERROR;
-      if (!p->report.delivered) {
-        p->report.possibly_written = msg.status() != RdKafka::Message::MSG_STATUS_NOT_PERSISTED;
-        p->report.error = msg.errstr();
+    if (auto* sink = static_cast<report_sink*>(msg.msg_opaque())) {
+      delivery d;
+      d.delivered = msg.err() == RdKafka::ERR_NO_ERROR;
+      if (!d.delivered) {
+        d.possibly_written = msg.status() != RdKafka::Message::MSG_STATUS_NOT_PERSISTED;
+        d.error = msg.errstr();
       }
-      p->done = true;
+      sink->report(d);
+      if (sink->owned_by_report)
+        delete sink;
       return;
     }
     if (msg.err() == RdKafka::ERR_NO_ERROR)
@@ -37,6 +65,30 @@ struct kafka_producer::impl : RdKafka::DeliveryReportCb {
     std::lock_guard lock(mutex);
     if (failures++ == 0)
       first_failure = "delivery to " + msg.topic_name() + " failed: " + msg.errstr();
+  }
+
+  /// Produces one message with `sink` as its opaque; waits while the local queue is full.
+  /// The error when librdkafka refused it (then no report will come).
+  std::string produce(const std::string& topic, std::string_view key, std::string_view value, const headers& hs,
+                      report_sink* sink) {
+    RdKafka::Headers* h = nullptr;
+    if (!hs.empty()) {
+      h = RdKafka::Headers::create();
+      for (const auto& [k, v] : hs)
+        h->add(k, v.data(), v.size());
+    }
+    while (true) {
+      auto err = producer->produce(topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
+                                   const_cast<char*>(value.data()), value.size(), key.data(), key.size(), 0, h, sink);
+      if (err == RdKafka::ERR_NO_ERROR)
+        return {};  // librdkafka owns the headers now
+      if (err == RdKafka::ERR__QUEUE_FULL) {
+        producer->poll(50);
+        continue;
+      }
+      delete h;
+      return "produce to " + topic + " failed: " + RdKafka::err2str(err);
+    }
   }
 };
 
@@ -66,8 +118,15 @@ engram::result<std::unique_ptr<kafka_producer>> kafka_producer::create(
 }
 
 kafka_producer::~kafka_producer() {
-  if (impl_ && impl_->producer)
-    (void)impl_->producer->flush(5000);  // best effort: callers flush() what they depend on
+  if (!impl_ || !impl_->producer)
+    return;
+  (void)impl_->producer->flush(5000);  // best effort: callers flush() what they depend on
+  impl_->stop_polling = true;
+  if (impl_->poller.joinable())
+    impl_->poller.join();
+  // What is still held is reported now, not delivered: every deliver_async() is answered.
+  impl_->producer->purge(RdKafka::Producer::PURGE_QUEUE | RdKafka::Producer::PURGE_INFLIGHT);
+  (void)impl_->producer->flush(1000);
 }
 
 bool kafka_producer::prepare(const std::string& topic, std::chrono::milliseconds timeout) {
@@ -117,32 +176,31 @@ bool kafka_producer::produce(const std::string& topic, std::string_view key, std
 kafka_producer::delivery kafka_producer::deliver(const std::string& topic, std::string_view key, std::string_view value,
                                                  const headers& hs) {
   impl::pending p;
-  RdKafka::Headers* h = nullptr;
-  if (!hs.empty()) {
-    h = RdKafka::Headers::create();
-    for (const auto& [k, v] : hs)
-      h->add(k, v.data(), v.size());
-  }
-  while (true) {
-    auto err =
-        impl_->producer->produce(topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
-                                 const_cast<char*>(value.data()), value.size(), key.data(), key.size(), 0, h, &p);
-    if (err == RdKafka::ERR_NO_ERROR)
-      break;  // librdkafka owns the headers now
-    if (err == RdKafka::ERR__QUEUE_FULL) {
-      impl_->producer->poll(50);
-      continue;
-    }
-    delete h;
-    return {false, false, "produce to " + topic + " failed: " + RdKafka::err2str(err)};
-  }
+  if (auto refused = impl_->produce(topic, key, value, hs, &p); !refused.empty())
+    return {false, false, refused};
   // The report comes within message.timeout.ms (librdkafka fails the message then); `p`
   // lives on this stack until it has.
   while (true) {
     impl_->producer->poll(50);
     std::lock_guard lock(p.mutex);
     if (p.done)
-      return p.report;
+      return p.result;
+  }
+}
+
+void kafka_producer::deliver_async(const std::string& topic, std::string_view key, std::string_view value,
+                                   const headers& hs, std::function<void(delivery)> done) {
+  std::call_once(impl_->poller_started, [this] {
+    impl_->poller = std::thread([i = impl_.get()] {
+      ::pthread_setname_np(::pthread_self(), "engram-produce");
+      while (!i->stop_polling.load())
+        i->producer->poll(100);  // returns as soon as it has served a report
+    });
+  });
+  auto* sink = new impl::callback(std::move(done));
+  if (auto refused = impl_->produce(topic, key, value, hs, sink); !refused.empty()) {
+    sink->report({false, false, refused});
+    delete sink;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -47,6 +48,14 @@ public:
   };
   [[nodiscard]] delivery deliver(const std::string& topic, std::string_view key, std::string_view value,
                                  const headers& hs = {});
+
+  /// Produces one message without waiting: `done` is called once with its delivery report,
+  /// within the delivery timeout, from the producer's poll thread (started by the first
+  /// call; the only thread this adds). A message the producer still holds when it is
+  /// destroyed is reported not delivered then. Waits only while the local queue is full.
+  /// Thread-safe.
+  void deliver_async(const std::string& topic, std::string_view key, std::string_view value, const headers& hs,
+                     std::function<void(delivery)> done);
 
   /// Waits until every queued message is delivered or failed, up to `timeout`. Returns true
   /// when all messages produced since the previous flush() were acknowledged; else

@@ -11,6 +11,7 @@
 #include "actors/ingest/key_ring.hpp"
 #include "actors/ingest/log_consumer.hpp"
 #include "actors/ingest/producer.hpp"
+#include "actors/mcp/saves.hpp"
 #include "actors/store/store_writer.hpp"
 #include "embedding/query_head.hpp"
 #include "embedding/type_model.hpp"
@@ -92,6 +93,8 @@ struct engine::impl {
   std::vector<actors::stage_actor> appliers;
   /// Watches the appliers and the router (actors/store/store_watch.hpp).
   caf::actor store_watch;
+  /// Where MCP's saves wait for the store (actors/mcp/saves.hpp).
+  caf::actor saves_actor;
   /// Set once a store actor stopped unasked, with what store_watch said.
   std::atomic<bool> store_failed{false};
   std::mutex failure_mutex;
