@@ -41,12 +41,33 @@ std::size_t count(const json& a, const char* k, std::size_t dflt) {
   return a.contains(k) && a[k].is_number() ? static_cast<std::size_t>(a[k].get<double>()) : dflt;
 }
 
+/// A knowledge command's result as the tools give it: the entries it changed, how many it
+/// removed and branch saves it dropped, and for a forget what it forgot by kind.
+json command_json(const storage::command_result& cr, bool forget) {
+  json j{{"entries", json::array()}, {"removed", cr.removed.size()}, {"droppedSaves", cr.dropped_saves}};
+  for (const auto& doc : cr.entries)
+    j["entries"].push_back(json::parse(doc));
+  if (forget)
+    j["forgotten"] = cr.forgotten;
+  return j;
+}
+
 /// A knowledge command from an agent: appended, answered once applied.
 void command(tool_context& ctx, const grant& g, schemas::knowledge_command c, tool_reply reply,
              std::function<json(const json& result)> answer,
              std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
   stamp(ctx, g, c, "cmd-");
-  ctx.append_and_answer(c, std::move(reply), answer_applied(std::move(answer)), wait);
+  const bool forget = c.op == schemas::command_op::forget;
+  ctx.append_and_answer(
+      c, std::move(reply),
+      [answer = std::move(answer), forget](const services::applied_event& what) {
+        if (auto refused = refused_answer(what))
+          return *refused;
+        // merge_branch answers with the saves it merged (JSON the store wrote), the rest typed.
+        return answer(what.command ? command_json(*what.command, forget)
+                                   : json::parse(what.result.empty() ? std::string("{}") : what.result));
+      },
+      wait);
 }
 
 /// How long a forget other than an entry's is waited for: the store compacts, and a forget
@@ -228,12 +249,18 @@ void forget(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
 
 }  // namespace
 
+std::optional<json> refused_answer(const services::applied_event& what) {
+  if (what.error != storage::errc::ok)
+    return tool_error("the store failed to apply the command");
+  if (what.duplicate)
+    return tool_error("already applied");
+  return std::nullopt;
+}
+
 std::function<json(const services::applied_event&)> answer_applied(std::function<json(const json& result)> answer) {
   return [answer = std::move(answer)](const services::applied_event& what) {
-    if (what.error != storage::errc::ok)
-      return tool_error("the store failed to apply the command");
-    if (what.duplicate)
-      return tool_error("already applied");
+    if (auto refused = refused_answer(what))
+      return *refused;
     return answer(json::parse(what.result));
   };
 }

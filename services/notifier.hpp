@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,12 @@ struct applied_event {
   /// True when the eventId had been applied before (a redelivery).
   bool duplicate = false;
   std::vector<schemas::resolution> resolutions;
-  /// A command's answer (JSON), or why it did not apply (`rejected`).
+  /// A knowledge command's result, typed: MCP builds the tool's JSON from it, the timers
+  /// read their counts. Empty for other records.
+  std::optional<storage::command_result> command;
+  /// An entity command's or a bundle record's answer, or a branch save's (JSON).
   std::string result;
+  /// Why the record did not apply.
   std::string rejected;
   /// A bundle record made a version visible or deleted one.
   bool bundles_changed = false;

@@ -178,19 +178,6 @@ void save_snapshots(resolver* r) {
     logger().warn("vector index snapshots not written after a forget: {}", saved.error());
 }
 
-/// The answer to a knowledge command (the tools' JSON).
-std::string command_answer(const storage::command_result& cr, bool forget) {
-  auto j = nlohmann::ordered_json::object();
-  j["entries"] = nlohmann::ordered_json::array();
-  for (const auto& doc : cr.entries)
-    j["entries"].push_back(nlohmann::ordered_json::parse(doc));
-  j["removed"] = cr.removed.size();
-  j["droppedSaves"] = cr.dropped_saves;
-  if (forget)
-    j["forgotten"] = cr.forgotten;
-  return j.dump();
-}
-
 /// Fault injection for the tests of a crash during a rebuild (docs/tests.md): with
 /// ENGRAM_FAULT_REBUILD_KILL_AFTER=N in its environment, engramd kills itself (SIGKILL, as
 /// kill -9 would) once a rebuild has applied N records again. 0: never.
@@ -271,7 +258,7 @@ storage::errc forget_messages(storage::graph_store& store, resolver* r, const st
   logger().info("forget {} '{}' in '{}': {} records applied again, {} left out, in {} ms", c.what, c.id, org, again,
                 left_out,
                 std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
-  answer->result = command_answer(cr, true);
+  answer->command = std::move(cr);
   return storage::errc::ok;
 }
 
@@ -326,7 +313,7 @@ struct record_handler {
       if (cr.organization_forgotten && r && r->shred)
         r->shred(c.organization_id, {});
     }
-    answer->result = command_answer(cr, forget);
+    answer->command = std::move(cr);
     return e;
   }
   storage::errc operator()(const schemas::entity_command& c) const {

@@ -251,9 +251,8 @@ bool timers::expire(timers_round& r, std::int64_t now) {
         return false;
       }
       ++r.expire_commands;
-      auto j = json::parse(what->result, nullptr, false);
-      const std::size_t removed = j.is_discarded() ? 0 : j.value("removed", 0u);
-      const std::size_t dropped = j.is_discarded() ? 0 : j.value("droppedSaves", 0u);
+      const std::size_t removed = what->command ? what->command->removed.size() : 0;
+      const std::size_t dropped = what->command ? what->command->dropped_saves : 0;
       r.removed += removed;
       r.dropped_saves += dropped;
       if (removed == 0 && dropped == 0)
@@ -287,9 +286,10 @@ bool timers::retain(timers_round& r, std::int64_t now) {
         return false;
       }
       ++r.retention_commands;
-      auto j = json::parse(what->result, nullptr, false);
-      const auto forgotten = j.is_object() ? j.value("forgotten", json::object()) : json::object();
-      const std::size_t messages = forgotten.is_object() ? forgotten.value("messages", 0u) : 0u;
+      std::size_t messages = 0;
+      if (what->command)
+        if (auto it = what->command->forgotten.find("messages"); it != what->command->forgotten.end())
+          messages = it->second;
       r.retained_messages += messages;
       if (messages == 0)
         break;  // nothing it could remove now

@@ -60,6 +60,8 @@ inline void stamp(tool_context& ctx, const grant& g, schemas::command_envelope& 
 
 /// What a command's tool answers once the store applied it: `answer(the store's JSON)`, or a
 /// tool error when the store failed or the record was a duplicate.
+/// The tool error for a record the store failed to apply or had applied before; nullopt otherwise.
+std::optional<json> refused_answer(const services::applied_event& what);
 std::function<json(const services::applied_event&)> answer_applied(std::function<json(const json& result)> answer);
 
 /// Registers handlers (name, scope, handler) against a JSON array of definitions: every
