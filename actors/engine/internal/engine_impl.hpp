@@ -86,8 +86,8 @@ struct engine::impl {
   std::shared_ptr<ingest::key_ring> keys;
   caf::actor_system_config caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
-  /// The store actor: the consumer sends it each batch of engram-log.
-  /// What the consumers send batches to: the one applier, or the router in front of several.
+  /// What the consumers send each batch of engram-log to: the one applier, or the router in
+  /// front of several.
   actors::stage_actor store_actor;
   /// The appliers behind the router (store.appliers > 1); empty with one.
   std::vector<actors::stage_actor> appliers;
