@@ -104,8 +104,8 @@ private:
 /// A batch of consecutive engram-log records. The store fulfils `done` once every record
 /// is durable (or at the first failure, or once `let_go` is set). With `drop` set, no
 /// records: the store drops that partition's state instead (`done` counts the organisations
-/// dropped; `skipped` is 1 when the partition was no longer gone). With `join` set, it is one applier's part of a batch:
-/// the part reports there instead (complete()).
+/// dropped; `skipped` is 1 when the partition was no longer gone). With `join` set, it is one
+/// applier's part of a batch: the part reports there instead (complete()).
 struct event_batch {
   std::vector<log_record> records;
   std::shared_ptr<std::promise<batch_result>> done;

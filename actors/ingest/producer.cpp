@@ -148,29 +148,14 @@ bool kafka_producer::prepare(const std::string& topic, std::chrono::milliseconds
 
 bool kafka_producer::produce(const std::string& topic, std::string_view key, std::string_view value,
                              const headers& hs) {
-  while (true) {
-    RdKafka::Headers* h = nullptr;
-    if (!hs.empty()) {
-      h = RdKafka::Headers::create();
-      for (const auto& [k, v] : hs)
-        h->add(k, v.data(), v.size());
-    }
-    auto err =
-        impl_->producer->produce(topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
-                                 const_cast<char*>(value.data()), value.size(), key.data(), key.size(), 0, h, nullptr);
-    if (err == RdKafka::ERR_NO_ERROR)
-      return true;  // librdkafka owns the headers now
-    delete h;
-    if (err == RdKafka::ERR__QUEUE_FULL) {
-      impl_->producer->poll(50);  // serve delivery reports to make room
-      continue;
-    }
-    last_error_ = "produce to " + topic + " failed: " + RdKafka::err2str(err);
-    std::lock_guard lock(impl_->mutex);
-    if (impl_->failures++ == 0)
-      impl_->first_failure = last_error_;
-    return false;
-  }
+  auto refused = impl_->produce(topic, key, value, hs, nullptr);
+  if (refused.empty())
+    return true;
+  last_error_ = std::move(refused);
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->failures++ == 0)
+    impl_->first_failure = last_error_;
+  return false;
 }
 
 kafka_producer::delivery kafka_producer::deliver(const std::string& topic, std::string_view key, std::string_view value,

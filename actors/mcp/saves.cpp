@@ -14,12 +14,11 @@ using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
 
 using state = services::save_outcome::state;
 
-/// Answers save `id` with `outcome` if it still waits; with `forget`, it stops waiting for
-/// the store first.
-void finish(saves_state& st, std::uint64_t id, services::save_outcome outcome, bool forget) {
-  auto it = st.waiting.find(id);
-  if (it == st.waiting.end())
-    return;  // answered already (applied before its delivery report came, or timed out)
+using waiting_map = decltype(saves_state::waiting);
+
+/// Answers the save at `it` with `outcome` and stops tracking it; with `forget`, it stops
+/// waiting for the store first.
+void finish(saves_state& st, waiting_map::iterator it, services::save_outcome outcome, bool forget) {
   auto save = std::move(it->second.save);
   st.waiting.erase(it);
   if (forget)
@@ -57,14 +56,15 @@ caf::behavior saves(caf::stateful_actor<saves_state>* self, save_links links) {
         if (it == self->state.waiting.end())
           return;  // applied already
         if (!refused.empty())
-          finish(self->state, id, {state::not_appended, {}, refused}, true);
+          finish(self->state, it, {state::not_appended, {}, refused}, true);
         else if (it->second.late)
-          finish(self->state, id, {state::not_applied_in_time, {}, {}}, true);
+          finish(self->state, it, {state::not_applied_in_time, {}, {}}, true);
         else
           it->second.appended = true;
       },
       [self](applied_atom, std::uint64_t id, services::applied_event& what) {
-        finish(self->state, id, {state::applied, std::move(what), {}}, false);
+        if (auto it = self->state.waiting.find(id); it != self->state.waiting.end())
+          finish(self->state, it, {state::applied, std::move(what), {}}, false);
       },
       // How many saves wait, and how many of them for a delivery report past their wait.
       [self](caf::get_atom) {
@@ -77,7 +77,7 @@ caf::behavior saves(caf::stateful_actor<saves_state>* self, save_links links) {
         if (it == self->state.waiting.end())
           return;
         if (it->second.appended)
-          finish(self->state, id, {state::not_applied_in_time, {}, {}}, true);
+          finish(self->state, it, {state::not_applied_in_time, {}, {}}, true);
         else
           it->second.late = true;  // the delivery report decides (within the delivery timeout)
       },
