@@ -192,6 +192,11 @@ std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::stri
   return out;
 }
 
+engram::result<index_stats> deduplicator::reopen() {
+  const auto dir = snapshot_dir_;  // open() sets it
+  return open(dir);
+}
+
 engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) {
   std::unique_lock lock(mutex_);
   orgs_.clear();

@@ -79,6 +79,12 @@ public:
   /// The store failed to apply the last resolved event: the index may hold vectors the
   /// store does not, so no snapshot is written from it.
   void poisoned() noexcept { poisoned_ = true; }
+  [[nodiscard]] bool is_poisoned() const noexcept { return poisoned_; }
+  /// Builds the indexes again, as open() did with the same snapshot directory (the poisoned
+  /// ones are not saved, so the snapshots are those of before the failure): once the store
+  /// writes again after a failure, before anything more is resolved. Nothing may be resolved
+  /// meanwhile; searches wait.
+  [[nodiscard]] engram::result<index_stats> reopen();
 
   /// Writes every organisation's snapshot (when not poisoned).
   [[nodiscard]] engram::result<void> save(const std::string& snapshot_dir) const;

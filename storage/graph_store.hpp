@@ -543,9 +543,16 @@ public:
   /// Set once a write failed for want of disk space or by an I/O error: what RocksDB said,
   /// with the store's path ("disk full: the store at /var/lib/engram cannot write (IO error:
   /// No space left on device: …)"). From then on every write is refused with the same code
-  /// (nothing after the failure is applied out of order) until the store is opened again;
-  /// reads go on.
+  /// (nothing after the failure is applied out of order) until resume_writes() succeeds or
+  /// the store is opened again; reads go on.
   [[nodiscard]] virtual std::optional<std::string> write_failure() const = 0;
+
+  /// After a full disk: has RocksDB write what it holds again and, when it can, clears the
+  /// write failure (ok; writes are accepted again). The write that failed left nothing in the
+  /// store, and the in-memory indexes change only with a written batch, so the store is as it
+  /// was before that write. no_space while the disk is still full; an I/O error or corruption
+  /// is never cleared (its code is answered). ok when nothing failed.
+  [[nodiscard]] virtual errc resume_writes() = 0;
 
   /// SHA-256 (hex) of the logical content: every column family in a fixed order, key and
   /// value, leaving out what depends on delivery (offsets, redelivery counts). Independent

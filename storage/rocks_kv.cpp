@@ -198,6 +198,21 @@ public:
     return failure_->second;
   }
 
+  /// DB::Resume clears RocksDB's background error: it flushes the memtables, so the next
+  /// writes go to a new write-ahead log (the one a failed write may have left a torn record
+  /// in is no longer needed). Only a full disk is resumed.
+  errc resume_writes() override {
+    std::lock_guard lock(failure_mutex_);
+    if (!failure_)
+      return errc::ok;
+    if (failure_->first != errc::no_space)
+      return failure_->first;
+    if (auto e = to_errc(db_->Resume()); e != errc::ok)
+      return e;
+    failure_.reset();
+    return errc::ok;
+  }
+
   std::string identity() const override {
     std::string id;
     if (!db_->GetDbIdentity(id).ok())

@@ -93,7 +93,7 @@ void engine::impl::add_admin_routes(net::router& r) {
 std::pair<bool, std::string> engine::impl::readiness() {
   if (store)
     if (auto failure = store->write_failure())
-      return {false, *failure + "; applying stopped, reads go on; free space and restart engramd"};
+      return {false, *failure + "; applying stopped, reads go on; it goes on by itself once there is space"};
   if (watch)
     if (auto down = watch->unreachable())
       return {false, *down};

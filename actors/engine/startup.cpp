@@ -465,6 +465,18 @@ engram::result<void> engine::impl::start_consumer(const engine_options& opts) {
   }
   if (follower)
     hooks.revoked = [f = follower.get()](const std::set<std::int32_t>& p) { f->unblock(p); };
+  // Dedup's indexes took the vectors of the events whose writes failed: built again from the
+  // store (and the snapshots of before the failure) before those events are resolved again.
+  hooks.writes_resumed = [r = resolve]() -> engram::result<void> {
+    if (!r || !r->dedup || !r->dedup->is_poisoned())
+      return {};
+    auto rebuilt = r->dedup->reopen();
+    if (!rebuilt)
+      return engram::fail("dedup's indexes: " + rebuilt.error());
+    logging::get(logging::module::store)
+        .info("dedup's indexes built again: {} organisations, {} vectors", rebuilt->organizations, rebuilt->vectors);
+    return {};
+  };
   auto made = ingest::log_consumer::start(cfg, brokers, store, store_actor, metrics, status,
                                           gap_handling(opts.replay && opts.accept_partial), reader(),
                                           opts.replay && opts.re_extract, keys, std::move(hooks));

@@ -97,8 +97,13 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 
   /// Set when the store's disk is full: nothing more is applied (the store refuses every
   /// write from the failed one on), the partitions are paused, engramd stays up for reads
-  /// and /readyz says why; a restart with space resumes from the stored offsets.
+  /// and /readyz says why. The store is asked to write again after 1 s, then after twice the
+  /// wait each time, up to 30 s (reset by a batch applied whole): once it can, applying goes
+  /// on from the offsets stored (try_resume). A restart with space resumes likewise.
   bool stalled = false;
+  std::chrono::steady_clock::time_point next_resume;
+  std::chrono::milliseconds resume_wait{0};
+  static constexpr std::chrono::milliseconds first_resume_wait{1000}, longest_resume_wait{30000};
 
   /// Waits for the oldest batch and records its outcome. Returns false on a store failure.
   bool complete_oldest() {
@@ -114,14 +119,19 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       return false;
     }
     if (r.error == storage::errc::no_space) {
-      if (!stalled)
+      if (!stalled) {
+        resume_wait = resume_wait.count() == 0 ? first_resume_wait : std::min(2 * resume_wait, longest_resume_wait);
+        next_resume = std::chrono::steady_clock::now() + resume_wait;
         logger().error(
-            "{}: applying stopped after {} of {} records; reads go on; free space and restart engramd "
-            "(it resumes from the stored offsets)",
-            store->write_failure().value_or("disk full"), r.done, records);
+            "{}: applying stopped after {} of {} records; reads go on; it goes on by itself once there is "
+            "space (tried again in {} s)",
+            store->write_failure().value_or("disk full"), r.done, records, resume_wait.count() / 1000.0);
+      }
       stalled = true;
       return false;
     }
+    if (r.error == storage::errc::ok && r.done == records)
+      resume_wait = std::chrono::milliseconds(0);
     left_in_flight += r.error == storage::errc::ok ? records - r.done : 0;
     if (r.error != storage::errc::ok) {
       logger().error(
@@ -144,6 +154,45 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
       (void)consumer->pause(parts);
     RdKafka::TopicPartition::destroy(parts);
     (void)detail::consume_batch(*consumer, cfg.ingest.batch_size, std::chrono::milliseconds(200), "ingest");
+  }
+
+  /// While stalled, when the wait is over: the store writes again (storage's resume_writes),
+  /// what the failed writes built is built again (hooks.writes_resumed), and every owned
+  /// partition is assigned again at its next offset to apply (as the store says: the records
+  /// after the failure were never applied, nor anything fetched after them). False while it
+  /// cannot: the next try waits twice as long.
+  bool try_resume() {
+    if (std::chrono::steady_clock::now() < next_resume)
+      return false;
+    const auto again = [&](const std::string& why) {
+      resume_wait = std::min(2 * resume_wait, longest_resume_wait);
+      next_resume = std::chrono::steady_clock::now() + resume_wait;
+      logger().warn("applying cannot go on yet ({}): tried again in {} s", why, resume_wait.count() / 1000.0);
+      return false;
+    };
+    if (auto e = store->resume_writes(); e != storage::errc::ok)
+      return again(store->write_failure().value_or(storage::to_string(e)));
+    if (hooks.writes_resumed)
+      if (auto rebuilt = hooks.writes_resumed(); !rebuilt)
+        return again(rebuilt.error());
+    std::map<std::int32_t, std::int64_t> offsets;
+    for (const auto& [p, s] : status->partitions())
+      if (owned.count(p))
+        offsets[p] = s.next_offset;
+    // stall() paused them, and an assignment keeps what the application paused.
+    std::vector<RdKafka::TopicPartition*> parts;
+    for (const auto& [p, _] : offsets)
+      parts.push_back(RdKafka::TopicPartition::create(cfg.kafka.topics.log, p));
+    (void)consumer->resume(parts);
+    RdKafka::TopicPartition::destroy(parts);
+    detail::reassign(*consumer, cfg.kafka.topics.log, offsets, "ingest");
+    stops.pause_stopped(*consumer);
+    std::string list;
+    for (const auto& [p, o] : offsets)
+      list += (list.empty() ? "" : ", ") + std::to_string(p) + "@" + std::to_string(o);
+    logger().info("the store writes again: applying goes on from [{}]", list);
+    stalled = false;
+    return true;
   }
 
   bool drain() {
@@ -359,7 +408,7 @@ void log_consumer::run() {
             "max.poll.interval.ms + 3 s",
             topic, m.cfg.kafka.group_id);
     }
-    if (m.stalled) {
+    if (m.stalled && !m.try_resume()) {
       m.stall();
       continue;
     }

@@ -41,6 +41,10 @@ struct ownership_hooks {
   /// organisation outside the log (the timers sending a reminder and appending its record)
   /// holds it shared, so nothing is sent for a partition another member already owns.
   std::shared_mutex* guard = nullptr;
+  /// Any engramd, not only a clustered one: once the store writes again after a full disk,
+  /// before anything more is applied, what was built from the writes that failed is built
+  /// again (dedup's indexes). An error keeps applying stopped until the next try.
+  std::function<engram::result<void>()> writes_resumed;
 };
 
 class log_consumer {

@@ -154,6 +154,7 @@ public:
   std::map<std::string, std::uint64_t> engine_stats() const override;
   std::map<std::string, std::uint64_t> memory_stats() const override;
   std::optional<std::string> write_failure() const override { return kv_->write_failure(); }
+  errc resume_writes() override { return kv_->resume_writes(); }
   std::string digest(std::string_view organization) const override;
   std::vector<std::string> entity_entries(const std::string& organization_id, const std::string& entity_id,
                                           std::size_t limit) const override;

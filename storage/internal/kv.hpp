@@ -88,6 +88,8 @@ public:
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
   /// graph_store::write_failure (nullopt where a backend cannot fail so).
   [[nodiscard]] virtual std::optional<std::string> write_failure() const { return std::nullopt; }
+  /// graph_store::resume_writes (ok where a backend cannot fail so).
+  [[nodiscard]] virtual errc resume_writes() { return errc::ok; }
   /// Rewrites the files holding keys in [begin, end) of `cf` (the memtable flushed first), so
   /// that deleted values leave the disk; a no-op where nothing is on disk. When `cancel`
   /// (may be null) turns true it stops early and answers busy, which is no store failure.

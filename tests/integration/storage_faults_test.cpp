@@ -3,8 +3,9 @@
 // the directory and the reason, and engramd exits non-zero; a store written before and mounted
 // read-only afterwards the same. Nothing is written to it. A store whose filesystem fills up
 // mid-ingest (a small tmpfs the test makes): engramd stops applying, stays up for reads, says
-// "disk full" with the path in /readyz and its log; restarted with space it resumes to the
-// graph of a run that never filled.
+// "disk full" with the path in /readyz and its log; given space while it runs, it goes on by
+// itself, and restarted with space it resumes too, each to the graph of a run that never
+// filled.
 
 #include "tests/integration/support.hpp"
 
@@ -101,13 +102,73 @@ private:
   std::string target_, error_;
 };
 
-TEST(StorageFaults, AFullDiskStopsApplyingKeepsReadsSaysSoAndARestartWithSpaceResumesToTheSameGraph) {
-  using json = nlohmann::json;
-  constexpr std::size_t total = 1500;
-  const auto events = test::make_events(total);
+/// 1,500 events on the inbound topic of a broker, keyed by organisation.
+std::vector<std::pair<std::string, std::string>> full_disk_events() {
   std::vector<std::pair<std::string, std::string>> keyed;
-  for (const auto& e : events)
+  for (const auto& e : test::make_events(1500))
     keyed.emplace_back(test::org_of(e), e);
+  return keyed;
+}
+
+const std::string full_disk_reader = "full-disk-reader-0123456789abcdef";
+
+std::vector<std::string> full_disk_args(const std::string& brokers, const std::string& data) {
+  return test::engramd_args(brokers, data,
+                            {"auth.tokens=[{token: " + full_disk_reader + ", organization_id: acme, scopes: [read]}]"});
+}
+
+/// Waits until engramd on `port` says its disk is full (in /readyz, then its log), and checks
+/// it stays up, answering reads, having applied some of `total` events and not all.
+void expect_stopped_by_a_full_disk(test::engramd& engramd, const std::string& store, const std::string& log,
+                                   std::size_t total) {
+  using json = nlohmann::json;
+  const auto port = engramd.port();
+  std::string reason;
+  ASSERT_TRUE(test::wait_until(
+      [&] {
+        int status = 0;
+        auto body = json::parse(test::get(port, "/readyz", &status), nullptr, false);
+        reason = body.is_object() ? body.value("reason", "") : "";
+        return status == 503 && reason.rfind("disk full", 0) == 0;
+      },
+      180s))
+      << reason << "\n"
+      << test::tail(log);
+  std::printf("/readyz: %s\n", reason.c_str());
+  EXPECT_NE(reason.find("the store at " + store + " cannot write"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("No space left on device"), std::string::npos) << reason;
+  // The consumer logs it once its batch comes back (just after the store refused it).
+  EXPECT_TRUE(test::wait_until(
+      [&] { return test::file_text(log).find("[error] disk full: the store at " + store) != std::string::npos; }, 30s))
+      << test::tail(log);
+  // Up, not applying, reads answered.
+  ASSERT_TRUE(engramd.alive()) << test::tail(log);
+  const long applied = test::events_applied(port);
+  std::printf("applied %ld of %zu before the disk was full\n", applied, total);
+  EXPECT_GT(applied, 0);
+  EXPECT_LT(applied, long(total));
+  auto recalled = test::mcp_call(port, full_disk_reader, "recall_knowledge", {{"query", "contract renewal"}});
+  EXPECT_FALSE(recalled.contains("error")) << recalled;
+  int status = 0;
+  test::get(port, "/v1/stats", &status);
+  EXPECT_EQ(status, 200);
+}
+
+/// The digest of the store `events` make on a disk that never fills.
+std::string digest_without_a_full_disk(const std::vector<std::pair<std::string, std::string>>& events,
+                                       const test::temp_dir& dir) {
+  auto broker = test::start_broker();
+  test::produce_raw(broker->bootstrap(), "inbound-messages", events);
+  test::engramd engramd(full_disk_args(broker->bootstrap(), dir.sub("control")), dir.sub("control.log"));
+  const auto port = engramd.port();
+  EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(events.size()); }, 180s))
+      << test::tail(dir.sub("control.log"));
+  EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(dir.sub("control.log"));
+  return test::digest_of(dir.sub("control"));
+}
+
+TEST(StorageFaults, AFullDiskStopsApplyingKeepsReadsSaysSoAndARestartWithSpaceResumesToTheSameGraph) {
+  const auto keyed = full_disk_events();
   test::temp_dir dir("storage-full");
   auto broker = test::start_broker();
   test::produce_raw(broker->bootstrap(), "inbound-messages", keyed);
@@ -116,68 +177,58 @@ TEST(StorageFaults, AFullDiskStopsApplyingKeepsReadsSaysSoAndARestartWithSpaceRe
   ASSERT_EQ(small.error(), "") << "the tests run as root (CI does)";
   const auto store = dir.sub("small/store");
   const auto log = dir.sub("full.log");
-  const std::string reader = "full-disk-reader-0123456789abcdef";
-  const auto args = [&](const std::string& brokers, const std::string& data) {
-    return test::engramd_args(brokers, data,
-                              {"auth.tokens=[{token: " + reader + ", organization_id: acme, scopes: [read]}]"});
-  };
   {
-    test::engramd engramd(args(broker->bootstrap(), store), log);
-    const auto port = engramd.port();
-    // It fills: /readyz says so, with the path and the OS's words.
-    std::string reason;
-    ASSERT_TRUE(test::wait_until(
-        [&] {
-          int status = 0;
-          auto body = json::parse(test::get(port, "/readyz", &status), nullptr, false);
-          reason = body.is_object() ? body.value("reason", "") : "";
-          return status == 503 && reason.rfind("disk full", 0) == 0;
-        },
-        180s))
-        << reason << "\n"
-        << test::tail(log);
-    std::printf("/readyz: %s\n", reason.c_str());
-    EXPECT_NE(reason.find("the store at " + store + " cannot write"), std::string::npos) << reason;
-    EXPECT_NE(reason.find("No space left on device"), std::string::npos) << reason;
-    // The consumer logs it once its batch comes back (just after the store refused it).
-    EXPECT_TRUE(test::wait_until(
-        [&] { return test::file_text(log).find("[error] disk full: the store at " + store) != std::string::npos; },
-        30s))
-        << test::tail(log);
-    // Up, not applying, reads answered.
-    ASSERT_TRUE(engramd.alive()) << test::tail(log);
-    const long applied = test::events_applied(port);
-    std::printf("applied %ld of %zu before the disk was full\n", applied, total);
-    EXPECT_GT(applied, 0);
-    EXPECT_LT(applied, long(total));
-    auto recalled = test::mcp_call(port, reader, "recall_knowledge", {{"query", "contract renewal"}});
-    EXPECT_FALSE(recalled.contains("error")) << recalled;
-    int status = 0;
-    test::get(port, "/v1/stats", &status);
-    EXPECT_EQ(status, 200);
+    test::engramd engramd(full_disk_args(broker->bootstrap(), store), log);
+    ASSERT_NO_FATAL_FAILURE(expect_stopped_by_a_full_disk(engramd, store, log, keyed.size()));
     // A clean stop, though RocksDB holds a write error.
     EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
   }
   // Space again: a restart resumes from the stored offsets, every event once.
   ASSERT_TRUE(small.grow("512m"));
   {
-    test::engramd engramd(args(broker->bootstrap(), store), log);
+    test::engramd engramd(full_disk_args(broker->bootstrap(), store), log);
     const auto port = engramd.port();
-    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total) && test::ready(port); }, 180s))
+    ASSERT_TRUE(
+        test::wait_until([&] { return test::events_applied(port) == long(keyed.size()) && test::ready(port); }, 180s))
         << test::events_applied(port) << "\n"
         << test::tail(log);
     EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
   }
-  // The same events on a disk that never filled.
-  auto control_broker = test::start_broker();
-  test::produce_raw(control_broker->bootstrap(), "inbound-messages", keyed);
+  EXPECT_EQ(test::digest_of(store), digest_without_a_full_disk(keyed, dir));
+}
+
+TEST(StorageFaults, AFullDiskFreedWhileEngramdRunsResumesWithoutARestartEveryEventOnceToTheSameGraph) {
+  const auto keyed = full_disk_events();
+  test::temp_dir dir("storage-freed");
+  auto broker = test::start_broker();
+  test::produce_raw(broker->bootstrap(), "inbound-messages", keyed);
+
+  small_filesystem small(dir.sub("small"), "8m");
+  ASSERT_EQ(small.error(), "") << "the tests run as root (CI does)";
+  const auto store = dir.sub("small/store");
+  const auto log = dir.sub("freed.log");
   {
-    test::engramd engramd(args(control_broker->bootstrap(), dir.sub("control")), log);
+    test::engramd engramd(full_disk_args(broker->bootstrap(), store), log);
     const auto port = engramd.port();
-    ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == long(total); }, 180s)) << test::tail(log);
+    ASSERT_NO_FATAL_FAILURE(expect_stopped_by_a_full_disk(engramd, store, log, keyed.size()));
+    // Still full: a try to write again fails and says when the next is.
+    ASSERT_TRUE(test::wait_until(
+        [&] { return test::file_text(log).find("applying cannot go on yet (disk full") != std::string::npos; }, 60s))
+        << test::tail(log);
+    EXPECT_FALSE(test::ready(port));
+    ASSERT_TRUE(small.grow("512m"));
+    // Space again, the same process: every event applied, ready again.
+    ASSERT_TRUE(
+        test::wait_until([&] { return test::events_applied(port) == long(keyed.size()) && test::ready(port); }, 180s))
+        << test::events_applied(port) << "\n"
+        << test::tail(log);
+    const auto text = test::file_text(log);
+    EXPECT_NE(text.find("the store writes again: applying goes on from"), std::string::npos) << test::tail(log);
+    EXPECT_NE(text.find("dedup's indexes built again"), std::string::npos) << test::tail(log);
+    EXPECT_TRUE(engramd.alive());
     EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
   }
-  EXPECT_EQ(test::digest_of(store), test::digest_of(dir.sub("control")));
+  EXPECT_EQ(test::digest_of(store), digest_without_a_full_disk(keyed, dir));
 }
 
 }  // namespace
