@@ -1,5 +1,6 @@
 #include "mcp/internal/api.hpp"
 #include "mcp/internal/entity_tools.hpp"
+#include "mcp/internal/present.hpp"
 #include "mcp/jsonrpc.hpp"
 
 #include <algorithm>
@@ -144,7 +145,7 @@ void entity_page(call& c) {
   json entries = json::array();
   for (const auto& id : c.ctx.store().entity_entries(c.org(), e->id, *limit))
     if (auto doc = c.ctx.query().load(c.org(), id)) {
-      const auto shown = c.ctx.query().present(*doc);
+      const auto shown = present_entry(c.ctx.query(), *doc);
       entries.push_back({{"id", id},
                          {"entryType", shown.value("entryType", "")},
                          {"title", shown.value("title", "")},
@@ -227,18 +228,18 @@ void entry_page(call& c) {
   if (!can_read(c))
     return;
   const auto& id = c.path["id"];
-  auto got = c.ctx.query().get(c.org(), id);
-  auto doc = c.ctx.query().load(c.org(), id);
-  if (!got || !doc)
+  auto found = c.ctx.query().get(c.org(), id);
+  if (!found)
     return c.respond(error(404, "id: no entry '" + id + "' in this organisation"));
-  const json stored = knowledge::to_json(*doc);
+  auto got = present_found(c.ctx.query(), *found);
+  const json stored = knowledge::to_json(found->entry);
   json history = json::object();
   for (const char* k : {"sources", "validations", "merges", "lastMergeReason", "supersededBy", "review", "outcome",
                         "outcomeReason", "eventId", "author", "extractor", "polarity", "subject", "slot", "value"})
     if (stored.contains(k))
       history[k] = stored[k];
-  (*got)["history"] = std::move(history);
-  c.respond(json_response(200, *got));
+  got["history"] = std::move(history);
+  c.respond(json_response(200, got));
 }
 
 /// GET /v1/messages/{id}: a stored message (or save) of this organisation.
@@ -306,7 +307,7 @@ void action_items(call& c) {
   std::vector<json> items;
   for (const auto& id : c.ctx.store().entries_of_type(c.org(), schemas::entry_type::action_item))
     if (auto doc = c.ctx.query().load(c.org(), id); doc && doc->status == knowledge::entry_status::active)
-      items.push_back(c.ctx.query().present(*doc));
+      items.push_back(present_entry(c.ctx.query(), *doc));
   std::stable_sort(items.begin(), items.end(), [](const json& a, const json& b) {
     auto due = [](const json& j) {
       return j.contains("dueAt") && j["dueAt"].is_string() ? j["dueAt"].get<std::string>() : std::string("~");

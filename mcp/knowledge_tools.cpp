@@ -2,6 +2,7 @@
 // on engram-log answered once applied. Arguments arrive checked against each tool's
 // inputSchema (registry.hpp); what is left here is what a schema cannot say (an unknown id,
 // an expired branch, an entry not awaiting review).
+#include "mcp/internal/present.hpp"
 #include "mcp/internal/tool_context.hpp"
 
 #include "mcp/jsonrpc.hpp"
@@ -127,7 +128,7 @@ void recall(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
         return reply(tool_error(std::string(k) + ": not an RFC 3339 time (\"2026-03-05T10:00:00Z\")"));
     }
   std::string note;
-  json out{{"results", ctx.capped(ctx.query().recall(g.organization_id, r, &note))}};
+  json out{{"results", ctx.capped(present_hits(ctx.query(), ctx.query().recall(g.organization_id, r, &note)))}};
   if (!note.empty())
     out["note"] = note;
   reply(tool_result(out));
@@ -139,13 +140,13 @@ void search(tool_context& ctx, const grant& g, const json& a, tool_reply reply) 
   r.type = type_arg(a);
   r.limit = count(a, "limit", 10);
   r.kinds = kinds_arg(a);
-  reply(tool_result({{"results", ctx.capped(ctx.query().search(g.organization_id, r))}}));
+  reply(tool_result({{"results", ctx.capped(present_hits(ctx.query(), ctx.query().search(g.organization_id, r)))}}));
 }
 
 void get(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
   const auto id = str(a, "id");
   auto found = ctx.query().get(g.organization_id, id);
-  reply(found ? tool_result(std::move(*found)) : tool_error(no_entry(id)));
+  reply(found ? tool_result(present_found(ctx.query(), *found)) : tool_error(no_entry(id)));
 }
 
 void validate(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
@@ -161,7 +162,7 @@ void validate(tool_context& ctx, const grant& g, const json& a, tool_reply reply
     knowledge::stored_entry stored;
     if (auto bad = knowledge::from_json(r["entries"][0], stored))
       return tool_error("internal: the store returned an unreadable entry (" + *bad + ")");
-    auto e = ctx.query().present(stored);
+    auto e = present_entry(ctx.query(), stored);
     return tool_result({{"id", c.id},
                         {"outcome", c.outcome},
                         {"confidence", e["confidence"]},
@@ -186,7 +187,9 @@ void branch_op(tool_context& ctx, const grant& g, const json& a, tool_reply repl
 }
 
 void review_queue(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
-  reply(tool_result({{"items", ctx.capped(ctx.query().review_queue(g.organization_id, count(a, "limit", 10)))}}));
+  reply(tool_result(
+      {{"items",
+        ctx.capped(present_review(ctx.query(), ctx.query().review_queue(g.organization_id, count(a, "limit", 10))))}}));
 }
 
 void resolve_review(tool_context& ctx, const grant& g, const json& a, tool_reply reply) {
@@ -205,7 +208,7 @@ void resolve_review(tool_context& ctx, const grant& g, const json& a, tool_reply
       knowledge::stored_entry stored;
       if (auto bad = knowledge::from_json(e, stored))
         return tool_error("internal: the store returned an unreadable entry (" + *bad + ")");
-      entries.push_back(ctx.query().present(stored));
+      entries.push_back(present_entry(ctx.query(), stored));
     }
     return tool_result({{"id", c.id}, {"keep", c.keep}, {"entries", entries}});
   });

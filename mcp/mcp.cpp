@@ -213,10 +213,12 @@ struct service::impl final : api_context {
         case state::not_appended: return reply(tool_error("not saved (" + event_id + "): " + outcome.error));
         case state::not_applied_in_time:
         case state::stopped:
-          return reply(tool_error("written to engram-log as " + event_id + " but not applied " +
-                                  (outcome.what == state::stopped ? std::string("before engramd stopped")
-                                                                  : "within " + std::to_string(wait.count()) + " ms") +
-                                  "; it will be applied (nothing is lost), check again later"));
+          return reply(
+              tool_error("written to engram-log as " + event_id + " but not applied " +
+                         (outcome.what == state::stopped ? std::string("before its wait was cut short (engramd "
+                                                                       "stopped, or its save service restarted)")
+                                                         : "within " + std::to_string(wait.count()) + " ms") +
+                         "; it will be applied (nothing is lost), check again later"));
         case state::applied: break;
       }
       if (!outcome.applied.rejected.empty())

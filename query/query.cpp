@@ -7,6 +7,8 @@
 #include "schemas/time.hpp"
 #include "storage/vector_index.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -107,10 +109,6 @@ std::optional<knowledge::stored_entry> query_service::load(const std::string& or
   return e;
 }
 
-json query_service::present(const knowledge::stored_entry& doc) const {
-  return knowledge::present(doc, now(), policy_);
-}
-
 bool query_service::branch_alive(const std::string& org, const std::string& branch) const {
   std::int64_t last = 0;
   return !deps_.store->branch_saves(org, branch, &last).empty() && knowledge::branch_alive(last, now(), policy_);
@@ -204,23 +202,39 @@ std::vector<std::pair<std::string, double>> best(const std::map<std::string, dou
   return order;
 }
 
-/// A passage as recall and search return it.
-json present_passage(const json& p, double score) {
-  json out{{"kind", "passage"},
-           {"id", p.value("id", "")},
-           {"text", p.value("text", "")},
-           {"eventId", p.value("eventId", "")},
-           {"sourceType", p.value("sourceType", "")},
-           {"sourceId", p.value("sourceId", "")},
-           {"threadId", p.value("threadId", "")},
-           {"sentAt", p.value("sentAt", "")},
-           {"from", p.value("from", json::object())},
-           {"score", score}};
-  if (p.contains("dates"))
-    out["dates"] = p["dates"];
-  if (p.value("suspicious", false))
-    out["suspicious"] = true;
-  return out;
+/// A stored passage record (storage's JSON), and the contacts it belongs to; nullopt when it
+/// cannot be read.
+std::optional<passage_hit> read_passage(std::string_view raw, std::vector<std::string>* contacts = nullptr) {
+  auto p = nlohmann::json::parse(raw, nullptr, false);
+  if (!p.is_object())
+    return std::nullopt;
+  passage_hit h;
+  h.id = p.value("id", "");
+  h.event_id = p.value("eventId", "");
+  h.text = p.value("text", "");
+  h.source_type = p.value("sourceType", "");
+  h.source_id = p.value("sourceId", "");
+  h.thread_id = p.value("threadId", "");
+  h.sent_at = p.value("sentAt", "");
+  if (auto f = p.find("from"); f != p.end() && f->is_object()) {
+    h.from.name = f->value("name", "");
+    h.from.address = f->value("address", "");
+    h.from.contact_id = f->value("contactId", "");
+  }
+  h.dates = p.value("dates", std::vector<std::string>{});
+  h.suspicious = p.value("suspicious", false);
+  if (contacts)
+    *contacts = p.value("contactIds", std::vector<std::string>{});
+  return h;
+}
+
+hit passage_result(passage_hit p, double score, std::int64_t at) {
+  hit h;
+  h.what = hit::kind::passage;
+  h.score = score;
+  h.at_ms = at;
+  h.passage = std::move(p);
+  return h;
 }
 
 }  // namespace
@@ -295,8 +309,8 @@ struct recall_candidate {
   bool is_entry = true;
   std::string id;
   knowledge::stored_entry entry;
-  json passage;          // is_entry false: the passage; else its evidence (or null)
-  bool dropped = false;  // folded into another entry read from the same passage
+  std::optional<passage_hit> passage;  // is_entry false: the passage; else its evidence (when found)
+  bool dropped = false;                // folded into another entry read from the same passage
 };
 
 struct query_service::recall_run {
@@ -360,7 +374,7 @@ private:
   std::map<std::string, std::string> person_of_address;  // sender address -> entity id
 };
 
-std::vector<json> query_service::recall(const std::string& org, const recall_request& r, std::string* note) const {
+std::vector<hit> query_service::recall(const std::string& org, const recall_request& r, std::string* note) const {
   stage_laps laps(clock_->ns);
   auto people = named_people(org, r.query);
   laps.lap(recall_stage::people);
@@ -403,11 +417,16 @@ std::vector<json> query_service::recall(const std::string& org, const recall_req
   });
   if (results.size() > r.limit)
     results.resize(r.limit);
-  std::vector<json> out;
+  std::vector<hit> out;
   out.reserve(results.size());
-  for (auto& s : results)
-    out.push_back(s.is_entry ? present_result(org, s.entry, run.at, s.score, s.passage)
-                             : present_passage(s.passage, s.score));
+  for (auto& s : results) {
+    if (!s.is_entry) {
+      out.push_back(passage_result(std::move(*s.passage), s.score, run.at));
+      continue;
+    }
+    out.push_back(entry_hit(org, std::move(s.entry), run.at, s.score));
+    out.back().passage = std::move(s.passage);
+  }
   laps.lap(recall_stage::present);
   return out;
 }
@@ -504,7 +523,7 @@ void query_service::score_entries(recall_run& run) const {
       weight *= named_person_weight;
     if (run.when && !dates.empty())
       weight *= dated_weight;
-    run.results.push_back({rrf * weight, true, id, std::move(*doc), nullptr, false});
+    run.results.push_back({rrf * weight, true, id, std::move(*doc), std::nullopt, false});
   }
 }
 
@@ -520,30 +539,31 @@ void query_service::fold_passages(recall_run& run) const {
     const auto& raw = raws[c];
     if (!raw)
       continue;
-    auto p = json::parse(*raw, nullptr, false);
-    if (!p.is_object())
+    std::vector<std::string> contacts;
+    auto p = read_passage(*raw, &contacts);
+    if (!p)
       continue;
-    auto cw = run.contact_weight(p.value("contactIds", std::vector<std::string>{}));
+    auto cw = run.contact_weight(contacts);
     if (!cw)
       continue;
-    const auto dates = p.value("dates", std::vector<std::string>{});
-    if (!run.in_window(time_of(dates.empty() ? p.value("sentAt", "") : dates.front())))
+    const auto& dates = p->dates;
+    if (!run.in_window(time_of(dates.empty() ? p->sent_at : dates.front())))
       continue;
-    double weight = *cw * passage_weight * (p.value("suspicious", false) ? 0.5 : 1.0);
-    if (run.names_person(run.person_at(p["from"].value("address", ""))))
+    double weight = *cw * passage_weight * (p->suspicious ? 0.5 : 1.0);
+    if (run.names_person(run.person_at(p->from.address)))
       weight *= named_person_weight;
     if (run.when && !dates.empty())
       weight *= dated_weight;
     const double score = rrf * weight;
     // The passage an entry was read from is that entry's evidence: they count once.
-    const auto event = p.value("eventId", "");
-    const auto text = p.value("text", "");
+    const auto& event = p->event_id;
+    const auto& text = p->text;
     // Every entry read from it folds into one result: the best of them, with the passage as
     // its evidence and the best score of them all (one message, one place in the list).
     recall_candidate* keep = nullptr;
     double folded = score;
     for (auto& s : run.results) {
-      if (!s.is_entry || s.dropped || !s.passage.is_null() || text.find(s.entry.content) == std::string::npos ||
+      if (!s.is_entry || s.dropped || s.passage || text.find(s.entry.content) == std::string::npos ||
           std::none_of(s.entry.sources.begin(), s.entry.sources.end(),
                        [&](const knowledge::source_ref& src) { return src.event_id == event; }))
         continue;
@@ -560,44 +580,33 @@ void query_service::fold_passages(recall_run& run) const {
       keep->score = folded;
       keep->passage = std::move(p);
     } else {
-      run.results.push_back({score, false, id, {}, std::move(p), false});
+      run.results.push_back({score, false, id, {}, std::move(*p), false});
     }
   }
 }
 
-json query_service::present_result(const std::string& org, const knowledge::stored_entry& doc, std::int64_t at,
-                                   double score, const json& evidence) const {
-  auto e = knowledge::present(doc, at, policy_);
-  e["kind"] = "entry";
-  e["eventId"] = doc.event_id;
-  // Each source with when it was said (kept with the source; in entries stored before it
-  // was, the first one's is when the entry was made and the others' are read from their
-  // messages).
-  json sources = json::array();
+hit query_service::entry_hit(const std::string& org, knowledge::stored_entry doc, std::int64_t at, double score) const {
+  hit h;
+  h.score = score;
+  h.at_ms = at;
+  // When each source was said (kept with the source; in entries stored before it was, the
+  // first one's is when the entry was made and the others' are read from their messages).
   for (std::size_t i = 0; i < doc.sources.size(); ++i) {
     const auto& src = doc.sources[i];
     std::string sent_at = !src.sent_at.empty() ? src.sent_at : i == 0 ? doc.created_at : std::string();
     if (sent_at.empty() && !src.event_id.empty())
       if (auto raw = deps_.store->get_message(org, src.event_id)) {
-        auto m = json::parse(*raw, nullptr, false);
+        auto m = nlohmann::json::parse(*raw, nullptr, false);
         if (m.is_object())
           sent_at = m.value("sentAt", "");
       }
-    sources.push_back({{"eventId", src.event_id}, {"sourceId", src.source_id}, {"sentAt", sent_at}});
+    h.sources_sent_at.push_back(std::move(sent_at));
   }
-  e["sources"] = std::move(sources);
-  if (!doc.sig.dates.empty()) {
-    e["dates"] = doc.sig.dates;
-    if (doc.type == schemas::entry_type::event)
-      e["occurredAt"] = doc.sig.dates.front().substr(0, doc.sig.dates.front().find('/'));
-  }
-  if (evidence.is_object())
-    e["evidence"] = {{"passageId", evidence.value("id", "")}, {"text", evidence.value("text", "")}};
-  e["score"] = score;
-  return e;
+  h.entry = std::move(doc);
+  return h;
 }
 
-std::vector<json> query_service::search(const std::string& org, const search_request& r) const {
+std::vector<hit> query_service::search(const std::string& org, const search_request& r) const {
   const auto at = now();
   const auto& store = *deps_.store;
   const auto terms = deps_.terms(r.query);
@@ -608,7 +617,7 @@ std::vector<json> query_service::search(const std::string& org, const search_req
   if (want_passages)
     passages = store.search_passages(org, terms, search_candidates);
   // The two lists interleaved by rank (their BM25 scores come from different collections).
-  std::vector<json> results;
+  std::vector<hit> results;
   std::size_t ei = 0, pi = 0;
   while (results.size() < r.limit && (ei < entries.size() || pi < passages.size())) {
     const bool take_entry = pi >= passages.size() || (ei < entries.size() && ei <= pi);
@@ -617,43 +626,36 @@ std::vector<json> query_service::search(const std::string& org, const search_req
       auto doc = load(org, id);
       if (!doc || !knowledge::recallable(*doc, at, policy_) || (r.type && doc->type != *r.type))
         continue;
-      results.push_back(present_result(org, *doc, at, score, nullptr));
+      results.push_back(entry_hit(org, std::move(*doc), at, score));
     } else {
       const auto& [id, score] = passages[pi++];
       auto raw = store.get_passage(org, id);
       if (!raw)
         continue;
-      auto p = json::parse(*raw, nullptr, false);
-      if (p.is_object())
-        results.push_back(present_passage(p, score));
+      if (auto p = read_passage(*raw))
+        results.push_back(passage_result(std::move(*p), score, at));
     }
   }
   return results;
 }
 
-std::optional<json> query_service::get(const std::string& org, const std::string& id) const {
+std::optional<entry_with_source> query_service::get(const std::string& org, const std::string& id) const {
   auto doc = load(org, id);
   if (!doc)
     return std::nullopt;
-  json source = nullptr;
-  if (auto raw = deps_.store->get_message(org, doc->event_id))
-    source = json::parse(*raw, nullptr, false);
-  if (source.is_discarded())
-    source = nullptr;
-  return json{{"entry", present(*doc)}, {"source", source}};
+  entry_with_source out{std::move(*doc), {}};
+  if (auto raw = deps_.store->get_message(org, out.entry.event_id))
+    out.source = std::move(*raw);
+  return out;
 }
 
-std::vector<json> query_service::review_queue(const std::string& org, std::size_t limit) const {
-  const auto at = now();
-  std::vector<json> items;
+std::vector<review_item> query_service::review_queue(const std::string& org, std::size_t limit) const {
+  std::vector<review_item> items;
   for (const auto& [flagged, by] : deps_.store->review_queue(org, limit)) {
     auto older = load(org, flagged);
     if (!older)
       continue;
-    json newer = nullptr;
-    if (auto n = load(org, by))
-      newer = knowledge::present(*n, at, policy_);
-    items.push_back({{"entry", knowledge::present(*older, at, policy_)}, {"contradictedBy", newer}});
+    items.push_back({std::move(*older), load(org, by)});
   }
   return items;
 }

@@ -6,6 +6,7 @@
 // only); "now" comes from the injected clock.
 
 #include "knowledge/read_rules.hpp"
+#include "schemas/inbound_message.hpp"
 #include "schemas/knowledge.hpp"
 #include "base/result.hpp"
 #include "storage/graph_store.hpp"
@@ -24,8 +25,6 @@
 
 namespace engram::query {
 
-using json = nlohmann::json;
-
 /// What the service reads with. Only `store` and `now` are required.
 struct query_dependencies {
   std::shared_ptr<const storage::graph_store> store;
@@ -40,6 +39,50 @@ struct query_dependencies {
   std::function<std::vector<std::string>(std::string_view text)> terms;
   /// Milliseconds since the epoch.
   std::function<std::int64_t()> now;
+};
+
+/// A passage as recall and search read it from the store (what one message said, a window
+/// of its sentences).
+struct passage_hit {
+  std::string id;
+  /// The message it is part of, and that message's source, thread, time and sender.
+  std::string event_id;
+  std::string text;
+  std::string source_type, source_id, thread_id, sent_at;
+  schemas::participant from;
+  /// The dates it names ("YYYY-MM-DD", or a period "a/b"), in order.
+  std::vector<std::string> dates;
+  /// The message carried a prompt injection.
+  bool suspicious = false;
+};
+
+/// One result of recall or search, scored: an entry or a passage. Presented by the MCP
+/// layer (the tools' JSON), with the entry's confidence decayed to `at_ms`.
+struct hit {
+  enum class kind : std::uint8_t { entry, passage };
+  kind what = kind::entry;
+  double score = 0;
+  std::int64_t at_ms = 0;
+  /// kind::entry: the entry, and when each of its sources was said (in `entry.sources`
+  /// order; "" when not known).
+  knowledge::stored_entry entry;
+  std::vector<std::string> sources_sent_at;
+  /// kind::passage: the passage. kind::entry: the passage it was read from, when recall
+  /// found it (its evidence).
+  std::optional<passage_hit> passage;
+};
+
+/// An entry and the record it came from.
+struct entry_with_source {
+  knowledge::stored_entry entry;
+  /// The message or save it came from, as stored (its JSON text); "" when gone.
+  std::string source;
+};
+
+/// A flagged entry of the review queue and the newer one that contradicts it, when stored.
+struct review_item {
+  knowledge::stored_entry entry;
+  std::optional<knowledge::stored_entry> contradicted_by;
 };
 
 /// What a recall or a search returns: entries, passages (schemas::passage), or both.
@@ -103,29 +146,25 @@ public:
   /// the query names and their neighbours). An entry and the passage it was read from count
   /// once: the entry, with the passage as its evidence. Weighted by decayed confidence
   /// (entries), contact, the people the query names and, for a question that asks when,
-  /// dates. Results best first, each {"kind": "entry" | "passage", …, "score"}. None, and
-  /// `*note` set (when given) saying why, when the query's vector is further than the
-  /// policy's answer_floor from everything the lists by meaning found (never when they found
-  /// nothing: a store without vectors answers by words).
-  [[nodiscard]] std::vector<json> recall(const std::string& organization_id, const recall_request& r,
-                                         std::string* note = nullptr) const;
+  /// dates. Best first. None, and `*note` set (when given) saying why, when the query's
+  /// vector is further than the policy's answer_floor from everything the lists by meaning
+  /// found (never when they found nothing: a store without vectors answers by words).
+  [[nodiscard]] std::vector<hit> recall(const std::string& organization_id, const recall_request& r,
+                                        std::string* note = nullptr) const;
 
-  /// BM25 alone over entries and passages (their lists fused by rank); results as recall's.
-  [[nodiscard]] std::vector<json> search(const std::string& organization_id, const search_request& r) const;
+  /// BM25 alone over entries and passages (their lists interleaved by rank); hits as recall's.
+  [[nodiscard]] std::vector<hit> search(const std::string& organization_id, const search_request& r) const;
 
-  /// {"entry": presented, "source": the message or save it came from, or null}; nullopt
-  /// when the organisation has no such entry.
-  [[nodiscard]] std::optional<json> get(const std::string& organization_id, const std::string& id) const;
+  /// The entry and the message or save it came from; nullopt when the organisation has no
+  /// such entry.
+  [[nodiscard]] std::optional<entry_with_source> get(const std::string& organization_id, const std::string& id) const;
 
-  /// Flagged entries, each {"entry", "contradictedBy" (or null)}, in id order.
-  [[nodiscard]] std::vector<json> review_queue(const std::string& organization_id, std::size_t limit) const;
+  /// Flagged entries, in id order.
+  [[nodiscard]] std::vector<review_item> review_queue(const std::string& organization_id, std::size_t limit) const;
 
   /// The stored entry, or nullopt (none, or unreadable).
   [[nodiscard]] std::optional<knowledge::stored_entry> load(const std::string& organization_id,
                                                             const std::string& id) const;
-
-  /// An entry as tools return it, now.
-  [[nodiscard]] json present(const knowledge::stored_entry& e) const;
 
   /// True when the branch has saves and has not expired.
   [[nodiscard]] bool branch_alive(const std::string& organization_id, const std::string& branch_id) const;
@@ -153,11 +192,9 @@ private:
   /// Passages likewise; an entry read from a passage folds the passage in as its evidence.
   void fold_passages(recall_run& run) const;
 
-  /// An entry as recall and search return it: present() plus kind, eventId, sources (each
-  /// with eventId, sourceId, sentAt), its dates (occurredAt for an event), the passage it
-  /// was read from as evidence (when recall found it), and score.
-  [[nodiscard]] json present_result(const std::string& organization_id, const knowledge::stored_entry& doc,
-                                    std::int64_t at, double score, const json& evidence) const;
+  /// An entry as recall and search return it: with when each source was said.
+  [[nodiscard]] hit entry_hit(const std::string& organization_id, knowledge::stored_entry doc, std::int64_t at,
+                              double score) const;
   void add_branch(const std::string& organization_id, const std::string& branch_id, std::int64_t at,
                   const std::vector<std::string>& query_terms, const schemas::vector8* query_vector,
                   std::map<std::string, double>& fused, std::map<std::string, knowledge::stored_entry>& docs) const;

@@ -1,0 +1,147 @@
+// Supervised actors stopped by an injected fault (ENGRAM_FAULT_THROW, base/faults.hpp) in
+// engramd as its own process: the save actor and the timer actor are started again by their
+// supervisor, said in the log and in engram_actor_restarts_total, and nothing is lost or
+// applied twice; an actor that keeps failing makes engramd stop, naming it. (The store's
+// appliers and router stop engramd instead: exactly_once_test.cpp.)
+
+#include "schemas/time.hpp"
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace engram;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string writer = "supervision-writer-0123456789abcdef";
+
+/// engramd on a new broker with `fault` as ENGRAM_FAULT_THROW and `more` settings.
+struct faulted_engramd {
+  faulted_engramd(const std::string& fault, std::vector<std::string> more)
+      : dir("supervision"), broker(test::start_broker()) {
+    more.push_back("auth.tokens=[{token: " + writer + ", organization_id: acme, scopes: [read, write], name: w}]");
+    ::setenv("ENGRAM_FAULT_THROW", fault.c_str(), 1);
+    engramd = std::make_unique<test::engramd>(test::engramd_args(broker->bootstrap(), dir.sub("store"), more), log());
+    ::unsetenv("ENGRAM_FAULT_THROW");
+  }
+  [[nodiscard]] std::string log() const { return dir.sub("engramd.log"); }
+
+  test::temp_dir dir;
+  std::unique_ptr<test::broker> broker;
+  std::unique_ptr<test::engramd> engramd;
+};
+
+json save(std::uint16_t port, int i, const std::string& expires_at = "") {
+  json args{{"type", "fact"},
+            {"title", "Pallet " + std::to_string(i)},
+            {"content", "Pallet " + std::to_string(i) + " of order PO-" + std::to_string(8100 + i) + " waits at bay " +
+                            std::to_string(i % 13) + "."},
+            {"confidence", 0.9}};
+  if (!expires_at.empty())
+    args["expiresAt"] = expires_at;
+  return test::mcp_call(port, writer, "save_knowledge", args);
+}
+
+/// A labelled counter of engramd's /metrics ("name{label=\"value\"}"), 0 when not there yet.
+double labelled(std::uint16_t port, const std::string& series) {
+  const auto text = test::get(port, "/metrics");
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? 0 : std::atof(text.c_str() + at + series.size() + 2);
+}
+
+TEST(Supervision, TheSaveActorStoppedByAFaultIsStartedAgainAndEverySaveIsAppliedOnce) {
+  // The third save stops the save actor just after its record went to engram-log.
+  faulted_engramd f("saves:3", {});
+  const auto port = f.engramd->port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
+  constexpr int n = 8;
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    const auto answer = save(port, i);
+    if (i == 2) {
+      // Told the truth: on its way to engram-log, not confirmed applied.
+      ASSERT_TRUE(answer.contains("error")) << answer;
+      EXPECT_NE(answer["error"].get<std::string>().find("written to engram-log as save-"), std::string::npos)
+          << answer;
+      EXPECT_NE(answer["error"].get<std::string>().find("its wait was cut short"), std::string::npos) << answer;
+    } else {
+      EXPECT_FALSE(answer.contains("error")) << answer;  // after the restart too
+      EXPECT_TRUE(answer.contains("id")) << answer;
+    }
+  }
+  // Every save applied once, the one whose wait was cut short too.
+  ASSERT_TRUE(test::wait_until([&] { return test::events_applied(port) == n; }, 60s))
+      << test::events_applied(port) << "\n"
+      << test::tail(f.log());
+  for (int i = 0; i < n; ++i) {
+    const auto found = test::mcp_call(port, writer, "search_knowledge",
+                                      {{"query", "PO-" + std::to_string(8100 + i)}, {"kinds", {"entries"}}});
+    ASSERT_TRUE(found.contains("results")) << found;
+    int same = 0;
+    for (const auto& r : found["results"])
+      same += r.value("title", "") == "Pallet " + std::to_string(i);
+    EXPECT_EQ(same, 1) << i << ": " << found;
+  }
+  EXPECT_EQ(labelled(port, "engram_actor_restarts_total{actor=\"mcp-saves\"}"), 1);
+  EXPECT_EQ(labelled(port, "engram_log_records_total{outcome=\"duplicate\"}"), 0);
+  EXPECT_NE(test::file_text(f.log()).find(
+                "mcp-saves stopped: ENGRAM_FAULT_THROW=saves:3: an injected fault (pass 3); started again"),
+            std::string::npos)
+      << test::tail(f.log());
+  EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+}
+
+TEST(Supervision, TheTimerActorStoppedByAFaultIsStartedAgainAndExpiresOnce) {
+  // The first expire command a round is about to send stops the timer actor.
+  faulted_engramd f("expire:1", {"timers.interval_ms=200"});
+  const auto port = f.engramd->port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
+  const auto soon =
+      schemas::format_rfc3339(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  (std::chrono::system_clock::now() + 2s).time_since_epoch())
+                                  .count());
+  const auto expiring = save(port, 1, soon);
+  const auto staying = save(port, 2);
+  ASSERT_TRUE(expiring.contains("id")) << expiring;
+  ASSERT_TRUE(staying.contains("id")) << staying;
+  const auto gone = [&] {
+    return test::mcp_call(port, writer, "get_knowledge", {{"id", expiring["id"]}}).contains("error");
+  };
+  ASSERT_TRUE(test::wait_until(gone, 60s)) << test::tail(f.log());
+  EXPECT_EQ(labelled(port, "engram_actor_restarts_total{actor=\"timers\"}"), 1);
+  // The round that expired it ran to its end: one entry, counted once.
+  ASSERT_TRUE(test::wait_until(
+      [&] { return labelled(port, "engram_timer_actions_total{action=\"expired_entries\"}") == 1; }, 30s));
+  EXPECT_FALSE(test::mcp_call(port, writer, "get_knowledge", {{"id", staying["id"]}}).contains("error"));
+  EXPECT_NE(test::file_text(f.log()).find(
+                "timers stopped: ENGRAM_FAULT_THROW=expire:1: an injected fault (pass 1); started again"),
+            std::string::npos)
+      << test::tail(f.log());
+  EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+}
+
+TEST(Supervision, AnActorThatKeepsFailingStopsEngramdNamingIt) {
+  // Every save stops the save actor: the fifth stop within a minute is the last.
+  faulted_engramd f("saves:1+", {});
+  const auto port = f.engramd->port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
+  for (int i = 0; i < 5 && f.engramd->alive(); ++i) {
+    const auto answer = save(port, i);
+    EXPECT_TRUE(answer.contains("error")) << answer;
+  }
+  ASSERT_TRUE(test::wait_until([&] { return !f.engramd->alive(); }, 60s)) << test::tail(f.log());
+  EXPECT_EQ(f.engramd->exit_code(), 1) << test::tail(f.log());
+  const auto said = test::file_text(f.log());
+  EXPECT_NE(said.find("mcp-saves stopped 5 times within 60 s; last: ENGRAM_FAULT_THROW=saves:1+"), std::string::npos)
+      << test::tail(f.log());
+}
+
+}  // namespace
