@@ -2,7 +2,8 @@
 // Fault injection for the failure tests (docs/tests.md, "Injected faults"): with
 // ENGRAM_FAULT_THROW=<place>:<n>[,<place>:<n>…] in its environment, a process throws
 // std::runtime_error the n-th time it passes throw_if_fault_at(<place>) (counted from 1, over
-// the process's life). Without the variable it only reads it once and counts nothing.
+// the process's life); <place>:<n>+ throws at the n-th pass and every one after. Without the
+// variable it only reads it once and counts nothing.
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +21,7 @@ namespace detail {
 struct fault_plan {
   struct place {
     std::uint64_t at = 0;
+    bool onwards = false;
     std::atomic<std::uint64_t> passed{0};
   };
   std::map<std::string, std::unique_ptr<place>, std::less<>> places;
@@ -37,7 +39,9 @@ struct fault_plan {
         if (colon == std::string_view::npos)
           continue;
         auto pl = std::make_unique<place>();
-        pl->at = std::strtoull(std::string(item.substr(colon + 1)).c_str(), nullptr, 10);
+        auto n = item.substr(colon + 1);
+        pl->onwards = n.ends_with('+');
+        pl->at = std::strtoull(std::string(n.substr(0, n.size() - (pl->onwards ? 1 : 0))).c_str(), nullptr, 10);
         p.places.emplace(std::string(item.substr(0, colon)), std::move(pl));
       }
       return p;
@@ -48,7 +52,7 @@ struct fault_plan {
 
 }  // namespace detail
 
-/// Throws at the n-th pass when ENGRAM_FAULT_THROW names `place` with n.
+/// Throws at the n-th pass (and after, with "+") when ENGRAM_FAULT_THROW names `place` with n.
 inline void throw_if_fault_at(std::string_view place) {
   const auto& plan = detail::fault_plan::get();
   if (plan.places.empty())
@@ -56,9 +60,11 @@ inline void throw_if_fault_at(std::string_view place) {
   auto it = plan.places.find(place);
   if (it == plan.places.end() || it->second->at == 0)
     return;
-  if (it->second->passed.fetch_add(1) + 1 == it->second->at)
+  const auto pass = it->second->passed.fetch_add(1) + 1;
+  if (pass == it->second->at || (it->second->onwards && pass > it->second->at))
     throw std::runtime_error("ENGRAM_FAULT_THROW=" + std::string(place) + ":" + std::to_string(it->second->at) +
-                             ": an injected fault");
+                             (it->second->onwards ? "+" : "") + ": an injected fault (pass " + std::to_string(pass) +
+                             ")");
 }
 
 }  // namespace engram

@@ -33,6 +33,33 @@ struct metrics::impl {
           .Name("engram_dead_letter_total")
           .Help("Inbound events sent to the dead-letter topic, by reason kind")
           .Register(registry);
+  prometheus::Family<prometheus::Counter>& actor_restarts =
+      prometheus::BuildCounter()
+          .Name("engram_actor_restarts_total")
+          .Help("Supervised actors started again after stopping unasked, by actor")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& actor_messages = prometheus::BuildCounter()
+                                                                .Name("engram_actor_messages_total")
+                                                                .Help("Messages each actor handled, by actor")
+                                                                .Register(registry);
+  prometheus::Family<prometheus::Counter>& actor_busy =
+      prometheus::BuildCounter()
+          .Name("engram_actor_busy_seconds_total")
+          .Help("Seconds each actor spent handling messages, by actor")
+          .Register(registry);
+  prometheus::Family<prometheus::Gauge>& actor_mailbox =
+      prometheus::BuildGauge()
+          .Name("engram_actor_mailbox")
+          .Help("Messages left in each actor's mailbox after the last one it handled, by actor")
+          .Register(registry);
+  struct actor_series {
+    prometheus::Counter* messages;
+    prometheus::Counter* busy;
+    prometheus::Gauge* mailbox;
+  };
+  std::mutex actors_mutex;
+  std::map<std::string, actor_series, std::less<>> actor_series_of;
+  std::map<std::string, metrics::actor_figures, std::less<>> actor_figures;
   prometheus::Counter& sequenced = prometheus::BuildCounter()
                                        .Name("engram_sequenced_total")
                                        .Help("Inbound events appended to engram-log by the sequencer")
@@ -231,6 +258,39 @@ void metrics::count_dead_letter(std::string_view kind) {
   std::lock_guard lock(impl_->mutex);
   impl_->dlq.Add({{"reason", std::string(kind)}}).Increment();
   ++impl_->dlq_total;
+}
+void metrics::count_actor_restart(std::string_view actor) {
+  std::lock_guard lock(impl_->actors_mutex);
+  impl_->actor_restarts.Add({{"actor", std::string(actor)}}).Increment();
+  auto it = impl_->actor_figures.find(actor);
+  if (it == impl_->actor_figures.end())
+    it = impl_->actor_figures.emplace(std::string(actor), actor_figures{}).first;
+  ++it->second.restarts;
+}
+void metrics::count_actor_message(std::string_view actor, double busy_seconds, std::size_t mailbox) {
+  std::lock_guard lock(impl_->actors_mutex);
+  auto s = impl_->actor_series_of.find(actor);
+  if (s == impl_->actor_series_of.end()) {
+    const std::map<std::string, std::string> label{{"actor", std::string(actor)}};
+    s = impl_->actor_series_of
+            .emplace(std::string(actor),
+                     impl::actor_series{&impl_->actor_messages.Add(label), &impl_->actor_busy.Add(label),
+                                        &impl_->actor_mailbox.Add(label)})
+            .first;
+  }
+  s->second.messages->Increment();
+  s->second.busy->Increment(busy_seconds);
+  s->second.mailbox->Set(static_cast<double>(mailbox));
+  auto f = impl_->actor_figures.find(actor);
+  if (f == impl_->actor_figures.end())
+    f = impl_->actor_figures.emplace(std::string(actor), actor_figures{}).first;
+  ++f->second.messages;
+  f->second.busy_seconds += busy_seconds;
+  f->second.mailbox = mailbox;
+}
+std::map<std::string, metrics::actor_figures> metrics::actors() const {
+  std::lock_guard lock(impl_->actors_mutex);
+  return {impl_->actor_figures.begin(), impl_->actor_figures.end()};
 }
 void metrics::count_sequenced(std::uint64_t n) { impl_->sequenced.Increment(static_cast<double>(n)); }
 void metrics::count_extraction(std::uint64_t entries, std::uint64_t dropped, std::uint64_t suspicious,

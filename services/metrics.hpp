@@ -25,6 +25,21 @@ public:
   void count_skipped(std::uint64_t n);
   /// Counts an inbound event sent to the dead-letter topic; `kind` is the decode error kind.
   void count_dead_letter(std::string_view kind);
+  /// A supervised actor ("mcp-saves", "timers") started again (engram_actor_restarts_total{actor}).
+  void count_actor_restart(std::string_view actor);
+  /// One message an actor handled (one run of a periodic actor): how long it took, and how
+  /// many messages were left in its mailbox when it was done (engram_actor_messages_total,
+  /// engram_actor_busy_seconds_total, engram_actor_mailbox, each by actor).
+  void count_actor_message(std::string_view actor, double busy_seconds, std::size_t mailbox);
+  struct actor_figures {
+    std::uint64_t messages = 0;
+    double busy_seconds = 0;
+    /// Left in its mailbox after the last message it handled.
+    std::size_t mailbox = 0;
+    std::uint64_t restarts = 0;
+  };
+  /// Each actor's figures since start, by name (/v1/stats "actors").
+  [[nodiscard]] std::map<std::string, actor_figures> actors() const;
   /// Counts inbound events appended to engram-log by the sequencer.
   void count_sequenced(std::uint64_t n);
   /// Partitions of inbound-messages the extract stage of this process reads now.

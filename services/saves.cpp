@@ -12,10 +12,16 @@ struct pending_save::shared {
   std::chrono::milliseconds wait{0};
   std::mutex mutex;
   std::function<void(save_outcome)> done;
+  bool sent = false;
 
   ~shared() {
-    if (done)
-      done(save_outcome{});  // never answered: engramd stopped with it on its way
+    if (!done)
+      return;
+    // Never answered: its waiter stopped, with the record on its way or before sending it.
+    if (sent)
+      done(save_outcome{});
+    else
+      done(save_outcome{save_outcome::state::not_appended, {}, "the save service stopped before sending it"});
   }
 };
 
@@ -33,6 +39,11 @@ const std::string& pending_save::organization_id() const { return shared_->organ
 const std::string& pending_save::event_id() const { return shared_->event_id; }
 const schemas::encoded_record& pending_save::record() const { return shared_->record; }
 std::chrono::milliseconds pending_save::wait() const { return shared_->wait; }
+
+void pending_save::appending() const {
+  std::lock_guard lock(shared_->mutex);
+  shared_->sent = true;
+}
 
 void pending_save::answer(save_outcome outcome) const {
   std::function<void(save_outcome)> done;

@@ -19,7 +19,7 @@ struct save_outcome {
     applied,              ///< the store applied it: `applied` says what it decided
     not_appended,         ///< engram-log did not take it: `error` says why (nothing was written)
     not_applied_in_time,  ///< on engram-log, not applied within its wait (it will be)
-    stopped,              ///< on engram-log or on its way, and engramd stopped first
+    stopped,              ///< on engram-log or on its way, and its waiter stopped first (engramd's stop, a restart)
   };
   state what = state::stopped;
   applied_event applied;
@@ -28,8 +28,9 @@ struct save_outcome {
 
 /// A record an agent sent, on its way: appended to engram-log, answered once the store has
 /// applied it (read your writes). Copies share one answer: the first answer() is the one
-/// given, and a save whose last copy goes unanswered is answered `stopped`, so no save is
-/// ever left without an answer.
+/// given, and a save whose last copy goes unanswered is answered `stopped` once its append
+/// has begun (appending()), else `not_appended` (nothing was sent), so no save is ever left
+/// without an answer, nor told it is on its way when it never left.
 class pending_save {
 public:
   pending_save(std::string organization_id, std::string event_id, schemas::encoded_record record,
@@ -41,6 +42,8 @@ public:
   [[nodiscard]] std::chrono::milliseconds wait() const;
   /// Answers the save (once; later calls do nothing).
   void answer(save_outcome outcome) const;
+  /// Its record is being sent to engram-log (called just before the append).
+  void appending() const;
 
 private:
   struct shared;

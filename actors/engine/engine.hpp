@@ -23,7 +23,7 @@ struct engine_options {
   ingest::sequencer_options sequencer;
   /// "Now" for MCP and the timers (null: the system clock).
   std::shared_ptr<const services::clock> clock;
-  /// Run the timers on their own thread every timers.interval_ms; false: only tick_timers().
+  /// Run the timer actor (a round every timers.interval_ms); false: only tick_timers().
   bool timers_thread = true;
   /// Replay (engramctl replay): only engram-log -> pipeline -> store. No sequencer, no
   /// timers, no MCP, no HTTP, no samples: nothing is written to any topic.

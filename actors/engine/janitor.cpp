@@ -42,20 +42,9 @@ engram::result<std::size_t> janitor::finish_interrupted() {
   return n;
 }
 
-void janitor::start() {
-  if (opts_.after.count() > 0)
-    thread_ = std::thread([this] { run(); });
-}
-
 void janitor::stop() {
-  {
-    std::lock_guard lock(stop_mutex_);
-    stopping_ = true;
-  }
+  stopping_ = true;
   cancel_ = true;
-  stop_cv_.notify_all();
-  if (thread_.joinable())
-    thread_.join();
 }
 
 void janitor::assigning() {
@@ -71,15 +60,6 @@ void janitor::assigned() {
 std::vector<std::int32_t> janitor::waiting() const {
   std::lock_guard lock(waiting_mutex_);
   return waiting_;
-}
-
-void janitor::run() {
-  std::unique_lock lock(stop_mutex_);
-  while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; })) {
-    lock.unlock();
-    sweep();
-    lock.lock();
-  }
 }
 
 void janitor::sweep() {
@@ -141,11 +121,6 @@ void janitor::sweep() {
   }
   std::lock_guard lock(waiting_mutex_);
   waiting_ = std::move(waiting);
-}
-
-bool janitor::stop_requested() {
-  std::lock_guard lock(stop_mutex_);
-  return stopping_;
 }
 
 engram::result<bool> janitor::drop(std::int32_t partition, std::function<bool()> still_gone) {

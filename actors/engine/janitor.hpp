@@ -9,8 +9,9 @@
 // partitions it is given before it marks them owned, so an assignment waits for a drop in
 // progress (assigning()) and a drop waits for the assignment to finish (assigned()).
 //
-// After the drops of one look, the key ranges of the organisations dropped are compacted
-// from this thread (graph_store::compact_dropped): range tombstones left in place slow the
+// It looks every second as a periodic actor (actors/common/periodic.hpp, supervised by the
+// engine). After the drops of one look, the key ranges of the organisations dropped are
+// compacted on that actor's thread (graph_store::compact_dropped): range tombstones left in place slow the
 // reads of the organisations kept (docs/scaling-out.md has the figures).
 
 #include "actors/common/pipeline.hpp"
@@ -20,7 +21,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,7 +28,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace engram::engine {
@@ -55,8 +54,12 @@ public:
   /// Finishes drops a crash interrupted: organisations held whose partition has no stored
   /// position (a partition's position goes first). Before the consumer starts; how many.
   [[nodiscard]] engram::result<std::size_t> finish_interrupted();
-  /// Starts the thread that looks every second.
-  void start();
+  /// Whether it ever drops (store.drop_after_ms > 0): else no actor need look.
+  [[nodiscard]] bool enabled() const { return opts_.after.count() > 0; }
+  /// One look: drops what waited long enough (the janitor actor's work, every second).
+  void sweep();
+  /// Ends a look under way early (its compaction is cancelled) and makes every later one
+  /// do nothing: before the actor is stopped.
   void stop();
 
   /// The consumer's hooks: an assignment begins (waits while a drop runs), and ended.
@@ -71,10 +74,7 @@ public:
   [[nodiscard]] std::uint64_t compacted() const { return compacted_; }
 
 private:
-  void run();
-  /// One look: drops what waited long enough.
-  void sweep();
-  [[nodiscard]] bool stop_requested();
+  [[nodiscard]] bool stop_requested() const { return stopping_; }
   /// Drops `partition` on the store stage; false when it was skipped (it came back).
   engram::result<bool> drop(std::int32_t partition, std::function<bool()> still_gone);
 
@@ -94,10 +94,7 @@ private:
   std::atomic<std::uint64_t> compacted_{0};
   /// Set by stop(): a compaction of dropped ranges under way ends early.
   std::atomic<bool> cancel_{false};
-  std::mutex stop_mutex_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace engram::engine

@@ -89,7 +89,9 @@ engram::result<void> engine::impl::start(engine_options opts) {
       {store_role, [&] { return open_store(); }},
       {true, [&] { return connect_kafka(opts); }},
       {true, [&] { return make_embedders(); }},
-      {store_role, [&] { return start_store_actor(opts); }},
+      {true, [&] { return start_actors(); }},
+      {store_role, [&] { return open_resolver(opts); }},
+      {store_role, [&] { return start_store_actor(); }},
       {serving, [&] { return start_mcp(); }},
       {!replay, [&] { return bind_http(); }},
       {serving && cfg.store.cluster, [&] { return join_cluster(); }},
@@ -149,7 +151,6 @@ engram::result<void> engine::impl::connect_kafka(const engine_options& opts) {
     watch = std::move(*made);
     if (!watch->wait_until_answered(opts.stopping))
       return engram::fail("stopped while waiting for Kafka at " + brokers);
-    watch->watch(std::chrono::seconds(1));
   }
   if (!cfg.kafka.embedded() && !replay)  // a replay only reads: it refuses a partial rebuild instead
     if (auto checked = ingest::check_log_retention(cfg); !checked)
@@ -216,7 +217,25 @@ engram::result<void> engine::impl::make_embedders() {
   return {};
 }
 
-engram::result<void> engine::impl::start_store_actor(const engine_options& opts) {
+engram::result<void> engine::impl::start_actors() {
+  caf_cfg.set("scheduler.max-threads", std::size_t{2});
+  sys = std::make_unique<caf::actor_system>(caf_cfg);
+  // Stopped last: every actor has stopped by then (the system's destructor joins them).
+  started.add("actor system", {}, [this] {
+    watch_actor.reset();
+    sys.reset();
+  });
+  if (watch) {  // asked every second (at most 2 s a look) from here on
+    watch_actor = supervise("broker-watch", [this] {
+      return sys->spawn<caf::detached>(actors::periodic, std::string("broker-watch"), std::chrono::milliseconds(1000),
+                                       std::function<void()>([w = watch.get()] { w->look(std::chrono::seconds(2)); }),
+                                       &metrics);
+    });
+  }
+  return {};
+}
+
+engram::result<void> engine::impl::open_resolver(const engine_options& opts) {
   resolve = std::make_shared<actors::resolver>();
   dedup::dedup_options dopts;
   dopts.threshold = cfg.dedup.threshold;
@@ -248,25 +267,27 @@ engram::result<void> engine::impl::start_store_actor(const engine_options& opts)
           embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, st.rebuilt,
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
   metrics.set_index_size(st.vectors);
+  return {};
+}
 
-  caf_cfg.set("scheduler.max-threads", std::size_t{2});
-  sys = std::make_unique<caf::actor_system>(caf_cfg);
+engram::result<void> engine::impl::start_store_actor() {
   // RocksDB writes block: each applier gets its own thread. Dedup and contradiction run in
   // it, just before each record is applied, so every decision sees every earlier record of
   // its organisation. Several appliers sit behind a router that gives each its partitions.
-  auto applier = [&] {
-    return sys->spawn<caf::detached>(actors::store_writer, store, resolve, &metrics, &status, &notifier);
+  auto applier = [&](std::string label) {
+    return sys->spawn<caf::detached>(actors::store_writer, store, resolve, &metrics, &status, &notifier,
+                                     std::move(label));
   };
   std::vector<std::pair<std::string, caf::actor>> watched;
   if (cfg.store.appliers <= 1) {
-    store_actor = applier();
+    store_actor = applier("store-applier");
     watched.emplace_back("the store applier", caf::actor_cast<caf::actor>(store_actor));
   } else {
     for (std::uint32_t i = 0; i < cfg.store.appliers; ++i) {
-      appliers.push_back(applier());
+      appliers.push_back(applier("store-applier-" + std::to_string(i)));
       watched.emplace_back("store applier " + std::to_string(i), caf::actor_cast<caf::actor>(appliers.back()));
     }
-    store_actor = sys->spawn(actors::store_router, appliers);
+    store_actor = sys->spawn(actors::store_router, appliers, &metrics);
     watched.emplace_back("the store router", caf::actor_cast<caf::actor>(store_actor));
   }
   // An applier that fails fails the engine (engramd exits; its next start rebuilds what the
@@ -277,22 +298,41 @@ engram::result<void> engine::impl::start_store_actor(const engine_options& opts)
     store_failed = true;
   });
   logging::get(logging::module::engine).info("store: {} applier(s)", std::max<std::uint32_t>(1, cfg.store.appliers));
-  // Every handle to an actor is gone before the actor system joins its detached threads
-  // (the parts started later, which hold the store actor's, are released first). Then, no
-  // applier running, the vector index snapshots are written once.
+  // The parts started later, which send to the store actor, have stopped. Once no applier
+  // runs, the vector index snapshots are written once.
   started.add("store actors", {}, [this] {
     store_watch = nullptr;  // it quits once what it watches has stopped
+    std::vector<caf::actor> stopping;
     if (store_actor)
-      caf::anon_send_exit(store_actor, caf::exit_reason::user_shutdown);
-    store_actor = nullptr;
+      stopping.push_back(caf::actor_cast<caf::actor>(store_actor));
     for (auto& a : appliers)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+      stopping.push_back(caf::actor_cast<caf::actor>(a));
+    caf::scoped_actor self{*sys};
+    for (auto& a : stopping) {
+      self->send_exit(a, caf::exit_reason::user_shutdown);
+      self->wait_for(a);
+    }
+    store_actor = nullptr;
     appliers.clear();
-    sys.reset();
     if (resolve)
       actors::save_snapshots_at_stop(*resolve);
   });
   return {};
+}
+
+std::unique_ptr<actors::supervisor> engine::impl::supervise(std::string name, std::function<caf::actor()> spawn) {
+  actors::supervision s;
+  s.name = std::move(name);
+  s.spawn = std::move(spawn);
+  s.restarted = [this](const std::string& who, const std::string&) { metrics.count_actor_restart(who); };
+  s.gave_up = [this](const std::string& why) {
+    std::lock_guard lock(failure_mutex);
+    if (!store_failed) {
+      store_failure = why;
+      store_failed = true;
+    }
+  };
+  return std::make_unique<actors::supervisor>(*sys, std::move(s));
 }
 
 engram::result<void> engine::impl::start_mcp() {
@@ -307,14 +347,9 @@ engram::result<void> engine::impl::start_mcp() {
     return engram::fail(made.error());
   log_producer = std::move(*made);
   started.add("MCP", {}, [this] {
-    if (saves_actor) {
-      // Each save still waiting is answered "not applied before engramd stopped" as the
-      // actor goes; then no answer is left to build through the MCP service.
-      caf::scoped_actor self{*sys};
-      self->send_exit(saves_actor, caf::exit_reason::user_shutdown);
-      self->wait_for(saves_actor);
-      saves_actor = nullptr;
-    }
+    // Each save still waiting is answered "not applied before its wait was cut short" as the
+    // actor goes; then no answer is left to build through the MCP service.
+    saves.reset();
     mcp.reset();  // waits for answers being built
     log_producer.reset();
   });
@@ -345,6 +380,7 @@ engram::result<void> engine::impl::start_mcp() {
   };
   actors::save_links links;
   links.notifier = &notifier;
+  links.metrics = &metrics;
   links.append = [producer = log_producer.get(), topic = cfg.kafka.topics.log, refused](
                      const schemas::encoded_record& r, std::function<void(engram::result<void>)> done) {
     producer->deliver_async(topic, r.key, r.value, {{schemas::kind_header, r.kind}},
@@ -355,8 +391,9 @@ engram::result<void> engine::impl::start_mcp() {
                                 done(engram::fail(refused(sent)));
                             });
   };
-  saves_actor = sys->spawn(actors::saves, std::move(links));
-  d.submit = [to = saves_actor](services::pending_save save) { caf::anon_send(to, std::move(save)); };
+  saves = supervise("mcp-saves", [this, links = std::move(links)] { return sys->spawn(actors::saves, links); });
+  // Sent during a restart, a save reaches the stopped actor and is answered "not saved".
+  d.submit = [to = saves.get()](services::pending_save save) { caf::anon_send(to->current(), std::move(save)); };
   mcp = std::make_unique<mcp::service>(std::move(d), std::move(*o));
   return {};
 }
@@ -486,9 +523,15 @@ engram::result<void> engine::impl::start_consumer(const engine_options& opts) {
   started.add(
       "engram-log consumer", [this] { consumer->stop(); },  // waits until the batches in flight are durable
       [this] { consumer.reset(); });
-  if (drops) {
-    drops->start();
-    started.add("janitor", [this] { drops->stop(); });  // a drop under way needs the store stage
+  if (drops && drops->enabled()) {
+    janitor_actor = supervise("janitor", [this] {
+      return sys->spawn<caf::detached>(actors::periodic, std::string("janitor"), std::chrono::milliseconds(1000),
+                                       std::function<void()>([j = drops.get()] { j->sweep(); }), &metrics);
+    });
+    started.add("janitor", [this] {  // a drop under way needs the store stage
+      drops->stop();
+      janitor_actor.reset();
+    });
   }
   return {};
 }
@@ -546,9 +589,15 @@ engram::result<void> engine::impl::start_timers(const engine_options& opts) {
       std::move(*channel));
   // Its commands need the pipeline: stopped first.
   started.add(
-      "timers", [this] { timers->stop(); }, [this] { timers.reset(); });
+      "timers",
+      [this] {
+        timers->stop();  // the round in progress ends at its next command
+        timer_actor.reset();
+      },
+      [this] { timers.reset(); });
   if (opts.timers_thread)
-    timers->start();
+    timer_actor =
+        supervise("timers", [this] { return sys->spawn<caf::detached>(actors::timer_rounds, timers.get(), &metrics); });
   return {};
 }
 

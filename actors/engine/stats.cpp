@@ -128,6 +128,13 @@ std::string engine::impl::stats(const mcp::grant& g) {
            {"messagesByClass", {{"person", by_class[0]}, {"bulk", by_class[1]}, {"spam", by_class[2]}}},
            {"logGaps", gaps_json},
            {"ready", m.readiness().first}};
+  if (g.allows("admin")) {  // the engine's own figures, for operators
+    json actors = json::object();
+    for (const auto& [name, f] : m.metrics.actors())
+      actors[name] = {
+          {"messages", f.messages}, {"busySeconds", f.busy_seconds}, {"mailbox", f.mailbox}, {"restarts", f.restarts}};
+    doc["actors"] = std::move(actors);
+  }
   return doc.dump();
 }
 

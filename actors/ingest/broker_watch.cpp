@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 namespace engram::ingest {
 
 namespace {
@@ -36,15 +38,7 @@ engram::result<std::unique_ptr<broker_watch>> broker_watch::create(const std::st
   return w;
 }
 
-broker_watch::~broker_watch() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable())
-    thread_.join();
-}
+broker_watch::~broker_watch() = default;
 
 engram::result<void> broker_watch::ask(std::chrono::milliseconds timeout) {
   RdKafka::Metadata* raw = nullptr;
@@ -74,32 +68,24 @@ bool broker_watch::wait_until_answered(const std::function<bool()>& stopping) {
     if (stopping && stopping())
       return false;
     // ask() waited up to 2 s already: a refused connection fails at once, and asking again
-    // at once would spin. Wait a second, or less when stopping.
-    std::unique_lock lock(mutex_);
-    if (stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; }))
-      return false;
+    // at once would spin. Start-up waits a second (its own thread: nothing else runs yet).
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
 
-void broker_watch::watch(std::chrono::milliseconds interval) {
-  thread_ = std::thread([this, interval] {
-    while (true) {
-      auto answered = ask(std::max(interval, std::chrono::milliseconds(2000)));
-      std::unique_lock lock(mutex_);
-      if (answered && down_since_) {
-        logger().info("Kafka at {} answers again after {}", brokers_, seconds_since(*down_since_));
-        down_since_.reset();
-      } else if (!answered && !down_since_) {
-        down_since_ = std::chrono::steady_clock::now();
-        logger().warn("Kafka at {} does not answer ({}): ingest and saves wait for it; /readyz says so", brokers_,
-                      answered.error());
-      }
-      if (!answered)
-        reason_ = answered.error();
-      if (stop_cv_.wait_for(lock, interval, [this] { return stop_; }))
-        return;
-    }
-  });
+void broker_watch::look(std::chrono::milliseconds timeout) {
+  auto answered = ask(timeout);
+  std::lock_guard lock(mutex_);
+  if (answered && down_since_) {
+    logger().info("Kafka at {} answers again after {}", brokers_, seconds_since(*down_since_));
+    down_since_.reset();
+  } else if (!answered && !down_since_) {
+    down_since_ = std::chrono::steady_clock::now();
+    logger().warn("Kafka at {} does not answer ({}): ingest and saves wait for it; /readyz says so", brokers_,
+                  answered.error());
+  }
+  if (!answered)
+    reason_ = answered.error();
 }
 
 std::optional<std::string> broker_watch::unreachable() const {

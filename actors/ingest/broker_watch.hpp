@@ -1,6 +1,7 @@
 #pragma once
 // Whether the Kafka cluster answers. engramd asks it once a second on a client of its own (a
-// metadata request, which needs a live broker connection): /readyz says why engramd is not
+// metadata request, which needs a live broker connection; the engine's "broker-watch", a
+// periodic actor, calls look()): /readyz says why engramd is not
 // ready while it does not answer, and start-up waits for it (docs/operations.md "Kafka
 // outages").
 
@@ -8,7 +9,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,8 +36,8 @@ public:
   /// `stopping` between tries. False when `stopping` said so first.
   [[nodiscard]] bool wait_until_answered(const std::function<bool()>& stopping);
 
-  /// Asks every `interval` on a thread of its own until destroyed, logging each change.
-  void watch(std::chrono::milliseconds interval);
+  /// Asks once (waiting at most `timeout`), logging a change: what unreachable() says.
+  void look(std::chrono::milliseconds timeout);
 
   /// Empty while the cluster answers; else why not, for how long, and what waits.
   [[nodiscard]] std::optional<std::string> unreachable() const;
@@ -48,12 +48,9 @@ private:
   std::unique_ptr<impl> impl_;
   std::string brokers_;
   mutable std::mutex mutex_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
   /// Set while the cluster does not answer: since when, and why.
   std::optional<std::chrono::steady_clock::time_point> down_since_;
   std::string reason_;
-  std::thread thread_;
 };
 
 }  // namespace engram::ingest

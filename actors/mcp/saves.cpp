@@ -1,4 +1,7 @@
 #include "actors/mcp/saves.hpp"
+#include "actors/common/busy_clock.hpp"
+#include "actors/common/supervisor.hpp"
+#include "base/faults.hpp"
 
 #include <caf/all.hpp>
 
@@ -13,6 +16,9 @@ using applied_atom = caf::atom_constant<caf::atom("applied")>;
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
 
 using state = services::save_outcome::state;
+
+/// What the metrics call it.
+const std::string metrics_name = "mcp-saves";
 
 using waiting_map = decltype(saves_state::waiting);
 
@@ -36,8 +42,12 @@ saves_state::~saves_state() {
 
 caf::behavior saves(caf::stateful_actor<saves_state>* self, save_links links) {
   self->state.links = std::move(links);
+  // A fault stops it with its reason (its supervisor says it and starts it again); each save
+  // waiting is answered as the state goes.
+  self->set_exception_handler([](caf::scheduled_actor*, std::exception_ptr& x) { return exception_reason(x); });
   return {
       [self](services::pending_save& save) {
+        busy_clock clock(self->state.links.metrics, metrics_name, self);
         auto& st = self->state;
         const auto id = st.next++;
         st.waiting.emplace(id, saves_state::waiting_save{save});
@@ -46,12 +56,15 @@ caf::behavior saves(caf::stateful_actor<saves_state>* self, save_links links) {
         st.links.notifier->expect(save.organization_id(), save.event_id(), [me, id](services::applied_event what) {
           caf::anon_send(me, applied_atom::value, id, std::move(what));
         });
+        save.appending();
         st.links.append(save.record(), [me, id](engram::result<void> appended) {
           caf::anon_send(me, appended_atom::value, id, appended ? std::string() : appended.error());
         });
         self->delayed_send(self, save.wait(), timeout_atom::value, id);
+        throw_if_fault_at("saves");  // the failure tests: stopped with this save on its way
       },
       [self](appended_atom, std::uint64_t id, const std::string& refused) {
+        busy_clock clock(self->state.links.metrics, metrics_name, self);
         auto it = self->state.waiting.find(id);
         if (it == self->state.waiting.end())
           return;  // applied already
@@ -63,6 +76,7 @@ caf::behavior saves(caf::stateful_actor<saves_state>* self, save_links links) {
           it->second.appended = true;
       },
       [self](applied_atom, std::uint64_t id, services::applied_event& what) {
+        busy_clock clock(self->state.links.metrics, metrics_name, self);
         if (auto it = self->state.waiting.find(id); it != self->state.waiting.end())
           finish(self->state, it, {state::applied, std::move(what), {}}, false);
       },
@@ -73,6 +87,7 @@ caf::behavior saves(caf::stateful_actor<saves_state>* self, save_links links) {
         return caf::make_message(w.size(), static_cast<std::size_t>(late));
       },
       [self](timeout_atom, std::uint64_t id) {
+        busy_clock clock(self->state.links.metrics, metrics_name, self);
         auto it = self->state.waiting.find(id);
         if (it == self->state.waiting.end())
           return;

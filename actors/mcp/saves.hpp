@@ -4,9 +4,11 @@
 // waiting (the producer's one poll thread reports delivery) and schedules its timeout as a
 // message to itself; whichever comes first answers it: the store applied it, engram-log
 // refused it, or its wait ran out (told only once engram-log has said it took the record, so
-// "not applied in time, it will be" is never said of a record the log refused). When the actor stops (engramd's stop), each save still
-// waiting is answered "not applied before engramd stopped".
+// "not applied in time, it will be" is never said of a record the log refused). When the actor stops (engramd's stop, or a fault: its
+// supervisor starts it again), each save still waiting is answered "not applied before its wait
+// was cut short; it will be applied" (what reached engram-log is applied once, as any record).
 
+#include "services/metrics.hpp"
 #include "services/notifier.hpp"
 #include "services/saves.hpp"
 #include "base/result.hpp"
@@ -32,6 +34,8 @@ struct save_links {
   /// Appends a record to engram-log without waiting: `done` is called once, from any thread,
   /// with nothing or why the log did not take it.
   std::function<void(const schemas::encoded_record& record, std::function<void(engram::result<void>)> done)> append;
+  /// Told each message's time and the mailbox left (null: not counted).
+  services::metrics* metrics = nullptr;
 };
 
 struct saves_state {

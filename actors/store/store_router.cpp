@@ -1,4 +1,7 @@
 #include "actors/store/store_router.hpp"
+#include "actors/store/store_watch.hpp"
+#include "actors/common/busy_clock.hpp"
+#include "base/faults.hpp"
 
 #include <caf/all.hpp>
 
@@ -8,10 +11,17 @@
 namespace engram::actors {
 
 stage_actor::behavior_type store_router(stage_actor::stateful_pointer<store_router_state> self,
-                                        std::vector<stage_actor> appliers) {
+                                        std::vector<stage_actor> appliers, services::metrics* metrics) {
   self->state.appliers = std::move(appliers);
+  self->state.metrics = metrics;
+  // As an applier's: stopped with the exception's text, which store_watch reports.
+  self->set_exception_handler(
+      [](caf::scheduled_actor*, std::exception_ptr& x) { return applier_exception("the store router", x); });
   return {
       [self](event_batch& batch) {
+        throw_if_fault_at("router");  // the failure tests: the batches it held are never answered
+        static const std::string name = "store-router";
+        busy_clock clock(self->state.metrics, name, self);
         const auto& appliers = self->state.appliers;
         const auto applier_of = [&](std::int32_t partition) {
           return static_cast<std::size_t>(partition) % appliers.size();

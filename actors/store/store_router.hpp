@@ -6,6 +6,7 @@
 // every part is applied (batch_join). A partition drop goes to the partition's applier, so it
 // runs between that partition's batches.
 
+#include "services/metrics.hpp"
 #include "actors/common/pipeline.hpp"
 
 #include <vector>
@@ -15,9 +16,11 @@ namespace engram::actors {
 struct store_router_state {
   static inline const char* name = "store-router";
   std::vector<stage_actor> appliers;
+  /// Told each batch's time and the mailbox left (null: not counted).
+  services::metrics* metrics = nullptr;
 };
 
 stage_actor::behavior_type store_router(stage_actor::stateful_pointer<store_router_state> self,
-                                        std::vector<stage_actor> appliers);
+                                        std::vector<stage_actor> appliers, services::metrics* metrics);
 
 }  // namespace engram::actors

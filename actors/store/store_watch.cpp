@@ -1,4 +1,5 @@
 #include "actors/store/store_watch.hpp"
+#include "actors/common/supervisor.hpp"
 #include "logging/log.hpp"
 
 #include <caf/all.hpp>
@@ -33,16 +34,8 @@ caf::behavior store_watch(caf::stateful_actor<store_watch_state>* self,
 }
 
 caf::error applier_exception(const std::string& applier, std::exception_ptr& x) {
-  std::string what = "an exception of unknown type";
-  try {
-    std::rethrow_exception(x);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  logging::get(logging::module::store).critical("{}: {}", applier, what);
-  return caf::error(static_cast<std::uint8_t>(caf::exit_reason::unhandled_exception), caf::atom("exit"),
-                    caf::make_message(what));
+  logging::get(logging::module::store).critical("{}: {}", applier, exception_text(x));
+  return exception_reason(x);
 }
 
 }  // namespace engram::actors

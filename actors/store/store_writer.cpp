@@ -1,4 +1,5 @@
 #include "actors/store/store_writer.hpp"
+#include "actors/common/busy_clock.hpp"
 #include "actors/store/store_watch.hpp"
 #include "logging/log.hpp"
 
@@ -406,9 +407,10 @@ batch_result drop_partition(store_writer_state& st, const partition_drop& d) {
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
-                                        services::metrics* m, ingest_status* status,
-                                        services::apply_notifier* notifier) {
+                                        services::metrics* m, ingest_status* status, services::apply_notifier* notifier,
+                                        std::string label) {
   self->state.notifier = notifier;
+  self->state.label = std::move(label);
   self->state.store = std::move(store);
   self->state.resolve = std::move(resolve);
   self->state.counters = m;
@@ -426,6 +428,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
         auto& st = self->state;
         if (!st.named)  // its own thread (detached): named for top -H and the benchmarks
           st.named = ::pthread_setname_np(::pthread_self(), "engram-applier") == 0;
+        busy_clock clock(st.counters, st.label, self);
         if (batch.drop)
           return complete(batch, drop_partition(st, *batch.drop));
         batch_result r;

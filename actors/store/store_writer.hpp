@@ -54,12 +54,14 @@ struct store_writer_state {
   services::apply_notifier* notifier = nullptr;
   /// Its thread is named "engram-applier" (set on its first batch).
   bool named = false;
+  /// What the metrics call it ("store-applier", "store-applier-1").
+  std::string label;
 };
 
 stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writer_state> self,
                                         std::shared_ptr<storage::graph_store> store, std::shared_ptr<resolver> resolve,
-                                        services::metrics* m, ingest_status* status,
-                                        services::apply_notifier* notifier);
+                                        services::metrics* m, ingest_status* status, services::apply_notifier* notifier,
+                                        std::string label);
 
 /// Writes every organisation's vector index snapshot (resolver::snapshot_dir), once no
 /// applier runs any more (engramd's stop): the next start loads them instead of rebuilding.

@@ -1,10 +1,14 @@
 #include "actors/timers/timers.hpp"
 #include "logging/log.hpp"
 
+#include "actors/common/periodic.hpp"
+#include "base/faults.hpp"
+
 #include "knowledge/read_rules.hpp"
 #include "schemas/knowledge_command.hpp"
 #include "schemas/time.hpp"
 
+#include <caf/behavior.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -100,35 +104,29 @@ timers::timers(timers_options opts, std::shared_ptr<const storage::graph_store> 
 
 timers::~timers() { stop(); }
 
-void timers::start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(stop_mutex_);
-    while (!stopping_) {
-      lock.unlock();
-      auto r = tick();
-      if (!r.problem.empty())
-        logger().warn("{}", r.problem);
-      if (r.expire_commands || r.reminders || r.recovered || r.retention_commands)
-        logger().info(
-            "{} expire commands ({} entries removed, {} branch saves dropped), {} retention forgets ({} messages), "
-            "{} reminders sent, {} recovered",
-            r.expire_commands, r.removed, r.dropped_saves, r.retention_commands, r.retained_messages, r.reminders,
-            r.recovered);
-      lock.lock();
-      stop_cv_.wait_for(lock, opts_.interval, [&] { return stopping_; });
-    }
-  });
+namespace {
+/// One round, said in the log.
+void run_round(timers& t) {
+  auto r = t.tick();
+  if (!r.problem.empty())
+    logger().warn("{}", r.problem);
+  if (r.expire_commands || r.reminders || r.recovered || r.retention_commands)
+    logger().info(
+        "{} expire commands ({} entries removed, {} branch saves dropped), {} retention forgets ({} messages), "
+        "{} reminders sent, {} recovered",
+        r.expire_commands, r.removed, r.dropped_saves, r.retention_commands, r.retained_messages, r.reminders,
+        r.recovered);
 }
+}  // namespace
 
-void timers::stop() {
-  halting_ = true;
-  {
-    std::lock_guard lock(stop_mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable())
-    thread_.join();
+caf::behavior timer_rounds(caf::event_based_actor* self, timers* t, services::metrics* m) {
+  return periodic(
+      self, "timers", t->interval(),
+      [t] {
+        if (!t->stopping())
+          run_round(*t);
+      },
+      m);
 }
 
 engram::result<services::applied_event> timers::apply(const schemas::knowledge_command& c) {
@@ -245,6 +243,7 @@ bool timers::expire(timers_round& r, std::int64_t now) {
     if (opts_.owns && !opts_.owns(org.organization_id))
       continue;
     for (int n = 0; !halting_ && store_->has_expired(org.organization_id, now, opts_.branch_ttl_ms); ++n) {
+      throw_if_fault_at("expire");  // the failure tests: a round that fails with work to do
       auto what = apply(expire_command(org.organization_id, now, n, opts_));
       if (!what) {
         r.problem = "expiry: " + what.error();

@@ -22,9 +22,10 @@
 #include "config/knowledge.hpp"
 #include "storage/graph_store.hpp"
 
+#include <caf/fwd.hpp>
+
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
@@ -32,7 +33,6 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
-#include <thread>
 
 namespace engram::actors {
 
@@ -86,11 +86,13 @@ public:
          std::function<bool()> caught_up, std::unique_ptr<ingest::reminder_channel> reminders);
   ~timers();
 
-  /// Runs rounds every opts.interval on a thread of its own.
-  void start();
-  /// Stops the thread (waits for the round in progress).
-  void stop();
-  /// One round, now, on the caller's thread (tests drive time with a manual clock).
+  /// Ends the round in progress between two commands and runs no more (engramd's stop,
+  /// before the timer actor is stopped).
+  void stop() { halting_ = true; }
+  [[nodiscard]] bool stopping() const { return halting_; }
+  [[nodiscard]] std::chrono::milliseconds interval() const { return opts_.interval; }
+  /// One round, now, on the caller's thread (the timer actor's; tests drive time with a
+  /// manual clock).
   timers_round tick();
 
 private:
@@ -124,13 +126,16 @@ private:
   /// Organisation -> the last cutoff found with nothing left before it (no scan again today).
   std::map<std::string, std::int64_t> retained_until_;
   std::mutex round_mutex_;
-  std::mutex stop_mutex_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
   /// Set by stop(): a round in progress ends between two commands (what it sent and did not
   /// record is recovered at the next start), so a stop never waits for a whole round.
   std::atomic<bool> halting_{false};
-  std::thread thread_;
 };
+
+/// The timer actor: a round of `t` now, then one each `t->interval()` after the last ended,
+/// as a message it schedules to itself; no thread sleeps. Spawn it detached: a round waits
+/// for the store to apply its commands. An exception out of a round stops it with its reason;
+/// its supervisor starts it again, and the next round starts over from what the store and
+/// engram-reminders say (a round changes nothing but through engram-log).
+caf::behavior timer_rounds(caf::event_based_actor* self, timers* t, services::metrics* m);
 
 }  // namespace engram::actors

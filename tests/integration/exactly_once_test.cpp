@@ -145,31 +145,31 @@ TEST(ExactlyOnce, KillNineMidWorkAppliesEveryEventOnceAndMatchesAnUninterruptedR
               static_cast<unsigned long long>(store->redelivery_counts().first));
 }
 
-TEST(ExactlyOnce, AnApplierThatThrowsStopsEngramdSayingWhyAndARestartAppliesEveryEventOnce) {
-  // The 120th message resolved throws between dedup and the write (ENGRAM_FAULT_APPLY_THROW_AT):
-  // its vectors are in the index, its entries are not in RocksDB. engramd must stop, say
-  // which applier and why, write no vector index snapshot from that state, and its next start
-  // must apply every event once: the store of an uninterrupted run.
+/// engramd with `fault` (VAR=value) in its environment stops (exit 1), its log saying each of
+/// `said_all` and none of `said_none`, having applied some of 400 events; restarted without
+/// it, it applies every event once: the store of an uninterrupted run.
+void a_fault_stops_engramd_and_a_restart_applies_every_event_once(const std::pair<const char*, const char*>& fault,
+                                                                  const std::vector<std::string>& said_all,
+                                                                  const std::vector<std::string>& said_none) {
   constexpr std::size_t n = 400;
   auto events = evaluation::synthetic::events(n, 200, {"acme", "initech", "fabrikam", "cyberdyne"});
-  test::temp_dir dir("applier-fails");
+  test::temp_dir dir("actor-fails");
   const auto log = dir.sub("engramd.log");
   auto broker = test::start_broker();
   produce(broker->bootstrap(), events, 0, n);
   const auto args = test::engramd_args(broker->bootstrap(), dir.sub("failed"), {"store.appliers=2"});
   {
-    ::setenv("ENGRAM_FAULT_APPLY_THROW_AT", "120", 1);
+    ::setenv(fault.first, fault.second, 1);
     test::engramd engramd(args, log);
-    ::unsetenv("ENGRAM_FAULT_APPLY_THROW_AT");
+    ::unsetenv(fault.first);
     ASSERT_TRUE(test::wait_until([&] { return !engramd.alive(); }, 120s)) << test::tail(log);
     EXPECT_EQ(engramd.exit_code(), 1) << test::tail(log);
   }
   const auto said = test::file_text(log);
-  EXPECT_NE(said.find("the pipeline failed (store applier "), std::string::npos) << test::tail(log);
-  EXPECT_NE(said.find("stopped: "), std::string::npos) << test::tail(log);
-  EXPECT_NE(said.find("ENGRAM_FAULT_APPLY_THROW_AT=120: thrown before the write"), std::string::npos)
-      << test::tail(log);
-  EXPECT_EQ(said.find("vector index snapshots written"), std::string::npos) << test::tail(log);
+  for (const auto& s : said_all)
+    EXPECT_NE(said.find(s), std::string::npos) << s << "\n" << test::tail(log);
+  for (const auto& s : said_none)
+    EXPECT_EQ(said.find(s), std::string::npos) << s << "\n" << test::tail(log);
   {
     auto opened = storage::open_graph_store({dir.sub("failed"), true});
     ASSERT_TRUE(opened) << opened.error();
@@ -197,6 +197,26 @@ TEST(ExactlyOnce, AnApplierThatThrowsStopsEngramdSayingWhyAndARestartAppliesEver
     EXPECT_EQ(engramd.terminate(5s), 0) << test::tail(log);
   }
   EXPECT_EQ(test::digest_of(dir.sub("failed")), test::digest_of(dir.sub("control")));
+}
+
+TEST(ExactlyOnce, AnApplierThatThrowsStopsEngramdSayingWhyAndARestartAppliesEveryEventOnce) {
+  // The 120th message resolved throws between dedup and the write (ENGRAM_FAULT_APPLY_THROW_AT):
+  // its vectors are in the index, its entries are not in RocksDB. engramd must stop, say
+  // which applier and why, write no vector index snapshot from that state, and its next start
+  // must apply every event once: the store of an uninterrupted run.
+  a_fault_stops_engramd_and_a_restart_applies_every_event_once(
+      {"ENGRAM_FAULT_APPLY_THROW_AT", "120"},
+      {"the pipeline failed (store applier ", "stopped: ", "ENGRAM_FAULT_APPLY_THROW_AT=120: thrown before the write"},
+      {"vector index snapshots written"});
+}
+
+TEST(ExactlyOnce, TheStoreRouterThatThrowsStopsEngramdSayingWhyAndARestartAppliesEveryEventOnce) {
+  // The router's 5th batch throws: it and the batches it held go unanswered, and what the
+  // appliers were given goes on. engramd must stop as for an applier. The appliers' indexes
+  // hold only what RocksDB holds, so their snapshots may be written.
+  a_fault_stops_engramd_and_a_restart_applies_every_event_once(
+      {"ENGRAM_FAULT_THROW", "router:5"},
+      {"the pipeline failed (the store router stopped: ", "ENGRAM_FAULT_THROW=router:5: an injected fault"}, {});
 }
 
 TEST(ExactlyOnce, KillNineWhileRemindersGoOutSendsEachExactlyOnceAndAReplaySendsNone) {

@@ -3,6 +3,8 @@
 // its own file: the start-up steps (startup.cpp), the HTTP routes and readiness
 // (routes.cpp), the /v1/stats document (stats.cpp).
 
+#include "actors/common/periodic.hpp"
+#include "actors/common/supervisor.hpp"
 #include "actors/engine/cluster.hpp"
 #include "actors/engine/engine.hpp"
 #include "actors/engine/janitor.hpp"
@@ -93,9 +95,10 @@ struct engine::impl {
   std::vector<actors::stage_actor> appliers;
   /// Watches the appliers and the router (actors/store/store_watch.hpp).
   caf::actor store_watch;
-  /// Where MCP's saves wait for the store (actors/mcp/saves.hpp).
-  caf::actor saves_actor;
-  /// Set once a store actor stopped unasked, with what store_watch said.
+  /// Where MCP's saves wait for the store (actors/mcp/saves.hpp), started again after a fault.
+  std::unique_ptr<actors::supervisor> saves;
+  /// Set once a store actor stopped unasked, with what store_watch said, or a supervised
+  /// actor could not be kept running (supervisor::gave_up).
   std::atomic<bool> store_failed{false};
   std::mutex failure_mutex;
   std::string store_failure;
@@ -106,11 +109,17 @@ struct engine::impl {
   std::unique_ptr<net::server> http;
   std::shared_ptr<const services::clock> clock;
   std::unique_ptr<actors::timers> timers;
+  /// Runs the timers' rounds (actors/timers/timers.hpp), started again after a fault.
+  std::unique_ptr<actors::supervisor> timer_actor;
   actors::timers::append_fn append;
   /// store.cluster: this member's front door (null when not clustered).
   std::unique_ptr<cluster> members;
   /// store.cluster: drops the partitions this member let go.
   std::unique_ptr<janitor> drops;
+  /// Asks Kafka every second (broker_watch::look), started again after a fault.
+  std::unique_ptr<actors::supervisor> watch_actor;
+  /// Looks for partitions to drop every second (janitor::sweep), started again after a fault.
+  std::unique_ptr<actors::supervisor> janitor_actor;
   /// Held shared by the timers while they act for an owned organisation; taken exclusively
   /// when partitions are revoked (ingest::ownership_hooks).
   std::shared_mutex ownership;
@@ -126,8 +135,15 @@ struct engine::impl {
   /// The embedder (cached when embedder.cache_size), the query head, the type and relation
   /// models when on.
   engram::result<void> make_embedders();
-  /// The vector indexes, dedup and contradiction, and the store actor.
-  engram::result<void> start_store_actor(const engine_options& opts);
+  /// The actor system, and the broker watch's actor when Kafka is watched.
+  engram::result<void> start_actors();
+  /// The vector indexes, dedup and contradiction.
+  engram::result<void> open_resolver(const engine_options& opts);
+  /// The store's appliers (behind a router when several) and their watch.
+  engram::result<void> start_store_actor();
+  /// Spawns an actor under a supervisor that starts it again after a fault (counted in the
+  /// metrics); one that cannot be kept running fails the engine (engramd exits 1, naming it).
+  std::unique_ptr<actors::supervisor> supervise(std::string name, std::function<caf::actor()> spawn);
   engram::result<void> start_mcp();
   /// store.cluster: engram-log's partition count, the members topic, the standby follower,
   /// the janitor.

@@ -113,9 +113,9 @@ protected:
     store_actors(caf::actor_system& sys, run& r, std::size_t n)
         : resolve(std::make_shared<actors::resolver>(std::move(r.resolve))) {
       for (std::size_t i = 0; i < n; ++i)
-        appliers.push_back(
-            sys.spawn<caf::detached>(actors::store_writer, r.store, resolve, &counters, &status, nullptr));
-      front = n == 1 ? appliers[0] : sys.spawn(actors::store_router, appliers);
+        appliers.push_back(sys.spawn<caf::detached>(actors::store_writer, r.store, resolve, &counters, &status, nullptr,
+                                                    "store-applier-" + std::to_string(i)));
+      front = n == 1 ? appliers[0] : sys.spawn(actors::store_router, appliers, &counters);
     }
     ~store_actors() {
       caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
