@@ -290,8 +290,8 @@ sanitize() {
   local targets=() selection=(-LE 'long|train' "$@")
   if [ "$kind" = thread ] && [ $# -eq 0 ]; then
     targets=(--target engram_tsan_c11_threads engramd engramctl http_limits_test outage_test ingest_test exactly_once_test mcp_test
-      lifecycle_test ingest_unit_test entity_tools_test saves_test saves_actor_test)
-    selection=(-R '^(HttpLimits|Outage|IngestStatus|IngestTest|ExactlyOnce|McpTest|LifecycleTest|Decay|Retention|Sealing|KeyTopic|EntityTools|Saves|SaveActor)\.')
+      lifecycle_test ingest_unit_test entity_tools_test saves_test saves_actor_test supervision_test)
+    selection=(-R '^(HttpLimits|Outage|IngestStatus|IngestTest|ExactlyOnce|McpTest|LifecycleTest|Decay|Retention|Sealing|KeyTopic|EntityTools|Saves|SaveActor|Supervision)\.')
   fi
   rm -rf "$reports"
   mkdir -p "$reports"

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 namespace engram::actors {
 
@@ -16,10 +17,14 @@ public:
   /// Nothing is counted when `m` is null.
   busy_clock(services::metrics* m, const std::string& name, Self self)
       : m_(m), name_(name), self_(self), start_(std::chrono::steady_clock::now()) {}
-  ~busy_clock() {
+  ~busy_clock() { stop(); }
+  /// Counts now, and not again: before a reply that lets a waiter go on (and perhaps end
+  /// the metrics' life).
+  void stop() {
     if (m_)
-      m_->count_actor_message(name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(),
-                              self_->mailbox().size());
+      std::exchange(m_, nullptr)
+          ->count_actor_message(name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(),
+                                self_->mailbox().size());
   }
   busy_clock(const busy_clock&) = delete;
   busy_clock& operator=(const busy_clock&) = delete;

@@ -1,6 +1,8 @@
 #include "actors/ingest/broker_watch.hpp"
 #include "logging/log.hpp"
 
+#include "base/faults.hpp"
+
 #include "actors/ingest/internal/kafka.hpp"
 
 #include <spdlog/spdlog.h>
@@ -74,6 +76,7 @@ bool broker_watch::wait_until_answered(const std::function<bool()>& stopping) {
 }
 
 void broker_watch::look(std::chrono::milliseconds timeout) {
+  throw_if_fault_at("watch");  // the failure tests: a look that fails
   auto answered = ask(timeout);
   std::lock_guard lock(mutex_);
   if (answered && down_since_) {

@@ -21,12 +21,14 @@ stage_actor::behavior_type store_router(stage_actor::stateful_pointer<store_rout
       [self](event_batch& batch) {
         throw_if_fault_at("router");  // the failure tests: the batches it held are never answered
         static const std::string name = "store-router";
+        // Stopped before the sends: once the appliers answer, whoever waits may stop the metrics.
         busy_clock clock(self->state.metrics, name, self);
         const auto& appliers = self->state.appliers;
         const auto applier_of = [&](std::int32_t partition) {
           return static_cast<std::size_t>(partition) % appliers.size();
         };
         if (batch.drop) {
+          clock.stop();
           self->send(appliers[applier_of(batch.drop->partition)], std::move(batch));
           return;
         }
@@ -41,10 +43,12 @@ stage_actor::behavior_type store_router(stage_actor::stateful_pointer<store_rout
           }
         if (used <= 1) {  // one applier's records (or none): the batch as it is
           batch.records = std::move(parts[last]);
+          clock.stop();
           self->send(appliers[last], std::move(batch));
           return;
         }
         auto join = std::make_shared<batch_join>(batch.done, used);
+        clock.stop();
         for (std::size_t i = 0; i < parts.size(); ++i)
           if (!parts[i].empty())
             self->send(appliers[i], event_batch{std::move(parts[i]), nullptr, std::nullopt, join, batch.let_go});

@@ -428,9 +428,13 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
         auto& st = self->state;
         if (!st.named)  // its own thread (detached): named for top -H and the benchmarks
           st.named = ::pthread_setname_np(::pthread_self(), "engram-applier") == 0;
+        // Stopped before the batch is answered: whoever waits for it may then stop the metrics.
         busy_clock clock(st.counters, st.label, self);
-        if (batch.drop)
-          return complete(batch, drop_partition(st, *batch.drop));
+        if (batch.drop) {
+          auto dropped = drop_partition(st, *batch.drop);
+          clock.stop();
+          return complete(batch, dropped);
+        }
         batch_result r;
         for (const auto& rec : batch.records) {
           if (batch.let_go && batch.let_go->load())
@@ -459,6 +463,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
         auto now = std::chrono::steady_clock::now();
         for (std::size_t i = 0; i < r.done; ++i)
           st.counters->observe_apply_latency(std::chrono::duration<double>(now - batch.records[i].received_at).count());
+        clock.stop();
         complete(batch, r);
       },
   };

@@ -149,6 +149,25 @@ TEST(Supervision, TheTimerActorStoppedByAFaultIsStartedAgainAndExpiresOnce) {
   EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
 }
 
+TEST(Supervision, TheBrokerWatchStoppedByAFaultIsStartedAgainAndKeepsWatching) {
+  // Its second look throws; the next actor looks again, and /readyz still hears from it.
+  faulted_engramd f("watch:2", {});
+  const auto port = f.engramd->port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
+  ASSERT_TRUE(
+      test::wait_until([&] { return labelled(port, "engram_actor_restarts_total{actor=\"broker-watch\"}") == 1; }, 30s))
+      << test::tail(f.log());
+  const auto looks = labelled(port, "engram_actor_messages_total{actor=\"broker-watch\"}");
+  ASSERT_TRUE(test::wait_until(
+      [&] { return labelled(port, "engram_actor_messages_total{actor=\"broker-watch\"}") >= looks + 2; }, 30s));
+  EXPECT_TRUE(test::ready(port));
+  EXPECT_NE(test::file_text(f.log()).find(
+                "broker-watch stopped: ENGRAM_FAULT_THROW=watch:2: an injected fault (pass 2); started again"),
+            std::string::npos)
+      << test::tail(f.log());
+  EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+}
+
 TEST(Supervision, AnActorThatKeepsFailingStopsEngramdNamingIt) {
   // Every save stops the save actor: the fifth stop within a minute is the last.
   faulted_engramd f("saves:1+", {});
