@@ -2,6 +2,8 @@
 
 #include "logging/log.hpp"
 
+#include "base/faults.hpp"
+
 #include <caf/send.hpp>
 #include <spdlog/spdlog.h>
 
@@ -63,7 +65,8 @@ std::vector<std::int32_t> janitor::waiting() const {
 }
 
 void janitor::sweep() {
-  if (!status_.joined())  // before its first assignment a member owns nothing yet
+  throw_if_fault_at("sweep");  // the failure tests: a look that fails
+  if (!status_.joined())       // before its first assignment a member owns nothing yet
     return;
   const auto now = std::chrono::steady_clock::now();
   std::set<std::int32_t> followed;

@@ -292,16 +292,22 @@ engram::result<void> engine::impl::start_store_actor() {
   }
   // An applier that fails fails the engine (engramd exits; its next start rebuilds what the
   // applier held in memory).
-  store_watch = sys->spawn(actors::store_watch, std::move(watched), [this](const std::string& why) {
+  // The watch itself is started again after a fault: the new one monitors the same actors,
+  // and one already stopped is reported at once.
+  auto failed = [this](const std::string& why) {
     std::lock_guard lock(failure_mutex);
-    store_failure = why;
-    store_failed = true;
+    if (!store_failed) {
+      store_failure = why;
+      store_failed = true;
+    }
+  };
+  store_watch = supervise("store-watch", [this, watched = std::move(watched), failed] {
+    return sys->spawn(actors::store_watch, watched, failed);
   });
   logging::get(logging::module::engine).info("store: {} applier(s)", std::max<std::uint32_t>(1, cfg.store.appliers));
   // The parts started later, which send to the store actor, have stopped. Once no applier
   // runs, the vector index snapshots are written once.
   started.add("store actors", {}, [this] {
-    store_watch = nullptr;  // it quits once what it watches has stopped
     std::vector<caf::actor> stopping;
     if (store_actor)
       stopping.push_back(caf::actor_cast<caf::actor>(store_actor));
@@ -314,6 +320,7 @@ engram::result<void> engine::impl::start_store_actor() {
     }
     store_actor = nullptr;
     appliers.clear();
+    store_watch.reset();  // it quit as what it watched stopped
     if (resolve)
       actors::save_snapshots_at_stop(*resolve);
   });

@@ -1,5 +1,6 @@
 #include "actors/store/store_watch.hpp"
 #include "actors/common/supervisor.hpp"
+#include "base/faults.hpp"
 #include "logging/log.hpp"
 
 #include <caf/all.hpp>
@@ -13,6 +14,8 @@ caf::behavior store_watch(caf::stateful_actor<store_watch_state>* self,
                           std::vector<std::pair<std::string, caf::actor>> watched,
                           std::function<void(const std::string& why)> failed) {
   self->state.failed = std::move(failed);
+  self->set_exception_handler([](caf::scheduled_actor*, std::exception_ptr& x) { return exception_reason(x); });
+  throw_if_fault_at("store-watch");  // the failure tests: a watch that fails as it starts
   for (auto& [name, actor] : watched) {
     self->monitor(actor);
     self->state.names[actor.address()] = name;

@@ -4,7 +4,8 @@
 // memory (an organisation's vector index, with the record it failed on half resolved) may
 // be ahead of RocksDB, so nothing tries to carry on: the engine stops (engramd exits 1), and
 // the next start rebuilds that state from RocksDB and resumes from the stored offsets,
-// where each record's write put its offset.
+// where each record's write put its offset. The watch itself runs under a supervisor
+// (actors/common/supervisor.hpp): started again, it watches the same actors.
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>

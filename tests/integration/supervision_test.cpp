@@ -1,8 +1,9 @@
 // Supervised actors stopped by an injected fault (ENGRAM_FAULT_THROW, base/faults.hpp) in
-// engramd as its own process: the save actor and the timer actor are started again by their
-// supervisor, said in the log and in engram_actor_restarts_total, and nothing is lost or
-// applied twice; an actor that keeps failing makes engramd stop, naming it. (The store's
-// appliers and router stop engramd instead: exactly_once_test.cpp.)
+// engramd as its own process: the save actor, the timer actor, the broker watch and the
+// janitor are started again by their supervisor, said in the log and in
+// engram_actor_restarts_total, and nothing is lost or applied twice; an actor that keeps
+// failing makes engramd stop, naming it. (The store's appliers and router stop engramd
+// instead: exactly_once_test.cpp.)
 
 #include "schemas/knowledge.hpp"
 #include "tests/integration/support.hpp"
@@ -166,6 +167,47 @@ TEST(Supervision, TheBrokerWatchStoppedByAFaultIsStartedAgainAndKeepsWatching) {
             std::string::npos)
       << test::tail(f.log());
   EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+}
+
+TEST(Supervision, TheJanitorStoppedByAFaultIsStartedAgainAndKeepsLooking) {
+  // A clustered store (one member) runs the janitor, a look a second; its second look throws.
+  faulted_engramd f("sweep:2", {"store.cluster=true", "store.advertised_url=http://127.0.0.1:0",
+                                "store.member_name=solo", "store.heartbeat_ms=300"});
+  const auto port = f.engramd->port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
+  ASSERT_TRUE(
+      test::wait_until([&] { return labelled(port, "engram_actor_restarts_total{actor=\"janitor\"}") == 1; }, 30s))
+      << test::tail(f.log());
+  const auto looks = labelled(port, "engram_actor_messages_total{actor=\"janitor\"}");
+  ASSERT_TRUE(test::wait_until(
+      [&] { return labelled(port, "engram_actor_messages_total{actor=\"janitor\"}") >= looks + 2; }, 30s));
+  EXPECT_NE(test::file_text(f.log()).find(
+                "janitor stopped: ENGRAM_FAULT_THROW=sweep:2: an injected fault (pass 2); started again"),
+            std::string::npos)
+      << test::tail(f.log());
+  EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+}
+
+TEST(Supervision, TheStoreWatchStoppedByAFaultIsStartedAgainAndStillReportsAFailedApplier) {
+  // The store watch fails as it starts; the one started again must still see the applier
+  // that throws at the third save (ENGRAM_FAULT_APPLY_THROW_AT) and stop engramd.
+  ::setenv("ENGRAM_FAULT_APPLY_THROW_AT", "3", 1);
+  faulted_engramd f("store-watch:1", {});
+  ::unsetenv("ENGRAM_FAULT_APPLY_THROW_AT");
+  const auto port = f.engramd->port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
+  EXPECT_EQ(labelled(port, "engram_actor_restarts_total{actor=\"store-watch\"}"), 1);
+  EXPECT_TRUE(save(port, 0).contains("id"));
+  EXPECT_TRUE(save(port, 1).contains("id"));
+  EXPECT_TRUE(save(port, 2).contains("error"));  // its applier threw
+  ASSERT_TRUE(test::wait_until([&] { return !f.engramd->alive(); }, 60s)) << test::tail(f.log());
+  EXPECT_EQ(f.engramd->exit_code(), 1) << test::tail(f.log());
+  const auto said = test::file_text(f.log());
+  EXPECT_NE(said.find("store-watch stopped: ENGRAM_FAULT_THROW=store-watch:1: an injected fault (pass 1); started "
+                      "again"),
+            std::string::npos)
+      << test::tail(f.log());
+  EXPECT_NE(said.find("the pipeline failed (the store applier stopped: "), std::string::npos) << test::tail(f.log());
 }
 
 TEST(Supervision, AnActorThatKeepsFailingStopsEngramdNamingIt) {

@@ -94,7 +94,7 @@ struct engine::impl {
   /// The appliers behind the router (store.appliers > 1); empty with one.
   std::vector<actors::stage_actor> appliers;
   /// Watches the appliers and the router (actors/store/store_watch.hpp).
-  caf::actor store_watch;
+  std::unique_ptr<actors::supervisor> store_watch;
   /// Where MCP's saves wait for the store (actors/mcp/saves.hpp), started again after a fault.
   std::unique_ptr<actors::supervisor> saves;
   /// Set once a store actor stopped unasked, with what store_watch said, or a supervised
