@@ -150,42 +150,36 @@ TEST(Supervision, TheTimerActorStoppedByAFaultIsStartedAgainAndExpiresOnce) {
   EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
 }
 
-TEST(Supervision, TheBrokerWatchStoppedByAFaultIsStartedAgainAndKeepsWatching) {
-  // Its second look throws; the next actor looks again, and /readyz still hears from it.
-  faulted_engramd f("watch:2", {});
+/// A periodic actor `actor` of engramd `f` (ready) is started again once after the fault
+/// `place`:2 stopped it, says so, and runs twice more; then engramd stops cleanly.
+void expect_restarted_once_and_running(faulted_engramd& f, const std::string& actor, const std::string& place) {
   const auto port = f.engramd->port();
-  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
-  ASSERT_TRUE(
-      test::wait_until([&] { return labelled(port, "engram_actor_restarts_total{actor=\"broker-watch\"}") == 1; }, 30s))
-      << test::tail(f.log());
-  const auto looks = labelled(port, "engram_actor_messages_total{actor=\"broker-watch\"}");
-  ASSERT_TRUE(test::wait_until(
-      [&] { return labelled(port, "engram_actor_messages_total{actor=\"broker-watch\"}") >= looks + 2; }, 30s));
+  const auto restarts = "engram_actor_restarts_total{actor=\"" + actor + "\"}";
+  const auto runs = "engram_actor_messages_total{actor=\"" + actor + "\"}";
+  ASSERT_TRUE(test::wait_until([&] { return labelled(port, restarts) == 1; }, 30s)) << test::tail(f.log());
+  const auto before = labelled(port, runs);
+  ASSERT_TRUE(test::wait_until([&] { return labelled(port, runs) >= before + 2; }, 30s));
   EXPECT_TRUE(test::ready(port));
-  EXPECT_NE(test::file_text(f.log()).find(
-                "broker-watch stopped: ENGRAM_FAULT_THROW=watch:2: an injected fault (pass 2); started again"),
+  EXPECT_NE(test::file_text(f.log()).find(actor + " stopped: ENGRAM_FAULT_THROW=" + place +
+                                          ":2: an injected fault (pass 2); started again"),
             std::string::npos)
       << test::tail(f.log());
   EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+}
+
+TEST(Supervision, TheBrokerWatchStoppedByAFaultIsStartedAgainAndKeepsWatching) {
+  // Its second look throws; the next actor looks again, and /readyz still hears from it.
+  faulted_engramd f("watch:2", {});
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(f.engramd->port()); }, 60s)) << test::tail(f.log());
+  expect_restarted_once_and_running(f, "broker-watch", "watch");
 }
 
 TEST(Supervision, TheJanitorStoppedByAFaultIsStartedAgainAndKeepsLooking) {
   // A clustered store (one member) runs the janitor, a look a second; its second look throws.
   faulted_engramd f("sweep:2", {"store.cluster=true", "store.advertised_url=http://127.0.0.1:0",
                                 "store.member_name=solo", "store.heartbeat_ms=300"});
-  const auto port = f.engramd->port();
-  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
-  ASSERT_TRUE(
-      test::wait_until([&] { return labelled(port, "engram_actor_restarts_total{actor=\"janitor\"}") == 1; }, 30s))
-      << test::tail(f.log());
-  const auto looks = labelled(port, "engram_actor_messages_total{actor=\"janitor\"}");
-  ASSERT_TRUE(test::wait_until(
-      [&] { return labelled(port, "engram_actor_messages_total{actor=\"janitor\"}") >= looks + 2; }, 30s));
-  EXPECT_NE(test::file_text(f.log()).find(
-                "janitor stopped: ENGRAM_FAULT_THROW=sweep:2: an injected fault (pass 2); started again"),
-            std::string::npos)
-      << test::tail(f.log());
-  EXPECT_EQ(f.engramd->terminate(30s), 0) << test::tail(f.log());
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(f.engramd->port()); }, 60s)) << test::tail(f.log());
+  expect_restarted_once_and_running(f, "janitor", "sweep");
 }
 
 TEST(Supervision, TheStoreWatchStoppedByAFaultIsStartedAgainAndStillReportsAFailedApplier) {
