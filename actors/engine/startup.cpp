@@ -294,15 +294,9 @@ engram::result<void> engine::impl::start_store_actor() {
   // applier held in memory).
   // The watch itself is started again after a fault: the new one monitors the same actors,
   // and one already stopped is reported at once.
-  auto failed = [this](const std::string& why) {
-    std::lock_guard lock(failure_mutex);
-    if (!store_failed) {
-      store_failure = why;
-      store_failed = true;
-    }
-  };
-  store_watch = supervise("store-watch", [this, watched = std::move(watched), failed] {
-    return sys->spawn(actors::store_watch, watched, failed);
+  store_watch = supervise("store-watch", [this, watched = std::move(watched)] {
+    return sys->spawn(actors::store_watch, watched,
+                      std::function<void(const std::string&)>([this](const std::string& why) { fail(why); }));
   });
   logging::get(logging::module::engine).info("store: {} applier(s)", std::max<std::uint32_t>(1, cfg.store.appliers));
   // The parts started later, which send to the store actor, have stopped. Once no applier
@@ -332,14 +326,16 @@ std::unique_ptr<actors::supervisor> engine::impl::supervise(std::string name, st
   s.name = std::move(name);
   s.spawn = std::move(spawn);
   s.restarted = [this](const std::string& who, const std::string&) { metrics.count_actor_restart(who); };
-  s.gave_up = [this](const std::string& why) {
-    std::lock_guard lock(failure_mutex);
-    if (!store_failed) {
-      store_failure = why;
-      store_failed = true;
-    }
-  };
+  s.gave_up = [this](const std::string& why) { fail(why); };
   return std::make_unique<actors::supervisor>(*sys, std::move(s));
+}
+
+void engine::impl::fail(const std::string& why) {
+  std::lock_guard lock(failure_mutex);
+  if (!store_failed) {  // the first failure is the one reported
+    store_failure = why;
+    store_failed = true;
+  }
 }
 
 engram::result<void> engine::impl::start_mcp() {

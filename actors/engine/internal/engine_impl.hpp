@@ -144,6 +144,8 @@ struct engine::impl {
   /// Spawns an actor under a supervisor that starts it again after a fault (counted in the
   /// metrics); one that cannot be kept running fails the engine (engramd exits 1, naming it).
   std::unique_ptr<actors::supervisor> supervise(std::string name, std::function<caf::actor()> spawn);
+  /// The engine failed (engramd exits 1): `why` is kept when it is the first.
+  void fail(const std::string& why);
   engram::result<void> start_mcp();
   /// store.cluster: engram-log's partition count, the members topic, the standby follower,
   /// the janitor.
