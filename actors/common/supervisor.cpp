@@ -14,7 +14,6 @@ struct supervisor::shared {
   supervision s;
   mutable std::mutex mutex;
   caf::actor current;
-  std::uint64_t restarts = 0;
 };
 
 namespace {
@@ -75,7 +74,6 @@ caf::behavior watcher(caf::stateful_actor<watcher_state>* self, std::shared_ptr<
     {
       std::lock_guard lock(st.mutex);
       st.current = next;
-      ++st.restarts;
     }
     log.error("{} stopped: {}; started again", st.s.name, why);
     if (st.s.restarted)
@@ -121,11 +119,6 @@ supervisor::~supervisor() { stop(); }
 caf::actor supervisor::current() const {
   std::lock_guard lock(shared_->mutex);
   return shared_->current;
-}
-
-std::uint64_t supervisor::restarts() const {
-  std::lock_guard lock(shared_->mutex);
-  return shared_->restarts;
 }
 
 void supervisor::stop() {

@@ -53,8 +53,6 @@ public:
   /// The running actor (a stopped one while the watcher restarts it, or after it gave up):
   /// messages sent to a stopped actor are dropped. Thread-safe.
   [[nodiscard]] caf::actor current() const;
-  /// Restarts so far. Thread-safe.
-  [[nodiscard]] std::uint64_t restarts() const;
   /// Stops the actor (a shutdown: never restarted) and waits until it and the watcher are gone.
   void stop();
 
