@@ -81,6 +81,12 @@ struct type_choice_options {
   /// sentences the cues typed are embedded for their entries anyway, these are extra
   /// encoder runs, and a long mail has dozens of them.
   std::size_t max_uncued = 3;
+  /// Sentences of one message the model weighs at most, typed and untyped (its first ones);
+  /// past them the cues alone decide. A 200 KB mail has thousands of typed sentences, and
+  /// their encoder runs were nine tenths of its reading; a message keeps at most 200
+  /// entries (extraction.max_entries_per_message), so this bound leaves every ordinary
+  /// message as it was. 0: no bound.
+  std::size_t max_weighed = 200;
 };
 
 /// The model bound to the encoder it was trained on. Thread-safe.

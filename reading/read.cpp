@@ -122,8 +122,9 @@ std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_
   std::vector<schemas::extraction> out(messages.size());
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(messages.size())));
   // Message i goes to thread i % threads: each result lands in its own slot, in order.
+  auto stopped = [&] { return ctx.stop && ctx.stop->load(std::memory_order_relaxed); };
   auto work = [&](unsigned t) {
-    for (std::size_t i = t; i < messages.size(); i += threads)
+    for (std::size_t i = t; i < messages.size() && !stopped(); i += threads)
       out[i] = read_one(messages[i], ctx);
   };
   std::vector<std::thread> helpers;
@@ -132,6 +133,8 @@ std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_
   work(0);
   for (auto& h : helpers)
     h.join();
+  if (stopped())
+    return out;  // incomplete: the caller drops it
   std::vector<schemas::extraction*> xs;
   for (auto& x : out)
     xs.push_back(&x);

@@ -14,6 +14,7 @@
 #include "reading/observer.hpp"
 #include "schemas/log_record.hpp"
 
+#include <atomic>
 #include <memory>
 #include <span>
 
@@ -28,10 +29,14 @@ struct reader_context {
   /// Entries embedded per message at most (its first ones); the others are kept without a
   /// vector, so a huge mail costs the encoder a bounded time. 0: no bound.
   std::size_t max_embedded = 64;
+  /// Set: read_messages() stops between messages once it turns true, and what it returns is
+  /// then incomplete (messages left unread, nothing embedded): the caller drops it. The
+  /// extract stage's stop request, so a stop waits for one message a thread at most.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Reads each message (in order) and embeds every entry. `threads` > 1 extracts messages
-/// on that many threads (the results keep the messages' order). When the encoder fails the
+/// on that many threads (the results keep the messages' order). `ctx.stop` may cut it short. When the encoder fails the
 /// entries keep no vector (dedup then matches exact titles only); counted and logged.
 [[nodiscard]] std::vector<schemas::extraction> read_messages(std::span<const schemas::inbound_message> messages,
                                                              const reader_context& ctx, unsigned threads = 1);

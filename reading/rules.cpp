@@ -868,13 +868,15 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
 
 /// The type model's say on the type of every sentence read (type_choice), in one run of the encoder.
 void weigh_type_model(std::vector<sentence_reading>& read, const embedding::type_model& types) {
+  const auto bound = types.choice().max_weighed;
+  const std::size_t n = bound ? std::min(bound, read.size()) : read.size();
   std::vector<std::string_view> texts;
-  for (const auto& r : read)
-    texts.push_back(r.sentence);
+  for (std::size_t i = 0; i < n; ++i)
+    texts.push_back(read[i].sentence);
   // The encoder failing leaves the cues' reading (the entries' own embedding fails alike
   // and is counted there).
   if (auto p = types.classify(texts))
-    for (std::size_t i = 0; i < read.size(); ++i)
+    for (std::size_t i = 0; i < n; ++i)
       read[i].v = type_choice(read[i].v, (*p)[i], types.choice());
 }
 

@@ -544,8 +544,10 @@ engram::result<void> engine::impl::start_sequencer(ingest::sequencer_options so)
     auto rc = reader();
     const unsigned threads =
         cfg.ingest.extract_threads ? cfg.ingest.extract_threads : std::max(1u, std::thread::hardware_concurrency());
-    so.extract = [rc, threads](std::span<const schemas::inbound_message> ms) {
-      return reading::read_messages(ms, rc, threads);
+    so.extract = [rc, threads](std::span<const schemas::inbound_message> ms, const std::atomic<bool>& stop) {
+      auto ctx = rc;
+      ctx.stop = &stop;
+      return reading::read_messages(ms, ctx, threads);
     };
     so.embedder = embedder->name();
   }

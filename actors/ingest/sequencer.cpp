@@ -153,16 +153,22 @@ struct sequencer::impl : RdKafka::RebalanceCb {
   bool settle(ranges& range);
   batch_outcome forward_batch(const batch_type& batch, ranges& range, const std::atomic<bool>& stop,
                               const run_limits& lim);
-  /// Decodes messages [begin, end) of `batch`, dead-lettering the invalid ones, and appends
-  /// the valid ones to engram-log; false when a produce was refused.
-  bool forward_chunk(const batch_type& batch, std::size_t begin, std::size_t end, const schemas::decode_limits& limits,
-                     std::vector<schemas::inbound_message>& valid, std::vector<const RdKafka::Message*>& valid_msgs);
+  /// How forwarding a chunk went.
+  enum class chunk_outcome {
+    queued,   ///< every produce queued
+    refused,  ///< a produce was refused
+    stopped,  ///< a stop request cut its reading short: nothing of it was produced
+  };
+  /// Decodes messages [begin, end) of `batch` and reads the valid ones; unless `stop` cut the
+  /// reading short, dead-letters the invalid ones and appends the valid ones to engram-log.
+  chunk_outcome forward_chunk(const batch_type& batch, std::size_t begin, std::size_t end,
+                              const schemas::decode_limits& limits, const std::atomic<bool>& stop);
   /// An event that does not decode: to the dead-letter topic with the reason (and a
   /// chunk_failed command to engram-log for a document's chunk); false when a produce was refused.
   bool dead_letter(const RdKafka::Message& msg, std::string_view bytes, const schemas::decode_error& bad);
-  /// The valid events of a chunk to engram-log: with what `opts.extract` read from them, or
-  /// alone; false when a produce was refused.
-  bool append_valid(std::vector<schemas::inbound_message>& valid,
+  /// The valid events of a chunk to engram-log: with what `opts.extract` read from them
+  /// (`read`, one a message), or alone (`read` empty); false when a produce was refused.
+  bool append_valid(std::vector<schemas::inbound_message>& valid, std::vector<schemas::extraction>& read,
                     const std::vector<const RdKafka::Message*>& valid_msgs);
 };
 
@@ -257,13 +263,12 @@ bool sequencer::impl::dead_letter(const RdKafka::Message& msg, std::string_view 
   return queued;
 }
 
-bool sequencer::impl::append_valid(std::vector<schemas::inbound_message>& valid,
+bool sequencer::impl::append_valid(std::vector<schemas::inbound_message>& valid, std::vector<schemas::extraction>& read,
                                    const std::vector<const RdKafka::Message*>& valid_msgs) {
   const auto& topics = cfg.kafka.topics;
   std::vector<schemas::encoded_record> records;
   records.reserve(valid.size());
   if (opts.extract) {
-    auto read = opts.extract(valid);
     for (std::size_t k = 0; k < valid.size(); ++k) {
       schemas::extracted_message x{valid[k], std::move(read[k]), opts.embedder};
       records.push_back(schemas::encode(schemas::log_payload{std::move(x)}));
@@ -299,33 +304,43 @@ bool sequencer::impl::append_valid(std::vector<schemas::inbound_message>& valid,
   return queued;
 }
 
-bool sequencer::impl::forward_chunk(const batch_type& batch, std::size_t begin, std::size_t end,
-                                    const schemas::decode_limits& limits, std::vector<schemas::inbound_message>& valid,
-                                    std::vector<const RdKafka::Message*>& valid_msgs) {
-  bool queued = true;
-  valid.clear();
-  valid_msgs.clear();
+sequencer::impl::chunk_outcome sequencer::impl::forward_chunk(const batch_type& batch, std::size_t begin,
+                                                              std::size_t end, const schemas::decode_limits& limits,
+                                                              const std::atomic<bool>& stop) {
+  std::vector<schemas::inbound_message> valid;
+  std::vector<const RdKafka::Message*> valid_msgs;
+  std::vector<std::pair<const RdKafka::Message*, schemas::decode_error>> invalid;
   for (std::size_t i = begin; i < end; ++i) {
     const auto& msg = *batch[i];
     std::string_view bytes(static_cast<const char*>(msg.payload()), msg.len());
     schemas::inbound_message ev;
     if (auto bad = schemas::decode(bytes, limits, ev)) {
-      queued &= dead_letter(msg, bytes, *bad);
+      invalid.emplace_back(&msg, std::move(*bad));
     } else {
       valid.push_back(std::move(ev));
       valid_msgs.push_back(&msg);
     }
   }
-  queued &= append_valid(valid, valid_msgs);
-  return queued;
+  // Reading comes first, so a chunk a stop cut short leaves nothing behind: it is read
+  // again, whole, by whoever reads the partition next.
+  std::vector<schemas::extraction> read;
+  if (opts.extract && !valid.empty()) {
+    read = opts.extract(valid, stop);
+    if (stop)
+      return chunk_outcome::stopped;
+  }
+  bool queued = true;
+  for (const auto& [msg, bad] : invalid)
+    queued &= dead_letter(*msg, std::string_view(static_cast<const char*>(msg->payload()), msg->len()), bad);
+  queued &= append_valid(valid, read, valid_msgs);
+  handled += valid.size();
+  return queued ? chunk_outcome::queued : chunk_outcome::refused;
 }
 
 sequencer::impl::batch_outcome sequencer::impl::forward_batch(const batch_type& batch, ranges& range,
                                                               const std::atomic<bool>& stop, const run_limits& lim) {
   batch_outcome out;
   auto since = std::chrono::steady_clock::now();
-  std::vector<schemas::inbound_message> valid;
-  std::vector<const RdKafka::Message*> valid_msgs;
   for (std::size_t begin = 0; begin < batch.size() && out.queued; begin += lim.chunk) {
     if (begin > 0 && stop)
       break;  // between chunks: what was appended is committed below, the rest read again
@@ -336,8 +351,10 @@ sequencer::impl::batch_outcome sequencer::impl::forward_batch(const batch_type& 
       since = std::chrono::steady_clock::now();
     }
     const std::size_t end = std::min(batch.size(), begin + lim.chunk);
-    out.queued &= forward_chunk(batch, begin, end, lim.limits, valid, valid_msgs);
-    handled += valid.size();
+    const auto chunk = forward_chunk(batch, begin, end, lim.limits, stop);
+    if (chunk == chunk_outcome::stopped)
+      break;  // as between chunks: nothing of this one was appended
+    out.queued &= chunk == chunk_outcome::queued;
     for (std::size_t i = begin; i < end; ++i)
       range[batch[i]->partition()].second = batch[i]->offset() + 1;
   }

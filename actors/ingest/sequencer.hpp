@@ -35,12 +35,16 @@ inline constexpr const char* reason_header = "reason";
 
 struct sequencer_options {
   /// Reads valid messages, in order, into what each record carries (one extraction per
-  /// message, vectors included). Unset: each message is appended alone (format 1) and
-  /// read when applied.
-  std::function<std::vector<schemas::extraction>(std::span<const schemas::inbound_message>)> extract;
+  /// message, vectors included). It may return early, incomplete, once the stop flag it is
+  /// given turns true: the sequencer then drops the chunk, and it is read again. Unset: each
+  /// message is appended alone (format 1) and read when applied.
+  std::function<std::vector<schemas::extraction>(std::span<const schemas::inbound_message>,
+                                                 const std::atomic<bool>& stop)>
+      extract;
   /// The encoder's name, written into each record (for people reading the log).
   std::string embedder;
-  /// Messages read and appended between two checks of a stop request.
+  /// Messages read and appended between two checks of a stop request (extract also checks
+  /// between messages, and a chunk stopped there is dropped whole).
   std::size_t chunk = 32;
   /// Records deleted from inbound-messages before they were forwarded: the partition stops
   /// at such a gap unless `gaps` accepts it (then its offset is committed past it). A

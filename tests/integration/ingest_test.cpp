@@ -4,13 +4,16 @@
 #include "actors/ingest/sequencer.hpp"
 #include "knowledge/entry.hpp"
 #include "net/http.hpp"
+#include "reading/read.hpp"
 #include "storage/graph_store.hpp"
 #include "tests/integration/support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace {
 
@@ -143,6 +146,48 @@ TEST_F(IngestTest, SequencerCrashBetweenAppendAndCommitLeavesNoDuplicateInTheSto
   EXPECT_EQ(events(*e), 90u);
   for (const auto& s : e->store().stats())
     EXPECT_EQ(s.events, 30u) << s.organization_id;
+}
+
+TEST_F(IngestTest, AStopWhileAChunkIsReadAppendsNothingOfItAndTheNextSequencerReadsItWhole) {
+  auto evs = test::make_events(48);
+  produce_events(broker_->bootstrap(), evs);
+
+  // The first sequencer reads in chunks of 8. Its second reading waits for the stop request
+  // and then returns cut short, as read_messages does when a stop comes mid-chunk.
+  services::metrics metrics;
+  std::mutex mu;
+  std::size_t calls = 0, read_whole = 0;
+  std::atomic<bool> waiting{false};
+  ingest::sequencer_options so;
+  so.chunk = 8;
+  so.extract = [&](std::span<const schemas::inbound_message> ms, const std::atomic<bool>& stop) {
+    {
+      std::lock_guard lock(mu);
+      if (calls++ == 0) {
+        read_whole += ms.size();
+        return reading::read_messages(ms, {});
+      }
+    }
+    waiting = true;
+    while (!stop)
+      std::this_thread::yield();
+    return std::vector<schemas::extraction>{};
+  };
+  auto started = ingest::sequencer::start(cfg(), broker_->bootstrap(), metrics, so);
+  ASSERT_TRUE(started) << started.error();
+  ASSERT_TRUE(test::wait_until([&] { return waiting.load(); }, 60s));
+  (*started)->stop();
+  started->reset();
+  // Only the chunk read whole reached engram-log, and its offsets were committed.
+  ASSERT_GT(read_whole, 0u);
+  ASSERT_EQ(test::topic_size(broker_->bootstrap(), "engram-log"), std::int64_t(read_whole));
+
+  // The engine's sequencer (same group) reads the rest, the cut chunk included: every event
+  // once on engram-log, none twice in the store.
+  auto e = start(cfg());
+  ASSERT_TRUE(test::wait_until([&] { return events(*e) == evs.size(); }, 60s)) << events(*e);
+  EXPECT_EQ(test::topic_size(broker_->bootstrap(), "engram-log"), std::int64_t(evs.size()));
+  EXPECT_EQ(e->store().redelivery_counts().first, 0u);
 }
 
 TEST_F(IngestTest, RestartResumesAtStoredOffsetsWithoutRereading) {

@@ -6,9 +6,13 @@ machine write the same bytes.
 
 usage: train.py --tool BIN --lexicon LEX --train FILE... --dev FILE... --out MODEL
                 [--limit N] [--epochs E] [--seed S] [--buckets B] [--name NAME] [--l2 W]
+                [--feature-dropout P]
 --limit N trains on a sample of N items, the same for a seed (the learning curve). The threshold is chosen on the
 development files: the lowest span probability that keeps typed precision >= 0.85 there at the
 highest recall (or the best F1 when no threshold reaches it).
+--feature-dropout P leaves out each feature of a token with probability P in training (the kept
+ones scaled by 1 / (1 - P)), so no single feature carries a name alone; 0 (the default) trains
+as before.
 """
 import argparse
 import json
@@ -63,8 +67,9 @@ class CRF(torch.nn.Module):
     def scores(self):
         return self.start + self.start_mask, self.trans + self.trans_mask, self.end
 
-    def loss(self, batch):
-        """Mean negative log-likelihood of the gold tags of a batch of items."""
+    def loss(self, batch, dropout=0.0):
+        """Mean negative log-likelihood of the gold tags of a batch of items; `dropout` leaves
+        out each feature with that probability (inverted: the kept ones are scaled up)."""
         start, trans, end = self.scores()
         flat, offsets, lengths, golds = [], [], [], []
         for item in batch:
@@ -73,7 +78,11 @@ class CRF(torch.nn.Module):
                 flat.extend(row)
             lengths.append(len(item["feats"]))
             golds.append(item["gold"])
-        e = self.emit(torch.tensor(flat, dtype=torch.long), torch.tensor(offsets, dtype=torch.long))
+        weights = None
+        if dropout > 0:
+            weights = (torch.rand(len(flat)) >= dropout).float() / (1 - dropout)
+        e = self.emit(torch.tensor(flat, dtype=torch.long), torch.tensor(offsets, dtype=torch.long),
+                      per_sample_weights=weights)
         k, longest = len(TAGS), max(lengths)
         em = torch.zeros(len(batch), longest, k)
         gold = torch.zeros(len(batch), longest, dtype=torch.long)
@@ -99,7 +108,7 @@ class CRF(torch.nn.Module):
         return total / len(batch)
 
 
-def train(items, buckets, epochs, seed, l2):
+def train(items, buckets, epochs, seed, l2, dropout=0.0):
     torch.manual_seed(seed)
     rng = random.Random(seed)
     model = CRF(buckets)
@@ -114,7 +123,7 @@ def train(items, buckets, epochs, seed, l2):
         total = 0.0
         for b in range(0, len(order), batch):
             opt.zero_grad()
-            loss = model.loss([items[i] for i in order[b:b + batch]])
+            loss = model.loss([items[i] for i in order[b:b + batch]], dropout)
             # L2 on the weights a batch touched would need their rows; a small decay on all of them
             # keeps unseen combinations at zero.
             reg = l2 * (model.emit.weight.pow(2).sum() + model.trans.pow(2).sum())
@@ -185,6 +194,7 @@ def main():
     ap.add_argument("--buckets", type=int, default=1 << 16)
     ap.add_argument("--name", default="names")
     ap.add_argument("--l2", type=float, default=1e-6)
+    ap.add_argument("--feature-dropout", type=float, default=0.0)
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -198,7 +208,7 @@ def main():
         it["gold"] = [TAGS.index(t) for t in it["tags"]]
     items = [it for it in items if it["feats"]]
     print(f"training on {len(items)} items, {sum(len(i['feats']) for i in items)} tokens", file=sys.stderr)
-    model = train(items, args.buckets, args.epochs, args.seed, args.l2)
+    model = train(items, args.buckets, args.epochs, args.seed, args.l2, args.feature_dropout)
     units, q, start, trans, end, lut = quantise(model)
     lexicon_bytes = open(args.lexicon, "rb").read()
     # The feature format of the tool that computed the features, which the model must be read with.
