@@ -309,13 +309,18 @@ sequencer::impl::chunk_outcome sequencer::impl::forward_chunk(const batch_type& 
                                                               const std::atomic<bool>& stop) {
   std::vector<schemas::inbound_message> valid;
   std::vector<const RdKafka::Message*> valid_msgs;
-  std::vector<std::pair<const RdKafka::Message*, schemas::decode_error>> invalid;
+  struct refused {
+    const RdKafka::Message* msg;
+    std::string_view bytes;
+    schemas::decode_error why;
+  };
+  std::vector<refused> invalid;
   for (std::size_t i = begin; i < end; ++i) {
     const auto& msg = *batch[i];
     std::string_view bytes(static_cast<const char*>(msg.payload()), msg.len());
     schemas::inbound_message ev;
     if (auto bad = schemas::decode(bytes, limits, ev)) {
-      invalid.emplace_back(&msg, std::move(*bad));
+      invalid.push_back({&msg, bytes, std::move(*bad)});
     } else {
       valid.push_back(std::move(ev));
       valid_msgs.push_back(&msg);
@@ -330,8 +335,8 @@ sequencer::impl::chunk_outcome sequencer::impl::forward_chunk(const batch_type& 
       return chunk_outcome::stopped;
   }
   bool queued = true;
-  for (const auto& [msg, bad] : invalid)
-    queued &= dead_letter(*msg, std::string_view(static_cast<const char*>(msg->payload()), msg->len()), bad);
+  for (const auto& r : invalid)
+    queued &= dead_letter(*r.msg, r.bytes, r.why);
   queued &= append_valid(valid, read, valid_msgs);
   handled += valid.size();
   return queued ? chunk_outcome::queued : chunk_outcome::refused;

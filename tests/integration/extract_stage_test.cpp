@@ -47,17 +47,16 @@ void produce_inbound(const std::string& brokers, const std::vector<std::string>&
   produce_keyed(brokers, "inbound-messages", events);
 }
 
-/// Starts engramd with `sets`, waits until it has applied `n` events (for at most `bound`: a
-/// safety net sized to the stream's work, not a timing), stops it; its store's digest.
+/// Starts engramd with `sets`, waits until it has applied `n` events (for at most 180 s: a
+/// safety net sized to the streams' work, not a timing), stops it; its store's digest.
 std::string run_until_applied(const std::string& brokers, const std::string& data_dir, const std::string& log, long n,
-                              const std::vector<std::string>& sets = {}, const std::function<void()>& feed = {},
-                              std::chrono::seconds bound = 180s) {
+                              const std::vector<std::string>& sets = {}, const std::function<void()>& feed = {}) {
   test::engramd engramd(test::engramd_args(brokers, data_dir, sets), log);
   const auto port = engramd.port();
   EXPECT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
   if (feed)
     feed();
-  EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == n; }, bound))
+  EXPECT_TRUE(test::wait_until([&] { return test::events_applied(port) == n; }, 180s))
       << test::events_applied(port) << " of " << n << "\n"
       << test::tail(log);
   EXPECT_EQ(engramd.terminate(30s), 0) << test::tail(log);
