@@ -1,6 +1,8 @@
 #include "dedup/dedup.hpp"
 #include "dedup/internal/label_ids.hpp"
 
+#include "base/hex.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -81,13 +83,7 @@ std::string percent(float similarity) {
 
 /// Snapshot file names: the organisation id hex-encoded (ids may hold any printable byte).
 std::string snapshot_name(const std::string& org) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : org) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out + ".hnsw";
+  return to_hex(reinterpret_cast<const unsigned char*>(org.data()), org.size()) + ".hnsw";
 }
 
 }  // namespace
@@ -204,6 +200,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
   poisoned_ = false;
   index_stats st;
   const auto identity = store_->identity();
+  const bool current = store_->indexes_current();
   for (const auto& [org, last] : store_->vector_sequences()) {
     auto oi = std::make_unique<org_index>();
     if (!snapshot_dir.empty()) {
@@ -227,10 +224,11 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
             // Entries removed (expired) after the snapshot was written: hidden as the live
             // index hid them (hnswlib keeps a removed vector in the graph either way).
             std::vector<std::uint64_t> gone;
-            oi->ids.for_each([&, &org = org](std::uint64_t label, std::string_view id) {  // clang 14: no bindings
-              if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
-                gone.push_back(label);
-            });
+            if (!current)
+              oi->ids.for_each([&, &org = org](std::uint64_t label, std::string_view id) {  // clang 14: no bindings
+                if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
+                  gone.push_back(label);
+              });
             for (auto label : gone) {
               oi->index->remove(label);
               oi->ids.erase(label);

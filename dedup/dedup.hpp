@@ -61,7 +61,10 @@ public:
 
   /// Builds the indexes: each organisation's snapshot in `snapshot_dir` when it is valid
   /// for this store (then the vectors applied after it are added), else a rebuild from the
-  /// vectors column family in sequence order. `snapshot_dir` empty: always rebuild.
+  /// vectors column family in sequence order. `snapshot_dir` empty: always rebuild. A
+  /// snapshot's ids are checked against the store's entries (those removed since are hidden)
+  /// unless the store's indexes are current (graph_store::indexes_current): a stop writes
+  /// these snapshots, then the store's, so no entry was removed after them.
   [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir);
 
   /// Decides dedup for every entry of one event. Fills `out` (one per entry: outcome,

@@ -237,6 +237,17 @@ struct open_options {
   std::size_t memory_mb = 32;
 };
 
+/// How an open got the store's in-memory indexes (the BM25 postings of entries and passages,
+/// the passage vectors): loaded from the snapshot the last stop wrote (graph_store::
+/// save_indexes), or rebuilt from every row of their column families.
+struct indexes_opened {
+  bool from_snapshot = false;
+  /// Why they were rebuilt ("" when loaded): no snapshot marked current (a first open, or a
+  /// batch written or a crash since the last save), or what was wrong with it.
+  std::string why_rebuilt;
+  double seconds = 0;
+};
+
 /// Persistent knowledge graph. Reads are thread-safe; writes (apply) must come from one
 /// thread at a time: the store actor owns them.
 class graph_store {
@@ -535,6 +546,21 @@ public:
   /// ("memtable_bytes"), compaction bytes pending ("pending_compaction_bytes"), compactions
   /// running ("running_compactions"), live SST bytes ("live_sst_bytes").
   [[nodiscard]] virtual std::map<std::string, std::uint64_t> engine_stats() const = 0;
+
+  /// Writes the in-memory indexes derived from the store (indexes_opened) into `indexes/`
+  /// beside it and marks them current in meta (a physical row, outside the digest); the next
+  /// open loads them in place of reading every row again. The first batch written after a
+  /// save or a load removes the mark before it writes, so a snapshot is only ever loaded by
+  /// a store holding exactly what it was written from; a crash or kill -9 leaves the mark
+  /// removed or the store unchanged. Batches wait while a save runs. A store in memory has
+  /// nothing to save.
+  [[nodiscard]] virtual engram::result<void> save_indexes() = 0;
+  /// How the last open got its in-memory indexes.
+  [[nodiscard]] virtual indexes_opened indexes_origin() const = 0;
+  /// True while no batch was written since the indexes were saved or loaded from a save: the
+  /// store holds exactly what it held at that save. Snapshots of other derived state written
+  /// just before that save (dedup's, at a stop) are as current as the store's.
+  [[nodiscard]] virtual bool indexes_current() const = 0;
 
   /// Bytes of the store's in-memory indexes by part, as they are now: "postings" (entries'
   /// BM25), "passage_postings", "passage_vectors" (HNSW).

@@ -2,8 +2,12 @@
 // that recall never loses what was said. Written in the message's batch (the passage, its
 // BM25 rows, its vector under the organisation's passage sequence), indexed in memory once
 // the batch is written: BM25 postings (text_index) and one HNSW index per organisation,
-// both derived from the column families and rebuilt from them at open.
+// both derived from the column families: loaded at open from the snapshot the last stop
+// wrote (index_snapshot.cpp), or rebuilt from the rows.
 #include "storage/internal/graph_store_impl.hpp"
+
+#include "base/hex.hpp"
+#include "storage/internal/snapshot_file.hpp"
 #include "storage/vector_index.hpp"
 
 #include <mutex>
@@ -313,6 +317,76 @@ errc kv_graph_store::remove_passages(write_txn& tx, const std::string& org,
   *removed = ids.size();
   tx.removed_passages += ids.size();
   return ids.empty() ? errc::ok : drop(tx, key(meta_tag::counter, org, "passages"), ids.size());
+}
+
+namespace {
+
+constexpr const char* vectors_suffix = ".passages.hnsw";
+
+/// A passage vector index's snapshot file: the organisation id hex-encoded (ids may hold any
+/// printable byte).
+std::string vectors_file(const std::string& org) {
+  return to_hex(reinterpret_cast<const unsigned char*>(org.data()), org.size()) + vectors_suffix;
+}
+
+}  // namespace
+
+engram::result<void> kv_graph_store::save_passage_vectors(snapshot_out& out, const std::string& dir) const {
+  std::set<std::string> written;
+  std::shared_lock lock(passage_vectors_->mutex);
+  out.u64(passage_vectors_->passages);
+  out.u64(passage_vectors_->orgs.size());
+  for (const auto& [org, o] : passage_vectors_->orgs) {
+    out.bytes(org);
+    out.u64(o.index->dim());
+    const auto name = vectors_file(org);
+    if (auto saved = o.index->save(dir + "/" + name); !saved)
+      return saved;
+    written.insert(name);
+    std::vector<std::pair<std::uint64_t, std::string_view>> ids(o.ids.begin(), o.ids.end());
+    std::sort(ids.begin(), ids.end());
+    out.u64(ids.size());
+    for (const auto& [seq, id] : ids) {
+      out.u64(seq);
+      out.bytes(id);
+    }
+  }
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {  // of organisations dropped since
+    const auto name = f.path().filename().string();
+    const auto at = name.find(vectors_suffix);
+    if (at != std::string::npos && !written.contains(name.substr(0, at) + vectors_suffix))
+      std::filesystem::remove(f.path(), ec);
+  }
+  return {};
+}
+
+std::string kv_graph_store::load_passage_vectors(snapshot_in& in, const std::string& dir) {
+  std::unique_lock lock(passage_vectors_->mutex);
+  passage_vectors_->passages = in.u64();
+  const auto orgs = in.count(16);
+  for (std::uint64_t i = 0; i < orgs && in.ok(); ++i) {
+    const std::string org(in.bytes());
+    const auto dim = in.u64();
+    auto index = vector_index::load(dir + "/" + vectors_file(org), dim, {});
+    if (!index)
+      return vectors_file(org) + ": " + index.error();
+    auto& o = passage_vectors_->orgs[org];
+    o.index = std::move(*index);
+    const auto n = in.count(16);
+    o.ids.reserve(n);
+    for (std::uint64_t k = 0; k < n && in.ok(); ++k) {
+      const auto seq = in.u64();
+      o.ids.emplace(seq, std::string(in.bytes()));
+    }
+  }
+  return in.ok() ? "" : "indexes.bin: its passage vectors do not hold together";
+}
+
+void kv_graph_store::clear_passage_vectors() {
+  std::unique_lock lock(passage_vectors_->mutex);
+  passage_vectors_->orgs.clear();
+  passage_vectors_->passages = 0;
 }
 
 errc kv_graph_store::load_passage_indexes() {

@@ -258,6 +258,9 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const log
 
 /// Writes the batch; on success the counters it changed enter the cache.
 errc kv_graph_store::commit(write_txn& tx) {
+  std::shared_lock gate(save_gate_);  // a save of the in-memory indexes sees every batch or none
+  if (auto e = unmark_indexes(); e != errc::ok)
+    return e;
   std::unique_lock<std::mutex> marking;
   if (tx.reminder_mark) {
     marking = std::unique_lock(reminder_mark_mutex_);
@@ -407,12 +410,10 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
       return fail("store at '" + opts.path + "' was written with another layout than this build's (" +
                   std::string(detail::layout_version) + "; " + to_string(e) +
                   "): rebuild it from engram-log with engramctl replay");
-  if (auto e = store->load_text_index(); e != errc::ok)
-    return fail("store at '" + opts.path + "': cannot read its text index (" + to_string(e) + ")");
+  if (auto e = store->open_indexes(opts.path + "/indexes"); e != errc::ok)
+    return fail("store at '" + opts.path + "': cannot read its text and passage indexes (" + to_string(e) + ")");
   if (auto e = store->load_entity_index(); e != errc::ok)
     return fail("store at '" + opts.path + "': cannot read its entities (" + to_string(e) + ")");
-  if (auto e = store->load_passage_indexes(); e != errc::ok)
-    return fail("store at '" + opts.path + "': cannot read its passages (" + to_string(e) + ")");
   return std::unique_ptr<graph_store>(std::move(store));
 }
 

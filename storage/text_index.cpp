@@ -1,7 +1,10 @@
 #include "storage/internal/text_index.hpp"
 
+#include "storage/internal/snapshot_file.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -166,6 +169,94 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
   for (std::size_t i = 0; i < keep; ++i)
     out.emplace_back(std::string(o.id(hits[i].second)), hits[i].first);
   return out;
+}
+
+void text_index::clear() {
+  std::unique_lock lock(mutex_);
+  orgs_.clear();
+}
+
+// Section layout: organisations (u64), each by name: name, total length, the id arena, id
+// offsets, lengths, live doc numbers (ascending), terms (u64), each by term: the term and
+// its postings (u64 count, then doc and tf as u32 pairs).
+void text_index::write(snapshot_out& out) const {
+  std::shared_lock lock(mutex_);
+  std::vector<const std::pair<const std::string, std::unique_ptr<org_index>>*> orgs;
+  for (const auto& o : orgs_)
+    orgs.push_back(&o);
+  std::sort(orgs.begin(), orgs.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  out.u64(orgs.size());
+  for (const auto* entry : orgs) {
+    const auto& o = *entry->second;
+    out.bytes(entry->first);
+    out.u64(o.total_length);
+    out.bytes(o.ids);
+    out.u32s(o.id_at);
+    out.u32s(o.length);
+    std::vector<std::uint32_t> live(o.doc_of.begin(), o.doc_of.end());
+    std::sort(live.begin(), live.end());
+    out.u32s(live);
+    std::vector<const std::pair<const std::string, std::vector<posting>>*> terms;
+    terms.reserve(o.terms.size());
+    for (const auto& t : o.terms)
+      terms.push_back(&t);
+    std::sort(terms.begin(), terms.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    out.u64(terms.size());
+    for (const auto* t : terms) {
+      out.bytes(t->first);
+      out.u64(t->second.size());
+      out.raw(t->second.data(), t->second.size() * sizeof(posting));
+    }
+  }
+}
+
+namespace {
+/// Doc numbers below `docs`, each list ascending.
+bool ascending_below(const std::vector<std::uint32_t>& v, std::size_t docs) {
+  return std::is_sorted(v.begin(), v.end()) && (v.empty() || v.back() < docs) &&
+         std::adjacent_find(v.begin(), v.end()) == v.end();
+}
+}  // namespace
+
+bool text_index::read(snapshot_in& in) {
+  std::unique_lock lock(mutex_);
+  orgs_.clear();
+  const auto n = in.count(8);
+  for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
+    auto o = std::make_unique<org_index>();
+    const std::string name(in.bytes());
+    o->total_length = in.u64();
+    o->ids = std::string(in.bytes());
+    o->id_at = in.u32s();
+    o->length = in.u32s();
+    const auto live = in.u32s();
+    const auto docs = o->length.size();
+    if (!in.ok() || o->id_at.size() != docs + 1 || o->id_at.back() != o->ids.size() ||
+        !std::is_sorted(o->id_at.begin(), o->id_at.end()) || !ascending_below(live, docs))
+      break;
+    o->doc_of.reserve(live.size());
+    o->doc_of.insert(live.begin(), live.end());
+    const auto terms = in.count(16);
+    o->terms.reserve(terms);
+    for (std::uint64_t t = 0; t < terms && in.ok(); ++t) {
+      const std::string term(in.bytes());
+      const auto postings = in.count(sizeof(posting));
+      auto& list = o->terms[term];
+      list.resize(postings);
+      const auto bytes = in.bytes_of(postings * sizeof(posting));
+      if (!in.ok())
+        break;
+      std::memcpy(list.data(), bytes.data(), bytes.size());
+      for (std::size_t k = 0; k < list.size(); ++k)
+        if (list[k].doc >= docs || (k > 0 && list[k].doc <= list[k - 1].doc))
+          in.fail();
+    }
+    orgs_.emplace(name, std::move(o));
+  }
+  if (in.ok())
+    return true;
+  orgs_.clear();
+  return false;
 }
 
 std::size_t text_index::memory_bytes() const {

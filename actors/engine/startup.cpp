@@ -118,8 +118,24 @@ engram::result<void> engine::impl::open_store() {
     return engram::fail(opened.error());
   store = std::move(*opened);
   started.add("store", {}, [this] { store.reset(); });
-  logging::get(logging::module::store).info("opened {} ({} organisations)", cfg.storage.path, store->stats().size());
+  const auto indexes = store->indexes_origin();
+  logging::get(logging::module::store)
+      .info("opened {} ({} organisations); text and passage indexes {} in {} ms", cfg.storage.path,
+            store->stats().size(),
+            indexes.from_snapshot ? std::string("loaded from the snapshot") : "rebuilt (" + indexes.why_rebuilt + ")",
+            static_cast<long long>(indexes.seconds * 1000));
   return {};
+}
+
+void engine::impl::save_store_indexes() {
+  // After a failure the indexes may hold what the store does not: they are rebuilt at the
+  // next start.
+  if (!store || store_failed)
+    return;
+  if (auto saved = store->save_indexes())
+    logging::get(logging::module::store).info("text and passage indexes written to {}/indexes", cfg.storage.path);
+  else
+    logging::get(logging::module::store).warn("text and passage indexes not written: {}", saved.error());
 }
 
 engram::result<void> engine::impl::connect_kafka(const engine_options& opts) {
@@ -315,8 +331,8 @@ engram::result<void> engine::impl::start_store_actor() {
     store_actor = nullptr;
     appliers.clear();
     store_watch.reset();  // it quit as what it watched stopped
-    if (resolve)
-      actors::save_snapshots_at_stop(*resolve);
+    if (!resolve || actors::save_snapshots_at_stop(*resolve))
+      save_store_indexes();
   });
   return {};
 }

@@ -25,13 +25,16 @@ namespace {
 spdlog::logger& logger() { return logging::get(logging::module::store); }
 }  // namespace
 
-void save_snapshots_at_stop(const resolver& r) {
+bool save_snapshots_at_stop(const resolver& r) {
   if (!r.dedup || r.snapshot_dir.empty())
-    return;
-  if (auto saved = r.dedup->save(r.snapshot_dir))
+    return true;
+  if (auto saved = r.dedup->save(r.snapshot_dir)) {
     logger().info("vector index snapshots written to {}", r.snapshot_dir);
-  else
+    return true;
+  } else {
     logger().warn("vector index snapshots not written: {}", saved.error());
+    return false;
+  }
 }
 
 namespace {

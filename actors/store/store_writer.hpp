@@ -65,7 +65,9 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
 
 /// Writes every organisation's vector index snapshot (resolver::snapshot_dir), once no
 /// applier runs any more (engramd's stop): the next start loads them instead of rebuilding.
-void save_snapshots_at_stop(const resolver& r);
+/// False when dedup's snapshots were due and not written (the store's are then not written
+/// either: dedup trusts its snapshots as current only beside the store's).
+bool save_snapshots_at_stop(const resolver& r);
 
 /// Resolves (when `r` is given) and applies one record: a message or save through dedup
 /// and contradiction, a branch save into its branch, a knowledge command (a merge applies

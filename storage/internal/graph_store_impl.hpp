@@ -21,6 +21,7 @@
 #include <openssl/evp.h>
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -30,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <unordered_map>
 
 namespace engram::storage::detail {
@@ -174,6 +176,12 @@ public:
   std::vector<std::optional<std::string>> get_passages(const std::string& org,
                                                        std::span<const std::string> ids) const override;
   std::pair<std::size_t, std::size_t> passage_counts() const override;
+  engram::result<void> save_indexes() override;
+  indexes_opened indexes_origin() const override { return indexes_opened_; }
+  bool indexes_current() const override { return indexes_marked_.load(std::memory_order_acquire); }
+  /// At open: the in-memory indexes from the snapshot in `dir` when meta marks it current,
+  /// else rebuilt from their column families (load_text_index, load_passage_indexes).
+  errc open_indexes(std::string dir);
   /// Reads the passage_text column family and the passage vectors into memory (at open).
   errc load_passage_indexes();
   errc init_layout();
@@ -391,6 +399,24 @@ private:
   /// Held by commit() from reading a reminder mark to writing its batch: the mark is the
   /// highest any organisation recorded, whatever order their commits come in.
   std::mutex reminder_mark_mutex_;
+  /// index_snapshot.cpp: the snapshot of the in-memory indexes (save_indexes).
+  /// Loads the snapshot meta marks current; why not, when it cannot ("" when loaded).
+  std::string load_indexes();
+  /// Removes the mark of a saved or loaded snapshot before the first batch after it.
+  errc unmark_indexes();
+  /// passages.cpp: the passage vectors' part of the snapshot (the count, each organisation's
+  /// ids by sequence in `out`, its HNSW in a file of its own in `dir`); load gives why not.
+  engram::result<void> save_passage_vectors(snapshot_out& out, const std::string& dir) const;
+  std::string load_passage_vectors(snapshot_in& in, const std::string& dir);
+  void clear_passage_vectors();
+  std::string indexes_dir_;
+  indexes_opened indexes_opened_;
+  /// Taken shared by commit(), alone by save_indexes(): no batch lands while a save runs.
+  std::shared_mutex save_gate_;
+  /// The mark names the files holding the in-memory indexes as they are (set by a save or a
+  /// load, cleared with the mark's row).
+  std::atomic<bool> indexes_marked_{false};
+  std::mutex unmark_mutex_;
   /// BM25 postings, derived from cf_text; updated after each written batch.
   text_index text_;
   entity_index entities_;

@@ -171,6 +171,7 @@ inline constexpr const char* forgotten_message = "x";  // logical
 inline constexpr const char* forgotten_person = "X";   // logical
 inline constexpr const char* rebuild = "R";            // logical
 inline constexpr const char* layout_version = "v";     // physical
+inline constexpr const char* indexes = "i";            // physical: the snapshot of the in-memory indexes
 
 /// What an organisation's records leave in meta: its state, which a compaction of the
 /// organisation rewrites and a forget of everything it holds removes with its data.
@@ -185,7 +186,7 @@ inline constexpr std::array<const char*, 9> organisation_rows = {
 /// Physical tags: rows of how the log was delivered and how bytes are laid out, left out of
 /// the digest.
 [[nodiscard]] inline bool physical(std::string_view tag) {
-  return tag == offset || tag == duplicates || tag == skipped || tag == gap || tag == layout_version;
+  return tag == offset || tag == duplicates || tag == skipped || tag == gap || tag == layout_version || tag == indexes;
 }
 }  // namespace meta_tag
 

@@ -16,6 +16,9 @@
 
 namespace engram::storage::detail {
 
+class snapshot_out;
+class snapshot_in;
+
 /// An entry's indexed words: (term, count) and the number of words.
 struct text_doc {
   std::vector<std::pair<std::string, std::uint32_t>> tf;
@@ -38,6 +41,14 @@ public:
   void load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf, std::uint32_t length);
   /// Sorts and trims what load() gathered.
   void seal();
+  /// Writes every organisation's postings as they are (doc numbers, removed ids and all), so
+  /// that read() gives back an index that scores every search as this one does.
+  void write(snapshot_out& out) const;
+  /// Replaces what is held by what write() wrote. False, and nothing held, when the bytes
+  /// are not such a section.
+  [[nodiscard]] bool read(snapshot_in& in);
+  /// Forgets every organisation.
+  void clear();
   /// BM25 (k1 1.2, b 0.75) over every posting of every distinct term: the best `limit`
   /// entry ids, highest score first, ties by id. Terms are summed rarest first (then by
   /// term), so equal inputs give equal bits.

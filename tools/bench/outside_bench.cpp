@@ -70,6 +70,8 @@ struct built {
   /// Of which reading (rules, passages, the encoder; both cores) and the store stage (dedup,
   /// contradiction, apply; one thread, as in engramd).
   double read_seconds = 0, store_seconds = 0;
+  /// The commit that built it (a kept store's, from its file).
+  std::string commit;
 };
 
 /// The organisation's store at `dir` grown from `events` (in order) until it holds
@@ -130,14 +132,16 @@ built build_store(const outside_options& o, const std::string& dir, const std::v
   b.seconds = seconds_since(t0);
   if (auto saved = r.dedup->save(snapshots); !saved)
     throw std::runtime_error(saved.error());
+  if (auto saved = store->save_indexes(); !saved)
+    throw std::runtime_error(saved.error());
   return b;
 }
 
-/// What a kept store is for: the target, the memory budget, the model and the commit it was
-/// built with (`<store>/outside-bench.json` holds them with the build's figures).
+/// What a kept store is for: the target, the memory budget and the model
+/// (`<store>/outside-bench.json` holds them with the build's figures and the commit that
+/// built it). Later commits measure the same store again: opening it checks its layout.
 json store_key(const outside_options& o) {
-  const char* commit = std::getenv("ENGRAM_COMMIT");
-  return {{"target", o.entries}, {"memory_mb", o.memory_mb}, {"model", o.model_path}, {"commit", commit ? commit : ""}};
+  return {{"target", o.entries}, {"memory_mb", o.memory_mb}, {"model", o.model_path}};
 }
 
 /// A store kept at `dir` for the same key, with its build's figures; nothing otherwise.
@@ -152,6 +156,7 @@ std::optional<built> kept_store(const std::filesystem::path& dir, const outside_
   b.seconds = j.value("seconds", 0.0);
   b.read_seconds = j.value("read_seconds", 0.0);
   b.store_seconds = j.value("store_seconds", 0.0);
+  b.commit = j.value("commit", std::string("unknown"));
   return b;
 }
 
@@ -179,13 +184,19 @@ int outside(const outside_options& o) {
   const auto b = reused ? *reused : build_store(o, dir.string(), stored);
   if (keep && !reused) {
     std::ofstream out(dir / "outside-bench.json");
-    out << json{{"key", store_key(o)},  {"messages", b.messages},         {"entries", b.entries},
-                {"seconds", b.seconds}, {"read_seconds", b.read_seconds}, {"store_seconds", b.store_seconds}}
+    out << json{{"key", store_key(o)},
+                {"commit", commit ? commit : ""},
+                {"messages", b.messages},
+                {"entries", b.entries},
+                {"seconds", b.seconds},
+                {"read_seconds", b.read_seconds},
+                {"store_seconds", b.store_seconds}}
                .dump()
         << "\n";
   }
   if (reused)
-    std::printf("  (the store kept in %s, built before: its figures are that build's)\n", dir.c_str());
+    std::printf("  (the store kept in %s, built before by commit %s: its figures are that build's)\n", dir.c_str(),
+                reused->commit.c_str());
   std::uintmax_t disk = 0;
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
     if (f.is_regular_file())
@@ -199,18 +210,25 @@ int outside(const outside_options& o) {
       double(b.messages) / std::max(b.read_seconds, 1e-9), b.store_seconds,
       double(b.messages) / std::max(b.store_seconds, 1e-9));
 
-  auto broker = test_broker(4);
+  std::unique_ptr<ingest::embedded_broker> broker;
   const std::string token = "bench-outside-token-0123456789";
-  const auto t0 = clock_type::now();
-  // Opening rebuilds the in-memory indexes: ~10 s at 100k here, so a million needs longer
-  // than the usual minute.
+  // Without a snapshot an open rebuilds the in-memory indexes (~10 s at 100k here), so a
+  // million is given longer than the usual minute.
   std::optional<engramd_child> engramd;
-  engramd.emplace(
-      broker->bootstrap(), dir.string(), o.model_path,
-      std::vector<std::string>{"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
-                               "storage.memory_mb=" + std::to_string(o.memory_mb)},
-      std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
-  const double ready_s = seconds_since(t0);
+  auto start = [&] {
+    // A broker of its own each time: a consumer group on the same broker waits for the last
+    // member's session to time out before it is given its partitions again.
+    engramd.reset();
+    broker = test_broker(4);
+    const auto t0 = clock_type::now();
+    engramd.emplace(
+        broker->bootstrap(), dir.string(), o.model_path,
+        std::vector<std::string>{"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
+                                 "storage.memory_mb=" + std::to_string(o.memory_mb)},
+        std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
+    return seconds_since(t0);
+  };
+  const double ready_s = start();
   const double rss_ready = rss_mib(engramd->pid());
   const auto port = engramd->port();
   std::printf("  engramd: ready in %.1f s, RSS %.1f MiB (%.0f bytes per entry)\n", ready_s, rss_ready,
@@ -275,7 +293,19 @@ int outside(const outside_options& o) {
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_vectors\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"postings\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_postings\"}") / mib);
-  engramd.reset();  // it writes its vector index snapshot into the store as it stops
+  // Restarts: after a stop (its indexes from the snapshots the stop wrote), and after a
+  // crash that followed writes (the store's text and passage indexes rebuilt from their rows;
+  // dedup's vector index from its snapshot and the vectors after it, as always).
+  engramd.reset();  // it writes its snapshots into the store as it stops
+  const double ready_after_stop = start();
+  engramd.reset();
+  std::filesystem::remove_all(dir / "indexes");
+  const double ready_rebuilt = start();
+  std::printf(
+      "  engramd ready after a stop: %.1f s (indexes loaded); after a crash: %.1f s (text and passage indexes "
+      "rebuilt)\n",
+      ready_after_stop, ready_rebuilt);
+  engramd.reset();
   if (!keep)
     std::filesystem::remove_all(dir);
   return 0;

@@ -141,6 +141,8 @@ struct engine::impl {
   engram::result<void> open_resolver(const engine_options& opts);
   /// The store's appliers (behind a router when several) and their watch.
   engram::result<void> start_store_actor();
+  /// At a stop, once no applier runs: the store's in-memory indexes written for the next start.
+  void save_store_indexes();
   /// Spawns an actor under a supervisor that starts it again after a fault (counted in the
   /// metrics); one that cannot be kept running fails the engine (engramd exits 1, naming it).
   std::unique_ptr<actors::supervisor> supervise(std::string name, std::function<caf::actor()> spawn);

@@ -223,6 +223,30 @@ TEST_F(ReplayTest, RestartFromSnapshotOrRebuildGivesTheSameDigest) {
   }
 }
 
+TEST_F(ReplayTest, AStopsSnapshotsAreLoadedAsCurrentAndTheRestAppliesAsInOneRun) {
+  auto full = open(dir("full"), "");
+  apply(*full, 0, stream_->size());
+  const auto want = full->store->digest();
+  const auto path = dir("stopped");
+  const auto snaps = path + "/vector-index";
+  std::size_t vectors = 0;
+  {  // a stop: dedup's snapshots, then the store's indexes
+    auto first = open(path, snaps);
+    apply(*first, 0, stream_->size() / 2);
+    vectors = first->resolve.dedup->total_size();
+    ASSERT_TRUE(first->resolve.dedup->save(snaps));
+    ASSERT_TRUE(first->store->save_indexes());
+    EXPECT_TRUE(first->store->indexes_current());
+  }
+  auto second = open(path, snaps);
+  EXPECT_TRUE(second->store->indexes_origin().from_snapshot) << second->store->indexes_origin().why_rebuilt;
+  EXPECT_TRUE(second->store->indexes_current());
+  EXPECT_EQ(second->resolve.dedup->total_size(), vectors);
+  apply(*second, stream_->size() / 2, stream_->size());
+  EXPECT_FALSE(second->store->indexes_current()) << "a batch written since";
+  EXPECT_EQ(second->store->digest(), want);
+}
+
 TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
   auto a = open(dir("one"), "");
   apply(*a, 0, 60);

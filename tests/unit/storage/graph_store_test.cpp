@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -702,4 +703,161 @@ TEST_F(GraphStoreTest, ASubstringScanVisitsEveryEntityThatHoldsTheNeedleAndCards
   ASSERT_EQ(cards.size(), 1u);
   EXPECT_TRUE(cards[0].edges.empty());
   EXPECT_EQ(cards[0].observations.size(), 3u);
+}
+
+namespace {
+
+/// An event with one fact and one passage (its words and a vector drawn from `seed`).
+void apply_with_passage(storage::graph_store& s, const std::string& org, std::int64_t offset, const std::string& words,
+                        std::uint32_t seed) {
+  auto m = message(org, "evt-" + std::to_string(offset));
+  schemas::extraction x;
+  x.entries.emplace_back();
+  x.entries[0].title = x.entries[0].content = x.entries[0].sig.words = words;
+  x.entries[0].confidence = 0.8;
+  x.passages.emplace_back();
+  x.passages[0].text = x.passages[0].words = words;
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(32);
+  for (auto& f : v)
+    f = d(gen);
+  x.passages[0].embedding = schemas::quantise(v);
+  storage::apply_outcome out{};
+  ASSERT_EQ(s.apply({"engram-log", 0, offset, "c"}, &m, &x, nullptr, &out), storage::errc::ok);
+}
+
+/// What a recall reads of the in-memory indexes, for a few queries in two organisations.
+std::string answers(const storage::graph_store& s) {
+  json out = json::array();
+  for (const char* org : {"acme", "northwind"})
+    for (const auto& words : std::vector<std::vector<std::string>>{{"renew"}, {"contract", "filler3"}, {"word2"}}) {
+      out.push_back(s.search_text(org, words, 8));
+      out.push_back(s.search_passages(org, words, 8));
+    }
+  std::mt19937 gen(99);
+  std::normal_distribution<float> d;
+  for (int q = 0; q < 5; ++q) {
+    std::vector<float> v(32);
+    for (auto& f : v)
+      f = d(gen);
+    out.push_back(s.nearest_passages("acme", schemas::quantise(v), 6));
+  }
+  const auto [passages, vectors] = s.passage_counts();
+  out.push_back({passages, vectors});
+  return out.dump();
+}
+
+}  // namespace
+
+class IndexSnapshotTest : public GraphStoreTest {
+protected:
+  void fill(std::int64_t from, std::int64_t to) {
+    for (std::int64_t i = from; i < to; ++i)
+      apply_with_passage(*store_, i % 5 ? "acme" : "northwind", i,
+                         "renew filler" + std::to_string(i % 7) + " word" + std::to_string(i % 3),
+                         static_cast<std::uint32_t>(i));
+  }
+  /// The answers of a store opened on a copy of this one's rows with no snapshot: a rebuild.
+  std::string rebuilt_answers() {
+    const auto copy = dir_.string() + "-rebuilt";
+    extra_.push_back(copy);
+    std::filesystem::remove_all(copy);
+    std::filesystem::copy(dir_, copy, std::filesystem::copy_options::recursive);
+    std::filesystem::remove_all(copy + "/indexes");
+    auto s = storage::open_graph_store({copy});
+    EXPECT_TRUE(s) << s.error();
+    EXPECT_FALSE((*s)->indexes_origin().from_snapshot);
+    return answers(**s);
+  }
+};
+
+TEST_F(IndexSnapshotTest, IndexesSavedAtAStopAreLoadedAtTheNextOpenAndAnswerAsTheStoreDid) {
+  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
+  fill(0, 300);
+  const auto live = answers(*store_);
+  ASSERT_TRUE(store_->save_indexes());
+  reopen();
+  EXPECT_TRUE(store_->indexes_origin().from_snapshot) << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(answers(*store_), live);
+  // Opened again without a write in between (as after a kill -9 with nothing applied): the
+  // mark still names what the store holds.
+  reopen();
+  EXPECT_TRUE(store_->indexes_origin().from_snapshot);
+  EXPECT_EQ(answers(*store_), live);
+  store_.reset();
+  EXPECT_EQ(rebuilt_answers(), live);
+}
+
+TEST_F(IndexSnapshotTest, ABatchAfterASaveOrALoadRemovesTheMarkSoTheNextOpenRebuilds) {
+  fill(0, 100);
+  ASSERT_TRUE(store_->save_indexes());
+  fill(100, 120);  // a batch after the save; the process then dies without saving
+  const auto live = answers(*store_);
+  reopen();
+  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
+  EXPECT_NE(store_->indexes_origin().why_rebuilt.find("no snapshot marked current"), std::string::npos)
+      << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(answers(*store_), live);
+
+  ASSERT_TRUE(store_->save_indexes());
+  reopen();
+  ASSERT_TRUE(store_->indexes_origin().from_snapshot);
+  fill(120, 130);  // the first batch after a load removes the mark too
+  const auto after = answers(*store_);
+  reopen();
+  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
+  EXPECT_EQ(answers(*store_), after);
+}
+
+TEST_F(IndexSnapshotTest, ASnapshotThatIsNotWhatItsMarkNamesIsRebuiltNeverServed) {
+  fill(0, 200);
+  const auto live = answers(*store_);
+  ASSERT_TRUE(store_->save_indexes());
+  store_.reset();
+  const auto main = dir_ / "indexes" / "indexes.bin";
+  auto flip = [](const std::filesystem::path& p, std::uintmax_t at) {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    char c = 0;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(static_cast<char>(c ^ 0x5a));
+  };
+  flip(main, std::filesystem::file_size(main) / 2);
+  reopen();
+  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
+  EXPECT_NE(store_->indexes_origin().why_rebuilt.find("checksum"), std::string::npos)
+      << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(answers(*store_), live);
+
+  // A passage vector file changed under a good main file.
+  ASSERT_TRUE(store_->save_indexes());
+  store_.reset();
+  std::filesystem::path hnsw;
+  for (const auto& f : std::filesystem::directory_iterator(dir_ / "indexes"))
+    if (f.path().string().ends_with(".passages.hnsw"))
+      hnsw = f.path();
+  ASSERT_FALSE(hnsw.empty());
+  flip(hnsw, std::filesystem::file_size(hnsw) - 3);
+  reopen();
+  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
+  EXPECT_NE(store_->indexes_origin().why_rebuilt.find(".passages.hnsw"), std::string::npos)
+      << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(answers(*store_), live);
+}
+
+TEST_F(IndexSnapshotTest, ADroppedOrganisationLeavesNoFileAndTheLoadedStoreDoesNotHoldIt) {
+  fill(0, 100);
+  ASSERT_TRUE(store_->save_indexes());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_ / "indexes"), {}), 2 * 2 + 1)
+      << "two organisations' vector files with their checksums, and indexes.bin";
+  ASSERT_EQ(store_->drop_held("northwind"), storage::errc::ok);
+  const auto live = answers(*store_);
+  ASSERT_TRUE(store_->save_indexes());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_ / "indexes"), {}), 2 + 1);
+  reopen();
+  EXPECT_TRUE(store_->indexes_origin().from_snapshot);
+  EXPECT_EQ(answers(*store_), live);
+  EXPECT_TRUE(store_->search_passages("northwind", {"renew"}, 8).empty());
 }

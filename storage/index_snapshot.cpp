@@ -1,0 +1,111 @@
+// The snapshot of the store's in-memory indexes: written beside the store at a stop, loaded
+// at the next open in place of reading every row of their column families again.
+//
+// Files, in <store>/indexes/: indexes.bin (format 1: "engram-indexes", the format, the
+// store's identity, the entries' BM25 postings, the passages' BM25 postings, the passage
+// count and each organisation's passage vector ids by sequence) and one hnswlib file a
+// organisation, <hex of its id>.passages.hnsw (with its .sum). The meta row "i" marks
+// indexes.bin current with its size and FNV-1a. Whether a snapshot may be loaded is decided
+// by that row alone: a save writes every file, then the row; the first batch after a save
+// or a load deletes the row before it writes (commit()).
+#include "storage/internal/graph_store_impl.hpp"
+#include "storage/internal/snapshot_file.hpp"
+
+#include <chrono>
+
+namespace engram::storage::detail {
+
+namespace {
+
+constexpr std::string_view magic = "engram-indexes";
+constexpr std::uint32_t format = 1;
+constexpr const char* main_file = "indexes.bin";
+
+}  // namespace
+
+errc kv_graph_store::unmark_indexes() {
+  if (!indexes_marked_.load(std::memory_order_acquire))
+    return errc::ok;
+  std::lock_guard lock(unmark_mutex_);
+  if (!indexes_marked_.load(std::memory_order_relaxed))
+    return errc::ok;
+  kv_batch b;
+  b.del(cf_meta, meta_tag::indexes);
+  if (auto e = kv_->write(b); e != errc::ok)
+    return e;
+  indexes_marked_.store(false, std::memory_order_release);
+  return errc::ok;
+}
+
+engram::result<void> kv_graph_store::save_indexes() {
+  if (indexes_dir_.empty())
+    return {};
+  std::unique_lock gate(save_gate_);
+  std::error_code ec;
+  std::filesystem::create_directories(indexes_dir_, ec);
+  if (ec)
+    return engram::fail("cannot create '" + indexes_dir_ + "': " + ec.message());
+  if (auto e = unmark_indexes(); e != errc::ok)  // the files change from here on
+    return engram::fail("cannot remove the mark of the indexes snapshot: " + to_string(e));
+  snapshot_out out(indexes_dir_ + "/" + main_file);
+  out.raw(magic.data(), magic.size());
+  out.u32(format);
+  out.bytes(identity());
+  text_.write(out);
+  passage_text_.write(out);
+  if (auto saved = save_passage_vectors(out, indexes_dir_); !saved)
+    return saved;
+  auto sum = out.install();
+  if (!sum)
+    return engram::fail(sum.error());
+  kv_batch mark;
+  mark.put(cf_meta, meta_tag::indexes, encode_u64(sum->size) + encode_u64(sum->hash));
+  if (auto e = kv_->write(mark); e != errc::ok)
+    return engram::fail("cannot mark the indexes snapshot current: " + to_string(e));
+  indexes_marked_.store(true, std::memory_order_release);
+  return {};
+}
+
+std::string kv_graph_store::load_indexes() {
+  auto mark = kv_->get(cf_meta, meta_tag::indexes);
+  if (!mark)
+    return mark.error() == errc::not_found
+               ? "no snapshot marked current: a first open, or a batch written or a crash since the last save"
+               : "cannot read the snapshot's mark: " + to_string(mark.error());
+  if (mark->size() != 16)
+    return "the snapshot's mark is not 16 bytes";
+  auto in = snapshot_in::open(indexes_dir_ + "/" + main_file, {decode_u64(*mark), decode_u64(mark->substr(8))});
+  if (!in)
+    return in.error();
+  if (in->bytes_of(magic.size()) != magic || in->u32() != format || in->bytes() != identity())
+    return "indexes.bin is of another format or another store";
+  if (!text_.read(*in) || !passage_text_.read(*in))
+    return "indexes.bin: its postings do not hold together";
+  if (auto why = load_passage_vectors(*in, indexes_dir_); !why.empty())
+    return why;
+  if (!in->ok() || !in->at_end())
+    return "indexes.bin: its passage vectors do not hold together";
+  indexes_marked_.store(true, std::memory_order_release);
+  return "";
+}
+
+errc kv_graph_store::open_indexes(std::string dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  indexes_dir_ = std::move(dir);
+  indexes_opened_ = {};
+  indexes_opened_.why_rebuilt = load_indexes();
+  indexes_opened_.from_snapshot = indexes_opened_.why_rebuilt.empty();
+  if (!indexes_opened_.from_snapshot) {
+    text_.clear();
+    passage_text_.clear();
+    clear_passage_vectors();
+    if (auto e = load_text_index(); e != errc::ok)
+      return e;
+    if (auto e = load_passage_indexes(); e != errc::ok)
+      return e;
+  }
+  indexes_opened_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return errc::ok;
+}
+
+}  // namespace engram::storage::detail

@@ -1,0 +1,96 @@
+#pragma once
+// A derived index's snapshot file: plain little-endian integers and length-prefixed byte
+// strings, written through a buffer with a running FNV-1a of every byte, installed
+// atomically (a temporary file, fsync, rename); read back whole and parsed with bounds
+// checks. What a file means (its sections) is its writer's; this is the byte layer only.
+
+#include "base/result.hpp"
+
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace engram::storage::detail {
+
+static_assert(std::endian::native == std::endian::little, "snapshot files are written in the host's byte order");
+
+/// Size and FNV-1a of a file's bytes: what the meta row marking a snapshot current holds.
+struct file_sum {
+  std::uint64_t size = 0, hash = 0;
+  bool operator==(const file_sum&) const = default;
+};
+
+class snapshot_out {
+public:
+  /// Writes to `path` + ".tmp" until install().
+  explicit snapshot_out(std::string path);
+  ~snapshot_out();
+  snapshot_out(const snapshot_out&) = delete;
+  snapshot_out& operator=(const snapshot_out&) = delete;
+
+  void u32(std::uint32_t v) { raw(&v, sizeof v); }
+  void u64(std::uint64_t v) { raw(&v, sizeof v); }
+  /// A length (u64), then the bytes.
+  void bytes(std::string_view s) {
+    u64(s.size());
+    raw(s.data(), s.size());
+  }
+  /// A count (u64), then the values.
+  void u32s(std::span<const std::uint32_t> v) {
+    u64(v.size());
+    raw(v.data(), v.size_bytes());
+  }
+  void raw(const void* p, std::size_t n);
+
+  /// Flushes, syncs and renames the file into place; its size and checksum.
+  [[nodiscard]] engram::result<file_sum> install();
+
+private:
+  void drain();
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::string buf_;
+  file_sum sum_;
+  bool failed_ = false;
+};
+
+class snapshot_in {
+public:
+  /// Reads `path` whole; an error when it is missing or its size and checksum are not `want`.
+  [[nodiscard]] static engram::result<snapshot_in> open(const std::string& path, const file_sum& want);
+
+  /// Each read sets the reader failed (and returns a zero value) once the bytes run out.
+  std::uint32_t u32() { return fixed<std::uint32_t>(); }
+  std::uint64_t u64() { return fixed<std::uint64_t>(); }
+  std::string_view bytes();
+  std::vector<std::uint32_t> u32s();
+  /// The next `n` bytes as they are (no length before them).
+  std::string_view bytes_of(std::size_t n);
+  /// Marks the reader failed: what was read does not hold together.
+  void fail() { failed_ = true; }
+  /// A count read before a loop: failed (0) when fewer than `min_bytes_each` bytes each remain.
+  std::uint64_t count(std::size_t min_bytes_each);
+  [[nodiscard]] bool ok() const { return !failed_; }
+  [[nodiscard]] bool at_end() const { return at_ == data_.size(); }
+
+private:
+  template <class T>
+  T fixed() {
+    T v{};
+    if (!take(sizeof v))
+      return v;
+    std::memcpy(&v, data_.data() + at_ - sizeof v, sizeof v);
+    return v;
+  }
+  bool take(std::size_t n);
+  std::string data_;
+  std::size_t at_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace engram::storage::detail
