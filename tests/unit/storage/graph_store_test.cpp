@@ -765,7 +765,9 @@ protected:
     std::filesystem::remove_all(copy);
     std::filesystem::copy(dir_, copy, std::filesystem::copy_options::recursive);
     std::filesystem::remove_all(copy + "/indexes");
-    auto s = storage::open_graph_store({copy});
+    storage::open_options o;
+    o.path = copy;
+    auto s = storage::open_graph_store(o);
     EXPECT_TRUE(s) << s.error();
     EXPECT_FALSE((*s)->indexes_origin().from_snapshot);
     return answers(**s);
