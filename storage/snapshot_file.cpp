@@ -67,12 +67,18 @@ engram::result<file_sum> snapshot_out::install() {
 
 engram::result<snapshot_in> snapshot_in::open(const std::string& path, const file_sum& want) {
   std::ifstream f(path, std::ios::binary);
-  if (!f)
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!f || ec)
     return engram::fail("cannot read '" + path + "'");
+  if (size != want.size)
+    return engram::fail("'" + path + "' is not the file its mark names (its size differs)");
   snapshot_in in;
-  in.data_.assign(std::istreambuf_iterator<char>(f), {});
-  if (in.data_.size() != want.size || fnv1a(in.data_) != want.hash)
-    return engram::fail("'" + path + "' is not the file its mark names (size or checksum differ)");
+  in.data_.resize(size);
+  if (!f.read(in.data_.data(), static_cast<std::streamsize>(size)))
+    return engram::fail("cannot read '" + path + "'");
+  if (fnv1a(in.data_) != want.hash)
+    return engram::fail("'" + path + "' is not the file its mark names (its checksum differs)");
   return in;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -211,10 +212,9 @@ void text_index::write(snapshot_out& out) const {
 }
 
 namespace {
-/// Doc numbers below `docs`, each list ascending.
+/// Doc numbers below `docs`, strictly ascending.
 bool ascending_below(const std::vector<std::uint32_t>& v, std::size_t docs) {
-  return std::is_sorted(v.begin(), v.end()) && (v.empty() || v.back() < docs) &&
-         std::adjacent_find(v.begin(), v.end()) == v.end();
+  return std::adjacent_find(v.begin(), v.end(), std::greater_equal<>()) == v.end() && (v.empty() || v.back() < docs);
 }
 }  // namespace
 
@@ -231,9 +231,11 @@ bool text_index::read(snapshot_in& in) {
     o->length = in.u32s();
     const auto live = in.u32s();
     const auto docs = o->length.size();
-    if (!in.ok() || o->id_at.size() != docs + 1 || o->id_at.back() != o->ids.size() ||
-        !std::is_sorted(o->id_at.begin(), o->id_at.end()) || !ascending_below(live, docs))
+    if (!in.ok() || o->id_at.size() != docs + 1 || o->id_at.front() != 0 || o->id_at.back() != o->ids.size() ||
+        !std::is_sorted(o->id_at.begin(), o->id_at.end()) || !ascending_below(live, docs)) {
+      in.fail();
       break;
+    }
     o->doc_of.reserve(live.size());
     o->doc_of.insert(live.begin(), live.end());
     const auto terms = in.count(16);
