@@ -202,7 +202,8 @@ int run_bench(int argc, char** argv) {
   outside->add_option("--memory-mb", outside_opts.memory_mb, "storage.memory_mb")->capture_default_str();
   outside->add_option("--store", outside_opts.store_dir,
                       "Build the store here and keep it; a store built there before for the same --entries is used "
-                      "again");
+                      "again, one built for fewer (or stopped short) grows on");
+  outside->add_flag("--build-only", outside_opts.build_only, "Build (or grow) the store, then stop: no engramd");
   auto* cluster = app.add_subcommand(
       "cluster", "Clustered store members (store.cluster): restore rate, failover time, forwarding overhead");
   bench::cluster_options cluster_opts;

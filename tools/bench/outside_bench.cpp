@@ -9,6 +9,7 @@
 #include "net/http.hpp"
 #include "reading/read.hpp"
 #include "schemas/inbound_message.hpp"
+#include "services/metrics.hpp"
 #include "storage/graph_store.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -70,35 +72,125 @@ struct built {
   /// Of which reading (rules, passages, the encoder; both cores) and the store stage (dedup,
   /// contradiction, apply; one thread, as in engramd).
   double read_seconds = 0, store_seconds = 0;
-  /// The commit that built it (a kept store's, from its file).
+  /// The commit that built it (a kept store's, from its file; the last one that grew it).
   std::string commit;
+  /// False while a build that was stopped (or is growing) has not reached its target.
+  bool complete = false;
 };
 
-/// The organisation's store at `dir` grown from `events` (in order) until it holds
-/// `target` entries, as engramd's store stage grows it: each message read (rules and the
-/// encoder, both cores), then dedup and contradiction, then applied; the vector index
-/// snapshot written as engramd writes it when it stops.
-built build_store(const outside_options& o, const std::string& dir, const std::vector<std::string>& events) {
+/// What a kept store is for: the memory budget and the model (`<store>/outside-bench.json`
+/// holds them with the target, the build's figures so far and the commit that built it).
+/// Later commits measure the same store again: opening it checks its layout.
+json store_key(const outside_options& o) { return {{"memory_mb", o.memory_mb}, {"model", o.model_path}}; }
+
+/// Writes `<dir>/outside-bench.json`: how far the build of `target` entries got.
+void write_progress(const std::filesystem::path& dir, const outside_options& o, const built& b) {
+  const char* commit = std::getenv("ENGRAM_COMMIT");  // set by tools/dev.sh bench
+  std::ofstream out(dir / "outside-bench.json.tmp");
+  out << json{{"key", store_key(o)},
+              {"target", o.entries},
+              {"complete", b.complete},
+              {"commit", commit ? commit : ""},
+              {"messages", b.messages},
+              {"entries", b.entries},
+              {"seconds", b.seconds},
+              {"read_seconds", b.read_seconds},
+              {"store_seconds", b.store_seconds}}
+             .dump()
+      << "\n";
+  out.close();
+  std::filesystem::rename(dir / "outside-bench.json.tmp", dir / "outside-bench.json");
+}
+
+/// A store kept at `dir` for the same key, with its build's figures and its target;
+/// nothing otherwise.
+std::optional<std::pair<built, std::size_t>> kept_store(const std::filesystem::path& dir, const outside_options& o) {
+  std::ifstream in(dir / "outside-bench.json");
+  auto j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("key") || j["key"] != store_key(o))
+    return std::nullopt;
+  built b;
+  b.messages = j.value("messages", std::size_t{0});
+  b.entries = j.value("entries", std::size_t{0});
+  b.seconds = j.value("seconds", 0.0);
+  b.read_seconds = j.value("read_seconds", 0.0);
+  b.store_seconds = j.value("store_seconds", 0.0);
+  b.commit = j.value("commit", std::string("unknown"));
+  b.complete = j.value("complete", false);
+  return std::pair{b, j.value("target", std::size_t{0})};
+}
+
+/// The store stage's time over one window of the build, by step.
+struct window {
+  std::size_t messages = 0, entries = 0;
+  double store_seconds = 0, read_seconds = 0;
+  std::map<std::string, double> steps;
+};
+
+/// One line a window: where the store stage's time goes as the store grows.
+void print_window(const built& b, const window& w, const std::map<std::string, double>& steps,
+                  const storage::graph_store& store, double since_start) {
+  auto step = [&](const char* name) {
+    const auto at = steps.find(name);
+    const auto was = w.steps.find(name);
+    return (at == steps.end() ? 0.0 : at->second) - (was == w.steps.end() ? 0.0 : was->second);
+  };
+  const auto engine = store.engine_stats();
+  const double msgs = double(b.messages - w.messages);
+  const double store_s = b.store_seconds - w.store_seconds;
+  std::fprintf(stderr,
+               "  built: %zu messages, %zu entries, %.0f s (reading %.0f s, store stage %.0f s); this window: %.0f "
+               "messages, store stage %.1f s = %.2f ms a message (dedup %.2f, contradiction %.2f, write %.2f), "
+               "reading %.1f s; SST %.0f MiB, compaction pending %.0f MiB\n",
+               b.messages, b.entries, since_start, b.read_seconds, b.store_seconds, msgs, store_s,
+               1000 * store_s / std::max(msgs, 1.0), 1000 * step("dedup") / std::max(msgs, 1.0),
+               1000 * step("contradiction") / std::max(msgs, 1.0), 1000 * step("write") / std::max(msgs, 1.0),
+               b.read_seconds - w.read_seconds, double(engine.at("live_sst_bytes")) / (1 << 20),
+               double(engine.at("pending_compaction_bytes")) / (1 << 20));
+}
+
+/// The organisation's store at `dir` grown from `events` (in order, from `from.messages`:
+/// a store kept from a build that stopped short of its target grows on) until it holds
+/// `o.entries` entries, as engramd's store stage grows it: each message read (rules and the
+/// encoder, both cores), then dedup and contradiction, then applied. Every 100,000 entries
+/// and at the end, the snapshots (dedup's vector index, the store's in-memory indexes) are
+/// written as engramd writes them when it stops, and the progress into outside-bench.json
+/// (kept stores only), so a build stopped between two of them starts again from the last.
+built build_store(const outside_options& o, const std::filesystem::path& dir, const std::vector<std::string>& events,
+                  built from, bool keep) {
   storage::open_options so;
-  so.path = dir;
+  so.path = dir.string();
   so.memory_mb = o.memory_mb;
   std::shared_ptr<storage::graph_store> store = or_throw(storage::open_graph_store(so));
   std::shared_ptr<const embedding::embedder> encoder = or_throw(embedding::use_lite_int8_embedder::load(o.model_path));
+  services::metrics steps;
   actors::resolver r;
+  r.steps = &steps;
   dedup::dedup_options dopts;
   dopts.dim = encoder->dim();
   r.dedup = std::make_unique<dedup::deduplicator>(store, dopts);
   r.contradiction = std::make_unique<contradiction::contradiction_finder>(store);
-  const auto snapshots = dir + "/vector-index";
+  const auto snapshots = (dir / "vector-index").string();
   (void)or_throw(r.dedup->open(snapshots));
   reading::reader_context ctx{{}, encoder, nullptr};
   ctx.options.validator.passages = passages_used();
-  built b;
+  built b = std::move(from);
+  const double seconds_before = b.seconds;
   const auto t0 = clock_type::now();
-  std::int64_t offset = 0;
-  std::size_t reported = 0;
-  constexpr std::size_t batch = 256;
-  for (std::size_t at = 0; at < events.size() && b.entries < o.entries; at += batch) {
+  auto checkpoint = [&] {
+    b.seconds = seconds_before + seconds_since(t0);
+    if (auto saved = r.dedup->save(snapshots); !saved)
+      throw std::runtime_error(saved.error());
+    if (auto saved = store->save_indexes(); !saved)
+      throw std::runtime_error(saved.error());
+    if (keep)
+      write_progress(dir, o, b);
+  };
+  auto offset = static_cast<std::int64_t>(b.messages);
+  constexpr std::size_t batch = 256, window_entries = 10000, checkpoint_entries = 100000;
+  window w{b.messages, b.entries, b.store_seconds, b.read_seconds, steps.apply_steps()};
+  std::size_t checkpointed = b.entries;
+  for (std::size_t at = b.messages; at < events.size() && b.entries < o.entries; at += batch) {
     std::vector<schemas::inbound_message> msgs;
     for (std::size_t i = at; i < std::min(events.size(), at + batch); ++i) {
       schemas::inbound_message m;
@@ -123,43 +215,20 @@ built build_store(const outside_options& o, const std::string& dir, const std::v
     b.entries = 0;
     for (const auto& s : store->stats())
       b.entries += s.entries;
-    if (b.entries >= reported + 10000) {
-      reported = b.entries;
-      std::fprintf(stderr, "  built: %zu messages, %zu entries, %.0f s (reading %.0f s, store stage %.0f s)\n",
-                   b.messages, b.entries, seconds_since(t0), b.read_seconds, b.store_seconds);
+    if (b.entries >= checkpointed + checkpoint_entries) {
+      checkpointed = b.entries;
+      checkpoint();
+    }
+    if (b.entries >= w.entries + window_entries) {
+      const auto now = steps.apply_steps();
+      print_window(b, w, now, *store, seconds_before + seconds_since(t0));
+      w = window{b.messages, b.entries, b.store_seconds, b.read_seconds, now};
     }
   }
-  b.seconds = seconds_since(t0);
-  if (auto saved = r.dedup->save(snapshots); !saved)
-    throw std::runtime_error(saved.error());
-  if (auto saved = store->save_indexes(); !saved)
-    throw std::runtime_error(saved.error());
+  b.complete = b.entries >= o.entries;
+  checkpoint();
   return b;
 }
-
-/// What a kept store is for: the target, the memory budget and the model
-/// (`<store>/outside-bench.json` holds them with the build's figures and the commit that
-/// built it). Later commits measure the same store again: opening it checks its layout.
-json store_key(const outside_options& o) {
-  return {{"target", o.entries}, {"memory_mb", o.memory_mb}, {"model", o.model_path}};
-}
-
-/// A store kept at `dir` for the same key, with its build's figures; nothing otherwise.
-std::optional<built> kept_store(const std::filesystem::path& dir, const outside_options& o) {
-  std::ifstream in(dir / "outside-bench.json");
-  auto j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("key") || j["key"] != store_key(o))
-    return std::nullopt;
-  built b;
-  b.messages = j.value("messages", std::size_t{0});
-  b.entries = j.value("entries", std::size_t{0});
-  b.seconds = j.value("seconds", 0.0);
-  b.read_seconds = j.value("read_seconds", 0.0);
-  b.store_seconds = j.value("store_seconds", 0.0);
-  b.commit = j.value("commit", std::string("unknown"));
-  return b;
-}
-
 }  // namespace
 
 int outside(const outside_options& o) {
@@ -167,12 +236,18 @@ int outside(const outside_options& o) {
   const std::filesystem::path dir =
       keep ? std::filesystem::path(o.store_dir)
            : std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
-  const auto reused = keep ? kept_store(dir, o) : std::nullopt;
-  if (keep && !reused && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir) &&
+  const auto kept = keep ? kept_store(dir, o) : std::nullopt;
+  if (keep && !kept && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir) &&
       !std::filesystem::exists(dir / "outside-bench.json"))
     throw std::runtime_error("--store " + dir.string() +
                              ": not empty and not a store this benchmark kept; left as it is");
-  if (!reused)
+  const bool reused = kept && kept->first.complete && kept->second == o.entries;
+  const bool grown = kept && !reused && kept->first.entries < o.entries;
+  if (kept && !reused && !grown)
+    throw std::runtime_error("--store " + dir.string() + ": holds " + std::to_string(kept->first.entries) +
+                             " entries, built for " + std::to_string(kept->second) + ", not for --entries " +
+                             std::to_string(o.entries) + "; left as it is");
+  if (!kept)
     std::filesystem::remove_all(dir);
   const std::size_t messages = o.entries / entries_per_message + 100;
   const auto events = evaluation::synthetic::dense_events(messages + o.queries, {"acme"});
@@ -181,22 +256,13 @@ int outside(const outside_options& o) {
   std::printf(
       "outside: one organisation of dense mail grown to %zu entries, storage.memory_mb %zu, %u cores, commit %s\n",
       o.entries, o.memory_mb, std::thread::hardware_concurrency(), commit ? commit : "unknown");
-  const auto b = reused ? *reused : build_store(o, dir.string(), stored);
-  if (keep && !reused) {
-    std::ofstream out(dir / "outside-bench.json");
-    out << json{{"key", store_key(o)},
-                {"commit", commit ? commit : ""},
-                {"messages", b.messages},
-                {"entries", b.entries},
-                {"seconds", b.seconds},
-                {"read_seconds", b.read_seconds},
-                {"store_seconds", b.store_seconds}}
-               .dump()
-        << "\n";
-  }
+  if (grown)
+    std::printf("  (the store kept in %s holds %zu entries of %zu messages, built by commit %s: grown from there)\n",
+                dir.c_str(), kept->first.entries, kept->first.messages, kept->first.commit.c_str());
+  const auto b = reused ? kept->first : build_store(o, dir, stored, grown ? kept->first : built{}, keep);
   if (reused)
     std::printf("  (the store kept in %s, built before by commit %s: its figures are that build's)\n", dir.c_str(),
-                reused->commit.c_str());
+                b.commit.c_str());
   std::uintmax_t disk = 0;
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
     if (f.is_regular_file())
@@ -209,6 +275,9 @@ int outside(const outside_options& o) {
       std::max(1u, std::thread::hardware_concurrency()), b.read_seconds,
       double(b.messages) / std::max(b.read_seconds, 1e-9), b.store_seconds,
       double(b.messages) / std::max(b.store_seconds, 1e-9));
+
+  if (o.build_only)
+    return b.complete ? 0 : 1;
 
   std::unique_ptr<ingest::embedded_broker> broker;
   const std::string token = "bench-outside-token-0123456789";

@@ -21,9 +21,12 @@ struct outside_options {
   /// storage.memory_mb of the store and of engramd (engramd's default).
   std::size_t memory_mb = config::storage_config{}.memory_mb;
   /// Where the store is built and kept ("": a temporary directory, removed at the end). A
-  /// store this benchmark built there before for the same `entries` is used again as it is
-  /// (building 1M entries takes most of an hour here).
+  /// store this benchmark built there for the same `entries` is used again as it is; one
+  /// built for fewer entries, or stopped short of its target, grows on from where it is
+  /// (its progress is written every 100,000 entries: a million takes hours here).
   std::string store_dir;
+  /// Build (or grow) the store and stop: no engramd. Exits 1 if the target was not reached.
+  bool build_only = false;
 };
 
 int outside(const outside_options& o);
