@@ -193,8 +193,9 @@ errc kv_graph_store::put_mentions(write_txn& tx, const schemas::inbound_message&
   return errc::ok;
 }
 
-/// A new entry's index rows: expiry, due date, type, title, slot, its words (BM25) and its
-/// vector (raising `vectors` to the highest sequence written).
+/// A new entry's index rows: expiry, due date, type, its words (BM25) and its vector
+/// (raising `vectors` to the highest sequence written). Its title and slot rows are written
+/// by put_entries.
 errc kv_graph_store::index_entry(write_txn& tx, const schemas::inbound_message& m, const std::string& id,
                                  const schemas::entry& en, const schemas::resolution* r, std::uint64_t* vectors) {
   const auto& org = m.organization_id;
@@ -205,13 +206,7 @@ errc kv_graph_store::index_entry(write_txn& tx, const schemas::inbound_message& 
     if (auto ms = due_ms(en.due_at))
       tx.batch.put(cf_due, key(org, encode_u64(static_cast<std::uint64_t>(*ms)), id), "");
   tx.batch.put(cf_by_type, key(org, std::string(schemas::to_string(en.type)), m.sent_at, id), "");
-  if (!en.sig.key.empty())
-    tx.batch.put(cf_titles,
-                 key(org, std::string(schemas::to_string(en.type)), en.sig.key,
-                     knowledge::values_key_hex(knowledge::values_key(en)), time_key(m.sent_at), id),
-                 "");
-  if (!en.subject.empty() && !en.slot.empty())
-    tx.batch.put(cf_by_slot, key(org, schemas::normal_form(en.subject), en.slot, time_key(m.sent_at), id), "");
+  tx.listed[id] = false;  // its titles and by_slot rows: put_entries, unless superseded by then
   if (auto e = put_text(tx, org, id, en.sig.key + " " + en.sig.words); e != errc::ok)
     return e;
   if (r && r->vector_seq && !en.embedding.empty()) {
@@ -487,8 +482,30 @@ errc kv_graph_store::put_relations(write_txn& tx, const schemas::inbound_message
 }
 
 void kv_graph_store::put_entries(write_txn& tx, const std::string& org) {
-  for (const auto& [id, doc] : tx.entries)
+  for (const auto& [id, doc] : tx.entries) {
     tx.batch.put(cf_entries, key(org, id), knowledge::encode(doc));
+    const bool candidate = doc.status != knowledge::entry_status::superseded;
+    if (auto it = tx.listed.find(id); it != tx.listed.end() && it->second != candidate) {
+      candidate_rows(tx.batch, doc, candidate);
+      it->second = candidate;
+    }
+  }
+}
+
+void kv_graph_store::candidate_rows(kv_batch& b, const stored_entry& d, bool present) {
+  auto row = [&](cf family, const std::string& k) {
+    if (present)
+      b.put(family, k, "");
+    else
+      b.del(family, k);
+  };
+  const auto& org = d.organization_id;
+  if (!d.sig.key.empty())
+    row(cf_titles, key(org, std::string(schemas::to_string(d.type)), d.sig.key,
+                       knowledge::values_key_hex(knowledge::values_key(d.positive, d.title, d.sig)),
+                       time_key(d.created_at), d.id));
+  if (!d.subject.empty() && !d.slot.empty())
+    row(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, time_key(d.created_at), d.id));
 }
 
 void kv_graph_store::drop_due_row(write_txn& tx, const stored_entry& e) {
@@ -516,6 +533,7 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
   stored_entry doc;
   if (knowledge::decode(*v, doc))
     return errc::corruption;
+  tx.listed[id] = doc.status != knowledge::entry_status::superseded;
   *out = &(tx.entries[id] = std::move(doc));
   return errc::ok;
 }
@@ -528,17 +546,11 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
     return e == errc::not_found ? errc::ok : e;  // gone already
   const stored_entry d = *doc;
   tx.entries.erase(id);
+  tx.listed.erase(id);
   tx.removed.insert(id);
   tx.batch.del(cf_entries, key(org, id));
-  const auto type = std::string(schemas::to_string(d.type));
-  tx.batch.del(cf_by_type, key(org, type, d.created_at, id));
-  const auto& title_key = d.sig.key;
-  if (!title_key.empty())
-    tx.batch.del(cf_titles,
-                 key(org, type, title_key, knowledge::values_key_hex(knowledge::values_key(d.positive, d.title, d.sig)),
-                     time_key(d.created_at), id));
-  if (!d.subject.empty() && !d.slot.empty())
-    tx.batch.del(cf_by_slot, key(org, schemas::normal_form(d.subject), d.slot, time_key(d.created_at), id));
+  tx.batch.del(cf_by_type, key(org, std::string(schemas::to_string(d.type)), d.created_at, id));
+  candidate_rows(tx.batch, d, false);
   tx.batch.del(cf_by_thread, key(org, d.thread_id, "entry", id));
   for (const auto& contact : d.contact_ids)
     tx.batch.del(cf_by_contact, key(org, contact, "entry", id));
@@ -572,7 +584,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
       knowledge::forget_relations_with(*o, id);
   }
   // Full text: the postings (the in-memory index follows once the batch is written).
-  auto indexed = index_words(title_key + " " + d.sig.words);  // put_text's words
+  auto indexed = index_words(d.sig.key + " " + d.sig.words);  // put_text's words
   for (const auto& [term, n] : indexed.tf)
     tx.batch.del(cf_text, key(org, term, id));
   if (!indexed.tf.empty())

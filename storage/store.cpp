@@ -200,7 +200,31 @@ errc kv_graph_store::init_layout() {
   }
   if (!v)
     return v.error();
+  if (*v == "8")
+    return upgrade_from_8();
   return *v == layout_version ? errc::ok : errc::invalid_argument;
+}
+
+errc kv_graph_store::upgrade_from_8() {
+  constexpr std::size_t ops_per_batch = 10'000;
+  kv_batch b;
+  auto it = kv_->iterate(cf_entries);
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    stored_entry d;
+    if (knowledge::decode(it->value(), d))
+      return errc::corruption;
+    if (d.status == knowledge::entry_status::superseded)
+      candidate_rows(b, d, false);
+    if (b.ops().size() >= ops_per_batch) {
+      if (auto e = kv_->write(b); e != errc::ok)
+        return e;
+      b.clear();
+    }
+  }
+  if (auto e = it->status(); e != errc::ok)
+    return e;
+  b.put(cf_meta, meta_tag::layout_version, layout_version);
+  return kv_->write(b);
 }
 
 /// Adds `delta` to a u64 counter in meta. Each counter has one writer (the applier of the

@@ -64,6 +64,9 @@ struct write_txn {
   std::map<std::string, std::string> names;
   /// Entries created or changed by this event, written once at its end.
   std::map<std::string, stored_entry> entries;
+  /// Whether each of `entries` has its candidate rows (titles, by_slot) in the store as this
+  /// batch found it: false for an entry the batch creates. put_entries writes the difference.
+  std::map<std::string, bool> listed;
   /// Counter values of this event (meta key -> value).
   std::map<std::string, std::uint64_t> counters;
   /// Entries removed by this command (never written back).
@@ -184,7 +187,12 @@ public:
   errc open_indexes(std::string dir);
   /// Reads the passage_text column family and the passage vectors into memory (at open).
   errc load_passage_indexes();
+  /// Marks a new store with this build's layout; upgrades a store of layout 8 (upgrade_from_8);
+  /// invalid_argument for any other layout.
   errc init_layout();
+  /// Layout 8 kept the candidate rows (titles, by_slot) of superseded entries: deleted, then
+  /// the layout marked 9. Run again after a crash part-way, it deletes what is left.
+  errc upgrade_from_8();
   /// Reads the text column family into the in-memory postings (at open).
   errc load_text_index();
   /// Reads a family of BM25 rows (org \0 term \0 id -> tf + length) into `into`, sealed.
@@ -349,8 +357,12 @@ private:
   errc load_if_present(write_txn& tx, const std::string& org, const std::string& id, stored_entry** out);
   /// Deletes an entry's due-reminder row (no-op without a due date).
   void drop_due_row(write_txn& tx, const stored_entry& e);
-  /// Writes the entries this event created or changed.
+  /// Writes the entries this event created or changed, and their candidate rows: present
+  /// while an entry is not superseded (candidate_rows).
   void put_entries(write_txn& tx, const std::string& org);
+  /// Puts (`present`) or deletes the rows through which dedup and contradiction find an
+  /// entry: its titles row (type, title key, values key) and its by_slot row (subject, slot).
+  static void candidate_rows(kv_batch& b, const stored_entry& d, bool present);
   void put_offset(write_txn& tx, const log_position& pos);
   /// Subtracts `delta` from a u64 counter (never below 0).
   errc drop(write_txn& tx, const std::string& k, std::uint64_t delta);

@@ -129,8 +129,11 @@ constexpr std::array<const char*, cf_count> cf_names{
 ///    are read first; titles keys hold the entry's dedup values key before it. A change to
 ///    knowledge::values_key or knowledge::markers_of changes what those keys mean: it needs a new
 ///    layout version.
+/// 9: an entry's titles and by_slot rows exist only while it is not superseded (dedup and
+///    contradiction read those lists only to find entries that are not). A store of layout 8
+///    is upgraded at open (kv_graph_store::upgrade_from_8).
 /// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
-constexpr const char* layout_version = "8";
+constexpr const char* layout_version = "9";
 
 /// A creation time as keys sort it: the instant in UTC at a fixed width, so that
 /// "2026-03-05T10:00:00+09:00" sorts before "2026-03-05T05:00:00Z" (the text as given when it

@@ -236,6 +236,20 @@ std::string apply_words(storage::graph_store& s, const std::string& org, std::in
   return schemas::entry_id(org, m.event_id, 0);
 }
 
+/// Forgets one entry of acme by a command at `offset`; the command's error, empty when none.
+std::string forget_entry(storage::graph_store& s, const std::string& id, std::int64_t offset) {
+  schemas::knowledge_command forget;
+  forget.event_id = "forget-" + id;
+  forget.organization_id = "acme";
+  forget.op = schemas::command_op::forget;
+  forget.what = "entry";
+  forget.id = id;
+  storage::command_result cr;
+  storage::apply_outcome out{};
+  EXPECT_EQ(s.apply_command({"engram-log", 0, offset, "c"}, forget, &cr, &out), storage::errc::ok);
+  return cr.error;
+}
+
 TEST_F(GraphStoreTest, ASlotAndATitleListTheirNewestEntriesFirstAndForgetRemovedOnes) {
   // Applied out of time order; rows are read newest first, by the instant (an offset counts).
   auto apply_slot = [&](std::int64_t offset, const std::string& org, const std::string& sent_at,
@@ -280,21 +294,134 @@ TEST_F(GraphStoreTest, ASlotAndATitleListTheirNewestEntriesFirstAndForgetRemoved
   EXPECT_EQ(titled(values_3m, 10), (ids{june}));
 
   std::int64_t offset = 7;
-  for (const auto& id : {april, tokyo}) {
-    schemas::knowledge_command forget;
-    forget.event_id = "forget-" + id;
-    forget.organization_id = "acme";
-    forget.op = schemas::command_op::forget;
-    forget.what = "entry";
-    forget.id = id;
-    storage::command_result cr;
-    storage::apply_outcome out{};
-    ASSERT_EQ(store_->apply_command({"engram-log", 0, offset++, "c"}, forget, &cr, &out), storage::errc::ok);
-    ASSERT_TRUE(cr.error.empty()) << cr.error;
-  }
+  for (const auto& id : {april, tokyo})
+    ASSERT_EQ(forget_entry(*store_, id, offset++), "");
   EXPECT_EQ(store_->entries_with_slot("acme", subject, "budget", 10), (ids{may, march}));
   EXPECT_EQ(titled(values_2m, 10), (ids{may, march}));
   EXPECT_EQ(titled(values_3m, 10), (ids{june}));
+}
+
+/// "The budget of Project Falcon is <amount>" of `event` (its entries in order), with what
+/// dedup and contradiction decided for each.
+struct budget_event {
+  schemas::inbound_message m;
+  schemas::extraction x;
+  std::vector<schemas::resolution> r;
+  budget_event(const std::string& event, const std::string& sent_at) : m(message("acme", event)) {
+    m.sent_at = sent_at;
+  }
+  std::string add(const std::string& amount, std::vector<std::string> supersedes = {}) {
+    auto& en = x.entries.emplace_back();
+    en.title = en.content = "The budget of Project Falcon is " + amount;
+    en.subject = "Project Falcon";
+    en.slot = "budget";
+    en.sig.key = "budget project falcon";
+    en.sig.amounts = {amount};
+    en.confidence = 0.8;
+    auto& res = r.emplace_back();
+    for (const auto& old : supersedes) {
+      res.outcome = schemas::save_outcome::superseded;
+      res.relations.push_back({schemas::relation_type::supersedes, old, "same source restates the budget"});
+      res.superseded.push_back(old);
+    }
+    return schemas::entry_id("acme", m.event_id, x.entries.size() - 1);
+  }
+};
+
+TEST_F(GraphStoreTest, OnlyEntriesNotSupersededAreListedForDedupAndContradiction) {
+  using ids = std::vector<std::string>;
+  const auto subject = schemas::normal_form("Project Falcon");
+  auto by_slot = [&] { return store_->entries_with_slot("acme", subject, "budget", 10); };
+  auto titled = [&](const std::string& amount) {
+    schemas::signature sig;
+    sig.amounts = {amount};
+    const auto values = knowledge::values_key(true, "The budget of Project Falcon is " + amount, sig);
+    return store_->entries_with_title("acme", schemas::entry_type::fact, "budget project falcon", values, 10);
+  };
+  auto apply_event = [&](budget_event& b, std::int64_t offset) {
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply({"engram-log", 0, offset, "c"}, &b.m, &b.x, &b.r, &out), storage::errc::ok);
+  };
+  budget_event first("evt-1", "2026-03-05T10:00:00Z");
+  const auto march = first.add("$2M");
+  apply_event(first, 1);
+  EXPECT_EQ(by_slot(), (ids{march}));
+  EXPECT_EQ(titled("$2M"), (ids{march}));
+
+  // A later statement supersedes it: only the newer is listed.
+  budget_event second("evt-2", "2026-05-01T10:00:00Z");
+  const auto may = second.add("$3M", {march});
+  apply_event(second, 2);
+  EXPECT_EQ(by_slot(), (ids{may}));
+  EXPECT_TRUE(titled("$2M").empty());
+  EXPECT_EQ(titled("$3M"), (ids{may}));
+
+  // Within one event: an entry superseded by the next one of the same event is never listed.
+  budget_event third("evt-3", "2026-06-01T10:00:00Z");
+  const auto june = third.add("$4M", {may});
+  const auto june_fix = third.add("$5M", {june});
+  apply_event(third, 3);
+  EXPECT_EQ(by_slot(), (ids{june_fix}));
+  EXPECT_TRUE(titled("$3M").empty());
+  EXPECT_TRUE(titled("$4M").empty());
+  EXPECT_EQ(titled("$5M"), (ids{june_fix}));
+
+  // Forgetting the newest makes the one it superseded active again: listed again, under the
+  // key it had; and it stays listed after a reopen (rows, not memory).
+  ASSERT_EQ(forget_entry(*store_, june_fix, 4), "");
+  reopen();
+  ASSERT_EQ(knowledge::entry_json(*store_->get_entry("acme", june))["status"], "active");
+  EXPECT_EQ(by_slot(), (ids{june}));
+  EXPECT_EQ(titled("$4M"), (ids{june}));
+  EXPECT_TRUE(titled("$5M").empty());
+  EXPECT_TRUE(titled("$3M").empty());  // `may` stays superseded by `june`
+}
+
+TEST_F(GraphStoreTest, AStoreOfLayout8LosesItsSupersededEntriesCandidateRowsAtOpen) {
+  budget_event first("evt-1", "2026-03-05T10:00:00Z");
+  const auto march = first.add("$2M");
+  storage::apply_outcome out{};
+  ASSERT_EQ(store_->apply({"engram-log", 0, 1, "c"}, &first.m, &first.x, &first.r, &out), storage::errc::ok);
+  budget_event second("evt-2", "2026-05-01T10:00:00Z");
+  const auto may = second.add("$3M", {march});
+  ASSERT_EQ(store_->apply({"engram-log", 0, 2, "c"}, &second.m, &second.x, &second.r, &out), storage::errc::ok);
+  const auto digest = store_->digest();
+  store_.reset();
+  {
+    // What layout 8 wrote: the superseded entry's rows kept.
+    auto kv = storage::detail::open_rocks_kv({dir_.string()});
+    ASSERT_TRUE(kv) << kv.error();
+    using namespace storage::detail;
+    schemas::signature sig;
+    sig.amounts = {"$2M"};
+    const auto values = knowledge::values_key(true, "The budget of Project Falcon is $2M", sig);
+    kv_batch b;
+    b.put(cf_titles,
+          key("acme", "fact", "budget project falcon", knowledge::values_key_hex(values),
+              time_key("2026-03-05T10:00:00Z"), march),
+          "");
+    b.put(cf_by_slot,
+          key("acme", schemas::normal_form("Project Falcon"), "budget", time_key("2026-03-05T10:00:00Z"), march), "");
+    b.put(cf_meta, meta_tag::layout_version, "8");
+    ASSERT_EQ((*kv)->write(b), storage::errc::ok);
+  }
+  reopen();
+  EXPECT_EQ(store_->entries_with_slot("acme", schemas::normal_form("Project Falcon"), "budget", 10),
+            std::vector<std::string>{may});
+  EXPECT_EQ(store_->digest(), digest);  // the rows a store of layout 9 has, no more
+  store_.reset();
+  {
+    auto kv = storage::detail::open_rocks_kv({dir_.string()});
+    ASSERT_TRUE(kv) << kv.error();
+    EXPECT_EQ(*(*kv)->get(storage::detail::cf_meta, storage::detail::meta_tag::layout_version), "9");
+    // A layout older than 8 has no upgrade: refused, with the way out named.
+    storage::detail::kv_batch b;
+    b.put(storage::detail::cf_meta, storage::detail::meta_tag::layout_version, "7");
+    ASSERT_EQ((*kv)->write(b), storage::errc::ok);
+  }
+  auto refused = storage::open_graph_store({dir_.string()});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("engramctl replay"), std::string::npos) << refused.error();
 }
 
 TEST_F(GraphStoreTest, EntriesAreReadManyAtOnceInTheOrderAskedWithinTheirOrganisation) {
