@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <set>
 
@@ -111,6 +112,107 @@ void text_index::seal() {
   loading_term_ = std::string();
 }
 
+namespace {
+
+constexpr double k1 = 1.2, b = 0.75;
+
+/// A query term during a search: its postings (ascending by doc), its idf, the most it adds
+/// to any document's score, and a cursor.
+template <class Posting>
+struct query_term {
+  const std::string* term;
+  const std::vector<Posting>* list;
+  double idf;
+  /// idf × (k1 + 1): f / (f + k1 × (1 − b + b × dl / avgdl)) < 1 for every f ≥ 1 and length.
+  double bound;
+  std::size_t at = 0;
+
+  [[nodiscard]] const Posting* current() const { return at < list->size() ? &(*list)[at] : nullptr; }
+  /// The first posting at or after `doc` (galloping from the cursor), null past the end.
+  const Posting* seek(std::uint32_t doc) {
+    const auto& l = *list;
+    if (at >= l.size() || l[at].doc >= doc)
+      return current();
+    std::size_t lo = at, step = 1;
+    while (lo + step < l.size() && l[lo + step].doc < doc) {
+      lo += step;
+      step *= 2;
+    }
+    const auto hi = l.begin() + static_cast<std::ptrdiff_t>(std::min(l.size(), lo + step + 1));
+    at = static_cast<std::size_t>(std::lower_bound(l.begin() + static_cast<std::ptrdiff_t>(lo), hi, doc,
+                                                   [](const Posting& p, std::uint32_t d) { return p.doc < d; }) -
+                                  l.begin());
+    return current();
+  }
+};
+
+/// The best `limit` documents by BM25, exactly as scoring every posting would rank them
+/// (MaxScore, Turtle and Flood 1995): `q` is in summing order, rarest first, so its bounds
+/// fall along it. Once `limit` documents are held, the k-th score θ makes the commonest
+/// terms whose bounds sum below θ non-essential: only documents of the other terms' lists
+/// are visited, and a non-essential list is searched for a visited document alone, until
+/// what it could still add cannot reach θ. Every score is summed over the terms in `q`'s
+/// order, as the exhaustive sum was, so the bits are equal; a document is dropped only when
+/// its bound is below θ, so ties are ranked by id as before.
+template <class Org, class Posting>
+std::vector<std::pair<double, std::uint32_t>> max_score(const Org& o, std::vector<query_term<Posting>>& q, double avgdl,
+                                                        std::size_t limit) {
+  const std::size_t n = q.size();
+  std::vector<double> rest(n + 1, 0.0);  // rest[i]: the bounds of q[i..n) summed
+  for (std::size_t i = n; i-- > 0;)
+    rest[i] = rest[i + 1] + q[i].bound;
+  auto better = [&](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
+    return x.first != y.first ? x.first > y.first : o.id(x.second) < o.id(y.second);
+  };
+  std::vector<std::pair<double, std::uint32_t>> held;  // a heap, the worst held on top
+  double theta = -1.0;
+  std::size_t essential = n;
+  auto add = [&](std::size_t i, const Posting& p, double& s) {
+    const double f = p.tf, dl = o.length[p.doc];
+    s += q[i].idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
+  };
+  while (essential > 0) {
+    std::uint32_t doc = std::numeric_limits<std::uint32_t>::max();
+    for (std::size_t i = 0; i < essential; ++i)
+      if (const auto* p = q[i].current())
+        doc = std::min(doc, p->doc);
+    if (doc == std::numeric_limits<std::uint32_t>::max())
+      break;
+    double s = 0.0;
+    for (std::size_t i = 0; i < essential; ++i)
+      if (const auto* p = q[i].current(); p && p->doc == doc) {
+        add(i, *p, s);
+        ++q[i].at;
+      }
+    bool dropped = false;
+    for (std::size_t i = essential; i < n && !dropped; ++i) {
+      dropped = s + rest[i] < theta;
+      if (const auto* p = dropped ? nullptr : q[i].seek(doc); p && p->doc == doc)
+        add(i, *p, s);
+    }
+    if (dropped || s < theta)
+      continue;
+    const std::pair<double, std::uint32_t> hit{s, doc};
+    if (held.size() == limit) {
+      if (!better(hit, held.front()))
+        continue;
+      std::pop_heap(held.begin(), held.end(), better);
+      held.pop_back();
+    }
+    held.push_back(hit);
+    std::push_heap(held.begin(), held.end(), better);
+    if (held.size() == limit) {
+      theta = held.front().first;
+      while (essential > 0 && rest[essential - 1] < theta)
+        --essential;
+    }
+  }
+  std::sort(held.begin(), held.end(), better);
+  return held;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, double>> text_index::search(const std::string& org,
                                                                const std::vector<std::string>& terms,
                                                                std::size_t limit) const {
@@ -120,13 +222,7 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
     return {};
   const auto& o = *oi->second;
   const double docs = static_cast<double>(o.doc_of.size()), avgdl = static_cast<double>(o.total_length) / docs;
-  const double k1 = 1.2, b = 0.75;
-  struct term_list {
-    const std::string* term;
-    const std::vector<posting>* list;
-    double idf;
-  };
-  std::vector<term_list> query;
+  std::vector<query_term<posting>> query;
   std::set<std::string_view> seen;
   for (const auto& term : terms) {
     if (term.empty() || !seen.insert(term).second)
@@ -135,40 +231,18 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
     if (ti == o.terms.end())
       continue;
     const double df = static_cast<double>(ti->second.size());
-    query.push_back({&ti->first, &ti->second, std::log(1.0 + (docs - df + 0.5) / (df + 0.5))});
+    const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
+    query.push_back({&ti->first, &ti->second, idf, idf * (k1 + 1)});
   }
-  std::sort(query.begin(), query.end(), [](const term_list& x, const term_list& y) {
+  // Summed rarest first (then by term): equal inputs give equal bits.
+  std::sort(query.begin(), query.end(), [](const auto& x, const auto& y) {
     return x.list->size() != y.list->size() ? x.list->size() < y.list->size() : *x.term < *y.term;
   });
-  // One dense accumulator per thread, as large as the largest organisation seen; only the
-  // touched slots are read and zeroed again.
-  thread_local std::vector<double> score;
-  thread_local std::vector<std::uint32_t> touched;
-  if (score.size() < o.length.size())
-    score.resize(o.length.size(), 0.0);
-  touched.clear();
-  for (const auto& t : query)
-    for (const auto& p : *t.list) {
-      const double f = p.tf, dl = o.length[p.doc];
-      if (score[p.doc] == 0.0)
-        touched.push_back(p.doc);
-      score[p.doc] += t.idf * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl));
-    }
-  std::vector<std::pair<double, std::uint32_t>> hits;
-  hits.reserve(touched.size());
-  for (auto d : touched) {
-    hits.emplace_back(score[d], d);
-    score[d] = 0.0;
-  }
-  auto best_first = [&](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : o.id(x.second) < o.id(y.second);
-  };
-  const auto keep = std::min(limit, hits.size());
-  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(keep), hits.end(), best_first);
+  const auto hits = max_score(o, query, avgdl, limit);
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(keep);
-  for (std::size_t i = 0; i < keep; ++i)
-    out.emplace_back(std::string(o.id(hits[i].second)), hits[i].first);
+  out.reserve(hits.size());
+  for (const auto& [score, doc] : hits)
+    out.emplace_back(std::string(o.id(doc)), score);
   return out;
 }
 

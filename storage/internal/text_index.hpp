@@ -2,7 +2,7 @@
 // BM25 postings in memory, one set per organisation: derived from the text column family
 // (the truth, written in each entry's batch) when the store opens, then kept up to date by
 // the writer after each batch it commits. A recall reads these instead of a RocksDB iterator
-// per term: the terms' posting lists are plain arrays, scored into one dense accumulator.
+// per term: the terms' posting lists are plain arrays, walked a document at a time.
 
 #include <cstdint>
 #include <memory>
@@ -49,9 +49,10 @@ public:
   [[nodiscard]] bool read(snapshot_in& in);
   /// Forgets every organisation.
   void clear();
-  /// BM25 (k1 1.2, b 0.75) over every posting of every distinct term: the best `limit`
-  /// entry ids, highest score first, ties by id. Terms are summed rarest first (then by
-  /// term), so equal inputs give equal bits.
+  /// BM25 (k1 1.2, b 0.75) over the distinct terms: the best `limit` entry ids, highest
+  /// score first, ties by id, exactly as scoring every posting would give them. Terms are
+  /// summed rarest first (then by term), so equal inputs give equal bits. Postings of common
+  /// terms that cannot lift a document into the best `limit` are skipped (MaxScore).
   [[nodiscard]] std::vector<std::pair<std::string, double>> search(const std::string& org,
                                                                    const std::vector<std::string>& terms,
                                                                    std::size_t limit) const;
