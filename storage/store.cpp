@@ -430,10 +430,11 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
     return fail(kv.error());
   auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv), opts.reserved_tool_names);
   if (!opts.read_only)
-    if (auto e = store->init_layout(); e != errc::ok)
+    if (auto e = store->init_layout(); e == errc::invalid_argument)
       return fail("store at '" + opts.path + "' was written with another layout than this build's (" +
-                  std::string(detail::layout_version) + "; " + to_string(e) +
-                  "): rebuild it from engram-log with engramctl replay");
+                  std::string(detail::layout_version) + "): rebuild it from engram-log with engramctl replay");
+    else if (e != errc::ok)
+      return fail("store at '" + opts.path + "': cannot read or upgrade its layout (" + to_string(e) + ")");
   if (auto e = store->open_indexes(opts.path + "/indexes"); e != errc::ok)
     return fail("store at '" + opts.path + "': cannot read its text and passage indexes (" + to_string(e) + ")");
   if (auto e = store->load_entity_index(); e != errc::ok)

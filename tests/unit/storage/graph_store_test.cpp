@@ -422,6 +422,18 @@ TEST_F(GraphStoreTest, AStoreOfLayout8LosesItsSupersededEntriesCandidateRowsAtOp
   auto refused = storage::open_graph_store({dir_.string()});
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().find("engramctl replay"), std::string::npos) << refused.error();
+  {
+    // An upgrade that cannot read an entry says so; it is not called a layout mismatch.
+    auto kv = storage::detail::open_rocks_kv({dir_.string()});
+    ASSERT_TRUE(kv) << kv.error();
+    storage::detail::kv_batch b;
+    b.put(storage::detail::cf_meta, storage::detail::meta_tag::layout_version, "8");
+    b.put(storage::detail::cf_entries, storage::detail::key("acme", "e-broken"), "not an entry record");
+    ASSERT_EQ((*kv)->write(b), storage::errc::ok);
+  }
+  auto broken = storage::open_graph_store({dir_.string()});
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().find("cannot read or upgrade its layout (corruption)"), std::string::npos) << broken.error();
 }
 
 TEST_F(GraphStoreTest, EntriesAreReadManyAtOnceInTheOrderAskedWithinTheirOrganisation) {
