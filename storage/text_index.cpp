@@ -116,15 +116,12 @@ namespace {
 
 constexpr double k1 = 1.2, b = 0.75;
 
-/// A query term during a search: its postings (ascending by doc), its idf, the most it adds
-/// to any document's score, and a cursor.
+/// A query term during a search: its postings (ascending by doc), its idf and a cursor.
 template <class Posting>
 struct query_term {
   const std::string* term;
   const std::vector<Posting>* list;
   double idf;
-  /// idf × (k1 + 1): f / (f + k1 × (1 − b + b × dl / avgdl)) < 1 for every f ≥ 1 and length.
-  double bound;
   std::size_t at = 0;
 
   [[nodiscard]] const Posting* current() const { return at < list->size() ? &(*list)[at] : nullptr; }
@@ -158,9 +155,11 @@ template <class Org, class Posting>
 std::vector<std::pair<double, std::uint32_t>> max_score(const Org& o, std::vector<query_term<Posting>>& q, double avgdl,
                                                         std::size_t limit) {
   const std::size_t n = q.size();
-  std::vector<double> rest(n + 1, 0.0);  // rest[i]: the bounds of q[i..n) summed
+  // rest[i]: the most q[i..n) add to a score. A term adds at most idf × (k1 + 1):
+  // f / (f + k1 × (1 − b + b × dl / avgdl)) < 1 for every f ≥ 1 and length.
+  std::vector<double> rest(n + 1, 0.0);
   for (std::size_t i = n; i-- > 0;)
-    rest[i] = rest[i + 1] + q[i].bound;
+    rest[i] = rest[i + 1] + q[i].idf * (k1 + 1);
   auto better = [&](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
     return x.first != y.first ? x.first > y.first : o.id(x.second) < o.id(y.second);
   };
@@ -232,7 +231,7 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
       continue;
     const double df = static_cast<double>(ti->second.size());
     const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
-    query.push_back({&ti->first, &ti->second, idf, idf * (k1 + 1)});
+    query.push_back({&ti->first, &ti->second, idf});
   }
   // Summed rarest first (then by term): equal inputs give equal bits.
   std::sort(query.begin(), query.end(), [](const auto& x, const auto& y) {

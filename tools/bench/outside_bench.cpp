@@ -74,7 +74,9 @@ struct built {
   double read_seconds = 0, store_seconds = 0;
   /// The commit that built it (a kept store's, from its file; the last one that grew it).
   std::string commit;
-  /// False while a build that was stopped (or is growing) has not reached its target.
+  /// The entries the build was for, and false while it has not reached them (stopped, or
+  /// growing).
+  std::size_t target = 0;
   bool complete = false;
 };
 
@@ -88,7 +90,7 @@ void write_progress(const std::filesystem::path& dir, const outside_options& o, 
   const char* commit = std::getenv("ENGRAM_COMMIT");  // set by tools/dev.sh bench
   std::ofstream out(dir / "outside-bench.json.tmp");
   out << json{{"key", store_key(o)},
-              {"target", o.entries},
+              {"target", b.target},
               {"complete", b.complete},
               {"commit", commit ? commit : ""},
               {"messages", b.messages},
@@ -102,9 +104,8 @@ void write_progress(const std::filesystem::path& dir, const outside_options& o, 
   std::filesystem::rename(dir / "outside-bench.json.tmp", dir / "outside-bench.json");
 }
 
-/// A store kept at `dir` for the same key, with its build's figures and its target;
-/// nothing otherwise.
-std::optional<std::pair<built, std::size_t>> kept_store(const std::filesystem::path& dir, const outside_options& o) {
+/// A store kept at `dir` for the same key, with its build's figures; nothing otherwise.
+std::optional<built> kept_store(const std::filesystem::path& dir, const outside_options& o) {
   std::ifstream in(dir / "outside-bench.json");
   auto j = json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("key") || j["key"] != store_key(o))
@@ -116,8 +117,9 @@ std::optional<std::pair<built, std::size_t>> kept_store(const std::filesystem::p
   b.read_seconds = j.value("read_seconds", 0.0);
   b.store_seconds = j.value("store_seconds", 0.0);
   b.commit = j.value("commit", std::string("unknown"));
+  b.target = j.value("target", std::size_t{0});
   b.complete = j.value("complete", false);
-  return std::pair{b, j.value("target", std::size_t{0})};
+  return b;
 }
 
 /// The store stage's time over one window of the build, by step.
@@ -175,6 +177,7 @@ built build_store(const outside_options& o, const std::filesystem::path& dir, co
   reading::reader_context ctx{{}, encoder, nullptr};
   ctx.options.validator.passages = passages_used();
   built b = std::move(from);
+  b.target = o.entries;
   const double seconds_before = b.seconds;
   const auto t0 = clock_type::now();
   auto checkpoint = [&] {
@@ -241,11 +244,11 @@ int outside(const outside_options& o) {
       !std::filesystem::exists(dir / "outside-bench.json"))
     throw std::runtime_error("--store " + dir.string() +
                              ": not empty and not a store this benchmark kept; left as it is");
-  const bool reused = kept && kept->first.complete && kept->second == o.entries;
-  const bool grown = kept && !reused && kept->first.entries < o.entries;
+  const bool reused = kept && kept->complete && kept->target == o.entries;
+  const bool grown = kept && !reused && kept->entries < o.entries;
   if (kept && !reused && !grown)
-    throw std::runtime_error("--store " + dir.string() + ": holds " + std::to_string(kept->first.entries) +
-                             " entries, built for " + std::to_string(kept->second) + ", not for --entries " +
+    throw std::runtime_error("--store " + dir.string() + ": holds " + std::to_string(kept->entries) +
+                             " entries, built for " + std::to_string(kept->target) + ", not for --entries " +
                              std::to_string(o.entries) + "; left as it is");
   if (!kept)
     std::filesystem::remove_all(dir);
@@ -258,8 +261,8 @@ int outside(const outside_options& o) {
       o.entries, o.memory_mb, std::thread::hardware_concurrency(), commit ? commit : "unknown");
   if (grown)
     std::printf("  (the store kept in %s holds %zu entries of %zu messages, built by commit %s: grown from there)\n",
-                dir.c_str(), kept->first.entries, kept->first.messages, kept->first.commit.c_str());
-  const auto b = reused ? kept->first : build_store(o, dir, stored, grown ? kept->first : built{}, keep);
+                dir.c_str(), kept->entries, kept->messages, kept->commit.c_str());
+  const auto b = reused ? *kept : build_store(o, dir, stored, grown ? *kept : built{}, keep);
   if (reused)
     std::printf("  (the store kept in %s, built before by commit %s: its figures are that build's)\n", dir.c_str(),
                 b.commit.c_str());
