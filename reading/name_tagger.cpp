@@ -129,6 +129,19 @@ std::vector<std::int32_t> name_tagger::emissions(std::string_view sentence,
 std::vector<name_span> name_tagger::tag(std::string_view sentence) const { return tag(sentence, threshold_); }
 
 std::vector<name_span> name_tagger::tag(std::string_view sentence, std::int32_t threshold) const {
+  auto candidates = scored_spans(sentence, threshold);
+  std::sort(candidates.begin(), candidates.end(), [](const name_span& x, const name_span& y) {
+    return std::tie(y.score, x.begin, y.end, x.type) < std::tie(x.score, y.begin, x.end, y.type);
+  });
+  std::vector<name_span> out;
+  for (const auto& c : candidates)
+    if (std::none_of(out.begin(), out.end(), [&](const name_span& o) { return c.begin < o.end && o.begin < c.end; }))
+      out.push_back(c);
+  std::sort(out.begin(), out.end(), [](const name_span& x, const name_span& y) { return x.begin < y.begin; });
+  return out;
+}
+
+std::vector<name_span> name_tagger::scored_spans(std::string_view sentence, std::int32_t threshold) const {
   const auto tokens = tagging::tokenize(sentence);
   const std::size_t n = tokens.size(), k = tags_;
   if (n == 0)
@@ -201,15 +214,7 @@ std::vector<name_span> name_tagger::tag(std::string_view sentence, std::int32_t 
       }
     }
   }
-  std::sort(candidates.begin(), candidates.end(), [](const name_span& x, const name_span& y) {
-    return std::tie(y.score, x.begin, y.end, x.type) < std::tie(x.score, y.begin, x.end, y.type);
-  });
-  std::vector<name_span> out;
-  for (const auto& c : candidates)
-    if (std::none_of(out.begin(), out.end(), [&](const name_span& o) { return c.begin < o.end && o.begin < c.end; }))
-      out.push_back(c);
-  std::sort(out.begin(), out.end(), [](const name_span& x, const name_span& y) { return x.begin < y.begin; });
-  return out;
+  return candidates;
 }
 
 }  // namespace engram::reading

@@ -59,6 +59,9 @@ public:
   /// probable first, each one overlapping none taken before it.
   [[nodiscard]] std::vector<name_span> tag(std::string_view sentence) const;
   [[nodiscard]] std::vector<name_span> tag(std::string_view sentence, std::int32_t threshold) const;
+  /// Every span of up to max_span_tokens tokens (none across a line break) scored at least
+  /// `threshold`, each type on its own, in no particular order: what tag() chooses from.
+  [[nodiscard]] std::vector<name_span> scored_spans(std::string_view sentence, std::int32_t threshold) const;
 
   /// "names-1/<16 hex digits of the file's FNV-1a>": the reader's version, for the log.
   [[nodiscard]] const std::string& version() const { return version_; }

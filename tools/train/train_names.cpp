@@ -12,6 +12,9 @@
 //       the tokens in lower case
 //   engram_train_names eval --model M [--threshold T] [--sweep] [--errors N] FILE...
 //       typed exact-span precision / recall of the model on labelled items, by type and by style
+//   engram_train_names spans --model M [--threshold T] FILE...
+//       each item's tokens, labelled spans and the spans the model keeps, with the scores of the
+//       same tokens as a name of each type (names/second_stage.py reads them)
 //
 // Labelled items are the JSON Lines of tools/train/data/GUIDE.md: names marked [[TYPE:text]].
 
@@ -28,6 +31,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -239,6 +243,39 @@ int dump_states(const std::string& encoder_path, const std::string& out, const s
   return 0;
 }
 
+/// Each item's tokens, its labelled spans and the spans the model keeps at its threshold, with
+/// the score of the same tokens as a name of each type (PER, ORG, PROD, LOC, ID; the model's
+/// units): what a second reading of a kept span's type learns from. JSON Lines.
+int dump_spans(const std::string& model_path, std::optional<std::int32_t> threshold,
+               const std::vector<std::string>& files) {
+  auto parsed = name_tagger::parse(read_file(model_path));
+  if (auto* err = std::get_if<std::string>(&parsed))
+    throw std::runtime_error(model_path + ": " + *err);
+  const auto& model = *std::get<std::shared_ptr<const name_tagger>>(parsed);
+  constexpr std::int32_t floor = std::numeric_limits<std::int32_t>::min() / 8;
+  for (const auto& it : evaluation::labelled::read_labelled(files)) {
+    json tokens = json::array(), gold = json::array(), kept = json::array();
+    for (const auto& t : tagging::tokenize(it.text))
+      tokens.push_back({t.begin, t.end});
+    for (const auto& g : it.spans)
+      gold.push_back({g.begin, g.end, g.type});
+    const auto all = model.scored_spans(it.text, floor);
+    for (const auto& k : model.tag(it.text, threshold.value_or(model.threshold()))) {
+      json by_type = json::array({floor, floor, floor, floor, floor});
+      for (const auto& c : all)
+        if (c.begin == k.begin && c.end == k.end)
+          by_type[static_cast<std::size_t>(c.type)] = c.score;
+      kept.push_back(
+          {{"begin", k.begin}, {"end", k.end}, {"type", evaluation::labelled::type_tag(k.type)}, {"scores", by_type}});
+    }
+    std::cout << json{{"id", it.id},      {"writer", it.writer}, {"style", it.style}, {"text", it.text},
+                      {"tokens", tokens}, {"gold", gold},        {"kept", kept}}
+                     .dump()
+              << '\n';
+  }
+  return 0;
+}
+
 int run_eval(const std::string& model_path, std::optional<std::int32_t> threshold, bool sweep, std::size_t errors,
              bool as_json, const std::vector<std::string>& files) {
   auto parsed = name_tagger::parse(read_file(model_path));
@@ -317,6 +354,10 @@ int main(int argc, char** argv) {
   states->add_option("--encoder", encoder_path)->required();
   states->add_option("--out", out)->required();
   states->add_option("files", files)->required();
+  auto* spans = app.add_subcommand("spans", "labelled and kept spans with their scores by type, JSON Lines");
+  spans->add_option("--model", model_path)->required();
+  spans->add_option("--threshold", threshold);
+  spans->add_option("files", files)->required();
   auto* format = app.add_subcommand("feature-format", "the feature format this build computes (a model names it)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -326,6 +367,8 @@ int main(int argc, char** argv) {
       return dump_features(lexicon_path, buckets, files);
     if (*states)
       return dump_states(encoder_path, out, files);
+    if (*spans)
+      return dump_spans(model_path, threshold, files);
     if (*format) {
       std::printf("%d\n", tagging::feature_format);
       return 0;

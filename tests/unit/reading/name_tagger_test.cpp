@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -106,6 +107,39 @@ TEST(NameTagger, SpanScoresAreLogProbabilitiesAndTheThresholdOnlyDropsSpans) {
     EXPECT_GE(sp.score, t.threshold());
     EXPECT_NE(std::find(all.begin(), all.end(), sp), all.end());
   }
+}
+
+TEST(NameTagger, ScoredSpansAreWhatTagChoosesFromWithEveryTypeOfARange) {
+  const auto& t = *name_tagger::builtin();
+  const std::string s = "Chidinma Okafor from Brightwater Analytics moved the Lagos invoices to SAP.";
+  const auto floor = std::numeric_limits<std::int32_t>::min() / 8;
+  const auto all = t.scored_spans(s, floor);
+  // Every kept span is a scored span, the most probable of its range.
+  for (const auto& kept : t.tag(s)) {
+    EXPECT_NE(std::find(all.begin(), all.end(), kept), all.end());
+    for (const auto& other : all)
+      if (other.begin == kept.begin && other.end == kept.end)
+        EXPECT_LE(other.score, kept.score);
+  }
+  // Each range is scored as a name of each of the five types, and those are disjoint sets of
+  // paths: their probabilities sum to at most 1.
+  const auto lagos = s.find("Lagos");
+  std::vector<name_type> types;
+  double total = 0;
+  for (const auto& sp : all)
+    if (sp.begin == lagos && sp.end == lagos + 5) {
+      types.push_back(sp.type);
+      total += std::exp(sp.score / t.units_per_nat());
+    }
+  std::sort(types.begin(), types.end());
+  EXPECT_EQ(types, (std::vector<name_type>{name_type::person, name_type::organization, name_type::product,
+                                           name_type::place, name_type::identifier}));
+  EXPECT_LE(total, 1.0 + 1e-3);
+  EXPECT_GT(total, 0.5);
+  // A threshold keeps exactly the scored spans at or above it.
+  const auto above = t.scored_spans(s, t.threshold());
+  EXPECT_EQ(above.size(), std::size_t(std::count_if(all.begin(), all.end(),
+                                                    [&](const auto& sp) { return sp.score >= t.threshold(); })));
 }
 
 TEST(NameTagger, ReadsTheNamesOfAPlainBusinessSentence) {
