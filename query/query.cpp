@@ -13,6 +13,8 @@
 #include <cctype>
 #include <cstdio>
 #include <chrono>
+#include <future>
+#include <system_error>
 #include <optional>
 #include <algorithm>
 #include <map>
@@ -433,6 +435,18 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
 
 void query_service::rank_lists(recall_run& run) const {
   const auto& org = run.org;
+  // The query's vector is made on a thread of its own while the words are searched here: the
+  // two are independent and take about as long (docs/benchmarks.md), so a recall waits for the
+  // longer one, not the sum. The embed stage's lap is what is left of it after the words.
+  std::future<engram::result<schemas::vector8>> vector;
+  if (deps_.embed) {
+    auto make = [&embed = deps_.embed, &query = run.r.query] { return embed(query); };
+    try {
+      vector = std::async(std::launch::async, make);
+    } catch (const std::system_error&) {
+      vector = std::async(std::launch::deferred, make);  // no thread to be had: made after the words
+    }
+  }
   if (run.want_entries()) {
     const auto text = ids_of(run.store.search_text(org, run.terms, recall_candidates));
     fuse(text, 1.0, run.fused_entries);
@@ -442,9 +456,9 @@ void query_service::rank_lists(recall_run& run) const {
   if (run.want_passages())
     fuse(ids_of(run.store.search_passages(org, run.terms, recall_candidates)), 1.0, run.fused_passages);
   run.laps.lap(recall_stage::words);
-  if (deps_.embed) {
+  if (vector.valid()) {
     // Without a vector recall ranks by words alone; why is logged where embedding failed.
-    auto v = deps_.embed(run.r.query);
+    auto v = vector.get();
     run.laps.lap(recall_stage::embed);
     if (v) {
       run.query_vector = std::move(*v);

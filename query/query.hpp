@@ -118,7 +118,7 @@ struct search_request {
 enum class recall_stage : std::size_t {
   people,    // the people the query names (entity lookups)
   words,     // BM25 over entries and passages
-  embed,     // the query's vector
+  embed,     // the query's vector (made beside the words: what is left of it after them)
   vectors,   // nearest entries and passages
   graph,     // kag_query's walk and the statements of what it reached (recall.graph_expansion)
   entries,   // the fused entries read, checked and weighed
