@@ -243,15 +243,21 @@ int dump_states(const std::string& encoder_path, const std::string& out, const s
   return 0;
 }
 
+/// A model file read; throws naming the file and what is wrong with it.
+std::shared_ptr<const name_tagger> load_model(const std::string& path) {
+  auto parsed = name_tagger::parse(read_file(path));
+  if (auto* err = std::get_if<std::string>(&parsed))
+    throw std::runtime_error(path + ": " + *err);
+  return std::get<std::shared_ptr<const name_tagger>>(std::move(parsed));
+}
+
 /// Each item's tokens, its labelled spans and the spans the model keeps at its threshold, with
 /// the score of the same tokens as a name of each type (PER, ORG, PROD, LOC, ID; the model's
 /// units): what a second reading of a kept span's type learns from. JSON Lines.
 int dump_spans(const std::string& model_path, std::optional<std::int32_t> threshold,
                const std::vector<std::string>& files) {
-  auto parsed = name_tagger::parse(read_file(model_path));
-  if (auto* err = std::get_if<std::string>(&parsed))
-    throw std::runtime_error(model_path + ": " + *err);
-  const auto& model = *std::get<std::shared_ptr<const name_tagger>>(parsed);
+  const auto model_ptr = load_model(model_path);
+  const auto& model = *model_ptr;
   constexpr std::int32_t floor = std::numeric_limits<std::int32_t>::min() / 8;
   for (const auto& it : evaluation::labelled::read_labelled(files)) {
     json tokens = json::array(), gold = json::array(), kept = json::array();
@@ -278,10 +284,8 @@ int dump_spans(const std::string& model_path, std::optional<std::int32_t> thresh
 
 int run_eval(const std::string& model_path, std::optional<std::int32_t> threshold, bool sweep, std::size_t errors,
              bool as_json, const std::vector<std::string>& files) {
-  auto parsed = name_tagger::parse(read_file(model_path));
-  if (auto* err = std::get_if<std::string>(&parsed))
-    throw std::runtime_error(model_path + ": " + *err);
-  const auto& model = *std::get<std::shared_ptr<const name_tagger>>(parsed);
+  const auto model_ptr = load_model(model_path);
+  const auto& model = *model_ptr;
   const auto items = evaluation::labelled::read_labelled(files);
   if (sweep) {
     // Thresholds as probabilities 0.01 .. 0.95: typed precision and recall at each.

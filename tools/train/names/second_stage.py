@@ -61,8 +61,11 @@ def units_per_nat(model_path):
     return json.loads(b[12:12 + n])["unitsPerNat"]
 
 
-def read_spans(tool, model, probability, files, out):
-    """engram_train_names spans at span probability >= `probability`; items with byte texts."""
+def read_spans(tool, model, probability, files, work, name):
+    """engram_train_names spans at span probability >= `probability`, kept in `work` under the
+    set's name, the probability and the model's checksum (another model reads again); items
+    with byte texts."""
+    out = os.path.join(work, f"spans-{name}-{probability}-{zlib.crc32(open(model, 'rb').read()):08x}.jsonl")
     if not os.path.exists(out):
         threshold = math.floor(math.log(probability) * units_per_nat(model))
         with open(out, "w") as f:
@@ -211,10 +214,8 @@ def main():
             subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "train.py"), "--tool", opts.tool,
                             "--lexicon", opts.lexicon, "--dev", *opts.dev, "--train", *halves[half], "--out", model],
                            check=True)
-        learnt += read_spans(opts.tool, model, opts.probability, halves[other],
-                             os.path.join(opts.work, f"spans-{other}-{opts.probability}.jsonl"))
-    sets = {name: read_spans(opts.tool, opts.model, opts.probability, files,
-                             os.path.join(opts.work, f"spans-{name}-{opts.probability}.jsonl"))
+        learnt += read_spans(opts.tool, model, opts.probability, halves[other], opts.work, other)
+    sets = {name: read_spans(opts.tool, opts.model, opts.probability, files, opts.work, name)
             for name, files in (("development", opts.dev), ("held-out", opts.held), ("held-out mail", opts.mail))}
     examples = examples_of(learnt, opts)
     print(f"learning from {len(examples)} spans read by the other half's CRF", file=sys.stderr)
