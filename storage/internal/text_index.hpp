@@ -50,9 +50,8 @@ public:
   /// Forgets every organisation.
   void clear();
   /// BM25 (k1 1.2, b 0.75) over the distinct terms: the best `limit` entry ids, highest
-  /// score first, ties by id, exactly as scoring every posting would give them. Terms are
-  /// summed rarest first (then by term), so equal inputs give equal bits. Postings of common
-  /// terms that cannot lift a document into the best `limit` are skipped (MaxScore).
+  /// score first, ties by id, every posting scored. Terms are summed rarest first (then by
+  /// term), so equal inputs give equal bits.
   [[nodiscard]] std::vector<std::pair<std::string, double>> search(const std::string& org,
                                                                    const std::vector<std::string>& terms,
                                                                    std::size_t limit) const;

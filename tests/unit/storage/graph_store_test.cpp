@@ -519,8 +519,8 @@ TEST(TextIndex, RemovedEntriesLeaveTheirTermsAndTheTotals) {
 
 // search() answers as BM25 by hand over every live document does: the same ids, order and
 // scores, ties by id, after removals, for any limit, over a Zipf-like vocabulary (very common
-// terms and rare ones). A MaxScore search that skipped postings passed this too, and was
-// slower: 0.25 vs 0.10 ms p50 on 30k ham entries (engram_bench recall), so it went.
+// terms and rare ones). MaxScore searches, which skip postings, passed this too and were
+// slower on recall's queries (docs/benchmarks.md).
 TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
   std::mt19937 rng(41);
   std::vector<std::string> vocabulary;
@@ -573,7 +573,7 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
         for (const auto& [term, f] : doc.tf)
           if (term == t) {
             const double idf = std::log(1.0 + (docs - double(df[t]) + 0.5) / (double(df[t]) + 0.5));
-            score += idf * double(f) * (k1 + 1) / (double(f) + k1 * (1 - b + b * double(doc.length) / avgdl));
+            score += idf * (double(f) * (k1 + 1) / (double(f) + k1 * (1 - b + b * double(doc.length) / avgdl)));
             any = true;
           }
       if (any)
