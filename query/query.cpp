@@ -25,8 +25,9 @@ namespace engram::query {
 namespace {
 
 /// Candidates each ranked list (words and meaning, of entries and of passages) contributes to
-/// a recall: 70 rather than 100 gave the same recall@10 on the development conversations
-/// (0.746 / 0.899 against 0.733 / 0.894) and less to search and fuse.
+/// a recall, more than recall_knowledge's largest limit (50): 70 rather than 100 gave the same
+/// recall@10 on the development conversations (0.746 / 0.899 against 0.733 / 0.894) and less
+/// to search and fuse.
 constexpr std::size_t recall_candidates = 70;
 /// Candidates of the graph's list.
 constexpr std::size_t graph_candidates = 100;
