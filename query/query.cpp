@@ -365,15 +365,18 @@ struct query_service::recall_run {
       return std::nullopt;
     return 1.0;
   }
-  /// The person entity of a sender's address ("" when none), looked up once.
-  const std::string& person_at(const std::string& address) {
-    auto [it, added] = person_of_address.try_emplace(address);
-    if (added && !address.empty())
-      it->second = store.entity_id(org, address);
-    return it->second;
-  }
   bool names_person(const std::string& id) const {
     return std::any_of(people.begin(), people.end(), [&](const named_person& p) { return p.id == id; });
+  }
+  /// Whether the sender at `address` is a person the query names (their entity looked up
+  /// once a recall, and only when the query names someone).
+  bool sent_by_named(const std::string& address) {
+    if (people.empty() || address.empty())
+      return false;
+    auto [it, added] = person_of_address.try_emplace(address);
+    if (added)
+      it->second = store.entity_id(org, address);
+    return names_person(it->second);
   }
   /// How many candidates of each kind are weighed.
   std::size_t per_kind() const {
@@ -541,7 +544,7 @@ void query_service::score_entries(recall_run& run) const {
     for (const auto& m : doc->entities)
       about |= !m.entity_id.empty() && run.names_person(m.entity_id);
     for (const auto& src : doc->sources)
-      about |= run.names_person(run.person_at(src.author));
+      about |= run.sent_by_named(src.author);
     if (about)
       weight *= named_person_weight;
     if (run.when && !dates.empty())
@@ -573,7 +576,7 @@ void query_service::fold_passages(recall_run& run) const {
     if (!run.in_window(time_of(dates.empty() ? p->sent_at : dates.front())))
       continue;
     double weight = *cw * passage_weight * (p->suspicious ? 0.5 : 1.0);
-    if (run.names_person(run.person_at(p->from.address)))
+    if (run.sent_by_named(p->from.address))
       weight *= named_person_weight;
     if (run.when && !dates.empty())
       weight *= dated_weight;
