@@ -117,8 +117,8 @@ namespace {
 constexpr double k1 = 1.2, b = 0.75;
 
 /// BM25's weight of a term in a document before its idf, f (k1 + 1) / (f + k1 (1 − b +
-/// b × dl / avgdl), for one search (one avgdl). The common small f and dl are computed once
-/// a search and kept: two divisions a posting were most of a search's time. Every weight
+/// b × dl / avgdl)), for one search (one avgdl). The common small f and dl are computed once
+/// a search and kept: two divisions a posting were a tenth of a search's time. Every weight
 /// is the same expression, kept or not, so the bits do not depend on which.
 class term_weights {
 public:
