@@ -193,52 +193,64 @@ engram::result<index_stats> deduplicator::reopen() {
   return open(dir);
 }
 
+bool deduplicator::load_snapshot(const std::string& dir, const std::string& org, std::uint64_t last, bool current,
+                                 org_index& oi) const {
+  const auto identity = store_->identity();
+  // A snapshot: <name> (hnswlib), <name>.sum (its checksum), <name>.ids (the store's
+  // identity, the last seq covered, then "seq id" lines).
+  auto base = dir + "/" + snapshot_name(org);
+  std::ifstream ids(base + ".ids");
+  std::string snap_identity;
+  std::uint64_t covered = 0;
+  // Since the store's snapshot: what was removed (hidden below), or the organisation
+  // dropped (then this file predates what it holds now, or was written after; either
+  // way it is rebuilt from the rows).
+  const auto since = current ? store_->since_snapshot(org) : storage::changes_since_snapshot{};
+  if (ids >> snap_identity >> covered && snap_identity == identity && covered <= last && !since.dropped) {
+    // An unreadable snapshot is rebuilt from the store: why it was refused does not matter.
+    if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index)) {
+      std::uint64_t seq;
+      std::string id;
+      while (ids >> seq >> id)
+        oi.ids.emplace(seq, id);
+      if (oi.ids.size() >= (*loaded)->size()) {
+        oi.index = std::move(*loaded);
+        oi.last_seq = covered;
+        // Entries removed (expired) after the snapshot was written: hidden as the live
+        // index hid them (hnswlib keeps a removed vector in the graph either way).
+        std::vector<std::uint64_t> gone;
+        if (!current)
+          oi.ids.for_each([&](std::uint64_t label, std::string_view id) {
+            if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
+              gone.push_back(label);
+          });
+        else  // the journal names them: no read of each id
+          for (auto label : since.removed_vectors)
+            if (oi.ids.find(label))
+              gone.push_back(label);
+        for (auto label : gone) {
+          oi.index->remove(label);
+          oi.ids.erase(label);
+        }
+      } else {
+        oi.ids.clear();
+      }
+    }
+  }
+  return oi.index != nullptr;
+}
+
 engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) {
   std::unique_lock lock(mutex_);
   orgs_.clear();
   snapshot_dir_ = snapshot_dir;
   poisoned_ = false;
   index_stats st;
-  const auto identity = store_->identity();
   const bool current = store_->indexes_current();
   for (const auto& [org, last] : store_->vector_sequences()) {
     auto oi = std::make_unique<org_index>();
-    if (!snapshot_dir.empty()) {
-      // A snapshot: <name> (hnswlib), <name>.sum (its checksum), <name>.ids (the store's
-      // identity, the last seq covered, then "seq id" lines).
-      auto base = snapshot_dir + "/" + snapshot_name(org);
-      std::ifstream ids(base + ".ids");
-      std::string snap_identity;
-      std::uint64_t covered = 0;
-      if (ids >> snap_identity >> covered && snap_identity == identity && covered <= last) {
-        // An unreadable snapshot is rebuilt from the store: why it was refused does not matter.
-        if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index)) {
-          std::uint64_t seq;
-          std::string id;
-          while (ids >> seq >> id)
-            oi->ids.emplace(seq, id);
-          if (oi->ids.size() >= (*loaded)->size()) {
-            oi->index = std::move(*loaded);
-            oi->last_seq = covered;
-            ++st.loaded;
-            // Entries removed (expired) after the snapshot was written: hidden as the live
-            // index hid them (hnswlib keeps a removed vector in the graph either way).
-            std::vector<std::uint64_t> gone;
-            if (!current)
-              oi->ids.for_each([&, &org = org](std::uint64_t label, std::string_view id) {  // clang 14: no bindings
-                if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
-                  gone.push_back(label);
-              });
-            for (auto label : gone) {
-              oi->index->remove(label);
-              oi->ids.erase(label);
-            }
-          } else {
-            oi->ids.clear();
-          }
-        }
-      }
-    }
+    if (!snapshot_dir.empty() && load_snapshot(snapshot_dir, org, last, current, *oi))
+      ++st.loaded;
     if (!oi->index) {
       oi->index = std::make_unique<storage::vector_index>(opts_.dim, opts_.index);
       ++st.rebuilt;

@@ -64,7 +64,9 @@ public:
   /// vectors column family in sequence order. `snapshot_dir` empty: always rebuild. A
   /// snapshot's ids are checked against the store's entries (those removed since are hidden)
   /// unless the store's indexes are current (graph_store::indexes_current): a stop writes
-  /// these snapshots, then the store's, so no entry was removed after them.
+  /// these snapshots, then the store's, and a forget writes these again, so they are no older
+  /// than the store's, whose journal then names the vectors removed since
+  /// (graph_store::since_snapshot) and the organisations dropped, which are rebuilt.
   [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir);
 
   /// Decides dedup for every entry of one event. Fills `out` (one per entry: outcome,
@@ -107,6 +109,11 @@ public:
 private:
   struct org_index;
   org_index& index_of(const std::string& org);
+  /// Loads an organisation's snapshot from `dir` into `oi` when it is valid for the store
+  /// (`last`: the highest vector sequence the store handed out; `current`: the store's
+  /// indexes_current), hiding the vectors removed since; false when there is none to load.
+  bool load_snapshot(const std::string& dir, const std::string& org, std::uint64_t last, bool current,
+                     org_index& oi) const;
 
   std::shared_ptr<const storage::graph_store> store_;
   dedup_options opts_;

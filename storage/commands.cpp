@@ -100,6 +100,7 @@ void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
   tx.removed_passage_vectors.clear();
   tx.removed_passages = 0;
   tx.removed.clear();
+  tx.removed_vectors.clear();
   tx.dropped_org = false;
   tx.batch.put(cf_meta, seen, "");
 }

@@ -592,6 +592,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   // The vector.
   if (auto v = kv_->get(cf_vectors, key(org, "e", id))) {
     *seq = decode_u64(*v);
+    tx.removed_vectors.push_back(*seq);
     tx.batch.del(cf_vectors, key(org, "e", id));
     tx.batch.del(cf_vectors, key(org, "q", *v));
   } else if (v.error() != errc::not_found) {

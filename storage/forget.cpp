@@ -38,7 +38,8 @@ std::string audit_json(const schemas::knowledge_command& c) {
 std::map<std::string, std::uint64_t> kv_graph_store::drop_organization(write_txn& tx, const std::string& org) {
   std::map<std::string, std::uint64_t> counts;
   // Every row under the organisation's prefix, in every family; in meta, the rows whose
-  // second part is the organisation (seen events, branch state, document chunks, counters).
+  // second part is the organisation (seen events, branch state, document chunks, counters,
+  // its index journal).
   const auto prefix = key(org, "");
   {  // counted before they go
     std::uint64_t n = 0;
@@ -46,7 +47,7 @@ std::map<std::string, std::uint64_t> kv_graph_store::drop_organization(write_txn
     auto it = kv_->iterate(cf_passages);
     for (it->seek(p); it->valid() && it->key().starts_with(p); it->next())
       ++n;
-    counts["passages"] = tx.dropped_passages = n;
+    counts["passages"] = n;
   }
   for (std::size_t f = cf_messages; f < cf_count; ++f) {
     if (f == cf_meta)
@@ -77,9 +78,6 @@ errc kv_graph_store::drop_held(const std::string& org) {
   organization_ranges(org, org, meta_tag::organisation_held,
                       [&](std::size_t f, const std::string& b, const std::string& e) { tx.batch.del_range(f, b, e); });
   tx.batch.del(cf_meta, key(meta_tag::rebuild, org));
-  // The in-memory figures of passages, from the organisation's counter (no scan).
-  if (auto n = kv_->get(cf_meta, key(meta_tag::counter, org, "passages")); n && n->size() == 8)
-    tx.dropped_passages = decode_u64(*n);
   tx.dropped_org = true;
   return commit(tx);
 }

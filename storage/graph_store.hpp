@@ -237,14 +237,26 @@ struct open_options {
   std::size_t memory_mb = 32;
 };
 
+/// What the batches written since the indexes' snapshot was saved did to one organisation,
+/// for the snapshots of other derived state written with it (graph_store::since_snapshot).
+struct changes_since_snapshot {
+  /// The organisation was dropped (forgotten, or rebuilt by a forget of messages): a snapshot
+  /// of its state from before is not its state.
+  bool dropped = false;
+  /// The sequences of its entry vectors removed since (since the drop, when dropped).
+  std::vector<std::uint64_t> removed_vectors;
+};
+
 /// How an open got the store's in-memory indexes (the BM25 postings of entries and passages,
 /// the passage vectors): loaded from the snapshot the last stop wrote (graph_store::
 /// save_indexes), or rebuilt from every row of their column families.
 struct indexes_opened {
   bool from_snapshot = false;
   /// Why they were rebuilt ("" when loaded): no snapshot marked current (a first open, or a
-  /// batch written or a crash since the last save), or what was wrong with it.
+  /// crash during a save, or the last open could not load it), or what was wrong with it.
   std::string why_rebuilt;
+  /// Loaded: the journal rows applied after the snapshot (batches written since the save).
+  std::uint64_t journal_rows = 0;
   double seconds = 0;
 };
 
@@ -549,18 +561,21 @@ public:
 
   /// Writes the in-memory indexes derived from the store (indexes_opened) into `indexes/`
   /// beside it and marks them current in meta (a physical row, outside the digest); the next
-  /// open loads them in place of reading every row again. The first batch written after a
-  /// save or a load removes the mark before it writes, so a snapshot is only ever loaded by
-  /// a store holding exactly what it was written from; a crash or kill -9 leaves the mark
-  /// removed or the store unchanged. Batches wait while a save runs. A store in memory has
-  /// nothing to save.
+  /// open loads them in place of reading every row again. While the mark stands, every batch
+  /// that changes the indexes also writes what it did to them in a journal row of the same
+  /// RocksDB batch, and an open applies those rows after the snapshot: after a stop, a crash
+  /// or a kill -9 alike the indexes are what the process held. A save deletes the rows with
+  /// the old mark. Batches wait while a save runs. A store in memory has nothing to save.
   [[nodiscard]] virtual engram::result<void> save_indexes() = 0;
   /// How the last open got its in-memory indexes.
   [[nodiscard]] virtual indexes_opened indexes_origin() const = 0;
-  /// True while no batch was written since the indexes were saved or loaded from a save: the
-  /// store holds exactly what it held at that save. Snapshots of other derived state written
-  /// just before that save (dedup's, at a stop) are as current as the store's.
+  /// True while a save's snapshot is marked current (saved, or loaded by the open, and kept
+  /// current since by the journal). Snapshots of other derived state written at that save or
+  /// after (dedup's, at a stop and after a forget) are then current but for since_snapshot.
   [[nodiscard]] virtual bool indexes_current() const = 0;
+  /// While indexes_current: what the batches since the save did to the organisation that
+  /// other snapshots need to know (dedup's entry vectors: its snapshot holds them).
+  [[nodiscard]] virtual changes_since_snapshot since_snapshot(const std::string& organization_id) const = 0;
 
   /// Bytes of the store's in-memory indexes by part, as they are now: "postings" (entries'
   /// BM25), "passage_postings", "passage_vectors" (HNSW).

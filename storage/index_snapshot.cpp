@@ -1,13 +1,14 @@
 // The snapshot of the store's in-memory indexes: written beside the store at a stop, loaded
 // at the next open in place of reading every row of their column families again.
 //
-// Files, in <store>/indexes/: indexes.bin (format 1: "engram-indexes", the format, the
-// store's identity, the entries' BM25 postings, the passages' BM25 postings, the passage
-// count and each organisation's passage vector ids by sequence) and one hnswlib file a
+// Files, in <store>/indexes/: indexes.bin (format 2: "engram-indexes", the format, the
+// store's identity, the entries' BM25 postings, the passages' BM25 postings, each
+// organisation's passage count, then its passage vector ids by sequence; format 1 held one
+// count for all, and is rebuilt) and one hnswlib file a
 // organisation, <hex of its id>.passages.hnsw (with its .sum). The meta row "i" marks
-// indexes.bin current with its size and FNV-1a. Whether a snapshot may be loaded is decided
-// by that row alone: a save writes every file, then the row; the first batch after a save
-// or a load deletes the row before it writes (commit()).
+// indexes.bin current with its size and FNV-1a. A save deletes the row and the journal,
+// writes every file, then the row; while the row stands, each batch that changes the indexes
+// writes a journal row with it (index_journal.cpp), which an open applies after the files.
 #include "storage/internal/graph_store_impl.hpp"
 #include "storage/internal/snapshot_file.hpp"
 
@@ -18,24 +19,10 @@ namespace engram::storage::detail {
 namespace {
 
 constexpr std::string_view magic = "engram-indexes";
-constexpr std::uint32_t format = 1;
+constexpr std::uint32_t format = 2;
 constexpr const char* main_file = "indexes.bin";
 
 }  // namespace
-
-errc kv_graph_store::unmark_indexes() {
-  if (!indexes_marked_.load(std::memory_order_acquire))
-    return errc::ok;
-  std::lock_guard lock(unmark_mutex_);
-  if (!indexes_marked_.load(std::memory_order_relaxed))
-    return errc::ok;
-  kv_batch b;
-  b.del(cf_meta, meta_tag::indexes);
-  if (auto e = kv_->write(b); e != errc::ok)
-    return e;
-  indexes_marked_.store(false, std::memory_order_release);
-  return errc::ok;
-}
 
 engram::result<void> kv_graph_store::save_indexes() {
   if (indexes_dir_.empty())
@@ -45,7 +32,7 @@ engram::result<void> kv_graph_store::save_indexes() {
   std::filesystem::create_directories(indexes_dir_, ec);
   if (ec)
     return engram::fail("cannot create '" + indexes_dir_ + "': " + ec.message());
-  if (auto e = unmark_indexes(); e != errc::ok)  // the files change from here on
+  if (auto e = forget_snapshot(); e != errc::ok)  // the files change from here on
     return engram::fail("cannot remove the mark of the indexes snapshot: " + to_string(e));
   snapshot_out out(indexes_dir_ + "/" + main_file);
   out.raw(magic.data(), magic.size());
@@ -70,7 +57,7 @@ std::string kv_graph_store::load_indexes() {
   auto mark = kv_->get(cf_meta, meta_tag::indexes);
   if (!mark)
     return mark.error() == errc::not_found
-               ? "no snapshot marked current: a first open, or a batch written or a crash since the last save"
+               ? "no snapshot marked current: a first open, a crash during a save, or the last open could not load it"
                : "cannot read the snapshot's mark: " + to_string(mark.error());
   if (mark->size() != 16)
     return "the snapshot's mark is not 16 bytes";
@@ -85,17 +72,25 @@ std::string kv_graph_store::load_indexes() {
     return why;
   if (!in->ok() || !in->at_end())
     return "indexes.bin: its passage vectors do not hold together";
+  if (auto why = replay_journal(&indexes_opened_.journal_rows); !why.empty())
+    return why;
   indexes_marked_.store(true, std::memory_order_release);
   return "";
 }
 
-errc kv_graph_store::open_indexes(std::string dir) {
+errc kv_graph_store::open_indexes(std::string dir, bool writable) {
   const auto t0 = std::chrono::steady_clock::now();
   indexes_dir_ = std::move(dir);
   indexes_opened_ = {};
   indexes_opened_.why_rebuilt = load_indexes();
   indexes_opened_.from_snapshot = indexes_opened_.why_rebuilt.empty();
   if (!indexes_opened_.from_snapshot) {
+    // What the mark named is not served: it goes, with its journal, so batches are not
+    // journaled against it and no later open loads it (a read-only open writes nothing).
+    if (writable)
+      if (auto e = forget_snapshot(); e != errc::ok)
+        return e;
+    indexes_opened_.journal_rows = 0;
     text_.clear();
     passage_text_.clear();
     clear_passage_vectors();

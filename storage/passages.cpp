@@ -50,7 +50,15 @@ struct kv_graph_store::passage_vectors {
   };
   mutable std::shared_mutex mutex;
   std::map<std::string, org_index> orgs;
-  std::size_t passages = 0;
+  /// Passages by organisation (with a vector or not); a drop erases its organisation's.
+  std::map<std::string, std::uint64_t> passages;
+
+  [[nodiscard]] std::uint64_t total_passages() const {
+    std::uint64_t n = 0;
+    for (const auto& [_, count] : passages)
+      n += count;
+    return n;
+  }
 
   /// Adds a vector (its organisation's first one fixes the dimension; another size is not
   /// indexed). Caller holds the mutex exclusively.
@@ -214,11 +222,11 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
   return bump(tx, key(meta_tag::counter, org, "passages"), n);
 }
 
-void kv_graph_store::drop_passage_indexes(const std::string& org, std::uint64_t passages) {
+void kv_graph_store::drop_passage_indexes(const std::string& org) {
   passage_text_.drop(org);
   std::unique_lock lock(passage_vectors_->mutex);
   passage_vectors_->orgs.erase(org);
-  passage_vectors_->passages -= std::min<std::size_t>(passage_vectors_->passages, passages);
+  passage_vectors_->passages.erase(org);
 }
 
 void kv_graph_store::index_passages(write_txn& tx) {
@@ -226,8 +234,9 @@ void kv_graph_store::index_passages(write_txn& tx) {
     c.add ? passage_text_.add(c.org, c.id, c.doc) : passage_text_.remove(c.org, c.id, c.doc);
   if (!tx.passage_vectors.empty() || tx.new_passages || tx.removed_passages || !tx.removed_passage_vectors.empty()) {
     std::unique_lock lock(passage_vectors_->mutex);
-    passage_vectors_->passages += tx.new_passages;
-    passage_vectors_->passages -= std::min(passage_vectors_->passages, tx.removed_passages);
+    auto& passages = passage_vectors_->passages[tx.org];
+    passages += tx.new_passages;
+    passages -= std::min<std::uint64_t>(passages, tx.removed_passages);
     for (const auto& c : tx.passage_vectors)
       passage_vectors_->add(c.org, c.seq, c.id, c.v);
     for (const auto& [org, seq] : tx.removed_passage_vectors)
@@ -334,7 +343,11 @@ std::string vectors_file(const std::string& org) {
 engram::result<void> kv_graph_store::save_passage_vectors(snapshot_out& out, const std::string& dir) const {
   std::set<std::string> written;
   std::shared_lock lock(passage_vectors_->mutex);
-  out.u64(passage_vectors_->passages);
+  out.u64(passage_vectors_->passages.size());
+  for (const auto& [org, n] : passage_vectors_->passages) {
+    out.bytes(org);
+    out.u64(n);
+  }
   out.u64(passage_vectors_->orgs.size());
   for (const auto& [org, o] : passage_vectors_->orgs) {
     out.bytes(org);
@@ -363,7 +376,11 @@ engram::result<void> kv_graph_store::save_passage_vectors(snapshot_out& out, con
 
 std::string kv_graph_store::load_passage_vectors(snapshot_in& in, const std::string& dir) {
   std::unique_lock lock(passage_vectors_->mutex);
-  passage_vectors_->passages = in.u64();
+  const auto counted = in.count(16);
+  for (std::uint64_t i = 0; i < counted && in.ok(); ++i) {
+    std::string org(in.bytes());
+    passage_vectors_->passages[std::move(org)] = in.u64();
+  }
   const auto orgs = in.count(16);
   for (std::uint64_t i = 0; i < orgs && in.ok(); ++i) {
     const std::string org(in.bytes());
@@ -386,7 +403,7 @@ std::string kv_graph_store::load_passage_vectors(snapshot_in& in, const std::str
 void kv_graph_store::clear_passage_vectors() {
   std::unique_lock lock(passage_vectors_->mutex);
   passage_vectors_->orgs.clear();
-  passage_vectors_->passages = 0;
+  passage_vectors_->passages.clear();
 }
 
 errc kv_graph_store::load_passage_indexes() {
@@ -400,7 +417,7 @@ errc kv_graph_store::load_passage_indexes() {
     if (a == std::string_view::npos || k.size() < a + 3 || k[a + 2] != '\0')
       return errc::corruption;
     if (k[a + 1] == 'p' || k[a + 1] == 't') {
-      passage_vectors_->passages += k[a + 1] == 'p';
+      passage_vectors_->passages[std::string(k.substr(0, a))] += k[a + 1] == 'p';
       continue;  // a passage, or a thread's last one (the context of its next reply)
     }
     const auto v = it->value();
@@ -452,7 +469,7 @@ std::pair<std::size_t, std::size_t> kv_graph_store::passage_counts() const {
   std::size_t vectors = 0;
   for (const auto& [_, o] : passage_vectors_->orgs)
     vectors += o.index ? o.index->size() : 0;
-  return {passage_vectors_->passages, vectors};
+  return {passage_vectors_->total_passages(), vectors};
 }
 
 }  // namespace engram::storage::detail

@@ -283,8 +283,7 @@ errc kv_graph_store::mark_seen(write_txn& tx, const std::string& seen, const log
 /// Writes the batch; on success the counters it changed enter the cache.
 errc kv_graph_store::commit(write_txn& tx) {
   std::shared_lock gate(save_gate_);  // a save of the in-memory indexes sees every batch or none
-  if (auto e = unmark_indexes(); e != errc::ok)
-    return e;
+  journal(tx);
   std::unique_lock<std::mutex> marking;
   if (tx.reminder_mark) {
     marking = std::unique_lock(reminder_mark_mutex_);
@@ -305,8 +304,6 @@ errc kv_graph_store::commit(write_txn& tx) {
       std::lock_guard lock(counters_mutex_);
       std::erase_if(counters_, [&](const auto& kv) { return kv.first.starts_with(counters); });
     }
-    text_.drop(tx.org);
-    drop_passage_indexes(tx.org, tx.dropped_passages);
     entities_.drop(tx.org);
   }
   if (e == errc::ok) {
@@ -315,9 +312,9 @@ errc kv_graph_store::commit(write_txn& tx) {
       for (auto& [k, v] : tx.counters)
         counters_[k] = v;
     }
-    for (const auto& c : tx.text)
-      c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
-    index_passages(tx);
+    if (indexes_marked_.load(std::memory_order_acquire))
+      note_since_snapshot(tx);
+    update_indexes(tx);
     // Entities first (an edge needs both ends), then edges in order, then removals.
     for (const auto& [id, e] : tx.entities)
       entities_.put(tx.org, e);
@@ -333,8 +330,19 @@ errc kv_graph_store::commit(write_txn& tx) {
   tx.passage_text.clear();
   tx.passage_vectors.clear();
   tx.new_passages = 0;
+  tx.removed_vectors.clear();
   tx.edges.clear();
   return e;
+}
+
+void kv_graph_store::update_indexes(write_txn& tx) {
+  if (tx.dropped_org) {
+    text_.drop(tx.org);
+    drop_passage_indexes(tx.org);
+  }
+  for (const auto& c : tx.text)
+    c.add ? text_.add(c.org, c.id, c.doc) : text_.remove(c.org, c.id, c.doc);
+  index_passages(tx);
 }
 
 /// The last key part of every key under `prefix` (an index's entry ids).
@@ -429,13 +437,14 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
   if (!kv)
     return fail(kv.error());
   auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv), opts.reserved_tool_names);
-  if (!opts.read_only)
+  if (!opts.read_only) {
     if (auto e = store->init_layout(); e == errc::invalid_argument)
       return fail("store at '" + opts.path + "' was written with another layout than this build's (" +
                   std::string(detail::layout_version) + "): rebuild it from engram-log with engramctl replay");
     else if (e != errc::ok)
       return fail("store at '" + opts.path + "': cannot read or upgrade its layout (" + to_string(e) + ")");
-  if (auto e = store->open_indexes(opts.path + "/indexes"); e != errc::ok)
+  }
+  if (auto e = store->open_indexes(opts.path + "/indexes", !opts.read_only); e != errc::ok)
     return fail("store at '" + opts.path + "': cannot read its text and passage indexes (" + to_string(e) + ")");
   if (auto e = store->load_entity_index(); e != errc::ok)
     return fail("store at '" + opts.path + "': cannot read its entities (" + to_string(e) + ")");

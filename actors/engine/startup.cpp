@@ -122,7 +122,9 @@ engram::result<void> engine::impl::open_store() {
   logging::get(logging::module::store)
       .info("opened {} ({} organisations); text and passage indexes {} in {} ms", cfg.storage.path,
             store->stats().size(),
-            indexes.from_snapshot ? std::string("loaded from the snapshot") : "rebuilt (" + indexes.why_rebuilt + ")",
+            indexes.from_snapshot
+                ? "loaded from the snapshot and " + std::to_string(indexes.journal_rows) + " journal rows after it"
+                : "rebuilt (" + indexes.why_rebuilt + ")",
             static_cast<long long>(indexes.seconds * 1000));
   return {};
 }

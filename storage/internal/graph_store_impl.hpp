@@ -99,10 +99,11 @@ struct write_txn {
   /// Passage vectors removed (organisation, seq) and passages removed, by a retention forget.
   std::vector<std::pair<std::string, std::uint64_t>> removed_passage_vectors;
   std::size_t removed_passages = 0;
+  /// The sequences of entry vectors removed (dedup hides them; graph_store::since_snapshot).
+  std::vector<std::uint64_t> removed_vectors;
   /// A forget of the organisation: its in-memory indexes go once the batch is written (and
   /// its passages leave the store's count).
   bool dropped_org = false;
-  std::uint64_t dropped_passages = 0;
   /// The engram-reminders partition and the next offset a sent reminder records: written by
   /// commit() as the highest of it and the stored mark (the row is shared by every
   /// organisation whose reminders went to that partition).
@@ -182,9 +183,11 @@ public:
   engram::result<void> save_indexes() override;
   indexes_opened indexes_origin() const override { return indexes_opened_; }
   bool indexes_current() const override { return indexes_marked_.load(std::memory_order_acquire); }
+  changes_since_snapshot since_snapshot(const std::string& org) const override;
   /// At open: the in-memory indexes from the snapshot in `dir` when meta marks it current,
-  /// else rebuilt from their column families (load_text_index, load_passage_indexes).
-  errc open_indexes(std::string dir);
+  /// with its journal applied, else rebuilt from their column families (load_text_index,
+  /// load_passage_indexes); a writable store then deletes the mark and the journal.
+  errc open_indexes(std::string dir, bool writable);
   /// Reads the passage_text column family and the passage vectors into memory (at open).
   errc load_passage_indexes();
   /// Marks a new store with this build's layout; upgrades a store of layout 8 (upgrade_from_8);
@@ -376,7 +379,7 @@ private:
   /// and the saves of branches idle since before issuedAt - ttlMs.
   errc expire(write_txn& tx, const schemas::knowledge_command& c, command_result& r);
   /// Drops an organisation's passage indexes (forgotten) and its `passages` from the count.
-  void drop_passage_indexes(const std::string& org, std::uint64_t passages);
+  void drop_passage_indexes(const std::string& org);
   /// Compacts every range of the organisation's keys (after a forget).
   errc compact_organization(const std::string& org);
   /// Flushes, then compacts the ranges of the organisations `first`..`last` (meta: under
@@ -412,10 +415,26 @@ private:
   /// highest any organisation recorded, whatever order their commits come in.
   std::mutex reminder_mark_mutex_;
   /// index_snapshot.cpp: the snapshot of the in-memory indexes (save_indexes).
-  /// Loads the snapshot meta marks current; why not, when it cannot ("" when loaded).
+  /// Loads the snapshot meta marks current and applies its journal; why not, when it cannot
+  /// ("" when loaded).
   std::string load_indexes();
-  /// Removes the mark of a saved or loaded snapshot before the first batch after it.
-  errc unmark_indexes();
+  /// index_journal.cpp: what each batch after a save did to the in-memory indexes.
+  /// Whether the batch changes them (then it is journaled while a snapshot is marked).
+  static bool changes_indexes(const write_txn& tx);
+  static std::string journal_row(const write_txn& tx);
+  /// Reads a journal row into `tx` (its index changes only); false when it does not hold together.
+  static bool read_journal_row(std::string value, write_txn& tx);
+  /// Adds the batch's journal row to it while a snapshot is marked current (commit()).
+  void journal(write_txn& tx);
+  /// Records what since_snapshot reports of a written (or replayed) batch.
+  void note_since_snapshot(const write_txn& tx);
+  /// Applies every journal row to the indexes just loaded; why not ("" when applied).
+  std::string replay_journal(std::uint64_t* rows);
+  /// Deletes the mark and the journal: the next open rebuilds unless a save marks again.
+  errc forget_snapshot();
+  /// The in-memory indexes a written batch changed (a drop, postings, passage vectors), as
+  /// commit() and replay_journal() apply them.
+  void update_indexes(write_txn& tx);
   /// passages.cpp: the passage vectors' part of the snapshot (the count, each organisation's
   /// ids by sequence in `out`, its HNSW in a file of its own in `dir`); load gives why not.
   engram::result<void> save_passage_vectors(snapshot_out& out, const std::string& dir) const;
@@ -428,7 +447,11 @@ private:
   /// The mark names the files holding the in-memory indexes as they are (set by a save or a
   /// load, cleared with the mark's row).
   std::atomic<bool> indexes_marked_{false};
-  std::mutex unmark_mutex_;
+  /// The next journal row's number (rows sort by organisation, then number).
+  std::atomic<std::uint64_t> journal_next_{0};
+  /// since_snapshot's answers: what the journal holds (replayed at open, then written).
+  std::map<std::string, changes_since_snapshot> since_;
+  mutable std::mutex since_mutex_;
   /// BM25 postings, derived from cf_text; updated after each written batch.
   text_index text_;
   entity_index entities_;

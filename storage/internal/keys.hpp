@@ -69,9 +69,14 @@
 //                 "R" \0 org                                   -> a forget of messages whose rebuild is under way
 //                                                                 (JSON: its eventId, the counts before)
 //                 "v"                                          -> layout version
+//                 "i"                                          -> the snapshot of the in-memory indexes is
+//                                                                 current: indexes.bin's size, FNV-1a (u64s)
+//                 "j" \0 org \0 n(u64 BE)                      -> what a batch written after that snapshot
+//                                                                 did to them (index_journal.cpp)
 //
-// "o", "d", "r" and "g" are physical (they depend on how the log was delivered), and so is "v"
-// (how the bytes are laid out): they stay out of the digest; everything else is logical.
+// "o", "d", "r" and "g" are physical (they depend on how the log was delivered), and so are "v"
+// (how the bytes are laid out), "i" and "j" (derived indexes): they stay out of the digest;
+// everything else is logical.
 
 #include "base/text.hpp"
 #include "schemas/inbound_message.hpp"
@@ -175,21 +180,24 @@ inline constexpr const char* forgotten_person = "X";   // logical
 inline constexpr const char* rebuild = "R";            // logical
 inline constexpr const char* layout_version = "v";     // physical
 inline constexpr const char* indexes = "i";            // physical: the snapshot of the in-memory indexes
+inline constexpr const char* index_journal = "j";      // physical: what batches did to them since
 
 /// What an organisation's records leave in meta: its state, which a compaction of the
 /// organisation rewrites and a forget of everything it holds removes with its data.
-inline constexpr std::array<const char*, 5> organisation_state = {seen, seen_save, branch, chunk, counter};
+inline constexpr std::array<const char*, 6> organisation_state = {seen,  seen_save, branch,
+                                                                  chunk, counter,   index_journal};
 /// Every tag whose rows begin with an organisation but a rebuild's mark: its state and what
 /// its forgets recorded (a drop of all it holds removes these too).
-inline constexpr std::array<const char*, 8> organisation_held = {
-    seen, seen_save, branch, chunk, counter, forget_audit, forgotten_message, forgotten_person};
+inline constexpr std::array<const char*, 9> organisation_held = {
+    seen, seen_save, branch, chunk, counter, index_journal, forget_audit, forgotten_message, forgotten_person};
 /// Every tag whose rows begin with an organisation (an organisation's digest visits these).
 inline constexpr std::array<const char*, 9> organisation_rows = {
     rebuild, seen_save, forgotten_person, branch, chunk, forget_audit, counter, seen, forgotten_message};
 /// Physical tags: rows of how the log was delivered and how bytes are laid out, left out of
 /// the digest.
 [[nodiscard]] inline bool physical(std::string_view tag) {
-  return tag == offset || tag == duplicates || tag == skipped || tag == gap || tag == layout_version || tag == indexes;
+  return tag == offset || tag == duplicates || tag == skipped || tag == gap || tag == layout_version ||
+         tag == indexes || tag == index_journal;
 }
 }  // namespace meta_tag
 

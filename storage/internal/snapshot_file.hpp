@@ -25,7 +25,38 @@ struct file_sum {
   bool operator==(const file_sum&) const = default;
 };
 
-class snapshot_out {
+/// The encodings every writer shares, over the derived class's `raw(p, n)`.
+template <class Out>
+class encoder {
+public:
+  void u32(std::uint32_t v) { out().raw(&v, sizeof v); }
+  void u64(std::uint64_t v) { out().raw(&v, sizeof v); }
+  /// A length (u64), then the bytes.
+  void bytes(std::string_view s) {
+    u64(s.size());
+    out().raw(s.data(), s.size());
+  }
+  /// A count (u64), then the values.
+  void u32s(std::span<const std::uint32_t> v) {
+    u64(v.size());
+    out().raw(v.data(), v.size_bytes());
+  }
+
+private:
+  Out& out() { return static_cast<Out&>(*this); }
+};
+
+/// The same encodings into a byte string held in memory (a row's value).
+class bytes_out : public encoder<bytes_out> {
+public:
+  void raw(const void* p, std::size_t n) { s_.append(static_cast<const char*>(p), n); }
+  [[nodiscard]] std::string take() { return std::move(s_); }
+
+private:
+  std::string s_;
+};
+
+class snapshot_out : public encoder<snapshot_out> {
 public:
   /// Writes to `path` + ".tmp" until install().
   explicit snapshot_out(std::string path);
@@ -33,18 +64,6 @@ public:
   snapshot_out(const snapshot_out&) = delete;
   snapshot_out& operator=(const snapshot_out&) = delete;
 
-  void u32(std::uint32_t v) { raw(&v, sizeof v); }
-  void u64(std::uint64_t v) { raw(&v, sizeof v); }
-  /// A length (u64), then the bytes.
-  void bytes(std::string_view s) {
-    u64(s.size());
-    raw(s.data(), s.size());
-  }
-  /// A count (u64), then the values.
-  void u32s(std::span<const std::uint32_t> v) {
-    u64(v.size());
-    raw(v.data(), v.size_bytes());
-  }
   void raw(const void* p, std::size_t n);
 
   /// Flushes, syncs and renames the file into place; its size and checksum.
@@ -63,6 +82,12 @@ class snapshot_in {
 public:
   /// Reads `path` whole; an error when it is missing or its size and checksum are not `want`.
   [[nodiscard]] static engram::result<snapshot_in> open(const std::string& path, const file_sum& want);
+  /// Reads `bytes` (a row's value written by bytes_out), with the same bounds checks.
+  [[nodiscard]] static snapshot_in of(std::string bytes) {
+    snapshot_in in;
+    in.data_ = std::move(bytes);
+    return in;
+  }
 
   /// Each read sets the reader failed (and returns a zero value) once the bytes run out.
   std::uint32_t u32() { return fixed<std::uint32_t>(); }

@@ -40,7 +40,7 @@ std::size_t count_said(const std::string& log, const std::string& what) {
   return n;
 }
 
-TEST(Restart, AStopsSnapshotIsLoadedAKillNineAfterWritesRebuildsAndRecallAnswersAsAReplayedStore) {
+TEST(Restart, AStopsSnapshotIsLoadedAKillNineAfterWritesAppliesItsJournalAndRecallAnswersAsAReplayedStore) {
   const auto events = evaluation::synthetic::dense_events(360, {"acme", "initech"});
   test::temp_dir dir("restart");
   const auto log = dir.sub("engramd.log");
@@ -91,7 +91,10 @@ TEST(Restart, AStopsSnapshotIsLoadedAKillNineAfterWritesRebuildsAndRecallAnswers
     test::engramd engramd(args("live", "engram"), log);
     const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 30s)) << test::tail(log);
-    EXPECT_EQ(count_said(log, rebuilt), 2u) << "the batches after the load removed its mark\n" << test::tail(log);
+    EXPECT_EQ(count_said(log, rebuilt), 1u) << test::tail(log);
+    EXPECT_EQ(count_said(log, loaded), 2u) << "the stop's snapshot, then the batches after it from the journal\n"
+                                           << test::tail(log);
+    EXPECT_EQ(count_said(log, "loaded from the snapshot and 0 journal rows"), 1u) << test::tail(log);
     EXPECT_EQ(test::events_applied(port), long(events.size()));
     EXPECT_EQ(answers(port), before_kill);
     EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
@@ -110,7 +113,8 @@ TEST(Restart, AStopsSnapshotIsLoadedAKillNineAfterWritesRebuildsAndRecallAnswers
     test::engramd engramd(args("live", "engram"), log);
     const auto port = engramd.port();
     ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 30s)) << test::tail(log);
-    EXPECT_EQ(count_said(log, loaded), 2u) << test::tail(log);
+    EXPECT_EQ(count_said(log, loaded), 3u) << test::tail(log);
+    EXPECT_EQ(count_said(log, "loaded from the snapshot and 0 journal rows"), 2u) << "the stop wrote a new one";
     EXPECT_EQ(answers(port), before_kill);
   }
 }

@@ -42,6 +42,8 @@ using json = nlohmann::json;
 /// has merged what repeats in one organisation; messages enough for 3 a message are made
 /// (the store stops growing at the target), and the queries come from others.
 constexpr std::size_t entries_per_message = 3;
+/// Entries written after the last stop before the crash a restart is measured after.
+constexpr std::size_t crash_entries = 10'000;
 
 /// A question an agent might ask about a message: up to 12 words of one of its sentences.
 std::string question_from(const std::string& body, std::size_t pick) {
@@ -159,7 +161,7 @@ void print_window(const built& b, const window& w, const std::map<std::string, d
 /// written as engramd writes them when it stops, and the progress into outside-bench.json
 /// (kept stores only), so a build stopped between two of them starts again from the last.
 built build_store(const outside_options& o, const std::filesystem::path& dir, const std::vector<std::string>& events,
-                  built from, bool keep) {
+                  built from, bool keep, bool save_at_end = true) {
   storage::open_options so;
   so.path = dir.string();
   so.memory_mb = o.memory_mb;
@@ -229,7 +231,8 @@ built build_store(const outside_options& o, const std::filesystem::path& dir, co
     }
   }
   b.complete = b.entries >= o.entries;
-  checkpoint();
+  if (save_at_end)
+    checkpoint();
   return b;
 }
 }  // namespace
@@ -287,20 +290,20 @@ int outside(const outside_options& o) {
   // Without a snapshot an open rebuilds the in-memory indexes (~10 s at 100k here), so a
   // million is given longer than the usual minute.
   std::optional<engramd_child> engramd;
-  auto start = [&] {
+  auto start = [&](const std::filesystem::path& store_dir) {
     // A broker of its own each time: a consumer group on the same broker waits for the last
     // member's session to time out before it is given its partitions again.
     engramd.reset();
     broker = test_broker(4);
     const auto t0 = clock_type::now();
     engramd.emplace(
-        broker->bootstrap(), dir.string(), o.model_path,
+        broker->bootstrap(), store_dir.string(), o.model_path,
         std::vector<std::string>{"auth.tokens=[{token: " + token + ", organization_id: acme, scopes: [read, write]}]",
                                  "storage.memory_mb=" + std::to_string(o.memory_mb)},
         std::chrono::seconds(std::max<std::size_t>(60, o.entries / 2000)));
     return seconds_since(t0);
   };
-  const double ready_s = start();
+  const double ready_s = start(dir);
   const double rss_ready = rss_mib(engramd->pid());
   const auto port = engramd->port();
   std::printf("  engramd: ready in %.1f s, RSS %.1f MiB (%.0f bytes per entry)\n", ready_s, rss_ready,
@@ -365,18 +368,35 @@ int outside(const outside_options& o) {
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_vectors\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"postings\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_postings\"}") / mib);
-  // Restarts: after a stop (its indexes from the snapshots the stop wrote), and after a
-  // crash that followed writes (the store's text and passage indexes rebuilt from their rows;
-  // dedup's vector index from its snapshot and the vectors after it, as always).
+  // Restarts: after a stop (its indexes from the snapshots the stop wrote); after a crash
+  // that followed writes: a copy of the store given crash_entries more entries by this
+  // process, which then ends without writing any snapshot, as a kill -9 leaves it (the next
+  // open loads the stop's snapshots and applies the journal those batches wrote; dedup's
+  // vectors from its snapshot and the vectors after it); and with indexes/ removed (the text
+  // and passage indexes rebuilt from their rows).
   engramd.reset();  // it writes its snapshots into the store as it stops
-  const double ready_after_stop = start();
+  const double ready_after_stop = start(dir);
   engramd.reset();
+  const std::filesystem::path crashed = dir.string() + "-crashed";
+  std::filesystem::remove_all(crashed);
+  std::filesystem::copy(dir, crashed, std::filesystem::copy_options::recursive);
+  std::filesystem::remove(crashed / "outside-bench.json");
+  {
+    outside_options more = o;
+    more.entries = b.entries + crash_entries;
+    const auto later = evaluation::synthetic::dense_events(messages + o.queries + crash_entries, {"acme"});
+    (void)build_store(more, crashed, later, b, /*keep=*/false, /*save_at_end=*/false);
+  }
+  const double ready_crashed = start(crashed);
+  engramd.reset();
+  std::filesystem::remove_all(crashed);
   std::filesystem::remove_all(dir / "indexes");
-  const double ready_rebuilt = start();
+  const double ready_rebuilt = start(dir);
   std::printf(
-      "  engramd ready after a stop: %.1f s (indexes loaded); after a crash: %.1f s (text and passage indexes "
-      "rebuilt)\n",
-      ready_after_stop, ready_rebuilt);
+      "  engramd ready after a stop: %.1f s (indexes loaded); after a crash that followed %zu entries of writes: "
+      "%.1f s (the stop's snapshot and the journal); with indexes/ removed: %.1f s (text and passage indexes rebuilt "
+      "from their rows)\n",
+      ready_after_stop, crash_entries, ready_crashed, ready_rebuilt);
   engramd.reset();
   if (!keep)
     std::filesystem::remove_all(dir);

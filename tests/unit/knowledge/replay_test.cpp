@@ -243,8 +243,69 @@ TEST_F(ReplayTest, AStopsSnapshotsAreLoadedAsCurrentAndTheRestAppliesAsInOneRun)
   EXPECT_TRUE(second->store->indexes_current());
   EXPECT_EQ(second->resolve.dedup->total_size(), vectors);
   apply(*second, stream_->size() / 2, stream_->size());
-  EXPECT_FALSE(second->store->indexes_current()) << "a batch written since";
+  EXPECT_TRUE(second->store->indexes_current()) << "the batches since are journaled";
   EXPECT_EQ(second->store->digest(), want);
+  const auto live_vectors = second->resolve.dedup->total_size();
+  second.reset();  // no stop: as after a kill -9
+  auto third = open(path, snaps);
+  EXPECT_TRUE(third->store->indexes_origin().from_snapshot) << third->store->indexes_origin().why_rebuilt;
+  EXPECT_GT(third->store->indexes_origin().journal_rows, 0u);
+  EXPECT_EQ(third->resolve.dedup->total_size(), live_vectors)
+      << "dedup's snapshot, the vectors after it, the removed ones hidden from the journal";
+  third.reset();
+  auto rebuilt = open(path, "");  // dedup rebuilt from the store's rows
+  EXPECT_EQ(rebuilt->resolve.dedup->total_size(), live_vectors);
+}
+
+TEST_F(ReplayTest, AnEntryForgottenAfterTheStopsSnapshotsStaysHiddenFromDedupAfterAKill) {
+  const auto path = dir("forgot");
+  const auto snaps = path + "/vector-index";
+  {  // a stop: dedup's snapshots, then the store's indexes
+    auto first = open(path, snaps);
+    apply(*first, 0, stream_->size() / 2);
+    ASSERT_TRUE(first->resolve.dedup->save(snaps));
+    ASSERT_TRUE(first->store->save_indexes());
+  }
+  auto second = open(path, snaps);
+  const auto org = second->store->vector_sequences().begin()->first;
+  std::string id;
+  schemas::vector8 v;
+  ASSERT_EQ(second->store->scan_vectors(org, 0,
+                                        [&](std::uint64_t, std::string_view entry, const schemas::vector8& vec) {
+                                          id = entry;
+                                          v = vec;
+                                          return false;
+                                        }),
+            storage::errc::ok);
+  ASSERT_FALSE(id.empty());
+  auto finds = [&](const run& r) {
+    for (const auto& [near, similarity] : r.resolve.dedup->nearest(org, v, 5))
+      if (near == id)
+        return true;
+    return false;
+  };
+  ASSERT_TRUE(finds(*second));
+  schemas::knowledge_command c;
+  c.event_id = "forget-" + id;
+  c.organization_id = org;
+  c.issued_at = "2026-06-01T00:00:00Z";
+  c.issued_at_ms = *schemas::parse_rfc3339(c.issued_at);
+  c.issued_by = "test";
+  c.op = schemas::command_op::forget;
+  c.what = "entry";
+  c.id = id;
+  actors::log_record rec;
+  rec.position = {"engram-log", 0, static_cast<std::int64_t>(stream_->size()) + 10, "test"};
+  rec.payload = c;
+  storage::apply_outcome outcome{};
+  ASSERT_EQ(actors::resolve_and_apply(*second->store, &second->resolve, rec, &outcome), storage::errc::ok);
+  ASSERT_EQ(outcome, storage::apply_outcome::applied);
+  EXPECT_FALSE(finds(*second));
+  EXPECT_EQ(second->store->since_snapshot(org).removed_vectors.size(), 1u);
+  second.reset();  // no stop: as after a kill -9; dedup's snapshot still holds the vector
+  auto third = open(path, snaps);
+  ASSERT_TRUE(third->store->indexes_current()) << third->store->indexes_origin().why_rebuilt;
+  EXPECT_FALSE(finds(*third)) << "the journal names the vector removed after dedup's snapshot";
 }
 
 TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {

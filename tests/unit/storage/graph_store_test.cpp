@@ -930,21 +930,73 @@ TEST_F(IndexSnapshotTest, IndexesSavedAtAStopAreLoadedAtTheNextOpenAndAnswerAsTh
   EXPECT_EQ(rebuilt_answers(), live);
 }
 
-TEST_F(IndexSnapshotTest, ABatchAfterASaveOrALoadRemovesTheMarkSoTheNextOpenRebuilds) {
+TEST_F(IndexSnapshotTest, BatchesAfterASaveAreJournaledAndAnOpenAfterAKillAppliesThemToTheSnapshot) {
   fill(0, 100);
   ASSERT_TRUE(store_->save_indexes());
-  fill(100, 120);  // a batch after the save; the process then dies without saving
+  fill(100, 130);  // batches after the save: postings and passage vectors added
+  const auto removed = schemas::entry_id("acme", "evt-101", 0);
+  ASSERT_TRUE(store_->search_text("acme", {"filler3"}, 200).size() > 0);
+  EXPECT_EQ(forget_entry(*store_, removed, 1000), "");  // postings removed
+  ASSERT_EQ(store_->drop_held("northwind"), storage::errc::ok);
+  fill(130, 160);  // northwind again after its drop
+  EXPECT_TRUE(store_->indexes_current());
+  EXPECT_TRUE(store_->since_snapshot("northwind").dropped);
+  EXPECT_FALSE(store_->since_snapshot("acme").dropped);
   const auto live = answers(*store_);
-  reopen();
-  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
-  EXPECT_NE(store_->indexes_origin().why_rebuilt.find("no snapshot marked current"), std::string::npos)
-      << store_->indexes_origin().why_rebuilt;
-  EXPECT_EQ(answers(*store_), live);
+  for (const auto& [id, score] : store_->search_text("acme", {"filler3"}, 200))
+    EXPECT_NE(id, removed);
 
-  ASSERT_TRUE(store_->save_indexes());
+  reopen();  // the process dies without a save: no mark written since, the journal stands
+  ASSERT_TRUE(store_->indexes_origin().from_snapshot) << store_->indexes_origin().why_rebuilt;
+  // One row a batch that changed the indexes: acme's 48 events and its forget, northwind's
+  // drop and its 6 events after it (its 6 before went with the drop).
+  EXPECT_EQ(store_->indexes_origin().journal_rows, 48u + 1 + 1 + 6);
+  EXPECT_EQ(answers(*store_), live);
+  EXPECT_TRUE(store_->since_snapshot("northwind").dropped) << "the journal's drop is reported after the open";
+  EXPECT_TRUE(store_->indexes_current());
+
+  fill(160, 170);  // a second life, killed too: its rows follow the first life's
+  const auto later = answers(*store_);
+  EXPECT_NE(later, live);
+  reopen();
+  ASSERT_TRUE(store_->indexes_origin().from_snapshot) << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(answers(*store_), later);
+
+  ASSERT_TRUE(store_->save_indexes());  // a save deletes the journal with the old mark
   reopen();
   ASSERT_TRUE(store_->indexes_origin().from_snapshot);
-  fill(120, 130);  // the first batch after a load removes the mark too
+  EXPECT_EQ(store_->indexes_origin().journal_rows, 0u);
+  EXPECT_FALSE(store_->since_snapshot("northwind").dropped);
+  EXPECT_EQ(answers(*store_), later);
+  store_.reset();
+  EXPECT_EQ(rebuilt_answers(), later);
+}
+
+TEST_F(IndexSnapshotTest, AJournalRowThatDoesNotHoldTogetherIsRebuiltFromTheRowsAndTheMarkGoes) {
+  fill(0, 60);
+  ASSERT_TRUE(store_->save_indexes());
+  fill(60, 80);
+  const auto live = answers(*store_);
+  store_.reset();
+  {  // one journal row cut short, as no batch writes it
+    auto kv = storage::detail::open_rocks_kv({dir_.string()});
+    ASSERT_TRUE(kv) << kv.error();
+    using namespace storage::detail;
+    auto it = (*kv)->iterate(cf_meta);
+    const auto prefix = key(meta_tag::index_journal, "");
+    it->seek(prefix);
+    ASSERT_TRUE(it->valid() && it->key().starts_with(prefix));
+    kv_batch b;
+    b.put(cf_meta, it->key(), it->value().substr(0, it->value().size() - 1));
+    ASSERT_EQ((*kv)->write(b), storage::errc::ok);
+  }
+  reopen();
+  EXPECT_FALSE(store_->indexes_origin().from_snapshot);
+  EXPECT_NE(store_->indexes_origin().why_rebuilt.find("journal row"), std::string::npos)
+      << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(answers(*store_), live);
+  EXPECT_FALSE(store_->indexes_current()) << "the mark that named it is gone";
+  fill(80, 90);
   const auto after = answers(*store_);
   reopen();
   EXPECT_FALSE(store_->indexes_origin().from_snapshot);
