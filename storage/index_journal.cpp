@@ -123,8 +123,7 @@ bool kv_graph_store::read_journal_row(std::string value, write_txn& tx) {
 void kv_graph_store::journal(write_txn& tx) {
   if (!indexes_marked_.load(std::memory_order_acquire) || !changes_indexes(tx))
     return;
-  tx.batch.put(cf_meta, key(meta_tag::index_journal, tx.org, encode_u64(journal_next_.fetch_add(1))),
-               journal_row(tx));
+  tx.batch.put(cf_meta, key(meta_tag::index_journal, tx.org, encode_u64(journal_next_.fetch_add(1))), journal_row(tx));
 }
 
 void kv_graph_store::note_since_snapshot(const write_txn& tx) {
