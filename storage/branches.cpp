@@ -7,6 +7,7 @@ errc kv_graph_store::apply_branch_save(const log_position& pos, const schemas::k
                                        const schemas::vector8& embedding, apply_outcome* outcome) {
   write_txn tx;
   const auto& org = s.organization_id;
+  tx.org = org;
   apply_outcome result = apply_outcome::applied;
   bool first = false;
   if (auto e = mark_seen(tx, key(meta_tag::seen_save, org, s.event_id), pos, &first); e != errc::ok)
