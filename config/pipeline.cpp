@@ -60,10 +60,11 @@ void read_roles(const YAML::Node& n, const std::string& key, roles_config& out) 
 }
 
 void read_storage(const YAML::Node& n, const std::string& key, storage_config& out) {
-  each_key(n, key,
-           {{"path", [&](auto& v, auto& k) { out.path = as_string(v, k); }},
-            {"memory_mb",
-             [&](auto& v, auto& k) { out.memory_mb = static_cast<std::uint32_t>(as_uint(v, k, 8, 1u << 20)); }}});
+  each_key(
+      n, key,
+      {{"path", [&](auto& v, auto& k) { out.path = as_string(v, k); }},
+       {"memory_mb", [&](auto& v, auto& k) { out.memory_mb = static_cast<std::uint32_t>(as_uint(v, k, 8, 1u << 20)); }},
+       {"snapshot_every", [&](auto& v, auto& k) { out.snapshot_every = as_uint(v, k, 0, 1ull << 40); }}});
 }
 
 void read_store(const YAML::Node& n, const std::string& key, store_config& out) {

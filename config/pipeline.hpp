@@ -28,6 +28,11 @@ struct storage_config {
   /// memtables of every column family are charged to; they are flushed past half of it.
   /// Default: 32.
   std::uint32_t memory_mb = 32;
+  /// The snapshots of the derived indexes (dedup's vectors, the store's postings and passage
+  /// vectors) are written again once this many batches that changed them were journaled
+  /// since the last: what an open after a crash indexes again is at most that many
+  /// messages' worth. 0: only at a stop. Default: 5000.
+  std::uint64_t snapshot_every = 5000;
 };
 
 /// Several store engramd sharing the organisations (docs/scaling-out.md): the `store`

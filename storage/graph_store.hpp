@@ -567,6 +567,15 @@ public:
   /// or a kill -9 alike the indexes are what the process held. A save deletes the rows with
   /// the old mark. Batches wait while a save runs. A store in memory has nothing to save.
   [[nodiscard]] virtual engram::result<void> save_indexes() = 0;
+  /// When at least `every` (> 0) batches changed the in-memory indexes since their snapshot
+  /// was written (since the open, when it rebuilt them): runs `first` (the snapshot of other
+  /// derived state, dedup's) and then save_indexes, with no batch written in between, so
+  /// `first`'s snapshot is as current as the store's. What an open after a crash indexes
+  /// again is then at most `every` batches' worth. True when it saved; an error from `first`
+  /// (the store's old mark and journal stay: `first`'s snapshot is no older than them) or
+  /// from the save.
+  [[nodiscard]] virtual engram::result<bool> checkpoint_indexes(std::uint64_t every,
+                                                                const std::function<engram::result<void>()>& first) = 0;
   /// How the last open got its in-memory indexes.
   [[nodiscard]] virtual indexes_opened indexes_origin() const = 0;
   /// True while a save's snapshot is marked current (saved, or loaded by the open, and kept

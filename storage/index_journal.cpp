@@ -121,9 +121,12 @@ bool kv_graph_store::read_journal_row(std::string value, write_txn& tx) {
 }
 
 void kv_graph_store::journal(write_txn& tx) {
-  if (!indexes_marked_.load(std::memory_order_acquire) || !changes_indexes(tx))
+  if (!changes_indexes(tx))
     return;
-  tx.batch.put(cf_meta, key(meta_tag::index_journal, tx.org, encode_u64(journal_next_.fetch_add(1))), journal_row(tx));
+  unsaved_batches_.fetch_add(1, std::memory_order_relaxed);  // a batch that then fails only brings a save closer
+  if (indexes_marked_.load(std::memory_order_acquire))
+    tx.batch.put(cf_meta, key(meta_tag::index_journal, tx.org, encode_u64(journal_next_.fetch_add(1))),
+                 journal_row(tx));
 }
 
 void kv_graph_store::note_since_snapshot(const write_txn& tx) {
@@ -157,6 +160,7 @@ std::string kv_graph_store::replay_journal(std::uint64_t* rows) {
     update_indexes(tx);
     note_since_snapshot(tx);
     journal_next_.store(std::max(journal_next_.load(), decode_u64(k.substr(k.size() - 8)) + 1));
+    unsaved_batches_.fetch_add(1, std::memory_order_relaxed);
     ++*rows;
   }
   if (auto e = it->status(); e != errc::ok)
@@ -171,6 +175,7 @@ errc kv_graph_store::forget_snapshot() {
   if (auto e = kv_->write(b); e != errc::ok)
     return e;
   indexes_marked_.store(false, std::memory_order_release);
+  unsaved_batches_.store(0, std::memory_order_relaxed);
   std::lock_guard lock(since_mutex_);
   since_.clear();
   return errc::ok;

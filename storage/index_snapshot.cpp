@@ -28,6 +28,28 @@ engram::result<void> kv_graph_store::save_indexes() {
   if (indexes_dir_.empty())
     return {};
   std::unique_lock gate(save_gate_);
+  return save_indexes_locked();
+}
+
+engram::result<bool> kv_graph_store::checkpoint_indexes(std::uint64_t every,
+                                                        const std::function<engram::result<void>()>& first) {
+  const auto due = [&] {
+    return every > 0 && !indexes_dir_.empty() && unsaved_batches_.load(std::memory_order_relaxed) >= every;
+  };
+  if (!due())
+    return false;
+  std::unique_lock gate(save_gate_);
+  if (!due())  // another applier saved while this one waited
+    return false;
+  if (first)
+    if (auto done = first(); !done)
+      return engram::fail(done.error());
+  if (auto saved = save_indexes_locked(); !saved)
+    return engram::fail(saved.error());
+  return true;
+}
+
+engram::result<void> kv_graph_store::save_indexes_locked() {
   std::error_code ec;
   std::filesystem::create_directories(indexes_dir_, ec);
   if (ec)

@@ -261,6 +261,7 @@ engram::result<void> engine::impl::open_resolver(const engine_options& opts) {
   resolve->dedup = std::make_unique<dedup::deduplicator>(store, dopts);
   resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(store);
   resolve->snapshot_dir = cfg.storage.path + "/vector-index";
+  resolve->snapshot_every = cfg.storage.snapshot_every;
   resolve->steps = &metrics;
   resolve->log = ingest::make_log_source(cfg, brokers, reader(), opts.replay && opts.re_extract, keys);
   // A forget deletes the data keys of what it forgot (crypto-shredding): the records stay on

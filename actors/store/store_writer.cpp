@@ -182,6 +182,22 @@ void save_snapshots(resolver* r) {
     logger().warn("vector index snapshots not written after a forget: {}", saved.error());
 }
 
+/// Writes dedup's snapshots and then the store's indexes when r->snapshot_every batches
+/// changed the store's indexes since they were written: an open after a crash then indexes
+/// again at most that many batches' worth (docs/architecture.md, "What an open loads"). A
+/// failure is logged and leaves the last snapshots as they were.
+void checkpoint(storage::graph_store& store, resolver* r) {
+  if (!r || !r->dedup || r->snapshot_dir.empty() || r->snapshot_every == 0)
+    return;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto saved = store.checkpoint_indexes(r->snapshot_every, [r] { return r->dedup->save(r->snapshot_dir); });
+  if (!saved)
+    logger().warn("snapshots not written after {} batches: {}", r->snapshot_every, saved.error());
+  else if (*saved)
+    logger().info("snapshots written after {} batches in {} ms", r->snapshot_every,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
 /// Fault injection for the tests of a crash during a rebuild (docs/tests.md): with
 /// ENGRAM_FAULT_REBUILD_KILL_AFTER=N in its environment, engramd kills itself (SIGKILL, as
 /// kill -9 would) once a rebuild has applied N records again. 0: never.
@@ -350,9 +366,11 @@ storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const 
   services::applied_event ignored;
   if (!answer)
     answer = &ignored;
-  if (!rec.payload)
-    return resolve_message(store, r, rec.position, nullptr, nullptr, outcome, answer);
-  return std::visit(record_handler{store, r, rec.position, outcome, answer}, *rec.payload);
+  const auto e = rec.payload ? std::visit(record_handler{store, r, rec.position, outcome, answer}, *rec.payload)
+                             : resolve_message(store, r, rec.position, nullptr, nullptr, outcome, answer);
+  if (e == storage::errc::ok)
+    checkpoint(store, r);
+  return e;
 }
 
 namespace {

@@ -33,6 +33,10 @@ struct resolver {
   /// Where the vector index snapshots are written when the stage stops and after a forget
   /// ("" = never).
   std::string snapshot_dir;
+  /// With snapshot_dir: dedup's snapshots and then the store's indexes are written again once
+  /// this many batches changed the store's indexes since they were (storage.snapshot_every;
+  /// graph_store::checkpoint_indexes). 0: only at a stop.
+  std::uint64_t snapshot_every = 0;
   /// engram-log read back, for a forget of messages (null: such a forget is refused).
   std::shared_ptr<log_source> log;
   /// Deletes the data keys of these messages of an organisation (all of its messages when the

@@ -181,6 +181,8 @@ public:
                                                        std::span<const std::string> ids) const override;
   std::pair<std::size_t, std::size_t> passage_counts() const override;
   engram::result<void> save_indexes() override;
+  engram::result<bool> checkpoint_indexes(std::uint64_t every,
+                                          const std::function<engram::result<void>()>& first) override;
   indexes_opened indexes_origin() const override { return indexes_opened_; }
   bool indexes_current() const override { return indexes_marked_.load(std::memory_order_acquire); }
   changes_since_snapshot since_snapshot(const std::string& org) const override;
@@ -432,6 +434,8 @@ private:
   std::string replay_journal(std::uint64_t* rows);
   /// Deletes the mark and the journal: the next open rebuilds unless a save marks again.
   errc forget_snapshot();
+  /// save_indexes' work, the gate held alone by the caller.
+  engram::result<void> save_indexes_locked();
   /// The in-memory indexes a written batch changed (a drop, postings, passage vectors), as
   /// commit() and replay_journal() apply them.
   void update_indexes(write_txn& tx);
@@ -449,6 +453,9 @@ private:
   std::atomic<bool> indexes_marked_{false};
   /// The next journal row's number (rows sort by organisation, then number).
   std::atomic<std::uint64_t> journal_next_{0};
+  /// Batches that changed the indexes since the snapshot was written (or since the open
+  /// that rebuilt them): journaled while the mark stands (replayed ones counted too).
+  std::atomic<std::uint64_t> unsaved_batches_{0};
   /// since_snapshot's answers: what the journal holds (replayed at open, then written).
   std::map<std::string, changes_since_snapshot> since_;
   mutable std::mutex since_mutex_;

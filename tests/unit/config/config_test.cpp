@@ -40,6 +40,7 @@ TEST_F(ConfigTest, EmbeddedDefaultFileLoadsWithDesignDefaults) {
   EXPECT_EQ(r->kafka.topics.dead_letter, "engram-dlq");
   EXPECT_EQ(r->storage.path, "./data/engram");
   EXPECT_EQ(r->storage.memory_mb, 32u);
+  EXPECT_EQ(r->storage.snapshot_every, 5000u);
   EXPECT_EQ(r->http.listen, "127.0.0.1:8700");
   EXPECT_TRUE(r->samples.load);
   EXPECT_EQ(r->ingest.max_event_bytes, 1048576u);
@@ -101,9 +102,12 @@ TEST_F(ConfigTest, WrongTypesAndRangesNameTheKey) {
   EXPECT_NE(error_of(r).find("between 1024"), std::string::npos) << error_of(r);
   r = load(write("storage:\n  memory_mb: 4\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("'storage.memory_mb'"), std::string::npos) << error_of(r);
-  r = load(write("storage:\n  memory_mb: 256\n"), {}, nullptr);
+  r = load(write("storage:\n  memory_mb: 256\n  snapshot_every: 0\n"), {}, nullptr);
   ASSERT_TRUE(r.ok()) << error_of(r);
   EXPECT_EQ(r->storage.memory_mb, 256u);
+  EXPECT_EQ(r->storage.snapshot_every, 0u) << "0: snapshots only at a stop";
+  r = load(write("storage:\n  snapshot_every: -1\n"), {}, nullptr);
+  EXPECT_NE(error_of(r).find("'storage.snapshot_every'"), std::string::npos) << error_of(r);
   r = load(write("http:\n  listen: nowhere\n"), {}, nullptr);
   EXPECT_NE(error_of(r).find("'http.listen'"), std::string::npos) << error_of(r);
   r = load(write("kafka:\n  topics:\n    log: same\n    inbound: same\n"), {}, nullptr);

@@ -308,6 +308,31 @@ TEST_F(ReplayTest, AnEntryForgottenAfterTheStopsSnapshotsStaysHiddenFromDedupAft
   EXPECT_FALSE(finds(*third)) << "the journal names the vector removed after dedup's snapshot";
 }
 
+TEST_F(ReplayTest, SnapshotsAreWrittenEverySoManyBatchesSoACrashReindexesAtMostThatMany) {
+  auto full = open(dir("full-every"), "");
+  apply(*full, 0, stream_->size());
+  const auto want = full->store->digest();
+  const auto path = dir("every");
+  const auto snaps = path + "/vector-index";
+  constexpr std::uint64_t every = 25;
+  std::size_t vectors = 0;
+  {
+    auto live = open(path, snaps);  // a first open: nothing saved yet
+    EXPECT_FALSE(live->store->indexes_current());
+    live->resolve.snapshot_dir = snaps;
+    live->resolve.snapshot_every = every;
+    apply(*live, 0, stream_->size());
+    EXPECT_TRUE(live->store->indexes_current()) << "a checkpoint wrote and marked the snapshots";
+    EXPECT_TRUE(std::filesystem::exists(path + "/indexes/indexes.bin"));
+    vectors = live->resolve.dedup->total_size();
+  }  // no stop: as after a kill -9
+  auto after = open(path, snaps);
+  ASSERT_TRUE(after->store->indexes_origin().from_snapshot) << after->store->indexes_origin().why_rebuilt;
+  EXPECT_LT(after->store->indexes_origin().journal_rows, every);
+  EXPECT_EQ(after->resolve.dedup->total_size(), vectors);
+  EXPECT_EQ(after->store->digest(), want);
+}
+
 TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
   auto a = open(dir("one"), "");
   apply(*a, 0, 60);
