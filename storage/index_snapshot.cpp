@@ -34,18 +34,25 @@ engram::result<void> kv_graph_store::save_indexes() {
 engram::result<bool> kv_graph_store::checkpoint_indexes(std::uint64_t every,
                                                         const std::function<engram::result<void>()>& first) {
   const auto due = [&] {
-    return every > 0 && !indexes_dir_.empty() && unsaved_batches_.load(std::memory_order_relaxed) >= every;
+    const auto n = unsaved_batches_.load(std::memory_order_relaxed);
+    return every > 0 && !indexes_dir_.empty() && n >= every && n >= checkpoint_retry_at_.load();
   };
   if (!due())
     return false;
   std::unique_lock gate(save_gate_);
   if (!due())  // another applier saved while this one waited
     return false;
+  // A failure waits `every` more batches before the next try, not one.
+  const auto retry = [&](const std::string& why) {
+    checkpoint_retry_at_.store(unsaved_batches_.load(std::memory_order_relaxed) + every);
+    return engram::fail(why);
+  };
   if (first)
     if (auto done = first(); !done)
-      return engram::fail(done.error());
+      return retry(done.error());
   if (auto saved = save_indexes_locked(); !saved)
-    return engram::fail(saved.error());
+    return retry(saved.error());
+  checkpoint_retry_at_.store(0);
   return true;
 }
 

@@ -456,6 +456,8 @@ private:
   /// Batches that changed the indexes since the snapshot was written (or since the open
   /// that rebuilt them): journaled while the mark stands (replayed ones counted too).
   std::atomic<std::uint64_t> unsaved_batches_{0};
+  /// After a checkpoint that failed: unsaved_batches_ it waits for before the next try.
+  std::atomic<std::uint64_t> checkpoint_retry_at_{0};
   /// since_snapshot's answers: what the journal holds (replayed at open, then written).
   std::map<std::string, changes_since_snapshot> since_;
   mutable std::mutex since_mutex_;

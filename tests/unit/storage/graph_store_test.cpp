@@ -1003,6 +1003,49 @@ TEST_F(IndexSnapshotTest, AJournalRowThatDoesNotHoldTogetherIsRebuiltFromTheRows
   EXPECT_EQ(answers(*store_), after);
 }
 
+TEST_F(IndexSnapshotTest, ACheckpointSavesAfterEveryNBatchesAndAFailedOneWaitsNMoreBeforeTryingAgain) {
+  int tried = 0;
+  bool fail_first = true;
+  auto first = [&]() -> engram::result<void> {
+    ++tried;
+    if (fail_first)
+      return engram::fail("dedup's snapshot not written");
+    return {};
+  };
+  fill(0, 9);
+  auto r = store_->checkpoint_indexes(10, first);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(*r) << "9 batches: not due";
+  fill(9, 10);
+  r = store_->checkpoint_indexes(10, first);
+  EXPECT_FALSE(r) << "due, and the other snapshot failed";
+  EXPECT_EQ(tried, 1);
+  EXPECT_FALSE(store_->indexes_current()) << "nothing of the store's written after the other's failure";
+  fill(10, 15);
+  r = store_->checkpoint_indexes(10, first);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(*r) << "a failure waits 10 more batches, not one";
+  EXPECT_EQ(tried, 1);
+  fail_first = false;
+  fill(15, 20);
+  r = store_->checkpoint_indexes(10, first);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(tried, 2);
+  EXPECT_TRUE(store_->indexes_current());
+  const auto live = answers(*store_);
+  fill(20, 25);
+  r = store_->checkpoint_indexes(10, first);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(*r) << "the count starts again at the save";
+  const auto later = answers(*store_);
+  reopen();  // a kill: the checkpoint's snapshot and 5 journal rows
+  ASSERT_TRUE(store_->indexes_origin().from_snapshot) << store_->indexes_origin().why_rebuilt;
+  EXPECT_EQ(store_->indexes_origin().journal_rows, 5u);
+  EXPECT_EQ(answers(*store_), later);
+  EXPECT_NE(later, live);
+}
+
 TEST_F(IndexSnapshotTest, ASnapshotThatIsNotWhatItsMarkNamesIsRebuiltNeverServed) {
   fill(0, 200);
   const auto live = answers(*store_);
