@@ -9,8 +9,8 @@
 #                        bench SUBCOMMAND: one engram_bench benchmark; bench all: every one; bench console [RUNS]:
 #                        the web console's first load and 500-node graph in headless chromium)
 #   tools/dev.sh train   rebuild the models trained here, from tools/train/data/ with Debian's PyTorch (installs
-#                        python3-torch and wamerican-huge; never run by CI, which checks their checksums): the
-#                        name model (reading/models/names.bin), the relation classifier
+#                        python3-torch, python3-sklearn and wamerican-huge; never run by CI, which checks their
+#                        checksums): the name model (reading/models/names.bin), the relation classifier
 #                        (reading/models/relations.bin) and recall's query head
 #                        (embedding/models/query_head.bin); train names / relations / recall: one of them;
 #                        train --repro: train each twice on a slice and compare the bytes; train --curve: the
@@ -96,7 +96,7 @@ build() {
 
 # The name model (docs/training.md): word lists from a dictionary and faker, features and
 # evaluation by engram_train_names (the C++ the tagger runs), learning by train.py (PyTorch).
-train_packages=(python3-torch wamerican-huge)
+train_packages=(python3-torch python3-sklearn wamerican-huge)
 train() {
   local missing=() p which=all mode=""
   case "${1:-}" in names | recall | relations) which="$1"; shift ;; esac

@@ -61,26 +61,34 @@ def fuse(lists, k):
     return score
 
 
+def messages(c, vec, cfg):
+    """One conversation's messages as the simulation searches them: their ids, the encoder's
+    vectors as they are, the vectors searched (a reply with half the vector of the message it
+    answers) and the BM25 index (a reply with the words of the two messages before it)."""
+    ms, cid = c["messages"], c["id"]
+    ids = [m["id"] for m in ms]
+    raw = np.array([vec[(cid, i)] for i in ids], dtype=np.float64)
+    m_vec = raw.copy()
+    docs = {}
+    for j, m in enumerate(ms):
+        t = bm25.terms(m["text"])
+        if j > 0 and ms[j - 1]["from"] != m["from"]:
+            m_vec[j] = raw[j] + 0.5 * raw[j - 1]
+            if cfg.get("reply_words", True):
+                t += bm25.terms(ms[j - 1]["text"]) + (bm25.terms(ms[j - 2]["text"]) if j > 1 else [])
+        if cfg.get("next") and j + 1 < len(ms):
+            m_vec[j] = m_vec[j] + cfg["next"] * raw[j + 1]
+        docs[j] = t
+    m_vec /= np.linalg.norm(m_vec, axis=1, keepdims=True)
+    return ids, raw, m_vec, docs, bm25.BM25(docs)
+
+
 def evaluate(convs, vec, head, glove, cfg):
     hits = total = 0
     k = cfg.get("k", 30)
     for c in convs:
         ms, cid = c["messages"], c["id"]
-        ids = [m["id"] for m in ms]
-        m_vec = np.array([vec[(cid, i)] for i in ids], dtype=np.float64)
-        raw = m_vec.copy()
-        docs = {}
-        for j, m in enumerate(ms):
-            t = bm25.terms(m["text"])
-            if j > 0 and ms[j - 1]["from"] != m["from"]:
-                m_vec[j] = raw[j] + 0.5 * raw[j - 1]
-                if cfg.get("reply_words", True):
-                    t += bm25.terms(ms[j - 1]["text"]) + (bm25.terms(ms[j - 2]["text"]) if j > 1 else [])
-            if cfg.get("next") and j + 1 < len(ms):
-                m_vec[j] = m_vec[j] + cfg["next"] * raw[j + 1]
-            docs[j] = t
-        m_vec /= np.linalg.norm(m_vec, axis=1, keepdims=True)
-        index = bm25.BM25(docs)
+        ids, raw, m_vec, docs, index = messages(c, vec, cfg)
         vocab = sorted({w for m in ms for w in words(m["text"]) if w in glove["index"]}) if cfg.get("expand") else []
         vocab_vec = glove["vectors"][[glove["index"][w] for w in vocab]] if vocab else None
         for q in c["questions"]:
@@ -137,12 +145,17 @@ LEVERS = [
 ]
 
 
-def main():
+def arguments():
+    """The options every simulation takes: the embedding tool, the encoder, the query head, the
+    word vectors."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tool", required=True)
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--head", required=True)
-    ap.add_argument("--glove", required=True)
+    for name in ("--tool", "--model", "--head", "--glove"):
+        ap.add_argument(name, required=True)
+    return ap
+
+
+def main():
+    ap = arguments()
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     rows, vectors = trainer.embed(a.tool, a.model, a.files,
