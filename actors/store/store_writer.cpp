@@ -10,6 +10,7 @@
 #include <csignal>
 #include <pthread.h>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <variant>
 
@@ -182,6 +183,21 @@ void save_snapshots(resolver* r) {
     logger().warn("vector index snapshots not written after a forget: {}", saved.error());
 }
 
+/// Fault injection for the test of a save answered while a checkpoint runs (docs/tests.md):
+/// with ENGRAM_FAULT_CHECKPOINT_HOLD=PATH in its environment, each checkpoint waits as it
+/// begins until the file PATH exists. Unset: never.
+void hold_checkpoint() {
+  static const std::string path = [] {
+    const char* v = std::getenv("ENGRAM_FAULT_CHECKPOINT_HOLD");
+    return std::string(v ? v : "");
+  }();
+  if (path.empty())
+    return;
+  logger().info("ENGRAM_FAULT_CHECKPOINT_HOLD: a checkpoint waits for {}", path);
+  while (!std::filesystem::exists(path))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 /// Writes dedup's snapshots and then the store's indexes when r->snapshot_every batches
 /// changed the store's indexes since they were written: an open after a crash then indexes
 /// again at most that many batches' worth (docs/architecture.md, "What an open loads"). A
@@ -190,7 +206,10 @@ void checkpoint(storage::graph_store& store, resolver* r) {
   if (!r || !r->dedup || r->snapshot_dir.empty() || r->snapshot_every == 0)
     return;
   const auto t0 = std::chrono::steady_clock::now();
-  auto saved = store.checkpoint_indexes(r->snapshot_every, [r] { return r->dedup->save(r->snapshot_dir); });
+  auto saved = store.checkpoint_indexes(r->snapshot_every, [r] {
+    hold_checkpoint();
+    return r->dedup->save(r->snapshot_dir);
+  });
   if (!saved)
     logger().warn("snapshots not written after {} batches: {}", r->snapshot_every, saved.error());
   else if (*saved)
@@ -361,13 +380,24 @@ struct record_handler {
 
 }  // namespace
 
-storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
-                                storage::apply_outcome* outcome, services::applied_event* answer) {
+namespace {
+
+/// resolve_and_apply without its checkpoint: the applier tells the waiting caller between the
+/// two, so that a save is not answered a checkpoint later.
+storage::errc resolve_and_apply_record(storage::graph_store& store, resolver* r, const log_record& rec,
+                                       storage::apply_outcome* outcome, services::applied_event* answer) {
   services::applied_event ignored;
   if (!answer)
     answer = &ignored;
-  const auto e = rec.payload ? std::visit(record_handler{store, r, rec.position, outcome, answer}, *rec.payload)
-                             : resolve_message(store, r, rec.position, nullptr, nullptr, outcome, answer);
+  return rec.payload ? std::visit(record_handler{store, r, rec.position, outcome, answer}, *rec.payload)
+                     : resolve_message(store, r, rec.position, nullptr, nullptr, outcome, answer);
+}
+
+}  // namespace
+
+storage::errc resolve_and_apply(storage::graph_store& store, resolver* r, const log_record& rec,
+                                storage::apply_outcome* outcome, services::applied_event* answer) {
+  const auto e = resolve_and_apply_record(store, r, rec, outcome, answer);
   if (e == storage::errc::ok)
     checkpoint(store, r);
   return e;
@@ -464,7 +494,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
             std::this_thread::sleep_for(apply_delay());
           storage::apply_outcome outcome{};
           services::applied_event answer;
-          r.error = resolve_and_apply(*st.store, st.resolve.get(), rec, &outcome, &answer);
+          r.error = resolve_and_apply_record(*st.store, st.resolve.get(), rec, &outcome, &answer);
           if (r.error != storage::errc::ok)
             break;  // the consumer stops; nothing after the failure is applied
           ++r.done;
@@ -475,6 +505,7 @@ stage_actor::behavior_type store_writer(stage_actor::stateful_pointer<store_writ
             case storage::apply_outcome::skipped: ++r.skipped; break;
           }
           tell(st, rec, outcome, std::move(answer));
+          checkpoint(*st.store, st.resolve.get());  // after the answer: a save does not wait for it
         }
         st.counters->count_applied(r.applied);
         st.counters->count_duplicates(r.duplicates);

@@ -1,8 +1,12 @@
 // A restart of engramd as an operator sees it: after a stop it loads the store's in-memory
-// indexes from the snapshot the stop wrote; after a kill -9 that followed writes it rebuilds
-// them from the store. Either way recall answers as the running engramd did, and as a store
+// indexes from the snapshot the stop wrote; after a kill -9 that followed writes it loads
+// that snapshot and applies the journal of the batches since, or the snapshot a checkpoint
+// wrote while it ran. Either way recall answers as the running engramd did, and as a store
 // rebuilt from engram-log by a replay does.
 #include "tests/integration/support.hpp"
+
+#include <cstdlib>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -117,6 +121,48 @@ TEST(Restart, AStopsSnapshotIsLoadedAKillNineAfterWritesAppliesItsJournalAndReca
     EXPECT_EQ(count_said(log, "loaded from the snapshot and 0 journal rows"), 2u) << "the stop wrote a new one";
     EXPECT_EQ(answers(port), before_kill);
   }
+}
+
+// With storage.snapshot_every = 1 every batch is followed by a checkpoint: the save is
+// answered while the checkpoint after it is still held, and a kill -9 after the checkpoint
+// reopens from its snapshot.
+TEST(Restart, ASaveIsAnsweredWhileTheCheckpointAfterItRunsAndAKillAfterItOpensFromItsSnapshot) {
+  test::temp_dir dir("restart-checkpoint");
+  const auto log = dir.sub("engramd.log");
+  const auto release = dir.sub("release-the-checkpoint");
+  auto broker = test::start_broker();
+  const auto args = test::engramd_args(
+      broker->bootstrap(), dir.sub("data"),
+      {std::string("auth.tokens=[{token: ") + token_acme + ", organization_id: acme, scopes: [read, write]}]",
+       "storage.snapshot_every=1"});
+  const std::string held = "ENGRAM_FAULT_CHECKPOINT_HOLD: a checkpoint waits for";
+  const std::string written = "snapshots written after 1 batches";
+  nlohmann::json saved;
+  {
+    ::setenv("ENGRAM_FAULT_CHECKPOINT_HOLD", release.c_str(), 1);
+    test::engramd engramd(args, log);
+    ::unsetenv("ENGRAM_FAULT_CHECKPOINT_HOLD");
+    const auto port = engramd.port();
+    ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
+    saved = test::mcp_call(port, token_acme, "save_knowledge",
+                           {{"type", "fact"},
+                            {"title", "Lisbon lease"},
+                            {"content", "The Lisbon office renews its lease with Arcadia Properties in March."},
+                            {"confidence", 0.9}});
+    ASSERT_FALSE(saved.contains("error")) << saved << test::tail(log);
+    ASSERT_TRUE(test::wait_until([&] { return count_said(log, held) == 1; }, 60s)) << test::tail(log);
+    EXPECT_EQ(count_said(log, written), 0u) << "answered before its checkpoint ended";
+    std::ofstream{release};  // lets the checkpoint go on
+    ASSERT_TRUE(test::wait_until([&] { return count_said(log, written) == 1; }, 60s)) << test::tail(log);
+    engramd.kill9();
+  }
+  test::engramd engramd(args, log);
+  const auto port = engramd.port();
+  ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(log);
+  EXPECT_EQ(count_said(log, "text and passage indexes loaded from the snapshot"), 1u) << test::tail(log);
+  EXPECT_FALSE(test::mcp_call(port, token_acme, "get_knowledge", {{"id", saved["id"]}}).contains("error"));
+  EXPECT_TRUE(test::has_id(test::recall_ids(port, token_acme, "when does the Lisbon lease renew"), saved["id"]));
+  EXPECT_EQ(engramd.terminate(10s), 0) << test::tail(log);
 }
 
 }  // namespace
