@@ -30,7 +30,7 @@ using json = nlohmann::json;
 class ReplayTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    auto loaded = embedding::use_lite_embedder::load(ENGRAM_MODEL_PATH);
+    auto loaded = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH);  // what engramd runs
     ASSERT_TRUE(loaded) << loaded.error();
     model_ = loaded->release();
     stream_ = new std::vector<actors::log_record>(build_stream());
@@ -169,12 +169,12 @@ protected:
     }
   }
 
-  static embedding::use_lite_embedder* model_;
+  static embedding::use_lite_int8_embedder* model_;
   static std::vector<actors::log_record>* stream_;
   std::vector<std::string> dirs_;
 };
 
-embedding::use_lite_embedder* ReplayTest::model_ = nullptr;
+embedding::use_lite_int8_embedder* ReplayTest::model_ = nullptr;
 std::vector<actors::log_record>* ReplayTest::stream_ = nullptr;
 
 TEST_F(ReplayTest, SameStreamTwiceGivesTheSameDigest) {
