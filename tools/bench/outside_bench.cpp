@@ -256,8 +256,9 @@ int outside(const outside_options& o) {
   if (!kept)
     std::filesystem::remove_all(dir);
   const std::size_t messages = o.entries / entries_per_message + 100;
-  const auto events = evaluation::synthetic::dense_events(messages + o.queries, {"acme"});
-  const std::vector<std::string> stored(events.begin(), events.end() - static_cast<std::ptrdiff_t>(o.queries));
+  // The stored mail, then the queries' messages, then the mail the crash step writes.
+  const auto events = evaluation::synthetic::dense_events(messages + o.queries + crash_entries, {"acme"});
+  const std::vector<std::string> stored(events.begin(), events.begin() + static_cast<std::ptrdiff_t>(messages));
   const char* commit = std::getenv("ENGRAM_COMMIT");  // set by tools/dev.sh bench
   std::printf(
       "outside: one organisation of dense mail grown to %zu entries, storage.memory_mb %zu, %u cores, commit %s\n",
@@ -384,8 +385,7 @@ int outside(const outside_options& o) {
   {
     outside_options more = o;
     more.entries = b.entries + crash_entries;
-    const auto later = evaluation::synthetic::dense_events(messages + o.queries + crash_entries, {"acme"});
-    (void)build_store(more, crashed, later, b, /*keep=*/false, /*save_at_end=*/false);
+    (void)build_store(more, crashed, events, b, /*keep=*/false, /*save_at_end=*/false);
   }
   const double ready_crashed = start(crashed);
   engramd.reset();
