@@ -38,6 +38,18 @@ protected:
   static void TearDownTestSuite() {
     delete model_;
     delete stream_;
+    delete one_run_;
+  }
+
+  /// The digest of the whole stream applied in one run to a store of its own, computed once
+  /// per suite: what an interrupted run must end at.
+  const std::string& one_run_digest() {
+    if (!one_run_) {
+      auto full = open(dir("full"), "");
+      apply(*full, 0, stream_->size());
+      one_run_ = new std::string(full->store->digest());
+    }
+    return *one_run_;
   }
 
   /// Every event of the stream, extracted and embedded once (what the extractor stage does).
@@ -170,11 +182,13 @@ protected:
   }
 
   static embedding::use_lite_int8_embedder* model_;
+  static std::string* one_run_;
   static std::vector<actors::log_record>* stream_;
   std::vector<std::string> dirs_;
 };
 
 embedding::use_lite_int8_embedder* ReplayTest::model_ = nullptr;
+std::string* ReplayTest::one_run_ = nullptr;
 std::vector<actors::log_record>* ReplayTest::stream_ = nullptr;
 
 TEST_F(ReplayTest, SameStreamTwiceGivesTheSameDigest) {
@@ -194,9 +208,7 @@ TEST_F(ReplayTest, SameStreamTwiceGivesTheSameDigest) {
 }
 
 TEST_F(ReplayTest, RestartFromSnapshotOrRebuildGivesTheSameDigest) {
-  auto full = open(dir("full"), "");
-  apply(*full, 0, stream_->size());
-  const auto want = full->store->digest();
+  const auto want = one_run_digest();
   const std::size_t half = stream_->size() / 2;
   for (bool snapshot : {true, false}) {
     auto path = dir(snapshot ? "snap" : "rebuild");
@@ -224,9 +236,7 @@ TEST_F(ReplayTest, RestartFromSnapshotOrRebuildGivesTheSameDigest) {
 }
 
 TEST_F(ReplayTest, AStopsSnapshotsAreLoadedAsCurrentAndTheRestAppliesAsInOneRun) {
-  auto full = open(dir("full"), "");
-  apply(*full, 0, stream_->size());
-  const auto want = full->store->digest();
+  const auto want = one_run_digest();
   const auto path = dir("stopped");
   const auto snaps = path + "/vector-index";
   std::size_t vectors = 0;
@@ -309,9 +319,7 @@ TEST_F(ReplayTest, AnEntryForgottenAfterTheStopsSnapshotsStaysHiddenFromDedupAft
 }
 
 TEST_F(ReplayTest, SnapshotsAreWrittenEverySoManyBatchesSoACrashReindexesAtMostThatMany) {
-  auto full = open(dir("full-every"), "");
-  apply(*full, 0, stream_->size());
-  const auto want = full->store->digest();
+  const auto want = one_run_digest();
   const auto path = dir("every");
   const auto snaps = path + "/vector-index";
   constexpr std::uint64_t every = 25;
