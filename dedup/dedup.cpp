@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -193,54 +194,87 @@ engram::result<index_stats> deduplicator::reopen() {
   return open(dir);
 }
 
-bool deduplicator::load_snapshot(const std::string& dir, const std::string& org, std::uint64_t last, bool current,
-                                 org_index& oi) const {
-  const auto identity = store_->identity();
-  // A snapshot: <name> (hnswlib), <name>.sum (its checksum), <name>.ids (the store's
-  // identity, the last seq covered, then "seq id" lines).
-  auto base = dir + "/" + snapshot_name(org);
-  std::ifstream ids(base + ".ids");
-  std::string snap_identity;
+/// One organisation's snapshot as its files hold it: <name> (hnswlib) with <name>.sum (its
+/// checksum), and <name>.ids (the store's identity, the last seq covered, then "seq id"
+/// lines). `index` null: there is none, or it is unreadable (then it is rebuilt from the
+/// store: why it was refused does not matter).
+struct snapshot_reads::file {
+  std::string identity;
   std::uint64_t covered = 0;
+  detail::label_ids ids;
+  std::unique_ptr<storage::vector_index> index;
+
+  static std::unique_ptr<file> read(const std::string& base, const storage::vector_index_options& opts) {
+    auto f = std::make_unique<file>();
+    std::ifstream ids(base + ".ids");
+    if (!(ids >> f->identity >> f->covered))
+      return f;
+    auto loaded = storage::vector_index::load(base, 0, opts);
+    if (!loaded)
+      return f;
+    f->index = std::move(*loaded);
+    std::uint64_t seq;
+    std::string id;
+    while (ids >> seq >> id)
+      f->ids.emplace(seq, id);
+    return f;
+  }
+};
+
+snapshot_reads::snapshot_reads() = default;
+snapshot_reads::~snapshot_reads() = default;
+snapshot_reads::snapshot_reads(snapshot_reads&&) noexcept = default;
+snapshot_reads& snapshot_reads::operator=(snapshot_reads&&) noexcept = default;
+
+snapshot_reads snapshot_reads::read(const std::string& dir, const storage::vector_index_options& index) {
+  const auto t0 = std::chrono::steady_clock::now();
+  snapshot_reads out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (name.ends_with(".hnsw"))
+      out.by_name_[name] = file::read(it->path().string(), index);
+  }
+  out.seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+bool deduplicator::load_snapshot(const std::string& dir, const std::string& org, std::uint64_t last, bool current,
+                                 org_index& oi, snapshot_reads& ahead) const {
+  const auto name = snapshot_name(org);
+  auto found = ahead.by_name_.find(name);
+  auto snap = found != ahead.by_name_.end() ? std::move(found->second)
+                                            : snapshot_reads::file::read(dir + "/" + name, opts_.index);
   // Since the store's snapshot: what was removed (hidden below), or the organisation
   // dropped (then this file predates what it holds now, or was written after; either
   // way it is rebuilt from the rows).
   const auto since = current ? store_->since_snapshot(org) : storage::changes_since_snapshot{};
-  if (ids >> snap_identity >> covered && snap_identity == identity && covered <= last && !since.dropped) {
-    // An unreadable snapshot is rebuilt from the store: why it was refused does not matter.
-    if (auto loaded = storage::vector_index::load(base, opts_.dim, opts_.index)) {
-      std::uint64_t seq;
-      std::string id;
-      while (ids >> seq >> id)
-        oi.ids.emplace(seq, id);
-      if (oi.ids.size() >= (*loaded)->size()) {
-        oi.index = std::move(*loaded);
-        oi.last_seq = covered;
-        // Entries removed (expired) after the snapshot was written: hidden as the live
-        // index hid them (hnswlib keeps a removed vector in the graph either way).
-        std::vector<std::uint64_t> gone;
-        if (!current)
-          oi.ids.for_each([&](std::uint64_t label, std::string_view id) {
-            if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
-              gone.push_back(label);
-          });
-        else  // the journal names them: no read of each id
-          for (auto label : since.removed_vectors)
-            if (oi.ids.find(label))
-              gone.push_back(label);
-        for (auto label : gone) {
-          oi.index->remove(label);
-          oi.ids.erase(label);
-        }
-      } else {
-        oi.ids.clear();
-      }
-    }
+  if (!snap->index || snap->identity != store_->identity() || snap->covered > last || since.dropped ||
+      snap->index->dim() != opts_.dim || snap->ids.size() < snap->index->size())
+    return false;
+  oi.index = std::move(snap->index);
+  oi.ids = std::move(snap->ids);
+  oi.last_seq = snap->covered;
+  // Entries removed (expired) after the snapshot was written: hidden as the live index hid
+  // them (hnswlib keeps a removed vector in the graph either way).
+  std::vector<std::uint64_t> gone;
+  if (!current)
+    oi.ids.for_each([&](std::uint64_t label, std::string_view id) {
+      if (auto e = store_->get_entry(org, std::string(id)); !e && e.error() == storage::errc::not_found)
+        gone.push_back(label);
+    });
+  else  // the journal names them: no read of each id
+    for (auto label : since.removed_vectors)
+      if (oi.ids.find(label))
+        gone.push_back(label);
+  for (auto label : gone) {
+    oi.index->remove(label);
+    oi.ids.erase(label);
   }
-  return oi.index != nullptr;
+  return true;
 }
 
-engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) {
+engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir, snapshot_reads ahead) {
   std::unique_lock lock(mutex_);
   orgs_.clear();
   snapshot_dir_ = snapshot_dir;
@@ -249,7 +283,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir) 
   const bool current = store_->indexes_current();
   for (const auto& [org, last] : store_->vector_sequences()) {
     auto oi = std::make_unique<org_index>();
-    if (!snapshot_dir.empty() && load_snapshot(snapshot_dir, org, last, current, *oi))
+    if (!snapshot_dir.empty() && load_snapshot(snapshot_dir, org, last, current, *oi, ahead))
       ++st.loaded;
     if (!oi->index) {
       oi->index = std::make_unique<storage::vector_index>(opts_.dim, opts_.index);

@@ -54,6 +54,30 @@ struct index_stats {
   std::size_t rebuilt = 0;
 };
 
+/// Every organisation's snapshot files in a directory, read ahead of deduplicator::open() (on
+/// another thread while the store opens) and not yet checked against any store: open() takes
+/// those valid for its store instead of reading the files again, and drops the rest.
+class snapshot_reads {
+public:
+  /// Reads each snapshot in `dir` as open() would (`index`: the options it builds with).
+  [[nodiscard]] static snapshot_reads read(const std::string& dir, const storage::vector_index_options& index);
+
+  snapshot_reads();
+  ~snapshot_reads();
+  snapshot_reads(snapshot_reads&&) noexcept;
+  snapshot_reads& operator=(snapshot_reads&&) noexcept;
+
+  /// How long read() took (for the log of a start).
+  [[nodiscard]] double seconds() const noexcept { return seconds_; }
+
+private:
+  friend class deduplicator;
+  double seconds_ = 0;
+  struct file;
+  /// By file name (deduplicator's snapshot_name of the organisation).
+  std::map<std::string, std::unique_ptr<file>> by_name_;
+};
+
 class deduplicator {
 public:
   deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts);
@@ -67,7 +91,9 @@ public:
   /// these snapshots, then the store's, and a forget writes these again, so they are no older
   /// than the store's, whose journal then names the vectors removed since
   /// (graph_store::since_snapshot) and the organisations dropped, which are rebuilt.
-  [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir);
+  /// `ahead`: the snapshots of `snapshot_dir` already read (snapshot_reads::read), taken
+  /// instead of reading the files.
+  [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir, snapshot_reads ahead = {});
 
   /// Decides dedup for every entry of one event. Fills `out` (one per entry: outcome,
   /// merged_into, supports edges, vector_seq), `near` (conflicting near-duplicates per
@@ -112,8 +138,8 @@ private:
   /// Loads an organisation's snapshot from `dir` into `oi` when it is valid for the store
   /// (`last`: the highest vector sequence the store handed out; `current`: the store's
   /// indexes_current), hiding the vectors removed since; false when there is none to load.
-  bool load_snapshot(const std::string& dir, const std::string& org, std::uint64_t last, bool current,
-                     org_index& oi) const;
+  bool load_snapshot(const std::string& dir, const std::string& org, std::uint64_t last, bool current, org_index& oi,
+                     snapshot_reads& ahead) const;
 
   std::shared_ptr<const storage::graph_store> store_;
   dedup_options opts_;

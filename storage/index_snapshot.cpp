@@ -75,7 +75,7 @@ engram::result<void> kv_graph_store::save_indexes_locked() {
   if (!sum)
     return engram::fail(sum.error());
   kv_batch mark;
-  mark.put(cf_meta, meta_tag::indexes, encode_u64(sum->size) + encode_u64(sum->hash));
+  mark.put(cf_meta, meta_tag::indexes, encode_u64(sum->size) + encode_u64(sum->hash) + static_cast<char>(sum->kind));
   if (auto e = kv_->write(mark); e != errc::ok)
     return engram::fail("cannot mark the indexes snapshot current: " + to_string(e));
   indexes_marked_.store(true, std::memory_order_release);
@@ -88,9 +88,13 @@ std::string kv_graph_store::load_indexes() {
     return mark.error() == errc::not_found
                ? "no snapshot marked current: a first open, a crash during a save, or the last open could not load it"
                : "cannot read the snapshot's mark: " + to_string(mark.error());
-  if (mark->size() != 16)
-    return "the snapshot's mark is not 16 bytes";
-  auto in = snapshot_in::open(indexes_dir_ + "/" + main_file, {decode_u64(*mark), decode_u64(mark->substr(8))});
+  // The mark: size and checksum (u64 each), then the checksum's kind (one byte; a mark of 16
+  // bytes, the first format, is FNV-1a).
+  const bool tagged = mark->size() == 17 && static_cast<std::uint8_t>((*mark)[16]) <= 1;
+  if (mark->size() != 16 && !tagged)
+    return "the snapshot's mark is not 16 or 17 bytes";
+  const auto kind = tagged ? static_cast<sum_kind>((*mark)[16]) : sum_kind::fnv1a;
+  auto in = snapshot_in::open(indexes_dir_ + "/" + main_file, {decode_u64(*mark), decode_u64(mark->substr(8)), kind});
   if (!in)
     return in.error();
   if (in->bytes_of(magic.size()) != magic || in->u32() != format || in->bytes() != identity())

@@ -2,10 +2,15 @@
 
 #include "base/hash.hpp"
 
+#include <xxhash.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <new>
+#include <vector>
 #include <unistd.h>
 
 namespace engram::storage::detail {
@@ -14,10 +19,44 @@ namespace {
 constexpr std::size_t buffer_bytes = 1 << 20;
 }
 
+running_sum::running_sum(sum_kind kind) : kind_(kind), fnv_(fnv1a_seed) {
+  if (kind_ == sum_kind::xxh3) {
+    xxh_ = XXH3_createState();
+    if (xxh_ == nullptr)
+      throw std::bad_alloc();
+    XXH3_64bits_reset(xxh_);
+  }
+}
+
+running_sum::~running_sum() { XXH3_freeState(xxh_); }
+
+void running_sum::add(std::string_view bytes) {
+  size_ += bytes.size();
+  if (kind_ == sum_kind::xxh3)
+    XXH3_64bits_update(xxh_, bytes.data(), bytes.size());
+  else
+    fnv_ = fnv1a(bytes, fnv_);
+}
+
+file_sum running_sum::done() const { return {size_, kind_ == sum_kind::xxh3 ? XXH3_64bits_digest(xxh_) : fnv_, kind_}; }
+
+engram::result<file_sum> sum_of_file(const std::string& path, sum_kind kind) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f)
+    return engram::fail("cannot read '" + path + "'");
+  running_sum sum(kind);
+  std::vector<char> buf(buffer_bytes);
+  std::size_t got;
+  while ((got = std::fread(buf.data(), 1, buf.size(), f.get())) > 0)
+    sum.add(std::string_view(buf.data(), got));
+  if (std::ferror(f.get()))
+    return engram::fail("cannot read '" + path + "'");
+  return sum.done();
+}
+
 snapshot_out::snapshot_out(std::string path) : path_(std::move(path)) {
   f_ = std::fopen((path_ + ".tmp").c_str(), "wb");
   failed_ = f_ == nullptr;
-  sum_.hash = fnv1a_seed;
   buf_.reserve(buffer_bytes);
 }
 
@@ -42,8 +81,7 @@ void snapshot_out::raw(const void* p, std::size_t n) {
 }
 
 void snapshot_out::drain() {
-  sum_.hash = fnv1a(buf_, sum_.hash);
-  sum_.size += buf_.size();
+  sum_.add(buf_);
   if (!failed_ && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
     failed_ = true;
   buf_.clear();
@@ -62,7 +100,7 @@ engram::result<file_sum> snapshot_out::install() {
   std::filesystem::rename(tmp, path_, ec);
   if (ec)
     return engram::fail("cannot install '" + path_ + "': " + ec.message());
-  return sum_;
+  return sum_.done();
 }
 
 engram::result<snapshot_in> snapshot_in::open(const std::string& path, const file_sum& want) {
@@ -77,7 +115,9 @@ engram::result<snapshot_in> snapshot_in::open(const std::string& path, const fil
   in.data_.resize(size);
   if (!f.read(in.data_.data(), static_cast<std::streamsize>(size)))
     return engram::fail("cannot read '" + path + "'");
-  if (fnv1a(in.data_) != want.hash)
+  running_sum sum(want.kind);
+  sum.add(in.data_);
+  if (sum.done().hash != want.hash)
     return engram::fail("'" + path + "' is not the file its mark names (its checksum differs)");
   return in;
 }

@@ -1,7 +1,7 @@
 // The only translation unit that includes hnswlib (its headers define non-inline symbols).
 
 #include "storage/vector_index.hpp"
-#include "base/hash.hpp"
+#include "storage/internal/snapshot_file.hpp"
 
 #include <hnswlib/hnswlib.h>
 
@@ -10,7 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <system_error>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace engram::storage {
 
@@ -18,23 +23,150 @@ namespace {
 
 constexpr std::size_t initial_capacity = 1024;
 
-/// Size and FNV-1a of a file: what a snapshot's sidecar records, checked before hnswlib
-/// reads the file (its loader trusts the bytes it is given).
-bool fingerprint(const std::string& path, std::uint64_t* size, std::uint64_t* hash) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::uint64_t h = fnv1a_seed, n = 0;
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    auto got = static_cast<std::size_t>(in.gcount());
-    h = fnv1a(std::string_view(buf.data(), got), h);
-    n += got;
+/// A file mapped read-only for as long as it is held (a snapshot is checked and parsed in
+/// place: no copy of its bytes beside the index built from them).
+class mapped_file {
+public:
+  static engram::result<mapped_file> open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return engram::fail("cannot open it");
+    struct stat st {};
+    mapped_file m;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      m.size_ = static_cast<std::size_t>(st.st_size);
+      void* at = ::mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      m.data_ = at == MAP_FAILED ? nullptr : static_cast<const char*>(at);
+      if (m.data_)
+        ::madvise(const_cast<char*>(m.data_), m.size_, MADV_SEQUENTIAL);
+    }
+    ::close(fd);
+    if (!m.data_)
+      return engram::fail("cannot read it");
+    return m;
   }
-  *size = n;
-  *hash = h;
-  return true;
+  mapped_file(mapped_file&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(o.size_) {}
+  mapped_file& operator=(mapped_file&&) = delete;
+  ~mapped_file() {
+    if (data_)
+      ::munmap(const_cast<char*>(data_), size_);
+  }
+  [[nodiscard]] std::string_view bytes() const { return {data_, size_}; }
+
+private:
+  mapped_file() = default;
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// A cursor over a snapshot's bytes; throws std::runtime_error past their end.
+struct byte_cursor {
+  std::string_view bytes;
+  std::size_t at = 0;
+
+  template <class T>
+  void take(T& v) {
+    if (bytes.size() - at < sizeof v)
+      throw std::runtime_error("truncated");
+    std::memcpy(&v, bytes.data() + at, sizeof v);
+    at += sizeof v;
+  }
+  const char* skip(std::size_t n) {
+    if (bytes.size() - at < n)
+      throw std::runtime_error("truncated");
+    at += n;
+    return bytes.data() + at - n;
+  }
+};
+
+/// hnswlib 0.6.2's header into `h`, checked against what this build writes; the element
+/// count (h.cur_element_count stays 0 until the link lists are held: hnswlib's destructor
+/// walks that many, also after a throw from here).
+std::size_t read_hnsw_header(hnswlib::HierarchicalNSW<float>& h, hnswlib::SpaceInterface<float>& space,
+                             byte_cursor& in) {
+  using hnswlib::labeltype;
+  using hnswlib::linklistsizeint;
+  using hnswlib::tableint;
+  decltype(h.cur_element_count) n = 0;
+  in.take(h.offsetLevel0_);
+  in.take(h.max_elements_);
+  in.take(n);
+  in.take(h.size_data_per_element_);
+  in.take(h.label_offset_);
+  in.take(h.offsetData_);
+  in.take(h.maxlevel_);
+  in.take(h.enterpoint_node_);
+  in.take(h.maxM_);
+  in.take(h.maxM0_);
+  in.take(h.M_);
+  in.take(h.mult_);
+  in.take(h.ef_construction_);
+  h.data_size_ = space.get_data_size();
+  h.fstdistfunc_ = space.get_dist_func();
+  h.dist_func_param_ = space.get_dist_func_param();
+  h.size_links_per_element_ = h.maxM_ * sizeof(tableint) + sizeof(linklistsizeint);
+  h.size_links_level0_ = h.maxM0_ * sizeof(tableint) + sizeof(linklistsizeint);
+  if (h.offsetLevel0_ != 0 || h.maxM_ == 0 || h.maxM_ > 10000 || h.maxM0_ > 20000 ||
+      h.offsetData_ != h.size_links_level0_ || h.label_offset_ != h.offsetData_ + h.data_size_ ||
+      h.size_data_per_element_ != h.label_offset_ + sizeof(labeltype) || n > h.max_elements_ ||
+      (n > 0 && h.enterpoint_node_ >= n) || !(h.mult_ > 0))
+    throw std::runtime_error("a header this build does not write (another space or hnswlib)");
+  return n;
+}
+
+/// Reads what hnswlib 0.6.2's saveIndex wrote into `h` (constructed bare, its pointers null):
+/// what its loadIndex sets, from bytes in memory. loadIndex's check of the layout asks the
+/// file's position twice an element (two lseek calls each, and a refill of its buffer after
+/// each skip): most of an open at a million vectors. Here the layout is checked in one pass
+/// over memory before anything is allocated; throws std::runtime_error when it does not hold.
+void read_hnsw(hnswlib::HierarchicalNSW<float>& h, hnswlib::SpaceInterface<float>& space, std::string_view bytes) {
+  using hnswlib::tableint;
+  byte_cursor in{bytes};
+  const std::size_t n = read_hnsw_header(h, space, in);
+  if ((bytes.size() - in.at) / h.size_data_per_element_ < n)
+    throw std::runtime_error("truncated level 0");
+  const char* level0 = in.skip(n * h.size_data_per_element_);
+  const std::size_t lists_at = in.at;
+  for (std::size_t i = 0; i < n; ++i) {
+    unsigned int size;
+    in.take(size);
+    if (size % h.size_links_per_element_ != 0)
+      throw std::runtime_error("a link list that does not hold together");
+    in.skip(size);
+  }
+  if (in.at != bytes.size())
+    throw std::runtime_error("bytes after the last link list");
+  const std::size_t capacity = std::max<std::size_t>(h.max_elements_, 1);
+  h.data_level0_memory_ = static_cast<char*>(std::malloc(capacity * h.size_data_per_element_));
+  h.linkLists_ = static_cast<char**>(std::malloc(sizeof(void*) * capacity));
+  if (!h.data_level0_memory_ || !h.linkLists_)
+    throw std::bad_alloc();
+  std::memcpy(h.data_level0_memory_, level0, n * h.size_data_per_element_);
+  std::vector<std::mutex>(h.max_elements_).swap(h.link_list_locks_);
+  std::vector<std::mutex>(hnswlib::HierarchicalNSW<float>::max_update_element_locks).swap(h.link_list_update_locks_);
+  h.visited_list_pool_ = new hnswlib::VisitedListPool(1, static_cast<int>(h.max_elements_));
+  h.element_levels_ = std::vector<int>(h.max_elements_);
+  h.cur_element_count = n;  // element_levels_ all 0: the destructor frees only lists held
+  h.revSize_ = 1.0 / h.mult_;
+  h.ef_ = 10;
+  h.label_lookup_.reserve(n);
+  in.at = lists_at;
+  for (std::size_t i = 0; i < n; ++i) {
+    h.label_lookup_[h.getExternalLabel(static_cast<tableint>(i))] = static_cast<tableint>(i);
+    unsigned int size;
+    in.take(size);
+    h.linkLists_[i] = nullptr;
+    if (size == 0)
+      continue;
+    h.linkLists_[i] = static_cast<char*>(std::malloc(size));
+    if (!h.linkLists_[i])
+      throw std::bad_alloc();
+    std::memcpy(h.linkLists_[i], in.skip(size), size);
+    h.element_levels_[i] = static_cast<int>(size / h.size_links_per_element_);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (h.isMarkedDeleted(static_cast<tableint>(i)))
+      h.num_deleted_ += 1;
 }
 
 /// hnswlib's view of a quantised vector: [scale: 4 bytes][q: dim bytes], distance
@@ -178,12 +310,14 @@ engram::result<void> vector_index::save(const std::string& path) const {
   } catch (const std::exception& e) {  // hnswlib reports I/O failures by throwing
     return engram::fail("cannot write vector index '" + tmp + "': " + e.what());
   }
-  std::uint64_t size = 0, hash = 0;
-  if (!fingerprint(tmp, &size, &hash))
+  auto sum = storage::detail::sum_of_file(tmp, storage::detail::sum_kind::xxh3);
+  if (!sum)
     return engram::fail("cannot read back vector index '" + tmp + "'");
   {
+    // The sidecar: dimension, size, checksum and its kind ("xxh3"; a sidecar of three
+    // numbers, the first format, is FNV-1a).
     std::ofstream side(path + ".sum.tmp", std::ios::trunc);
-    side << p_->dim << ' ' << size << ' ' << hash << '\n';
+    side << p_->dim << ' ' << sum->size << ' ' << sum->hash << " xxh3\n";
     if (!side.flush())
       return engram::fail("cannot write '" + path + ".sum.tmp'");
   }
@@ -203,16 +337,27 @@ engram::result<std::unique_ptr<vector_index>> vector_index::load(const std::stri
   std::uint64_t want_dim = 0, want_size = 0, want_hash = 0;
   if (!(side >> want_dim >> want_size >> want_hash))
     return fail("no readable checksum file");
+  std::string kind_name;
+  side >> kind_name;
+  if (!kind_name.empty() && kind_name != "xxh3")
+    return fail("checksum of unknown kind '" + kind_name + "'");
+  const auto kind = kind_name.empty() ? storage::detail::sum_kind::fnv1a : storage::detail::sum_kind::xxh3;
+  if (want_dim == 0)
+    return fail("dimension 0 in its checksum file");
+  if (dim == 0)
+    dim = want_dim;
   if (want_dim != dim)
     return fail("dimension " + std::to_string(want_dim) + ", expected " + std::to_string(dim));
-  std::uint64_t size = 0, hash = 0;
-  if (!fingerprint(path, &size, &hash))
-    return fail("cannot read");
-  if (size != want_size || hash != want_hash)
+  auto file = mapped_file::open(path);
+  if (!file)
+    return fail(file.error());
+  storage::detail::running_sum sum(kind);
+  sum.add(file->bytes());
+  if (sum.done().size != want_size || sum.done().hash != want_hash)
     return fail("checksum mismatch (truncated or changed)");
   auto p = std::make_unique<impl>(dim, opts);
   // hnswlib 0.6.2: the loading constructor leaves num_deleted_ uninitialised, and the bare
-  // constructor initialises nothing. Zero what loadIndex reads or counts before it sets it.
+  // constructor initialises nothing. Zero what read_hnsw reads or counts before it sets it.
   p->hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&p->space);
   auto& h = *p->hnsw;
   h.num_deleted_ = 0;
@@ -221,7 +366,7 @@ engram::result<std::unique_ptr<vector_index>> vector_index::load(const std::stri
   h.linkLists_ = nullptr;
   h.visited_list_pool_ = nullptr;
   try {
-    h.loadIndex(path, &p->space);
+    read_hnsw(h, p->space, file->bytes());
   } catch (const std::exception& e) {
     return fail(e.what());
   }

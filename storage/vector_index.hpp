@@ -68,7 +68,7 @@ public:
   /// Writes the index to `path` (atomically: a temporary file, then rename).
   [[nodiscard]] engram::result<void> save(const std::string& path) const;
   /// Reads an index written by save(); an error when the file is missing, truncated or
-  /// for another dimension.
+  /// for another dimension (`dim` 0: the dimension it was written with).
   [[nodiscard]] static engram::result<std::unique_ptr<vector_index>> load(const std::string& path, std::size_t dim,
                                                                           vector_index_options opts);
 

@@ -39,7 +39,7 @@ packages=(
   libcaf-dev librocksdb-dev libhnswlib-dev nlohmann-json3-dev libboost-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
-  libeigen3-dev libicu-dev libstemmer-dev liblink-grammar-dev libre2-dev libjemalloc-dev
+  libeigen3-dev libicu-dev libstemmer-dev liblink-grammar-dev libre2-dev libjemalloc-dev libxxhash-dev
   kcat curl libtest-json-schema-acceptance-perl python3
   poppler-utils groff clang-format-14 clang-14
   chromium

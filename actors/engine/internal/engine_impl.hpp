@@ -15,6 +15,7 @@
 #include "actors/ingest/producer.hpp"
 #include "actors/mcp/saves.hpp"
 #include "actors/store/store_writer.hpp"
+#include "dedup/dedup.hpp"
 #include "embedding/query_head.hpp"
 #include "embedding/type_model.hpp"
 #include "mcp/mcp.hpp"
@@ -32,6 +33,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -84,6 +86,9 @@ struct engine::impl {
   /// The sentence parser that picks the relation model's pairs (with the model only).
   std::shared_ptr<const reading::sentence_parser> parser;
   std::shared_ptr<actors::resolver> resolve;
+  /// The dedup indexes' snapshots, read on another thread while the store opens: open_store
+  /// starts the read, open_resolver takes what it read.
+  std::future<dedup::snapshot_reads> dedup_ahead;
   /// The data keys of sealed engram-log records (kafka.topics.keys).
   std::shared_ptr<ingest::key_ring> keys;
   caf::actor_system_config caf_cfg;

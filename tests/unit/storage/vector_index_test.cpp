@@ -2,6 +2,8 @@
 // hnswlib 0.6.2's uninitialised num_deleted_ on load), refusal of damaged files.
 
 #include "storage/vector_index.hpp"
+#include "base/hash.hpp"
+#include "storage/internal/snapshot_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -156,13 +158,19 @@ TEST(VectorIndex, ARemovedVectorIsInNoSnapshot) {
   }
 }
 
-TEST(VectorIndex, DamagedOrForeignSnapshotsAreRefused) {
-  auto data = unit_vectors(200, 16, 9);
-  storage::vector_index index(16);
+/// An index of `n` clustered vectors of 16 dimensions, labels 1..n.
+std::unique_ptr<storage::vector_index> index_of(std::size_t n, unsigned seed) {
+  auto index = std::make_unique<storage::vector_index>(16);
+  auto data = unit_vectors(n, 16, seed);
   for (std::size_t i = 0; i < data.size(); ++i)
-    index.add(i + 1, data[i]);
+    index->add(i + 1, data[i]);
+  return index;
+}
+
+TEST(VectorIndex, DamagedOrForeignSnapshotsAreRefused) {
+  const auto index = index_of(200, 9);
   auto path = temp("damaged");
-  auto saved = index.save(path);
+  auto saved = index->save(path);
   ASSERT_TRUE(saved) << saved.error();
   auto other_dim = storage::vector_index::load(path, 32, {});
   ASSERT_FALSE(other_dim);
@@ -176,6 +184,104 @@ TEST(VectorIndex, DamagedOrForeignSnapshotsAreRefused) {
   EXPECT_NE(missing.error().find("no readable checksum file"), std::string::npos) << missing.error();
   std::filesystem::remove(path);
   std::filesystem::remove(path + ".sum");
+}
+
+TEST(VectorIndex, ALayoutThatDoesNotHoldTogetherIsRefusedEvenWithAMatchingChecksum) {
+  const auto index = index_of(300, 5);
+  auto path = temp("layout");
+  ASSERT_TRUE(index->save(path));
+  std::ifstream in(path, std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Each damaged file gets a sidecar that matches it: only the reader of the layout stands
+  // between it and the index.
+  auto load_as = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    auto sum = storage::detail::sum_of_file(path, storage::detail::sum_kind::xxh3);
+    EXPECT_TRUE(sum);
+    std::ofstream(path + ".sum", std::ios::trunc) << "16 " << sum->size << ' ' << sum->hash << " xxh3\n";
+    return storage::vector_index::load(path, 16, {});
+  };
+  const auto refused = [&](const std::string& bytes, const std::string& why) {
+    auto loaded = load_as(bytes);
+    ASSERT_FALSE(loaded) << why;
+    EXPECT_NE(loaded.error().find(why), std::string::npos) << loaded.error();
+  };
+  refused(good + std::string(4, '\0'), "bytes after the last link list");
+  refused(good.substr(0, good.size() - 3), "truncated");
+  refused(good.substr(0, 40), "truncated");
+  std::string other_space = good;
+  other_space[3 * 8] ^= 1;  // size_data_per_element_: another vector size
+  refused(other_space, "a header this build does not write");
+  auto again = load_as(good);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_EQ((*again)->size(), index->size());
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".sum");
+}
+
+TEST(VectorIndex, ASidecarOfTheFirstFormatIsCheckedWithFnv1aAndAnUnknownKindIsRefused) {
+  const auto index = index_of(200, 4);
+  auto path = temp("first-format");
+  ASSERT_TRUE(index->save(path));
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  {
+    std::ifstream side(path + ".sum");
+    std::string line;
+    std::getline(side, line);
+    EXPECT_EQ(line.substr(line.size() - 5), " xxh3") << line;
+  }
+  auto write_sidecar = [&](const std::string& line) { std::ofstream(path + ".sum", std::ios::trunc) << line << '\n'; };
+  // Three numbers, as the first snapshots were written: dimension, size, FNV-1a.
+  write_sidecar("16 " + std::to_string(bytes.size()) + " " + std::to_string(fnv1a(bytes)));
+  auto old = storage::vector_index::load(path, 16, {});
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_EQ((*old)->size(), index->size());
+  // The same FNV-1a named as XXH3 is a mismatch, not a load.
+  write_sidecar("16 " + std::to_string(bytes.size()) + " " + std::to_string(fnv1a(bytes)) + " xxh3");
+  auto wrong = storage::vector_index::load(path, 16, {});
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().find("checksum mismatch"), std::string::npos) << wrong.error();
+  write_sidecar("16 " + std::to_string(bytes.size()) + " 1 md5");
+  auto unknown = storage::vector_index::load(path, 16, {});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().find("unknown kind 'md5'"), std::string::npos) << unknown.error();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".sum");
+}
+
+TEST(SnapshotFile, AFileIsMarkedWithXxh3AndAMarkOfEitherKindChecksItsBytes) {
+  using namespace storage::detail;
+  const auto path = temp("snapshot-file");
+  std::string payload;
+  for (int i = 0; i < 300000; ++i)  // past the 1 MiB buffer: the sum runs over several drains
+    payload += static_cast<char>('a' + i % 23);
+  snapshot_out out(path);
+  out.bytes(payload);
+  out.u32(7);
+  auto sum = out.install();
+  ASSERT_TRUE(sum) << sum.error();
+  EXPECT_EQ(sum->kind, sum_kind::xxh3);
+  auto again = sum_of_file(path, sum_kind::xxh3);
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_EQ(*again, *sum);
+  auto in = snapshot_in::open(path, *sum);
+  ASSERT_TRUE(in) << in.error();
+  EXPECT_EQ(in->bytes(), payload);
+  EXPECT_EQ(in->u32(), 7u);
+  EXPECT_TRUE(in->ok() && in->at_end());
+  // A mark of the first format: FNV-1a of the same bytes.
+  auto fnv = sum_of_file(path, sum_kind::fnv1a);
+  ASSERT_TRUE(fnv) << fnv.error();
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(fnv->hash, fnv1a(bytes));
+  EXPECT_NE(fnv->hash, sum->hash);
+  EXPECT_TRUE(snapshot_in::open(path, *fnv));
+  auto swapped = snapshot_in::open(path, {sum->size, sum->hash, sum_kind::fnv1a});
+  ASSERT_FALSE(swapped);
+  EXPECT_NE(swapped.error().find("checksum differs"), std::string::npos) << swapped.error();
+  std::filesystem::remove(path);
 }
 
 }  // namespace
