@@ -43,6 +43,11 @@ std::vector<schemas::vector8> unit_vectors(std::size_t n, std::size_t dim, unsig
   return q;
 }
 
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 std::string temp(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("engram-vi-" + std::to_string(::getpid()) + "-" + name)).string();
 }
@@ -137,10 +142,6 @@ TEST(VectorIndex, ARemovedVectorIsInNoSnapshot) {
     index.add(i + 1, data[i]);
   // The bytes of vector 42 as hnswlib stores them (its int8 values after the scale).
   const std::string forgotten(data[41].q.begin(), data[41].q.end());
-  auto bytes_of = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
   const auto before = temp("before"), after = temp("after");
   ASSERT_TRUE(index.save(before));
   EXPECT_NE(bytes_of(before).find(forgotten), std::string::npos);
@@ -190,8 +191,7 @@ TEST(VectorIndex, ALayoutThatDoesNotHoldTogetherIsRefusedEvenWithAMatchingChecks
   const auto index = index_of(300, 5);
   auto path = temp("layout");
   ASSERT_TRUE(index->save(path));
-  std::ifstream in(path, std::ios::binary);
-  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string good = bytes_of(path);
   // Each damaged file gets a sidecar that matches it: only the reader of the layout stands
   // between it and the index.
   auto load_as = [&](const std::string& bytes) {
@@ -223,8 +223,7 @@ TEST(VectorIndex, ASidecarOfTheFirstFormatIsCheckedWithFnv1aAndAnUnknownKindIsRe
   const auto index = index_of(200, 4);
   auto path = temp("first-format");
   ASSERT_TRUE(index->save(path));
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = bytes_of(path);
   {
     std::ifstream side(path + ".sum");
     std::string line;
@@ -273,8 +272,7 @@ TEST(SnapshotFile, AFileIsMarkedWithXxh3AndAMarkOfEitherKindChecksItsBytes) {
   // A mark of the first format: FNV-1a of the same bytes.
   auto fnv = sum_of_file(path, sum_kind::fnv1a);
   ASSERT_TRUE(fnv) << fnv.error();
-  std::ifstream f(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string bytes = bytes_of(path);
   EXPECT_EQ(fnv->hash, fnv1a(bytes));
   EXPECT_NE(fnv->hash, sum->hash);
   EXPECT_TRUE(snapshot_in::open(path, *fnv));
