@@ -235,15 +235,10 @@ def judge(p_none, items):
     return float((none > floor).mean()), float(auc), len(none), len(answered)
 
 
-def main():
-    ap = levers.arguments()
-    ap.add_argument("--train", nargs="+", required=True)
-    ap.add_argument("--dev", nargs="+", required=True)
-    ap.add_argument("--heldout", nargs="*", default=[], help="measured only, at the floor the development set gives")
-    ap.add_argument("--more-none", help="questions with no answer written apart for the training conversations "
-                    "(DIR/<file name>), used to learn only, never judged")
-    a = ap.parse_args()
-    from sklearn.ensemble import GradientBoostingClassifier
+def prepare(a):
+    """The training conversations (with the questions written apart when --more-none names
+    them, and the set of their ids), the development ones, the encoder's vectors of every
+    message and question (also of --heldout), the word vectors and the query head."""
     work = tempfile.mkdtemp(prefix="engram-abstain-")
     train_convs = [json.load(open(f)) for f in a.train]
     extra = set()
@@ -258,10 +253,27 @@ def main():
         merged.append(os.path.join(work, c["id"] + ".json"))
         json.dump(c, open(merged[-1], "w"))
     dev_convs = [json.load(open(f)) for f in a.dev]
-    rows, vectors = levers.trainer.embed(a.tool, a.model, merged + a.dev + a.heldout, os.path.join(work, "vectors"))
+    rows, vectors = levers.trainer.embed(a.tool, a.model, merged + a.dev + getattr(a, "heldout", []),
+                                         os.path.join(work, "vectors"))
     vec = {(r["conversation"], r["id"]): vectors[i] for i, r in enumerate(rows)}
-    glove = Glove(a.glove)
-    head = levers.load_head(a.head)
+    return train_convs, extra, dev_convs, vec, Glove(a.glove), levers.load_head(a.head)
+
+
+def gbm(x, y):
+    from sklearn.ensemble import GradientBoostingClassifier
+    return GradientBoostingClassifier(n_estimators=200, max_depth=3, learning_rate=0.05, subsample=0.8,
+                                      random_state=7).fit(x, y)
+
+
+def main():
+    ap = levers.arguments()
+    ap.add_argument("--train", nargs="+", required=True)
+    ap.add_argument("--dev", nargs="+", required=True)
+    ap.add_argument("--heldout", nargs="*", default=[], help="measured only, at the floor the development set gives")
+    ap.add_argument("--more-none", help="questions with no answer written apart for the training conversations "
+                    "(DIR/<file name>), used to learn only, never judged")
+    a = ap.parse_args()
+    train_convs, extra, dev_convs, vec, glove, head = prepare(a)
     dev = retrieve(dev_convs, vec, head)
     dev_x = np.array([features(it, glove) for it in dev])
     by_conv = collections.OrderedDict()
@@ -281,8 +293,7 @@ def main():
         rows_ = [(x, it) for c in chosen for x, it in zip(train_x[c], by_conv[c]) if with_extra or not it["extra"]]
         x = np.array([r[0] for r in rows_])[:, cols]
         y = np.array([r[1]["none"] for r in rows_], dtype=int)
-        return GradientBoostingClassifier(n_estimators=200, max_depth=3, learning_rate=0.05, subsample=0.8,
-                                          random_state=7).fit(x, y), int(y.sum())
+        return gbm(x, y), int(y.sum())
 
     def report(what, pn, auc, nn, na):
         print(f"{what}: abstains on {pn:.3f} of {nn} with no answer at 2 % of {na} answered lost; AUC {auc:.3f}")
