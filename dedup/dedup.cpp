@@ -4,6 +4,7 @@
 #include "base/hex.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -107,6 +108,9 @@ struct deduplicator::org_index {
   std::unique_ptr<storage::vector_index> index;
   detail::label_ids ids;
   std::uint64_t last_seq = 0;
+  /// Its snapshot files hold exactly this index (loaded with nothing added or hidden since,
+  /// or saved since the last change): save() leaves them as they are.
+  mutable std::atomic<bool> on_disk{false};
   /// Alone to change index, ids and last_seq; shared to read them (deduplicator::mutex_).
   mutable std::shared_mutex mutex;
 };
@@ -131,8 +135,10 @@ void deduplicator::forget(const std::string& org, std::uint64_t seq) {
   if (it == orgs_.end())
     return;
   std::unique_lock own(it->second->mutex);
-  if (it->second->ids.erase(seq))
+  if (it->second->ids.erase(seq)) {
     it->second->index->remove(seq);
+    it->second->on_disk = false;
+  }
 }
 
 void deduplicator::drop(const std::string& org) {
@@ -271,6 +277,7 @@ bool deduplicator::load_snapshot(const std::string& dir, const std::string& org,
     oi.index->remove(label);
     oi.ids.erase(label);
   }
+  oi.on_disk = gone.empty();
   return true;
 }
 
@@ -300,10 +307,13 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir, 
           oi->index->add(seq, v);
           oi->ids.emplace(seq, id);
           oi->last_seq = seq;
+          oi->on_disk = false;
           return true;
         });
     // The highest sequence handed out, even when its vector was removed since: the next
     // vector gets the number it got live.
+    if (last > oi->last_seq)
+      oi->on_disk = false;  // its file names an older last sequence
     oi->last_seq = std::max(oi->last_seq, last);
     if (bad_dim)
       return engram::fail("the store's vectors of organisation '" + org + "' do not have " + std::to_string(opts_.dim) +
@@ -317,7 +327,7 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir, 
   return st;
 }
 
-engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
+engram::result<std::size_t> deduplicator::save(const std::string& snapshot_dir) const {
   std::lock_guard saving(save_mutex_);  // one writer of the snapshot files
   std::shared_lock lock(mutex_);        // no organisation added or dropped meanwhile
   if (poisoned_)
@@ -327,11 +337,14 @@ engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
   if (ec)
     return engram::fail("cannot create '" + snapshot_dir + "': " + ec.message());
   const auto identity = store_->identity();
+  std::size_t written = 0;
   for (const auto& [org, oi] : orgs_) {
     std::shared_lock own(oi->mutex);  // no vector added to it while it is written
+    if (oi->on_disk && snapshot_dir == snapshot_dir_)
+      continue;  // what its files hold: a stop after an idle run, or an organisation untouched since
     auto base = snapshot_dir + "/" + snapshot_name(org);
     if (auto saved = oi->index->save(base); !saved)
-      return saved;
+      return engram::fail(saved.error());
     std::ofstream ids(base + ".ids.tmp", std::ios::trunc);
     ids << identity << ' ' << oi->last_seq << '\n';
     oi->ids.for_each([&](std::uint64_t seq, std::string_view id) { ids << seq << ' ' << id << '\n'; });
@@ -341,8 +354,10 @@ engram::result<void> deduplicator::save(const std::string& snapshot_dir) const {
     std::filesystem::rename(base + ".ids.tmp", base + ".ids", ec);
     if (ec)
       return engram::fail("cannot install '" + base + ".ids': " + ec.message());
+    oi->on_disk = snapshot_dir == snapshot_dir_;
+    ++written;
   }
-  return {};
+  return written;
 }
 
 namespace {
@@ -473,6 +488,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
       r.vector_seq = ++oi->last_seq;
       oi->index->add(r.vector_seq, en.embedding);
       oi->ids.emplace(r.vector_seq, f.id);
+      oi->on_disk = false;
     }
     overlay.emplace(f.id, std::move(f));
   }

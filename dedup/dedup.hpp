@@ -117,8 +117,10 @@ public:
   /// meanwhile; searches wait.
   [[nodiscard]] engram::result<index_stats> reopen();
 
-  /// Writes every organisation's snapshot (when not poisoned).
-  [[nodiscard]] engram::result<void> save(const std::string& snapshot_dir) const;
+  /// Writes every organisation's snapshot (when not poisoned), but for those whose files in
+  /// the directory open() read already hold exactly their index (loaded with nothing added or
+  /// hidden since, or saved since their last change). The number of organisations written.
+  [[nodiscard]] engram::result<std::size_t> save(const std::string& snapshot_dir) const;
 
   /// Searchable vectors in one organisation's index.
   [[nodiscard]] std::size_t size(const std::string& organization_id) const;

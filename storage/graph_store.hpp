@@ -565,8 +565,10 @@ public:
   /// that changes the indexes also writes what it did to them in a journal row of the same
   /// RocksDB batch, and an open applies those rows after the snapshot: after a stop, a crash
   /// or a kill -9 alike the indexes are what the process held. A save deletes the rows with
-  /// the old mark. Batches wait while a save runs. A store in memory has nothing to save.
-  [[nodiscard]] virtual engram::result<void> save_indexes() = 0;
+  /// the old mark. Batches wait while a save runs. A store in memory has nothing to save, nor
+  /// has one whose mark stands with no batch since it was written or loaded (journal rows
+  /// replayed at the open count as batches): true when it wrote them.
+  [[nodiscard]] virtual engram::result<bool> save_indexes() = 0;
   /// When at least `every` (> 0) batches changed the in-memory indexes since their snapshot
   /// was written (since the open, when it rebuilt them): runs `first` (the snapshot of other
   /// derived state, dedup's) and then save_indexes, with no batch written in between, so

@@ -24,11 +24,17 @@ constexpr const char* main_file = "indexes.bin";
 
 }  // namespace
 
-engram::result<void> kv_graph_store::save_indexes() {
+engram::result<bool> kv_graph_store::save_indexes() {
   if (indexes_dir_.empty())
-    return {};
+    return false;
   std::unique_lock gate(save_gate_);
-  return save_indexes_locked();
+  // The mark names what is held and no batch (nor journal row replayed at the open) changed it
+  // since: the files are these indexes already (a stop after an idle run writes nothing).
+  if (indexes_marked_.load(std::memory_order_acquire) && unsaved_batches_.load(std::memory_order_relaxed) == 0)
+    return false;
+  if (auto saved = save_indexes_locked(); !saved)
+    return engram::fail(saved.error());
+  return true;
 }
 
 engram::result<bool> kv_graph_store::checkpoint_indexes(std::uint64_t every,

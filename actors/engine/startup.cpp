@@ -150,8 +150,11 @@ void engine::impl::save_store_indexes() {
   // next start.
   if (!store || store_failed)
     return;
-  if (auto saved = store->save_indexes())
+  if (auto saved = store->save_indexes(); saved && *saved)
     logging::get(logging::module::store).info("text and passage indexes written to {}/indexes", cfg.storage.path);
+  else if (saved)
+    logging::get(logging::module::store)
+        .info("text and passage indexes not written: {}/indexes holds them (nothing changed since)", cfg.storage.path);
   else
     logging::get(logging::module::store).warn("text and passage indexes not written: {}", saved.error());
 }

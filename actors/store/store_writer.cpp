@@ -30,7 +30,8 @@ bool save_snapshots_at_stop(const resolver& r) {
   if (!r.dedup || r.snapshot_dir.empty())
     return true;
   if (auto saved = r.dedup->save(r.snapshot_dir)) {
-    logger().info("vector index snapshots written to {}", r.snapshot_dir);
+    logger().info("vector index snapshots written to {} ({} organisations; the others' files hold them)",
+                  r.snapshot_dir, *saved);
     return true;
   } else {
     logger().warn("vector index snapshots not written: {}", saved.error());
@@ -206,9 +207,11 @@ void checkpoint(storage::graph_store& store, resolver* r) {
   if (!r || !r->dedup || r->snapshot_dir.empty() || r->snapshot_every == 0)
     return;
   const auto t0 = std::chrono::steady_clock::now();
-  auto saved = store.checkpoint_indexes(r->snapshot_every, [r] {
+  auto saved = store.checkpoint_indexes(r->snapshot_every, [r]() -> engram::result<void> {
     hold_checkpoint();
-    return r->dedup->save(r->snapshot_dir);
+    if (auto saved = r->dedup->save(r->snapshot_dir); !saved)
+      return engram::fail(saved.error());
+    return {};
   });
   if (!saved)
     logger().warn("snapshots not written after {} batches: {}", r->snapshot_every, saved.error());

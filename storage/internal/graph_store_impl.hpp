@@ -180,7 +180,7 @@ public:
   std::vector<std::optional<std::string>> get_passages(const std::string& org,
                                                        std::span<const std::string> ids) const override;
   std::pair<std::size_t, std::size_t> passage_counts() const override;
-  engram::result<void> save_indexes() override;
+  engram::result<bool> save_indexes() override;
   engram::result<bool> checkpoint_indexes(std::uint64_t every,
                                           const std::function<engram::result<void>()>& first) override;
   indexes_opened indexes_origin() const override { return indexes_opened_; }

@@ -19,6 +19,7 @@
 #include <map>
 #include <tuple>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace engram;
@@ -316,6 +317,70 @@ TEST_F(ReplayTest, AnEntryForgottenAfterTheStopsSnapshotsStaysHiddenFromDedupAft
   auto third = open(path, snaps);
   ASSERT_TRUE(third->store->indexes_current()) << third->store->indexes_origin().why_rebuilt;
   EXPECT_FALSE(finds(*third)) << "the journal names the vector removed after dedup's snapshot";
+  // A stop now writes dedup's file again (it holds the vector hidden at this open), then the
+  // store's snapshot, which drops the journal: the next open has only the files to go by.
+  auto written = third->resolve.dedup->save(snaps);
+  ASSERT_TRUE(written) << written.error();
+  EXPECT_GE(*written, 1u);
+  auto saved = third->store->save_indexes();
+  ASSERT_TRUE(saved) << saved.error();
+  EXPECT_TRUE(*saved) << "the journal's rows were replayed at the open";
+  third.reset();
+  auto fourth = open(path, snaps);
+  EXPECT_EQ(fourth->store->indexes_origin().journal_rows, 0u);
+  EXPECT_FALSE(finds(*fourth)) << "dedup's file was written without the vector";
+}
+
+TEST_F(ReplayTest, AStopWithNothingChangedSinceTheOpenRewritesNoSnapshotAndTheNextOpenLoadsTheSame) {
+  const auto want = one_run_digest();
+  const auto path = dir("idle");
+  const auto snaps = path + "/vector-index";
+  const auto stop = [&](run& r) {  // dedup's snapshots, then the store's: what each wrote
+    auto written = r.resolve.dedup->save(snaps);
+    EXPECT_TRUE(written) << written.error();
+    auto saved = r.store->save_indexes();
+    EXPECT_TRUE(saved) << saved.error();
+    return std::pair{written ? *written : 0, saved && *saved};
+  };
+  // Each snapshot file's inode: a save writes a new file and renames it into place.
+  const auto inodes = [&] {
+    std::map<std::string, ino_t> out;
+    for (const auto& d : {snaps, path + "/indexes"})
+      for (const auto& f : std::filesystem::directory_iterator(d)) {
+        struct stat st {};
+        EXPECT_EQ(::stat(f.path().c_str(), &st), 0) << f.path();
+        out[f.path().string()] = st.st_ino;
+      }
+    return out;
+  };
+  {
+    auto first = open(path, snaps);
+    apply(*first, 0, stream_->size() / 2);
+    const auto [organisations, store] = stop(*first);
+    EXPECT_GT(organisations, 0u);
+    EXPECT_TRUE(store);
+  }
+  const auto before = inodes();
+  {
+    auto idle = open(path, snaps);
+    EXPECT_TRUE(idle->store->indexes_origin().from_snapshot) << idle->store->indexes_origin().why_rebuilt;
+    const auto [organisations, store] = stop(*idle);
+    EXPECT_EQ(organisations, 0u);
+    EXPECT_FALSE(store);
+  }
+  EXPECT_EQ(inodes(), before) << "a stop after an idle run rewrites nothing";
+  {
+    auto second = open(path, snaps);
+    apply(*second, stream_->size() / 2, stream_->size());
+    const auto [organisations, store] = stop(*second);
+    EXPECT_GT(organisations, 0u);
+    EXPECT_TRUE(store);
+  }
+  EXPECT_NE(inodes(), before);
+  auto third = open(path, snaps);
+  EXPECT_TRUE(third->store->indexes_origin().from_snapshot) << third->store->indexes_origin().why_rebuilt;
+  EXPECT_EQ(third->store->indexes_origin().journal_rows, 0u);
+  EXPECT_EQ(third->store->digest(), want);
 }
 
 TEST_F(ReplayTest, SnapshotsAreWrittenEverySoManyBatchesSoACrashReindexesAtMostThatMany) {
