@@ -4,7 +4,9 @@
 // the writer after each batch it commits. A recall reads these instead of a RocksDB iterator
 // per term: the terms' posting lists are plain arrays, walked a document at a time.
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -50,7 +52,8 @@ public:
   /// Forgets every organisation.
   void clear();
   /// BM25 (k1 1.2, b 0.75) over the distinct terms: the best `limit` entry ids, highest
-  /// score first, ties by id, every posting scored. Terms are summed rarest first (then by
+  /// score first, ties by id, as if every posting were scored (the commonest terms' postings
+  /// are skipped where they cannot change the best). Terms are summed rarest first (then by
   /// term), so equal inputs give equal bits.
   [[nodiscard]] std::vector<std::pair<std::string, double>> search(const std::string& org,
                                                                    const std::vector<std::string>& terms,
@@ -64,6 +67,21 @@ public:
 private:
   struct posting {
     std::uint32_t doc, tf;
+  };
+  /// One term's postings, ascending by doc, with their largest count and shortest document:
+  /// with the term's idf, the most the term adds to any score (a weight grows with the count
+  /// and falls with the length). A removal leaves them as they were: bounds still.
+  struct term_list {
+    std::vector<posting> postings;
+    std::uint32_t max_tf = 0, min_length = std::numeric_limits<std::uint32_t>::max();
+    void bound(std::uint32_t tf, std::uint32_t length) {
+      max_tf = std::max(max_tf, tf);
+      min_length = std::min(min_length, length);
+    }
+    void push_back(posting p, std::uint32_t length) {
+      postings.push_back(p);
+      bound(p.tf, length);
+    }
   };
   struct org_index;
   /// Hashes and compares doc numbers by their ids' bytes, so the id set keeps no second
@@ -86,11 +104,11 @@ private:
     }
     std::uint32_t intern(std::string_view id, std::uint32_t length, bool* added);
 
-    std::string ids;                                              // every id ever indexed, back to back
-    std::vector<std::uint32_t> id_at{0};                          // doc -> offset in ids (one more than docs)
-    std::vector<std::uint32_t> length;                            // doc -> words
-    std::unordered_set<std::uint32_t, by_id, by_id> doc_of;       // live docs, found by id
-    std::unordered_map<std::string, std::vector<posting>> terms;  // each sorted by doc
+    std::string ids;                                         // every id ever indexed, back to back
+    std::vector<std::uint32_t> id_at{0};                     // doc -> offset in ids (one more than docs)
+    std::vector<std::uint32_t> length;                       // doc -> words
+    std::unordered_set<std::uint32_t, by_id, by_id> doc_of;  // live docs, found by id
+    std::unordered_map<std::string, term_list> terms;
     std::uint64_t total_length = 0;
   };
   org_index& org_of(std::string_view org);
@@ -99,7 +117,7 @@ private:
   std::unordered_map<std::string, std::unique_ptr<org_index>> orgs_;
   // load(): the list being filled (rows come term by term).
   org_index* loading_org_ = nullptr;
-  std::vector<posting>* loading_list_ = nullptr;
+  term_list* loading_list_ = nullptr;
   std::string loading_org_name_, loading_term_;
 };
 

@@ -204,6 +204,8 @@ int run_bench(int argc, char** argv) {
                       "Build the store here and keep it; a store built there before for the same --entries is used "
                       "again, one built for fewer (or stopped short) grows on");
   outside->add_flag("--build-only", outside_opts.build_only, "Build (or grow) the store, then stop: no engramd");
+  outside->add_flag("--words-only", outside_opts.words_only,
+                    "Then time BM25 alone in process (entries and passages) in place of engramd");
   auto* cluster = app.add_subcommand(
       "cluster", "Clustered store members (store.cluster): restore rate, failover time, forwarding overhead");
   bench::cluster_options cluster_opts;

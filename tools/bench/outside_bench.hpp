@@ -27,6 +27,8 @@ struct outside_options {
   std::string store_dir;
   /// Build (or grow) the store and stop: no engramd. Exits 1 if the target was not reached.
   bool build_only = false;
+  /// Then, in place of engramd, time BM25 alone in process over the store opened read-only.
+  bool words_only = false;
 };
 
 int outside(const outside_options& o);
