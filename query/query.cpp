@@ -393,20 +393,7 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
   auto people = named_people(org, r.query);
   laps.lap(recall_stage::people);
   recall_run run(*deps_.store, org, r, now(), std::move(people), laps);
-  // A person the query names weighs their knowledge up instead of matching every message
-  // that names them: their name leaves the words searched (unless nothing else is left).
-  run.terms = deps_.terms(r.query);
-  {
-    std::set<std::string> names;
-    for (const auto& p : run.people)
-      names.insert(p.terms.begin(), p.terms.end());
-    std::vector<std::string> rest;
-    for (const auto& t : run.terms)
-      if (!names.count(t))
-        rest.push_back(t);
-    if (!rest.empty())
-      run.terms = std::move(rest);
-  }
+  run.terms = searched_terms(r.query, run.people);
   rank_lists(run);
   // Nothing close enough: no answer is the answer (a branch's own saves always answer).
   if (policy_.answer_floor > 0 && run.closest && *run.closest < policy_.answer_floor && r.branch_id.empty()) {
@@ -443,6 +430,19 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
   }
   laps.lap(recall_stage::present);
   return out;
+}
+
+std::vector<std::string> query_service::searched_terms(std::string_view query,
+                                                       const std::vector<named_person>& people) const {
+  auto terms = deps_.terms(query);
+  std::set<std::string> names;
+  for (const auto& p : people)
+    names.insert(p.terms.begin(), p.terms.end());
+  std::vector<std::string> rest;
+  for (const auto& t : terms)
+    if (!names.count(t))
+      rest.push_back(t);
+  return rest.empty() ? terms : rest;
 }
 
 void query_service::rank_lists(recall_run& run) const {

@@ -178,6 +178,12 @@ public:
   [[nodiscard]] std::vector<named_person> named_people(const std::string& organization_id,
                                                        std::string_view query) const;
 
+  /// The words a recall searches for `query`: its terms, less those of the `people` it names
+  /// (a person named weighs their knowledge up instead of matching every message that names
+  /// them), unless nothing else is left.
+  [[nodiscard]] std::vector<std::string> searched_terms(std::string_view query,
+                                                        const std::vector<named_person>& people) const;
+
   /// Seconds spent in each recall stage since start (recall_stage order).
   [[nodiscard]] std::array<double, recall_stage_count> recall_stage_seconds() const;
 

@@ -176,6 +176,44 @@ struct query_term {
 constexpr double slack = 1 + 1e-9;
 /// The documents a search's seed of the k-th score is taken from, at most (or `limit`).
 constexpr std::size_t seed_sample = 4096;
+/// A candidate looked up in a list (galloping) against a posting added: ~20 against ~4 ns.
+constexpr std::size_t probe_cost = 6;
+
+/// The best `limit` of the (score, doc) offered, a heap with the worst on top; ties by id.
+template <class Org>
+class top_k {
+public:
+  top_k(const Org& o, std::size_t limit, std::size_t offers) : o_(o), limit_(limit) {
+    held_.reserve(std::min(limit, offers) + 1);
+  }
+  void offer(double score, std::uint32_t doc) {
+    const std::pair<double, std::uint32_t> hit{score, doc};
+    if (held_.size() == limit_) {
+      if (!better(hit, held_.front()))
+        return;
+      std::pop_heap(held_.begin(), held_.end(), by_better());
+      held_.pop_back();
+    }
+    held_.push_back(hit);
+    std::push_heap(held_.begin(), held_.end(), by_better());
+  }
+  std::vector<std::pair<double, std::uint32_t>> sorted() {
+    std::sort(held_.begin(), held_.end(), by_better());
+    return std::move(held_);
+  }
+
+private:
+  [[nodiscard]] bool better(const std::pair<double, std::uint32_t>& x,
+                            const std::pair<double, std::uint32_t>& y) const {
+    return x.first != y.first ? x.first > y.first : id_less(o_.id(x.second), o_.id(y.second));
+  }
+  [[nodiscard]] auto by_better() const {
+    return [this](const auto& x, const auto& y) { return better(x, y); };
+  }
+  const Org& o_;
+  std::size_t limit_;
+  std::vector<std::pair<double, std::uint32_t>> held_;
+};
 
 /// The best `limit` documents by BM25, term at a time, rarest term first: each posting of a
 /// term added to its document's sum, so a document's sum adds its terms in `q`'s order
@@ -192,7 +230,14 @@ template <class Org, class Posting>
 class bm25_search {
 public:
   bm25_search(const Org& o, const std::vector<query_term<Posting>>& q, double avgdl, std::size_t limit)
-      : o_(o), q_(q), limit_(limit), weight_(avgdl), left_(q.size() + 1, 0.0), postings_left_(q.size() + 1, 0) {
+      : o_(o),
+        q_(q),
+        limit_(limit),
+        weight_(avgdl),
+        left_(q.size() + 1, 0.0),
+        postings_left_(q.size() + 1, 0),
+        sum_(sums()),
+        reached_(reached()) {
     for (std::size_t j = q.size(); j-- > 0;) {
       left_[j] = left_[j + 1] + q[j].bound;
       postings_left_[j] = postings_left_[j + 1] + q[j].list->size();
@@ -202,16 +247,16 @@ public:
   bm25_search& operator=(const bm25_search&) = delete;
   // The sums go back to zero however the search ends.
   ~bm25_search() {
-    for (const auto doc : reached())
-      sums()[doc] = 0.0;
+    for (const auto doc : reached_)
+      sum_[doc] = 0.0;
+    reached_.clear();
   }
 
   std::vector<std::pair<double, std::uint32_t>> run() {
-    auto& sum = sums();
-    if (sum.size() < o_.length.size())
-      sum.resize(o_.length.size(), 0.0);
-    reached().clear();
-    reached().reserve(o_.length.size());
+    if (sum_.size() < o_.length.size())
+      sum_.resize(o_.length.size(), 0.0);
+    reached_.clear();
+    reached_.reserve(o_.length.size());
     bool pruned = false;
     for (std::size_t j = 0; j < q_.size(); ++j) {
       pruned = pruned ? narrow(j) : j > 0 && prune(j);
@@ -220,7 +265,7 @@ public:
       else
         scan(q_[j]);
     }
-    return best(pruned ? candidates_ : reached());
+    return pruned ? best(candidates_) : best_of_reached();
   }
 
 private:
@@ -236,17 +281,15 @@ private:
     return t.idf * weight_(tf, o_.length[doc]);
   }
   void scan(const query_term<Posting>& t) {
-    auto& sum = sums();
     for (const auto& p : *t.list) {
-      double& s = sum[p.doc];
+      double& s = sum_[p.doc];
       if (s == 0.0)
-        reached().push_back(p.doc);
+        reached_.push_back(p.doc);
       s += add(t, p.doc, p.tf);
     }
   }
   /// The candidates (ascending) found in `t`'s postings, galloping from the last one found.
   void probe(const query_term<Posting>& t) {
-    auto& sum = sums();
     const auto& list = *t.list;
     std::size_t at = 0;
     for (const auto doc : candidates_) {
@@ -263,14 +306,14 @@ private:
       if (at == list.size())
         break;
       if (list[at].doc == doc)
-        sum[doc] += add(t, doc, list[at].tf);
+        sum_[doc] += add(t, doc, list[at].tf);
     }
   }
   /// The k-th best sum among `docs` (at least `limit_` of them): no final k-th score is lower.
   double kth(const std::uint32_t* docs, std::size_t n) const {
     std::vector<double> v(n);
     for (std::size_t i = 0; i < n; ++i)
-      v[i] = sums()[docs[i]];
+      v[i] = sum_[docs[i]];
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(limit_ - 1), v.end(), std::greater<>());
     return v[limit_ - 1];
   }
@@ -283,7 +326,7 @@ private:
     std::vector<std::pair<double, std::uint32_t>> v;
     v.reserve(n / stride + 1);
     for (std::size_t i = 0; i < n; i += stride)
-      v.emplace_back(sums()[docs[i]], docs[i]);
+      v.emplace_back(sum_[docs[i]], docs[i]);
     const auto end = v.begin() + static_cast<std::ptrdiff_t>(limit_);
     std::nth_element(v.begin(), end - 1, v.end(), std::greater<>());
     double least = std::numeric_limits<double>::infinity();
@@ -305,47 +348,57 @@ private:
   /// candidates. The score to reach is seeded from the documents of the rarest term (reached
   /// first), in fewer steps than from all.
   bool prune(std::size_t j) {
-    const auto& docs = reached();
+    const auto& docs = reached_;
     const std::size_t sample = std::min(docs.size(), std::max(limit_, q_[0].list->size()));
     if (docs.size() < limit_ || postings_left_[j] < docs.size())
       return false;  // as cheap to add the postings left as to set documents aside
     floor_ = std::max(floor_, seed(docs.data(), sample, j));
     if (left_[j] * slack >= floor_)
       return false;  // a document no term so far holds could still enter
+    // More candidates than the postings left would pay for (probe_cost), and adding those
+    // postings is cheaper: the pass over the documents stops there.
+    const std::size_t most = postings_left_[j] / (probe_cost * (q_.size() - j));
+    auto passes = [&](std::uint32_t doc) { return (sum_[doc] + left_[j]) * slack >= floor_; };
+    // Judged first on every so many documents: most searches that cannot prune stop here.
+    const std::size_t stride = std::max<std::size_t>(1, docs.size() / seed_sample);
+    std::size_t passed = 0;
+    for (std::size_t i = 0; i < docs.size(); i += stride)
+      passed += passes(docs[i]);
+    if (passed * stride > 2 * most)
+      return false;
     candidates_.clear();
-    for (const auto doc : docs)
-      if ((sums()[doc] + left_[j]) * slack >= floor_)
-        candidates_.push_back(doc);
-    if (candidates_.size() * (q_.size() - j) * 4 > postings_left_[j])
-      return false;  // too many: the postings are cheaper
+    for (const auto doc : docs) {
+      if (!passes(doc))
+        continue;
+      if (candidates_.size() == most)
+        return false;
+      candidates_.push_back(doc);
+    }
     std::sort(candidates_.begin(), candidates_.end());
     return true;
   }
   /// Before term `j`, once pruned: the candidates the terms left cannot lift far enough go.
   bool narrow(std::size_t j) {
     floor_ = std::max(floor_, kth(candidates_.data(), candidates_.size()));
-    std::erase_if(candidates_, [&](std::uint32_t doc) { return (sums()[doc] + left_[j]) * slack < floor_; });
+    std::erase_if(candidates_, [&](std::uint32_t doc) { return (sum_[doc] + left_[j]) * slack < floor_; });
     return true;
   }
+  /// The best `limit_` of `docs`' sums, best first (ties by id).
   std::vector<std::pair<double, std::uint32_t>> best(const std::vector<std::uint32_t>& docs) const {
-    auto better = [this](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
-      return x.first != y.first ? x.first > y.first : id_less(o_.id(x.second), o_.id(y.second));
-    };
-    std::vector<std::pair<double, std::uint32_t>> held;  // the best, a heap with the worst on top
-    held.reserve(std::min(limit_, docs.size()) + 1);
-    for (const auto doc : docs) {
-      const std::pair<double, std::uint32_t> hit{sums()[doc], doc};
-      if (held.size() == limit_) {
-        if (!better(hit, held.front()))
-          continue;
-        std::pop_heap(held.begin(), held.end(), better);
-        held.pop_back();
-      }
-      held.push_back(hit);
-      std::push_heap(held.begin(), held.end(), better);
+    top_k top(o_, limit_, docs.size());
+    for (const auto doc : docs)
+      top.offer(sum_[doc], doc);
+    return top.sorted();
+  }
+  /// best(reached_), each sum set back to zero on the way (one pass, not two).
+  std::vector<std::pair<double, std::uint32_t>> best_of_reached() {
+    top_k top(o_, limit_, reached_.size());
+    for (const auto doc : reached_) {
+      top.offer(sum_[doc], doc);
+      sum_[doc] = 0.0;
     }
-    std::sort(held.begin(), held.end(), better);
-    return held;
+    reached_.clear();
+    return top.sorted();
   }
 
   const Org& o_;
@@ -354,6 +407,8 @@ private:
   term_weights weight_;
   std::vector<double> left_;                // j -> the most the terms from j on add
   std::vector<std::size_t> postings_left_;  // j -> the postings of the terms from j on
+  std::vector<double>& sum_;                // the thread's sums, one a document
+  std::vector<std::uint32_t>& reached_;     // the thread's
   std::vector<std::uint32_t> candidates_;   // once pruned: ascending
   double floor_ = 0;                        // no final k-th score is lower
 };
