@@ -19,6 +19,7 @@
 #include "storage/vector_index.hpp"
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <shared_mutex>
 #include <span>
@@ -94,6 +95,16 @@ public:
   /// `ahead`: the snapshots of `snapshot_dir` already read (snapshot_reads::read), taken
   /// instead of reading the files.
   [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir, snapshot_reads ahead = {});
+  /// open() on a thread of its own, so that what a start does next (the broker's group join,
+  /// seconds of it) runs beside seconds of HNSW inserts after a crash. Every other call but
+  /// poisoned() waits for it to end; one that would change or write the indexes throws if it
+  /// failed (nothing is decided on a half-built index). Called before any other thread uses
+  /// this deduplicator.
+  void open_in_background(const std::string& snapshot_dir, snapshot_reads ahead = {});
+  /// Whether open_in_background has ended (true when it was never called).
+  [[nodiscard]] bool opened() const;
+  /// Waits for open_in_background and gives open()'s result (an error when never called).
+  [[nodiscard]] engram::result<index_stats> open_result() const;
 
   /// Decides dedup for every entry of one event. Fills `out` (one per entry: outcome,
   /// merged_into, supports edges, vector_seq), `near` (conflicting near-duplicates per
@@ -149,6 +160,10 @@ private:
   /// Where open() looked for snapshots ("" : none).
   std::string snapshot_dir_;
   std::atomic<bool> poisoned_{false};
+  /// open_in_background's open, shared by the calls that wait for it.
+  std::shared_future<engram::result<index_stats>> opening_;
+  /// Waits for opening_ (when there is one); throws, when `must_have_opened`, if it failed.
+  void wait_opened(bool must_have_opened) const;
   /// Guards the map of organisations: taken alone to add or drop one (and by open), shared to
   /// find one. Each organisation's index has a lock of its own (org_index::mutex), taken after
   /// this one: alone to add or remove a vector, shared to read. Each index has one writer

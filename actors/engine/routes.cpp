@@ -106,6 +106,8 @@ std::pair<bool, std::string> engine::impl::readiness() {
                 g.topic + ":" + std::to_string(g.partition) + ")";
     return {false, reason};
   }
+  if (resolve && resolve->dedup && !resolve->dedup->opened())
+    return {false, "opening the vector indexes of dedup"};
   if (store && members) {
     // A member taking over partitions stays in the load balancer: it answers "retry" for
     // what it restores and forwards the rest.

@@ -106,6 +106,7 @@ engram::result<void> engine::impl::start(engine_options opts) {
       {serving && cfg.store.cluster, [&] { return join_cluster(); }},
       {!replay, [&] { return start_http(opts); }},
       {store_role, [&] { return start_consumer(opts); }},
+      {store_role, [&] { return await_dedup(); }},
       {cfg.roles.extract && !replay, [&] { return start_sequencer(std::move(opts.sequencer)); }},
       {serving, [&] { return start_timers(opts); }},
       {!replay && cfg.samples.load, [&] { return produce_samples(); }},
@@ -290,19 +291,29 @@ engram::result<void> engine::impl::open_resolver(const engine_options& opts) {
     else
       logging::get(logging::module::store).info("{} data keys of '{}' deleted", *shredded, org);
   };
-  const auto t0 = std::chrono::steady_clock::now();
+  dedup_open_started = std::chrono::steady_clock::now();
   auto ahead = dedup_ahead.valid() ? dedup_ahead.get() : dedup::snapshot_reads{};
-  const auto read_ms = static_cast<long long>(ahead.seconds() * 1000);
-  auto opened = resolve->dedup->open(resolve->snapshot_dir, std::move(ahead));
+  dedup_read_seconds = ahead.seconds();
+  resolve->dedup->open_in_background(resolve->snapshot_dir, std::move(ahead));
+  return {};
+}
+
+engram::result<void> engine::impl::await_dedup() {
+  const auto waited = std::chrono::steady_clock::now();
+  auto opened = resolve->dedup->open_result();
   if (!opened)
     return engram::fail(opened.error());
   const auto& st = *opened;
+  const auto ms = [](auto from) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - from).count();
+  };
   logging::get(logging::module::engine)
       .info(
           "embedder: {} ({} dimensions); vector index: {} organisations, {} vectors ({} loaded from "
-          "snapshots read in {} ms beside the store's open, {} rebuilt) in {} ms more",
-          embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded, read_ms, st.rebuilt,
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+          "snapshots read in {} ms beside the store's open, {} rebuilt), open {} ms after the store's, beside "
+          "the consumer's start; waited {} ms for it",
+          embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded,
+          static_cast<long long>(dedup_read_seconds * 1000), st.rebuilt, ms(dedup_open_started), ms(waited));
   metrics.set_index_size(st.vectors);
   return {};
 }

@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <functional>
+#include <chrono>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,9 @@ struct engine::impl {
   /// The dedup indexes' snapshots, read on another thread while the store opens: open_store
   /// starts the read, open_resolver takes what it read.
   std::future<dedup::snapshot_reads> dedup_ahead;
+  /// When open_resolver started dedup's open, and how long its snapshots' read took.
+  std::chrono::steady_clock::time_point dedup_open_started;
+  double dedup_read_seconds = 0;
   /// The data keys of sealed engram-log records (kafka.topics.keys).
   std::shared_ptr<ingest::key_ring> keys;
   caf::actor_system_config caf_cfg;
@@ -142,8 +146,13 @@ struct engine::impl {
   engram::result<void> make_embedders();
   /// The actor system, and the broker watch's actor when Kafka is watched.
   engram::result<void> start_actors();
-  /// The vector indexes, dedup and contradiction.
+  /// Dedup and contradiction; dedup's vector indexes start opening on a thread of their own
+  /// (await_dedup waits for them).
   engram::result<void> open_resolver(const engine_options& opts);
+  /// Dedup's open ended: its figures logged, or its error the start's. Runs after the
+  /// consumer started, so the group join and the open run beside each other; meanwhile
+  /// every use of dedup waits for it, and /readyz says not ready.
+  engram::result<void> await_dedup();
   /// The store's appliers (behind a router when several) and their watch.
   engram::result<void> start_store_actor();
   /// At a stop, once no applier runs: the store's in-memory indexes written for the next start.

@@ -406,6 +406,77 @@ TEST_F(ReplayTest, SnapshotsAreWrittenEverySoManyBatchesSoACrashReindexesAtMostT
   EXPECT_EQ(after->store->digest(), want);
 }
 
+// engramd opens dedup on a thread of its own, beside the consumer's start: every use waits
+// for the open, so what is resolved right after it is decided on the whole index.
+TEST_F(ReplayTest, AnOpenInTheBackgroundIsWaitedForByEveryUseAndDecidesAsOneRun) {
+  const auto want = one_run_digest();
+  const auto path = dir("background");
+  const auto snaps = path + "/vector-index";
+  const std::size_t half = stream_->size() / 2;
+  std::size_t vectors = 0;
+  {
+    auto first = open(path, snaps);
+    apply(*first, 0, half);
+    ASSERT_TRUE(first->resolve.dedup->save(snaps));
+    apply(*first, half, half + 25);  // after the snapshot: the open adds these from the store
+    vectors = first->resolve.dedup->total_size();
+  }
+  auto opened = storage::open_graph_store({path});
+  ASSERT_TRUE(opened) << opened.error();
+  run second;
+  second.store = std::move(*opened);
+  second.resolve.dedup = std::make_unique<dedup::deduplicator>(second.store, dedup::dedup_options{});
+  second.resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(second.store);
+  second.resolve.dedup->open_in_background(snaps);
+  // At once, without waiting: the next message is decided on the whole index, and the count
+  // is the whole index's.
+  apply(second, half + 25, half + 26);
+  EXPECT_TRUE(second.resolve.dedup->opened());
+  EXPECT_GE(second.resolve.dedup->total_size(), vectors);
+  apply(second, half + 26, stream_->size());
+  EXPECT_EQ(second.store->digest(), want);
+  auto result = second.resolve.dedup->open_result();
+  ASSERT_TRUE(result) << result.error();
+  EXPECT_EQ(result->loaded, result->organizations) << "every organisation from its snapshot";
+  EXPECT_EQ(result->vectors, vectors);
+}
+
+// An open that fails (vectors of another dimension than the embedder's) decides nothing and
+// saves nothing: resolve throws, save says why, and open_result gives the error.
+TEST_F(ReplayTest, AFailedOpenInTheBackgroundLetsNothingBeDecidedOrSaved) {
+  const auto path = dir("failed");
+  {
+    auto first = open(path, "");
+    apply(*first, 0, 10);
+  }
+  auto opened = storage::open_graph_store({path});
+  ASSERT_TRUE(opened) << opened.error();
+  run second;
+  second.store = std::move(*opened);
+  dedup::dedup_options other;
+  other.dim = dedup::dedup_options{}.dim + 1;
+  second.resolve.dedup = std::make_unique<dedup::deduplicator>(second.store, other);
+  second.resolve.dedup->open_in_background("");
+  const auto result = second.resolve.dedup->open_result();
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().find("dimensions"), std::string::npos) << result.error();
+  std::size_t refused = 0;
+  for (std::size_t i = 10; i < 40; ++i) {
+    storage::apply_outcome outcome{};
+    services::applied_event answer;
+    try {
+      (void)actors::resolve_and_apply(*second.store, &second.resolve, (*stream_)[i], &outcome, &answer);
+    } catch (const std::runtime_error& e) {
+      ++refused;  // a message with entries to decide
+      EXPECT_NE(std::string(e.what()).find("did not open"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  const auto saved = second.resolve.dedup->save(path + "/vector-index");
+  ASSERT_FALSE(saved);
+  EXPECT_NE(saved.error().find("did not open"), std::string::npos) << saved.error();
+}
+
 TEST_F(ReplayTest, ASnapshotOfAnotherStoreIsNotLoaded) {
   auto a = open(dir("one"), "");
   apply(*a, 0, 60);
