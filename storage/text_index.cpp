@@ -179,6 +179,46 @@ constexpr std::size_t seed_sample = 4096;
 /// A candidate looked up in a list (galloping) against a posting added: ~20 against ~4 ns.
 constexpr std::size_t probe_cost = 6;
 
+/// A search's sums (one a document; zero: not reached yet, every score being positive) and
+/// the documents it reached, in the order first reached; all zero and empty between searches.
+struct search_scratch {
+  std::vector<double> sum;
+  std::vector<std::uint32_t> reached;
+};
+
+/// The search_scratch kept between searches, shared by every index and thread: a process
+/// holds as many as searches ran at once, each 12 bytes a document of the largest
+/// organisation it searched (8 for the sums, up to 4 for the documents reached). Kept by each
+/// thread instead, they cost that on every thread that ever searched.
+class scratch_pool {
+public:
+  std::unique_ptr<search_scratch> take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty())
+      return std::make_unique<search_scratch>();
+    auto s = std::move(free_.back());
+    free_.pop_back();
+    return s;
+  }
+  void give(std::unique_ptr<search_scratch> s) noexcept {
+    std::lock_guard lock(mutex_);
+    try {
+      free_.push_back(std::move(s));
+    } catch (const std::bad_alloc&) {  // freed instead of kept
+    }
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<search_scratch>> free_;
+};
+
+/// The process's pool (never destroyed: a search may end after static destruction began).
+scratch_pool& scratches() {
+  static auto* pool = new scratch_pool;
+  return *pool;
+}
+
 /// The best `limit` of the (score, doc) offered, a heap with the worst on top; ties by id.
 template <class Org>
 class top_k {
@@ -224,8 +264,8 @@ private:
 /// the few candidates left in the terms left (galloping) instead of adding their postings.
 /// The commonest terms, most of the postings (near-zero idf in the passages of dense mail),
 /// are then never walked. The results are the exhaustive sums' (a test compares bits; on
-/// the 1M-entry store's 1,400 searches, the same digest: docs/benchmarks.md). A thread that
-/// searches keeps 12 bytes a document of the largest organisation it searched.
+/// the 1M-entry store's 1,400 searches, the same digest: docs/benchmarks.md). A search
+/// borrows a search_scratch from the process's pool.
 template <class Org, class Posting>
 class bm25_search {
 public:
@@ -236,8 +276,9 @@ public:
         weight_(avgdl),
         left_(q.size() + 1, 0.0),
         postings_left_(q.size() + 1, 0),
-        sum_(sums()),
-        reached_(reached()) {
+        scratch_(scratches().take()),
+        sum_(scratch_->sum),
+        reached_(scratch_->reached) {
     for (std::size_t j = q.size(); j-- > 0;) {
       left_[j] = left_[j + 1] + q[j].bound;
       postings_left_[j] = postings_left_[j + 1] + q[j].list->size();
@@ -250,13 +291,12 @@ public:
     for (const auto doc : reached_)
       sum_[doc] = 0.0;
     reached_.clear();
+    scratches().give(std::move(scratch_));
   }
 
   std::vector<std::pair<double, std::uint32_t>> run() {
     if (sum_.size() < o_.length.size())
       sum_.resize(o_.length.size(), 0.0);
-    reached_.clear();
-    reached_.reserve(o_.length.size());
     bool pruned = false;
     for (std::size_t j = 0; j < q_.size(); ++j) {
       pruned = pruned ? narrow(j) : j > 0 && prune(j);
@@ -269,14 +309,6 @@ public:
   }
 
 private:
-  static std::vector<double>& sums() {
-    thread_local std::vector<double> sum;  // zero: not reached yet (every score is positive)
-    return sum;
-  }
-  static std::vector<std::uint32_t>& reached() {
-    thread_local std::vector<std::uint32_t> docs;  // in the order first reached
-    return docs;
-  }
   double add(const query_term<Posting>& t, std::uint32_t doc, std::uint32_t tf) {
     return t.idf * weight_(tf, o_.length[doc]);
   }
@@ -407,10 +439,11 @@ private:
   term_weights weight_;
   std::vector<double> left_;                // j -> the most the terms from j on add
   std::vector<std::size_t> postings_left_;  // j -> the postings of the terms from j on
-  std::vector<double>& sum_;                // the thread's sums, one a document
-  std::vector<std::uint32_t>& reached_;     // the thread's
-  std::vector<std::uint32_t> candidates_;   // once pruned: ascending
-  double floor_ = 0;                        // no final k-th score is lower
+  std::unique_ptr<search_scratch> scratch_;
+  std::vector<double>& sum_;               // scratch_'s
+  std::vector<std::uint32_t>& reached_;    // scratch_'s
+  std::vector<std::uint32_t> candidates_;  // once pruned: ascending
+  double floor_ = 0;                       // no final k-th score is lower
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 namespace {
 
@@ -609,6 +610,42 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     }
   }
   EXPECT_GT(compared, 30000u);
+}
+
+// Searches on several threads at once, of two organisations of different sizes, each borrow
+// their own sums from the shared pool and answer as one search alone does.
+TEST(TextIndex, SearchesOnSeveralThreadsAtOnceAnswerAsAlone) {
+  std::mt19937 rng(7);
+  storage::detail::text_index idx;
+  for (const auto& [org, docs] : {std::pair{"acme", 4000}, std::pair{"northwind", 700}})
+    for (int d = 0; d < docs; ++d) {
+      std::string text;
+      for (int w = 0; w < 1 + d % 9; ++w)
+        text += "w" + std::to_string(rng() % (w == 0 ? 400 : 12)) + " ";
+      idx.add(org, std::string(org) + "-" + std::to_string(d), storage::detail::index_words(text));
+    }
+  std::vector<std::pair<std::string, std::vector<std::string>>> queries;
+  for (int q = 0; q < 200; ++q)
+    queries.push_back(
+        {q % 3 ? "acme" : "northwind",
+         {"w" + std::to_string(rng() % 400), "w" + std::to_string(rng() % 12), "w" + std::to_string(q % 12)}});
+  std::vector<std::vector<std::pair<std::string, double>>> alone;
+  for (const auto& [org, terms] : queries)
+    alone.push_back(idx.search(org, terms, 20));
+  std::vector<std::vector<std::vector<std::pair<std::string, double>>>> together(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < together.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < queries.size(); ++i) {
+        const auto& [org, terms] = queries[(i + t * 50) % queries.size()];
+        together[t].push_back(idx.search(org, terms, 20));
+      }
+    });
+  for (auto& th : threads)
+    th.join();
+  for (std::size_t t = 0; t < together.size(); ++t)
+    for (std::size_t i = 0; i < queries.size(); ++i)
+      ASSERT_EQ(together[t][i], alone[(i + t * 50) % queries.size()]) << "thread " << t << " query " << i;
 }
 
 TEST_F(GraphStoreTest, DigestIgnoresOffsetsClusterAndRedeliveryButNotContent) {
