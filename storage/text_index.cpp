@@ -22,6 +22,9 @@ std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t w
     return *it;
   }
   const auto n = static_cast<std::uint32_t>(length.size());
+  if (n > posting::max_doc)
+    throw std::length_error("text index: an organisation indexes at most " + std::to_string(posting::max_doc) +
+                            " documents");
   ids.append(id);
   id_at.push_back(static_cast<std::uint32_t>(ids.size()));
   length.push_back(words);
@@ -48,7 +51,7 @@ void text_index::add(const std::string& org, const std::string& id, const text_d
   if (!added)
     return;
   for (const auto& [term, f] : doc.tf)
-    o.terms[term].push_back({n, f}, doc.length);  // n is the highest doc number yet: lists stay sorted
+    o.terms[term].push_back(n, f, doc.length);  // n is the highest doc number yet: lists stay sorted
 }
 
 void text_index::drop(const std::string& org) {
@@ -72,9 +75,11 @@ void text_index::remove(const std::string& org, const std::string& id, const tex
       continue;
     auto& list = ti->second.postings;
     auto at =
-        std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc < d; });
-    if (at != list.end() && at->doc == n)
+        std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc() < d; });
+    if (at != list.end() && at->doc() == n) {
       list.erase(at);
+      ti->second.large.erase(n);
+    }
     if (list.empty())
       o.terms.erase(ti);  // the bounds of a list that stays are bounds still
   }
@@ -93,13 +98,14 @@ void text_index::load(std::string_view org, std::string_view term, std::string_v
   }
   bool added = false;
   const auto n = loading_org_->intern(id, length, &added);
-  loading_list_->push_back({n, tf}, length);
+  loading_list_->push_back(n, tf, length);
 }
 
 void text_index::seal() {
   for (auto& [_, o] : orgs_) {
     for (auto& [__, t] : o->terms) {
-      std::sort(t.postings.begin(), t.postings.end(), [](const posting& a, const posting& b) { return a.doc < b.doc; });
+      std::sort(t.postings.begin(), t.postings.end(),
+                [](const posting& a, const posting& b) { return a.bits < b.bits; });
       t.postings.shrink_to_fit();
     }
     o->ids.shrink_to_fit();
@@ -162,10 +168,10 @@ bool id_less(std::string_view a, std::string_view b) {
 /// A query term during a search: its postings (ascending by doc), its idf, and the most it
 /// adds to any document's score (its idf × the weight of its largest count in its shortest
 /// document: a weight grows with the count and falls with the length).
-template <class Posting>
+template <class List>
 struct query_term {
   const std::string* term;
-  const std::vector<Posting>* list;
+  const List* list;
   double idf;
   double bound;
 };
@@ -266,10 +272,10 @@ private:
 /// are then never walked. The results are the exhaustive sums' (a test compares bits; on
 /// the 1M-entry store's 1,400 searches, the same digest: docs/benchmarks.md). A search
 /// borrows a search_scratch from the process's pool.
-template <class Org, class Posting>
+template <class Org, class List>
 class bm25_search {
 public:
-  bm25_search(const Org& o, const std::vector<query_term<Posting>>& q, double avgdl, std::size_t limit)
+  bm25_search(const Org& o, const std::vector<query_term<List>>& q, double avgdl, std::size_t limit)
       : o_(o),
         q_(q),
         limit_(limit),
@@ -281,7 +287,7 @@ public:
         reached_(scratch_->reached) {
     for (std::size_t j = q.size(); j-- > 0;) {
       left_[j] = left_[j + 1] + q[j].bound;
-      postings_left_[j] = postings_left_[j + 1] + q[j].list->size();
+      postings_left_[j] = postings_left_[j + 1] + q[j].list->postings.size();
     }
   }
   bm25_search(const bm25_search&) = delete;
@@ -309,36 +315,37 @@ public:
   }
 
 private:
-  double add(const query_term<Posting>& t, std::uint32_t doc, std::uint32_t tf) {
+  double add(const query_term<List>& t, std::uint32_t doc, std::uint32_t tf) {
     return t.idf * weight_(tf, o_.length[doc]);
   }
-  void scan(const query_term<Posting>& t) {
-    for (const auto& p : *t.list) {
-      double& s = sum_[p.doc];
+  void scan(const query_term<List>& t) {
+    for (const auto p : t.list->postings) {
+      const auto doc = p.doc();
+      double& s = sum_[doc];
       if (s == 0.0)
-        reached_.push_back(p.doc);
-      s += add(t, p.doc, p.tf);
+        reached_.push_back(doc);
+      s += add(t, doc, p.small_tf() != 0 ? p.small_tf() : t.list->tf(p));
     }
   }
   /// The candidates (ascending) found in `t`'s postings, galloping from the last one found.
-  void probe(const query_term<Posting>& t) {
-    const auto& list = *t.list;
+  void probe(const query_term<List>& t) {
+    const auto& list = t.list->postings;
     std::size_t at = 0;
     for (const auto doc : candidates_) {
       std::size_t step = 1, lo = at;
-      while (lo + step < list.size() && list[lo + step].doc < doc) {
+      while (lo + step < list.size() && list[lo + step].doc() < doc) {
         lo += step;
         step *= 2;
       }
       const auto hi = std::min(list.size(), lo + step + 1);
       at = static_cast<std::size_t>(std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(lo),
                                                          list.begin() + static_cast<std::ptrdiff_t>(hi),
-                                                         [doc](const auto& p) { return p.doc < doc; }) -
+                                                         [doc](const auto& p) { return p.doc() < doc; }) -
                                     list.begin());
       if (at == list.size())
         break;
-      if (list[at].doc == doc)
-        sum_[doc] += add(t, doc, list[at].tf);
+      if (list[at].doc() == doc)
+        sum_[doc] += add(t, doc, t.list->tf(list[at]));
     }
   }
   /// The k-th best sum among `docs` (at least `limit_` of them): no final k-th score is lower.
@@ -365,11 +372,11 @@ private:
     for (auto it = v.begin(); it != end; ++it) {
       double score = it->first;
       for (std::size_t k = j; k < q_.size(); ++k) {
-        const auto& list = *q_[k].list;
+        const auto& list = q_[k].list->postings;
         const auto at =
-            std::partition_point(list.begin(), list.end(), [&](const auto& p) { return p.doc < it->second; });
-        if (at != list.end() && at->doc == it->second)
-          score += add(q_[k], it->second, at->tf);
+            std::partition_point(list.begin(), list.end(), [&](const auto& p) { return p.doc() < it->second; });
+        if (at != list.end() && at->doc() == it->second)
+          score += add(q_[k], it->second, q_[k].list->tf(*at));
       }
       least = std::min(least, score);
     }
@@ -381,7 +388,7 @@ private:
   /// first), in fewer steps than from all.
   bool prune(std::size_t j) {
     const auto& docs = reached_;
-    const std::size_t sample = std::min(docs.size(), std::max(limit_, q_[0].list->size()));
+    const std::size_t sample = std::min(docs.size(), std::max(limit_, q_[0].list->postings.size()));
     if (docs.size() < limit_ || postings_left_[j] < docs.size())
       return false;  // as cheap to add the postings left as to set documents aside
     floor_ = std::max(floor_, seed(docs.data(), sample, j));
@@ -434,7 +441,7 @@ private:
   }
 
   const Org& o_;
-  const std::vector<query_term<Posting>>& q_;
+  const std::vector<query_term<List>>& q_;
   std::size_t limit_;
   term_weights weight_;
   std::vector<double> left_;                // j -> the most the terms from j on add
@@ -458,7 +465,7 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
   const auto& o = *oi->second;
   const double docs = static_cast<double>(o.doc_of.size()), avgdl = static_cast<double>(o.total_length) / docs;
   term_weights weight(avgdl);
-  std::vector<query_term<posting>> query;
+  std::vector<query_term<term_list>> query;
   std::set<std::string_view> seen;
   for (const auto& term : terms) {
     if (term.empty() || !seen.insert(term).second)
@@ -468,12 +475,12 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
       continue;
     const double df = static_cast<double>(ti->second.postings.size());
     const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
-    query.push_back(
-        {&ti->first, &ti->second.postings, idf, idf * weight.bound(ti->second.max_tf, ti->second.min_length)});
+    query.push_back({&ti->first, &ti->second, idf, idf * weight.bound(ti->second.max_tf, ti->second.min_length)});
   }
   // Summed rarest first (then by term): equal inputs give equal bits.
   std::sort(query.begin(), query.end(), [](const auto& x, const auto& y) {
-    return x.list->size() != y.list->size() ? x.list->size() < y.list->size() : *x.term < *y.term;
+    const auto nx = x.list->postings.size(), ny = y.list->postings.size();
+    return nx != ny ? nx < ny : *x.term < *y.term;
   });
   const auto hits = bm25_search(o, query, avgdl, limit).run();
   std::vector<std::pair<std::string, double>> out;
@@ -517,7 +524,17 @@ void text_index::write(snapshot_out& out) const {
     for (const auto* t : terms) {
       out.bytes(t->first);
       out.u64(t->second.postings.size());
-      out.raw(t->second.postings.data(), t->second.postings.size() * sizeof(posting));
+      // As (doc, count) pairs of u32, whatever the layout in memory, a run at a time.
+      std::vector<std::uint32_t> pairs;
+      const auto& list = t->second.postings;
+      for (std::size_t k = 0; k < list.size(); k += 4096) {
+        pairs.clear();
+        for (std::size_t e = std::min(list.size(), k + 4096), i = k; i < e; ++i) {
+          pairs.push_back(list[i].doc());
+          pairs.push_back(t->second.tf(list[i]));
+        }
+        out.raw(pairs.data(), pairs.size() * sizeof(std::uint32_t));
+      }
     }
   }
 }
@@ -542,8 +559,9 @@ bool text_index::read(snapshot_in& in) {
     o->length = in.u32s();
     const auto live = in.u32s();
     const auto docs = o->length.size();
-    if (!in.ok() || o->id_at.size() != docs + 1 || o->id_at.front() != 0 || o->id_at.back() != o->ids.size() ||
-        !std::is_sorted(o->id_at.begin(), o->id_at.end()) || !ascending_below(live, docs)) {
+    if (!in.ok() || docs > std::size_t{posting::max_doc} + 1 || o->id_at.size() != docs + 1 || o->id_at.front() != 0 ||
+        o->id_at.back() != o->ids.size() || !std::is_sorted(o->id_at.begin(), o->id_at.end()) ||
+        !ascending_below(live, docs)) {
       in.fail();
       break;
     }
@@ -553,19 +571,23 @@ bool text_index::read(snapshot_in& in) {
     o->terms.reserve(terms);
     for (std::uint64_t i = 0; i < terms && in.ok(); ++i) {
       const std::string term(in.bytes());
-      const auto postings = in.count(sizeof(posting));
+      constexpr std::size_t pair_bytes = 2 * sizeof(std::uint32_t);
+      const auto postings = in.count(pair_bytes);
       auto& t = o->terms[term];
-      auto& list = t.postings;
-      list.resize(postings);
-      const auto bytes = in.bytes_of(postings * sizeof(posting));
+      t.postings.reserve(postings);
+      const auto bytes = in.bytes_of(postings * pair_bytes);
       if (!in.ok())
         break;
-      std::memcpy(list.data(), bytes.data(), bytes.size());
-      for (std::size_t k = 0; k < list.size() && in.ok(); ++k)
-        if (list[k].doc >= docs || (k > 0 && list[k].doc <= list[k - 1].doc))
+      for (std::size_t k = 0; k < postings; ++k) {
+        std::uint32_t doc = 0, tf = 0;
+        std::memcpy(&doc, bytes.data() + k * pair_bytes, sizeof doc);
+        std::memcpy(&tf, bytes.data() + k * pair_bytes + sizeof doc, sizeof tf);
+        if (doc >= docs || tf == 0 || (k > 0 && doc <= t.postings.back().doc())) {
           in.fail();
-        else
-          t.bound(list[k].tf, o->length[list[k].doc]);  // the bounds are derived, not written
+          break;
+        }
+        t.push_back(doc, tf, o->length[doc]);  // the bounds are derived, not written
+      }
     }
     orgs_.emplace(name, std::move(o));
   }
@@ -585,7 +607,8 @@ std::size_t text_index::memory_bytes() const {
     n += o->terms.bucket_count() * sizeof(void*);
     for (const auto& [term, t] : o->terms)
       n += node + sizeof(std::string) + (term.size() > 15 ? term.capacity() + 1 : 0) + sizeof(t) +
-           t.postings.capacity() * sizeof(posting);
+           t.postings.capacity() * sizeof(posting) + t.large.size() * (node + 2 * sizeof(std::uint32_t)) +
+           t.large.bucket_count() * sizeof(void*);
   }
   return n;
 }

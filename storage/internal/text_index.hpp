@@ -65,22 +65,43 @@ public:
   [[nodiscard]] std::size_t memory_bytes() const;
 
 private:
+  /// A document's number and the term's count in it, in 32 bits (half the bytes of two
+  /// numbers: the postings are most of the index): the number in the high 27 bits, the count
+  /// in the low 5 when it is below 32, else 0 there and the count in its list's `large`.
   struct posting {
-    std::uint32_t doc, tf;
+    static constexpr unsigned count_bits = 5;
+    static constexpr std::uint32_t counts_in_place = (1u << count_bits) - 1;
+    /// The highest document number a posting holds: an organisation indexes at most this
+    /// many documents (134 million).
+    static constexpr std::uint32_t max_doc = (1u << (32 - count_bits)) - 1;
+    std::uint32_t bits;
+    [[nodiscard]] std::uint32_t doc() const { return bits >> count_bits; }
+    /// The count when it is in place, else 0.
+    [[nodiscard]] std::uint32_t small_tf() const { return bits & counts_in_place; }
   };
   /// One term's postings, ascending by doc, with their largest count and shortest document:
   /// with the term's idf, the most the term adds to any score (a weight grows with the count
   /// and falls with the length). A removal leaves them as they were: bounds still.
   struct term_list {
     std::vector<posting> postings;
+    /// Counts over posting::counts_in_place, by document (rare: a word 32 times in one text).
+    std::unordered_map<std::uint32_t, std::uint32_t> large;
     std::uint32_t max_tf = 0, min_length = std::numeric_limits<std::uint32_t>::max();
+    [[nodiscard]] std::uint32_t tf(posting p) const {
+      const auto small = p.small_tf();
+      return small != 0 ? small : large.at(p.doc());
+    }
     void bound(std::uint32_t tf, std::uint32_t length) {
       max_tf = std::max(max_tf, tf);
       min_length = std::min(min_length, length);
     }
-    void push_back(posting p, std::uint32_t length) {
-      postings.push_back(p);
-      bound(p.tf, length);
+    /// Appends (doc, tf); tf ≥ 1.
+    void push_back(std::uint32_t doc, std::uint32_t tf, std::uint32_t length) {
+      const bool in_place = tf <= posting::counts_in_place;
+      postings.push_back({doc << posting::count_bits | (in_place ? tf : 0)});
+      if (!in_place)
+        large[doc] = tf;
+      bound(tf, length);
     }
   };
   struct org_index;

@@ -1,5 +1,6 @@
 #include "storage/graph_store.hpp"
 #include "storage/internal/graph_store_impl.hpp"
+#include "storage/internal/snapshot_file.hpp"
 #include "knowledge/markers.hpp"
 
 #include <gtest/gtest.h>
@@ -610,6 +611,53 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     }
   }
   EXPECT_GT(compared, 30000u);
+}
+
+// A posting keeps a count below 32 in place and a larger one beside its list: both are
+// scored, written to a snapshot and read back, and removed, as counts are.
+TEST(TextIndex, CountsOver31AreKeptExactlyThroughASnapshotAndARemoval) {
+  using namespace storage::detail;
+  auto doc_of = [](std::uint32_t renews, std::uint32_t length) {
+    text_doc d;
+    d.tf = {{"renew", renews}};
+    if (length > renews)
+      d.tf.emplace_back("contract", length - renews);
+    d.length = length;
+    return d;
+  };
+  text_index idx;
+  idx.add("acme", "e31", doc_of(31, 80));
+  idx.add("acme", "e32", doc_of(32, 80));
+  idx.add("acme", "e500", doc_of(500, 600));
+  idx.add("acme", "e1", doc_of(1, 2));
+  const auto before = idx.search("acme", {"renew"}, 10);
+  ASSERT_EQ(before.size(), 4u);
+  // Scores grow with the count at a given length: e32 above e31, both 80 words long.
+  auto score = [](const std::vector<std::pair<std::string, double>>& hits, const std::string& id) {
+    for (const auto& [h, s] : hits)
+      if (h == id)
+        return s;
+    return -1.0;
+  };
+  EXPECT_GT(score(before, "e32"), score(before, "e31"));
+  const auto path = (std::filesystem::temp_directory_path() / "engram-text-index-counts.bin").string();
+  snapshot_out out(path);
+  idx.write(out);
+  const auto sum = out.install();
+  ASSERT_TRUE(sum) << sum.error();
+  auto in = snapshot_in::open(path, *sum);
+  ASSERT_TRUE(in) << in.error();
+  text_index back;
+  ASSERT_TRUE(back.read(*in));
+  EXPECT_EQ(back.search("acme", {"renew"}, 10), before);  // same ids, order and bits
+  back.remove("acme", "e500", doc_of(500, 600));
+  back.remove("acme", "e32", doc_of(32, 80));
+  const auto after = back.search("acme", {"renew"}, 10);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].first, "e31");
+  back.add("acme", "e40", doc_of(40, 80));
+  EXPECT_GT(score(back.search("acme", {"renew"}, 10), "e40"), score(back.search("acme", {"renew"}, 10), "e31"));
+  std::filesystem::remove(path);
 }
 
 // Searches on several threads at once, of two organisations of different sizes, each borrow
