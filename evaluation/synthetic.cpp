@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <iterator>
 
 namespace engram::evaluation::synthetic {
 
@@ -50,9 +51,15 @@ std::vector<std::string> events(std::size_t n, std::size_t body_bytes, const std
   return out;
 }
 
+const std::vector<std::string>& dense_people() {
+  static const std::vector<std::string> people{"Sarah Lee",   "Bob Martin",  "Dana Kim",  "Priya Shah",
+                                               "Tom Berg",    "Lena Ortiz",  "Ken Ito",   "Mia Novak",
+                                               "Omar Haddad", "Julia Weiss", "Raj Patel", "Eva Lund"};
+  return people;
+}
+
 std::vector<std::string> dense_events(std::size_t n, const std::vector<std::string>& orgs) {
-  static const char* people[] = {"Sarah Lee", "Bob Martin", "Dana Kim",    "Priya Shah",  "Tom Berg",  "Lena Ortiz",
-                                 "Ken Ito",   "Mia Novak",  "Omar Haddad", "Julia Weiss", "Raj Patel", "Eva Lund"};
+  const auto& people = dense_people();
   static const char* products[] = {"analytics", "storage",   "support",  "hosting",   "payroll",   "security",
                                    "billing",   "reporting", "training", "licensing", "logistics", "marketing"};
   static const char* months[] = {"January", "February", "March",     "April",   "May",      "June",
@@ -64,7 +71,7 @@ std::vector<std::string> dense_events(std::size_t n, const std::vector<std::stri
   for (std::size_t i = 0; i < n; ++i) {
     const auto& org = orgs[i % orgs.size()];
     auto pick = [&](auto& list, std::size_t salt) {
-      return std::string(list[(i * salt + salt / 3) % (sizeof(list) / sizeof(list[0]))]);
+      return std::string(list[(i * salt + salt / 3) % std::size(list)]);
     };
     const auto who = pick(people, 7), other = pick(people, 5), product = pick(products, 11);
     const auto month = pick(months, 13), day = pick(days, 3);

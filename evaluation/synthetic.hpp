@@ -19,6 +19,9 @@ std::vector<std::string> events(std::size_t n, std::size_t body_bytes = 200,
 /// the message, so few of them are duplicates. The same arguments give the same events.
 std::vector<std::string> dense_events(std::size_t n, const std::vector<std::string>& organizations);
 
+/// The people dense_events writes about and between.
+const std::vector<std::string>& dense_people();
+
 /// The organizationId of a JSON event.
 std::string organization_of(const std::string& event_json);
 

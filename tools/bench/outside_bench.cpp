@@ -128,6 +128,39 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
       sum / double(std::max<std::size_t>(ms.size(), 1)), found, static_cast<unsigned long long>(digest));
 }
 
+/// kag_query (the recall questions, the first `n`) and graph_traverse (from each person of
+/// dense mail, to depth 1 and 2 in turn, `n` calls) over the kept-alive connection `c`: p50
+/// and p99 as the client saw them, and the calls that failed.
+void time_graph_tools(net::client& c, const std::map<std::string, std::string>& headers,
+                      const std::vector<std::string>& events, std::size_t first, std::size_t n) {
+  std::size_t id = 1'000'000;
+  auto time = [&](const char* tool, auto args_of) {
+    std::vector<double> ms;
+    std::size_t failed = 0, bytes = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const json req{{"jsonrpc", "2.0"},
+                     {"id", ++id},
+                     {"method", "tools/call"},
+                     {"params", {{"name", tool}, {"arguments", args_of(i)}}}};
+      const auto t = clock_type::now();
+      const auto r = c.request("POST", "/mcp", req.dump(), headers, std::chrono::seconds(30));
+      ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
+      failed += r.status != 200 || r.body.find("\"isError\":false") == std::string::npos;
+      bytes += r.body.size();
+    }
+    std::printf("  %s over HTTP (%zu calls): p50 %.2f ms, p99 %.2f ms; %zu failed, %.0f bytes an answer (mean)\n", tool,
+                n, percentile(ms, 0.5), percentile(ms, 0.99), failed,
+                double(bytes) / double(std::max<std::size_t>(n, 1)));
+  };
+  time("kag_query", [&](std::size_t i) {
+    return json{{"query", question_from(json::parse(events[first + i]).value("body", std::string()), i)}};
+  });
+  const auto& people = evaluation::synthetic::dense_people();
+  time("graph_traverse", [&](std::size_t i) {
+    return json{{"start", people[i % people.size()]}, {"max_depth", 1 + (i / people.size()) % 2}};
+  });
+}
+
 struct built {
   std::size_t messages = 0, entries = 0;
   double seconds = 0;
@@ -433,6 +466,7 @@ int outside(const outside_options& o) {
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_vectors\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"postings\"}") / mib,
       metric_sum(metrics, "engram_memory_bytes{part=\"passage_postings\"}") / mib);
+  time_graph_tools(c, headers, events, stored.size(), std::min<std::size_t>(o.queries, 200));
   // Restarts: after a stop (its indexes from the snapshots the stop wrote); after a crash
   // that followed writes: a copy of the store given crash_entries more entries by this
   // process, which then ends without writing any snapshot, as a kill -9 leaves it (the next
