@@ -118,7 +118,7 @@ struct deduplicator::org_index {
 deduplicator::deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts)
     : store_(std::move(store)), opts_(opts) {}
 
-deduplicator::~deduplicator() { wait_opened(false); }
+deduplicator::~deduplicator() { (void)wait_opened(); }
 
 void deduplicator::open_in_background(const std::string& snapshot_dir, snapshot_reads ahead) {
   opening_ = std::async(std::launch::async, [this, snapshot_dir, reads = std::move(ahead)]() mutable {
@@ -136,12 +136,16 @@ engram::result<index_stats> deduplicator::open_result() const {
   return opening_.get();
 }
 
-void deduplicator::wait_opened(bool must_have_opened) const {
+std::optional<std::string> deduplicator::wait_opened() const {
   if (!opening_.valid())
-    return;
+    return std::nullopt;
   const auto& opened = opening_.get();
-  if (!opened && must_have_opened)
-    throw std::runtime_error("the vector indexes did not open: " + opened.error());
+  return opened ? std::nullopt : std::optional<std::string>(opened.error());
+}
+
+void deduplicator::must_have_opened() const {
+  if (auto failed = wait_opened())
+    throw std::runtime_error("the vector indexes did not open: " + *failed);
 }
 
 deduplicator::org_index& deduplicator::index_of(const std::string& org) {
@@ -154,7 +158,7 @@ deduplicator::org_index& deduplicator::index_of(const std::string& org) {
 }
 
 void deduplicator::forget(const std::string& org, std::uint64_t seq) {
-  wait_opened(true);
+  must_have_opened();
   std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
   if (it == orgs_.end())
@@ -167,7 +171,7 @@ void deduplicator::forget(const std::string& org, std::uint64_t seq) {
 }
 
 void deduplicator::drop(const std::string& org) {
-  wait_opened(true);
+  must_have_opened();
   std::unique_lock lock(mutex_);
   orgs_.erase(org);
   if (snapshot_dir_.empty())
@@ -179,7 +183,7 @@ void deduplicator::drop(const std::string& org) {
 }
 
 std::size_t deduplicator::size(const std::string& org) const {
-  wait_opened(false);
+  (void)wait_opened();
   std::shared_lock lock(mutex_);
   auto it = orgs_.find(org);
   if (it == orgs_.end())
@@ -189,7 +193,7 @@ std::size_t deduplicator::size(const std::string& org) const {
 }
 
 std::size_t deduplicator::total_size() const {
-  wait_opened(false);
+  (void)wait_opened();
   std::shared_lock lock(mutex_);
   std::size_t n = 0;
   for (const auto& [_, oi] : orgs_) {
@@ -200,7 +204,7 @@ std::size_t deduplicator::total_size() const {
 }
 
 std::size_t deduplicator::memory_bytes() const {
-  wait_opened(false);
+  (void)wait_opened();
   std::shared_lock lock(mutex_);
   std::size_t n = 0;
   for (const auto& [_, oi] : orgs_) {
@@ -212,7 +216,7 @@ std::size_t deduplicator::memory_bytes() const {
 
 std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org, const schemas::vector8& query,
                                                                  std::size_t k) const {
-  wait_opened(false);
+  (void)wait_opened();
   std::shared_lock lock(mutex_);
   std::vector<std::pair<std::string, float>> out;
   auto it = orgs_.find(org);
@@ -358,9 +362,8 @@ engram::result<index_stats> deduplicator::open(const std::string& snapshot_dir, 
 }
 
 engram::result<std::size_t> deduplicator::save(const std::string& snapshot_dir) const {
-  wait_opened(false);
-  if (opening_.valid() && !opening_.get())
-    return engram::fail("the vector indexes did not open (" + opening_.get().error() + "); not saved");
+  if (auto failed = wait_opened())
+    return engram::fail("the vector indexes did not open (" + *failed + "); not saved");
   std::lock_guard saving(save_mutex_);  // one writer of the snapshot files
   std::shared_lock lock(mutex_);        // no organisation added or dropped meanwhile
   if (poisoned_)
@@ -479,7 +482,7 @@ void match_neighbours(const entry_match& k, const storage::vector_index& index, 
 void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,
                            std::vector<schemas::resolution>& out, std::vector<std::vector<near_conflict>>& near,
                            event_overlay& overlay) {
-  wait_opened(true);
+  must_have_opened();
   const auto& org = m.organization_id;
   out.assign(x.entries.size(), {});
   near.assign(x.entries.size(), {});

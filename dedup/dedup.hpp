@@ -25,6 +25,7 @@
 #include <span>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,8 @@ public:
   [[nodiscard]] engram::result<index_stats> open(const std::string& snapshot_dir, snapshot_reads ahead = {});
   /// open() on a thread of its own, so that what a start does next (the broker's group join,
   /// seconds of it) runs beside seconds of HNSW inserts after a crash. Every other call but
-  /// poisoned() waits for it to end; one that would change or write the indexes throws if it
-  /// failed (nothing is decided on a half-built index). Called before any other thread uses
+  /// poisoned() waits for it to end; if it failed, a decision, forget or drop throws and save
+  /// fails saying why (nothing is decided or written from a half-built index). Called before any other thread uses
   /// this deduplicator.
   void open_in_background(const std::string& snapshot_dir, snapshot_reads ahead = {});
   /// Whether open_in_background has ended (true when it was never called).
@@ -162,8 +163,10 @@ private:
   std::atomic<bool> poisoned_{false};
   /// open_in_background's open, shared by the calls that wait for it.
   std::shared_future<engram::result<index_stats>> opening_;
-  /// Waits for opening_ (when there is one); throws, when `must_have_opened`, if it failed.
-  void wait_opened(bool must_have_opened) const;
+  /// Waits for opening_ (when there is one): why it failed, if it did.
+  [[nodiscard]] std::optional<std::string> wait_opened() const;
+  /// wait_opened(), throwing if the open failed: before a change to the indexes.
+  void must_have_opened() const;
   /// Guards the map of organisations: taken alone to add or drop one (and by open), shared to
   /// find one. Each organisation's index has a lock of its own (org_index::mutex), taken after
   /// this one: alone to add or remove a vector, shared to read. Each index has one writer

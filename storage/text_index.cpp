@@ -324,7 +324,7 @@ private:
       double& s = sum_[doc];
       if (s == 0.0)
         reached_.push_back(doc);
-      s += add(t, doc, p.small_tf() != 0 ? p.small_tf() : t.list->tf(p));
+      s += add(t, doc, t.list->tf(p));
     }
   }
   /// The candidates (ascending) found in `t`'s postings, galloping from the last one found.
@@ -521,11 +521,11 @@ void text_index::write(snapshot_out& out) const {
       terms.push_back(&t);
     std::sort(terms.begin(), terms.end(), [](auto* a, auto* b) { return a->first < b->first; });
     out.u64(terms.size());
+    // As (doc, count) pairs of u32, whatever the layout in memory, a run at a time.
+    std::vector<std::uint32_t> pairs;
     for (const auto* t : terms) {
       out.bytes(t->first);
       out.u64(t->second.postings.size());
-      // As (doc, count) pairs of u32, whatever the layout in memory, a run at a time.
-      std::vector<std::uint32_t> pairs;
       const auto& list = t->second.postings;
       for (std::size_t k = 0; k < list.size(); k += 4096) {
         pairs.clear();
