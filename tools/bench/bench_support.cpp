@@ -139,6 +139,18 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
   return msgs;
 }
 
+std::vector<schemas::inbound_message> decode_events(const std::vector<std::string>& events, std::size_t from,
+                                                    std::size_t to) {
+  std::vector<schemas::inbound_message> out;
+  for (std::size_t i = from; i < std::min(events.size(), to); ++i) {
+    schemas::inbound_message m;
+    if (auto bad = schemas::decode(events[i], {}, m))
+      throw std::runtime_error(bad->to_string());
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n) {
   std::vector<std::string> out;
   for (const auto& m : ham_messages(data_dir, "ham"))

@@ -68,6 +68,11 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
                                                    std::vector<const char*> folders = {"easy-ham-1", "easy-ham-2",
                                                                                        "hard-ham-1"});
 
+/// Events [from, min(to, size)) of `events` (JSON) decoded; a bench cannot go on past one
+/// that does not decode.
+std::vector<schemas::inbound_message> decode_events(const std::vector<std::string>& events, std::size_t from,
+                                                    std::size_t to);
+
 /// Sentences as extraction reads them from the ham corpus, the first `n` at most (the
 /// embedding and recall benchmarks' input).
 std::vector<std::string> ham_sentences(const std::string& data_dir, std::size_t n);

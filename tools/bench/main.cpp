@@ -15,15 +15,17 @@
 //   engram_bench soak                  engramd under steady mail and agents for N minutes (soak_bench)
 //   engram_bench cluster               clustered store members: restore, failover, forwarding (cluster_bench)
 //   engram_bench outside               engramd on a store of N entries, measured from outside (outside_bench)
+//   engram_bench replay                engram-log of N entries replayed from a file of records (replay_bench)
 //   engram_bench recall-conversations  recall@10 on long conversations (conversations_bench)
-//   engram_bench                       no subcommand: every one but table, extract-speed, entities, kag, soak
-//                                      and outside
+//   engram_bench                       no subcommand: every one but table, extract-speed, entities, kag, soak,
+//                                      outside and replay
 // --help lists the subcommands and their options.
 #include "tools/bench/backlog_bench.hpp"
 #include "tools/bench/hop_bench.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "evaluation/conversations.hpp"
 #include "tools/bench/outside_bench.hpp"
+#include "tools/bench/replay_bench.hpp"
 #include "tools/bench/cluster_bench.hpp"
 #include "tools/bench/soak_bench.hpp"
 #include "tools/bench/embed_bench.hpp"
@@ -206,6 +208,20 @@ int run_bench(int argc, char** argv) {
   outside->add_flag("--build-only", outside_opts.build_only, "Build (or grow) the store, then stop: no engramd");
   outside->add_flag("--words-only", outside_opts.words_only,
                     "Then time BM25 alone in process (entries and passages) in place of engramd");
+  auto* replay = app.add_subcommand(
+      "replay",
+      "engram-log of dense mail for N entries written to a file of records and applied live, then replayed from the "
+      "file into new stores with 1 and 2 appliers: records/s, entries/s, digest against the live store");
+  bench::replay_options replay_opts;
+  replay->add_option("--entries", replay_opts.entries, "Entries of the live store")->capture_default_str();
+  replay->add_option("--organisations", replay_opts.organisations, "Organisations, each on a partition of its own")
+      ->capture_default_str();
+  replay->add_option("--appliers", replay_opts.appliers, "A replay with each of these numbers of appliers")
+      ->capture_default_str();
+  replay->add_option("--memory-mb", replay_opts.memory_mb, "storage.memory_mb")->capture_default_str();
+  replay->add_option("--dir", replay_opts.dir,
+                     "Keep the records file and the live store here; ones made there before for the same entries, "
+                     "organisations, memory and model are used again");
   auto* cluster = app.add_subcommand(
       "cluster", "Clustered store members (store.cluster): restore rate, failover time, forwarding overhead");
   bench::cluster_options cluster_opts;
@@ -254,6 +270,10 @@ int run_bench(int argc, char** argv) {
     if (*soak) {
       soak_opts.model_path = model_path;
       return bench::soak(soak_opts);
+    }
+    if (*replay) {
+      replay_opts.model_path = model_path;
+      return bench::replay(replay_opts);
     }
     if (*outside) {
       outside_opts.model_path = model_path;
