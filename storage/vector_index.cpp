@@ -22,6 +22,9 @@ namespace engram::storage {
 namespace {
 
 constexpr std::size_t initial_capacity = 1024;
+/// The seed of hnswlib's level generator (its default): an index and every index loaded from
+/// its snapshots draw the same levels.
+constexpr std::size_t level_seed = 100;
 
 /// A file mapped read-only for as long as it is held (a snapshot is checked and parsed in
 /// place: no copy of its bytes beside the index built from them).
@@ -167,6 +170,14 @@ void read_hnsw(hnswlib::HierarchicalNSW<float>& h, hnswlib::SpaceInterface<float
   for (std::size_t i = 0; i < n; ++i)
     if (h.isMarkedDeleted(static_cast<tableint>(i)))
       h.num_deleted_ += 1;
+  // The level generator is not in the file (and the bare constructor leaves it and the
+  // update generator unseeded): seeded as the constructor seeds them, then one draw for every
+  // node the saved index added (removed ones too), it is where the saved index's was, and a
+  // node added now gets the level it would have got there.
+  h.level_generator_.seed(level_seed);
+  h.update_probability_generator_.seed(level_seed + 1);
+  for (std::size_t i = 0; i < n; ++i)
+    (void)h.getRandomLevel(h.mult_);
 }
 
 /// hnswlib's view of a quantised vector: [scale: 4 bytes][q: dim bytes], distance
@@ -221,7 +232,8 @@ struct vector_index::impl {
   }
 
   void create(std::size_t capacity) {
-    hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(&space, capacity, opts.m, opts.ef_construction);
+    hnsw =
+        std::make_unique<hnswlib::HierarchicalNSW<float>>(&space, capacity, opts.m, opts.ef_construction, level_seed);
     hnsw->setEf(opts.ef_search);
   }
 };

@@ -10,8 +10,11 @@
 // Determinism: hnswlib draws node levels from a generator with a fixed seed, so the same
 // vectors added in the same order give the same graph. The engine adds vectors in the
 // order their events are applied (the label is the organisation's vector sequence number),
-// and rebuilds and snapshots keep that order: a restarted or replayed engine searches the
-// same graph as the live one did.
+// and rebuilds and snapshots keep that order; a load draws as many levels as the file holds
+// nodes, so the nodes added after it get the levels they would have got without the
+// restart: a restarted or replayed engine searches the same graph as the live one did.
+// (A label added again updates its node and draws from hnswlib's second generator, which a
+// load does not bring back: the engine's labels are new sequence numbers.)
 
 #include "base/result.hpp"
 #include "schemas/vector.hpp"

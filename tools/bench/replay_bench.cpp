@@ -53,8 +53,18 @@ struct file_record {
 
 class record_writer {
 public:
-  explicit record_writer(const fs::path& path) : out_(path, std::ios::binary | std::ios::trunc) {
-    out_.write(file_magic.data(), static_cast<std::streamsize>(file_magic.size()));
+  /// A new file at `path`; with `keep` bytes, the first `keep` bytes of the file there (a build
+  /// that goes on), written on from their end.
+  record_writer(const fs::path& path, std::uint64_t keep) {
+    if (keep == 0) {
+      out_.open(path, std::ios::binary | std::ios::trunc);
+      out_.write(file_magic.data(), static_cast<std::streamsize>(file_magic.size()));
+      bytes_ = file_magic.size();
+    } else {
+      fs::resize_file(path, keep);
+      out_.open(path, std::ios::binary | std::ios::app);
+      bytes_ = keep;
+    }
   }
   void write(std::int32_t partition, std::int64_t offset, const schemas::encoded_record& r) {
     put(partition);
@@ -66,11 +76,12 @@ public:
     bytes_ += sizeof partition + sizeof offset + 8 + r.kind.size() + r.value.size();
   }
   /// Flushes; throws when a write failed (a full disk).
-  void close() {
-    out_.close();
+  void flush() {
+    out_.flush();
     if (!out_)
       throw std::runtime_error("the records file could not be written");
   }
+  /// The file's size once flushed.
   [[nodiscard]] std::uint64_t bytes() const { return bytes_; }
 
 private:
@@ -160,16 +171,21 @@ void apply(stage& s, const actors::log_record& rec) {
                              std::to_string(rec.position.offset));
 }
 
-/// What the live build made: kept in replay-bench.json for the next runs.
+/// What the live build made, or how far it got: kept in replay-bench.json.
 struct live_figures {
+  /// Records written (one an event, in the events' order) and the entries they made.
   std::size_t records = 0, entries = 0;
+  /// The file's size, and each partition's next offset in it.
   std::uint64_t bytes = 0;
+  std::vector<std::int64_t> next_offset;
   double read_seconds = 0, store_seconds = 0;
+  bool complete = false;
   std::string digest, commit;
 };
 
 json key_of(const replay_options& o) {
-  return {{"entries", o.entries}, {"organisations", o.organisations}, {"memory_mb", o.memory_mb}, {"model", o.model_path}};
+  return {
+      {"entries", o.entries}, {"organisations", o.organisations}, {"memory_mb", o.memory_mb}, {"model", o.model_path}};
 }
 
 /// The organisations: "acme" alone, else org-0 … org-(n-1).
@@ -182,11 +198,19 @@ std::vector<std::string> organisations(std::size_t n) {
   return out;
 }
 
-/// Reads dense mail for `o.entries` entries, writes each message's record to `file` and
-/// applies it (decoded again, as engram-log gives it back) to the live store at `live`:
-/// organisation i on partition i.
-live_figures build_live(const replay_options& o, const fs::path& file, const fs::path& live) {
-  fs::remove_all(live);
+void write_kept(const fs::path& dir, const replay_options& o, const live_figures& f);
+
+/// Reads dense mail for `o.entries` entries, writes each message's record to
+/// `dir`/engram-log.records and applies it (decoded again, as engram-log gives it back) to
+/// the live store in `dir`/live: organisation i on partition i. Every tenth of the target (at
+/// least 10,000 entries) the file is flushed, the snapshots are written as engramd writes
+/// them at a stop, and the progress is kept: a build stopped between two of them goes on
+/// from the last, from `f` (the records its store applied since are written to the file
+/// again, not applied again).
+live_figures build_live(const replay_options& o, const fs::path& dir, live_figures f) {
+  const auto live = dir / "live";
+  if (f.records == 0)
+    fs::remove_all(live);
   std::shared_ptr<const embedding::embedder> encoder = or_throw(embedding::use_lite_int8_embedder::load(o.model_path));
   auto s = open_stage(live, o.memory_mb, encoder->dim());
   reading::reader_context ctx{{}, encoder, nullptr};
@@ -196,41 +220,52 @@ live_figures build_live(const replay_options& o, const fs::path& file, const fs:
   std::map<std::string, std::int32_t> partition_of;
   for (std::size_t i = 0; i < orgs.size(); ++i)
     partition_of[orgs[i]] = static_cast<std::int32_t>(i);
-  std::vector<std::int64_t> next_offset(orgs.size(), 0);
-  record_writer out(file);
-  live_figures f;
+  f.next_offset.resize(orgs.size(), 0);
+  const auto applied = s.store->offsets("engram-log");
+  record_writer out(dir / "engram-log.records", f.records == 0 ? 0 : f.bytes);
   constexpr std::size_t batch = 256;
-  std::size_t reported = 0;
-  for (std::size_t at = 0; at < events.size() && f.entries < o.entries; at += batch) {
+  const std::size_t every = std::max<std::size_t>(10000, o.entries / 10);
+  std::size_t checkpointed = f.entries;
+  for (std::size_t at = f.records; at < events.size() && f.entries < o.entries; at += batch) {
     auto msgs = decode_events(events, at, at + batch);
     const auto read_from = clock_type::now();
     auto read = reading::read_messages(msgs, ctx, std::max(1u, std::thread::hardware_concurrency()));
     f.read_seconds += seconds_since(read_from);
     for (std::size_t i = 0; i < msgs.size(); ++i) {
       const auto p = partition_of.at(msgs[i].organization_id);
-      file_record rec{p, next_offset[static_cast<std::size_t>(p)]++, {}, {}};
+      file_record rec{p, f.next_offset[static_cast<std::size_t>(p)]++, {}, {}};
       const auto encoded =
           schemas::encode(schemas::extracted_message{std::move(msgs[i]), std::move(read[i]), encoder->name()});
       out.write(rec.partition, rec.offset, encoded);
+      ++f.records;
+      if (auto a = applied.find(p); a != applied.end() && rec.offset < a->second.next_offset)
+        continue;  // applied before the build stopped
       rec.kind = encoded.kind;
       rec.value = encoded.value;
       const auto record = decoded(rec);
       const auto store_from = clock_type::now();
       apply(s, record);
       f.store_seconds += seconds_since(store_from);
-      ++f.records;
     }
     f.entries = entries_of(*s.store);
-    if (f.entries >= reported + o.entries / 10) {
-      reported = f.entries;
+    if (f.entries >= checkpointed + every) {
+      checkpointed = f.entries;
+      out.flush();
+      f.bytes = out.bytes();
+      if (auto saved = s.resolve.dedup->save((live / "vector-index").string()); !saved)
+        throw std::runtime_error(saved.error());
+      if (auto saved = s.store->save_indexes(); !saved)
+        throw std::runtime_error(saved.error());
+      write_kept(dir, o, f);
       std::printf("  live: %zu records, %zu entries; reading %.0f s, store stage %.0f s\n", f.records, f.entries,
                   f.read_seconds, f.store_seconds);
       std::fflush(stdout);
     }
   }
-  out.close();
+  out.flush();
   f.bytes = out.bytes();
   f.digest = s.store->digest();
+  f.complete = true;
   return f;
 }
 
@@ -340,6 +375,8 @@ std::optional<live_figures> kept_live(const fs::path& dir, const replay_options&
   f.bytes = j.at("bytes").get<std::uint64_t>();
   f.read_seconds = j.at("read_seconds").get<double>();
   f.store_seconds = j.at("store_seconds").get<double>();
+  f.next_offset = j.value("next_offset", std::vector<std::int64_t>{});
+  f.complete = j.value("complete", true);
   f.digest = j.at("digest").get<std::string>();
   f.commit = j.value("commit", "");
   return f;
@@ -353,6 +390,8 @@ void write_kept(const fs::path& dir, const replay_options& o, const live_figures
               {"bytes", f.bytes},
               {"read_seconds", f.read_seconds},
               {"store_seconds", f.store_seconds},
+              {"next_offset", f.next_offset},
+              {"complete", f.complete},
               {"digest", f.digest},
               {"commit", f.commit}}
              .dump()
@@ -365,37 +404,47 @@ void write_kept(const fs::path& dir, const replay_options& o, const live_figures
 
 int replay(const replay_options& o) {
   const bool keep = !o.dir.empty();
-  const fs::path dir = keep ? fs::path(o.dir) : fs::temp_directory_path() / ("engram-bench-replay-" + std::to_string(::getpid()));
+  const fs::path dir =
+      keep ? fs::path(o.dir) : fs::temp_directory_path() / ("engram-bench-replay-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const char* commit = std::getenv("ENGRAM_COMMIT");  // set by tools/dev.sh bench
-  std::printf("replay: dense mail for %zu entries in %zu organisation(s), one a partition, storage.memory_mb %zu, %u "
-              "cores, commit %s\n",
-              o.entries, o.organisations, o.memory_mb, std::thread::hardware_concurrency(), commit ? commit : "unknown");
+  std::printf(
+      "replay: dense mail for %zu entries in %zu organisation(s), one a partition, storage.memory_mb %zu, %u "
+      "cores, commit %s\n",
+      o.entries, o.organisations, o.memory_mb, std::thread::hardware_concurrency(), commit ? commit : "unknown");
   auto live = kept_live(dir, o);
-  if (live) {
+  if (live && live->complete) {
     std::printf("  (the records and live store kept in %s, made by commit %s: the live figures are that run's)\n",
                 dir.c_str(), live->commit.c_str());
   } else {
-    fs::remove(dir / "replay-bench.json");
-    live = build_live(o, dir / "engram-log.records", dir / "live");
-    live->commit = commit ? commit : "";
+    if (live) {
+      std::printf("  (the build kept in %s stopped at %zu records, %zu entries: going on from there)\n", dir.c_str(),
+                  live->records, live->entries);
+    } else {
+      fs::remove(dir / "replay-bench.json");
+      live.emplace();
+    }
+    live->commit = commit ? commit : "";  // the last commit that built on it
+    live = build_live(o, dir, *live);
     write_kept(dir, o, *live);
   }
-  std::printf("  live: %zu records (%.0f MiB in the file), %zu entries; reading %.0f s, the store stage (dedup, "
-              "contradiction, apply; one thread) %.0f s = %.0f records/s, %.0f entries/s\n",
-              live->records, double(live->bytes) / (1 << 20), live->entries, live->read_seconds, live->store_seconds,
-              double(live->records) / std::max(live->store_seconds, 1e-9),
-              double(live->entries) / std::max(live->store_seconds, 1e-9));
+  std::printf(
+      "  live: %zu records (%.0f MiB in the file), %zu entries; reading %.0f s, the store stage (dedup, "
+      "contradiction, apply; one thread) %.0f s = %.0f records/s, %.0f entries/s\n",
+      live->records, double(live->bytes) / (1 << 20), live->entries, live->read_seconds, live->store_seconds,
+      double(live->records) / std::max(live->store_seconds, 1e-9),
+      double(live->entries) / std::max(live->store_seconds, 1e-9));
   std::fflush(stdout);
   const std::size_t dim = or_throw(embedding::use_lite_int8_embedder::load(o.model_path))->dim();
   bool all_same = true;
   for (const unsigned a : o.appliers) {
     const auto r = replay_file(o, dir / "engram-log.records", dir / "replayed", dim, std::max(1u, a), live->digest);
     all_same = all_same && r.same_digest;
-    std::printf("  replay from the file, %u applier(s): %zu records, %zu entries in %.1f s = %.0f records/s, %.0f "
-                "entries/s; digest %s the live store's\n",
-                r.appliers, r.records, r.entries, r.seconds, double(r.records) / std::max(r.seconds, 1e-9),
-                double(r.entries) / std::max(r.seconds, 1e-9), r.same_digest ? "equal to" : "DIFFERENT from");
+    std::printf(
+        "  replay from the file, %u applier(s): %zu records, %zu entries in %.1f s = %.0f records/s, %.0f "
+        "entries/s; digest %s the live store's\n",
+        r.appliers, r.records, r.entries, r.seconds, double(r.records) / std::max(r.seconds, 1e-9),
+        double(r.entries) / std::max(r.seconds, 1e-9), r.same_digest ? "equal to" : "DIFFERENT from");
     std::fflush(stdout);
   }
   if (!keep)

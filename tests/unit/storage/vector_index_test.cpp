@@ -134,6 +134,39 @@ TEST(VectorIndex, SnapshotRoundTripKeepsResultsAndDeletions) {
   std::filesystem::remove(path + ".sum");
 }
 
+TEST(VectorIndex, VectorsAddedAfterALoadMakeTheGraphOneRunWouldHaveMade) {
+  // hnswlib draws each new node's level from its generator: a loaded index must draw what
+  // the index it was saved from would have drawn next, or every vector added after a
+  // restart lands on other levels than in a replay, and searches (dedup's decisions) differ.
+  auto data = unit_vectors(3000, 32, 11);
+  const std::size_t half = data.size() / 2;
+  storage::vector_index one_run(32), first_half(32);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    if (i == half) {  // a removed vector keeps its node, and the level it drew
+      one_run.remove(7);
+      first_half.remove(7);
+    }
+    one_run.add(i + 1, data[i]);
+    if (i < half)
+      first_half.add(i + 1, data[i]);
+  }
+  const auto saved = temp("half"), whole = temp("whole"), again = temp("again");
+  ASSERT_TRUE(first_half.save(saved));
+  auto opened = storage::vector_index::load(saved, 32, {});
+  ASSERT_TRUE(opened) << opened.error();
+  for (std::size_t i = half; i < data.size(); ++i)
+    (*opened)->add(i + 1, data[i]);
+  ASSERT_TRUE(one_run.save(whole));
+  ASSERT_TRUE((*opened)->save(again));
+  const auto a = bytes_of(again), b = bytes_of(whole);
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_TRUE(a == b) << "the graph grown after a load is not the one grown in one run";
+  for (const auto& p : {saved, whole, again}) {
+    std::filesystem::remove(p);
+    std::filesystem::remove(p + ".sum");
+  }
+}
+
 TEST(VectorIndex, ARemovedVectorIsInNoSnapshot) {
   constexpr std::size_t dim = 48;
   auto data = unit_vectors(300, dim, 9);
