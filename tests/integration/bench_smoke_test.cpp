@@ -7,10 +7,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -95,6 +98,24 @@ TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
   const auto open = replay.find('('), space = replay.find(' ', open);
   ASSERT_NE(open, std::string::npos) << replay;
   EXPECT_GE(std::stoll(replay.substr(open + 1, space - open - 1)), 41) << replay;
+}
+
+// `bench replay`: the records written to the file and replayed from it, by one applier and by
+// two, rebuild the live store exactly (its digest), three organisations on three partitions.
+TEST(BenchReplay, AFileOfRecordsReplaysToTheLiveStoresDigestWithOneApplierAndWithTwo) {
+  const std::string dir = ::testing::TempDir() + "engram-bench-replay-" + std::to_string(::getpid());
+  std::string out;
+  const int rc = test::run("cd " ENGRAM_SOURCE_DIR " && ENGRAM_BUILD_DIR=" ENGRAM_BINARY_DIR
+                           " tools/dev.sh bench replay --entries 1500 --organisations 3 --appliers 1 2 --dir " +
+                               dir + " 2>&1",
+                           &out);
+  EXPECT_EQ(rc, 0) << out;
+  std::size_t equal = 0;
+  for (std::size_t at = 0; (at = out.find("digest equal to the live store's", at)) != std::string::npos; ++at)
+    ++equal;
+  EXPECT_EQ(equal, 2u) << out;
+  EXPECT_NE(out.find("replay from the file, 2 applier(s)"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

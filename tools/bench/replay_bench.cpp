@@ -35,14 +35,15 @@ namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-/// Dense mail gives about 3 entries a message once dedup has merged what repeats (as the
-/// outside benchmark counts): messages enough for the target are made, and the build stops
-/// once the store holds it.
+/// Dense mail gives at least 3 entries a message once dedup has merged what repeats (about 5
+/// in the builds here): messages enough for the target at 3 are made, and the build stops
+/// once the store holds the target.
 constexpr std::size_t entries_per_message = 3;
 
 /// The records file: this line, then each record as its partition (i32), its offset (i64),
 /// its kind header and its JSON value (each a u32 byte count, then the bytes); numbers in
-/// this machine's byte order. A file is complete once `replay-bench.json` beside it names it.
+/// this machine's byte order. A file is complete once `replay-bench.json` beside it says so
+/// ("complete"); before, its "bytes" are what the last checkpoint flushed.
 constexpr std::string_view file_magic = "engram-log records 1\n";
 
 struct file_record {

@@ -30,7 +30,9 @@ struct replay_options {
   std::size_t memory_mb = config::storage_config{}.memory_mb;
   /// Where the records file and the live store are kept ("": a temporary directory, removed
   /// at the end). Ones made there before for the same entries, organisations, model and
-  /// memory are used again; the replayed stores are removed after each replay.
+  /// memory are used again, and a build of them that stopped goes on from its last checkpoint
+  /// (every tenth of the target); a replayed store is removed after its replay unless its
+  /// digest differs.
   std::string dir;
 };
 
