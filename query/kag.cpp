@@ -16,6 +16,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 namespace engram::query {
 
@@ -331,11 +332,15 @@ public:
     for (const auto& [id, n] : seen_)
       if (n.named)
         named.insert(id);
+    std::vector<std::string> ids;
+    for (auto& hit : store_.search_text(org_, r_.terms(r_.query), statements))
+      ids.push_back(std::move(hit.first));
+    const auto raws = store_.get_entries(org_, ids);  // one batched read, best first
     std::size_t rank = 0, added = 0;
-    for (const auto& [entry_id, score] : store_.search_text(org_, r_.terms(r_.query), statements)) {
+    for (const auto& raw : raws) {
       ++rank;
       knowledge::stored_entry st;
-      if (auto raw = store_.get_entry(org_, entry_id); !raw || knowledge::decode(*raw, st))
+      if (!raw || knowledge::decode(*raw, st))
         continue;
       if (std::none_of(st.entities.begin(), st.entities.end(),
                        [&](const knowledge::mention_ref& m) { return named.count(m.entity_id) > 0; }))

@@ -74,7 +74,7 @@ std::string question_from(const std::string& body, std::size_t pick) {
 /// BM25 alone, in process: the store at `dir` opened read-only (its indexes from their
 /// snapshot), each query's words searched over entries and over passages as a recall does
 /// (the names of the people it names left out; the best 70 of each), and the time of the pair printed with the postings the query's
-/// terms hold.
+/// terms hold; then kag_query in process on the same questions (p50 and p99 over 3 passes).
 void words_only(const std::filesystem::path& dir, const std::vector<std::string>& events, std::size_t first,
                 std::size_t queries) {
   storage::open_options so;
