@@ -139,6 +139,13 @@ std::vector<schemas::inbound_message> ham_messages(const std::string& data_dir, 
   return msgs;
 }
 
+std::size_t entries_held(const storage::graph_store& store) {
+  std::size_t n = 0;
+  for (const auto& s : store.stats())
+    n += s.entries;
+  return n;
+}
+
 std::vector<schemas::inbound_message> decode_events(const std::vector<std::string>& events, std::size_t from,
                                                     std::size_t to) {
   std::vector<schemas::inbound_message> out;

@@ -51,6 +51,9 @@ double thread_cpu_seconds();
 /// that keys spread over all 4 partitions.
 extern const std::vector<std::string> synthetic_organisations;
 
+/// The entries a store holds, over all its organisations.
+std::size_t entries_held(const storage::graph_store& store);
+
 /// A new RocksDB store at `dir`; a bench cannot go on without one.
 std::unique_ptr<storage::graph_store> open_store(const std::string& dir);
 

@@ -322,9 +322,7 @@ built build_store(const outside_options& o, const std::filesystem::path& dir, co
       ++b.messages;
     }
     b.store_seconds += seconds_since(store_from);
-    b.entries = 0;
-    for (const auto& s : store->stats())
-      b.entries += s.entries;
+    b.entries = entries_held(*store);
     if (b.entries >= checkpointed + checkpoint_entries) {
       checkpointed = b.entries;
       checkpoint();

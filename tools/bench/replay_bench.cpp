@@ -146,20 +146,14 @@ stage open_stage(const fs::path& dir, std::size_t memory_mb, std::size_t dim) {
   return s;
 }
 
-std::size_t entries_of(const storage::graph_store& store) {
-  std::size_t n = 0;
-  for (const auto& s : store.stats())
-    n += s.entries;
-  return n;
-}
-
-/// A record from the file, decoded as the log consumer decodes one.
-actors::log_record decoded(const file_record& f) {
+/// A record of partition/offset, decoded from its kind and value as the log consumer decodes
+/// one.
+actors::log_record decoded(std::int32_t partition, std::int64_t offset, std::string_view kind, std::string_view value) {
   actors::log_record rec;
-  rec.position = {"engram-log", f.partition, f.offset, "bench"};
-  auto payload = schemas::decode_record(f.kind, f.value, schemas::decode_limits{});
+  rec.position = {"engram-log", partition, offset, "bench"};
+  auto payload = schemas::decode_record(kind, value, schemas::decode_limits{});
   if (auto* bad = std::get_if<schemas::record_error>(&payload))
-    throw std::runtime_error("record " + std::to_string(f.partition) + "/" + std::to_string(f.offset) +
+    throw std::runtime_error("record " + std::to_string(partition) + "/" + std::to_string(offset) +
                              " does not decode: " + bad->reason);
   rec.payload = std::move(std::get<schemas::log_payload>(payload));
   return rec;
@@ -234,21 +228,19 @@ live_figures build_live(const replay_options& o, const fs::path& dir, live_figur
     f.read_seconds += seconds_since(read_from);
     for (std::size_t i = 0; i < msgs.size(); ++i) {
       const auto p = partition_of.at(msgs[i].organization_id);
-      file_record rec{p, f.next_offset[static_cast<std::size_t>(p)]++, {}, {}};
+      const auto offset = f.next_offset[static_cast<std::size_t>(p)]++;
       const auto encoded =
           schemas::encode(schemas::extracted_message{std::move(msgs[i]), std::move(read[i]), encoder->name()});
-      out.write(rec.partition, rec.offset, encoded);
+      out.write(p, offset, encoded);
       ++f.records;
-      if (auto a = applied.find(p); a != applied.end() && rec.offset < a->second.next_offset)
+      if (auto a = applied.find(p); a != applied.end() && offset < a->second.next_offset)
         continue;  // applied before the build stopped
-      rec.kind = encoded.kind;
-      rec.value = encoded.value;
-      const auto record = decoded(rec);
+      const auto record = decoded(p, offset, encoded.kind, encoded.value);
       const auto store_from = clock_type::now();
       apply(s, record);
       f.store_seconds += seconds_since(store_from);
     }
-    f.entries = entries_of(*s.store);
+    f.entries = entries_held(*s.store);
     if (f.entries >= checkpointed + every) {
       checkpointed = f.entries;
       out.flush();
@@ -333,7 +325,7 @@ replay_run replay_file(const replay_options& o, const fs::path& file, const fs::
       record_reader in(file);
       file_record f;
       while (in.next(f)) {
-        queues[static_cast<std::size_t>(f.partition) % appliers].push(decoded(f));
+        queues[static_cast<std::size_t>(f.partition) % appliers].push(decoded(f.partition, f.offset, f.kind, f.value));
         ++run.records;
       }
     } catch (...) {
@@ -349,7 +341,7 @@ replay_run replay_file(const replay_options& o, const fs::path& file, const fs::
         std::rethrow_exception(e);
     if (read_failed)
       std::rethrow_exception(read_failed);
-    run.entries = entries_of(*s.store);
+    run.entries = entries_held(*s.store);
     run.same_digest = s.store->digest() == live_digest;
   }
   if (run.same_digest) {
