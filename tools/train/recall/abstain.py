@@ -11,11 +11,12 @@ each question word with its closest word in a result), the kind of answer the qu
 (a time, an amount, a count, a name) and whether the results that cover the question hold one.
 A gradient-boosted classifier (scikit-learn, fixed seed) learns "no answer" from them. It is
 judged as recall would use it: the floor is set so that at most 2 % of the answered questions
-(evidence among the ten) abstain, and the share of questions with no answer that abstain at that
-floor is reported, with the area under the curve, for growing numbers of training conversations.
+(evidence among the ten) abstain, or so that the answerable questions' recall@10 is 0.02 lower,
+and the share of questions with no answer that abstain at that floor is reported, with the area
+under the curve, for growing numbers of training conversations.
 
 usage: abstain.py --tool BIN --model ENCODER --head HEAD --glove WORDS.json
-                  --train FILE... --dev FILE... [--more-none DIR] [--heldout FILE...]
+                  --train FILE... --dev FILE... [--more-none DIR] [--heldout FILE... [--heldout-only]]
 (tools/dev.sh train installs scikit-learn; the figures and the command line: docs/recall.md.)
 """
 import collections
@@ -296,7 +297,8 @@ def main():
     ap = levers.arguments()
     ap.add_argument("--train", nargs="+", required=True)
     ap.add_argument("--dev", nargs="+", required=True)
-    ap.add_argument("--heldout", nargs="*", default=[], help="measured only, at the floor the development set gives")
+    ap.add_argument("--heldout", nargs="*", default=[], help="measured only, at floors set on the development and training conversations")
+    ap.add_argument("--heldout-only", action="store_true", help="measure the held-out conversations and stop")
     ap.add_argument("--more-none", help="questions with no answer written apart for the training conversations "
                     "(DIR/<file name>), used to learn only, never judged")
     a = ap.parse_args()
@@ -320,45 +322,55 @@ def main():
         y = np.array([r[1]["none"] for r in rows_], dtype=int)
         return gbm(x, y), int(y.sum())
 
+    def by_others(count, cols, with_extra):
+        """Every training conversation's own questions judged by a model of `count` others (the
+        development ones left out of all fits): the probabilities and their questions."""
+        p, items = [], []
+        for k, c in enumerate(names):
+            others = [names[(k + 1 + j) % len(names)] for j in range(count)]
+            model, _ = fit(others, cols, with_extra)
+            p += list(model.predict_proba(train_x[c][:, cols])[:, 1])
+            items += by_conv[c]
+        keep = [i for i, it in enumerate(items) if not it["extra"]]
+        return np.array(p)[keep], [items[i] for i in keep]
+
     if a.heldout:
-        # Learned on the training conversations, its floor set on the development ones (at most
-        # 2 % of their answered questions abstain), then applied to the held-out conversations.
+        # Learned on the training conversations, then applied to the held-out conversations at
+        # floors set before: on the development conversations (at most 2 % of their answered
+        # questions abstain, or their recall@10 0.02 lower), and on the training conversations
+        # each judged by a model of all the others (thousands of answered questions where the
+        # development set has a few hundred).
         held = retrieve([json.load(open(f)) for f in a.heldout], vec, head)
         held_x = np.array([features(it, glove) for it in held])
         for label, cols in columns.items():
             model, _ = fit(names, cols, True)
-            p_dev = model.predict_proba(dev_x[:, cols])[:, 1]
             p = model.predict_proba(held_x[:, cols])[:, 1]
             _, auc, nn, na = judge(p, held)
-            floor = np.quantile([v for v, it in zip(p_dev, dev) if it["answered"]], 0.98)
-            none = np.mean([v > floor for v, it in zip(p, held) if it["none"]])
-            lost = np.mean([v > floor for v, it in zip(p, held) if it["answered"]])
-            none_r, lost_r = abstained(p, held, floor_for(p_dev, dev))
-            print(f"held-out, {label}, the development set's floor: abstains on {none:.3f} of {nn} with no answer, "
-                  f"{lost:.3f} of {na} answered lost; at the development floor for recall@10 0.02 lower, abstains on "
-                  f"{none_r:.3f} and recall@10 is {lost_r:.3f} lower; AUC {auc:.3f}")
+            p_dev = model.predict_proba(dev_x[:, cols])[:, 1]
+            p_cv, items_cv = by_others(len(names) - 1, cols, True)
+            for where, p_floor, items_floor in (("development", p_dev, dev), ("training, by the others", p_cv, items_cv)):
+                floor = np.quantile([v for v, it in zip(p_floor, items_floor) if it["answered"]], 0.98)
+                none = np.mean([v > floor for v, it in zip(p, held) if it["none"]])
+                lost = np.mean([v > floor for v, it in zip(p, held) if it["answered"]])
+                none_r, lost_r = abstained(p, held, floor_for(p_floor, items_floor))
+                print(f"held-out, {label}, floors of the {where} set: abstains on {none:.3f} of {nn} with no answer, "
+                      f"{lost:.3f} of {na} answered lost; at the floor for recall@10 0.02 lower, abstains on "
+                      f"{none_r:.3f} and recall@10 is {lost_r:.3f} lower; AUC {auc:.3f}")
+                sys.stdout.flush()
+        if a.heldout_only:
+            return
     for with_extra in ((False, True) if extra else (False,)):
         more = " + the questions written apart" if with_extra else ""
         for label, cols in columns.items():
             model, none = fit(names, cols, with_extra)
             report(f"development ({len(names)} training conversations{more}, {none} with no answer), {label}",
                    model.predict_proba(dev_x[:, cols])[:, 1], dev)
-        # Every training conversation judged by a model of the others (the development ones left
-        # out of all fits), on its own questions only.
-        for count in sorted({c for c in (2, 5, 11, len(names) - 1) if c < len(names)}):
+        for count in sorted({c for c in (2, 5, 11, 21, len(names) - 1) if c < len(names)}):
             for label, cols in columns.items():
                 if label != "every feature" and count != len(names) - 1:
                     continue
-                p, items = [], []
-                for k, c in enumerate(names):
-                    others = [names[(k + 1 + j) % len(names)] for j in range(count)]
-                    model, _ = fit(others, cols, with_extra)
-                    p += list(model.predict_proba(train_x[c][:, cols])[:, 1])
-                    items += by_conv[c]
-                keep = [i for i, it in enumerate(items) if not it["extra"]]
                 report(f"each training conversation by a model of {count:2d} others{more}, {label}",
-                       np.array(p)[keep], [items[i] for i in keep])
-
+                       *by_others(count, cols, with_extra))
 
 if __name__ == "__main__":
     main()
