@@ -226,12 +226,17 @@ def features(item, glove):
     return f
 
 
+def floor_at(p_none, items, share=0.02):
+    """The floor above which `share` of the answered questions (evidence among the ten) abstain."""
+    return float(np.quantile([p for p, it in zip(p_none, items) if it["answered"]], 1 - min(1.0, share)))
+
+
 def judge(p_none, items):
     """The share of no-answer questions that abstain when at most 2 % of the answered ones do, and
     the area under the curve of no-answer against answered."""
     answered = np.array([p for p, it in zip(p_none, items) if it["answered"]])
     none = np.array([p for p, it in zip(p_none, items) if it["none"]])
-    floor = np.quantile(answered, 0.98)
+    floor = floor_at(p_none, items)
     auc = (none[:, None] > answered[None, :]).mean() + 0.5 * (none[:, None] == answered[None, :]).mean()
     return float((none > floor).mean()), float(auc), len(none), len(answered)
 
@@ -239,9 +244,9 @@ def judge(p_none, items):
 def floor_for(p_none, items, lost=0.02):
     """The floor at which the answerable questions' recall@10 drops by `lost` (absolute): the
     answered ones (evidence among the ten) abstain on lost × answerable / answered of them."""
-    answered = np.array([p for p, it in zip(p_none, items) if it["answered"]])
+    answered = sum(1 for it in items if it["answered"])
     answerable = sum(1 for it in items if not it["none"])
-    return float(np.quantile(answered, 1 - min(1.0, lost * answerable / len(answered))))
+    return floor_at(p_none, items, lost * answerable / answered)
 
 
 def abstained(p_none, items, floor):
@@ -349,7 +354,7 @@ def main():
             p_dev = model.predict_proba(dev_x[:, cols])[:, 1]
             p_cv, items_cv = by_others(len(names) - 1, cols, True)
             for where, p_floor, items_floor in (("development", p_dev, dev), ("training, by the others", p_cv, items_cv)):
-                floor = np.quantile([v for v, it in zip(p_floor, items_floor) if it["answered"]], 0.98)
+                floor = floor_at(p_floor, items_floor)
                 none = np.mean([v > floor for v, it in zip(p, held) if it["none"]])
                 lost = np.mean([v > floor for v, it in zip(p, held) if it["answered"]])
                 none_r, lost_r = abstained(p, held, floor_for(p_floor, items_floor))
