@@ -205,7 +205,7 @@ void write_progress(const std::filesystem::path& dir, const outside_options& o, 
   out << json{{"key", store_key(o)},
               {"target", b.target},
               {"complete", b.complete},
-              {"commit", commit ? commit : ""},
+              {"commit", commit ? commit : "unknown (ENGRAM_COMMIT unset)"},
               {"messages", b.messages},
               {"entries", b.entries},
               {"seconds", b.seconds},
@@ -229,7 +229,9 @@ std::optional<built> kept_store(const std::filesystem::path& dir, const outside_
   b.seconds = j.value("seconds", 0.0);
   b.read_seconds = j.value("read_seconds", 0.0);
   b.store_seconds = j.value("store_seconds", 0.0);
-  b.commit = j.value("commit", std::string("unknown"));
+  b.commit = j.value("commit", std::string());
+  if (b.commit.empty())  // written without ENGRAM_COMMIT by an earlier build
+    b.commit = "unknown";
   b.target = j.value("target", std::size_t{0});
   b.complete = j.value("complete", false);
   return b;
