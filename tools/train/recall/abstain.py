@@ -16,7 +16,8 @@ and the share of questions with no answer that abstain at that floor is reported
 under the curve, for growing numbers of training conversations.
 
 usage: abstain.py --tool BIN --model ENCODER --head HEAD --glove WORDS.json
-                  --train FILE... --dev FILE... [--more-none DIR] [--heldout FILE... [--heldout-only]]
+                  --train FILE... --dev FILE... [--more-none DIR...] [--heldout FILE... [--heldout-only]]
+                  [--no-curve]
 (tools/dev.sh train installs scikit-learn; the figures and the command line: docs/recall.md.)
 """
 import collections
@@ -276,11 +277,12 @@ def prepare(a):
     train_convs = [json.load(open(f)) for f in a.train]
     extra = set()
     for f, c in zip(a.train, train_convs):
-        more = pathlib.Path(a.more_none or "/nonexistent") / pathlib.Path(f).name
-        if more.exists():
-            added = json.load(open(more))["questions"]
-            extra.update(q["id"] for q in added)
-            c["questions"] = c["questions"] + added
+        for folder in a.more_none:
+            more = pathlib.Path(folder) / pathlib.Path(f).name
+            if more.exists():
+                added = json.load(open(more))["questions"]
+                extra.update(q["id"] for q in added)
+                c["questions"] = c["questions"] + added
     merged = []
     for c in train_convs:
         merged.append(os.path.join(work, c["id"] + ".json"))
@@ -304,8 +306,11 @@ def main():
     ap.add_argument("--dev", nargs="+", required=True)
     ap.add_argument("--heldout", nargs="*", default=[], help="measured only, at floors set on the development and training conversations")
     ap.add_argument("--heldout-only", action="store_true", help="measure the held-out conversations and stop")
-    ap.add_argument("--more-none", help="questions with no answer written apart for the training conversations "
-                    "(DIR/<file name>), used to learn only, never judged")
+    ap.add_argument("--more-none", nargs="*", default=[],
+                    help="folders of questions written apart for the training conversations (DIR/<file name>: "
+                    "none/, with no answer; restyled/, of both kinds in other styles), used to learn only, never judged")
+    ap.add_argument("--no-curve", action="store_true",
+                    help="after the held-out conversations, report the development set only (no curve over conversations)")
     a = ap.parse_args()
     train_convs, extra, dev_convs, vec, glove, head = prepare(a)
     dev = retrieve(dev_convs, vec, head)
@@ -370,7 +375,7 @@ def main():
             model, none = fit(names, cols, with_extra)
             report(f"development ({len(names)} training conversations{more}, {none} with no answer), {label}",
                    model.predict_proba(dev_x[:, cols])[:, 1], dev)
-        for count in sorted({c for c in (2, 5, 11, 21, len(names) - 1) if c < len(names)}):
+        for count in [] if a.no_curve else sorted({c for c in (2, 5, 11, 21, len(names) - 1) if c < len(names)}):
             for label, cols in columns.items():
                 if label != "every feature" and count != len(names) - 1:
                     continue

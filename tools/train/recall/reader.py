@@ -13,7 +13,7 @@ is then 1 - the best of the ten; it is judged alone and stacked on abstain.py's 
 other), on the development conversations only.
 
 usage: reader.py --tool BIN --model ENCODER --head HEAD --glove WORDS.json --train FILE... --dev FILE...
-                 [--more-none DIR] [--epochs N]
+                 [--more-none DIR...] [--epochs N]
 """
 import math
 import pathlib
@@ -150,7 +150,7 @@ def main():
     ap = abstain.levers.arguments()
     ap.add_argument("--train", nargs="+", required=True)
     ap.add_argument("--dev", nargs="+", required=True)
-    ap.add_argument("--more-none")
+    ap.add_argument("--more-none", nargs="*", default=[], help="as abstain.py's")
     ap.add_argument("--epochs", type=int, default=6)
     a = ap.parse_args()
     from sklearn.linear_model import LogisticRegression
