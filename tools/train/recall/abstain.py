@@ -238,8 +238,15 @@ def judge(p_none, items):
     answered = np.array([p for p, it in zip(p_none, items) if it["answered"]])
     none = np.array([p for p, it in zip(p_none, items) if it["none"]])
     floor = floor_at(p_none, items)
-    auc = (none[:, None] > answered[None, :]).mean() + 0.5 * (none[:, None] == answered[None, :]).mean()
-    return float((none > floor).mean()), float(auc), len(none), len(answered)
+    return float((none > floor).mean()), auc(none, answered), len(none), len(answered)
+
+
+def auc(none, answered):
+    """The area under the curve: P(a question with no answer scores above an answered one), ties half."""
+    none, answered = np.asarray(none, dtype=float), np.asarray(answered, dtype=float)
+    if not len(none) or not len(answered):
+        return float("nan")
+    return float((none[:, None] > answered[None, :]).mean() + 0.5 * (none[:, None] == answered[None, :]).mean())
 
 
 def floor_for(p_none, items, lost=0.02):
@@ -262,10 +269,10 @@ def abstained(p_none, items, floor):
 def report(what, p, items):
     """Prints what the no-answer probabilities p give: the share abstained at 2 % of the answered
     questions lost and at recall@10 0.02 lower, and the area under the curve."""
-    pn, auc, nn, na = judge(p, items)
+    pn, area, nn, na = judge(p, items)
     pr, _ = abstained(p, items, floor_for(p, items))
     print(f"{what}: abstains on {pn:.3f} of {nn} with no answer at 2 % of {na} answered lost, on {pr:.3f} at "
-          f"recall@10 0.02 lower; AUC {auc:.3f}")
+          f"recall@10 0.02 lower; AUC {area:.3f}")
     sys.stdout.flush()
 
 
@@ -332,9 +339,18 @@ def main():
         y = np.array([r[1]["none"] for r in rows_], dtype=int)
         return gbm(x, y), int(y.sum())
 
-    def by_others(count, cols, with_extra):
+    judged = {}
+
+    def by_others(count, label, with_extra):
         """Every training conversation's own questions judged by a model of `count` others (the
-        development ones left out of all fits): the probabilities and their questions."""
+        development ones left out of all fits): the probabilities and their questions. Kept, as
+        the held-out floors and the curve ask for the same ones."""
+        key = (count, label, with_extra)
+        if key not in judged:
+            judged[key] = fit_others(count, columns[label], with_extra)
+        return judged[key]
+
+    def fit_others(count, cols, with_extra):
         p, items = [], []
         for k, c in enumerate(names):
             others = [names[(k + 1 + j) % len(names)] for j in range(count)]
@@ -355,9 +371,9 @@ def main():
         for label, cols in columns.items():
             model, _ = fit(names, cols, True)
             p = model.predict_proba(held_x[:, cols])[:, 1]
-            _, auc, nn, na = judge(p, held)
+            _, area, nn, na = judge(p, held)
             p_dev = model.predict_proba(dev_x[:, cols])[:, 1]
-            p_cv, items_cv = by_others(len(names) - 1, cols, True)
+            p_cv, items_cv = by_others(len(names) - 1, label, True)
             for where, p_floor, items_floor in (("development", p_dev, dev), ("training, by the others", p_cv, items_cv)):
                 floor = floor_at(p_floor, items_floor)
                 none = np.mean([v > floor for v, it in zip(p, held) if it["none"]])
@@ -365,7 +381,7 @@ def main():
                 none_r, lost_r = abstained(p, held, floor_for(p_floor, items_floor))
                 print(f"held-out, {label}, floors of the {where} set: abstains on {none:.3f} of {nn} with no answer, "
                       f"{lost:.3f} of {na} answered lost; at the floor for recall@10 0.02 lower, abstains on "
-                      f"{none_r:.3f} and recall@10 is {lost_r:.3f} lower; AUC {auc:.3f}")
+                      f"{none_r:.3f} and recall@10 is {lost_r:.3f} lower; AUC {area:.3f}")
                 sys.stdout.flush()
         if a.heldout_only:
             return
@@ -380,7 +396,7 @@ def main():
                 if label != "every feature" and count != len(names) - 1:
                     continue
                 report(f"each training conversation by a model of {count:2d} others{more}, {label}",
-                       *by_others(count, cols, with_extra))
+                       *by_others(count, label, with_extra))
 
 if __name__ == "__main__":
     main()

@@ -16,13 +16,15 @@ usage: crossenc.py --model FILE --train FILE... --dev FILE... [--epochs N] [--pa
 """
 import argparse
 import json
+import pathlib
 import random
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from abstain import auc  # noqa: E402
 from use_lite import MAX_TOKENS, UseLite  # noqa: E402
 
 SEP = 2  # </s>: between the question's tokens and the message's
@@ -64,23 +66,6 @@ class Reader(torch.nn.Module):
         pooled = (x * w).sum(1) / w.sum(1).clamp(min=1.0)
         y = torch.tanh(pooled @ self.encoder.tanh_w + self.encoder.tanh_b)
         return self.out(y).squeeze(-1)
-
-
-def auc(pos, neg):
-    """P(a random positive scores above a random negative), ties half."""
-    if not pos or not neg:
-        return float("nan")
-    both = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
-    rank, total, i = 0.0, 0.0, 0
-    while i < len(both):
-        j = i
-        while j < len(both) and both[j][0] == both[i][0]:
-            j += 1
-        r = (i + j + 1) / 2.0  # average 1-based rank of the tie group
-        total += r * sum(1 for _, y in both[i:j] if y)
-        i = j
-    n1 = len(pos)
-    return (total - n1 * (n1 + 1) / 2) / (n1 * len(neg))
 
 
 def main():
