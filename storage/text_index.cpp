@@ -182,6 +182,8 @@ struct query_term {
 constexpr double slack = 1 + 1e-9;
 /// The documents a search's seed of the k-th score is taken from, at most (or `limit`).
 constexpr std::size_t seed_sample = 4096;
+/// Documents shorter than this have their bound by length kept during a search.
+constexpr std::size_t kept_lengths = 512;
 /// A candidate looked up in a list (galloping) against a posting added: ~20 against ~4 ns.
 constexpr std::size_t probe_cost = 6;
 
@@ -266,7 +268,7 @@ private:
 /// whichever lists hold it, and equal inputs give equal bits. Before each term the search
 /// asks whether the terms left can add less than a score the k-th best is known to reach
 /// (seeded by finishing the best sums so far): then no document they alone reach can enter,
-/// nor any whose sum they cannot lift to that score, and the rest of the search looks up
+/// nor any whose sum they cannot lift to that score (bounded at the document's own length), and the rest of the search looks up
 /// the few candidates left in the terms left (galloping) instead of adding their postings.
 /// The commonest terms, most of the postings (near-zero idf in the passages of dense mail),
 /// are then never walked. The results are the exhaustive sums' (a test compares bits; on
@@ -348,6 +350,25 @@ private:
         sum_[doc] += add(t, doc, t.list->tf(list[at]));
     }
   }
+  /// The most the terms from `j` on add to a document of `dl` words: each term's idf × the
+  /// weight of its largest count at that length, or at its shortest document's when that is
+  /// longer (a weight falls with the length: a long document is bounded far below left_[j]).
+  /// Kept by length for the current `j`.
+  double left_at(std::size_t j, std::uint32_t dl) {
+    if (j != left_at_j_) {
+      left_at_j_ = j;
+      left_by_length_.assign(kept_lengths, -1.0);
+    }
+    const bool kept = dl < left_by_length_.size();
+    if (kept && left_by_length_[dl] >= 0)
+      return left_by_length_[dl];
+    double b = 0;
+    for (std::size_t k = q_.size(); k-- > j;)
+      b += q_[k].idf * weight_.bound(q_[k].list->max_tf, std::max(dl, q_[k].list->min_length));
+    if (kept)
+      left_by_length_[dl] = b;
+    return b;
+  }
   /// The k-th best sum among `docs` (at least `limit_` of them): no final k-th score is lower.
   double kth(const std::uint32_t* docs, std::size_t n) const {
     std::vector<double> v(n);
@@ -397,7 +418,7 @@ private:
     // More candidates than the postings left would pay for (probe_cost), and adding those
     // postings is cheaper: the pass over the documents stops there.
     const std::size_t most = postings_left_[j] / (probe_cost * (q_.size() - j));
-    auto passes = [&](std::uint32_t doc) { return (sum_[doc] + left_[j]) * slack >= floor_; };
+    auto passes = [&](std::uint32_t doc) { return (sum_[doc] + left_at(j, o_.length[doc])) * slack >= floor_; };
     // Judged first on every so many documents: most searches that cannot prune stop here.
     const std::size_t stride = std::max<std::size_t>(1, docs.size() / seed_sample);
     std::size_t passed = 0;
@@ -419,7 +440,8 @@ private:
   /// Before term `j`, once pruned: the candidates the terms left cannot lift far enough go.
   bool narrow(std::size_t j) {
     floor_ = std::max(floor_, kth(candidates_.data(), candidates_.size()));
-    std::erase_if(candidates_, [&](std::uint32_t doc) { return (sum_[doc] + left_[j]) * slack < floor_; });
+    std::erase_if(candidates_,
+                  [&](std::uint32_t doc) { return (sum_[doc] + left_at(j, o_.length[doc])) * slack < floor_; });
     return true;
   }
   /// The best `limit_` of `docs`' sums, best first (ties by id).
@@ -451,6 +473,8 @@ private:
   std::vector<std::uint32_t>& reached_;    // scratch_'s
   std::vector<std::uint32_t> candidates_;  // once pruned: ascending
   double floor_ = 0;                       // no final k-th score is lower
+  std::size_t left_at_j_ = std::numeric_limits<std::size_t>::max();
+  std::vector<double> left_by_length_;  // dl -> left_at(left_at_j_, dl), or -1 when not yet
 };
 
 }  // namespace
