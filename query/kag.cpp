@@ -2,6 +2,7 @@
 // n-grams are looked up by name (a seek each), the walk reads the in-memory adjacency, and
 // only the answer's entities and edges are read from the store.
 #include "query/kag.hpp"
+#include "query/words.hpp"
 
 #include "knowledge/entry.hpp"
 #include "knowledge/write_rules.hpp"
@@ -333,7 +334,7 @@ public:
       if (n.named)
         named.insert(id);
     std::vector<std::string> ids;
-    for (auto& hit : store_.search_text(org_, r_.terms(r_.query), statements))
+    for (auto& hit : store_.search_text(org_, without_stop_words(r_.terms(r_.query)), statements))
       ids.push_back(std::move(hit.first));
     const auto raws = store_.get_entries(org_, ids);  // one batched read, best first
     std::size_t rank = 0, added = 0;

@@ -1,6 +1,7 @@
 #include "query/query.hpp"
 
 #include "query/kag.hpp"
+#include "query/words.hpp"
 #include "knowledge/write_rules.hpp"
 
 #include "schemas/knowledge_save.hpp"
@@ -442,7 +443,7 @@ std::vector<std::string> query_service::searched_terms(std::string_view query,
   for (const auto& t : terms)
     if (!names.count(t))
       rest.push_back(t);
-  return rest.empty() ? terms : rest;
+  return without_stop_words(rest.empty() ? terms : rest);
 }
 
 void query_service::rank_lists(recall_run& run) const {

@@ -180,7 +180,7 @@ public:
 
   /// The words a recall searches for `query`: its terms, less those of the `people` it names
   /// (a person named weighs their knowledge up instead of matching every message that names
-  /// them), unless nothing else is left.
+  /// them) and less stop words (words.hpp), each unless nothing else is left.
   [[nodiscard]] std::vector<std::string> searched_terms(std::string_view query,
                                                         const std::vector<named_person>& people) const;
 
