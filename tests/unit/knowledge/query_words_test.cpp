@@ -1,0 +1,35 @@
+// The words a question is searched by: stop words out, as the index spells them.
+#include "query/words.hpp"
+#include "reading/signature.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace engram {
+namespace {
+
+using strings = std::vector<std::string>;
+
+TEST(QueryWords, StopWordsLeaveTheWordsSearchedUnlessNothingElseIsLeft) {
+  EXPECT_EQ(query::without_stop_words(reading::index_terms("budget for the rollout with Acme, or by Friday")),
+            (strings{"budget", "rollout", "acm"}));
+  // A question of only such words is searched by them.
+  EXPECT_EQ(query::without_stop_words(reading::index_terms("for or with")), (strings{"for", "or", "with"}));
+  EXPECT_EQ(query::without_stop_words({}), strings{});
+}
+
+TEST(QueryWords, EveryStopWordIsATermTheIndexKeepsAsSpelled) {
+  // The list is matched against the index's terms: a word the stemmer spelled otherwise, or
+  // one reading's fillers already drop, would never match and never be left out.
+  for (const char* word : {"but", "by", "for", "if", "into", "or", "such", "then", "there", "with"}) {
+    EXPECT_EQ(reading::index_terms(word), strings{word}) << word;
+    EXPECT_TRUE(query::stop_word(word)) << word;
+  }
+  for (const char* word : {"budget", "form", "bye", "therefor", "intot"})
+    EXPECT_FALSE(query::stop_word(word)) << word;
+}
+
+}  // namespace
+}  // namespace engram
