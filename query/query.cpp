@@ -435,7 +435,9 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
 
 std::vector<std::string> query_service::searched_terms(std::string_view query,
                                                        const std::vector<named_person>& people) const {
-  auto terms = deps_.terms(query);
+  // The query's words less stop words, less the names; the names when nothing else is left
+  // ("Bob for" is searched by "bob", not by "for"); every word when only stop words are.
+  auto terms = without_stop_words(deps_.terms(query));
   std::set<std::string> names;
   for (const auto& p : people)
     names.insert(p.terms.begin(), p.terms.end());
@@ -443,7 +445,7 @@ std::vector<std::string> query_service::searched_terms(std::string_view query,
   for (const auto& t : terms)
     if (!names.count(t))
       rest.push_back(t);
-  return without_stop_words(rest.empty() ? terms : rest);
+  return rest.empty() ? terms : rest;
 }
 
 void query_service::rank_lists(recall_run& run) const {

@@ -16,8 +16,8 @@ errc kv_graph_store::load_postings(std::size_t family, text_index& into) {
     const auto k = it->key();
     const auto a = k.find('\0'), b = a == std::string_view::npos ? a : k.find('\0', a + 1);
     const auto v = it->value();
-    if (b == std::string_view::npos || v.size() < 8)
-      return errc::corruption;
+    if (b == std::string_view::npos || v.size() < 8 || decode_u32(v.substr(0, 4)) == 0)
+      return errc::corruption;  // a row is written for a term the document holds: a count of 0 is not one
     into.load(k.substr(0, a), k.substr(a + 1, b - a - 1), k.substr(b + 1), decode_u32(v.substr(0, 4)),
               decode_u32(v.substr(4, 4)));
   }

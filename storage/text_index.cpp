@@ -98,7 +98,8 @@ void text_index::load(std::string_view org, std::string_view term, std::string_v
   }
   bool added = false;
   const auto n = loading_org_->intern(id, length, &added);
-  loading_list_->push_back(n, tf, length);
+  // Bounded by the length the document is scored at (its first row's), whatever this row says.
+  loading_list_->push_back(n, tf, loading_org_->length[n]);
 }
 
 void text_index::seal() {

@@ -39,7 +39,8 @@ public:
   void remove(const std::string& org, const std::string& id, const text_doc& doc);
   /// Forgets every document of an organisation.
   void drop(const std::string& org);
-  /// Bulk load (at open): one posting, in any order; call seal() after the last.
+  /// Bulk load (at open): one posting (tf ≥ 1), in any order; call seal() after the last. A
+  /// document's length is the one its first posting gave.
   void load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf, std::uint32_t length);
   /// Sorts and trims what load() gathered.
   void seal();

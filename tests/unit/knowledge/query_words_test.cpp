@@ -1,4 +1,5 @@
 // The words a question is searched by: stop words out, as the index spells them.
+#include "query/query.hpp"
 #include "query/words.hpp"
 #include "reading/signature.hpp"
 
@@ -29,6 +30,18 @@ TEST(QueryWords, EveryStopWordIsATermTheIndexKeepsAsSpelled) {
   }
   for (const char* word : {"budget", "form", "bye", "therefor", "intot"})
     EXPECT_FALSE(query::stop_word(word)) << word;
+}
+
+TEST(QueryWords, ARecallSearchesItsWordsLessStopWordsThenLessTheNamesItNames) {
+  query::query_dependencies deps;
+  deps.terms = reading::index_terms;
+  const query::query_service q(deps, knowledge::read_policy{});
+  const std::vector<query::named_person> bob{{"ent-bob", {"bob"}}};
+  EXPECT_EQ(q.searched_terms("budget for Bob", bob), strings{"budget"});
+  // Only a name and stop words: the name is searched, not the stop words.
+  EXPECT_EQ(q.searched_terms("Bob for", bob), strings{"bob"});
+  EXPECT_EQ(q.searched_terms("for with", bob), (strings{"for", "with"}));
+  EXPECT_EQ(q.searched_terms("budget for Bob", {}), (strings{"budget", "bob"}));
 }
 
 }  // namespace
