@@ -23,10 +23,12 @@ namespace engram::query {
 /// only such words is searched by them).
 [[nodiscard]] inline std::vector<std::string> without_stop_words(std::vector<std::string> terms) {
   std::vector<std::string> rest;
-  for (auto& t : terms)
+  for (const auto& t : terms)
     if (!stop_word(t))
       rest.push_back(t);
-  return rest.empty() ? terms : rest;
+  if (rest.empty())
+    return terms;
+  return rest;
 }
 
 }  // namespace engram::query

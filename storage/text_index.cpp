@@ -269,8 +269,9 @@ private:
 /// whichever lists hold it, and equal inputs give equal bits. Before each term the search
 /// asks whether the terms left can add less than a score the k-th best is known to reach
 /// (seeded by finishing the best sums so far): then no document they alone reach can enter,
-/// nor any whose sum they cannot lift to that score (bounded at the document's own length), and the rest of the search looks up
-/// the few candidates left in the terms left (galloping) instead of adding their postings.
+/// nor any whose sum they cannot lift to that score (bounded at the document's own length),
+/// and the rest of the search looks up the few candidates left in the terms left
+/// (galloping) instead of adding their postings.
 /// The commonest terms, most of the postings (near-zero idf in the passages of dense mail),
 /// are then never walked. The results are the exhaustive sums' (a test compares bits; on
 /// the 1M-entry store's 1,400 searches, the same digest: docs/benchmarks.md). A search

@@ -379,16 +379,18 @@ int outside(const outside_options& o) {
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
     if (f.is_regular_file())
       disk += f.file_size();
-  std::printf("  store: %zu messages, %zu entries, built in %.0f s (%.0f entries/s), %.0f MiB on disk\n", b.messages,
-              b.entries, b.seconds, double(b.entries) / std::max(b.seconds, 1e-9), double(disk) / (1 << 20));
-  if (b.read_seconds > 0 && b.store_seconds > 0)
+  // A store another benchmark built (bench replay's live store) records no build times.
+  const bool timed = b.seconds > 0 && b.read_seconds > 0 && b.store_seconds > 0;
+  std::printf("  store: %zu messages, %zu entries, %.0f MiB on disk\n", b.messages, b.entries,
+              double(disk) / (1 << 20));
+  if (timed)
     std::printf(
-        "  of which reading (rules, passages, encoder; %u threads) %.0f s = %.0f messages/s, the store stage (dedup, "
-        "contradiction, apply; one thread) %.0f s = %.0f messages/s\n",
-        std::max(1u, std::thread::hardware_concurrency()), b.read_seconds, double(b.messages) / b.read_seconds,
-        b.store_seconds, double(b.messages) / b.store_seconds);
-  else  // a store another benchmark built (bench replay's live store) records no split
-    std::printf("  (the split between reading and the store stage was not recorded for this store)\n");
+        "  built in %.0f s (%.0f entries/s), of which reading (rules, passages, encoder; %u threads) %.0f s = %.0f "
+        "messages/s, the store stage (dedup, contradiction, apply; one thread) %.0f s = %.0f messages/s\n",
+        b.seconds, double(b.entries) / b.seconds, std::max(1u, std::thread::hardware_concurrency()), b.read_seconds,
+        double(b.messages) / b.read_seconds, b.store_seconds, double(b.messages) / b.store_seconds);
+  else
+    std::printf("  (the build's times were not recorded for this store)\n");
 
   if (o.build_only)
     return b.complete ? 0 : 1;
