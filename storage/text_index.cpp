@@ -503,6 +503,13 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
     const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
     query.push_back({&ti->first, &ti->second, idf, idf * weight.bound(ti->second.max_tf, ti->second.min_length)});
   }
+  // A word in more than half of the documents is the organisation's own stop word: its
+  // Robertson-Sparck Jones weight, log((N - df + 0.5) / (df + 0.5)), is below zero, so its
+  // presence says less about a document than its absence. It is searched only when every word
+  // found is such a word; beside a rarer one it would only walk most of the postings.
+  const auto common = [&o](const query_term<term_list>& t) { return 2 * t.list->postings.size() > o.doc_of.size(); };
+  if (!std::all_of(query.begin(), query.end(), common))
+    std::erase_if(query, common);
   // Summed rarest first (then by term): equal inputs give equal bits.
   std::sort(query.begin(), query.end(), [](const auto& x, const auto& y) {
     const auto nx = x.list->postings.size(), ny = y.list->postings.size();

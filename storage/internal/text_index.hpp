@@ -52,7 +52,9 @@ public:
   [[nodiscard]] bool read(snapshot_in& in);
   /// Forgets every organisation.
   void clear();
-  /// BM25 (k1 1.2, b 0.75) over the distinct terms: the best `limit` entry ids, highest
+  /// BM25 (k1 1.2, b 0.75) over the distinct terms, less those in more than half of the
+  /// documents when a term in fewer is searched (the organisation's own stop words, whose
+  /// Robertson-Sparck Jones weight is below zero): the best `limit` entry ids, highest
   /// score first, ties by id, as if every posting were scored (the commonest terms' postings
   /// are skipped where they cannot change the best). Terms are summed rarest first (then by
   /// term), so equal inputs give equal bits.

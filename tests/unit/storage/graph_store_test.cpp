@@ -458,10 +458,11 @@ TEST_F(GraphStoreTest, EntriesAreReadManyAtOnceInTheOrderAskedWithinTheirOrganis
 }
 
 TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
-  // 2,100 entries share "renew" (a common term); a few carry rarer words.
+  // A third of 2,100 entries share "renew" (a common term); a few carry rarer words.
   std::int64_t offset = 0;
   for (int i = 0; i < 2100; ++i)
-    apply_words(*store_, "acme", offset++, "renew filler" + std::to_string(i % 7) + " word");
+    apply_words(*store_, "acme", offset++,
+                (i % 3 == 0 ? "renew" : "lapse") + std::string(" filler") + std::to_string(i % 7) + " word");
   const auto both = apply_words(*store_, "acme", offset++, "renew contract");
   const auto rare_only = apply_words(*store_, "acme", offset++, "contract contract signatur");
   const auto other_org = apply_words(*store_, "northwind", offset++, "renew contract");
@@ -477,11 +478,12 @@ TEST_F(GraphStoreTest, FullTextRanksByBm25OverEveryPostingAndSurvivesReopen) {
     EXPECT_EQ(hits[0].first, rare_only);  // tf 2 of the rare term beats one rare and one common match
     EXPECT_EQ(hits[1].first, both);
     EXPECT_NEAR(hits[0].second, part(2, 2, 3), 1e-9);
-    EXPECT_NEAR(hits[1].second, part(2, 1, 2) + part(2101, 1, 2), 1e-9);
+    EXPECT_NEAR(hits[1].second, part(2, 1, 2) + part(701, 1, 2), 1e-9);
     for (std::size_t i = 2; i < hits.size(); ++i) {
-      EXPECT_NEAR(hits[i].second, part(2101, 1, 3), 1e-9);  // "renew" alone, three words
-      if (i > 2)
+      EXPECT_NEAR(hits[i].second, part(701, 1, 3), 1e-9);  // "renew" alone, three words
+      if (i > 2) {
         EXPECT_LT(hits[i - 1].first, hits[i].first) << "equal scores rank by id";
+      }
     }
     hits = store_->search_text("acme", {"renew"}, 5);
     ASSERT_EQ(hits.size(), 5u);
@@ -558,6 +560,7 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     }
   }
   // BM25 by hand over every live document, each score summed rarest term first.
+  std::size_t dropped = 0;
   auto reference = [&](const std::vector<std::string>& query, std::size_t limit) {
     std::map<std::string, std::size_t> df;
     double total = 0;
@@ -572,6 +575,10 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
         order.push_back(t);
     std::sort(order.begin(), order.end(),
               [&](const std::string& x, const std::string& y) { return df[x] != df[y] ? df[x] < df[y] : x < y; });
+    // A term in more than half of the documents only when every term found is one.
+    const auto common = [&](const std::string& t) { return 2 * df[t] > live.size(); };
+    if (!std::all_of(order.begin(), order.end(), common))
+      dropped += std::erase_if(order, common);
     const double docs = static_cast<double>(live.size()), avgdl = total / docs, k1 = 1.2, b = 0.75;
     std::vector<std::pair<std::string, double>> scored;
     for (const auto& [id, doc] : live) {
@@ -611,6 +618,40 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     }
   }
   EXPECT_GT(compared, 30000u);
+  EXPECT_GT(dropped, 100u) << "the commonest terms were left out of some searches";
+}
+
+// A term in more than half of the documents (the organisation's own stop word) is searched
+// only when every term found is one: beside a rarer term it adds nothing to any score, and
+// documents that hold it alone are not found.
+TEST(TextIndex, ATermInMoreThanHalfOfTheDocumentsIsSearchedOnlyWhenEveryTermIs) {
+  storage::detail::text_index idx;
+  idx.add("acme", "e1", storage::detail::index_words("renew contract"));
+  idx.add("acme", "e2", storage::detail::index_words("renew policy"));
+  idx.add("acme", "e3", storage::detail::index_words("renew invoice"));
+  idx.add("acme", "e4", storage::detail::index_words("contract signed"));
+  // renew: 3 of 4 documents; contract: 2 of 4, not more than half.
+  auto hits = idx.search("acme", {"renew", "contract"}, 10);
+  ASSERT_EQ(hits.size(), 2u);
+  const double idf = std::log(1 + (4 - 2 + 0.5) / (2 + 0.5));
+  for (const auto& [id, score] : hits) {
+    EXPECT_TRUE(id == "e1" || id == "e4") << id;
+    EXPECT_NEAR(score, idf * 2.2 / (1 + 1.2), 1e-12) << "contract's weight alone, both of average length";
+  }
+  EXPECT_EQ(hits[0].first, "e1") << "equal scores rank by id";
+  hits = idx.search("acme", {"renew", "nowhere"}, 10);
+  EXPECT_EQ(hits.size(), 3u) << "a term not found does not make renew the less common";
+  hits = idx.search("acme", {"renew"}, 10);
+  ASSERT_EQ(hits.size(), 3u);
+  EXPECT_GT(hits[0].second, 0.0);
+  idx.remove("acme", "e2", storage::detail::index_words("renew policy"));
+  idx.remove("acme", "e3", storage::detail::index_words("renew invoice"));
+  idx.add("acme", "e5", storage::detail::index_words("invoice paid"));
+  idx.add("acme", "e6", storage::detail::index_words("policy review"));
+  // renew is now in 1 of 4 documents: searched beside contract again.
+  hits = idx.search("acme", {"renew", "contract"}, 10);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].first, "e1") << "renew and contract beat contract alone";
 }
 
 // A posting keeps a count below 32 in place and a larger one beside its list: both are
