@@ -95,8 +95,9 @@ engram::result<void> engine::impl::start(engine_options opts) {
   const bool store_role = cfg.roles.store || replay;
   const bool serving = store_role && !replay;
   const std::pair<bool, std::function<engram::result<void>()>> steps[] = {
-      {store_role, [&] { return open_store(); }},
       {true, [&] { return connect_kafka(opts); }},
+      {store_role && !cfg.store.cluster, [&] { return subscribe_log(); }},
+      {store_role, [&] { return open_store(); }},
       {true, [&] { return make_embedders(); }},
       {true, [&] { return start_actors(); }},
       {store_role, [&] { return open_resolver(opts); }},
@@ -535,6 +536,20 @@ engram::result<void> engine::impl::start_http(const engine_options& opts) {
   return opts.serving ? opts.serving(http->port()) : engram::result<void>{};
 }
 
+engram::result<void> engine::impl::subscribe_log() {
+  auto made = ingest::log_consumer::subscribe(cfg, brokers);
+  if (!made)
+    return engram::fail(made.error());
+  consumer = std::move(*made);
+  // Leaves the group if the start failed before start_consumer; once begun, the consumer
+  // stops earlier, with the parts it feeds (stop() again is a no-op).
+  started.add("engram-log subscription", [this] {
+    if (consumer)
+      consumer->stop();
+  });
+  return {};
+}
+
 engram::result<void> engine::impl::start_consumer(const engine_options& opts) {
   ingest::ownership_hooks hooks;
   if (members) {
@@ -565,12 +580,17 @@ engram::result<void> engine::impl::start_consumer(const engine_options& opts) {
         .info("dedup's indexes built again: {} organisations, {} vectors", rebuilt->organizations, rebuilt->vectors);
     return {};
   };
-  auto made = ingest::log_consumer::start(cfg, brokers, store, store_actor, metrics, status,
-                                          gap_handling(opts.replay && opts.accept_partial), reader(),
-                                          opts.replay && opts.re_extract, keys, std::move(hooks));
-  if (!made)
-    return engram::fail(made.error());
-  consumer = std::move(*made);
+  if (consumer) {  // subscribed before the store opened
+    consumer->begin(store, store_actor, metrics, status, gap_handling(opts.replay && opts.accept_partial), reader(),
+                    opts.replay && opts.re_extract, keys, std::move(hooks));
+  } else {
+    auto made = ingest::log_consumer::start(cfg, brokers, store, store_actor, metrics, status,
+                                            gap_handling(opts.replay && opts.accept_partial), reader(),
+                                            opts.replay && opts.re_extract, keys, std::move(hooks));
+    if (!made)
+      return engram::fail(made.error());
+    consumer = std::move(*made);
+  }
   started.add(
       "engram-log consumer", [this] { consumer->stop(); },  // waits until the batches in flight are durable
       [this] { consumer.reset(); });

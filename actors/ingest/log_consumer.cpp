@@ -84,6 +84,10 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   std::shared_ptr<std::atomic<bool>> letting_go = std::make_shared<std::atomic<bool>>(false);
   std::size_t left_in_flight = 0;
   std::atomic<bool>* failed = nullptr;
+  /// begin() was called: the fields above are set and the consumer's thread polls.
+  bool begun = false;
+  /// A consumer never begun was closed by stop().
+  bool closed = false;
   /// Reads the records that carry no reading.
   reading::reader_context reader;
   /// engramctl replay --re-extract: what format-2 records say was read is dropped.
@@ -219,6 +223,10 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
 
   void rebalance_cb(RdKafka::KafkaConsumer* c, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
+    if (!begun) {  // closed before begin(): nothing was served, nothing to hand over
+      c->unassign();
+      return;
+    }
     const auto& topic = cfg.kafka.topics.log;
     logger().debug("{}: the group {} {} partitions", topic,
                    err == RdKafka::ERR__ASSIGN_PARTITIONS ? "assigns" : "revokes", partitions.size());
@@ -354,29 +362,47 @@ engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
     const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
     actors::stage_actor head, services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
     reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys, ownership_hooks hooks) {
+  auto lc = subscribe(cfg, brokers);
+  if (!lc)
+    return lc;
+  (*lc)->begin(std::move(store), std::move(head), metrics, status, std::move(gaps), std::move(reader), re_extract,
+               std::move(keys), std::move(hooks));
+  return lc;
+}
+
+engram::result<std::unique_ptr<log_consumer>> log_consumer::subscribe(const config::engram_config& cfg,
+                                                                      const std::string& brokers) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
   lc->impl_ = std::make_unique<impl>();
   auto& m = *lc->impl_;
   m.cfg = cfg;
   m.stops = detail::partition_gaps(cfg.kafka.topics.log, "ingest");
-  m.reader = std::move(reader);
-  m.keys = std::move(keys);
-  m.hooks = std::move(hooks);
-  m.re_extract = re_extract;
   m.brokers = brokers;
-  m.store = std::move(store);
-  m.head = std::move(head);
-  m.gaps = std::move(gaps);
-  m.metrics = &metrics;
-  m.status = &status;
-  m.failed = &lc->failed_;
   auto consumer =
       detail::make_consumer(brokers, cfg.kafka.rdkafka, cfg.kafka.group_id, cfg.kafka.topics.log, &m, "ingest");
   if (!consumer)
     return engram::fail(consumer.error());
   m.consumer = std::move(*consumer);
-  lc->thread_ = std::thread([p = lc.get()] { p->run(); });
   return lc;
+}
+
+void log_consumer::begin(std::shared_ptr<storage::graph_store> store, actors::stage_actor head,
+                         services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
+                         reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys,
+                         ownership_hooks hooks) {
+  auto& m = *impl_;
+  m.reader = std::move(reader);
+  m.keys = std::move(keys);
+  m.hooks = std::move(hooks);
+  m.re_extract = re_extract;
+  m.store = std::move(store);
+  m.head = std::move(head);
+  m.gaps = std::move(gaps);
+  m.metrics = &metrics;
+  m.status = &status;
+  m.failed = &failed_;
+  m.begun = true;
+  thread_ = std::thread([this] { run(); });
 }
 
 log_consumer::~log_consumer() { stop(); }
@@ -385,6 +411,8 @@ void log_consumer::stop() {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
+  else if (impl_ && impl_->consumer && !impl_->begun && !std::exchange(impl_->closed, true))
+    impl_->consumer->close();  // subscribed, never begun: leaves the group
 }
 
 void log_consumer::run() {

@@ -62,6 +62,17 @@ public:
       actors::stage_actor head, services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
       reading::reader_context reader, bool re_extract = false, std::shared_ptr<key_ring> keys = nullptr,
       ownership_hooks hooks = {});
+  /// start() in two steps. subscribe() joins the consumer group and returns, so that the
+  /// group's first join (seconds on a broker: its initial rebalance delay, ~3 s on the test
+  /// broker) runs while the store opens; nothing is assigned or fetched before begin(), as
+  /// librdkafka hands an assignment over at the first poll. Destroyed without begin(), it
+  /// leaves the group. An error when the consumer cannot be made.
+  [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> subscribe(const config::engram_config& cfg,
+                                                                               const std::string& brokers);
+  /// Starts the thread of a consumer subscribe() made, as start() does (once).
+  void begin(std::shared_ptr<storage::graph_store> store, actors::stage_actor head, services::metrics& metrics,
+             actors::ingest_status& status, gap_handling gaps, reading::reader_context reader, bool re_extract = false,
+             std::shared_ptr<key_ring> keys = nullptr, ownership_hooks hooks = {});
   ~log_consumer();
   /// Stops after the batches in flight are applied; leaves the consumer group.
   void stop();

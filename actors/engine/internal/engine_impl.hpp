@@ -169,6 +169,10 @@ struct engine::impl {
   engram::result<void> bind_http();
   engram::result<void> join_cluster();
   engram::result<void> start_http(const engine_options& opts);
+  /// engram-log's consumer group joined before the store opens (not clustered: a member's
+  /// assignment waits for its cluster's hooks), so the group's first join, seconds on a
+  /// broker, runs beside the open; start_consumer begins it.
+  engram::result<void> subscribe_log();
   /// The engram-log consumer; `opts.replay`: with the replay's gap policy and re-extraction.
   engram::result<void> start_consumer(const engine_options& opts);
   engram::result<void> start_sequencer(ingest::sequencer_options so);
