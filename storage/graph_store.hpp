@@ -626,6 +626,11 @@ public:
 /// Opens (creating if needed) the store at opts.path, or says why it cannot.
 [[nodiscard]] engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options& opts);
 
+/// The process that holds the store at `path` open for writing (RocksDB's lock on its LOCK
+/// file), when it is another process than this one: asked before a start does anything that
+/// another process's engramd would notice, since the open would fail anyway.
+[[nodiscard]] std::optional<long> held_by_another_process(const std::string& path);
+
 /// A new, empty store in memory, behind the same interface and rules (no RocksDB, no disk):
 /// for unit tests of the knowledge rules. Gone when destroyed.
 [[nodiscard]] std::unique_ptr<graph_store> make_memory_graph_store(std::set<std::string> reserved_tool_names = {});

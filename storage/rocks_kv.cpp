@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 // Under AddressSanitizer (tools/dev.sh sanitize address), LeakSanitizer is told of the one
@@ -353,3 +354,23 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
 }
 
 }  // namespace engram::storage::detail
+
+namespace engram::storage {
+
+// RocksDB locks LOCK with fcntl (a whole-file write lock), so F_GETLK names its holder; a lock
+// this process holds is not reported (POSIX record locks are per process).
+std::optional<long> held_by_another_process(const std::string& path) {
+  const int fd = ::open((path + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;  // no store there yet
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  const bool asked = ::fcntl(fd, F_GETLK, &probe) == 0;
+  ::close(fd);
+  if (!asked || probe.l_type == F_UNLCK)
+    return std::nullopt;
+  return static_cast<long>(probe.l_pid);
+}
+
+}  // namespace engram::storage

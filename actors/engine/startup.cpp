@@ -537,6 +537,11 @@ engram::result<void> engine::impl::start_http(const engine_options& opts) {
 }
 
 engram::result<void> engine::impl::subscribe_log() {
+  // A store another engramd has open fails this start at the open; joining its group first
+  // would take that engramd's partitions away and give them back.
+  if (const auto pid = storage::held_by_another_process(cfg.storage.path))
+    return engram::fail("storage.path " + cfg.storage.path + " is in use by another process (pid " +
+                        std::to_string(*pid) + "): one engramd a store");
   auto made = ingest::log_consumer::subscribe(cfg, brokers);
   if (!made)
     return engram::fail(made.error());

@@ -11,9 +11,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -382,6 +388,46 @@ TEST_F(IngestTest, MissingEmbedderWeightsStopTheStartWithTheFix) {
   auto good = start(cfg());
   ASSERT_TRUE(good);
   ASSERT_TRUE(test::wait_until([&] { return events(*good) == 12 && good->status().ready(); }, 60s)) << events(*good);
+}
+
+// A start on a store another process holds stops before it joins engram-log's consumer
+// group (the join would move that process's partitions away and back), naming the holder;
+// once the store is let go, the start goes ahead.
+TEST_F(IngestTest, AStoreAnotherProcessHoldsStopsTheStartNamingIt) {
+  const auto c = cfg();
+  std::filesystem::create_directories(c.storage.path);
+  const std::string lock = c.storage.path + "/LOCK";
+  int locked[2], release[2];
+  ASSERT_EQ(::pipe(locked), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {  // as RocksDB holds it: a write lock on the whole file
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    char b = ::fcntl(fd, F_SETLK, &fl) == 0 ? 1 : 0;
+    (void)!::write(locked[1], &b, 1);
+    (void)!::read(release[0], &b, 1);
+    ::_exit(0);
+  }
+  char b = 0;
+  ASSERT_EQ(::read(locked[0], &b, 1), 1);
+  ASSERT_EQ(b, 1) << "the child could not lock " << lock;
+  EXPECT_EQ(storage::held_by_another_process(c.storage.path), std::optional<long>(holder));
+  auto e = engine::engine::start(c, {});
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("is in use by another process (pid " + std::to_string(holder) + ")"), std::string::npos)
+      << e.error();
+  ASSERT_EQ(::write(release[1], &b, 1), 1);
+  ASSERT_EQ(::waitpid(holder, nullptr, 0), holder);
+  for (int fd : {locked[0], locked[1], release[0], release[1]})
+    ::close(fd);
+  EXPECT_FALSE(storage::held_by_another_process(c.storage.path));
+  auto good = start(c);
+  ASSERT_TRUE(good);
+  EXPECT_FALSE(storage::held_by_another_process(c.storage.path)) << "this process's own lock is not another's";
 }
 
 TEST_F(IngestTest, EmbeddedDefaultRestartNeitherLosesNorDoubles) {
