@@ -585,17 +585,14 @@ engram::result<void> engine::impl::start_consumer(const engine_options& opts) {
         .info("dedup's indexes built again: {} organisations, {} vectors", rebuilt->organizations, rebuilt->vectors);
     return {};
   };
-  if (consumer) {  // subscribed before the store opened
-    consumer->begin(store, store_actor, metrics, status, gap_handling(opts.replay && opts.accept_partial), reader(),
-                    opts.replay && opts.re_extract, keys, std::move(hooks));
-  } else {
-    auto made = ingest::log_consumer::start(cfg, brokers, store, store_actor, metrics, status,
-                                            gap_handling(opts.replay && opts.accept_partial), reader(),
-                                            opts.replay && opts.re_extract, keys, std::move(hooks));
+  if (!consumer) {  // not subscribed before the store opened (clustered)
+    auto made = ingest::log_consumer::subscribe(cfg, brokers);
     if (!made)
       return engram::fail(made.error());
     consumer = std::move(*made);
   }
+  consumer->begin(store, store_actor, metrics, status, gap_handling(opts.replay && opts.accept_partial), reader(),
+                  opts.replay && opts.re_extract, keys, std::move(hooks));
   started.add(
       "engram-log consumer", [this] { consumer->stop(); },  // waits until the batches in flight are durable
       [this] { consumer.reset(); });

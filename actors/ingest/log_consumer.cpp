@@ -86,8 +86,6 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   std::atomic<bool>* failed = nullptr;
   /// begin() was called: the fields above are set and the consumer's thread polls.
   bool begun = false;
-  /// A consumer never begun was closed by stop().
-  bool closed = false;
   /// Reads the records that carry no reading.
   reading::reader_context reader;
   /// engramctl replay --re-extract: what format-2 records say was read is dropped.
@@ -358,18 +356,6 @@ struct log_consumer::impl : RdKafka::RebalanceCb {
   }
 };
 
-engram::result<std::unique_ptr<log_consumer>> log_consumer::start(
-    const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
-    actors::stage_actor head, services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-    reading::reader_context reader, bool re_extract, std::shared_ptr<key_ring> keys, ownership_hooks hooks) {
-  auto lc = subscribe(cfg, brokers);
-  if (!lc)
-    return lc;
-  (*lc)->begin(std::move(store), std::move(head), metrics, status, std::move(gaps), std::move(reader), re_extract,
-               std::move(keys), std::move(hooks));
-  return lc;
-}
-
 engram::result<std::unique_ptr<log_consumer>> log_consumer::subscribe(const config::engram_config& cfg,
                                                                       const std::string& brokers) {
   std::unique_ptr<log_consumer> lc(new log_consumer());
@@ -411,8 +397,10 @@ void log_consumer::stop() {
   stop_ = true;
   if (thread_.joinable())
     thread_.join();
-  else if (impl_ && impl_->consumer && !impl_->begun && !std::exchange(impl_->closed, true))
-    impl_->consumer->close();  // subscribed, never begun: leaves the group
+  else if (impl_ && impl_->consumer && !impl_->begun) {  // subscribed, never begun: leaves the group
+    impl_->consumer->close();
+    impl_->consumer.reset();
+  }
 }
 
 void log_consumer::run() {

@@ -49,27 +49,21 @@ struct ownership_hooks {
 
 class log_consumer {
 public:
-  /// Starts the consumer thread. `store` is read (stored offsets) from this thread and
-  /// written only to record an accepted gap (while nothing of that partition is in flight).
-  /// A partition whose next record was deleted from the broker stops there unless `gaps`
-  /// accepts the loss (gaps.hpp); a new store needs every partition from offset 0. An error
-  /// when the consumer cannot be made. Records that carry no reading (format 1, saves without
-  /// a vector) are read here with `reader` before they go to the store; `re_extract`: so are
-  /// the messages that carry theirs (format 2; engramctl replay --re-extract). Sealed records
-  /// are opened with `keys` (a record whose key was deleted is forgotten: applied as nothing).
-  [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> start(
-      const config::engram_config& cfg, const std::string& brokers, std::shared_ptr<storage::graph_store> store,
-      actors::stage_actor head, services::metrics& metrics, actors::ingest_status& status, gap_handling gaps,
-      reading::reader_context reader, bool re_extract = false, std::shared_ptr<key_ring> keys = nullptr,
-      ownership_hooks hooks = {});
-  /// start() in two steps. subscribe() joins the consumer group and returns, so that the
-  /// group's first join (seconds on a broker: its initial rebalance delay, ~3 s on the test
-  /// broker) runs while the store opens; nothing is assigned or fetched before begin(), as
-  /// librdkafka hands an assignment over at the first poll. Destroyed without begin(), it
-  /// leaves the group. An error when the consumer cannot be made.
+  /// Joins engram-log's consumer group and returns; begin() starts the consumer. The group's
+  /// first join (seconds on a broker: its initial rebalance delay, ~3 s on the test broker)
+  /// can so run while the store opens: nothing is assigned or fetched before begin(), as
+  /// librdkafka hands an assignment over at the first poll. Stopped or destroyed without
+  /// begin(), it leaves the group. An error when the consumer cannot be made.
   [[nodiscard]] static engram::result<std::unique_ptr<log_consumer>> subscribe(const config::engram_config& cfg,
                                                                                const std::string& brokers);
-  /// Starts the thread of a consumer subscribe() made, as start() does (once).
+  /// Starts the consumer thread (once). `store` is read (stored offsets) from this thread and
+  /// written only to record an accepted gap (while nothing of that partition is in flight).
+  /// A partition whose next record was deleted from the broker stops there unless `gaps`
+  /// accepts the loss (gaps.hpp); a new store needs every partition from offset 0. Records
+  /// that carry no reading (format 1, saves without a vector) are read here with `reader`
+  /// before they go to the store; `re_extract`: so are the messages that carry theirs (format
+  /// 2; engramctl replay --re-extract). Sealed records are opened with `keys` (a record whose
+  /// key was deleted is forgotten: applied as nothing).
   void begin(std::shared_ptr<storage::graph_store> store, actors::stage_actor head, services::metrics& metrics,
              actors::ingest_status& status, gap_handling gaps, reading::reader_context reader, bool re_extract = false,
              std::shared_ptr<key_ring> keys = nullptr, ownership_hooks hooks = {});
