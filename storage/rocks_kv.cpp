@@ -149,6 +149,10 @@ public:
     return guarded([&] { return db_->Flush(o, cfs_); });
   }
 
+  errc start_compactions() override {
+    return guarded([&] { return db_->EnableAutoCompaction(cfs_); });
+  }
+
   result<std::string> get(std::size_t cf, std::string_view key) const override {
     std::string value;
     if (auto e = to_errc(db_->Get(rocksdb::ReadOptions(), cfs_[cf], rocksdb::Slice(key.data(), key.size()), &value));
@@ -296,7 +300,7 @@ bool read_by_key(std::size_t family) {
 
 }  // namespace
 
-engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
+engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts, bool compactions_paused) {
   if (!opts.read_only) {
     std::error_code ec;
     std::filesystem::create_directories(opts.path, ec);  // RocksDB makes only the last level
@@ -336,6 +340,7 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts) {
   table_opts.metadata_block_size = 4096;
   table_opts.pin_top_level_index_and_filter = true;
   rocksdb::ColumnFamilyOptions scanned;  // read by iterators only: a whole-key bloom filter never helps
+  scanned.disable_auto_compactions = compactions_paused;
   scanned.write_buffer_size = std::min<std::size_t>(budget / 8, 16u << 20);
   scanned.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
   rocksdb::ColumnFamilyOptions looked_up = scanned;  // read by key (mostly keys not there yet)

@@ -108,6 +108,7 @@ engram::result<void> engine::impl::start(engine_options opts) {
       {!replay, [&] { return start_http(opts); }},
       {store_role, [&] { return start_consumer(opts); }},
       {store_role, [&] { return await_dedup(); }},
+      {store_role, [&] { return start_compactions(); }},
       {cfg.roles.extract && !replay, [&] { return start_sequencer(std::move(opts.sequencer)); }},
       {serving, [&] { return start_timers(opts); }},
       {!replay && cfg.samples.load, [&] { return produce_samples(); }},
@@ -131,6 +132,7 @@ engram::result<void> engine::impl::open_store() {
   so.path = cfg.storage.path;
   so.memory_mb = cfg.storage.memory_mb;
   so.reserved_tool_names = schemas::server_tool_names();
+  so.defer_compactions = true;  // start_compactions, once dedup's open ended
   auto opened = storage::open_graph_store(so);
   if (!opened)
     return engram::fail(opened.error());
@@ -316,6 +318,12 @@ engram::result<void> engine::impl::await_dedup() {
           embedder->name(), embedder->dim(), st.organizations, st.vectors, st.loaded,
           static_cast<long long>(dedup_read_seconds * 1000), st.rebuilt, ms(dedup_open_started), ms(waited));
   metrics.set_index_size(st.vectors);
+  return {};
+}
+
+engram::result<void> engine::impl::start_compactions() {
+  if (auto e = store->start_compactions(); e != storage::errc::ok)
+    return engram::fail("cannot start the store's compactions: " + storage::to_string(e));
   return {};
 }
 

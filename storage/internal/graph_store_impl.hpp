@@ -161,6 +161,7 @@ public:
   std::map<std::string, std::uint64_t> memory_stats() const override;
   std::optional<std::string> write_failure() const override { return kv_->write_failure(); }
   errc resume_writes() override { return kv_->resume_writes(); }
+  errc start_compactions() override { return kv_->start_compactions(); }
   std::string digest(std::string_view organization) const override;
   std::vector<std::string> entity_entries(const std::string& organization_id, const std::string& entity_id,
                                           std::size_t limit) const override;

@@ -98,10 +98,17 @@ public:
   /// Writes every memtable to files, so that the write-ahead logs holding what was written
   /// before are no longer needed (and are deleted); a no-op where nothing is on disk.
   [[nodiscard]] virtual errc flush() = 0;
+  /// graph_store::start_compactions, for a store opened with them paused (open_rocks_kv); ok
+  /// where a backend has none.
+  [[nodiscard]] virtual errc start_compactions() { return errc::ok; }
 };
 
-/// Opens (creating if needed) RocksDB at opts.path with every column family of keys.hpp.
-[[nodiscard]] engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts);
+/// Opens (creating if needed) RocksDB at opts.path with every column family of keys.hpp. With
+/// `compactions_paused` no compaction starts before kv::start_compactions (memtables are still
+/// flushed): what an open loads then has the cores, not the compactions the writes before a
+/// crash left pending.
+[[nodiscard]] engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts,
+                                                                bool compactions_paused = false);
 
 /// An empty store in memory.
 [[nodiscard]] std::unique_ptr<kv> make_memory_kv();

@@ -153,6 +153,9 @@ struct engine::impl {
   /// consumer started, so the group join and the open run beside each other; meanwhile
   /// every use of dedup waits for it, and /readyz says not ready.
   engram::result<void> await_dedup();
+  /// RocksDB's compactions start, paused since the open (open_options::defer_compactions) so
+  /// that the store's and dedup's loads had both cores.
+  engram::result<void> start_compactions();
   /// The store's appliers (behind a router when several) and their watch.
   engram::result<void> start_store_actor();
   /// At a stop, once no applier runs: the store's in-memory indexes written for the next start.
