@@ -16,6 +16,22 @@ std::size_t text_index::by_id::operator()(std::uint32_t doc) const { return std:
 
 bool text_index::by_id::operator()(std::string_view id, std::uint32_t doc) const { return o->id(doc) == id; }
 
+namespace {
+/// An id's first eight bytes, big-endian, zeros after a shorter id: two ids whose keys differ
+/// compare as their keys do (ids hold no zero byte).
+std::uint64_t key_of(std::string_view id) {
+  std::uint64_t k = 0;
+  std::memcpy(&k, id.data(), std::min<std::size_t>(id.size(), sizeof k));
+  return __builtin_bswap64(k);
+}
+}  // namespace
+
+bool text_index::org_index::id_below(std::uint32_t a, std::uint32_t b) const {
+  if (id_key[a] != id_key[b])
+    return id_key[a] < id_key[b];
+  return id(a) < id(b);
+}
+
 std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t words, bool* added) {
   if (auto it = doc_of.find(id); it != doc_of.end()) {
     *added = false;
@@ -27,6 +43,7 @@ std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t w
                             " documents");
   ids.append(id);
   id_at.push_back(static_cast<std::uint32_t>(ids.size()));
+  id_key.push_back(key_of(id));
   length.push_back(words);
   doc_of.insert(n);
   total_length += words;
@@ -111,6 +128,7 @@ void text_index::seal() {
     }
     o->ids.shrink_to_fit();
     o->id_at.shrink_to_fit();
+    o->id_key.shrink_to_fit();
     o->length.shrink_to_fit();
   }
   loading_org_ = nullptr;
@@ -147,24 +165,6 @@ private:
   double avgdl_;
   std::array<double, max_tf * max_length> kept_{};
 };
-
-/// a < b, bytewise as std::string_view compares them, eight bytes at a time: ties at the
-/// k-th score are broken by id, and ids share their first bytes ("e-", "p-").
-bool id_less(std::string_view a, std::string_view b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t x = 0, y = 0;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-    if (x != y)
-      return __builtin_bswap64(x) < __builtin_bswap64(y);
-  }
-  for (; i < n; ++i)
-    if (a[i] != b[i])
-      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
-  return a.size() < b.size();
-}
 
 /// A query term during a search: its postings (ascending by doc), its idf, and the most it
 /// adds to any document's score (its idf × the weight of its largest count in its shortest
@@ -254,7 +254,7 @@ public:
 private:
   [[nodiscard]] bool better(const std::pair<double, std::uint32_t>& x,
                             const std::pair<double, std::uint32_t>& y) const {
-    return x.first != y.first ? x.first > y.first : id_less(o_.id(x.second), o_.id(y.second));
+    return x.first != y.first ? x.first > y.first : o_.id_below(x.second, y.second);
   }
   [[nodiscard]] auto by_better() const {
     return [this](const auto& x, const auto& y) { return better(x, y); };
@@ -598,6 +598,9 @@ bool text_index::read(snapshot_in& in) {
       in.fail();
       break;
     }
+    o->id_key.resize(docs);
+    for (std::size_t d = 0; d < docs; ++d)
+      o->id_key[d] = key_of(o->id(static_cast<std::uint32_t>(d)));
     o->doc_of.reserve(live.size());
     o->doc_of.insert(live.begin(), live.end());
     const auto terms = in.count(16);
@@ -635,7 +638,8 @@ std::size_t text_index::memory_bytes() const {
   constexpr std::size_t node = 2 * sizeof(void*);  // a hash node's link and cached hash
   std::size_t n = 0;
   for (const auto& [_, o] : orgs_) {
-    n += o->ids.capacity() + o->id_at.capacity() * sizeof(std::uint32_t) + o->length.capacity() * sizeof(std::uint32_t);
+    n += o->ids.capacity() + o->id_at.capacity() * sizeof(std::uint32_t) +
+         o->id_key.capacity() * sizeof(std::uint64_t) + o->length.capacity() * sizeof(std::uint32_t);
     n += o->doc_of.size() * (node + sizeof(std::uint32_t)) + o->doc_of.bucket_count() * sizeof(void*);
     n += o->terms.bucket_count() * sizeof(void*);
     for (const auto& [term, t] : o->terms)

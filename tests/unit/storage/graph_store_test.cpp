@@ -695,6 +695,58 @@ TEST(TextIndex, ATermInMoreThanHalfOfTheDocumentsIsSearchedOnlyWhenEveryTermIs) 
   EXPECT_EQ(hits[0].first, "e1") << "renew and contract beat contract alone";
 }
 
+/// Writes `from` to a snapshot file and reads it into `to`; what failed, as a test failure.
+::testing::AssertionResult through_a_snapshot(const storage::detail::text_index& from, storage::detail::text_index& to,
+                                              const std::string& name) {
+  using namespace storage::detail;
+  const auto path = (std::filesystem::temp_directory_path() / ("engram-text-index-" + name + ".bin")).string();
+  snapshot_out out(path);
+  from.write(out);
+  const auto sum = out.install();
+  if (!sum)
+    return ::testing::AssertionFailure() << sum.error();
+  auto in = snapshot_in::open(path, *sum);
+  std::filesystem::remove(path);
+  if (!in)
+    return ::testing::AssertionFailure() << in.error();
+  if (!to.read(*in))
+    return ::testing::AssertionFailure() << "the snapshot does not read back";
+  return ::testing::AssertionSuccess();
+}
+
+// Equal scores rank by id, bytewise: ids whose first eight bytes differ, ids that share
+// them, ids shorter than eight bytes and bytes above 0x7f, in memory and after a snapshot.
+TEST(TextIndex, TiesRankByIdBytewiseWhateverTheirLengthOrFirstBytes) {
+  using namespace storage::detail;
+  const std::vector<std::string> ids{"p-000000017-b", "p-000000017-a", "p-00000001", "e", "e-\xff",
+                                     "e-\x7f",        "p-000000017",   "ab",         "a"};
+  text_index idx;
+  for (const auto& id : ids)
+    idx.add("acme", id, index_words("renewal quote"));
+  idx.add("acme", "other", index_words("invoice paid"));
+  std::vector<std::string> terms;  // as the index spells them
+  for (const auto& [term, _] : index_words("renewal quote").tf)
+    terms.push_back(term);
+  auto sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  auto ranked = [](const std::vector<std::pair<std::string, double>>& hits) {
+    std::vector<std::string> out;
+    for (const auto& [id, score] : hits) {
+      EXPECT_EQ(score, hits.front().second) << id << ": every document ties";
+      out.push_back(id);
+    }
+    return out;
+  };
+  EXPECT_EQ(ranked(idx.search("acme", terms, 20)), sorted);
+  for (std::size_t k = 1; k <= sorted.size(); ++k)
+    EXPECT_EQ(ranked(idx.search("acme", terms, k)),
+              std::vector<std::string>(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(k)))
+        << "the best " << k;
+  text_index back;
+  ASSERT_TRUE(through_a_snapshot(idx, back, "ties"));
+  EXPECT_EQ(ranked(back.search("acme", terms, 4)), std::vector<std::string>(sorted.begin(), sorted.begin() + 4));
+}
+
 // A posting keeps a count below 32 in place and a larger one beside its list: both are
 // scored, written to a snapshot and read back, and removed, as counts are.
 TEST(TextIndex, CountsOver31AreKeptExactlyThroughASnapshotAndARemoval) {
@@ -722,15 +774,8 @@ TEST(TextIndex, CountsOver31AreKeptExactlyThroughASnapshotAndARemoval) {
     return -1.0;
   };
   EXPECT_GT(score(before, "e32"), score(before, "e31"));
-  const auto path = (std::filesystem::temp_directory_path() / "engram-text-index-counts.bin").string();
-  snapshot_out out(path);
-  idx.write(out);
-  const auto sum = out.install();
-  ASSERT_TRUE(sum) << sum.error();
-  auto in = snapshot_in::open(path, *sum);
-  ASSERT_TRUE(in) << in.error();
   text_index back;
-  ASSERT_TRUE(back.read(*in));
+  ASSERT_TRUE(through_a_snapshot(idx, back, "counts"));
   EXPECT_EQ(back.search("acme", {"renew"}, 10), before);  // same ids, order and bits
   back.remove("acme", "e500", doc_of(500, 600));
   back.remove("acme", "e32", doc_of(32, 80));
@@ -739,7 +784,6 @@ TEST(TextIndex, CountsOver31AreKeptExactlyThroughASnapshotAndARemoval) {
   EXPECT_EQ(after[0].first, "e31");
   back.add("acme", "e40", doc_of(40, 80));
   EXPECT_GT(score(back.search("acme", {"renew"}, 10), "e40"), score(back.search("acme", {"renew"}, 10), "e31"));
-  std::filesystem::remove(path);
 }
 
 // Searches on several threads at once, of two organisations of different sizes, each borrow
