@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -115,6 +116,29 @@ TEST(BenchReplay, AFileOfRecordsReplaysToTheLiveStoresDigestWithOneApplierAndWit
     ++equal;
   EXPECT_EQ(equal, 2u) << out;
   EXPECT_NE(out.find("replay from the file, 2 applier(s)"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+// A store `outside --store` kept for another memory budget is refused with both keys named,
+// not built over: a kept store of a million entries takes hours to build again.
+TEST(BenchOutside, AStoreKeptForAnotherMemoryBudgetIsLeftAsItIs) {
+  const std::string dir = ::testing::TempDir() + "engram-bench-outside-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/outside-bench.json")
+      << R"({"key":{"memory_mb":32,"model":".cache/models/use-lite-en.bin"},"target":1000,"complete":true,)"
+      << R"("entries":1000})";
+  std::ofstream(dir + "/000001.sst") << "a table";
+  std::string out;
+  const int rc = test::run("cd " ENGRAM_SOURCE_DIR " && " ENGRAM_BINARY_DIR
+                           "/bin/engram_bench outside --entries 1000 --memory-mb 64 --store " +
+                               dir + " 2>&1",
+                           &out);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find(R"(kept for {"memory_mb":32)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"(not for {"memory_mb":64)"), std::string::npos) << out;
+  EXPECT_NE(out.find("left as it is"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/000001.sst"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/outside-bench.json"));
   std::filesystem::remove_all(dir);
 }
 

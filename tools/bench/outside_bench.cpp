@@ -348,10 +348,16 @@ int outside(const outside_options& o) {
       keep ? std::filesystem::path(o.store_dir)
            : std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
   const auto kept = keep ? kept_store(dir, o) : std::nullopt;
-  if (keep && !kept && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir) &&
-      !std::filesystem::exists(dir / "outside-bench.json"))
-    throw std::runtime_error("--store " + dir.string() +
-                             ": not empty and not a store this benchmark kept; left as it is");
+  if (keep && !kept && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir)) {
+    // A store kept for another memory budget or model is not rebuilt over: it took hours.
+    std::ifstream in(dir / "outside-bench.json");
+    const auto j = json::parse(in, nullptr, false);
+    throw std::runtime_error("--store " + dir.string() + ": " +
+                             (j.is_object() && j.contains("key")
+                                  ? "kept for " + j["key"].dump() + ", not for " + store_key(o).dump()
+                                  : std::string("not empty and not a store this benchmark kept")) +
+                             "; left as it is");
+  }
   const bool reused = kept && kept->complete && kept->target == o.entries;
   const bool grown = kept && !reused && kept->entries < o.entries;
   if (kept && !reused && !grown)
