@@ -149,9 +149,9 @@ public:
     return guarded([&] { return db_->Flush(o, cfs_); });
   }
 
-  errc start_compactions() override {
-    return guarded([&] { return db_->EnableAutoCompaction(cfs_); });
-  }
+  // Not guarded: a write failure recorded before (a full disk) must not keep compactions off
+  // once writes resume.
+  errc start_compactions() override { return to_errc(db_->EnableAutoCompaction(cfs_)); }
 
   result<std::string> get(std::size_t cf, std::string_view key) const override {
     std::string value;

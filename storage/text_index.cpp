@@ -18,7 +18,7 @@ bool text_index::by_id::operator()(std::string_view id, std::uint32_t doc) const
 
 namespace {
 /// An id's first eight bytes, big-endian, zeros after a shorter id: two ids whose keys differ
-/// compare as their keys do (ids hold no zero byte).
+/// compare bytewise as their keys do.
 std::uint64_t key_of(std::string_view id) {
   std::uint64_t k = 0;
   std::memcpy(&k, id.data(), std::min<std::size_t>(id.size(), sizeof k));

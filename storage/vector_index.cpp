@@ -31,8 +31,12 @@ constexpr std::size_t level_seed = 100;
 /// block of vectors and links is read at random by every search and insert, and in 4 KiB
 /// pages a million vectors are 165k pages, far more than the TLB holds (and as many faults
 /// when it is first written). A hint: where transparent huge pages are off it does nothing.
+/// Only a block of 32 MiB or more (50k vectors): a smaller one may share its pages with the
+/// allocator's other blocks, which would keep the hint after this block moved or went.
 void advise_huge_pages(void* at, std::size_t bytes) {
   constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+  if (bytes < (std::size_t{32} << 20))
+    return;
   const auto begin = (reinterpret_cast<std::uintptr_t>(at) + huge - 1) & ~(huge - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(at) + bytes) & ~(huge - 1);
   if (end > begin)

@@ -104,9 +104,9 @@ public:
 };
 
 /// Opens (creating if needed) RocksDB at opts.path with every column family of keys.hpp. With
-/// `compactions_paused` no compaction starts before kv::start_compactions (memtables are still
-/// flushed): what an open loads then has the cores, not the compactions the writes before a
-/// crash left pending.
+/// `compactions_paused` no automatic compaction starts before kv::start_compactions (memtables
+/// are still flushed, and compact() still runs): what an open loads then has the cores, not the
+/// compactions the writes before a crash left pending.
 [[nodiscard]] engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts,
                                                                 bool compactions_paused = false);
 

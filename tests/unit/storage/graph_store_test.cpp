@@ -699,7 +699,9 @@ TEST(TextIndex, ATermInMoreThanHalfOfTheDocumentsIsSearchedOnlyWhenEveryTermIs) 
 ::testing::AssertionResult through_a_snapshot(const storage::detail::text_index& from, storage::detail::text_index& to,
                                               const std::string& name) {
   using namespace storage::detail;
-  const auto path = (std::filesystem::temp_directory_path() / ("engram-text-index-" + name + ".bin")).string();
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("engram-text-index-" + name + "-" + std::to_string(::getpid()) + ".bin"))
+                        .string();
   snapshot_out out(path);
   from.write(out);
   const auto sum = out.install();
