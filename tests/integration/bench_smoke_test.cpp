@@ -20,6 +20,12 @@ namespace {
 
 using namespace engram;
 
+/// `tools/dev.sh bench ARGS` on this build tree, as a user runs it: its exit code, its output.
+int bench(const std::string& args, std::string* out) {
+  return test::run("cd " ENGRAM_SOURCE_DIR " && ENGRAM_BUILD_DIR=" ENGRAM_BINARY_DIR " tools/dev.sh bench " + args,
+                   out);
+}
+
 std::vector<std::string> cells(const std::string& line) {
   std::vector<std::string> out;
   std::string cell;
@@ -34,8 +40,7 @@ std::vector<std::string> cells(const std::string& line) {
 TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
   std::string out;
   // This test's own build tree: dev.sh then only checks that engram_bench is up to date.
-  const int rc =
-      test::run("cd " ENGRAM_SOURCE_DIR " && ENGRAM_BUILD_DIR=" ENGRAM_BINARY_DIR " tools/dev.sh bench --quick", &out);
+  const int rc = bench("--quick", &out);
   ASSERT_EQ(rc, 0) << out;
 
   std::string head;
@@ -106,10 +111,7 @@ TEST(BenchQuick, PrintsOneTableWithEveryFigureItsCoresAndTheCommit) {
 TEST(BenchReplay, AFileOfRecordsReplaysToTheLiveStoresDigestWithOneApplierAndWithTwo) {
   const std::string dir = ::testing::TempDir() + "engram-bench-replay-" + std::to_string(::getpid());
   std::string out;
-  const int rc = test::run("cd " ENGRAM_SOURCE_DIR " && ENGRAM_BUILD_DIR=" ENGRAM_BINARY_DIR
-                           " tools/dev.sh bench replay --entries 1500 --organisations 3 --appliers 1 2 --dir " +
-                               dir + " 2>&1",
-                           &out);
+  const int rc = bench("replay --entries 1500 --organisations 3 --appliers 1 2 --dir " + dir + " 2>&1", &out);
   EXPECT_EQ(rc, 0) << out;
   std::size_t equal = 0;
   for (std::size_t at = 0; (at = out.find("digest equal to the live store's", at)) != std::string::npos; ++at)
@@ -129,10 +131,7 @@ TEST(BenchOutside, AStoreKeptForAnotherMemoryBudgetIsLeftAsItIs) {
       << R"("entries":1000})";
   std::ofstream(dir + "/000001.sst") << "a table";
   std::string out;
-  const int rc = test::run("cd " ENGRAM_SOURCE_DIR " && " ENGRAM_BINARY_DIR
-                           "/bin/engram_bench outside --entries 1000 --memory-mb 64 --store " +
-                               dir + " 2>&1",
-                           &out);
+  const int rc = bench("outside --entries 1000 --memory-mb 64 --store " + dir + " 2>&1", &out);
   EXPECT_NE(rc, 0) << out;
   EXPECT_NE(out.find(R"(kept for {"memory_mb":32)"), std::string::npos) << out;
   EXPECT_NE(out.find(R"(not for {"memory_mb":64)"), std::string::npos) << out;
