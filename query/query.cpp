@@ -1,6 +1,7 @@
 #include "query/query.hpp"
 
 #include "query/kag.hpp"
+#include "query/kept_threads.hpp"
 #include "query/words.hpp"
 #include "knowledge/write_rules.hpp"
 
@@ -16,9 +17,11 @@
 #include <chrono>
 #include <future>
 #include <system_error>
+#include <thread>
 #include <optional>
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace engram::query {
@@ -99,7 +102,10 @@ private:
 }  // namespace
 
 query_service::query_service(query_dependencies deps, knowledge::read_policy policy)
-    : deps_(std::move(deps)), policy_(std::move(policy)), clock_(std::make_unique<stage_clock>()) {}
+    : deps_(std::move(deps)),
+      policy_(std::move(policy)),
+      clock_(std::make_unique<stage_clock>()),
+      threads_(std::make_unique<kept_threads>(std::thread::hardware_concurrency())) {}
 
 query_service::~query_service() = default;
 
@@ -338,9 +344,9 @@ struct query_service::recall_run {
   stage_laps& laps;
   std::vector<std::string> terms;
   schemas::vector8 query_vector;
-  std::map<std::string, double> fused_entries, fused_passages;  // fused ranks
-  std::map<std::string, std::size_t> text_rank;                 // entries' BM25 ranks (from 1)
-  std::map<std::string, float> similarity;                      // entries' cosines with the query
+  std::map<std::string, double> fused_entries;   // fused ranks
+  std::map<std::string, std::size_t> text_rank;  // entries' BM25 ranks (from 1)
+  std::map<std::string, float> similarity;       // entries' cosines with the query
   /// The best cosine of anything the lists by meaning found (entries and passages); nullopt
   /// without a query vector or when they found nothing.
   std::optional<float> closest;
@@ -389,13 +395,61 @@ private:
   std::map<std::string, std::string> person_of_address;  // sender address -> entity id
 };
 
+/// A recall's passages, found and read on a thread of their own (passages_lane) while the
+/// entries are on the caller's: the fused candidates, best first, each with its record read
+/// (nullopt when gone or unreadable) and the contacts it belongs to.
+struct query_service::passage_lane {
+  std::vector<std::pair<std::string, double>> candidates;
+  std::vector<std::optional<passage_hit>> read;
+  std::vector<std::vector<std::string>> contacts;
+  /// The best cosine of the passages by meaning (nullopt: no vector, or none found).
+  std::optional<float> closest;
+};
+
+/// What the two sides of a recall hand each other. The passages' lane (on a kept thread)
+/// makes the query's vector and hands it over at once; the entries' side hands it the
+/// passages' words.
+struct query_service::recall_lanes {
+  using vector_result = std::optional<engram::result<schemas::vector8>>;  // nullopt: no encoder
+  recall_lanes() = default;
+  recall_lanes(const recall_lanes&) = delete;
+  recall_lanes& operator=(const recall_lanes&) = delete;
+  /// A recall that fails before it handed the words over breaks that promise, so that the
+  /// lane stops; it then waits for the lane, which uses the recall's state and `vector_out`.
+  ~recall_lanes() {
+    passage_words.reset();
+    if (posted && lane.valid())
+      lane.wait();
+  }
+
+  std::promise<vector_result> vector_out;
+  std::future<vector_result> vector = vector_out.get_future();
+  std::optional<std::promise<std::vector<std::string>>> passage_words{std::in_place};
+  std::future<std::vector<std::string>> words = passage_words->get_future();  // the lane's
+  std::shared_ptr<std::packaged_task<passage_lane()>> task;
+  std::future<passage_lane> lane;
+  /// Else no thread could be had: the entries' side runs the lane when it needs the vector.
+  bool posted = false;
+};
+
 std::vector<hit> query_service::recall(const std::string& org, const recall_request& r, std::string* note) const {
   stage_laps laps(clock_->ns);
   auto people = named_people(org, r.query);
   laps.lap(recall_stage::people);
   recall_run run(*deps_.store, org, r, now(), std::move(people), laps);
   run.terms = searched_terms(r.query, run.people);
-  rank_lists(run);
+  recall_lanes lanes;
+  // The kept thread holds the task until its call has returned, however soon the recall ends.
+  lanes.task =
+      std::make_shared<std::packaged_task<passage_lane()>>([this, &run, &lanes] { return passages_lane(run, lanes); });
+  lanes.lane = lanes.task->get_future();
+  lanes.posted = threads_->post([task = lanes.task] { (*task)(); });
+  rank_lists(run, lanes);
+  score_entries(run);
+  laps.lap(recall_stage::entries);
+  auto passages = lanes.lane.get();
+  if (passages.closest)
+    run.closest = std::max(run.closest.value_or(*passages.closest), *passages.closest);
   // Nothing close enough: no answer is the answer (a branch's own saves always answer).
   if (policy_.answer_floor > 0 && run.closest && *run.closest < policy_.answer_floor && r.branch_id.empty()) {
     if (note) {
@@ -408,17 +462,19 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
     laps.lap(recall_stage::present);
     return {};
   }
-  score_entries(run);
-  laps.lap(recall_stage::entries);
-  fold_passages(run);
+  fold_passages(run, passages);
   laps.lap(recall_stage::passages);
+  return present(run);
+}
+
+std::vector<hit> query_service::present(recall_run& run) const {
   auto& results = run.results;
   std::erase_if(results, [](const recall_candidate& s) { return s.dropped; });
   std::sort(results.begin(), results.end(), [](const recall_candidate& x, const recall_candidate& y) {
     return x.score != y.score ? x.score > y.score : x.id < y.id;
   });
-  if (results.size() > r.limit)
-    results.resize(r.limit);
+  if (results.size() > run.r.limit)
+    results.resize(run.r.limit);
   std::vector<hit> out;
   out.reserve(results.size());
   for (auto& s : results) {
@@ -426,10 +482,10 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
       out.push_back(passage_result(std::move(*s.passage), s.score, run.at));
       continue;
     }
-    out.push_back(entry_hit(org, std::move(s.entry), run.at, s.score));
+    out.push_back(entry_hit(run.org, std::move(s.entry), run.at, s.score));
     out.back().passage = std::move(s.passage);
   }
-  laps.lap(recall_stage::present);
+  run.laps.lap(recall_stage::present);
   return out;
 }
 
@@ -448,51 +504,71 @@ std::vector<std::string> query_service::searched_terms(std::string_view query,
   return rest.empty() ? terms : rest;
 }
 
-void query_service::rank_lists(recall_run& run) const {
-  const auto& org = run.org;
-  // The query's vector is made on a thread of its own while the words are searched here: the
-  // two are independent and take about as long (docs/benchmarks.md), so a recall waits for the
-  // longer one, not the sum. The embed stage's lap is what is left of it after the words.
-  std::future<engram::result<schemas::vector8>> vector;
-  if (deps_.embed) {
-    auto make = [&embed = deps_.embed, &query = run.r.query] { return embed(query); };
-    try {
-      vector = std::async(std::launch::async, make);
-    } catch (const std::system_error&) {
-      vector = std::async(std::launch::deferred, make);  // no thread to be had: made after the words
-    }
+query_service::passage_lane query_service::passages_lane(const recall_run& run, recall_lanes& lanes) const {
+  recall_lanes::vector_result v;
+  try {
+    if (deps_.embed)
+      v = deps_.embed(run.r.query);
+  } catch (...) {
+    lanes.vector_out.set_exception(std::current_exception());
+    throw;
   }
+  lanes.vector_out.set_value(v);
+  passage_lane out;
+  if (!run.want_passages())
+    return out;
+  std::vector<std::pair<std::string, float>> near;
+  if (v && *v)
+    near = run.store.nearest_passages(run.org, **v, recall_candidates);
+  std::map<std::string, double> fused;
+  fuse(lanes.words.get(), 1.0, fused);
+  fuse(ids_of(near), vector_weight, fused);
+  for (const auto& [id, cosine] : near)
+    out.closest = std::max(out.closest.value_or(cosine), cosine);
+  out.candidates = best(fused, run.per_kind());
+  std::vector<std::string> ids;
+  ids.reserve(out.candidates.size());
+  for (const auto& [id, _] : out.candidates)
+    ids.push_back(id);
+  const auto raws = run.store.get_passages(run.org, ids);
+  out.read.resize(raws.size());
+  out.contacts.resize(raws.size());
+  for (std::size_t c = 0; c < raws.size(); ++c)
+    if (raws[c])
+      out.read[c] = read_passage(*raws[c], &out.contacts[c]);
+  return out;
+}
+
+void query_service::rank_lists(recall_run& run, recall_lanes& lanes) const {
+  const auto& org = run.org;
+  // The passages' words first: the lane waits for them once it has the vector and the
+  // passages by meaning; the words of both kinds take about as long as the vector.
+  lanes.passage_words->set_value(run.want_passages()
+                                     ? ids_of(run.store.search_passages(org, run.terms, recall_candidates))
+                                     : std::vector<std::string>{});
   if (run.want_entries()) {
     const auto text = ids_of(run.store.search_text(org, run.terms, recall_candidates));
     fuse(text, 1.0, run.fused_entries);
     for (std::size_t i = 0; i < text.size(); ++i)
       run.text_rank[text[i]] = i + 1;
   }
-  if (run.want_passages())
-    fuse(ids_of(run.store.search_passages(org, run.terms, recall_candidates)), 1.0, run.fused_passages);
   run.laps.lap(recall_stage::words);
-  if (vector.valid()) {
-    // Without a vector recall ranks by words alone; why is logged where embedding failed.
-    auto v = vector.get();
+  if (!lanes.posted)
+    (*lanes.task)();
+  // Without a vector recall ranks by words alone; why is logged where embedding failed.
+  if (auto v = lanes.vector.get()) {
     run.laps.lap(recall_stage::embed);
-    if (v) {
-      run.query_vector = std::move(*v);
+    if (*v) {
+      run.query_vector = std::move(**v);
       // The best cosine of what the lists by meaning found; none when they found nothing (a
-      // store without vectors answers by words).
-      auto closer = [&run](float cosine) { run.closest = std::max(run.closest.value_or(cosine), cosine); };
+      // store without vectors answers by words). The passages' are the lane's.
       if (run.want_entries() && deps_.nearest) {
         const auto hits = deps_.nearest(org, run.query_vector, recall_candidates);
         fuse(ids_of(hits), vector_weight, run.fused_entries);
         for (const auto& [id, cosine] : hits) {
           run.similarity[id] = cosine;
-          closer(cosine);
+          run.closest = std::max(run.closest.value_or(cosine), cosine);
         }
-      }
-      if (run.want_passages()) {
-        const auto hits = run.store.nearest_passages(org, run.query_vector, recall_candidates);
-        fuse(ids_of(hits), vector_weight, run.fused_passages);
-        for (const auto& [id, cosine] : hits)
-          closer(cosine);
       }
     }
     run.laps.lap(recall_stage::vectors);
@@ -556,23 +632,13 @@ void query_service::score_entries(recall_run& run) const {
   }
 }
 
-void query_service::fold_passages(recall_run& run) const {
-  const auto candidates = best(run.fused_passages, run.per_kind());
-  std::vector<std::string> ids;
-  ids.reserve(candidates.size());
-  for (const auto& [id, _] : candidates)
-    ids.push_back(id);
-  auto raws = run.store.get_passages(run.org, ids);
-  for (std::size_t c = 0; c < candidates.size(); ++c) {
-    const auto& [id, rrf] = candidates[c];
-    const auto& raw = raws[c];
-    if (!raw)
-      continue;
-    std::vector<std::string> contacts;
-    auto p = read_passage(*raw, &contacts);
+void query_service::fold_passages(recall_run& run, passage_lane& lane) const {
+  for (std::size_t c = 0; c < lane.candidates.size(); ++c) {
+    const auto& [id, rrf] = lane.candidates[c];
+    auto& p = lane.read[c];
     if (!p)
       continue;
-    auto cw = run.contact_weight(contacts);
+    auto cw = run.contact_weight(lane.contacts[c]);
     if (!cw)
       continue;
     const auto& dates = p->dates;

@@ -25,6 +25,8 @@
 
 namespace engram::query {
 
+class kept_threads;
+
 /// What the service reads with. Only `store` and `now` are required.
 struct query_dependencies {
   std::shared_ptr<const storage::graph_store> store;
@@ -190,13 +192,22 @@ public:
 private:
   /// One recall: its scope, its ranked lists and its candidates (query.cpp).
   struct recall_run;
-  /// The four ranked lists (entries and passages, by words and by meaning) fused by rank,
-  /// with the graph's and the branch's lists for entries.
-  void rank_lists(recall_run& run) const;
+  /// A recall's passages, found and read beside its entries, and what the two sides hand
+  /// each other (query.cpp).
+  struct passage_lane;
+  struct recall_lanes;
+  /// The entries' ranked lists (by words and by meaning) fused by rank, with the graph's and
+  /// the branch's; the passages' words handed to the lane.
+  void rank_lists(recall_run& run, recall_lanes& lanes) const;
+  /// On a thread of its own: the query's vector (handed over at once), the passages by
+  /// meaning, fused with their words by rank, and the candidates read.
+  [[nodiscard]] passage_lane passages_lane(const recall_run& run, recall_lanes& lanes) const;
   /// Entries of the fused list that are visible, in scope and in the window, weighed.
   void score_entries(recall_run& run) const;
   /// Passages likewise; an entry read from a passage folds the passage in as its evidence.
-  void fold_passages(recall_run& run) const;
+  void fold_passages(recall_run& run, passage_lane& lane) const;
+  /// The best `limit` results, as recall returns them.
+  [[nodiscard]] std::vector<hit> present(recall_run& run) const;
 
   /// An entry as recall and search return it: with when each source was said.
   [[nodiscard]] hit entry_hit(const std::string& organization_id, knowledge::stored_entry doc, std::int64_t at,
@@ -214,6 +225,8 @@ private:
   knowledge::read_policy policy_;
   struct stage_clock;
   std::unique_ptr<stage_clock> clock_;
+  /// Where recalls run their passages' lanes.
+  std::unique_ptr<kept_threads> threads_;
 };
 
 }  // namespace engram::query
