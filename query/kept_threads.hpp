@@ -1,8 +1,9 @@
 #pragma once
-// A few threads kept for the work a recall runs beside itself (its passages' lane). A thread
-// made for each recall started cold here: its allocator's cache and its first stack pages
-// took the lane's vector from ~0.4 to ~1.4 ms (docs/benchmarks.md). Tasks run in the order
-// posted, each on whichever kept thread is free; the threads are made at the first post.
+// Threads kept for the work a recall runs beside itself (its passages' lane): the query
+// service keeps one per core. A thread made for each recall started cold here (its
+// allocator's cache, its first stack pages): the vector it made arrived 1.4 ms into a recall,
+// for an encoder that needs about 0.4 (docs/benchmarks.md). Tasks run in the order posted,
+// each on whichever kept thread is free; the threads are made at the first post.
 
 #include <condition_variable>
 #include <cstddef>

@@ -347,8 +347,9 @@ struct query_service::recall_run {
   std::map<std::string, double> fused_entries;   // fused ranks
   std::map<std::string, std::size_t> text_rank;  // entries' BM25 ranks (from 1)
   std::map<std::string, float> similarity;       // entries' cosines with the query
-  /// The best cosine of anything the lists by meaning found (entries and passages); nullopt
-  /// without a query vector or when they found nothing.
+  /// The best cosine of anything the lists by meaning found (the entries', then the
+  /// passages' merged in once the lane is done); nullopt without a query vector or when they
+  /// found nothing.
   std::optional<float> closest;
   std::map<std::string, knowledge::stored_entry> branch_docs;  // the branch's own saves, seen only here
   std::vector<recall_candidate> results;
@@ -447,6 +448,8 @@ std::vector<hit> query_service::recall(const std::string& org, const recall_requ
   rank_lists(run, lanes);
   score_entries(run);
   laps.lap(recall_stage::entries);
+  // The answer floor needs the passages' best cosine too: an abstaining recall has read its
+  // entries by then (the two sides overlap), and answers nothing as before.
   auto passages = lanes.lane.get();
   if (passages.closest)
     run.closest = std::max(run.closest.value_or(*passages.closest), *passages.closest);
@@ -509,11 +512,11 @@ query_service::passage_lane query_service::passages_lane(const recall_run& run, 
   try {
     if (deps_.embed)
       v = deps_.embed(run.r.query);
+    lanes.vector_out.set_value(v);  // a copy: it may fail too, and the caller must hear of it
   } catch (...) {
     lanes.vector_out.set_exception(std::current_exception());
     throw;
   }
-  lanes.vector_out.set_value(v);
   passage_lane out;
   if (!run.want_passages())
     return out;

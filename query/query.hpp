@@ -199,8 +199,9 @@ private:
   /// The entries' ranked lists (by words and by meaning) fused by rank, with the graph's and
   /// the branch's; the passages' words handed to the lane.
   void rank_lists(recall_run& run, recall_lanes& lanes) const;
-  /// On a thread of its own: the query's vector (handed over at once), the passages by
-  /// meaning, fused with their words by rank, and the candidates read.
+  /// On a kept thread (on the caller's when none can be had): the query's vector (handed
+  /// over at once), the passages by meaning, fused by rank with their words (handed over by
+  /// the caller), and the candidates read.
   [[nodiscard]] passage_lane passages_lane(const recall_run& run, recall_lanes& lanes) const;
   /// Entries of the fused list that are visible, in scope and in the window, weighed.
   void score_entries(recall_run& run) const;

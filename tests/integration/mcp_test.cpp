@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <thread>
 
 using namespace engram;
 using namespace std::chrono_literals;
@@ -414,52 +413,6 @@ TEST_F(McpTest, RecallAnswersNothingWithANoteWhenNothingStoredIsClose) {
   EXPECT_TRUE(unrelated["structuredContent"]["results"].empty()) << unrelated.dump();
   EXPECT_NE(unrelated["structuredContent"].value("note", "").find("recall.answer_floor"), std::string::npos)
       << unrelated.dump();
-}
-
-// A recall finds and reads its passages on a kept thread beside its entries: recalls made at
-// once, from several connections, answer what each answers alone.
-TEST_F(McpTest, RecallsMadeAtOnceAnswerAsEachAnswersAlone) {
-  const std::vector<std::string> statements = {
-      "Initech's support plan covers weekends.",    "The board approved the Lisbon office lease.",
-      "Maria Chen leads the data platform team.",   "The Q3 budget for marketing is $120,000.",
-      "Acme moved its billing to Stripe in March.", "The rollout of the mobile app slipped to May."};
-  for (const auto& content : statements) {
-    auto saved = call(acme_token, "save_knowledge",
-                      {{"type", "fact"}, {"title", content}, {"content", content}, {"confidence", 0.8}});
-    ASSERT_EQ(saved["isError"], false) << saved.dump();
-  }
-  const std::vector<std::string> queries = {"Who leads the data platform team?",
-                                            "What did the board approve?",
-                                            "marketing budget",
-                                            "When does the mobile app roll out?",
-                                            "billing provider",
-                                            "Does support cover weekends?"};
-  auto ids = [&](const std::string& query) {
-    const auto answer = call(acme_token, "recall_knowledge", {{"query", query}});
-    std::vector<std::string> out;
-    for (const auto& r : answer["structuredContent"]["results"])
-      out.push_back(r.value("id", ""));
-    return out;
-  };
-  std::vector<std::vector<std::string>> alone;
-  for (const auto& q : queries) {
-    alone.push_back(ids(q));
-    EXPECT_FALSE(alone.back().empty()) << q;
-  }
-  constexpr std::size_t rounds = 5;
-  std::vector<std::vector<std::vector<std::string>>> together(queries.size(),
-                                                              std::vector<std::vector<std::string>>(rounds));
-  std::vector<std::thread> callers;
-  for (std::size_t i = 0; i < queries.size(); ++i)
-    callers.emplace_back([&, i] {
-      for (std::size_t k = 0; k < rounds; ++k)
-        together[i][k] = ids(queries[i]);
-    });
-  for (auto& t : callers)
-    t.join();
-  for (std::size_t i = 0; i < queries.size(); ++i)
-    for (std::size_t k = 0; k < rounds; ++k)
-      EXPECT_EQ(together[i][k], alone[i]) << queries[i] << ", round " << k;
 }
 
 }  // namespace
