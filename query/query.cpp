@@ -396,8 +396,8 @@ private:
   std::map<std::string, std::string> person_of_address;  // sender address -> entity id
 };
 
-/// A recall's passages, found and read on a thread of their own (passages_lane) while the
-/// entries are on the caller's: the fused candidates, best first, each with its record read
+/// A recall's passages, found and read on a kept thread (passages_lane) while the entries
+/// are on the caller's: the fused candidates, best first, each with its record read
 /// (nullopt when gone or unreadable) and the contacts it belongs to.
 struct query_service::passage_lane {
   std::vector<std::pair<std::string, double>> candidates;
