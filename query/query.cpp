@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <chrono>
 #include <future>
-#include <system_error>
 #include <thread>
 #include <optional>
 #include <algorithm>

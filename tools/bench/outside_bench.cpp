@@ -217,12 +217,17 @@ void write_progress(const std::filesystem::path& dir, const outside_options& o, 
   std::filesystem::rename(dir / "outside-bench.json.tmp", dir / "outside-bench.json");
 }
 
-/// A store kept at `dir` for the same key, with its build's figures; nothing otherwise.
+/// A store kept at `dir` for the same key, with its build's figures; nothing when none is kept
+/// there. Throws, naming both keys, when one is kept for another key.
 std::optional<built> kept_store(const std::filesystem::path& dir, const outside_options& o) {
   std::ifstream in(dir / "outside-bench.json");
   auto j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("key") || j["key"] != store_key(o))
+  if (j.is_discarded() || !j.is_object() || !j.contains("key"))
     return std::nullopt;
+  // A store kept for another memory budget or model is not rebuilt over: it took hours.
+  if (j["key"] != store_key(o))
+    throw std::runtime_error("--store " + dir.string() + ": kept for " + j["key"].dump() + ", not for " +
+                             store_key(o).dump() + "; left as it is");
   built b;
   b.messages = j.value("messages", std::size_t{0});
   b.entries = j.value("entries", std::size_t{0});
@@ -348,16 +353,9 @@ int outside(const outside_options& o) {
       keep ? std::filesystem::path(o.store_dir)
            : std::filesystem::temp_directory_path() / ("engram-bench-outside-" + std::to_string(::getpid()));
   const auto kept = keep ? kept_store(dir, o) : std::nullopt;
-  if (keep && !kept && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir)) {
-    // A store kept for another memory budget or model is not rebuilt over: it took hours.
-    std::ifstream in(dir / "outside-bench.json");
-    const auto j = json::parse(in, nullptr, false);
-    throw std::runtime_error("--store " + dir.string() + ": " +
-                             (j.is_object() && j.contains("key")
-                                  ? "kept for " + j["key"].dump() + ", not for " + store_key(o).dump()
-                                  : std::string("not empty and not a store this benchmark kept")) +
-                             "; left as it is");
-  }
+  if (keep && !kept && std::filesystem::exists(dir) && !std::filesystem::is_empty(dir))
+    throw std::runtime_error("--store " + dir.string() +
+                             ": not empty and not a store this benchmark kept; left as it is");
   const bool reused = kept && kept->complete && kept->target == o.entries;
   const bool grown = kept && !reused && kept->entries < o.entries;
   if (kept && !reused && !grown)
