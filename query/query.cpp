@@ -2,6 +2,7 @@
 
 #include "query/kag.hpp"
 #include "query/kept_threads.hpp"
+#include "query/passage_record.hpp"
 #include "query/words.hpp"
 #include "knowledge/write_rules.hpp"
 
@@ -214,32 +215,6 @@ std::vector<std::pair<std::string, double>> best(const std::map<std::string, dou
   if (order.size() > n)
     order.resize(n);
   return order;
-}
-
-/// A stored passage record (storage's JSON), and the contacts it belongs to; nullopt when it
-/// cannot be read.
-std::optional<passage_hit> read_passage(std::string_view raw, std::vector<std::string>* contacts = nullptr) {
-  auto p = nlohmann::json::parse(raw, nullptr, false);
-  if (!p.is_object())
-    return std::nullopt;
-  passage_hit h;
-  h.id = p.value("id", "");
-  h.event_id = p.value("eventId", "");
-  h.text = p.value("text", "");
-  h.source_type = p.value("sourceType", "");
-  h.source_id = p.value("sourceId", "");
-  h.thread_id = p.value("threadId", "");
-  h.sent_at = p.value("sentAt", "");
-  if (auto f = p.find("from"); f != p.end() && f->is_object()) {
-    h.from.name = f->value("name", "");
-    h.from.address = f->value("address", "");
-    h.from.contact_id = f->value("contactId", "");
-  }
-  h.dates = p.value("dates", std::vector<std::string>{});
-  h.suspicious = p.value("suspicious", false);
-  if (contacts)
-    *contacts = p.value("contactIds", std::vector<std::string>{});
-  return h;
 }
 
 hit passage_result(passage_hit p, double score, std::int64_t at) {

@@ -36,7 +36,7 @@ jobs="${ENGRAM_JOBS:-2}"
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache git ca-certificates
-  libcaf-dev librocksdb-dev libhnswlib-dev nlohmann-json3-dev libboost-dev
+  libcaf-dev librocksdb-dev libhnswlib-dev nlohmann-json3-dev libsimdjson-dev libboost-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev librdkafka-dev libssl-dev
   libyaml-cpp-dev libcli11-dev prometheus-cpp-dev libgmime-3.0-dev
   libeigen3-dev libicu-dev libstemmer-dev liblink-grammar-dev libre2-dev libjemalloc-dev libxxhash-dev
