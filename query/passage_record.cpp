@@ -21,7 +21,7 @@ std::vector<std::string> strings_of(od::value v) {
 
 std::optional<passage_hit> read_passage(std::string_view raw, std::vector<std::string>* contacts) {
   // The parser keeps its buffers between records; simdjson reads up to SIMDJSON_PADDING bytes
-  // past its input, so the record is copied into a padded string (a passage is ~600 bytes).
+  // past its input, so the record is copied into a padded string (a passage is ~570 bytes).
   thread_local od::parser parser;
   const simdjson::padded_string padded(raw);
   passage_hit h;

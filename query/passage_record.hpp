@@ -2,7 +2,7 @@
 // A stored passage record as recall reads it. Storage writes each passage as one JSON object
 // (storage/passages.cpp: id, eventId, index, text, sourceType, sourceId, threadId, sentAt,
 // from {name, address, contactId}, contactIds, and dates and suspicious when they hold);
-// recall reads forty of them a call, so they are read with simdjson's on-demand parser, one
+// recall reads thirty of them a call, so they are read with simdjson's on-demand parser, one
 // pass over the object, and nothing is built but the passage.
 
 #include "query/query.hpp"

@@ -29,7 +29,8 @@ json record(const std::string& text) {
               {"suspicious", true}};
 }
 
-void expect_read_as(const json& j, const std::optional<query::passage_hit>& p, const std::vector<std::string>& contacts) {
+void expect_read_as(const json& j, const std::optional<query::passage_hit>& p,
+                    const std::vector<std::string>& contacts) {
   ASSERT_TRUE(p) << j.dump();
   EXPECT_EQ(p->id, j.value("id", ""));
   EXPECT_EQ(p->event_id, j.value("eventId", ""));
@@ -83,7 +84,8 @@ TEST(PassageRecord, WhatIsNotARecordOfItsTypesIsNotRead) {
 TEST(PassageRecord, ReadsAsAFullJsonParserDoesOnRecordsOfEveryCharacter) {
   // Texts of characters that JSON escapes or that are several bytes long, and every field
   // left out some of the time: the fixed seed makes the same records every run.
-  const std::vector<std::string> pieces{"a", " ", "\"", "\\", "/", "\n", "\r", "\t", "\x1f", "é", "—", "😀", "{", "]", ","};
+  const std::vector<std::string> pieces{"a",    " ", "\"", "\\", "/", "\n", "\r", "\t",
+                                        "\x1f", "é", "—",  "😀",  "{", "]",  ","};
   std::mt19937 draw(20261206);
   auto text = [&] {
     std::string s;
