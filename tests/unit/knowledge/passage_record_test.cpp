@@ -13,9 +13,11 @@ namespace {
 
 using nlohmann::json;
 
-/// A record the way storage/passages.cpp writes one (nlohmann's dump, keys in order).
+/// A record the way storage/passages.cpp writes one (nlohmann's dump, keys in order; `after`
+/// on a reply's first passage).
 json record(const std::string& text) {
   return json{{"id", "p-00000000000000ab"},
+              {"after", "evt-0"},
               {"eventId", "evt-1"},
               {"index", 3},
               {"text", text},
@@ -52,7 +54,7 @@ TEST(PassageRecord, ReadsEveryFieldStorageWrites) {
   const auto j = record("Line one\n\t\"quoted\" \\ back — naïve café 😀 \x01 end");
   std::vector<std::string> contacts;
   const auto p = query::read_passage(j.dump(), &contacts);
-  expect_read_as(j, p, contacts);
+  ASSERT_NO_FATAL_FAILURE(expect_read_as(j, p, contacts));
   EXPECT_EQ(p->dates.size(), 2u);
   EXPECT_TRUE(p->suspicious);
 }
@@ -64,6 +66,23 @@ TEST(PassageRecord, ReadsFieldsInAnyOrderAndSkipsOnesItDoesNotKnow) {
   std::vector<std::string> contacts{"left over"};
   const auto p = query::read_passage(raw, &contacts);
   expect_read_as(json::parse(raw), p, contacts);
+}
+
+TEST(PassageRecord, FieldsItSkipsAreNotChecked) {
+  // index and after are skipped by their brackets and quotes (storage writes valid JSON).
+  const auto p = query::read_passage(R"({"index": tru, "after": "p-\q", "id": "p-1"})");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->id, "p-1");
+}
+
+TEST(PassageRecord, ARecordReadsTheSameAfterOneThatWasRefused) {
+  // The parser is kept between records (one a thread): a refusal half way through an object
+  // leaves nothing behind for the next record.
+  const auto j = record("after a refusal");
+  EXPECT_FALSE(query::read_passage(R"({"id": "p-1", "dates": ["2026-01-01", 7], "text": "x"})"));
+  EXPECT_FALSE(query::read_passage(R"({"from": {"name": "Zo)"));
+  std::vector<std::string> contacts;
+  expect_read_as(j, query::read_passage(j.dump(), &contacts), contacts);
 }
 
 TEST(PassageRecord, AbsentFieldsReadEmpty) {
@@ -84,8 +103,9 @@ TEST(PassageRecord, WhatIsNotARecordOfItsTypesIsNotRead) {
 TEST(PassageRecord, ReadsAsAFullJsonParserDoesOnRecordsOfEveryCharacter) {
   // Texts of characters that JSON escapes or that are several bytes long, and every field
   // left out some of the time: the fixed seed makes the same records every run.
-  const std::vector<std::string> pieces{"a",    " ", "\"", "\\", "/", "\n", "\r", "\t",
-                                        "\x1f", "é", "—",  "😀",  "{", "]",  ","};
+  const std::vector<std::string> pieces{
+      "a", " ", "\"", "\\", "/", "\n", "\r", "\t", "\b", "\f", "\x1f", "\x7f", std::string(1, '\0'),
+      "é", "—", "😀",  "{",  "]", ","};
   std::mt19937 draw(20261206);
   auto text = [&] {
     std::string s;
