@@ -10,6 +10,36 @@ namespace od = simdjson::ondemand;
 
 std::string string_of(od::value v) { return std::string(std::string_view(v.get_string())); }
 
+/// The passage's string field under `key` (nullptr: not one).
+std::string* string_field(passage_hit& h, std::string_view key) {
+  if (key == "id")
+    return &h.id;
+  if (key == "eventId")
+    return &h.event_id;
+  if (key == "text")
+    return &h.text;
+  if (key == "sourceType")
+    return &h.source_type;
+  if (key == "sourceId")
+    return &h.source_id;
+  if (key == "threadId")
+    return &h.thread_id;
+  if (key == "sentAt")
+    return &h.sent_at;
+  return nullptr;
+}
+
+/// The sender's string field under `key` (nullptr: not one).
+std::string* from_field(schemas::participant& from, std::string_view key) {
+  if (key == "name")
+    return &from.name;
+  if (key == "address")
+    return &from.address;
+  if (key == "contactId")
+    return &from.contact_id;
+  return nullptr;
+}
+
 std::vector<std::string> strings_of(od::value v) {
   std::vector<std::string> out;
   for (auto s : v.get_array())
@@ -31,20 +61,8 @@ std::optional<passage_hit> read_passage(std::string_view raw, std::vector<std::s
     for (od::field f : doc.get_object()) {
       const std::string_view key = f.unescaped_key();
       od::value v = f.value();
-      if (key == "id")
-        h.id = string_of(v);
-      else if (key == "eventId")
-        h.event_id = string_of(v);
-      else if (key == "text")
-        h.text = string_of(v);
-      else if (key == "sourceType")
-        h.source_type = string_of(v);
-      else if (key == "sourceId")
-        h.source_id = string_of(v);
-      else if (key == "threadId")
-        h.thread_id = string_of(v);
-      else if (key == "sentAt")
-        h.sent_at = string_of(v);
+      if (auto* s = string_field(h, key))
+        *s = string_of(v);
       else if (key == "dates")
         h.dates = strings_of(v);
       else if (key == "suspicious")
@@ -52,16 +70,9 @@ std::optional<passage_hit> read_passage(std::string_view raw, std::vector<std::s
       else if (key == "contactIds")
         ids = strings_of(v);
       else if (key == "from")
-        for (od::field g : v.get_object()) {
-          const std::string_view k = g.unescaped_key();
-          od::value w = g.value();
-          if (k == "name")
-            h.from.name = string_of(w);
-          else if (k == "address")
-            h.from.address = string_of(w);
-          else if (k == "contactId")
-            h.from.contact_id = string_of(w);
-        }
+        for (od::field g : v.get_object())
+          if (auto* s = from_field(h.from, g.unescaped_key()))
+            *s = string_of(g.value());
     }
     if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS)  // something after the object
       return std::nullopt;

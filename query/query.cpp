@@ -505,11 +505,7 @@ query_service::passage_lane query_service::passages_lane(const recall_run& run, 
   for (const auto& [id, cosine] : near)
     out.closest = std::max(out.closest.value_or(cosine), cosine);
   out.candidates = best(fused, run.per_kind());
-  std::vector<std::string> ids;
-  ids.reserve(out.candidates.size());
-  for (const auto& [id, _] : out.candidates)
-    ids.push_back(id);
-  const auto raws = run.store.get_passages(run.org, ids);
+  const auto raws = run.store.get_passages(run.org, ids_of(out.candidates));
   out.read.resize(raws.size());
   out.contacts.resize(raws.size());
   for (std::size_t c = 0; c < raws.size(); ++c)
