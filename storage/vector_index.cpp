@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <queue>
 #include <system_error>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -308,15 +309,58 @@ void vector_index::set_ef(std::size_t ef) noexcept {
   p_->hnsw->setEf(ef);
 }
 
+namespace {
+
+/// hnswlib's searchKnn with the candidate list's size given (`ef`, at least k) instead of
+/// read from the index: the same greedy descent through the upper levels, then the same
+/// search of level 0. The index is only read, so searches with different lists may run
+/// together.
+std::priority_queue<std::pair<float, hnswlib::labeltype>> search_with_ef(const hnswlib::HierarchicalNSW<float>& h,
+                                                                         const void* query, std::size_t k,
+                                                                         std::size_t ef) {
+  std::priority_queue<std::pair<float, hnswlib::labeltype>> result;
+  if (h.cur_element_count == 0)
+    return result;
+  hnswlib::tableint at = h.enterpoint_node_;
+  float at_distance = h.fstdistfunc_(query, h.getDataByInternalId(at), h.dist_func_param_);
+  for (int level = h.maxlevel_; level > 0; --level)
+    for (bool moved = true; moved;) {
+      moved = false;
+      auto* links = h.get_linklist(at, level);
+      const auto* neighbours = reinterpret_cast<const hnswlib::tableint*>(links + 1);
+      for (int i = 0; i < h.getListCount(links); ++i) {
+        const float d = h.fstdistfunc_(query, h.getDataByInternalId(neighbours[i]), h.dist_func_param_);
+        if (d < at_distance) {
+          at_distance = d;
+          at = neighbours[i];
+          moved = true;
+        }
+      }
+    }
+  auto top = h.num_deleted_ ? h.searchBaseLayerST<true>(at, query, std::max(ef, k))
+                            : h.searchBaseLayerST<false>(at, query, std::max(ef, k));
+  while (top.size() > k)
+    top.pop();
+  for (; !top.empty(); top.pop())
+    result.emplace(top.top().first, h.getExternalLabel(top.top().second));
+  return result;
+}
+
+}  // namespace
+
 std::vector<vector_hit> vector_index::search(const schemas::vector8& query, std::size_t k) const {
+  return search(query, k, p_->opts.ef_search);
+}
+
+std::vector<vector_hit> vector_index::search(const schemas::vector8& query, std::size_t k, std::size_t ef) const {
   std::vector<vector_hit> out;
   auto& h = *p_->hnsw;
   if (k == 0 || size() == 0 || query.q.size() != p_->dim)
     return out;
-  // ef is set once (constructor, set_ef): searches only read the index, so readers may run
-  // together. hnswlib searches with max(ef, k).
+  // The index is only read here (ef is an argument, not the index's), so readers may run
+  // together. The list searched holds max(ef, k).
   const auto packed = p_->space.pack(query);
-  auto result = h.searchKnn(packed.data(), k);
+  auto result = ef == p_->opts.ef_search ? h.searchKnn(packed.data(), k) : search_with_ef(h, packed.data(), k, ef);
   out.reserve(result.size());
   while (!result.empty()) {
     // The similarity itself (1 - (1 - s) is not always s in float), from the stored bytes.

@@ -67,6 +67,10 @@ public:
   /// Up to k nearest labels, most similar first (ties by label). Concurrent searches are
   /// safe; add and remove need the caller's exclusion.
   [[nodiscard]] std::vector<vector_hit> search(const schemas::vector8& query, std::size_t k) const;
+  /// The same with a candidate list of `ef` (at least k) for this search alone: the index's
+  /// own (set_ef) is neither read nor changed, so searches with different lists may run
+  /// together. With the index's ef it is the search above.
+  [[nodiscard]] std::vector<vector_hit> search(const schemas::vector8& query, std::size_t k, std::size_t ef) const;
 
   /// Writes the index to `path` (atomically: a temporary file, then rename).
   [[nodiscard]] engram::result<void> save(const std::string& path) const;

@@ -208,6 +208,8 @@ int run_bench(int argc, char** argv) {
   outside->add_flag("--build-only", outside_opts.build_only, "Build (or grow) the store, then stop: no engramd");
   outside->add_flag("--words-only", outside_opts.words_only,
                     "Then time BM25 alone in process (entries and passages) in place of engramd");
+  outside->add_flag("--ef-curve", outside_opts.ef_curve,
+                    "Then, not engramd: the store's entry vectors searched by HNSW against exact search, by ef");
   auto* replay = app.add_subcommand(
       "replay",
       "engram-log of dense mail for N entries written to a file of records and applied live, then replayed from the "

@@ -3,6 +3,7 @@
 #include "actors/ingest/embedded_broker.hpp"
 #include "actors/store/store_writer.hpp"
 #include "embedding/embedder.hpp"
+#include "embedding/query_head.hpp"
 #include "contradiction/contradiction.hpp"
 #include "dedup/dedup.hpp"
 #include "query/kag.hpp"
@@ -13,6 +14,7 @@
 #include "schemas/inbound_message.hpp"
 #include "services/metrics.hpp"
 #include "storage/graph_store.hpp"
+#include "storage/vector_index.hpp"
 #include "tools/bench/bench_support.hpp"
 #include "tools/bench/pipeline_bench.hpp"
 #include "evaluation/synthetic.hpp"
@@ -26,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -144,6 +147,76 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
     }
   std::printf("  kag_query in process (%zu queries, 3 passes): p50 %.2f ms, p99 %.2f ms; %zu entities answered\n",
               queries, percentile(kag_ms, 0.5), percentile(kag_ms, 0.99), entities);
+}
+
+/// The store's entry vectors (in the order they were applied, as dedup's index adds them, so
+/// the same graph) searched by HNSW with candidate lists of several sizes (ef), against an
+/// exact search of the same vectors, for the recall queries' vectors (the encoder and the
+/// built-in query head, as engramd makes them): the share of the exact 10 and 70 nearest
+/// found (recall asks for 70 of each list), and the time of a search.
+void ef_curve(const std::filesystem::path& dir, const std::vector<std::string>& events, std::size_t first,
+              const outside_options& o) {
+  storage::open_options so;
+  so.path = dir.string();
+  so.read_only = true;
+  const auto store = or_throw(storage::open_graph_store(so));
+  const auto embedder = or_throw(embedding::use_lite_int8_embedder::load(o.model_path));
+  const auto head = embedding::query_head::builtin();
+  storage::vector_index index(embedder->dim());
+  std::vector<std::pair<std::uint64_t, schemas::vector8>> all;
+  const auto t0 = clock_type::now();
+  (void)store->scan_vectors("acme", 0, [&](std::uint64_t seq, std::string_view, const schemas::vector8& v) {
+    index.add(seq, v);
+    all.emplace_back(seq, v);
+    return true;
+  });
+  std::printf("  HNSW of %zu entry vectors built in %.1f s; %zu queries\n", all.size(),
+              std::chrono::duration<double>(clock_type::now() - t0).count(), o.queries);
+  constexpr std::size_t asked = 70;
+  std::vector<schemas::vector8> queries;
+  // Each query's exact similarities, most similar first: dense mail's templates give many
+  // entries one similarity, so a hit counts when it is at least the exact r-th one (a tie
+  // with the exact list is as near, whichever of the tied the exact search happened to list).
+  std::vector<std::vector<float>> exact;
+  for (std::size_t i = 0; i < o.queries; ++i) {
+    const auto q = question_from(json::parse(events[first + i]).value("body", std::string()), i);
+    const std::vector<std::string_view> one{q};
+    queries.push_back(schemas::quantise(head->apply(or_throw(embedder->embed(one))[0])));
+    std::vector<float> scored;
+    scored.reserve(all.size());
+    for (const auto& [seq, v] : all)
+      scored.push_back(schemas::similarity(queries.back(), v));
+    const auto n = static_cast<std::ptrdiff_t>(std::min(asked, scored.size()));
+    std::partial_sort(scored.begin(), scored.begin() + n, scored.end(), std::greater<>());
+    exact.emplace_back(scored.begin(), scored.begin() + n);
+  }
+  for (const std::size_t ef : {70, 96, 128, 192, 256, 384}) {
+    std::size_t found10 = 0, found70 = 0, of10 = 0, of70 = 0;
+    std::vector<double> us;
+    for (int pass = 0; pass < 3; ++pass)
+      for (std::size_t i = 0; i < queries.size(); ++i) {
+        const auto t = clock_type::now();
+        const auto hits = index.search(queries[i], asked, ef);
+        us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t).count());
+        if (pass > 0 || exact[i].empty())
+          continue;
+        // The first r hits found as near as the exact first r: those at least the exact r-th.
+        auto as_near = [&](std::size_t r) {
+          const float floor = exact[i][std::min(r, exact[i].size()) - 1];
+          std::size_t n = 0;
+          for (std::size_t h = 0; h < std::min(r, hits.size()); ++h)
+            n += hits[h].similarity >= floor;
+          return n;
+        };
+        found10 += as_near(10);
+        of10 += std::min<std::size_t>(10, exact[i].size());
+        found70 += as_near(asked);
+        of70 += exact[i].size();
+      }
+    std::printf("  ef %3zu: recall@10 %.4f, recall@70 %.4f of exact search; a search p50 %.0f us, p99 %.0f us\n", ef,
+                double(found10) / double(std::max<std::size_t>(of10, 1)),
+                double(found70) / double(std::max<std::size_t>(of70, 1)), percentile(us, 0.5), percentile(us, 0.99));
+  }
 }
 
 /// kag_query (the recall questions, the first `n`) and graph_traverse (from each person of
@@ -400,6 +473,10 @@ int outside(const outside_options& o) {
     return b.complete ? 0 : 1;
   if (o.words_only) {
     words_only(dir, events, stored.size(), o.queries);
+    return 0;
+  }
+  if (o.ef_curve) {
+    ef_curve(dir, events, stored.size(), o);
     return 0;
   }
 

@@ -29,6 +29,9 @@ struct outside_options {
   bool build_only = false;
   /// Then, in place of engramd, time BM25 alone in process over the store opened read-only.
   bool words_only = false;
+  /// Then, in place of engramd, the HNSW search of the store's entry vectors against exact
+  /// search, by candidate list (ef), for the recall queries.
+  bool ef_curve = false;
 };
 
 int outside(const outside_options& o);

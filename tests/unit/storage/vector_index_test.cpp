@@ -81,6 +81,55 @@ TEST(VectorIndex, RecallAt10AgainstBruteForce) {
   EXPECT_GE(double(found) / double(queries * 10), 0.95);
 }
 
+TEST(VectorIndex, AnEfForOneSearchFindsWhatAnIndexWithThatEfFinds) {
+  // Two indexes grown alike are the same graph; one searches with its own ef of 40, the
+  // other with 40 given for each search (its own stays 128): the same hits, in the same
+  // order, with hidden labels too (hnswlib's other level-0 search).
+  const std::size_t dim = 32, n = 3000;
+  auto data = unit_vectors(n + 100, dim, 11);
+  storage::vector_index given(dim);
+  storage::vector_index own(dim, storage::vector_index_options{.ef_search = 40});
+  for (std::size_t i = 0; i < n; ++i) {
+    given.add(i + 1, data[i]);
+    own.add(i + 1, data[i]);
+  }
+  auto same = [&](std::size_t k) {
+    std::size_t differ = 0;
+    for (std::size_t q = n; q < n + 100; ++q) {
+      const auto a = given.search(data[q], k, 40), b = own.search(data[q], k);
+      EXPECT_EQ(a.size(), b.size());
+      for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r)
+        differ += a[r].label != b[r].label || a[r].similarity != b[r].similarity;
+    }
+    return differ;
+  };
+  EXPECT_EQ(same(10), 0u);
+  EXPECT_EQ(same(60), 0u);  // k above ef: a list of k
+  for (std::uint64_t label = 1; label <= n; label += 7) {
+    given.remove(label);
+    own.remove(label);
+  }
+  EXPECT_EQ(same(10), 0u);
+  // A longer list finds more of the exact ten (over the queries).
+  std::size_t short_found = 0, long_found = 0;
+  for (std::size_t q = n; q < n + 100; ++q) {
+    std::vector<std::pair<float, std::uint64_t>> exact;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i % 7 != 0)
+        exact.emplace_back(-schemas::similarity(data[q], data[i]), i + 1);
+    std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
+    std::set<std::uint64_t> truth;
+    for (int k = 0; k < 10; ++k)
+      truth.insert(exact[static_cast<std::size_t>(k)].second);
+    for (const auto& h : given.search(data[q], 10, 10))
+      short_found += truth.count(h.label);
+    for (const auto& h : given.search(data[q], 10, 400))
+      long_found += truth.count(h.label);
+  }
+  EXPECT_GT(long_found, short_found);
+  EXPECT_GE(double(long_found) / 1000.0, 0.98);
+}
+
 TEST(VectorIndex, RemovedLabelsAreNotFoundAndComeBackWhenAddedAgain) {
   auto data = unit_vectors(100, 16, 3);
   storage::vector_index index(16);
