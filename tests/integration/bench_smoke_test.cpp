@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -118,6 +120,35 @@ TEST(BenchReplay, AFileOfRecordsReplaysToTheLiveStoresDigestWithOneApplierAndWit
     ++equal;
   EXPECT_EQ(equal, 2u) << out;
   EXPECT_NE(out.find("replay from the file, 2 applier(s)"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+// `outside --ef-curve`: a line for each candidate list, each share of the exact nearest between
+// 0 and 1, and on a store this small (a few hundred vectors, where HNSW's longest list searches
+// nearly all of them) the longest list finds nearly all of the exact ten: a curve compared
+// with the wrong vectors or the wrong order would not.
+TEST(BenchOutside, TheEfCurveComparesTheStoresVectorsWithAnExactSearch) {
+  const std::string dir = ::testing::TempDir() + "engram-bench-ef-" + std::to_string(::getpid());
+  std::string out;
+  ASSERT_EQ(bench("outside --entries 600 --queries 40 --store " + dir + " --build-only 2>&1", &out), 0) << out;
+  ASSERT_EQ(bench("outside --entries 600 --queries 40 --store " + dir + " --ef-curve 2>&1", &out), 0) << out;
+  std::map<int, std::pair<double, double>> found;  // ef -> (of the exact 10, of the exact 70)
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    int ef = 0;
+    double ten = -1, seventy = -1;
+    if (std::sscanf(line.c_str(), " ef %d: recall@10 %lf, recall@70 %lf", &ef, &ten, &seventy) == 3)
+      found[ef] = {ten, seventy};
+  }
+  ASSERT_EQ(found.size(), 6u) << out;
+  EXPECT_EQ(found.begin()->first, 70) << out;
+  for (const auto& [ef, shares] : found) {
+    EXPECT_GE(shares.first, 0.0) << ef;
+    EXPECT_LE(shares.first, 1.0) << ef;
+    EXPECT_GE(shares.second, 0.0) << ef;
+    EXPECT_LE(shares.second, 1.0) << ef;
+  }
+  EXPECT_GE(found.rbegin()->second.first, 0.98) << out;
   std::filesystem::remove_all(dir);
 }
 
