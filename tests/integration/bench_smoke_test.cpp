@@ -149,6 +149,23 @@ TEST(BenchOutside, TheEfCurveComparesTheStoresVectorsWithAnExactSearch) {
     EXPECT_LE(shares.second, 1.0) << ef;
   }
   EXPECT_GE(found.rbegin()->second.first, 0.98) << out;
+  // Dedup's search replayed: the entries it was asked for, and what each list found of the
+  // exact neighbours above the threshold, between 0 and 1.
+  const auto at = out.find("dedup's search before ");
+  ASSERT_NE(at, std::string::npos) << out;
+  std::size_t asked = 0, above = 0;
+  double by_ef[3] = {-1, -1, -1};
+  ASSERT_EQ(std::sscanf(out.c_str() + at,
+                        "dedup's search before %zu of the entries was added: %zu of their exact ten above 0.92; ef 64 "
+                        "found %lf, ef 128 found %lf, ef 256 found %lf",
+                        &asked, &above, &by_ef[0], &by_ef[1], &by_ef[2]),
+            5)
+      << out;
+  EXPECT_GT(asked, 0u);
+  for (const double f : by_ef) {
+    EXPECT_GE(f, 0.0);
+    EXPECT_LE(f, 1.0);
+  }
   std::filesystem::remove_all(dir);
 }
 

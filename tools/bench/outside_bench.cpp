@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -149,6 +150,46 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
               queries, percentile(kag_ms, 0.5), percentile(kag_ms, 0.99), entities);
 }
 
+/// Dedup's search as it ran during the build, replayed on the store's entry vectors: before
+/// every `stride`-th vector is added (in the order applied), its 10 nearest in the index of
+/// those before it (dedup's neighbours) against an exact search of the same: of the exact ten
+/// above dedup's threshold (0.92), the share the search returns, by candidate list. The stored
+/// vectors are those dedup did not merge, so this is the search for a new entry like them.
+void dedup_curve(const std::vector<std::pair<std::uint64_t, schemas::vector8>>& all, std::size_t dim) {
+  constexpr std::size_t neighbours = 10, stride = 200;
+  constexpr float threshold = 0.92f;
+  const std::array<std::size_t, 3> efs{64, 128, 256};
+  storage::vector_index index(dim);
+  std::array<std::size_t, 3> found{};
+  std::size_t above = 0, asked = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i > 0 && i % stride == 0) {
+      ++asked;
+      std::vector<float> exact;
+      exact.reserve(i);
+      for (std::size_t j = 0; j < i; ++j)
+        exact.push_back(schemas::similarity(all[i].second, all[j].second));
+      const auto n = static_cast<std::ptrdiff_t>(std::min(neighbours, exact.size()));
+      std::partial_sort(exact.begin(), exact.begin() + n, exact.end(), std::greater<>());
+      const auto want = static_cast<std::size_t>(
+          std::count_if(exact.begin(), exact.begin() + n, [&](float s) { return s > threshold; }));
+      above += want;
+      for (std::size_t e = 0; e < efs.size() && want > 0; ++e) {
+        std::size_t got = 0;
+        for (const auto& h : index.search(all[i].second, neighbours, efs[e]))
+          got += h.similarity > threshold;
+        found[e] += std::min(got, want);
+      }
+    }
+    index.add(all[i].first, all[i].second);
+  }
+  std::printf("  dedup's search before %zu of the entries was added: %zu of their exact ten above %.2f;", asked, above,
+              static_cast<double>(threshold));
+  for (std::size_t e = 0; e < efs.size(); ++e)
+    std::printf(" ef %zu found %.4f%s", efs[e], double(found[e]) / double(std::max<std::size_t>(above, 1)),
+                e + 1 < efs.size() ? "," : "\n");
+}
+
 /// The store's entry vectors (in the order they were applied, as dedup's index adds them, so
 /// the same graph) searched by HNSW with candidate lists of several sizes (ef), against an
 /// exact search of the same vectors, for the recall queries' vectors (the encoder and the
@@ -172,6 +213,7 @@ void ef_curve(const std::filesystem::path& dir, const std::vector<std::string>& 
   });
   std::printf("  HNSW of %zu entry vectors built in %.1f s; %zu queries\n", all.size(),
               std::chrono::duration<double>(clock_type::now() - t0).count(), o.queries);
+  dedup_curve(all, embedder->dim());
   constexpr std::size_t asked = 70;
   std::vector<schemas::vector8> queries;
   // Each query's exact similarities, most similar first: dense mail's templates give many
