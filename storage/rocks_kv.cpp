@@ -345,9 +345,9 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts, bool
   scanned.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
   rocksdb::ColumnFamilyOptions looked_up = scanned;  // read by key (mostly keys not there yet)
   table_opts.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  // A key's place in its data block found by a small hash table in the block (about 1 byte a
-  // key at 0.75 use), not by a binary search of the block's restart points; seeks still
-  // search. Tables written before keep their binary search until compacted.
+  // A key's place in its data block found by a small hash table in the block (one-byte
+  // buckets at 0.75 use: about 1.3 bytes a key), not by a binary search of the block's restart
+  // points; seeks still search. Tables written before keep their binary search until compacted.
   table_opts.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
   looked_up.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;

@@ -11,8 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
+#include <optional>
 #include <queue>
+#include <stdexcept>
 #include <system_error>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -349,18 +350,24 @@ std::priority_queue<std::pair<float, hnswlib::labeltype>> search_with_ef(const h
 }  // namespace
 
 std::vector<vector_hit> vector_index::search(const schemas::vector8& query, std::size_t k) const {
-  return search(query, k, p_->opts.ef_search);
+  return nearest(query, k, std::nullopt);
 }
 
 std::vector<vector_hit> vector_index::search(const schemas::vector8& query, std::size_t k, std::size_t ef) const {
+  return nearest(query, k, ef);
+}
+
+std::vector<vector_hit> vector_index::nearest(const schemas::vector8& query, std::size_t k,
+                                              std::optional<std::size_t> ef) const {
   std::vector<vector_hit> out;
   auto& h = *p_->hnsw;
   if (k == 0 || size() == 0 || query.q.size() != p_->dim)
     return out;
-  // The index is only read here (ef is an argument, not the index's), so readers may run
-  // together. The list searched holds max(ef, k).
+  // Searches only read the index, so readers may run together: without an ef of its own a
+  // search is hnswlib's, with the index's ef (set once: constructor, set_ef, load); with one it
+  // is search_with_ef. Either searches a list of max(ef, k).
   const auto packed = p_->space.pack(query);
-  auto result = ef == p_->opts.ef_search ? h.searchKnn(packed.data(), k) : search_with_ef(h, packed.data(), k, ef);
+  auto result = ef ? search_with_ef(h, packed.data(), k, *ef) : h.searchKnn(packed.data(), k);
   out.reserve(result.size());
   while (!result.empty()) {
     // The similarity itself (1 - (1 - s) is not always s in float), from the stored bytes.

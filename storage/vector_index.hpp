@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,9 +68,9 @@ public:
   /// Up to k nearest labels, most similar first (ties by label). Concurrent searches are
   /// safe; add and remove need the caller's exclusion.
   [[nodiscard]] std::vector<vector_hit> search(const schemas::vector8& query, std::size_t k) const;
-  /// The same with a candidate list of `ef` (at least k) for this search alone: the index's
-  /// own (set_ef) is neither read nor changed, so searches with different lists may run
-  /// together. With the index's ef it is the search above.
+  /// The same with a candidate list of `ef` (at least k) for this search alone, so searches
+  /// with different lists may run together; the index's own (set_ef) is not changed. It finds
+  /// what hnswlib's search finds in an index whose ef is `ef`.
   [[nodiscard]] std::vector<vector_hit> search(const schemas::vector8& query, std::size_t k, std::size_t ef) const;
 
   /// Writes the index to `path` (atomically: a temporary file, then rename).
@@ -82,6 +83,9 @@ public:
 private:
   struct impl;
   explicit vector_index(std::unique_ptr<impl> p);
+  /// Both searches: hnswlib's with the index's ef when `ef` is empty, else search_with_ef.
+  [[nodiscard]] std::vector<vector_hit> nearest(const schemas::vector8& query, std::size_t k,
+                                                std::optional<std::size_t> ef) const;
   std::unique_ptr<impl> p_;
 };
 

@@ -157,7 +157,7 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
 /// vectors are those dedup did not merge, so this is the search for a new entry like them.
 void dedup_curve(const std::vector<std::pair<std::uint64_t, schemas::vector8>>& all, std::size_t dim) {
   constexpr std::size_t neighbours = 10, stride = 200;
-  constexpr float threshold = 0.92f;
+  const double threshold = dedup::dedup_options{}.threshold;
   const std::array<std::size_t, 3> efs{64, 128, 256};
   storage::vector_index index(dim);
   std::array<std::size_t, 3> found{};
@@ -174,17 +174,19 @@ void dedup_curve(const std::vector<std::pair<std::uint64_t, schemas::vector8>>& 
       const auto want = static_cast<std::size_t>(
           std::count_if(exact.begin(), exact.begin() + n, [&](float s) { return s > threshold; }));
       above += want;
+      // A hit counts when it is above the threshold and as near as the exact want-th (ties
+      // with it are as near), as ef_curve counts.
       for (std::size_t e = 0; e < efs.size() && want > 0; ++e) {
         std::size_t got = 0;
         for (const auto& h : index.search(all[i].second, neighbours, efs[e]))
-          got += h.similarity > threshold;
+          got += h.similarity > threshold && h.similarity >= exact[want - 1];
         found[e] += std::min(got, want);
       }
     }
     index.add(all[i].first, all[i].second);
   }
   std::printf("  dedup's search before %zu of the entries was added: %zu of their exact ten above %.2f;", asked, above,
-              static_cast<double>(threshold));
+              threshold);
   for (std::size_t e = 0; e < efs.size(); ++e)
     std::printf(" ef %zu found %.4f%s", efs[e], double(found[e]) / double(std::max<std::size_t>(above, 1)),
                 e + 1 < efs.size() ? "," : "\n");
@@ -206,11 +208,15 @@ void ef_curve(const std::filesystem::path& dir, const std::vector<std::string>& 
   storage::vector_index index(embedder->dim());
   std::vector<std::pair<std::uint64_t, schemas::vector8>> all;
   const auto t0 = clock_type::now();
-  (void)store->scan_vectors("acme", 0, [&](std::uint64_t seq, std::string_view, const schemas::vector8& v) {
-    index.add(seq, v);
-    all.emplace_back(seq, v);
-    return true;
-  });
+  const auto scanned =
+      store->scan_vectors("acme", 0, [&](std::uint64_t seq, std::string_view, const schemas::vector8& v) {
+        index.add(seq, v);
+        all.emplace_back(seq, v);
+        return true;
+      });
+  if (scanned != storage::errc::ok)
+    throw std::runtime_error("--ef-curve: the store's vectors could not be read to the end: " +
+                             storage::to_string(scanned));
   std::printf("  HNSW of %zu entry vectors built in %.1f s; %zu queries\n", all.size(),
               std::chrono::duration<double>(clock_type::now() - t0).count(), o.queries);
   dedup_curve(all, embedder->dim());
