@@ -205,11 +205,17 @@ TEST(Supervision, TheStoreWatchStoppedByAFaultIsStartedAgainAndStillReportsAFail
 }
 
 TEST(Supervision, AnActorThatKeepsFailingStopsEngramdNamingIt) {
-  // Every save stops the save actor: the fifth stop within a minute is the last.
+  // Every save stops the save actor: the fifth stop within a minute is the last. A save is
+  // answered (an error) before the supervisor has seen the stop, so each next save waits for
+  // the actor started again (the restarts counted): sent sooner, it would reach the stopped one,
+  // which fails it without a fault.
   faulted_engramd f("saves:1+", {});
   const auto port = f.engramd->port();
   ASSERT_TRUE(test::wait_until([&] { return test::ready(port); }, 60s)) << test::tail(f.log());
-  for (int i = 0; i < 5 && f.engramd->alive(); ++i) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(
+        test::wait_until([&] { return labelled(port, "engram_actor_restarts_total{actor=\"mcp-saves\"}") >= i; }, 60s))
+        << test::tail(f.log());
     const auto answer = save(port, i);
     EXPECT_TRUE(answer.contains("error")) << answer;
   }
