@@ -155,11 +155,11 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
 /// those before it (dedup's neighbours) against an exact search of the same: of the exact ten
 /// above dedup's threshold (0.92), the share the search returns, by candidate list. The stored
 /// vectors are those dedup did not merge, so this is the search for a new entry like them.
-void dedup_curve(const std::vector<std::pair<std::uint64_t, schemas::vector8>>& all, std::size_t dim) {
+/// `index` (empty) ends holding them all, the graph dedup and recall search.
+void dedup_curve(const std::vector<std::pair<std::uint64_t, schemas::vector8>>& all, storage::vector_index& index) {
   constexpr std::size_t neighbours = 10, stride = 200;
   const double threshold = dedup::dedup_options{}.threshold;
   const std::array<std::size_t, 3> efs{64, 128, 256};
-  storage::vector_index index(dim);
   std::array<std::size_t, 3> found{};
   std::size_t above = 0, asked = 0;
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -205,21 +205,18 @@ void ef_curve(const std::filesystem::path& dir, const std::vector<std::string>& 
   const auto store = or_throw(storage::open_graph_store(so));
   const auto embedder = or_throw(embedding::use_lite_int8_embedder::load(o.model_path));
   const auto head = embedding::query_head::builtin();
-  storage::vector_index index(embedder->dim());
   std::vector<std::pair<std::uint64_t, schemas::vector8>> all;
-  const auto t0 = clock_type::now();
   const auto scanned =
       store->scan_vectors("acme", 0, [&](std::uint64_t seq, std::string_view, const schemas::vector8& v) {
-        index.add(seq, v);
         all.emplace_back(seq, v);
         return true;
       });
   if (scanned != storage::errc::ok)
     throw std::runtime_error("--ef-curve: the store's vectors could not be read to the end: " +
                              storage::to_string(scanned));
-  std::printf("  HNSW of %zu entry vectors built in %.1f s; %zu queries\n", all.size(),
-              std::chrono::duration<double>(clock_type::now() - t0).count(), o.queries);
-  dedup_curve(all, embedder->dim());
+  std::printf("  %zu entry vectors; %zu queries\n", all.size(), o.queries);
+  storage::vector_index index(embedder->dim());
+  dedup_curve(all, index);  // grows the index the curve below searches
   constexpr std::size_t asked = 70;
   std::vector<schemas::vector8> queries;
   // Each query's exact similarities, most similar first: dense mail's templates give many

@@ -52,6 +52,18 @@ std::string temp(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("engram-vi-" + std::to_string(::getpid()) + "-" + name)).string();
 }
 
+/// The labels (i + 1) of the 10 of data[0, n) most similar to data[q], by exhaustive search.
+std::set<std::uint64_t> exact_ten(const std::vector<schemas::vector8>& data, std::size_t q, std::size_t n) {
+  std::vector<std::pair<float, std::uint64_t>> exact;
+  for (std::size_t i = 0; i < n; ++i)
+    exact.emplace_back(-schemas::similarity(data[q], data[i]), i + 1);
+  std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
+  std::set<std::uint64_t> truth;
+  for (int k = 0; k < 10; ++k)
+    truth.insert(exact[static_cast<std::size_t>(k)].second);
+  return truth;
+}
+
 TEST(VectorIndex, RecallAt10AgainstBruteForce) {
   const std::size_t dim = 64, n = 5000, queries = 200;
   auto data = unit_vectors(n + queries, dim, 7);
@@ -61,13 +73,7 @@ TEST(VectorIndex, RecallAt10AgainstBruteForce) {
   EXPECT_EQ(index.size(), n);
   std::size_t found = 0;
   for (std::size_t q = n; q < n + queries; ++q) {
-    std::vector<std::pair<float, std::uint64_t>> exact;
-    for (std::size_t i = 0; i < n; ++i)
-      exact.emplace_back(-schemas::similarity(data[q], data[i]), i + 1);
-    std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
-    std::set<std::uint64_t> truth;
-    for (int k = 0; k < 10; ++k)
-      truth.insert(exact[static_cast<std::size_t>(k)].second);
+    const auto truth = exact_ten(data, q, n);
     auto hits = index.search(data[q], 10);
     ASSERT_EQ(hits.size(), 10u);
     for (std::size_t k = 1; k < hits.size(); ++k)
@@ -128,13 +134,7 @@ TEST(VectorIndex, AnEfForOneSearchFindsWhatAnIndexWithThatEfFinds) {
     fresh.add(i + 1, data[i]);
   std::size_t short_found = 0, long_found = 0;
   for (std::size_t q = n; q < n + 100; ++q) {
-    std::vector<std::pair<float, std::uint64_t>> exact;
-    for (std::size_t i = 0; i < n; ++i)
-      exact.emplace_back(-schemas::similarity(data[q], data[i]), i + 1);
-    std::partial_sort(exact.begin(), exact.begin() + 10, exact.end());
-    std::set<std::uint64_t> truth;
-    for (int k = 0; k < 10; ++k)
-      truth.insert(exact[static_cast<std::size_t>(k)].second);
+    const auto truth = exact_ten(data, q, n);
     for (const auto& h : fresh.search(data[q], 10, 10))
       short_found += truth.count(h.label);
     for (const auto& h : fresh.search(data[q], 10, 400))
