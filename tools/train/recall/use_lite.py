@@ -42,6 +42,11 @@ class Tokenizer:
                 self.piece[text] = (score, i)
 
     def __call__(self, text):
+        return [t[0] for t in self.spans(text)]
+
+    def spans(self, text):
+        """(id, start, end) of each token, start and end indexing NFKC(text); a token that
+        begins with the word mark starts at the space before its word (at -1 for the first)."""
         norm = unicodedata.normalize("NFKC", text)
         if not norm:
             return []
@@ -65,12 +70,14 @@ class Tokenizer:
         out = []
         e = n
         while e > 0:
-            out.append(ids[e])
+            out.append((ids[e], e - length[e] - 1, e - 1))
             e -= length[e]
         out.reverse()
-        merged = []
+        merged = []  # a run of unknown characters is one token
         for t in out:
-            if not (t == 0 and merged and merged[-1] == 0):
+            if t[0] == 0 and merged and merged[-1][0] == 0:
+                merged[-1] = (0, merged[-1][1], t[2])
+            else:
                 merged.append(t)
         return merged
 
