@@ -187,6 +187,7 @@ def report(label, examples, scored):
     p0, r0, f0, _ = judge(examples, scored, 0.0)
     print(f"{label}: P {p:.3f} R {r:.3f} F {f:.3f} at margin {m:.2f} (at 0: P {p0:.3f} R {r0:.3f} F {f0:.3f})",
           flush=True)
+    return m
 
 
 def judge(examples, scored, margin):
@@ -238,6 +239,8 @@ def main():
     ap.add_argument("--load", help="judge the weights saved here instead of training")
     ap.add_argument("--linear", help="the linear model file, judged alone and with the reader")
     ap.add_argument("--tool", help="engram_train_relations (its features of the development pairs), with --linear")
+    ap.add_argument("--then", nargs="*", default=[],
+                    help="with --linear: items judged at the weights and margins chosen on --dev")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
@@ -297,12 +300,22 @@ def main():
     if a.save:
         torch.save(reader.state_dict(), a.save)
     if a.linear:
-        mine = label_logits(reader, dev)
-        report("the reader", dev, as_scored(mine))
-        theirs = linear_logits(a.tool, a.linear, a.dev, dev)
-        for w in (0.0, 0.3, 0.5, 0.7):
-            both = [[t if m is None else w * m + (1 - w) * t for m, t in zip(mr, tr)] for mr, tr in zip(mine, theirs)]
-            report(f"the linear model, with the reader's logits weighted {w}", dev, as_scored(both))
+        sets = [("development", a.dev, dev)] + ([("then", a.then, load(a.then))] if a.then else [])
+        chosen = {}
+        for name, files, items in sets:
+            mine = label_logits(reader, items)
+            theirs = linear_logits(a.tool, a.linear, files, items)
+            for w in (None, 0.0, 0.3, 0.5, 0.7):
+                label = "the reader" if w is None else f"the linear model, with the reader's logits weighted {w}"
+                both = mine if w is None else [[t if m is None else w * m + (1 - w) * t for m, t in zip(mr, tr)]
+                                               for mr, tr in zip(mine, theirs)]
+                scored = as_scored(both)
+                if name == "development":
+                    chosen[w] = report(f"{name}, {label}", items, scored)
+                else:
+                    p, r, f, _ = judge(items, scored, chosen[w])
+                    print(f"{name}, {label}: P {p:.3f} R {r:.3f} F {f:.3f} at the development margin {chosen[w]:.2f}",
+                          flush=True)
 
 
 if __name__ == "__main__":
