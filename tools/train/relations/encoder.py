@@ -10,12 +10,15 @@ distance in tokens: the same 21 labels (none, p> and p< for the ten predicates) 
 
 Judged as `engram_train_relations eval` judges the linear model: per item, the set of
 (subject, predicate, object) read among the marked names against the set labelled (names
-compared folded and with their spaces collapsed), a pair related when its best label is not
-"none" and leads it by the margin of the best F1 on the development set.
+compared folded and with their spaces collapsed). A pair is read with its best label but
+"none" when that leads "none" by the margin of the best F1 on the development set, and by more
+than nothing when the margin is 0 or more; a margin below 0 also reads pairs "none" wins
+narrowly.
 
 With --linear and --tool, the shipped linear model's logits of the same pairs (from
 `engram_train_relations features` and the model file) are also judged alone and summed with the
-reader's, weighted w and 1 - w: whether the two read different things.
+reader's, weighted w and 1 - w: whether the two read different things. With --then, the weight
+of the best F1 on --dev and each row's margin chosen there are applied to the items of --then.
 
 usage: encoder.py --model .cache/models/use-lite-en.bin --train FILE... --dev FILE...
                   [--epochs N] [--limit N] [--lr X] [--seed S] [--freeze] [--save FILE | --load FILE]
@@ -151,6 +154,8 @@ def linear_logits(tool, model_path, files, examples):
         raise ValueError(f"{model_path}: not a relation model")
     (n,) = struct.unpack_from("<I", blob, 8)
     header = json.loads(blob[12:12 + n])
+    if header["labels"] != LABELS:
+        raise ValueError(f"{model_path}: labels {header['labels']}, this script reads {LABELS}")
     at, rows, cols = 12 + n, header["buckets"], len(header["labels"]) + 1
     w = torch.frombuffer(bytearray(blob[at:at + rows * cols]), dtype=torch.int8).view(rows, cols).float()
     bias = torch.tensor(struct.unpack_from(f"<{cols}i", blob, at + rows * cols), dtype=torch.float32)
@@ -163,8 +168,8 @@ def linear_logits(tool, model_path, files, examples):
     logits = []
     for ex in examples:
         pairs = by_id.get(ex["id"], [])
-        if len(pairs) != len(ex["pairs"]):
-            raise ValueError(f"{ex['id']}: {len(pairs)} pairs in the features, {len(ex['pairs'])} here")
+        if [p["label"] for p in pairs] != [LABELS[y] for _, _, y, _ in ex["pairs"]]:
+            raise ValueError(f"{ex['id']}: the features' pairs are not labelled as here")
         logits.append([(lambda v: (v[:-1] - v[0]) / header["unitsPerNat"])(w[p["feats"]].sum(0) + bias)
                        for p in pairs])
     return logits
@@ -201,7 +206,7 @@ def judge(examples, scored, margin):
                 lab = LABELS[y]
                 gold.add((ex["texts"][i], lab[:-1], ex["texts"][j]) if lab[-1] == ">" else
                          (ex["texts"][j], lab[:-1], ex["texts"][i]))
-            if s and s[0] > margin:
+            if s and s[0] >= margin and (margin < 0 or s[0] > 0):  # as relation_classifier::read
                 lab = LABELS[s[1]]
                 found.add((ex["texts"][i], lab[:-1], ex["texts"][j]) if lab[-1] == ">" else
                           (ex["texts"][j], lab[:-1], ex["texts"][i]))
@@ -301,7 +306,7 @@ def main():
         torch.save(reader.state_dict(), a.save)
     if a.linear:
         sets = [("development", a.dev, dev)] + ([("then", a.then, load(a.then))] if a.then else [])
-        chosen = {}
+        chosen, best_f = {}, {}
         for name, files, items in sets:
             mine = label_logits(reader, items)
             theirs = linear_logits(a.tool, a.linear, files, items)
@@ -312,10 +317,13 @@ def main():
                 scored = as_scored(both)
                 if name == "development":
                     chosen[w] = report(f"{name}, {label}", items, scored)
+                    if w:
+                        best_f[w] = judge(items, scored, chosen[w])[2]
                 else:
                     p, r, f, _ = judge(items, scored, chosen[w])
-                    print(f"{name}, {label}: P {p:.3f} R {r:.3f} F {f:.3f} at the development margin {chosen[w]:.2f}",
-                          flush=True)
+                    mark = " (the weight chosen on development)" if w == max(best_f, key=best_f.get) else ""
+                    print(f"{name}, {label}: P {p:.3f} R {r:.3f} F {f:.3f} at the development margin "
+                          f"{chosen[w]:.2f}{mark}", flush=True)
 
 
 if __name__ == "__main__":
