@@ -187,12 +187,14 @@ def as_scored(logits):
 
 
 def report(label, examples, scored):
+    """Prints P, R and F1 at the best margin and at 0; returns (that margin, its F1, its counts by
+    predicate)."""
     m = best_margin(examples, scored)
-    p, r, f, _ = judge(examples, scored, m)
+    p, r, f, by = judge(examples, scored, m)
     p0, r0, f0, _ = judge(examples, scored, 0.0)
     print(f"{label}: P {p:.3f} R {r:.3f} F {f:.3f} at margin {m:.2f} (at 0: P {p0:.3f} R {r0:.3f} F {f0:.3f})",
           flush=True)
-    return m
+    return m, f, by
 
 
 def judge(examples, scored, margin):
@@ -297,9 +299,8 @@ def main():
                 print(f"  epoch {epoch + 1} step {step}: loss {total / max(1, seen):.4f} ({time.time() - t1:.0f} s)",
                       flush=True)
         scored = as_scored(label_logits(reader, dev))
-        report(f"epoch {epoch + 1} ({time.time() - t1:.0f} s, loss {total / max(1, seen):.4f}): development", dev,
-               scored)
-        _, _, _, by = judge(dev, scored, best_margin(dev, scored))
+        _, _, by = report(f"epoch {epoch + 1} ({time.time() - t1:.0f} s, loss {total / max(1, seen):.4f}): "
+                          "development", dev, scored)
         print("  " + "; ".join(f"{k} {v[0] / max(1, v[0] + v[1]):.2f}/{v[0] / max(1, v[0] + v[2]):.2f} "
                                f"({v[0] + v[2]})" for k, v in by.items()), flush=True)
     if a.save:
@@ -316,9 +317,9 @@ def main():
                                                for mr, tr in zip(mine, theirs)]
                 scored = as_scored(both)
                 if name == "development":
-                    chosen[w] = report(f"{name}, {label}", items, scored)
+                    chosen[w], f, _ = report(f"{name}, {label}", items, scored)
                     if w:
-                        best_f[w] = judge(items, scored, chosen[w])[2]
+                        best_f[w] = f
                 else:
                     p, r, f, _ = judge(items, scored, chosen[w])
                     mark = " (the weight chosen on development)" if w == max(best_f, key=best_f.get) else ""
