@@ -51,6 +51,72 @@ std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t w
   return n;
 }
 
+void text_index::org_index::sort_run(unsigned chunk_bits) {
+  std::vector<std::uint32_t> order(doc_of.begin(), doc_of.end());
+  std::sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) { return id_below(a, b); });
+  constexpr auto gone = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> number(length.size(), gone);  // old doc -> new
+  std::string new_ids;
+  std::vector<std::uint32_t> new_id_at{0}, new_length;
+  std::vector<std::uint64_t> new_id_key;
+  new_id_at.reserve(order.size() + 1);
+  new_length.reserve(order.size());
+  new_id_key.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto d = order[i];
+    number[d] = static_cast<std::uint32_t>(i);
+    new_ids.append(id(d));
+    new_id_at.push_back(static_cast<std::uint32_t>(new_ids.size()));
+    new_id_key.push_back(id_key[d]);
+    new_length.push_back(length[d]);
+  }
+  const auto old_sorted = sorted;
+  ids = std::move(new_ids);
+  id_at = std::move(new_id_at);
+  id_key = std::move(new_id_key);
+  length = std::move(new_length);
+  sorted = static_cast<std::uint32_t>(order.size());
+  doc_of.clear();
+  doc_of.reserve(order.size());
+  for (std::uint32_t d = 0; d < sorted; ++d)
+    doc_of.insert(d);
+  for (auto& [_, t] : terms) {
+    // The old sorted run's postings keep their order (their ids' order); the ones added
+    // after it are sorted and merged in.
+    std::unordered_map<std::uint32_t, std::uint32_t> large;
+    std::size_t kept = 0, split = 0;
+    for (const auto p : t.postings) {
+      const auto d = p.doc(), n = number[d];
+      if (n == gone)
+        continue;
+      split += d < old_sorted;
+      const auto small = p.small_tf();
+      if (small == 0)
+        large[n] = t.large.at(d);
+      t.postings[kept++] = posting{n << posting::count_bits | small};
+    }
+    t.postings.resize(kept);
+    const auto by_bits = [](const posting& a, const posting& b) { return a.bits < b.bits; };
+    const auto mid = t.postings.begin() + static_cast<std::ptrdiff_t>(split);
+    std::sort(mid, t.postings.end(), by_bits);
+    std::inplace_merge(t.postings.begin(), mid, t.postings.end(), by_bits);
+    t.postings.shrink_to_fit();
+    t.large = std::move(large);
+    t.chunks.clear();
+    for (const auto p : t.postings) {
+      const auto c = p.doc() >> chunk_bits;
+      const auto tf = t.tf(p), dl = length[p.doc()];
+      if (t.chunks.empty() || t.chunks.back().chunk != c)
+        t.chunks.push_back({c, tf, dl});
+      else {
+        t.chunks.back().max_tf = std::max(t.chunks.back().max_tf, tf);
+        t.chunks.back().min_length = std::min(t.chunks.back().min_length, dl);
+      }
+    }
+    t.chunks.shrink_to_fit();
+  }
+}
+
 text_index::org_index& text_index::org_of(std::string_view org) {
   auto it = orgs_.find(std::string(org));
   if (it == orgs_.end())
@@ -69,6 +135,8 @@ void text_index::add(const std::string& org, const std::string& id, const text_d
     return;
   for (const auto& [term, f] : doc.tf)
     o.terms[term].push_back(n, f, doc.length);  // n is the highest doc number yet: lists stay sorted
+  if (n + 1 - o.sorted > std::max(o.sorted / 4, layout_.min_added))
+    o.sort_run(layout_.chunk_bits);
 }
 
 void text_index::drop(const std::string& org) {
@@ -120,17 +188,8 @@ void text_index::load(std::string_view org, std::string_view term, std::string_v
 }
 
 void text_index::seal() {
-  for (auto& [_, o] : orgs_) {
-    for (auto& [__, t] : o->terms) {
-      std::sort(t.postings.begin(), t.postings.end(),
-                [](const posting& a, const posting& b) { return a.bits < b.bits; });
-      t.postings.shrink_to_fit();
-    }
-    o->ids.shrink_to_fit();
-    o->id_at.shrink_to_fit();
-    o->id_key.shrink_to_fit();
-    o->length.shrink_to_fit();
-  }
+  for (auto& [_, o] : orgs_)
+    o->sort_run(layout_.chunk_bits);
   loading_org_ = nullptr;
   loading_list_ = nullptr;
   loading_org_name_ = std::string();
@@ -187,6 +246,8 @@ constexpr std::size_t seed_sample = 4096;
 constexpr std::size_t kept_lengths = 512;
 /// A candidate looked up in a list (galloping) against a posting added: ~20 against ~4 ns.
 constexpr std::size_t probe_cost = 6;
+/// A sorted run of fewer chunks than this is searched as if it were not sorted.
+constexpr std::uint32_t min_chunks = 4;
 
 /// A search's sums (one a document; zero: not reached yet, every score being positive) and
 /// the documents it reached, in the order first reached; all zero and empty between searches.
@@ -250,6 +311,9 @@ public:
     std::sort(held_.begin(), held_.end(), by_better());
     return std::move(held_);
   }
+  [[nodiscard]] bool full() const { return held_.size() == limit_; }
+  /// The worst held (when any): the first to go.
+  [[nodiscard]] const std::pair<double, std::uint32_t>& worst() const { return held_.front(); }
 
 private:
   [[nodiscard]] bool better(const std::pair<double, std::uint32_t>& x,
@@ -318,7 +382,83 @@ public:
     return pruned ? best(candidates_) : best_of_reached();
   }
 
+  /// The same best, over an organisation whose sorted run (Org::sorted documents, numbered
+  /// in the order of their ids) is cut in chunks of 2^chunk_bits: the documents added after
+  /// the run first, every posting; then the run's chunks in order, each passed over when the
+  /// most it can hold, the sum of each term's idf × the weight of its largest count in its
+  /// shortest document there, is below the k-th score found, or equal to it once the k-th's
+  /// id is below the chunk's first (a tie ranks by id). The bound adds the same weights in the
+  /// same order as a document's sum does, over counts no lower and lengths no longer, so no
+  /// sum in the chunk exceeds it, to the bit.
+  std::vector<std::pair<double, std::uint32_t>> run_chunked(unsigned chunk_bits, std::uint64_t* walked,
+                                                            std::uint64_t* passed) {
+    const std::uint32_t sorted = o_.sorted, docs = static_cast<std::uint32_t>(o_.length.size());
+    if (sum_.size() < docs)
+      sum_.resize(docs, 0.0);
+    top_k top(o_, limit_, limit_);
+    std::vector<std::size_t> at(q_.size(), 0), chunk_at(q_.size(), 0);
+    score_range(at, sorted, docs, top);
+    std::fill(at.begin(), at.end(), 0);
+    const std::uint32_t chunks =
+        static_cast<std::uint32_t>((std::uint64_t{sorted} + (1u << chunk_bits) - 1) >> chunk_bits);
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      double most = 0;
+      bool any = false;
+      for (std::size_t j = 0; j < q_.size(); ++j) {
+        const auto& bounds = q_[j].list->chunks;
+        auto& k = chunk_at[j];
+        while (k < bounds.size() && bounds[k].chunk < c)
+          ++k;
+        if (k < bounds.size() && bounds[k].chunk == c) {
+          most += q_[j].idf * weight_.bound(bounds[k].max_tf, bounds[k].min_length);
+          any = true;
+        }
+      }
+      const std::uint32_t first = c << chunk_bits;
+      if (!any)
+        continue;
+      if (top.full() &&
+          (most < top.worst().first || (most == top.worst().first && o_.id_below(top.worst().second, first)))) {
+        ++*passed;
+        continue;
+      }
+      ++*walked;
+      score_range(at, first, std::min<std::uint64_t>(sorted, std::uint64_t{c + 1} << chunk_bits), top);
+    }
+    return top.sorted();
+  }
+
 private:
+  /// Every posting of docs [lo, hi) summed (terms in order) and each sum offered to `top`;
+  /// at[j]: where term j's list is walked from (galloped on to lo), then where it stopped.
+  void score_range(std::vector<std::size_t>& at, std::uint64_t lo, std::uint64_t hi, top_k<Org>& top) {
+    for (std::size_t j = 0; j < q_.size(); ++j) {
+      const auto& list = q_[j].list->postings;
+      std::size_t i = at[j], step = 1;
+      while (i + step < list.size() && list[i + step].doc() < lo) {
+        i += step;
+        step *= 2;
+      }
+      i = static_cast<std::size_t>(
+          std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(i),
+                               list.begin() + static_cast<std::ptrdiff_t>(std::min(list.size(), i + step + 1)),
+                               [lo](const auto& p) { return p.doc() < lo; }) -
+          list.begin());
+      for (; i < list.size() && list[i].doc() < hi; ++i) {
+        const auto doc = list[i].doc();
+        double& s = sum_[doc];
+        if (s == 0.0)
+          reached_.push_back(doc);
+        s += add(q_[j], doc, q_[j].list->tf(list[i]));
+      }
+      at[j] = i;
+    }
+    for (const auto doc : reached_) {
+      top.offer(sum_[doc], doc);
+      sum_[doc] = 0.0;
+    }
+    reached_.clear();
+  }
   double add(const query_term<List>& t, std::uint32_t doc, std::uint32_t tf) {
     return t.idf * weight_(tf, o_.length[doc]);
   }
@@ -515,7 +655,12 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
     const auto nx = x.list->postings.size(), ny = y.list->postings.size();
     return nx != ny ? nx < ny : *x.term < *y.term;
   });
-  const auto hits = bm25_search(o, query, avgdl, limit).run();
+  bm25_search search(o, query, avgdl, limit);
+  const bool chunked = (o.sorted >> layout_.chunk_bits) >= min_chunks;
+  std::uint64_t walked = 0, passed = 0;
+  const auto hits = chunked ? search.run_chunked(layout_.chunk_bits, &walked, &passed) : search.run();
+  walked_.fetch_add(walked, std::memory_order_relaxed);
+  passed_.fetch_add(passed, std::memory_order_relaxed);
   std::vector<std::pair<std::string, double>> out;
   out.reserve(hits.size());
   for (const auto& [score, doc] : hits)
@@ -625,6 +770,8 @@ bool text_index::read(snapshot_in& in) {
         t.push_back(doc, tf, o->length[doc]);  // the bounds are derived, not written
       }
     }
+    if (in.ok())
+      o->sort_run(layout_.chunk_bits);
     orgs_.emplace(name, std::move(o));
   }
   if (in.ok())
@@ -644,8 +791,8 @@ std::size_t text_index::memory_bytes() const {
     n += o->terms.bucket_count() * sizeof(void*);
     for (const auto& [term, t] : o->terms)
       n += node + sizeof(std::string) + (term.size() > 15 ? term.capacity() + 1 : 0) + sizeof(t) +
-           t.postings.capacity() * sizeof(posting) + t.large.size() * (node + 2 * sizeof(std::uint32_t)) +
-           t.large.bucket_count() * sizeof(void*);
+           t.postings.capacity() * sizeof(posting) + t.chunks.capacity() * sizeof(chunk_bound) +
+           t.large.size() * (node + 2 * sizeof(std::uint32_t)) + t.large.bucket_count() * sizeof(void*);
   }
   return n;
 }

@@ -3,8 +3,18 @@
 // (the truth, written in each entry's batch) when the store opens, then kept up to date by
 // the writer after each batch it commits. A recall reads these instead of a RocksDB iterator
 // per term: the terms' posting lists are plain arrays, walked a document at a time.
+//
+// Documents are numbered in two runs: the sorted run, numbered in the order of their ids
+// (bytewise), and after it the documents added since, in the order added. The sorted run is
+// cut into chunks of consecutive numbers with, for each term, the largest count and the
+// shortest document it has in each chunk: a search scores the added documents, then walks
+// the chunks in order of id and passes over every chunk that can hold no document better
+// than the k-th found (ties rank by id, so a chunk whose best can only tie comes too late).
+// The run is sorted again (every number remapped) when the index is loaded or read, and
+// when the added documents pass a quarter of it.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -29,7 +39,14 @@ struct text_doc {
 
 class text_index {
 public:
+  /// How documents are numbered: chunks of 2^chunk_bits numbers; the sorted run is sorted
+  /// again when the documents added after it pass max(a quarter of it, min_added).
+  struct layout {
+    unsigned chunk_bits = 8;
+    std::uint32_t min_added = 16384;
+  };
   text_index() = default;
+  explicit text_index(layout l) : layout_(l) {}
   text_index(const text_index&) = delete;
   text_index& operator=(const text_index&) = delete;
 
@@ -55,12 +72,20 @@ public:
   /// BM25 (k1 1.2, b 0.75) over the distinct terms, less those in more than half of the
   /// documents when a term in fewer is searched (the organisation's own stop words, whose
   /// Robertson-Sparck Jones weight is below zero): the best `limit` entry ids, highest
-  /// score first, ties by id, as if every posting were scored (the commonest terms' postings
-  /// are skipped where they cannot change the best). Terms are summed rarest first (then by
-  /// term), so equal inputs give equal bits.
+  /// score first, ties by id, as if every posting were scored (the commonest terms' postings,
+  /// and the sorted run's chunks, are skipped where they cannot change the best). Terms are
+  /// summed rarest first (then by term), so equal inputs give equal bits, however the
+  /// documents are numbered.
   [[nodiscard]] std::vector<std::pair<std::string, double>> search(const std::string& org,
                                                                    const std::vector<std::string>& terms,
                                                                    std::size_t limit) const;
+  /// The sorted runs' chunks searches walked and passed over, since the index was made.
+  struct chunk_counts {
+    std::uint64_t walked = 0, passed = 0;
+  };
+  [[nodiscard]] chunk_counts chunks_searched() const {
+    return {walked_.load(std::memory_order_relaxed), passed_.load(std::memory_order_relaxed)};
+  }
   /// Postings held, over all organisations (for the memory figures).
   [[nodiscard]] std::size_t postings() const;
   /// Bytes held: the postings lists (their capacity), the terms, the ids and per-document
@@ -85,8 +110,15 @@ private:
   /// One term's postings, ascending by doc, with their largest count and shortest document:
   /// with the term's idf, the most the term adds to any score (a weight grows with the count
   /// and falls with the length). A removal leaves them as they were: bounds still.
+  /// A term's most in one chunk of the sorted run: its largest count and shortest document
+  /// there.
+  struct chunk_bound {
+    std::uint32_t chunk, max_tf, min_length;
+  };
   struct term_list {
     std::vector<posting> postings;
+    /// The chunks of the sorted run it has postings in, ascending; a removal leaves them.
+    std::vector<chunk_bound> chunks;
     /// Counts over posting::counts_in_place, by document (rare: a word 32 times in one text).
     std::unordered_map<std::uint32_t, std::uint32_t> large;
     std::uint32_t max_tf = 0, min_length = std::numeric_limits<std::uint32_t>::max();
@@ -129,6 +161,9 @@ private:
     /// Whether doc a's id is below doc b's, bytewise: their first eight bytes compared first.
     [[nodiscard]] bool id_below(std::uint32_t a, std::uint32_t b) const;
     std::uint32_t intern(std::string_view id, std::uint32_t length, bool* added);
+    /// Numbers the live documents in the order of their ids (the sorted run: all of them),
+    /// remaps every posting and builds the chunks' bounds; removed documents' ids go.
+    void sort_run(unsigned chunk_bits);
 
     std::string ids;                      // every id ever indexed, back to back
     std::vector<std::uint32_t> id_at{0};  // doc -> offset in ids (one more than docs)
@@ -139,9 +174,13 @@ private:
     std::unordered_set<std::uint32_t, by_id, by_id> doc_of;  // live docs, found by id
     std::unordered_map<std::string, term_list> terms;
     std::uint64_t total_length = 0;
+    /// Documents [0, sorted) are numbered in the order of their ids; the rest as added.
+    std::uint32_t sorted = 0;
   };
   org_index& org_of(std::string_view org);
 
+  layout layout_;
+  mutable std::atomic<std::uint64_t> walked_{0}, passed_{0};
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<org_index>> orgs_;
   // load(): the list being filled (rows come term by term).

@@ -148,6 +148,9 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
     }
   std::printf("  kag_query in process (%zu queries, 3 passes): p50 %.2f ms, p99 %.2f ms; %zu entities answered\n",
               queries, percentile(kag_ms, 0.5), percentile(kag_ms, 0.99), entities);
+  const auto memory = store->memory_stats();
+  std::printf("  postings in memory: entries %.1f MiB, passages %.1f MiB\n", double(memory.at("postings")) / (1 << 20),
+              double(memory.at("passage_postings")) / (1 << 20));
 }
 
 /// Dedup's search as it ran during the build, replayed on the store's entry vectors: before

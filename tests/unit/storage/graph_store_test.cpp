@@ -567,7 +567,21 @@ TEST(TextIndex, RemovedEntriesLeaveTheirTermsAndTheTotals) {
 // terms and rare ones) where a third of the documents copy one of the first twenty (ties at
 // the k-th score, as templated mail has). The search sets documents aside once the terms
 // left cannot lift them to the k-th score; it did so in about a third of these searches.
-TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
+// With small chunks and a sorted run sorted again every few dozen additions, the same
+// searches walk the sorted run's chunks, passing over those that cannot hold a better
+// document, and answer the same; then again after the index is read back from a snapshot.
+void ranks_as_bm25_by_hand(storage::detail::text_index::layout layout, bool through_snapshot);
+::testing::AssertionResult through_a_snapshot(const storage::detail::text_index& from, storage::detail::text_index& to,
+                                              const std::string& name);
+
+TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) { ranks_as_bm25_by_hand({}, false); }
+
+TEST(TextIndex, RanksAsBm25ByHandInSmallChunksOfASortedRun) {
+  ranks_as_bm25_by_hand({.chunk_bits = 4, .min_added = 64}, false);
+  ranks_as_bm25_by_hand({.chunk_bits = 2, .min_added = 200}, true);
+}
+
+void ranks_as_bm25_by_hand(storage::detail::text_index::layout layout, bool through_snapshot) {
   std::mt19937 rng(41);
   std::vector<std::string> vocabulary;
   for (int i = 0; i < 300; ++i)
@@ -576,7 +590,7 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     std::uniform_real_distribution<double> u(0, std::log(301.0));
     return vocabulary[std::min<std::size_t>(299, static_cast<std::size_t>(std::exp(u(rng))) - 1)];
   };
-  storage::detail::text_index idx;
+  storage::detail::text_index built(layout);
   std::map<std::string, storage::detail::text_doc> live;
   std::uniform_int_distribution<int> words(1, 14);
   std::vector<storage::detail::text_doc> first;
@@ -592,14 +606,18 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
     else if (d % 3 == 2)
       doc = first[rng() % first.size()];
     const auto id = "e" + std::to_string(100000 + (d * 7919) % 3000);  // ids not in doc order
-    idx.add("acme", id, doc);
+    built.add("acme", id, doc);
     live[id] = doc;
     if (d % 10 == 9) {  // every tenth, an earlier one goes
       auto gone = std::next(live.begin(), static_cast<std::ptrdiff_t>(rng() % live.size()));
-      idx.remove("acme", gone->first, gone->second);
+      built.remove("acme", gone->first, gone->second);
       live.erase(gone);
     }
   }
+  storage::detail::text_index back(layout);
+  if (through_snapshot)
+    ASSERT_TRUE(through_a_snapshot(built, back, "by-hand"));
+  const auto& idx = through_snapshot ? back : built;
   // BM25 by hand over every live document, each score summed rarest term first.
   std::size_t dropped = 0;
   auto reference = [&](const std::vector<std::string>& query, std::size_t limit) {
@@ -660,6 +678,13 @@ TEST(TextIndex, RanksAsBm25ByHandAfterRemovalsForAnyLimit) {
   }
   EXPECT_GT(compared, 30000u);
   EXPECT_GT(dropped, 100u) << "the commonest terms were left out of some searches";
+  const auto chunks = idx.chunks_searched();
+  if (layout.min_added < 3000) {
+    EXPECT_GT(chunks.walked, 1000u) << "the searches walked the sorted run";
+    EXPECT_GT(chunks.passed, chunks.walked / 4) << "and passed over many of its chunks";
+  } else {
+    EXPECT_EQ(chunks.walked + chunks.passed, 0u) << "3,000 additions, none sorted";
+  }
 }
 
 // A term in more than half of the documents (the organisation's own stop word) is searched
