@@ -85,6 +85,9 @@ void words_only(const std::filesystem::path& dir, const std::vector<std::string>
   so.path = dir.string();
   so.read_only = true;
   std::shared_ptr<storage::graph_store> store = or_throw(storage::open_graph_store(so));
+  const auto opened = store->indexes_origin();
+  std::printf("  in-memory indexes %s in %.2f s\n",
+              opened.from_snapshot ? "read from their snapshot" : "rebuilt from rows", opened.seconds);
   // The words a recall searches: the query's terms less the names of the people it names.
   query::query_dependencies deps;
   deps.store = store;
