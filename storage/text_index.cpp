@@ -80,7 +80,8 @@ void text_index::org_index::sort_run(unsigned chunk_bits) {
   doc_of.reserve(order.size());
   for (std::uint32_t d = 0; d < sorted; ++d)
     doc_of.insert(d);
-  for (auto& [_, t] : terms) {
+  for (auto ti = terms.begin(); ti != terms.end();) {
+    auto& t = ti->second;
     // The old sorted run's postings keep their order (their ids' order); the ones added
     // after it are sorted and merged in.
     std::unordered_map<std::uint32_t, std::uint32_t> large;
@@ -96,6 +97,10 @@ void text_index::org_index::sort_run(unsigned chunk_bits) {
       t.postings[kept++] = posting{n << posting::count_bits | small};
     }
     t.postings.resize(kept);
+    if (kept == 0) {  // only removed documents' (a snapshot's): no list
+      ti = terms.erase(ti);
+      continue;
+    }
     const auto by_bits = [](const posting& a, const posting& b) { return a.bits < b.bits; };
     const auto mid = t.postings.begin() + static_cast<std::ptrdiff_t>(split);
     std::sort(mid, t.postings.end(), by_bits);
@@ -114,6 +119,7 @@ void text_index::org_index::sort_run(unsigned chunk_bits) {
       }
     }
     t.chunks.shrink_to_fit();
+    ++ti;
   }
 }
 
