@@ -51,76 +51,76 @@ std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t w
   return n;
 }
 
-void text_index::org_index::sort_run(unsigned chunk_bits) {
+std::unique_ptr<text_index::org_index> text_index::org_index::sorted_copy(unsigned chunk_bits) const {
   std::vector<std::uint32_t> order(doc_of.begin(), doc_of.end());
   std::sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) { return id_below(a, b); });
   constexpr auto gone = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> number(length.size(), gone);  // old doc -> new
-  std::string new_ids;
-  std::vector<std::uint32_t> new_id_at{0}, new_length;
-  std::vector<std::uint64_t> new_id_key;
-  new_id_at.reserve(order.size() + 1);
-  new_length.reserve(order.size());
-  new_id_key.reserve(order.size());
+  std::vector<std::uint32_t> number(length.size(), gone);  // doc -> the copy's
+  auto out = std::make_unique<org_index>();
+  out->ids.reserve(ids.size());
+  out->id_at.reserve(order.size() + 1);
+  out->id_key.reserve(order.size());
+  out->length.reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto d = order[i];
     number[d] = static_cast<std::uint32_t>(i);
-    new_ids.append(id(d));
-    new_id_at.push_back(static_cast<std::uint32_t>(new_ids.size()));
-    new_id_key.push_back(id_key[d]);
-    new_length.push_back(length[d]);
+    out->ids.append(id(d));
+    out->id_at.push_back(static_cast<std::uint32_t>(out->ids.size()));
+    out->id_key.push_back(id_key[d]);
+    out->length.push_back(length[d]);
   }
-  const auto old_sorted = sorted;
-  ids = std::move(new_ids);
-  id_at = std::move(new_id_at);
-  id_key = std::move(new_id_key);
-  length = std::move(new_length);
-  sorted = static_cast<std::uint32_t>(order.size());
-  doc_of.clear();
-  doc_of.reserve(order.size());
-  for (std::uint32_t d = 0; d < sorted; ++d)
-    doc_of.insert(d);
-  for (auto ti = terms.begin(); ti != terms.end();) {
-    auto& t = ti->second;
-    // The old sorted run's postings keep their order (their ids' order); the ones added
-    // after it are sorted and merged in.
-    std::unordered_map<std::uint32_t, std::uint32_t> large;
-    std::size_t kept = 0, split = 0;
+  out->total_length = total_length;
+  out->sorted = static_cast<std::uint32_t>(order.size());
+  out->doc_of.reserve(order.size());
+  for (std::uint32_t d = 0; d < out->sorted; ++d)
+    out->doc_of.insert(d);
+  out->terms.reserve(terms.size());
+  const auto by_bits = [](const posting& a, const posting& b) { return a.bits < b.bits; };
+  for (const auto& [term, t] : terms) {
+    term_list copy;
+    copy.postings.reserve(t.postings.size());
+    // This run's postings keep their order (their ids' order); the ones added after it are
+    // sorted and merged in.
+    std::size_t split = 0;
     for (const auto p : t.postings) {
       const auto d = p.doc(), n = number[d];
       if (n == gone)
         continue;
-      split += d < old_sorted;
+      split += d < sorted;
       const auto small = p.small_tf();
       if (small == 0)
-        large[n] = t.large.at(d);
-      t.postings[kept++] = posting{n << posting::count_bits | small};
+        copy.large[n] = t.large.at(d);
+      copy.postings.push_back(posting{n << posting::count_bits | small});
     }
-    t.postings.resize(kept);
-    if (kept == 0) {  // only removed documents' (a snapshot's): no list
-      ti = terms.erase(ti);
+    if (copy.postings.empty())  // only removed documents' (a snapshot's): no list
       continue;
-    }
-    const auto by_bits = [](const posting& a, const posting& b) { return a.bits < b.bits; };
-    const auto mid = t.postings.begin() + static_cast<std::ptrdiff_t>(split);
-    std::sort(mid, t.postings.end(), by_bits);
-    std::inplace_merge(t.postings.begin(), mid, t.postings.end(), by_bits);
-    t.postings.shrink_to_fit();
-    t.large = std::move(large);
-    t.chunks.clear();
-    for (const auto p : t.postings) {
+    const auto mid = copy.postings.begin() + static_cast<std::ptrdiff_t>(split);
+    std::sort(mid, copy.postings.end(), by_bits);
+    std::inplace_merge(copy.postings.begin(), mid, copy.postings.end(), by_bits);
+    for (const auto p : copy.postings) {
       const auto c = p.doc() >> chunk_bits;
-      const auto tf = t.tf(p), dl = length[p.doc()];
-      if (t.chunks.empty() || t.chunks.back().chunk != c)
-        t.chunks.push_back({c, tf, dl});
+      const auto tf = copy.tf(p), dl = out->length[p.doc()];
+      copy.bound(tf, dl);  // the term's bounds as tight as its postings now
+      if (copy.chunks.empty() || copy.chunks.back().chunk != c)
+        copy.chunks.push_back({c, tf, dl});
       else {
-        t.chunks.back().max_tf = std::max(t.chunks.back().max_tf, tf);
-        t.chunks.back().min_length = std::min(t.chunks.back().min_length, dl);
+        copy.chunks.back().max_tf = std::max(copy.chunks.back().max_tf, tf);
+        copy.chunks.back().min_length = std::min(copy.chunks.back().min_length, dl);
       }
     }
-    t.chunks.shrink_to_fit();
-    ++ti;
+    copy.chunks.shrink_to_fit();
+    out->terms.emplace(term, std::move(copy));
   }
+  return out;
+}
+
+void text_index::sort_run(std::unique_ptr<org_index>& o) const {
+  // Built beside the index: searches go on meanwhile (writers wait on writing_), and only
+  // the swap waits for them.
+  auto sorted = o->sorted_copy(layout_.chunk_bits);
+  std::unique_lock lock(mutex_);
+  o.swap(sorted);
+  lock.unlock();  // the old numbering freed outside the lock
 }
 
 text_index::org_index& text_index::org_of(std::string_view org) {
@@ -133,6 +133,7 @@ text_index::org_index& text_index::org_of(std::string_view org) {
 void text_index::add(const std::string& org, const std::string& id, const text_doc& doc) {
   if (doc.tf.empty())
     return;
+  std::lock_guard writing(writing_);
   std::unique_lock lock(mutex_);
   auto& o = org_of(org);
   bool added = false;
@@ -141,16 +142,20 @@ void text_index::add(const std::string& org, const std::string& id, const text_d
     return;
   for (const auto& [term, f] : doc.tf)
     o.terms[term].push_back(n, f, doc.length);  // n is the highest doc number yet: lists stay sorted
-  if (n + 1 - o.sorted > std::max(o.sorted / 4, layout_.min_added))
-    o.sort_run(layout_.chunk_bits);
+  if (n + 1 - o.sorted <= std::max(o.sorted / 4, layout_.min_added))
+    return;
+  lock.unlock();
+  sort_run(orgs_.find(org)->second);  // no other writer can change orgs_ meanwhile
 }
 
 void text_index::drop(const std::string& org) {
+  std::lock_guard writing(writing_);
   std::unique_lock lock(mutex_);
   orgs_.erase(org);
 }
 
 void text_index::remove(const std::string& org, const std::string& id, const text_doc& doc) {
+  std::lock_guard writing(writing_);
   std::unique_lock lock(mutex_);
   auto oi = orgs_.find(org);
   if (oi == orgs_.end())
@@ -194,8 +199,9 @@ void text_index::load(std::string_view org, std::string_view term, std::string_v
 }
 
 void text_index::seal() {
+  std::lock_guard writing(writing_);
   for (auto& [_, o] : orgs_)
-    o->sort_run(layout_.chunk_bits);
+    sort_run(o);
   loading_org_ = nullptr;
   loading_list_ = nullptr;
   loading_org_name_ = std::string();
@@ -401,7 +407,7 @@ public:
     const std::uint32_t sorted = o_.sorted, docs = static_cast<std::uint32_t>(o_.length.size());
     if (sum_.size() < docs)
       sum_.resize(docs, 0.0);
-    top_k top(o_, limit_, limit_);
+    top_k top(o_, limit_, docs);
     std::vector<std::size_t> at(q_.size(), 0), chunk_at(q_.size(), 0);
     score_range(at, sorted, docs, top);
     std::fill(at.begin(), at.end(), 0);
@@ -675,6 +681,7 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
 }
 
 void text_index::clear() {
+  std::lock_guard writing(writing_);
   std::unique_lock lock(mutex_);
   orgs_.clear();
 }
@@ -731,6 +738,7 @@ bool ascending_below(const std::vector<std::uint32_t>& v, std::size_t docs) {
 }  // namespace
 
 bool text_index::read(snapshot_in& in) {
+  std::lock_guard writing(writing_);
   std::unique_lock lock(mutex_);
   orgs_.clear();
   const auto n = in.count(8);
@@ -777,7 +785,7 @@ bool text_index::read(snapshot_in& in) {
       }
     }
     if (in.ok())
-      o->sort_run(layout_.chunk_bits);
+      o = o->sorted_copy(layout_.chunk_bits);
     orgs_.emplace(name, std::move(o));
   }
   if (in.ok())

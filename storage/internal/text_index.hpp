@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -61,8 +62,9 @@ public:
   void load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf, std::uint32_t length);
   /// Sorts and trims what load() gathered.
   void seal();
-  /// Writes every organisation's postings as they are (doc numbers, removed ids and all), so
-  /// that read() gives back an index that scores every search as this one does.
+  /// Writes every organisation's postings as they are (doc numbers, removed ids and all);
+  /// read() numbers the live documents again in the order of their ids, and its index
+  /// answers every search as this one does.
   void write(snapshot_out& out) const;
   /// Replaces what is held by what write() wrote. False, and nothing held, when the bytes
   /// are not such a section.
@@ -107,14 +109,15 @@ private:
     /// The count when it is in place, else 0.
     [[nodiscard]] std::uint32_t small_tf() const { return bits & counts_in_place; }
   };
-  /// One term's postings, ascending by doc, with their largest count and shortest document:
-  /// with the term's idf, the most the term adds to any score (a weight grows with the count
-  /// and falls with the length). A removal leaves them as they were: bounds still.
   /// A term's most in one chunk of the sorted run: its largest count and shortest document
   /// there.
   struct chunk_bound {
     std::uint32_t chunk, max_tf, min_length;
   };
+  /// One term's postings, ascending by doc, with their largest count and shortest document:
+  /// with the term's idf, the most the term adds to any score (a weight grows with the count
+  /// and falls with the length). A removal leaves them as they were (bounds still) until the
+  /// run is sorted again.
   struct term_list {
     std::vector<posting> postings;
     /// The chunks of the sorted run it has postings in, ascending; a removal leaves them.
@@ -161,9 +164,10 @@ private:
     /// Whether doc a's id is below doc b's, bytewise: their first eight bytes compared first.
     [[nodiscard]] bool id_below(std::uint32_t a, std::uint32_t b) const;
     std::uint32_t intern(std::string_view id, std::uint32_t length, bool* added);
-    /// Numbers the live documents in the order of their ids (the sorted run: all of them),
-    /// remaps every posting and builds the chunks' bounds; removed documents' ids go.
-    void sort_run(unsigned chunk_bits);
+    /// A copy with the live documents numbered in the order of their ids (the sorted run:
+    /// all of them), every posting remapped, the terms' and the chunks' bounds made from the
+    /// postings; removed documents' ids, and lists left empty, go.
+    [[nodiscard]] std::unique_ptr<org_index> sorted_copy(unsigned chunk_bits) const;
 
     std::string ids;                      // every id ever indexed, back to back
     std::vector<std::uint32_t> id_at{0};  // doc -> offset in ids (one more than docs)
@@ -178,9 +182,14 @@ private:
     std::uint32_t sorted = 0;
   };
   org_index& org_of(std::string_view org);
+  /// Replaces `o` (one of orgs_) by its sorted copy; the caller holds writing_, not mutex_.
+  void sort_run(std::unique_ptr<org_index>& o) const;
 
   layout layout_;
   mutable std::atomic<std::uint64_t> walked_{0}, passed_{0};
+  /// Held by whatever changes the index (taken before mutex_): a sort of a run reads an
+  /// organisation's index without mutex_ while searches go on, and takes it to swap.
+  std::mutex writing_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<org_index>> orgs_;
   // load(): the list being filled (rows come term by term).

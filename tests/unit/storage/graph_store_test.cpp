@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -601,6 +602,14 @@ void ranks_as_bm25_by_hand(storage::detail::text_index::layout layout, bool thro
     for (std::uint32_t w = 0; w < doc.length; ++w)
       ++tf[word()];
     doc.tf.assign(tf.begin(), tf.end());
+    if (d % 97 == 5) {  // now and then a word 40 times: its count kept beside the list
+      doc.tf.emplace_back("w" + std::to_string(d % 7), 40);
+      std::sort(doc.tf.begin(), doc.tf.end());
+      doc.tf.erase(
+          std::unique(doc.tf.begin(), doc.tf.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+          doc.tf.end());
+      doc.length += 40;
+    }
     if (first.size() < 20)
       first.push_back(doc);
     else if (d % 3 == 2)
@@ -685,6 +694,92 @@ void ranks_as_bm25_by_hand(storage::detail::text_index::layout layout, bool thro
   } else {
     EXPECT_EQ(chunks.walked + chunks.passed, 0u) << "3,000 additions, none sorted";
   }
+}
+
+// In a sorted run, a chunk whose best can only tie the k-th score is passed over only when
+// the k-th's id is below the chunk's: a document added after the run with a lower id than
+// the run's ties keeps its place, and one with a higher id gives it up to the run's first.
+TEST(TextIndex, ATieInASortedRunRanksByIdWhicheverRunItIsIn) {
+  using namespace storage::detail;
+  const auto doc = index_words("renewal quote");
+  std::vector<std::string> terms;
+  for (const auto& [term, _] : doc.tf)
+    terms.push_back(term);
+  auto ranked = [&](const text_index& idx, std::size_t k) {
+    std::vector<std::string> out;
+    for (const auto& [id, score] : idx.search("acme", terms, k))
+      out.push_back(id);
+    return out;
+  };
+  for (const std::string added : {"a00", "b07x", "c00"}) {
+    text_index idx({.chunk_bits = 2, .min_added = 1000});
+    for (int i = 63; i >= 0; --i)  // added in reverse order of their ids
+      idx.add("acme", "b" + std::string(i < 10 ? "0" : "") + std::to_string(i), doc);
+    idx.add("acme", "other", index_words("invoice paid"));
+    text_index sorted({.chunk_bits = 2, .min_added = 1000});
+    ASSERT_TRUE(through_a_snapshot(idx, sorted, "tie-" + added));
+    sorted.add("acme", added, doc);  // after the sorted run
+    std::vector<std::string> all{added};
+    for (int i = 0; i < 64; ++i)
+      all.push_back("b" + std::string(i < 10 ? "0" : "") + std::to_string(i));
+    std::sort(all.begin(), all.end());
+    for (const std::size_t k : {1u, 2u, 9u, 30u})
+      EXPECT_EQ(ranked(sorted, k), std::vector<std::string>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k)))
+          << added << ", the best " << k;
+    EXPECT_GT(sorted.chunks_searched().passed, 0u) << "the tied chunks after the k-th were passed over";
+  }
+}
+
+// Searches while the writer adds and removes documents and sorts the run again (each time
+// the added pass a quarter of it) answer from one numbering or the other, never a mix: every
+// hit holds a term searched, with a positive score, best first, ties by id.
+TEST(TextIndex, SearchesWhileTheRunIsSortedAgainAnswerFromOneNumbering) {
+  using namespace storage::detail;
+  text_index idx({.chunk_bits = 2, .min_added = 16});
+  auto text_of = [](int d) {
+    return "w" + std::to_string(d % 13) + " w" + std::to_string(d % 5) + " x" + std::to_string(d);
+  };
+  int next = 0;
+  auto add_one = [&] {
+    idx.add("acme", "e" + std::to_string(next), index_words(text_of(next)));
+    if (next % 10 == 9)
+      idx.remove("acme", "e" + std::to_string(next - 5), index_words(text_of(next - 5)));
+    ++next;
+  };
+  while (next < 200)  // a sorted run before the searches start
+    add_one();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    while (!done)
+      add_one();
+  });
+  struct stop_writer {  // also when an assertion returns early
+    std::atomic<bool>& done;
+    std::thread& writer;
+    ~stop_writer() {
+      done = true;
+      writer.join();
+    }
+  } stop{done, writer};
+  const auto w3 = index_words("w3").tf.front().first, w1 = index_words("w1").tf.front().first;
+  std::size_t hits = 0;
+  for (int search = 0; search < 500; ++search) {
+    const auto got = idx.search("acme", {w3, w1}, 20);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_GT(got[i].second, 0.0);
+      if (i > 0) {
+        ASSERT_GE(got[i - 1].second, got[i].second);
+        if (got[i - 1].second == got[i].second)
+          ASSERT_LT(got[i - 1].first, got[i].first);
+      }
+      const int d = std::stoi(got[i].first.substr(1));
+      const auto holds = [&](int w) { return d % 13 == w || d % 5 == w; };
+      ASSERT_TRUE(holds(3) || holds(1)) << got[i].first << " holds neither term";
+    }
+    hits += got.size();
+  }
+  EXPECT_EQ(hits, 500u * 20u);
+  EXPECT_GT(idx.chunks_searched().walked, 0u) << "the searches walked a sorted run";
 }
 
 // A term in more than half of the documents (the organisation's own stop word) is searched
