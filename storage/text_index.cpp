@@ -422,7 +422,7 @@ public:
         while (k < bounds.size() && bounds[k].chunk < c)
           ++k;
         if (k < bounds.size() && bounds[k].chunk == c) {
-          most += q_[j].idf * weight_.bound(bounds[k].max_tf, bounds[k].min_length);
+          most += q_[j].idf * weight_(bounds[k].max_tf, bounds[k].min_length);  // the same bits as bound()
           any = true;
         }
       }
