@@ -51,6 +51,31 @@ std::uint32_t text_index::org_index::intern(std::string_view id, std::uint32_t w
   return n;
 }
 
+std::vector<text_index::chunk_bound> text_index::chunk_bounds(const term_list& t,
+                                                              const std::vector<std::uint32_t>& length,
+                                                              unsigned chunk_bits) {
+  std::vector<chunk_bound> out;
+  const auto& list = t.postings;
+  for (std::size_t a = 0, e = 0; a < list.size(); a = e) {
+    const std::uint32_t c = list[a].doc() >> chunk_bits;
+    chunk_bound cb{c, 0, std::numeric_limits<std::uint32_t>::max(), 0, std::numeric_limits<std::uint32_t>::max()};
+    for (e = a; e < list.size() && list[e].doc() >> chunk_bits == c; ++e) {
+      const auto tf = t.tf(list[e]), dl = length[list[e].doc()];
+      if (dl < cb.shortest || (dl == cb.shortest && tf > cb.tf_shortest)) {
+        cb.shortest = dl;
+        cb.tf_shortest = tf;
+      }
+      cb.max_tf = std::max(cb.max_tf, tf);
+    }
+    for (std::size_t i = a; i < e; ++i)  // the shortest of the counts above the shortest's
+      if (const auto tf = t.tf(list[i]); tf > cb.tf_shortest)
+        cb.shortest_above = std::min(cb.shortest_above, length[list[i].doc()]);
+    out.push_back(cb);
+  }
+  out.shrink_to_fit();
+  return out;
+}
+
 std::unique_ptr<text_index::org_index> text_index::org_index::sorted_copy(unsigned chunk_bits) const {
   std::vector<std::uint32_t> order(doc_of.begin(), doc_of.end());
   std::sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) { return id_below(a, b); });
@@ -97,18 +122,9 @@ std::unique_ptr<text_index::org_index> text_index::org_index::sorted_copy(unsign
     const auto mid = copy.postings.begin() + static_cast<std::ptrdiff_t>(split);
     std::sort(mid, copy.postings.end(), by_bits);
     std::inplace_merge(copy.postings.begin(), mid, copy.postings.end(), by_bits);
-    for (const auto p : copy.postings) {
-      const auto c = p.doc() >> chunk_bits;
-      const auto tf = copy.tf(p), dl = out->length[p.doc()];
-      copy.bound(tf, dl);  // the term's bounds as tight as its postings now
-      if (copy.chunks.empty() || copy.chunks.back().chunk != c)
-        copy.chunks.push_back({c, tf, dl});
-      else {
-        copy.chunks.back().max_tf = std::max(copy.chunks.back().max_tf, tf);
-        copy.chunks.back().min_length = std::min(copy.chunks.back().min_length, dl);
-      }
-    }
-    copy.chunks.shrink_to_fit();
+    for (const auto p : copy.postings)
+      copy.bound(copy.tf(p), out->length[p.doc()]);  // the term's bounds as tight as its postings now
+    copy.chunks = chunk_bounds(copy, out->length, chunk_bits);
     out->terms.emplace(term, std::move(copy));
   }
   return out;
@@ -422,7 +438,9 @@ public:
         while (k < bounds.size() && bounds[k].chunk < c)
           ++k;
         if (k < bounds.size() && bounds[k].chunk == c) {
-          most += q_[j].idf * weight_(bounds[k].max_tf, bounds[k].min_length);  // the same bits as bound()
+          const auto& b = bounds[k];  // kept weights: the same bits as bound()
+          const double w = weight_(b.tf_shortest, b.shortest);
+          most += q_[j].idf * (b.max_tf > b.tf_shortest ? std::max(w, weight_(b.max_tf, b.shortest_above)) : w);
           any = true;
         }
       }

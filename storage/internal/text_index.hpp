@@ -109,10 +109,16 @@ private:
     /// The count when it is in place, else 0.
     [[nodiscard]] std::uint32_t small_tf() const { return bits & counts_in_place; }
   };
-  /// A term's most in one chunk of the sorted run: its largest count and shortest document
-  /// there.
+  /// A term's most in one chunk of the sorted run: its shortest document there with the
+  /// largest count a document of that length has, and its largest count with the shortest
+  /// document of a larger count than that. A posting's weight is at most one of the two:
+  /// a count no larger than the first's in a document no shorter, or a larger count, no
+  /// larger than the most, in a document no shorter than the second's (when max_tf is
+  /// tf_shortest, only the first). Templated mail has many documents with a count of 2 but
+  /// few short ones: one bound of the largest count in the shortest document would be met by
+  /// no document.
   struct chunk_bound {
-    std::uint32_t chunk, max_tf, min_length;
+    std::uint32_t chunk, tf_shortest, shortest, max_tf, shortest_above;
   };
   /// One term's postings, ascending by doc, with their largest count and shortest document:
   /// with the term's idf, the most the term adds to any score (a weight grows with the count
@@ -182,6 +188,9 @@ private:
     std::uint32_t sorted = 0;
   };
   org_index& org_of(std::string_view org);
+  /// The chunks' bounds of a list numbered in a sorted run (`length`: its documents').
+  static std::vector<chunk_bound> chunk_bounds(const term_list& t, const std::vector<std::uint32_t>& length,
+                                               unsigned chunk_bits);
   /// Replaces `o` (one of orgs_) by its sorted copy; the caller holds writing_, not mutex_.
   void sort_run(std::unique_ptr<org_index>& o) const;
 
