@@ -802,8 +802,19 @@ bool text_index::read(snapshot_in& in) {
         t.push_back(doc, tf, o->length[doc]);  // the bounds are derived, not written
       }
     }
-    if (in.ok())
-      o = o->sorted_copy(layout_.chunk_bits);
+    if (in.ok()) {
+      // A snapshot written after a sort holds the run in the order of its ids: those
+      // postings are kept in order, and only the ones after them sorted and merged in.
+      o->sorted = docs > 0 ? 1 : 0;
+      while (o->sorted < docs && o->id_below(o->sorted - 1, o->sorted))
+        ++o->sorted;
+      if (o->sorted == docs && live.size() == docs) {  // numbered as a sort numbers them
+        for (auto& [_, t] : o->terms)
+          t.chunks = chunk_bounds(t, o->length, layout_.chunk_bits);
+      } else {
+        o = o->sorted_copy(layout_.chunk_bits);
+      }
+    }
     orgs_.emplace(name, std::move(o));
   }
   if (in.ok())
