@@ -107,6 +107,10 @@ std::string kv_graph_store::load_indexes() {
     return "indexes.bin is of another format or another store";
   if (!text_.read(*in) || !passage_text_.read(*in))
     return "indexes.bin: its postings do not hold together";
+  // Postings read out of the order of their ids were numbered again: the next save writes
+  // them so, and the next open reads them without sorting (as after a batch).
+  if (text_.read_sorted_again() || passage_text_.read_sorted_again())
+    unsaved_batches_.fetch_add(1, std::memory_order_relaxed);
   if (auto why = load_passage_vectors(*in, indexes_dir_); !why.empty())
     return why;
   if (!in->ok() || !in->at_end())

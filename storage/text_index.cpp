@@ -413,11 +413,11 @@ public:
   /// The same best, over an organisation whose sorted run (Org::sorted documents, numbered
   /// in the order of their ids) is cut in chunks of 2^chunk_bits: the documents added after
   /// the run first, every posting; then the run's chunks in order, each passed over when the
-  /// most it can hold, the sum of each term's idf × the weight of its largest count in its
-  /// shortest document there, is below the k-th score found, or equal to it once the k-th's
-  /// id is below the chunk's first (a tie ranks by id). The bound adds the same weights in the
-  /// same order as a document's sum does, over counts no lower and lengths no longer, so no
-  /// sum in the chunk exceeds it, to the bit.
+  /// most it can hold, the sum of each term's idf × the larger weight of its two points there
+  /// (chunk_bound), is below the k-th score found, or equal to it once the k-th's id is below
+  /// the chunk's first (a tie ranks by id). The bound adds, in the order a document's sum
+  /// does, weights no lower than the document's (each posting's count and length are bounded
+  /// by one of the two points), so no sum in the chunk exceeds it, to the bit.
   std::vector<std::pair<double, std::uint32_t>> run_chunked(unsigned chunk_bits, std::uint64_t* walked,
                                                             std::uint64_t* passed) {
     const std::uint32_t sorted = o_.sorted, docs = static_cast<std::uint32_t>(o_.length.size());
@@ -759,6 +759,7 @@ bool text_index::read(snapshot_in& in) {
   std::lock_guard writing(writing_);
   std::unique_lock lock(mutex_);
   orgs_.clear();
+  read_sorted_again_ = false;
   const auto n = in.count(8);
   for (std::uint64_t i = 0; i < n && in.ok(); ++i) {
     auto o = std::make_unique<org_index>();
@@ -812,6 +813,7 @@ bool text_index::read(snapshot_in& in) {
         for (auto& [_, t] : o->terms)
           t.chunks = chunk_bounds(t, o->length, layout_.chunk_bits);
       } else {
+        read_sorted_again_ |= docs - o->sorted >= layout_.min_added;
         o = o->sorted_copy(layout_.chunk_bits);
       }
     }

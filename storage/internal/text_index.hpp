@@ -69,6 +69,10 @@ public:
   /// Replaces what is held by what write() wrote. False, and nothing held, when the bytes
   /// are not such a section.
   [[nodiscard]] bool read(snapshot_in& in);
+  /// Whether the last read() numbered an organisation of at least layout::min_added documents
+  /// again, the run not being in the order of its ids (a snapshot written before documents
+  /// were numbered so): one written now reads faster.
+  [[nodiscard]] bool read_sorted_again() const { return read_sorted_again_; }
   /// Forgets every organisation.
   void clear();
   /// BM25 (k1 1.2, b 0.75) over the distinct terms, less those in more than half of the
@@ -195,6 +199,7 @@ private:
   void sort_run(std::unique_ptr<org_index>& o) const;
 
   layout layout_;
+  bool read_sorted_again_ = false;
   mutable std::atomic<std::uint64_t> walked_{0}, passed_{0};
   /// Held by whatever changes the index (taken before mutex_): a sort of a run reads an
   /// organisation's index without mutex_ while searches go on, and takes it to swap.

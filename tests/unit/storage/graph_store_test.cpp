@@ -734,6 +734,24 @@ TEST(TextIndex, ATieInASortedRunRanksByIdWhicheverRunItIsIn) {
   }
 }
 
+// A snapshot whose documents are not in the order of their ids (as one written before the
+// sorted run was) is numbered again when read, and says so, so that the store writes it
+// again; one written after that reads in order.
+TEST(TextIndex, ASnapshotReadOutOfOrderSaysSoAndOneWrittenAfterReadsInOrder) {
+  using namespace storage::detail;
+  const text_index::layout layout{.chunk_bits = 2, .min_added = 100};
+  text_index idx({.chunk_bits = 2, .min_added = 1000});  // 240 documents as added, none sorted
+  for (int d = 0; d < 240; ++d)
+    idx.add("acme", "e" + std::to_string((d * 7919) % 1000), index_words("renew w" + std::to_string(d % 9)));
+  text_index first(layout), second(layout);
+  ASSERT_TRUE(through_a_snapshot(idx, first, "out-of-order"));
+  EXPECT_TRUE(first.read_sorted_again());
+  ASSERT_TRUE(through_a_snapshot(first, second, "in-order"));
+  EXPECT_FALSE(second.read_sorted_again());
+  const auto renew = index_words("renew").tf.front().first;
+  EXPECT_EQ(second.search("acme", {renew}, 50), idx.search("acme", {renew}, 50));
+}
+
 // Searches while the writer adds and removes documents and sorts the run again (each time
 // the added pass a quarter of it) answer from one numbering or the other, never a mix: every
 // hit holds a term searched, with a positive score, best first, ties by id.
