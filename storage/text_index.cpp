@@ -277,6 +277,22 @@ constexpr std::size_t probe_cost = 6;
 /// A sorted run of fewer chunks than this is searched as if it were not sorted.
 constexpr std::uint32_t min_chunks = 4;
 
+/// The first posting of `list` (ascending by doc) from `from` on whose doc is not below `doc`
+/// (list.size() when none), found by galloping: steps doubling, then a binary search.
+template <class Posting>
+std::size_t gallop(const std::vector<Posting>& list, std::size_t from, std::uint64_t doc) {
+  std::size_t step = 1;
+  while (from + step < list.size() && list[from + step].doc() < doc) {
+    from += step;
+    step *= 2;
+  }
+  const auto hi = std::min(list.size(), from + step + 1);
+  return static_cast<std::size_t>(std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(std::min(from, hi)),
+                                                       list.begin() + static_cast<std::ptrdiff_t>(hi),
+                                                       [doc](const auto& p) { return p.doc() < doc; }) -
+                                  list.begin());
+}
+
 /// A search's sums (one a document; zero: not reached yet, every score being positive) and
 /// the documents it reached, in the order first reached; all zero and empty between searches.
 struct search_scratch {
@@ -464,16 +480,7 @@ private:
   void score_range(std::vector<std::size_t>& at, std::uint64_t lo, std::uint64_t hi, top_k<Org>& top) {
     for (std::size_t j = 0; j < q_.size(); ++j) {
       const auto& list = q_[j].list->postings;
-      std::size_t i = at[j], step = 1;
-      while (i + step < list.size() && list[i + step].doc() < lo) {
-        i += step;
-        step *= 2;
-      }
-      i = static_cast<std::size_t>(
-          std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(i),
-                               list.begin() + static_cast<std::ptrdiff_t>(std::min(list.size(), i + step + 1)),
-                               [lo](const auto& p) { return p.doc() < lo; }) -
-          list.begin());
+      std::size_t i = gallop(list, at[j], lo);
       for (; i < list.size() && list[i].doc() < hi; ++i) {
         const auto doc = list[i].doc();
         double& s = sum_[doc];
@@ -506,16 +513,7 @@ private:
     const auto& list = t.list->postings;
     std::size_t at = 0;
     for (const auto doc : candidates_) {
-      std::size_t step = 1, lo = at;
-      while (lo + step < list.size() && list[lo + step].doc() < doc) {
-        lo += step;
-        step *= 2;
-      }
-      const auto hi = std::min(list.size(), lo + step + 1);
-      at = static_cast<std::size_t>(std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(lo),
-                                                         list.begin() + static_cast<std::ptrdiff_t>(hi),
-                                                         [doc](const auto& p) { return p.doc() < doc; }) -
-                                    list.begin());
+      at = gallop(list, at, doc);
       if (at == list.size())
         break;
       if (list[at].doc() == doc)
