@@ -384,8 +384,10 @@ struct query_service::passage_lane {
 };
 
 /// What the two sides of a recall hand each other. The passages' lane (on a kept thread)
-/// makes the query's vector and hands it over at once; the entries' side hands it the
-/// passages' words.
+/// makes the query's vector and hands it over at once. The passages' words are searched by
+/// whichever side is free first: the entries' side after its own words, the lane after the
+/// vector and the passages by meaning (a small store waits on the encoder, a large one on
+/// the words); the entries' side hands them over when it took them.
 struct query_service::recall_lanes {
   using vector_result = std::optional<engram::result<schemas::vector8>>;  // nullopt: no encoder
   recall_lanes() = default;
@@ -403,6 +405,9 @@ struct query_service::recall_lanes {
   std::future<vector_result> vector = vector_out.get_future();
   std::optional<std::promise<std::vector<std::string>>> passage_words{std::in_place};
   std::future<std::vector<std::string>> words = passage_words->get_future();  // the lane's
+  /// Whether the calling side is the one to search the passages' words (the first to ask).
+  bool take_passage_words() { return !passage_words_taken.exchange(true, std::memory_order_acq_rel); }
+  std::atomic<bool> passage_words_taken{false};
   std::shared_ptr<std::packaged_task<passage_lane()>> task;
   std::future<passage_lane> lane;
   /// Else no thread could be had: the entries' side runs the lane when it needs the vector.
@@ -483,6 +488,12 @@ std::vector<std::string> query_service::searched_terms(std::string_view query,
   return rest.empty() ? terms : rest;
 }
 
+std::vector<std::string> query_service::passage_words(const recall_run& run) const {
+  if (!run.want_passages())
+    return {};
+  return ids_of(run.store.search_passages(run.org, run.terms, recall_candidates));
+}
+
 query_service::passage_lane query_service::passages_lane(const recall_run& run, recall_lanes& lanes) const {
   recall_lanes::vector_result v;
   try {
@@ -500,7 +511,7 @@ query_service::passage_lane query_service::passages_lane(const recall_run& run, 
   if (v && *v)
     near = run.store.nearest_passages(run.org, **v, recall_candidates);
   std::map<std::string, double> fused;
-  fuse(lanes.words.get(), 1.0, fused);
+  fuse(lanes.take_passage_words() ? passage_words(run) : lanes.words.get(), 1.0, fused);
   fuse(ids_of(near), vector_weight, fused);
   for (const auto& [id, cosine] : near)
     out.closest = std::max(out.closest.value_or(cosine), cosine);
@@ -516,17 +527,14 @@ query_service::passage_lane query_service::passages_lane(const recall_run& run, 
 
 void query_service::rank_lists(recall_run& run, recall_lanes& lanes) const {
   const auto& org = run.org;
-  // The passages' words first: the lane waits for them once it has the vector and the
-  // passages by meaning; the words of both kinds take about as long as the vector.
-  lanes.passage_words->set_value(run.want_passages()
-                                     ? ids_of(run.store.search_passages(org, run.terms, recall_candidates))
-                                     : std::vector<std::string>{});
   if (run.want_entries()) {
     const auto text = ids_of(run.store.search_text(org, run.terms, recall_candidates));
     fuse(text, 1.0, run.fused_entries);
     for (std::size_t i = 0; i < text.size(); ++i)
       run.text_rank[text[i]] = i + 1;
   }
+  if (lanes.take_passage_words())
+    lanes.passage_words->set_value(passage_words(run));
   run.laps.lap(recall_stage::words);
   if (!lanes.posted)
     (*lanes.task)();

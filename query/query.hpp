@@ -197,11 +197,13 @@ private:
   struct passage_lane;
   struct recall_lanes;
   /// The entries' ranked lists (by words and by meaning) fused by rank, with the graph's and
-  /// the branch's; the passages' words handed to the lane.
+  /// the branch's; the passages' words too when the lane has not taken them yet.
   void rank_lists(recall_run& run, recall_lanes& lanes) const;
+  /// The passages' best by BM25 (none when the recall wants no passages).
+  [[nodiscard]] std::vector<std::string> passage_words(const recall_run& run) const;
   /// On a kept thread (on the caller's when none can be had): the query's vector (handed
-  /// over at once), the passages by meaning, fused by rank with their words (handed over by
-  /// the caller), and the candidates read.
+  /// over at once), the passages by meaning, fused by rank with their words (searched here
+  /// when the caller has not taken them yet), and the candidates read.
   [[nodiscard]] passage_lane passages_lane(const recall_run& run, recall_lanes& lanes) const;
   /// Entries of the fused list that are visible, in scope and in the window, weighed.
   void score_entries(recall_run& run) const;
