@@ -393,9 +393,11 @@ struct query_service::recall_lanes {
   recall_lanes() = default;
   recall_lanes(const recall_lanes&) = delete;
   recall_lanes& operator=(const recall_lanes&) = delete;
-  /// A recall that fails before it handed the words over breaks that promise, so that the
-  /// lane stops; it then waits for the lane, which uses the recall's state and `vector_out`.
+  /// A recall that fails before it handed the words over takes them (so the lane does not
+  /// search them) and breaks that promise, so that the lane stops; it then waits for the
+  /// lane, which uses the recall's state and `vector_out`.
   ~recall_lanes() {
+    (void)take_passage_words();
     passage_words.reset();
     if (posted && lane.valid())
       lane.wait();
@@ -405,7 +407,7 @@ struct query_service::recall_lanes {
   std::future<vector_result> vector = vector_out.get_future();
   std::optional<std::promise<std::vector<std::string>>> passage_words{std::in_place};
   std::future<std::vector<std::string>> words = passage_words->get_future();  // the lane's
-  /// Whether the calling side is the one to search the passages' words (the first to ask).
+  /// Whether this side, the first to ask, searches the passages' words.
   bool take_passage_words() { return !passage_words_taken.exchange(true, std::memory_order_acq_rel); }
   std::atomic<bool> passage_words_taken{false};
   std::shared_ptr<std::packaged_task<passage_lane()>> task;

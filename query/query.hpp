@@ -119,7 +119,7 @@ struct search_request {
 /// recall since start (engram_recall_stage_seconds_total{stage}).
 enum class recall_stage : std::size_t {
   people,    // the people the query names (entity lookups)
-  words,     // BM25 over entries and passages
+  words,     // BM25 over entries, and over passages when the calling side took them
   embed,     // the query's vector (made beside the words: what is left of it after them)
   vectors,   // nearest entries and passages
   graph,     // kag_query's walk and the statements of what it reached (recall.graph_expansion)
