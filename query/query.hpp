@@ -121,10 +121,11 @@ enum class recall_stage : std::size_t {
   people,    // the people the query names (entity lookups)
   words,     // BM25 over entries, and over passages when the calling side took them
   embed,     // the query's vector (made beside the words: what is left of it after them)
-  vectors,   // nearest entries and passages
+  vectors,   // the nearest entries (the passages' are searched on the lane)
   graph,     // kag_query's walk and the statements of what it reached (recall.graph_expansion)
   entries,   // the fused entries read, checked and weighed
-  passages,  // the fused passages read, parsed and folded
+  passages,  // what is left of the wait for the passages' lane (their search, fusion and
+             // reads), and their folding into the entries
   present,   // the answer built
 };
 inline constexpr std::size_t recall_stage_count = static_cast<std::size_t>(recall_stage::present) + 1;

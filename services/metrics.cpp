@@ -108,11 +108,10 @@ struct metrics::impl {
       prometheus::BuildGauge()
           .Name("engram_recall_stage_seconds_total")
           .Help(
-              "Seconds recall_knowledge spent in each stage since start: people (names the query names), words (BM25; "
-              "the passages' "
-              "only when the calling thread searched them), "
-              "embed (the query's vector), vectors (nearest entries and passages), graph (the graph's list), entries "
-              "and passages (candidates read and weighed), present (the answer built)")
+              "Seconds recall_knowledge spent in each stage since start: people (names the query names), words "
+              "(BM25; the passages' only when the calling thread searched them), embed (the query's vector), "
+              "vectors (the nearest entries), graph (the graph's list), entries (candidates read and weighed), "
+              "passages (the wait for the passages' lane, then their folding), present (the answer built)")
           .Register(registry);
   prometheus::Family<prometheus::Counter>& apply_steps =
       prometheus::BuildCounter()
