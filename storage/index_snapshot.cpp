@@ -1,10 +1,10 @@
 // The snapshot of the store's in-memory indexes: written beside the store at a stop, loaded
 // at the next open in place of reading every row of their column families again.
 //
-// Files, in <store>/indexes/: indexes.bin (format 2: "engram-indexes", the format, the
+// Files, in <store>/indexes/: indexes.bin (format 3: "engram-indexes", the format, the
 // store's identity, the entries' BM25 postings, the passages' BM25 postings, each
-// organisation's passage count, then its passage vector ids by sequence; format 1 held one
-// count for all, and is rebuilt) and one hnswlib file a
+// organisation's passage count, then its passage vector ids by sequence; format 2 held no
+// echoes in its postings and format 1 one count for all: both are rebuilt) and one hnswlib file a
 // organisation, <hex of its id>.passages.hnsw (with its .sum). The meta row "i" marks
 // indexes.bin current with its size and FNV-1a. A save deletes the row and the journal,
 // writes every file, then the row; while the row stands, each batch that changes the indexes
@@ -19,7 +19,7 @@ namespace engram::storage::detail {
 namespace {
 
 constexpr std::string_view magic = "engram-indexes";
-constexpr std::uint32_t format = 2;
+constexpr std::uint32_t format = 3;
 constexpr const char* main_file = "indexes.bin";
 
 }  // namespace

@@ -103,31 +103,158 @@ std::unique_ptr<text_index::org_index> text_index::org_index::sorted_copy(unsign
   const auto by_bits = [](const posting& a, const posting& b) { return a.bits < b.bits; };
   for (const auto& [term, t] : terms) {
     term_list copy;
-    copy.postings.reserve(t.postings.size());
-    // This run's postings keep their order (their ids' order); the ones added after it are
-    // sorted and merged in.
+    copy.postings.reserve(t.df);
+    // Without echoes this run's postings keep their order (their ids' order) and only the
+    // ones added after it are sorted and merged in; echoes come in the order of their classes.
     std::size_t split = 0;
-    for (const auto p : t.postings) {
-      const auto d = p.doc(), n = number[d];
+    const auto put = [&](std::uint32_t d, std::uint32_t tf) {
+      const auto n = number[d];
       if (n == gone)
-        continue;
+        return;
       split += d < sorted;
-      const auto small = p.small_tf();
-      if (small == 0)
-        copy.large[n] = t.large.at(d);
-      copy.postings.push_back(posting{n << posting::count_bits | small});
+      const bool in_place = tf <= posting::counts_in_place;
+      if (!in_place)
+        copy.large[n] = tf;
+      copy.postings.push_back(posting{n << posting::count_bits | (in_place ? tf : 0)});
+    };
+    for (const auto p : t.postings) {
+      const auto d = p.doc(), tf = t.tf(p);
+      if (d >= echo.size()) {
+        put(d, tf);
+        continue;
+      }
+      for (auto e = d; e != no_echo; e = echo[e])
+        put(e, tf);
     }
     if (copy.postings.empty())  // only removed documents' (a snapshot's): no list
       continue;
-    const auto mid = copy.postings.begin() + static_cast<std::ptrdiff_t>(split);
-    std::sort(mid, copy.postings.end(), by_bits);
-    std::inplace_merge(copy.postings.begin(), mid, copy.postings.end(), by_bits);
-    for (const auto p : copy.postings)
-      copy.bound(copy.tf(p), out->length[p.doc()]);  // the term's bounds as tight as its postings now
-    copy.chunks = chunk_bounds(copy, out->length, chunk_bits);
+    if (echo.empty()) {
+      const auto mid = copy.postings.begin() + static_cast<std::ptrdiff_t>(split);
+      std::sort(mid, copy.postings.end(), by_bits);
+      std::inplace_merge(copy.postings.begin(), mid, copy.postings.end(), by_bits);
+    } else {
+      std::sort(copy.postings.begin(), copy.postings.end(), by_bits);
+    }
     out->terms.emplace(term, std::move(copy));
   }
+  out->find_echoes();
+  for (auto& [_, t] : out->terms) {
+    for (const auto p : t.postings)
+      t.bound(t.tf(p), out->length[p.doc()]);  // the term's bounds as tight as its postings now
+    t.chunks = chunk_bounds(t, out->length, chunk_bits);
+  }
   return out;
+}
+
+namespace {
+/// splitmix64's finaliser: a well-mixed 64 bits of x.
+std::uint64_t mixed(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+void text_index::org_index::find_echoes() {
+  const std::uint32_t n = sorted;
+  for (auto& [_, t] : terms)
+    t.df = static_cast<std::uint32_t>(t.postings.size());
+  echo.assign(n, no_echo);
+  gone.clear();
+  // A signature of each document (its length; the sum, in any order, of each term's and
+  // count's mix) and its count of terms; classes by signature, each document's head the
+  // first of its class.
+  std::vector<std::uint64_t> sig(n);
+  std::vector<std::uint32_t> count(n, 0);
+  for (std::uint32_t d = 0; d < n; ++d)
+    sig[d] = mixed(length[d]);
+  for (const auto& [term, t] : terms) {
+    const std::uint64_t h = std::hash<std::string>{}(term);
+    for (const auto p : t.postings) {
+      if (p.doc() >= n)
+        break;
+      sig[p.doc()] += mixed(h ^ mixed(t.tf(p)));
+      ++count[p.doc()];
+    }
+  }
+  std::vector<std::uint32_t> head(n);
+  {
+    // Sorted by (signature, doc): each run of one signature begins with its first document.
+    // One array, not a hash table's nodes: a load at 1M documents leaves no small blocks.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> by_sig(n);
+    for (std::uint32_t d = 0; d < n; ++d)
+      by_sig[d] = {sig[d], d};
+    std::sort(by_sig.begin(), by_sig.end());
+    for (std::size_t i = 0; i < n; ++i)
+      head[by_sig[i].second] = i > 0 && by_sig[i].first == by_sig[i - 1].first ? head[by_sig[i - 1].second]
+                                                                               : by_sig[i].second;
+  }
+  // Compared, not only hashed: a document whose length, count of terms or any term's count
+  // differs from its head's is its own.
+  std::vector<char> differs(n, 0);
+  for (std::uint32_t d = 0; d < n; ++d)
+    differs[d] = head[d] != d && (length[d] != length[head[d]] || count[d] != count[head[d]]);
+  std::vector<std::uint32_t> tf_of(n, 0);
+  for (const auto& [_, t] : terms) {
+    const auto in_run = [&t, n](std::size_t i) { return i < t.postings.size() && t.postings[i].doc() < n; };
+    for (std::size_t i = 0; in_run(i); ++i)
+      tf_of[t.postings[i].doc()] = t.tf(t.postings[i]);
+    for (std::size_t i = 0; in_run(i); ++i) {
+      const auto d = t.postings[i].doc();
+      differs[d] |= head[d] != d && tf_of[head[d]] != t.tf(t.postings[i]);
+    }
+    for (std::size_t i = 0; in_run(i); ++i)
+      tf_of[t.postings[i].doc()] = 0;
+  }
+  std::vector<std::uint32_t> tail(n);
+  bool any = false;
+  for (std::uint32_t d = 0; d < n; ++d) {
+    if (differs[d] || head[d] == d) {
+      head[d] = tail[d] = d;
+      continue;
+    }
+    echo[tail[head[d]]] = d;
+    tail[head[d]] = d;
+    any = true;
+  }
+  if (!any)  // nothing repeats: every posting stays (the chains, all empty, say it was looked for)
+    return;
+  for (auto& [_, t] : terms) {
+    std::erase_if(t.postings, [&](const posting& p) {
+      const auto d = p.doc();
+      if (d >= n || head[d] == d)
+        return false;
+      t.large.erase(d);
+      return true;
+    });
+    if (t.postings.size() < t.postings.capacity() / 2)
+      t.postings.shrink_to_fit();
+  }
+}
+
+void text_index::org_index::count_echoes() {
+  for (auto& [_, t] : terms)
+    t.df = static_cast<std::uint32_t>(t.postings.size());
+  std::vector<std::uint32_t> more(echo.size(), 0);  // a class's first -> its live echoes
+  std::vector<char> echoed(echo.size(), 0);
+  for (std::uint32_t d = 0; d < echo.size(); ++d)
+    if (echo[d] != no_echo)
+      echoed[echo[d]] = 1;
+  bool any = false;
+  for (std::uint32_t d = 0; d < echo.size(); ++d) {
+    if (echoed[d])
+      continue;
+    for (auto e = echo[d]; e != no_echo; e = echo[e])
+      more[d] += gone.empty() || !gone.contains(e);
+    any |= more[d] > 0;
+  }
+  if (!any)
+    return;
+  for (auto& [_, t] : terms)
+    for (const auto p : t.postings)
+      if (p.doc() < more.size())
+        t.df += more[p.doc()];
 }
 
 void text_index::sort_run(std::unique_ptr<org_index>& o) const {
@@ -156,8 +283,11 @@ void text_index::add(const std::string& org, const std::string& id, const text_d
   const auto n = o.intern(id, doc.length, &added);
   if (!added)
     return;
-  for (const auto& [term, f] : doc.tf)
-    o.terms[term].push_back(n, f, doc.length);  // n is the highest doc number yet: lists stay sorted
+  for (const auto& [term, f] : doc.tf) {
+    auto& t = o.terms[term];
+    t.push_back(n, f, doc.length);  // n is the highest doc number yet: lists stay sorted
+    ++t.df;
+  }
   if (n + 1 - o.sorted <= std::max(o.sorted / 4, layout_.min_added))
     return;
   lock.unlock();
@@ -181,14 +311,22 @@ void text_index::remove(const std::string& org, const std::string& id, const tex
   if (di == o.doc_of.end())
     return;
   const auto n = *di;
+  // The first of a class keeps its postings while an echo of it is live; an echo has none.
+  bool echoed = false;
+  if (n < o.echo.size()) {
+    for (auto e = o.echo[n]; e != org_index::no_echo && !echoed; e = o.echo[e])
+      echoed = !o.gone.contains(e);
+    o.gone.insert(n);
+  }
   for (const auto& [term, f] : doc.tf) {
     auto ti = o.terms.find(term);
     if (ti == o.terms.end())
       continue;
+    ti->second.df -= std::min<std::uint32_t>(ti->second.df, 1);
     auto& list = ti->second.postings;
     auto at =
         std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc() < d; });
-    if (at != list.end() && at->doc() == n) {
+    if (!echoed && at != list.end() && at->doc() == n) {
       list.erase(at);
       ti->second.large.erase(n);
     }
@@ -212,6 +350,7 @@ void text_index::load(std::string_view org, std::string_view term, std::string_v
   const auto n = loading_org_->intern(id, length, &added);
   // Bounded by the length the document is scored at (its first row's), whatever this row says.
   loading_list_->push_back(n, tf, loading_org_->length[n]);
+  ++loading_list_->df;
 }
 
 void text_index::seal() {
@@ -340,16 +479,18 @@ public:
   top_k(const Org& o, std::size_t limit, std::size_t offers) : o_(o), limit_(limit) {
     held_.reserve(std::min(limit, offers) + 1);
   }
-  void offer(double score, std::uint32_t doc) {
+  /// Whether it was taken (for now).
+  bool offer(double score, std::uint32_t doc) {
     const std::pair<double, std::uint32_t> hit{score, doc};
     if (held_.size() == limit_) {
       if (!better(hit, held_.front()))
-        return;
+        return false;
       std::pop_heap(held_.begin(), held_.end(), by_better());
       held_.pop_back();
     }
     held_.push_back(hit);
     std::push_heap(held_.begin(), held_.end(), by_better());
+    return true;
   }
   std::vector<std::pair<double, std::uint32_t>> sorted() {
     std::sort(held_.begin(), held_.end(), by_better());
@@ -491,10 +632,14 @@ private:
       at[j] = i;
     }
     for (const auto doc : reached_) {
-      top.offer(sum_[doc], doc);
+      offer(top, sum_[doc], doc);
       sum_[doc] = 0.0;
     }
     reached_.clear();
+  }
+  /// `doc`'s sum offered for it and its echoes.
+  void offer(top_k<Org>& top, double score, std::uint32_t doc) const {
+    o_.offer_with_echoes(doc, [&](std::uint32_t d) { return top.offer(score, d); });
   }
   double add(const query_term<List>& t, std::uint32_t doc, std::uint32_t tf) {
     return t.idf * weight_(tf, o_.length[doc]);
@@ -618,14 +763,14 @@ private:
   std::vector<std::pair<double, std::uint32_t>> best(const std::vector<std::uint32_t>& docs) const {
     top_k top(o_, limit_, docs.size());
     for (const auto doc : docs)
-      top.offer(sum_[doc], doc);
+      offer(top, sum_[doc], doc);
     return top.sorted();
   }
   /// best(reached_), each sum set back to zero on the way (one pass, not two).
   std::vector<std::pair<double, std::uint32_t>> best_of_reached() {
     top_k top(o_, limit_, reached_.size());
     for (const auto doc : reached_) {
-      top.offer(sum_[doc], doc);
+      offer(top, sum_[doc], doc);
       sum_[doc] = 0.0;
     }
     reached_.clear();
@@ -665,9 +810,9 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
     if (term.empty() || !seen.insert(term).second)
       continue;
     auto ti = o.terms.find(term);
-    if (ti == o.terms.end())
+    if (ti == o.terms.end() || ti->second.df == 0)
       continue;
-    const double df = static_cast<double>(ti->second.postings.size());
+    const double df = ti->second.df;
     const double idf = std::log(1.0 + (docs - df + 0.5) / (df + 0.5));
     query.push_back({&ti->first, &ti->second, idf, idf * weight.bound(ti->second.max_tf, ti->second.min_length)});
   }
@@ -675,12 +820,12 @@ std::vector<std::pair<std::string, double>> text_index::search(const std::string
   // Robertson-Sparck Jones weight, log((N - df + 0.5) / (df + 0.5)), is below zero, so its
   // presence says less about a document than its absence. It is searched only when every word
   // found is such a word; beside a rarer one it would only walk most of the postings.
-  const auto common = [&o](const query_term<term_list>& t) { return 2 * t.list->postings.size() > o.doc_of.size(); };
+  const auto common = [&o](const query_term<term_list>& t) { return 2 * std::size_t{t.list->df} > o.doc_of.size(); };
   if (!std::all_of(query.begin(), query.end(), common))
     std::erase_if(query, common);
   // Summed rarest first (then by term): equal inputs give equal bits.
   std::sort(query.begin(), query.end(), [](const auto& x, const auto& y) {
-    const auto nx = x.list->postings.size(), ny = y.list->postings.size();
+    const auto nx = x.list->df, ny = y.list->df;
     return nx != ny ? nx < ny : *x.term < *y.term;
   });
   bm25_search search(o, query, avgdl, limit);
@@ -703,8 +848,9 @@ void text_index::clear() {
 }
 
 // Section layout: organisations (u64), each by name: name, total length, the id arena, id
-// offsets, lengths, live doc numbers (ascending), terms (u64), each by term: the term and
-// its postings (u64 count, then doc and tf as u32 pairs).
+// offsets, lengths, live doc numbers (ascending), the echoes (doc -> the next of its class,
+// 2^32 - 1 for none, over a prefix of the run), terms (u64), each by term: the term and its
+// postings (u64 count, then doc and tf as u32 pairs; an echo's are its class's first's).
 void text_index::write(snapshot_out& out) const {
   std::shared_lock lock(mutex_);
   std::vector<const std::pair<const std::string, std::unique_ptr<org_index>>*> orgs;
@@ -722,6 +868,7 @@ void text_index::write(snapshot_out& out) const {
     std::vector<std::uint32_t> live(o.doc_of.begin(), o.doc_of.end());
     std::sort(live.begin(), live.end());
     out.u32s(live);
+    out.u32s(o.echo);
     std::vector<const std::pair<const std::string, term_list>*> terms;
     terms.reserve(o.terms.size());
     for (const auto& t : o.terms)
@@ -751,6 +898,22 @@ namespace {
 bool ascending_below(const std::vector<std::uint32_t>& v, std::size_t docs) {
   return std::adjacent_find(v.begin(), v.end(), std::greater_equal<>()) == v.end() && (v.empty() || v.back() < docs);
 }
+/// Echoes over at most `docs` documents: each the next of a class at a higher number, none
+/// the next of two.
+bool chains(const std::vector<std::uint32_t>& echo, std::size_t docs) {
+  if (echo.size() > docs)
+    return false;
+  std::vector<char> taken(echo.size(), 0);
+  for (std::size_t d = 0; d < echo.size(); ++d) {
+    const auto e = echo[d];
+    if (e == std::numeric_limits<std::uint32_t>::max())
+      continue;
+    if (e <= d || e >= echo.size() || taken[e])
+      return false;
+    taken[e] = 1;
+  }
+  return true;
+}
 }  // namespace
 
 bool text_index::read(snapshot_in& in) {
@@ -767,10 +930,11 @@ bool text_index::read(snapshot_in& in) {
     o->id_at = in.u32s();
     o->length = in.u32s();
     const auto live = in.u32s();
+    o->echo = in.u32s();
     const auto docs = o->length.size();
     if (!in.ok() || docs > std::size_t{posting::max_doc} + 1 || o->id_at.size() != docs + 1 || o->id_at.front() != 0 ||
         o->id_at.back() != o->ids.size() || !std::is_sorted(o->id_at.begin(), o->id_at.end()) ||
-        !ascending_below(live, docs)) {
+        !ascending_below(live, docs) || !chains(o->echo, docs)) {
       in.fail();
       break;
     }
@@ -800,6 +964,7 @@ bool text_index::read(snapshot_in& in) {
         }
         t.push_back(doc, tf, o->length[doc]);  // the bounds are derived, not written
       }
+      t.df = static_cast<std::uint32_t>(t.postings.size());
     }
     if (in.ok()) {
       // A snapshot written after a sort holds the run in the order of its ids: those
@@ -807,7 +972,15 @@ bool text_index::read(snapshot_in& in) {
       o->sorted = docs > 0 ? 1 : 0;
       while (o->sorted < docs && o->id_below(o->sorted - 1, o->sorted))
         ++o->sorted;
+      if (o->echo.size() > o->sorted) {  // echoes out of the run
+        in.fail();
+        break;
+      }
       if (o->sorted == docs && live.size() == docs) {  // numbered as a sort numbers them
+        if (o->echo.empty())
+          o->find_echoes();
+        else
+          o->count_echoes();
         for (auto& [_, t] : o->terms)
           t.chunks = chunk_bounds(t, o->length, layout_.chunk_bits);
       } else {
@@ -832,6 +1005,8 @@ std::size_t text_index::memory_bytes() const {
          o->id_key.capacity() * sizeof(std::uint64_t) + o->length.capacity() * sizeof(std::uint32_t);
     n += o->doc_of.size() * (node + sizeof(std::uint32_t)) + o->doc_of.bucket_count() * sizeof(void*);
     n += o->terms.bucket_count() * sizeof(void*);
+    n += o->echo.capacity() * sizeof(std::uint32_t) + o->gone.size() * (node + sizeof(std::uint32_t)) +
+         o->gone.bucket_count() * sizeof(void*);
     for (const auto& [term, t] : o->terms)
       n += node + sizeof(std::string) + (term.size() > 15 ? term.capacity() + 1 : 0) + sizeof(t) +
            t.postings.capacity() * sizeof(posting) + t.chunks.capacity() * sizeof(chunk_bound) +

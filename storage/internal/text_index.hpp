@@ -12,6 +12,11 @@
 // than the k-th found (ties rank by id, so a chunk whose best can only tie comes too late).
 // The run is sorted again (every number remapped) when the index is loaded or read, and
 // when the added documents pass a quarter of it.
+//
+// Documents of the sorted run that BM25 cannot tell apart (the same length and the same count
+// of every term: templated mail, whose digits are not indexed) are echoes of the first of
+// them by id: only that one keeps postings, and a search offers its echoes, in the order of
+// their ids, at its score. Each such class is scored once; the results are the same to the bit.
 
 #include <algorithm>
 #include <atomic>
@@ -135,6 +140,8 @@ private:
     /// Counts over posting::counts_in_place, by document (rare: a word 32 times in one text).
     std::unordered_map<std::uint32_t, std::uint32_t> large;
     std::uint32_t max_tf = 0, min_length = std::numeric_limits<std::uint32_t>::max();
+    /// The live documents that hold the term: its postings' and their echoes'.
+    std::uint32_t df = 0;
     [[nodiscard]] std::uint32_t tf(posting p) const {
       const auto small = p.small_tf();
       return small != 0 ? small : large.at(p.doc());
@@ -178,6 +185,25 @@ private:
     /// all of them), every posting remapped, the terms' and the chunks' bounds made from the
     /// postings; removed documents' ids, and lists left empty, go.
     [[nodiscard]] std::unique_ptr<org_index> sorted_copy(unsigned chunk_bits) const;
+    /// Over a sorted run of live documents with all their postings: chains each document
+    /// equal to an earlier one to BM25 (length and every count, compared, not only hashed)
+    /// behind the first of them, drops its postings and sets every term's df.
+    void find_echoes();
+    /// After a read of a sorted run with its echoes: every term's df, echoes counted.
+    void count_echoes();
+    /// Offers `doc`'s score to `offer` for it and its live echoes, in the order of their ids,
+    /// until one is not taken (the rest, of higher ids, would not be either).
+    template <class Offer>
+    void offer_with_echoes(std::uint32_t doc, Offer&& offer) const {
+      if (doc >= echo.size()) {
+        offer(doc);
+        return;
+      }
+      for (auto d = doc; d != no_echo; d = echo[d])
+        if ((gone.empty() || !gone.contains(d)) && !offer(d))
+          return;
+    }
+    static constexpr std::uint32_t no_echo = std::numeric_limits<std::uint32_t>::max();
 
     std::string ids;                      // every id ever indexed, back to back
     std::vector<std::uint32_t> id_at{0};  // doc -> offset in ids (one more than docs)
@@ -190,6 +216,11 @@ private:
     std::uint64_t total_length = 0;
     /// Documents [0, sorted) are numbered in the order of their ids; the rest as added.
     std::uint32_t sorted = 0;
+    /// doc -> the next document of its class, by id (no_echo: none), over a prefix of the
+    /// sorted run (the run when it was last sorted); empty when the run was not grouped.
+    std::vector<std::uint32_t> echo;
+    /// Documents of that prefix removed since, while their class still holds postings.
+    std::unordered_set<std::uint32_t> gone;
   };
   org_index& org_of(std::string_view org);
   /// The chunks' bounds of a list numbered in a sorted run (`length`: its documents').

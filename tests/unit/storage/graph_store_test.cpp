@@ -693,6 +693,10 @@ void ranks_as_bm25_by_hand(storage::detail::text_index::layout layout, bool thro
   EXPECT_GT(dropped, 100u) << "the commonest terms were left out of some searches";
   const auto chunks = idx.chunks_searched();
   if (layout.min_added < 3000) {
+    std::size_t held = 0;
+    for (const auto& [id, doc] : live)
+      held += doc.tf.size();
+    EXPECT_LT(idx.postings(), held * 4 / 5) << "copies of a document in the sorted run hold no postings of their own";
     EXPECT_GT(chunks.walked, 1000u) << "the searches walked the sorted run";
     EXPECT_GT(chunks.passed, chunks.walked / 4) << "and passed over many of its chunks";
   } else {
@@ -703,11 +707,12 @@ void ranks_as_bm25_by_hand(storage::detail::text_index::layout layout, bool thro
 // In a sorted run, a chunk whose best can only tie the k-th score is passed over only when
 // the k-th's id is below the chunk's: a document added after the run with a lower id than
 // the run's ties keeps its place, and one with a higher id gives it up to the run's first.
+// The same when the tied documents are equal to BM25 (echoes of the first: one class scored
+// once) as when each holds a word of its own that is not searched (64 documents scored).
 TEST(TextIndex, ATieInASortedRunRanksByIdWhicheverRunItIsIn) {
   using namespace storage::detail;
-  const auto doc = index_words("renewal quote");
   std::vector<std::string> terms;
-  for (const auto& [term, _] : doc.tf)
+  for (const auto& [term, _] : index_words("renewal quote").tf)
     terms.push_back(term);
   auto ranked = [&](const text_index& idx, std::size_t k) {
     std::vector<std::string> out;
@@ -715,22 +720,37 @@ TEST(TextIndex, ATieInASortedRunRanksByIdWhicheverRunItIsIn) {
       out.push_back(id);
     return out;
   };
-  for (const std::string added : {"a00", "b07x", "c00"}) {
-    text_index idx({.chunk_bits = 2, .min_added = 1000});
-    for (int i = 63; i >= 0; --i)  // added in reverse order of their ids
-      idx.add("acme", "b" + std::string(i < 10 ? "0" : "") + std::to_string(i), doc);
-    idx.add("acme", "other", index_words("invoice paid"));
-    text_index sorted({.chunk_bits = 2, .min_added = 1000});
-    ASSERT_TRUE(through_a_snapshot(idx, sorted, "tie-" + added));
-    sorted.add("acme", added, doc);  // after the sorted run
-    std::vector<std::string> all{added};
-    for (int i = 0; i < 64; ++i)
-      all.push_back("b" + std::string(i < 10 ? "0" : "") + std::to_string(i));
-    std::sort(all.begin(), all.end());
-    for (const std::size_t k : {1u, 2u, 9u, 30u})
-      EXPECT_EQ(ranked(sorted, k), std::vector<std::string>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k)))
-          << added << ", the best " << k;
-    EXPECT_GT(sorted.chunks_searched().passed, 0u) << "the tied chunks after the k-th were passed over";
+  for (const bool equal : {true, false}) {
+    // A word of its own (letters only: words with digits are not indexed), or none.
+    auto doc = [equal](int i) {
+      return index_words(equal ? "renewal quote plan"
+                               : "renewal quote w" + std::string(1, char('a' + i / 26)) + char('a' + i % 26));
+    };
+    for (const std::string added : {"a00", "b07x", "c00"}) {
+      const auto how = std::string(equal ? "equal" : "distinct") + ", added " + added;
+      text_index idx({.chunk_bits = 2, .min_added = 1000});
+      for (int i = 63; i >= 0; --i)  // added in reverse order of their ids
+        idx.add("acme", "b" + std::string(i < 10 ? "0" : "") + std::to_string(i), doc(i));
+      idx.add("acme", "other", index_words("invoice paid"));
+      text_index sorted({.chunk_bits = 2, .min_added = 1000});
+      ASSERT_TRUE(through_a_snapshot(idx, sorted, "tie-" + added));
+      sorted.add("acme", added, doc(64));  // after the sorted run
+      std::vector<std::string> all{added};
+      for (int i = 0; i < 64; ++i)
+        all.push_back("b" + std::string(i < 10 ? "0" : "") + std::to_string(i));
+      std::sort(all.begin(), all.end());
+      for (const std::size_t k : {1u, 2u, 9u, 30u, 70u})
+        EXPECT_EQ(
+            ranked(sorted, k),
+            std::vector<std::string>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min(k, all.size()))))
+            << how << ", the best " << k;
+      const auto chunks = sorted.chunks_searched();
+      if (equal)
+        EXPECT_EQ(chunks.walked + chunks.passed, 5u)
+            << how << ": one chunk holds the class's postings, met once a search";
+      else
+        EXPECT_GT(chunks.passed, 0u) << how << ": the tied chunks after the k-th were passed over";
+    }
   }
 }
 
