@@ -187,8 +187,8 @@ void text_index::org_index::find_echoes() {
       by_sig[d] = {sig[d], d};
     std::sort(by_sig.begin(), by_sig.end());
     for (std::size_t i = 0; i < n; ++i)
-      head[by_sig[i].second] = i > 0 && by_sig[i].first == by_sig[i - 1].first ? head[by_sig[i - 1].second]
-                                                                               : by_sig[i].second;
+      head[by_sig[i].second] =
+          i > 0 && by_sig[i].first == by_sig[i - 1].first ? head[by_sig[i - 1].second] : by_sig[i].second;
   }
   // Compared, not only hashed: a document whose length, count of terms or any term's count
   // differs from its head's is its own.
