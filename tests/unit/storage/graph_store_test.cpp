@@ -754,6 +754,55 @@ TEST(TextIndex, ATieInASortedRunRanksByIdWhicheverRunItIsIn) {
   }
 }
 
+// Echoes through removals: the first of a class removed while its echoes live, an echo
+// removed, a copy added after the run: each search answers as an index built from the live
+// documents alone (ids and score bits), before and after a snapshot, and the document
+// frequency counts the echoes (the idf of a term of the class is the live count's).
+TEST(TextIndex, RemovingTheFirstOfAClassOrAnEchoAnswersAsAnIndexOfTheLiveDocuments) {
+  using namespace storage::detail;
+  const text_index::layout layout{.chunk_bits = 2, .min_added = 1000};
+  const auto copy = index_words("renewal quote signed"), other = index_words("renewal invoice paid late");
+  std::map<std::string, text_doc> live;
+  auto id = [](int i) { return "b" + std::string(i < 10 ? "00" : i < 100 ? "0" : "") + std::to_string(i); };
+  text_index idx(layout);
+  for (int i = 0; i < 120; ++i)
+    live[id(i)] = i % 3 == 2 ? other : copy;
+  for (const auto& [k, doc] : live)
+    idx.add("acme", k, doc);
+  text_index sorted(layout);
+  ASSERT_TRUE(through_a_snapshot(idx, sorted, "echoes-sorted"));  // read: the run numbered, echoes found
+  const auto quote = index_words("quote").tf.front().first, renewal = index_words("renewal").tf.front().first;
+  auto same_as_live = [&](const text_index& got, const std::string& when) {
+    text_index want(layout);
+    for (const auto& [k, doc] : live)
+      want.add("acme", k, doc);
+    for (const auto& q : std::vector<std::vector<std::string>>{{quote}, {renewal}, {quote, renewal}})
+      for (const std::size_t k : {1u, 3u, 50u, 200u})
+        EXPECT_EQ(got.search("acme", q, k), want.search("acme", q, k)) << when << ", " << q.size() << " terms, " << k;
+  };
+  same_as_live(sorted, "sorted");
+  EXPECT_LT(sorted.postings(), idx.postings() / 10) << "the copies hold no postings of their own";
+  for (const int gone : {0, 1, 4, 119}) {  // the first of each class, then echoes
+    sorted.remove("acme", id(gone), live.at(id(gone)));
+    live.erase(id(gone));
+    same_as_live(sorted, "without " + id(gone));
+  }
+  sorted.add("acme", "a000", copy);  // after the run, before every echo by id
+  live["a000"] = copy;
+  same_as_live(sorted, "a copy added after the run");
+  const auto hits = sorted.search("acme", {quote}, 1);
+  ASSERT_EQ(hits.size(), 1u);
+  const double docs = double(live.size()), df = 80 - 3 + 1;  // copies of `copy`: 80, three removed, one added
+  const double idf = std::log(1 + (docs - df + 0.5) / (df + 0.5));
+  double total = 0;
+  for (const auto& [k, doc] : live)
+    total += doc.length;
+  EXPECT_NEAR(hits[0].second, idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 3 / (total / docs))), 1e-12);
+  text_index again(layout);
+  ASSERT_TRUE(through_a_snapshot(sorted, again, "echoes-again"));  // removed ones dropped, numbered anew
+  same_as_live(again, "read back");
+}
+
 // A snapshot whose documents are not in the order of their ids (as one written before the
 // sorted run was) is numbered again when read, and says so, so that the store writes it
 // again; one written after that reads in order.
