@@ -161,6 +161,7 @@ void text_index::org_index::find_echoes() {
   for (auto& [_, t] : terms)
     t.df = static_cast<std::uint32_t>(t.postings.size());
   echo.assign(n, no_echo);
+  first.resize(n);
   gone.clear();
   // A signature of each document (its length; the sum, in any order, of each term's and
   // count's mix) and its count of terms; classes by signature, each document's head the
@@ -211,9 +212,10 @@ void text_index::org_index::find_echoes() {
   bool any = false;
   for (std::uint32_t d = 0; d < n; ++d) {
     if (differs[d] || head[d] == d) {
-      head[d] = tail[d] = d;
+      first[d] = head[d] = tail[d] = d;
       continue;
     }
+    first[d] = head[d];
     echo[tail[head[d]]] = d;
     tail[head[d]] = d;
     any = true;
@@ -242,11 +244,15 @@ void text_index::org_index::count_echoes() {
     if (echo[d] != no_echo)
       echoed[echo[d]] = 1;
   bool any = false;
+  first.resize(echo.size());
   for (std::uint32_t d = 0; d < echo.size(); ++d) {
     if (echoed[d])
       continue;
-    for (auto e = echo[d]; e != no_echo; e = echo[e])
+    first[d] = d;
+    for (auto e = echo[d]; e != no_echo; e = echo[e]) {
+      first[e] = d;
       more[d] += gone.empty() || !gone.contains(e);
+    }
     any |= more[d] > 0;
   }
   if (!any)
@@ -310,13 +316,14 @@ void text_index::remove(const std::string& org, const std::string& id, const tex
   auto di = o.doc_of.find(std::string_view(id));
   if (di == o.doc_of.end())
     return;
-  const auto n = *di;
-  // The first of a class keeps its postings while an echo of it is live; an echo has none.
-  bool echoed = false;
+  // A class's postings are its first's: they go with its last live document.
+  auto n = *di;
+  bool kept = false;
   if (n < o.echo.size()) {
-    for (auto e = o.echo[n]; e != org_index::no_echo && !echoed; e = o.echo[e])
-      echoed = !o.gone.contains(e);
     o.gone.insert(n);
+    n = o.first[n];
+    for (auto e = n; e != org_index::no_echo && !kept; e = o.echo[e])
+      kept = !o.gone.contains(e);
   }
   for (const auto& [term, f] : doc.tf) {
     auto ti = o.terms.find(term);
@@ -326,15 +333,15 @@ void text_index::remove(const std::string& org, const std::string& id, const tex
     auto& list = ti->second.postings;
     auto at =
         std::lower_bound(list.begin(), list.end(), n, [](const posting& p, std::uint32_t d) { return p.doc() < d; });
-    if (!echoed && at != list.end() && at->doc() == n) {
+    if (!kept && at != list.end() && at->doc() == n) {
       list.erase(at);
       ti->second.large.erase(n);
     }
     if (list.empty())
       o.terms.erase(ti);  // the bounds of a list that stays are bounds still
   }
+  o.total_length -= std::min<std::uint64_t>(o.total_length, o.length[*di]);
   o.doc_of.erase(di);  // the id's bytes stay in the arena: removals are rare
-  o.total_length -= std::min<std::uint64_t>(o.total_length, o.length[n]);
 }
 
 void text_index::load(std::string_view org, std::string_view term, std::string_view id, std::uint32_t tf,
@@ -1005,8 +1012,8 @@ std::size_t text_index::memory_bytes() const {
          o->id_key.capacity() * sizeof(std::uint64_t) + o->length.capacity() * sizeof(std::uint32_t);
     n += o->doc_of.size() * (node + sizeof(std::uint32_t)) + o->doc_of.bucket_count() * sizeof(void*);
     n += o->terms.bucket_count() * sizeof(void*);
-    n += o->echo.capacity() * sizeof(std::uint32_t) + o->gone.size() * (node + sizeof(std::uint32_t)) +
-         o->gone.bucket_count() * sizeof(void*);
+    n += (o->echo.capacity() + o->first.capacity()) * sizeof(std::uint32_t) +
+         o->gone.size() * (node + sizeof(std::uint32_t)) + o->gone.bucket_count() * sizeof(void*);
     for (const auto& [term, t] : o->terms)
       n += node + sizeof(std::string) + (term.size() > 15 ? term.capacity() + 1 : 0) + sizeof(t) +
            t.postings.capacity() * sizeof(posting) + t.chunks.capacity() * sizeof(chunk_bound) +

@@ -189,7 +189,8 @@ private:
     /// equal to an earlier one to BM25 (length and every count, compared, not only hashed)
     /// behind the first of them, drops its postings and sets every term's df.
     void find_echoes();
-    /// After a read of a sorted run with its echoes: every term's df, echoes counted.
+    /// After a read of a sorted run with its echoes: `first`, and every term's df, echoes
+    /// counted.
     void count_echoes();
     /// Offers `doc`'s score to `offer` for it and its live echoes, in the order of their ids,
     /// until one is not taken (the rest, of higher ids, would not be either).
@@ -219,7 +220,10 @@ private:
     /// doc -> the next document of its class, by id (no_echo: none), over a prefix of the
     /// sorted run (the run when it was last sorted); empty when the run was not grouped.
     std::vector<std::uint32_t> echo;
-    /// Documents of that prefix removed since, while their class still holds postings.
+    /// doc -> the first of its class (the one holding the postings), over the same prefix.
+    /// Every posting there is of a class with a live document: a search may count each as one.
+    std::vector<std::uint32_t> first;
+    /// Documents of that prefix removed since (a class's postings go with its last live one).
     std::unordered_set<std::uint32_t> gone;
   };
   org_index& org_of(std::string_view org);
