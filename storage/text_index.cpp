@@ -101,11 +101,13 @@ std::unique_ptr<text_index::org_index> text_index::org_index::sorted_copy(unsign
     out->doc_of.insert(d);
   out->terms.reserve(terms.size());
   const auto by_bits = [](const posting& a, const posting& b) { return a.bits < b.bits; };
+  const bool chained = std::any_of(echo.begin(), echo.end(), [](std::uint32_t e) { return e != no_echo; });
   for (const auto& [term, t] : terms) {
     term_list copy;
     copy.postings.reserve(t.df);
-    // Without echoes this run's postings keep their order (their ids' order) and only the
-    // ones added after it are sorted and merged in; echoes come in the order of their classes.
+    // Without chains this run's postings keep their order (their ids' order) and only the
+    // ones added after it are sorted and merged in; echoes come in the order of their classes,
+    // so a run with chains is sorted whole.
     std::size_t split = 0;
     const auto put = [&](std::uint32_t d, std::uint32_t tf) {
       const auto n = number[d];
@@ -128,7 +130,7 @@ std::unique_ptr<text_index::org_index> text_index::org_index::sorted_copy(unsign
     }
     if (copy.postings.empty())  // only removed documents' (a snapshot's): no list
       continue;
-    if (echo.empty()) {
+    if (!chained) {
       const auto mid = copy.postings.begin() + static_cast<std::ptrdiff_t>(split);
       std::sort(mid, copy.postings.end(), by_bits);
       std::inplace_merge(copy.postings.begin(), mid, copy.postings.end(), by_bits);
@@ -163,6 +165,7 @@ void text_index::org_index::find_echoes() {
   echo.assign(n, no_echo);
   first.resize(n);
   gone.clear();
+  live_from.clear();
   // A signature of each document (its length; the sum, in any order, of each term's and
   // count's mix) and its count of terms; classes by signature, each document's head the
   // first of its class.
@@ -235,7 +238,22 @@ void text_index::org_index::find_echoes() {
   }
 }
 
-void text_index::org_index::count_echoes() {
+bool text_index::org_index::remove_from_class(std::uint32_t n) {
+  gone.insert(n);
+  const auto f = first[n];
+  auto from = live_from.find(f);
+  const auto start = from == live_from.end() ? f : from->second;
+  if (start != n)  // the class's first live document stays
+    return start != no_echo;
+  // The first live one goes: the next live after it (each removed one is passed once).
+  auto next = echo[n];
+  while (next != no_echo && gone.contains(next))
+    next = echo[next];
+  live_from[f] = next;
+  return next != no_echo;
+}
+
+bool text_index::org_index::count_echoes() {
   for (auto& [_, t] : terms)
     t.df = static_cast<std::uint32_t>(t.postings.size());
   std::vector<std::uint32_t> more(echo.size(), 0);  // a class's first -> its live echoes
@@ -243,24 +261,26 @@ void text_index::org_index::count_echoes() {
   for (std::uint32_t d = 0; d < echo.size(); ++d)
     if (echo[d] != no_echo)
       echoed[echo[d]] = 1;
-  bool any = false;
   first.resize(echo.size());
   for (std::uint32_t d = 0; d < echo.size(); ++d) {
     if (echoed[d])
       continue;
     first[d] = d;
     for (auto e = echo[d]; e != no_echo; e = echo[e]) {
+      if (length[e] != length[d])
+        return false;
       first[e] = d;
       more[d] += gone.empty() || !gone.contains(e);
     }
-    any |= more[d] > 0;
   }
-  if (!any)
-    return;
   for (auto& [_, t] : terms)
     for (const auto p : t.postings)
-      if (p.doc() < more.size())
+      if (p.doc() < more.size()) {
+        if (echoed[p.doc()])
+          return false;
         t.df += more[p.doc()];
+      }
+  return true;
 }
 
 void text_index::sort_run(std::unique_ptr<org_index>& o) const {
@@ -319,11 +339,9 @@ void text_index::remove(const std::string& org, const std::string& id, const tex
   // A class's postings are its first's: they go with its last live document.
   auto n = *di;
   bool kept = false;
-  if (n < o.echo.size()) {
-    o.gone.insert(n);
+  if (n < o.echo.size() && (o.first[n] != n || o.echo[n] != org_index::no_echo)) {
+    kept = o.remove_from_class(n);
     n = o.first[n];
-    for (auto e = n; e != org_index::no_echo && !kept; e = o.echo[e])
-      kept = !o.gone.contains(e);
   }
   for (const auto& [term, f] : doc.tf) {
     auto ti = o.terms.find(term);
@@ -974,8 +992,8 @@ bool text_index::read(snapshot_in& in) {
       t.df = static_cast<std::uint32_t>(t.postings.size());
     }
     if (in.ok()) {
-      // A snapshot written after a sort holds the run in the order of its ids: those
-      // postings are kept in order, and only the ones after them sorted and merged in.
+      // A snapshot written after a sort holds the run in the order of its ids: read as it is
+      // when every document is live and in that order, else numbered again (sorted_copy).
       o->sorted = docs > 0 ? 1 : 0;
       while (o->sorted < docs && o->id_below(o->sorted - 1, o->sorted))
         ++o->sorted;
@@ -984,10 +1002,12 @@ bool text_index::read(snapshot_in& in) {
         break;
       }
       if (o->sorted == docs && live.size() == docs) {  // numbered as a sort numbers them
-        if (o->echo.empty())
+        if (o->echo.empty()) {
           o->find_echoes();
-        else
-          o->count_echoes();
+        } else if (!o->count_echoes()) {  // an echo with postings of its own, or another length
+          in.fail();
+          break;
+        }
         for (auto& [_, t] : o->terms)
           t.chunks = chunk_bounds(t, o->length, layout_.chunk_bits);
       } else {
@@ -1013,7 +1033,8 @@ std::size_t text_index::memory_bytes() const {
     n += o->doc_of.size() * (node + sizeof(std::uint32_t)) + o->doc_of.bucket_count() * sizeof(void*);
     n += o->terms.bucket_count() * sizeof(void*);
     n += (o->echo.capacity() + o->first.capacity()) * sizeof(std::uint32_t) +
-         o->gone.size() * (node + sizeof(std::uint32_t)) + o->gone.bucket_count() * sizeof(void*);
+         o->gone.size() * (node + sizeof(std::uint32_t)) + o->live_from.size() * (node + 2 * sizeof(std::uint32_t)) +
+         o->live_from.bucket_count() * sizeof(void*) + o->gone.bucket_count() * sizeof(void*);
     for (const auto& [term, t] : o->terms)
       n += node + sizeof(std::string) + (term.size() > 15 ? term.capacity() + 1 : 0) + sizeof(t) +
            t.postings.capacity() * sizeof(posting) + t.chunks.capacity() * sizeof(chunk_bound) +

@@ -190,20 +190,27 @@ private:
     /// behind the first of them, drops its postings and sets every term's df.
     void find_echoes();
     /// After a read of a sorted run with its echoes: `first`, and every term's df, echoes
-    /// counted.
-    void count_echoes();
+    /// counted. False when an echo holds postings or differs from its first in length.
+    [[nodiscard]] bool count_echoes();
     /// Offers `doc`'s score to `offer` for it and its live echoes, in the order of their ids,
     /// until one is not taken (the rest, of higher ids, would not be either).
     template <class Offer>
     void offer_with_echoes(std::uint32_t doc, Offer&& offer) const {
-      if (doc >= echo.size()) {
+      if (doc >= echo.size() || echo[doc] == no_echo) {  // a posting of no class is live
         offer(doc);
         return;
       }
-      for (auto d = doc; d != no_echo; d = echo[d])
+      auto d = doc;
+      if (!gone.empty())
+        if (auto moved = live_from.find(doc); moved != live_from.end())
+          d = moved->second;
+      for (; d != no_echo; d = echo[d])
         if ((gone.empty() || !gone.contains(d)) && !offer(d))
           return;
     }
+    /// Removes doc `n` (of the grouped prefix) from its class; whether the class still has
+    /// a live document (its postings, the first's, stay).
+    bool remove_from_class(std::uint32_t n);
     static constexpr std::uint32_t no_echo = std::numeric_limits<std::uint32_t>::max();
 
     std::string ids;                      // every id ever indexed, back to back
@@ -223,8 +230,11 @@ private:
     /// doc -> the first of its class (the one holding the postings), over the same prefix.
     /// Every posting there is of a class with a live document: a search may count each as one.
     std::vector<std::uint32_t> first;
-    /// Documents of that prefix removed since (a class's postings go with its last live one).
+    /// Documents of those classes removed since (a class's postings go with its last live one).
     std::unordered_set<std::uint32_t> gone;
+    /// A class's first, removed -> its first live document (no_echo: none): a search and a
+    /// removal start there, not at the removed ones before it.
+    std::unordered_map<std::uint32_t, std::uint32_t> live_from;
   };
   org_index& org_of(std::string_view org);
   /// The chunks' bounds of a list numbered in a sorted run (`length`: its documents').
