@@ -167,7 +167,7 @@ void text_index::org_index::find_echoes() {
   gone.clear();
   live_from.clear();
   // A signature of each document (its length; the sum, in any order, of each term's and
-  // count's mix) and its count of terms; classes by signature, each document's head the
+  // count's mix) and its count of terms; classes by signature, `first` of each document the
   // first of its class.
   std::vector<std::uint64_t> sig(n);
   std::vector<std::uint32_t> count(n, 0);
@@ -182,7 +182,6 @@ void text_index::org_index::find_echoes() {
       ++count[p.doc()];
     }
   }
-  std::vector<std::uint32_t> head(n);
   {
     // Sorted by (signature, doc): each run of one signature begins with its first document.
     // One array, not a hash table's nodes: a load at 1M documents leaves no small blocks.
@@ -191,14 +190,14 @@ void text_index::org_index::find_echoes() {
       by_sig[d] = {sig[d], d};
     std::sort(by_sig.begin(), by_sig.end());
     for (std::size_t i = 0; i < n; ++i)
-      head[by_sig[i].second] =
-          i > 0 && by_sig[i].first == by_sig[i - 1].first ? head[by_sig[i - 1].second] : by_sig[i].second;
+      first[by_sig[i].second] =
+          i > 0 && by_sig[i].first == by_sig[i - 1].first ? first[by_sig[i - 1].second] : by_sig[i].second;
   }
   // Compared, not only hashed: a document whose length, count of terms or any term's count
-  // differs from its head's is its own.
+  // differs from its first's is its own.
   std::vector<char> differs(n, 0);
   for (std::uint32_t d = 0; d < n; ++d)
-    differs[d] = head[d] != d && (length[d] != length[head[d]] || count[d] != count[head[d]]);
+    differs[d] = first[d] != d && (length[d] != length[first[d]] || count[d] != count[first[d]]);
   std::vector<std::uint32_t> tf_of(n, 0);
   for (const auto& [_, t] : terms) {
     const auto in_run = [&t, n](std::size_t i) { return i < t.postings.size() && t.postings[i].doc() < n; };
@@ -206,7 +205,7 @@ void text_index::org_index::find_echoes() {
       tf_of[t.postings[i].doc()] = t.tf(t.postings[i]);
     for (std::size_t i = 0; in_run(i); ++i) {
       const auto d = t.postings[i].doc();
-      differs[d] |= head[d] != d && tf_of[head[d]] != t.tf(t.postings[i]);
+      differs[d] |= first[d] != d && tf_of[first[d]] != t.tf(t.postings[i]);
     }
     for (std::size_t i = 0; in_run(i); ++i)
       tf_of[t.postings[i].doc()] = 0;
@@ -214,13 +213,12 @@ void text_index::org_index::find_echoes() {
   std::vector<std::uint32_t> tail(n);
   bool any = false;
   for (std::uint32_t d = 0; d < n; ++d) {
-    if (differs[d] || head[d] == d) {
-      first[d] = head[d] = tail[d] = d;
+    if (differs[d] || first[d] == d) {
+      first[d] = tail[d] = d;
       continue;
     }
-    first[d] = head[d];
-    echo[tail[head[d]]] = d;
-    tail[head[d]] = d;
+    echo[tail[first[d]]] = d;
+    tail[first[d]] = d;
     any = true;
   }
   if (!any)  // nothing repeats: every posting stays (the chains, all empty, say it was looked for)
@@ -228,7 +226,7 @@ void text_index::org_index::find_echoes() {
   for (auto& [_, t] : terms) {
     std::erase_if(t.postings, [&](const posting& p) {
       const auto d = p.doc();
-      if (d >= n || head[d] == d)
+      if (d >= n || first[d] == d)
         return false;
       t.large.erase(d);
       return true;
