@@ -199,7 +199,8 @@ void text_index::org_index::find_echoes() {
   for (std::uint32_t d = 0; d < n; ++d)
     differs[d] = first[d] != d && (length[d] != length[first[d]] || count[d] != count[first[d]]);
   std::vector<std::uint32_t> tf_of(n, 0);
-  for (const auto& [_, t] : terms) {
+  for (const auto& entry : terms) {
+    const auto& t = entry.second;  // not a structured binding: clang 14's lambdas cannot capture one
     const auto in_run = [&t, n](std::size_t i) { return i < t.postings.size() && t.postings[i].doc() < n; };
     for (std::size_t i = 0; in_run(i); ++i)
       tf_of[t.postings[i].doc()] = t.tf(t.postings[i]);
@@ -223,7 +224,8 @@ void text_index::org_index::find_echoes() {
   }
   if (!any)  // nothing repeats: every posting stays (the chains, all empty, say it was looked for)
     return;
-  for (auto& [_, t] : terms) {
+  for (auto& entry : terms) {
+    auto& t = entry.second;
     std::erase_if(t.postings, [&](const posting& p) {
       const auto d = p.doc();
       if (d >= n || first[d] == d)
