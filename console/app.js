@@ -361,8 +361,11 @@ async function entry(id) {
       : null,
     h('h2', {}, 'History'),
     h('ul', {},
-      (hist.sources || []).map((s) => h('li', {}, 'from ', h('a', { href: '#/message/' + enc(s.eventId) }, s.eventId),
-        s.sentAt ? ' · ' + s.sentAt : '', s.author ? ' · ' + s.author : '')),
+      // The record keeps the first source and the latest; sourcesMoved counts the ones between.
+      (hist.sources || []).map((s, i) => [
+        h('li', {}, 'from ', h('a', { href: '#/message/' + enc(s.eventId) }, s.eventId),
+          s.sentAt ? ' · ' + s.sentAt : '', s.author ? ' · ' + s.author : ''),
+        i === 0 && hist.sourcesMoved ? h('li', { class: 'meta' }, hist.sourcesMoved + ' more source(s) between these') : null]),
       hist.merges ? h('li', {}, 'merged ' + hist.merges + ' time(s)' + (hist.lastMergeReason ? ': ' + hist.lastMergeReason : '')) : null,
       e.supersededBy ? h('li', {}, 'superseded by ', h('a', { href: '#/entry/' + enc(e.supersededBy) }, e.supersededBy)) : null,
       e.review ? h('li', {}, 'review: ' + JSON.stringify(e.review)) : null,

@@ -348,6 +348,8 @@ json to_json(const stored_entry& e) {
             {"suspicious", e.suspicious},
             {"polarity", e.positive ? "positive" : "negative"},
             {"signature", to_json(e.sig)}});
+  if (e.sources_moved > 0)
+    j["sourcesMoved"] = e.sources_moved;
   if (e.merges > 0) {
     j["merges"] = e.merges;
     j["lastMergeReason"] = e.last_merge_reason;
@@ -382,6 +384,7 @@ std::optional<std::string> from_json(const json& j, stored_entry& out) {
   else
     r.fail("entryType", "unknown type '" + type + "'");
   source_fields.read_list(r, "sources", e.sources);
+  r.integer("sourcesMoved", e.sources_moved);
   r.strings("contactIds", e.contact_ids);
   r.number("confidence", e.confidence);
   r.str("expiresAt", e.expires_at, true);
@@ -452,19 +455,26 @@ json to_json(const stored_entity& e) {
 namespace {
 
 /// The first byte of a stored entry in the storage codec (a JSON entry starts with '{').
-/// Format 2 keeps each source's sentAt; format 1 (read still) did not.
+/// Format 2 keeps each source's sentAt; format 1 (read still) did not. Format 3 is format 2
+/// with sources_moved (u64) after the sources, written only when it is not 0, so an entry that
+/// never moved a source keeps format 2's bytes.
 constexpr char entry_format_1 = '\x01';
 constexpr char entry_format_2 = '\x02';
+constexpr char entry_format_3 = '\x03';
+/// The record of one source (encode(source_ref)).
+constexpr char source_format_1 = '\x01';
 
 }  // namespace
 
 std::string encode(const stored_entry& e) {
   bin_writer w;
-  w.u(static_cast<unsigned char>(entry_format_2));
+  w.u(static_cast<unsigned char>(e.sources_moved ? entry_format_3 : entry_format_2));
   entry_fields.put(w, e);
   reminder_fields.put(w, e);
   w.s(schemas::to_string(e.type));  // by name: the enum's order is not a storage contract
   source_fields.put_list(w, e.sources);
+  if (e.sources_moved)
+    w.u(e.sources_moved);
   w.strings(e.contact_ids);
   w.d(e.confidence);
   w.s(e.expires_at);
@@ -493,8 +503,28 @@ std::string encode(const stored_entry& e) {
 
 std::string encode(const stored_entity& e) { return to_json(e).dump(); }
 
+std::string encode(const source_ref& s) {
+  bin_writer w;
+  w.u(static_cast<unsigned char>(source_format_1));
+  source_fields.put(w, s);
+  return w.take();
+}
+
+std::optional<std::string> decode(std::string_view bytes, source_ref& out) {
+  if (bytes.empty() || bytes[0] != source_format_1)
+    return std::string("source: not a stored source");
+  bin_reader r(bytes);
+  r.u();
+  source_ref s;
+  source_fields.get(r, s);
+  if (!r.ok() || !r.at_end())
+    return std::string("source: truncated or corrupt record");
+  out = std::move(s);
+  return std::nullopt;
+}
+
 std::optional<std::string> decode(std::string_view bytes, stored_entry& out) {
-  if (bytes.empty() || (bytes[0] != entry_format_1 && bytes[0] != entry_format_2)) {
+  if (bytes.empty() || (bytes[0] != entry_format_1 && bytes[0] != entry_format_2 && bytes[0] != entry_format_3)) {
     auto j = json::parse(bytes, nullptr, false);
     if (j.is_discarded())
       return std::string("entry: neither a stored entry nor valid JSON");
@@ -512,6 +542,8 @@ std::optional<std::string> decode(std::string_view bytes, stored_entry& out) {
   else if (r.ok())
     return "entryType: unknown type '" + type + "'";
   (bytes[0] == entry_format_1 ? source_fields_1 : source_fields).get_list(r, e.sources);
+  if (bytes[0] == entry_format_3 && (e.sources_moved = r.u()) == 0 && r.ok())
+    return std::string("sourcesMoved: 0 in a record of format 3");
   r.strings(e.contact_ids);
   e.confidence = r.d();
   r.s(e.expires_at);

@@ -91,7 +91,11 @@ struct stored_entry {
   std::string source_id;
   std::string event_id;
   std::string author;
+  /// At most kept_sources: the first said, then the latest. The ones between (the 2nd to the
+  /// (sources_moved + 1)-th said, oldest first) are rows of their own beside the record
+  /// (storage's entry_sources), so an entry every message repeats does not grow with them.
   std::vector<source_ref> sources;
+  std::uint64_t sources_moved = 0;
   /// Sorted, unique.
   std::vector<std::string> contact_ids;
   std::string thread_id;
@@ -159,6 +163,13 @@ struct stored_entity {
   json extra = json::object();
   bool operator==(const stored_entity&) const = default;
 };
+
+/// How many sources an entry's record keeps (stored_entry::sources).
+inline constexpr std::size_t kept_sources = 16;
+
+/// A source as its own record (the rows of sources moved out of an entry's record).
+[[nodiscard]] std::string encode(const source_ref& s);
+[[nodiscard]] std::optional<std::string> decode(std::string_view bytes, source_ref& out);
 
 /// How many resolution notes an entity keeps (the first ones: evidence of how it was joined).
 inline constexpr std::size_t max_resolution_notes = 32;

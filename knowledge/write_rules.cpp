@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 
 namespace engram::knowledge {
 
@@ -90,6 +91,17 @@ void merge_into(stored_entry& e, const schemas::entry& duplicate, const std::vec
   keep_later(e.last_validated_at, sent_at);
   ++e.merges;
   e.last_merge_reason = reason;
+}
+
+std::vector<source_ref> shed_sources(stored_entry& e) {
+  if (e.sources.size() <= kept_sources)
+    return {};
+  const auto n = e.sources.size() - kept_sources;
+  std::vector<source_ref> moved(std::make_move_iterator(e.sources.begin() + 1),
+                                std::make_move_iterator(e.sources.begin() + 1 + static_cast<std::ptrdiff_t>(n)));
+  e.sources.erase(e.sources.begin() + 1, e.sources.begin() + 1 + static_cast<std::ptrdiff_t>(n));
+  e.sources_moved += n;
+  return moved;
 }
 
 void relate(stored_entry& from, stored_entry& to, schemas::relation_type type, const std::string& reason) {

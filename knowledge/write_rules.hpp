@@ -46,6 +46,11 @@ void merge_into(stored_entry& e, const schemas::entry& duplicate, const std::vec
                 const source_ref& source, const std::set<std::string>& contacts, const std::string& sent_at,
                 const std::string& reason);
 
+/// Moves out of `e`'s record the sources past kept_sources, oldest after the first, and
+/// counts them in sources_moved: the caller stores each at its place (the first returned is
+/// the (sources_moved before the call)-th moved, counting from 0).
+[[nodiscard]] std::vector<source_ref> shed_sources(stored_entry& e);
+
 /// Records an edge on both ends (from's toId, to's fromId).
 void relate(stored_entry& from, stored_entry& to, schemas::relation_type type, const std::string& reason);
 

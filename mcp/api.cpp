@@ -234,8 +234,9 @@ void entry_page(call& c) {
   auto got = present_found(c.ctx.query(), *found);
   const json stored = knowledge::to_json(found->entry);
   json history = json::object();
-  for (const char* k : {"sources", "validations", "merges", "lastMergeReason", "supersededBy", "review", "outcome",
-                        "outcomeReason", "eventId", "author", "extractor", "polarity", "subject", "slot", "value"})
+  for (const char* k :
+       {"sources", "sourcesMoved", "validations", "merges", "lastMergeReason", "supersededBy", "review", "outcome",
+        "outcomeReason", "eventId", "author", "extractor", "polarity", "subject", "slot", "value"})
     if (stored.contains(k))
       history[k] = stored[k];
   got["history"] = std::move(history);

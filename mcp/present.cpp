@@ -43,6 +43,8 @@ json present_hit(const query::query_service& q, const query::hit& h) {
                        {"sourceId", doc.sources[i].source_id},
                        {"sentAt", i < h.sources_sent_at.size() ? h.sources_sent_at[i] : std::string()}});
   e["sources"] = std::move(sources);
+  // An entry keeps its first source and its latest (knowledge::kept_sources); this counts all.
+  e["sourceCount"] = doc.sources.size() + doc.sources_moved;
   if (!doc.sig.dates.empty()) {
     e["dates"] = doc.sig.dates;
     if (doc.type == schemas::entry_type::event)

@@ -31,6 +31,7 @@ namespace {
   R"( "occurredAt": {"type": "string"}, "evidence": {"type": "object"},)"                                                  \
   R"( "sources": {"type": "array", "items": {"type": "object", "required": ["eventId"],)"                                  \
   R"(   "properties": {"eventId": {"type": "string"}, "sourceId": {"type": "string"}, "sentAt": {"type": "string"}}}},)"   \
+  R"( "sourceCount": {"type": "integer", "minimum": 1},)"                                                                  \
   R"( "confidence": {"type": "number"}, "effectiveConfidence": {"type": "number"}, "status": {"type": "string"},)"         \
   R"( "suspicious": {"type": "boolean"}},)"                                                                                \
   R"( "if": {"properties": {"kind": {"const": "entry"}}},)"                                                                \

@@ -292,6 +292,9 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
       if (auto e = decided(load_entry(tx, org, id, &doc)); e != errc::ok)
         return e;
       knowledge::merge_into(*doc, en, mentions, knowledge::source_of(m), contact_ids, m.sent_at, r->reason);
+      auto n = doc->sources_moved;
+      for (const auto& moved : knowledge::shed_sources(*doc))
+        tx.batch.put(cf_entry_sources, key(org, id, encode_u64(n++)), knowledge::encode(moved));
     } else {
       doc = &(tx.entries[id] = knowledge::new_entry(id, m, en, std::move(mentions), x.extractor, r));
       ++created;
@@ -549,6 +552,8 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   tx.listed.erase(id);
   tx.removed.insert(id);
   tx.batch.del(cf_entries, key(org, id));
+  for (std::uint64_t n = 0; n < d.sources_moved; ++n)
+    tx.batch.del(cf_entry_sources, key(org, id, encode_u64(n)));
   tx.batch.del(cf_by_type, key(org, std::string(schemas::to_string(d.type)), d.created_at, id));
   candidate_rows(tx.batch, d, false);
   tx.batch.del(cf_by_thread, key(org, d.thread_id, "entry", id));

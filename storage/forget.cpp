@@ -564,7 +564,25 @@ errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, 
       auto from_these = [&](const knowledge::source_ref& src) {
         return events.count(src.event_id) && src.source_id != retained_no_longer;
       };
-      if (std::none_of(seen.sources.begin(), seen.sources.end(), from_these))
+      // The sources moved out of the record are marked in their own rows.
+      bool moved_marked = false;
+      if (seen.sources_moved) {
+        const auto prefix = key(org, id, "");
+        auto it = kv_->iterate(cf_entry_sources);
+        for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+          knowledge::source_ref src;
+          if (knowledge::decode(it->value(), src))
+            return errc::corruption;
+          if (!from_these(src))
+            continue;
+          src.source_id = retained_no_longer;
+          tx.batch.put(cf_entry_sources, std::string(it->key()), knowledge::encode(src));
+          moved_marked = true;
+        }
+        if (auto e = it->status(); e != errc::ok)
+          return e;
+      }
+      if (std::none_of(seen.sources.begin(), seen.sources.end(), from_these) && !moved_marked)
         continue;  // only changed entries are loaded (and written, and answered)
       stored_entry* doc = nullptr;
       if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)

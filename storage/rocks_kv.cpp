@@ -320,7 +320,7 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts, bool
   // One memory budget (storage.memory_mb) for the whole store: the block cache, which also
   // holds every table's index and filter blocks, and is charged for the memtables of all
   // column families together (the write buffer manager flushes when they pass half of it).
-  // Without it each of the 26 families could keep 2 x 64 MiB of memtables.
+  // Without it each of the 27 families could keep 2 x 64 MiB of memtables.
   const std::size_t budget = std::max<std::size_t>(opts.memory_mb, 8) << 20;
   auto cache = rocksdb::NewLRUCache(budget);
   db_opts.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(budget / 2, cache);

@@ -200,12 +200,19 @@ errc kv_graph_store::init_layout() {
   }
   if (!v)
     return v.error();
-  if (*v == "8")
-    return upgrade_from_8();
-  return *v == layout_version ? errc::ok : errc::invalid_argument;
+  std::string at = *v;
+  if (at == "8") {
+    if (auto e = upgrade_from_8(); e != errc::ok)
+      return e;
+    at = "9";
+  }
+  if (at == "9")
+    return upgrade_from_9();
+  return at == layout_version ? errc::ok : errc::invalid_argument;
 }
 
-errc kv_graph_store::upgrade_from_8() {
+errc kv_graph_store::upgrade_entries(const char* to_layout,
+                                     const std::function<errc(kv_batch&, std::string_view, stored_entry&)>& step) {
   constexpr std::size_t ops_per_batch = 10'000;
   kv_batch b;
   auto it = kv_->iterate(cf_entries);
@@ -213,8 +220,8 @@ errc kv_graph_store::upgrade_from_8() {
     stored_entry d;
     if (knowledge::decode(it->value(), d))
       return errc::corruption;
-    if (d.status == knowledge::entry_status::superseded)
-      candidate_rows(b, d, false);
+    if (auto e = step(b, it->key(), d); e != errc::ok)
+      return e;
     if (b.ops().size() >= ops_per_batch) {
       if (auto e = kv_->write(b); e != errc::ok)
         return e;
@@ -223,8 +230,31 @@ errc kv_graph_store::upgrade_from_8() {
   }
   if (auto e = it->status(); e != errc::ok)
     return e;
-  b.put(cf_meta, meta_tag::layout_version, layout_version);
+  b.put(cf_meta, meta_tag::layout_version, to_layout);
   return kv_->write(b);
+}
+
+errc kv_graph_store::upgrade_from_8() {
+  return upgrade_entries("9", [](kv_batch& b, std::string_view, stored_entry& d) {
+    if (d.status == knowledge::entry_status::superseded)
+      candidate_rows(b, d, false);
+    return errc::ok;
+  });
+}
+
+errc kv_graph_store::upgrade_from_9() {
+  return upgrade_entries(layout_version, [](kv_batch& b, std::string_view k, stored_entry& d) {
+    if (d.sources.size() <= knowledge::kept_sources)
+      return errc::ok;
+    const auto parts = split_key(k);  // org, entryId
+    if (parts.size() != 2)
+      return errc::corruption;
+    auto n = d.sources_moved;
+    for (const auto& moved : knowledge::shed_sources(d))
+      b.put(cf_entry_sources, key(parts[0], parts[1], encode_u64(n++)), knowledge::encode(moved));
+    b.put(cf_entries, std::string(k), knowledge::encode(d));
+    return errc::ok;
+  });
 }
 
 /// Adds `delta` to a u64 counter in meta. Each counter has one writer (the applier of the

@@ -193,12 +193,20 @@ public:
   errc open_indexes(std::string dir, bool writable);
   /// Reads the passage_text column family and the passage vectors into memory (at open).
   errc load_passage_indexes();
-  /// Marks a new store with this build's layout; upgrades a store of layout 8 (upgrade_from_8);
-  /// invalid_argument for any other layout.
+  /// Marks a new store with this build's layout; upgrades a store of layout 8 or 9
+  /// (upgrade_from_8, then upgrade_from_9); invalid_argument for any other layout.
   errc init_layout();
   /// Layout 8 kept the candidate rows (titles, by_slot) of superseded entries: deleted, then
   /// the layout marked 9. Run again after a crash part-way, it deletes what is left.
   errc upgrade_from_8();
+  /// Layout 9 kept every source in the entry's record: the ones past knowledge::kept_sources
+  /// move to entry_sources rows, then the layout is marked 10. Run again after a crash
+  /// part-way, it moves what is left (an entry is rewritten with its rows, in one batch).
+  errc upgrade_from_9();
+  /// Calls `step` on every entry (its batch, its key, the entry decoded), writing the batch as
+  /// it grows; then marks the layout `to_layout`.
+  errc upgrade_entries(const char* to_layout,
+                       const std::function<errc(kv_batch&, std::string_view, stored_entry&)>& step);
   /// Reads the text column family into the in-memory postings (at open).
   errc load_text_index();
   /// Reads a family of BM25 rows (org \0 term \0 id -> tf + length) into `into`, sealed.

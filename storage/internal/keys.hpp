@@ -46,6 +46,8 @@
 //                                                                 eventId \0 words \0 the words before them \0
 //                                                                 to_bytes(vector8) (a reply's context)
 //   passage_text  org \0 term \0 passageId   -> tf(u32 BE) + passage length(u32 BE)   BM25 of passages
+//   entry_sources org \0 entryId \0 n(u64 BE)  -> knowledge::encode(source_ref): the n-th source moved
+//                 out of the entry's record (n from 0: its 2nd source said), see stored_entry::sources
 //   meta          "s" \0 org \0 eventId                        -> ""   seen eventIds (logical)
 //                 "S" \0 org \0 eventId                        -> ""   seen branch saves
 //                 "b" \0 org \0 branchId                       -> last seq (u64 BE) + last save ms (u64 BE)
@@ -118,14 +120,17 @@ enum cf : std::size_t {
   cf_kg_index,
   cf_passages,
   cf_passage_text,
+  cf_entry_sources,
   cf_count
 };
 
-constexpr std::array<const char*, cf_count> cf_names{
-    "default",  "messages",    "entities", "entity_names", "links",        "by_thread",       "by_contact", "meta",
-    "entries",  "by_type",     "titles",   "by_slot",      "relations",    "relations_in",    "vectors",    "text",
-    "branches", "expiry",      "due",      "review",       "entity_edges", "entity_edges_in", "kg",         "kg_index",
-    "passages", "passage_text"};
+constexpr std::array<const char*, cf_count> cf_names{"default",      "messages",        "entities",     "entity_names",
+                                                     "links",        "by_thread",       "by_contact",   "meta",
+                                                     "entries",      "by_type",         "titles",       "by_slot",
+                                                     "relations",    "relations_in",    "vectors",      "text",
+                                                     "branches",     "expiry",          "due",          "review",
+                                                     "entity_edges", "entity_edges_in", "kg",           "kg_index",
+                                                     "passages",     "passage_text",    "entry_sources"};
 
 /// 5: vectors are int8 with a scale (schemas/vector.hpp), no longer float32.
 /// 6: entries are typed binary records (knowledge/entry.hpp), no longer JSON.
@@ -137,8 +142,11 @@ constexpr std::array<const char*, cf_count> cf_names{
 /// 9: an entry's titles and by_slot rows exist only while it is not superseded (dedup and
 ///    contradiction read those lists only to find entries that are not). A store of layout 8
 ///    is upgraded at open (kv_graph_store::upgrade_from_8).
+/// 10: an entry's record keeps its first source and its latest (knowledge::kept_sources); the
+///    ones between are entry_sources rows, and a record that moved some is entry format 3. A
+///    store of layout 9 is upgraded at open (kv_graph_store::upgrade_from_9).
 /// A store of an older layout is refused at open: rebuild it from engram-log (engramctl replay).
-constexpr const char* layout_version = "9";
+constexpr const char* layout_version = "10";
 
 /// A creation time as keys sort it: the instant in UTC at a fixed width, so that
 /// "2026-03-05T10:00:00+09:00" sorts before "2026-03-05T05:00:00Z" (the text as given when it

@@ -153,6 +153,40 @@ TEST(StoredEntry, FormatOneRecordsWithoutSourceTimesAreStillRead) {
   EXPECT_TRUE(decode(bytes, out).has_value());
 }
 
+TEST(StoredEntry, MovedSourcesAreCountedInFormatThreeAndEachSourceIsARecordOfItsOwn) {
+  auto e = full_entry();
+  e.sources_moved = 7;
+  const auto bytes = encode(e);
+  ASSERT_EQ(bytes[0], '\x03');
+  stored_entry back;
+  ASSERT_EQ(decode(bytes, back), std::nullopt);
+  EXPECT_EQ(back, e);
+  EXPECT_EQ(encode(back), bytes);
+  EXPECT_EQ(to_json(e).value("sourcesMoved", 0), 7);
+  ASSERT_EQ(from_json(to_json(e), back), std::nullopt);
+  EXPECT_EQ(back, e);
+  // Without moved sources the record is format 2, byte for byte, with no key for them.
+  e.sources_moved = 0;
+  EXPECT_EQ(encode(e)[0], '\x02');
+  EXPECT_FALSE(to_json(e).contains("sourcesMoved"));
+  // A format 3 record that says 0 were moved is not one this codec wrote.
+  e.sources = {{"email", "msg-1", "ev-1", "sarah@acme.example", "2026-03-01T09:00:00Z"}};
+  auto zero = encode(e);
+  zero[0] = '\x03';
+  const auto sent_at = zero.find("2026-03-01T09:00:00Z");  // the only source's sentAt ends the list
+  ASSERT_NE(sent_at, std::string::npos);
+  zero.insert(sent_at + std::string("2026-03-01T09:00:00Z").size(), 1, '\0');  // a count of 0
+  EXPECT_EQ(decode(zero, back), "sourcesMoved: 0 in a record of format 3");
+
+  const source_ref src{"chat", "c-9", "ev-9", "sam@one.example", "2026-03-09T00:00:00Z"};
+  source_ref src_back;
+  ASSERT_EQ(decode(encode(src), src_back), std::nullopt);
+  EXPECT_EQ(src_back, src);
+  EXPECT_EQ(decode(encode(src) + "x", src_back), "source: truncated or corrupt record");
+  EXPECT_EQ(decode("", src_back), "source: not a stored source");
+  EXPECT_EQ(decode(encode(e), src_back), "source: not a stored source");
+}
+
 TEST(StoredEntry, ATruncatedOrExtendedRecordIsAnErrorNeverAGuess) {
   const auto bytes = encode(full_entry());
   for (std::size_t n = 1; n < bytes.size(); ++n) {
@@ -218,6 +252,34 @@ TEST(WriteRules, AMergeCombinesByNoisyOrAndKeepsTheNewerTimes) {
   EXPECT_EQ(e.updated_at, "2026-03-09T00:00:00Z");
   EXPECT_EQ(std::count(e.content.begin(), e.content.end(), '\n'), 1);
   EXPECT_EQ(e.merges, 2);
+}
+
+TEST(WriteRules, PastKeptSourcesTheOnesAfterTheFirstMoveOutOldestFirst) {
+  auto e = full_entry();
+  e.sources = {{"email", "m-0", "ev-0", ""}};
+  EXPECT_TRUE(shed_sources(e).empty());
+  for (int i = 1; i <= 20; ++i) {
+    merge_into(e, statement("again", 0.1), {}, {"email", "m-" + std::to_string(i), "ev-" + std::to_string(i), ""}, {},
+               "2026-03-09T00:00:00Z", "again");
+    const auto moved = shed_sources(e);
+    ASSERT_EQ(moved.size(), i >= 16 ? 1u : 0u) << i;
+    if (!moved.empty())
+      EXPECT_EQ(moved[0].event_id, "ev-" + std::to_string(i - 15));
+  }
+  ASSERT_EQ(e.sources.size(), kept_sources);
+  EXPECT_EQ(e.sources_moved, 5u);
+  EXPECT_EQ(e.sources.front().event_id, "ev-0");
+  EXPECT_EQ(e.sources[1].event_id, "ev-6");
+  EXPECT_EQ(e.sources.back().event_id, "ev-20");
+  // A record stored before the bound (40 sources) sheds all it holds past it at once.
+  for (int i = 21; i <= 44; ++i)
+    e.sources.push_back({"email", "m-" + std::to_string(i), "ev-" + std::to_string(i), ""});
+  const auto moved = shed_sources(e);
+  ASSERT_EQ(moved.size(), 24u);
+  EXPECT_EQ(moved.front().event_id, "ev-6");
+  EXPECT_EQ(moved.back().event_id, "ev-29");
+  EXPECT_EQ(e.sources_moved, 29u);
+  EXPECT_EQ(e.sources[1].event_id, "ev-30");
 }
 
 TEST(WriteRules, ValidationMovesConfidenceHalfWayAndRejectionHalvesIt) {

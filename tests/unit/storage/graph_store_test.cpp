@@ -372,6 +372,127 @@ struct budget_event {
   }
 };
 
+TEST_F(GraphStoreTest, AnEntryMergedIntoManyTimesKeepsItsFirstAndLatestSourcesAndTheRestInRowsOfTheirOwn) {
+  // 40 messages say the same; the 39 after the first are merged into its entry.
+  const std::string id = schemas::entry_id("acme", "say-00", 0);
+  for (int i = 0; i < 40; ++i) {
+    char event[16], sent[32];
+    std::snprintf(event, sizeof event, "say-%02d", i);
+    std::snprintf(sent, sizeof sent, "2026-03-%02dT10:00:00Z", 1 + i / 2);
+    auto m = message("acme", event, "thr-" + std::to_string(i % 3));
+    m.sent_at = sent;
+    schemas::extraction x;
+    auto& en = x.entries.emplace_back();
+    en.title = en.content = "The office is closed on Fridays";
+    en.confidence = 0.5;
+    std::vector<schemas::resolution> r(1);
+    if (i > 0) {
+      r[0].outcome = schemas::save_outcome::merged;
+      r[0].merged_into = id;
+      r[0].reason = "cosine 0.99";
+    }
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply({"engram-log", 0, i + 1, "c"}, &m, &x, &r, &out), storage::errc::ok);
+  }
+  auto stored = [&] {
+    knowledge::stored_entry e;
+    auto raw = store_->get_entry("acme", id);
+    EXPECT_TRUE(raw);
+    EXPECT_FALSE(raw && knowledge::decode(*raw, e));
+    return e;
+  };
+  auto moved_rows = [&] {
+    std::vector<knowledge::source_ref> rows;
+    std::string family;
+    store_->visit_logical([&](std::string_view f) { family = f; },
+                          [&](std::string_view, std::string_view v) {
+                            if (family != "entry_sources")
+                              return;
+                            knowledge::source_ref src;
+                            EXPECT_FALSE(knowledge::decode(v, src));
+                            rows.push_back(src);
+                          },
+                          "acme");
+    return rows;
+  };
+  auto events_of = [](const std::vector<knowledge::source_ref>& sources) {
+    std::vector<std::string> out;
+    for (const auto& s : sources)
+      out.push_back(s.event_id);
+    return out;
+  };
+  auto events = [](int from, int to) {
+    std::vector<std::string> out;
+    for (int i = from; i < to; ++i) {
+      char event[16];
+      std::snprintf(event, sizeof event, "say-%02d", i);
+      out.push_back(event);
+    }
+    return out;
+  };
+  // The record: the first source and the 15 latest; the 24 between are rows, oldest first.
+  auto e = stored();
+  EXPECT_EQ(e.merges, 39);
+  ASSERT_EQ(e.sources.size(), knowledge::kept_sources);
+  EXPECT_EQ(e.sources_moved, 24u);
+  auto kept = events(0, 1);
+  for (const auto& ev : events(25, 40))
+    kept.push_back(ev);
+  EXPECT_EQ(events_of(e.sources), kept);
+  EXPECT_EQ(events_of(moved_rows()), events(1, 25));
+  EXPECT_EQ(moved_rows()[0].sent_at, "2026-03-01T10:00:00Z");
+  EXPECT_EQ(knowledge::to_json(e).value("sourcesMoved", 0), 24);
+
+  // The same entry as layout 9 stored it (every source in the record, no rows) is upgraded at
+  // open to what the merges wrote.
+  const auto digest = store_->digest();
+  const auto rows = moved_rows();
+  store_.reset();
+  {
+    auto kv = storage::detail::open_rocks_kv({dir_.string()});
+    ASSERT_TRUE(kv) << kv.error();
+    using namespace storage::detail;
+    auto whole = e;
+    whole.sources.insert(whole.sources.begin() + 1, rows.begin(), rows.end());
+    whole.sources_moved = 0;
+    ASSERT_EQ(whole.sources.size(), 40u);
+    kv_batch b;
+    b.put(cf_entries, key("acme", id), knowledge::encode(whole));
+    for (std::uint64_t n = 0; n < rows.size(); ++n)
+      b.del(cf_entry_sources, key("acme", id, encode_u64(n)));
+    b.put(cf_meta, meta_tag::layout_version, "9");
+    ASSERT_EQ((*kv)->write(b), storage::errc::ok);
+  }
+  reopen();
+  EXPECT_EQ(store_->digest(), digest);
+  EXPECT_EQ(stored(), e);
+
+  // A retention forget of the messages sent before March 6 marks every source that was one of
+  // them, in the record and in the rows (say-00 … say-09).
+  schemas::knowledge_command retain;
+  retain.event_id = "retain-1";
+  retain.organization_id = "acme";
+  retain.op = schemas::command_op::forget;
+  retain.what = schemas::retention_kind;
+  retain.id = "2026-03-06T00:00:00Z";
+  storage::command_result cr;
+  storage::apply_outcome out{};
+  ASSERT_EQ(store_->apply_command({"engram-log", 0, 41, "c"}, retain, &cr, &out), storage::errc::ok);
+  ASSERT_EQ(cr.error, "");
+  e = stored();
+  EXPECT_NE(e.sources[0].source_id, "say-00");
+  EXPECT_EQ(e.sources[0].source_id, e.source_id);
+  EXPECT_EQ(e.sources[1].source_id, "say-25");
+  const auto marked = moved_rows();
+  ASSERT_EQ(marked.size(), 24u);
+  for (std::size_t n = 0; n < marked.size(); ++n)
+    EXPECT_EQ(marked[n].source_id == marked[n].event_id, n >= 9) << marked[n].event_id;
+
+  // Forgetting the entry removes its rows.
+  ASSERT_EQ(forget_entry(*store_, id, 42), "");
+  EXPECT_TRUE(moved_rows().empty());
+}
+
 TEST_F(GraphStoreTest, OnlyEntriesNotSupersededAreListedForDedupAndContradiction) {
   using ids = std::vector<std::string>;
   const auto subject = schemas::normal_form("Project Falcon");
@@ -457,7 +578,7 @@ TEST_F(GraphStoreTest, AStoreOfLayout8LosesItsSupersededEntriesCandidateRowsAtOp
   {
     auto kv = storage::detail::open_rocks_kv({dir_.string()});
     ASSERT_TRUE(kv) << kv.error();
-    EXPECT_EQ(*(*kv)->get(storage::detail::cf_meta, storage::detail::meta_tag::layout_version), "9");
+    EXPECT_EQ(*(*kv)->get(storage::detail::cf_meta, storage::detail::meta_tag::layout_version), "10");
     // A layout older than 8 has no upgrade: refused, with the way out named.
     storage::detail::kv_batch b;
     b.put(storage::detail::cf_meta, storage::detail::meta_tag::layout_version, "7");
