@@ -15,7 +15,8 @@ namespace engram::mcp {
 [[nodiscard]] json present_entry(const query::query_service& q, const knowledge::stored_entry& e);
 
 /// A recall or search result: {"kind": "entry", the presented entry, "eventId", "sources"
-/// (each {eventId, sourceId, sentAt}: the first and the latest), "sourceCount" (all of them), "dates" and, for an event, "occurredAt", "evidence"
+/// (each {eventId, sourceId, sentAt}: the first and the latest), "sourceCount" (all of them),
+/// "dates" and, for an event, "occurredAt", "evidence"
 /// ({passageId, text}) when recall found the passage it was read from, "score"} or {"kind":
 /// "passage", "id", "text", "eventId", "sourceType", "sourceId", "threadId", "sentAt",
 /// "from" ({name, address, contactId}), "dates" when it names any, "suspicious" when set,
