@@ -292,9 +292,7 @@ errc kv_graph_store::put_knowledge(write_txn& tx, const schemas::inbound_message
       if (auto e = decided(load_entry(tx, org, id, &doc)); e != errc::ok)
         return e;
       knowledge::merge_into(*doc, en, mentions, knowledge::source_of(m), contact_ids, m.sent_at, r->reason);
-      auto n = doc->sources_moved;
-      for (const auto& moved : knowledge::shed_sources(*doc))
-        tx.batch.put(cf_entry_sources, key(org, id, encode_u64(n++)), knowledge::encode(moved));
+      shed_sources(tx.batch, org, id, *doc);
     } else {
       doc = &(tx.entries[id] = knowledge::new_entry(id, m, en, std::move(mentions), x.extractor, r));
       ++created;
@@ -493,6 +491,12 @@ void kv_graph_store::put_entries(write_txn& tx, const std::string& org) {
       it->second = candidate;
     }
   }
+}
+
+void kv_graph_store::shed_sources(kv_batch& b, std::string_view org, std::string_view id, stored_entry& d) {
+  auto n = d.sources_moved;
+  for (const auto& moved : knowledge::shed_sources(d))
+    b.put(cf_entry_sources, key(org, id, encode_u64(n++)), knowledge::encode(moved));
 }
 
 void kv_graph_store::candidate_rows(kv_batch& b, const stored_entry& d, bool present) {

@@ -249,9 +249,7 @@ errc kv_graph_store::upgrade_from_9() {
     const auto parts = split_key(k);  // org, entryId
     if (parts.size() != 2)
       return errc::corruption;
-    auto n = d.sources_moved;
-    for (const auto& moved : knowledge::shed_sources(d))
-      b.put(cf_entry_sources, key(parts[0], parts[1], encode_u64(n++)), knowledge::encode(moved));
+    shed_sources(b, parts[0], parts[1], d);
     b.put(cf_entries, std::string(k), knowledge::encode(d));
     return errc::ok;
   });

@@ -377,6 +377,9 @@ private:
   /// Puts (`present`) or deletes the rows through which dedup and contradiction find an
   /// entry: its titles row (type, title key, values key) and its by_slot row (subject, slot).
   static void candidate_rows(kv_batch& b, const stored_entry& d, bool present);
+  /// Moves the sources past knowledge::kept_sources out of entry `id`'s record `d` into its
+  /// entry_sources rows, written to `b` (a merge; the upgrade from layout 9).
+  static void shed_sources(kv_batch& b, std::string_view org, std::string_view id, stored_entry& d);
   void put_offset(write_txn& tx, const log_position& pos);
   /// Subtracts `delta` from a u64 counter (never below 0).
   errc drop(write_txn& tx, const std::string& k, std::uint64_t delta);
