@@ -312,6 +312,27 @@ function highlighted(text, needle) {
   return pre;
 }
 
+function sourceItem(s) {
+  return h('li', { class: 'source' }, 'from ', h('a', { href: '#/message/' + enc(s.eventId) }, s.eventId),
+    s.sentAt ? ' · ' + s.sentAt : '', s.author ? ' · ' + s.author : '');
+}
+
+// The sources an entry's record moved out, from position `offset` on (`left` of them): a button
+// that loads them, 500 at a time, in their place.
+function movedSources(id, offset, left) {
+  const li = h('li', { class: 'meta moved-sources' }, left + ' more source(s) between these ');
+  li.append(h('button', { class: 'show-sources', onclick: async () => {
+    try {
+      const p = await api('/v1/entries/' + enc(id) + '/sources?offset=' + offset + '&limit=' + Math.min(left, 500));
+      const got = p.sources.length;
+      li.replaceWith(...p.sources.map(sourceItem), ...(got && got < left ? [movedSources(id, offset + got, left - got)] : []));
+    } catch (err) {
+      fill(li, errorBox(err));
+    }
+  } }, 'Show them'));
+  return li;
+}
+
 async function entry(id) {
   show(h('p', {}, 'Loading…'));
   let r;
@@ -362,10 +383,7 @@ async function entry(id) {
     h('h2', {}, 'History'),
     h('ul', {},
       // The record keeps the first source and the latest; sourcesMoved counts the ones between.
-      (hist.sources || []).map((s, i) => [
-        h('li', {}, 'from ', h('a', { href: '#/message/' + enc(s.eventId) }, s.eventId),
-          s.sentAt ? ' · ' + s.sentAt : '', s.author ? ' · ' + s.author : ''),
-        i === 0 && hist.sourcesMoved ? h('li', { class: 'meta' }, hist.sourcesMoved + ' more source(s) between these') : null]),
+      (hist.sources || []).map((s, i) => [sourceItem(s), i === 0 && hist.sourcesMoved ? movedSources(id, 1, hist.sourcesMoved) : null]),
       hist.merges ? h('li', {}, 'merged ' + hist.merges + ' time(s)' + (hist.lastMergeReason ? ': ' + hist.lastMergeReason : '')) : null,
       e.supersededBy ? h('li', {}, 'superseded by ', h('a', { href: '#/entry/' + enc(e.supersededBy) }, e.supersededBy)) : null,
       e.review ? h('li', {}, 'review: ' + JSON.stringify(e.review)) : null,

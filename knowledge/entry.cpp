@@ -331,12 +331,14 @@ std::string_view to_string(entry_status s) {
   return names[static_cast<std::size_t>(s)];
 }
 
+json to_json(const std::vector<source_ref>& sources) { return source_fields.to_json(sources); }
+
 json to_json(const stored_entry& e) {
   json j = json::object();
   put_extra(j, e.extra);
   entry_fields.write(j, e);
   j.update({{"entryType", schemas::to_string(e.type)},
-            {"sources", source_fields.to_json(e.sources)},
+            {"sources", to_json(e.sources)},
             {"contactIds", e.contact_ids},
             {"confidence", e.confidence},
             {"expiresAt", or_null(e.expires_at)},

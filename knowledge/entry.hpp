@@ -170,6 +170,8 @@ inline constexpr std::size_t kept_sources = 16;
 /// A source as its own record (the rows of sources moved out of an entry's record).
 [[nodiscard]] std::string encode(const source_ref& s);
 [[nodiscard]] std::optional<std::string> decode(std::string_view bytes, source_ref& out);
+/// Sources as an entry's JSON lists them ("sources" of to_json(stored_entry)).
+[[nodiscard]] json to_json(const std::vector<source_ref>& sources);
 
 /// How many resolution notes an entity keeps (the first ones: evidence of how it was joined).
 inline constexpr std::size_t max_resolution_notes = 32;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -243,6 +244,55 @@ void entry_page(call& c) {
   c.respond(json_response(200, got));
 }
 
+/// GET /v1/entries/{id}/sources?offset=&limit=: every message the entry was read from, oldest
+/// first, a page at a time: the record's first source, the ones moved out of the record
+/// (storage's entry_sources), then the record's latest. "total" counts them all; "next" is the
+/// offset of the next page when there is one.
+void entry_sources(call& c) {
+  if (!can_read(c))
+    return;
+  const auto offset = c.bounded("offset", 0, std::numeric_limits<std::uint32_t>::max(), 0);
+  if (!offset)
+    return;
+  const auto limit = c.bounded("limit", 1, 500, 100);
+  if (!limit)
+    return;
+  const auto& id = c.path["id"];
+  auto found = c.ctx.query().get(c.org(), id);
+  if (!found)
+    return c.respond(error(404, "id: no entry '" + id + "' in this organisation"));
+  const auto& kept = found->entry.sources;
+  // Positions: 0 the first kept, 1..moved the moved rows, then kept[1..].
+  const std::uint64_t moved = kept.empty() ? 0 : found->entry.sources_moved;
+  const std::uint64_t total = kept.size() + moved, end = std::min<std::uint64_t>(total, *offset + *limit);
+  std::vector<knowledge::source_ref> page;
+  std::uint64_t i = *offset;
+  if (i == 0 && i < end)
+    page.push_back(kept[i++]);
+  if (i <= moved && i < end) {
+    const std::uint64_t want = std::min(end, moved + 1) - i;
+    auto rows = c.ctx.store().moved_sources(c.org(), id, i - 1, want);
+    if (!rows)
+      return c.respond(error(500, "the entry's moved sources cannot be read: " + storage::to_string(rows.error())));
+    if (rows->size() != want)
+      return c.respond(
+          error(500, "the entry's record counts " + std::to_string(moved) + " moved sources; the store holds fewer"));
+    for (const auto& raw : *rows) {
+      knowledge::source_ref src;
+      if (auto why = knowledge::decode(raw, src))
+        return c.respond(error(500, "a moved source of the entry is not a source record: " + *why));
+      page.push_back(std::move(src));
+    }
+    i += want;
+  }
+  for (; i < end; ++i)
+    page.push_back(kept[i - moved]);
+  json out{{"id", id}, {"total", total}, {"offset", *offset}, {"sources", knowledge::to_json(page)}};
+  if (end < total)
+    out["next"] = end;
+  c.respond(json_response(200, out));
+}
+
 /// GET /v1/messages/{id}: a stored message (or save) of this organisation.
 void message(call& c) {
   if (!can_read(c))
@@ -356,6 +406,7 @@ const std::vector<route>& routes() {
       {"GET", {"recall"}, "recall_knowledge", nullptr},
       {"GET", {"search"}, "search_knowledge", nullptr},
       {"GET", {"entries", "{id}"}, nullptr, entry_page},
+      {"GET", {"entries", "{id}", "sources"}, nullptr, entry_sources},
       {"POST", {"entries", "{id}", "validate"}, "validate_knowledge", nullptr},
       {"GET", {"review"}, "list_review_queue", nullptr},
       {"POST", {"review", "{id}", "resolve"}, "resolve_review", nullptr},

@@ -59,6 +59,19 @@ std::vector<std::optional<std::string>> kv_graph_store::get_entries(const std::s
   return read_keys(cf_entries, std::move(keys));
 }
 
+result<std::vector<std::string>> kv_graph_store::moved_sources(const std::string& org, const std::string& id,
+                                                               std::uint64_t first, std::size_t limit) const {
+  std::vector<std::string> out;
+  const auto prefix = key(org, id, "");
+  auto it = kv_->iterate(cf_entry_sources);
+  for (it->seek(key(org, id, encode_u64(first))); it->valid() && it->key().starts_with(prefix) && out.size() < limit;
+       it->next())
+    out.emplace_back(it->value());
+  if (auto e = it->status(); e != errc::ok)
+    return failure{e};
+  return out;
+}
+
 std::vector<std::string> kv_graph_store::entries_of_type(const std::string& org, schemas::entry_type type) const {
   std::vector<std::string> out;
   auto prefix = key(org, std::string(schemas::to_string(type)), "");

@@ -382,6 +382,13 @@ public:
   /// A stored entry (knowledge/entry.hpp's encoding), or not_found.
   [[nodiscard]] virtual result<std::string> get_entry(const std::string& organization_id,
                                                       const std::string& entry_id) const = 0;
+  /// The sources an entry's record moved out (its entry_sources rows: knowledge::encode of a
+  /// source_ref each), oldest first, from the `first`-th (0-based) on and at most `limit`; fewer
+  /// when the entry moved fewer. The record keeps the first source and the latest
+  /// (knowledge::kept_sources); these are the ones between.
+  [[nodiscard]] virtual result<std::vector<std::string>> moved_sources(const std::string& organization_id,
+                                                                       const std::string& entry_id, std::uint64_t first,
+                                                                       std::size_t limit) const = 0;
   /// Several stored entries in one batched read (RocksDB MultiGet), in the order asked;
   /// nullopt where there is none (or it could not be read).
   [[nodiscard]] virtual std::vector<std::optional<std::string>> get_entries(

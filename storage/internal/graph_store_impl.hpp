@@ -143,6 +143,8 @@ public:
   result<std::string> get_entry(const std::string& org, const std::string& id) const override;
   std::vector<std::optional<std::string>> get_entries(const std::string& org,
                                                       std::span<const std::string> ids) const override;
+  result<std::vector<std::string>> moved_sources(const std::string& org, const std::string& id, std::uint64_t first,
+                                                 std::size_t limit) const override;
   std::vector<std::string> entries_of_type(const std::string& org, schemas::entry_type type) const override;
   std::vector<std::string> entries_with_title(const std::string& org, schemas::entry_type type,
                                               const std::string& title, std::uint64_t values,

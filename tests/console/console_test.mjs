@@ -182,6 +182,22 @@ try {
   check((await text(page, 'pre.source')).includes('pilot proposal'), 'the source message opens');
   await shot(page, 'message');
 
+  // ---- An entry saved twenty times: its record keeps 16 sources; the page loads the 4 between.
+  const repeated = 'Acme keeps its archive in the Frankfurt data centre.';
+  const saves = [];
+  for (let n = 0; n < 20; ++n) saves.push(await save(writeToken, repeated));
+  check(saves.every((s) => s.id === saves[0].id) && saves.slice(1).every((s) => s.outcome === 'merged'),
+    'twenty saves of one statement merge into one entry');
+  await visit(page, '#/entry/' + encodeURIComponent(saves[0].id));
+  check((await text(page, '.moved-sources')).startsWith('4 more source(s)'), 'the entry page counts the sources not shown');
+  check((await page.$$('li.source')).length === 16, 'the entry page lists the 16 its record keeps');
+  await page.click('.show-sources');
+  await page.waitForFunction(() => document.querySelectorAll('li.source').length === 20 && !document.querySelector('.moved-sources'));
+  const shown = await page.$$eval('li.source a', (as) => as.map((a) => a.textContent));
+  const listed = (await api(readToken, '/v1/entries/' + encodeURIComponent(saves[0].id) + '/sources')).body;
+  check(listed.total === 20 && JSON.stringify(shown) === JSON.stringify(listed.sources.map((s) => s.eventId)),
+    'the page then lists all 20, in the order /sources gives');
+
   // ---- Review: a contradiction two agents saved; keep the newer; the queue and the store agree.
   const older = await save(writeToken, 'The per-unit price for Initrode is $42.');
   const newer = await save(secondWriter, 'The per-unit price for Initrode is $45.');

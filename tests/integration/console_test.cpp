@@ -10,8 +10,10 @@
 
 #include "net/http.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 using namespace engram;
 using namespace std::chrono_literals;
@@ -92,6 +94,15 @@ TEST(ConsoleApi, BadInputGetsTheStatusAndAMessageThatNamesTheField) {
       {{"type", "fact"}, {"title", "Acme renews in May"}, {"content", "Acme renews in May."}, {"confidence", 0.8}});
   ASSERT_TRUE(saved.contains("id")) << saved;
   const std::string id = saved["id"];
+  // The same statement saved 19 times more: one entry of 20 sources, of which its record keeps
+  // the first and the 15 latest (knowledge::kept_sources) and the 4 between are moved out.
+  for (int n = 0; n < 19; ++n) {
+    auto again = test::mcp_call(
+        port, write, "save_knowledge",
+        {{"type", "fact"}, {"title", "Acme renews in May"}, {"content", "Acme renews in May."}, {"confidence", 0.8}});
+    ASSERT_EQ(again.value("id", ""), id) << again;
+    ASSERT_EQ(again.value("outcome", ""), "merged") << again;
+  }
   for (const auto& [a, b] : {std::pair{"Alpha Co", "Beta Co"}, std::pair{"Beta Co", "Gamma Co"}}) {
     test::mcp_call(port, write, "entity_add", {{"name", a}, {"entity_type", "company"}});
     test::mcp_call(port, write, "entity_add", {{"name", b}, {"entity_type", "company"}});
@@ -123,6 +134,11 @@ TEST(ConsoleApi, BadInputGetsTheStatusAndAMessageThatNamesTheField) {
       {"GET", "/v1/entries/nope", "", read, 404, "id: no entry 'nope'"},
       {"GET", e, "", read, 200, "\"history\""},
       {"GET", e, "", other, 404, "no entry"},
+      {"GET", e + "/sources", "", read, 200, "\"total\":20"},
+      {"GET", e + "/sources?limit=0", "", read, 400, "limit: must be an integer within 1..500"},
+      {"GET", e + "/sources?offset=-1", "", read, 400, "offset: must be an integer"},
+      {"GET", e + "/sources", "", other, 404, "no entry"},
+      {"GET", "/v1/entries/nope/sources", "", read, 404, "id: no entry 'nope'"},
       {"POST", e + "/validate", R"({"outcome": "maybe"})", write, 400, "outcome"},
       {"POST", e + "/validate", "[1]", write, 400, "body: must be a JSON object"},
       {"POST", e + "/validate", R"({"outcome": "approved", "id": "x"})", write, 400, "id: given twice"},
@@ -162,6 +178,39 @@ TEST(ConsoleApi, BadInputGetsTheStatusAndAMessageThatNamesTheField) {
     EXPECT_NE(got.body.find(r.says), std::string::npos)
         << r.method << " " << r.path << " " << r.body << " -> " << got.body << " (expected " << r.says << ")";
   }
+  // Every source of the entry, oldest first: the record's first, the moved ones, the record's
+  // latest; any page is the same slice of the whole list.
+  auto get = [&](const std::string& path) {
+    auto got =
+        net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + path, "", {{"Authorization", "Bearer " + read}});
+    EXPECT_EQ(got.status, 200) << path << " -> " << got.body;
+    return nlohmann::json::parse(got.body, nullptr, false);
+  };
+  const auto history = get(e)["history"];
+  ASSERT_EQ(history.value("sourcesMoved", 0), 4) << history;
+  ASSERT_EQ(history["sources"].size(), 16u) << history;
+  const auto all = get(e + "/sources?limit=500");
+  ASSERT_EQ(all.value("total", 0), 20) << all;
+  ASSERT_EQ(all["sources"].size(), 20u) << all;
+  EXPECT_FALSE(all.contains("next")) << all;
+  std::set<std::string> events;
+  for (const auto& src : all["sources"])
+    events.insert(src.value("eventId", ""));
+  EXPECT_EQ(events.size(), 20u) << all;  // every save is one source
+  EXPECT_EQ(all["sources"][0], history["sources"][0]);
+  for (std::size_t k = 1; k < 16; ++k)
+    EXPECT_EQ(all["sources"][4 + k], history["sources"][k]) << k;
+  for (const auto& [offset, limit] : {std::pair{0, 3}, {1, 4}, {3, 5}, {5, 10}, {18, 5}, {20, 5}}) {
+    const auto page = get(e + "/sources?offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit));
+    const int end = std::min(20, offset + limit);
+    ASSERT_EQ(page["sources"].size(), static_cast<std::size_t>(end - offset)) << page;
+    for (int k = offset; k < end; ++k)
+      EXPECT_EQ(page["sources"][k - offset], all["sources"][k]) << offset << " " << limit << " " << k;
+    EXPECT_EQ(page.contains("next"), end < 20) << page;
+    if (end < 20)
+      EXPECT_EQ(page.value("next", 0), end) << page;
+  }
+
   // The console itself: a redirect to /ui/, the page with a policy that loads nothing from elsewhere.
   auto ui = net::fetch("GET", "http://127.0.0.1:" + std::to_string(port) + "/ui");
   EXPECT_EQ(ui.status, 302);

@@ -442,6 +442,23 @@ TEST_F(GraphStoreTest, AnEntryMergedIntoManyTimesKeepsItsFirstAndLatestSourcesAn
   EXPECT_EQ(events_of(moved_rows()), events(1, 25));
   EXPECT_EQ(moved_rows()[0].sent_at, "2026-03-01T10:00:00Z");
   EXPECT_EQ(knowledge::to_json(e).value("sourcesMoved", 0), 24);
+  // moved_sources reads them a range at a time, by position among the moved.
+  auto read_moved = [&](std::uint64_t first, std::size_t limit) {
+    std::vector<knowledge::source_ref> out;
+    auto got = store_->moved_sources("acme", id, first, limit);
+    EXPECT_TRUE(got) << storage::to_string(got.error());
+    for (const auto& raw : got ? *got : std::vector<std::string>{}) {
+      knowledge::source_ref src;
+      EXPECT_FALSE(knowledge::decode(raw, src));
+      out.push_back(src);
+    }
+    return out;
+  };
+  EXPECT_EQ(events_of(read_moved(0, 100)), events(1, 25));
+  EXPECT_EQ(events_of(read_moved(5, 3)), events(6, 9));
+  EXPECT_EQ(events_of(read_moved(22, 10)), events(23, 25));
+  EXPECT_TRUE(read_moved(24, 10).empty());
+  EXPECT_TRUE(store_->moved_sources("globex", id, 0, 10)->empty());  // another organisation's: none
 
   // The same entry as layout 9 stored it (every source in the record, no rows) is upgraded at
   // open to what the merges wrote.
