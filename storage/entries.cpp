@@ -558,6 +558,44 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
   return errc::ok;
 }
 
+errc kv_graph_store::visit_moved(
+    const std::string& org, const std::string& id,
+    const std::function<void(std::string_view, const knowledge::source_ref&)>& visit) const {
+  const auto prefix = key(org, id, "");
+  auto it = kv_->iterate(cf_entry_sources);
+  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+    knowledge::source_ref src;
+    if (knowledge::decode(it->value(), src))
+      return errc::corruption;
+    visit(it->key(), src);
+  }
+  return it->status();
+}
+
+errc kv_graph_store::source_threads(const std::string& org, const std::string& id, const stored_entry& d,
+                                    std::set<std::string>& threads) const {
+  threads.insert(d.thread_id);
+  std::vector<std::string> keys;
+  for (const auto& s : d.sources)
+    keys.push_back(key(org, s.event_id));
+  if (d.sources_moved)
+    if (auto e = visit_moved(
+            org, id,
+            [&](std::string_view, const knowledge::source_ref& src) { keys.push_back(key(org, src.event_id)); });
+        e != errc::ok)
+      return e;
+  for (const auto& raw : read_keys(cf_messages, std::move(keys))) {
+    if (!raw)
+      continue;  // removed by retention (or a save's source with no stored message)
+    auto m = json::parse(*raw, nullptr, false);
+    if (!m.is_object())
+      return errc::corruption;
+    const auto thread = m.value("threadId", std::string());
+    threads.insert(thread.empty() ? m.value("eventId", std::string()) : thread);
+  }
+  return errc::ok;
+}
+
 /// Deletes an entry and every row that indexes it; other entries' references to it go too.
 errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const std::string& id, std::uint64_t* seq,
                                   std::uint64_t* relation_count) {
@@ -573,7 +611,11 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
     tx.batch.del(cf_entry_sources, key(org, id, encode_u64(n)));
   tx.batch.del(cf_by_type, key(org, std::string(schemas::to_string(d.type)), d.created_at, id));
   candidate_rows(tx.batch, d, false);
-  tx.batch.del(cf_by_thread, key(org, d.thread_id, "entry", id));
+  std::set<std::string> threads;
+  if (auto e = source_threads(org, id, d, threads); e != errc::ok)
+    return e;
+  for (const auto& thread : threads)
+    tx.batch.del(cf_by_thread, key(org, thread, "entry", id));
   for (const auto& contact : d.contact_ids)
     tx.batch.del(cf_by_contact, key(org, contact, "entry", id));
   for (const auto& e : d.entities)

@@ -520,6 +520,46 @@ bool kv_graph_store::has_retention_due(const std::string& org, std::int64_t befo
   return due;
 }
 
+errc kv_graph_store::mark_retained(write_txn& tx, const std::string& org, const std::string& id,
+                                   const std::map<std::string, std::string>& events, bool* changed, bool* gone) {
+  auto raw = kv_->get(cf_entries, key(org, id));
+  if (!raw) {
+    *gone = raw.error() == errc::not_found;
+    return *gone ? errc::ok : raw.error();
+  }
+  stored_entry seen;
+  if (knowledge::decode(*raw, seen))
+    return errc::corruption;
+  auto from_these = [&](const knowledge::source_ref& src) {
+    return events.count(src.event_id) && src.source_id != retained_no_longer;
+  };
+  // The sources moved out of the record are marked in their own rows.
+  bool moved_marked = false;
+  if (seen.sources_moved)
+    if (auto e = visit_moved(org, id,
+                             [&](std::string_view row, const knowledge::source_ref& src) {
+                               if (!from_these(src))
+                                 return;
+                               auto marked = src;
+                               marked.source_id = retained_no_longer;
+                               tx.batch.put(cf_entry_sources, std::string(row), knowledge::encode(marked));
+                               moved_marked = true;
+                             });
+        e != errc::ok)
+      return e;
+  if (std::none_of(seen.sources.begin(), seen.sources.end(), from_these) && !moved_marked)
+    return errc::ok;  // only changed entries are loaded (and written, and answered)
+  stored_entry* doc = nullptr;
+  if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
+    return e;
+  for (auto& src : doc->sources)
+    if (from_these(src))
+      src.source_id = retained_no_longer;
+  doc->source_id = doc->sources.front().source_id;
+  *changed = true;
+  return errc::ok;
+}
+
 errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, command_result& r) {
   const auto& org = c.organization_id;
   const auto cutoff = due_ms(c.id);
@@ -545,53 +585,25 @@ errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, 
   if (auto e = remove_passages(tx, org, events, &passages); e != errc::ok)
     return e;
   // Their entries stay; each source that was one of these messages says so. An entry is
-  // found through the thread of its first message (a merge from another thread is not).
-  std::set<std::string> threads;
+  // found through its by_thread row under each thread its messages came from; a thread left
+  // with no message needs its rows no more.
+  std::map<std::string, bool> threads;  // thread -> no message of it stays
   for (const auto& [_, thread] : events)
-    threads.insert(thread);
+    threads.emplace(thread, false);
+  for (auto& [thread, emptied] : threads) {
+    const auto left = ids_under(cf_by_thread, key(org, thread, "message", ""));
+    emptied = std::all_of(left.begin(), left.end(), [&](const std::string& event) { return events.count(event) > 0; });
+  }
   std::uint64_t marked = 0;
-  for (const auto& thread : threads)
+  for (const auto& [thread, emptied] : threads)
     for (const auto& id : ids_under(cf_by_thread, key(org, thread, "entry", ""))) {
-      auto raw = kv_->get(cf_entries, key(org, id));
-      if (!raw) {
-        if (raw.error() != errc::not_found)
-          return raw.error();
-        continue;
-      }
-      stored_entry seen;
-      if (knowledge::decode(*raw, seen))
-        return errc::corruption;
-      auto from_these = [&](const knowledge::source_ref& src) {
-        return events.count(src.event_id) && src.source_id != retained_no_longer;
-      };
-      // The sources moved out of the record are marked in their own rows.
-      bool moved_marked = false;
-      if (seen.sources_moved) {
-        const auto prefix = key(org, id, "");
-        auto it = kv_->iterate(cf_entry_sources);
-        for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
-          knowledge::source_ref src;
-          if (knowledge::decode(it->value(), src))
-            return errc::corruption;
-          if (!from_these(src))
-            continue;
-          src.source_id = retained_no_longer;
-          tx.batch.put(cf_entry_sources, std::string(it->key()), knowledge::encode(src));
-          moved_marked = true;
-        }
-        if (auto e = it->status(); e != errc::ok)
-          return e;
-      }
-      if (std::none_of(seen.sources.begin(), seen.sources.end(), from_these) && !moved_marked)
-        continue;  // only changed entries are loaded (and written, and answered)
-      stored_entry* doc = nullptr;
-      if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
+      bool changed = false, gone = false;
+      if (auto e = mark_retained(tx, org, id, events, &changed, &gone); e != errc::ok)
         return e;
-      for (auto& src : doc->sources)
-        if (from_these(src))
-          src.source_id = retained_no_longer;
-      doc->source_id = doc->sources.front().source_id;
-      ++marked;
+      marked += changed;
+      // A forgotten entry finds the rows of the threads whose messages are still stored.
+      if (emptied || gone)
+        tx.batch.del(cf_by_thread, key(org, thread, "entry", id));
     }
   r.forgotten["messages"] = events.size();
   r.forgotten["passages"] = passages;

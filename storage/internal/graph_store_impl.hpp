@@ -379,6 +379,20 @@ private:
   /// Puts (`present`) or deletes the rows through which dedup and contradiction find an
   /// entry: its titles row (type, title key, values key) and its by_slot row (subject, slot).
   static void candidate_rows(kv_batch& b, const stored_entry& d, bool present);
+  /// Adds to `threads` every thread whose by_thread rows list entry `id`: its first message's
+  /// and those of the messages merged into it, read from the stored messages (a message that
+  /// retention removed is not found; retention drops its thread's row when it next reads it).
+  /// Calls `visit` with the key and the source of each of entry `id`'s entry_sources rows,
+  /// oldest first.
+  errc visit_moved(const std::string& org, const std::string& id,
+                   const std::function<void(std::string_view, const knowledge::source_ref&)>& visit) const;
+  /// Marks each source of entry `id` that was one of `events` (messages retention removes:
+  /// eventId -> thread) in its record and its moved rows; `*changed` when one was, `*gone` when
+  /// the entry is not stored.
+  errc mark_retained(write_txn& tx, const std::string& org, const std::string& id,
+                     const std::map<std::string, std::string>& events, bool* changed, bool* gone);
+  errc source_threads(const std::string& org, const std::string& id, const stored_entry& d,
+                      std::set<std::string>& threads) const;
   /// Moves the sources past knowledge::kept_sources out of entry `id`'s record `d` into its
   /// entry_sources rows, written to `b` (a merge; the upgrade from layout 9).
   static void shed_sources(kv_batch& b, std::string_view org, std::string_view id, stored_entry& d);

@@ -15,7 +15,8 @@
 //                 org \0 contactId \0 "entry" \0 entryId       -> ""
 //   entries       org \0 entryId                               -> entry record (knowledge/entry.hpp)
 //   by_type       org \0 type \0 createdAt \0 entryId           -> ""
-//   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""
+//   by_thread     org \0 threadId \0 "entry" \0 entryId         -> ""   under each thread the entry's
+//                 messages came from (merges add theirs); retention drops a thread's once it empties it
 //   links         org \0 entityId \0 "entry" \0 entryId          -> "mention"
 //   titles        org \0 type \0 titleKey \0 valuesKey \0 time \0 entryId -> ""   exact-match dedup: the
 //                 signature key, then knowledge::values_key as 16 hex digits; time is time_key(createdAt)

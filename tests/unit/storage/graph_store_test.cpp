@@ -60,6 +60,21 @@ protected:
     store_ = std::move(*opened);
   }
 
+  /// The threads whose by_thread rows list entry `id` of acme.
+  std::set<std::string> thread_rows_of(const std::string& id) {
+    std::set<std::string> out;
+    std::string family;
+    store_->visit_logical([&](std::string_view f) { family = f; },
+                          [&](std::string_view k, std::string_view) {
+                            // acme \0 thread \0 "entry" \0 id
+                            const std::string tail = std::string(1, '\0') + "entry" + '\0' + id;
+                            if (family == "by_thread" && k.ends_with(tail))
+                              out.emplace(k.substr(5, k.size() - tail.size() - 5));
+                          },
+                          "acme");
+    return out;
+  }
+
   std::unique_ptr<storage::graph_store> other_store(const std::string& suffix) {
     auto d = dir_.string() + "-" + suffix;
     std::filesystem::remove_all(d);
@@ -505,9 +520,65 @@ TEST_F(GraphStoreTest, AnEntryMergedIntoManyTimesKeepsItsFirstAndLatestSourcesAn
   for (std::size_t n = 0; n < marked.size(); ++n)
     EXPECT_EQ(marked[n].source_id == marked[n].event_id, n >= 9) << marked[n].event_id;
 
-  // Forgetting the entry removes its rows.
+  // Forgetting the entry removes its rows, and its by_thread rows under each of the three
+  // threads its messages came from.
+  EXPECT_EQ(thread_rows_of(id), (std::set<std::string>{"thr-0", "thr-1", "thr-2"}));
   ASSERT_EQ(forget_entry(*store_, id, 42), "");
   EXPECT_TRUE(moved_rows().empty());
+  EXPECT_TRUE(thread_rows_of(id).empty());
+}
+
+TEST_F(GraphStoreTest, RetentionDropsTheEntryRowsOfAThreadItEmptiesAndOfEntriesForgottenSince) {
+  // e1 is read from a-1 (thread A) and merged from b-1 (thread B); b-2 (thread B, later) says
+  // something else (e2).
+  const std::string e1 = schemas::entry_id("acme", "a-1", 0), e2 = schemas::entry_id("acme", "b-2", 0);
+  std::int64_t offset = 0;
+  auto say = [&](const std::string& event, const std::string& thread, const std::string& sent, const std::string& text,
+                 const std::string& merged_into) {
+    auto m = message("acme", event, thread);
+    m.sent_at = sent;
+    schemas::extraction x;
+    auto& en = x.entries.emplace_back();
+    en.title = en.content = text;
+    en.confidence = 0.5;
+    std::vector<schemas::resolution> r(1);
+    if (!merged_into.empty()) {
+      r[0].outcome = schemas::save_outcome::merged;
+      r[0].merged_into = merged_into;
+    }
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply({"engram-log", 0, ++offset, "c"}, &m, &x, &r, &out), storage::errc::ok);
+  };
+  auto retain_before = [&](const std::string& cutoff) {
+    schemas::knowledge_command retain;
+    retain.event_id = "retain-" + cutoff;
+    retain.organization_id = "acme";
+    retain.op = schemas::command_op::forget;
+    retain.what = schemas::retention_kind;
+    retain.id = cutoff;
+    storage::command_result cr;
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply_command({"engram-log", 0, ++offset, "c"}, retain, &cr, &out), storage::errc::ok);
+    ASSERT_EQ(cr.error, "");
+  };
+  say("a-1", "A", "2026-03-01T10:00:00Z", "The office is closed on Fridays", "");
+  say("b-1", "B", "2026-03-01T11:00:00Z", "The office is closed on Fridays", e1);
+  say("b-2", "B", "2026-03-10T10:00:00Z", "The canteen opens at noon", "");
+  EXPECT_EQ(thread_rows_of(e1), (std::set<std::string>{"A", "B"}));
+
+  // Retention of March 1 empties thread A (its row goes) and leaves b-2 in B (its rows stay).
+  retain_before("2026-03-02T00:00:00Z");
+  EXPECT_EQ(thread_rows_of(e1), (std::set<std::string>{"B"}));
+  EXPECT_EQ(thread_rows_of(e2), (std::set<std::string>{"B"}));
+
+  // e1 forgotten now: neither of its messages is stored, so its row in B cannot be found; the
+  // next retention that reads thread B drops it.
+  ASSERT_EQ(forget_entry(*store_, e1, ++offset), "");
+  EXPECT_EQ(thread_rows_of(e1), (std::set<std::string>{"B"}));
+  retain_before("2026-03-11T00:00:00Z");
+  EXPECT_TRUE(thread_rows_of(e1).empty());
+  EXPECT_TRUE(thread_rows_of(e2).empty());     // B is empty now too
+  EXPECT_TRUE(store_->get_entry("acme", e2));  // the entry itself stays
 }
 
 TEST_F(GraphStoreTest, OnlyEntriesNotSupersededAreListedForDedupAndContradiction) {
