@@ -148,6 +148,8 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--train", nargs="+", required=True)
     ap.add_argument("--heldout", nargs="*", default=[])
+    ap.add_argument("--show", type=int, default=0,
+                    help="print the N pairs that differ which the cross-judged gbm of all others scores highest")
     a = ap.parse_args()
     torch.set_num_threads(2)
     encoder = UseLite(a.model)
@@ -172,6 +174,11 @@ def main():
                     judged_pairs += [p for p, t in zip(pairs, te) if t]
                 floor, r = at_false(np.array(judged_scores), judged_pairs, share)
                 show(f"{kind}, each writer by a model of {count} other(s), {share:.0%} false", r)
+                if a.show and kind == "gbm" and count == len(writers) - 1 and share == 0.0:
+                    worst = sorted(((s, p) for s, p in zip(judged_scores, judged_pairs) if p["kind"] not in SAME),
+                                   key=lambda sp: sp[0])
+                    for sc, p in worst[::-1][:a.show]:
+                        print(f"    {sc:.3f} {p['id']} {p['kind']}: {p['a']} | {p['b']} ({p['note']})")
                 if count == len(writers) - 1:
                     floors[(kind, share)] = floor
     if a.heldout:
