@@ -14,6 +14,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 #include <unistd.h>
 
 #include <time.h>
@@ -269,6 +270,27 @@ int semantic(const std::string& model_path) {
     if (!r.error.empty())
       throw std::runtime_error(r.error);
     std::printf("dedup on tests/data/dedup/%s.jsonl (threshold 0.92):\n%s\n", set, r.table().c_str());
+  }
+  {
+    // The pairs written for a paraphrase reader (tools/train/data/paraphrases: development; their
+    // held-out set is read once a reader is built), as one file.
+    std::vector<std::filesystem::path> files;
+    for (const auto& f : std::filesystem::directory_iterator("tools/train/data/paraphrases"))
+      if (f.path().extension() == ".jsonl")
+        files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    const auto joined = scratch + "-paraphrases.jsonl";
+    {
+      std::ofstream out(joined);
+      for (const auto& f : files)
+        out << std::ifstream(f).rdbuf();
+    }
+    auto r = evaluation::evaluate_dedup(joined, *model, scratch);
+    std::filesystem::remove(joined);
+    if (!r.error.empty())
+      throw std::runtime_error(r.error);
+    std::printf("dedup on tools/train/data/paraphrases (%zu files, threshold 0.92):\n%s\n", files.size(),
+                r.table().c_str());
   }
   for (const char* set : {"cases", "heldout"}) {
     auto r =
