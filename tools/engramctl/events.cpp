@@ -82,16 +82,17 @@ struct import_progress {
 }  // namespace
 
 int produce(const produce_options& o) {
+  // The input first: a file that cannot be read is said before anything connects.
+  std::ifstream f;
+  std::istream* in = open_input(o.file, f, "produce");
+  if (!in)
+    return 1;
   auto made = engram::ingest::kafka_producer::create(o.brokers, {});
   if (!made) {
     std::cerr << "produce: " << made.error() << "\n";
     return 1;
   }
   auto& producer = *made;
-  std::ifstream f;
-  std::istream* in = open_input(o.file, f, "produce");
-  if (!in)
-    return 1;
   auto report = engram::ingest::produce_events(*producer, o.topic, *in, o.max_bytes);
   for (const auto& p : report.problems)
     std::cerr << o.file << ": " << p << "\n";

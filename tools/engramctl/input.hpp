@@ -13,7 +13,7 @@ inline std::istream* open_input(const std::string& file, std::ifstream& f, const
     return &std::cin;
   f.open(file);
   if (!f) {
-    std::cerr << who << ": cannot read " << file << "\n";
+    std::cerr << std::string(who) + ": cannot read " + file + "\n";  // one write: other threads may log
     return nullptr;
   }
   return &f;
