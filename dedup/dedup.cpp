@@ -39,18 +39,60 @@ std::map<std::string_view, std::size_t> single_positions(const std::vector<order
   return at;
 }
 
-/// Two shared words in opposite orders with a word between them (in either title), or two
-/// names swapped: who does what to whom changed.
-bool roles_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
-  // Function words link the roles, they hold none: "for 2026 the budget" is "the budget for 2026".
+// Function words link the roles, they hold none: "for 2026 the budget" is "the budget for 2026".
+const std::set<std::string_view>& role_links() {
   static const std::set<std::string_view> links = {
       "for", "to", "by",  "with", "from", "over", "than", "into", "onto", "and",  "or",    "as",   "per", "about",
       "via", "we", "our", "you",  "your", "i",    "they", "it",   "this", "that", "their", "just", "also"};
+  return links;
+}
+
+/// A number or an amount ("48", "2.5", "$75,000"): order_of keeps each one word.
+bool is_value(std::string_view w) { return std::isdigit(static_cast<unsigned char>(w[0])) || w[0] == '$'; }
+
+/// Each value (a number or an amount) that occurs once, with the word it counts: the next word
+/// that is neither a value nor a link ("48 desks", "15 mw"); none at the end.
+std::map<std::string_view, std::string_view> counted_words(const std::vector<order_word>& seq) {
+  std::map<std::string_view, std::string_view> out;
+  for (const auto& [w, i] : single_positions(seq)) {
+    if (!is_value(w))
+      continue;
+    for (auto j = i + 1; j < seq.size(); ++j)
+      if (!is_value(seq[j].word) && !role_links().count(seq[j].word)) {
+        out[w] = seq[j].word;
+        break;
+      }
+  }
+  return out;
+}
+
+/// Two values that count two words in one title count them the other way round in the other
+/// ("48 desks and 52 staff" / "52 desks and 48 staff"); a value moved with its word, or
+/// counting nothing, is no swap ("for 2026 the budget is $75,000").
+bool values_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
+  const auto ca = counted_words(a), cb = counted_words(b);
+  for (const auto& [x, wx] : ca)
+    for (const auto& [y, wy] : ca) {
+      if (x == y || wx == wy)
+        continue;
+      auto bx = cb.find(x), by = cb.find(y);
+      if (bx != cb.end() && by != cb.end() && bx->second == wy && by->second == wx)
+        return true;
+    }
+  return false;
+}
+
+/// Two shared words in opposite orders with a word between them (in either title), two names
+/// swapped, or two values swapped between the words they count: who does what to whom, or
+/// how many of what, changed.
+bool roles_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
+  if (values_swapped(a, b))
+    return true;
+  const auto& links = role_links();
   auto pa = single_positions(a), pb = single_positions(b);
   std::vector<std::pair<std::size_t, std::size_t>> shared;  // (position in a, position in b)
   for (const auto& [w, i] : pa)
-    if (auto it = pb.find(w);
-        it != pb.end() && !std::isdigit(static_cast<unsigned char>(w[0])) && w[0] != '$' && !links.count(w))
+    if (auto it = pb.find(w); it != pb.end() && !is_value(w) && !links.count(w))
       shared.emplace_back(i, it->second);
   for (const auto& [ai, bi] : shared)
     for (const auto& [aj, bj] : shared) {

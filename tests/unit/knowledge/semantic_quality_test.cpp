@@ -39,6 +39,14 @@ TEST(SameWording, WhoDoesWhatToWhomAndSubstitutedWordsAreAnother) {
   EXPECT_FALSE(same_wording("Hugo is Claire's manager", "Claire is Hugo's manager"));
   EXPECT_FALSE(same_wording("Globex prefers email", "Globex prefers phone"));
   EXPECT_FALSE(same_wording("Acme sells to Globex", "Globex sells to Acme"));
+  // Values swapped between the words they count.
+  EXPECT_FALSE(
+      same_wording("The Brussels office has 48 desks and 52 staff", "The Brussels office has 52 desks and 48 staff"));
+  EXPECT_FALSE(same_wording("The Skagen offshore project will have 12 turbines of 15 MW each",
+                            "The Skagen offshore project will have 15 turbines of 12 MW each"));
+  EXPECT_TRUE(same_wording("The Brussels office has 48 desks and 52 staff",
+                           "FYI the Brussels office has 48 desks and 52 staff"));
+  EXPECT_TRUE(same_wording("In 2026 Globex has 180 seats", "Globex has 180 seats in 2026"));
 }
 
 class SemanticQuality : public ::testing::Test {
