@@ -459,8 +459,8 @@ struct entry_match {
     return c;
   }
   bool duplicate(const facts& c) const {
-    return c.positive == f.positive && c.markers == f.markers && same_values(c.sig, f.sig) &&
-           same_wording(c.sig.words, f.sig.words, c.order, f.order);
+    return c.positive == f.positive && c.markers == f.markers && !sense_differs(c.sense, f.sense) &&
+           same_values(c.sig, f.sig) && same_wording(c.sig.words, f.sig.words, c.order, f.order);
   }
 };
 
@@ -509,7 +509,7 @@ void match_neighbours(const entry_match& k, const storage::vector_index& index, 
       r.relations.clear();
       break;
     }
-    if (c->positive == f.positive && complementary(c->sig, f.sig) &&
+    if (c->positive == f.positive && !sense_differs(c->sense, f.sense) && complementary(c->sig, f.sig) &&
         same_wording(c->sig.words, f.sig.words, c->order, f.order)) {
       r.outcome = schemas::save_outcome::linked;
       r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});

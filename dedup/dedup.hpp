@@ -3,7 +3,8 @@
 // organisation and type only when the statements are near-identical (exact normalised
 // title, or cosine above the threshold) AND their numbers, dates, amounts, named entities
 // and polarity agree AND the wording differs only by additions (no word swapped for
-// another, no reordering, no value moved to count another word). Outcomes:
+// another, no reordering, no value moved to count another word) AND both say the same of
+// time, modality, standing and whose (facts.hpp: sense_of). Outcomes:
 //   merge     into the older entry (the store combines content, confidence, sources);
 //   link      `supports` to older entries that the new one complements (same values, one
 //             states some the other leaves out);

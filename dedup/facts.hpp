@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace engram::dedup {
@@ -27,6 +28,28 @@ struct order_word {
 /// The words of a title in order, without articles, forms of "to be" and the prepositions
 /// that only place a word ("in", "at", "on", "of"); a possessive "'s" is cut.
 [[nodiscard]] std::vector<order_word> order_of(std::string_view title);
+
+/// What a title says of time, modality, standing and whose: the words that turn a statement
+/// into another without being a value, a name or a negation ("will" / "might", "is" / "was",
+/// "the CFO" / "the former CFO", "decided to" / "decided against", "our favour" / "their
+/// favour"). Read at decision time from the title (nothing stored), compared by sense_differs.
+struct sense {
+  /// "past", "present" or "" (neither, or both).
+  std::string tense;
+  /// Modal verbs, contractions read as theirs ("won't" is will).
+  std::set<std::string> modal;
+  /// Words that end, oppose or qualify what follows: former, ex, against, non, stop, longer, …
+  std::set<std::string> standing;
+  /// Possessive pronouns: our, their, my, your, his, her.
+  std::set<std::string> owner;
+  bool operator==(const sense&) const = default;
+};
+
+[[nodiscard]] sense sense_of(std::string_view title);
+
+/// The two say something else of time, modality, standing or whose: a side that says nothing of
+/// tense, modality or whose leaves that part open; standing words must be the same.
+[[nodiscard]] bool sense_differs(const sense& a, const sense& b);
 
 struct facts {
   std::string id;
@@ -44,6 +67,8 @@ struct facts {
   std::string markers;
   /// The title's words in order (order_of): what the wording check's order guard reads.
   std::vector<order_word> order;
+  /// The title's sense words (sense_of).
+  dedup::sense sense;
   /// Lower-case sender address of the statement's source.
   std::string author;
   schemas::source_type source = schemas::source_type::email;

@@ -49,6 +49,34 @@ TEST(SameWording, WhoDoesWhatToWhomAndSubstitutedWordsAreAnother) {
   EXPECT_TRUE(same_wording("In 2026 Globex has 180 seats", "Globex has 180 seats in 2026"));
 }
 
+bool sense_differs(const char* a, const char* b) {
+  return dedup::sense_differs(dedup::sense_of(a), dedup::sense_of(b));
+}
+
+// Time, modality, standing and whose: words that are no value, name or negation and still make
+// another statement.
+TEST(Sense, TenseModalityStandingAndWhoseMakeAnotherStatement) {
+  EXPECT_TRUE(sense_differs("Sandrine Moreau is the CFO of Liora Cosmetics",
+                            "Sandrine Moreau is the former CFO of Liora Cosmetics"));
+  EXPECT_TRUE(
+      sense_differs("Kaarel Tamm is head of logistics at Tallmark", "Kaarel Tamm was head of logistics at Tallmark"));
+  EXPECT_TRUE(sense_differs("The team decided to use Helm charts", "The team decided against using Helm charts"));
+  EXPECT_TRUE(sense_differs("Reza will present the budget", "Reza might present the budget"));
+  EXPECT_TRUE(sense_differs("Antonella must approve overtime", "Antonella may approve overtime"));
+  EXPECT_TRUE(sense_differs("The dispute was resolved in our favour", "The dispute was resolved in their favour"));
+  EXPECT_TRUE(sense_differs("Boateng is the exclusive distributor", "Boateng is a non-exclusive distributor"));
+  EXPECT_TRUE(sense_differs("The Osaka team will own playout", "The Osaka team will stop owning playout"));
+}
+
+TEST(Sense, ContractionsFillersAndALeftOutAuxiliaryAreTheSame) {
+  EXPECT_FALSE(sense_differs("We won't renew the contract", "We will not renew the contract"));
+  EXPECT_FALSE(sense_differs("We won\u2019t renew the contract", "We won't renew the contract"));
+  EXPECT_FALSE(sense_differs("We'll send the report", "We will send the report"));
+  EXPECT_FALSE(sense_differs("The meeting was moved to Friday", "Meeting moved to Friday"));
+  EXPECT_FALSE(sense_differs("Acme renews in May", "Just to confirm, Acme renews in May"));
+  EXPECT_FALSE(sense_differs("Our budget is $2M", "FYI our budget is $2M"));
+}
+
 class SemanticQuality : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
