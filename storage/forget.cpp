@@ -595,11 +595,16 @@ errc kv_graph_store::retain(write_txn& tx, const schemas::knowledge_command& c, 
     emptied = std::all_of(left.begin(), left.end(), [&](const std::string& event) { return events.count(event) > 0; });
   }
   std::uint64_t marked = 0;
+  // An entry merged from two of these threads is marked (and counted) once.
+  std::map<std::string, bool> visited;  // entry id -> not stored
   for (const auto& [thread, emptied] : threads)
     for (const auto& id : ids_under(cf_by_thread, key(org, thread, "entry", ""))) {
-      bool changed = false, gone = false;
-      if (auto e = mark_retained(tx, org, id, events, &changed, &gone); e != errc::ok)
-        return e;
+      auto [at, first] = visited.emplace(id, false);
+      bool changed = false;
+      if (first)
+        if (auto e = mark_retained(tx, org, id, events, &changed, &at->second); e != errc::ok)
+          return e;
+      const bool gone = at->second;
       marked += changed;
       // A forgotten entry finds the rows of the threads whose messages are still stored.
       if (emptied || gone)

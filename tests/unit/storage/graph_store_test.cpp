@@ -511,6 +511,8 @@ TEST_F(GraphStoreTest, AnEntryMergedIntoManyTimesKeepsItsFirstAndLatestSourcesAn
   storage::apply_outcome out{};
   ASSERT_EQ(store_->apply_command({"engram-log", 0, 41, "c"}, retain, &cr, &out), storage::errc::ok);
   ASSERT_EQ(cr.error, "");
+  EXPECT_EQ(cr.forgotten["messages"], 10u);
+  EXPECT_EQ(cr.forgotten["entriesMarked"], 1u);  // one entry, reached through three threads
   e = stored();
   EXPECT_NE(e.sources[0].source_id, "say-00");
   EXPECT_EQ(e.sources[0].source_id, e.source_id);
