@@ -62,12 +62,12 @@ std::vector<std::optional<std::string>> kv_graph_store::get_entries(const std::s
 result<std::vector<std::string>> kv_graph_store::moved_sources(const std::string& org, const std::string& id,
                                                                std::uint64_t first, std::size_t limit) const {
   std::vector<std::string> out;
-  const auto prefix = key(org, id, "");
-  auto it = kv_->iterate(cf_entry_sources);
-  for (it->seek(key(org, id, encode_u64(first))); it->valid() && it->key().starts_with(prefix) && out.size() < limit;
-       it->next())
-    out.emplace_back(it->value());
-  if (auto e = it->status(); e != errc::ok)
+  if (auto e = moved_rows(org, id, first,
+                          [&](std::string_view, std::string_view value) {
+                            out.emplace_back(value);
+                            return out.size() < limit;
+                          });
+      e != errc::ok)
     return failure{e};
   return out;
 }
@@ -558,18 +558,28 @@ errc kv_graph_store::load_entry(write_txn& tx, const std::string& org, const std
   return errc::ok;
 }
 
+errc kv_graph_store::moved_rows(const std::string& org, const std::string& id, std::uint64_t first,
+                                const std::function<bool(std::string_view, std::string_view)>& row) const {
+  const auto prefix = key(org, id, "");
+  auto it = kv_->iterate(cf_entry_sources);
+  for (it->seek(key(org, id, encode_u64(first))); it->valid() && it->key().starts_with(prefix); it->next())
+    if (!row(it->key(), it->value()))
+      break;
+  return it->status();
+}
+
 errc kv_graph_store::visit_moved(
     const std::string& org, const std::string& id,
     const std::function<void(std::string_view, const knowledge::source_ref&)>& visit) const {
-  const auto prefix = key(org, id, "");
-  auto it = kv_->iterate(cf_entry_sources);
-  for (it->seek(prefix); it->valid() && it->key().starts_with(prefix); it->next()) {
+  bool corrupt = false;
+  auto e = moved_rows(org, id, 0, [&](std::string_view k, std::string_view v) {
     knowledge::source_ref src;
-    if (knowledge::decode(it->value(), src))
-      return errc::corruption;
-    visit(it->key(), src);
-  }
-  return it->status();
+    corrupt = knowledge::decode(v, src).has_value();
+    if (!corrupt)
+      visit(k, src);
+    return !corrupt;
+  });
+  return corrupt ? errc::corruption : e;
 }
 
 errc kv_graph_store::source_threads(const std::string& org, const std::string& id, const stored_entry& d,

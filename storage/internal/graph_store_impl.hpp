@@ -382,8 +382,12 @@ private:
   /// Adds to `threads` every thread whose by_thread rows list entry `id`: its first message's
   /// and those of the messages merged into it, read from the stored messages (a message that
   /// retention removed is not found; retention drops its thread's row when it next reads it).
+  /// Calls `row` with the key and value of entry `id`'s entry_sources rows from the `first`-th
+  /// on, oldest first, while it returns true.
+  errc moved_rows(const std::string& org, const std::string& id, std::uint64_t first,
+                  const std::function<bool(std::string_view, std::string_view)>& row) const;
   /// Calls `visit` with the key and the source of each of entry `id`'s entry_sources rows,
-  /// oldest first.
+  /// oldest first (corruption when one is not a source record).
   errc visit_moved(const std::string& org, const std::string& id,
                    const std::function<void(std::string_view, const knowledge::source_ref&)>& visit) const;
   /// Marks each source of entry `id` that was one of `events` (messages retention removes:
