@@ -82,11 +82,82 @@ bool values_swapped(const std::vector<order_word>& a, const std::vector<order_wo
   return false;
 }
 
+/// Two words that say another statement in the same place: not two function words ("tea to
+/// coffee" / "tea over coffee"), unless one leads to and the other away ("to" / "from").
+bool another_word(std::string_view x, std::string_view y) {
+  static const std::set<std::string_view> toward = {"to", "into", "onto"};
+  if (!role_links().count(x) || !role_links().count(y))
+    return true;
+  return (toward.count(x) && y == "from") || (x == "from" && toward.count(y));
+}
+
+/// A word that may stand for another of the same sense: an auxiliary ("has" / "have"), a value
+/// or a calendar word, which the signature compares resolved ("$1.2M" / "$1,200,000", "Aug" /
+/// "August").
+bool interchangeable(std::string_view w) {
+  static const std::set<std::string_view> auxiliaries = {"has", "have", "had", "having", "do", "does", "did", "being"};
+  static constexpr std::string_view calendar[] = {"january",  "february", "march",    "april",     "may",
+                                                  "june",     "july",     "august",   "september", "october",
+                                                  "november", "december", "monday",   "tuesday",   "wednesday",
+                                                  "thursday", "friday",   "saturday", "sunday"};
+  if (auxiliaries.count(w) ||
+      std::any_of(w.begin(), w.end(), [](char c) { return !std::isalpha(static_cast<unsigned char>(c)); }))
+    return true;
+  return w.size() >= 3 &&
+         std::any_of(std::begin(calendar), std::end(calendar), [&](auto c) { return c.starts_with(w); });
+}
+
+/// A word of one title stands where the other has another word, between the same two words:
+/// "upgrade on the eu cluster" / "upgrade on the us cluster", "ship pallets to the depot" / "ship
+/// pallets from the depot".
+bool word_replaced(const std::vector<order_word>& a, const std::vector<order_word>& b) {
+  std::set<std::string_view> in_a, in_b;
+  for (const auto& w : a)
+    in_a.insert(w.word);
+  for (const auto& w : b)
+    in_b.insert(w.word);
+  for (std::size_t i = 1; i + 1 < a.size(); ++i) {
+    if (in_b.count(a[i].word) || interchangeable(a[i].word))
+      continue;
+    for (std::size_t j = 1; j + 1 < b.size(); ++j)
+      if (b[j - 1].word == a[i - 1].word && b[j + 1].word == a[i + 1].word && !in_a.count(b[j].word) &&
+          !interchangeable(b[j].word) && another_word(a[i].word, b[j].word))
+        return true;
+  }
+  return false;
+}
+
+/// `longer` has words between two words that stand together in `shorter`: the words qualify
+/// what follows ("the crash rate" / "the crash-free session rate"). A name, a value, a calendar
+/// word, a function word and whose ("payslips" / "his payslips") are no such words.
+bool words_inserted(const std::vector<order_word>& shorter, const std::vector<order_word>& longer) {
+  static const std::set<std::string_view> owners = {"our", "their", "my", "your", "his", "her", "its"};
+  std::set<std::string_view> in_shorter;
+  for (const auto& w : shorter)
+    in_shorter.insert(w.word);
+  auto qualifier = [&](const order_word& w) {
+    return !in_shorter.count(w.word) && !w.name && !interchangeable(w.word) && !role_links().count(w.word) &&
+           !owners.count(w.word);
+  };
+  for (std::size_t i = 0; i + 1 < shorter.size(); ++i)
+    for (std::size_t j = 0; j + 2 < longer.size(); ++j) {
+      if (longer[j].word != shorter[i].word || !qualifier(longer[j + 1]))
+        continue;
+      auto k = j + 1;
+      while (k < longer.size() && !in_shorter.count(longer[k].word))
+        ++k;
+      if (k < longer.size() && longer[k].word == shorter[i + 1].word)
+        return true;
+    }
+  return false;
+}
+
 /// Two shared words in opposite orders with a word between them (in either title), two names
-/// swapped, or two values swapped between the words they count: who does what to whom, or
-/// how many of what, changed.
+/// swapped, two values swapped between the words they count, a word replaced by another, or
+/// words put between two that stand together: who does what to whom, or how many of what,
+/// changed.
 bool roles_swapped(const std::vector<order_word>& a, const std::vector<order_word>& b) {
-  if (values_swapped(a, b))
+  if (values_swapped(a, b) || word_replaced(a, b) || words_inserted(a, b) || words_inserted(b, a))
     return true;
   const auto& links = role_links();
   auto pa = single_positions(a), pb = single_positions(b);

@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <vector>
 
 namespace engram::evaluation {
 
@@ -167,15 +169,37 @@ std::string contradiction_report::table() const {
   return out;
 }
 
+std::vector<std::string> jsonl_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir, ec))
+    if (f.path().extension() == ".jsonl")
+      files.push_back(f.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::embedder& e, const std::string& work_dir,
                             double threshold) {
+  return evaluate_dedup(std::vector<std::string>{pairs_jsonl}, e, work_dir, threshold);
+}
+
+dedup_report evaluate_dedup(const std::vector<std::string>& pair_files, const embedding::embedder& e,
+                            const std::string& work_dir, double threshold) {
   dedup_report r;
-  auto read = read_jsonl(pairs_jsonl);
-  if (!read) {
-    r.error = read.error();
+  std::vector<json> pairs;
+  for (const auto& file : pair_files) {
+    auto read = read_jsonl(file);
+    if (!read) {
+      r.error = read.error();
+      return r;
+    }
+    pairs.insert(pairs.end(), std::make_move_iterator(read->begin()), std::make_move_iterator(read->end()));
+  }
+  if (pairs.empty()) {
+    r.error = "no pairs to evaluate";
     return r;
   }
-  const auto& pairs = *read;
   auto opened = bench_store::open(work_dir, e.dim(), threshold);
   if (!opened) {
     r.error = opened.error();

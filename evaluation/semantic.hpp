@@ -46,6 +46,11 @@ struct contradiction_report {
 /// `work_dir` receives a scratch store (removed first).
 [[nodiscard]] dedup_report evaluate_dedup(const std::string& pairs_jsonl, const embedding::embedder& e,
                                           const std::string& work_dir, double threshold = 0.92);
+/// The pairs of every file, in order, as one set.
+[[nodiscard]] dedup_report evaluate_dedup(const std::vector<std::string>& pair_files, const embedding::embedder& e,
+                                          const std::string& work_dir, double threshold = 0.92);
+/// The `.jsonl` files of a directory, sorted by name.
+[[nodiscard]] std::vector<std::string> jsonl_files(const std::string& dir);
 [[nodiscard]] contradiction_report evaluate_contradictions(const std::string& cases_jsonl, const embedding::embedder& e,
                                                            const std::string& work_dir, double threshold = 0.92);
 

@@ -168,6 +168,7 @@ public:
 
 private:
   std::string_view tok(std::size_t i) const { return i < toks_.size() ? toks_[i].lower : std::string_view(); }
+  static bool is_year(std::string_view w) { return w.size() == 4 && text::is_digit(w[0]) && text::is_digit(w[3]); }
   bool capitalised(std::size_t i) const { return std::isupper(static_cast<unsigned char>(s_[toks_[i].begin])); }
   /// Adds the date of tokens first..last; returns the token after them.
   std::size_t add(std::size_t first, std::size_t last, std::string resolved, bool relative) {
@@ -295,11 +296,12 @@ private:
   }
 
   /// "March 5", "Mar 5th", "March 5, 2026", "March" (a period). Month names count only
-  /// capitalised: "march on", "may need" are not dates.
+  /// capitalised ("march on", "may need" are not dates), or between a day and a year in
+  /// lower-case chat ("may 14 2026").
   std::size_t month_first(std::size_t i) {
     auto w = tok(i);
     auto m = month_of(w);
-    if (!m || !capitalised(i))
+    if (!m || !(capitalised(i) || (day_number(tok(i + 1)) && is_year(tok(i + 2)))))
       return 0;
     if (auto d = day_number(tok(i + 1))) {
       if (tok(i + 2).size() == 4 && text::is_digit(tok(i + 2)[0]))
@@ -335,7 +337,8 @@ private:
     return add(i, i, format_day(days_from_civil(y, m, *d)), true);
   }
 
-  /// "5 March", "5th of March", "30 June 2027" (a year after the month is the date's).
+  /// "5 March", "5th of March", "30 June 2027" (a year after the month is the date's); a
+  /// lower-case month only with its year ("by 14 may 2026").
   std::size_t day_first(std::size_t i) {
     auto d = day_number(tok(i));
     if (!d)
@@ -344,9 +347,9 @@ private:
     if (tok(k) == "of")
       ++k;
     auto m = month_of(tok(k));
-    if (!m || k >= toks_.size() || !capitalised(k))
+    if (!m || k >= toks_.size() || !(capitalised(k) || is_year(tok(k + 1))))
       return 0;
-    if (tok(k + 1).size() == 4 && text::is_digit(tok(k + 1)[0]) && text::is_digit(tok(k + 1)[3]))
+    if (is_year(tok(k + 1)))
       return add(i, k + 1, format_day(month_day(std::stoi(std::string(tok(k + 1))), *m, *d)), false);
     return add(i, k, format_day(nearest(sent_, *m, *d)), false);
   }

@@ -271,26 +271,14 @@ int semantic(const std::string& model_path) {
       throw std::runtime_error(r.error);
     std::printf("dedup on tests/data/dedup/%s.jsonl (threshold 0.92):\n%s\n", set, r.table().c_str());
   }
-  {
-    // The pairs written for a paraphrase reader (tools/train/data/paraphrases: development; their
-    // held-out set is read once a reader is built), as one file.
-    std::vector<std::filesystem::path> files;
-    for (const auto& f : std::filesystem::directory_iterator("tools/train/data/paraphrases"))
-      if (f.path().extension() == ".jsonl")
-        files.push_back(f.path());
-    std::sort(files.begin(), files.end());
-    const auto joined = scratch + "-paraphrases.jsonl";
-    {
-      std::ofstream out(joined);
-      for (const auto& f : files)
-        out << std::ifstream(f).rdbuf();
-    }
-    auto r = evaluation::evaluate_dedup(joined, *model, scratch);
-    std::filesystem::remove(joined);
+  // The pairs written for a paraphrase reader: development (tools/train/data/paraphrases) and
+  // held out (tests/data/dedup/paraphrase_heldout), each directory as one set.
+  for (const char* dir : {"tools/train/data/paraphrases", "tests/data/dedup/paraphrase_heldout"}) {
+    const auto files = evaluation::jsonl_files(dir);
+    auto r = evaluation::evaluate_dedup(files, *model, scratch);
     if (!r.error.empty())
-      throw std::runtime_error(r.error);
-    std::printf("dedup on tools/train/data/paraphrases (%zu files, threshold 0.92):\n%s\n", files.size(),
-                r.table().c_str());
+      throw std::runtime_error(std::string(dir) + ": " + r.error);
+    std::printf("dedup on %s (%zu files, threshold 0.92):\n%s\n", dir, files.size(), r.table().c_str());
   }
   for (const char* set : {"cases", "heldout"}) {
     auto r =

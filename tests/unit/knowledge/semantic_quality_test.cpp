@@ -49,6 +49,23 @@ TEST(SameWording, WhoDoesWhatToWhomAndSubstitutedWordsAreAnother) {
   EXPECT_TRUE(same_wording("In 2026 Globex has 180 seats", "Globex has 180 seats in 2026"));
 }
 
+TEST(SameWording, AWordReplacedOrPutBetweenTwoThatStoodTogetherIsAnother) {
+  // A word the content words leave out (a pronoun, a direction) stands for another.
+  EXPECT_FALSE(
+      same_wording("the kafka upgrade on the eu cluster completed", "the kafka upgrade on the us cluster completed"));
+  EXPECT_FALSE(same_wording("Tuomas will ship 16 pallets to the Vaasa depot",
+                            "Tuomas will ship 16 pallets from the Vaasa depot"));
+  // Words that qualify what follows.
+  EXPECT_FALSE(same_wording("The app's crash rate is 99.2%", "The app's crash-free session rate is 99.2%"));
+  // Values and calendar words are compared resolved, function words, auxiliaries, names and whose are no qualifier.
+  EXPECT_TRUE(same_wording("The order ships from Rotterdam on August 3", "The order ships from Rotterdam on Aug 3"));
+  EXPECT_TRUE(
+      same_wording("The renewal quote is $1,200,000 for three years", "The renewal quote is $1.2M for three years"));
+  EXPECT_TRUE(same_wording("The team has approved the plan", "The team have approved the plan"));
+  EXPECT_TRUE(same_wording("Huda prefers Teams over Zoom", "Huda prefers MS Teams over Zoom"));
+  EXPECT_TRUE(same_wording("Omid prefers to get payslips by post", "Omid prefers to get his payslips by post"));
+}
+
 bool sense_differs(const char* a, const char* b) {
   return dedup::sense_differs(dedup::sense_of(a), dedup::sense_of(b));
 }
@@ -134,13 +151,34 @@ TEST_F(SemanticQuality, NoSetHasAFalseMerge) {
   // A false merge destroys a fact. The held-out sets are measured here, never tuned on.
   // Links (complements above the cosine) are printed: some join different facts
   // (docs/recall.md#deduplication), which is still open.
-  for (const char* set : {"pairs", "heldout", "heldout_paraphrase"}) {
-    auto r = dedup(*int8_, set, scratch("dedup"));
-    ASSERT_TRUE(r.error.empty()) << r.error;
+  auto no_false_merge = [](const std::string& set, const evaluation::dedup_report& r) {
+    ASSERT_TRUE(r.error.empty()) << set << ": " << r.error;
     std::cout << set << ":\n" << r.table();
-    for (const char* kind : {"different_fact", "unrelated"})
+    for (const char* kind : {"different_fact", "related", "unrelated"})
       EXPECT_EQ(r.merged.count(kind) ? r.merged.at(kind) : 0, 0u) << set << " " << kind << "\n" << r.table();
-  }
+  };
+  for (const char* set : {"pairs", "heldout", "heldout_paraphrase"})
+    no_false_merge(set, dedup(*int8_, set, scratch("dedup")));
+  // The pairs a fifth writer wrote for the paraphrase reader, who saw no rule and no other pair.
+  const auto held = evaluation::jsonl_files(ENGRAM_SOURCE_DIR "/tests/data/dedup/paraphrase_heldout");
+  ASSERT_EQ(held.size(), 3u);
+  no_false_merge("paraphrase_heldout", evaluation::evaluate_dedup(held, *int8_, scratch("dedup")));
+}
+
+TEST_F(SemanticQuality, ThePairsWrittenForTheParaphraseReaderMergeOneDifferentFactAtMost) {
+  // Four writers' 1,600 pairs (tools/train/data/paraphrases): the development set of the checks
+  // dedup makes. One different fact is still merged, an added noun that changes the object ("the
+  // lease for the warehouse" / "the lease for the warehouse extension", p4-0150); no other may be.
+  const auto files = evaluation::jsonl_files(ENGRAM_SOURCE_DIR "/tools/train/data/paraphrases");
+  ASSERT_GE(files.size(), 16u);
+  auto r = evaluation::evaluate_dedup(files, *int8_, scratch("dedup"));
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  std::cout << r.table();
+  EXPECT_EQ(r.pairs.at("different_fact"), 560u);
+  EXPECT_LE(r.merged.count("different_fact") ? r.merged.at("different_fact") : 0, 1u) << r.table();
+  for (const char* kind : {"related", "unrelated"})
+    EXPECT_EQ(r.merged.count(kind) ? r.merged.at(kind) : 0, 0u) << kind << "\n" << r.table();
+  EXPECT_GE(r.recall(), 0.69) << "near-duplicates merged";
 }
 
 TEST_F(SemanticQuality, ContradictionsAreFoundWithinOneSubjectOnly) {

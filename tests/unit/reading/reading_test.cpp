@@ -52,6 +52,15 @@ TEST(Dates, AbsoluteDatesTakeTheNearestYear) {
   EXPECT_EQ(resolve("Q1", nov), "2027-01-01/2027-03-31");  // Q1 of 2026 is over
 }
 
+TEST(Dates, ALowerCaseMonthIsADateBetweenADayAndAYear) {
+  auto wed = day(2026, 3, 4);
+  EXPECT_EQ(resolve("rotate the token by 14 may 2026", wed), "2026-05-14");
+  EXPECT_EQ(resolve("completed on 19 july 2026", wed), "2026-07-19");
+  EXPECT_EQ(resolve("due may 14 2026", wed), "2026-05-14");
+  EXPECT_TRUE(find_dates("we may 14 times", wed).empty());
+  EXPECT_TRUE(find_dates("by 14 may", wed).empty());  // no year: "may" stays a verb
+}
+
 TEST(Dates, WordsThatOnlyLookLikeDatesAreNotDates) {
   auto wed = day(2026, 3, 4);
   EXPECT_TRUE(find_dates("We may need more time.", wed).empty());

@@ -23,7 +23,7 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "recall"))
 from crossenc import Reader  # noqa: E402
-from measure import SAME, at_false, load, recall_above, show  # noqa: E402
+from judge import SAME, at_false, load, recall_above, show  # noqa: E402
 from use_lite import UseLite  # noqa: E402
 
 

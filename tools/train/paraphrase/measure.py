@@ -19,7 +19,6 @@ usage: measure.py --model .cache/models/use-lite-en.bin --train DIR/p*.jsonl [--
 """
 import argparse
 import collections
-import json
 import pathlib
 import re
 import sys
@@ -31,8 +30,9 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "recall"))
 from use_lite import UseLite  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from judge import SAME, at_false, load, recall_above, show  # noqa: E402
 
-SAME = {"paraphrase", "near_duplicate"}
 STOP = set("""a an the of to in on at for by with from and or but is are was were be been being it its this that
 these those we our us you your they their them he she his her i my me as into about over than then so if not no
 will would shall should can could may might must do does did done has have had just please fyi also per""".split())
@@ -85,16 +85,6 @@ def features(a, b, cos):
     ]
 
 
-def load(paths):
-    out = []
-    for p in paths:
-        for line in open(p, encoding="utf-8"):
-            j = json.loads(line)
-            j["writer"] = j["id"].split("-")[0]
-            out.append(j)
-    return out
-
-
 def embed(model, texts, batch=64):
     vecs = []
     with torch.no_grad():
@@ -116,31 +106,6 @@ def fit(kind, x, y):
     m = GradientBoostingClassifier(random_state=0, n_estimators=300, max_depth=3, learning_rate=0.05) \
         if kind == "gbm" else LogisticRegression(max_iter=2000, C=1.0)
     return m.fit(x, y)
-
-
-def at_false(scores, pairs, share):
-    """The threshold that calls at most `share` of the pairs that differ the same, and the share
-    of paraphrases and near-duplicates above it."""
-    other = np.sort(np.array([s for s, p in zip(scores, pairs) if p["kind"] not in SAME]))[::-1]
-    allowed = int(share * len(other))
-    floor = other[allowed] if allowed < len(other) else -1.0
-    return floor, recall_above(scores, pairs, floor)
-
-
-def recall_above(scores, pairs, floor):
-    got = collections.defaultdict(lambda: [0, 0])
-    for s, p in zip(scores, pairs):
-        got[p["kind"]][0] += s > floor
-        got[p["kind"]][1] += 1
-    return {k: (v[0], v[1]) for k, v in sorted(got.items())}
-
-
-def show(label, r):
-    para, near = r.get("paraphrase", (0, 0)), r.get("near_duplicate", (0, 0))
-    wrong = sum(v[0] for k, v in r.items() if k not in SAME)
-    total = sum(v[1] for k, v in r.items() if k not in SAME)
-    print(f"  {label}: paraphrases {para[0]}/{para[1]} ({para[0] / max(1, para[1]):.2f}), near-duplicates "
-          f"{near[0]}/{near[1]} ({near[0] / max(1, near[1]):.2f}), false {wrong}/{total}", flush=True)
 
 
 def main():
