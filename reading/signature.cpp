@@ -1,10 +1,13 @@
 #include "reading/signature.hpp"
+#include "base/text.hpp"
+#include "reading/text.hpp"
 
 #include <libstemmer.h>
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -49,6 +52,23 @@ bool number_unit(std::string_view w) {
   return units.count(w) > 0;
 }
 
+/// A number written as a word ("fourteen", "forty"), or none. "one" before "of" names one of
+/// several, no count ("one of our customers"): `next` is the word after.
+std::optional<int> number_word(std::string_view w, std::string_view next) {
+  static constexpr std::string_view units[] = {
+      "zero", "one",    "two",    "three",    "four",     "five",    "six",     "seven",     "eight",    "nine",
+      "ten",  "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
+  static constexpr std::string_view tens[] = {"twenty", "thirty",  "forty",  "fifty",
+                                              "sixty",  "seventy", "eighty", "ninety"};
+  for (int i = 0; i < 20; ++i)
+    if (w == units[i])
+      return i == 1 && next == "of" ? std::nullopt : std::optional<int>(i);
+  for (int i = 0; i < 8; ++i)
+    if (w == tens[i])
+      return 20 + 10 * i;
+  return std::nullopt;
+}
+
 /// The Snowball English stemmer; one per thread (sb_stemmer is not thread-safe).
 std::string stem(std::string_view w) {
   struct closer {
@@ -71,7 +91,7 @@ std::string content_words(std::string_view text) {
   const auto ws = schemas::split_words(nf);
   for (std::size_t i = 0; i < ws.size(); ++i) {
     auto w = ws[i];
-    if (has_digit(w) || filler.count(w))
+    if (has_digit(w) || filler.count(w) || number_word(w, i + 1 < ws.size() ? ws[i + 1] : ""))
       continue;
     if (number_unit(w) && ((i > 0 && has_digit(ws[i - 1])) || (i + 1 < ws.size() && has_digit(ws[i + 1]))))
       continue;
@@ -87,6 +107,41 @@ std::vector<std::string> index_terms(std::string_view text) {
   const auto ws = schemas::split_words(words);
   return std::vector<std::string>(ws.begin(), ws.end());
 }
+
+namespace {
+
+/// The zeros a multiplier adds ("k", "thousand": 3; "m", "million": 6; "bn", "billion": 9).
+std::optional<int> multiplier(std::string_view w) {
+  if (w == "k" || w == "thousand")
+    return 3;
+  if (w == "m" || w == "mn" || w == "million")
+    return 6;
+  if (w == "bn" || w == "billion")
+    return 9;
+  if (w == "hundred")
+    return 2;
+  return std::nullopt;
+}
+
+/// A decimal number ("3.2", "450") times 10^zeros, written without leading zeros and, past the
+/// point, without trailing ones: ("3.2", 6) is "3200000", ("0.5", 0) "0.5", ("2.50", 0) "2.5".
+std::string scaled(std::string_view number, int zeros) {
+  const auto point = number.find('.');
+  std::string digits(number.substr(0, point));
+  std::string fraction(point == std::string_view::npos ? std::string_view() : number.substr(point + 1));
+  for (; zeros > 0; --zeros) {
+    digits += fraction.empty() ? '0' : fraction.front();
+    if (!fraction.empty())
+      fraction.erase(0, 1);
+  }
+  while (!fraction.empty() && fraction.back() == '0')
+    fraction.pop_back();
+  const auto nz = digits.find_first_not_of('0');
+  digits = nz == std::string::npos ? "0" : digits.substr(nz);
+  return fraction.empty() ? digits : digits + "." + fraction;
+}
+
+}  // namespace
 
 std::string normal_number(std::string n) {
   while (!n.empty() && (n.back() == '.' || n.back() == ':'))
@@ -131,7 +186,82 @@ std::string normal_number(std::string n) {
     auto nz = lower.find_first_not_of('0');
     return nz == std::string::npos ? "0" : lower.substr(nz);
   }
+  // A number with a multiplier or a unit written onto it: "12k" is 12000, "3.2m" 3200000, "500gb"
+  // and "7d" are 500 and 7 (the unit is a word beside it elsewhere: "500 GB"), "v4.12" is 4.12.
+  std::string_view body = lower;
+  if (body.size() > 1 && body[0] == 'v' && text::is_digit(body[1]))
+    body.remove_prefix(1);
+  const auto end = body.find_first_not_of("0123456789.");
+  const auto figures = body.substr(0, end);
+  const auto suffix = end == std::string_view::npos ? std::string_view() : body.substr(end);
+  if (figures.empty() || !text::is_digit(figures[0]) || std::count(figures.begin(), figures.end(), '.') > 1 ||
+      figures.back() == '.')
+    return lower;
+  if (auto zeros = multiplier(suffix))
+    return scaled(figures, *zeros);
+  static const std::set<std::string_view> units = {"gb", "mb", "tb",   "kb",   "ms",   "s",   "sec", "secs", "d",
+                                                   "h",  "hr", "hrs",  "min",  "mins", "x",   "kg",  "km",   "mw",
+                                                   "kw", "gw", "mbps", "gbps", "rps",  "tps", "qps", "w"};
+  if (suffix.empty() || units.count(suffix))
+    return scaled(figures, 0);
   return lower;
+}
+
+std::set<std::string> read_numbers(std::string_view text, const std::set<std::string>& years) {
+  // Tokens of digits, letters, points and colons. A comma or a space before a group of three
+  // digits, in a number of groups, separates thousands ("4,000", "12 000"; not "2026 100").
+  auto group_follows = [&](std::size_t i) {
+    return i + 3 < text.size() && text::is_digit(text[i + 1]) && text::is_digit(text[i + 2]) &&
+           text::is_digit(text[i + 3]) && (i + 4 == text.size() || !text::is_digit(text[i + 4]));
+  };
+  std::vector<std::string> tokens;
+  std::string token;
+  bool joined = false;  // a separator was read in the token
+  auto grouping = [&] {
+    return !token.empty() && std::all_of(token.begin(), token.end(), [](char d) { return text::is_digit(d); }) &&
+           (joined || token.size() <= 3);
+  };
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ' ';
+    if (text::is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == ':') {
+      token += c;
+    } else if ((c == ',' || c == ' ') && grouping() && group_follows(i)) {
+      joined = true;
+    } else if (!token.empty()) {
+      tokens.push_back(lower_ascii(token));
+      token.clear();
+      joined = false;
+    }
+  }
+  auto word = [&](std::size_t k) { return k < tokens.size() ? tokens[k] : std::string(); };
+  std::set<std::string> numbers;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::string n;
+    if (!has_digit(tokens[i])) {
+      // Numbers written as words count as their digits: "fourteen" is "14", "twenty-five" "25".
+      auto v = number_word(tokens[i], word(i + 1));
+      if (!v)
+        continue;
+      if (*v >= 20 && *v % 10 == 0)
+        if (auto unit = number_word(word(i + 1), word(i + 2)); unit && *unit >= 1 && *unit <= 9) {
+          *v += *unit;
+          ++i;
+        }
+      n = std::to_string(*v);
+    } else {
+      n = normal_number(word(i + 1) == "am" || word(i + 1) == "pm" ? tokens[i] + word(i + 1) : tokens[i]);
+    }
+    // "3.2 million", "five thousand": the multiplier is the number's.
+    if (auto zeros = multiplier(word(i + 1));
+        zeros && !n.empty() && n.find(':') == std::string::npos &&
+        std::all_of(n.begin(), n.end(), [](char c) { return text::is_digit(c) || c == '.'; })) {
+      n = scaled(n, *zeros);
+      ++i;
+    }
+    if (!n.empty() && !years.count(n))
+      numbers.insert(n);
+  }
+  return numbers;
 }
 
 void sign(schemas::extraction& x) {
@@ -159,28 +289,7 @@ void sign(schemas::extraction& x) {
         for (auto at = rest.find(m.text); !m.text.empty() && at != std::string::npos; at = rest.find(m.text))
           rest.replace(at, m.text.size(), " ");
     }
-    // What is left with digits: counts, versions, times ("180 seats", "v2", "15:00", "3 pm").
-    std::vector<std::string> tokens;
-    std::string token;
-    for (char c : rest + " ") {
-      if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == ':') {
-        token += c;
-      } else if (!token.empty()) {
-        tokens.push_back(token);
-        token.clear();
-      }
-    }
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      if (!has_digit(tokens[i]))
-        continue;
-      auto t = tokens[i];
-      if (i + 1 < tokens.size() &&
-          (tokens[i + 1] == "am" || tokens[i + 1] == "pm" || tokens[i + 1] == "AM" || tokens[i + 1] == "PM"))
-        t += tokens[i + 1];
-      auto n = normal_number(t);
-      if (!n.empty() && !years.count(n))
-        numbers.insert(n);
-    }
+    numbers = read_numbers(rest, years);
     e.sig = {sorted(numbers),          sorted(dates),         sorted(amounts), sorted(entities),
              content_words(e.content), content_words(e.title)};
   }

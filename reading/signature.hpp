@@ -5,6 +5,7 @@
 
 #include "schemas/knowledge.hpp"
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,14 @@ void sign(schemas::extraction& x);
 [[nodiscard]] std::vector<std::string> index_terms(std::string_view text);
 
 /// A number as the signature compares it: times in 24 h ("3pm", "03:00 PM" -> "15:00"),
-/// integers without leading zeros.
+/// integers without leading zeros, a multiplier applied ("12k" -> "12000", "3.2M" -> "3200000"),
+/// a unit written onto it dropped ("500GB" -> "500", "7d" -> "7"), a version's "v" too.
 [[nodiscard]] std::string normal_number(std::string n);
+
+/// The numbers of a text outside its dates and amounts (`years`: those of its dates, left out):
+/// digits as normal_number writes them, with a comma between digits ("4,000"), and a multiplier
+/// word after them ("3.2 million"); numbers written as words ("fourteen", "forty-two", "five
+/// thousand"; "one of" counts nothing).
+[[nodiscard]] std::set<std::string> read_numbers(std::string_view text, const std::set<std::string>& years);
 
 }  // namespace engram::reading

@@ -56,20 +56,21 @@ side read_side(const std::string& id, const std::string& type, const std::string
 
 json side_json(const schemas::entry& e, const dedup::facts& f) {
   const auto& sig = e.sig;
-  return {{"title", e.title},
-          {"subject", e.subject},
-          {"slot", e.slot},
-          {"value", e.value},
-          {"positive", e.positive},
-          {"numbers", sig.numbers},
-          {"dates", sig.dates},
-          {"amounts", sig.amounts},
-          {"entities", sig.entities},
-          {"words", sig.words},
-          {"key", sig.key},
-          {"markers", f.markers},
-          {"sense",
-           {{"tense", f.sense.tense}, {"modal", f.sense.modal}, {"standing", f.sense.standing}, {"owner", f.sense.owner}}}};
+  return {
+      {"title", e.title},
+      {"subject", e.subject},
+      {"slot", e.slot},
+      {"value", e.value},
+      {"positive", e.positive},
+      {"numbers", sig.numbers},
+      {"dates", sig.dates},
+      {"amounts", sig.amounts},
+      {"entities", sig.entities},
+      {"words", sig.words},
+      {"key", sig.key},
+      {"markers", f.markers},
+      {"sense",
+       {{"tense", f.sense.tense}, {"modal", f.sense.modal}, {"standing", f.sense.standing}, {"owner", f.sense.owner}}}};
 }
 
 json checks_json(const dedup::facts& a, const dedup::facts& b) {

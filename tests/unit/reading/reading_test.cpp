@@ -4,6 +4,7 @@
 #include "reading/extract.hpp"
 #include "reading/injection.hpp"
 #include "reading/rules.hpp"
+#include "reading/signature.hpp"
 #include "reading/validator.hpp"
 
 #include <gtest/gtest.h>
@@ -142,6 +143,50 @@ schemas::inbound_message message(const std::string& body) {
   m.to = {{"Bob Martin", "bob@globex.example", ""}};
   m.body = body;
   return m;
+}
+
+// What the signature of one statement holds, as dedup and contradiction compare it.
+schemas::signature signature_of(const std::string& text) {
+  auto x = read_statement(message(text), schemas::entry_type::fact, text, 0.8);
+  return x.entries.empty() ? schemas::signature{} : x.entries.front().sig;
+}
+
+TEST(Signature, NumbersWrittenAsWordsAreTheirDigits) {
+  EXPECT_EQ(signature_of("The Dakar office has fourteen open headcount slots").numbers,
+            signature_of("The Dakar office has 14 open headcount slots").numbers);
+  EXPECT_EQ(signature_of("The Dakar office has fourteen open headcount slots").words,
+            signature_of("The Dakar office has 14 open headcount slots").words);
+  EXPECT_EQ(signature_of("The retreat is for forty-two people").numbers, std::vector<std::string>{"42"});
+  EXPECT_EQ(signature_of("Rosmund cancelled two of its ten licences").numbers, (std::vector<std::string>{"10", "2"}));
+  // "one of" picks one of several, it counts nothing.
+  EXPECT_TRUE(signature_of("One of our customers renewed the contract").numbers.empty());
+  EXPECT_EQ(signature_of("We send one consolidated invoice per month").numbers, std::vector<std::string>{"1"});
+}
+
+TEST(Signature, ANumbersMultiplierAndUnitAreReadOnceWhicheverWayWritten) {
+  auto numbers = [](const char* text) {
+    auto n = read_numbers(text, {});
+    return std::vector<std::string>(n.begin(), n.end());
+  };
+  using list = std::vector<std::string>;
+  EXPECT_EQ(numbers("stores about 4,000 pallets"), list{"4000"});
+  EXPECT_EQ(numbers("stores about 4000 pallets"), list{"4000"});
+  EXPECT_EQ(numbers("handles 12,000 requests per second"), numbers("handles 12k rps"));
+  EXPECT_EQ(numbers("3.2 million monthly users"), list{"3200000"});
+  EXPECT_EQ(numbers("MAU: 3.2M"), list{"3200000"});
+  EXPECT_EQ(numbers("five thousand pumps"), list{"5000"});
+  EXPECT_EQ(numbers("500 GB of ingest a day"), numbers("500gb/day ingest"));
+  EXPECT_EQ(numbers("retention is seven days"), numbers("keeps msgs for 7d"));
+  EXPECT_EQ(numbers("Release 4.12 shipped"), numbers("v4.12 went live"));
+  EXPECT_EQ(numbers("holds 12 000 pallets"), list{"12000"});
+  EXPECT_EQ(numbers("a budget of 1,250,000 for it"), list{"1250000"});
+  EXPECT_EQ(numbers("1, 2 and 3"), (list{"1", "2", "3"}));          // a comma and a space is no thousands separator
+  EXPECT_EQ(numbers("by 2026 100 people"), (list{"100", "2026"}));  // four digits are no group
+  EXPECT_EQ(numbers("items 1,2345"), (list{"1", "2345"}));
+  EXPECT_EQ(numbers("meet at 3 pm or 15:30"), (list{"15:00", "15:30"}));
+  EXPECT_EQ(numbers("the 2026 plan for 2026"), list{"2026"});
+  EXPECT_TRUE(read_numbers("the 2026 plan", {"2026"}).empty());   // the year of a date read apart
+  EXPECT_EQ(numbers("SOC2 and sev3s"), (list{"sev3s", "soc2"}));  // names with digits stay as written
 }
 
 TEST(BulkMail, MessagesAreClassedByHeadersSenderFooterAndSalesMarks) {
