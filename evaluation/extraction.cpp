@@ -2,6 +2,8 @@
 
 #include "base/names.hpp"
 #include "reading/extract.hpp"
+#include "reading/rules.hpp"
+#include "schemas/inbound_message.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -116,12 +118,17 @@ void score_entries(report& r, const schemas::extraction& x, json& labels) {
     const auto due = g.value("dueAt", std::string());
     r.due_dates += !due.empty();
     if (!match) {
+      if (!due.empty() && std::getenv("ENGRAM_BENCH_DUE_SHOW"))
+        std::fprintf(stderr, "due %s, no entry read: %s\n", due.c_str(), g["text"].dump().c_str());
       ++r.confusion[gi][7];
       ++r.types[gi].fn;
       continue;
     }
     used[*match] = true;
     r.due_dates_correct += !due.empty() && x.entries[*match].due_at == due;
+    if (!due.empty() && x.entries[*match].due_at != due && std::getenv("ENGRAM_BENCH_DUE_SHOW"))
+      std::fprintf(stderr, "due %s read %s (%s): %s\n", due.c_str(), x.entries[*match].due_at.c_str(),
+                   std::string(schemas::to_string(x.entries[*match].type)).c_str(), g["text"].dump().c_str());
     auto pi = type_index(x.entries[*match].type);
     ++r.confusion[gi][pi];
     if (pi == gi) {
@@ -448,6 +455,41 @@ std::string relation_report::table() const {
                 labelled ? double(ends_in_one_entry) / labelled : 0.0);
   out += buf;
   return out;
+}
+
+due_report evaluate_due_dates(const std::string& sentences_jsonl) {
+  due_report r;
+  std::ifstream in(sentences_jsonl);
+  if (!in) {
+    r.error = "cannot read " + sentences_jsonl;
+    return r;
+  }
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty())
+      continue;
+    auto j = json::parse(line, nullptr, false);
+    const auto sent = j.is_object() ? schemas::parse_rfc3339(j.value("sentAt", "")) : std::nullopt;
+    if (!sent || !j.contains("text") || !j.contains("dueAt")) {
+      r.error = sentences_jsonl + ": line " + std::to_string(n) + " needs text, sentAt (RFC 3339) and dueAt";
+      return r;
+    }
+    schemas::inbound_message m;
+    m.event_id = j.value("id", "d" + std::to_string(n));
+    m.organization_id = "dates";
+    m.sent_at = j["sentAt"].get<std::string>();
+    m.sent_at_ms = *sent;
+    m.body = j["text"].get<std::string>();
+    const auto x = reading::read_statement(m, schemas::entry_type::action_item, m.body, 0.8);
+    const auto read = x.entries.empty() ? std::string("(no entry)") : x.entries.front().due_at;
+    ++r.sentences;
+    if (read == j["dueAt"].get<std::string>())
+      ++r.right;
+    else
+      r.wrong.push_back(m.event_id + ": " + m.body + " -> " + (read.empty() ? "(none)" : read) + " (" +
+                        j["dueAt"].get<std::string>() + ")");
+  }
+  return r;
 }
 
 }  // namespace engram::evaluation

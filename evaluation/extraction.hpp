@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace engram::evaluation {
 
@@ -56,6 +57,18 @@ struct report {
 };
 
 [[nodiscard]] report evaluate(const std::string& labelled_jsonl, const reading::validator_options& opts);
+
+/// Deadlines read from sentences labelled with theirs (tests/data/dates/README.md: one
+/// {"id", "sentAt", "text", "dueAt"} a line): each sentence read as an action item sent at its
+/// sentAt (reading::read_statement), its due date against the label.
+struct due_report {
+  std::size_t sentences = 0, right = 0;
+  /// "id: text -> read (want)" for each sentence read otherwise.
+  std::vector<std::string> wrong;
+  std::string error;
+  [[nodiscard]] double accuracy() const { return sentences ? double(right) / double(sentences) : 0.0; }
+};
+[[nodiscard]] due_report evaluate_due_dates(const std::string& sentences_jsonl);
 
 /// Relations between entities against tests/data/relations/*.jsonl, whose lines
 /// carry labels.relations [{subject, predicate, object, ended?}]: a relation read is right

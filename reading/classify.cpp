@@ -20,13 +20,13 @@ using text::has_word;
 
 // Words without which a sentence holds no date (the date finder's prefilter).
 const phrase_set date_word_phrases{
-    "today",     "tonight",  "tomorrow", "yesterday", "eod",    "eow",       "eom",     "cob",      "end",
-    "close",     "week",     "weeks",    "day",       "days",   "month",     "months",  "monday",   "tuesday",
-    "wednesday", "thursday", "friday",   "saturday",  "sunday", "mon",       "tue",     "tues",     "wed",
-    "thu",       "thur",     "thurs",    "fri",       "sat",    "sun",       "january", "february", "march",
-    "april",     "may",      "june",     "july",      "august", "september", "october", "november", "december",
-    "jan",       "feb",      "mar",      "apr",       "jun",    "jul",       "aug",     "sep",      "sept",
-    "oct",       "nov",      "dec",      "q1",        "q2",     "q3",        "q4",      "h1",       "h2"};
+    "today",    "tonight", "tomorrow",  "tmrw",    "yesterday", "eod",      "eow",    "eom",    "cob",     "end",
+    "close",    "week",    "weeks",     "day",     "days",      "month",    "months", "monday", "tuesday", "wednesday",
+    "thursday", "friday",  "saturday",  "sunday",  "mon",       "tue",      "tues",   "wed",    "thu",     "thur",
+    "thurs",    "fri",     "sat",       "sun",     "january",   "february", "march",  "april",  "may",     "june",
+    "july",     "august",  "september", "october", "november",  "december", "jan",    "feb",    "mar",     "apr",
+    "jun",      "jul",     "aug",       "sep",     "sept",      "oct",      "nov",    "dec",    "q1",      "q2",
+    "q3",       "q4",      "h1",        "h2"};
 
 // Cue phrases of the classifier (lower-case, matched at word boundaries).
 

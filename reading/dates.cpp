@@ -169,6 +169,22 @@ public:
 private:
   std::string_view tok(std::size_t i) const { return i < toks_.size() ? toks_[i].lower : std::string_view(); }
   static bool is_year(std::string_view w) { return w.size() == 4 && text::is_digit(w[0]) && text::is_digit(w[3]); }
+  /// The token before i puts a day on what follows: "by", "before", "until", "till", "on", "due".
+  bool after_cue(std::size_t i) const {
+    static constexpr std::string_view cues[] = {"by", "before", "until", "till", "on", "due"};
+    return i > 0 && std::find(std::begin(cues), std::end(cues), tok(i - 1)) != std::end(cues);
+  }
+  /// A day named at token i: a weekday (short or full), "today", "tomorrow" ("tmrw").
+  bool names_a_day(std::size_t i) const {
+    auto w = tok(i);
+    return weekday_of(w).has_value() || w == "today" || w == "tomorrow" || w == "tmrw";
+  }
+  /// "EOD" or "close of business" at i..last with a day beside it ("EOD Friday", "fri eod", "COB
+  /// tomorrow", "close of business on Monday") is a time of that day: the day is the date.
+  bool time_of_a_named_day(std::size_t i, std::size_t last) const {
+    auto after = tok(last + 1) == "on" ? last + 2 : last + 1;
+    return names_a_day(after) || (i > 0 && names_a_day(i - 1));
+  }
   bool capitalised(std::size_t i) const { return std::isupper(static_cast<unsigned char>(s_[toks_[i].begin])); }
   /// Adds the date of tokens first..last; returns the token after them.
   std::size_t add(std::size_t first, std::size_t last, std::string resolved, bool relative) {
@@ -215,15 +231,17 @@ private:
   /// "today", "EOD", "close of business", "EOW", "EOM", "tomorrow", "yesterday".
   std::size_t single_word(std::size_t i) {
     auto w = tok(i);
+    if ((w == "eod" || w == "cob") && time_of_a_named_day(i, i))
+      return i + 1;
     if (w == "eod" || w == "cob" || w == "today" || w == "tonight")
       return add(i, i, format_day(sent_), true);
     if (w == "close" && tok(i + 1) == "of" && tok(i + 2) == "business")
-      return add(i, i + 2, format_day(sent_), true);
+      return time_of_a_named_day(i, i + 2) ? i + 3 : add(i, i + 2, format_day(sent_), true);
     if (w == "eow")
       return add(i, i, format_day(end_of_week_), true);
     if (w == "eom")
       return add(i, i, format_day(end_of_month()), true);
-    if (w == "tomorrow")
+    if (w == "tomorrow" || w == "tmrw")
       return add(i, i, format_day(sent_ + 1), true);
     if (w == "yesterday")
       return add(i, i, format_day(sent_ - 1), true);
@@ -270,7 +288,9 @@ private:
     if (tok(i) == "next" || tok(i) == "this" || tok(i) == "coming")
       ++k;
     auto wd = weekday_of(tok(k));
-    if (!wd || !(k > i || tok(k).size() > 3 || capitalised(k)))
+    // A short weekday in lower case ("wed", "fri") only after a cue or beside EOD: "by fri 3pm".
+    const bool short_ok = after_cue(k) || tok(k + 1) == "eod" || tok(k + 1) == "cob";
+    if (!wd || !(k > i || tok(k).size() > 3 || capitalised(k) || short_ok))
       return 0;
     int delta = (*wd - sent_wd_ + 7) % 7;
     return add(i, k, format_day(sent_ + (delta == 0 ? 7 : delta)), true);
@@ -296,12 +316,12 @@ private:
   }
 
   /// "March 5", "Mar 5th", "March 5, 2026", "March" (a period). Month names count only
-  /// capitalised ("march on", "may need" are not dates), or between a day and a year in
-  /// lower-case chat ("may 14 2026").
+  /// capitalised ("march on", "may need" are not dates), or before a day in lower-case chat when
+  /// a year follows or a cue goes before ("may 14 2026", "by aug 3").
   std::size_t month_first(std::size_t i) {
     auto w = tok(i);
     auto m = month_of(w);
-    if (!m || !(capitalised(i) || (day_number(tok(i + 1)) && is_year(tok(i + 2)))))
+    if (!m || !(capitalised(i) || (day_number(tok(i + 1)) && (is_year(tok(i + 2)) || after_cue(i)))))
       return 0;
     if (auto d = day_number(tok(i + 1))) {
       if (tok(i + 2).size() == 4 && text::is_digit(tok(i + 2)[0]))
@@ -338,7 +358,8 @@ private:
   }
 
   /// "5 March", "5th of March", "30 June 2027" (a year after the month is the date's); a
-  /// lower-case month only with its year ("by 14 may 2026").
+  /// lower-case month only with its year, after a cue or after an ordinal ("14 may 2026", "by 14
+  /// may", "18th sept").
   std::size_t day_first(std::size_t i) {
     auto d = day_number(tok(i));
     if (!d)
@@ -347,7 +368,8 @@ private:
     if (tok(k) == "of")
       ++k;
     auto m = month_of(tok(k));
-    if (!m || k >= toks_.size() || !(capitalised(k) || is_year(tok(k + 1))))
+    if (!m || k >= toks_.size() ||
+        !(capitalised(k) || is_year(tok(k + 1)) || after_cue(i) || !text::is_digit(tok(i).back())))
       return 0;
     if (is_year(tok(k + 1)))
       return add(i, k + 1, format_day(month_day(std::stoi(std::string(tok(k + 1))), *m, *d)), false);

@@ -59,7 +59,21 @@ TEST(Dates, ALowerCaseMonthIsADateBetweenADayAndAYear) {
   EXPECT_EQ(resolve("completed on 19 july 2026", wed), "2026-07-19");
   EXPECT_EQ(resolve("due may 14 2026", wed), "2026-05-14");
   EXPECT_TRUE(find_dates("we may 14 times", wed).empty());
-  EXPECT_TRUE(find_dates("by 14 may", wed).empty());  // no year: "may" stays a verb
+  EXPECT_EQ(resolve("confirm the booking by aug 3", wed), "2026-08-03");  // after a cue
+  EXPECT_EQ(resolve("submit your elections by 18th sept", wed), "2026-09-18");
+  EXPECT_TRUE(find_dates("they march 3 miles", wed).empty());
+}
+
+TEST(Dates, EndOfDayBesideADayIsATimeOfThatDay) {
+  auto wed = day(2026, 3, 4);
+  EXPECT_EQ(resolve("published by EOD Thursday", wed), "2026-03-05");
+  EXPECT_EQ(resolve("final copy by fri eod", wed), "2026-03-06");
+  EXPECT_EQ(resolve("by close of business Monday", wed), "2026-03-09");
+  EXPECT_EQ(resolve("confirm the manifest by COB tomorrow", wed), "2026-03-05");
+  EXPECT_EQ(resolve("update the status page by tmrw", wed), "2026-03-05");
+  EXPECT_EQ(resolve("by EOD", wed), "2026-03-04");
+  EXPECT_EQ(resolve("image the laptop by mon", wed), "2026-03-09");
+  EXPECT_TRUE(find_dates("the mon of the project", wed).empty());  // a short weekday needs a cue
 }
 
 TEST(Dates, WordsThatOnlyLookLikeDatesAreNotDates) {
