@@ -93,7 +93,10 @@ std::string content_words(std::string_view text) {
     auto w = ws[i];
     if (has_digit(w) || filler.count(w) || number_word(w, i + 1 < ws.size() ? ws[i + 1] : ""))
       continue;
-    if (number_unit(w) && ((i > 0 && has_digit(ws[i - 1])) || (i + 1 < ws.size() && has_digit(ws[i + 1]))))
+    auto number_at = [&](std::size_t k) {
+      return k < ws.size() && (has_digit(ws[k]) || number_word(ws[k], k + 1 < ws.size() ? ws[k + 1] : ""));
+    };
+    if (number_unit(w) && ((i > 0 && number_at(i - 1)) || number_at(i + 1)))
       continue;
     if (!out.empty())
       out += ' ';

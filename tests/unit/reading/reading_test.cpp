@@ -171,6 +171,7 @@ TEST(Signature, NumbersWrittenAsWordsAreTheirDigits) {
   EXPECT_EQ(signature_of("The Dakar office has fourteen open headcount slots").words,
             signature_of("The Dakar office has 14 open headcount slots").words);
   EXPECT_EQ(signature_of("The retreat is for forty-two people").numbers, std::vector<std::string>{"42"});
+  EXPECT_EQ(signature_of("We aim to sell five thousand pumps").words, signature_of("We aim to sell 5000 pumps").words);
   EXPECT_EQ(signature_of("Rosmund cancelled two of its ten licences").numbers, (std::vector<std::string>{"10", "2"}));
   // "one of" picks one of several, it counts nothing.
   EXPECT_TRUE(signature_of("One of our customers renewed the contract").numbers.empty());
