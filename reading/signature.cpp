@@ -1,6 +1,5 @@
 #include "reading/signature.hpp"
 #include "base/text.hpp"
-#include "reading/text.hpp"
 
 #include <libstemmer.h>
 
@@ -15,6 +14,8 @@ namespace engram::reading {
 namespace {
 
 using schemas::entity_kind;
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool has_digit(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -192,12 +193,12 @@ std::string normal_number(std::string n) {
   // A number with a multiplier or a unit written onto it: "12k" is 12000, "3.2m" 3200000, "500gb"
   // and "7d" are 500 and 7 (the unit is a word beside it elsewhere: "500 GB"), "v4.12" is 4.12.
   std::string_view body = lower;
-  if (body.size() > 1 && body[0] == 'v' && text::is_digit(body[1]))
+  if (body.size() > 1 && body[0] == 'v' && is_digit(body[1]))
     body.remove_prefix(1);
   const auto end = body.find_first_not_of("0123456789.");
   const auto figures = body.substr(0, end);
   const auto suffix = end == std::string_view::npos ? std::string_view() : body.substr(end);
-  if (figures.empty() || !text::is_digit(figures[0]) || std::count(figures.begin(), figures.end(), '.') > 1 ||
+  if (figures.empty() || !is_digit(figures[0]) || std::count(figures.begin(), figures.end(), '.') > 1 ||
       figures.back() == '.')
     return lower;
   if (auto zeros = multiplier(suffix))
@@ -214,19 +215,19 @@ std::set<std::string> read_numbers(std::string_view text, const std::set<std::st
   // Tokens of digits, letters, points and colons. A comma or a space before a group of three
   // digits, in a number of groups, separates thousands ("4,000", "12 000"; not "2026 100").
   auto group_follows = [&](std::size_t i) {
-    return i + 3 < text.size() && text::is_digit(text[i + 1]) && text::is_digit(text[i + 2]) &&
-           text::is_digit(text[i + 3]) && (i + 4 == text.size() || !text::is_digit(text[i + 4]));
+    return i + 3 < text.size() && is_digit(text[i + 1]) && is_digit(text[i + 2]) && is_digit(text[i + 3]) &&
+           (i + 4 == text.size() || !is_digit(text[i + 4]));
   };
   std::vector<std::string> tokens;
   std::string token;
   bool joined = false;  // a separator was read in the token
   auto grouping = [&] {
-    return !token.empty() && std::all_of(token.begin(), token.end(), [](char d) { return text::is_digit(d); }) &&
+    return !token.empty() && std::all_of(token.begin(), token.end(), [](char d) { return is_digit(d); }) &&
            (joined || token.size() <= 3);
   };
   for (std::size_t i = 0; i <= text.size(); ++i) {
     const char c = i < text.size() ? text[i] : ' ';
-    if (text::is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == ':') {
+    if (is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == ':') {
       token += c;
     } else if ((c == ',' || c == ' ') && grouping() && group_follows(i)) {
       joined = true;
@@ -257,7 +258,7 @@ std::set<std::string> read_numbers(std::string_view text, const std::set<std::st
     // "3.2 million", "five thousand": the multiplier is the number's.
     if (auto zeros = multiplier(word(i + 1));
         zeros && !n.empty() && n.find(':') == std::string::npos &&
-        std::all_of(n.begin(), n.end(), [](char c) { return text::is_digit(c) || c == '.'; })) {
+        std::all_of(n.begin(), n.end(), [](char c) { return is_digit(c) || c == '.'; })) {
       n = scaled(n, *zeros);
       ++i;
     }
