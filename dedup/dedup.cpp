@@ -82,6 +82,14 @@ bool values_swapped(const std::vector<order_word>& a, const std::vector<order_wo
   return false;
 }
 
+/// The words of a title, as a set.
+std::set<std::string_view> words_of(const std::vector<order_word>& seq) {
+  std::set<std::string_view> out;
+  for (const auto& w : seq)
+    out.insert(w.word);
+  return out;
+}
+
 /// Two words that say another statement in the same place: not two function words ("tea to
 /// coffee" / "tea over coffee"), unless one leads to and the other away ("to" / "from").
 bool another_word(std::string_view x, std::string_view y) {
@@ -111,11 +119,7 @@ bool interchangeable(std::string_view w) {
 /// "upgrade on the eu cluster" / "upgrade on the us cluster", "ship pallets to the depot" / "ship
 /// pallets from the depot".
 bool word_replaced(const std::vector<order_word>& a, const std::vector<order_word>& b) {
-  std::set<std::string_view> in_a, in_b;
-  for (const auto& w : a)
-    in_a.insert(w.word);
-  for (const auto& w : b)
-    in_b.insert(w.word);
+  const auto in_a = words_of(a), in_b = words_of(b);
   for (std::size_t i = 1; i + 1 < a.size(); ++i) {
     if (in_b.count(a[i].word) || interchangeable(a[i].word))
       continue;
@@ -132,9 +136,7 @@ bool word_replaced(const std::vector<order_word>& a, const std::vector<order_wor
 /// word, a function word and whose ("payslips" / "his payslips") are no such words.
 bool words_inserted(const std::vector<order_word>& shorter, const std::vector<order_word>& longer) {
   static const std::set<std::string_view> owners = {"our", "their", "my", "your", "his", "her", "its"};
-  std::set<std::string_view> in_shorter;
-  for (const auto& w : shorter)
-    in_shorter.insert(w.word);
+  const auto in_shorter = words_of(shorter);
   auto qualifier = [&](const order_word& w) {
     return !in_shorter.count(w.word) && !w.name && !interchangeable(w.word) && !role_links().count(w.word) &&
            !owners.count(w.word);
