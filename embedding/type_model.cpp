@@ -1,5 +1,6 @@
 #include "embedding/type_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -40,19 +41,80 @@ type_probabilities softmax(std::array<float, type_classes> z) {
   return z;
 }
 
-std::array<float, type_classes> scores(const type_weights& m, std::span<const float> x) {
+std::array<float, type_classes> scores(const type_weights& m, std::span<const float> x,
+                                       std::span<const word_feature> words) {
   std::array<float, type_classes> z = m.bias;
   for (std::size_t c = 0; c < type_classes; ++c) {
     const float* row = m.w.data() + c * m.dim;
     float s = 0.0f;
     for (std::size_t j = 0; j < m.dim; ++j)
       s += row[j] * x[j];
+    if (m.buckets > 0) {
+      const float* word_row = m.words.data() + c * m.buckets;
+      for (const auto& f : words)
+        s += word_row[f.bucket] * f.value;
+    }
     z[c] += s;
   }
   return z;
 }
 
+std::uint32_t fnv1a(std::string_view s) {
+  std::uint32_t h = 2166136261u;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
+
 }  // namespace
+
+std::vector<word_feature> word_features(std::string_view text, std::size_t buckets, float scale) {
+  std::vector<std::string> words;
+  std::string word;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const auto c = i < text.size() ? static_cast<unsigned char>(text[i]) : 0;
+    if (c >= '0' && c <= '9') {
+      if (word.empty() || word.back() != '0')
+        word += '0';
+    } else if ((c >= 'a' && c <= 'z') || c == '@' || c == '\'') {
+      word += static_cast<char>(c);
+    } else if (c >= 'A' && c <= 'Z') {
+      word += static_cast<char>(c - 'A' + 'a');
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  std::vector<word_feature> out;
+  if (buckets == 0)
+    return out;
+  auto add = [&](std::string_view w) { out.push_back({static_cast<std::uint32_t>(fnv1a(w) % buckets), 1.0f}); };
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    add(words[i]);
+    if (i + 1 < words.size())
+      add(words[i] + ' ' + words[i + 1]);
+  }
+  std::sort(out.begin(), out.end(), [](const word_feature& a, const word_feature& b) { return a.bucket < b.bucket; });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (kept > 0 && out[kept - 1].bucket == out[i].bucket)
+      out[kept - 1].value += 1.0f;
+    else
+      out[kept++] = out[i];
+  }
+  out.resize(kept);
+  float norm = 0.0f;
+  for (const auto& f : out)
+    norm += f.value * f.value;
+  if (norm > 0.0f) {
+    const float k = scale / std::sqrt(norm);
+    for (auto& f : out)
+      f.value *= k;
+  }
+  return out;
+}
 
 const type_weights& builtin_type_weights() {
   static const type_weights w = [] {
@@ -62,37 +124,54 @@ const type_weights& builtin_type_weights() {
       t.w.assign(std::begin(kTypeWeights), std::end(kTypeWeights));
     for (std::size_t c = 0; c < type_classes; ++c)
       t.bias[c] = kTypeBias[c];
+    t.buckets = kTypeBuckets;
+    t.word_scale = kTypeWordScale;
+    if (kTypeBuckets > 0)
+      t.words.assign(std::begin(kTypeWords), std::end(kTypeWords));
     return t;
   }();
   return w;
 }
 
-type_probabilities type_probabilities_of(const type_weights& weights, std::span<const float> x) {
-  return softmax(scores(weights, x));
+type_probabilities type_probabilities_of(const type_weights& weights, std::span<const float> x,
+                                         std::span<const word_feature> words) {
+  return softmax(scores(weights, x, words));
 }
 
-type_weights train_type_model(std::span<const std::vector<float>> x, std::span<const std::uint8_t> y,
-                              const type_training& t) {
+type_weights train_type_model(std::span<const std::vector<float>> x, std::span<const std::string> texts,
+                              std::span<const std::uint8_t> y, const type_training& t) {
   type_weights m;
   m.dim = x.empty() ? 0 : x[0].size();
   m.w.assign(type_classes * m.dim, 0.0f);
+  m.buckets = t.buckets;
+  m.word_scale = t.word_scale;
+  m.words.assign(type_classes * m.buckets, 0.0f);
+  std::vector<std::vector<word_feature>> f;
+  for (const auto& text : texts)
+    f.push_back(word_features(text, m.buckets, m.word_scale));
   const auto n = static_cast<float>(x.size());
-  std::vector<float> grad(m.w.size());
+  std::vector<float> grad(m.w.size()), grad_words(m.words.size());
   for (std::size_t it = 0; it < t.iterations; ++it) {
     std::fill(grad.begin(), grad.end(), 0.0f);
+    std::fill(grad_words.begin(), grad_words.end(), 0.0f);
     std::array<float, type_classes> grad_bias{};
     for (std::size_t i = 0; i < x.size(); ++i) {
-      auto p = softmax(scores(m, x[i]));
+      auto p = softmax(scores(m, x[i], f[i]));
       for (std::size_t c = 0; c < type_classes; ++c) {
         const float g = p[c] - (y[i] == c ? 1.0f : 0.0f);
         grad_bias[c] += g;
         float* row = grad.data() + c * m.dim;
         for (std::size_t j = 0; j < m.dim; ++j)
           row[j] += g * x[i][j];
+        float* word_row = grad_words.data() + c * m.buckets;
+        for (const auto& w : f[i])
+          word_row[w.bucket] += g * w.value;
       }
     }
     for (std::size_t k = 0; k < m.w.size(); ++k)
       m.w[k] -= t.learning_rate * (grad[k] / n + t.l2 * m.w[k]);
+    for (std::size_t k = 0; k < m.words.size(); ++k)
+      m.words[k] -= t.learning_rate * (grad_words[k] / n + t.l2 * m.words[k]);
     for (std::size_t c = 0; c < type_classes; ++c)
       m.bias[c] -= t.learning_rate * grad_bias[c] / n;
   }
@@ -114,11 +193,36 @@ std::string type_weights_source(const type_weights& w, std::string_view provenan
     out += buf;
   }
   out += "};\n";
+  out += "constexpr std::size_t kTypeBuckets = " + std::to_string(w.buckets) + ";\n";
+  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(w.word_scale));
+  out += "constexpr float kTypeWordScale = " + std::string(buf) + ";\n";
+  out += "constexpr float kTypeWords[] = {\n";
+  for (std::size_t k = 0; k < w.words.size(); ++k) {
+    std::snprintf(buf, sizeof buf, "%a,%s", static_cast<double>(w.words[k]), (k + 1) % 8 == 0 ? "\n" : " ");
+    out += buf;
+  }
+  if (w.words.empty())
+    out += "0.0f";
+  out += "};\n";
   return out;
 }
 
 type_model::type_model(std::shared_ptr<const embedder> encoder, type_weights weights, type_choice_options choice)
-    : encoder_(std::move(encoder)), weights_(std::move(weights)), choice_(choice) {}
+    : encoder_(std::move(encoder)), weights_(std::move(weights)), choice_(choice) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&](const void* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      h ^= static_cast<const unsigned char*>(data)[i];
+      h *= 1099511628211ull;
+    }
+  };
+  mix(weights_.w.data(), weights_.w.size() * sizeof(float));
+  mix(weights_.bias.data(), sizeof weights_.bias);
+  mix(weights_.words.data(), weights_.words.size() * sizeof(float));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  version_ = std::string("types-2/") + hex;
+}
 
 engram::result<std::vector<type_probabilities>> type_model::classify(std::span<const std::string_view> texts) const {
   auto vectors = encoder_->embed(texts);
@@ -132,7 +236,8 @@ engram::result<std::vector<type_probabilities>> type_model::classify(std::span<c
     if (v.size() != weights_.dim)
       return engram::fail("the type model reads " + std::to_string(weights_.dim) + "-d vectors; the encoder " +
                           encoder_->name() + " gives " + std::to_string(v.size()));
-    out.push_back(type_probabilities_of(weights_, v));
+    const auto i = out.size();
+    out.push_back(type_probabilities_of(weights_, v, word_features(texts[i], weights_.buckets, weights_.word_scale)));
   }
   return out;
 }

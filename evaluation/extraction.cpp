@@ -117,7 +117,10 @@ void score_entries(report& r, const schemas::extraction& x, json& labels) {
         }
     const auto due = g.value("dueAt", std::string());
     r.due_dates += !due.empty();
+    const bool show = std::getenv("ENGRAM_BENCH_ENTRIES_SHOW") != nullptr;
     if (!match) {
+      if (show)
+        std::fprintf(stderr, "not read, %s: %s\n", g["type"].get<std::string>().c_str(), g["text"].dump().c_str());
       if (!due.empty() && std::getenv("ENGRAM_BENCH_DUE_SHOW"))
         std::fprintf(stderr, "due %s, no entry read: %s\n", due.c_str(), g["text"].dump().c_str());
       ++r.confusion[gi][7];
@@ -130,6 +133,9 @@ void score_entries(report& r, const schemas::extraction& x, json& labels) {
       std::fprintf(stderr, "due %s read %s (%s): %s\n", due.c_str(), x.entries[*match].due_at.c_str(),
                    std::string(schemas::to_string(x.entries[*match].type)).c_str(), g["text"].dump().c_str());
     auto pi = type_index(x.entries[*match].type);
+    if (show && pi != gi)
+      std::fprintf(stderr, "%s read as %s: %s\n", g["type"].get<std::string>().c_str(),
+                   std::string(schemas::to_string(x.entries[*match].type)).c_str(), g["text"].dump().c_str());
     ++r.confusion[gi][pi];
     if (pi == gi) {
       ++r.types[gi].tp;
@@ -142,6 +148,9 @@ void score_entries(report& r, const schemas::extraction& x, json& labels) {
     if (used[i])
       continue;
     ++r.types[type_index(x.entries[i].type)].fp;
+    if (std::getenv("ENGRAM_BENCH_ENTRIES_SHOW"))
+      std::fprintf(stderr, "read, not labelled, %s: %s\n", std::string(schemas::to_string(x.entries[i].type)).c_str(),
+                   json(x.entries[i].content).dump().c_str());
     for (const auto& j : labels["junk"])
       if (overlaps(norm(j.get<std::string>()), pred_norm[i])) {
         ++r.junk_entries;

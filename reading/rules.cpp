@@ -207,7 +207,7 @@ std::string title_of(std::string_view content) {
 }
 
 /// The clauses of a sentence, cut at ", " and "; " (not inside a number: "$52,000", nor
-/// between two of `names`, a list: "Globex, Initech and Contoso"), each of three words or more
+/// between two of `names`, a list: "Globex, Initech and Contoso", nor before a dependent clause), each of three words or more
 /// (a shorter piece joins the clause before it: "Dana, please ..." stays whole). One clause
 /// when there is nothing to cut.
 std::vector<std::string> split_clauses(const std::string& sentence, const std::vector<name_span>& names) {
@@ -227,8 +227,18 @@ std::vector<std::string> split_clauses(const std::string& sentence, const std::v
     return after_name &&
            std::any_of(names.begin(), names.end(), [&](const name_span& n) { return n.begin == comma + 2; });
   };
+  // A clause that depends on the one before ("…, so nobody has to visit twice", "…, because
+  // the team is busy", "…, who will follow up") says nothing alone: no cut before it.
+  static const std::set<std::string_view> dependent{
+      "so",        "because", "which",   "who",     "whom",  "whose",  "where", "though", "although",
+      "since",     "as",      "while",   "unless",  "until", "if",     "when",  "than",   "ahead",
+      "including", "whereas", "leaving", "meaning", "given", "thanks", "due",   "with",   "without"};
+  auto depends = [&](std::size_t at) {
+    auto next = text::words(std::string_view(sentence).substr(at, 24));
+    return !next.empty() && dependent.count(lower_ascii(std::string(next[0]))) > 0;
+  };
   for (std::size_t i = 0; i + 1 < sentence.size(); ++i)
-    if ((sentence[i] == ',' || sentence[i] == ';') && sentence[i + 1] == ' ' && !in_list(i)) {
+    if ((sentence[i] == ',' || sentence[i] == ';') && sentence[i + 1] == ' ' && !in_list(i) && !depends(i + 2)) {
       push(i);
       from = i + 2;
     }
@@ -1115,8 +1125,10 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   const std::string body = st ? cleaned.text : cut_injected_blocks(cleaned.text);
   std::vector<sentence_reading> read =
       read_sentences(s, body, sent_day, st, models, cleaned.sig ? &*cleaned.sig : nullptr);
-  if (models.types && !st && !read.empty())
+  if (models.types && !st && !read.empty()) {
     weigh_type_model(read, *models.types);
+    x.reader += (x.reader.empty() ? "" : "+") + models.types->version();
+  }
 
   for (auto& r : read) {
     if (!r.v)

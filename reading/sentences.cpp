@@ -112,12 +112,47 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
   }
 }
 
-/// Paragraphs: blank lines, bullets and short salutation lines end them.
+/// Words that carry a sentence on to the next line: a line that ends with one, or a line
+/// after which the next starts with one in lower case, is wrapped ("the whole platform\nto
+/// the new region").
+bool carries_on(std::string_view word) {
+  static const std::set<std::string_view> words{
+      "a",    "an",      "the",   "to",     "of",    "in",    "on",    "at",   "by",    "for",   "from",
+      "with", "and",     "or",    "but",    "nor",   "that",  "than",  "as",   "into",  "onto",  "about",
+      "over", "under",   "per",   "via",    "is",    "are",   "was",   "were", "be",    "been",  "our",
+      "your", "their",   "its",   "this",   "these", "those", "which", "who",  "whom",  "whose", "if",
+      "so",   "because", "until", "before", "after", "since", "while", "when", "where", "then",  "also",
+      "not",  "will",    "would", "can",    "could", "should"};
+  return words.count(word) > 0;
+}
+
+/// Whether `line` (trimmed, of five words or more) is a sentence of its own rather than a
+/// wrapped part of a longer one, given the line after it: mail wraps lines near 72
+/// characters, so a line that stops well short of that, not on a comma, a hyphen or a word
+/// that carries on, before a line that does not start with such a word, ends where its
+/// writer ended it (a chat line, an unpunctuated list).
+bool is_line_sentence(std::string_view line, std::string_view next) {
+  if (line.size() >= 50 || first_words(line, 5).size() < 5)
+    return false;
+  const char last = line.back();
+  if (last == ',' || last == '-' || last == '(' || last == '&' || last == ':')
+    return false;
+  const auto space = line.find_last_of(" \t");
+  const auto last_word = space == std::string_view::npos ? line : line.substr(space + 1);
+  if (carries_on(lower_ascii(last_word)))
+    return false;
+  const auto first = first_words(next, 1);
+  return first.empty() || !carries_on(first[0]);
+}
+
+/// Paragraphs: blank lines, bullets, short salutation lines, a line that starts with an @
+/// mention and a line that is a sentence of its own (is_line_sentence) end them.
 std::vector<std::string> paragraphs_of(std::string_view body, line_joining lines) {
   constexpr std::size_t short_line = 40;
   std::vector<std::string> paragraphs;
   std::string cur;
   std::size_t last_line = 0;
+  std::string_view last_text;
   auto flush = [&] {
     auto t = text::trim(cur);
     if (!t.empty())
@@ -145,10 +180,13 @@ std::vector<std::string> paragraphs_of(std::string_view body, line_joining lines
     }
     // A short line is a line of its own (a signature's name, title and company, an address, a
     // list): wrapping breaks long lines only.
+    if (!cur.empty() && (t.front() == '@' || is_line_sentence(last_text, t)))
+      flush();
     if (!cur.empty())
       cur += lines == line_joining::short_lines_apart && last_line < short_line ? '\n' : ' ';
     cur += t;
     last_line = t.size();
+    last_text = t;
     // A chat line or a line ending a sentence on its own is one paragraph per line when
     // the next line starts a new thought; joining is for wrapped lines only.
     if (t.back() == '.' || t.back() == '!' || t.back() == '?')

@@ -37,13 +37,16 @@ int bench_extraction(const std::string& model) {
       {false, true, "the cues alone (extraction.type_model: false), names by the name model"},
       {true, false, "the type model, names by the rules alone (extraction.name_model: false)"},
       {true, true, "the type model and the name model (the default)"}};
-  for (const char* set : {"tests/data/extraction/labelled.jsonl", "tests/data/extraction/heldout.jsonl"})
+  for (const char* set : {"tests/data/extraction/labelled.jsonl", "tests/data/extraction/dev2.jsonl",
+                          "tests/data/extraction/heldout.jsonl"})
     for (const auto& rd : readers) {
       reading::validator_options opts;
       if (rd.types)
         opts.types = *types;
       if (!rd.names)
         opts.names = nullptr;
+      if (std::getenv("ENGRAM_BENCH_ENTRIES_SHOW"))
+        std::fprintf(stderr, "== %s (%s)\n", set, rd.what);
       auto r = evaluation::evaluate(set, opts);
       if (!r.error.empty())
         throw std::runtime_error(r.error);

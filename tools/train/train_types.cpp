@@ -10,7 +10,7 @@
 //
 // Examples: the labelled statements of tests/data/extraction/labelled.jsonl with their types,
 // its junk and every other sentence of its messages as none; the statements of
-// tests/data/extraction/train_statements.jsonl (written for training by a session that saw
+// tests/data/extraction/train_statements*.jsonl (written for training by sessions that saw
 // neither the rules nor a held-out set); the typed statements of tests/data/dedup/pairs.jsonl
 // and tests/data/contradiction/cases.jsonl. Never a held-out set.
 
@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -41,7 +42,7 @@ using nlohmann::json;
 
 constexpr const char* labelled_path = "tests/data/extraction/labelled.jsonl";
 constexpr const char* provenance =
-    "Trained on tests/data/extraction/labelled.jsonl and train_statements.jsonl, tests/data/dedup/pairs.jsonl "
+    "Trained on tests/data/extraction/labelled.jsonl and train_statements*.jsonl, tests/data/dedup/pairs.jsonl "
     "and tests/data/contradiction/cases.jsonl with the int8 USE Lite encoder.";
 
 /// example::message of the training statements: statement_base minus the example's index.
@@ -91,6 +92,18 @@ std::string norm(std::string_view s) {
   return out;
 }
 
+/// tests/data/extraction/train_statements*.jsonl, in name order.
+std::vector<std::string> training_statement_files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator("tests/data/extraction")) {
+    const auto name = e.path().filename().string();
+    if (name.starts_with("train_statements") && name.ends_with(".jsonl"))
+      out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<example> examples(const std::vector<std::string>& labelled) {
   std::vector<example> out;
   for (int i = 0; i < static_cast<int>(labelled.size()); ++i) {
@@ -122,13 +135,14 @@ std::vector<example> examples(const std::vector<std::string>& labelled) {
     for (const char* side : {"a", "b"})
       out.push_back({p[side].get<std::string>(), class_of(p["type"].get<std::string>()), -1});
   }
-  for (const auto& line : read_lines("tests/data/extraction/train_statements.jsonl")) {
-    auto t = json::parse(line);
-    const auto type = t["type"].get<std::string>();
-    out.push_back({t["text"].get<std::string>(),
-                   type == "none" ? static_cast<std::uint8_t>(embedding::type_none) : class_of(type),
-                   statement_base - static_cast<int>(out.size())});
-  }
+  for (const auto& file : training_statement_files())
+    for (const auto& line : read_lines(file)) {
+      auto t = json::parse(line);
+      const auto type = t["type"].get<std::string>();
+      out.push_back({t["text"].get<std::string>(),
+                     type == "none" ? static_cast<std::uint8_t>(embedding::type_none) : class_of(type),
+                     statement_base - static_cast<int>(out.size())});
+    }
   for (const auto& line : read_lines("tests/data/contradiction/cases.jsonl")) {
     auto c = json::parse(line);
     for (const char* side : {"older", "newer"})
@@ -224,13 +238,15 @@ void statement_folds(const std::shared_ptr<const embedding::embedder>& enc, cons
 embedding::type_weights train_on(const std::vector<example>& xs, const std::vector<std::vector<float>>& vs,
                                  int held_fold, int folds) {
   std::vector<std::vector<float>> x;
+  std::vector<std::string> texts;
   std::vector<std::uint8_t> y;
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (held_fold < 0 || fold_of(xs[i], folds) != held_fold) {
       x.push_back(vs[i]);
+      texts.push_back(xs[i].text);
       y.push_back(xs[i].cls);
     }
-  return embedding::train_type_model(x, y, training);
+  return embedding::train_type_model(x, texts, y, training);
 }
 
 struct tally {
@@ -271,7 +287,8 @@ int cross_validate(const std::shared_ptr<const embedding::embedder>& enc, const 
   for (std::size_t i = 0; i < xs.size(); ++i) {
     if (xs[i].message < 0)
       continue;
-    auto p = embedding::type_probabilities_of(fold_weights[static_cast<std::size_t>(fold_of(xs[i], folds))], vs[i]);
+    const auto& w = fold_weights[static_cast<std::size_t>(fold_of(xs[i], folds))];
+    auto p = embedding::type_probabilities_of(w, vs[i], embedding::word_features(xs[i].text, w.buckets, w.word_scale));
     std::size_t top = 0, top_type = 0;
     for (std::size_t c = 1; c < embedding::type_classes; ++c) {
       top = p[c] > p[top] ? c : top;
@@ -314,18 +331,48 @@ int cross_validate(const std::shared_ptr<const embedding::embedder>& enc, const 
   return 0;
 }
 
+/// The thresholds of type_choice_options on a labelled set the model was not trained on: the
+/// extractor's typed recall and precision with the cues alone and under each choice.
+int grid(const std::shared_ptr<const embedding::embedder>& enc, const embedding::type_weights& weights,
+         const std::string& set) {
+  auto cues = evaluation::evaluate(set, {});
+  if (!cues.error.empty())
+    throw std::runtime_error(cues.error);
+  std::printf("%s: cues alone: typed recall %.3f  precision %.3f\n", set.c_str(), cues.typed_recall(),
+              cues.typed_precision());
+  for (float override_min : {0.3f, 0.4f, 0.5f, 0.6f})
+    for (float rules_max : {0.1f, 0.2f, 0.3f, 0.5f, 1.0f})
+      for (float add_min : {0.4f, 0.5f, 0.6f, 0.7f})
+        for (float drop_min : {0.6f, 0.8f, 1.1f}) {
+          reading::validator_options opts;
+          opts.types = std::make_shared<embedding::type_model>(
+              enc, weights, embedding::type_choice_options{override_min, rules_max, add_min, 0.65, drop_min, 3});
+          auto r = evaluation::evaluate(set, opts);
+          std::printf(
+              "override_min %.1f rules_max %.1f add_min %.1f drop_min %.1f: typed recall %.3f  precision %.3f\n",
+              override_min, rules_max, add_min, drop_min, r.typed_recall(), r.typed_precision());
+        }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"engram_train_types: trains the entry-type model from the development sets"};
   std::string model_path = ".cache/models/use-lite-en.bin", out, check;
   int folds = 0;
+  std::string dump, embed_in, grid_set;
+  app.add_option("--grid", grid_set, "Train on every example, then weigh the thresholds on this labelled set");
+  app.add_option("--embed", embed_in, "With --dump: embed the texts of this JSON Lines file ({text, type}) instead");
+  app.add_option("--dump", dump, "Write each example (text, class, message, vector) as JSON Lines here");
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
   app.add_option("--out", out, "Write the trained weights here (type_weights.inc)");
   app.add_option("--check", check, "Exit 1 unless this file is what training gives");
   app.add_option("--iterations", training.iterations, "Gradient steps")->capture_default_str();
   app.add_option("--learning-rate", training.learning_rate, "Step size")->capture_default_str();
   app.add_option("--l2", training.l2, "L2 penalty")->capture_default_str();
+  app.add_option("--buckets", training.buckets, "Hash buckets of the words' part (0: none)")->capture_default_str();
+  app.add_option("--word-scale", training.word_scale, "Length of a sentence's word vector")->capture_default_str();
   app.add_option("--cv", folds, "k-fold cross-validation of the thresholds")->check(CLI::Range(2, 20));
   CLI11_PARSE(app, argc, argv);
   try {
@@ -336,7 +383,24 @@ int main(int argc, char** argv) {
         std::shared_ptr<const embedding::embedder>(std::move(*loaded)), 50000);
     auto labelled = read_lines(labelled_path);
     auto xs = examples(labelled);
+    if (!embed_in.empty()) {
+      xs.clear();
+      for (const auto& line : read_lines(embed_in)) {
+        auto t = json::parse(line);
+        const auto type = t.value("type", "none");
+        xs.push_back({t["text"].get<std::string>(),
+                      type == "none" ? static_cast<std::uint8_t>(embedding::type_none) : class_of(type), -1});
+      }
+    }
     auto vs = embed_all(*enc, xs);
+    if (!dump.empty()) {
+      std::ofstream o(dump);
+      for (std::size_t i = 0; i < xs.size(); ++i)
+        o << json{{"text", xs[i].text}, {"cls", xs[i].cls}, {"message", xs[i].message}, {"v", vs[i]}}.dump() << "\n";
+      return 0;
+    }
+    if (!grid_set.empty())
+      return grid(enc, train_on(xs, vs, -1, 1), grid_set);
     if (folds > 0)
       return cross_validate(enc, labelled, xs, vs, folds);
     auto text = embedding::type_weights_source(train_on(xs, vs, -1, 1), provenance);

@@ -2,10 +2,12 @@
 // (tests/data/embedder/reference.jsonl; README there says how).
 
 #include "embedding/embedder.hpp"
+#include "embedding/type_model.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -148,3 +150,31 @@ TEST(CachedEmbedder, RepeatedTextsAreComputedOnceAndTheOldestGoFirst) {
 }
 
 }  // namespace
+
+// The type model's words: lower-case words and word pairs, counted, hashed, at a fixed length.
+TEST(TypeModelWords, CountWordsAndPairsAtTheGivenLength) {
+  auto f = embedding::word_features("Ab ab", std::size_t{1} << 20, 2.0f);
+  ASSERT_EQ(f.size(), 2u);  // "ab" twice, "ab ab" once
+  EXPECT_LT(f[0].bucket, f[1].bucket);
+  float squares = 0.0f, values[2] = {f[0].value, f[1].value};
+  for (const auto& w : f)
+    squares += w.value * w.value;
+  EXPECT_NEAR(squares, 4.0f, 1e-5f);
+  std::sort(values, values + 2);
+  EXPECT_NEAR(values[1] / values[0], 2.0f, 1e-5f);
+}
+
+TEST(TypeModelWords, CaseAndDigitsDoNotMatterPunctuationAndOtherLettersSplit) {
+  auto buckets = [](std::string_view s) {
+    std::vector<std::uint32_t> out;
+    for (const auto& w : embedding::word_features(s, 8192, 1.0f))
+      out.push_back(w.bucket);
+    return out;
+  };
+  EXPECT_EQ(buckets("Send it by 3pm"), buckets("send IT by 11pm"));
+  EXPECT_EQ(buckets("we'll ship v12"), buckets("We'll ship v7."));
+  EXPECT_EQ(buckets("caf\xc3\xa9 bar"), buckets("caf, bar"));
+  EXPECT_NE(buckets("we'll ship"), buckets("well ship"));
+  EXPECT_TRUE(embedding::word_features("--- !!", 8192, 1.0f).empty());
+  EXPECT_TRUE(embedding::word_features("words", 0, 1.0f).empty());
+}

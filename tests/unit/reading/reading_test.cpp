@@ -605,6 +605,24 @@ TEST(Rules, ShortLinesKeepTheirLineBreaksWhenAskedAndLongOnesAreUnwrapped) {
               std::vector<std::string>{"We have agreed to move the whole platform to the new region next month."});
 }
 
+TEST(Rules, AShortLineOfFiveWordsOrMoreIsASentenceUnlessAWordCarriesItOn) {
+  const std::string chat =
+      "retail branches still worst, harrogate at 22%\ngoal is under 5% by the december sim\n"
+      "@rohan can you get the list to the managers by mon?";
+  const std::vector<std::string> three{"retail branches still worst, harrogate at 22%",
+                                       "goal is under 5% by the december sim",
+                                       "@rohan can you get the list to the managers by mon?"};
+  for (auto lines : {line_joining::wrapped, line_joining::short_lines_apart})
+    EXPECT_EQ(split_sentences(chat, lines), three);
+  // Carried on by the last word of the line or the first of the next.
+  EXPECT_EQ(split_sentences("the renewal covers all sites and\nevery new hire from April").size(), 1u);
+  EXPECT_EQ(split_sentences("ops moved the nightly batch window\nto two in the morning").size(), 1u);
+  // Lines of 50 bytes or more are wrapped prose whatever follows.
+  EXPECT_EQ(split_sentences("Following our call I checked the numbers again with\nFinance, and they hold.").size(), 1u);
+  // Four words are too few to be sure: a title, a name and company.
+  EXPECT_EQ(split_sentences("Head of Data Platforms\nGlobex Corporation").size(), 1u);
+}
+
 }  // namespace
 
 namespace {
