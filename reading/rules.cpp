@@ -268,6 +268,8 @@ struct extraction_state {
   /// the message: that of its most probable mention in the message's sentences.
   std::map<std::string, std::vector<name_span>> tagged;
   detail::message_names name_kinds;
+  /// A chat message: each of its lines is a sentence.
+  bool chat = false;
 
   /// The names of `sentence`; `vote`: its names weigh in on the message's kinds.
   const std::vector<name_span>& names_in(const std::string& sentence, bool vote) {
@@ -775,9 +777,10 @@ std::vector<sentence_reading> read_sentences(extraction_state& s, const std::str
   };
   std::vector<sentence_reading> all;
   // The relation classifier reads a block's short lines apart, as it was trained on them.
-  auto sentences =
-      st ? std::vector<std::string>{body}
-         : split_sentences(body, models.classifier ? line_joining::short_lines_apart : line_joining::wrapped);
+  auto sentences = st ? std::vector<std::string>{body}
+                      : split_sentences(body, s.chat              ? line_joining::every_line
+                                              : models.classifier ? line_joining::short_lines_apart
+                                                                  : line_joining::wrapped);
   // One kind per name in a message: every sentence is tagged before any is read.
   if (s.names && !st)
     for (const auto& sentence : sentences)
@@ -1109,6 +1112,7 @@ schemas::extraction extract(const schemas::inbound_message& m, std::string* clea
   const std::int64_t sent_day = m.sent_at_ms >= 0 ? m.sent_at_ms / 86400000 : (m.sent_at_ms - 86399999) / 86400000;
 
   extraction_state s{x, {}, {}, models.names};
+  s.chat = m.source == schemas::source_type::chat;
   if (models.names)
     x.reader = models.names->version();
   if (models.classifier)

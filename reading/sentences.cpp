@@ -71,7 +71,8 @@ std::vector<std::string_view> first_words(std::string_view s, std::size_t n) {
   return out;
 }
 
-/// Splits a sentence into clauses at ';' and at ", and"/", but"/" and" before a new subject.
+/// Splits a sentence into clauses at ';' and at ", and"/", but"/" and" before a new subject
+/// (" and" before a determiner only after a comma).
 void split_clauses(std::string_view s, std::vector<std::string>& out) {
   std::vector<std::string_view> parts;
   std::size_t start = 0;
@@ -99,6 +100,11 @@ void split_clauses(std::string_view s, std::vector<std::string>& out) {
                       "pls",   "i'd",     "we'd",   "they'd", "it's",   "there's", "everyone", "the",   "our",
                       "their", "his",     "her",    "its",    "my",     "your"}) ||
              (text::is_upper(next[0][0]) && lexicon::is_first_name(lower_ascii(text::strip_punct(next[0])))));
+        // "confirm the root cause and the service credit": without a comma, "and" before a
+        // determiner joins two things of one clause.
+        if (conj == " and " &&
+            has_any(lower_ascii(next[0]), {"the", "our", "their", "his", "her", "its", "my", "your"}))
+          new_subject = false;
         if (new_subject) {
           out.emplace_back(text::trim(part.substr(from, pos - from)));
           from = pos + conj.size();
@@ -187,6 +193,8 @@ std::vector<std::string> paragraphs_of(std::string_view body, line_joining lines
     cur += t;
     last_line = t.size();
     last_text = t;
+    if (lines == line_joining::every_line)
+      flush();
     // A chat line or a line ending a sentence on its own is one paragraph per line when
     // the next line starts a new thought; joining is for wrapped lines only.
     if (t.back() == '.' || t.back() == '!' || t.back() == '?')

@@ -20,6 +20,9 @@ enum class line_joining {
   /// company, an address, a list) keeps its line break: wrapping breaks long lines only, and
   /// a name never runs from one line of a block into the next.
   short_lines_apart,
+  /// Every line ends a sentence: chat, whose lines are never wrapped ("we locked cert
+  /// submission for aug 24\nnoah pls draft the test plan by mon" are two).
+  every_line,
 };
 
 /// Splits cleaned text into sentences and clauses (exposed for tests).

@@ -12,9 +12,10 @@
 #                        python3-torch, python3-sklearn and wamerican-huge; never run by CI, which checks their
 #                        checksums): the name model (reading/models/names.bin), the relation classifier
 #                        (reading/models/relations.bin) and recall's query head
-#                        (embedding/models/query_head.bin); train names / relations / recall: one of them;
-#                        train --repro: train each twice on a slice and compare the bytes; train --curve: the
-#                        name and relation models' learning curves (docs/training.md)
+#                        (embedding/models/query_head.bin) and the entry-type model (embedding/type_weights.inc);
+#                        train names / relations / recall / types: one of them; train --repro: train each twice
+#                        on a slice and compare the bytes; train --curve: the name, relation and type models'
+#                        learning curves (docs/training.md)
 #   tools/dev.sh soak [MINUTES]
 #                        engramd under steady mail and three agents for MINUTES (default 30): RSS, open files, lag
 #                        and p50/p99 per tool every minute, and whether each stayed flat (docs/benchmarks.md)
@@ -99,16 +100,39 @@ build() {
 train_packages=(python3-torch python3-sklearn wamerican-huge)
 train() {
   local missing=() p which=all mode=""
-  case "${1:-}" in names | recall | relations) which="$1"; shift ;; esac
+  case "${1:-}" in names | recall | relations | types) which="$1"; shift ;; esac
   mode="${1:-}"
   for p in "${train_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] || install_packages "${missing[@]}"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  if [ "$which" != recall ] && [ "$which" != relations ]; then train_names "$mode"; fi
-  if [ "$which" != recall ] && [ "$which" != names ]; then train_relations "$mode"; fi
-  if [ "$which" != names ] && [ "$which" != relations ] && [ "$mode" != --curve ]; then train_recall "$mode"; fi
+  if [ "$which" = all ] || [ "$which" = names ]; then train_names "$mode"; fi
+  if [ "$which" = all ] || [ "$which" = relations ]; then train_relations "$mode"; fi
+  if { [ "$which" = all ] || [ "$which" = recall ]; } && [ "$mode" != --curve ]; then train_recall "$mode"; fi
+  if [ "$which" = all ] || [ "$which" = types ]; then train_types "$mode"; fi
+}
+
+# The entry-type model (docs/training.md): engram_train_types trains it in C++ (full-batch
+# gradient descent, deterministic) on tests/data/extraction's development messages and training
+# statements and writes the compiled-in weights; a CTest checks the file is what training gives.
+train_types() {
+  local mode="$1" sets=("$root/tests/data/extraction/dev2.jsonl" "$root/tests/data/extraction/heldout.jsonl")
+  cmake --build "$build" -j "$jobs" --target engram_train_types
+  local encoder tool="$build/bin/engram_train_types"
+  encoder=$("$root/tools/fetch-data.sh" use-lite)
+  mkdir -p "$root/.cache/train"
+  case "$mode" in
+    --repro)
+      (cd "$root" && "$tool" --model "$encoder" --out "$root/.cache/train/repro-types-1.inc" &&
+        "$tool" --model "$encoder" --out "$root/.cache/train/repro-types-2.inc")
+      cmp "$root/.cache/train/repro-types-1.inc" "$root/.cache/train/repro-types-2.inc" ||
+        { echo "train --repro: the two type models differ" >&2; return 1; }
+      echo "train --repro: the same type model twice"
+      ;;
+    --curve) (cd "$root" && "$tool" --model "$encoder" --curve "${sets[@]}") ;;
+    *) (cd "$root" && "$tool" --model "$encoder" --out embedding/type_weights.inc) ;;
+  esac
 }
 
 train_names() {

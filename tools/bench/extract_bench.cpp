@@ -38,7 +38,7 @@ int bench_extraction(const std::string& model) {
       {true, false, "the type model, names by the rules alone (extraction.name_model: false)"},
       {true, true, "the type model and the name model (the default)"}};
   for (const char* set : {"tests/data/extraction/labelled.jsonl", "tests/data/extraction/dev2.jsonl",
-                          "tests/data/extraction/heldout.jsonl"})
+                          "tests/data/extraction/heldout.jsonl", "tests/data/extraction/heldout2.jsonl"})
     for (const auto& rd : readers) {
       reading::validator_options opts;
       if (rd.types)

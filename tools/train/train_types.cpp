@@ -7,6 +7,8 @@
 //   engram_train_types --cv 5    k-fold cross-validation over the labelled messages: the
 //                                extractor's typed recall / precision with the cues alone and
 //                                with the model under each choice of thresholds
+//   engram_train_types --grid SET  the same choices on a labelled set it is not trained on
+//   engram_train_types --curve SET...  the learning curve on labelled sets
 //
 // Examples: the labelled statements of tests/data/extraction/labelled.jsonl with their types,
 // its junk and every other sentence of its messages as none; the statements of
@@ -355,6 +357,35 @@ int grid(const std::shared_ptr<const embedding::embedder>& enc, const embedding:
   return 0;
 }
 
+/// The learning curve: the model trained on evenly spread subsets of the examples, each read
+/// with the default thresholds by the extractor on `sets` (typed recall and precision).
+int curve(const std::shared_ptr<const embedding::embedder>& enc, const std::vector<example>& xs,
+          const std::vector<std::vector<float>>& vs, const std::vector<std::string>& sets) {
+  for (std::size_t n : {std::size_t{500}, std::size_t{1000}, std::size_t{2000}, std::size_t{4000}, xs.size()}) {
+    if (n > xs.size())
+      continue;
+    std::vector<example> sub_x;
+    std::vector<std::vector<float>> sub_v;
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      if ((i + 1) * n / xs.size() != i * n / xs.size()) {
+        sub_x.push_back(xs[i]);
+        sub_v.push_back(vs[i]);
+      }
+    reading::validator_options opts;
+    opts.types = std::make_shared<embedding::type_model>(enc, train_on(sub_x, sub_v, -1, 1));
+    std::printf("%zu examples:", sub_x.size());
+    for (const auto& set : sets) {
+      auto r = evaluation::evaluate(set, opts);
+      if (!r.error.empty())
+        throw std::runtime_error(r.error);
+      std::printf("  %s %.3f / %.3f", std::filesystem::path(set).filename().c_str(), r.typed_recall(),
+                  r.typed_precision());
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -362,6 +393,8 @@ int main(int argc, char** argv) {
   std::string model_path = ".cache/models/use-lite-en.bin", out, check;
   int folds = 0;
   std::string dump, embed_in, grid_set;
+  std::vector<std::string> curve_sets;
+  app.add_option("--curve", curve_sets, "Print the learning curve: typed recall / precision on these labelled sets");
   app.add_option("--grid", grid_set, "Train on every example, then weigh the thresholds on this labelled set");
   app.add_option("--embed", embed_in, "With --dump: embed the texts of this JSON Lines file ({text, type}) instead");
   app.add_option("--dump", dump, "Write each example (text, class, message, vector) as JSON Lines here");
@@ -399,6 +432,8 @@ int main(int argc, char** argv) {
         o << json{{"text", xs[i].text}, {"cls", xs[i].cls}, {"message", xs[i].message}, {"v", vs[i]}}.dump() << "\n";
       return 0;
     }
+    if (!curve_sets.empty())
+      return curve(enc, xs, vs, curve_sets);
     if (!grid_set.empty())
       return grid(enc, train_on(xs, vs, -1, 1), grid_set);
     if (folds > 0)

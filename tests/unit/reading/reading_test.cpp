@@ -588,6 +588,12 @@ TEST(Validator, ThresholdCapsAndLimits) {
   EXPECT_TRUE(x.entries[0].mentions.empty());
 }
 
+TEST(Rules, AndBeforeADeterminerJoinsTwoThingsUnlessACommaComesFirst) {
+  EXPECT_EQ(split_sentences("Please confirm the root cause and the service credit in writing by Friday.").size(), 1u);
+  EXPECT_EQ(split_sentences("Please send the order form, and the team will countersign it on Monday.").size(), 2u);
+  EXPECT_EQ(split_sentences("Legal signed off on the DPA and we will send the order form by Friday.").size(), 2u);
+}
+
 TEST(Rules, SentencesSplitOnAbbreviationsAndChatStyle) {
   EXPECT_EQ(split_sentences("Latency is under 200 ms. Dana will send it.").size(), 2u);
   EXPECT_EQ(split_sentences("Ms. Kim approved it on Mar. 3.").size(), 1u);
@@ -619,6 +625,11 @@ TEST(Rules, AShortLineOfFiveWordsOrMoreIsASentenceUnlessAWordCarriesItOn) {
   EXPECT_EQ(split_sentences("ops moved the nightly batch window\nto two in the morning").size(), 1u);
   // Lines of 50 bytes or more are wrapped prose whatever follows.
   EXPECT_EQ(split_sentences("Following our call I checked the numbers again with\nFinance, and they hold.").size(), 1u);
+  // Chat is never wrapped: every line is a sentence, however long.
+  const std::string long_chat =
+      "we locked cert submission for aug 24, a week before pixelforge's deadline\nnoah pls draft the test plan by mon";
+  EXPECT_EQ(split_sentences(long_chat, line_joining::every_line).size(), 2u);
+  EXPECT_EQ(split_sentences(long_chat, line_joining::wrapped).size(), 1u);
   // Four words are too few to be sure: a title, a name and company.
   EXPECT_EQ(split_sentences("Head of Data Platforms\nGlobex Corporation").size(), 1u);
 }
