@@ -1,5 +1,7 @@
 #include "embedding/type_model.hpp"
 
+#include "base/hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -59,7 +61,9 @@ std::array<float, type_classes> scores(const type_weights& m, std::span<const fl
   return z;
 }
 
-std::uint32_t fnv1a(std::string_view s) {
+/// 32-bit FNV-1a: the word buckets of the trained weights (type_weights.inc) are this hash's;
+/// another hash means training again.
+std::uint32_t fnv1a32(std::string_view s) {
   std::uint32_t h = 2166136261u;
   for (char c : s) {
     h ^= static_cast<unsigned char>(c);
@@ -90,7 +94,7 @@ std::vector<word_feature> word_features(std::string_view text, std::size_t bucke
   std::vector<word_feature> out;
   if (buckets == 0)
     return out;
-  auto add = [&](std::string_view w) { out.push_back({static_cast<std::uint32_t>(fnv1a(w) % buckets), 1.0f}); };
+  auto add = [&](std::string_view w) { out.push_back({static_cast<std::uint32_t>(fnv1a32(w) % buckets), 1.0f}); };
   for (std::size_t i = 0; i < words.size(); ++i) {
     add(words[i]);
     if (i + 1 < words.size())
@@ -209,16 +213,10 @@ std::string type_weights_source(const type_weights& w, std::string_view provenan
 
 type_model::type_model(std::shared_ptr<const embedder> encoder, type_weights weights, type_choice_options choice)
     : encoder_(std::move(encoder)), weights_(std::move(weights)), choice_(choice) {
-  std::uint64_t h = 14695981039346656037ull;
-  auto mix = [&](const void* data, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      h ^= static_cast<const unsigned char*>(data)[i];
-      h *= 1099511628211ull;
-    }
+  auto bytes = [](const auto& values) {
+    return std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
   };
-  mix(weights_.w.data(), weights_.w.size() * sizeof(float));
-  mix(weights_.bias.data(), sizeof weights_.bias);
-  mix(weights_.words.data(), weights_.words.size() * sizeof(float));
+  const auto h = fnv1a(bytes(weights_.words), fnv1a(bytes(weights_.bias), fnv1a(bytes(weights_.w))));
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   version_ = std::string("types-2/") + hex;

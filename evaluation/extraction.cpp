@@ -98,6 +98,7 @@ namespace {
 
 /// Entries: greedy matching of gold sentences to extracted entries by text overlap, same type first.
 void score_entries(report& r, const schemas::extraction& x, json& labels) {
+  const bool show = std::getenv("ENGRAM_BENCH_ENTRIES_SHOW") != nullptr;
   std::vector<bool> used(x.entries.size(), false);
   std::vector<std::string> pred_norm;
   for (const auto& e : x.entries)
@@ -117,7 +118,6 @@ void score_entries(report& r, const schemas::extraction& x, json& labels) {
         }
     const auto due = g.value("dueAt", std::string());
     r.due_dates += !due.empty();
-    const bool show = std::getenv("ENGRAM_BENCH_ENTRIES_SHOW") != nullptr;
     if (!match) {
       if (show)
         std::fprintf(stderr, "not read, %s: %s\n", g["type"].get<std::string>().c_str(), g["text"].dump().c_str());
@@ -148,7 +148,7 @@ void score_entries(report& r, const schemas::extraction& x, json& labels) {
     if (used[i])
       continue;
     ++r.types[type_index(x.entries[i].type)].fp;
-    if (std::getenv("ENGRAM_BENCH_ENTRIES_SHOW"))
+    if (show)
       std::fprintf(stderr, "read, not labelled, %s: %s\n", std::string(schemas::to_string(x.entries[i].type)).c_str(),
                    json(x.entries[i].content).dump().c_str());
     for (const auto& j : labels["junk"])
