@@ -90,8 +90,8 @@ struct type_training {
 struct type_choice_options {
   /// The model's first class replaces the cues' type when it has at least this probability
   /// and the cues' type at most rules_max.
-  float override_min = 0.4f;
-  float rules_max = 0.2f;
+  float override_min = 0.3f;
+  float rules_max = 0.3f;
   /// A sentence the cues found no type for is read as the model's first class (not none)
   /// when it has at least this probability, with confidence added_confidence.
   float add_min = 0.5f;

@@ -10,8 +10,9 @@
 //   engram_train_types --grid SET  the same choices on a labelled set it is not trained on
 //   engram_train_types --curve SET...  the learning curve on labelled sets
 //
-// Examples: the labelled statements of tests/data/extraction/labelled.jsonl with their types,
-// its junk and every other sentence of its messages as none; the statements of
+// Examples: the labelled statements of tests/data/extraction/labelled.jsonl and of the
+// messages written for training (train_messages*.jsonl) with their types, their junk and every
+// other sentence of their messages as none; the statements of
 // tests/data/extraction/train_statements*.jsonl (written for training by sessions that saw
 // neither the rules nor a held-out set); the typed statements of tests/data/dedup/pairs.jsonl
 // and tests/data/contradiction/cases.jsonl. Never a held-out set.
@@ -44,7 +45,8 @@ using nlohmann::json;
 
 constexpr const char* labelled_path = "tests/data/extraction/labelled.jsonl";
 constexpr const char* provenance =
-    "Trained on tests/data/extraction/labelled.jsonl and train_statements*.jsonl, tests/data/dedup/pairs.jsonl "
+    "Trained on tests/data/extraction/labelled.jsonl, train_messages*.jsonl and train_statements*.jsonl, "
+    "tests/data/dedup/pairs.jsonl "
     "and tests/data/contradiction/cases.jsonl with the int8 USE Lite encoder.";
 
 /// example::message of the training statements: statement_base minus the example's index.
@@ -94,12 +96,12 @@ std::string norm(std::string_view s) {
   return out;
 }
 
-/// tests/data/extraction/train_statements*.jsonl, in name order.
-std::vector<std::string> training_statement_files() {
+/// tests/data/extraction/<prefix>*.jsonl, in name order.
+std::vector<std::string> training_files(std::string_view prefix) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator("tests/data/extraction")) {
     const auto name = e.path().filename().string();
-    if (name.starts_with("train_statements") && name.ends_with(".jsonl"))
+    if (name.starts_with(prefix) && name.ends_with(".jsonl"))
       out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
@@ -137,7 +139,7 @@ std::vector<example> examples(const std::vector<std::string>& labelled) {
     for (const char* side : {"a", "b"})
       out.push_back({p[side].get<std::string>(), class_of(p["type"].get<std::string>()), -1});
   }
-  for (const auto& file : training_statement_files())
+  for (const auto& file : training_files("train_statements"))
     for (const auto& line : read_lines(file)) {
       auto t = json::parse(line);
       const auto type = t["type"].get<std::string>();
@@ -414,7 +416,11 @@ int main(int argc, char** argv) {
       throw std::runtime_error(loaded.error());
     std::shared_ptr<const embedding::embedder> enc = std::make_shared<embedding::cached_embedder>(
         std::shared_ptr<const embedding::embedder>(std::move(*loaded)), 50000);
+    // The labelled messages: the development set, then those written for training.
     auto labelled = read_lines(labelled_path);
+    for (const auto& file : training_files("train_messages"))
+      for (auto& line : read_lines(file))
+        labelled.push_back(std::move(line));
     auto xs = examples(labelled);
     if (!embed_in.empty()) {
       xs.clear();

@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Does training the sentence encoder type statements better than the shipped linear model?
+A measurement, not a model engramd reads (docs/training.md, "The encoder trained for types").
+
+The encoder (tools/train/recall/use_lite.py, from the model file engramd reads) with a linear
+head over its sentence vector (times 8) for the seven entry types and none, and optionally the
+hashed words beside it (--words: the words and adjacent pairs of embedding/type_model.cpp's
+word_features, FNV-1a into 8,192 buckets, scaled to length 2). What is trained besides the head:
+
+  --part head     nothing (the encoder as it is)
+  --part tanh     the last projection (tanh layer)
+  --part norms    every bias and layer norm of the encoder
+  --part lora     a rank-R update (--rank) of every matrix, the tanh layer's included, with the
+                  biases and layer norms
+  --part all      every weight
+
+Examples are what `engram_train_types --dump FILE` writes (text and class; the vectors are not
+read): train on one dump, judge on another (e.g. development 2's labelled statements and junk,
+`--dump FILE --embed STATEMENTS`). Prints, after each epoch, the share of the judged
+statements typed right and of the junk read as none. Adam, batches of 16, seed 7.
+
+  LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread OPENBLAS_NUM_THREADS=1 \\
+    /usr/bin/python3 tools/train/types/encoder.py --model .cache/models/use-lite-en.bin \\
+    --train train.jsonl --judge dev2.jsonl --part lora --rank 8 --words --epochs 1
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recall"))
+from use_lite import UseLite  # noqa: E402
+
+TYPES = 8  # the seven entry types, then none
+BUCKETS = 8192
+MATRICES = ["qkv_w", "out_w", "res_w", "ffn1_w", "ffn2_w"]
+
+
+def fnv1a32(text):
+    h = 0x811C9DC5
+    for b in text.encode("utf-8"):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def word_features(text, scale=2.0):
+    """{bucket: value}, as embedding::word_features computes them."""
+    words, word = [], ""
+    for ch in text + "\0":
+        if "0" <= ch <= "9":
+            if not word or word[-1] != "0":
+                word += "0"
+        elif "a" <= ch <= "z" or ch in "@'":
+            word += ch
+        elif "A" <= ch <= "Z":
+            word += ch.lower()
+        elif word:
+            words.append(word)
+            word = ""
+    counts = {}
+    for i, w in enumerate(words):
+        for k in [w] + ([w + " " + words[i + 1]] if i + 1 < len(words) else []):
+            b = fnv1a32(k) % BUCKETS
+            counts[b] = counts.get(b, 0) + 1
+    norm = sum(v * v for v in counts.values()) ** 0.5 or 1.0
+    return {b: v * scale / norm for b, v in counts.items()}
+
+
+class LowRank:
+    """W + A.B in place of the matrix `name` of `owner` (its base kept as it is)."""
+
+    def __init__(self, owner, name, rank):
+        self.owner, self.name = owner, name
+        self.base = getattr(owner, name).data
+        del owner._parameters[name]
+        self.a = torch.nn.Parameter(torch.randn(self.base.shape[0], rank) * 0.01)
+        self.b = torch.nn.Parameter(torch.zeros(rank, self.base.shape[1]))
+
+    def apply(self):
+        setattr(self.owner, self.name, self.base + self.a @ self.b)
+
+
+def trainable(enc, part, rank):
+    """The encoder's parameters to train, and the low-rank updates to apply before each pass."""
+    for p in enc.parameters():
+        p.requires_grad = part == "all"
+    if part in ("head", "all"):
+        return (list(enc.parameters()) if part == "all" else []), []
+    if part == "tanh":
+        chosen = [enc.tanh_w, enc.tanh_b]
+    else:
+        chosen = [p for n, p in enc.named_parameters() if n.endswith("_b") or "ln" in n]
+    updates = []
+    if part == "lora":
+        for layer in enc.layers:
+            updates += [LowRank(layer, m, rank) for m in MATRICES if getattr(layer, m, None) is not None]
+        updates.append(LowRank(enc, "tanh_w", rank))
+        chosen += [t for u in updates for t in (u.a, u.b)]
+    for p in chosen:
+        p.requires_grad = True
+    return chosen, updates
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--train", required=True)
+    ap.add_argument("--judge", required=True)
+    ap.add_argument("--part", choices=["head", "tanh", "norms", "lora", "all"], default="lora")
+    ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--words", action="store_true")
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=1e-3, help="the encoder's part (the head: 1e-3)")
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    torch.manual_seed(7)
+    random.seed(7)
+    torch.set_num_threads(a.threads)
+    load = lambda path: [(r["text"], r["cls"]) for r in map(json.loads, open(path, encoding="utf-8"))]  # noqa: E731
+    train, judged = load(a.train), load(a.judge)
+    enc = UseLite(a.model)
+    tokens = {t: enc.tokenize(t) for t, _ in train + judged}
+    words = {t: word_features(t) for t, _ in train + judged} if a.words else {}
+    head = torch.nn.Linear(512, TYPES)
+    bag = torch.nn.EmbeddingBag(BUCKETS, TYPES, mode="sum")
+    torch.nn.init.zeros_(bag.weight)
+    encoder_part, updates = trainable(enc, a.part, a.rank)
+    groups = [{"params": list(head.parameters()) + list(bag.parameters()), "lr": 1e-3}]
+    if encoder_part:
+        groups.append({"params": encoder_part, "lr": a.lr})
+    opt = torch.optim.Adam(groups)
+    print(f"{a.part}: {sum(p.numel() for p in encoder_part)} weights of the encoder trained", flush=True)
+
+    def logits(texts):
+        for u in updates:
+            u.apply()
+        z = head(enc([tokens[t] for t in texts]) * 8.0)
+        if a.words:
+            idx, off, val = [], [], []
+            for t in texts:
+                off.append(len(idx))
+                idx += list(words[t].keys())
+                val += list(words[t].values())
+            z = z + bag(torch.tensor(idx, dtype=torch.long), torch.tensor(off, dtype=torch.long),
+                        per_sample_weights=torch.tensor(val, dtype=torch.float32))
+        return z
+
+    def judge():
+        right = [0, 0]
+        seen = [0, 0]
+        with torch.no_grad():
+            for i in range(0, len(judged), 64):
+                batch = judged[i:i + 64]
+                for (_, c), p in zip(batch, logits([t for t, _ in batch]).argmax(-1).tolist()):
+                    k = int(c == TYPES - 1)
+                    seen[k] += 1
+                    right[k] += p == c
+        return f"statements typed right {right[0] / seen[0]:.3f}, junk read as none {right[1] / seen[1]:.3f}"
+
+    print("before:", judge(), flush=True)
+    for epoch in range(a.epochs):
+        random.shuffle(train)
+        start, total = time.time(), 0.0
+        for i in range(0, len(train), 16):
+            batch = train[i:i + 16]
+            loss = torch.nn.functional.cross_entropy(logits([t for t, _ in batch]),
+                                                     torch.tensor([c for _, c in batch]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss)
+        print(f"epoch {epoch + 1} (loss {total / (len(train) / 16):.3f}, {time.time() - start:.0f} s):", judge(),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
