@@ -117,7 +117,8 @@ train() {
 # gradient descent, deterministic) on tests/data/extraction's development messages and training
 # statements and writes the compiled-in weights; a CTest checks the file is what training gives.
 train_types() {
-  local mode="$1" sets=("$root/tests/data/extraction/dev2.jsonl" "$root/tests/data/extraction/heldout.jsonl")
+  local mode="$1" sets=("$root/tests/data/extraction/dev2.jsonl" "$root/tests/data/extraction/heldout.jsonl"
+    "$root/tests/data/extraction/heldout2.jsonl")
   cmake --build "$build" -j "$jobs" --target engram_train_types
   local encoder tool="$build/bin/engram_train_types"
   encoder=$("$root/tools/fetch-data.sh" use-lite)
