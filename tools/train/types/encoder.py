@@ -12,7 +12,7 @@ word_features, FNV-1a into 8,192 buckets, scaled to length 2). What is trained b
   --part norms    every bias and layer norm of the encoder
   --part lora     a rank-R update (--rank) of every matrix, the tanh layer's included, with the
                   biases and layer norms
-  --part all      every weight (with --lr 5e-5: at 1e-3 it forgets what it knew)
+  --part all      every weight (measured with --lr 5e-5)
 
 Examples are what `engram_train_types --dump FILE` writes (text and class; the vectors are not
 read): train on one dump, judge on another (e.g. development 2's labelled statements and junk,
