@@ -399,7 +399,7 @@ int main(int argc, char** argv) {
   app.add_option("--curve", curve_sets, "Print the learning curve: typed recall / precision on these labelled sets");
   app.add_option("--grid", grid_set, "Train on every example, then weigh the thresholds on this labelled set");
   app.add_option("--embed", embed_in, "With --dump: embed the texts of this JSON Lines file ({text, type}) instead");
-  app.add_option("--dump", dump, "Write each example (text, class, message, vector) as JSON Lines here");
+  app.add_option("--dump", dump, "Write each example (text, class, message, vector, words) as JSON Lines here");
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
   app.add_option("--out", out, "Write the trained weights here (type_weights.inc)");
   app.add_option("--check", check, "Exit 1 unless this file is what training gives");
@@ -434,8 +434,14 @@ int main(int argc, char** argv) {
     auto vs = embed_all(*enc, xs);
     if (!dump.empty()) {
       std::ofstream o(dump);
-      for (std::size_t i = 0; i < xs.size(); ++i)
-        o << json{{"text", xs[i].text}, {"cls", xs[i].cls}, {"message", xs[i].message}, {"v", vs[i]}}.dump() << "\n";
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        json words = json::array();  // the words part as the model reads it: [bucket, value]
+        for (const auto& w : embedding::word_features(xs[i].text, training.buckets, training.word_scale))
+          words.push_back({w.bucket, w.value});
+        o << json{{"text", xs[i].text}, {"cls", xs[i].cls}, {"message", xs[i].message}, {"v", vs[i]}, {"words", words}}
+                 .dump()
+          << "\n";
+      }
       return 0;
     }
     if (!curve_sets.empty())

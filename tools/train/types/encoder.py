@@ -5,7 +5,7 @@ A measurement, not a model engramd reads (docs/training.md, "The encoder trained
 The encoder (tools/train/recall/use_lite.py, from the model file engramd reads) with a linear
 head over its sentence vector (times 8) for the seven entry types and none, and optionally the
 hashed words beside it (--words: the words and adjacent pairs of embedding/type_model.cpp's
-word_features, FNV-1a into 8,192 buckets, scaled to length 2). What is trained besides the head:
+word_features, as the dump gives them: FNV-1a into 8,192 buckets, scaled to length 2). What is trained besides the head:
 
   --part head     nothing (the encoder as it is)
   --part tanh     the last projection (tanh layer)
@@ -14,8 +14,8 @@ word_features, FNV-1a into 8,192 buckets, scaled to length 2). What is trained b
                   biases and layer norms
   --part all      every weight (measured with --lr 5e-5)
 
-Examples are what `engram_train_types --dump FILE` writes (text and class; the vectors are not
-read): train on one dump, judge on another (e.g. development 2's labelled statements and junk,
+Examples are what `engram_train_types --dump FILE` writes (text, class and words; the vectors
+are not read): train on one dump, judge on another (e.g. development 2's labelled statements and junk,
 `--dump FILE --embed STATEMENTS`). Prints, after each epoch, the share of the judged
 statements typed right and of the junk read as none. Adam, batches of 16, seed 7.
 
@@ -38,36 +38,6 @@ from use_lite import UseLite  # noqa: E402
 TYPES = 8  # the seven entry types, then none
 BUCKETS = 8192
 MATRICES = ["qkv_w", "out_w", "res_w", "ffn1_w", "ffn2_w"]
-
-
-def fnv1a32(text):
-    h = 0x811C9DC5
-    for b in text.encode("utf-8"):
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def word_features(text, scale=2.0):
-    """{bucket: value}, as embedding::word_features computes them."""
-    words, word = [], ""
-    for ch in text + "\0":
-        if "0" <= ch <= "9":
-            if not word or word[-1] != "0":
-                word += "0"
-        elif "a" <= ch <= "z" or ch in "@'":
-            word += ch
-        elif "A" <= ch <= "Z":
-            word += ch.lower()
-        elif word:
-            words.append(word)
-            word = ""
-    counts = {}
-    for i, w in enumerate(words):
-        for k in [w] + ([w + " " + words[i + 1]] if i + 1 < len(words) else []):
-            b = fnv1a32(k) % BUCKETS
-            counts[b] = counts.get(b, 0) + 1
-    norm = sum(v * v for v in counts.values()) ** 0.5 or 1.0
-    return {b: v * scale / norm for b, v in counts.items()}
 
 
 class LowRank:
@@ -120,11 +90,18 @@ def main():
     torch.manual_seed(7)
     random.seed(7)
     torch.set_num_threads(a.threads)
-    load = lambda path: [(r["text"], r["cls"]) for r in map(json.loads, open(path, encoding="utf-8"))]  # noqa: E731
+    words = {}
+
+    def load(path):
+        out = []
+        for r in map(json.loads, open(path, encoding="utf-8")):
+            out.append((r["text"], r["cls"]))
+            words[r["text"]] = dict(r["words"])
+        return out
+
     train, judged = load(a.train), load(a.judge)
     enc = UseLite(a.model)
     tokens = {t: enc.tokenize(t) for t, _ in train + judged}
-    words = {t: word_features(t) for t, _ in train + judged} if a.words else {}
     head = torch.nn.Linear(512, TYPES)
     bag = torch.nn.EmbeddingBag(BUCKETS, TYPES, mode="sum")
     torch.nn.init.zeros_(bag.weight)
