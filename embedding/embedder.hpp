@@ -69,6 +69,22 @@ enum class encoder_isa { automatic, avx512, avx2, portable };
 /// The name parse_encoder_isa reads ("auto" for automatic).
 [[nodiscard]] std::string_view to_string(encoder_isa isa);
 
+/// Changes made to USE Lite's float weights before they are quantised: the encoder trained
+/// for one task (the entry-type model's, embedding/type_model.hpp). Rank-R updates
+/// W += A . B of named matrices, and named tensors (biases, layer norms) replaced; names are
+/// the model file's ("l0.qkv_w", "tanh_b").
+struct encoder_adapter {
+  struct low_rank {
+    std::string matrix;
+    std::size_t rank = 0;
+    std::vector<float> a, b;  // [rows, rank] and [rank, columns], row-major
+  };
+  std::vector<low_rank> updates;
+  std::vector<std::pair<std::string, std::vector<float>>> replaced;
+  /// Names the change in the adapted encoder's name (the FNV-1a of the adapter file).
+  std::uint64_t digest = 0;
+};
+
 /// Universal Sentence Encoder Lite with int8 dense layers: weights int8 with one scale per
 /// output column, activations int8 with one scale per token row, exact int32 sums; every
 /// float step in a fixed order with no libm call. A sentence therefore embeds to the same
@@ -77,14 +93,17 @@ enum class encoder_isa { automatic, avx512, avx2, portable };
 /// the test sentences (least 0.9985), 0.9995 over 2,000 ham sentences (least 0.998).
 class use_lite_int8_embedder final : public embedder {
 public:
-  /// Reads and quantises the converted model file; an error naming the path and the reason,
-  /// or naming the path asked for and the CPU feature it lacks.
+  /// Reads and quantises the converted model file, changed first by `adapter` when given; an
+  /// error naming the path and the reason (a tensor of the adapter the model lacks, or of
+  /// another size), or naming the path asked for and the CPU feature it lacks.
   [[nodiscard]] static engram::result<std::unique_ptr<use_lite_int8_embedder>> load(
-      const std::string& path, encoder_isa isa = encoder_isa::automatic);
+      const std::string& path, encoder_isa isa = encoder_isa::automatic, const encoder_adapter* adapter = nullptr);
   ~use_lite_int8_embedder() override;
 
   [[nodiscard]] std::size_t dim() const noexcept override { return 512; }
-  [[nodiscard]] std::string name() const override { return "use-lite-int8"; }
+  /// "use-lite-int8"; "use-lite-int8+adapter/<16 hex digits of the adapter's digest>" when
+  /// loaded with one (its vectors are not the plain encoder's).
+  [[nodiscard]] std::string name() const override;
   /// As use_lite_embedder::embed: sentences of a call are stacked; empty text embeds as the
   /// model's zero-token output.
   [[nodiscard]] engram::result<std::vector<std::vector<float>>> embed(
@@ -148,5 +167,11 @@ private:
 /// The embedder the configuration names (embedder.kind), or an error: missing weights and
 /// incomplete endpoint settings are errors, never a silent fallback.
 [[nodiscard]] engram::result<std::unique_ptr<embedder>> make_embedder(const config::embedder_config& cfg);
+
+/// The int8 encoder the trained readers were trained on: `configured` when it is that one
+/// (its cache shared), else an encoder of its own loaded from cfg.model_path; an error naming
+/// the path when that fails.
+[[nodiscard]] engram::result<std::shared_ptr<const embedder>> int8_encoder(const config::embedder_config& cfg,
+                                                                          std::shared_ptr<const embedder> configured);
 
 }  // namespace engram::embedding

@@ -187,4 +187,15 @@ engram::result<std::unique_ptr<embedder>> make_embedder(const config::embedder_c
   return std::move(*model);
 }
 
+engram::result<std::shared_ptr<const embedder>> int8_encoder(const config::embedder_config& cfg,
+                                                             std::shared_ptr<const embedder> configured) {
+  if (configured && configured->name() == "use-lite-int8")
+    return configured;
+  auto isa = parse_encoder_isa(cfg.isa);
+  auto own = use_lite_int8_embedder::load(cfg.model_path, isa.value_or(encoder_isa::automatic));
+  if (!own)
+    return engram::fail("the trained readers need the int8 USE Lite encoder: " + own.error());
+  return std::shared_ptr<const embedder>(std::move(*own));
+}
+
 }  // namespace engram::embedding

@@ -1,10 +1,18 @@
 #include "embedding/type_model.hpp"
 
 #include "base/hash.hpp"
+#include "embedding/internal/use_lite_model.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+
+namespace engram::embedding::models {
+std::string_view type_adapter_bytes();  // embedding/models/type_adapter.bin (cmake/CompiledModel.cmake)
+}  // namespace engram::embedding::models
 
 namespace engram::embedding {
 
@@ -211,15 +219,65 @@ std::string type_weights_source(const type_weights& w, std::string_view provenan
   return out;
 }
 
+engram::result<encoder_adapter> parse_encoder_adapter(std::string_view bytes) {
+  auto fail = [](const std::string& why) { return engram::fail("type adapter: " + why); };
+  if (bytes.size() < 12 || bytes.substr(0, 8) != "ENGADPT1")
+    return fail("not an adapter file (bad magic)");
+  std::uint32_t n = 0;
+  std::memcpy(&n, bytes.data() + 8, 4);
+  if (12 + std::size_t(n) > bytes.size())
+    return fail("truncated header");
+  const auto meta = nlohmann::json::parse(bytes.substr(12, n), nullptr, false);
+  if (!meta.is_object() || meta.value("format", 0) != 1 || meta.value("encoder", "") != "use-lite-int8" ||
+      !meta.contains("rank") || !meta["rank"].is_number_unsigned())
+    return fail("the header is not format 1 for use-lite-int8 with a rank");
+  std::size_t at = 12 + std::size_t(n);
+  auto tensors = detail::read_tensors(bytes, at);
+  if (!tensors)
+    return fail(tensors.error());
+  encoder_adapter out;
+  const auto rank = meta["rank"].get<std::size_t>();
+  for (auto& [name, values] : *tensors) {
+    const auto matrix = name.substr(0, name.size() >= 2 ? name.size() - 2 : 0);
+    if (name.ends_with(".a"))
+      out.updates.push_back({matrix, rank, std::move(values), {}});
+    else if (name.ends_with(".b") && !out.updates.empty() && out.updates.back().matrix == matrix &&
+             out.updates.back().b.empty())
+      out.updates.back().b = std::move(values);
+    else if (name.ends_with(".b"))
+      return fail("'" + name + "' follows no '" + matrix + ".a'");
+    else
+      out.replaced.emplace_back(name, std::move(values));
+  }
+  for (const auto& u : out.updates)
+    if (u.b.empty())
+      return fail("'" + u.matrix + ".a' has no '" + u.matrix + ".b'");
+  out.digest = fnv1a(bytes);
+  return out;
+}
+
+const encoder_adapter& builtin_type_adapter() {
+  static const encoder_adapter adapter = [] {
+    auto parsed = parse_encoder_adapter(models::type_adapter_bytes());
+    if (!parsed) {  // the build compiled in a file its checksum test would have refused
+      std::fprintf(stderr, "engram: the compiled-in %s\n", parsed.error().c_str());
+      std::abort();
+    }
+    return std::move(*parsed);
+  }();
+  return adapter;
+}
+
 type_model::type_model(std::shared_ptr<const embedder> encoder, type_weights weights, type_choice_options choice)
     : encoder_(std::move(encoder)), weights_(std::move(weights)), choice_(choice) {
   auto bytes = [](const auto& values) {
     return std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
   };
-  const auto h = fnv1a(bytes(weights_.words), fnv1a(bytes(weights_.bias), fnv1a(bytes(weights_.w))));
+  const auto h =
+      fnv1a(bytes(weights_.words), fnv1a(bytes(weights_.bias), fnv1a(bytes(weights_.w), fnv1a(encoder_->name()))));
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  version_ = std::string("types-2/") + hex;
+  version_ = std::string("types-3/") + hex;
 }
 
 engram::result<std::vector<type_probabilities>> type_model::classify(std::span<const std::string_view> texts) const {
@@ -240,12 +298,9 @@ engram::result<std::vector<type_probabilities>> type_model::classify(std::span<c
   return out;
 }
 
-engram::result<std::shared_ptr<const type_model>> make_type_model(const config::embedder_config& cfg,
-                                                                  std::shared_ptr<const embedder> configured) {
-  if (configured && configured->name() == "use-lite-int8")
-    return std::make_shared<const type_model>(std::move(configured));
+engram::result<std::shared_ptr<const type_model>> make_type_model(const config::embedder_config& cfg) {
   auto isa = parse_encoder_isa(cfg.isa);
-  auto own = use_lite_int8_embedder::load(cfg.model_path, isa.value_or(encoder_isa::automatic));
+  auto own = use_lite_int8_embedder::load(cfg.model_path, isa.value_or(encoder_isa::automatic), &builtin_type_adapter());
   if (!own)
     return engram::fail("extraction.type_model needs the int8 USE Lite encoder: " + own.error());
   return std::make_shared<const type_model>(std::shared_ptr<const embedder>(std::move(*own)));
@@ -254,7 +309,7 @@ engram::result<std::shared_ptr<const type_model>> make_type_model(const config::
 engram::result<std::shared_ptr<const type_model>> load_type_model(const std::string& model_path) {
   config::embedder_config cfg;
   cfg.model_path = model_path;
-  return make_type_model(cfg, nullptr);
+  return make_type_model(cfg);
 }
 
 }  // namespace engram::embedding

@@ -111,9 +111,25 @@ struct type_choice_options {
   std::size_t max_weighed = 200;
 };
 
+/// An adapter file: the int8 encoder's change trained for entry types (tools/train/types/
+/// encoder.py), under which the built-in weights are trained. Format 1, little-endian:
+///   "ENGADPT1"
+///   u32 n, n bytes of JSON: {"encoder": "use-lite-int8", "format": 1, "rank": R}
+///   a tensor table in the USE Lite model file's layout (internal/use_lite_model.hpp):
+///       "<matrix>.a" [rows, R] then "<matrix>.b" [R, columns] for each matrix updated, and
+///       the encoder's tensors replaced, under their own names (biases, layer norms).
+/// Its digest is the FNV-1a of the bytes. An error says what is wrong with them.
+[[nodiscard]] engram::result<encoder_adapter> parse_encoder_adapter(std::string_view bytes);
+
+/// The adapter compiled in (embedding/models/type_adapter.bin), which the built-in weights
+/// (type_weights.inc) were trained under.
+[[nodiscard]] const encoder_adapter& builtin_type_adapter();
+
 /// The model bound to the encoder it was trained on. Thread-safe.
 class type_model {
 public:
+  /// `encoder` gives the vectors `weights` were trained on (for the built-in weights, the int8
+  /// encoder under builtin_type_adapter()).
   type_model(std::shared_ptr<const embedder> encoder, type_weights weights = builtin_type_weights(),
              type_choice_options choice = {});
   [[nodiscard]] const type_choice_options& choice() const noexcept { return choice_; }
@@ -124,8 +140,9 @@ public:
 
   [[nodiscard]] const embedder& encoder() const noexcept { return *encoder_; }
 
-  /// "types-2/<16 hex digits of the weights' FNV-1a>": the reader's version, for the log
-  /// (types-2: the words' part beside the embedding).
+  /// "types-3/<16 hex digits of the FNV-1a of the encoder's name and the weights>": the
+  /// reader's version, for the log (types-3: the encoder changed by an adapter, whose digest
+  /// its name carries).
   [[nodiscard]] const std::string& version() const noexcept { return version_; }
 
 private:
@@ -135,14 +152,12 @@ private:
   std::string version_;
 };
 
-/// The model on the configured encoder when it is the int8 one (`configured`, its cache
-/// shared), else on an int8 encoder of its own loaded from cfg.model_path; an error naming
-/// the path when that fails.
-[[nodiscard]] engram::result<std::shared_ptr<const type_model>> make_type_model(
-    const config::embedder_config& cfg, std::shared_ptr<const embedder> configured);
+/// The built-in model on an int8 encoder of its own, loaded from cfg.model_path and changed by
+/// builtin_type_adapter(); an error naming the path when that fails.
+[[nodiscard]] engram::result<std::shared_ptr<const type_model>> make_type_model(const config::embedder_config& cfg);
 
-/// The model on an int8 encoder of its own, read from the USE Lite weights at `model_path`
-/// (engramctl extract, the benchmarks, the tests).
+/// make_type_model with the USE Lite weights at `model_path` (engramctl extract, the
+/// benchmarks, the tests).
 [[nodiscard]] engram::result<std::shared_ptr<const type_model>> load_type_model(const std::string& model_path);
 
 }  // namespace engram::embedding

@@ -36,6 +36,7 @@
 #include <bit>
 #include <cfloat>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <new>
@@ -813,20 +814,31 @@ struct use_lite_int8_embedder::model {
   qweights tanh;
   /// Split large products over two threads (the machine has two cores or more).
   bool two_threads = std::thread::hardware_concurrency() >= 2;
+  /// "use-lite-int8", or with the digest of the encoder_adapter it was loaded with.
+  std::string name = "use-lite-int8";
 };
 
 use_lite_int8_embedder::use_lite_int8_embedder(std::unique_ptr<model> m) : m_(std::move(m)) {}
 use_lite_int8_embedder::~use_lite_int8_embedder() = default;
 
-engram::result<std::unique_ptr<use_lite_int8_embedder>> use_lite_int8_embedder::load(const std::string& path,
-                                                                                     encoder_isa isa) {
+std::string use_lite_int8_embedder::name() const {
+  return m_->name;
+}
+
+engram::result<std::unique_ptr<use_lite_int8_embedder>> use_lite_int8_embedder::load(
+    const std::string& path, encoder_isa isa, const encoder_adapter* adapter) {
   auto m = std::make_unique<model>();
   if (auto why = choose_path(isa, m->k); !why.empty())
     return engram::fail("embedder model '" + path + "': " + why);
-  auto loaded = detail::load_use_lite_model(path);
+  auto loaded = detail::load_use_lite_model(path, adapter);
   if (!loaded)
     return engram::fail(loaded.error());
   m->w = std::move(*loaded);
+  if (adapter) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(adapter->digest));
+    m->name = std::string("use-lite-int8+adapter/") + hex;
+  }
   auto& W = *m->w;
   m->timing.resize(max_tokens * 256);
   for (std::size_t t = 0; t < max_tokens; ++t)

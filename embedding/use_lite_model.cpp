@@ -23,7 +23,7 @@ constexpr std::size_t max_piece = 16;  // code points of the longest piece
 
 /// The model file, read front to back.
 struct blob_reader {
-  const std::vector<char>& b;
+  std::string_view b;
   std::size_t at = 0;
 
   bool take(void* dst, std::size_t n) {
@@ -65,42 +65,47 @@ std::optional<std::string> read_vocabulary(blob_reader& r, std::uint32_t count, 
 }
 
 /// Tensor name -> (its floats, how many).
-using tensor_table = std::map<std::string, std::pair<const float*, std::uint32_t>>;
+using tensor_table = std::map<std::string, std::pair<float*, std::uint32_t>>;
 
-/// The tensor table (its count, then each tensor) into `tensors`, each tensor's floats copied
-/// into `weights` (the file holds them at any byte offset: read in place, a float load would
-/// be misaligned); what is wrong with it, if anything.
-std::optional<std::string> read_tensor_table(blob_reader& r, std::vector<float>& weights, tensor_table& tensors) {
-  const auto& b = r.b;
-  std::uint32_t count = 0;
-  if (!r.take(&count, 4))
-    return "truncated tensor table";
-  struct span {
-    std::string name;
-    std::size_t offset;
-    std::uint32_t n;
-  };
-  std::vector<span> spans;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    std::uint32_t len = 0, n = 0;
-    if (!r.take(&len, 4) || r.at + len > b.size())
-      return "truncated tensor table";
-    std::string name(b.data() + r.at, len);
-    r.at += len;
-    if (!r.take(&n, 4) || r.at + std::size_t(n) * 4 > b.size())
-      return "truncated tensor " + name;
-    spans.push_back({name, r.at, n});
-    r.at += std::size_t(n) * 4;
-  }
+/// The tensors read by read_tensors, copied into `weights` one after the other (each aligned
+/// for float, where the file holds them at any byte offset), by name into `table`.
+void place_tensors(named_tensors tensors, std::vector<float>& weights, tensor_table& table) {
   std::size_t total = 0;
-  for (const auto& s : spans)
-    total += s.n;
+  for (const auto& t : tensors)
+    total += t.second.size();
   weights.resize(total);
   std::size_t at = 0;
-  for (const auto& s : spans) {
-    std::memcpy(weights.data() + at, b.data() + s.offset, std::size_t(s.n) * 4);
-    tensors[s.name] = {weights.data() + at, s.n};
-    at += s.n;
+  for (auto& [name, values] : tensors) {
+    std::copy(values.begin(), values.end(), weights.begin() + static_cast<std::ptrdiff_t>(at));
+    table[name] = {weights.data() + at, static_cast<std::uint32_t>(values.size())};
+    at += values.size();
+  }
+}
+
+/// `adapter` applied to the tensors of `table`: each update's A . B added to its matrix (sums
+/// in double, in a fixed order), each replaced tensor copied over; what is wrong, if anything.
+std::optional<std::string> adapt(const encoder_adapter& adapter, tensor_table& table) {
+  for (const auto& u : adapter.updates) {
+    auto it = table.find(u.matrix);
+    const std::size_t r = u.rank;
+    if (it == table.end() || r == 0 || u.a.size() % r != 0 || u.b.size() % r != 0 ||
+        (u.a.size() / r) * (u.b.size() / r) != it->second.second)
+      return "the adapter's update of '" + u.matrix + "' fits no matrix of the model";
+    const std::size_t rows = u.a.size() / r, cols = u.b.size() / r;
+    float* w = it->second.first;
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j) {
+        double s = 0;
+        for (std::size_t k = 0; k < r; ++k)
+          s += static_cast<double>(u.a[i * r + k]) * u.b[k * cols + j];
+        w[i * cols + j] = static_cast<float>(static_cast<double>(w[i * cols + j]) + s);
+      }
+  }
+  for (const auto& [name, values] : adapter.replaced) {
+    auto it = table.find(name);
+    if (it == table.end() || it->second.second != values.size())
+      return "the adapter's tensor '" + name + "' fits no tensor of the model";
+    std::copy(values.begin(), values.end(), it->second.first);
   }
   return std::nullopt;
 }
@@ -148,13 +153,36 @@ void bind_layer(tensor_lookup& get, int l, use_lite_layer& L) {
 
 }  // namespace
 
-engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::string& path) {
+engram::result<named_tensors> read_tensors(std::string_view bytes, std::size_t& at) {
+  blob_reader r{bytes, at};
+  std::uint32_t count = 0;
+  if (!r.take(&count, 4))
+    return engram::fail("truncated tensor table");
+  named_tensors out;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint32_t len = 0, n = 0;
+    if (!r.take(&len, 4) || r.at + len > bytes.size())
+      return engram::fail("truncated tensor table");
+    std::string name(bytes.substr(r.at, len));
+    r.at += len;
+    if (!r.take(&n, 4) || r.at + std::size_t(n) * 4 > bytes.size())
+      return engram::fail("truncated tensor " + name);
+    std::vector<float> values(n);
+    r.take(values.data(), std::size_t(n) * 4);
+    out.emplace_back(std::move(name), std::move(values));
+  }
+  at = r.at;
+  return out;
+}
+
+engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::string& path,
+                                                                    const encoder_adapter* adapter) {
   auto fail = [&](const std::string& why) { return engram::fail("embedder model '" + path + "': " + why); };
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return fail("cannot open (run `tools/dev.sh setup` to fetch and convert it, or set embedder.model_path)");
   auto m = std::make_unique<use_lite_model>();
-  const std::vector<char> blob((std::istreambuf_iterator<char>(in)), {});
+  const std::string blob((std::istreambuf_iterator<char>(in)), {});
   blob_reader r{blob};
   char magic[8];
   if (!r.take(magic, 8) || std::memcmp(magic, "EGUSE001", 8) != 0)
@@ -168,9 +196,14 @@ engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::s
     return fail(std::string("ICU NFKC unavailable: ") + u_errorName(status));
   if (auto bad = read_vocabulary(r, count, *m))
     return fail(*bad);
+  auto read = read_tensors(blob, r.at);
+  if (!read)
+    return fail(read.error());
   tensor_table tensors;
-  if (auto bad = read_tensor_table(r, m->weights, tensors))
-    return fail(*bad);
+  place_tensors(std::move(*read), m->weights, tensors);
+  if (adapter)
+    if (auto bad = adapt(*adapter, tensors))
+      return fail(*bad);
   tensor_lookup get{tensors, {}};
   m->embeddings = get("embeddings", 8002 * 256);
   m->timing_inv = get("timing_inv", 128);

@@ -97,7 +97,7 @@ build() {
 
 # The name model (docs/training.md): word lists from a dictionary and faker, features and
 # evaluation by engram_train_names (the C++ the tagger runs), learning by train.py (PyTorch).
-train_packages=(python3-torch python3-sklearn wamerican-huge)
+train_packages=(python3-torch python3-sklearn wamerican-huge libopenblas0-pthread)
 train() {
   local missing=() p which=all mode=""
   case "${1:-}" in names | recall | relations | types) which="$1"; shift ;; esac
@@ -113,29 +113,47 @@ train() {
   if [ "$which" = all ] || [ "$which" = types ]; then train_types "$mode"; fi
 }
 
-# The entry-type model (docs/training.md): engram_train_types trains it in C++ (full-batch
-# gradient descent, deterministic) on tests/data/extraction's development messages and training
-# statements and writes the compiled-in weights; a CTest checks the file is what training gives.
+# The entry-type model (docs/training.md), in two steps on tests/data/extraction's development
+# messages and training statements: encoder.py (PyTorch, one thread, seeded) trains a rank-8
+# adapter of the int8 encoder for types (embedding/models/type_adapter.bin, compiled in, pinned in
+# SHA256SUMS); engram_train_types then fits the weights over the adapted encoder's vectors in C++
+# (full-batch gradient descent, deterministic) and writes the compiled-in type_weights.inc; a
+# CTest checks that file is what training gives.
 train_types() {
   local mode="$1" sets=("$root/tests/data/extraction/dev2.jsonl" "$root/tests/data/extraction/heldout.jsonl"
     "$root/tests/data/extraction/heldout2.jsonl")
   cmake --build "$build" -j "$jobs" --target engram_train_types
-  local encoder tool="$build/bin/engram_train_types"
+  local encoder tool="$build/bin/engram_train_types" work="$root/.cache/train"
   encoder=$("$root/tools/fetch-data.sh" use-lite)
-  mkdir -p "$root/.cache/train"
+  mkdir -p "$work"
+  # The examples as both steps read them (text, class, words).
+  (cd "$root" && "$tool" --model "$encoder" --dump "$work/types.jsonl")
+  # OpenBLAS when it is there: Debian's reference BLAS gives the same training ten times slower.
+  local blas=/usr/lib/x86_64-linux-gnu/openblas-pthread
+  local py=(env OPENBLAS_NUM_THREADS=1 LD_LIBRARY_PATH="$([ -d $blas ] && echo $blas)" /usr/bin/python3
+    "$root/tools/train/types/encoder.py" --model "$encoder" --train "$work/types.jsonl" --part lora --rank 8 --words
+    --epochs 1)
   case "$mode" in
     --repro)
-      (cd "$root" && "$tool" --model "$encoder" --out "$root/.cache/train/repro-types-1.inc" &&
-        "$tool" --model "$encoder" --out "$root/.cache/train/repro-types-2.inc")
-      cmp "$root/.cache/train/repro-types-1.inc" "$root/.cache/train/repro-types-2.inc" ||
+      "${py[@]}" --out "$work/repro-adapter-1.bin"
+      "${py[@]}" --out "$work/repro-adapter-2.bin"
+      cmp "$work/repro-adapter-1.bin" "$work/repro-adapter-2.bin" ||
+        { echo "train --repro: the two type adapters differ" >&2; return 1; }
+      (cd "$root" && "$tool" --model "$encoder" --out "$work/repro-types-1.inc" &&
+        "$tool" --model "$encoder" --out "$work/repro-types-2.inc")
+      cmp "$work/repro-types-1.inc" "$work/repro-types-2.inc" ||
         { echo "train --repro: the two type models differ" >&2; return 1; }
-      echo "train --repro: the same type model twice"
+      echo "train --repro: the same type adapter and type model twice"
       ;;
     --curve) (cd "$root" && "$tool" --model "$encoder" --curve "${sets[@]}") ;;
-    *) (cd "$root" && "$tool" --model "$encoder" --out embedding/type_weights.inc) ;;
+    *)
+      "${py[@]}" --out "$root/embedding/models/type_adapter.bin"
+      (cd "$root" && sha256sum embedding/models/query_head.bin embedding/models/type_adapter.bin >embedding/models/SHA256SUMS)
+      cmake --build "$build" -j "$jobs" --target engram_train_types  # with the new adapter compiled in
+      (cd "$root" && "$tool" --model "$encoder" --out embedding/type_weights.inc)
+      ;;
   esac
 }
-
 train_names() {
   local mode="$1" p
   cmake --build "$build" -j "$jobs" --target engram_train_names
@@ -245,7 +263,7 @@ train_recall() {
       ;;
     *)
       "${py[@]}" --out "$root/embedding/models/query_head.bin"
-      (cd "$root" && sha256sum embedding/models/query_head.bin >embedding/models/SHA256SUMS)
+      (cd "$root" && sha256sum embedding/models/query_head.bin embedding/models/type_adapter.bin >embedding/models/SHA256SUMS)
       ;;
   esac
 }

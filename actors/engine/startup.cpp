@@ -238,13 +238,12 @@ engram::result<void> engine::impl::make_embedders() {
   }
   if (!cfg.extraction.type_model && !cfg.extraction.relation_model)
     return {};
-  // Both models run the int8 encoder the type model is bound to.
-  auto made_types = embedding::make_type_model(cfg.embedder, made);
-  if (!made_types)
-    return engram::fail(made_types.error());
   if (cfg.extraction.relation_model) {
-    auto made_relations = reading::relation_model::make(
-        std::shared_ptr<const embedding::embedder>(*made_types, &(*made_types)->encoder()));
+    // The relation model reads the plain int8 encoder's vectors (the type model its own, adapted).
+    auto int8 = embedding::int8_encoder(cfg.embedder, made);
+    if (!int8)
+      return engram::fail(int8.error());
+    auto made_relations = reading::relation_model::make(std::move(*int8));
     if (!made_relations)
       return engram::fail(made_relations.error());
     relations = std::move(*made_relations);
@@ -253,8 +252,12 @@ engram::result<void> engine::impl::make_embedders() {
       return engram::fail(opened.error());
     parser = std::move(*opened);
   }
-  if (cfg.extraction.type_model)
+  if (cfg.extraction.type_model) {
+    auto made_types = embedding::make_type_model(cfg.embedder);
+    if (!made_types)
+      return engram::fail(made_types.error());
     types = std::move(*made_types);
+  }
   return {};
 }
 

@@ -7,6 +7,7 @@
 // name, u32 element count, float32 elements (little-endian throughout).
 
 #include "base/result.hpp"
+#include "embedding/embedder.hpp"
 
 #include <unicode/uversion.h>
 
@@ -63,8 +64,18 @@ struct use_lite_model {
   const icu::Normalizer2* nfkc = nullptr;
 };
 
-/// Reads the converted model file; an error naming the path and the reason.
-[[nodiscard]] engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(const std::string& path);
+/// Reads the converted model file, its tensors changed by `adapter` when given; an error
+/// naming the path and the reason.
+[[nodiscard]] engram::result<std::unique_ptr<use_lite_model>> load_use_lite_model(
+    const std::string& path, const encoder_adapter* adapter = nullptr);
+
+/// Tensors by name, in the order of their table.
+using named_tensors = std::vector<std::pair<std::string, std::vector<float>>>;
+
+/// A tensor table (u32 count, then per tensor u32 name length, name, u32 element count,
+/// float32 elements) from `bytes` at `at`, which is moved past it; an error saying what is
+/// truncated. The model file's format, and the type model file's (type_model.hpp).
+[[nodiscard]] engram::result<named_tensors> read_tensors(std::string_view bytes, std::size_t& at);
 
 /// The token ids the model reads for `text` (NFKC, SentencePiece unigram), unclipped.
 [[nodiscard]] std::vector<std::int32_t> tokenize(const use_lite_model& model, std::string_view text);

@@ -65,9 +65,13 @@ int relations(const std::string& model_path) {
     ro.min_similarity = std::strtof(v, nullptr);
   if (const char* v = std::getenv("ENGRAM_BENCH_REL_MARGIN"))
     ro.min_margin = std::strtof(v, nullptr);
-  auto model = reading::relation_model::make(
-      std::shared_ptr<const embedding::embedder>(*types, &(*types)->encoder()),  // kept alive by the type model
-      reading::builtin_relation_examples(), ro);
+  auto encoder = embedding::use_lite_int8_embedder::load(model_path);
+  if (!encoder) {
+    std::fprintf(stderr, "%s\n", encoder.error().c_str());
+    return 1;
+  }
+  auto model = reading::relation_model::make(std::shared_ptr<const embedding::embedder>(std::move(*encoder)),
+                                             reading::builtin_relation_examples(), ro);
   if (!model) {
     std::fprintf(stderr, "%s\n", model.error().c_str());
     return 1;

@@ -1,6 +1,7 @@
-// engram_train_types: trains the entry-type model (embedding/type_model.hpp) from the
-// development sets, and checks or writes embedding/type_weights.inc. Run from the
-// source root.
+// engram_train_types: trains the entry-type model's weights (embedding/type_model.hpp) from the
+// development sets over the vectors of the int8 encoder changed by the built-in adapter
+// (embedding/models/type_adapter.bin; --adapter FILE another), and checks or writes
+// embedding/type_weights.inc. Run from the source root.
 //
 //   engram_train_types --out embedding/type_weights.inc   train on every example, write
 //   engram_train_types --check embedding/type_weights.inc train, compare (exit 1 if stale)
@@ -32,6 +33,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -359,6 +361,27 @@ int grid(const std::shared_ptr<const embedding::embedder>& enc, const embedding:
   return 0;
 }
 
+/// The int8 encoder the weights are trained on: changed by the adapter file `adapter_file`, or
+/// by the built-in adapter when none is given.
+std::unique_ptr<embedding::use_lite_int8_embedder> encoder_of(const std::string& model_path,
+                                                              const std::string& adapter_file) {
+  std::optional<embedding::encoder_adapter> other;
+  if (!adapter_file.empty()) {
+    std::ifstream in(adapter_file, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    auto parsed = embedding::parse_encoder_adapter(bytes.str());
+    if (!in || !parsed)
+      throw std::runtime_error(adapter_file + ": " + (in ? parsed.error() : "cannot read"));
+    other = std::move(*parsed);
+  }
+  auto loaded = embedding::use_lite_int8_embedder::load(model_path, embedding::encoder_isa::automatic,
+                                                        other ? &*other : &embedding::builtin_type_adapter());
+  if (!loaded)
+    throw std::runtime_error(loaded.error());
+  return std::move(*loaded);
+}
+
 /// The learning curve: the model trained on evenly spread subsets of the examples, each read
 /// with the default thresholds by the extractor on `sets` (typed recall and precision).
 int curve(const std::shared_ptr<const embedding::embedder>& enc, const std::vector<example>& xs,
@@ -394,10 +417,13 @@ int main(int argc, char** argv) {
   CLI::App app{"engram_train_types: trains the entry-type model from the development sets"};
   std::string model_path = ".cache/models/use-lite-en.bin", out, check;
   int folds = 0;
-  std::string dump, embed_in, grid_set;
+  std::string dump, embed_in, grid_set, adapter_file;
   std::vector<std::string> curve_sets;
   app.add_option("--curve", curve_sets, "Print the learning curve: typed recall / precision on these labelled sets");
   app.add_option("--grid", grid_set, "Train on every example, then weigh the thresholds on this labelled set");
+  app.add_option("--adapter", adapter_file,
+                 "Train on the encoder changed by this adapter file (tools/train/types/encoder.py) instead of the "
+                 "built-in one");
   app.add_option("--embed", embed_in, "With --dump: embed the texts of this JSON Lines file ({text, type}) instead");
   app.add_option("--dump", dump, "Write each example (text, class, message, vector, words) as JSON Lines here");
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
@@ -411,11 +437,8 @@ int main(int argc, char** argv) {
   app.add_option("--cv", folds, "k-fold cross-validation of the thresholds")->check(CLI::Range(2, 20));
   CLI11_PARSE(app, argc, argv);
   try {
-    auto loaded = embedding::use_lite_int8_embedder::load(model_path);
-    if (!loaded)
-      throw std::runtime_error(loaded.error());
     std::shared_ptr<const embedding::embedder> enc = std::make_shared<embedding::cached_embedder>(
-        std::shared_ptr<const embedding::embedder>(std::move(*loaded)), 50000);
+        std::shared_ptr<const embedding::embedder>(encoder_of(model_path, adapter_file)), 50000);
     // The labelled messages: the development set, then those written for training.
     auto labelled = read_lines(labelled_path);
     for (const auto& file : training_files("train_messages"))

@@ -2,6 +2,7 @@
 // (tests/data/embedder/reference.jsonl; README there says how).
 
 #include "embedding/embedder.hpp"
+#include "base/hash.hpp"
 #include "embedding/type_model.hpp"
 
 #include <gtest/gtest.h>
@@ -177,4 +178,85 @@ TEST(TypeModelWords, CaseAndDigitsDoNotMatterPunctuationAndOtherLettersSplit) {
   EXPECT_NE(buckets("we'll ship"), buckets("well ship"));
   EXPECT_TRUE(embedding::word_features("--- !!", 8192, 1.0f).empty());
   EXPECT_TRUE(embedding::word_features("words", 0, 1.0f).empty());
+}
+
+// The adapter file (type_model.hpp, "ENGADPT1"): the encoder's change the type model is trained under.
+namespace {
+
+struct adapter_file {
+  std::string header = R"({"encoder": "use-lite-int8", "format": 1, "rank": 1})";
+  std::vector<std::pair<std::string, std::vector<float>>> tensors{{"tanh_w.a", std::vector<float>(512, 0.01f)},
+                                                                  {"tanh_w.b", std::vector<float>(512, 0.02f)},
+                                                                  {"tanh_b", std::vector<float>(512, 0.05f)}};
+
+  [[nodiscard]] std::string bytes() const {
+    std::string out = "ENGADPT1";
+    auto u32 = [&](std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+    u32(static_cast<std::uint32_t>(header.size()));
+    out += header;
+    u32(static_cast<std::uint32_t>(tensors.size()));
+    for (const auto& [name, values] : tensors) {
+      u32(static_cast<std::uint32_t>(name.size()));
+      out += name;
+      u32(static_cast<std::uint32_t>(values.size()));
+      out.append(reinterpret_cast<const char*>(values.data()), values.size() * 4);
+    }
+    return out;
+  }
+};
+
+std::string parse_error(const std::string& bytes) {
+  auto r = embedding::parse_encoder_adapter(bytes);
+  return r ? std::string("parsed") : r.error();
+}
+
+}  // namespace
+
+TEST(TypeAdapterFile, ReadsEachUpdateAndEachTensorReplaced) {
+  const auto bytes = adapter_file{}.bytes();
+  auto r = embedding::parse_encoder_adapter(bytes);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->updates.size(), 1u);
+  EXPECT_EQ(r->updates[0].matrix, "tanh_w");
+  EXPECT_EQ(r->updates[0].rank, 1u);
+  EXPECT_EQ(r->updates[0].a, std::vector<float>(512, 0.01f));
+  EXPECT_EQ(r->updates[0].b, std::vector<float>(512, 0.02f));
+  ASSERT_EQ(r->replaced.size(), 1u);
+  EXPECT_EQ(r->replaced[0].first, "tanh_b");
+  EXPECT_EQ(r->digest, fnv1a(bytes));
+}
+
+TEST(TypeAdapterFile, WhatIsWrongWithAFileIsSaid) {
+  const auto good = adapter_file{}.bytes();
+  EXPECT_NE(parse_error("ENGUSE01" + good.substr(8)).find("bad magic"), std::string::npos);
+  EXPECT_NE(parse_error(good.substr(0, good.size() - 5)).find("truncated"), std::string::npos);
+  adapter_file f;
+  f.header = R"({"encoder": "use-lite-int8", "format": 2, "rank": 1})";
+  EXPECT_NE(parse_error(f.bytes()).find("format 1"), std::string::npos) << parse_error(f.bytes());
+  f = {};
+  f.tensors.erase(f.tensors.begin());
+  EXPECT_NE(parse_error(f.bytes()).find("'tanh_w.b' follows no 'tanh_w.a'"), std::string::npos)
+      << parse_error(f.bytes());
+  f = {};
+  f.tensors.erase(f.tensors.begin() + 1);
+  EXPECT_NE(parse_error(f.bytes()).find("'tanh_w.a' has no 'tanh_w.b'"), std::string::npos) << parse_error(f.bytes());
+}
+
+TEST(TypeAdapterFile, TheBuiltInAdapterChangesTheTypeModelsEncoderAndItsVersion) {
+  const auto& adapter = embedding::builtin_type_adapter();
+  EXPECT_FALSE(adapter.updates.empty());
+  auto m = embedding::load_type_model(ENGRAM_MODEL_PATH);
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ((*m)->encoder().name().rfind("use-lite-int8+adapter/", 0), 0u) << (*m)->encoder().name();
+  EXPECT_EQ((*m)->version().rfind("types-3/", 0), 0u) << (*m)->version();
+  // The built-in weights read the adapted encoder's vectors: on the plain encoder they give
+  // other probabilities, and another version.
+  auto plain = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH);
+  ASSERT_TRUE(plain) << plain.error();
+  embedding::type_model on_plain(std::shared_ptr<const embedding::embedder>(std::move(*plain)));
+  EXPECT_NE(on_plain.version(), (*m)->version());
+  const std::string_view text = "Please send the signed contract by Friday.";
+  auto adapted = (*m)->classify(std::span(&text, 1)), unadapted = on_plain.classify(std::span(&text, 1));
+  ASSERT_TRUE(adapted && unadapted);
+  EXPECT_NE((*adapted)[0], (*unadapted)[0]);
 }

@@ -253,4 +253,67 @@ TEST(UseLiteInt8Load, MissingWeightsAreAClearError) {
   EXPECT_NE(loaded.error().find("tools/dev.sh setup"), std::string::npos) << loaded.error();
 }
 
+/// Loads the int8 encoder (portable path) with `adapter`; fails the test when it cannot.
+std::unique_ptr<embedding::use_lite_int8_embedder> adapted(const embedding::encoder_adapter& adapter) {
+  auto loaded = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH, encoder_isa::portable, &adapter);
+  EXPECT_TRUE(loaded) << loaded.error();
+  return loaded ? std::move(*loaded) : nullptr;
+}
+
+std::vector<std::vector<float>> vectors(const embedding::embedder& e, const std::vector<std::string>& texts) {
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  auto v = e.embed(views);
+  EXPECT_TRUE(v) << v.error();
+  return v ? *v : std::vector<std::vector<float>>{};
+}
+
+TEST(UseLiteInt8Adapter, AZeroUpdateAndUnchangedTensorsGiveThePlainEncodersBits) {
+  auto plain = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH, encoder_isa::portable);
+  ASSERT_TRUE(plain) << plain.error();
+  embedding::encoder_adapter adapter;
+  adapter.updates.push_back({"l1.ffn2_w", 2, std::vector<float>(1536 * 2, 0.0f), std::vector<float>(2 * 512, 0.5f)});
+  adapter.digest = 0xabcdef;
+  auto same = adapted(adapter);
+  ASSERT_TRUE(same);
+  EXPECT_EQ((*plain)->name(), "use-lite-int8");
+  EXPECT_EQ(same->name(), "use-lite-int8+adapter/0000000000abcdef");
+  const std::vector<std::string> texts{"Please send the signed contract by Friday.", "We moved the launch to March."};
+  EXPECT_EQ(vectors(**plain, texts), vectors(*same, texts));
+
+  // A real update of the same matrix, and a bias replaced: other vectors, still unit length.
+  adapter.updates[0].a.assign(1536 * 2, 0.01f);
+  adapter.replaced.emplace_back("tanh_b", std::vector<float>(512, 0.1f));
+  auto changed = adapted(adapter);
+  ASSERT_TRUE(changed);
+  auto before = vectors(**plain, texts), after = vectors(*changed, texts);
+  ASSERT_EQ(after.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_NE(before[i], after[i]);
+    double norm = 0;
+    for (float x : after[i])
+      norm += double(x) * x;
+    EXPECT_NEAR(norm, 1.0, 1e-4);
+  }
+}
+
+TEST(UseLiteInt8Adapter, ATensorTheModelLacksOrOfAnotherSizeIsAnErrorNamingIt) {
+  embedding::encoder_adapter unknown;
+  unknown.updates.push_back({"l2.qkv_w", 1, std::vector<float>(512), std::vector<float>(1536)});
+  auto r = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH, encoder_isa::portable, &unknown);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("'l2.qkv_w'"), std::string::npos) << r.error();
+
+  embedding::encoder_adapter misshapen;  // l0.qkv_w is [256, 768]: a [512, 1] factor fits no row count
+  misshapen.updates.push_back({"l0.qkv_w", 1, std::vector<float>(512), std::vector<float>(768)});
+  r = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH, encoder_isa::portable, &misshapen);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("'l0.qkv_w'"), std::string::npos) << r.error();
+
+  embedding::encoder_adapter short_bias;
+  short_bias.replaced.emplace_back("tanh_b", std::vector<float>(511));
+  r = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH, encoder_isa::portable, &short_bias);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("'tanh_b'"), std::string::npos) << r.error();
+}
+
 }  // namespace

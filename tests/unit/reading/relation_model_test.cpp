@@ -159,10 +159,10 @@ TEST(RelationModel, MasksTheEndsAndKeepsAFewWordsAround) {
 
 std::shared_ptr<const relation_model> model() {
   static const auto m = [] {
-    auto types = embedding::load_type_model(ENGRAM_MODEL_PATH);
-    if (!types)
-      throw std::runtime_error(types.error());
-    auto made = relation_model::make(std::shared_ptr<const embedding::embedder>(*types, &(*types)->encoder()));
+    auto encoder = embedding::use_lite_int8_embedder::load(ENGRAM_MODEL_PATH);
+    if (!encoder)
+      throw std::runtime_error(encoder.error());
+    auto made = relation_model::make(std::shared_ptr<const embedding::embedder>(std::move(*encoder)));
     if (!made)
       throw std::runtime_error(made.error());
     return *made;

@@ -14,6 +14,11 @@ word_features, as the dump gives them: FNV-1a into 8,192 buckets, scaled to leng
                   biases and layer norms
   --part all      every weight (measured with --lr 5e-5)
 
+With --out (--part lora), writes the encoder's change as the adapter file engramd reads
+(embedding/type_model.hpp, "ENGADPT1"): each rank-R update as its two factors, then the trained
+biases and norms. The head trained here only steers the encoder: engram_train_types fits the
+shipped head (type_weights.inc) again on the changed encoder's vectors.
+
 Examples are what `engram_train_types --dump FILE` writes (text, class and words; the vectors
 are not read): train on one dump, judge on another (e.g. development 2's labelled statements and junk,
 `--dump FILE --embed STATEMENTS`). Prints, after each epoch, the share of the judged
@@ -27,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import struct
 import sys
 import time
 
@@ -75,18 +81,42 @@ def trainable(enc, part, rank):
     return chosen, updates
 
 
+def tensor_name(param_name):
+    """The model file's name of a parameter of UseLite ("layers.0.qkv_b" -> "l0.qkv_b")."""
+    m = param_name.split(".")
+    return f"l{m[1]}.{m[2]}" if m[0] == "layers" else param_name
+
+
+def write_adapter(path, enc, updates, rank):
+    """The adapter file (embedding/type_model.hpp: "ENGADPT1", JSON, then the tensor table)."""
+    tensors = []
+    for u in updates:
+        prefix = next((f"l{i}." for i, layer in enumerate(enc.layers) if layer is u.owner), "")
+        tensors += [(f"{prefix}{u.name}.a", u.a), (f"{prefix}{u.name}.b", u.b)]
+    tensors += [(tensor_name(n), p) for n, p in enc.named_parameters() if p.requires_grad]
+    meta = json.dumps({"format": 1, "encoder": "use-lite-int8", "rank": rank}, sort_keys=True).encode()
+    with open(path, "wb") as f:
+        f.write(b"ENGADPT1" + struct.pack("<I", len(meta)) + meta + struct.pack("<I", len(tensors)))
+        for name, t in tensors:
+            data = t.detach().contiguous().view(-1).to(torch.float32).numpy().astype("<f4").tobytes()
+            f.write(struct.pack("<I", len(name)) + name.encode() + struct.pack("<I", len(data) // 4) + data)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
     ap.add_argument("--train", required=True)
-    ap.add_argument("--judge", required=True)
+    ap.add_argument("--judge", help="examples to judge after each epoch (none: no judging)")
     ap.add_argument("--part", choices=["head", "tanh", "norms", "lora", "all"], default="lora")
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--words", action="store_true")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, default=1e-3, help="the encoder's part (the head: 1e-3)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", help="write the encoder's change here as an adapter file (--part lora)")
     a = ap.parse_args()
+    if a.out and a.part != "lora":
+        ap.error("--out writes the adapter of --part lora only")
     torch.manual_seed(7)
     random.seed(7)
     torch.set_num_threads(a.threads)
@@ -99,7 +129,7 @@ def main():
             words[r["text"]] = dict(r["words"])
         return out
 
-    train, judged = load(a.train), load(a.judge)
+    train, judged = load(a.train), (load(a.judge) if a.judge else [])
     enc = UseLite(a.model)
     tokens = {t: enc.tokenize(t) for t, _ in train + judged}
     head = torch.nn.Linear(512, TYPES)
@@ -127,6 +157,8 @@ def main():
         return z
 
     def judge():
+        if not judged:
+            return "(nothing judged)"
         right = [0, 0]
         seen = [0, 0]
         with torch.no_grad():
@@ -152,6 +184,9 @@ def main():
             total += float(loss)
         print(f"epoch {epoch + 1} (loss {total / (len(train) / 16):.3f}, {time.time() - start:.0f} s):", judge(),
               flush=True)
+    if a.out:
+        write_adapter(a.out, enc, updates, a.rank)
+        print("wrote", a.out, flush=True)
 
 
 if __name__ == "__main__":
