@@ -17,8 +17,9 @@ struct extraction_config {
   /// Newsletters, list traffic, notifications and spam (extractor/bulk.hpp): "skip" (nothing
   /// read from them), "low_confidence" (read, with half the confidence) or "keep". Default: skip.
   std::string bulk = "skip";
-  /// The entry-type model (extractor/type_model.hpp) weighs in on the cues' types and reads
-  /// sentences the cues left untyped; it runs the int8 USE Lite encoder (embedder.model_path).
+  /// The entry-type model (embedding/type_model.hpp) weighs in on the cues' types and reads
+  /// sentences the cues left untyped; it runs an int8 USE Lite encoder of its own
+  /// (embedder.model_path) changed by the adapter trained for types.
   /// false: the cues alone. Default: true.
   bool type_model = true;
   /// The relation model (reading/relation_model.hpp) reads the relations of names the cue

@@ -172,6 +172,6 @@ private:
 /// (its cache shared), else an encoder of its own loaded from cfg.model_path; an error naming
 /// the path when that fails.
 [[nodiscard]] engram::result<std::shared_ptr<const embedder>> int8_encoder(const config::embedder_config& cfg,
-                                                                          std::shared_ptr<const embedder> configured);
+                                                                           std::shared_ptr<const embedder> configured);
 
 }  // namespace engram::embedding

@@ -300,7 +300,8 @@ engram::result<std::vector<type_probabilities>> type_model::classify(std::span<c
 
 engram::result<std::shared_ptr<const type_model>> make_type_model(const config::embedder_config& cfg) {
   auto isa = parse_encoder_isa(cfg.isa);
-  auto own = use_lite_int8_embedder::load(cfg.model_path, isa.value_or(encoder_isa::automatic), &builtin_type_adapter());
+  auto own =
+      use_lite_int8_embedder::load(cfg.model_path, isa.value_or(encoder_isa::automatic), &builtin_type_adapter());
   if (!own)
     return engram::fail("extraction.type_model needs the int8 USE Lite encoder: " + own.error());
   return std::make_shared<const type_model>(std::shared_ptr<const embedder>(std::move(*own)));

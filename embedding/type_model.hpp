@@ -1,17 +1,22 @@
 #pragma once
-// The entry-type model: a linear softmax classifier over a sentence's embedding (the
-// int8 Universal Sentence Encoder's 512-d vector) and its words and word pairs (hashed) that says how likely the sentence is each
-// entry type, or none. The cue lists of classify.cpp know the phrasings they were written
-// for; the model generalises from labelled examples to other wordings ("Mei Chen joined
-// Contoso as CTO last month" reads like the labelled events, not like a relationship). The
-// rules extractor combines the two (rules.cpp: type_choice).
+// The entry-type model: a linear softmax classifier over a sentence's embedding and its words
+// and word pairs (hashed) that says how likely the sentence is each entry type, or none. The
+// embedding is the int8 Universal Sentence Encoder's 512-d vector with the encoder changed by
+// an adapter trained for types (builtin_type_adapter: rank-8 updates of its matrices, its
+// biases and layer norms, merged before quantising), so the model runs an encoder of its own.
+// The cue lists of classify.cpp know the phrasings they were written for; the model
+// generalises from labelled examples to other wordings ("Mei Chen joined Contoso as CTO last
+// month" reads like the labelled events, not like a relationship). The rules extractor
+// combines the two (rules.cpp: type_choice).
 //
-// The weights are trained from the development sets (tests/data/extraction/labelled.jsonl,
-// the typed statements of tests/data/dedup/pairs.jsonl and tests/data/contradiction/
-// cases.jsonl; never a held-out set) by `engram_train_types`, deterministically: plain
-// full-batch gradient descent from zero weights, every sum in a fixed order, no
-// randomness. The result is compiled in (type_weights.inc); a test trains again and
-// checks the file is what training gives, bit for bit.
+// Both parts are trained from the development sets (tests/data/extraction/labelled.jsonl and
+// the messages and statements written for training, the typed statements of
+// tests/data/dedup/pairs.jsonl and tests/data/contradiction/cases.jsonl; never a held-out set):
+// the adapter by tools/train/types/encoder.py (PyTorch, one thread, seeded), the weights over
+// the adapted encoder's vectors by `engram_train_types`, deterministically: plain full-batch
+// gradient descent from zero weights, every sum in a fixed order, no randomness. Both are
+// compiled in (models/type_adapter.bin, pinned by its checksum, and type_weights.inc); a
+// test trains the weights again and checks the file is what training gives, bit for bit.
 
 #include "embedding/embedder.hpp"
 #include "schemas/knowledge.hpp"

@@ -821,12 +821,11 @@ struct use_lite_int8_embedder::model {
 use_lite_int8_embedder::use_lite_int8_embedder(std::unique_ptr<model> m) : m_(std::move(m)) {}
 use_lite_int8_embedder::~use_lite_int8_embedder() = default;
 
-std::string use_lite_int8_embedder::name() const {
-  return m_->name;
-}
+std::string use_lite_int8_embedder::name() const { return m_->name; }
 
-engram::result<std::unique_ptr<use_lite_int8_embedder>> use_lite_int8_embedder::load(
-    const std::string& path, encoder_isa isa, const encoder_adapter* adapter) {
+engram::result<std::unique_ptr<use_lite_int8_embedder>> use_lite_int8_embedder::load(const std::string& path,
+                                                                                     encoder_isa isa,
+                                                                                     const encoder_adapter* adapter) {
   auto m = std::make_unique<model>();
   if (auto why = choose_path(isa, m->k); !why.empty())
     return engram::fail("embedder model '" + path + "': " + why);

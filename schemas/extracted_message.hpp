@@ -6,7 +6,7 @@
 //
 //   {"formatVersion": 3,
 //    "message": {…the inbound message, schemas/inbound_message.hpp…},
-//    "extraction": {"extractor": "rules", "reader": "names-1/…+relations-1/…+types-2/…" (the models that read, "+" between),
+//    "extraction": {"extractor": "rules", "reader": "names-1/…+relations-1/…+types-3/…" (the models that read, "+" between),
 //                   "droppedLowConfidence": 0,
 //                   "mentions": [{"kind": "person", "text": "Sarah Lee", "value": "Sarah Lee", …}],
 //                   "senderSignature": {…a mention…},                              (optional)

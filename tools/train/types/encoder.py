@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Does training the sentence encoder type statements better than the shipped linear model?
-A measurement, not a model engramd reads (docs/training.md, "The encoder trained for types").
+"""The sentence encoder trained for entry types: the adapter engramd's type model reads through
+(--part lora --rank 8 --words --out, as `tools/dev.sh train types` runs it), and the other parts
+of the encoder one could train instead, measured (docs/training.md, "The entry-type model").
+Deterministic on one machine: one thread, seed 7, the examples in the dump's order.
 
 The encoder (tools/train/recall/use_lite.py, from the model file engramd reads) with a linear
 head over its sentence vector (times 8) for the seven entry types and none, and optionally the
@@ -20,9 +22,9 @@ biases and norms. The head trained here only steers the encoder: engram_train_ty
 shipped head (type_weights.inc) again on the changed encoder's vectors.
 
 Examples are what `engram_train_types --dump FILE` writes (text, class and words; the vectors
-are not read): train on one dump, judge on another (e.g. development 2's labelled statements and junk,
-`--dump FILE --embed STATEMENTS`). Prints, after each epoch, the share of the judged
-statements typed right and of the junk read as none. Adam, batches of 16, seed 7.
+are not read): train on one dump, and optionally judge on another (e.g. development 2's labelled
+statements and junk, `--dump FILE --embed STATEMENTS`). Prints, after each epoch, the share of
+the judged statements typed right and of the junk read as none. Adam, batches of 16.
 
   LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread OPENBLAS_NUM_THREADS=1 \\
     /usr/bin/python3 tools/train/types/encoder.py --model .cache/models/use-lite-en.bin \\
