@@ -361,10 +361,16 @@ int grid(const std::shared_ptr<const embedding::embedder>& enc, const embedding:
   return 0;
 }
 
-/// The int8 encoder the weights are trained on: changed by the adapter file `adapter_file`, or
-/// by the built-in adapter when none is given.
+/// The int8 encoder the weights are trained on: changed by the adapter file `adapter_file`, by
+/// the built-in adapter when none is given, by none when it is "none" (the plain encoder).
 std::unique_ptr<embedding::use_lite_int8_embedder> encoder_of(const std::string& model_path,
                                                               const std::string& adapter_file) {
+  if (adapter_file == "none") {
+    auto plain = embedding::use_lite_int8_embedder::load(model_path);
+    if (!plain)
+      throw std::runtime_error(plain.error());
+    return std::move(*plain);
+  }
   std::optional<embedding::encoder_adapter> other;
   if (!adapter_file.empty()) {
     std::ifstream in(adapter_file, std::ios::binary);
@@ -423,7 +429,7 @@ int main(int argc, char** argv) {
   app.add_option("--grid", grid_set, "Train on every example, then weigh the thresholds on this labelled set");
   app.add_option("--adapter", adapter_file,
                  "Train on the encoder changed by this adapter file (tools/train/types/encoder.py) instead of the "
-                 "built-in one");
+                 "built-in one; none: the plain encoder");
   app.add_option("--embed", embed_in, "With --dump: embed the texts of this JSON Lines file ({text, type}) instead");
   app.add_option("--dump", dump, "Write each example (text, class, message, vector, words) as JSON Lines here");
   app.add_option("--model", model_path, "The converted USE Lite model")->capture_default_str();
