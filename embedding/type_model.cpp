@@ -1,5 +1,6 @@
 #include "embedding/type_model.hpp"
 
+#include "base/compiled_model.hpp"
 #include "base/hash.hpp"
 #include "embedding/internal/use_lite_model.hpp"
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <variant>
 
 namespace engram::embedding::models {
 std::string_view type_adapter_bytes();  // embedding/models/type_adapter.bin (cmake/CompiledModel.cmake)
@@ -257,15 +259,14 @@ engram::result<encoder_adapter> parse_encoder_adapter(std::string_view bytes) {
 }
 
 const encoder_adapter& builtin_type_adapter() {
-  static const encoder_adapter adapter = [] {
+  static const auto adapter = [] {
+    using parsed_adapter = std::variant<std::shared_ptr<const encoder_adapter>, std::string>;
     auto parsed = parse_encoder_adapter(models::type_adapter_bytes());
-    if (!parsed) {  // the build compiled in a file its checksum test would have refused
-      std::fprintf(stderr, "engram: the compiled-in %s\n", parsed.error().c_str());
-      std::abort();
-    }
-    return std::move(*parsed);
+    return compiled_or_abort(parsed ? parsed_adapter(std::make_shared<const encoder_adapter>(std::move(*parsed)))
+                                    : parsed_adapter(parsed.error()),
+                             "type adapter");
   }();
-  return adapter;
+  return *adapter;
 }
 
 type_model::type_model(std::shared_ptr<const embedder> encoder, type_weights weights, type_choice_options choice)
