@@ -75,14 +75,6 @@ errc to_errc(const rocksdb::Status& s) {
 class rocks_iterator final : public kv_iterator {
 public:
   explicit rocks_iterator(rocksdb::Iterator* it) : it_(it) {}
-  /// Bounded by [lower, upper): the strings the read options point at live as long as it.
-  rocks_iterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_view lower, std::string_view upper)
-      : lower_(lower), upper_(upper), lower_slice_(lower_), upper_slice_(upper_) {
-    rocksdb::ReadOptions ro;
-    ro.iterate_lower_bound = &lower_slice_;
-    ro.iterate_upper_bound = &upper_slice_;
-    it_.reset(db->NewIterator(ro, cf));
-  }
   void seek(std::string_view target) override { it_->Seek(rocksdb::Slice(target.data(), target.size())); }
   void seek_to_first() override { it_->SeekToFirst(); }
   void seek_for_prev(std::string_view target) override {
@@ -96,9 +88,7 @@ public:
   errc status() const override { return to_errc(it_->status()); }
 
 private:
-  std::string lower_, upper_;
-  rocksdb::Slice lower_slice_, upper_slice_;
-  std::unique_ptr<rocksdb::Iterator> it_;  // after the bounds: destroyed before them
+  std::unique_ptr<rocksdb::Iterator> it_;
 };
 
 class rocks_snapshot final : public kv_snapshot {
@@ -189,11 +179,6 @@ public:
     if (snap)
       ro.snapshot = static_cast<const rocks_snapshot*>(snap)->get();
     return std::make_unique<rocks_iterator>(db_->NewIterator(ro, cfs_[cf]));
-  }
-
-  std::unique_ptr<kv_iterator> iterate_within(std::size_t cf, std::string_view lower,
-                                              std::string_view upper) const override {
-    return std::make_unique<rocks_iterator>(db_.get(), cfs_[cf], lower, upper);
   }
 
   std::unique_ptr<kv_snapshot> snapshot() const override { return std::make_unique<rocks_snapshot>(db_.get()); }

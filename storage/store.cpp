@@ -405,7 +405,7 @@ std::vector<std::string> kv_graph_store::newest_under(std::size_t family, const 
   std::vector<std::string> out;
   auto past = prefix;
   past.back() = '\x01';  // after every row under the prefix (its parts are joined by '\0')
-  auto it = kv_->iterate_within(family, prefix, past);
+  auto it = kv_->iterate(family);
   for (it->seek_for_prev(past); it->valid() && it->key().starts_with(prefix) && out.size() < limit; it->prev()) {
     const auto k = it->key();  // ... \0 time \0 entryId; the id is the last part (ids never hold '\0')
     out.emplace_back(k.substr(k.rfind('\0') + 1));
@@ -464,17 +464,10 @@ engram::result<std::unique_ptr<graph_store>> open_graph_store(const open_options
   // Compactions wait for the end of the open (or for start_compactions): at a million
   // entries, those the writes before a crash left pending took a third of the CPU of the
   // loads below (docs/benchmarks.md).
-  // A quarter of the memory budget caches the entries read by key, the rest is RocksDB's: the
-  // store stage reads each new entry's candidates (same title, near vectors, same slot), in
-  // dense mail about 13 entries a new entry, three in four of them read a little before.
-  auto rocks_opts = opts;
-  const std::size_t entry_cache_mb = opts.memory_mb / 4;
-  rocks_opts.memory_mb = opts.memory_mb - entry_cache_mb;
-  auto kv = detail::open_rocks_kv(rocks_opts, /*compactions_paused=*/!opts.read_only);
+  auto kv = detail::open_rocks_kv(opts, /*compactions_paused=*/!opts.read_only);
   if (!kv)
     return fail(kv.error());
-  auto store = std::make_unique<detail::kv_graph_store>(
-      detail::cache_family(std::move(*kv), detail::cf_entries, entry_cache_mb << 20), opts.reserved_tool_names);
+  auto store = std::make_unique<detail::kv_graph_store>(std::move(*kv), opts.reserved_tool_names);
   if (!opts.read_only) {
     if (auto e = store->init_layout(); e == errc::invalid_argument)
       return fail("store at '" + opts.path + "' was written with another layout than this build's (" +

@@ -79,14 +79,6 @@ public:
   /// A cursor, over `snap` when given.
   [[nodiscard]] virtual std::unique_ptr<kv_iterator> iterate(std::size_t cf,
                                                              const kv_snapshot* snap = nullptr) const = 0;
-  /// A cursor told that only keys in [lower, upper) are wanted: it may stop (turn invalid) at
-  /// either bound instead of reading past it; the caller still checks the keys it is given.
-  [[nodiscard]] virtual std::unique_ptr<kv_iterator> iterate_within(std::size_t cf, std::string_view lower,
-                                                                    std::string_view upper) const {
-    (void)lower;
-    (void)upper;
-    return iterate(cf);
-  }
   [[nodiscard]] virtual std::unique_ptr<kv_snapshot> snapshot() const = 0;
   /// Writes the batch atomically.
   [[nodiscard]] virtual errc write(const kv_batch& batch) = 0;
@@ -110,12 +102,6 @@ public:
   /// where a backend has none.
   [[nodiscard]] virtual errc start_compactions() { return errc::ok; }
 };
-
-/// `inner` with the point reads (get, multi_get) of column family `cf` answered from a cache of
-/// up to `bytes` of keys and values, least recently used out first; every write passes through
-/// it and the values it writes replace or remove what is cached (a failed write empties it), so
-/// a read answers what `inner` would. 0 bytes: `inner` itself.
-[[nodiscard]] std::unique_ptr<kv> cache_family(std::unique_ptr<kv> inner, std::size_t cf, std::size_t bytes);
 
 /// Opens (creating if needed) RocksDB at opts.path with every column family of keys.hpp. With
 /// `compactions_paused` no automatic compaction starts before kv::start_compactions (memtables
