@@ -8,9 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <variant>
 
 namespace engram::embedding::models {
 std::string_view type_adapter_bytes();  // embedding/models/type_adapter.bin (cmake/CompiledModel.cmake)
@@ -259,14 +257,9 @@ engram::result<encoder_adapter> parse_encoder_adapter(std::string_view bytes) {
 }
 
 const encoder_adapter& builtin_type_adapter() {
-  static const auto adapter = [] {
-    using parsed_adapter = std::variant<std::shared_ptr<const encoder_adapter>, std::string>;
-    auto parsed = parse_encoder_adapter(models::type_adapter_bytes());
-    return compiled_or_abort(parsed ? parsed_adapter(std::make_shared<const encoder_adapter>(std::move(*parsed)))
-                                    : parsed_adapter(parsed.error()),
-                             "type adapter");
-  }();
-  return *adapter;
+  static const encoder_adapter adapter =
+      compiled_or_abort(parse_encoder_adapter(models::type_adapter_bytes()), "type adapter");
+  return adapter;
 }
 
 type_model::type_model(std::shared_ptr<const embedder> encoder, type_weights weights, type_choice_options choice)
