@@ -1,6 +1,8 @@
 #include "contradiction/contradiction.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 #include <set>
 
@@ -148,14 +150,22 @@ void contradiction_finder::resolve(const schemas::inbound_message& m, const sche
     for (const auto* c : earlier)
       if (c->subject == f.subject && c->slot == f.slot && !f.slot.empty())
         ids.push_back(c->id);
+    std::map<std::string_view, const dedup::facts*> read;  // near ones: dedup read them
     if (i < near.size())
-      for (const auto& n : near[i])
+      for (const auto& n : near[i]) {
         ids.push_back(n.id);
+        read.emplace(n.id, &n.read);
+      }
     std::set<std::string> seen;
     for (const auto& id : ids) {
       if (id == f.id || !seen.insert(id).second)
         continue;
-      auto c = dedup::load_facts(*store_, overlay, org, id);
+      std::optional<dedup::facts> loaded;
+      const dedup::facts* c = nullptr;
+      if (auto known = read.find(id); known != read.end())
+        c = known->second;
+      else if ((loaded = dedup::load_facts(*store_, overlay, org, id)))
+        c = &*loaded;
       if (!c || c->status == "superseded")
         continue;
       std::string why;

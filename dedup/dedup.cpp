@@ -587,7 +587,7 @@ void match_neighbours(const entry_match& k, const storage::vector_index& index, 
       r.outcome = schemas::save_outcome::linked;
       r.relations.push_back({schemas::relation_type::supports, c->id, sim + "; complements it (no value disagrees)"});
     } else {
-      near.push_back({c->id, hit.similarity});
+      near.push_back({c->id, hit.similarity, std::move(*c)});
     }
   }
 }

@@ -47,6 +47,9 @@ struct dedup_options {
 struct near_conflict {
   std::string id;
   float similarity = 0;
+  /// Its facts as dedup read them (the store and the event's overlay do not change before
+  /// contradiction reads them): contradiction does not read the entry again.
+  facts read;
 };
 
 struct index_stats {

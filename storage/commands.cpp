@@ -89,6 +89,7 @@ errc kv_graph_store::compact_ranges(const std::string& first, const std::string&
 void kv_graph_store::reject(write_txn& tx, const std::string& seen) {
   tx.batch.clear();
   tx.counters.clear();
+  tx.group_deltas.clear();
   tx.entries.clear();
   tx.entities.clear();
   tx.deleted_entities.clear();

@@ -500,7 +500,7 @@ void kv_graph_store::put_entries(write_txn& tx, const std::string& org) {
     tx.batch.put(cf_entries, key(org, id), knowledge::encode(doc));
     const bool candidate = doc.status != knowledge::entry_status::superseded;
     if (auto it = tx.listed.find(id); it != tx.listed.end() && it->second != candidate) {
-      candidate_rows(tx.batch, doc, candidate);
+      candidate_rows(tx.batch, doc, candidate, &tx.group_deltas);
       it->second = candidate;
     }
   }
@@ -512,12 +512,15 @@ void kv_graph_store::shed_sources(kv_batch& b, std::string_view org, std::string
     b.put(cf_entry_sources, key(org, id, encode_u64(n++)), knowledge::encode(moved));
 }
 
-void kv_graph_store::candidate_rows(kv_batch& b, const stored_entry& d, bool present) {
+void kv_graph_store::candidate_rows(kv_batch& b, const stored_entry& d, bool present,
+                                    std::vector<group_delta>* deltas) {
   auto row = [&](cf family, const std::string& k) {
     if (present)
       b.put(family, k, "");
     else
       b.del(family, k);
+    if (deltas)
+      deltas->push_back({family, std::string(group_of(family, k)), present ? 1 : -1});
   };
   const auto& org = d.organization_id;
   if (!d.sig.key.empty())
@@ -613,6 +616,8 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   if (auto e = load_entry(tx, org, id, &doc); e != errc::ok)
     return e == errc::not_found ? errc::ok : e;  // gone already
   const stored_entry d = *doc;
+  const auto listed = tx.listed.find(id);
+  const bool had_rows = listed != tx.listed.end() && listed->second;
   tx.entries.erase(id);
   tx.listed.erase(id);
   tx.removed.insert(id);
@@ -620,7 +625,7 @@ errc kv_graph_store::remove_entry(write_txn& tx, const std::string& org, const s
   for (std::uint64_t n = 0; n < d.sources_moved; ++n)
     tx.batch.del(cf_entry_sources, key(org, id, encode_u64(n)));
   tx.batch.del(cf_by_type, key(org, std::string(schemas::to_string(d.type)), d.created_at, id));
-  candidate_rows(tx.batch, d, false);
+  candidate_rows(tx.batch, d, false, had_rows ? &tx.group_deltas : nullptr);
   std::set<std::string> threads;
   if (auto e = source_threads(org, id, d, threads); e != errc::ok)
     return e;

@@ -9,6 +9,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
@@ -89,6 +90,28 @@ public:
 
 private:
   std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+/// The group of a key of a family read by group (keys.hpp: group_parts): its first `parts`
+/// parts with the '\0' that ends each. A key with fewer is outside the domain (no filter).
+class group_prefix final : public rocksdb::SliceTransform {
+public:
+  explicit group_prefix(std::size_t parts) : parts_(parts), name_("engram.group." + std::to_string(parts)) {}
+  const char* Name() const override { return name_.c_str(); }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override { return {key.data(), end_of(key)}; }
+  bool InDomain(const rocksdb::Slice& key) const override { return end_of(key) != 0; }
+
+private:
+  /// The length of the group, 0 when the key has fewer parts.
+  std::size_t end_of(const rocksdb::Slice& key) const {
+    std::size_t seen = 0;
+    for (std::size_t i = 0; i < key.size(); ++i)
+      if (key[i] == '\0' && ++seen == parts_)
+        return i + 1;
+    return 0;
+  }
+  std::size_t parts_;
+  std::string name_;
 };
 
 class rocks_snapshot final : public kv_snapshot {
@@ -176,8 +199,15 @@ public:
 
   std::unique_ptr<kv_iterator> iterate(std::size_t cf, const kv_snapshot* snap) const override {
     rocksdb::ReadOptions ro;
+    ro.total_order_seek = true;  // a scan may cross groups: no group filter skips a table
     if (snap)
       ro.snapshot = static_cast<const rocks_snapshot*>(snap)->get();
+    return std::make_unique<rocks_iterator>(db_->NewIterator(ro, cfs_[cf]));
+  }
+
+  std::unique_ptr<kv_iterator> iterate_group(std::size_t cf) const override {
+    rocksdb::ReadOptions ro;
+    ro.prefix_same_as_start = group_parts(cf) != 0;
     return std::make_unique<rocks_iterator>(db_->NewIterator(ro, cfs_[cf]));
   }
 
@@ -350,9 +380,23 @@ engram::result<std::unique_ptr<kv>> open_rocks_kv(const open_options& opts, bool
   // points; seeks still search. Tables written before keep their binary search until compacted.
   table_opts.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
   looked_up.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_opts));
+  // The families read newest first by group (dedup's titles, contradiction's slots): one seek
+  // a new entry each, mostly of a group no table holds; a bloom filter of the groups alone
+  // lets that seek skip those tables (the whole keys are never looked up).
+  auto grouped = [&](std::size_t parts) {
+    rocksdb::ColumnFamilyOptions o = scanned;
+    auto group_table = table_opts;
+    group_table.whole_key_filtering = false;
+    group_table.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch;  // seeks only
+    o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(group_table));
+    o.prefix_extractor = std::make_shared<group_prefix>(parts);
+    return o;
+  };
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   for (std::size_t f = 0; f < cf_names.size(); ++f)
-    descs.emplace_back(cf_names[f], read_by_key(f) ? looked_up : scanned);
+    descs.emplace_back(cf_names[f], group_parts(f) != 0 ? grouped(group_parts(f))
+                                    : read_by_key(f)    ? looked_up
+                                                        : scanned);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto st = opts.read_only ? rocksdb::DB::OpenForReadOnly(db_opts, opts.path, descs, &handles, &raw)

@@ -202,7 +202,7 @@ errc kv_graph_store::init_layout() {
     return v.error();
   std::string at = *v;
   if (at == "8") {
-    if (auto e = upgrade_from_8(); e != errc::ok)
+    if (auto e = upgrade_from_8(); e != errc::ok)  // deletes rows behind group_counts_ (empty at open)
       return e;
     at = "9";
   }
@@ -326,6 +326,13 @@ errc kv_graph_store::commit(write_txn& tx) {
   auto e = kv_->write(tx.batch);
   if (marking)
     marking.unlock();
+  if (e != errc::ok)
+    group_counts_.clear();  // what the store holds of the batch is not known
+  else if (tx.dropped_org)
+    group_counts_.drop_organization(tx.org);
+  else
+    group_counts_.apply(tx.group_deltas);
+  tx.group_deltas.clear();
   if (e == errc::ok && tx.dropped_org) {
     const auto counters = key(meta_tag::counter, tx.org, "");
     {
@@ -403,13 +410,26 @@ std::vector<std::optional<std::string>> kv_graph_store::read_keys(std::size_t fa
 std::vector<std::string> kv_graph_store::newest_under(std::size_t family, const std::string& prefix,
                                                       std::size_t limit) const {
   std::vector<std::string> out;
-  auto past = prefix;
-  past.back() = '\x01';  // after every row under the prefix (its parts are joined by '\0')
-  auto it = kv_->iterate(family);
-  for (it->seek_for_prev(past); it->valid() && it->key().starts_with(prefix) && out.size() < limit; it->prev()) {
+  // Its rows, when known: the read stops at the last instead of walking the tombstones of
+  // the group's superseded rows to its end.
+  const auto known = group_counts_.find(family, prefix);
+  const std::size_t want = known ? static_cast<std::size_t>(std::min<std::uint64_t>(*known, limit)) : limit;
+  if (want == 0)
+    return out;
+  // After every row of the group: the part after it is an RFC 3339 time (its digits, every
+  // byte below 0xff), and the target stays in the group for the family's filter.
+  const auto past = prefix + '\xff';
+  auto it = kv_->iterate_group(family);
+  for (it->seek_for_prev(past); it->valid() && it->key().starts_with(prefix); it->prev()) {
     const auto k = it->key();  // ... \0 time \0 entryId; the id is the last part (ids never hold '\0')
     out.emplace_back(k.substr(k.rfind('\0') + 1));
+    if (out.size() == want)
+      break;  // not one step more: a step back walks every tombstone before the next row
   }
+  // Short of `want`, the read reached the group's end: its count (one held was wrong if it
+  // said more; it is mended).
+  if (out.size() < want && it->status() == errc::ok)
+    group_counts_.remember(family, prefix, out.size());
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "storage/internal/keys.hpp"
 #include "storage/internal/kv.hpp"
 #include "storage/internal/entity_index.hpp"
+#include "storage/internal/group_counts.hpp"
 #include "storage/internal/text_index.hpp"
 
 #include <nlohmann/json.hpp>
@@ -67,6 +68,8 @@ struct write_txn {
   /// Whether each of `entries` has its candidate rows (titles, by_slot) in the store as this
   /// batch found it: false for an entry the batch creates. put_entries writes the difference.
   std::map<std::string, bool> listed;
+  /// Rows of the titles and by_slot groups this batch puts or deletes (group_counts).
+  std::vector<group_delta> group_deltas;
   /// Counter values of this event (meta key -> value).
   std::map<std::string, std::uint64_t> counters;
   /// Entries removed by this command (never written back).
@@ -120,6 +123,9 @@ entity_edge parse_edge(std::string from, std::string label, std::string to, std:
 
 /// An entry's indexed words (its title key and content words) as BM25 counts them.
 text_doc index_words(std::string_view words);
+
+/// Groups whose row counts are held (group_counts): about 100 bytes each.
+inline constexpr std::size_t group_counts_held = 1u << 16;
 
 class kv_graph_store final : public graph_store {
 public:
@@ -286,8 +292,8 @@ private:
   std::vector<std::optional<std::string>> read_keys(std::size_t family, std::vector<std::string> keys) const;
   /// The last key part of every key under `prefix` (an index's entry ids).
   std::vector<std::string> ids_under(std::size_t family, const std::string& prefix) const;
-  /// The ids of the last `limit` rows under `prefix` (whose parts end with time_key(createdAt)
-  /// \0 entryId), newest first.
+  /// The ids of the last `limit` rows under `prefix`, one group of `family` (keys.hpp:
+  /// group_parts; its rows' parts go on with time_key(createdAt) \0 entryId), newest first.
   std::vector<std::string> newest_under(std::size_t family, const std::string& prefix, std::size_t limit) const;
   /// Walks the organisation's messages sent before `before_ms` (its by_thread message rows, in
   /// key order: thread, eventId) until `visit(thread, event_id)` answers false; the scan's status.
@@ -378,7 +384,10 @@ private:
   void put_entries(write_txn& tx, const std::string& org);
   /// Puts (`present`) or deletes the rows through which dedup and contradiction find an
   /// entry: its titles row (type, title key, values key) and its by_slot row (subject, slot).
-  static void candidate_rows(kv_batch& b, const stored_entry& d, bool present);
+  /// `deltas`: where the change is noted for group_counts, when the rows really change (they
+  /// were absent and are put, or present and are deleted).
+  static void candidate_rows(kv_batch& b, const stored_entry& d, bool present,
+                             std::vector<group_delta>* deltas = nullptr);
   /// Adds to `threads` every thread whose by_thread rows list entry `id`: its first message's
   /// and those of the messages merged into it, read from the stored messages (a message that
   /// retention removed is not found; retention drops its thread's row when it next reads it).
@@ -445,6 +454,8 @@ private:
   /// partitions share the map (each counter has one writer), hence the mutex.
   std::map<std::string, std::uint64_t> counters_;
   std::mutex counters_mutex_;
+  /// The rows of the titles and by_slot groups read lately (newest_under stops at the last).
+  mutable group_counts group_counts_{group_counts_held};
   /// Held by commit() from reading a reminder mark to writing its batch: the mark is the
   /// highest any organisation recorded, whatever order their commits come in.
   std::mutex reminder_mark_mutex_;

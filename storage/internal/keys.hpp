@@ -158,6 +158,15 @@ inline std::string time_key(std::string_view at) {
   return std::string(at);
 }
 
+/// The rows of a family read newest first by group (graph_store::entries_with_title and
+/// entries_with_slot): how many leading parts name the group, each ended by its '\0'; 0 for
+/// the other families. RocksDB keeps a bloom filter of these groups in each table (rocks_kv.cpp),
+/// so reading a group skips the tables that hold none of its rows; a new value needs a new name
+/// of the filter's prefix (tables with another name are read without their filter).
+inline constexpr std::size_t group_parts(std::size_t family) {
+  return family == cf_titles ? 4 : family == cf_by_slot ? 3 : 0;
+}
+
 /// Joins key parts with '\0'.
 template <class... Parts>
 inline std::string key(const Parts&... parts) {

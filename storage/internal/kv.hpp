@@ -79,6 +79,10 @@ public:
   /// A cursor, over `snap` when given.
   [[nodiscard]] virtual std::unique_ptr<kv_iterator> iterate(std::size_t cf,
                                                              const kv_snapshot* snap = nullptr) const = 0;
+  /// A cursor over the rows of one group of `cf` (keys.hpp: group_parts): valid only for
+  /// keys starting with the group of the target of its first seek, which may skip the files
+  /// holding none of them. Any other cursor where a backend has no such skip.
+  [[nodiscard]] virtual std::unique_ptr<kv_iterator> iterate_group(std::size_t cf) const { return iterate(cf); }
   [[nodiscard]] virtual std::unique_ptr<kv_snapshot> snapshot() const = 0;
   /// Writes the batch atomically.
   [[nodiscard]] virtual errc write(const kv_batch& batch) = 0;

@@ -632,6 +632,88 @@ TEST_F(GraphStoreTest, OnlyEntriesNotSupersededAreListedForDedupAndContradiction
   EXPECT_TRUE(titled("$3M").empty());  // `may` stays superseded by `june`
 }
 
+TEST_F(GraphStoreTest, ASlotRestatedManyTimesListsWhatAFreshOpenListsAtEveryStep) {
+  // The store holds the row counts of the groups it read (the counts stop a read at the last
+  // row): along restatements, forgets, a second live entry and another organisation, its
+  // lists stay those of a store opened afresh, which holds none.
+  using ids = std::vector<std::string>;
+  const auto subject = schemas::normal_form("Project Falcon");
+  auto lists = [&](storage::graph_store& s) {
+    std::vector<ids> out{s.entries_with_slot("acme", subject, "budget", 10),
+                         s.entries_with_slot("acme", subject, "budget", 1)};
+    for (const auto* amount : {"$1M", "$2M", "$3M"}) {
+      schemas::signature sig;
+      sig.amounts = {amount};
+      const auto values = knowledge::values_key(true, std::string("The budget of Project Falcon is ") + amount, sig);
+      out.push_back(s.entries_with_title("acme", schemas::entry_type::fact, "budget project falcon", values, 10));
+    }
+    return out;
+  };
+  auto fresh_lists = [&] {
+    storage::open_options ro{dir_.string()};
+    ro.read_only = true;
+    auto fresh = storage::open_graph_store(ro);
+    EXPECT_TRUE(fresh) << fresh.error();
+    return fresh ? lists(**fresh) : std::vector<ids>{};
+  };
+  const char* amounts[] = {"$1M", "$2M", "$3M"};
+  std::string newest, kept;
+  std::int64_t offset = 1;
+  for (int i = 0; i < 60; ++i) {
+    char event[16], sent[32];
+    std::snprintf(event, sizeof event, "evt-%02d", i);
+    std::snprintf(sent, sizeof sent, "2026-03-%02dT%02d:00:00Z", 1 + i / 20, i % 20);
+    budget_event b(event, sent);
+    // Each restates the budget, superseding the one before; every 7th is a second statement
+    // that stays (nothing supersedes it), every 11th forgets the newest.
+    const auto id = b.add(amounts[i % 3],
+                          newest.empty() || i % 7 == 3 ? std::vector<std::string>{} : std::vector<std::string>{newest});
+    storage::apply_outcome out{};
+    ASSERT_EQ(store_->apply({"engram-log", 0, offset++, "c"}, &b.m, &b.x, &b.r, &out), storage::errc::ok);
+    (i % 7 == 3 ? kept : newest) = id;
+    if (i % 11 == 10) {
+      ASSERT_EQ(forget_entry(*store_, newest, offset++), "");
+      newest.clear();
+    }
+    if (i % 4 == 0 || i % 11 == 10) {
+      const auto warm = lists(*store_);
+      ASSERT_EQ(warm, fresh_lists()) << "after event " << i;
+      EXPECT_FALSE(warm[0].empty());
+    }
+  }
+  EXPECT_EQ(lists(*store_), fresh_lists());
+}
+
+TEST(GroupCounts, KnownGroupsMoveByTheirRowsAndAreForgottenWithTheirOrganisationOrPastCapacity) {
+  using namespace storage::detail;
+  const auto slot = key("acme", "falcon", "budget", "");
+  EXPECT_EQ(group_of(cf_by_slot, key("acme", "falcon", "budget", "2026-03-05T10:00:00.000Z", "e-1")), slot);
+  EXPECT_EQ(group_of(cf_titles, key("acme", "fact", "budget falcon", "00ff", "2026", "e-1")),
+            key("acme", "fact", "budget falcon", "00ff", ""));
+  EXPECT_TRUE(group_of(cf_entries, key("acme", "e-1")).empty());
+  group_counts counts(3);
+  EXPECT_FALSE(counts.find(cf_by_slot, slot));
+  counts.apply({{cf_by_slot, slot, 1}});  // not known: nothing to move
+  EXPECT_FALSE(counts.find(cf_by_slot, slot));
+  counts.remember(cf_by_slot, slot, 1);
+  EXPECT_FALSE(counts.find(cf_titles, slot));  // another family's group
+  counts.apply({{cf_by_slot, slot, 1}, {cf_by_slot, slot, -1}, {cf_by_slot, slot, 1}});
+  EXPECT_EQ(counts.find(cf_by_slot, slot), 2u);
+  counts.apply({{cf_by_slot, slot, -1}, {cf_by_slot, slot, -1}, {cf_by_slot, slot, -1}});
+  EXPECT_FALSE(counts.find(cf_by_slot, slot));  // below zero: wrong, so dropped
+  const auto other = key("acme-2", "falcon", "budget", "");
+  counts.remember(cf_by_slot, slot, 4);
+  counts.remember(cf_by_slot, other, 5);
+  counts.drop_organization("acme");
+  EXPECT_FALSE(counts.find(cf_by_slot, slot));
+  EXPECT_EQ(counts.find(cf_by_slot, other), 5u);  // "acme-2" is another organisation
+  counts.remember(cf_by_slot, key("a", "b", "c", ""), 1);
+  counts.remember(cf_by_slot, key("a", "b", "d", ""), 1);
+  EXPECT_EQ(counts.size(), 3u);
+  counts.remember(cf_by_slot, key("a", "b", "e", ""), 1);  // past capacity: starts again
+  EXPECT_EQ(counts.size(), 1u);
+}
+
 TEST_F(GraphStoreTest, AStoreOfLayout8LosesItsSupersededEntriesCandidateRowsAtOpen) {
   budget_event first("evt-1", "2026-03-05T10:00:00Z");
   const auto march = first.add("$2M");
