@@ -7,7 +7,9 @@
 // group's last row. Exact, not a guess: a count is learnt from a read that reached its
 // group's end and then moved by every row the writer puts or deletes in a batch it commits
 // (a failed batch or a dropped organisation forgets counts); a group not held is read as
-// before. Bounded: past `capacity` groups it starts again empty. Thread-safe.
+// before. Bounded: past `capacity` groups it starts again empty. Thread-safe; an
+// organisation's groups are read (dedup, contradiction) and written by its applier alone, as
+// its counters are, so no batch of theirs is written while a read learns a count.
 
 #include <cstddef>
 #include <cstdint>
