@@ -1,7 +1,6 @@
 #include "storage/internal/group_counts.hpp"
 #include "storage/internal/keys.hpp"
 
-
 namespace engram::storage::detail {
 
 std::string_view group_of(std::size_t family, std::string_view row_key) {
