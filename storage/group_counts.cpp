@@ -4,12 +4,7 @@
 namespace engram::storage::detail {
 
 std::string_view group_of(std::size_t family, std::string_view row_key) {
-  std::size_t seen = 0;
-  const auto parts = group_parts(family);
-  for (std::size_t i = 0; i < row_key.size() && parts != 0; ++i)
-    if (row_key[i] == '\0' && ++seen == parts)
-      return row_key.substr(0, i + 1);
-  return {};
+  return row_key.substr(0, parts_length(row_key, group_parts(family)));
 }
 
 std::string group_counts::name(std::size_t family, std::string_view group) {

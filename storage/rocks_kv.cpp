@@ -102,14 +102,7 @@ public:
   bool InDomain(const rocksdb::Slice& key) const override { return end_of(key) != 0; }
 
 private:
-  /// The length of the group, 0 when the key has fewer parts.
-  std::size_t end_of(const rocksdb::Slice& key) const {
-    std::size_t seen = 0;
-    for (std::size_t i = 0; i < key.size(); ++i)
-      if (key[i] == '\0' && ++seen == parts_)
-        return i + 1;
-    return 0;
-  }
+  std::size_t end_of(const rocksdb::Slice& key) const { return parts_length({key.data(), key.size()}, parts_); }
   std::size_t parts_;
   std::string name_;
 };

@@ -167,6 +167,16 @@ inline constexpr std::size_t group_parts(std::size_t family) {
   return family == cf_titles ? 4 : family == cf_by_slot ? 3 : 0;
 }
 
+/// The length of a key's first `parts` parts, each with the '\0' that ends it; 0 when it has
+/// fewer (or `parts` is 0).
+inline std::size_t parts_length(std::string_view key, std::size_t parts) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < key.size() && parts != 0; ++i)
+    if (key[i] == '\0' && ++seen == parts)
+      return i + 1;
+  return 0;
+}
+
 /// Joins key parts with '\0'.
 template <class... Parts>
 inline std::string key(const Parts&... parts) {
