@@ -1,4 +1,5 @@
 #include "dedup/dedup.hpp"
+#include "dedup/internal/facts_cache.hpp"
 #include "dedup/internal/label_ids.hpp"
 
 #include "base/hex.hpp"
@@ -231,7 +232,13 @@ struct deduplicator::org_index {
 };
 
 deduplicator::deduplicator(std::shared_ptr<const storage::graph_store> store, dedup_options opts)
-    : store_(std::move(store)), opts_(opts) {}
+    : store_(std::move(store)), opts_(opts), facts_(std::make_shared<detail::facts_cache>(opts.facts_cached)) {
+  // The cache forgets every entry the store writes (the watcher holds the cache: a batch
+  // being written while this deduplicator goes still finds it).
+  watching_ = store_->watch_entries([cache = facts_](const storage::graph_store::entries_written& w) {
+    cache->forget(w.organization_id, w.ids, w.all);
+  });
+}
 
 deduplicator::~deduplicator() { (void)wait_opened(); }
 
@@ -521,12 +528,27 @@ constexpr std::size_t max_title_candidates = 64;
 struct entry_match {
   const storage::graph_store& store;
   const event_overlay& overlay;
+  detail::facts_cache& cache;
   const std::string& org;
   const facts& f;
 
+  /// A candidate's facts: the event's own, else the cache's, else read from the store.
+  std::optional<facts> read(const std::string& id) const {
+    if (auto it = overlay.find(id); it != overlay.end())
+      return it->second;
+    facts held;
+    std::uint64_t generation = 0;
+    if (cache.find(org, id, held, generation))
+      return held;
+    auto c = load_facts(store, {}, org, id);
+    if (c)
+      cache.fill(org, *c, generation);
+    return c;
+  }
+
   /// An entry the new one may repeat: same type, not superseded, not the entry itself.
   std::optional<facts> candidate(const std::string& id) const {
-    auto c = load_facts(store, overlay, org, id);
+    auto c = read(id);
     if (!c || c->type != f.type || c->status == "superseded" || c->id == f.id)
       return std::nullopt;
     return c;
@@ -606,7 +628,7 @@ void deduplicator::resolve(const schemas::inbound_message& m, const schemas::ext
     const auto& en = x.entries[i];
     auto& r = out[i];
     auto f = facts_of(m, en, i);
-    const entry_match match{*store_, overlay, org, f};
+    const entry_match match{*store_, overlay, *facts_, org, f};
     match_title(match, knowledge::values_key(en), r);
     if (r.outcome != schemas::save_outcome::merged && en.embedding.size() == opts_.dim) {
       const org_index* own = nullptr;

@@ -32,6 +32,10 @@
 
 namespace engram::dedup {
 
+namespace detail {
+class facts_cache;
+}
+
 struct dedup_options {
   /// dedup.threshold: cosine above which two statements may be the same.
   double threshold = 0.92;
@@ -40,6 +44,8 @@ struct dedup_options {
   /// Embedding dimension.
   std::size_t dim = 512;
   storage::vector_index_options index;
+  /// Facts of stored entries kept for the candidates' reads (0: none kept).
+  std::size_t facts_cached = 16384;
 };
 
 /// A near-identical older statement that disagrees with the new one (contradiction's
@@ -161,6 +167,9 @@ private:
 
   std::shared_ptr<const storage::graph_store> store_;
   dedup_options opts_;
+  /// Candidates' facts read lately, forgotten as the store writes their entries.
+  std::shared_ptr<detail::facts_cache> facts_;
+  std::shared_ptr<const void> watching_;
   std::map<std::string, std::unique_ptr<org_index>> orgs_;
   /// Where open() looked for snapshots ("" : none).
   std::string snapshot_dir_;

@@ -379,6 +379,21 @@ public:
       const std::string& organization_id, std::uint64_t after,
       const std::function<bool(std::uint64_t, std::string_view, const schemas::vector8&)>& fn) const = 0;
 
+  /// The entries one written batch put or deleted, for what keeps values read from entries
+  /// (watch_entries): `ids` of `organization_id`, or `all` of them when the store cannot say
+  /// which (a batch that failed, a range of rows deleted).
+  struct entries_written {
+    const std::string& organization_id;
+    std::span<const std::string> ids;
+    bool all = false;
+  };
+  using entries_watcher = std::function<void(const entries_written&)>;
+  /// Calls `fn` once each batch that may have changed entries is written (or has failed), on
+  /// the thread that wrote it, while the returned handle lives. A call in progress holds its
+  /// own reference to `fn`: drop the handle while no batch is being written when `fn` refers
+  /// to something that goes with it.
+  [[nodiscard]] virtual std::shared_ptr<const void> watch_entries(entries_watcher fn) const = 0;
+
   /// A stored entry (knowledge/entry.hpp's encoding), or not_found.
   [[nodiscard]] virtual result<std::string> get_entry(const std::string& organization_id,
                                                       const std::string& entry_id) const = 0;

@@ -333,6 +333,7 @@ errc kv_graph_store::commit(write_txn& tx) {
   else
     group_counts_.apply(tx.group_deltas);
   tx.group_deltas.clear();
+  tell_watchers(tx, e != errc::ok);
   if (e == errc::ok && tx.dropped_org) {
     const auto counters = key(meta_tag::counter, tx.org, "");
     {
@@ -368,6 +369,43 @@ errc kv_graph_store::commit(write_txn& tx) {
   tx.removed_vectors.clear();
   tx.edges.clear();
   return e;
+}
+
+std::shared_ptr<const void> kv_graph_store::watch_entries(entries_watcher fn) const {
+  auto held = std::make_shared<const entries_watcher>(std::move(fn));
+  std::lock_guard lock(watchers_mutex_);
+  watchers_.push_back(held);
+  return held;
+}
+
+void kv_graph_store::tell_watchers(const write_txn& tx, bool failed) const {
+  std::vector<std::shared_ptr<const entries_watcher>> live;
+  {
+    std::lock_guard lock(watchers_mutex_);
+    std::erase_if(watchers_, [](const auto& w) { return w.expired(); });
+    for (const auto& w : watchers_)
+      if (auto f = w.lock())
+        live.push_back(std::move(f));
+  }
+  if (live.empty())
+    return;
+  // Read from the batch itself, so that no way of writing an entry is missed.
+  std::vector<std::string> ids;
+  bool all = failed || tx.dropped_org;
+  for (const auto& op : tx.batch.ops()) {
+    if (op.cf != cf_entries || all)
+      continue;
+    auto parts = split_key(op.key);  // org, entryId
+    if (op.end || parts.size() != 2)
+      all = true;
+    else
+      ids.push_back(std::move(parts[1]));
+  }
+  if (ids.empty() && !all)
+    return;
+  const entries_written w{tx.org, ids, all};
+  for (const auto& f : live)
+    (*f)(w);
 }
 
 void kv_graph_store::update_indexes(write_txn& tx) {

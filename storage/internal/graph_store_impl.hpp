@@ -147,6 +147,7 @@ public:
   result<std::string> get_contact(const std::string& org, const std::string& address) const override;
   std::vector<std::string> thread_messages(const std::string& org, const std::string& thread) const override;
   result<std::string> get_entry(const std::string& org, const std::string& id) const override;
+  std::shared_ptr<const void> watch_entries(entries_watcher fn) const override;
   std::vector<std::optional<std::string>> get_entries(const std::string& org,
                                                       std::span<const std::string> ids) const override;
   result<std::vector<std::string>> moved_sources(const std::string& org, const std::string& id, std::uint64_t first,
@@ -456,6 +457,12 @@ private:
   std::mutex counters_mutex_;
   /// The rows of the titles and by_slot groups read lately (newest_under stops at the last).
   mutable group_counts group_counts_{group_counts_held};
+  /// watch_entries' watchers (expired ones are dropped at the next batch).
+  mutable std::mutex watchers_mutex_;
+  mutable std::vector<std::weak_ptr<const entries_watcher>> watchers_;
+  /// Tells the watchers which entries `tx`'s batch put or deleted (all of its organisation's
+  /// when the batch failed or deleted a range of them).
+  void tell_watchers(const write_txn& tx, bool failed) const;
   /// Held by commit() from reading a reminder mark to writing its batch: the mark is the
   /// highest any organisation recorded, whatever order their commits come in.
   std::mutex reminder_mark_mutex_;

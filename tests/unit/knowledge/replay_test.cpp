@@ -156,13 +156,15 @@ protected:
   }
 
   /// Opens (or reopens) a store and its resolver, loading index snapshots from `snapshots`.
-  static std::unique_ptr<run> open(const std::string& path, const std::string& snapshots) {
+  static std::unique_ptr<run> open(const std::string& path, const std::string& snapshots,
+                                   std::size_t facts_cached = dedup::dedup_options{}.facts_cached) {
     auto r = std::make_unique<run>();
     auto opened = storage::open_graph_store({path});
     EXPECT_TRUE(opened) << opened.error();
     if (opened)
       r->store = std::move(*opened);
     dedup::dedup_options d;
+    d.facts_cached = facts_cached;
     r->resolve.dedup = std::make_unique<dedup::deduplicator>(r->store, d);
     r->resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(r->store);
     auto indexes = r->resolve.dedup->open(snapshots);
@@ -191,6 +193,23 @@ protected:
 embedding::use_lite_int8_embedder* ReplayTest::model_ = nullptr;
 std::string* ReplayTest::one_run_ = nullptr;
 std::vector<actors::log_record>* ReplayTest::stream_ = nullptr;
+
+TEST_F(ReplayTest, CandidatesReadFromDedupsCacheDecideAsCandidatesReadFromTheStore) {
+  // Dedup keeps the facts of the candidates it read, forgetting each entry the store writes
+  // (a superseded one's status): the same stream decides the same with no cache at all and
+  // with a cache of a few entries (always evicting).
+  auto cached = open(dir("cached"), "");
+  apply(*cached, 0, stream_->size());
+  auto uncached = open(dir("uncached"), "", 0);
+  apply(*uncached, 0, stream_->size());
+  auto small = open(dir("small"), "", 3);
+  apply(*small, 0, stream_->size());
+  EXPECT_GT(cached->outcomes["superseded"], 0u);
+  EXPECT_GT(cached->outcomes["merged"], 0u);
+  EXPECT_EQ(cached->outcomes, uncached->outcomes);
+  EXPECT_EQ(cached->store->digest(), uncached->store->digest());
+  EXPECT_EQ(small->store->digest(), uncached->store->digest());
+}
 
 TEST_F(ReplayTest, SameStreamTwiceGivesTheSameDigest) {
   auto a = open(dir("a"), "");

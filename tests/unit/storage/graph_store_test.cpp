@@ -179,12 +179,13 @@ TEST_F(GraphStoreTest, DeferredCompactionsWaitForTheirStartAndLoseNothing) {
   store_.reset();
   storage::open_options o;
   o.path = dir_.string();
-  o.memory_mb = 8;  // memtables of 1 MiB: the messages below are flushed into several files
+  o.memory_mb = 8;  // memtables of 1 MiB: the messages below are flushed into more files than
+                    // a compaction of the first level waits for (eight)
   o.defer_compactions = true;
   auto opened = storage::open_graph_store(o);
   ASSERT_TRUE(opened) << opened.error();
   store_ = std::move(*opened);
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     auto m = message("acme", "evt-" + std::to_string(i), "thr-" + std::to_string(i % 7));
     m.body = std::string(4000, static_cast<char>('a' + i % 26));
     apply(*store_, &m, i);
@@ -682,6 +683,39 @@ TEST_F(GraphStoreTest, ASlotRestatedManyTimesListsWhatAFreshOpenListsAtEveryStep
     }
   }
   EXPECT_EQ(lists(*store_), fresh_lists());
+}
+
+TEST_F(GraphStoreTest, WatchersAreToldOfEveryEntryABatchWritesOrRemovesWhileTheirHandleLives) {
+  using told = std::vector<std::pair<std::vector<std::string>, bool>>;
+  told seen;
+  auto handle = store_->watch_entries([&](const storage::graph_store::entries_written& w) {
+    EXPECT_EQ(w.organization_id, "acme");
+    seen.push_back({{w.ids.begin(), w.ids.end()}, w.all});
+  });
+  budget_event first("evt-1", "2026-03-01T10:00:00Z");
+  const auto a = first.add("$1M");
+  ASSERT_EQ(store_->apply({"engram-log", 0, 1, "c"}, &first.m, &first.x, &first.r, nullptr), storage::errc::ok);
+  EXPECT_EQ(seen, (told{{{a}, false}}));
+  // A restatement writes the new entry and the one it supersedes (its status).
+  budget_event second("evt-2", "2026-03-02T10:00:00Z");
+  const auto b = second.add("$2M", {a});
+  ASSERT_EQ(store_->apply({"engram-log", 0, 2, "c"}, &second.m, &second.x, &second.r, nullptr), storage::errc::ok);
+  ASSERT_EQ(seen.size(), 2u);
+  auto written = seen[1].first;
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(written, (std::vector<std::string>{std::min(a, b), std::max(a, b)}));
+  ASSERT_EQ(forget_entry(*store_, a, 3), "");
+  ASSERT_GE(seen.size(), 3u);
+  EXPECT_TRUE(std::count(seen[2].first.begin(), seen[2].first.end(), a) == 1 || seen[2].second);
+  // Nothing about entries (a redelivered event): nothing told. The handle gone: nothing either.
+  const auto before = seen.size();
+  ASSERT_EQ(store_->apply({"engram-log", 0, 2, "c"}, &second.m, &second.x, &second.r, nullptr), storage::errc::ok);
+  EXPECT_EQ(seen.size(), before);
+  handle.reset();
+  budget_event third("evt-3", "2026-03-03T10:00:00Z");
+  third.add("$3M");
+  ASSERT_EQ(store_->apply({"engram-log", 0, 4, "c"}, &third.m, &third.x, &third.r, nullptr), storage::errc::ok);
+  EXPECT_EQ(seen.size(), before);
 }
 
 TEST(GroupCounts, KnownGroupsMoveByTheirRowsAndAreForgottenWithTheirOrganisationOrPastCapacity) {
