@@ -164,7 +164,7 @@ void contradiction_finder::resolve(const schemas::inbound_message& m, const sche
       const dedup::facts* c = nullptr;
       if (auto known = read.find(id); known != read.end())
         c = known->second;
-      else if ((loaded = dedup::load_facts(*store_, overlay, org, id)))
+      else if ((loaded = reads_ ? reads_(overlay, org, id) : dedup::load_facts(*store_, overlay, org, id)))
         c = &*loaded;
       if (!c || c->status == "superseded")
         continue;

@@ -25,7 +25,10 @@ enum class conflict : std::uint8_t { none, value, negation };
 
 class contradiction_finder {
 public:
-  explicit contradiction_finder(std::shared_ptr<const storage::graph_store> store) : store_(std::move(store)) {}
+  /// `reads`: how a candidate's facts are read (dedup's reader(), which keeps what it read);
+  /// none: from the overlay and the store.
+  explicit contradiction_finder(std::shared_ptr<const storage::graph_store> store, dedup::facts_reader reads = {})
+      : store_(std::move(store)), reads_(std::move(reads)) {}
 
   /// Adds supersedes / contradicts edges, superseded and flagged ids to the resolutions of
   /// one event's entries (those not merged). `near` and `overlay` come from dedup.
@@ -34,6 +37,7 @@ public:
 
 private:
   std::shared_ptr<const storage::graph_store> store_;
+  dedup::facts_reader reads_;
 };
 
 }  // namespace engram::contradiction

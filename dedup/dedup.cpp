@@ -523,6 +523,21 @@ namespace {
 /// Stored entries with the same title compared per new entry at most.
 constexpr std::size_t max_title_candidates = 64;
 
+/// An entry's facts: the event's own, else the cache's, else read from the store.
+std::optional<facts> read_through(const storage::graph_store& store, detail::facts_cache& cache,
+                                  const event_overlay& overlay, const std::string& org, const std::string& id) {
+  if (auto it = overlay.find(id); it != overlay.end())
+    return it->second;
+  facts held;
+  std::uint64_t generation = 0;
+  if (cache.find(org, id, held, generation))
+    return held;
+  auto c = load_facts(store, {}, org, id);
+  if (c)
+    cache.fill(org, *c, generation);
+  return c;
+}
+
 /// One new entry's facts and where the entries it may repeat are read: the store and the
 /// event's overlay, in its organisation.
 struct entry_match {
@@ -532,19 +547,7 @@ struct entry_match {
   const std::string& org;
   const facts& f;
 
-  /// A candidate's facts: the event's own, else the cache's, else read from the store.
-  std::optional<facts> read(const std::string& id) const {
-    if (auto it = overlay.find(id); it != overlay.end())
-      return it->second;
-    facts held;
-    std::uint64_t generation = 0;
-    if (cache.find(org, id, held, generation))
-      return held;
-    auto c = load_facts(store, {}, org, id);
-    if (c)
-      cache.fill(org, *c, generation);
-    return c;
-  }
+  std::optional<facts> read(const std::string& id) const { return read_through(store, cache, overlay, org, id); }
 
   /// An entry the new one may repeat: same type, not superseded, not the entry itself.
   std::optional<facts> candidate(const std::string& id) const {
@@ -615,6 +618,12 @@ void match_neighbours(const entry_match& k, const storage::vector_index& index, 
 }
 
 }  // namespace
+
+facts_reader deduplicator::reader() const {
+  return [store = store_, cache = facts_](const event_overlay& overlay, const std::string& org, const std::string& id) {
+    return read_through(*store, *cache, overlay, org, id);
+  };
+}
 
 void deduplicator::resolve(const schemas::inbound_message& m, const schemas::extraction& x,
                            std::vector<schemas::resolution>& out, std::vector<std::vector<near_conflict>>& near,

@@ -20,6 +20,7 @@
 #include "storage/vector_index.hpp"
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <map>
 #include <shared_mutex>
@@ -57,6 +58,11 @@ struct near_conflict {
   /// contradiction reads them): contradiction does not read the entry again.
   facts read;
 };
+
+/// A stored entry's facts as a decision reads them: the event's overlay, else the facts dedup
+/// keeps, else the store (nullopt when the entry is gone or unreadable). Safe from any thread.
+using facts_reader =
+    std::function<std::optional<facts>(const event_overlay& overlay, const std::string& org, const std::string& id)>;
 
 struct index_stats {
   std::size_t organizations = 0;
@@ -150,6 +156,11 @@ public:
   [[nodiscard]] std::size_t total_size() const;
   /// Bytes of all organisations' indexes and their label maps.
   [[nodiscard]] std::size_t memory_bytes() const;
+
+  /// Reads through the facts this deduplicator keeps (contradiction's reads of its slot
+  /// candidates: the same entries dedup read for the statements before). Valid after the
+  /// deduplicator is gone (it holds what it reads with).
+  [[nodiscard]] facts_reader reader() const;
 
   /// The `k` entries of one organisation nearest to `query` (unit vector), most similar
   /// first: recall's vector side. Safe to call from any thread while events are resolved.

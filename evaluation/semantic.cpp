@@ -44,7 +44,8 @@ struct bench_store {
     d.dim = dim;
     d.threshold = threshold;
     bs.resolve.dedup = std::make_unique<dedup::deduplicator>(bs.store, d);
-    bs.resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(bs.store);
+    bs.resolve.contradiction =
+        std::make_unique<contradiction::contradiction_finder>(bs.store, bs.resolve.dedup->reader());
     if (auto loaded = bs.resolve.dedup->open(""); !loaded)
       return fail(loaded.error());
     return bs;

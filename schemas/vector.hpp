@@ -33,7 +33,10 @@ struct vector8 {
 
 /// Σ a[i]·b[i] over min(a.size(), b.size()) components, in 32-bit integers (exact: 512
 /// components of at most 127² each stay far below 2^31).
+/// AVX-512 VNNI where the CPU has it, else a loop the compiler vectorises: the same sums.
 [[nodiscard]] std::int32_t dot_i8(const std::int8_t* a, const std::int8_t* b, std::size_t n) noexcept;
+/// The same sum by the loop alone, whatever the CPU (for tests that compare the two).
+[[nodiscard]] std::int32_t dot_i8_portable(const std::int8_t* a, const std::int8_t* b, std::size_t n) noexcept;
 
 /// (float(dot) · sa) · sb: the one formula every similarity uses, the index's included.
 [[nodiscard]] inline float similarity_of(std::int32_t dot, float sa, float sb) noexcept {

@@ -4,6 +4,7 @@
 // the batch is written: BM25 postings (text_index) and one HNSW index per organisation,
 // both derived from the column families: loaded at open from the snapshot the last stop
 // wrote (index_snapshot.cpp), or rebuilt from the rows.
+#include "storage/index_worker.hpp"
 #include "storage/internal/graph_store_impl.hpp"
 
 #include "base/hex.hpp"
@@ -71,6 +72,10 @@ struct kv_graph_store::passage_vectors {
     o.index->add(seq, v);
     o.ids.emplace(seq, id);
   }
+
+  /// The vectors' changes of committed batches, in commit order, off the writer's thread;
+  /// every read of `orgs` and `passages` settles it first. Last: it stops before the maps go.
+  index_worker worker{"engram-passages"};
 };
 
 kv_graph_store::kv_graph_store(std::unique_ptr<kv> backend, std::set<std::string> reserved_tool_names)
@@ -83,6 +88,7 @@ kv_graph_store::~kv_graph_store() = default;
 std::map<std::string, std::uint64_t> kv_graph_store::memory_stats() const {
   std::uint64_t vectors = 0;
   {
+    passage_vectors_->worker.settle();
     std::shared_lock lock(passage_vectors_->mutex);
     for (const auto& [_, o] : passage_vectors_->orgs) {
       vectors += o.index ? o.index->memory_bytes() : 0;
@@ -224,6 +230,7 @@ errc kv_graph_store::put_passages(write_txn& tx, const schemas::inbound_message&
 
 void kv_graph_store::drop_passage_indexes(const std::string& org) {
   passage_text_.drop(org);
+  passage_vectors_->worker.settle();
   std::unique_lock lock(passage_vectors_->mutex);
   passage_vectors_->orgs.erase(org);
   passage_vectors_->passages.erase(org);
@@ -233,17 +240,23 @@ void kv_graph_store::index_passages(write_txn& tx) {
   for (const auto& c : tx.passage_text)
     c.add ? passage_text_.add(c.org, c.id, c.doc) : passage_text_.remove(c.org, c.id, c.doc);
   if (!tx.passage_vectors.empty() || tx.new_passages || tx.removed_passages || !tx.removed_passage_vectors.empty()) {
-    std::unique_lock lock(passage_vectors_->mutex);
-    auto& passages = passage_vectors_->passages[tx.org];
-    passages += tx.new_passages;
-    passages -= std::min<std::uint64_t>(passages, tx.removed_passages);
-    for (const auto& c : tx.passage_vectors)
-      passage_vectors_->add(c.org, c.seq, c.id, c.v);
-    for (const auto& [org, seq] : tx.removed_passage_vectors)
-      if (auto o = passage_vectors_->orgs.find(org); o != passage_vectors_->orgs.end()) {
-        o->second.index->remove(seq);
-        o->second.ids.erase(seq);
-      }
+    // HNSW inserts cost the writer a tenth of its time at a million entries: they run on the
+    // worker meanwhile, in commit order, and readers settle it first (same index, same answers).
+    passage_vectors_->worker.post([pv = passage_vectors_.get(), org = tx.org, added = tx.new_passages,
+                                   removed = tx.removed_passages, vectors = std::move(tx.passage_vectors),
+                                   removed_vectors = std::move(tx.removed_passage_vectors)] {
+      std::unique_lock lock(pv->mutex);
+      auto& passages = pv->passages[org];
+      passages += added;
+      passages -= std::min<std::uint64_t>(passages, removed);
+      for (const auto& c : vectors)
+        pv->add(c.org, c.seq, c.id, c.v);
+      for (const auto& [o_id, seq] : removed_vectors)
+        if (auto o = pv->orgs.find(o_id); o != pv->orgs.end()) {
+          o->second.index->remove(seq);
+          o->second.ids.erase(seq);
+        }
+    });
   }
   tx.passage_text.clear();
   tx.passage_vectors.clear();
@@ -342,6 +355,7 @@ std::string vectors_file(const std::string& org) {
 
 engram::result<void> kv_graph_store::save_passage_vectors(snapshot_out& out, const std::string& dir) const {
   std::set<std::string> written;
+  passage_vectors_->worker.settle();
   std::shared_lock lock(passage_vectors_->mutex);
   out.u64(passage_vectors_->passages.size());
   for (const auto& [org, n] : passage_vectors_->passages) {
@@ -375,6 +389,7 @@ engram::result<void> kv_graph_store::save_passage_vectors(snapshot_out& out, con
 }
 
 std::string kv_graph_store::load_passage_vectors(snapshot_in& in, const std::string& dir) {
+  passage_vectors_->worker.settle();
   std::unique_lock lock(passage_vectors_->mutex);
   const auto counted = in.count(16);
   for (std::uint64_t i = 0; i < counted && in.ok(); ++i) {
@@ -401,6 +416,7 @@ std::string kv_graph_store::load_passage_vectors(snapshot_in& in, const std::str
 }
 
 void kv_graph_store::clear_passage_vectors() {
+  passage_vectors_->worker.settle();
   std::unique_lock lock(passage_vectors_->mutex);
   passage_vectors_->orgs.clear();
   passage_vectors_->passages.clear();
@@ -409,6 +425,7 @@ void kv_graph_store::clear_passage_vectors() {
 errc kv_graph_store::load_passage_indexes() {
   if (auto e = load_postings(cf_passage_text, passage_text_); e != errc::ok)
     return e;
+  passage_vectors_->worker.settle();
   std::unique_lock lock(passage_vectors_->mutex);
   auto it = kv_->iterate(cf_passages);
   for (it->seek_to_first(); it->valid(); it->next()) {
@@ -440,6 +457,7 @@ std::vector<std::pair<std::string, double>> kv_graph_store::search_passages(cons
 std::vector<std::pair<std::string, float>> kv_graph_store::nearest_passages(const std::string& org,
                                                                             const schemas::vector8& query,
                                                                             std::size_t k) const {
+  passage_vectors_->worker.settle();
   std::shared_lock lock(passage_vectors_->mutex);
   std::vector<std::pair<std::string, float>> out;
   auto it = passage_vectors_->orgs.find(org);
@@ -465,6 +483,7 @@ std::vector<std::optional<std::string>> kv_graph_store::get_passages(const std::
 }
 
 std::pair<std::size_t, std::size_t> kv_graph_store::passage_counts() const {
+  passage_vectors_->worker.settle();
   std::shared_lock lock(passage_vectors_->mutex);
   std::size_t vectors = 0;
   for (const auto& [_, o] : passage_vectors_->orgs)

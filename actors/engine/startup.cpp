@@ -282,7 +282,7 @@ engram::result<void> engine::impl::start_actors() {
 engram::result<void> engine::impl::open_resolver(const engine_options& opts) {
   resolve = std::make_shared<actors::resolver>();
   resolve->dedup = std::make_unique<dedup::deduplicator>(store, dedup_options_of(cfg, embedder->dim()));
-  resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(store);
+  resolve->contradiction = std::make_unique<contradiction::contradiction_finder>(store, resolve->dedup->reader());
   resolve->snapshot_dir = cfg.storage.path + "/vector-index";
   resolve->snapshot_every = cfg.storage.snapshot_every;
   resolve->steps = &metrics;

@@ -415,7 +415,7 @@ built build_store(const outside_options& o, const std::filesystem::path& dir, co
   dedup::dedup_options dopts;
   dopts.dim = encoder->dim();
   r.dedup = std::make_unique<dedup::deduplicator>(store, dopts);
-  r.contradiction = std::make_unique<contradiction::contradiction_finder>(store);
+  r.contradiction = std::make_unique<contradiction::contradiction_finder>(store, r.dedup->reader());
   const auto snapshots = (dir / "vector-index").string();
   (void)or_throw(r.dedup->open(snapshots));
   reading::reader_context ctx{{}, encoder, nullptr};

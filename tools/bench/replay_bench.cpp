@@ -141,7 +141,7 @@ stage open_stage(const fs::path& dir, std::size_t memory_mb, std::size_t dim) {
   dedup::dedup_options d;
   d.dim = dim;
   s.resolve.dedup = std::make_unique<dedup::deduplicator>(s.store, d);
-  s.resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(s.store);
+  s.resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(s.store, s.resolve.dedup->reader());
   (void)or_throw(s.resolve.dedup->open((dir / "vector-index").string()));
   return s;
 }

@@ -166,7 +166,8 @@ protected:
     dedup::dedup_options d;
     d.facts_cached = facts_cached;
     r->resolve.dedup = std::make_unique<dedup::deduplicator>(r->store, d);
-    r->resolve.contradiction = std::make_unique<contradiction::contradiction_finder>(r->store);
+    r->resolve.contradiction =
+        std::make_unique<contradiction::contradiction_finder>(r->store, r->resolve.dedup->reader());
     auto indexes = r->resolve.dedup->open(snapshots);
     EXPECT_TRUE(indexes) << indexes.error();
     return r;
@@ -196,8 +197,9 @@ std::vector<actors::log_record>* ReplayTest::stream_ = nullptr;
 
 TEST_F(ReplayTest, CandidatesReadFromDedupsCacheDecideAsCandidatesReadFromTheStore) {
   // Dedup keeps the facts of the candidates it read, forgetting each entry the store writes
-  // (a superseded one's status): the same stream decides the same with no cache at all and
-  // with a cache of a few entries (always evicting).
+  // (a superseded one's status), and contradiction reads its slot candidates through them:
+  // the same stream decides the same with no cache at all and with a cache of a few entries
+  // (always evicting).
   auto cached = open(dir("cached"), "");
   apply(*cached, 0, stream_->size());
   auto uncached = open(dir("uncached"), "", 0);

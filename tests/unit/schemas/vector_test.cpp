@@ -74,8 +74,11 @@ TEST(Vector8, EmptyZeroOrMismatchedVectorsHaveNoSimilarity) {
 
 TEST(Vector8, IntegerDotProductMatchesTheScalarSumForEveryLength) {
   std::mt19937 rng(3);
-  std::uniform_int_distribution<int> d(-127, 127);
-  for (std::size_t n = 0; n <= 600; n += (n < 70 ? 1 : 53)) {
+  std::uniform_int_distribution<int> d(-128, 127);  // -128 too: stored bytes may hold it
+  std::vector<std::size_t> lengths{512, 513, 1023, 1024};
+  for (std::size_t n = 0; n <= 600; n += (n < 140 ? 1 : 53))
+    lengths.push_back(n);
+  for (auto n : lengths) {
     std::vector<std::int8_t> a(n), b(n);
     std::int64_t want = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -84,9 +87,16 @@ TEST(Vector8, IntegerDotProductMatchesTheScalarSumForEveryLength) {
       want += std::int64_t(a[i]) * b[i];
     }
     EXPECT_EQ(dot_i8(a.data(), b.data(), n), want) << n;
+    EXPECT_EQ(dot_i8_portable(a.data(), b.data(), n), want) << n;
   }
-  std::vector<std::int8_t> extreme(512, -127);
-  EXPECT_EQ(dot_i8(extreme.data(), extreme.data(), 512), 512 * 127 * 127);
+  for (std::int8_t x : {std::int8_t(-128), std::int8_t(-127), std::int8_t(127)})
+    for (std::int8_t y : {std::int8_t(-128), std::int8_t(-127), std::int8_t(127)}) {
+      std::vector<std::int8_t> a(512, x), b(512, y);
+      EXPECT_EQ(dot_i8(a.data(), b.data(), 512), 512 * int(x) * int(y)) << int(x) << " " << int(y);
+      // Read from an odd address, as the index's rows (after their 4-byte scale) are.
+      std::vector<std::int8_t> shifted(515, y);
+      EXPECT_EQ(dot_i8(a.data(), shifted.data() + 3, 512), 512 * int(x) * int(y));
+    }
 }
 
 TEST(Vector8, StoredBytesRoundTripToTheBit) {

@@ -1662,6 +1662,25 @@ std::string answers(const storage::graph_store& s) {
 
 }  // namespace
 
+TEST_F(GraphStoreTest, APassageIsFoundByItsVectorAsSoonAsItsBatchIsApplied) {
+  // The passages' HNSW inserts run off the writer's thread; a read waits for those of the
+  // batches applied before it, so it answers as if the writer had inserted them itself.
+  std::set<std::string> found;
+  for (std::int64_t i = 0; i < 300; ++i) {
+    apply_with_passage(*store_, "acme", i, "words of passage " + std::to_string(i), static_cast<std::uint32_t>(i));
+    std::mt19937 gen(static_cast<std::uint32_t>(i));  // the vector apply_with_passage drew
+    std::normal_distribution<float> d;
+    std::vector<float> v(32);
+    for (auto& f : v)
+      f = d(gen);
+    const auto hits = store_->nearest_passages("acme", schemas::quantise(v), 1);
+    ASSERT_EQ(hits.size(), 1u) << i;
+    EXPECT_GT(hits[0].second, 0.999f) << i;
+    EXPECT_TRUE(found.insert(hits[0].first).second) << i << ": an earlier passage answered";
+    ASSERT_EQ(store_->passage_counts(), std::make_pair(std::size_t(i + 1), std::size_t(i + 1)));
+  }
+}
+
 class IndexSnapshotTest : public GraphStoreTest {
 protected:
   void fill(std::int64_t from, std::int64_t to) {
