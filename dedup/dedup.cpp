@@ -336,6 +336,8 @@ std::size_t deduplicator::memory_bytes() const {
   return n;
 }
 
+std::size_t deduplicator::facts_bytes() const { return facts_->memory_bytes(); }
+
 std::vector<std::pair<std::string, float>> deduplicator::nearest(const std::string& org, const schemas::vector8& query,
                                                                  std::size_t k) const {
   (void)wait_opened();

@@ -156,6 +156,8 @@ public:
   [[nodiscard]] std::size_t total_size() const;
   /// Bytes of all organisations' indexes and their label maps.
   [[nodiscard]] std::size_t memory_bytes() const;
+  /// Bytes of the candidates' facts kept (dedup_options::facts_cached entries at most).
+  [[nodiscard]] std::size_t facts_bytes() const;
 
   /// Reads through the facts this deduplicator keeps (contradiction's reads of its slot
   /// candidates: the same entries dedup read for the statements before). Valid after the

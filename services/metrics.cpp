@@ -95,7 +95,7 @@ struct metrics::impl {
           .Name("engram_memory_bytes")
           .Help(
               "Bytes of the in-memory indexes by part: entry_vectors (HNSW and labels), passage_vectors, postings "
-              "(entries' BM25), passage_postings")
+              "(entries' BM25), passage_postings, entities, dedup_facts (the facts of dedup's candidates kept)")
           .Register(registry);
   prometheus::Family<prometheus::Gauge>& heap =
       prometheus::BuildGauge()

@@ -134,8 +134,10 @@ void engine::impl::refresh_metrics() {
   if (store) {
     metrics.set_rocksdb(store->engine_stats());
     auto parts = store->memory_stats();
-    if (resolve && resolve->dedup)
+    if (resolve && resolve->dedup) {
       parts["entry_vectors"] = resolve->dedup->memory_bytes();
+      parts["dedup_facts"] = resolve->dedup->facts_bytes();
+    }
     metrics.set_memory(parts);
   }
   metrics.set_heap();

@@ -27,7 +27,9 @@ namespace engram::dedup::detail {
 /// kept after it. Safe from any thread.
 class facts_cache {
 public:
-  explicit facts_cache(std::size_t capacity) : capacity_(capacity) {}
+  explicit facts_cache(std::size_t capacity) : capacity_(capacity) {
+    index_.reserve(capacity + 1);  // a fill holds one more before it evicts: never rehashed
+  }
 
   /// The facts held for the entry and true; or false and the generation a fill must present.
   bool find(const std::string& org, const std::string& id, facts& out, std::uint64_t& generation) {
@@ -52,7 +54,9 @@ public:
       return;
     order_.emplace_front(std::move(k), f);
     index_.emplace(order_.front().first, order_.begin());
+    bytes_ += held_bytes(order_.front());
     while (order_.size() > capacity_) {
+      bytes_ -= held_bytes(order_.back());
       index_.erase(order_.back().first);
       order_.pop_back();
     }
@@ -67,6 +71,7 @@ public:
       std::erase_if(order_, [&](const auto& e) {
         if (!e.first.starts_with(prefix))
           return false;
+        bytes_ -= held_bytes(e);
         index_.erase(e.first);
         return true;
       });
@@ -74,6 +79,7 @@ public:
     }
     for (const auto& id : ids)
       if (auto it = index_.find(cache_key(org, id)); it != index_.end()) {
+        bytes_ -= held_bytes(*it->second);
         order_.erase(it->second);
         index_.erase(it);
       }
@@ -83,6 +89,13 @@ public:
     std::lock_guard lock(mutex_);
     return order_.size();
   }
+  /// Heap bytes of what is kept (each string's buffer beyond the inline ones, every node and
+  /// array of the containers, the list's and the map's nodes; the allocator's own headers
+  /// aside): what /metrics shows as engram_memory_bytes{part="dedup_facts"}.
+  [[nodiscard]] std::size_t memory_bytes() const {
+    std::lock_guard lock(mutex_);
+    return bytes_ + index_.bucket_count() * sizeof(void*);
+  }
   /// Finds answered here since the start.
   [[nodiscard]] std::uint64_t hits() const {
     std::lock_guard lock(mutex_);
@@ -90,6 +103,33 @@ public:
   }
 
 private:
+  using kept = std::pair<std::string, facts>;
+
+  static std::size_t held_bytes(const kept& e) {
+    constexpr std::size_t tree_node = 4 * sizeof(void*) + sizeof(std::string);  // a set's
+    auto str = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+    auto all = [&](const auto& strings, std::size_t node) {
+      std::size_t n = 0;
+      for (const auto& s : strings)
+        n += node + str(s);
+      return n;
+    };
+    const auto& f = e.second;
+    std::size_t n = sizeof(kept) + 2 * sizeof(void*)           // the list's node
+                    + sizeof(std::string) + 3 * sizeof(void*)  // the map's: its key, iterator, next
+                    + 2 * str(e.first);
+    n += str(f.id) + str(f.title) + str(f.subject) + str(f.slot) + str(f.markers) + str(f.author) + str(f.status);
+    n += all(f.sig.numbers, 0) + all(f.sig.dates, 0) + all(f.sig.amounts, 0) + all(f.sig.entities, 0);
+    n += (f.sig.numbers.capacity() + f.sig.dates.capacity() + f.sig.amounts.capacity() + f.sig.entities.capacity()) *
+         sizeof(std::string);
+    n += str(f.sig.words) + str(f.sig.key) + str(f.sense.tense);
+    n += f.order.capacity() * sizeof(order_word);
+    for (const auto& w : f.order)
+      n += str(w.word);
+    n += all(f.sense.modal, tree_node) + all(f.sense.standing, tree_node) + all(f.sense.owner, tree_node);
+    return n;
+  }
+
   static std::string cache_key(const std::string& org, const std::string& id) {
     std::string k;
     k.reserve(org.size() + 1 + id.size());
@@ -102,8 +142,9 @@ private:
   mutable std::mutex mutex_;
   std::uint64_t generation_ = 0;
   std::uint64_t hits_ = 0;
-  std::list<std::pair<std::string, facts>> order_;  // most recently used first
-  std::unordered_map<std::string, std::list<std::pair<std::string, facts>>::iterator> index_;
+  std::size_t bytes_ = 0;
+  std::list<kept> order_;  // most recently used first
+  std::unordered_map<std::string, std::list<kept>::iterator> index_;
 };
 
 }  // namespace engram::dedup::detail

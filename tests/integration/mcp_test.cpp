@@ -324,6 +324,7 @@ TEST_F(McpTest, BadInputGetsTheRightErrorAndNeverA500) {
   EXPECT_GE(value_of(R"(engram_memory_bytes{part="passage_vectors"})"), 0);
   EXPECT_GE(value_of(R"(engram_memory_bytes{part="passage_postings"})"), 0);
   EXPECT_GE(value_of(R"(engram_memory_bytes{part="entities"})"), 0);
+  EXPECT_GT(value_of(R"(engram_memory_bytes{part="dedup_facts"})"), 0) << "dedup's kept facts are counted";
   EXPECT_EQ(metrics.find("drop_database"), std::string::npos);
   EXPECT_EQ(metrics.find("resources/list"), std::string::npos);
 }

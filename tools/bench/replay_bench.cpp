@@ -292,6 +292,8 @@ struct replay_run {
   std::size_t records = 0, entries = 0;
   double seconds = 0;
   bool same_digest = false;
+  /// Bytes of the candidates' facts dedup kept at the end.
+  std::size_t facts_bytes = 0;
 };
 
 /// The file replayed into a new store at `dir` (removed after) by `appliers` applier threads.
@@ -343,6 +345,7 @@ replay_run replay_file(const replay_options& o, const fs::path& file, const fs::
       std::rethrow_exception(read_failed);
     run.entries = entries_held(*s.store);
     run.same_digest = s.store->digest() == live_digest;
+    run.facts_bytes = s.resolve.dedup->facts_bytes();
   }
   if (run.same_digest) {
     fs::remove_all(dir);
@@ -435,9 +438,10 @@ int replay(const replay_options& o) {
     all_same = all_same && r.same_digest;
     std::printf(
         "  replay from the file, %u applier(s): %zu records, %zu entries in %.1f s = %.0f records/s, %.0f "
-        "entries/s; digest %s the live store's\n",
+        "entries/s; digest %s the live store's; dedup's facts kept %.1f MiB\n",
         r.appliers, r.records, r.entries, r.seconds, double(r.records) / std::max(r.seconds, 1e-9),
-        double(r.entries) / std::max(r.seconds, 1e-9), r.same_digest ? "equal to" : "DIFFERENT from");
+        double(r.entries) / std::max(r.seconds, 1e-9), r.same_digest ? "equal to" : "DIFFERENT from",
+        double(r.facts_bytes) / (1024.0 * 1024.0));
     std::fflush(stdout);
   }
   if (!keep)

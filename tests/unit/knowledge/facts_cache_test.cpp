@@ -75,6 +75,33 @@ TEST(FactsCache, ForgetsWrittenEntriesAndNeverKeepsAReadThatAWriteOverlapped) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+TEST(FactsCache, CountsTheBytesItKeepsAndGivesThemBackAsEntriesLeave) {
+  facts_cache cache(64);
+  const auto empty = cache.memory_bytes();
+  auto big = [](const std::string& id) {
+    auto f = of(id);
+    f.title = f.sig.words = std::string(400, 'w');  // beyond the strings' inline buffers
+    f.sig.entities = {std::string(100, 'e'), std::string(100, 'f')};
+    f.sense.modal = {"will", "should"};
+    return f;
+  };
+  read_into(cache, "acme", big("e-1"));
+  const auto one = cache.memory_bytes() - empty;
+  EXPECT_GT(one, 1000u);  // two strings of 400 bytes and two of 100, at least
+  EXPECT_LT(one, 4000u);
+  read_into(cache, "acme", big("e-2"));
+  EXPECT_EQ(cache.memory_bytes() - empty, 2 * one);
+  cache.forget("acme", std::vector<std::string>{"e-1"}, false);
+  EXPECT_EQ(cache.memory_bytes() - empty, one);
+  facts_cache small(1);
+  const auto none = small.memory_bytes();
+  read_into(small, "acme", big("e-1"));
+  read_into(small, "acme", big("e-2"));  // e-1 evicted
+  EXPECT_EQ(small.memory_bytes() - none, one);
+  cache.forget("acme", {}, true);
+  EXPECT_EQ(cache.memory_bytes(), empty);
+}
+
 TEST(FactsCache, OfCapacityZeroHoldsNothing) {
   facts_cache cache(0);
   facts out;
